@@ -1,0 +1,184 @@
+"""Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
+
+A preference pair is a prompt x with a chosen response y_c and a rejected one y_r. Under the
+Bradley-Terry model with reward r, y_c wins with probability sigma(r(x, y_c) - r(x, y_r)):
+
+    P(y_c > y_r | x) = sigma(r_c - r_r)                                  eq. (bradley_terry)
+    L_BT = mean_p -log sigma(r_c - r_r) = mean_p softplus(-(r_c - r_r))
+
+The tilted optimum of the KL-regularized objective (optimum.py, eq. (kl_optimum)) read backwards
+says r(x, y) = beta * log(pi*(y|x) / pi_ref(y|x)) + beta * log Z(x). Put that implicit reward into
+eq. (bradley_terry) (log Z cancels in the difference) and the policy is fitted to preferences
+directly, on sequence log-probs log pi(y|x) = sum_t log pi(y_t | x, y_<t):
+
+    h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
+    DPO:          l = -log sigma(beta h)                                 eq. (dpo)
+    IPO:          l = (h - 1 / (2 beta))^2                               eq. (ipo)
+    conservative: l = -(1 - ls) log sigma(beta h) - ls log sigma(-beta h)  eq. (cdpo)
+
+Gradients, derived by hand (z = beta h; d softplus(u)/du = sigma(u)):
+
+    d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
+    d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
+    d/dz [cdpo] = -(1 - ls) sigma(-z) + ls sigma(z)
+
+and for eq. (bradley_terry) dL/dr_c = -sigma(-(r_c - r_r)) / P = -dL/dr_r. The reference
+log-probs are data: no gradient flows into them. Sequence gradients reach the tokens through
+dloss/dlogp[b, t] = dloss/dseq_logp[b] * mask[b, t] (`token_grad`), the policy's backward does the
+rest.
+
+Stability: -log sigma(z) = logaddexp(0, -z) and sigma(z) = exp(-logaddexp(0, -z)) never form
+exp(|z|), so margins |beta h| ~ 1e3 give finite losses and gradients exactly 0 or +-beta.
+Deviations: the loss is a weighted sum over pairs (mean by default), so a population loss is the
+same function with weights; label smoothing is accepted by the conservative variant only.
+Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
+
+Imports NumPy and minirl_lm.checks only.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import (choice, float_array, float_scalar, int_array, int_scalar,
+                              mask_array, rng_check, same_shape)
+
+
+def _sigmoid(z):
+    # sigma(z) = exp(-softplus(-z)): no overflow at either tail
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+# ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
+
+def bradley_terry_loss(r_chosen, r_rejected):
+    """Mean Bradley-Terry negative log-likelihood of P pairs and its gradient.
+
+    r_chosen, r_rejected: (P,) rewards of the chosen and the rejected response of each pair.
+    Returns ``(loss, (d_chosen (P,), d_rejected (P,)))``.
+    """
+    r_c = float_array(r_chosen, "r_chosen", ndim=1)
+    r_r = float_array(r_rejected, "r_rejected", ndim=1)
+    same_shape("r_chosen", r_c, "r_rejected", r_r)
+    if r_c.size == 0:
+        raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
+    P = r_c.size
+    m = r_c - r_r                                   # (P,) reward margin
+    loss = np.logaddexp(0.0, -m).mean()             # eq. (bradley_terry): mean softplus(-m)
+    dm = -_sigmoid(-m) / P                          # (P,) d softplus(-m)/dm = -sigma(-m)
+    return float(loss), (dm, -dm)                   # dm/dr_c = 1, dm/dr_r = -1
+
+
+def reward_table_loss(r_phi, prompt, chosen, rejected):
+    """Bradley-Terry loss of a tabular reward model r_phi (N, Y) and its gradient on the table.
+
+    prompt, chosen, rejected: (P,) int ids; pair p compares r_phi[prompt[p], chosen[p]] with
+    r_phi[prompt[p], rejected[p]]. Returns ``(loss, dr_phi (N, Y))``.
+    """
+    r_phi = float_array(r_phi, "r_phi", ndim=2)
+    N, Y = r_phi.shape
+    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
+    chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
+    rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
+    loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
+    dr_phi = np.zeros_like(r_phi)                   # (N, Y)
+    np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate
+    np.add.at(dr_phi, (prompt, rejected), d_r)
+    return loss, dr_phi
+
+
+# ---------------------------------------------------------------- DPO and variants, eq. (dpo)
+
+def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo",
+             label_smoothing=0.0, weights=None):
+    """DPO / IPO / conservative DPO on sequence log-probs of P pairs, and its gradient.
+
+    seq_logp_c, seq_logp_r: (P,) log pi_theta(y_c | x), log pi_theta(y_r | x).
+    seq_logp_ref_c, seq_logp_ref_r: (P,) the same under pi_ref (data, no gradient).
+    beta > 0; variant in {"dpo", "ipo", "conservative"}; label_smoothing in [0, 0.5]
+    (conservative only); weights: (P,) nonnegative pair weights, default 1/P (the mean).
+    Returns ``(loss, (dloss_dseq_c (P,), dloss_dseq_r (P,)))``.
+    """
+    lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
+    lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
+    lrc = float_array(seq_logp_ref_c, "seq_logp_ref_c", ndim=1)
+    lrr = float_array(seq_logp_ref_r, "seq_logp_ref_r", ndim=1)
+    for name, a in (("seq_logp_r", lr), ("seq_logp_ref_c", lrc), ("seq_logp_ref_r", lrr)):
+        same_shape("seq_logp_c", lc, name, a)
+    if lc.size == 0:
+        raise ValueError("seq_logp_c: expected at least one pair, got shape (0,)")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    choice(variant, "variant", {"dpo", "ipo", "conservative"})
+    ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
+    if ls != 0.0 and variant != "conservative":
+        raise ValueError(f"label_smoothing: expected 0 unless variant='conservative', got {ls} "
+                         f"with variant={variant!r}")
+    if weights is None:
+        w = np.full(lc.shape, 1.0 / lc.size)        # (P,)
+    else:
+        w = float_array(weights, "weights", shape=lc.shape)
+        if (w < 0).any():
+            raise ValueError(f"weights: expected nonnegative pair weights, got min {w.min()}")
+
+    h = (lc - lrc) - (lr - lrr)                     # (P,) log-ratio margin
+    z = beta * h                                    # (P,) implicit reward margin
+    if variant == "dpo":
+        l = np.logaddexp(0.0, -z)                   # eq. (dpo): -log sigma(z)
+        dh = beta * -_sigmoid(-z)                   # dl/dz = -sigma(-z); dz/dh = beta
+    elif variant == "ipo":
+        e = h - 1.0 / (2.0 * beta)                  # eq. (ipo): regress h onto 1/(2 beta)
+        l = e * e
+        dh = 2.0 * e                                # dl/dh = 2 (h - 1/(2 beta))
+    else:
+        l = (1 - ls) * np.logaddexp(0.0, -z) + ls * np.logaddexp(0.0, z)   # eq. (cdpo)
+        dh = beta * (-(1 - ls) * _sigmoid(-z) + ls * _sigmoid(z))
+    loss = float(np.sum(w * l))
+    dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
+    return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
+
+
+def token_grad(dseq, mask):
+    """Spread a sequence-log-prob gradient over tokens: dloss/dlogp[b, t] = dseq[b] * mask[b, t].
+
+    dseq: (B,); mask: (B, T). Returns (B, T), 0 at padding (log pi(y|x) = sum_t mask * logp).
+    """
+    dseq = float_array(dseq, "dseq", ndim=1)
+    mask = mask_array(mask, "mask", shape=(dseq.size, None))
+    return dseq[:, None] * mask                     # (B, T)
+
+
+# ---------------------------------------------------------------- preference data
+
+def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
+    """Sample preference pairs from a Bradley-Terry model of a known reward.
+
+    reward: (N, Y) r(x, y); mu: (N, Y) the sampling distribution of the two responses (a
+    policy's or pi_ref's probabilities, rows summing to 1); mu0: (N,) prompt distribution,
+    uniform by default. Draws x ~ mu0, a, b ~ mu(. | x) independently, and a wins with
+    probability sigma(r(x, a) - r(x, b)), eq. (bradley_terry).
+    Returns ``(prompt, chosen, rejected)``, each (n_pairs,) int64.
+    """
+    reward = float_array(reward, "reward", ndim=2)
+    mu = _prob_table(mu, "mu", reward.shape)
+    N, Y = reward.shape
+    n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
+    rng = rng_check(rng)
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else _prob_table(mu0, "mu0", (N,))
+
+    x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
+    a = np.empty(n_pairs, dtype=np.int64)
+    b = np.empty(n_pairs, dtype=np.int64)
+    for n in range(N):                              # responses drawn prompt by prompt
+        at = np.flatnonzero(x == n)
+        a[at] = rng.choice(Y, size=at.size, p=mu[n])
+        b[at] = rng.choice(Y, size=at.size, p=mu[n])
+    a_wins = rng.random(n_pairs) < _sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
+    return x, np.where(a_wins, a, b), np.where(a_wins, b, a)
+
+
+def _prob_table(p, name, shape):
+    p = float_array(p, name, shape=shape)
+    if (p < 0).any():
+        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
+    s = p.sum(axis=-1)
+    if not np.allclose(s, 1.0, atol=1e-9):
+        raise ValueError(f"{name}: expected rows summing to 1, got sums {np.round(s, 6).tolist()}")
+    return p

@@ -1,0 +1,188 @@
+"""The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
+
+The KL-regularized objective of a policy pi against the frozen reference pi_ref, for prompts
+x ~ mu_0 and a reward r(x, y), is
+
+    J(pi) = E_x [ E_{y~pi(.|x)} r(x, y) - beta KL(pi(.|x) || pi_ref(.|x)) ]      eq. (kl_objective)
+
+and for beta > 0 its maximizer is the reference tilted by the reward:
+
+    pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x),
+    Z(x) = sum_y pi_ref(y|x) exp(r(x, y) / beta),                                  eq. (kl_optimum)
+    J(pi*) = E_x beta log Z(x),     J(pi*) - J(pi) = beta E_x KL(pi || pi*).
+
+(The last line is the proof: J(pi) = E_x [beta log Z(x) - beta KL(pi || pi*)].)
+
+Tiny beta. As beta -> 0, pi* puts all its mass on the responses of largest reward among the
+support of pi_ref, split between them in proportion to pi_ref. The code subtracts the row's
+largest reward before dividing by beta, so tied rewards give exactly 0 and pi_ref breaks the tie
+to rounding even at beta = 1e-6; beta = 0 itself (the argmax, no KL) is rejected: beta > 0.
+
+Multi-token responses, terminal reward. On the prefix tree of a TokenMDP the same optimum is a
+per-state policy, by backward induction over soft values (the soft Bellman equation with
+deterministic transitions s.a = concatenation):
+
+    Q(s, a) = r(x, y)          if s.a is terminal (EOS or the length cap), y = the response
+            = V(s.a)           otherwise
+    V(s) = beta log sum_a pi_ref(a|s) exp(Q(s, a) / beta)                           eq. (soft_bellman)
+    pi*(a|s) = pi_ref(a|s) exp((Q(s, a) - V(s)) / beta)
+
+The product of pi*(a|s) along a response telescopes to pi_ref(y|x) exp(r(x, y)/beta) / Z(x) with
+V(x) = beta log Z(x): the tree optimum is the closed form on whole responses.
+
+The exploit threshold. On a prompt where a hedge earns reward gap g over an honest answer and the
+reference puts log-odds l against it (log pi_ref(honest) - log pi_ref(hedge) = l), the tilted
+optimum's odds are pi*(hedge) / pi*(honest) = exp(-l + g / beta): the hedge is preferred iff
+beta < g / l (the chapter's toy: g = 1, l = 4, threshold 1/4).                   eq. (exploit_threshold)
+
+Probability tables in, not log-probs: these functions need whole distributions (design.md s.2).
+The tree functions take a TokenMDP with ids="enumerate" (its prefix enumeration: ``S``, ``V``,
+``prefix_of``, ``state_id``, ``step``, ``is_terminal``) but do not import minirl_lm.mdp.
+Demonstrated by `pytest tests/test_optimum.py`. Imports NumPy and minirl_lm.checks only.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import float_array, float_scalar
+
+
+def _prob_table(p, name, shape=None, ndim=2):
+    p = float_array(p, name, ndim=ndim, shape=shape)
+    if (p < 0).any():
+        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
+    s = p.sum(axis=-1)
+    if not np.allclose(s, 1.0, atol=1e-9):
+        raise ValueError(f"{name}: expected rows summing to 1, got sums {np.round(s, 6).ravel()[:8].tolist()}")
+    return p
+
+
+def _tilt(pi_ref, q, beta):
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably."""
+    support = pi_ref > 0                                          # (.., Y)
+    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
+    with np.errstate(divide="ignore"):
+        a = np.log(pi_ref) + (q - m) / beta                       # (.., Y), -inf off support
+    a_max = a.max(axis=-1, keepdims=True)                          # (.., 1), finite
+    log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
+    v = m + beta * log_z                                          # eq. (kl_optimum): beta log Z
+    return a - log_z, v[..., 0]                                   # log pi*, V
+
+
+# ---------------------------------------------------------------- one-token responses (bandit)
+
+def tilted_optimum(pi_ref, reward, beta):
+    """pi*(y|x) = pi_ref(y|x) exp(r(x, y)/beta) / Z(x), eq. (kl_optimum).
+
+    pi_ref: (N, Y) probabilities (rows sum to 1); reward: (N, Y); beta > 0. Returns (N, Y).
+    """
+    pi_ref = _prob_table(pi_ref, "pi_ref")
+    reward = float_array(reward, "reward", shape=pi_ref.shape)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    log_pi_star, _ = _tilt(pi_ref, reward, beta)
+    return np.exp(log_pi_star)                                    # (N, Y), 0 off support
+
+
+def kl_objective(pi, pi_ref, reward, beta, weights=None):
+    """J(pi) = sum_x mu_0(x) [E_pi r - beta KL(pi || pi_ref)], eq. (kl_objective).
+
+    pi, pi_ref, reward: (N, Y); beta >= 0; weights: (N,) mu_0, uniform by default.
+    0 log 0 = 0; mass of pi where pi_ref = 0 makes the KL infinite and J = -inf.
+    """
+    pi = _prob_table(pi, "pi")
+    pi_ref = _prob_table(pi_ref, "pi_ref", shape=pi.shape)
+    reward = float_array(reward, "reward", shape=pi.shape)
+    beta = float_scalar(beta, "beta", low=0.0)
+    w = _weights(weights, pi.shape[0])
+    if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
+        return -np.inf
+    pos = pi > 0
+    log_ratio = np.zeros_like(pi)                                 # (N, Y)
+    log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+    per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)         # (N,) eq. (kl_objective)
+    return float(w @ per_x)
+
+
+def optimal_value(pi_ref, reward, beta, weights=None):
+    """J(pi*) = sum_x mu_0(x) beta log E_{pi_ref} exp(r(x, y)/beta), the maximum of eq. (kl_objective)."""
+    pi_ref = _prob_table(pi_ref, "pi_ref")
+    reward = float_array(reward, "reward", shape=pi_ref.shape)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    _, v = _tilt(pi_ref, reward, beta)                            # (N,)
+    return float(_weights(weights, pi_ref.shape[0]) @ v)
+
+
+def _weights(weights, N):
+    if weights is None:
+        return np.full(N, 1.0 / N)
+    return _prob_table(weights, "weights", shape=(N,), ndim=1)
+
+
+# ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
+
+def soft_values(mdp, pi_ref, grader, beta):
+    """Soft values by backward induction on the prefix tree of ``mdp``, eq. (soft_bellman).
+
+    mdp: a TokenMDP with ids="enumerate"; pi_ref: (S, V) per-state probabilities;
+    grader(prompt, response) -> terminal reward (response: tuple of token ids, EOS included).
+    Returns ``(values (S,), q (S, V))``; values of the prompts' root states are beta log Z(x).
+    """
+    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
+    values = np.zeros(mdp.S)                                       # (S,)
+    q = np.zeros((mdp.S, mdp.V))                                   # (S, V)
+    for s in range(mdp.S - 1, -1, -1):                             # ids are level by level: deepest first
+        n, prefix = mdp.prefix_of(s)
+        for a in range(mdp.V):
+            child = mdp.step(prefix, a)                            # s.a: concatenation
+            if mdp.is_terminal(child):
+                q[s, a] = _reward(grader, mdp.prompts[n], child)   # terminal V = r
+            else:
+                q[s, a] = values[mdp.state_id(n, child)]
+        _, values[s] = _tilt(pi_ref[s], q[s], beta)                # eq. (soft_bellman)
+    return values, q
+
+
+def tilted_optimum_tree(mdp, pi_ref, grader, beta):
+    """Per-state optimal policy pi*(a|s) = pi_ref(a|s) exp((Q(s, a) - V(s))/beta): (S, V)."""
+    values, q = soft_values(mdp, pi_ref, grader, beta)
+    pi_ref = np.asarray(pi_ref, dtype=np.float64)
+    log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
+    return np.exp(log_pi_star)
+
+
+def _check_tree(mdp, pi_ref, grader, beta):
+    if getattr(mdp, "ids", None) != "enumerate":
+        raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
+                        f" with ids={getattr(mdp, 'ids', None)!r}")
+    if not callable(grader):
+        raise TypeError(f"grader: expected a callable grader(prompt, response), got {type(grader).__name__}")
+    pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
+    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=True)
+
+
+def _reward(grader, prompt, response):
+    r = float(grader(prompt, response))
+    if not np.isfinite(r):
+        raise ValueError(f"grader: expected a finite reward, got {r} for response {response}")
+    return r
+
+
+# ---------------------------------------------------------------- the exploit threshold
+
+def exploit_threshold(gap, log_odds):
+    """beta below which the tilted optimum prefers the hedge: g / l, eq. (exploit_threshold).
+
+    gap: reward gap g > 0 of the hedge over an honest answer; log_odds: reference log-odds
+    l > 0 against the hedge, log pi_ref(honest) - log pi_ref(hedge).
+    """
+    gap = float_scalar(gap, "gap", low=0.0, low_open=True)
+    log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
+    return gap / log_odds
+
+
+def hedge_odds(gap, log_odds, beta):
+    """pi*(hedge) / pi*(honest) = exp(-l + g / beta) at the tilted optimum (> 1 iff beta < g / l)."""
+    gap = float_scalar(gap, "gap")
+    log_odds = float_scalar(log_odds, "log_odds")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    with np.errstate(over="ignore"):                              # tiny beta: odds overflow to inf
+        return float(np.exp(-log_odds + gap / beta))
