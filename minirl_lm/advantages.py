@@ -1,0 +1,111 @@
+"""Baselines: the group of K responses to one prompt is its own baseline.
+
+Rewards come as an (N, K) array: N prompts, K sampled responses each (row n of the array is the
+group of prompt n; flattened prompt-major it is rows n*K .. n*K + K - 1 of a (B,) batch).
+
+    none          A_k = r_k                                               eq. (pg_vanilla)
+    mean          A_k = r_k - mean(r)                                     eq. (pg_centred)
+    standardized  A_k = (r_k - mean(r)) / (std(r) + eps)                  eq. (pg_normalized)
+    loo           A_k = r_k - (1/(K-1)) sum_{j != k} r_j                  eq. (pg_loo)
+                      = (K / (K-1)) * (r_k - mean(r))
+
+The update these weights feed is (1/K) sum_k A_k grad log pi(y_k | x). Over the draws of a group,
+E[centred update] = ((K-1)/K) grad J: r_k is part of its own baseline, so the term r_k * grad log
+pi(y_k) is shrunk by 1/K (self-inclusion bias); leave-one-out removes r_k from its baseline and is
+unbiased. Standardizing divides by a random spread and is not a scaled gradient in general.
+
+Defined edge cases (no gradient here: rewards are data):
+- a group of equal rewards gives A = 0 exactly (the mean of such a group is taken as the common
+  value itself, because np.mean of identical floats can differ from them in the last bit);
+- K = 1 is a group of equal rewards: centred and standardized advantages are bitwise 0, so the
+  update vanishes identically. With the Bessel std (ddof=1) the K = 1 spread is 0/0; it is
+  defined as 0 here, so the advantage is 0 / (0 + eps) = 0 as well;
+- leave-one-out at K = 1 has no "others" and raises ValueError.
+
+Deviation from the textbook form: leave-one-out is computed as (K/(K-1)) * (r_k - mean), the same
+number algebraically (to rounding), so that equal rewards give exactly 0.
+
+Population std (ddof=0) is the default; ddof=1 is what TRL and verl use.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import choice, float_array, float_scalar, mask_array
+
+BASELINES = ("none", "mean", "standardized", "loo")
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.mean(axis=1, keepdims=True)                       # (N, 1)
+    equal = (r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True))
+    return np.where(equal, r[:, :1], mean)                     # (N, 1)
+
+
+def no_baseline(rewards):
+    """A = r, (N, K) -> (N, K). eq. (pg_vanilla)"""
+    r = float_array(rewards, "rewards", ndim=2)
+    return r.copy()
+
+
+def centred(rewards):
+    """A = r - mean of the group, (N, K) -> (N, K). eq. (pg_centred)"""
+    r = float_array(rewards, "rewards", ndim=2)
+    return r - _group_mean(r)                                  # (N, K)
+
+
+def standardized(rewards, eps=1e-8, ddof=0):
+    """A = (r - mean) / (std + eps), (N, K) -> (N, K). eq. (pg_normalized)
+
+    ddof=0: population std (default); ddof=1: Bessel std, defined as 0 at K = 1.
+    """
+    r = float_array(rewards, "rewards", ndim=2)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = choice(ddof, "ddof", (0, 1))
+    c = r - _group_mean(r)                                     # (N, K)
+    dof = max(r.shape[1] - ddof, 1)                            # K = 1, ddof = 1: c == 0, so std = 0
+    std = np.sqrt((c * c).sum(axis=1, keepdims=True) / dof)    # (N, 1)
+    denom = std + eps                                          # (N, 1)
+    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+def leave_one_out(rewards):
+    """A_k = r_k - mean of the other K-1 rewards, (N, K) -> (N, K). eq. (pg_loo); K >= 2."""
+    r = float_array(rewards, "rewards", ndim=2)
+    K = r.shape[1]
+    if K < 2:
+        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
+                         f"(no others to average at K = 1), got shape {r.shape}")
+    return (K / (K - 1)) * (r - _group_mean(r))                # eq. (pg_loo)
+
+
+def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
+    """Group advantages for rewards (N, K) -> (N, K); baseline in none | mean | standardized | loo.
+
+    eps and ddof apply to "standardized" only.
+    """
+    choice(baseline, "baseline", BASELINES)
+    if baseline == "none":
+        return no_baseline(rewards)
+    if baseline == "mean":
+        return centred(rewards)
+    if baseline == "loo":
+        return leave_one_out(rewards)
+    return standardized(rewards, eps=eps, ddof=ddof)
+
+
+def broadcast(adv, mask):
+    """Put each response's advantage on every one of its real tokens: (B,), (B, T) -> (B, T).
+
+    adv may also be (N, K) (flattened prompt-major to B = N*K). Padding gets 0.
+    """
+    mask = mask_array(mask, "mask")
+    a = float_array(adv, "adv")
+    if a.ndim == 2:
+        a = a.reshape(-1)
+    if a.shape != (mask.shape[0],):
+        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
+                         f"got shape {np.shape(adv)}")
+    return a[:, None] * mask                                   # (B, T)
+

@@ -1,0 +1,105 @@
+"""The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
+
+For each real token, with rho_t = pi(y_t | s_t) / pi_old(y_t | s_t) = exp(logp - logp_old):
+
+    f_t = min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps_high) A_t)                eq. (ppo_clip)
+    loss = -sum_{b,t} w[b,t] f[b,t]          (w: the aggregation weights, eq. (pg_agg))
+
+Symmetric by default (eps_high = eps); eps_high > eps is "clip-higher" (DAPO).
+
+Gradient, by hand. d rho / d logp = rho. The min picks one branch:
+- unclipped branch active (rho A <= clip(rho) A): d f / d logp = rho A;
+- clipped branch active (clip(rho) A < rho A): the clipped value is constant in logp, so 0.
+  For A > 0 that is rho > 1 + eps_high, for A < 0 rho < 1 - eps: the ratio already moved
+  far enough in the direction the advantage pushes, and the token stops pulling.
+Ties: inside the clip range both branches are equal and the gradient is rho A. Exactly at a
+boundary (rho = 1 + eps_high with A > 0, or 1 - eps with A < 0) f has a kink; we take the
+unclipped one-sided derivative rho A there (the left/right derivatives are rho A and 0).
+
+At rho = 1 (logp == logp_old: the first epoch on a fresh group) the gradient is -w A, exactly
+REINFORCE's (reinforce.reinforce_loss with the same aggregation).
+
+The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
+only; tests check the copies agree.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def _token_weights(mask, agg, max_len):
+    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
+    B, T = mask.shape
+    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
+    if agg == "seq_sum":
+        return mask / B
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if B and L < lengths.max():
+        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
+                         f"tokens), got {L}")
+    return mask / (B * L)
+
+
+def _check(logp, logp_old, adv, mask, eps, eps_high, agg):
+    """Validate the common arguments; returns (logp, logp_old, A (B, T), mask, eps, eps_high)."""
+    logp = float_array(logp, "logp", ndim=2)
+    logp_old = float_array(logp_old, "logp_old", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "logp_old", logp_old)
+    same_shape("logp", logp, "mask", mask)
+    A = float_array(adv, "adv")
+    if A.ndim == 1 and A.shape == (mask.shape[0],):
+        A = np.broadcast_to(A[:, None], mask.shape)            # (B, T)
+    elif A.shape != mask.shape:
+        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
+    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    eps_high = eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
+                                                         low_open=True)
+    choice(agg, "agg", AGGS)
+    return logp, logp_old, A, mask, eps, eps_high
+
+
+def _branches(logp, logp_old, A, eps, eps_high):
+    rho = np.exp(logp - logp_old)                              # (B, T) rho_t
+    surr1 = rho * A                                            # (B, T) unclipped
+    surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A        # (B, T) clipped
+    return rho, surr1, surr2
+
+
+def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean",
+                      max_len=None):
+    """PPO clipped surrogate loss, eq. (ppo_clip).
+
+    logp, logp_old (B, T) token log-probs under pi and pi_old, adv (B,) or (B, T), mask (B, T).
+    Returns (loss, dloss_dlogp (B, T)).
+    """
+    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
+    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    rho, surr1, surr2 = _branches(logp, logp_old, A, eps, eps_high)
+    f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
+    loss = -(w * f).sum()
+    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
+    unclipped = surr1 <= surr2                                 # (B, T)
+    df_dlogp = np.where(unclipped, rho * A, 0.0)               # (B, T) d rho / d logp = rho
+    dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
+    return float(loss), dloss_dlogp
+
+
+def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """Fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
+
+    A token with A = 0 is never counted. Returns 0.0 for a batch without real tokens.
+    """
+    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
+                                                    "token_mean")
+    _, surr1, surr2 = _branches(logp, logp_old, A, eps, eps_high)
+    clipped = (surr2 < surr1) & (mask > 0)                     # (B, T)
+    n = mask.sum()
+    return float(clipped.sum() / n) if n > 0 else 0.0

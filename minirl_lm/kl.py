@@ -1,0 +1,160 @@
+"""KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
+
+Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t ~ pi:
+
+    k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
+    k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
+    k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+
+k3 is computed as expm1(-u) + u (no cancellation near u = 0) and is >= 0. On-policy,
+E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
+data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
+and E[grad k3] = grad KL(pi_ref || pi) (the reverse KL). tests/test_kl.py checks all of it by
+enumeration.
+
+Two placements of beta * KL:
+- in the loss (GRPO), eq. (kl_objective): loss = sum_{b,t} w[b,t] k[b,t], gradient w dk;
+  it is added to the policy loss times beta;
+- in the reward (the RLHF / PPO habit), eq. (kl_reward): r~_b = r_b - beta sum_t u[b,t],
+  treated as data (no gradient flows through it), then used by any estimator.
+
+Exact KL between tables (rows are distributions), eq. (kl_exact):
+    KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s)), with 0 log 0 = 0; inf where p > 0 = q.
+Its gradient on theta for pi = softmax(theta), pi_ref = softmax(theta_ref), summed over rows with
+weights d_s (default 1 for every row: the sum over states; pass a state distribution to weight):
+    d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
+    d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
+(the second because d/dtheta[s, v] of -sum_y pi_ref(y|s) log pi(y|s) is pi(v|s) - pi_ref(v|s)).
+
+The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
+only; tests check the copies agree.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+ESTIMATORS = ("k1", "k2", "k3")
+
+
+def _token_weights(mask, agg, max_len):
+    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
+    B, T = mask.shape
+    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
+    if agg == "seq_sum":
+        return mask / B
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if B and L < lengths.max():
+        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
+                         f"tokens), got {L}")
+    return mask / (B * L)
+
+
+def _log_ratio(logp, logp_ref, mask):
+    logp = float_array(logp, "logp", ndim=2)
+    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "logp_ref", logp_ref)
+    same_shape("logp", logp, "mask", mask)
+    return (logp - logp_ref) * mask, mask                      # (B, T) u, 0 at padding
+
+
+def kl_per_token(logp, logp_ref, mask, estimator="k3"):
+    """Per-token estimate k and its derivative dk/dlogp, both (B, T) and 0 at padding."""
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    choice(estimator, "estimator", ESTIMATORS)
+    if estimator == "k1":
+        return u, mask.copy()                                  # eq. (kl_k1); dk1 = 1
+    if estimator == "k2":
+        return 0.5 * u * u, u                                  # eq. (kl_k2); dk2 = u
+    k = np.expm1(-u) + u                                       # eq. (kl_k3), stable near u = 0
+    dk = -np.expm1(-u) * mask                                  # dk3 = 1 - exp(-u)
+    return k, dk
+
+
+def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
+    """KL penalty as a separate loss term, eq. (kl_objective): (loss, dloss_dlogp (B, T)).
+
+    loss = sum w k (the caller multiplies by beta). Inputs (B, T).
+    """
+    k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
+    choice(agg, "agg", AGGS)
+    w = _token_weights(np.asarray(mask, dtype=np.float64), agg, max_len)  # (B, T) eq. (pg_agg)
+    loss = (w * k).sum()                                       # eq. (kl_objective)
+    dloss_dlogp = w * dk                                       # (B, T) d loss / d logp = w dk
+    return float(loss), dloss_dlogp
+
+
+def kl_in_reward(rewards, logp, logp_ref, mask, beta):
+    """KL folded into the reward, eq. (kl_reward): r~ = r - beta sum_t u_t, (B,) -> (B,).
+
+    Data, not an objective: no gradient flows through the shaping.
+    """
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
+    beta = float_scalar(beta, "beta", low=0.0)
+    return r - beta * u.sum(axis=1)                            # (B,) eq. (kl_reward)
+
+
+def exact_kl(p, q):
+    """Row-wise KL(p || q) of probability tables (S, V) -> (S,), eq. (kl_exact).
+
+    0 log 0 = 0; a row with q = 0 where p > 0 has KL = inf.
+    """
+    p = float_array(p, "p", ndim=2)
+    q = float_array(q, "q", ndim=2)
+    same_shape("p", p, "q", q)
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+    pos = p > 0                                                # (S, V) 0 log 0 = 0
+    with np.errstate(divide="ignore"):
+        terms = np.where(pos, p * (np.log(np.where(pos, p, 1.0)) - np.log(q)), 0.0)  # (S, V)
+    return terms.sum(axis=1)                                   # (S,)
+
+
+def _softmax_tables(theta, theta_ref, weights):
+    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    same_shape("theta", theta, "theta_ref", theta_ref)
+    d = np.ones(theta.shape[0]) if weights is None else float_array(
+        weights, "weights", ndim=1, shape=(theta.shape[0],))
+    out = []
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        m = t.max(axis=1, keepdims=True)                       # (S, 1)
+        if not np.isfinite(m).all():
+            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+        logpi = t - m - np.log(np.exp(t - m).sum(axis=1, keepdims=True))  # (S, V)
+        out.append((np.exp(logpi), logpi))
+    return out[0], out[1], d
+
+
+def exact_kl_grad_theta(theta, theta_ref, weights=None):
+    """Gradient of sum_s d_s KL(pi_s || pi_ref_s) on theta (S, V) -> (S, V), eq. (kl_exact).
+
+    pi = softmax(theta), pi_ref = softmax(theta_ref) row-wise; d = weights (S,), default ones.
+    Raises where pi > 0 = pi_ref (infinite KL).
+    """
+    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
+    if ((pi > 0) & (pi_ref == 0)).any():
+        raise ValueError("theta_ref: expected pi_ref > 0 wherever pi > 0 (else KL is infinite)")
+    diff = np.where(pi > 0, logpi - np.where(pi > 0, logpi_ref, 0.0), 0.0)   # (S, V)
+    kl = (pi * diff).sum(axis=1, keepdims=True)                # (S, 1) KL_s
+    return d[:, None] * pi * (diff - kl)                       # (S, V) pi (log pi - log pi_ref - KL)
+
+
+def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
+    """Gradient of sum_s d_s KL(pi_ref_s || pi_s) on theta (S, V) -> (S, V): d_s (pi - pi_ref).
+
+    Raises where pi_ref > 0 = pi (infinite KL).
+    """
+    (pi, _), (pi_ref, _), d = _softmax_tables(theta, theta_ref, weights)
+    if ((pi_ref > 0) & (pi == 0)).any():
+        raise ValueError("theta: expected pi > 0 wherever pi_ref > 0 (else KL is infinite)")
+    return d[:, None] * (pi - pi_ref)                          # (S, V)

@@ -1,0 +1,111 @@
+"""REINFORCE, the score-function estimator, in its two views, as an objective of token log-probs.
+
+With terminal reward r(x, y), gamma = 1 and a prompt-dependent baseline b(x), the token view and
+the sequence (bandit) view are one estimator, sample for sample, because log pi(y|x) is the sum of
+the token log-probs:
+
+    token view     g = sum_t (r - b(x)) grad log pi(y_t | x, y_<t)            eq. (pg_token)
+    bandit view    g = (r - b(x)) grad log pi(y | x)                           eq. (pg_sequence)
+
+As losses (minimized, loss = -objective) over a batch of B responses:
+
+    reinforce_loss           loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]        eq. (pg_token)
+                             dloss/dlogp[b,t] = -w[b,t] A[b,t]
+    sequence_reinforce_loss  loss = -(1/B) sum_b A_b seq_logp_b                eq. (pg_sequence)
+                             dloss/dseq_logp_b = -A_b / B
+
+A per-token advantage A[b,t] (a critic, GAE, per-token KL shaping, discounting) is allowed in the
+token view only; it is where the two views part ways.
+
+The per-token weights w (token_weights) are the loss aggregation, eq. (pg_agg). With |y_b| the
+number of real tokens of response b, B responses, L a constant length:
+
+    seq_sum              w = 1/B                 the estimator itself, averaged over the batch.
+                                                 Every token counts once: a long response moves
+                                                 theta in proportion to its length.
+    token_mean           w = 1/sum_b |y_b|       every real token of the batch counts the same;
+                                                 a response's total weight is |y_b| / (all
+                                                 tokens), so long responses still weigh more, and
+                                                 the scale depends on the batch's lengths.
+    seq_mean_token_mean  w = 1/(B |y_b|)         each response weighs 1/B in total whatever its
+                                                 length: a token of a short response weighs more
+                                                 than a token of a long one (GRPO's original form;
+                                                 the length bias Dr. GRPO points out: a long wrong
+                                                 answer is penalized less per token).
+    constant             w = 1/(B L)             seq_sum divided by a constant (Dr. GRPO, L =
+                                                 max_len): unbiased, no length-dependent weight.
+
+Padding has w = 0, so the gradient is 0 there; a response of length 0 contributes nothing (no
+division by zero: its weights are 0).
+"""
+
+import numpy as np
+
+from minirl_lm.checks import choice, float_array, int_scalar, mask_array, same_shape
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def token_weights(mask, agg="seq_sum", max_len=None):
+    """Per-token weights of the loss aggregation, eq. (pg_agg): mask (B, T) -> w (B, T).
+
+    max_len: the constant L of "constant" (default T); must be >= the longest response.
+    """
+    mask = mask_array(mask, "mask")
+    choice(agg, "agg", AGGS)
+    B, T = mask.shape
+    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1) |y_b|
+    if agg == "seq_sum":
+        return mask / B                                        # (B, T)
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)                  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))           # (B, T) length 0: 0 / 1
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if B and L < lengths.max():
+        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
+                         f"tokens), got {L}")
+    return mask / (B * L)                                      # (B, T)
+
+
+def _token_adv(adv, mask):
+    """Validate adv (B,) or (B, T) and return it as (B, T)."""
+    a = float_array(adv, "adv")
+    if a.ndim == 1 and a.shape == (mask.shape[0],):
+        return np.broadcast_to(a[:, None], mask.shape)         # (B, T)
+    if a.shape != mask.shape:
+        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {a.shape}")
+    return a
+
+
+def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
+    """Token-view REINFORCE loss, eq. (pg_token).
+
+    logp (B, T) token log-probs, adv (B,) one advantage per response (or (B, T) per token),
+    mask (B, T). Returns (loss, dloss_dlogp (B, T)).
+    """
+    logp = float_array(logp, "logp", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "mask", mask)
+    A = _token_adv(adv, mask)                                  # (B, T)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    loss = -(w * A * logp).sum()                               # eq. (pg_token)
+    # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
+    dloss_dlogp = -w * A                                       # (B, T)
+    return float(loss), dloss_dlogp
+
+
+def sequence_reinforce_loss(seq_logp, adv):
+    """Bandit-view REINFORCE loss, eq. (pg_sequence): seq_logp (B,), adv (B,).
+
+    Returns (loss, dloss_dseq (B,)). The policy spreads dloss_dseq[b] onto every real token of
+    response b (d seq_logp / d logp[b, t] = mask[b, t]).
+    """
+    s = float_array(seq_logp, "seq_logp", ndim=1)
+    a = float_array(adv, "adv", ndim=1)
+    same_shape("seq_logp", s, "adv", a)
+    B = max(s.shape[0], 1)
+    loss = -(a * s).sum() / B                                  # eq. (pg_sequence)
+    # backward: d loss / d seq_logp_b = -A_b / B
+    dloss_dseq = -a / B                                        # (B,)
+    return float(loss), dloss_dseq
