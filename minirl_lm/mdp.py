@@ -1,0 +1,214 @@
+"""The token MDP: text generation as a (degenerate) Markov decision process.
+
+The dictionary, eq. (token_mdp):
+
+    prompt x            start state s_0 ~ mu_0         a prompt index n in [0, N)
+    token y_t           action a_t                     a token id in [0, V)
+    prefix (x, y_<t)    state s_t                      a state id: a row of the policy table
+    response y          trajectory tau                 a row of the padded (B, T) arrays
+    EOS / length cap    terminal state                 `eos`, `max_len`
+
+Transitions are concatenation, s_{t+1} = s_t . y_t: deterministic, known,
+probability one (see ``TokenMDP.step``). All randomness is the policy's. The
+reward is terminal: one scalar per response, from a grader called on
+(prompt, response).
+
+State ids. A state is (prompt n, prefix y_<t) with t < max_len and no EOS in
+the prefix (a prefix ending in EOS, or of length max_len, is terminal and has
+no row). With A = V - 1 continuing tokens (A = V when there is no EOS) there
+are A^t prefixes of length t, so the tree has
+
+    S = N * (1 + A + A^2 + ... + A^(max_len - 1))
+
+states: V^T-ish, enormous for real vocabularies. Two ways to number them:
+
+* ``ids="enumerate"`` (small trees): ids are computed arithmetically, level by
+  level, prompt-major, prefix read as a base-A number:
+      id(n, y_<t) = offset[t] + n * A^t + rank(y_<t)
+  No dictionary is stored: O(max_len) memory for the map, but the policy table
+  costs S * V * 8 bytes, and S must fit (``max_states``, default 2**22).
+* ``ids="lazy"`` (large trees): ids are handed out on first visit from a dict
+  {(n, prefix): id}, up to ``capacity`` states. Memory is proportional to the
+  states actually visited (a dict entry plus a table row each); unvisited states
+  have no row. Running out of capacity raises.
+
+Rollout arrays are padded to T = max_len and prompt-major: response k of prompt
+n is row b = n*K + k. ``mask`` is 1.0 on real tokens (EOS included) and 0.0 on
+padding; padded positions hold token 0 and state 0 so every id stays valid.
+
+Demonstrated by ``python examples/logprob.py`` and the page "The token MDP".
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from minirl_lm.checks import int_array, int_scalar, rng_check, choice
+
+
+@dataclass
+class Rollout:
+    """K responses per prompt for N prompts, padded, prompt-major (B = N*K)."""
+
+    states: np.ndarray   # (B, T) int64 state id of the prefix before each token
+    tokens: np.ndarray   # (B, T) int64 token ids (0 at padding)
+    mask: np.ndarray     # (B, T) float64, 1.0 on real tokens (EOS included)
+    prompt: np.ndarray   # (B,) int64 prompt index of each response
+    lengths: np.ndarray  # (B,) int64 number of real tokens
+
+    def responses(self):
+        """The responses as tuples of token ids (EOS included when emitted)."""
+        return [tuple(int(y) for y in row[:n]) for row, n in zip(self.tokens, self.lengths)]
+
+
+class TokenMDP:
+    """Prompts, a vocabulary of V tokens, an optional EOS id and a length cap."""
+
+    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate",
+                 capacity=None, max_states=2**22):
+        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
+            raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
+        if len(prompts) == 0:
+            raise ValueError("prompts: expected at least one prompt, got an empty sequence")
+        self.prompts = list(prompts)
+        self.N = len(self.prompts)
+        self.V = int_scalar(V, "V", low=1)
+        self.eos = None if eos is None else int_scalar(eos, "eos", low=0, high=self.V - 1)
+        if self.eos is not None and self.V < 2:
+            raise ValueError(f"V: expected at least 2 tokens when eos is set, got {self.V}")
+        self.max_len = int_scalar(max_len, "max_len", low=1)
+        self.ids = choice(ids, "ids", {"enumerate", "lazy"})
+        self.A = self.V - (self.eos is not None)          # continuing tokens
+        sizes = [self.N * self.A ** t for t in range(self.max_len)]
+        self.offset = np.concatenate([[0], np.cumsum(sizes)]).astype(object)
+        if self.ids == "enumerate":
+            self.S = int(self.offset[-1])
+            if self.S > max_states:
+                raise ValueError(f"max_len: the prefix tree has {self.S} states, more than "
+                                 f"max_states={max_states}; use ids='lazy' with a capacity")
+        else:
+            self.S = int_scalar(capacity, "capacity", low=self.N)
+            self._index = {}
+            self._prefix = []
+            for n in range(self.N):                       # prompts get ids 0..N-1
+                self._lazy_id(n, ())
+
+    # ---- states ---------------------------------------------------------
+    def is_terminal(self, prefix):
+        """A prefix is terminal once it ends in EOS or reaches the length cap."""
+        return len(prefix) >= self.max_len or (
+            self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
+
+    def step(self, prefix, y):
+        """The transition: concatenation, deterministic, probability one."""
+        return tuple(prefix) + (int(y),)
+
+    def state_id(self, n, prefix):
+        """Row of the policy table for state (prompt n, prefix). Terminal prefixes have none."""
+        n = int_scalar(n, "n", low=0, high=self.N - 1)
+        prefix = tuple(int(y) for y in prefix)
+        if any(y < 0 or y >= self.V for y in prefix):
+            raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {prefix}")
+        if self.is_terminal(prefix) or (self.eos is not None and self.eos in prefix):
+            raise ValueError(f"prefix: expected a non-terminal prefix, got {prefix} "
+                             f"(eos={self.eos}, max_len={self.max_len})")
+        if self.ids == "lazy":
+            return self._lazy_id(n, prefix)
+        t = len(prefix)
+        rank = 0
+        for y in prefix:                                  # base-A number of the prefix
+            rank = rank * self.A + self._cont(y)
+        return int(self.offset[t] + n * self.A ** t + rank)
+
+    def prefix_of(self, s):
+        """Inverse of ``state_id``: the (prompt n, prefix) of state id s."""
+        s = int_scalar(s, "s", low=0, high=self.S - 1)
+        if self.ids == "lazy":
+            if s >= len(self._prefix):
+                raise ValueError(f"s: expected a visited state id < {len(self._prefix)}, got {s}")
+            return self._prefix[s]
+        t = int(np.searchsorted(np.array(self.offset[1:], dtype=float), s, side="right"))
+        n, rank = divmod(s - int(self.offset[t]), self.A ** t)
+        prefix = []
+        for _ in range(t):
+            rank, c = divmod(rank, self.A)
+            prefix.append(c if self.eos is None or c < self.eos else c + 1)
+        return n, tuple(reversed(prefix))
+
+    def _cont(self, y):
+        # index of token y among the A continuing tokens (EOS removed)
+        return y if self.eos is None or y < self.eos else y - 1
+
+    def _lazy_id(self, n, prefix):
+        key = (n, prefix)
+        if key not in self._index:
+            if len(self._prefix) >= self.S:
+                raise RuntimeError(f"capacity: all {self.S} state ids are in use; "
+                                   f"raise capacity or use ids='enumerate'")
+            self._index[key] = len(self._prefix)
+            self._prefix.append(key)
+        return self._index[key]
+
+    def all_states(self):
+        """Every non-terminal (n, prefix), in id order (enumerate mode only)."""
+        if self.ids != "enumerate":
+            raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
+        return [self.prefix_of(s) for s in range(self.S)]
+
+    # ---- rollouts ---------------------------------------------------------
+    def rollout(self, policy, K, rng, prompts=None):
+        """Sample K responses per prompt from ``policy`` (B = N*K rows, prompt-major).
+
+        policy: anything with ``sample(states, rng) -> tokens`` (a TabularPolicy
+        whose table has S rows). prompts: optional int array of prompt indices
+        (default: all N in order). Token by token: every unfinished response sits
+        in a state, the policy draws one token per response, the prefix grows by
+        concatenation, a response stops at EOS or at max_len.
+        """
+        K = int_scalar(K, "K", low=1)
+        rng_check(rng)
+        idx = np.arange(self.N) if prompts is None else int_array(
+            prompts, "prompts", ndim=1, low=0, high=self.N)
+        prompt = np.repeat(idx, K)                        # (B,)
+        B, T = prompt.size, self.max_len
+        states = np.zeros((B, T), np.int64)
+        tokens = np.zeros((B, T), np.int64)
+        mask = np.zeros((B, T))
+        prefixes = [()] * B                               # lazy ids need the prefixes
+        rank = np.zeros(B, np.int64)                      # enumerate ids: base-A rank
+        alive = np.ones(B, bool)
+        for t in range(T):
+            rows = np.nonzero(alive)[0]
+            if rows.size == 0:
+                break
+            if self.ids == "enumerate":                   # id(n, y_<t), vectorized
+                s = int(self.offset[t]) + prompt[rows] * self.A ** t + rank[rows]
+            else:
+                s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
+            y = np.asarray(policy.sample(s, rng), np.int64)  # one draw per live response
+            states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
+            # s_{t+1} = s_t . y_t: the prefix grows by concatenation
+            if self.ids == "enumerate":
+                rank[rows] = rank[rows] * self.A + (y - (y > self.eos) if self.eos is not None else y)
+            else:
+                for b, yb in zip(rows, y):
+                    prefixes[b] = self.step(prefixes[b], yb)
+            ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
+            alive[rows] = ~ended & (t + 1 < T)
+        lengths = mask.sum(axis=1).astype(np.int64)
+        return Rollout(states, tokens, mask, prompt, lengths)
+
+    def score(self, grader, rollout):
+        """Terminal rewards (B,): ``grader(prompt, response)`` for every response.
+
+        ``prompt`` is ``self.prompts[n]``; ``response`` is a tuple of token ids,
+        EOS included when it was emitted. The grader must return a finite number.
+        """
+        if not callable(grader):
+            raise TypeError(f"grader: expected a callable grader(prompt, response), got "
+                            f"{type(grader).__name__}")
+        r = np.array([grader(self.prompts[n], resp)
+                      for n, resp in zip(rollout.prompt, rollout.responses())], dtype=np.float64)
+        if not np.isfinite(r).all():
+            raise ValueError("grader: expected finite rewards, got NaN or inf")
+        return r

@@ -1,0 +1,126 @@
+"""The tabular softmax policy pi_theta(y | s) = softmax(theta[s])_y.
+
+theta is a table of logits, one row per state (prefix) of the token MDP and one
+column per token: shape (S, V). It is the smallest policy for which every
+estimator of the chapter is exact, and its gradient is the one derivative the
+whole library needs, eq. (logsoftmax_grad):
+
+    d log pi(y | s) / d theta[s', v] = 1[s' = s] * (1[v = y] - pi(v | s))
+
+Backward, eq. (policy_backward). Given w[b, t] = dloss / dlogp[b, t] from any
+objective (design.md section 2), the chain rule sums over real tokens:
+
+    dloss / dtheta[s, :] = sum_{(b, t): s_bt = s, mask = 1} w[b, t] * (onehot(y_bt) - pi(. | s))
+
+Many tokens share a state (every response of a prompt starts in the prompt's
+state), so the kernels compute each visited state's softmax once: with
+c[s] = sum of w over its tokens, row s gets (scatter of w into column y) - c[s] * pi(.|s).
+
+Entries of theta may be -inf (a token of probability zero); NaN and +inf are
+rejected, and every row needs at least one finite entry. The frozen reference
+policy pi_ref is ``policy.copy()``: an independent table that training leaves alone.
+
+Sampling is inverse-CDF with ``rng.random``, the same arithmetic as
+``rng.choice(V, p=pi(.|s))``: drawing K tokens from one state consumes the
+generator exactly as ``rng.choice(V, K, p=...)`` does, so results match draw for draw.
+"""
+
+import numpy as np
+
+from minirl_lm import kernels
+from minirl_lm.checks import float_array, int_array, mask_array, rng_check, same_shape
+
+
+def softmax_table(theta):
+    """Row-wise softmax of a (S, V) logit table (stable; -inf entries give 0)."""
+    z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
+    e = np.exp(z)                                         # (S, V)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def log_softmax_table(theta):
+    """Row-wise log-softmax of a (S, V) logit table (-inf entries stay -inf)."""
+    z = theta - theta.max(axis=1, keepdims=True)          # (S, V)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+class TabularPolicy:
+    """pi_theta(y | s) = softmax(theta[s]) for a table theta of shape (S, V)."""
+
+    def __init__(self, theta):
+        theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+        if theta.shape[0] < 1 or theta.shape[1] < 1:
+            raise ValueError(f"theta: expected shape (S, V) with S, V >= 1, got {theta.shape}")
+        dead = ~np.isfinite(theta).any(axis=1)
+        if dead.any():
+            raise ValueError(f"theta: expected at least one finite logit per row, "
+                             f"row {int(np.argmax(dead))} is all -inf")
+        self.theta = np.array(theta, dtype=np.float64, order="C")  # own copy
+        self.S, self.V = self.theta.shape
+
+    def copy(self):
+        """An independent copy (use it as the frozen reference pi_ref)."""
+        return TabularPolicy(self.theta)
+
+    def probs(self):
+        """pi(. | s) for every state: (S, V)."""
+        return softmax_table(self.theta)
+
+    def log_probs(self):
+        """log pi(. | s) for every state: (S, V)."""
+        return log_softmax_table(self.theta)
+
+    # ---- sampling --------------------------------------------------------
+    def sample(self, states, rng):
+        """One token per entry of ``states`` (any shape), drawn with ``rng``.
+
+        Inverse CDF, as rng.choice does it: cdf = cumsum(p) / cdf[-1], token =
+        number of cdf entries <= u, u ~ U[0, 1). Draws are made in the order of
+        ``states.ravel()``.
+        """
+        rng_check(rng)
+        states = int_array(states, "states", low=0, high=self.S)
+        flat = states.ravel()                             # (M,)
+        u = rng.random(flat.size)                         # (M,)
+        out = np.empty(flat.size, np.int64)
+        for s in np.unique(flat):                         # one CDF per visited state
+            cdf = np.cumsum(softmax_table(self.theta[s:s + 1])[0])   # (V,)
+            cdf /= cdf[-1]
+            sel = flat == s
+            out[sel] = cdf.searchsorted(u[sel], side="right")
+        return out.reshape(states.shape)
+
+    # ---- forward: token log-probs ---------------------------------------
+    def _check_batch(self, states, tokens, mask):
+        states = int_array(states, "states", ndim=2, low=0, high=self.S)
+        tokens = int_array(tokens, "tokens", ndim=2, low=0, high=self.V)
+        same_shape("states", states, "tokens", tokens)
+        mask = mask_array(mask, "mask", shape=states.shape)
+        return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
+                np.ascontiguousarray(mask))
+
+    def logp(self, states, tokens, mask):
+        """Token log-probs log pi(y_t | s_t) (B, T), 0.0 at padding, and their
+        masked sums, the sequence log-probs log pi(y | x) (B,), eq. (factorization).
+
+        A token whose logit is -inf has log-prob -inf (only where it is gathered).
+        """
+        states, tokens, mask = self._check_batch(states, tokens, mask)
+        return kernels.tabular_logp(self.theta, states, tokens, mask)
+
+    # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
+    def backward(self, states, tokens, mask, dlogp):
+        """dloss/dtheta (S, V) from dloss/dlogp (B, T), eq. (policy_backward).
+
+        Padding contributes nothing whatever ``dlogp`` holds there. A real token
+        that has probability zero (logit -inf) must carry w = 0: its log-prob is
+        -inf and has no finite gradient, so a nonzero w there is rejected.
+        """
+        states, tokens, mask = self._check_batch(states, tokens, mask)
+        w = float_array(dlogp, "dlogp", shape=states.shape)
+        w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
+        impossible = np.isneginf(self.theta[states, tokens]) & (w != 0)
+        if impossible.any():
+            raise ValueError("dlogp: expected 0 at real tokens of probability zero "
+                             "(logit -inf), got a nonzero weight there")
+        return kernels.tabular_backward(self.theta, states, tokens, mask, w)
