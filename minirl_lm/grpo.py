@@ -1,0 +1,80 @@
+"""GRPO, assembled from owned parts; it adds nothing new.
+
+    A_b        = (r_b - mean_group(r)) / (std_group(r) + eps)   advantages.py, eq. (pg_normalized)
+    f[b,t]     = min(rho A_b, clip(rho, 1-eps, 1+eps_high) A_b) clip.py, eq. (ppo_clip)
+    k[b,t]     = exp(-u) - 1 + u, u = logp - logp_ref            kl.py, eq. (kl_k3)
+    loss       = -sum w f + beta sum w k                         eq. (grpo)
+    dloss/dlogp = clip's gradient + beta * KL's gradient         (the sum rule)
+
+Both KLs at once: the ratio rho is against the previous iterate pi_old (the policy that sampled
+the group; fixed during the mu epochs), the penalty against the frozen reference pi_ref.
+With mu = 1 every token has rho = 1, nothing is clipped, and with beta = 0 the gradient is
+REINFORCE's with the group-standardized advantage (tests/test_grpo.py checks it to 1e-12).
+
+One training step on a tabular policy (grpo_step): roll out K responses per prompt, score them,
+standardize within each group, broadcast A to every token, compute logp_old and logp_ref once,
+then mu epochs of loss -> policy.backward -> theta -= lr * dtheta.
+"""
+
+from minirl_lm.advantages import BASELINES, advantages
+from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
+from minirl_lm.clip import clip_fraction, clipped_surrogate
+from minirl_lm.kl import ESTIMATORS, kl_penalty, kl_per_token
+
+
+def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=0.04,
+              kl_estimator="k3", agg="token_mean", max_len=None):
+    """GRPO loss, eq. (grpo): clipped surrogate + beta * KL penalty. (loss, dloss_dlogp (B, T)).
+
+    logp, logp_old, logp_ref, mask (B, T); adv (B,) or (B, T). Both terms use the same agg.
+    """
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", ESTIMATORS)
+    loss_clip, d_clip = clipped_surrogate(logp, logp_old, adv, mask, eps, eps_high, agg,
+                                          max_len)       # eq. (ppo_clip)
+    loss_kl, d_kl = kl_penalty(logp, logp_ref, mask, kl_estimator, agg, max_len)  # eq. (kl_objective)
+    loss = loss_clip + beta * loss_kl                     # eq. (grpo)
+    dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
+    return loss, dloss_dlogp
+
+
+def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, eps_high=None,
+              beta=0.04, kl_estimator="k3", agg="token_mean", baseline="standardized",
+              adv_eps=1e-8, ddof=0):
+    """One GRPO iteration on a TabularPolicy, updating ``policy.theta`` in place.
+
+    mdp: a TokenMDP (rollout, score); grader(prompt, response) -> reward; K responses per
+    prompt; mu epochs on the group; lr the step size. Returns a dict of diagnostics:
+    mean_reward, loss (per epoch), clip_fraction (per epoch), kl (mean per-token estimate
+    against pi_ref before the update), and the rollout, rewards and advantages.
+    """
+    rng_check(rng)
+    K = int_scalar(K, "K", low=1)
+    mu = int_scalar(mu, "mu", low=1)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    choice(baseline, "baseline", BASELINES)
+    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta")):
+            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+
+    ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
+    rewards = mdp.score(grader, ro)                       # (B,)
+    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).reshape(-1)  # (B,)
+    A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
+    logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
+    k, _ = kl_per_token(logp_old, logp_ref, ro.mask, kl_estimator)
+    n_tok = max(ro.mask.sum(), 1.0)
+
+    losses, fracs = [], []
+    for _ in range(mu):
+        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
+        loss, dlogp = grpo_loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
+                                kl_estimator, agg)
+        fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        losses.append(loss)
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
+        policy.theta -= lr * dtheta                       # gradient descent on the loss
+    return {"mean_reward": float(rewards.mean()), "loss": losses, "clip_fraction": fracs,
+            "kl": float(k.sum() / n_tok), "rollout": ro, "rewards": rewards,
+            "advantages": A}
