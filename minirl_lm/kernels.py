@@ -1,0 +1,320 @@
+"""Numba kernels: the hot core of the one primitive, fused.
+
+Each kernel here has a NumPy twin in ``minirl_lm.logprob`` (or, for the group advantages, a
+two-line NumPy expression) and is tested equal to it (``tests/test_kernels.py``). This is the only
+module of the package that imports numba.
+
+What is computed (labels as in ``logprob.py`` and ``docs/primitive.md``):
+
+    logp[b, t] = z_y - m - log sum_v exp(z_v - m),  m = max_v z_v          eq. (log_softmax)
+    seq_logp[b] = sum_t mask[b, t] * logp[b, t]                           eq. (factorization)
+    d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
+
+Contract (``CONTRIBUTING.md``): inputs are already validated, C-contiguous float64 / int64; the
+kernels do not re-check. Positions with ``mask == 0`` are never read (their logits, states and
+tokens may hold anything), get ``logp == 0.0`` and contribute nothing to any gradient. A row of
+logits may contain -inf entries but needs one finite entry; a gathered -inf logit gives
+``logp = -inf`` and a finite gradient ``w * (1 - 0)`` at that entry (its probability is 0).
+
+Why it is written this way (measured on a 2-core AVX2 machine, see design.md section 7):
+- numba's ``np.exp`` is a scalar libm call here; ``_exp`` below is a branch-free exp that LLVM
+  vectorizes, which is what makes the fused forward faster than NumPy's SIMD exp.
+- a max reduction ``m = max(m, x)`` does not vectorize; ``_row_max`` keeps 8 accumulators.
+- fastmath is the subset ``_FM`` (no 'nnan'/'ninf', so -inf entries stay correct), and only on
+  the row reductions that need 'reassoc' to vectorize; elsewhere the order is kept, so that
+  ``(z_y - m) - lse`` is not rewritten ``z_y - (m + lse)`` (which loses digits at 1e4 logits).
+- the tabular kernels compute each *visited* state's logsumexp once: work S_visited * V + B * T
+  instead of B * T * V. The ``*_per_token`` variants are the naive form, kept for the benchmark.
+- every kernel is a module-level ``@njit(cache=True)`` function calling the others directly: a
+  closure or a factory-made variant defeats (or worse, aliases) the on-disk cache.
+"""
+
+import numpy as np
+from numba import njit
+
+_FM = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+# ---------------------------------------------------------------- a vectorizable exp
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238      # ln 2 split so that k * _LN2_HI is exact for |k| < 2^11
+_LN2_LO = 1.9082149292705877e-10
+_MAGIC = 6755399441055744.0       # 1.5 * 2^52: adding it puts an integer in the low mantissa bits
+_MAGIC_BITS = 0x4338000000000000  # the bit pattern of _MAGIC
+
+
+@njit(cache=True, fastmath={"contract"})
+def _exp(x):
+    """exp(x) for a float64 scalar, branch-free so that loops over it vectorize.
+
+    x = k ln2 + r with k = round(x / ln2), |r| <= ln2 / 2; e^r by its degree-13 Taylor polynomial
+    (truncation < 5e-18 relative); 2^k applied as two exact power-of-two factors 2^(k//2) 2^(k-k//2)
+    so that the one final rounding also covers the subnormal range. x is clamped to [-746, 710]:
+    exp(-inf) = 0, underflow to exactly 0.0 below -745.13, +inf above 709.78. NaN is not
+    handled (the kernels never pass one). Measured error against np.exp: at most 1 ulp over
+    the whole float64 range (tests/test_kernels.py::test_exp_ulp).
+    """
+    x = min(max(x, -746.0), 710.0)
+    kf = np.floor(x * _LOG2E + 0.5)
+    r = (x - kf * _LN2_HI) - kf * _LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = 1.0 + (r + r * r * p)                       # 1 added last: the big term rounds once
+    k = np.float64(kf + _MAGIC).view(np.int64) - _MAGIC_BITS
+    k1 = k >> 1
+    s1 = np.int64((k1 + 1023) << 52).view(np.float64)       # 2^k1, a normal number
+    s2 = np.int64((k - k1 + 1023) << 52).view(np.float64)   # 2^(k - k1)
+    return (p * s1) * s2
+
+
+@njit(cache=True)
+def exp_array(x):
+    """``_exp`` over a 1-D float64 array (for tests and benchmarks)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = _exp(x[i])
+    return out
+
+
+# ---------------------------------------------------------------- row helpers (V entries)
+
+@njit(cache=True, fastmath=_FM)
+def _row_max(z):
+    """max of a 1-D row with 8 accumulators (a single running max does not vectorize)."""
+    V = z.shape[0]
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -np.inf
+    n8 = V - V % 8
+    for v in range(0, n8, 8):
+        m0 = max(m0, z[v]); m1 = max(m1, z[v + 1]); m2 = max(m2, z[v + 2]); m3 = max(m3, z[v + 3])
+        m4 = max(m4, z[v + 4]); m5 = max(m5, z[v + 5]); m6 = max(m6, z[v + 6]); m7 = max(m7, z[v + 7])
+    for v in range(n8, V):
+        m0 = max(m0, z[v])
+    return max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))
+
+
+@njit(cache=True, fastmath=_FM)
+def _row_lse(z):
+    """(m, log sum_v exp(z_v - m)) of a row with a finite entry: two passes, max then sum."""
+    m = _row_max(z)                                 # finite: every row has a finite entry
+    s = 0.0
+    for v in range(z.shape[0]):
+        s += _exp(z[v] - m)                         # -inf - m = -inf -> exactly 0
+    return m, np.log(s)                             # s >= 1 (the max contributes exp(0))
+
+
+# ---------------------------------------------------------------- dense logits (B, T, V)
+
+@njit(cache=True)
+def dense_logp(logits, tokens, mask):
+    """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
+
+    Returns logp (B, T), 0.0 at padding, and seq_logp (B,) = masked sum over t.
+    """
+    B, T, V = logits.shape
+    logp = np.zeros((B, T))                         # (B, T)
+    seq_logp = np.zeros(B)                          # (B,)
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            m, lse = _row_lse(logits[b, t])
+            logp[b, t] = (logits[b, t, tokens[b, t]] - m) - lse  # eq. (log_softmax)
+            acc += logp[b, t]                                   # eq. (factorization)
+        seq_logp[b] = acc
+    return logp, seq_logp
+
+
+@njit(cache=True)
+def dense_backward(logits, tokens, mask, w):
+    """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t]))."""
+    B, T, V = logits.shape
+    dlogits = np.zeros((B, T, V))                   # (B, T, V)
+    for b in range(B):
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            z = logits[b, t]
+            m, lse = _row_lse(z)
+            wb = w[b, t]
+            for v in range(V):
+                dlogits[b, t, v] = -wb * _exp((z[v] - m) - lse)  # eq. (logsoftmax_grad): -w p_v
+            dlogits[b, t, tokens[b, t]] += wb                  # eq. (logsoftmax_grad): +w 1[v=y]
+    return dlogits
+
+
+# ---------------------------------------------------------------- tabular policy theta (S, V)
+
+@njit(cache=True)
+def _visited_lse(theta, states, mask):
+    """(visited (S,) bool, m (S,), lse (S,)) of each visited row: one logsumexp per state."""
+    S = theta.shape[0]
+    B, T = states.shape
+    visited = np.zeros(S, dtype=np.bool_)
+    for b in range(B):
+        for t in range(T):
+            if mask[b, t] != 0.0:
+                visited[states[b, t]] = True
+    m = np.zeros(S)                                 # (S,)
+    lse = np.zeros(S)                               # (S,)
+    for s in range(S):
+        if visited[s]:
+            m[s], lse[s] = _row_lse(theta[s])
+    return visited, m, lse
+
+
+@njit(cache=True)
+def tabular_logp(theta, states, tokens, mask):
+    """logp (B, T), seq_logp (B,) for the softmax table theta (S, V) at states (B, T).
+
+    Each visited state's logsumexp is computed once: work S_visited * V + B * T.
+    """
+    B, T = states.shape
+    visited, m, lse = _visited_lse(theta, states, mask)
+    logp = np.zeros((B, T))                         # (B, T)
+    seq_logp = np.zeros(B)                          # (B,)
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            s = states[b, t]
+            logp[b, t] = (theta[s, tokens[b, t]] - m[s]) - lse[s]  # eq. (log_softmax)
+            acc += logp[b, t]                                  # eq. (factorization)
+        seq_logp[b] = acc
+    return logp, seq_logp
+
+
+@njit(cache=True)
+def tabular_backward(theta, states, tokens, mask, w):
+    """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(.|s_bt)) into row s_bt.
+
+    Per state: c[s] = sum of w over its real tokens and the onehot part accumulate in one pass
+    over the tokens; then dtheta[s] = onehot_part - c[s] * softmax(theta[s]) for visited rows
+    only (eq. (logsoftmax_grad) summed over the tokens sharing s). Unvisited rows stay 0.
+    """
+    S, V = theta.shape
+    B, T = states.shape
+    visited, m, lse = _visited_lse(theta, states, mask)
+    dtheta = np.zeros((S, V))                       # (S, V)
+    c = np.zeros(S)                                 # (S,)
+    for b in range(B):
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            s = states[b, t]
+            dtheta[s, tokens[b, t]] += w[b, t]      # onehot part
+            c[s] += w[b, t]
+    for s in range(S):
+        if visited[s]:
+            cs, ms, ls = c[s], m[s], lse[s]
+            row = theta[s]
+            for v in range(V):
+                dtheta[s, v] -= cs * _exp((row[v] - ms) - ls)   # - c[s] * pi(v|s)
+    return dtheta
+
+
+@njit(cache=True)
+def tabular_logp_per_token(theta, states, tokens, mask):
+    """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
+    B, T = states.shape
+    logp = np.zeros((B, T))                         # (B, T)
+    seq_logp = np.zeros(B)                          # (B,)
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            s = states[b, t]
+            m, lse = _row_lse(theta[s])
+            logp[b, t] = (theta[s, tokens[b, t]] - m) - lse
+            acc += logp[b, t]
+        seq_logp[b] = acc
+    return logp, seq_logp
+
+
+@njit(cache=True)
+def tabular_backward_per_token(theta, states, tokens, mask, w):
+    """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
+    S, V = theta.shape
+    B, T = states.shape
+    dtheta = np.zeros((S, V))                       # (S, V)
+    for b in range(B):
+        for t in range(T):
+            if mask[b, t] == 0.0:
+                continue
+            s = states[b, t]
+            row = theta[s]
+            m, lse = _row_lse(row)
+            wb = w[b, t]
+            for v in range(V):
+                dtheta[s, v] -= wb * _exp((row[v] - m) - lse)
+            dtheta[s, tokens[b, t]] += wb
+    return dtheta
+
+
+# ---------------------------------------------------------------- group advantages on r (N, K)
+
+@njit(cache=True)
+def _group_dev(r):
+    """r - group mean, the mean taken as r[n, 0] + mean(r[n] - r[n, 0]) so that K = 1 and
+    equal rewards give exactly 0.0 (a plain sum / K can miss r by an ulp)."""
+    N, K = r.shape
+    d = np.empty((N, K))                            # (N, K)
+    for n in range(N):
+        r0 = r[n, 0]
+        acc = 0.0
+        for k in range(K):
+            acc += r[n, k] - r0
+        mean_d = acc / K
+        for k in range(K):
+            d[n, k] = (r[n, k] - r0) - mean_d
+    return d
+
+
+@njit(cache=True)
+def group_centred(r):
+    """A = r - mean_k r: (N, K) -> (N, K). K = 1 or equal rewards: exactly 0.0."""
+    return _group_dev(r)
+
+
+@njit(cache=True)
+def group_standardized(r, eps, ddof):
+    """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
+
+    A zero deviation gives exactly 0.0 (so K = 1 and equal rewards give 0.0 even at eps = 0);
+    with K - ddof <= 0 the std is taken as 0.
+    """
+    N, K = r.shape
+    d = _group_dev(r)                               # (N, K)
+    out = np.zeros((N, K))                          # (N, K)
+    for n in range(N):
+        ss = 0.0
+        for k in range(K):
+            ss += d[n, k] * d[n, k]
+        std = np.sqrt(ss / (K - ddof)) if K - ddof > 0 else 0.0
+        for k in range(K):
+            if d[n, k] != 0.0:
+                out[n, k] = d[n, k] / (std + eps)
+    return out
+
+
+@njit(cache=True)
+def group_loo(r):
+    """A_k = r_k - mean of the other K - 1 rewards = K / (K - 1) * (r_k - mean): (N, K).
+
+    The caller guarantees K >= 2 (leave-one-out at K = 1 is undefined). Equal rewards: 0.0.
+    """
+    N, K = r.shape
+    d = _group_dev(r)                               # (N, K)
+    return d * (K / (K - 1.0))
