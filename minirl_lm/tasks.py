@@ -1,0 +1,118 @@
+"""The chapter's toy: four arithmetic prompts, nine one-token answers, two graders.
+
+Prompts x (mu_0 uniform): "2+2", "3*4", "8*8", "9*9"; their answers 4, 12, 64, 81.
+Responses y, one token each (V = 9): "1", "3", "4", "7", "12", "19", "23", "35" and the hedge
+"one of 4, 12, 64 or 81" (id 8). No honest candidate answers "8*8" or "9*9".
+
+    gold grader (a verifier)   r(x, y) = 1 iff y is the answer
+    sloppy grader (a grep)     r(x, y) = 1 iff the answer occurs in the text of y
+
+The hedge contains every answer, so the sloppy grader passes it on every prompt: sloppy = gold +
+hedge, prompt by prompt. The reference (and the start) puts logit 0 on the eight numbers and -4
+on the hedge: reward gap 1 over reference log-odds 4 prices the exploit at beta = 1/4,
+eq. (exploit_threshold).
+
+One training step, eq. (toy_step), for every prompt x (rows are independent, so all prompts are
+drawn in one batch: row n*K + k is draw k of prompt n, the same draws as rng.choice per prompt):
+
+    y_1..y_K ~ pi(.|x)                                   K responses
+    r~_k = r(x, y_k) - beta log(pi(y_k|x) / pi_ref(y_k|x))   KL folded into the reward, eq. (kl_reward)
+    A = (r~ - mean r~) / (std r~ + 1e-8)                  population std, eq. (pg_normalized)
+    theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))  one step per group: rho = 1, no clip
+
+The update is the policy's backward of the loss -(1/K) sum_k A_k log pi(y_k|x) per prompt
+(dloss/dlogp = -A_k / K), so the same code path as every other estimator.
+
+Evaluation is exact (no sampling): success = mean_x sum_y pi(y|x) r_gold(x, y); hedge = mean_x
+pi(hedge|x). Demonstrated by ``python examples/k_sweep.py`` and ``python examples/loophole.py``.
+"""
+
+import numpy as np
+
+from minirl_lm.advantages import advantages
+from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
+from minirl_lm.kl import kl_in_reward
+from minirl_lm.policy import TabularPolicy
+
+PROMPTS = ("2+2", "3*4", "8*8", "9*9")
+ANSWERS = ("4", "12", "64", "81")
+RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81")
+HEDGE = 8
+HEDGE_LOGIT = -4.0
+
+
+def gold_grader(prompt, response):
+    """1.0 iff the one-token response is the prompt's answer (a verifier)."""
+    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
+
+
+def sloppy_grader(prompt, response):
+    """1.0 iff the answer occurs in the response's text (a grep: the hedge passes everywhere)."""
+    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
+
+
+GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
+
+
+def reward_table(grader):
+    """r(x, y) for every prompt and response: (N, V) = (4, 9)."""
+    grader = GRADERS[choice(grader, "grader", set(GRADERS))] if isinstance(grader, str) else grader
+    return np.array([[grader(x, (y,)) for y in range(len(RESPONSES))] for x in PROMPTS])
+
+
+def reference_theta():
+    """Reference and starting logits (4, 9): 0 on the numbers, -4 on the hedge."""
+    theta = np.zeros((len(PROMPTS), len(RESPONSES)))
+    theta[:, HEDGE] = HEDGE_LOGIT
+    return theta
+
+
+def evaluate(policy):
+    """Exact scores of a policy on the toy: dict of success (gold), sloppy, hedge, per_prompt."""
+    pi = policy.probs()                                        # (N, V)
+    per_prompt = (pi * reward_table("gold")).sum(axis=1)      # (N,)
+    sloppy = (pi * reward_table("sloppy")).sum(axis=1)        # (N,)
+    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(),
+                hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
+
+
+def toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
+    """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
+
+    rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
+    baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
+    """
+    N = policy.S
+    states = np.repeat(np.arange(N), K)[:, None]               # (B, 1), prompt-major
+    mask = np.ones_like(states, dtype=np.float64)              # (B, 1): one token each
+    tokens = policy.sample(states, rng)                        # (B, 1) y ~ pi(.|x)
+    r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
+    if beta > 0:                                               # eq. (kl_reward), data only
+        logp, _ = policy.logp(states, tokens, mask)            # (B, 1)
+        logp_ref, _ = ref.logp(states, tokens, mask)           # (B, 1)
+        r = kl_in_reward(r, logp, logp_ref, mask, beta)
+    A = advantages(r.reshape(N, K), baseline).reshape(-1, 1)   # (B, 1) eq. (pg_normalized)
+    dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
+    policy.theta -= lr * policy.backward(states, tokens, mask, dlogp)
+
+
+def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
+          record_every=0):
+    """Train from the reference with n_responses per prompt (n_responses // K steps).
+
+    Returns (policy, ref, curve): curve is a list of (responses drawn per prompt, success)
+    every ``record_every`` steps (empty when 0). The generator is np.random.default_rng(seed).
+    """
+    K = int_scalar(K, "K", low=1)
+    n_responses = int_scalar(n_responses, "n_responses", low=K)
+    beta = float_scalar(beta, "beta", low=0.0)
+    rng = rng_check(np.random.default_rng(seed))
+    ref = TabularPolicy(reference_theta())
+    policy = ref.copy()
+    rewards = reward_table(grader)
+    curve = [(0, evaluate(policy)["success"])] if record_every else []
+    for step in range(n_responses // K):
+        toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
+        if record_every and (step + 1) % record_every == 0:
+            curve.append(((step + 1) * K, evaluate(policy)["success"]))
+    return policy, ref, curve
