@@ -95,7 +95,7 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
     w = _weights(weights, pi.shape[0])
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
         return -np.inf
-    pos = pi > 0
+    pos = (pi > 0) & (beta > 0)                                   # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)                                 # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
     per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)         # (N,) eq. (kl_objective)
