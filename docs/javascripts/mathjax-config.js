@@ -8,6 +8,10 @@ window.MathJax = {
     displayMath: [["\\[", "\\]"]],
     processEscapes: true,
     processEnvironments: true,
+    // Equation labels are the code's names, e.g. \tag{pg_token}. The full build loads the
+    // textmacros package, which parses \text and \tag contents as TeX and rejects a bare "_";
+    // without it, tag text is taken literally and the label reads exactly as the code cites it.
+    packages: { "[-]": ["textmacros"] },
   },
   options: {
     ignoreHtmlClass: ".*|",
