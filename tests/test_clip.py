@@ -1,0 +1,151 @@
+"""Clipped ratio: gradient against finite differences (clipped and unclipped tokens, both signs),
+REINFORCE at rho = 1, clip-higher, the boundary convention and the clip fraction."""
+
+import numpy as np
+import pytest
+
+from minirl_lm import clip as clip_mod
+from minirl_lm.clip import clip_fraction, clipped_surrogate
+from minirl_lm.reinforce import AGGS, reinforce_loss, token_weights
+
+
+def fd_grad(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        g[i] = (f(xp) - f(xm)) / (2 * h)
+    return g
+
+
+def ratio_batch(rng, B=8, T=6, eps=0.2, eps_high=0.28):
+    """logp, logp_old with log-ratios in [-0.6, 0.6], none within 1e-3 of a clip boundary."""
+    lengths = rng.integers(1, T + 1, size=B)
+    lengths[0], lengths[-1] = 0, T
+    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)
+    logp_old = -rng.uniform(0.1, 3.0, size=(B, T))
+    d = rng.uniform(-0.6, 0.6, size=(B, T))
+    for edge in (np.log(1 - eps), np.log(1 + eps), np.log(1 + eps_high)):
+        near = np.abs(d - edge) < 1e-3
+        d[near] += 3e-3                                       # away from the kink, by construction
+    logp = (logp_old + d) * mask
+    logp_old = logp_old * mask
+    adv = rng.normal(size=(B, T))                             # per-token, both signs
+    return logp, logp_old, adv, mask
+
+
+@pytest.mark.parametrize("agg", AGGS)
+@pytest.mark.parametrize("eps_high", [None, 0.28])
+def test_clip_dlogp_matches_finite_differences(agg, eps_high):
+    rng = np.random.default_rng(0)
+    logp, logp_old, adv, mask = ratio_batch(rng)
+    f = lambda x: clipped_surrogate(x, logp_old, adv, mask, 0.2, eps_high, agg)[0]
+    _, d = clipped_surrogate(logp, logp_old, adv, mask, 0.2, eps_high, agg)
+    g = fd_grad(f, logp)
+    real = mask > 0
+    assert (d[real] == 0).sum() >= 5 and (d[real] != 0).sum() >= 5   # both branches present
+    assert (adv[real & (d == 0)] > 0).any() and (adv[real & (d == 0)] < 0).any()
+    assert np.abs(d - g).max() < 1e-9                         # FD error ~h^2 rho A + 1e-16/h
+    assert (d[~real] == 0).all()
+
+
+@pytest.mark.parametrize("agg", AGGS)
+def test_at_rho_one_gradient_equals_reinforce(agg):
+    rng = np.random.default_rng(1)
+    logp, _, adv, mask = ratio_batch(rng)
+    A = rng.normal(size=mask.shape[0])
+    loss_c, d_clip = clipped_surrogate(logp, logp.copy(), A, mask, agg=agg)
+    loss_r, d_rf = reinforce_loss(logp, A, mask, agg)
+    assert np.array_equal(d_clip, d_rf)                       # exactly: rho = exp(0) = 1
+    assert clip_fraction(logp, logp.copy(), A, mask) == 0.0
+
+
+def test_theta_gradient_through_the_policy():
+    from minirl_lm.mdp import TokenMDP
+    from minirl_lm.policy import TabularPolicy
+    rng = np.random.default_rng(2)
+    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
+    old = TabularPolicy(rng.normal(size=(mdp.S, 3)))
+    ro = mdp.rollout(old, 5, rng)
+    logp_old, _ = old.logp(ro.states, ro.tokens, ro.mask)
+    theta = old.theta + rng.normal(scale=0.4, size=old.theta.shape)
+    adv = rng.normal(size=ro.mask.shape[0])
+
+    def loss(th):
+        lp, _ = TabularPolicy(th).logp(ro.states, ro.tokens, ro.mask)
+        return clipped_surrogate(lp, logp_old, adv, ro.mask)[0]
+
+    pol = TabularPolicy(theta)
+    lp, _ = pol.logp(ro.states, ro.tokens, ro.mask)
+    rho = np.exp(lp - logp_old)[ro.mask > 0]
+    assert np.abs(np.abs(rho - 1) - 0.2).min() > 1e-4         # no token at the kink
+    assert clip_fraction(lp, logp_old, adv, ro.mask) > 0
+    dtheta = pol.backward(ro.states, ro.tokens, ro.mask,
+                          clipped_surrogate(lp, logp_old, adv, ro.mask)[1])
+    g = fd_grad(loss, theta.copy(), h=1e-6)
+    assert np.abs(dtheta - g).max() < 1e-8
+
+
+def test_clip_higher_and_fraction_hand_values():
+    mask = np.ones((1, 4))
+    logp_old = np.zeros((1, 4))
+    logp = np.log(np.array([[1.25, 1.25, 0.7, 0.9]]))
+    adv = np.array([[1.0, -1.0, -1.0, -1.0]])
+    # symmetric eps=0.2: token 0 (A>0, rho>1.2) and token 2 (A<0, rho<0.8) are clipped
+    _, d = clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, agg="seq_sum")
+    assert d[0, 0] == 0 and d[0, 2] == 0 and d[0, 1] != 0 and d[0, 3] != 0
+    assert clip_fraction(logp, logp_old, adv, mask, eps=0.2) == 0.5
+    # clip-higher eps_high=0.28 lets token 0 keep pulling; the low side is unchanged
+    _, d = clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=0.28, agg="seq_sum")
+    assert d[0, 0] == -1.25 and d[0, 2] == 0
+    assert clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=0.28) == 0.25
+
+
+def test_boundary_takes_the_unclipped_derivative():
+    for delta in np.linspace(0.05, 0.3, 200):                 # find rho with 1 + (rho - 1) == rho
+        rho = np.exp(delta)
+        if 1.0 + (rho - 1.0) == rho:
+            break
+    eps = rho - 1.0
+    logp = np.array([[delta]]) - 1.0
+    _, d = clipped_surrogate(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps,
+                             agg="seq_sum")
+    assert d[0, 0] == -rho * 2.0                              # tie: rho A, documented
+    assert clip_fraction(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps) == 0
+
+
+def test_weight_copy_agrees_with_reinforce():
+    rng = np.random.default_rng(3)
+    _, _, _, mask = ratio_batch(rng)
+    for agg in AGGS:
+        assert np.array_equal(clip_mod._token_weights(mask, agg, None), token_weights(mask, agg))
+        assert np.array_equal(clip_mod._token_weights(mask, agg, 9), token_weights(mask, agg, 9))
+
+
+M = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+L = -np.ones((2, 3)) * M
+A2 = np.ones(2)
+BAD = [
+    (lambda: clipped_surrogate(L[0], L, A2, M), ValueError, "logp"),
+    (lambda: clipped_surrogate(L, L[:, :2], A2, M), ValueError, "logp_old"),
+    (lambda: clipped_surrogate(L, L, A2, M[:, :2]), ValueError, "mask"),
+    (lambda: clipped_surrogate(L, L, np.ones(3), M), ValueError, "adv"),
+    (lambda: clipped_surrogate(L, L, A2, M * 2), ValueError, "mask"),
+    (lambda: clipped_surrogate(L, L * np.nan, A2, M), ValueError, "logp_old"),
+    (lambda: clipped_surrogate(L, L, A2, M, eps=0.0), ValueError, "eps"),
+    (lambda: clipped_surrogate(L, L, A2, M, eps=1.5), ValueError, "eps"),
+    (lambda: clipped_surrogate(L, L, A2, M, eps="0.2"), TypeError, "eps"),
+    (lambda: clipped_surrogate(L, L, A2, M, eps_high=-0.1), ValueError, "eps_high"),
+    (lambda: clipped_surrogate(L, L, A2, M, agg="mean"), ValueError, "agg"),
+    (lambda: clipped_surrogate(L, L, A2, M, agg="constant", max_len=1), ValueError, "max_len"),
+    (lambda: clip_fraction(L, L, A2, np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])), ValueError,
+     "mask"),
+    (lambda: clip_fraction(L, "x", A2, M), TypeError, "logp_old"),
+]
+
+
+@pytest.mark.parametrize("call, exc, name", BAD)
+def test_bad_input(call, exc, name):
+    with pytest.raises(exc, match=name):
+        call()
