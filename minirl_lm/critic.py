@@ -1,0 +1,141 @@
+"""The token-MDP view: a tabular critic over prefixes, TD errors, GAE, per-token KL shaping.
+
+Each token is an action a_t = y_t taken in the state s_t = (x, y_<t); the response ends in a
+terminal state whose value is 0. A critic V(s) is a table over state ids, shape (S,).
+
+Per-token KL shaping (the reward PPO-based RLHF optimizes): at every real token t of a response
+of length L,
+
+    r_t = -beta (log pi(y_t|s_t) - log pi_ref(y_t|s_t)) + 1[t = L - 1] R(x, y)   eq. (kl_shaped_reward)
+
+TD error, GAE and Monte-Carlo returns, with V(s_L) = 0 at the terminal state:
+
+    delta_t = r_t + gamma V(s_{t+1}) - V(s_t)                                      eq. (td_error)
+    A_t = delta_t + gamma lam A_{t+1},  A_L = 0                                     eq. (gae)
+    G_t = r_t + gamma G_{t+1},          G_L = 0                                     eq. (mc_return)
+
+Two identities the tests check: lam = 1 gives A_t = G_t - V(s_t) (the sum telescopes), lam = 0
+gives A_t = delta_t. With V = 0, gamma = lam = 1 and the terminal reward alone, A_t = R(x, y) at
+every token: one response-level weight on every token's score, the bandit view. A nonzero V,
+lam < 1, gamma < 1 or the per-token KL gives different tokens different advantages: only the
+token MDP can say what those mean.
+
+Critic fitting. The value loss over the real tokens of the batch, M = sum(mask) of them,
+
+    L_V = (1 / M) sum_{b,t} mask 0.5 (V(s_bt) - target_bt)^2                      eq. (value_loss)
+    dL_V / dV[s] = (1 / M) sum_{b,t: s_bt = s} mask (V(s_bt) - target_bt)       (scatter into s)
+
+with targets G_t (Monte Carlo) or r_t + gamma V(s_{t+1}) (TD(0), held fixed: a semi-gradient).
+A response of length 0 (an all-padding row) gets no reward, no TD error, no advantage, no loss.
+
+Inputs are per-token arrays (B, T) with the mask (design.md s.4); values are a (S,) table.
+Demonstrated by `pytest tests/test_critic.py`. Imports NumPy and minirl_lm.checks only.
+"""
+
+import numpy as np
+
+from minirl_lm.checks import (choice, float_array, float_scalar, int_array, mask_array,
+                              same_shape)
+
+
+def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
+    """KL-shaped per-token rewards (B, T), eq. (kl_shaped_reward); 0 at padding.
+
+    terminal_reward: (B,) R(x, y); logp, logp_ref: (B, T) token log-probs; mask: (B, T); beta >= 0.
+    The KL term is treated as data (no gradient through it), as in PPO-based RLHF.
+    """
+    mask = mask_array(mask, "mask")
+    R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
+    logp = float_array(logp, "logp", shape=mask.shape)
+    logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
+    beta = float_scalar(beta, "beta", low=0.0)
+    r = -beta * (logp - logp_ref) * mask                          # (B, T) eq. (kl_shaped_reward)
+    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)
+    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all
+    r[rows, lengths[rows] - 1] += R[rows]                         # score at the last real token
+    return r
+
+
+def td_errors(values, states, rewards, mask, gamma=1.0):
+    """delta_t = r_t + gamma V(s_{t+1}) - V(s_t) (B, T), eq. (td_error); V(terminal) = 0.
+
+    values: (S,); states: (B, T) state ids; rewards: (B, T) per-token; mask: (B, T).
+    """
+    values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    return _td(values, states, rewards, mask, gamma)
+
+
+def _td(values, states, rewards, mask, gamma):
+    v = values[states] * mask                                     # (B, T) V(s_t), 0 at padding
+    v_next = np.zeros_like(v)                                     # (B, T) V(s_{t+1})
+    v_next[:, :-1] = v[:, 1:]                                     # 0 after the last real token
+    return (rewards + gamma * v_next - v) * mask                  # eq. (td_error)
+
+
+def gae(deltas, mask, gamma=1.0, lam=1.0):
+    """GAE advantages A_t = delta_t + gamma lam A_{t+1} (B, T), eq. (gae); 0 at padding."""
+    mask = mask_array(mask, "mask")
+    deltas = float_array(deltas, "deltas", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    lam = float_scalar(lam, "lam", low=0.0, high=1.0)
+    return _backward_sum(deltas * mask, mask, gamma * lam)
+
+
+def monte_carlo_returns(rewards, mask, gamma=1.0):
+    """G_t = r_t + gamma G_{t+1} (B, T), eq. (mc_return); 0 at padding."""
+    mask = mask_array(mask, "mask")
+    rewards = float_array(rewards, "rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    return _backward_sum(rewards * mask, mask, gamma)
+
+
+def _backward_sum(x, mask, c):
+    out = np.zeros_like(x)                                        # (B, T)
+    acc = np.zeros(x.shape[0])                                    # (B,) the sum from t+1 on
+    for t in range(x.shape[1] - 1, -1, -1):                       # right to left
+        acc = (x[:, t] + c * acc) * mask[:, t]                    # padding resets to 0
+        out[:, t] = acc
+    return out
+
+
+def value_loss(values, states, targets, mask):
+    """Mean squared value error over real tokens and its gradient on the table, eq. (value_loss).
+
+    values: (S,); states, targets, mask: (B, T). Returns ``(loss, dvalues (S,))``.
+    An all-padding batch has loss 0 and gradient 0.
+    """
+    values, states, targets, mask = _check_batch(values, states, targets, mask, "targets")
+    M = max(mask.sum(), 1.0)                                      # real tokens
+    err = (values[states] - targets) * mask                       # (B, T) V(s_t) - target_t
+    loss = 0.5 * np.sum(err * err) / M                            # eq. (value_loss)
+    dvalues = np.zeros_like(values)                               # (S,)
+    np.add.at(dvalues, states, err / M)                           # d/dV(s_t) = err / M, scattered
+    return float(loss), dvalues
+
+
+def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
+    """One gradient step of the tabular critic on eq. (value_loss); returns ``(new_values, loss)``.
+
+    target="mc": regress V(s_t) on G_t; target="td0": on r_t + gamma V(s_{t+1}) from the
+    current table (held fixed). rewards: (B, T) per-token rewards; lr > 0.
+    """
+    values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    choice(target, "target", {"mc", "td0"})
+    if target == "mc":
+        y = _backward_sum(rewards * mask, mask, gamma)            # (B, T) eq. (mc_return)
+    else:
+        y = _td(values, states, rewards, mask, gamma) + values[states] * mask   # r + gamma V(s')
+    loss, dvalues = value_loss(values, states, y, mask)
+    return values - lr * dvalues, loss
+
+
+def _check_batch(values, states, per_token, mask, name):
+    values = float_array(values, "values", ndim=1)
+    mask = mask_array(mask, "mask")
+    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
+    per_token = float_array(per_token, name, shape=mask.shape)
+    same_shape("mask", mask, "states", states)
+    return values, states, per_token, mask
