@@ -1,0 +1,204 @@
+"""The group is a biased baseline: E[centred update] = ((K-1)/K) grad J, measured by enumeration.
+
+One prompt, a bandit: V = 5 one-token responses, a fixed reference policy pi = softmax(theta)
+and a reward per response. The exact policy gradient of J = E_{y~pi} r(y) on theta is
+
+    grad J = sum_y pi(y) r(y) (onehot(y) - pi) = pi * (r - E_pi r)            eq. (pg_vanilla)
+
+A group is K independent draws y_1..y_K ~ pi; its update is
+
+    u = (1/K) sum_k A_k (onehot(y_k) - pi)
+
+with A from advantages.py: mean-centred, eq. (pg_centred), leave-one-out, eq. (pg_loo), or
+standardized (population std, eps = 1e-8), eq. (pg_normalized). The update depends on the group
+only through its multiset of draws, so E[u] is an exact finite sum: every multiset of K draws
+from V responses (C(V+K-1, K) of them, 495 at V = 5, K = 8), weighted by its multinomial
+probability K! / prod(c_y!) prod pi(y)^c_y.
+
+Printed per K = 1..8:
+- centred: <E u, g> / <g, g> beside (K-1)/K, and max |E u - ((K-1)/K) g| (zero to rounding:
+  E u is parallel to g, not just its projection);
+- leave-one-out: the same ratio (1 to rounding) and max |E u - g|; undefined at K = 1;
+- standardized: the cosine of E u to g and its scale <E u, g> / <g, g>;
+- Monte Carlo: the centred ratio from --mc-groups sampled groups, mean of <u_i, g> / <g, g>
+  with its standard error, np.random.default_rng(seed) restarted for each K.
+
+The default rewards have three levels and ties, r = (0.1, 0, 0, 1, 1): the two correct responses
+are the two least likely under pi, and the likeliest one earns a little partial credit. The ties
+matter for the standardized baseline (a group of equal rewards has zero advantage) and the three
+levels matter for its cosine: with binary rewards (try --rewards 1,0,0,1,0) the expected
+standardized update of one prompt is exactly parallel to g, because the update sums to zero over
+the vocabulary and is symmetric among the correct and among the wrong responses; with three
+levels it is not. Here most small groups hold no correct response, and standardizing blows the
+0.1-versus-0 difference up to unit size, so E[u] leans toward the partial-credit response.
+
+    $ python examples/group_bias.py
+    $ python examples/group_bias.py --rewards 1,0,0,1,0 --plot bias.svg
+"""
+
+import argparse
+import itertools
+import math
+
+import numpy as np
+
+from minirl_lm.advantages import centred, leave_one_out, standardized
+from minirl_lm.policy import TabularPolicy
+
+THETA = (1.0, 0.5, 0.0, -0.5, -1.0)     # the fixed reference logits, V = 5
+REWARDS = (0.1, 0.0, 0.0, 1.0, 1.0)     # three levels with ties: partial credit on the likeliest
+
+
+def group_updates(tokens, adv, pi):
+    """u = (1/K) sum_k A_k (onehot(y_k) - pi) for G groups: tokens, adv (G, K), pi (V,) -> (G, V)."""
+    V = pi.shape[0]
+    score = np.eye(V)[tokens] - pi                             # (G, K, V) grad log pi(y_k)
+    return (adv[:, :, None] * score).mean(axis=1)              # (G, V)
+
+
+def multisets(V, K, pi):
+    """Every multiset of K draws from V tokens, as sorted token tuples (M, K), and its probability (M,)."""
+    tokens = np.array(list(itertools.combinations_with_replacement(range(V), K)), dtype=np.int64)
+    counts = np.stack([(tokens == v).sum(axis=1) for v in range(V)], axis=1)   # (M, V)
+    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row])
+                     for row in counts])                       # (M,) multinomial coefficient
+    prob = coef * np.prod(pi[None, :] ** counts, axis=1)       # (M,)
+    return tokens, prob
+
+
+BASELINES = {
+    "centred": centred,
+    "loo": leave_one_out,
+    "standardized": lambda r: standardized(r, eps=1e-8, ddof=0),
+}
+
+
+def exact_expected_update(pi, r, K, baseline):
+    """E[u] over all groups of K draws, by enumeration: (V,). Raises as the baseline does (loo, K = 1)."""
+    tokens, prob = multisets(pi.shape[0], K, pi)               # (M, K), (M,)
+    adv = BASELINES[baseline](r[tokens])                       # (M, K)
+    return prob @ group_updates(tokens, adv, pi)               # (V,)
+
+
+def mc_ratio(policy, r, K, g, baseline, n, seed):
+    """Mean and standard error of <u_i, g> / <g, g> over n sampled groups of K."""
+    rng = np.random.default_rng(seed)
+    pi = policy.probs()[0]
+    tokens = policy.sample(np.zeros((n, K), dtype=np.int64), rng)   # (n, K)
+    adv = BASELINES[baseline](r[tokens])                       # (n, K)
+    s = group_updates(tokens, adv, pi) @ g / (g @ g)           # (n,)
+    se = s.std(ddof=1) / math.sqrt(n) if n > 1 else float("nan")
+    return float(s.mean()), float(se)
+
+
+def measure(theta, r, Ks, mc_groups, seed):
+    """One row of measurements per K (a list of dicts)."""
+    policy = TabularPolicy(np.asarray(theta, dtype=np.float64)[None, :])
+    pi = policy.probs()[0]                                     # (V,)
+    g = pi * (r - pi @ r)                                      # (V,) grad J, eq. (pg_vanilla)
+    rows = []
+    for K in Ks:
+        row = {"K": K, "shrink": (K - 1) / K}
+        Ec = exact_expected_update(pi, r, K, "centred")
+        row["centred"] = Ec @ g / (g @ g)
+        row["centred_dev"] = np.abs(Ec - (K - 1) / K * g).max()
+        row["mc"], row["mc_se"] = mc_ratio(policy, r, K, g, "centred", mc_groups, seed)
+        if K >= 2:
+            El = exact_expected_update(pi, r, K, "loo")
+            row["loo"] = El @ g / (g @ g)
+            row["loo_dev"] = np.abs(El - g).max()
+        else:
+            row["loo"] = row["loo_dev"] = None                 # no "others" at K = 1
+        Es = exact_expected_update(pi, r, K, "standardized")
+        ns = np.linalg.norm(Es)
+        row["std_cos"] = Es @ g / (ns * np.linalg.norm(g)) if ns > 0 else None
+        row["std_scale"] = Es @ g / (g @ g)
+        rows.append(row)
+    return pi, g, rows
+
+
+def print_table(pi, r, g, rows, mc_groups, seed):
+    print("one prompt, V = %d responses" % len(r))
+    print("pi(y)      " + " ".join(f"{p:7.4f}" for p in pi))
+    print("r(y)       " + " ".join(f"{x:7.4f}" for x in r))
+    print("grad J     " + " ".join(f"{x:7.4f}" for x in g))
+    print()
+    print("ratio = <E[update], grad J> / |grad J|^2, exact by enumeration over all groups;")
+    print(f"MC: {mc_groups} sampled groups per K, np.random.default_rng({seed}), mean +- s.e.")
+    print()
+    head = (f"{'K':>2}  {'(K-1)/K':>8}  {'centred':>17}  {'max dev':>8}  "
+            f"{'MC centred':>18}  {'LOO':>17}  {'max dev':>8}  {'std cos':>8}  {'std scale':>9}")
+    print(head)
+    print("-" * len(head))
+    for w in rows:
+        loo = "undefined" if w["loo"] is None else f"{w['loo']:.15f}"
+        loo_dev = "-" if w["loo_dev"] is None else f"{w['loo_dev']:.1e}"
+        cos = "E[u] = 0" if w["std_cos"] is None else f"{w['std_cos']:.6f}"
+        mc = f"{w['mc']:.4f} +- {w['mc_se']:.4f}"
+        print(f"{w['K']:>2}  {w['shrink']:8.6f}  {w['centred']:17.15f}  {w['centred_dev']:8.1e}  "
+              f"{mc:>18}  {loo:>17}  {loo_dev:>8}  {cos:>8}  {w['std_scale']:9.6f}")
+    devs = [w["centred_dev"] for w in rows]
+    loo_devs = [w["loo_dev"] for w in rows if w["loo_dev"] is not None]
+    print()
+    print(f"max over K of |E[centred update] - (K-1)/K grad J|: {max(devs):.1e}")
+    print(f"max over K of |E[leave-one-out update] - grad J|:   {max(loo_devs):.1e}")
+    print(f"max over K of |MC centred - (K-1)/K| / s.e.:        "
+          f"{max(abs(w['mc'] - w['shrink']) / w['mc_se'] for w in rows if w['mc_se'] > 0):.2f}")
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.hashsalt"] = "group_bias"
+    Ks = np.array([w["K"] for w in rows])
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    ax[0].plot(Ks, (Ks - 1) / Ks, "-", color="0.6", label="(K-1)/K")
+    ax[0].plot(Ks, [w["centred"] for w in rows], "o", label="centred, exact")
+    ax[0].errorbar(Ks + 0.12, [w["mc"] for w in rows], yerr=[2 * w["mc_se"] for w in rows],
+                   fmt="s", ms=3, label="centred, MC (2 s.e.)")
+    loo = [(w["K"], w["loo"]) for w in rows if w["loo"] is not None]
+    ax[0].plot(*zip(*loo), "^", label="leave-one-out, exact")
+    ax[0].set_xlabel("K (responses per prompt)")
+    ax[0].set_ylabel("<E[update], grad J> / |grad J|^2")
+    ax[0].legend(fontsize=8)
+    std = [(w["K"], w["std_cos"]) for w in rows if w["std_cos"] is not None]
+    ax[1].plot(*zip(*std), "o-")
+    ax[1].set_xlabel("K (responses per prompt)")
+    ax[1].set_ylabel("cos(E[standardized update], grad J)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def parse_floats(text):
+    return tuple(float(x) for x in text.split(","))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--K-max", type=int, default=8, help="largest group size (default 8)")
+    p.add_argument("--rewards", type=parse_floats, default=REWARDS,
+                   help="comma-separated reward per response (default 0.1,0,0,1,1)")
+    p.add_argument("--theta", type=parse_floats, default=THETA,
+                   help="comma-separated reference logits (default 1,0.5,0,-0.5,-1)")
+    p.add_argument("--mc-groups", type=int, default=20000,
+                   help="sampled groups per K for the Monte-Carlo column (default 20000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo column")
+    p.add_argument("--plot", metavar="PATH", help="write a figure (SVG or PNG by extension)")
+    args = p.parse_args(argv)
+    if len(args.rewards) != len(args.theta):
+        p.error(f"--rewards: expected {len(args.theta)} values (one per response), "
+                f"got {len(args.rewards)}")
+    if args.K_max < 1 or args.mc_groups < 2:
+        p.error("--K-max: expected >= 1 and --mc-groups: expected >= 2")
+    r = np.array(args.rewards, dtype=np.float64)               # (V,)
+    pi, g, rows = measure(args.theta, r, range(1, args.K_max + 1), args.mc_groups, args.seed)
+    print_table(pi, r, g, rows, args.mc_groups, args.seed)
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"\nfigure written to {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
