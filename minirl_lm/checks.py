@@ -32,13 +32,11 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = np.asarray(x)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating)
-                                   or np.issubdtype(arr.dtype, np.integer)
-                                   or arr.dtype == bool):
+    if arr.dtype.kind not in "fiub":                          # float, int, uint, bool
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
     arr = arr.astype(np.float64, copy=False)
     _check_shape(arr, name, ndim, shape)
-    if finite:
+    if finite and not np.isfinite(arr).all():
         if np.isnan(arr).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
         bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
@@ -51,7 +49,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
 def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
     arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype.kind not in "iu":                            # signed or unsigned integers
         raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
     arr = arr.astype(np.int64, copy=False)
     _check_shape(arr, name, ndim, shape)
@@ -66,8 +64,9 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 def mask_array(x, name="mask", shape=None):
     """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
     arr = float_array(x, name, ndim=2, shape=shape)
-    if not np.isin(arr, (0.0, 1.0)).all():
-        bad = arr[~np.isin(arr, (0.0, 1.0))]
+    binary = (arr == 0.0) | (arr == 1.0)
+    if not binary.all():
+        bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {bad.flat[0]!r}")
     if arr.shape[1] > 1 and (np.diff(arr, axis=1) > 0).any():
         row = int(np.nonzero((np.diff(arr, axis=1) > 0).any(axis=1))[0][0])

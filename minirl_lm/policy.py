@@ -82,12 +82,16 @@ class TabularPolicy:
         states = int_array(states, "states", low=0, high=self.S)
         flat = states.ravel()                             # (M,)
         u = rng.random(flat.size)                         # (M,)
-        out = np.empty(flat.size, np.int64)
-        for s in np.unique(flat):                         # one CDF per visited state
-            cdf = np.cumsum(softmax_table(self.theta[s:s + 1])[0])   # (V,)
-            cdf /= cdf[-1]
-            sel = flat == s
-            out[sel] = cdf.searchsorted(u[sel], side="right")
+        visited, row = np.unique(flat, return_inverse=True)
+        cdf = np.cumsum(softmax_table(self.theta[visited]), axis=1)  # (S_visited, V)
+        cdf /= cdf[:, -1:]
+        if flat.size * self.V <= 1 << 22:                 # small: one comparison table
+            out = (cdf[row] <= u[:, None]).sum(axis=1)    # = searchsorted(cdf, u, 'right')
+        else:                                             # large: one search per state
+            out = np.empty(flat.size, np.int64)
+            for i in range(visited.size):
+                sel = row == i
+                out[sel] = cdf[i].searchsorted(u[sel], side="right")
         return out.reshape(states.shape)
 
     # ---- forward: token log-probs ---------------------------------------

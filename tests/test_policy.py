@@ -175,3 +175,14 @@ BAD = [
 def test_bad_input_is_rejected_with_a_named_error(call, exc, name):
     with pytest.raises(exc, match=rf"^{name}:"):
         call()
+
+
+def test_sampling_large_path_matches_rng_choice():
+    # M * V > 2**22 takes the one-search-per-state branch; it must draw the same tokens.
+    rng = np.random.default_rng(6)
+    theta = rng.normal(size=(2, 1024))
+    pi = softmax_table(theta)
+    r1, r2 = np.random.default_rng(7), np.random.default_rng(7)
+    want = np.concatenate([r1.choice(1024, 2500, p=pi[x]) for x in range(2)])
+    got = TabularPolicy(theta).sample(np.repeat(np.arange(2), 2500), r2)
+    np.testing.assert_array_equal(got, want)

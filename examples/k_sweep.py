@@ -1,0 +1,89 @@
+"""The group is the baseline: success of a sampled response after training, for each group size K.
+
+The chapter's toy (minirl_lm/tasks.py): four arithmetic prompts, nine one-token answers, the gold
+grader, beta = 0, lr = 2, 6400 responses per prompt for every K (so 6400 / K steps), the generator
+np.random.default_rng(seed) restarted for each K. Each step samples K responses per prompt,
+standardizes their rewards within the group and takes one step on the log-probs.
+
+    $ python examples/k_sweep.py
+    $ python examples/k_sweep.py --baseline mean --K 1 2 4 --responses 1600
+    $ python examples/k_sweep.py --plot k_sweep.svg
+"""
+
+import argparse
+import math
+
+from minirl_lm.policy import TabularPolicy
+from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--K", type=int, nargs="+", default=[1, 2, 4, 8, 32],
+                   help="group sizes (responses per prompt per step)")
+    p.add_argument("--responses", type=int, default=6400,
+                   help="responses drawn per prompt over the whole run (steps = responses // K)")
+    p.add_argument("--seed", type=int, default=1, help="np.random.default_rng(seed), restarted per K")
+    p.add_argument("--lr", type=float, default=2.0, help="learning rate")
+    p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
+                   help="group baseline (loo is undefined at K = 1 and skips it)")
+    p.add_argument("--plot", metavar="PATH", help="draw success against responses drawn")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    runs = {}
+    for K in args.K:
+        if args.baseline == "loo" and K == 1:
+            print(f"K = {K:2d}: leave-one-out is undefined (no other response in the group)")
+            continue
+        every = max(1, args.responses // K // 50) if args.plot else 0
+        runs[K] = train(K, args.responses, args.seed, lr=args.lr, baseline=args.baseline,
+                        record_every=every)
+        print(f"K = {K:2d}: success of a sampled response {evaluate(runs[K][0])['success']:.3f}")
+
+    print()
+    if 1 in runs:
+        policy, ref, _ = runs[1]
+        same = policy.theta.tobytes() == ref.theta.tobytes()
+        print(f"K =  1: after {args.responses} steps theta is bitwise equal to the reference: {same}")
+        print("        (one response per group: r - mean(r) = 0 exactly, so every advantage is 0)")
+    exact = 0.5 / (8 + math.exp(HEDGE_LOGIT))
+    ref_eval = evaluate(TabularPolicy(reference_theta()))
+    ref_success = ref_eval["success"]
+    print(f"reference success, exact: 0.5 / (8 + e^-4) = {exact:.5f}; computed from the table: "
+          f"{ref_success:.5f} (not 1/16 = {1 / 16:.5f})")
+
+    print("\nper-prompt success (two prompts have no correct honest answer: 0.500 is a ceiling)")
+    print("  K  " + "".join(f"{x:>8s}" for x in PROMPTS) + "    mean")
+    print("ref  " + "".join(f"{v:8.3f}" for v in ref_eval["per_prompt"])
+          + f"{ref_success:8.3f}")
+    for K, (policy, _, _) in runs.items():
+        ev = evaluate(policy)
+        print(f"{K:3d}  " + "".join(f"{v:8.3f}" for v in ev["per_prompt"]) + f"{ev['success']:8.3f}")
+
+    if args.plot:
+        plot(runs, args.plot)
+
+
+def plot(runs, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for K, (_, _, curve) in runs.items():
+        n, s = zip(*curve)
+        ax.plot(n, s, label=f"K = {K}")
+    ax.axhline(0.5, color="gray", lw=0.8, ls="--")
+    ax.set_xlabel("responses drawn per prompt")
+    ax.set_ylabel("success of a sampled response")
+    ax.set_ylim(0, 0.55)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+if __name__ == "__main__":
+    main()
