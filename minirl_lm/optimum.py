@@ -36,8 +36,9 @@ optimum's odds are pi*(hedge) / pi*(honest) = exp(-l + g / beta): the hedge is p
 beta < g / l (the chapter's toy: g = 1, l = 4, threshold 1/4).                   eq. (exploit_threshold)
 
 Probability tables in, not log-probs: these functions need whole distributions (design.md s.2).
-The tree functions take a TokenMDP with ids="enumerate" (its prefix enumeration: ``S``, ``V``,
-``prefix_of``, ``state_id``, ``step``, ``is_terminal``) but do not import minirl_lm.mdp.
+The tree functions (soft_values, tilted_optimum_tree, kl_objective_tree) take a TokenMDP with
+ids="enumerate" and use its prefix enumeration (``S``, ``V``, ``prompts``, ``prefix_of``,
+``state_id``, ``step``, ``is_terminal``); they do not import minirl_lm.mdp.
 Demonstrated by `pytest tests/test_optimum.py`. Imports NumPy and minirl_lm.checks only.
 """
 
@@ -119,14 +120,8 @@ def _weights(weights, N):
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
-def soft_values(mdp, pi_ref, grader, beta):
-    """Soft values by backward induction on the prefix tree of ``mdp``, eq. (soft_bellman).
-
-    mdp: a TokenMDP with ids="enumerate"; pi_ref: (S, V) per-state probabilities;
-    grader(prompt, response) -> terminal reward (response: tuple of token ids, EOS included).
-    Returns ``(values (S,), q (S, V))``; values of the prompts' root states are beta log Z(x).
-    """
-    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
+def _induction(mdp, grader, backup):
+    """Backward induction on the prefix tree: Q(s, a) from the children, V(s) = backup(s, Q(s, .))."""
     values = np.zeros(mdp.S)                                       # (S,)
     q = np.zeros((mdp.S, mdp.V))                                   # (S, V)
     for s in range(mdp.S - 1, -1, -1):                             # ids are level by level: deepest first
@@ -137,8 +132,19 @@ def soft_values(mdp, pi_ref, grader, beta):
                 q[s, a] = _reward(grader, mdp.prompts[n], child)   # terminal V = r
             else:
                 q[s, a] = values[mdp.state_id(n, child)]
-        _, values[s] = _tilt(pi_ref[s], q[s], beta)                # eq. (soft_bellman)
+        values[s] = backup(s, q[s])
     return values, q
+
+
+def soft_values(mdp, pi_ref, grader, beta):
+    """Soft values by backward induction on the prefix tree of ``mdp``, eq. (soft_bellman).
+
+    mdp: a TokenMDP with ids="enumerate"; pi_ref: (S, V) per-state probabilities;
+    grader(prompt, response) -> terminal reward (response: tuple of token ids, EOS included).
+    Returns ``(values (S,), q (S, V))``; values of the prompts' root states are beta log Z(x).
+    """
+    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
+    return _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
 
 
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
@@ -149,14 +155,38 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     return np.exp(log_pi_star)
 
 
-def _check_tree(mdp, pi_ref, grader, beta):
+def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
+    """Eq. (kl_objective) for a per-state policy pi (S, V) on the prefix tree of ``mdp``.
+
+    Policy evaluation with the per-token KL, V(s) = sum_a pi(a|s) [Q(s, a) - beta log(pi/pi_ref)],
+    whose root values sum the token KLs into KL(pi(y|x) || pi_ref(y|x)) over whole responses.
+    Returns the scalar J(pi) (mu_0 = weights over prompts, uniform by default); at
+    tilted_optimum_tree it equals the mean of the root soft values.
+    """
+    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta, beta_zero=True)
+    pi = _prob_table(pi, "pi", shape=pi_ref.shape)
+    pos = (pi > 0) & (beta > 0)
+    log_ratio = np.zeros_like(pi)                                  # (S, V), 0 log 0 = 0
+    with np.errstate(divide="ignore"):                             # pi_ref = 0 < pi: KL = +inf
+        log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+
+    def backup(s, q_s):                                            # actions pi never takes add 0
+        with np.errstate(invalid="ignore"):
+            return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
+
+    values, _ = _induction(mdp, grader, backup)
+    roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
+    return float(_weights(weights, mdp.N) @ values[roots])
+
+
+def _check_tree(mdp, pi_ref, grader, beta, beta_zero=False):
     if getattr(mdp, "ids", None) != "enumerate":
         raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
                         f" with ids={getattr(mdp, 'ids', None)!r}")
     if not callable(grader):
         raise TypeError(f"grader: expected a callable grader(prompt, response), got {type(grader).__name__}")
     pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
-    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=True)
+    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
 
 
 def _reward(grader, prompt, response):

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from minirl_lm.mdp import TokenMDP
-from minirl_lm.optimum import (exploit_threshold, hedge_odds, kl_objective, optimal_value,
-                               soft_values, tilted_optimum, tilted_optimum_tree)
+from minirl_lm.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
+                               optimal_value, soft_values, tilted_optimum, tilted_optimum_tree)
 
 
 def _bandit(seed=0, N=3, Y=5):
@@ -96,6 +96,38 @@ def test_tree_optimum_is_the_closed_form_on_whole_responses(eos, max_len, beta):
     assert err < 1e-12
 
 
+def test_tree_objective_is_the_sequence_objective_and_peaks_at_the_tree_optimum():
+    mdp = TokenMDP(prompts=[0, 1], V=3, eos=1, max_len=3)
+    rng = np.random.default_rng(5)
+    pi_ref = rng.dirichlet(np.ones(3), size=mdp.S)
+    pi = rng.dirichlet(np.ones(3), size=mdp.S)
+    beta = 0.4
+    pi_star = tilted_optimum_tree(mdp, pi_ref, grader, beta)
+    J, J_star = (kl_objective_tree(mdp, p, pi_ref, grader, beta) for p in (pi, pi_star))
+    J_seq, kl_star = 0.0, 0.0
+    for n in range(mdp.N):                                     # E_pi r - beta KL over whole responses
+        for y in _responses(mdp, n):
+            p, q, s = (_seq_prob(mdp, t, n, y) for t in (pi, pi_ref, pi_star))
+            J_seq += (p * grader(n, y) - beta * p * np.log(p / q)) / mdp.N
+            kl_star += p * np.log(p / s) / mdp.N
+    values, _ = soft_values(mdp, pi_ref, grader, beta)
+    roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
+    assert abs(J - J_seq) < 1e-12
+    assert abs(J_star - values[roots].mean()) < 1e-12
+    assert abs((J_star - J) - beta * kl_star) < 1e-12          # J(pi*) - J(pi) = beta KL(pi || pi*)
+
+
+def test_tree_objective_is_minus_inf_only_off_the_support_of_reachable_states():
+    mdp = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)      # states: (), (0,), (1,)
+    pi_ref = np.array([[0.5, 0.5], [1.0, 0.0], [0.5, 0.5]])
+    r = lambda x, y: float(sum(y))
+    pi = np.array([[0.0, 1.0], [0.0, 1.0], [0.5, 0.5]])         # state (0,) is never reached
+    assert kl_objective_tree(mdp, pi, pi_ref, r, 1.0) == pytest.approx(1.5 - np.log(2))
+    pi[0] = [0.5, 0.5]                                         # now it is: y = (0, 1) has pi_ref 0
+    assert kl_objective_tree(mdp, pi, pi_ref, r, 1.0) == -np.inf
+    assert kl_objective_tree(mdp, pi, pi_ref, r, 0.0) == 1.25  # beta = 0: E r, no KL
+
+
 def test_tree_at_one_token_is_the_bandit_closed_form():
     mdp = TokenMDP(prompts=[0, 1, 2], V=4, eos=None, max_len=1)
     pi_ref, r = _bandit(2, N=3, Y=4)
@@ -170,6 +202,10 @@ MDP = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)
     (lambda: soft_values(MDP, np.full((2, 2), 0.5), grader, 1.0), ValueError, "pi_ref"),
     (lambda: soft_values(MDP, np.full((3, 2), 0.5), lambda x, y: np.nan, 1.0), ValueError, "grader"),
     (lambda: tilted_optimum_tree(MDP, np.full((3, 2), 0.5), grader, 0.0), ValueError, "beta"),
+    (lambda: kl_objective_tree(MDP, np.full((3, 2), 0.7), np.full((3, 2), 0.5), grader, 1.0),
+     ValueError, "pi"),
+    (lambda: kl_objective_tree(MDP, np.full((3, 2), 0.5), np.full((3, 2), 0.5), grader, -1.0),
+     ValueError, "beta"),
     (lambda: exploit_threshold(0.0, 4.0), ValueError, "gap"),
     (lambda: exploit_threshold(1.0, -4.0), ValueError, "log_odds"),
     (lambda: hedge_odds(1.0, 4.0, 0.0), ValueError, "beta"),
