@@ -1,0 +1,111 @@
+"""The loophole: a sloppy grader, a hedge that passes it everywhere, and the price beta puts on it.
+
+The chapter's toy (minirl_lm/tasks.py) trained against the sloppy grader (a grep: the hedge "one of
+4, 12, 64 or 81" contains every answer), K = 32, 400 steps, KL to the reference folded into the
+reward with weight beta, np.random.default_rng(seed) restarted for each beta. Beside each trained
+row: the tilted optimum pi_ref exp(r / beta) / Z of the sloppy reward, eq. (kl_optimum).
+
+    $ python examples/loophole.py
+    $ python examples/loophole.py --seeds 20
+    $ python examples/loophole.py --plot loophole.svg
+"""
+
+import argparse
+
+import numpy as np
+
+from minirl_lm.optimum import exploit_threshold, tilted_optimum
+from minirl_lm.policy import TabularPolicy
+from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--betas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
+    p.add_argument("--K", type=int, default=32, help="responses per prompt per step")
+    p.add_argument("--steps", type=int, default=400, help="training steps")
+    p.add_argument("--seed", type=int, default=2, help="np.random.default_rng(seed), restarted per beta")
+    p.add_argument("--seeds", type=int, default=0,
+                   help="also train with seeds 0..N-1 and print mean and spread per beta")
+    p.add_argument("--plot", metavar="PATH", help="draw gold and hedge against beta")
+    return p.parse_args(argv)
+
+
+def optimum_scores(beta):
+    """sloppy/gold/hedge of the tilted optimum of the sloppy reward (beta = 0: the beta -> 0 limit)."""
+    pi_ref = TabularPolicy(reference_theta()).probs()           # (N, V)
+    r = reward_table("sloppy")                                   # (N, V)
+    if beta > 0:
+        pi = tilted_optimum(pi_ref, r, beta)                     # eq. (kl_optimum)
+    else:                                                        # all mass on the best rewards, split by pi_ref
+        best = pi_ref * (r == r.max(axis=1, keepdims=True))
+        pi = best / best.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):                       # log 0 = -inf: a token of probability 0
+        return evaluate(TabularPolicy(np.log(pi)))
+
+
+def trained_scores(beta, K, steps, seed):
+    policy, _, _ = train(K, K * steps, seed, grader="sloppy", beta=beta)
+    return evaluate(policy)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    rows = {}
+    for beta in args.betas:
+        ev, opt = trained_scores(beta, args.K, args.steps, args.seed), optimum_scores(beta)
+        rows[beta] = ev
+        print(f"beta = {beta:.1f}: sloppy {ev['sloppy']:.2f}, gold {ev['success']:.2f}, "
+              f"hedge {ev['hedge']:.2f}    tilted optimum: sloppy {opt['sloppy']:.2f}, "
+              f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}")
+
+    # the exploit's price, from the task's own tables (a hard prompt: "8*8", row 2)
+    logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
+    honest = [y for y in range(len(r)) if y != HEDGE]
+    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
+    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
+    print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}: the hedge beats any one "
+          f"honest answer iff beta < gap / log-odds = {exploit_threshold(gap, log_odds):.4f}")
+    # the hedge is a majority iff exp(-l + g/beta) > number of honest answers
+    majority = gap / (log_odds + np.log(len(honest)))
+    pi_star = tilted_optimum(TabularPolicy(reference_theta()).probs(), reward_table("sloppy"), majority)
+    print(f"the hedge is a majority of a hard prompt iff beta < gap / (log-odds + log {len(honest)}) = "
+          f"{majority:.4f} (there, the optimum's hedge mass is {pi_star[2, HEDGE]:.4f})")
+
+    if args.seeds:
+        print(f"\nspread over seeds 0..{args.seeds - 1} (mean +- std [min, max]) beside seed {args.seed}:")
+        for beta in args.betas:
+            runs = [trained_scores(beta, args.K, args.steps, s) for s in range(args.seeds)]
+            cells = []
+            for key, name in (("sloppy", "sloppy"), ("success", "gold"), ("hedge", "hedge")):
+                v = np.array([e[key] for e in runs])
+                cells.append(f"{name} {rows[beta][key]:.2f} | {v.mean():.2f} +- {v.std():.2f} "
+                             f"[{v.min():.2f}, {v.max():.2f}]")
+            print(f"beta = {beta:.1f}: " + ";  ".join(cells))
+
+    if args.plot:
+        plot(rows, args.plot)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0.02, max(0.6, max(rows)), 120)
+    opt = [optimum_scores(b) for b in grid]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(grid, [o["success"] for o in opt], color="C0", label="gold, tilted optimum")
+    ax.plot(grid, [o["hedge"] for o in opt], color="C3", label="hedge, tilted optimum")
+    ax.plot(list(rows), [e["success"] for e in rows.values()], "o", color="C0", label="gold, trained")
+    ax.plot(list(rows), [e["hedge"] for e in rows.values()], "s", color="C3", label="hedge, trained")
+    ax.axvline(0.25, color="gray", lw=0.8, ls="--")
+    ax.set_xlabel("beta")
+    ax.set_ylabel("mean probability")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+if __name__ == "__main__":
+    main()
