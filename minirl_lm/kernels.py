@@ -139,10 +139,11 @@ def dense_logp(logits, tokens, mask):
 def dense_backward(logits, tokens, mask, w):
     """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t]))."""
     B, T, V = logits.shape
-    dlogits = np.zeros((B, T, V))                   # (B, T, V)
+    dlogits = np.empty((B, T, V))                   # (B, T, V), each row written once
     for b in range(B):
         for t in range(T):
             if mask[b, t] == 0.0:
+                dlogits[b, t, :] = 0.0
                 continue
             z = logits[b, t]
             m, lse = _row_lse(z)
