@@ -78,6 +78,8 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
     prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
     chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
     rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
+    if prompt.size == 0:
+        raise ValueError("prompt: expected at least one pair, got shape (0,)")
     loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
     dr_phi = np.zeros_like(r_phi)                   # (N, Y)
     np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate

@@ -226,6 +226,8 @@ Z3 = np.zeros(3)
     (lambda: reward_table_loss(np.zeros((2, 3)), [2], [0], [1]), ValueError, "prompt"),
     (lambda: reward_table_loss(np.zeros((2, 3)), [0], [3], [1]), ValueError, "chosen"),
     (lambda: reward_table_loss(np.zeros((2, 3)), [0], [0], [0.5]), TypeError, "rejected"),
+    (lambda: reward_table_loss(np.zeros((2, 3)), np.zeros(0, int), np.zeros(0, int),
+                               np.zeros(0, int)), ValueError, "prompt"),
     (lambda: dpo_loss(Z3, Z3, Z3, Z3, 0.0), ValueError, "beta"),
     (lambda: dpo_loss(Z3, Z3, Z3, Z3, -1.0), ValueError, "beta"),
     (lambda: dpo_loss(Z3, Z3, Z3, np.zeros(4), 1.0), ValueError, "seq_logp_ref_r"),
