@@ -53,6 +53,9 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
     mu = int_scalar(mu, "mu", low=1)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
     choice(baseline, "baseline", BASELINES)
+    if not callable(grader):
+        raise TypeError(f"grader: expected a callable grader(prompt, response), got "
+                        f"{type(grader).__name__}")
     for name, p in (("policy", policy), ("ref_policy", ref_policy)):
         if not all(hasattr(p, a) for a in ("logp", "backward", "theta")):
             raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
