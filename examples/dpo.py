@@ -1,0 +1,260 @@
+"""The contract: DPO recovers the tilted optimum; a learned reward is an estimate an optimizer exploits.
+
+A one-token task with a known true reward r(x, y): N = 4 prompts, Y = 10 responses each. Four
+responses are common under pi_ref (logit 0) and carry r = 0, 1, 2, 3; six are rare (logit -3,
+about 1% each) and carry r = -2 .. 1, rotated from prompt to prompt. Preference pairs are drawn
+from pi_ref and labelled by a Bradley-Terry model of r, eq. (bradley_terry), so the rare
+responses are compared only a handful of times.
+
+1. DPO, eq. (dpo), fitted by full-batch gradient descent on a tabular policy (the gradient is
+   dpo_loss's, reaching theta through policy.backward). With Bradley-Terry temperature 1 its
+   population optimum is the tilted optimum pi* = pi_ref exp(r / beta) / Z at the DPO beta,
+   eq. (kl_optimum). KL(pi_theta || pi*) is printed as training goes, on the sample and on the
+   population loss (infinite data): the gap between the two is estimation error, the population
+   column is optimization error alone.
+2. A tabular Bradley-Terry reward model r_phi fitted on the same pairs (Newton's method to
+   convergence, a weak Gaussian prior of std --prior-std so that a response that won every
+   comparison it was in has a finite estimate). r is identifiable up to a per-prompt constant:
+   errors are printed after centring each prompt's row.
+3. The contract: optimize hard against r_phi. The tilted optimum of r_phi, traced from large beta
+   to small, climbs the proxy reward monotonically; the true reward rises, peaks and falls as
+   KL(pi || pi_ref) grows, because the optimizer finds the rare responses r_phi overrates. The
+   column "best" is the most true reward any policy gets within the same KL (the tilted optimum
+   of r itself, or its greedy limit once the KL exceeds what that limit needs).
+
+    $ python examples/dpo.py
+    $ python examples/dpo.py --pairs 30000          # more data: smaller errors, later peak
+    $ python examples/dpo.py --plot contract.svg
+"""
+
+import argparse
+
+import numpy as np
+
+from minirl_lm.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
+from minirl_lm.kl import exact_kl
+from minirl_lm.optimum import tilted_optimum
+from minirl_lm.policy import TabularPolicy, softmax_table
+
+N, N_COMMON, N_RARE = 4, 4, 6
+Y = N_COMMON + N_RARE
+RARE_LOGIT = -3.0
+R_COMMON = np.array([0.0, 1.0, 2.0, 3.0])
+R_RARE = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0])
+
+
+def make_task():
+    """True reward r (N, Y) and reference logits theta_ref (N, Y)."""
+    r = np.empty((N, Y))
+    for x in range(N):                                         # rotate so prompts differ
+        r[x, :N_COMMON] = np.roll(R_COMMON, x)
+        r[x, N_COMMON:] = np.roll(R_RARE, x)
+    theta_ref = np.zeros((N, Y))
+    theta_ref[:, N_COMMON:] = RARE_LOGIT
+    return r, theta_ref
+
+
+def _sigmoid(z):
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+# ---------------------------------------------------------------- preference data as weighted triples
+
+def sample_triples(prompt, chosen, rejected):
+    """Distinct (x, y_c, y_r) triples of a sample and their frequencies (weights summing to 1)."""
+    key = (prompt * Y + chosen) * Y + rejected                 # (P,)
+    uniq, counts = np.unique(key, return_counts=True)
+    return uniq // (Y * Y), (uniq // Y) % Y, uniq % Y, counts / key.size
+
+
+def population_triples(reward, mu):
+    """Every (x, a, b), a != b, with weight mu_0(x) mu(a|x) mu(b|x) sigma(r_a - r_b): infinite data."""
+    x, a, b = np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij")   # (N, Y, Y)
+    keep = a != b                                              # a tie teaches nothing
+    x, a, b = x[keep], a[keep], b[keep]
+    w = mu[x, a] * mu[x, b] * _sigmoid(reward[x, a] - reward[x, b]) / N   # eq. (bradley_terry)
+    return x, a, b, w
+
+
+# ---------------------------------------------------------------- 1. DPO by gradient descent
+
+def fit_dpo(theta_ref, triples, beta, lr, checkpoints, pi_star):
+    """Full-batch gradient descent on the weighted DPO loss; KL(pi_theta || pi*) at checkpoints."""
+    x, c, rj, w = triples
+    policy, ref = TabularPolicy(theta_ref), TabularPolicy(theta_ref)
+    states = np.concatenate([x, x])[:, None]                   # (2P, 1) one token per response
+    tokens = np.concatenate([c, rj])[:, None]                  # (2P, 1) chosen, then rejected
+    mask = np.ones(states.shape)                               # (2P, 1)
+    P = x.size
+    _, seq_ref = ref.logp(states, tokens, mask)                # (2P,) data: no gradient
+    trace = []
+    for step in range(max(checkpoints) + 1):
+        if step in checkpoints:
+            pi = policy.probs()
+            trace.append((step, exact_kl(pi, pi_star).mean(), 0.5 * np.abs(pi - pi_star).sum(1).mean()))
+        _, seq = policy.logp(states, tokens, mask)             # (2P,) log pi_theta(y | x)
+        _, (d_c, d_r) = dpo_loss(seq[:P], seq[P:], seq_ref[:P], seq_ref[P:], beta, weights=w)  # eq. (dpo)
+        dlogp = token_grad(np.concatenate([d_c, d_r]), mask)   # (2P, 1)
+        policy.theta -= lr * policy.backward(states, tokens, mask, dlogp)   # (N, Y)
+    return policy, trace
+
+
+# ---------------------------------------------------------------- 2. Bradley-Terry reward model
+
+def fit_reward_model(prompt, chosen, rejected, prior_std, iters=50):
+    """MAP tabular r_phi: mean BT loss + ||r_phi||^2 / (2 prior_std^2 P), by Newton's method.
+
+    Gradient from reward_table_loss; the Hessian of the mean BT loss is, per prompt,
+    (1/P) sum_p sigma(m_p) sigma(-m_p) (e_c - e_r)(e_c - e_r)^T, m_p = r_c - r_r.
+    """
+    P = prompt.size
+    lam = 1.0 / (prior_std ** 2 * P)
+    r_phi = np.zeros((N, Y))
+    for _ in range(iters):
+        _, grad = reward_table_loss(r_phi, prompt, chosen, rejected)          # (N, Y)
+        grad = grad + lam * r_phi
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]                    # (P,)
+        s = _sigmoid(m) * _sigmoid(-m) / P                                     # (P,) curvature
+        H = np.zeros((N, Y, Y))
+        np.add.at(H, (prompt, chosen, chosen), s)
+        np.add.at(H, (prompt, rejected, rejected), s)
+        np.add.at(H, (prompt, chosen, rejected), -s)
+        np.add.at(H, (prompt, rejected, chosen), -s)
+        H += lam * np.eye(Y)                                                   # (N, Y, Y)
+        r_phi = r_phi - np.linalg.solve(H, grad[..., None])[..., 0]
+        if np.abs(grad).max() < 1e-12:
+            break
+    return r_phi, np.abs(grad).max()
+
+
+# ---------------------------------------------------------------- 3. optimize against r_phi
+
+def tilt_curve(pi_ref, reward, betas):
+    """Tilted optima of ``reward`` for each beta: (KL(pi || pi_ref) mean over prompts, pi)."""
+    out = []
+    for beta in betas:
+        pi = tilted_optimum(pi_ref, reward, beta)               # eq. (kl_optimum)
+        out.append((exact_kl(pi, pi_ref).mean(), pi))
+    return out
+
+
+def best_at_kl(pi_ref, r, kl_target):
+    """True reward of the tilted optimum of r whose KL to pi_ref is kl_target (bisection on log beta)."""
+    lo, hi = -8.0, 8.0                                         # KL falls as log beta grows
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        pi = tilted_optimum(pi_ref, r, np.exp(mid))
+        lo, hi = (mid, hi) if exact_kl(pi, pi_ref).mean() > kl_target else (lo, mid)
+    return gain(tilted_optimum(pi_ref, r, np.exp(hi)), pi_ref, r)
+
+
+def gain(pi, pi_ref, reward):
+    """Mean over prompts of E_pi reward - E_pi_ref reward (free of any per-prompt constant)."""
+    return float(((pi - pi_ref) * reward).sum(axis=1).mean())
+
+
+# ---------------------------------------------------------------- the program
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--pairs", type=int, default=300, help="preference pairs sampled from pi_ref")
+    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the pairs")
+    p.add_argument("--beta", type=float, default=1.0, help="the DPO beta")
+    p.add_argument("--lr", type=float, default=4.0, help="DPO gradient-descent step size")
+    p.add_argument("--steps", type=int, default=2000, help="DPO gradient steps")
+    p.add_argument("--prior-std", type=float, default=10.0,
+                   help="std of the Gaussian prior on each r_phi entry (reward model)")
+    p.add_argument("--plot", metavar="PATH", help="draw true and proxy reward against KL")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    r, theta_ref = make_task()
+    pi_ref = softmax_table(theta_ref)                           # (N, Y)
+    rng = np.random.default_rng(args.seed)
+    prompt, chosen, rejected = bt_sample_preferences(r, pi_ref, args.pairs, rng)
+    rare = np.arange(Y) >= N_COMMON
+    seen = np.zeros((N, Y), int)
+    np.add.at(seen, (prompt, chosen), 1)
+    np.add.at(seen, (prompt, rejected), 1)
+    print(f"task: N = {N} prompts, Y = {Y} responses; pi_ref mass of one common response "
+          f"{pi_ref[0, 0]:.3f}, of one rare response {pi_ref[0, -1]:.4f}")
+    print(f"{args.pairs} pairs from pi_ref (seed {args.seed}): a common response appears in "
+          f"{seen[:, ~rare].mean():.1f} pairs on average, a rare one in {seen[:, rare].mean():.1f} "
+          f"({(seen[:, rare] == 0).sum()} of {rare.sum() * N} rare responses never)")
+
+    # 1. DPO on the sample and on the population, against the tilted optimum at the same beta
+    pi_star = tilted_optimum(pi_ref, r, args.beta)              # eq. (kl_optimum)
+    checkpoints = sorted({0, 1, 10, 30, 100, 300, 1000, args.steps} & set(range(args.steps + 1)))
+    _, trace_s = fit_dpo(theta_ref, sample_triples(prompt, chosen, rejected), args.beta, args.lr,
+                         checkpoints, pi_star)
+    _, trace_p = fit_dpo(theta_ref, population_triples(r, pi_ref), args.beta, args.lr,
+                         checkpoints, pi_star)
+    print(f"\n1. DPO (beta = {args.beta:g}, lr = {args.lr:g}) against pi* = pi_ref exp(r/beta)/Z: "
+          f"KL(pi_theta || pi*) and total variation, mean over prompts")
+    print(f"{'step':>6s}  {'KL sample':>10s}  {'TV sample':>10s}  {'KL population':>14s}  "
+          f"{'TV population':>14s}")
+    for (step, kl_s, tv_s), (_, kl_p, tv_p) in zip(trace_s, trace_p):
+        print(f"{step:6d}  {kl_s:10.4f}  {tv_s:10.4f}  {kl_p:14.2e}  {tv_p:14.2e}")
+    j = int(np.argmin([t[1] for t in trace_s]))
+    d = chosen != rejected                                      # (P,) a tie teaches nothing
+    won, lost = np.zeros((N, Y), int), np.zeros((N, Y), int)
+    np.add.at(won, (prompt[d], chosen[d]), 1)
+    np.add.at(lost, (prompt[d], rejected[d]), 1)
+    undefeated = int(((won > 0) & (lost == 0)).sum())        # its logit lowers the loss forever
+    print(f"sample KL is smallest at step {trace_s[j][0]} ({trace_s[j][1]:.4f}); {undefeated} responses "
+          f"never lost a comparison, so the sample DPO loss has no finite minimizer and descent keeps "
+          f"pushing them up")
+
+    # 2. the Bradley-Terry reward model, errors after centring each prompt's row
+    r_phi, g_max = fit_reward_model(prompt, chosen, rejected, args.prior_std)
+    err = (r_phi - r_phi.mean(1, keepdims=True)) - (r - r.mean(1, keepdims=True))   # (N, Y)
+    top = r_phi.argmax(axis=1)                                  # (N,) what a greedy optimizer picks
+    print(f"\n2. Bradley-Terry reward model r_phi (Newton, prior std {args.prior_std:g}, "
+          f"max |gradient| {g_max:.1e}); error after centring each prompt")
+    print(f"{'responses':>10s}  {'rms error':>10s}  {'max error':>10s}")
+    for name, sel in (("common", ~rare), ("rare", rare), ("all", np.ones(Y, bool))):
+        e = err[:, sel]
+        print(f"{name:>10s}  {np.sqrt((e ** 2).mean()):10.3f}  {e.max():10.3f}")
+    print(f"argmax of r_phi per prompt: response {top.tolist()} "
+          f"(rare: {rare[top].tolist()}), true reward {r[np.arange(N), top].tolist()}; "
+          f"true best {r.max(axis=1).tolist()}")
+
+    # 3. the contract: the tilted optimum of r_phi from large beta to small
+    betas = np.geomspace(10.0, 0.03, 11)
+    curve = tilt_curve(pi_ref, r_phi, betas)
+    rows = [(b, kl, gain(pi, pi_ref, r_phi), gain(pi, pi_ref, r), best_at_kl(pi_ref, r, kl))
+            for b, (kl, pi) in zip(betas, curve)]
+    print("\n3. optimize against r_phi: pi = pi_ref exp(r_phi/beta)/Z; rewards are gains over pi_ref")
+    print(f"{'beta':>7s}  {'KL':>6s}  {'proxy':>6s}  {'true':>6s}  {'best':>6s}")
+    for b, kl, proxy, true, best in rows:
+        print(f"{b:7.3f}  {kl:6.3f}  {proxy:6.3f}  {true:6.3f}  {best:6.3f}")
+    i = int(np.argmax([row[3] for row in rows]))
+    print(f"true reward peaks at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, true {rows[i][3]:.3f}) "
+          f"and ends at {rows[-1][3]:.3f}; the proxy ends at {rows[-1][2]:.3f}")
+
+    if args.plot:
+        plot(rows, args.plot)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, kl, proxy, true, best = map(np.array, zip(*rows))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(kl, proxy, "o-", label="proxy: learned reward r_phi")
+    ax.plot(kl, true, "o-", label="true reward r")
+    ax.plot(kl, best, "--", color="gray", label="best true reward at this KL")
+    ax.set_xlabel("KL(pi || pi_ref), mean over prompts")
+    ax.set_ylabel("reward gain over pi_ref")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
