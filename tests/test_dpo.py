@@ -53,10 +53,10 @@ def test_dpo_gradient_matches_finite_differences(variant, ls, weighted):
     w = rng.random(P) if weighted else None
     beta = 0.3
     f = lambda a, b: dpo_loss(a, b, lrc, lrr, beta, variant, ls, weights=w)[0]
-    _, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant, ls, weights=w)
+    loss, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant, ls, weights=w)
     err = max(np.abs(dc - fd_grad(lambda x: f(x, lr), lc)).max(),
               np.abs(dr - fd_grad(lambda x: f(lc, x), lr)).max())
-    assert err < FD_TOL
+    assert err < FD_TOL * max(1.0, loss)                   # rounding error of FD scales with |loss|
 
 
 def test_dpo_gradient_reaches_tokens_through_the_mask():
