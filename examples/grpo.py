@@ -1,0 +1,262 @@
+"""GRPO assembled from owned parts, trained on a multi-token task with a verifier.
+
+Each iteration samples K responses per prompt from the current policy (pi_old), scores them with
+the verifier, standardizes the rewards within each group, and takes mu > 1 gradient epochs on the
+same group: the first epoch has rho = 1 everywhere, later epochs move rho away from 1 and the clip
+starts to fire. The KL to the frozen reference is a separate k3 term in the loss, eq. (grpo).
+Everything is measured exactly on the prefix tree (all responses enumerated): the success of a
+sampled response, the KL(pi || pi_ref) of whole responses, and at the end the distance to the
+tilted optimum pi* of the same beta, computed by backward induction (minirl_lm/optimum.py).
+
+The second table trains the same task once per loss aggregation (seq_sum, token_mean,
+seq_mean_token_mean, constant) and measures what each leaves behind: success on the short and the
+long answer, the mean length of the remaining wrong answers, and the probability of a wrong answer
+that runs to the length cap. The per-sequence token mean weighs a token by 1/|y|: a long wrong
+answer is pushed down less per token, a long right answer pulled up less.
+
+    $ python examples/grpo.py                        # both tables (a few seconds)
+    $ python examples/grpo.py --plot grpo.svg        # and the success / KL / clip curves
+    $ python examples/grpo.py --iters 100 --mu 8 --beta 0.1
+"""
+
+import argparse
+
+import numpy as np
+
+from minirl_lm.grpo import grpo_step
+from minirl_lm.mdp import Rollout, TokenMDP
+from minirl_lm.optimum import tilted_optimum_tree
+from minirl_lm.policy import TabularPolicy
+from minirl_lm.reinforce import AGGS
+
+# ---- the task: copy the prompt, exactly, then stop ---------------------------------------------
+EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
+PROMPTS = ("a", "ca", "bca")                  # answers of 2, 3 and 4 tokens (EOS included)
+
+
+def verifier(prompt, response):
+    """Reward 1 iff the response is the prompt's letters followed by EOS, else 0."""
+    return float(tuple(response) == tuple(ALPHABET.index(c) + 1 for c in prompt) + (EOS,))
+
+
+def make_task(max_len=4):
+    return TokenMDP(PROMPTS, V=1 + len(ALPHABET), eos=EOS, max_len=max_len)
+
+
+def reference_logits(mdp, prior):
+    """theta_ref: logit `prior` on the right next token along the answer, 0 elsewhere.
+
+    A reference that half knows the task: at prior = 1 the exact answer has probability
+    (e / (e + 3))^|y| (0.23 for "a", 0.05 for "bca").
+    """
+    theta = np.zeros((mdp.S, mdp.V))                           # (S, V)
+    for s in range(mdp.S):
+        n, prefix = mdp.prefix_of(s)
+        answer = tuple(ALPHABET.index(c) + 1 for c in mdp.prompts[n]) + (EOS,)
+        if prefix == answer[:len(prefix)]:                     # still on the answer's path
+            theta[s, answer[len(prefix)]] = prior
+    return theta
+
+
+# ---- exact evaluation on the prefix tree ------------------------------------------------------
+def all_responses(mdp):
+    """Every response of every prompt as a padded batch (prompt-major)."""
+    rows = []
+
+    def grow(n, prefix):
+        for y in range(mdp.V):
+            child = mdp.step(prefix, y)
+            if mdp.is_terminal(child):
+                rows.append((n, child))
+            else:
+                grow(n, child)
+
+    for n in range(mdp.N):
+        grow(n, ())
+    B, T = len(rows), mdp.max_len
+    states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
+    for b, (n, y) in enumerate(rows):
+        for t in range(len(y)):
+            states[b, t] = mdp.state_id(n, y[:t])
+            tokens[b, t], mask[b, t] = y[t], 1.0
+    prompt = np.array([n for n, _ in rows], np.int64)
+    return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
+
+
+class Exact:
+    """Response-level quantities of a per-state table, by enumerating all responses."""
+
+    def __init__(self, mdp):
+        self.mdp, self.all = mdp, all_responses(mdp)
+        self.r = mdp.score(verifier, self.all)                 # (Y,) reward of every response
+        self.mu0 = np.full(mdp.N, 1.0 / mdp.N)                 # prompts: uniform
+
+    def log_pi(self, log_table):
+        """log pi(y | x) for every response (Y,), from a (S, V) table of log-probs."""
+        a = self.all
+        lp = log_table[a.states, a.tokens] * a.mask            # (Y, T) 0 at padding
+        return lp.sum(axis=1)
+
+    def per_prompt(self, values):
+        return np.bincount(self.all.prompt, values, minlength=self.mdp.N)   # (N,)
+
+    def success(self, lp):
+        return self.per_prompt(np.exp(lp) * self.r)            # (N,) P(correct | x)
+
+    def kl(self, lp, lq):
+        """KL(p || q) of whole responses, per prompt (N,)."""
+        return self.per_prompt(np.exp(lp) * (lp - lq))
+
+    def tv(self, lp, lq):
+        return 0.5 * self.per_prompt(np.abs(np.exp(lp) - np.exp(lq)))
+
+    def wrong_stats(self, lp):
+        """Mean length of the wrong answers, and P(wrong and at the length cap), per prompt."""
+        p, wrong = np.exp(lp), self.r == 0
+        p_wrong = self.per_prompt(p * wrong)
+        mean_len = self.per_prompt(p * wrong * self.all.lengths) / p_wrong
+        at_cap = self.per_prompt(p * wrong * (self.all.lengths == self.mdp.max_len))
+        return mean_len, at_cap
+
+
+def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs=None,
+          iters=None):
+    """GRPO from the reference for args.iters iterations; returns the final policy.
+
+    log: a list that receives one row per iteration (exact success, clip fractions, KL);
+    epochs: a list that receives each iteration's clip fraction per epoch.
+    """
+    rng = np.random.default_rng(seed)
+    policy, ref = TabularPolicy(theta_ref), TabularPolicy(theta_ref)   # start at pi_ref
+    lq = exact.log_pi(ref.log_probs()) if exact is not None else None
+    for it in range(1, (iters or args.iters) + 1):
+        d = grpo_step(policy, ref, mdp, verifier, rng, K=args.K, mu=args.mu, lr=lr or args.lr,
+                      eps=args.eps, eps_high=args.eps_high, beta=args.beta, kl_estimator="k3",
+                      agg=agg)
+        if epochs is not None:
+            epochs.append(d["clip_fraction"])
+        if log is not None:
+            lp = exact.log_pi(policy.log_probs())
+            log.append((it, exact.mu0 @ exact.success(lp), float(np.mean(d["clip_fraction"])),
+                        float(np.max(d["clip_fraction"])), d["kl"], exact.mu0 @ exact.kl(lp, lq)))
+    return policy
+
+
+def plot(path, log, pi_star_success):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    it, succ, clip, _, k3, kl = (np.array(c) for c in zip(*log))
+    fig, ax = plt.subplots(1, 3, figsize=(11, 3.2))
+    ax[0].plot(it, succ, label="GRPO")
+    ax[0].axhline(pi_star_success, color="k", ls="--", lw=1, label="tilted optimum")
+    ax[0].set(xlabel="iteration", ylabel="success (exact)", ylim=(0, 1.02))
+    ax[0].legend(loc="lower right")
+    ax[1].plot(it, kl, label="KL(pi || pi_ref), exact")
+    ax[1].plot(it, k3, label="k3 per token, sampled")
+    ax[1].set(xlabel="iteration", ylabel="KL")
+    ax[1].legend()
+    ax[2].plot(it, clip)
+    ax[2].set(xlabel="iteration", ylabel="clip fraction (mean over epochs)")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seed", type=int, default=0, help="seed of the main run")
+    p.add_argument("--iters", type=int, default=40, help="GRPO iterations")
+    p.add_argument("--K", type=int, default=8, help="responses per prompt (group size)")
+    p.add_argument("--mu", type=int, default=4, help="gradient epochs per group (> 1: clipping fires)")
+    p.add_argument("--lr", type=float, default=4.0, help="step size on theta")
+    p.add_argument("--eps", type=float, default=0.2, help="clip range epsilon (low)")
+    p.add_argument("--eps-high", type=float, default=None, help="clip-higher epsilon (default eps)")
+    p.add_argument("--beta", type=float, default=0.04, help="KL coefficient (k3 term in the loss)")
+    p.add_argument("--prior", type=float, default=1.0, help="reference logit on the right token")
+    p.add_argument("--agg", default="token_mean", choices=AGGS, help="aggregation of the main run")
+    p.add_argument("--every", type=int, default=5, help="print every this many iterations")
+    p.add_argument("--agg-seeds", type=int, default=6,
+                   help="seeds per aggregation mode in the second table (0: skip it)")
+    p.add_argument("--agg-iters", type=int, default=15,
+                   help="iterations per run in the second table (before convergence hides the bias)")
+    p.add_argument("--plot", metavar="PATH", help="draw success, KL and clip fraction to PATH")
+    args = p.parse_args(argv)
+
+    mdp = make_task()
+    theta_ref = reference_logits(mdp, args.prior)
+    exact = Exact(mdp)
+    lq = exact.log_pi(TabularPolicy(theta_ref).log_probs())             # log pi_ref(y|x)
+    pi_star = tilted_optimum_tree(mdp, TabularPolicy(theta_ref).probs(), verifier, args.beta)
+    with np.errstate(divide="ignore"):
+        ls = exact.log_pi(np.log(pi_star))                              # log pi*(y|x)
+
+    print(f"task: copy the prompt {', '.join(PROMPTS)} then EOS; verifier reward 1 iff exact; "
+          f"V = {mdp.V}, max_len = {mdp.max_len}, {len(exact.r)} responses")
+    print(f"GRPO: K = {args.K}, mu = {args.mu} epochs per group, lr = {args.lr:g}, "
+          f"eps = {args.eps:g}, eps_high = {args.eps_high or args.eps:g}, beta = {args.beta:g} (k3), "
+          f"agg = {args.agg}, seed = {args.seed}")
+    print(f"reference: success {exact.mu0 @ exact.success(lq):.3f}; "
+          f"tilted optimum (beta = {args.beta:g}): success {exact.mu0 @ exact.success(ls):.3f}, "
+          f"KL(pi* || pi_ref) {exact.mu0 @ exact.kl(ls, lq):.3f}\n")
+
+    log, epochs = [], []
+    policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs)
+    print(f"{'iter':>5s} {'success':>8s} {'clip frac':>10s} {'(max epoch)':>11s} "
+          f"{'k3/token':>9s} {'KL(pi||ref)':>12s}")
+    for it, succ, clip, clip_max, k3, kl in log:
+        if it == 1 or it % args.every == 0 or it == args.iters:
+            print(f"{it:5d} {succ:8.3f} {clip:10.3f} {clip_max:11.3f} {k3:9.4f} {kl:12.4f}")
+    n_clipped = sum(c > 0 for _, _, c, _, _, _ in log)
+    by_epoch = np.mean(epochs, axis=0)                                  # (mu,)
+    print(f"clipping fired in {n_clipped} of {args.iters} iterations; clip fraction by epoch, "
+          f"mean over iterations: {' '.join(f'{c:.3f}' for c in by_epoch)}")
+    print(f"(epoch 1 of every group has rho = 1 exactly: its largest clip fraction over all "
+          f"iterations is {np.max(np.array(epochs)[:, 0]):.3f})")
+
+    lp = exact.log_pi(policy.log_probs())
+    print(f"\ndistance to the tilted optimum pi* (beta = {args.beta:g}), whole responses, "
+          f"mean over prompts:")
+    print(f"  {'':12s} {'TV(pi, pi*)':>12s} {'KL(pi* || pi)':>14s} {'KL(pi || pi*)':>14s} "
+          f"{'success':>8s}")
+    for name, l in (("reference", lq), ("GRPO final", lp)):
+        print(f"  {name:12s} {exact.mu0 @ exact.tv(l, ls):12.4f} {exact.mu0 @ exact.kl(ls, l):14.4f} "
+              f"{exact.mu0 @ exact.kl(l, ls):14.4f} {exact.mu0 @ exact.success(l):8.3f}")
+    if args.plot:
+        plot(args.plot, log, exact.mu0 @ exact.success(ls))
+        print(f"\nfigure written to {args.plot}")
+
+    if args.agg_seeds <= 0:
+        return
+    # Matched steps: every mode gives a response the same mean total weight 1/B at the reference
+    # (seq_sum gives |y|/B, constant |y|/(B L)), so what differs is how weight depends on |y|.
+    L_ref = exact.mu0 @ exact.per_prompt(np.exp(lq) * exact.all.lengths)   # E_ref |y|
+    lr_of = {"seq_sum": args.lr / L_ref, "token_mean": args.lr, "seq_mean_token_mean": args.lr,
+             "constant": args.lr * mdp.max_len / L_ref}
+    print(f"\nthe aggregation modes side by side ({args.agg_iters} iterations from the reference, "
+          f"mean +- standard error over seeds 0..{args.agg_seeds - 1};\nlr matched so that a "
+          f"response weighs 1/B on average: seq_sum lr / E_ref|y|, constant lr * {mdp.max_len} / "
+          f"E_ref|y|, E_ref|y| = {L_ref:.3f}):")
+    short, long_ = 0, mdp.N - 1                                         # "a" and "bca"
+    print(f"  {'agg':20s} {'success':>13s} {'P(ok | a)':>13s} {'P(ok | bca)':>13s} "
+          f"{'E|y| if wrong':>13s} {'P(wrong, |y|=' + str(mdp.max_len) + ')':>15s}")
+
+    def row(name, l):
+        succ = exact.success(l)
+        mean_len, at_cap = exact.wrong_stats(l)
+        return (exact.mu0 @ succ, succ[short], succ[long_], exact.mu0 @ mean_len,
+                exact.mu0 @ at_cap)
+
+    print(f"  {'(reference)':20s}" + "".join(f" {v:13.3f}" for v in row(None, lq)))
+    for agg in AGGS:
+        runs = np.array([row(agg, exact.log_pi(train(mdp, theta_ref, args, agg, seed, lr=lr_of[agg],
+                                                     iters=args.agg_iters).log_probs()))
+                         for seed in range(args.agg_seeds)])          # (seeds, 5)
+        m = runs.mean(axis=0)
+        se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else 0 * m
+        print(f"  {agg:20s}" + "".join(f" {a:6.3f} +-{e:5.3f}" for a, e in zip(m, se)))
+
+
+if __name__ == "__main__":
+    main()
