@@ -142,7 +142,7 @@ def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs
     return policy
 
 
-def plot(path, log, pi_star_success):
+def plot(path, log, pi_star_success, pi_star_kl):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -155,8 +155,9 @@ def plot(path, log, pi_star_success):
     ax[0].legend(loc="lower right")
     ax[1].plot(it, kl, label="KL(pi || pi_ref), exact")
     ax[1].plot(it, k3, label="k3 per token, sampled")
+    ax[1].axhline(pi_star_kl, color="k", ls="--", lw=1, label="KL(pi* || pi_ref)")
     ax[1].set(xlabel="iteration", ylabel="KL")
-    ax[1].legend()
+    ax[1].legend(loc="upper left", fontsize="small")
     ax[2].plot(it, clip)
     ax[2].set(xlabel="iteration", ylabel="clip fraction (mean over epochs)")
     fig.tight_layout()
@@ -224,7 +225,7 @@ def main(argv=None):
         print(f"  {name:12s} {exact.mu0 @ exact.tv(l, ls):12.4f} {exact.mu0 @ exact.kl(ls, l):14.4f} "
               f"{exact.mu0 @ exact.kl(l, ls):14.4f} {exact.mu0 @ exact.success(l):8.3f}")
     if args.plot:
-        plot(args.plot, log, exact.mu0 @ exact.success(ls))
+        plot(args.plot, log, exact.mu0 @ exact.success(ls), exact.mu0 @ exact.kl(ls, lq))
         print(f"\nfigure written to {args.plot}")
 
     if args.agg_seeds <= 0:
