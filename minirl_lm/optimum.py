@@ -53,7 +53,8 @@ def _prob_table(p, name, shape=None, ndim=2):
         raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
     s = p.sum(axis=-1)
     if not np.allclose(s, 1.0, atol=1e-9):
-        raise ValueError(f"{name}: expected rows summing to 1, got sums {np.round(s, 6).ravel()[:8].tolist()}")
+        raise ValueError(f"{name}: expected rows summing to 1, "
+                         f"got sums {np.round(s, 6).ravel()[:8].tolist()}")
     return p
 
 
@@ -184,7 +185,8 @@ def _check_tree(mdp, pi_ref, grader, beta, beta_zero=False):
         raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
                         f" with ids={getattr(mdp, 'ids', None)!r}")
     if not callable(grader):
-        raise TypeError(f"grader: expected a callable grader(prompt, response), got {type(grader).__name__}")
+        raise TypeError(f"grader: expected a callable grader(prompt, response), "
+                        f"got {type(grader).__name__}")
     pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
     return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
 
