@@ -196,16 +196,17 @@ def main(argv=None):
     print(f"{'step':>6s}  {'KL sample':>10s}  {'TV sample':>10s}  {'KL population':>14s}  "
           f"{'TV population':>14s}")
     for (step, kl_s, tv_s), (_, kl_p, tv_p) in zip(trace_s, trace_p):
-        print(f"{step:6d}  {kl_s:10.4f}  {tv_s:10.4f}  {kl_p:14.2e}  {tv_p:14.2e}")
+        print(f"{step:6d}  {kl_s:10.2e}  {tv_s:10.2e}  {kl_p:14.2e}  {tv_p:14.2e}")
     j = int(np.argmin([t[1] for t in trace_s]))
     d = chosen != rejected                                      # (P,) a tie teaches nothing
     won, lost = np.zeros((N, Y), int), np.zeros((N, Y), int)
     np.add.at(won, (prompt[d], chosen[d]), 1)
     np.add.at(lost, (prompt[d], rejected[d]), 1)
     undefeated = int(((won > 0) & (lost == 0)).sum())        # its logit lowers the loss forever
-    print(f"sample KL is smallest at step {trace_s[j][0]} ({trace_s[j][1]:.4f}); {undefeated} responses "
-          f"never lost a comparison, so the sample DPO loss has no finite minimizer and descent keeps "
-          f"pushing them up")
+    print(f"sample KL is smallest at step {trace_s[j][0]} ({trace_s[j][1]:.2e}); "
+          f"{undefeated} responses won comparisons and never lost one", end="")
+    print(": the sample DPO loss has no finite minimizer, descent keeps pushing them up"
+          if undefeated else "")
 
     # 2. the Bradley-Terry reward model, errors after centring each prompt's row
     r_phi, g_max = fit_reward_model(prompt, chosen, rejected, args.prior_std)
