@@ -223,10 +223,7 @@ def main(argv=None):
           f"true best {r.max(axis=1).tolist()}")
 
     # 3. the contract: the tilted optimum of r_phi from large beta to small
-    betas = np.geomspace(10.0, 0.03, 11)
-    curve = tilt_curve(pi_ref, r_phi, betas)
-    rows = [(b, kl, gain(pi, pi_ref, r_phi), gain(pi, pi_ref, r), best_at_kl(pi_ref, r, kl))
-            for b, (kl, pi) in zip(betas, curve)]
+    rows = contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 11))
     print("\n3. optimize against r_phi: pi = pi_ref exp(r_phi/beta)/Z; rewards are gains over pi_ref")
     print(f"{'beta':>7s}  {'KL':>6s}  {'proxy':>6s}  {'true':>6s}  {'best':>6s}")
     for b, kl, proxy, true, best in rows:
@@ -236,21 +233,30 @@ def main(argv=None):
           f"and ends at {rows[-1][3]:.3f}; the proxy ends at {rows[-1][2]:.3f}")
 
     if args.plot:
-        plot(rows, args.plot)
+        plot(rows, contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 60)), args.plot)
 
 
-def plot(rows, path):
+def contract_rows(pi_ref, r_phi, r, betas):
+    """(beta, KL, proxy gain, true gain, best true gain at that KL) along the tilted optima of r_phi."""
+    return [(b, kl, gain(pi, pi_ref, r_phi), gain(pi, pi_ref, r), best_at_kl(pi_ref, r, kl))
+            for b, (kl, pi) in zip(betas, tilt_curve(pi_ref, r_phi, betas))]
+
+
+def plot(rows, dense, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    _, kl, proxy, true, best = map(np.array, zip(*rows))
+    _, kl, proxy, true, best = map(np.array, zip(*dense))        # curves
+    _, kl_t, proxy_t, true_t, _ = map(np.array, zip(*rows))      # the table's rows as points
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(kl, proxy, "o-", label="proxy: learned reward r_phi")
-    ax.plot(kl, true, "o-", label="true reward r")
-    ax.plot(kl, best, "--", color="gray", label="best true reward at this KL")
-    ax.set_xlabel("KL(pi || pi_ref), mean over prompts")
-    ax.set_ylabel("reward gain over pi_ref")
+    ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $r_\phi$")
+    ax.plot(kl, true, color="C1", label=r"true reward $r$")
+    ax.plot(kl, best, "--", color="gray", label="best true reward within this KL")
+    ax.plot(kl_t, proxy_t, "o", color="C0", ms=4)
+    ax.plot(kl_t, true_t, "o", color="C1", ms=4)
+    ax.set_xlabel(r"$\mathrm{KL}(\pi\,\|\,\pi_{\mathrm{ref}})$, mean over prompts")
+    ax.set_ylabel(r"reward gain over $\pi_{\mathrm{ref}}$")
     ax.legend(frameon=False)
     fig.tight_layout()
     fig.savefig(path)
