@@ -124,7 +124,8 @@ def fit_reward_model(prompt, chosen, rejected, prior_std, iters=50):
         r_phi = r_phi - np.linalg.solve(H, grad[..., None])[..., 0]
         if np.abs(grad).max() < 1e-12:
             break
-    return r_phi, np.abs(grad).max()
+    _, grad = reward_table_loss(r_phi, prompt, chosen, rejected)
+    return r_phi, np.abs(grad + lam * r_phi).max()             # stationarity of the final iterate
 
 
 # ---------------------------------------------------------------- 3. optimize against r_phi
