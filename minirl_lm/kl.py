@@ -6,9 +6,9 @@ Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t
     k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
     k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
 
-k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two terms
-cancel (expm1 alone loses all but ~6 digits of k3 at u = 1e-10); relative error ~1e-14, k3 >= 0. On-policy,
-E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
+k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two
+terms cancel (they keep only ~6 digits of k3 at u = 1e-10); relative error < 1e-14, k3 >= 0.
+On-policy, E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
 data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
 and E[grad k3] = grad KL(pi_ref || pi) (the reverse KL). tests/test_kl.py checks all of it by
 enumeration.
