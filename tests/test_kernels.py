@@ -101,6 +101,20 @@ def test_padding_never_read():
                           K.dense_backward(logits, tokens, mask, w))
 
 
+def test_large_logits_keep_their_digits():
+    """Shift invariance at 1e4: the kernels must compute (z_y - m) - lse, not z_y - (m + lse),
+    whose rounding at 1e4 (ulp 1.8e-12) would swamp the 1e-13 tolerance below. The offsets are
+    multiples of 1/64, so 1e4 + offset is exact and both sides see the same numbers."""
+    rng = np.random.default_rng(8)
+    _, _, states, tokens, mask, _ = case(8, V=5)
+    offsets = rng.integers(-400, 400, (5, 7, 5)) / 64.0                     # (B, T, V)
+    theta_off = rng.integers(-400, 400, (6, 5)) / 64.0                      # (S, V)
+    got = K.dense_logp(offsets + 1e4, tokens, mask)[0]
+    got_tab = K.tabular_logp(theta_off + 1e4, states, tokens, mask)[0]
+    assert np.abs(got - token_logp(offsets, tokens, mask)[0]).max() < 1e-13
+    assert np.abs(got_tab - token_logp(theta_off[states], tokens, mask)[0]).max() < 1e-13
+
+
 def test_gathered_neginf_token():
     theta = np.array([[0.0, -np.inf, 1.0]])
     logits = theta[None]                                                  # (1, 1, 3)
