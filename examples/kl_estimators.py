@@ -175,10 +175,11 @@ def print_placements(ref, reward, beta, lr, iters, pi_star, out):
     pi_rev = reverse_kl_optimum(ref.probs(), reward, beta)
     J_star = kl_objective(pi_star, ref.probs(), reward, beta)
     print()
-    print(f"Part 2. Where each placement trains to: beta = {beta}, exact expected gradient ascent "
-          f"from pi_ref, lr = {lr}, until max|E grad| < 1e-13 or {iters} steps")
-    print("pi* = pi_ref exp(r/beta) / Z, the maximizer of E r - beta KL(pi||ref); "
-          "pi_rev maximizes E r - beta KL(ref||pi)")
+    print(f"Part 2. Where each placement trains to: beta = {beta}")
+    print(f"exact expected gradient ascent from pi_ref, lr = {lr}, until max|E grad| < 1e-13 "
+          f"or {iters} steps")
+    print("pi*    = pi_ref exp(r/beta) / Z maximizes E r - beta KL(pi||ref)")
+    print("pi_rev = beta pi_ref / (lambda - r) maximizes E r - beta KL(ref||pi)")
     print()
     head = (f"{'placement':>12}  {'steps':>5}  {'|grad| end':>10}  {'KL(pi||pi*)':>11}  {'max|pi-pi*|':>11}  "
             f"{'J(pi*)-J(pi)':>12}  {'max|pi-pi_rev|':>14}")
@@ -217,9 +218,11 @@ def plot(policy, ref, out, path):
     ax[0].set_xlabel("u = log pi(y) / pi_ref(y)")
     ax[0].set_ylabel("per-token estimate")
     ax[0].legend(fontsize=8)
-    for placement in PLACEMENTS:
+    styles = {"k1 in reward": "-", "k1 in loss": "-", "k2 in loss": "--", "k3 in loss": "-"}
+    for placement in PLACEMENTS:                               # k1 in reward and k2 in loss coincide
         hist = out[placement][2]
-        ax[1].semilogy(np.arange(1, hist.size + 1), np.maximum(hist, 1e-18), label=placement)
+        ax[1].semilogy(np.arange(1, hist.size + 1), np.maximum(hist, 1e-18), styles[placement],
+                       label=placement)
     ax[1].set_xlabel("exact gradient step")
     ax[1].set_ylabel("KL(pi || pi*)")
     ax[1].legend(fontsize=8)
