@@ -53,9 +53,10 @@ def never_clips():
     for mu in (1, 4):                                               # epochs on each group
         policy = TabularPolicy(np.zeros((mdp.S, mdp.V)))
         rng = np.random.default_rng(0)
-        fracs = [grpo_step(policy, policy.copy(), mdp, grader, rng, K=8, mu=mu, lr=1.0,
-                           beta=0.0)["clip_fraction"] for _ in range(3)]   # 3 groups
-        print(f"mu = {mu}: clip fraction per epoch, 3 groups: {np.round(fracs, 3).tolist()}")
+        for group in range(3):
+            info = grpo_step(policy, policy.copy(), mdp, grader, rng, K=8, mu=mu, lr=1.0, beta=0.0)
+            print(f"mu = {mu}, group {group}: clip fraction per epoch "
+                  f"{np.round(info['clip_fraction'], 3).tolist()}")
 # --8<-- [end:never_clips]
 
 
@@ -95,7 +96,7 @@ def k_equals_1():
     try:
         leave_one_out(r)
     except ValueError as err:
-        print(f"leave-one-out:       ValueError: {err}")
+        print(f"leave-one-out:       ValueError\n  {err}")
 # --8<-- [end:k_equals_1]
 
 
