@@ -82,12 +82,14 @@ class TabularPolicy:
         states = int_array(states, "states", low=0, high=self.S)
         flat = states.ravel()                             # (M,)
         u = rng.random(flat.size)                         # (M,)
-        visited, row = np.unique(flat, return_inverse=True)
-        cdf = np.cumsum(softmax_table(self.theta[visited]), axis=1)  # (S_visited, V)
-        cdf /= cdf[:, -1:]
-        if flat.size * self.V <= 1 << 22:                 # small: one comparison table
-            out = (cdf[row] <= u[:, None]).sum(axis=1)    # = searchsorted(cdf, u, 'right')
-        else:                                             # large: one search per state
+        if flat.size * self.V <= 1 << 22:                 # small: a CDF row per draw
+            cdf = np.cumsum(softmax_table(self.theta[flat]), axis=1)   # (M, V)
+            cdf /= cdf[:, -1:]
+            out = (cdf <= u[:, None]).sum(axis=1)         # = searchsorted(cdf, u, 'right')
+        else:                                             # large: one CDF per visited state
+            visited, row = np.unique(flat, return_inverse=True)
+            cdf = np.cumsum(softmax_table(self.theta[visited]), axis=1)  # (S_visited, V)
+            cdf /= cdf[:, -1:]
             out = np.empty(flat.size, np.int64)
             for i in range(visited.size):
                 sel = row == i
