@@ -118,15 +118,11 @@ class TabularPolicy:
     def backward(self, states, tokens, mask, dlogp):
         """dloss/dtheta (S, V) from dloss/dlogp (B, T), eq. (policy_backward).
 
-        Padding contributes nothing whatever ``dlogp`` holds there. A real token
-        that has probability zero (logit -inf) must carry w = 0: its log-prob is
-        -inf and has no finite gradient, so a nonzero w there is rejected.
+        Padding contributes nothing whatever ``dlogp`` holds there. A real token of
+        probability zero (logit -inf) gets the limit of its derivative, w * (1 - 0), in its
+        own entry: finite, and -inf minus a finite step stays -inf.
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
         w = float_array(dlogp, "dlogp", shape=states.shape)
         w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
-        impossible = np.isneginf(self.theta[states, tokens]) & (w != 0)
-        if impossible.any():
-            raise ValueError("dlogp: expected 0 at real tokens of probability zero "
-                             "(logit -inf), got a nonzero weight there")
         return kernels.tabular_backward(self.theta, states, tokens, mask, w)

@@ -91,8 +91,13 @@ def test_extreme_logits_stay_finite_and_neginf_only_where_gathered():
     g = pol.backward(states[:, :3], tokens[:, :3], mask[:, :3], np.ones((1, 3)))
     assert np.isfinite(g).all()
     assert np.isfinite(pol.probs()).all() and np.isfinite(pol.log_probs()[theta > -np.inf]).all()
-    with pytest.raises(ValueError, match="dlogp"):
-        pol.backward(states, tokens, mask, np.ones((1, 4)))
+    # the impossible token (state 0, token 3) gets the limit 1 - pi = 1 in its own entry
+    g_all = pol.backward(states, tokens, mask, np.array([[0.0, 0.0, 0.0, 1.0]]))
+    want = -pol.probs()[0]
+    want[3] += 1.0
+    assert np.isfinite(g_all).all()
+    np.testing.assert_array_equal(g_all[0], want)
+    assert (g_all[1] == 0).all()
 
 
 def test_sampling_matches_rng_choice_draw_for_draw():
