@@ -24,7 +24,7 @@ import argparse
 import numpy as np
 
 from minirl_lm.grpo import grpo_step
-from minirl_lm.mdp import Rollout, TokenMDP
+from minirl_lm.mdp import TokenMDP
 from minirl_lm.optimum import tilted_optimum_tree
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import AGGS
@@ -59,35 +59,11 @@ def reference_logits(mdp, prior):
 
 
 # ---- exact evaluation on the prefix tree ------------------------------------------------------
-def all_responses(mdp):
-    """Every response of every prompt as a padded batch (prompt-major)."""
-    rows = []
-
-    def grow(n, prefix):
-        for y in range(mdp.V):
-            child = mdp.step(prefix, y)
-            if mdp.is_terminal(child):
-                rows.append((n, child))
-            else:
-                grow(n, child)
-
-    for n in range(mdp.N):
-        grow(n, ())
-    B, T = len(rows), mdp.max_len
-    states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
-    for b, (n, y) in enumerate(rows):
-        for t in range(len(y)):
-            states[b, t] = mdp.state_id(n, y[:t])
-            tokens[b, t], mask[b, t] = y[t], 1.0
-    prompt = np.array([n for n, _ in rows], np.int64)
-    return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
-
-
 class Exact:
     """Response-level quantities of a per-state table, by enumerating all responses."""
 
     def __init__(self, mdp):
-        self.mdp, self.all = mdp, all_responses(mdp)
+        self.mdp, self.all = mdp, mdp.all_responses()
         self.r = mdp.score(verifier, self.all)                 # (Y,) reward of every response
         self.mu0 = np.full(mdp.N, 1.0 / mdp.N)                 # prompts: uniform
 

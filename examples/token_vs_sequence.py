@@ -27,7 +27,7 @@ import numpy as np
 from minirl_lm.clip import clip_fraction, clipped_surrogate
 from minirl_lm.critic import fit_values, gae, monte_carlo_returns, per_token_rewards, td_errors
 from minirl_lm.kl import kl_in_reward
-from minirl_lm.mdp import Rollout, TokenMDP
+from minirl_lm.mdp import TokenMDP
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import reinforce_loss, sequence_reinforce_loss
 
@@ -48,30 +48,6 @@ def make_task(max_len=4):
 
 
 # ---- exact tools: every response, every state value ------------------------------------------
-def all_responses(mdp):
-    """Every response of every prompt as a padded batch (prompt-major)."""
-    rows = []
-
-    def grow(n, prefix):
-        for y in range(mdp.V):
-            child = mdp.step(prefix, y)
-            if mdp.is_terminal(child):
-                rows.append((n, child))
-            else:
-                grow(n, child)
-
-    for n in range(mdp.N):
-        grow(n, ())
-    B, T = len(rows), mdp.max_len
-    states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
-    for b, (n, y) in enumerate(rows):
-        for t in range(len(y)):
-            states[b, t] = mdp.state_id(n, y[:t])
-            tokens[b, t], mask[b, t] = y[t], 1.0
-    prompt = np.array([n for n, _ in rows], np.int64)
-    return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
-
-
 def state_values(mdp, probs):
     """V^pi(s) = E[R | s] on the prefix tree, by backward induction (gamma = 1): (S,)."""
     values = np.zeros(mdp.S)
@@ -176,7 +152,7 @@ def main(argv=None):
     ro = mdp.rollout(pol, args.K, rng)                                  # B = N*K, prompt-major
     R = mdp.score(grader, ro)                                           # (B,)
     B = len(R)
-    allr = all_responses(mdp)                                           # every response
+    allr = mdp.all_responses()                                           # every response
     R_all = mdp.score(grader, allr)
     v_exact = state_values(mdp, pol.probs())                            # (S,) V^pi
     v_fit = np.zeros(mdp.S)                                             # critic fitted on the batch

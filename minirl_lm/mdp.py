@@ -155,6 +155,34 @@ class TokenMDP:
             raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
         return [self.prefix_of(s) for s in range(self.S)]
 
+    def all_responses(self):
+        """Every complete response of every prompt as one padded Rollout (prompt-major,
+        depth-first in token order). For exact expectations by enumeration on small trees:
+        sum_y pi(y|x) f(y) = sum over rows of exp(seq_logp) * f. Enumerate mode only.
+        """
+        if self.ids != "enumerate":
+            raise ValueError("ids: all_responses needs ids='enumerate', got 'lazy'")
+        rows = []
+
+        def grow(n, prefix):                              # depth-first over the prefix tree
+            for y in range(self.V):
+                child = self.step(prefix, y)
+                if self.is_terminal(child):
+                    rows.append((n, child))
+                else:
+                    grow(n, child)
+
+        for n in range(self.N):
+            grow(n, ())
+        B, T = len(rows), self.max_len
+        states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
+        for b, (n, y) in enumerate(rows):
+            for t in range(len(y)):
+                states[b, t] = self.state_id(n, y[:t])
+                tokens[b, t], mask[b, t] = y[t], 1.0
+        prompt = np.array([n for n, _ in rows], np.int64)
+        return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
+
     # ---- rollouts ---------------------------------------------------------
     def rollout(self, policy, K, rng, prompts=None):
         """Sample K responses per prompt from ``policy`` (B = N*K rows, prompt-major).

@@ -148,3 +148,20 @@ def test_grader_returning_nan_is_rejected():
     ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
     with pytest.raises(ValueError, match="grader"):
         mdp.score(lambda p, y: float("nan"), ro)
+
+
+@pytest.mark.parametrize("V,eos,max_len", [(3, 2, 3), (4, None, 2), (2, 0, 4)])
+def test_all_responses_enumerates_every_response_once_and_probabilities_sum_to_one(V, eos, max_len):
+    mdp = TokenMDP(["a", "b"], V=V, eos=eos, max_len=max_len)
+    ro = mdp.all_responses()
+    resp = list(zip(ro.prompt.tolist(), ro.responses()))
+    assert len(set(resp)) == len(resp)
+    A = V - (eos is not None)
+    per_prompt = A ** max_len + (sum(A ** t for t in range(max_len)) if eos is not None else 0)
+    assert len(resp) == 2 * per_prompt
+    pol = random_policy(mdp, seed=4, scale=2.0)
+    _, seq = pol.logp(ro.states, ro.tokens, ro.mask)
+    for n in range(2):
+        assert abs(np.exp(seq[ro.prompt == n]).sum() - 1.0) < 1e-12
+    for b, (n, y) in enumerate(resp):
+        assert mdp.is_terminal(y) and all(ro.states[b, t] == mdp.state_id(n, y[:t]) for t in range(len(y)))
