@@ -25,12 +25,21 @@ Why it is written this way (measured on a 2-core AVX2 machine, see design.md sec
   ``(z_y - m) - lse`` is not rewritten ``z_y - (m + lse)`` (which loses digits at 1e4 logits).
 - the tabular kernels compute each *visited* state's logsumexp once: work S_visited * V + B * T
   instead of B * T * V. The ``*_per_token`` variants are the naive form, kept for the benchmark.
+- the dense backward computes each exponential once: exp(z_v - m) is written into the output row
+  while it is summed, then the row is scaled by -w / sum (the twin exponentiates twice).
+- float32 logits (dense kernels): the exponentials are taken in float32 by ``_exp32`` (8 SIMD
+  lanes instead of 4) and every sum is accumulated in float64; ``logp`` is float64, ``dlogits``
+  float32. Expect agreement with the float64 twin to about 1e-6, not 1e-12.
+- threads are opt-in: ``dense_logp_parallel`` and ``dense_backward_parallel`` are separate
+  module-level ``prange`` kernels (same results, bit for bit); nothing else starts a thread,
+  because on a busy machine threads can be many times slower than one core.
 - every kernel is a module-level ``@njit(cache=True)`` function calling the others directly: a
-  closure or a factory-made variant defeats (or worse, aliases) the on-disk cache.
+  closure or a factory-made variant defeats (or worse, aliases) the on-disk cache, whose key
+  ignores the ``parallel`` and ``fastmath`` options.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
@@ -86,6 +95,41 @@ def exp_array(x):
     return out
 
 
+@njit(cache=True, fastmath={"contract"})
+def _exp32(x):
+    """exp(x) for a float32 scalar, float32 arithmetic, branch-free (vectorizes 8 lanes wide).
+
+    Same scheme as ``_exp``: x = k ln2 + r, e^r by Cephes' degree-5 ``expf`` polynomial, 2^k as
+    two power-of-two factors. x is clamped to [-104, 89]: exp(-inf) = 0, underflow to 0, +inf
+    above 88.72. Measured error against np.exp rounded to float32: at most 1 ulp over the
+    float32 range (tests/test_kernels.py::test_exp32_ulp).
+    """
+    x = min(max(x, np.float32(-104.0)), np.float32(89.0))
+    kf = np.floor(x * np.float32(1.44269504) + np.float32(0.5))
+    r = (x - kf * np.float32(0.693359375)) - kf * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = np.float32(1.0) + (r + r * r * p)
+    k = np.int32(kf)
+    k1 = k >> 1
+    s1 = np.int32((k1 + 127) << 23).view(np.float32)       # 2^k1, a normal number
+    s2 = np.int32((k - k1 + 127) << 23).view(np.float32)   # 2^(k - k1)
+    return (p * s1) * s2
+
+
+@njit(cache=True)
+def exp32_array(x):
+    """``_exp32`` over a 1-D float32 array (for tests and benchmarks)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = _exp32(x[i])
+    return out
+
+
 # ---------------------------------------------------------------- row helpers (V entries)
 
 @njit(cache=True, fastmath=_FM)
@@ -104,12 +148,47 @@ def _row_max(z):
 
 @njit(cache=True, fastmath=_FM)
 def _row_lse(z):
-    """(m, log sum_v exp(z_v - m)) of a row with a finite entry: two passes, max then sum."""
+    """(m, log sum_v exp(z_v - m)) of a row with a finite entry: two passes, max then sum.
+
+    float64 or float32 row; m and the sum are float64 either way.
+    """
     m = _row_max(z)                                 # finite: every row has a finite entry
     s = 0.0
-    for v in range(z.shape[0]):
-        s += _exp(z[v] - m)                         # -inf - m = -inf -> exactly 0
+    if z.itemsize == 4:                             # float32: exp in float32, sum in float64
+        m32 = np.float32(m)                         # exact: m is one of the entries
+        for v in range(z.shape[0]):
+            s += np.float64(_exp32(np.float32(z[v] - m32)))
+    else:
+        for v in range(z.shape[0]):
+            s += _exp(z[v] - m)                     # -inf - m = -inf -> exactly 0
     return m, np.log(s)                             # s >= 1 (the max contributes exp(0))
+
+
+@njit(cache=True, fastmath=_FM)
+def _row_grad(z, y, wb, out):
+    """out[:] = wb * (onehot(y) - softmax(z)): one exponential per entry, stored, then scaled.
+
+    out has z's dtype; the sum is float64.
+    """
+    V = z.shape[0]
+    m = _row_max(z)
+    s = 0.0
+    if z.itemsize == 4:
+        m32 = np.float32(m)
+        for v in range(V):
+            e = _exp32(np.float32(z[v] - m32))
+            out[v] = e                              # exp(z_v - m), kept for the scaling pass
+            s += np.float64(e)
+    else:
+        for v in range(V):
+            e = _exp(z[v] - m)
+            out[v] = e
+            s += e
+    c = -wb / s                                     # eq. (logsoftmax_grad): -w p_v = -w e_v / s
+    ey = np.float64(out[y])
+    for v in range(V):
+        out[v] = out[v] * c
+    out[y] = ey * c + wb                            # eq. (logsoftmax_grad): +w 1[v = y], in float64
 
 
 # ---------------------------------------------------------------- dense logits (B, T, V)
@@ -118,7 +197,8 @@ def _row_lse(z):
 def dense_logp(logits, tokens, mask):
     """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
 
-    Returns logp (B, T), 0.0 at padding, and seq_logp (B,) = masked sum over t.
+    logits float64 or float32. Returns logp (B, T) float64, 0.0 at padding, and seq_logp (B,)
+    = masked sum over t.
     """
     B, T, V = logits.shape
     logp = np.zeros((B, T))                         # (B, T)
@@ -129,28 +209,60 @@ def dense_logp(logits, tokens, mask):
             if mask[b, t] == 0.0:
                 continue
             m, lse = _row_lse(logits[b, t])
-            logp[b, t] = (logits[b, t, tokens[b, t]] - m) - lse  # eq. (log_softmax)
+            logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
             acc += logp[b, t]                                   # eq. (factorization)
+        seq_logp[b] = acc
+    return logp, seq_logp
+
+
+@njit(cache=True, parallel=True)
+def dense_logp_parallel(logits, tokens, mask):
+    """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    B, T, V = logits.shape
+    logp = np.zeros((B, T))                         # (B, T)
+    for i in prange(B * T):
+        b, t = i // T, i % T
+        if mask[b, t] != 0.0:
+            m, lse = _row_lse(logits[b, t])
+            logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
+    seq_logp = np.zeros(B)                          # (B,), summed in the serial kernel's order
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] != 0.0:
+                acc += logp[b, t]                   # eq. (factorization)
         seq_logp[b] = acc
     return logp, seq_logp
 
 
 @njit(cache=True)
 def dense_backward(logits, tokens, mask, w):
-    """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t]))."""
+    """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
+
+    dlogits has the dtype of logits (float64 or float32).
+    """
     B, T, V = logits.shape
-    dlogits = np.empty((B, T, V))                   # (B, T, V), each row written once
+    dlogits = np.empty_like(logits)                 # (B, T, V), each row written once
     for b in range(B):
         for t in range(T):
             if mask[b, t] == 0.0:
                 dlogits[b, t, :] = 0.0
-                continue
-            z = logits[b, t]
-            m, lse = _row_lse(z)
-            wb = w[b, t]
-            for v in range(V):
-                dlogits[b, t, v] = -wb * _exp((z[v] - m) - lse)  # eq. (logsoftmax_grad): -w p_v
-            dlogits[b, t, tokens[b, t]] += wb                  # eq. (logsoftmax_grad): +w 1[v=y]
+            else:
+                _row_grad(logits[b, t], tokens[b, t], w[b, t], dlogits[b, t])
+    return dlogits
+
+
+@njit(cache=True, parallel=True)
+def dense_backward_parallel(logits, tokens, mask, w):
+    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    B, T, V = logits.shape
+    dlogits = np.empty_like(logits)                 # (B, T, V)
+    for i in prange(B * T):
+        b, t = i // T, i % T
+        if mask[b, t] == 0.0:
+            dlogits[b, t, :] = 0.0
+        else:
+            _row_grad(logits[b, t], tokens[b, t], w[b, t], dlogits[b, t])
     return dlogits
 
 
@@ -267,26 +379,28 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
 # ---------------------------------------------------------------- group advantages on r (N, K)
 
 @njit(cache=True)
-def _group_dev(r):
-    """r - group mean, the mean taken as r[n, 0] + mean(r[n] - r[n, 0]) so that K = 1 and
-    equal rewards give exactly 0.0 (a plain sum / K can miss r by an ulp)."""
-    N, K = r.shape
-    d = np.empty((N, K))                            # (N, K)
-    for n in range(N):
-        r0 = r[n, 0]
-        acc = 0.0
-        for k in range(K):
-            acc += r[n, k] - r0
-        mean_d = acc / K
-        for k in range(K):
-            d[n, k] = (r[n, k] - r0) - mean_d
-    return d
+def _group_shift(r, n):
+    """(r0, mean_d) with the group mean = r0 + mean_d, r0 = r[n, 0], mean_d = mean(r[n] - r0):
+    K = 1 and equal rewards give a deviation of exactly 0.0 (a plain sum / K can miss r by an
+    ulp)."""
+    K = r.shape[1]
+    r0 = r[n, 0]
+    acc = 0.0
+    for k in range(K):
+        acc += r[n, k] - r0
+    return r0, acc / K
 
 
 @njit(cache=True)
 def group_centred(r):
     """A = r - mean_k r: (N, K) -> (N, K). K = 1 or equal rewards: exactly 0.0."""
-    return _group_dev(r)
+    N, K = r.shape
+    out = np.empty((N, K))                          # (N, K)
+    for n in range(N):
+        r0, mean_d = _group_shift(r, n)
+        for k in range(K):
+            out[n, k] = (r[n, k] - r0) - mean_d     # eq. (pg_centred)
+    return out
 
 
 @njit(cache=True)
@@ -294,19 +408,21 @@ def group_standardized(r, eps, ddof):
     """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
 
     A zero deviation gives exactly 0.0 (so K = 1 and equal rewards give 0.0 even at eps = 0);
-    with K - ddof <= 0 the std is taken as 0.
+    with K - ddof <= 0 the std is taken as 0. One pass per group, no temporary.
     """
     N, K = r.shape
-    d = _group_dev(r)                               # (N, K)
-    out = np.zeros((N, K))                          # (N, K)
+    out = np.empty((N, K))                          # (N, K)
     for n in range(N):
+        r0, mean_d = _group_shift(r, n)
         ss = 0.0
         for k in range(K):
-            ss += d[n, k] * d[n, k]
+            d = (r[n, k] - r0) - mean_d
+            ss += d * d
         std = np.sqrt(ss / (K - ddof)) if K - ddof > 0 else 0.0
+        denom = std + eps
+        inv = 1.0 / denom if denom > 0.0 else 0.0   # denom = 0 only when every d is 0
         for k in range(K):
-            if d[n, k] != 0.0:
-                out[n, k] = d[n, k] / (std + eps)
+            out[n, k] = ((r[n, k] - r0) - mean_d) * inv  # eq. (pg_normalized)
     return out
 
 
@@ -317,5 +433,10 @@ def group_loo(r):
     The caller guarantees K >= 2 (leave-one-out at K = 1 is undefined). Equal rewards: 0.0.
     """
     N, K = r.shape
-    d = _group_dev(r)                               # (N, K)
-    return d * (K / (K - 1.0))
+    c = K / (K - 1.0)
+    out = np.empty((N, K))                          # (N, K)
+    for n in range(N):
+        r0, mean_d = _group_shift(r, n)
+        for k in range(K):
+            out[n, k] = ((r[n, k] - r0) - mean_d) * c  # eq. (pg_loo)
+    return out

@@ -1,6 +1,8 @@
 """Every Numba kernel equal to its NumPy twin, the custom exp against np.exp, and the disk cache.
 
-Equality is relative error <= 1e-12 measured norm-wise: max |kernel - twin| / max |twin|.
+Equality is relative error <= 1e-12 measured norm-wise: max |kernel - twin| / max |twin| (1e-6
+for float32 logits, against the twin run on the same numbers in float64). The opt-in threaded
+variants must equal their serial kernels bit for bit.
 Twins: logprob.token_logp on theta[states] (tabular forward), logprob.token_logp_backward scattered
 into rows with np.add.at (tabular backward), logprob itself (dense), and the NumPy advantages below.
 """
@@ -91,14 +93,47 @@ def test_dense(kw):
     assert rel_err(got, token_logp_backward(logits, tokens, mask, w)) <= RTOL
 
 
+RTOL32 = 1e-6
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_dense_float32(kw):
+    """float32 logits: float32 exponentials, float64 sums; logp float64, dlogits float32."""
+    _, logits, _, tokens, mask, w = case(**kw)
+    lg32 = logits.astype(np.float32)
+    lg = lg32.astype(np.float64)                            # the same numbers, for the twin
+    logp, seq = K.dense_logp(lg32, tokens, mask)
+    ref_logp, ref_seq = token_logp(lg, tokens, mask)
+    assert logp.dtype == np.float64
+    assert rel_err(logp, ref_logp) <= RTOL32 and rel_err(seq, ref_seq) <= RTOL32
+    got = K.dense_backward(lg32, tokens, mask, w)
+    assert got.dtype == np.float32 and np.isfinite(got).all()
+    assert rel_err(got, token_logp_backward(lg, tokens, mask, w)) <= RTOL32
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kw", CASES + [dict(seed=9, B=13, T=5, V=300)])
+def test_parallel_equals_serial(kw, dtype):
+    _, logits, _, tokens, mask, w = case(**kw)
+    logits = logits.astype(dtype)
+    for a, b in zip(K.dense_logp_parallel(logits, tokens, mask), K.dense_logp(logits, tokens, mask)):
+        assert np.array_equal(a, b)
+    got = K.dense_backward_parallel(logits, tokens, mask, w)
+    assert got.dtype == dtype
+    assert np.array_equal(got, K.dense_backward(logits, tokens, mask, w))
+
+
 def test_padding_never_read():
     _, logits, _, tokens, mask, w = case(7)
     bad = logits.copy()
     bad[mask == 0] = np.nan                                 # garbage where mask is 0
     for a, b in zip(K.dense_logp(bad, tokens, mask), K.dense_logp(logits, tokens, mask)):
         assert np.array_equal(a, b)
-    assert np.array_equal(K.dense_backward(bad, tokens, mask, w * np.where(mask > 0, 1, np.nan)),
-                          K.dense_backward(logits, tokens, mask, w))
+    for back in (K.dense_backward, K.dense_backward_parallel):
+        assert np.array_equal(back(bad, tokens, mask, w * np.where(mask > 0, 1, np.nan)),
+                              K.dense_backward(logits, tokens, mask, w))
+    for a, b in zip(K.dense_logp_parallel(bad, tokens, mask), K.dense_logp(logits, tokens, mask)):
+        assert np.array_equal(a, b)
 
 
 def test_large_logits_keep_their_digits():
@@ -126,6 +161,10 @@ def test_gathered_neginf_token():
     for g in (K.tabular_backward(theta, states, tokens, mask, w)[0],
               K.dense_backward(logits, tokens, mask, w)[0, 0]):
         np.testing.assert_allclose(g, [-2 / (1 + np.e), 2.0, -2 * np.e / (1 + np.e)], rtol=1e-15)
+    lg32 = logits.astype(np.float32)
+    assert K.dense_logp(lg32, tokens, mask)[0][0, 0] == -np.inf
+    np.testing.assert_allclose(K.dense_backward(lg32, tokens, mask, w)[0, 0],
+                               [-2 / (1 + np.e), 2.0, -2 * np.e / (1 + np.e)], rtol=1e-6)
 
 
 # ---------------------------------------------------------------- the custom exp
@@ -153,6 +192,32 @@ def test_exp_special_values():
         want = np.exp(x)
     assert got[0] == 0.0 and got[-1] == np.inf and got[6] == 1.0 and got[5] == 1.0
     assert ulps(got, want).max() <= 1
+    assert np.array_equal(got == np.inf, want == np.inf)
+
+
+def ulps32(a, b):
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32))
+
+
+def test_exp32_ulp():
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.uniform(-110, 90, 400_000), rng.uniform(-1, 1, 200_000),
+                        rng.uniform(-103.98, -87, 100_000),          # subnormal results
+                        np.linspace(-40, 40, 100_001)]).astype(np.float32)
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)      # correctly rounded, nearly
+        u = ulps32(K.exp32_array(x), want)
+    assert u.max() <= 1, (u.max(), x[u.argmax()])
+
+
+def test_exp32_special_values():
+    x = np.array([-np.inf, -1e30, -104.0, -103.9, -0.0, 0.0, 1e-30, 88.72, 88.73, 1e30, np.inf],
+                 np.float32)
+    got = K.exp32_array(x)
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert got[0] == 0.0 and got[-1] == np.inf and got[4] == 1.0 and got[5] == 1.0
+    assert ulps32(got, want).max() <= 1
     assert np.array_equal(got == np.inf, want == np.inf)
 
 
@@ -206,7 +271,10 @@ def test_equal_rewards_exactly_zero(value):
 # ---------------------------------------------------------------- on-disk cache
 
 def test_second_process_loads_cache():
-    """Two fresh processes call every kernel; the second must hit the cache and compile nothing."""
+    """Two fresh processes call every kernel; the second must hit the cache and compile nothing.
+
+    The threaded variants are separate functions, so each has its own cache entry (the cache key
+    ignores ``parallel``: one function with two option sets would share, and alias, one entry)."""
     code = textwrap.dedent("""
         import numpy as np
         from minirl_lm import kernels as K
@@ -217,12 +285,16 @@ def test_second_process_loads_cache():
                  (K.tabular_backward_per_token, (th, st, st, m, w)),
                  (K.dense_logp, (lg, st, m)), (K.dense_backward, (lg, st, m, w)),
                  (K.group_centred, (r,)), (K.group_standardized, (r, 1e-8, 0)),
-                 (K.group_loo, (r,)), (K.exp_array, (np.zeros(3),))]
-        hits = misses = 0
+                 (K.group_loo, (r,)), (K.exp_array, (np.zeros(3),)),
+                 (K.exp32_array, (np.zeros(3, np.float32),)),
+                 (K.dense_logp, (lg.astype(np.float32), st, m)),
+                 (K.dense_backward, (lg.astype(np.float32), st, m, w)),
+                 (K.dense_logp_parallel, (lg, st, m)), (K.dense_backward_parallel, (lg, st, m, w))]
         for f, args in calls:
             f(*args)
-            hits += sum(f.stats.cache_hits.values())
-            misses += sum(f.stats.cache_misses.values())
+        funcs = {id(f): f for f, _ in calls}.values()
+        hits = sum(sum(f.stats.cache_hits.values()) for f in funcs)
+        misses = sum(sum(f.stats.cache_misses.values()) for f in funcs)
         print(hits, misses)
     """)
     env = dict(os.environ)
@@ -233,4 +305,4 @@ def test_second_process_loads_cache():
     for run in runs:
         assert run.returncode == 0, run.stderr
     hits, misses = map(int, runs[1].stdout.split())
-    assert misses == 0 and hits == 10, runs[1].stdout
+    assert misses == 0 and hits == 15, runs[1].stdout
