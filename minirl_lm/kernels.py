@@ -26,7 +26,10 @@ Why it is written this way (measured on a 2-core AVX2 machine, see design.md sec
 - the tabular kernels compute each *visited* state's logsumexp once: work S_visited * V + B * T
   instead of B * T * V. The ``*_per_token`` variants are the naive form, kept for the benchmark.
 - the dense backward computes each exponential once: exp(z_v - m) is written into the output row
-  while it is summed, then the row is scaled by -w / sum (the twin exponentiates twice).
+  while it is summed, then the row is scaled by -w / sum (the twin exponentiates twice). Its
+  (B, T, V) output is allocated by NumPy in a thin Python wrapper (or passed as ``out=``), not by
+  numba: NumPy asks for transparent huge pages, and page faults on a fresh output otherwise
+  cost more than the arithmetic.
 - float32 logits (dense kernels): the exponentials are taken in float32 by ``_exp32`` (8 SIMD
   lanes instead of 4) and every sum is accumulated in float64; ``logp`` is float64, ``dlogits``
   float32. Expect agreement with the float64 twin to about 1e-6, not 1e-12.
@@ -235,35 +238,51 @@ def dense_logp_parallel(logits, tokens, mask):
     return logp, seq_logp
 
 
-@njit(cache=True)
-def dense_backward(logits, tokens, mask, w):
+def dense_backward(logits, tokens, mask, w, out=None):
     """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
 
-    dlogits has the dtype of logits (float64 or float32).
+    dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
+    (B, T, V) array of that dtype to write into (reuse it across steps). Without it the output is
+    allocated here by NumPy, not inside the kernel: NumPy asks the kernel for transparent huge
+    pages on large arrays, numba's allocator does not, and a fresh 32 MB output page-faulted
+    in 4 KB pages cost twice the arithmetic (measured, see docs/performance.md).
     """
+    if out is None:
+        out = np.empty_like(logits)                 # (B, T, V)
+    return dense_backward_into(logits, tokens, mask, w, out)
+
+
+def dense_backward_parallel(logits, tokens, mask, w, out=None):
+    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    if out is None:
+        out = np.empty_like(logits)                 # (B, T, V)
+    return dense_backward_parallel_into(logits, tokens, mask, w, out)
+
+
+@njit(cache=True)
+def dense_backward_into(logits, tokens, mask, w, out):
+    """The kernel of ``dense_backward``: writes every row of out (B, T, V) once, returns it."""
     B, T, V = logits.shape
-    dlogits = np.empty_like(logits)                 # (B, T, V), each row written once
     for b in range(B):
         for t in range(T):
             if mask[b, t] == 0.0:
-                dlogits[b, t, :] = 0.0
+                out[b, t, :] = 0.0
             else:
-                _row_grad(logits[b, t], tokens[b, t], w[b, t], dlogits[b, t])
-    return dlogits
+                _row_grad(logits[b, t], tokens[b, t], w[b, t], out[b, t])
+    return out
 
 
 @njit(cache=True, parallel=True)
-def dense_backward_parallel(logits, tokens, mask, w):
-    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+def dense_backward_parallel_into(logits, tokens, mask, w, out):
+    """The kernel of ``dense_backward_parallel``: rows in prange."""
     B, T, V = logits.shape
-    dlogits = np.empty_like(logits)                 # (B, T, V)
     for i in prange(B * T):
         b, t = i // T, i % T
         if mask[b, t] == 0.0:
-            dlogits[b, t, :] = 0.0
+            out[b, t, :] = 0.0
         else:
-            _row_grad(logits[b, t], tokens[b, t], w[b, t], dlogits[b, t])
-    return dlogits
+            _row_grad(logits[b, t], tokens[b, t], w[b, t], out[b, t])
+    return out
 
 
 # ---------------------------------------------------------------- tabular policy theta (S, V)

@@ -123,6 +123,16 @@ def test_parallel_equals_serial(kw, dtype):
     assert np.array_equal(got, K.dense_backward(logits, tokens, mask, w))
 
 
+def test_backward_out_is_reused():
+    """out= is written in full (padding rows too) and returned: garbage in it never leaks."""
+    _, logits, _, tokens, mask, w = case(10)
+    want = K.dense_backward(logits, tokens, mask, w)
+    for back in (K.dense_backward, K.dense_backward_parallel):
+        out = np.full_like(logits, np.nan)
+        assert back(logits, tokens, mask, w, out=out) is out
+        assert np.array_equal(out, want)
+
+
 def test_padding_never_read():
     _, logits, _, tokens, mask, w = case(7)
     bad = logits.copy()
@@ -283,13 +293,15 @@ def test_second_process_loads_cache():
         calls = [(K.tabular_logp, (th, st, st, m)), (K.tabular_backward, (th, st, st, m, w)),
                  (K.tabular_logp_per_token, (th, st, st, m)),
                  (K.tabular_backward_per_token, (th, st, st, m, w)),
-                 (K.dense_logp, (lg, st, m)), (K.dense_backward, (lg, st, m, w)),
+                 (K.dense_logp, (lg, st, m)), (K.dense_backward_into, (lg, st, m, w, np.empty_like(lg))),
                  (K.group_centred, (r,)), (K.group_standardized, (r, 1e-8, 0)),
                  (K.group_loo, (r,)), (K.exp_array, (np.zeros(3),)),
                  (K.exp32_array, (np.zeros(3, np.float32),)),
                  (K.dense_logp, (lg.astype(np.float32), st, m)),
-                 (K.dense_backward, (lg.astype(np.float32), st, m, w)),
-                 (K.dense_logp_parallel, (lg, st, m)), (K.dense_backward_parallel, (lg, st, m, w))]
+                 (K.dense_backward_into, (lg.astype(np.float32), st, m, w,
+                                          np.empty(lg.shape, np.float32))),
+                 (K.dense_logp_parallel, (lg, st, m)),
+                 (K.dense_backward_parallel_into, (lg, st, m, w, np.empty_like(lg)))]
         for f, args in calls:
             f(*args)
         funcs = {id(f): f for f, _ in calls}.values()

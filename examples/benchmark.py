@@ -1,0 +1,701 @@
+"""Performance: the Numba core beside NumPy and PyTorch, on the same cores, in one run.
+
+Every section times its methods side by side: each round calls every method once (a small call is
+repeated until the round lasts a few milliseconds), rounds are interleaved so that a load spike
+hits every column alike, and each column is the median over the rounds. The tables print ratios
+within the run (time of a method / time of our kernel on one thread: > 1 means the kernel is
+faster) and per-token times; the machine is shared, so absolute times move and ratios much less.
+Every method's answer is checked against the kernel's before it is timed.
+
+Sections:
+  dense      token log-probs (forward) and dL/dlogits = w * (onehot - softmax) (backward) from
+             logits (B, T, V), float64 and float32: NumPy naive (materialized log-softmax), NumPy
+             careful (row blocks that stay in cache, gather the target only), our kernel on 1
+             thread and on all threads (the opt-in *_parallel kernels), PyTorch (log_softmax +
+             gather; autograd for the backward) on 1 and all threads, and the floor: one
+             streaming read of the logits. Masks are all ones (every method does the same work).
+  tabular    the policy's case, logits = theta[states]: per-state kernels (one softmax per visited
+             state), per-token kernels, NumPy naive (theta[states] materialized, np.add.at),
+             NumPy per state (np.unique + one softmax per visited state), PyTorch autograd.
+  adv        group advantages on rewards (N, K): kernel, NumPy naive, minirl_lm.advantages.
+  e2e        one grpo_step on a multi-token task (with the share spent in the kernels), and the
+             wall time of `python examples/k_sweep.py` in a subprocess.
+  jit        compile time with a cold cache (fresh NUMBA_CACHE_DIR, subprocess) and the first call
+             of each kernel in a new process with that cache warm.
+
+    $ python examples/benchmark.py                       # the full run (a few minutes)
+    $ python examples/benchmark.py --quick               # small shapes (the docs page, CI)
+    $ python examples/benchmark.py --sections dense adv
+    $ python examples/benchmark.py --quick --sections sweep --plot perf.svg
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+from minirl_lm import kernels
+from minirl_lm.advantages import centred, leave_one_out, standardized
+
+try:
+    import torch
+except ImportError:                                   # optional: never a dependency
+    torch = None
+
+NCPU = os.cpu_count() or 1
+SECTIONS = ("dense", "tabular", "adv", "e2e", "jit")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---------------------------------------------------------------- timing
+
+def bench(methods, rounds, min_time):
+    """Median seconds per call of each method; rounds interleave the methods.
+
+    methods: {name: zero-argument callable or None (not available)}. A call shorter than
+    min_time is repeated within a round until the round lasts min_time.
+    """
+    live = {k: f for k, f in methods.items() if f is not None}
+    reps = {}
+    for name, f in live.items():                      # warm-up (and JIT), then calibrate
+        f()
+        t0 = time.perf_counter()
+        f()
+        dt = max(time.perf_counter() - t0, 1e-7)
+        reps[name] = max(1, int(min_time / dt))
+    samples = {name: [] for name in live}
+    for _ in range(rounds):
+        for name, f in live.items():
+            n = reps[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            samples[name].append((time.perf_counter() - t0) / n)
+    return {name: (float(np.median(samples[name])) if name in live else None)
+            for name in methods}
+
+
+def torch_threads(n, f):
+    """f run by PyTorch on n threads."""
+    def call():
+        torch.set_num_threads(n)
+        return f()
+    return call
+
+
+def fmt_ratio(x):
+    return "n/a" if x is None else (f"{x:.2f}x" if x < 10 else f"{x:.1f}x" if x < 100 else f"{x:.0f}x")
+
+
+def fmt_time(t):
+    if t is None:
+        return "n/a"
+    for unit, s in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if t >= s:
+            return f"{t / s:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def table(title, header, rows, note=None):
+    """Print a plain-text table: first column left-aligned, the others right-aligned."""
+    cells = [header] + rows
+    width = [max(len(str(r[i])) for r in cells) for i in range(len(header))]
+    print(title)
+    if note:
+        print(note)
+    for j, r in enumerate(cells):
+        print("  " + "  ".join(str(c).ljust(width[i]) if i == 0 else str(c).rjust(width[i])
+                               for i, c in enumerate(r)))
+        if j == 0:
+            print("  " + "  ".join("-" * w for w in width))
+    print()
+
+
+TARGETS = []                                          # (what, measured, target, met)
+
+
+def target(what, value, goal, higher=True):
+    """Record a target of issue 5 against a value measured in this run."""
+    if value is None:
+        TARGETS.append((what, "n/a", ("" if higher else "<= ") + fmt_goal(goal, higher), "n/a"))
+        return
+    met = value >= goal if higher else value <= goal
+    shown = fmt_ratio(value) if higher else fmt_time(value)
+    TARGETS.append((what, shown, fmt_goal(goal, higher), "met" if met else "NOT met"))
+
+
+def fmt_goal(goal, higher):
+    return f">= {goal:g}x" if higher else f"<= {fmt_time(goal)}"
+
+
+def ratio(t, name, ref):
+    return None if t[name] is None or t[ref] is None else t[name] / t[ref]
+
+
+# ---------------------------------------------------------------- dense logits (B, T, V)
+
+def numpy_naive_logp(logits, tokens, mask):
+    """Materialized log-softmax (B, T, V) and take_along_axis."""
+    z = logits - logits.max(axis=-1, keepdims=True)                         # (B, T, V)
+    lsm = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))                 # (B, T, V)
+    logp = np.take_along_axis(lsm, tokens[..., None], axis=-1)[..., 0]      # (B, T)
+    logp = np.where(mask > 0, logp, 0.0)
+    return logp, logp.sum(axis=-1)
+
+
+def numpy_naive_backward(logits, tokens, mask, w):
+    """exp of the materialized log-softmax, times -w, plus w at the target."""
+    z = logits - logits.max(axis=-1, keepdims=True)                         # (B, T, V)
+    p = np.exp(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)))           # (B, T, V)
+    wm = (w * mask).astype(logits.dtype)[..., None]                          # (B, T, 1)
+    d = -wm * p                                                             # (B, T, V)
+    np.put_along_axis(d, tokens[..., None],
+                      np.take_along_axis(d, tokens[..., None], axis=-1) + wm, axis=-1)
+    return d
+
+
+def _blocks(n, V, itemsize):
+    rows = max(1, (256 * 1024) // (V * itemsize))     # a block of ~256 KB stays in L2
+    return [(i, min(n, i + rows)) for i in range(0, n, rows)]
+
+
+def numpy_careful_logp(logits, tokens, mask):
+    """Row blocks that stay in cache, one scratch buffer, gather the target only."""
+    B, T, V = logits.shape
+    z = logits.reshape(B * T, V)
+    y = tokens.reshape(-1)
+    logp = np.zeros(B * T)
+    spans = _blocks(B * T, V, logits.itemsize)
+    buf = np.empty((spans[0][1] - spans[0][0], V), logits.dtype)
+    for i, j in spans:
+        blk, e = z[i:j], buf[: j - i]
+        m = blk.max(axis=1)                                                 # (R,)
+        np.subtract(blk, m[:, None], out=e)
+        np.exp(e, out=e)
+        lse = np.log(e.sum(axis=1, dtype=np.float64))                       # (R,)
+        logp[i:j] = (blk[np.arange(j - i), y[i:j]] - m) - lse
+    logp = np.where(mask.reshape(-1) > 0, logp, 0.0).reshape(B, T)
+    return logp, logp.sum(axis=-1)
+
+
+def numpy_careful_backward(logits, tokens, mask, w):
+    """Row blocks written straight into the output: exp, scale by -w/sum, add w at the target."""
+    B, T, V = logits.shape
+    z = logits.reshape(B * T, V)
+    y = tokens.reshape(-1)
+    wm = (w * mask).reshape(-1)
+    out = np.empty_like(z)
+    for i, j in _blocks(B * T, V, logits.itemsize):
+        blk, o = z[i:j], out[i:j]
+        np.subtract(blk, blk.max(axis=1)[:, None], out=o)
+        np.exp(o, out=o)
+        o *= (-wm[i:j] / o.sum(axis=1, dtype=np.float64))[:, None].astype(o.dtype)
+        o[np.arange(j - i), y[i:j]] += wm[i:j].astype(o.dtype)
+    return out.reshape(B, T, V)
+
+
+def torch_logp(lt, yt, mt):
+    with torch.no_grad():
+        logp = torch.log_softmax(lt, dim=-1).gather(-1, yt[..., None])[..., 0] * mt
+        return logp, logp.sum(-1)
+
+
+def torch_backward(lt, yt, mt, wt):
+    x = lt.detach().requires_grad_(True)
+    logp = torch.log_softmax(x, dim=-1).gather(-1, yt[..., None])[..., 0]  # (B, T)
+    (logp * (wt * mt)).sum().backward()
+    return x.grad
+
+
+def floor_read(logits):
+    return logits.sum()                               # one streaming (SIMD, pairwise) read
+
+
+def dense_case(rng, BT, V, dtype, T=16):
+    T = min(T, BT)
+    B = BT // T
+    logits = (rng.standard_normal((B, T, V)) * 2.0).astype(dtype)           # (B, T, V)
+    tokens = rng.integers(0, V, (B, T))                                     # (B, T)
+    mask = np.ones((B, T))                                                  # (B, T)
+    w = rng.standard_normal((B, T))                                         # (B, T)
+    return logits, tokens, mask, w
+
+
+def check(name, got, ref, rtol):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-300)
+    if not err <= rtol:
+        raise AssertionError(f"{name}: answer differs from the kernel's (relative error {err:.2e})")
+
+
+def dense_methods(logits, tokens, mask, w, backward):
+    lt = yt = mt = wt = None
+    if torch is not None:
+        lt, yt = torch.from_numpy(logits), torch.from_numpy(tokens)
+        mt, wt = torch.from_numpy(mask).to(lt.dtype), torch.from_numpy(w).to(lt.dtype)
+    if not backward:
+        m = {"kernel 1t": lambda: kernels.dense_logp(logits, tokens, mask),
+             "NumPy naive": lambda: numpy_naive_logp(logits, tokens, mask),
+             "NumPy careful": lambda: numpy_careful_logp(logits, tokens, mask),
+             f"kernel {NCPU}t": lambda: kernels.dense_logp_parallel(logits, tokens, mask),
+             "torch 1t": None, f"torch {NCPU}t": None}
+        if torch is not None:
+            m["torch 1t"] = torch_threads(1, lambda: torch_logp(lt, yt, mt))
+            m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_logp(lt, yt, mt))
+    else:
+        buf = np.empty_like(logits)
+        m = {"kernel 1t": lambda: kernels.dense_backward(logits, tokens, mask, w),
+             "kernel 1t out=": lambda: kernels.dense_backward(logits, tokens, mask, w, out=buf),
+             "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
+             "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
+             f"kernel {NCPU}t": lambda: kernels.dense_backward_parallel(logits, tokens, mask, w),
+             "torch 1t": None, f"torch {NCPU}t": None}
+        if torch is not None:
+            m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
+            m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_backward(lt, yt, mt, wt))
+    m["floor"] = lambda: floor_read(logits)
+    return m
+
+
+def check_dense(methods, backward, dtype):
+    """Every method's answer against the kernel's (logp for the forward, dlogits backward)."""
+    rtol = 1e-9 if dtype == np.float64 else 2e-4
+    ref = methods["kernel 1t"]()
+    ref = ref if backward else ref[0]
+    for name, f in methods.items():
+        if f is None or name in ("kernel 1t", "floor"):
+            continue
+        got = f()
+        got = got if backward else got[0]
+        check(name, got.numpy() if hasattr(got, "numpy") else got, ref, rtol)
+        del got
+
+
+def run_dense(args, rng):
+    shapes = [(4096, 16), (4096, 1024)] if args.quick else \
+        [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)]
+    note = ("  columns: time / our kernel on 1 thread (> 1: the kernel is faster); 'floor' is one "
+            "streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
+            f"{NCPU}t = all {NCPU} threads." + ("" if torch is not None else
+                                                " PyTorch: not installed."))
+    for backward in (False, True):
+        order = ["NumPy naive", "NumPy careful", f"kernel {NCPU}t", "torch 1t", f"torch {NCPU}t"]
+        if backward:
+            order.insert(2, "kernel 1t out=")
+        for dtype in (np.float64, np.float32):
+            rows = []
+            for BT, V in shapes:
+                logits, tokens, mask, w = dense_case(rng, BT, V, dtype)
+                methods = dense_methods(logits, tokens, mask, w, backward)
+                check_dense(methods, backward, dtype)
+                t = bench(methods, args.rounds, args.min_time)
+                k = t["kernel 1t"]
+                rows.append([f"({BT}, {V})", fmt_time(k / BT)]
+                            + [fmt_ratio(ratio(t, name, "kernel 1t")) for name in order]
+                            + [fmt_ratio(k / t["floor"])])
+                record_dense_targets(t, BT, V, dtype, backward)
+                del logits, methods
+            kind = ("backward, dL/dlogits ('out=': the output buffer reused)" if backward
+                    else "forward, token log-probs")
+            table(f"Dense {kind}, {np.dtype(dtype).name} logits (B*T, V), B*T = rows",
+                  ["(B*T, V)", "per token"] + order + ["kernel/floor"], rows, note)
+
+
+def record_dense_targets(t, BT, V, dtype, backward):
+    f64 = dtype == np.float64
+    nt = f"kernel {NCPU}t"
+    if not backward and f64 and (BT, V) in ((4096, 1024), (65536, 1024)):
+        target(f"dense fwd f64 {BT, V}: kernel 1t vs NumPy naive",
+               ratio(t, "NumPy naive", "kernel 1t"), 4)
+        target(f"dense fwd f64 {BT, V}: kernel 1t vs torch 1t",
+               ratio(t, "torch 1t", "kernel 1t"), 2)
+        target(f"dense fwd f64 {BT, V}: kernel {NCPU}t vs kernel 1t",
+               ratio(t, "kernel 1t", nt), 1.6)
+    if not backward and f64 and (BT, V) == (65536, 1024):
+        TARGETS.append((f"dense fwd f64 {BT, V}: kernel 1t / floor",
+                        fmt_ratio(t["kernel 1t"] / t["floor"]), "<= 4.5x",
+                        "met" if t["kernel 1t"] / t["floor"] <= 4.5 else "NOT met"))
+    if not backward and not f64 and (BT, V) == (65536, 1024):
+        target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 1)
+        target(f"dense fwd f32 {BT, V}: kernel {NCPU}t vs torch {NCPU}t",
+               ratio(t, f"torch {NCPU}t", nt), 1)
+    if backward and f64 and (BT, V) == (4096, 1024):
+        target(f"dense bwd f64 {BT, V}: kernel 1t vs NumPy naive",
+               ratio(t, "NumPy naive", "kernel 1t"), 4)
+        target(f"dense bwd f64 {BT, V}: kernel 1t vs torch autograd 1t",
+               ratio(t, "torch 1t", "kernel 1t"), 3)
+
+
+# ---------------------------------------------------------------- tabular theta (S, V)
+
+def numpy_tab_naive_logp(theta, states, tokens, mask):
+    return numpy_naive_logp(theta[states], tokens, mask)                    # (B, T, V) gathered
+
+
+def numpy_tab_naive_backward(theta, states, tokens, mask, w):
+    d = numpy_naive_backward(theta[states], tokens, mask, w)                # (B, T, V)
+    dtheta = np.zeros_like(theta)                                           # (S, V)
+    np.add.at(dtheta, states, d)
+    return dtheta
+
+
+def _softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def numpy_tab_state_logp(theta, states, tokens, mask):
+    """One log-softmax per visited state (np.unique), then a gather."""
+    real = mask > 0
+    visited, inv = np.unique(states[real], return_inverse=True)
+    z = theta[visited]                                                      # (S_vis, V)
+    lsm = z - z.max(axis=1, keepdims=True)
+    lsm -= np.log(np.exp(lsm).sum(axis=1, keepdims=True))
+    logp = np.zeros(states.shape)
+    logp[real] = lsm[inv, tokens[real]]
+    return logp, logp.sum(axis=-1)
+
+
+def numpy_tab_state_backward(theta, states, tokens, mask, w):
+    """c[s] = sum of w over the tokens in s; dtheta = scatter(w at y) - c[:, None] * softmax."""
+    real = mask > 0
+    s, y, ws = states[real], tokens[real], w[real]
+    dtheta = np.zeros_like(theta)                                           # (S, V)
+    np.add.at(dtheta, (s, y), ws)
+    visited = np.unique(s)
+    c = np.bincount(s, ws, minlength=theta.shape[0])[visited]               # (S_vis,)
+    dtheta[visited] -= c[:, None] * _softmax_rows(theta[visited])
+    return dtheta
+
+
+def torch_tab_backward(tht, st, yt, mt, wt):
+    x = tht.detach().requires_grad_(True)
+    logp = torch.log_softmax(x[st], dim=-1).gather(-1, yt[..., None])[..., 0]
+    (logp * (wt * mt)).sum().backward()
+    return x.grad
+
+
+def torch_tab_logp(tht, st, yt, mt):
+    return torch_logp(tht[st], yt, mt)
+
+
+def run_tabular(args, rng):
+    n_tok, S, V = (8192, 256, 256) if args.quick else (65536, 1024, 1024)
+    T = 16
+    B = n_tok // T
+    theta = rng.standard_normal((S, V)) * 2.0                                # (S, V)
+    states = rng.integers(0, S, (B, T))                                     # (B, T)
+    tokens = rng.integers(0, V, (B, T))
+    mask = np.ones((B, T))
+    w = rng.standard_normal((B, T))
+    a = (theta, states, tokens, mask)
+    fwd = {"per-state kernel": lambda: kernels.tabular_logp(*a),
+           "per-token kernel": lambda: kernels.tabular_logp_per_token(*a),
+           "NumPy naive": lambda: numpy_tab_naive_logp(*a),
+           "NumPy per state": lambda: numpy_tab_state_logp(*a), "torch 1t": None}
+    bwd = {"per-state kernel": lambda: kernels.tabular_backward(*a, w),
+           "per-token kernel": lambda: kernels.tabular_backward_per_token(*a, w),
+           "NumPy naive (np.add.at)": lambda: numpy_tab_naive_backward(*a, w),
+           "NumPy per state": lambda: numpy_tab_state_backward(*a, w), "torch 1t": None}
+    if torch is not None:
+        tt = (torch.from_numpy(theta), torch.from_numpy(states), torch.from_numpy(tokens),
+              torch.from_numpy(mask))
+        wt = torch.from_numpy(w)
+        fwd["torch 1t"] = torch_threads(1, lambda: torch_tab_logp(*tt))
+        bwd["torch 1t"] = torch_threads(1, lambda: torch_tab_backward(*tt, wt))
+    for name, f in list(fwd.items())[1:]:
+        if f is not None:
+            out = f()
+            check(name, out[0].numpy() if hasattr(out[0], "numpy") else out[0], fwd["per-state kernel"]()[0], 1e-9)
+    ref = bwd["per-state kernel"]()
+    for name, f in list(bwd.items())[1:]:
+        if f is not None:
+            out = f()
+            check(name, out.numpy() if hasattr(out, "numpy") else out, ref, 1e-9)
+    rows = []
+    for label, methods in (("forward (logp)", fwd), ("backward (dtheta)", bwd)):
+        t = bench(methods, args.rounds, args.min_time)
+        k = t["per-state kernel"]
+        rows.append([label, fmt_time(k / n_tok)]
+                    + [fmt_ratio(ratio(t, name, "per-state kernel")) for name in list(methods)[1:]])
+        if label.startswith("backward"):
+            target(f"tabular bwd ({n_tok} tokens, S={S}, V={V}): per-state vs per-token kernel",
+                   ratio(t, "per-token kernel", "per-state kernel"), 20)
+            target(f"tabular bwd ({n_tok} tokens, S={S}, V={V}): per-state kernel vs torch autograd",
+                   ratio(t, "torch 1t", "per-state kernel"), 100)
+        else:
+            target(f"tabular fwd ({n_tok} tokens, S={S}, V={V}): per-state vs per-token kernel",
+                   ratio(t, "per-token kernel", "per-state kernel"), 1)
+    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}), "
+          f"S = {S} states (all visited), V = {V}, float64",
+          ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
+          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster); "
+                "'per token' is the per-state kernel's time per token."
+          + ("" if torch is not None else " PyTorch: not installed."))
+
+
+# ---------------------------------------------------------------- advantages on r (N, K)
+
+def np_centred(r):
+    return r - r.mean(axis=1, keepdims=True)
+
+
+def np_standardized(r, eps=1e-8):
+    return (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + eps)
+
+
+def np_loo(r):
+    return r - (r.sum(axis=1, keepdims=True) - r) / (r.shape[1] - 1)
+
+
+def run_adv(args, rng):
+    rows = []
+    for NK in (1000, 1_000_000):
+        for K in (8, 64):
+            r = rng.standard_normal((NK // K, K))                          # (N, K)
+            for name, kern, naive, lib in (
+                    ("centred", lambda: kernels.group_centred(r), lambda: np_centred(r),
+                     lambda: centred(r)),
+                    ("standardized", lambda: kernels.group_standardized(r, 1e-8, 0),
+                     lambda: np_standardized(r), lambda: standardized(r)),
+                    ("leave-one-out", lambda: kernels.group_loo(r), lambda: np_loo(r),
+                     lambda: leave_one_out(r))):
+                check(name, naive(), kern(), 1e-9)
+                t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
+                rows.append([f"{r.size:>7d}", K, name, fmt_time(t["kernel"] / r.size),
+                             fmt_ratio(t["naive"] / t["kernel"]), fmt_ratio(t["lib"] / t["kernel"])])
+                if NK == 1_000_000:
+                    target(f"advantages N*K={r.size}, K={K}, {name}: kernel vs NumPy naive",
+                           t["naive"] / t["kernel"], 4)
+    table("Group advantages on rewards (N, K), float64",
+          ["N*K", "K", "baseline", "per reward", "NumPy naive", "advantages.py"], rows,
+          "  columns: time / the kernel; advantages.py is the library's validated NumPy code.")
+
+
+# ---------------------------------------------------------------- end to end
+
+def run_e2e(args, rng):
+    from minirl_lm.grpo import grpo_step
+    from minirl_lm.mdp import TokenMDP
+    from minirl_lm.policy import TabularPolicy
+
+    # a multi-token task: N prompts, V tokens (0 is EOS), answers of 3 tokens; lazy state ids
+    N, V, max_len, K = (8, 64, 6, 16) if args.quick else (32, 256, 8, 32)
+    steps = 3 if args.quick else 6
+    capacity = N + (steps + 2) * N * K * max_len
+    mdp = TokenMDP(list(range(N)), V=V, eos=0, max_len=max_len, ids="lazy", capacity=capacity)
+    answers = {n: tuple(int(x) for x in np.random.default_rng(n).integers(1, V, 3)) + (0,)
+               for n in range(N)}
+
+    def grader(prompt, response):
+        return float(tuple(response) == answers[prompt])
+
+    theta = np.zeros((capacity, V))
+    policy, ref = TabularPolicy(theta), TabularPolicy(theta)
+    spent = {"kernels": 0.0}
+    originals = {name: getattr(kernels, name) for name in ("tabular_logp", "tabular_backward")}
+
+    def timed(f):
+        def call(*a):
+            t0 = time.perf_counter()
+            out = f(*a)
+            spent["kernels"] += time.perf_counter() - t0
+            return out
+        return call
+
+    step_rng = np.random.default_rng(args.seed)
+    grpo_step(policy, ref, mdp, grader, step_rng, K=K, mu=2, lr=0.5)    # warm-up
+    times, shares, n_tok = [], [], []
+    try:
+        for name, f in originals.items():
+            setattr(kernels, name, timed(f))
+        for _ in range(steps):
+            spent["kernels"] = 0.0
+            t0 = time.perf_counter()
+            d = grpo_step(policy, ref, mdp, grader, step_rng, K=K, mu=2, lr=0.5)
+            times.append(time.perf_counter() - t0)
+            shares.append(spent["kernels"] / times[-1])
+            n_tok.append(d["rollout"].mask.sum())
+    finally:
+        for name, f in originals.items():
+            setattr(kernels, name, f)
+    t_step = float(np.median(times))
+    rows = [["one grpo_step (mu = 2 epochs)", fmt_time(t_step),
+             fmt_time(t_step / np.median(n_tok)), f"{100 * np.median(shares):.0f}%"]]
+
+    # examples/k_sweep.py, warm (a first run fills the cache), in a subprocess
+    cmd = [sys.executable, os.path.join(HERE, "k_sweep.py")]
+    if args.quick:
+        cmd += ["--responses", "640"]
+    subprocess.run(cmd, check=True, capture_output=True)
+    walls = []
+    for _ in range(1 if args.quick else 3):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        walls.append(time.perf_counter() - t0)
+    wall = float(np.median(walls))
+    label = "python examples/k_sweep.py" + (" --responses 640" if args.quick else "")
+    rows.append([label, fmt_time(wall), "", ""])
+    if not args.quick:
+        target("python examples/k_sweep.py, warm cache (wall)", wall, 3.0, higher=False)
+    table(f"End to end: GRPO on a multi-token task (N = {N} prompts, V = {V}, answers of 4 "
+          f"tokens, max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
+          ["", "wall time", "per token", "in kernels"], rows,
+          "  'in kernels': share of the step spent in tabular_logp and tabular_backward; the "
+          "rest is rollout, grading, objectives and validation.")
+
+
+# ---------------------------------------------------------------- JIT and the disk cache
+
+JIT_CHILD = textwrap.dedent("""
+    import json, sys, time
+    t0 = time.perf_counter()
+    import numpy as np
+    from minirl_lm import kernels as K
+    t_import = time.perf_counter() - t0
+    th = np.zeros((2, 3)); st = np.zeros((1, 2), np.int64); m = np.ones((1, 2))
+    lg = np.zeros((1, 2, 3)); w = np.ones((1, 2)); r = np.ones((2, 2)); f4 = np.float32
+    calls = {"exp_array (first dispatch)": (K.exp_array, (np.zeros(3),)),
+             "tabular_logp": (K.tabular_logp, (th, st, st, m)),
+             "tabular_backward": (K.tabular_backward, (th, st, st, m, w)),
+             "dense_logp": (K.dense_logp, (lg, st, m)),
+             "dense_backward": (K.dense_backward, (lg, st, m, w)),
+             "dense_logp float32": (K.dense_logp, (lg.astype(f4), st, m)),
+             "dense_backward float32": (K.dense_backward, (lg.astype(f4), st, m, w)),
+             "dense_logp_parallel": (K.dense_logp_parallel, (lg, st, m)),
+             "dense_backward_parallel": (K.dense_backward_parallel, (lg, st, m, w)),
+             "group_centred": (K.group_centred, (r,)),
+             "group_standardized": (K.group_standardized, (r, 1e-8, 0)),
+             "group_loo": (K.group_loo, (r,))}
+    names = sys.argv[1:] or list(calls)
+    out = {"import minirl_lm.kernels": t_import}
+    for name in names:
+        f, args = calls[name]
+        t0 = time.perf_counter()
+        f(*args)
+        out[name] = time.perf_counter() - t0
+    print(json.dumps(out))
+""")
+
+QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "group_centred"]
+
+
+def run_jit(args, rng):
+    import json
+    names = QUICK_JIT if args.quick else []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env.pop("NUMBA_DISABLE_JIT", None)
+        runs = []
+        for _ in range(2):                            # cold (empty cache), then warm
+            out = subprocess.run([sys.executable, "-c", JIT_CHILD] + names, env=env, check=True,
+                                 capture_output=True, text=True)
+            runs.append(json.loads(out.stdout))
+    cold, warm = runs
+    rows = [[name, fmt_time(cold[name]), fmt_time(warm[name])] for name in cold]
+    kern = [k for k in warm if k not in ("import minirl_lm.kernels", "exp_array (first dispatch)")]
+    rows.append(["all kernels (sum of the calls)", fmt_time(sum(cold[k] for k in cold
+                                                                if k != "import minirl_lm.kernels")),
+                 fmt_time(sum(warm[k] for k in warm if k != "import minirl_lm.kernels"))])
+    if not args.quick:
+        target("warm cache, new process: slowest first call of a kernel (after the first "
+               "dispatch)", max(warm[k] for k in kern), 0.05, higher=False)
+    table("JIT: first call of each kernel in a new process (cache=True)"
+          + (" (quick: three kernels)" if args.quick else ""),
+          ["", "cold cache (compile)", "warm cache (load)"], rows,
+          "  the first dispatch of any kernel also pays numba's one-time start-up (its typing and\n"
+          "  lowering registries); every later first call only loads its own cached binary.")
+
+
+# ---------------------------------------------------------------- the V sweep (figure)
+
+def run_sweep(args, rng):
+    """Dense forward, float64: time per token against V at a fixed number of logits."""
+    Vs = [16, 64, 256, 1024, 4096, 16384, 32768]
+    elems = 1 << (21 if args.quick else 24)
+    names = ["NumPy naive", "NumPy careful", "kernel 1t", f"kernel {NCPU}t", "torch 1t",
+             f"torch {NCPU}t", "floor"]
+    per_tok = {name: [] for name in names}
+    for V in Vs:
+        BT = max(16, elems // V)
+        logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
+        t = bench(dense_methods(logits, tokens, mask, w, False), max(3, args.rounds // 2),
+                  args.min_time)
+        for name in names:
+            per_tok[name].append(None if t[name] is None else t[name] / BT)
+    rows = [[name] + [fmt_time(x) for x in per_tok[name]] for name in names]
+    table(f"Dense forward, float64: time per token against V ({elems} logits a call)",
+          ["method"] + [f"V={V}" for V in Vs], rows)
+    return Vs, per_tok
+
+
+def plot(path, Vs, per_tok):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, ys in per_tok.items():
+        if any(y is None for y in ys):
+            continue
+        style = dict(ls="--", color="gray") if name == "floor" else {}
+        ax.loglog(Vs, np.array(ys) * 1e9, marker="o", ms=3, label=name, **style)
+    ax.set_xlabel("vocabulary size V")
+    ax.set_ylabel("time per token (ns), float64 forward")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="major", lw=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="small shapes and few rounds (the docs page and CI, well under a minute)")
+    p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep",), default=None,
+                   help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
+                        "the figure, added by --plot)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="timing rounds per method, the median is reported (default 7, quick 3)")
+    p.add_argument("--min-time", type=float, default=None,
+                   help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
+    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the inputs")
+    p.add_argument("--plot", metavar="PATH", help="draw time per token against V (dense forward)")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    args.rounds = args.rounds or (3 if args.quick else 7)
+    args.min_time = args.min_time or (0.005 if args.quick else 0.02)
+    sections = list(args.sections or SECTIONS)
+    if args.plot and "sweep" not in sections:
+        sections.append("sweep")
+    rng = np.random.default_rng(args.seed)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{NCPU} cores, load average {load:.2f} at the start; numpy {np.__version__}, "
+          f"torch {torch.__version__ if torch is not None else 'not installed'}; "
+          f"medians of {args.rounds} rounds{' (quick)' if args.quick else ''}\n")
+    runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e,
+               "jit": run_jit}
+    for name in sections:
+        if name in runners:
+            runners[name](args, rng)
+    if "sweep" in sections:
+        Vs, per_tok = run_sweep(args, rng)
+        if args.plot:
+            plot(args.plot, Vs, per_tok)
+    if TARGETS:
+        table("Targets of issue 5 (ratios from this run)", ["target", "measured", "goal", ""],
+              [list(t) for t in TARGETS])
+
+
+if __name__ == "__main__":
+    main()
