@@ -80,6 +80,10 @@ class TabularPolicy:
         """
         rng_check(rng)
         states = int_array(states, "states", low=0, high=self.S)
+        return self._sample(states, rng)
+
+    def _sample(self, states, rng):
+        """Trusted core of ``sample`` (int64 ids in range, a Generator): no re-checking."""
         flat = states.ravel()                             # (M,)
         u = rng.random(flat.size)                         # (M,)
         if flat.size * self.V <= 1 << 22:                 # small: a CDF row per draw
@@ -124,5 +128,10 @@ class TabularPolicy:
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
         w = float_array(dlogp, "dlogp", shape=states.shape)
+        return self._backward(states, tokens, mask, w)
+
+    def _backward(self, states, tokens, mask, w):
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
+        float64 mask, finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
         return kernels.tabular_backward(self.theta, states, tokens, mask, w)

@@ -81,11 +81,14 @@ def toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardi
 
     rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
     baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
+    The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
+    uses the policy's trusted cores on arrays it builds itself (design.md s.4: inside, no
+    re-checking).
     """
     N = policy.S
     states = np.repeat(np.arange(N), K)[:, None]               # (B, 1), prompt-major
     mask = np.ones_like(states, dtype=np.float64)              # (B, 1): one token each
-    tokens = policy.sample(states, rng)                        # (B, 1) y ~ pi(.|x)
+    tokens = policy._sample(states, rng)                       # (B, 1) y ~ pi(.|x)
     r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
     if beta > 0:                                               # eq. (kl_reward), data only
         logp, _ = policy.logp(states, tokens, mask)            # (B, 1)
@@ -93,7 +96,7 @@ def toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardi
         r = kl_in_reward(r, logp, logp_ref, mask, beta)
     A = advantages(r.reshape(N, K), baseline).reshape(-1, 1)   # (B, 1) eq. (pg_normalized)
     dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
-    policy.theta -= lr * policy.backward(states, tokens, mask, dlogp)
+    policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
@@ -106,6 +109,10 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
     beta = float_scalar(beta, "beta", low=0.0)
+    lr = float_scalar(lr, "lr")
+    choice(baseline, "baseline", {"standardized", "mean", "loo"})
+    if baseline == "loo" and K == 1:
+        raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
     rng = rng_check(np.random.default_rng(seed))
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()

@@ -80,3 +80,20 @@ def test_examples_run_with_other_baselines_and_plot(tmp_path):
     out = run("examples/loophole.py", "--betas", "0.2", "--steps", "20", "--seeds", "2",
               "--plot", str(tmp_path / "l.svg"))
     assert "spread over seeds" in out and (tmp_path / "l.svg").stat().st_size > 1000
+
+
+def test_train_rejects_bad_arguments_with_named_errors():
+    import pytest
+    cases = [
+        (dict(K=0, n_responses=10, seed=0), ValueError, "K"),
+        (dict(K=2.0, n_responses=10, seed=0), TypeError, "K"),
+        (dict(K=4, n_responses=2, seed=0), ValueError, "n_responses"),
+        (dict(K=2, n_responses=10, seed=0, beta=-0.1), ValueError, "beta"),
+        (dict(K=2, n_responses=10, seed=0, lr=float("nan")), ValueError, "lr"),
+        (dict(K=2, n_responses=10, seed=0, baseline="critic"), ValueError, "baseline"),
+        (dict(K=1, n_responses=10, seed=0, baseline="loo"), ValueError, "baseline"),
+        (dict(K=2, n_responses=10, seed=0, grader="regex"), ValueError, "grader"),
+    ]
+    for kw, exc, name in cases:
+        with pytest.raises(exc, match=rf"^{name}:"):
+            train(**kw)
