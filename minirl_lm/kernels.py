@@ -397,17 +397,26 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
 
 # ---------------------------------------------------------------- group advantages on r (N, K)
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _group_shift(r, n):
     """(r0, mean_d) with the group mean = r0 + mean_d, r0 = r[n, 0], mean_d = mean(r[n] - r0):
     K = 1 and equal rewards give a deviation of exactly 0.0 (a plain sum / K can miss r by an
-    ulp)."""
+    ulp). The sum may be reassociated (it vectorizes): a sum of exact zeros is 0 in any order."""
     K = r.shape[1]
     r0 = r[n, 0]
     acc = 0.0
     for k in range(K):
         acc += r[n, k] - r0
     return r0, acc / K
+
+
+@njit(cache=True, fastmath=_FM)
+def _sum_sq(d):
+    """sum_k d_k^2 of a row, reassociated so that it vectorizes."""
+    ss = 0.0
+    for k in range(d.shape[0]):
+        ss += d[k] * d[k]
+    return ss
 
 
 @njit(cache=True)
@@ -427,21 +436,26 @@ def group_standardized(r, eps, ddof):
     """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
 
     A zero deviation gives exactly 0.0 (so K = 1 and equal rewards give 0.0 even at eps = 0);
-    with K - ddof <= 0 the std is taken as 0. One pass per group, no temporary.
+    with K - ddof <= 0 the std is taken as 0. The deviations are written once, the per-group
+    1 / (std + eps) is taken in a loop over groups (sqrt and division vectorize across groups,
+    not within one), then the deviations are scaled in place.
     """
     N, K = r.shape
-    out = np.empty((N, K))                          # (N, K)
+    out = np.empty((N, K))                          # (N, K) deviations, then advantages
+    ss = np.empty(N)                                # (N,)
     for n in range(N):
         r0, mean_d = _group_shift(r, n)
-        ss = 0.0
         for k in range(K):
-            d = (r[n, k] - r0) - mean_d
-            ss += d * d
-        std = np.sqrt(ss / (K - ddof)) if K - ddof > 0 else 0.0
-        denom = std + eps
-        inv = 1.0 / denom if denom > 0.0 else 0.0   # denom = 0 only when every d is 0
+            out[n, k] = (r[n, k] - r0) - mean_d
+        ss[n] = _sum_sq(out[n])
+    dof = max(K - ddof, 1)                          # K - ddof <= 0 only at K = 1: ss = 0
+    for n in range(N):
+        denom = np.sqrt(ss[n] / dof) + eps
+        ss[n] = 1.0 / denom if denom > 0.0 else 0.0  # denom = 0 only when every d is 0
+    for n in range(N):
+        c = ss[n]
         for k in range(K):
-            out[n, k] = ((r[n, k] - r0) - mean_d) * inv  # eq. (pg_normalized)
+            out[n, k] = out[n, k] * c               # eq. (pg_normalized)
     return out
 
 
