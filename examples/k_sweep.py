@@ -13,6 +13,8 @@ standardizes their rewards within the group and takes one step on the log-probs.
 import argparse
 import math
 
+import numpy as np
+
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
@@ -38,9 +40,10 @@ def main(argv=None):
         if args.baseline == "loo" and K == 1:
             print(f"K = {K:2d}: leave-one-out is undefined (no other response in the group)")
             continue
-        every = max(1, args.responses // K // 50) if args.plot else 0
+        steps = args.responses // K                       # record at ~60 log-spaced step counts
+        record = np.unique(np.geomspace(1, steps, 60).astype(int)) if args.plot else ()
         runs[K] = train(K, args.responses, args.seed, lr=args.lr, baseline=args.baseline,
-                        record_every=every)
+                        record_at=record)
         print(f"K = {K:2d}: success of a sampled response {evaluate(runs[K][0])['success']:.3f}")
 
     print()
@@ -64,10 +67,10 @@ def main(argv=None):
         print(f"{K:3d}  " + "".join(f"{v:8.3f}" for v in ev["per_prompt"]) + f"{ev['success']:8.3f}")
 
     if args.plot:
-        plot(runs, args.plot)
+        plot(runs, ref_success, args.plot)
 
 
-def plot(runs, path):
+def plot(runs, ref_success, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -77,7 +80,9 @@ def plot(runs, path):
         n, s = zip(*curve)
         ax.plot(n, s, label=f"K = {K}")
     ax.axhline(0.5, color="gray", lw=0.8, ls="--")
-    ax.set_xlabel("responses drawn per prompt")
+    ax.axhline(ref_success, color="gray", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("responses drawn per prompt (log scale)")
     ax.set_ylabel("success of a sampled response")
     ax.set_ylim(0, 0.55)
     ax.legend(loc="lower right", fontsize=8)

@@ -100,11 +100,11 @@ def toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardi
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
-          record_every=0):
+          record_at=()):
     """Train from the reference with n_responses per prompt (n_responses // K steps).
 
     Returns (policy, ref, curve): curve is a list of (responses drawn per prompt, success)
-    every ``record_every`` steps (empty when 0). The generator is np.random.default_rng(seed).
+    after each step count in ``record_at``. The generator is np.random.default_rng(seed).
     """
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
@@ -117,9 +117,9 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
     rewards = reward_table(grader)
-    curve = [(0, evaluate(policy)["success"])] if record_every else []
-    for step in range(n_responses // K):
+    record_at, curve = set(record_at), []
+    for step in range(1, n_responses // K + 1):
         toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
-        if record_every and (step + 1) % record_every == 0:
-            curve.append(((step + 1) * K, evaluate(policy)["success"]))
+        if step in record_at:
+            curve.append((step * K, evaluate(policy)["success"]))
     return policy, ref, curve
