@@ -62,8 +62,7 @@ def bench(methods, rounds, min_time):
     """
     live = {k: f for k, f in methods.items() if f is not None}
     reps = {}
-    for name, f in live.items():                      # warm-up (and JIT), then calibrate
-        f()
+    for name, f in live.items():                      # calibrate (the answer checks warmed up)
         t0 = time.perf_counter()
         f()
         dt = max(time.perf_counter() - t0, 1e-7)
@@ -89,7 +88,9 @@ def torch_threads(n, f):
 
 
 def fmt_ratio(x):
-    return "n/a" if x is None else (f"{x:.2f}x" if x < 10 else f"{x:.1f}x" if x < 100 else f"{x:.0f}x")
+    if x is None:
+        return "n/a"
+    return f"{x:.2f}x" if x < 10 else f"{x:.1f}x" if x < 100 else f"{x:.0f}x"
 
 
 def fmt_time(t):
@@ -277,7 +278,7 @@ def check_dense(methods, backward, dtype):
 
 
 def run_dense(args, rng):
-    shapes = [(4096, 16), (4096, 1024)] if args.quick else \
+    shapes = [(4096, 16), (2048, 1024)] if args.quick else \
         [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)]
     note = ("  columns: time / our kernel on 1 thread (> 1: the kernel is faster); 'floor' is one "
             "streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
@@ -321,7 +322,8 @@ def record_dense_targets(t, BT, V, dtype, backward):
                         fmt_ratio(t["kernel 1t"] / t["floor"]), "<= 4.5x",
                         "met" if t["kernel 1t"] / t["floor"] <= 4.5 else "NOT met"))
     if not backward and not f64 and (BT, V) == (65536, 1024):
-        target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 1)
+        target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t",
+               ratio(t, "torch 1t", "kernel 1t"), 1)
         target(f"dense fwd f32 {BT, V}: kernel {NCPU}t vs torch {NCPU}t",
                ratio(t, f"torch {NCPU}t", nt), 1)
     if backward and f64 and (BT, V) == (4096, 1024):
@@ -385,7 +387,7 @@ def torch_tab_logp(tht, st, yt, mt):
 
 
 def run_tabular(args, rng):
-    n_tok, S, V = (8192, 256, 256) if args.quick else (65536, 1024, 1024)
+    n_tok, S, V = (4096, 256, 256) if args.quick else (65536, 1024, 1024)
     T = 16
     B = n_tok // T
     theta = rng.standard_normal((S, V)) * 2.0                                # (S, V)
@@ -408,29 +410,26 @@ def run_tabular(args, rng):
         wt = torch.from_numpy(w)
         fwd["torch 1t"] = torch_threads(1, lambda: torch_tab_logp(*tt))
         bwd["torch 1t"] = torch_threads(1, lambda: torch_tab_backward(*tt, wt))
+    as_np = lambda x: x.numpy() if hasattr(x, "numpy") else x               # noqa: E731
+    ref_fwd, ref_bwd = fwd["per-state kernel"]()[0], bwd["per-state kernel"]()
     for name, f in list(fwd.items())[1:]:
         if f is not None:
-            out = f()
-            check(name, out[0].numpy() if hasattr(out[0], "numpy") else out[0], fwd["per-state kernel"]()[0], 1e-9)
-    ref = bwd["per-state kernel"]()
+            check(name, as_np(f()[0]), ref_fwd, 1e-9)
     for name, f in list(bwd.items())[1:]:
         if f is not None:
-            out = f()
-            check(name, out.numpy() if hasattr(out, "numpy") else out, ref, 1e-9)
+            check(name, as_np(f()), ref_bwd, 1e-9)
     rows = []
     for label, methods in (("forward (logp)", fwd), ("backward (dtheta)", bwd)):
         t = bench(methods, args.rounds, args.min_time)
         k = t["per-state kernel"]
         rows.append([label, fmt_time(k / n_tok)]
                     + [fmt_ratio(ratio(t, name, "per-state kernel")) for name in list(methods)[1:]])
-        if label.startswith("backward"):
-            target(f"tabular bwd ({n_tok} tokens, S={S}, V={V}): per-state vs per-token kernel",
-                   ratio(t, "per-token kernel", "per-state kernel"), 20)
-            target(f"tabular bwd ({n_tok} tokens, S={S}, V={V}): per-state kernel vs torch autograd",
-                   ratio(t, "torch 1t", "per-state kernel"), 100)
-        else:
-            target(f"tabular fwd ({n_tok} tokens, S={S}, V={V}): per-state vs per-token kernel",
-                   ratio(t, "per-token kernel", "per-state kernel"), 1)
+        what = f"tabular {label.split()[0]} ({n_tok} tokens, S={S}, V={V}): per-state kernel"
+        if not args.quick:                            # the targets are for the full shapes
+            target(f"{what} vs per-token kernel", ratio(t, "per-token kernel", "per-state kernel"),
+                   20)
+        if not args.quick and label.startswith("backward"):
+            target(f"{what} vs torch", ratio(t, "torch 1t", "per-state kernel"), 100)
     table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}), "
           f"S = {S} states (all visited), V = {V}, float64",
           ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
@@ -455,7 +454,7 @@ def np_loo(r):
 
 def run_adv(args, rng):
     rows = []
-    for NK in (1000, 1_000_000):
+    for NK in (1000, 100_000) if args.quick else (1000, 1_000_000):
         for K in (8, 64):
             r = rng.standard_normal((NK // K, K))                          # (N, K)
             for name, kern, naive, lib in (
@@ -468,7 +467,8 @@ def run_adv(args, rng):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
                 rows.append([f"{r.size:>7d}", K, name, fmt_time(t["kernel"] / r.size),
-                             fmt_ratio(t["naive"] / t["kernel"]), fmt_ratio(t["lib"] / t["kernel"])])
+                             fmt_ratio(t["naive"] / t["kernel"]),
+                             fmt_ratio(t["lib"] / t["kernel"])])
                 if NK == 1_000_000:
                     target(f"advantages N*K={r.size}, K={K}, {name}: kernel vs NumPy naive",
                            t["naive"] / t["kernel"], 4)
@@ -531,7 +531,7 @@ def run_e2e(args, rng):
     # examples/k_sweep.py, warm (a first run fills the cache), in a subprocess
     cmd = [sys.executable, os.path.join(HERE, "k_sweep.py")]
     if args.quick:
-        cmd += ["--responses", "640"]
+        cmd += ["--K", "1", "2", "--responses", "320"]
     subprocess.run(cmd, check=True, capture_output=True)
     walls = []
     for _ in range(1 if args.quick else 3):
@@ -539,7 +539,7 @@ def run_e2e(args, rng):
         subprocess.run(cmd, check=True, capture_output=True)
         walls.append(time.perf_counter() - t0)
     wall = float(np.median(walls))
-    label = "python examples/k_sweep.py" + (" --responses 640" if args.quick else "")
+    label = "python examples/k_sweep.py" + (" --K 1 2 --responses 320" if args.quick else "")
     rows.append([label, fmt_time(wall), "", ""])
     if not args.quick:
         target("python examples/k_sweep.py, warm cache (wall)", wall, 3.0, higher=False)
@@ -599,9 +599,9 @@ def run_jit(args, rng):
     cold, warm = runs
     rows = [[name, fmt_time(cold[name]), fmt_time(warm[name])] for name in cold]
     kern = [k for k in warm if k not in ("import minirl_lm.kernels", "exp_array (first dispatch)")]
-    rows.append(["all kernels (sum of the calls)", fmt_time(sum(cold[k] for k in cold
-                                                                if k != "import minirl_lm.kernels")),
-                 fmt_time(sum(warm[k] for k in warm if k != "import minirl_lm.kernels"))])
+    calls = [k for k in cold if k != "import minirl_lm.kernels"]
+    rows.append(["all kernels (sum of the calls)", fmt_time(sum(cold[k] for k in calls)),
+                 fmt_time(sum(warm[k] for k in calls))])
     if not args.quick:
         target("warm cache, new process: slowest first call of a kernel (after the first "
                "dispatch)", max(warm[k] for k in kern), 0.05, higher=False)
@@ -616,16 +616,17 @@ def run_jit(args, rng):
 
 def run_sweep(args, rng):
     """Dense forward, float64: time per token against V at a fixed number of logits."""
-    Vs = [16, 64, 256, 1024, 4096, 16384, 32768]
-    elems = 1 << (21 if args.quick else 24)
+    Vs = [16, 128, 1024, 8192, 32768] if args.quick else [16, 64, 256, 1024, 4096, 16384, 32768]
+    elems = 1 << (20 if args.quick else 24)
     names = ["NumPy naive", "NumPy careful", "kernel 1t", f"kernel {NCPU}t", "torch 1t",
              f"torch {NCPU}t", "floor"]
     per_tok = {name: [] for name in names}
     for V in Vs:
         BT = max(16, elems // V)
         logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
-        t = bench(dense_methods(logits, tokens, mask, w, False), max(3, args.rounds // 2),
-                  args.min_time)
+        methods = dense_methods(logits, tokens, mask, w, False)
+        check_dense(methods, False, np.float64)       # also the warm-up
+        t = bench(methods, max(3, args.rounds // 2), args.min_time)
         for name in names:
             per_tok[name].append(None if t[name] is None else t[name] / BT)
     rows = [[name] + [fmt_time(x) for x in per_tok[name]] for name in names]
