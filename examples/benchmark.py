@@ -664,7 +664,7 @@ def parse_args(argv=None):
                    help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
                         "the figure, added by --plot)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="timing rounds per method, the median is reported (default 7, quick 3)")
+                   help="timing rounds per method, the median is reported (default 5, quick 3)")
     p.add_argument("--min-time", type=float, default=None,
                    help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
     p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the inputs")
@@ -674,7 +674,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    args.rounds = args.rounds or (3 if args.quick else 7)
+    args.rounds = args.rounds or (3 if args.quick else 5)
     args.min_time = args.min_time or (0.005 if args.quick else 0.02)
     sections = list(args.sections or SECTIONS)
     if args.plot and "sweep" not in sections:

@@ -10,8 +10,8 @@ What is computed (labels as in ``logprob.py`` and ``docs/primitive.md``):
     seq_logp[b] = sum_t mask[b, t] * logp[b, t]                           eq. (factorization)
     d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
 
-Contract (``CONTRIBUTING.md``): inputs are already validated, C-contiguous float64 / int64; the
-kernels do not re-check. Positions with ``mask == 0`` are never read (their logits, states and
+Contract (``CONTRIBUTING.md``): inputs are already validated, C-contiguous float64 / int64
+(the dense kernels also take float32 logits); the kernels do not re-check. Positions with ``mask == 0`` are never read (their logits, states and
 tokens may hold anything), get ``logp == 0.0`` and contribute nothing to any gradient. A row of
 logits may contain -inf entries but needs one finite entry; a gathered -inf logit gives
 ``logp = -inf`` and a finite gradient ``w * (1 - 0)`` at that entry (its probability is 0).
@@ -36,9 +36,11 @@ Why it is written this way (measured on a 2-core AVX2 machine, see design.md sec
 - threads are opt-in: ``dense_logp_parallel`` and ``dense_backward_parallel`` are separate
   module-level ``prange`` kernels (same results, bit for bit); nothing else starts a thread,
   because on a busy machine threads can be many times slower than one core.
-- every kernel is a module-level ``@njit(cache=True)`` function calling the others directly: a
-  closure or a factory-made variant defeats (or worse, aliases) the on-disk cache, whose key
-  ignores the ``parallel`` and ``fastmath`` options.
+- the group sums are reassociated (they vectorize); a sum of exact zeros stays exactly 0, so
+  equal rewards still give a zero advantage bit for bit.
+- every kernel is a module-level ``@njit(cache=True)`` function calling the others directly (the
+  two backward wrappers above are plain Python): a closure or a factory-made variant defeats (or
+  worse, aliases) the on-disk cache, whose key ignores the ``parallel`` and ``fastmath`` options.
 """
 
 import numpy as np
