@@ -30,7 +30,14 @@ def parse_args(argv=None):
     p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
                    help="group baseline (loo is undefined at K = 1 and skips it)")
     p.add_argument("--plot", metavar="PATH", help="draw success against responses drawn")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if min(args.K) < 1:
+        p.error(f"--K: group sizes must be >= 1, got {min(args.K)}")
+    if args.responses < max(args.K):
+        p.error(f"--responses: need at least one step for every K (>= {max(args.K)}), got {args.responses}")
+    if args.seed < 0 or args.lr < 0:
+        p.error("--seed and --lr must be >= 0")
+    return args
 
 
 def main(argv=None):

@@ -28,7 +28,12 @@ def parse_args(argv=None):
     p.add_argument("--seeds", type=int, default=0,
                    help="also train with seeds 0..N-1 and print mean and spread per beta")
     p.add_argument("--plot", metavar="PATH", help="draw gold and hedge against beta")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.K < 1 or args.steps < 1:
+        p.error(f"--K and --steps must be >= 1, got K={args.K}, steps={args.steps}")
+    if min(args.betas) < 0 or args.seeds < 0 or args.seed < 0:
+        p.error("--betas, --seeds and --seed must be >= 0")
+    return args
 
 
 def optimum_scores(beta):

@@ -39,6 +39,7 @@ padding; padded positions hold token 0 and state 0 so every id stays valid.
 Demonstrated by ``python examples/logprob.py`` and the page "The token MDP".
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,6 +79,7 @@ class TokenMDP:
             raise ValueError(f"V: expected at least 2 tokens when eos is set, got {self.V}")
         self.max_len = int_scalar(max_len, "max_len", low=1)
         self.ids = choice(ids, "ids", {"enumerate", "lazy"})
+        max_states = int_scalar(max_states, "max_states", low=1)
         self.A = self.V - (self.eos is not None)          # continuing tokens
         sizes = [self.N * self.A ** t for t in range(self.max_len)]
         self.offset = np.concatenate([[0], np.cumsum(sizes)]).astype(object)
@@ -101,7 +103,8 @@ class TokenMDP:
 
     def step(self, prefix, y):
         """The transition: concatenation, deterministic, probability one."""
-        return tuple(prefix) + (int(y),)
+        y = int_scalar(y, "y", low=0, high=self.V - 1)
+        return tuple(prefix) + (y,)
 
     def state_id(self, n, prefix):
         """Row of the policy table for state (prompt n, prefix). Terminal prefixes have none."""
@@ -187,14 +190,19 @@ class TokenMDP:
     def rollout(self, policy, K, rng, prompts=None):
         """Sample K responses per prompt from ``policy`` (B = N*K rows, prompt-major).
 
-        policy: anything with ``sample(states, rng) -> tokens`` (a TabularPolicy
-        whose table has S rows). prompts: optional int array of prompt indices
+        policy: a TabularPolicy (anything with ``sample(states, rng) -> tokens`` and a
+        ``theta`` of shape (S, V) matching this MDP). prompts: optional int array of prompt indices
         (default: all N in order). Token by token: every unfinished response sits
         in a state, the policy draws one token per response, the prefix grows by
         concatenation, a response stops at EOS or at max_len.
         """
         K = int_scalar(K, "K", low=1)
         rng_check(rng)
+        shape = getattr(getattr(policy, "theta", None), "shape", None)
+        if not hasattr(policy, "sample") or shape != (self.S, self.V):
+            raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
+                             f"({self.S}, {self.V}) for this MDP, got "
+                             f"{type(policy).__name__} with shape {shape}")
         idx = np.arange(self.N) if prompts is None else int_array(
             prompts, "prompts", ndim=1, low=0, high=self.N)
         prompt = np.repeat(idx, K)                        # (B,)
@@ -235,8 +243,11 @@ class TokenMDP:
         if not callable(grader):
             raise TypeError(f"grader: expected a callable grader(prompt, response), got "
                             f"{type(grader).__name__}")
-        r = np.array([grader(self.prompts[n], resp)
-                      for n, resp in zip(rollout.prompt, rollout.responses())], dtype=np.float64)
+        r = [grader(self.prompts[n], resp) for n, resp in zip(rollout.prompt, rollout.responses())]
+        bad = [v for v in r if isinstance(v, bool) or not isinstance(v, numbers.Real)]
+        if bad:
+            raise TypeError(f"grader: expected a real number per response, got {bad[0]!r}")
+        r = np.array(r, dtype=np.float64)                 # (B,)
         if not np.isfinite(r).all():
             raise ValueError("grader: expected finite rewards, got NaN or inf")
         return r

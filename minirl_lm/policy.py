@@ -31,31 +31,45 @@ from minirl_lm import kernels
 from minirl_lm.checks import float_array, int_array, mask_array, rng_check, same_shape
 
 
-def softmax_table(theta):
-    """Row-wise softmax of a (S, V) logit table (stable; -inf entries give 0)."""
+def _softmax(theta):
+    """Row-wise softmax of a checked (S, V) logit table (stable; -inf entries give 0)."""
     z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
     e = np.exp(z)                                         # (S, V)
     return e / e.sum(axis=1, keepdims=True)
 
 
-def log_softmax_table(theta):
-    """Row-wise log-softmax of a (S, V) logit table (-inf entries stay -inf)."""
+def _log_softmax(theta):
+    """Row-wise log-softmax of a checked (S, V) logit table (-inf entries stay -inf)."""
     z = theta - theta.max(axis=1, keepdims=True)          # (S, V)
     return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def _check_theta(theta, name="theta"):
+    theta = float_array(theta, name, ndim=2, allow_neginf=True)
+    if theta.shape[0] < 1 or theta.shape[1] < 1:
+        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
+    dead = ~np.isfinite(theta).any(axis=1)
+    if dead.any():
+        raise ValueError(f"{name}: expected at least one finite logit per row, "
+                         f"row {int(np.argmax(dead))} is all -inf")
+    return theta
+
+
+def softmax_table(theta):
+    """Row-wise softmax pi(. | s) of a (S, V) logit table; -inf entries give probability 0."""
+    return _softmax(_check_theta(theta))
+
+
+def log_softmax_table(theta):
+    """Row-wise log-softmax log pi(. | s) of a (S, V) logit table; -inf entries stay -inf."""
+    return _log_softmax(_check_theta(theta))
 
 
 class TabularPolicy:
     """pi_theta(y | s) = softmax(theta[s]) for a table theta of shape (S, V)."""
 
     def __init__(self, theta):
-        theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
-        if theta.shape[0] < 1 or theta.shape[1] < 1:
-            raise ValueError(f"theta: expected shape (S, V) with S, V >= 1, got {theta.shape}")
-        dead = ~np.isfinite(theta).any(axis=1)
-        if dead.any():
-            raise ValueError(f"theta: expected at least one finite logit per row, "
-                             f"row {int(np.argmax(dead))} is all -inf")
-        self.theta = np.array(theta, dtype=np.float64, order="C")  # own copy
+        self.theta = np.array(_check_theta(theta), dtype=np.float64, order="C")  # own copy
         self.S, self.V = self.theta.shape
 
     def copy(self):
@@ -64,11 +78,11 @@ class TabularPolicy:
 
     def probs(self):
         """pi(. | s) for every state: (S, V)."""
-        return softmax_table(self.theta)
+        return _softmax(self.theta)
 
     def log_probs(self):
         """log pi(. | s) for every state: (S, V)."""
-        return log_softmax_table(self.theta)
+        return _log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
@@ -87,12 +101,12 @@ class TabularPolicy:
         flat = states.ravel()                             # (M,)
         u = rng.random(flat.size)                         # (M,)
         if flat.size * self.V <= 1 << 22:                 # small: a CDF row per draw
-            cdf = np.cumsum(softmax_table(self.theta[flat]), axis=1)   # (M, V)
+            cdf = np.cumsum(_softmax(self.theta[flat]), axis=1)   # (M, V)
             cdf /= cdf[:, -1:]
             out = (cdf <= u[:, None]).sum(axis=1)         # = searchsorted(cdf, u, 'right')
         else:                                             # large: one CDF per visited state
             visited, row = np.unique(flat, return_inverse=True)
-            cdf = np.cumsum(softmax_table(self.theta[visited]), axis=1)  # (S_visited, V)
+            cdf = np.cumsum(_softmax(self.theta[visited]), axis=1)  # (S_visited, V)
             cdf /= cdf[:, -1:]
             out = np.empty(flat.size, np.int64)
             for i in range(visited.size):

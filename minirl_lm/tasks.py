@@ -69,6 +69,10 @@ def reference_theta():
 
 def evaluate(policy):
     """Exact scores of a policy on the toy: dict of success (gold), sloppy, hedge, per_prompt."""
+    shape = getattr(getattr(policy, "theta", None), "shape", None)
+    if shape != (len(PROMPTS), len(RESPONSES)):
+        raise ValueError(f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, "
+                         f"{len(RESPONSES)}) for the toy, got {type(policy).__name__} with shape {shape}")
     pi = policy.probs()                                        # (N, V)
     per_prompt = (pi * reward_table("gold")).sum(axis=1)      # (N,)
     sloppy = (pi * reward_table("sloppy")).sum(axis=1)        # (N,)
@@ -76,7 +80,7 @@ def evaluate(policy):
                 hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
 
 
-def toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
+def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
     """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
 
     rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
@@ -109,17 +113,23 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
     beta = float_scalar(beta, "beta", low=0.0)
-    lr = float_scalar(lr, "lr")
+    lr = float_scalar(lr, "lr", low=0.0)
+    seed = int_scalar(seed, "seed", low=0)
     choice(baseline, "baseline", {"standardized", "mean", "loo"})
+    if not (isinstance(grader, str) or callable(grader)):
+        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
+    if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
+        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
+    record_at = {int_scalar(v, "record_at") for v in record_at}
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
     rng = rng_check(np.random.default_rng(seed))
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
     rewards = reward_table(grader)
-    record_at, curve = set(record_at), []
+    curve = []
     for step in range(1, n_responses // K + 1):
-        toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
+        _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
     return policy, ref, curve

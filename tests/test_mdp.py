@@ -134,6 +134,14 @@ BAD = [
     (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, 42), TypeError, "rng"),
     (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(), prompts=[1]), ValueError, "prompts"),
     (lambda: TokenMDP(["a"], V=3).score("grader", None), TypeError, "grader"),
+    (lambda: TokenMDP(["a"], V=3, max_states="x"), TypeError, "max_states"),
+    (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), 3), ValueError, "y"),
+    (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), -1), ValueError, "y"),
+    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+        TabularPolicy(np.zeros((100, 8))), 2, np.random.default_rng()), ValueError, "policy"),
+    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+        TabularPolicy(np.zeros((6, 2))), 2, np.random.default_rng()), ValueError, "policy"),
+    (lambda: TokenMDP(["a"], V=3).rollout("policy", 2, np.random.default_rng()), ValueError, "policy"),
 ]
 
 
@@ -141,6 +149,13 @@ BAD = [
 def test_bad_input_is_rejected_with_a_named_error(call, exc, name):
     with pytest.raises(exc, match=rf"^{name}:"):
         call()
+
+
+def test_grader_returning_a_string_is_rejected():
+    mdp = TokenMDP(["a"], V=3)
+    ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="^grader:"):
+        mdp.score(lambda p, y: "1", ro)
 
 
 def test_grader_returning_nan_is_rejected():

@@ -173,6 +173,8 @@ BAD = [
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 1], None), TypeError, "rng"),
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 5], np.random.default_rng()), ValueError, "states"),
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0.0], np.random.default_rng()), TypeError, "states"),
+    (lambda: softmax_table([[-np.inf, -np.inf]]), ValueError, "theta"),
+    (lambda: log_softmax_table(np.zeros(3)), ValueError, "theta"),
 ]
 
 
