@@ -278,8 +278,8 @@ def check_dense(methods, backward, dtype):
 
 
 def run_dense(args, rng):
-    shapes = [(4096, 16), (2048, 1024)] if args.quick else \
-        [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)]
+    shapes = args.shapes or ([(4096, 16), (2048, 1024)] if args.quick else
+                             [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)])
     note = ("  columns: time / our kernel on 1 thread (> 1: the kernel is faster); 'floor' is one "
             "streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
             f"{NCPU}t = all {NCPU} threads." + ("" if torch is not None else
@@ -656,6 +656,15 @@ def plot(path, Vs, per_tok):
 
 # ---------------------------------------------------------------- main
 
+def shape(text):
+    """'65536x1024' -> (65536, 1024)."""
+    try:
+        BT, V = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}")
+    return BT, V
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true",
@@ -667,6 +676,8 @@ def parse_args(argv=None):
                    help="timing rounds per method, the median is reported (default 5, quick 3)")
     p.add_argument("--min-time", type=float, default=None,
                    help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
+    p.add_argument("--shapes", nargs="+", type=shape, metavar="BTxV", default=None,
+                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of issue 5)")
     p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the inputs")
     p.add_argument("--plot", metavar="PATH", help="draw time per token against V (dense forward)")
     return p.parse_args(argv)

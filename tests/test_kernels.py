@@ -116,7 +116,8 @@ def test_dense_float32(kw):
 def test_parallel_equals_serial(kw, dtype):
     _, logits, _, tokens, mask, w = case(**kw)
     logits = logits.astype(dtype)
-    for a, b in zip(K.dense_logp_parallel(logits, tokens, mask), K.dense_logp(logits, tokens, mask)):
+    serial = K.dense_logp(logits, tokens, mask)
+    for a, b in zip(K.dense_logp_parallel(logits, tokens, mask), serial):
         assert np.array_equal(a, b)
     got = K.dense_backward_parallel(logits, tokens, mask, w)
     assert got.dtype == dtype
@@ -252,7 +253,8 @@ def test_group_kernels(NK):
     assert rel_err(K.group_centred(r), np_centred(r)) <= RTOL
     for eps in (1e-8, 0.0, 0.5):
         for ddof in (0, 1):
-            assert rel_err(K.group_standardized(r, eps, ddof), np_standardized(r, eps, ddof)) <= RTOL
+            got = K.group_standardized(r, eps, ddof)
+            assert rel_err(got, np_standardized(r, eps, ddof)) <= RTOL
     assert rel_err(K.group_loo(r), np_loo(r)) <= RTOL
 
 
@@ -293,7 +295,8 @@ def test_second_process_loads_cache():
         calls = [(K.tabular_logp, (th, st, st, m)), (K.tabular_backward, (th, st, st, m, w)),
                  (K.tabular_logp_per_token, (th, st, st, m)),
                  (K.tabular_backward_per_token, (th, st, st, m, w)),
-                 (K.dense_logp, (lg, st, m)), (K.dense_backward_into, (lg, st, m, w, np.empty_like(lg))),
+                 (K.dense_logp, (lg, st, m)),
+                 (K.dense_backward_into, (lg, st, m, w, np.empty_like(lg))),
                  (K.group_centred, (r,)), (K.group_standardized, (r, 1e-8, 0)),
                  (K.group_loo, (r,)), (K.exp_array, (np.zeros(3),)),
                  (K.exp32_array, (np.zeros(3, np.float32),)),
