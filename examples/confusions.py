@@ -1,13 +1,14 @@
 """Common confusions about GRPO-style losses, each settled by a few lines of arithmetic.
 
 One function per confusion, each a few lines on the library's public functions, printing what it
-measures. Everything is deterministic (the one sampled group uses np.random.default_rng(0)). The docs page "Common confusions" shows each function (a snippet section) and runs it.
+measures. Everything is deterministic (the one sampled group uses np.random.default_rng(0)). The
+docs page "Common confusions" shows each function (a snippet section) and runs it.
 
     loss_zero      the loss is ~0 but the policy moves (rho = 1, centred advantages)
     never_clips    one epoch per group means rho = 1: the clip fraction is 0
     aggregation    per-token weights of a short and a long response under each normalizer
     bessel         population versus Bessel std at K = 2 (and the factor sqrt((K-1)/K))
-    k_equals_1     what K = 1 does in each baseline: 0, 0, ValueError
+    k_equals_1     what K = 1 does in each baseline: r, 0, 0, ValueError
 
     $ python examples/confusions.py              # all of them
     $ python examples/confusions.py loss_zero    # one
@@ -17,7 +18,7 @@ import argparse
 
 import numpy as np
 
-from minirl_lm.advantages import centred, leave_one_out, standardized
+from minirl_lm.advantages import centred, leave_one_out, no_baseline, standardized
 from minirl_lm.clip import clipped_surrogate
 from minirl_lm.grpo import grpo_step
 from minirl_lm.mdp import TokenMDP
@@ -90,6 +91,7 @@ def bessel():
 # --8<-- [start:k_equals_1]
 def k_equals_1():
     r = np.array([[0.7], [1.0], [0.0]])                             # N = 3 prompts, K = 1 each
+    print(f"no baseline:         {no_baseline(r).ravel()}")
     print(f"centred:             {centred(r).ravel()}")
     print(f"standardized ddof=0: {standardized(r, ddof=0).ravel()}")
     print(f"standardized ddof=1: {standardized(r, ddof=1).ravel()}")

@@ -166,7 +166,17 @@ def parse_args(argv=None):
     p.add_argument("--prior-std", type=float, default=10.0,
                    help="std of the Gaussian prior on each r_phi entry (reward model)")
     p.add_argument("--plot", metavar="PATH", help="draw true and proxy reward against KL")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for name in ("pairs", "steps"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name}: expected an integer >= 1, got {getattr(args, name)}")
+    if args.seed < 0:
+        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    for name in ("beta", "lr", "prior_std"):
+        v = getattr(args, name)
+        if not (np.isfinite(v) and v > 0):
+            p.error(f"--{name.replace('_', '-')}: expected a finite number > 0, got {v}")
+    return args
 
 
 def main(argv=None):

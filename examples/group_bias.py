@@ -190,8 +190,16 @@ def main(argv=None):
     if len(args.rewards) != len(args.theta):
         p.error(f"--rewards: expected {len(args.theta)} values (one per response), "
                 f"got {len(args.rewards)}")
-    if args.K_max < 1 or args.mc_groups < 2:
-        p.error("--K-max: expected >= 1 and --mc-groups: expected >= 2")
+    if len(args.theta) < 2:
+        p.error(f"--theta: expected at least 2 values (responses), got {len(args.theta)}")
+    if not all(np.isfinite(args.theta)) or not all(np.isfinite(args.rewards)):
+        p.error("--theta, --rewards: expected finite numbers")
+    if args.K_max < 1:
+        p.error(f"--K-max: expected an integer >= 1, got {args.K_max}")
+    if args.mc_groups < 2:
+        p.error(f"--mc-groups: expected an integer >= 2, got {args.mc_groups}")
+    if args.seed < 0:
+        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
     r = np.array(args.rewards, dtype=np.float64)               # (V,)
     pi, g, rows = measure(args.theta, r, range(1, args.K_max + 1), args.mc_groups, args.seed)
     print_table(pi, r, g, rows, args.mc_groups, args.seed)

@@ -160,6 +160,19 @@ def main(argv=None):
                    help="iterations per run in the second table (before convergence hides the bias)")
     p.add_argument("--plot", metavar="PATH", help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
+    for name in ("iters", "K", "mu", "every", "agg_iters"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')}: expected an integer >= 1, got {getattr(args, name)}")
+    for name in ("seed", "agg_seeds"):
+        if getattr(args, name) < 0:
+            p.error(f"--{name.replace('_', '-')}: expected an integer >= 0, got {getattr(args, name)}")
+    for name in ("lr", "eps", "eps_high", "beta"):
+        v = getattr(args, name)
+        if v is not None and not (np.isfinite(v) and v > 0):
+            why = " (the tilted optimum pi* needs beta > 0)" if name == "beta" else ""
+            p.error(f"--{name.replace('_', '-')}: expected a finite number > 0{why}, got {v}")
+    if not np.isfinite(args.prior):
+        p.error(f"--prior: expected a finite number, got {args.prior}")
 
     mdp = make_task()
     theta_ref = reference_logits(mdp, args.prior)

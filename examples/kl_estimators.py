@@ -15,7 +15,11 @@ Part 1, the estimators. Every expectation is a sum over the V tokens of a state:
   (kl.exact_kl_grad_theta, kl.exact_reverse_kl_grad_theta).
 
 Part 2, the placements, trained by exact expected gradient ascent (theta += lr * E[grad]) from
-pi_ref, each on J = E_pi r minus beta times its KL term:
+pi_ref, each on J = E_pi r minus beta times its KL term. The step is scaled to the curvature: the
+KL term's Hessian in theta is beta times the softmax covariance diag(pi) - pi pi^T (eigenvalues
+at most 1/2), so lr = 1/beta by default. A run that reaches the step cap before max|E grad| < 1e-13
+is reported as "did not converge" with its final |grad|: its row is where it stopped, not a
+fixed point.
 - k1 in the reward: r~ = r - beta u (kl.kl_in_reward), REINFORCE on r~, eq. (kl_reward);
 - k1, k2 or k3 in the loss: REINFORCE on r plus beta * k as a separate term, eq. (kl_objective).
 Each is compared with the tilted optimum pi* = pi_ref exp(r / beta) / Z (optimum.tilted_optimum),
@@ -23,8 +27,12 @@ the maximizer of E r - beta KL(pi || pi_ref), and with the maximizer of E r - be
 pi(y) = beta pi_ref(y) / (lambda - r(y)) with lambda > max r fixed by normalization (solved here
 by bisection: the library has no reverse-KL optimum).
 
+Part 3, a beta sweep: for each beta, the distance between the two optima pi_rev and pi* (closed
+forms), and k3 in the loss trained as in part 2, to check that it lands on pi_rev at every beta.
+
     $ python examples/kl_estimators.py
     $ python examples/kl_estimators.py --beta 0.2 --plot kl.svg
+    $ python examples/kl_estimators.py --sweep 0.1,1,10
 """
 
 import argparse
@@ -46,6 +54,15 @@ THETA_OLD = np.array([[0.0, 0.3, -0.3, 0.2],                  # pi_old: sampled 
 REWARD = np.array([[1.0, 0.0, 0.0, 0.5],
                    [0.0, 1.0, 0.0, 0.0]])
 EST = ("k1", "k2", "k3")
+SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+def parse_floats(text):
+    """'0.1,1' -> (0.1, 1.0); '' -> ()."""
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
 
 
 def enumeration(S, V):
@@ -171,6 +188,17 @@ def train(ref, reward, beta, lr, iters, tol=1e-13):
     return pi_star, out
 
 
+def print_convergence(out, iters, tol=1e-13):
+    """Say loudly which runs stopped at the step cap rather than at a fixed point."""
+    for placement in PLACEMENTS:
+        _, gnorm, hist = out[placement]
+        if not gnorm < tol:
+            note = ("expected: no fixed point" if placement == "k1 in loss"
+                    else "its row is where it stopped, not a fixed point")
+            print(f"did not converge: {placement}, {hist.size} steps, final max|E grad| "
+                  f"{gnorm:.1e} ({note})")
+
+
 def print_placements(ref, reward, beta, lr, iters, pi_star, out):
     pi_rev = reverse_kl_optimum(ref.probs(), reward, beta)
     J_star = kl_objective(pi_star, ref.probs(), reward, beta)
@@ -193,6 +221,7 @@ def print_placements(ref, reward, beta, lr, iters, pi_star, out):
               f"{np.abs(pi - pi_star).max():11.2e}  "
               f"{J_star - kl_objective(pi, ref.probs(), reward, beta):12.2e}  "
               f"{np.abs(pi - pi_rev).max():14.2e}")
+    print_convergence(out, iters)
     print("(k1 in the loss has E[grad k1] = 0: no penalty reaches theta, which drifts toward the")
     print(" argmax of r and has no fixed point; the row shows where it is after the last step)")
     print()
@@ -202,6 +231,36 @@ def print_placements(ref, reward, beta, lr, iters, pi_star, out):
     print(f"{'pi_rev':>12}  " + "  ".join(f"{p:.4f}" for p in pi_rev[0]))
     for placement in PLACEMENTS:
         print(f"{placement:>12}  " + "  ".join(f"{p:.4f}" for p in out[placement][0].probs()[0]))
+
+
+def sweep(ref, reward, betas, iters, tol=1e-13):
+    """Part 3: pi_rev against pi* over beta (closed forms), and where k3 in the loss lands."""
+    pi_ref = ref.probs()
+    print()
+    print("Part 3. The two optima over beta: pi_rev (where k3 in the loss lands) against pi*")
+    print(f"(k3 in the loss trained as in part 2, lr = 1/beta, at most {iters} steps)")
+    print()
+    head = (f"{'beta':>6}  {'KL(pi_rev||pi*)':>15}  {'max|pi_rev-pi*|':>15}  "
+            f"{'J(pi*)-J(pi_rev)':>16}  {'k3 steps':>8}  {'|grad| end':>10}  {'max|pi_k3-pi_rev|':>17}")
+    print(head)
+    print("-" * len(head))
+    for beta in betas:
+        pi_star = tilted_optimum(pi_ref, reward, beta)
+        pi_rev = reverse_kl_optimum(pi_ref, reward, beta)
+        policy, grad = ref.copy(), None
+        for step in range(iters):
+            grad = expected_ascent(policy, ref, reward, beta, "k3 in loss")
+            if np.abs(grad).max() < tol:
+                break
+            policy.theta += grad / beta
+        else:
+            step = iters
+        gnorm = np.abs(grad).max()
+        flag = "" if gnorm < tol else "  did not converge"
+        print(f"{beta:6g}  {exact_kl(pi_rev, pi_star).sum():15.3e}  "
+              f"{np.abs(pi_rev - pi_star).max():15.3e}  "
+              f"{kl_objective(pi_star, pi_ref, reward, beta) - kl_objective(pi_rev, pi_ref, reward, beta):16.3e}  "
+              f"{step:8d}  {gnorm:10.1e}  {np.abs(policy.probs() - pi_rev).max():17.1e}{flag}")
 
 
 def plot(policy, ref, out, path):
@@ -234,21 +293,39 @@ def plot(policy, ref, out, path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--beta", type=float, default=0.5, help="KL coefficient (default 0.5)")
-    p.add_argument("--lr", type=float, default=2.0, help="step size of part 2 (default 2.0)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="step size of part 2 (default 1/beta, scaled to the KL term's curvature)")
     p.add_argument("--iters", type=int, default=1000,
                    help="at most this many exact gradient steps (default 1000)")
     p.add_argument("--samples", type=int, default=10000,
                    help="Monte-Carlo draws per state in part 1 (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo column")
+    p.add_argument("--sweep", type=parse_floats, default=SWEEP,
+                   help="comma-separated betas of part 3, '' to skip it "
+                        "(default " + ",".join(f"{b:g}" for b in SWEEP) + ")")
     p.add_argument("--plot", metavar="PATH", help="write a figure (SVG or PNG by extension)")
     args = p.parse_args(argv)
-    if not args.beta > 0 or not args.lr > 0 or args.iters < 1 or args.samples < 2:
-        p.error("expected --beta > 0, --lr > 0, --iters >= 1, --samples >= 2")
+    if not (math.isfinite(args.beta) and args.beta > 0):
+        p.error(f"--beta: expected a finite number > 0, got {args.beta}")
+    if args.lr is None:
+        args.lr = 1.0 / args.beta
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        p.error(f"--lr: expected a finite number > 0, got {args.lr}")
+    if args.iters < 1:
+        p.error(f"--iters: expected an integer >= 1, got {args.iters}")
+    if args.samples < 2:
+        p.error(f"--samples: expected an integer >= 2, got {args.samples}")
+    if args.seed < 0:
+        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    if not all(math.isfinite(b) and b > 0 for b in args.sweep):
+        p.error(f"--sweep: expected betas > 0, got {','.join(f'{b:g}' for b in args.sweep)}")
     policy, ref, old = TabularPolicy(THETA), TabularPolicy(THETA_REF), TabularPolicy(THETA_OLD)
     rows = estimator_table(policy, ref, old, args.samples, args.seed)
     print_estimators(rows, args.samples, args.seed)
     pi_star, out = train(ref, REWARD, args.beta, args.lr, args.iters)
     print_placements(ref, REWARD, args.beta, args.lr, args.iters, pi_star, out)
+    if args.sweep:
+        sweep(ref, REWARD, args.sweep, args.iters)
     if args.plot:
         plot(policy, ref, out, args.plot)
         print(f"\nfigure written to {args.plot}")

@@ -25,6 +25,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0, help="seed of np.random.default_rng")
     args = parser.parse_args(argv)
+    if args.seed < 0:
+        parser.error(f"--seed: expected an integer >= 0, got {args.seed}")
     rng = np.random.default_rng(args.seed)
 
     # Toy batch: logits[b, t] are the next-token logits *before* emitting response[b, t].

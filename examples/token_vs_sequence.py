@@ -144,6 +144,20 @@ def main(argv=None):
     p.add_argument("--move", type=float, default=0.3,
                    help="std of the perturbation theta - theta_old before clipping")
     args = p.parse_args(argv)
+    if args.K < 1:
+        p.error(f"--K: expected an integer >= 1, got {args.K}")
+    if args.seed < 0:
+        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    for name in ("scale", "move", "beta"):
+        v = getattr(args, name)
+        if not (np.isfinite(v) and v >= 0):
+            p.error(f"--{name}: expected a finite number >= 0, got {v}")
+    for name in ("lam", "gamma"):
+        v = getattr(args, name)
+        if not 0 <= v <= 1:
+            p.error(f"--{name}: expected a number in [0, 1], got {v}")
+    if not (np.isfinite(args.eps) and args.eps > 0):
+        p.error(f"--eps: expected a finite number > 0, got {args.eps}")
 
     rng = np.random.default_rng(args.seed)
     mdp = make_task()

@@ -58,6 +58,7 @@ def test_reward_model_errors_sit_on_rare_responses(default_out):
 
 
 def test_plot_writes_an_svg(tmp_path):
+    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
     path = tmp_path / "contract.svg"
     out = run("--seed", "2", "--steps", "1", "--plot", str(path))
     _CACHE.setdefault(2, out)
@@ -92,3 +93,13 @@ def default_out_cache(seed):
     if seed not in _CACHE:
         _CACHE[seed] = run("--seed", str(seed), "--steps", "1")
     return _CACHE[seed]
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--pairs", "0"], "--pairs"), (["--steps", "0"], "--steps"), (["--beta", "0"], "--beta"),
+    (["--lr", "0"], "--lr"), (["--prior-std", "0"], "--prior-std"), (["--seed", "-1"], "--seed"),
+])
+def test_bad_arguments_are_usage_errors(args, flag):
+    proc = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr

@@ -100,8 +100,12 @@ def test_group_bias_enumeration_against_ordered_tuples():
                                rtol=0, atol=1e-15)
 
 
-def test_group_bias_help_and_plot(tmp_path):
+def test_group_bias_help():
     assert "usage" in run("group_bias.py", "--help")
+
+
+def test_group_bias_plot(tmp_path):
+    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
     path = tmp_path / "bias.svg"
     run("group_bias.py", "--K-max", "3", "--mc-groups", "50", "--plot", str(path))
     assert "<svg" in path.read_text()
@@ -148,10 +152,62 @@ def test_kl_placements_fixed_points(kl_out):
     assert float(lines["k1 in loss"][2]) > 0.1          # no penalty at all
 
 
-def test_kl_help_and_plot(tmp_path):
+def sweep_rows(out):
+    """{beta: [KL(rev||*), max|rev-*|, J gap, steps, |grad|, max|k3-rev|]} from part 3."""
+    part3 = out.split("Part 3.")[1]
+    return {float(f[0]): [float(x) for x in f[1:7]] for f in table_rows(part3, r"[0-9.]+")
+            if len(f) == 7}
+
+
+def test_kl_sweep_k3_lands_on_the_reverse_optimum_at_every_beta(kl_out):
+    rows = sweep_rows(kl_out)
+    betas = sorted(rows)
+    assert len(betas) >= 5
+    assert "did not converge" not in kl_out.split("Part 3.")[1]
+    for b in betas:
+        assert rows[b][4] <= 1e-13 and rows[b][5] < 1e-10, b     # a fixed point (printed to 2 digits)
+    kl = [rows[b][0] for b in betas]
+    assert all(x > y for x, y in zip(kl, kl[1:]))                 # KL(rev||*) falls as beta grows
+    dist = [rows[b][1] for b in betas]
+    peak = int(np.argmax(dist))
+    assert 0 < peak < len(dist) - 1                               # max|rev - *| peaks inside
+    assert all(x < y for x, y in zip(dist[:peak], dist[1:peak + 1]))
+    assert all(x > y for x, y in zip(dist[peak:], dist[peak + 1:]))
+
+
+def placements(out):
+    return {line[:12].strip(): line[12:].split() for line in out.splitlines()
+            if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
+            and len(line[12:].split()) == 6}
+
+
+def test_kl_large_beta_converges_with_the_curvature_scaled_step():
+    out = run("kl_estimators.py", "--beta", "5", "--samples", "10", "--sweep", "")
+    lines = placements(out)
+    for p in ("k1 in reward", "k2 in loss", "k3 in loss"):
+        assert float(lines[p][1]) <= 1e-13 and int(lines[p][0]) < 1000, p
+    assert float(lines["k1 in reward"][3]) < 1e-10                # on pi*
+    assert float(lines["k3 in loss"][5]) < 1e-10                  # on pi_rev
+    assert re.findall(r"did not converge: (.*?),", out) == ["k1 in loss"]
+
+
+def test_kl_non_convergence_is_reported():
+    out = run("kl_estimators.py", "--lr", "50", "--iters", "50", "--samples", "10", "--sweep", "")
+    lines = placements(out)
+    reported = re.findall(r"did not converge: (.*?), 50 steps, final max\|E grad\| (\S+)", out)
+    assert {p for p, _ in reported} == set(lines)
+    for p, g in reported:
+        assert float(g) == float(lines[p][1]) and float(g) >= 1e-13
+
+
+def test_kl_help():
     assert "usage" in run("kl_estimators.py", "--help")
+
+
+def test_kl_plot(tmp_path):
+    pytest.importorskip("matplotlib")
     path = tmp_path / "kl.svg"
-    run("kl_estimators.py", "--iters", "20", "--samples", "10", "--plot", str(path))
+    run("kl_estimators.py", "--iters", "20", "--samples", "10", "--sweep", "", "--plot", str(path))
     assert "<svg" in path.read_text()
 
 
@@ -169,11 +225,38 @@ def test_confusions():
     mu4 = [eval(f) for f in re.findall(r"mu = 4, group \d: clip fraction per epoch (.*)", out)]
     assert len(mu4) == 3 and all(len(f) == 4 and f[0] == 0.0 for f in mu4)
     assert max(max(f) for f in mu4) > 0
-    assert "A = [ 0.70710677 -0.70710677]" in out
+    # K = 2, rewards (1, 0): r - mean = +-1/2, population std 1/2, Bessel std 1/sqrt(2), so
+    # A = +-(1/2) / (std + eps) with eps = 1e-8: +-1 and +-1/sqrt(2), each shrunk by about eps.
+    # Tolerance 1e-7: the eps effect (~1e-8) plus the 8 printed decimals (5e-9).
+    pop = [float(x) for x in re.search(r"population std \(ddof=0\): A = \[([^\]]*)\]", out).group(1).split()]
+    bes = [float(x) for x in re.search(r"Bessel std\s+\(ddof=1\): A = \[([^\]]*)\]", out).group(1).split()]
+    assert np.allclose(pop, [1.0, -1.0], rtol=0, atol=1e-7) and abs(pop[0]) < 1.0
+    assert np.allclose(bes, [2 ** -0.5, -(2 ** -0.5)], rtol=0, atol=1e-7) and abs(bes[0]) < 2 ** -0.5
+    for K, ratio, factor in re.findall(r"K = +(\d+): A\(ddof=1\) / A\(ddof=0\) = (\S+), sqrt\(\(K-1\)/K\) = (\S+)", out):
+        assert abs(float(ratio) - np.sqrt((int(K) - 1) / int(K))) < 1e-6 and ratio == factor
     assert out.count("[0. 0. 0.]") == 3 and "leave-one-out:       ValueError" in out
+    vanilla = [float(x) for x in re.search(r"no baseline:\s+\[([^\]]*)\]", out).group(1).split()]
+    assert vanilla == [0.7, 1.0, 0.0]                   # A = r: the raw rewards of the K = 1 groups
 
 
 def test_confusions_bad_name():
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "confusions.py"), "nope"],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "NAME" in proc.stderr
+
+
+# ---------------------------------------------------------------- bad arguments: usage errors
+
+@pytest.mark.parametrize("script, args, flag", [
+    ("group_bias.py", ["--K-max", "0"], "--K-max"),
+    ("group_bias.py", ["--mc-groups", "1"], "--mc-groups"),
+    ("group_bias.py", ["--theta", "1", "--rewards", "1"], "--theta"),
+    ("kl_estimators.py", ["--beta", "0"], "--beta"),
+    ("kl_estimators.py", ["--iters", "0"], "--iters"),
+    ("kl_estimators.py", ["--lr", "-1"], "--lr"),
+    ("kl_estimators.py", ["--sweep", "0,1"], "--sweep"),
+])
+def test_bad_arguments_are_usage_errors(script, args, flag):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr

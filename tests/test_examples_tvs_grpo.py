@@ -71,14 +71,12 @@ def test_token_vs_sequence_help():
 
 
 @pytest.fixture(scope="module")
-def grpo(tmp_path_factory):
-    svg = tmp_path_factory.mktemp("fig") / "grpo.svg"
-    out = run("grpo.py", "--iters", "12", "--agg-seeds", "2", "--agg-iters", "6", "--plot", str(svg))
-    return out, svg
+def grpo():
+    return run("grpo.py", "--iters", "12", "--agg-seeds", "2", "--agg-iters", "6")
 
 
 def test_grpo_clipping_fires_only_after_the_first_epoch(grpo):
-    out, _ = grpo
+    out = grpo
     m = re.search(r"clip fraction by epoch, mean over iterations: ([0-9. ]+)", out)
     by_epoch = [float(v) for v in m.group(1).split()]
     assert len(by_epoch) == 4 and by_epoch[0] == 0.0 and max(by_epoch[1:]) > 0.0
@@ -87,18 +85,24 @@ def test_grpo_clipping_fires_only_after_the_first_epoch(grpo):
 
 
 def test_grpo_learns_and_approaches_the_tilted_optimum(grpo):
-    out, svg = grpo
+    out = grpo
     table = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s+0\.\d+", line)]
     success = [float(r[1]) for r in table]
     assert success[-1] > success[0] + 0.2
     ref = re.search(r"reference\s+([0-9.]+)", out.split("distance to the tilted optimum")[1])
     fin = re.search(r"GRPO final\s+([0-9.]+)", out)
     assert float(fin.group(1)) < float(ref.group(1))                   # TV to pi* shrinks
+
+
+def test_grpo_plot(tmp_path):
+    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    svg = tmp_path / "grpo.svg"
+    run("grpo.py", "--iters", "3", "--agg-seeds", "0", "--plot", str(svg))
     assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
 
 
 def test_grpo_prints_every_aggregation_mode(grpo):
-    out, _ = grpo
+    out = grpo
     for agg in ("seq_sum", "token_mean", "seq_mean_token_mean", "constant"):
         assert re.search(rf"^\s+{agg}\s+[0-9.]+ \+-", out, re.M), agg
 
@@ -120,3 +124,21 @@ def test_grpo_default_run_shows_the_length_bias():
 
 def test_grpo_help():
     assert "usage" in run("grpo.py", "--help")
+
+
+@pytest.mark.parametrize("script, args, flag", [
+    ("grpo.py", ["--iters", "0"], "--iters"),
+    ("grpo.py", ["--K", "0"], "--K"),
+    ("grpo.py", ["--mu", "0"], "--mu"),
+    ("grpo.py", ["--every", "0"], "--every"),
+    ("grpo.py", ["--agg-iters", "0"], "--agg-iters"),
+    ("grpo.py", ["--lr", "-1"], "--lr"),
+    ("grpo.py", ["--beta", "0"], "--beta"),
+    ("token_vs_sequence.py", ["--K", "0"], "--K"),
+    ("token_vs_sequence.py", ["--lam", "2"], "--lam"),
+    ("token_vs_sequence.py", ["--eps", "0"], "--eps"),
+])
+def test_bad_arguments_are_usage_errors(script, args, flag):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr

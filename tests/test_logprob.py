@@ -4,6 +4,11 @@ Gradient check: central finite differences in float64, step h = 1e-6, absolute t
 (truncation ~h^2 and rounding ~1e-16 / h are both far below it for O(1) logits).
 """
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -12,6 +17,7 @@ from minirl_lm.logprob import (log_softmax, masked_mean, masked_sum, token_logp,
                                token_logp_backward)
 
 H, ATOL = 1e-6, 1e-8
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def batch(rng, B, T, V, lengths=None):
@@ -229,3 +235,27 @@ def test_bad_input_helpers():
         masked_mean(np.zeros(3), np.ones(3))
     with pytest.raises(ValueError, match="^x:"):
         masked_sum(np.full((1, 2), np.inf), np.ones((1, 2)))
+
+
+# ---------------------------------------------------------------- examples/logprob.py as a program
+
+def test_example_runs_and_prints_what_the_page_claims():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "logprob.py")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    diff = float(re.search(r"max \|seq_logp - masked sum of token log-probs\| = (\S+)", out).group(1))
+    assert diff == 0.0 or diff < 1e-12
+    kernel = float(re.search(r"kernels.dense_logp vs NumPy: max abs difference (\S+)", out).group(1))
+    assert kernel < 1e-12
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(-?[0-9.]+)\s+(-?[0-9.]+)$", out, re.M)
+    assert [(int(b), int(n)) for b, n, _, _ in rows] == [(0, 5), (1, 3)]
+    for _, n, summed, mean in rows:
+        assert float(summed) != float(mean)                              # sum and mean differ
+        assert abs(float(summed) / int(n) - float(mean)) < 1e-3          # by the length (3 decimals)
+
+
+def test_example_bad_seed_is_a_usage_error():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "logprob.py"), "--seed", "-1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--seed" in proc.stderr
