@@ -25,14 +25,38 @@ Defined edge cases (no gradient here: rewards are data):
 Deviation from the textbook form: leave-one-out is computed as (K/(K-1)) * (r_k - mean), the same
 number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Population std (ddof=0) is the default; ddof=1 is what TRL and verl use.
+Population std (ddof=0) is the default; ddof=1 is what TRL and verl use. ddof is the int 0 or 1
+(not a bool, not a float).
+
+Domain: rewards are (N, K) with K >= 1 and every |r| <= 1e150 (REWARD_MAX), for all four
+baselines; anything else raises ValueError naming rewards. The bound keeps the arithmetic
+finite: the standardized baseline squares the spread (r - mean)^2, which overflows float64
+(max ~1.8e308) for spreads beyond ~1e154, and a group mean sums K rewards; at 1e150 both stay
+finite for any practical K (up to ~4e7). Inside the domain, a group whose squared spread
+underflows (sum of (r - mean)^2 < 1e-290, i.e. |r - mean| < ~1e-145) has its std computed on
+the rescaled deviations, so a tiny spread with eps = 0 still standardizes to unit scale instead
+of to 0. Neither guard changes the arithmetic of ordinary inputs.
 """
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, mask_array
+from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array
 
 BASELINES = ("none", "mean", "standardized", "loo")
+REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the spread
+
+
+def _rewards(rewards):
+    """Validate rewards (N, K): finite, K >= 1, |r| <= REWARD_MAX; returns float64 (N, K)."""
+    r = float_array(rewards, "rewards", ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
+                         f"got shape {r.shape}")
+    if r.size and np.abs(r).max() > REWARD_MAX:
+        raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
+                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
+                         f"|r| = {np.abs(r).max():g}")
+    return r
 
 
 def _group_mean(r):
@@ -44,13 +68,13 @@ def _group_mean(r):
 
 def no_baseline(rewards):
     """A = r, (N, K) -> (N, K). eq. (pg_vanilla)"""
-    r = float_array(rewards, "rewards", ndim=2)
+    r = _rewards(rewards)
     return r.copy()
 
 
 def centred(rewards):
     """A = r - mean of the group, (N, K) -> (N, K). eq. (pg_centred)"""
-    r = float_array(rewards, "rewards", ndim=2)
+    r = _rewards(rewards)
     return r - _group_mean(r)                                  # (N, K)
 
 
@@ -59,12 +83,20 @@ def standardized(rewards, eps=1e-8, ddof=0):
 
     ddof=0: population std (default); ddof=1: Bessel std, defined as 0 at K = 1.
     """
-    r = float_array(rewards, "rewards", ndim=2)
+    r = _rewards(rewards)
     eps = float_scalar(eps, "eps", low=0.0)
-    ddof = choice(ddof, "ddof", (0, 1))
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
     c = r - _group_mean(r)                                     # (N, K)
     dof = max(r.shape[1] - ddof, 1)                            # K = 1, ddof = 1: c == 0, so std = 0
-    std = np.sqrt((c * c).sum(axis=1, keepdims=True) / dof)    # (N, 1)
+    ss = (c * c).sum(axis=1, keepdims=True)                    # (N, 1)
+    std = np.sqrt(ss / dof)                                    # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if tiny.any():
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)      # (N, 1)
+        cs = c / s                                             # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
     denom = std + eps                                          # (N, 1)
     # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
@@ -72,7 +104,7 @@ def standardized(rewards, eps=1e-8, ddof=0):
 
 def leave_one_out(rewards):
     """A_k = r_k - mean of the other K-1 rewards, (N, K) -> (N, K). eq. (pg_loo); K >= 2."""
-    r = float_array(rewards, "rewards", ndim=2)
+    r = _rewards(rewards)
     K = r.shape[1]
     if K < 2:
         raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "

@@ -19,6 +19,18 @@ unclipped one-sided derivative rho A there (the left/right derivatives are rho A
 At rho = 1 (logp == logp_old: the first epoch on a fresh group) the gradient is -w A, exactly
 REINFORCE's (reinforce.reinforce_loss with the same aggregation).
 
+Padding and extreme ratios. The log-ratio is masked before the exp, so whatever finite values
+logp and logp_old hold at padding (rho = 1 there) the gradient there is exactly 0. A token with
+A = 0 contributes exactly 0 to the loss and the gradient, even where rho overflows. rho =
+exp(logp - logp_old) overflows float64 for logp - logp_old > ~709.78 (pi_old gave the token
+probability < e^-709); then:
+- A > 0: min(rho A, (1 + eps_high) A) = (1 + eps_high) A, finite, and its gradient is 0
+  (clipped); returned as such;
+- A < 0: the true minimum is the unclipped rho A = -inf (loss +inf). That (or any other
+  non-finite loss or gradient, e.g. rho A overflowing for a finite rho) is rejected with a
+  ValueError naming logp, instead of returning inf to an optimizer. clip_fraction never
+  raises: such a token is unclipped, an A > 0 one with rho = inf is clipped.
+
 The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
 only; tests check the copies agree.
 """
@@ -66,10 +78,15 @@ def _check(logp, logp_old, adv, mask, eps, eps_high, agg):
     return logp, logp_old, A, mask, eps, eps_high
 
 
-def _branches(logp, logp_old, A, eps, eps_high):
-    rho = np.exp(logp - logp_old)                              # (B, T) rho_t
-    surr1 = rho * A                                            # (B, T) unclipped
-    surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A        # (B, T) clipped
+def _branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
+    where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    real = mask > 0                                            # (B, T)
+    u = np.subtract(logp, logp_old, out=np.zeros_like(logp), where=real)  # (B, T) 0 at padding
+    with np.errstate(over="ignore"):                           # overflow to inf is handled
+        rho = np.exp(u)                                        # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T) clipped
     return rho, surr1, surr2
 
 
@@ -82,13 +99,22 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     """
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
     w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, eps, eps_high)
+    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
     loss = -(w * f).sum()
     # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
     unclipped = surr1 <= surr2                                 # (B, T)
-    df_dlogp = np.where(unclipped, rho * A, 0.0)               # (B, T) d rho / d logp = rho
+    df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
+    if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
+        bad = (~np.isfinite(f) | ~np.isfinite(df_dlogp)) & (mask > 0)      # (B, T)
+        b, t = (int(i[0]) for i in np.nonzero(bad)) if bad.any() else (0, 0)
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t] - logp_old[b, t])} with A = "
+            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
+            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
+            f"minimum)")
     return float(loss), dloss_dlogp
 
 
@@ -99,7 +125,7 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
                                                     "token_mean")
-    _, surr1, surr2 = _branches(logp, logp_old, A, eps, eps_high)
+    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     clipped = (surr2 < surr1) & (mask > 0)                     # (B, T)
     n = mask.sum()
     return float(clipped.sum() / n) if n > 0 else 0.0

@@ -28,7 +28,8 @@ dloss/dlogp[b, t] = dloss/dseq_logp[b] * mask[b, t] (`token_grad`), the policy's
 rest.
 
 Stability: -log sigma(z) = logaddexp(0, -z) and sigma(z) = exp(-logaddexp(0, -z)) never form
-exp(|z|), so margins |beta h| ~ 1e3 give finite losses and gradients exactly 0 or +-beta.
+exp(|z|), so margins |beta h| ~ 1e3 give finite losses, and per-pair gradients that saturate at
+exactly 0 or +-beta * w_p: +-beta / P with the default weights (the mean over P pairs).
 Deviations: the loss is a weighted sum over pairs (mean by default), so a population loss is the
 same function with weights; label smoothing is accepted by the conservative variant only.
 Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
@@ -157,6 +158,16 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     uniform by default. Draws x ~ mu0, a, b ~ mu(. | x) independently, and a wins with
     probability sigma(r(x, a) - r(x, b)), eq. (bradley_terry).
     Returns ``(prompt, chosen, rejected)``, each (n_pairs,) int64.
+
+    Ties are kept: a and b are independent, so a == b (chosen == rejected) happens with
+    probability sum_y mu(y|x)^2 per pair; it is a draw of the stated model, not excluded
+    (excluding would condition on a != b and change the pair distribution). Such a pair is
+    harmless downstream: its margin is 0 for every reward table and every policy, so it adds
+    the constant log 2 (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
+    gradient on a table (reward_table_loss, or DPO through the policy's backward): its
+    d_chosen = -d_rejected land on the same entries and cancel, up to the rounding of the
+    accumulation. It does count in P, the denominator of the mean. Drop the rows with
+    chosen == rejected to exclude them.
     """
     reward = float_array(reward, "reward", ndim=2)
     mu = _prob_table(mu, "mu", reward.shape)

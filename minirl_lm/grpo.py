@@ -18,7 +18,7 @@ then mu epochs of loss -> policy.backward -> theta -= lr * dtheta.
 
 from minirl_lm.advantages import BASELINES, advantages
 from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
-from minirl_lm.clip import clip_fraction, clipped_surrogate
+from minirl_lm.clip import AGGS, clip_fraction, clipped_surrogate
 from minirl_lm.kl import ESTIMATORS, kl_penalty, kl_per_token
 
 
@@ -47,18 +47,35 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
     prompt; mu epochs on the group; lr the step size. Returns a dict of diagnostics:
     mean_reward, loss (per epoch), clip_fraction (per epoch), kl (mean per-token estimate
     against pi_ref before the update), and the rollout, rewards and advantages.
+
+    Every argument is checked before the rollout, so a bad one raises without drawing from
+    rng or touching policy.theta. ref_policy must have the policy's table shape (S, V).
     """
     rng_check(rng)
     K = int_scalar(K, "K", low=1)
     mu = int_scalar(mu, "mu", low=1)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    if eps_high is not None:
+        float_scalar(eps_high, "eps_high", low=0.0, low_open=True)
+    float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", ESTIMATORS)
+    choice(agg, "agg", AGGS)
     choice(baseline, "baseline", BASELINES)
+    float_scalar(adv_eps, "adv_eps", low=0.0)
+    int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "loo" and K < 2:
+        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+                         f"of a group have no others to average), got K = {K}")
     if not callable(grader):
         raise TypeError(f"grader: expected a callable grader(prompt, response), got "
                         f"{type(grader).__name__}")
     for name, p in (("policy", policy), ("ref_policy", ref_policy)):
         if not all(hasattr(p, a) for a in ("logp", "backward", "theta")):
             raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(f"ref_policy: expected a table of the policy's shape "
+                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
 
     ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
     rewards = mdp.score(grader, ro)                       # (B,)

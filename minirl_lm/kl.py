@@ -8,6 +8,11 @@ Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t
 
 k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two
 terms cancel (they keep only ~6 digits of k3 at u = 1e-10); relative error < 1e-14, k3 >= 0.
+Each branch is evaluated only where it applies. For u < about -709.78 (pi_ref gave the token
+more than e^709 times pi's probability) exp(-u) overflows float64: k3 = +inf and dk3 = -inf,
+which is the correctly rounded float value of exp(-u) - 1 + u (numpy warns of the overflow);
+it is returned, not rejected. The log-ratio is masked before use: finite garbage in logp or
+logp_ref at padding gives u = 0, k = 0 and a gradient of exactly 0 there.
 On-policy, E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
 data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
 and E[grad k3] = grad KL(pi_ref || pi) (the reverse KL). tests/test_kl.py checks all of it by
@@ -62,7 +67,8 @@ def _log_ratio(logp, logp_ref, mask):
     mask = mask_array(mask, "mask")
     same_shape("logp", logp, "logp_ref", logp_ref)
     same_shape("logp", logp, "mask", mask)
-    return (logp - logp_ref) * mask, mask                      # (B, T) u, 0 at padding
+    u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
+    return u, mask                                             # (B, T) u, 0 at padding
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
@@ -81,10 +87,16 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 def _k3(u):
     """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
     cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    small = np.abs(u) < 0.05                                   # (B, T) each branch only where used
+    k = np.empty_like(u)                                       # (B, T)
+    us = u[small]
     c = 1.0 / 40320.0
     for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):          # Horner, innermost term first
-        c = 1.0 / n - u * c
-    return np.where(np.abs(u) < 0.05, u * u * c, np.expm1(-u) + u)   # (B, T)
+        c = 1.0 / n - us * c
+    k[small] = us * us * c
+    ul = u[~small]
+    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78 (true value)
+    return k
 
 
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
@@ -124,8 +136,9 @@ def exact_kl(p, q):
             raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
                              f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
     pos = p > 0                                                # (S, V) 0 log 0 = 0
-    with np.errstate(divide="ignore"):
-        terms = np.where(pos, p * (np.log(np.where(pos, p, 1.0)) - np.log(q)), 0.0)  # (S, V)
+    terms = np.zeros_like(p)                                   # (S, V)
+    with np.errstate(divide="ignore"):                         # log 0 = -inf where p > 0 = q
+        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))   # inf there, never 0 * inf
     return terms.sum(axis=1)                                   # (S,)
 
 
@@ -149,12 +162,17 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     """Gradient of sum_s d_s KL(pi_s || pi_ref_s) on theta (S, V) -> (S, V), eq. (kl_exact).
 
     pi = softmax(theta), pi_ref = softmax(theta_ref) row-wise; d = weights (S,), default ones.
-    Raises where pi > 0 = pi_ref (infinite KL).
+    Raises where pi > 0 = pi_ref (infinite KL). "> 0" and "= 0" are read on the log scale:
+    a finite logit has a finite log-prob (log pi > -inf) even where pi itself underflows to 0,
+    so theta_ref = [0, -1e4] is a finite KL (~5e3), not an infinite one; only a -inf logit
+    makes a probability exactly 0.
     """
     (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
-    if ((pi > 0) & (pi_ref == 0)).any():
-        raise ValueError("theta_ref: expected pi_ref > 0 wherever pi > 0 (else KL is infinite)")
-    diff = np.where(pi > 0, logpi - np.where(pi > 0, logpi_ref, 0.0), 0.0)   # (S, V)
+    supp = logpi > -np.inf                                     # (S, V) support of pi
+    if (supp & (logpi_ref == -np.inf)).any():
+        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
+                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+    diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
     kl = (pi * diff).sum(axis=1, keepdims=True)                # (S, 1) KL_s
     return d[:, None] * pi * (diff - kl)                       # (S, V) pi (log pi - log pi_ref - KL)
 
@@ -162,9 +180,11 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     """Gradient of sum_s d_s KL(pi_ref_s || pi_s) on theta (S, V) -> (S, V): d_s (pi - pi_ref).
 
-    Raises where pi_ref > 0 = pi (infinite KL).
+    Raises where pi_ref > 0 = pi (infinite KL), read on the log scale as in
+    exact_kl_grad_theta: only a -inf logit makes a probability exactly 0.
     """
-    (pi, _), (pi_ref, _), d = _softmax_tables(theta, theta_ref, weights)
-    if ((pi_ref > 0) & (pi == 0)).any():
-        raise ValueError("theta: expected pi > 0 wherever pi_ref > 0 (else KL is infinite)")
+    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
+    if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
+        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
+                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
     return d[:, None] * (pi - pi_ref)                          # (S, V)

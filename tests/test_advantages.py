@@ -171,6 +171,45 @@ def test_broadcast():
     assert np.array_equal(broadcast(np.array([[2.0, -1.0]]), mask), [[2, 2, 0], [-1, 0, 0]])
 
 
+# ---- the domain: K >= 1, |r| <= 1e150, ddof an int in {0, 1} ----------------------------------
+
+@pytest.mark.parametrize("f", [no_baseline, centred, standardized, leave_one_out,
+                               lambda r: advantages(r, "standardized", ddof=1)])
+def test_k0_is_rejected_naming_rewards(f):
+    with pytest.raises(ValueError, match=r"rewards: expected K >= 1"):
+        f(np.zeros((2, 0)))
+
+
+@pytest.mark.parametrize("ddof, exc", [(True, TypeError), (False, TypeError), (1.0, TypeError),
+                                       (0.0, TypeError), (-1, ValueError), (2, ValueError)])
+def test_ddof_must_be_the_int_0_or_1(ddof, exc):
+    with pytest.raises(exc, match="ddof"):
+        standardized(np.array([[0.0, 1.0]]), ddof=ddof)
+    assert np.array_equal(standardized(np.array([[0.0, 1.0]]), ddof=np.int64(1)),
+                          standardized(np.array([[0.0, 1.0]]), ddof=1))
+
+
+@pytest.mark.parametrize("baseline", ["none", "mean", "standardized", "loo"])
+@pytest.mark.parametrize("r", [[[1e200, -1e200]], [[1e308, 1e308, -1e308]], [[0.0, 2e150]]])
+def test_rewards_beyond_1e150_are_rejected(baseline, r):
+    with pytest.raises(ValueError, match=r"rewards: expected \|r\| <= 1e\+150 .*squares"):
+        advantages(np.array(r), baseline)
+
+
+def test_edge_of_the_domain_is_finite_and_exact():
+    with np.errstate(all="raise"):
+        z = standardized(np.array([[1e150, -1e150], [-1e150, -1e150]]), eps=0.0)
+        assert np.array_equal(z, [[1.0, -1.0], [0.0, 0.0]])
+        np.testing.assert_allclose(centred(np.array([[1e150, 1e150, -1e150]])),
+                                   np.array([[2e150, 2e150, -4e150]]) / 3, rtol=1e-15)
+    # a spread whose square underflows still standardizes to unit scale (eps = 0)
+    z = standardized(np.array([[1e-200, -1e-200], [1e-160, 3e-160]]), eps=0.0)
+    np.testing.assert_allclose(z, [[1.0, -1.0], [-1.0, 1.0]], rtol=1e-15)
+    z = standardized(np.array([[1e-200, 2e-200, 4e-200]]), eps=0.0, ddof=1)
+    c = np.array([-4.0, -1.0, 5.0]) / 3
+    np.testing.assert_allclose(z, [c / np.sqrt((c * c).sum() / 2)], rtol=1e-14)
+
+
 BAD = [
     (lambda: advantages(np.ones(4)), ValueError, "rewards"),
     (lambda: advantages("abc"), TypeError, "rewards"),

@@ -149,3 +149,46 @@ BAD = [
 def test_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ---------------------------------------------------------------- extreme ratios and padding
+
+def test_reviewer_demos_give_no_nan():
+    with np.errstate(all="raise"):                            # no 0 * inf, no stray overflow
+        loss, g = clipped_surrogate([[0.0]], [[-800.0]], [0.0], [[1.0]])
+        assert loss == 0.0 and np.array_equal(g, [[0.0]])     # A = 0 contributes exactly 0
+        loss, g = clipped_surrogate([[0.0, 0.0]], [[0.0, -800.0]], [-1.0], [[1.0, 0.0]])
+        assert loss == 1.0 and np.array_equal(g, [[1.0, 0.0]])   # padding garbage ignored
+
+
+@pytest.mark.parametrize("junk", [-800.0, 800.0, -1e300, 1.7e308])
+def test_garbage_at_padding_changes_nothing(junk):
+    rng = np.random.default_rng(3)
+    logp, logp_old, adv, mask = ratio_batch(rng)
+    pad = mask == 0
+    clean = clipped_surrogate(logp, logp_old, adv, mask, eps_high=0.28)
+    frac = clip_fraction(logp, logp_old, adv, mask, eps_high=0.28)
+    lo, lp = logp_old.copy(), logp.copy()
+    lo[pad], lp[pad] = junk, -junk                            # finite garbage at padding
+    with np.errstate(all="raise"):
+        loss, g = clipped_surrogate(lp, lo, adv, mask, eps_high=0.28)
+        f2 = clip_fraction(lp, lo, adv, mask, eps_high=0.28)
+    assert loss == clean[0] and np.array_equal(g, clean[1])
+    assert (g[pad] == 0).all() and f2 == frac
+
+
+def test_overflowing_ratio_on_real_tokens():
+    lp = np.zeros((1, 3))
+    lo = np.array([[-800.0, -800.0, -800.0]])                 # rho = exp(800) = inf in float64
+    m = np.ones((1, 3))
+    with np.errstate(all="raise"):
+        # A > 0: min(rho A, (1 + eps) A) = (1 + eps) A, gradient 0; A = 0: exactly 0
+        loss, g = clipped_surrogate(lp, lo, [[1.0, 0.0, 2.0]], m, eps=0.2, agg="seq_sum")
+        assert loss == -(1.2 * 1.0 + 1.2 * 2.0) and np.array_equal(g, np.zeros((1, 3)))
+        assert clip_fraction(lp, lo, [[1.0, 0.0, -1.0]], m) == 1 / 3   # A > 0 clipped, A < 0 not
+    # A < 0: the true minimum is rho A = -inf: rejected, naming logp
+    with pytest.raises(ValueError, match="logp"):
+        clipped_surrogate(lp, lo, [[1.0, 0.0, -1.0]], m)
+    # a finite rho whose product with A overflows is rejected the same way
+    with pytest.raises(ValueError, match="logp"):
+        clipped_surrogate([[0.0]], [[-700.0]], [-1e10], [[1.0]])

@@ -212,6 +212,35 @@ def test_bt_sample_preferences_is_deterministic_given_the_seed():
         np.testing.assert_array_equal(u, v)
 
 
+def test_ties_are_kept_documented_and_contribute_no_gradient():
+    import minirl_lm.dpo as dpo_mod
+    assert "Ties are kept" in dpo_mod.bt_sample_preferences.__doc__
+    reward = np.array([[0.0, 1.0, -1.0], [2.0, 0.0, 0.5]])
+    mu = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
+    n = 100_000
+    x, c, r = bt_sample_preferences(reward, mu, n, np.random.default_rng(11))
+    tie = c == r
+    p_tie = (mu ** 2).sum(axis=1).mean()                    # P(a == b), prompts uniform
+    assert abs(tie.mean() - p_tie) < 4 * np.sqrt(p_tie * (1 - p_tie) / n)
+    # on a table the tie pairs add log 2 to the loss (per pair) and nothing to the gradient
+    r_phi = np.random.default_rng(12).normal(size=(2, 3))
+    loss, g = reward_table_loss(r_phi, x, c, r)
+    loss_nt, g_nt = reward_table_loss(r_phi, x[~tie], c[~tie], r[~tie])
+    P, P_nt = n, int((~tie).sum())
+    np.testing.assert_allclose(loss * P, loss_nt * P_nt + (P - P_nt) * np.log(2), rtol=1e-12)
+    np.testing.assert_allclose(g * P, g_nt * P_nt, rtol=1e-10)     # rounding of 1e5 sums
+
+
+def test_saturated_dpo_gradient_is_beta_over_p():
+    import minirl_lm.dpo as dpo_mod
+    assert "+-beta / P" in dpo_mod.__doc__ and "exactly 0 or +-beta." not in dpo_mod.__doc__
+    beta, h = 0.3, np.array([1e4, -1e4, 1e4, -1e4])
+    z = np.zeros(4)
+    _, (dc, dr) = dpo_loss(h, z, z, z, beta)
+    np.testing.assert_array_equal(dc, [0.0, -beta / 4, 0.0, -beta / 4])
+    np.testing.assert_array_equal(dr, -dc)
+
+
 # ---------------------------------------------------------------- bad input
 
 Z3 = np.zeros(3)

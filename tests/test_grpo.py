@@ -1,6 +1,8 @@
 """GRPO assembled: the loss is its parts, its gradient is checked, one epoch with beta = 0 is
 REINFORCE with the standardized advantage, and the training step behaves."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -140,6 +142,74 @@ def test_training_improves_the_expected_reward():
     last = [grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)["mean_reward"]
             for _ in range(5)]
     assert np.mean(last) > np.mean(first) + 0.3
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@pytest.mark.parametrize("junk", [-800.0, 800.0, -1e300, 1.7e308])
+def test_grpo_loss_ignores_garbage_at_padding(estimator, junk):
+    logp, logp_old, logp_ref, adv, mask = batch(np.random.default_rng(2))
+    clean = grpo_loss(logp, logp_old, logp_ref, adv, mask, beta=0.1, kl_estimator=estimator)
+    pad = mask == 0
+    lp, lo, lr = logp.copy(), logp_old.copy(), logp_ref.copy()
+    lp[pad], lo[pad], lr[pad] = junk, -junk, -junk
+    with np.errstate(all="raise"):
+        loss, g = grpo_loss(lp, lo, lr, adv, mask, beta=0.1, kl_estimator=estimator)
+    assert loss == clean[0] and np.array_equal(g, clean[1]) and (g[pad] == 0).all()
+
+
+def test_grpo_loss_with_extreme_log_ratios_on_real_tokens():
+    m = np.ones((1, 3))
+    lp = np.zeros((1, 3))
+    lo = np.full((1, 3), -800.0)                              # rho = inf on every token
+    with np.errstate(all="raise"):
+        loss, g = grpo_loss(lp, lo, lp, [[1.0, 0.0, 1.0]], m, beta=0.0, agg="seq_sum")
+    assert loss == -2.4 and np.array_equal(g, np.zeros((1, 3)))   # A > 0 clipped, A = 0 nothing
+    with pytest.raises(ValueError, match="logp"):                 # A < 0: rho A = -inf
+        grpo_loss(lp, lo, lp, [[1.0, 0.0, -1.0]], m)
+    # a huge ratio against the reference: k3 = exp(-u) - 1 + u stays finite for u > 0
+    with np.errstate(all="raise"):
+        loss, g = grpo_loss(lp, lp, lo, [[0.0, 0.0, 0.0]], m, beta=1.0, agg="seq_sum")
+    assert loss == 3 * 799.0 and np.array_equal(g, np.ones((1, 3)))
+
+
+def test_ref_policy_of_another_shape_is_rejected():
+    mdp, pol, grader = _toy()
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    theta0 = pol.theta.copy()
+    for shape in [(16, 7), (6, 3), (pol.S, 4), (pol.S - 1, 3)]:
+        if shape == pol.theta.shape:
+            continue
+        bad = TabularPolicy(np.zeros(shape))
+        with pytest.raises(ValueError, match=r"ref_policy: .*" + re.escape(str(shape))):
+            grpo_step(pol, bad, mdp, grader, rng, K=2)
+    assert rng.bit_generator.state == before and np.array_equal(pol.theta, theta0)
+
+
+@pytest.mark.parametrize("kw, exc, name", [
+    (dict(beta=-0.1), ValueError, "beta"),
+    (dict(beta="x"), TypeError, "beta"),
+    (dict(eps=0.0), ValueError, "eps"),
+    (dict(eps=1.5), ValueError, "eps"),
+    (dict(eps_high=-0.1), ValueError, "eps_high"),
+    (dict(agg="sum"), ValueError, "agg"),
+    (dict(kl_estimator="k5"), ValueError, "kl_estimator"),
+    (dict(baseline="median"), ValueError, "baseline"),
+    (dict(K=1, baseline="loo"), ValueError, "baseline"),
+    (dict(adv_eps=-1.0), ValueError, "adv_eps"),
+    (dict(ddof=True), TypeError, "ddof"),
+    (dict(ddof=2), ValueError, "ddof"),
+])
+def test_bad_settings_are_rejected_before_the_rollout(kw, exc, name):
+    mdp, pol, grader = _toy()
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    theta0 = pol.theta.copy()
+    kw = {"K": 2, **kw}
+    with pytest.raises(exc, match=name):
+        grpo_step(pol, pol.copy(), mdp, grader, rng, **kw)
+    assert rng.bit_generator.state == before                  # no random draw consumed
+    assert np.array_equal(pol.theta, theta0)
 
 
 M = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])

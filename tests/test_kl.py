@@ -219,3 +219,78 @@ BAD = [
 def test_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ---------------------------------------------------------------- extremes
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@pytest.mark.parametrize("junk", [-800.0, 800.0, -1e300, 1.7e308])
+def test_garbage_at_padding_changes_nothing(estimator, junk):
+    logp = np.array([[-0.5, -1.0, 0.0], [-2.0, 0.0, 0.0]])
+    logp_ref = np.array([[-0.7, -0.2, 0.0], [-1.0, 0.0, 0.0]])
+    mask = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    clean = kl_penalty(logp, logp_ref, mask, estimator)
+    lp, lr = logp.copy(), logp_ref.copy()
+    lp[mask == 0], lr[mask == 0] = junk, -junk
+    with np.errstate(all="raise"):
+        loss, g = kl_penalty(lp, lr, mask, estimator)
+        r = kl_in_reward(np.ones(2), lp, lr, mask, 0.1)
+    assert loss == clean[0] and np.array_equal(g, clean[1]) and (g[mask == 0] == 0).all()
+    np.testing.assert_array_equal(r, kl_in_reward(np.ones(2), logp, logp_ref, mask, 0.1))
+
+
+def test_k3_extreme_log_ratios():
+    u = np.array([[1e200, 800.0, 50.0, 0.3, 1e-10, -0.3, -700.0]])
+    with np.errstate(all="raise"):                            # the Taylor branch is not evaluated
+        k, dk = kl_per_token(u, np.zeros_like(u), np.ones_like(u), "k3")
+    np.testing.assert_allclose(k[0, :4], [1e200, 799.0, 49.0 + np.exp(-50.0),
+                                          np.exp(-0.3) - 1 + 0.3], rtol=1e-15)
+    np.testing.assert_allclose(dk[0, :2], [1.0, 1.0], rtol=0)
+    assert np.isfinite(k).all() and np.isfinite(dk).all()
+    # u = -800: exp(800) - 1 - 800 exceeds float64: +inf is its float value (dk = -inf), no NaN
+    with np.errstate(over="ignore"):
+        k, dk = kl_per_token([[0.0]], [[800.0]], [[1.0]], "k3")
+    assert k[0, 0] == np.inf and dk[0, 0] == -np.inf
+
+
+def test_exact_kl_without_warnings_where_p_and_q_vanish():
+    p = np.array([[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]])
+    q = np.array([[0.0, 0.25, 0.75], [0.0, 1.0, 0.0]])
+    with np.errstate(all="raise"):                            # no 0 * inf where p = q = 0
+        kl = exact_kl(p, q)
+    np.testing.assert_allclose(kl[0], 0.5 * np.log(2) + 0.5 * np.log(0.5 / 0.75), rtol=1e-15)
+    assert kl[1] == np.inf                                    # p > 0 = q
+
+
+def _kl_of_logits(theta, theta_ref):
+    """sum_s KL(softmax(theta_s) || softmax(theta_ref_s)) on the log scale (finite logits)."""
+    lp = theta - np.logaddexp.reduce(theta, axis=1, keepdims=True)
+    lq = theta_ref - np.logaddexp.reduce(theta_ref, axis=1, keepdims=True)
+    return (np.exp(lp) * (lp - lq)).sum()
+
+
+def test_exact_gradients_at_large_logit_scales():
+    # finite logits at the 1e4 scale: pi_ref underflows to 0 but log pi_ref is finite
+    g = exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e4]])
+    # closed form, V = 2, pi = (1/2, 1/2), log pi_ref = (0, -1e4) to rounding:
+    # KL = log(1/2) + 5e3, grad_v = pi_v (log pi_v - log pi_ref_v - KL)
+    kl = np.log(0.5) + 5e3
+    np.testing.assert_allclose(g, [[0.5 * (np.log(0.5) - kl), 0.5 * (np.log(0.5) + 1e4 - kl)]],
+                               rtol=1e-14)
+    rng = np.random.default_rng(4)
+    theta = rng.normal(size=(3, 4)) * 3
+    theta_ref = rng.normal(size=(3, 4)) * 1e4
+    g = exact_kl_grad_theta(theta, theta_ref)
+    fd = fd_grad(lambda th: _kl_of_logits(th, theta_ref), theta, h=1e-4)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6 * np.abs(g).max())
+    # the reverse KL: gradient pi - pi_ref, with pi underflowing to 0 on a finite logit
+    g = exact_reverse_kl_grad_theta([[0.0, -1e4]], [[0.0, 0.0]])
+    np.testing.assert_array_equal(g, [[0.5, -0.5]])
+    g = exact_reverse_kl_grad_theta(theta_ref, theta)
+    fd = fd_grad(lambda th: _kl_of_logits(theta, th), theta_ref, h=1e-4)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
+    # a -inf logit still makes the KL infinite and raises
+    with pytest.raises(ValueError, match="theta_ref"):
+        exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -np.inf]])
+    with pytest.raises(ValueError, match="theta"):
+        exact_reverse_kl_grad_theta([[0.0, -np.inf]], [[0.0, 0.0]])
