@@ -92,8 +92,7 @@ def standardized(rewards, eps=1e-8, ddof=0):
     std = np.sqrt(ss / dof)                                    # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
     # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
-    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
-    if tiny.any():
+    if ss.min() < 1e-290 and (tiny := (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)).any():
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)      # (N, 1)
         cs = c / s                                             # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)

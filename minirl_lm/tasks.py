@@ -27,6 +27,8 @@ Evaluation is exact (no sampling): success = mean_x sum_y pi(y|x) r_gold(x, y); 
 pi(hedge|x). Demonstrated by ``python examples/k_sweep.py`` and ``python examples/loophole.py``.
 """
 
+import functools
+
 import numpy as np
 
 from minirl_lm.advantages import advantages
@@ -80,6 +82,15 @@ def evaluate(policy):
                 hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
 
 
+@functools.lru_cache(maxsize=None)
+def _batch(N, K):
+    """The constant (B, 1) states (prompt-major) and mask of a one-token step; read-only."""
+    states = np.repeat(np.arange(N), K)[:, None]               # (B, 1), prompt-major
+    mask = np.ones_like(states, dtype=np.float64)              # (B, 1): one token each
+    states.flags.writeable = mask.flags.writeable = False
+    return states, mask
+
+
 def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
     """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
 
@@ -90,8 +101,7 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     re-checking).
     """
     N = policy.S
-    states = np.repeat(np.arange(N), K)[:, None]               # (B, 1), prompt-major
-    mask = np.ones_like(states, dtype=np.float64)              # (B, 1): one token each
+    states, mask = _batch(N, K)                                # (B, 1) each
     tokens = policy._sample(states, rng)                       # (B, 1) y ~ pi(.|x)
     r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
     if beta > 0:                                               # eq. (kl_reward), data only
