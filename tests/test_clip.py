@@ -8,15 +8,7 @@ from minirl_lm import clip as clip_mod
 from minirl_lm.clip import clip_fraction, clipped_surrogate
 from minirl_lm.reinforce import AGGS, reinforce_loss, token_weights
 
-
-def fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
+from gradcheck import fd_grad
 
 
 def ratio_batch(rng, B=8, T=6, eps=0.2, eps_high=0.28):

@@ -9,17 +9,10 @@ from minirl_lm.dpo import (bradley_terry_loss, bt_sample_preferences, dpo_loss,
                            reward_table_loss, token_grad)
 from minirl_lm.optimum import tilted_optimum
 
+from gradcheck import fd_grad
+
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10
 
-
-def fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
 
 
 def test_bradley_terry_gradient_matches_finite_differences():

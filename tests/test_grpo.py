@@ -14,15 +14,7 @@ from minirl_lm.mdp import TokenMDP
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import AGGS, reinforce_loss
 
-
-def fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
+from gradcheck import fd_grad
 
 
 def batch(rng, B=8, T=5, eps=0.2):

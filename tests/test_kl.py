@@ -11,15 +11,7 @@ from minirl_lm.kl import (ESTIMATORS, exact_kl, exact_kl_grad_theta, exact_rever
                           kl_in_reward, kl_penalty, kl_per_token)
 from minirl_lm.reinforce import AGGS, token_weights
 
-
-def fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
+from gradcheck import fd_grad
 
 
 def batch(rng, B=6, T=5):

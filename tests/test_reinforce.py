@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from minirl_lm.reinforce import AGGS, reinforce_loss, sequence_reinforce_loss, token_weights
 
+from gradcheck import fd_grad
+
 
 def random_batch(rng, B=6, T=5):
     """Right-padded mask with a length-0 row and a full row; logp (0 at padding); adv both signs."""
@@ -19,16 +21,6 @@ def random_batch(rng, B=6, T=5):
     adv[1], adv[2] = abs(adv[1]) + 0.1, -abs(adv[2]) - 0.1
     return logp, adv, mask
 
-
-def fd_grad(f, x, h=1e-6):
-    """Central differences of scalar f at every entry of x (float64)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
 
 
 # ---- aggregation weights -----------------------------------------------------------------------
