@@ -1,0 +1,319 @@
+"""Write a self-contained copy of a minirl_lm file: its own code plus the package code it uses.
+
+    python scripts/standalone.py minirl_lm/clip.py -o DIR     # writes DIR/clip.py
+    python scripts/standalone.py --all -o DIR                 # every file that can stand alone
+
+A copy holds, top to bottom: the file's docstring; its imports reduced to NumPy and the standard
+library; the parts it is assembled from (for GRPO: the advantages, the clipped ratio and the KL
+penalty), each under a comment naming the file it comes from, in the order the file imports them;
+the file's own code, verbatim; and last the input checks it calls, from `minirl_lm/checks.py`.
+Only the definitions the file actually reaches are inlined (found by walking the names each
+definition uses), so a copy carries no dead helper. Two parts that define the same private name
+with different code are told apart by suffixing the later one with its module name.
+
+A file that needs more than NumPy (anything reaching `minirl_lm/kernels.py`, which needs Numba)
+cannot stand alone and is refused. The output is deterministic: the same sources give the same
+bytes. This script uses the standard library only.
+"""
+
+import argparse
+import ast
+import io
+import sys
+import tokenize
+from pathlib import Path
+
+PKG = "minirl_lm"
+ROOT = Path(__file__).resolve().parent.parent
+PKG_DIR = ROOT / PKG
+ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
+SUPPORT = ("checks",)          # inlined after the file's own code: support, not the concept
+
+
+class StandaloneError(Exception):
+    """A file that cannot be made self-contained (and why)."""
+
+
+class Module:
+    """One parsed file of the package: its top-level definitions and imports by local name."""
+
+    def __init__(self, name, pkg_dir=PKG_DIR):
+        path = pkg_dir / f"{name}.py"
+        if not path.is_file():
+            raise StandaloneError(f"{PKG}/{name}.py: no such file")
+        self.name, self.path = name, path
+        self.source = path.read_text()
+        self.lines = self.source.splitlines()
+        self.tree = ast.parse(self.source, filename=str(path))
+        body = self.tree.body
+        self.doc = body[0] if body and _is_docstring(body[0]) else None
+        self.defs = {}         # name -> top-level node defining it
+        self.imports = {}      # local name -> ("ext", statement, top module) | ("pkg", module, name)
+        self.import_nodes = []
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defs[node.name] = node
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            self.defs[n.id] = node
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.import_nodes.append(node)
+                self._add_import(node)
+
+    def _add_import(self, node):
+        for a in node.names:
+            if isinstance(node, ast.Import):
+                top = a.name.split(".")[0]
+                local = a.asname or top
+                stmt = f"import {a.name}" + (f" as {a.asname}" if a.asname else "")
+            else:
+                mod = node.module or ""
+                top = mod.split(".")[0]
+                local = a.asname or a.name
+                stmt = f"from {mod} import {a.name}" + (f" as {a.asname}" if a.asname else "")
+            if top != PKG:
+                self.imports[local] = ("ext", stmt, top)
+                continue
+            parts = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
+            if len(parts) != 2:            # `import minirl_lm.x` or `from minirl_lm import x`
+                raise StandaloneError(f"{PKG}/{self.name}.py imports a whole module ({stmt}); "
+                                      f"only `from {PKG}.MODULE import NAME` can be inlined")
+            self.imports[local] = ("pkg", parts[1], a.name)
+
+    def segment(self, node):
+        """The source lines of a top-level node, with its decorators and the comment lines
+        directly above it."""
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        return self.lines[start:node.end_lineno]
+
+    def own_code(self):
+        """Every line of the file but its docstring and its top-level imports."""
+        drop = set()
+        for node in ([self.doc] if self.doc else []) + self.import_nodes:
+            drop.update(range(node.lineno - 1, node.end_lineno))
+        return [l for i, l in enumerate(self.lines) if i not in drop]
+
+
+def _is_docstring(node):
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def _names(node):
+    """Every name a node reads (its own definitions' names included; callers discard those)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _shape(node):
+    """A definition's code with docstrings removed, to tell equal copies from different ones."""
+    node = ast.parse(ast.unparse(node)).body[0]
+    for n in ast.walk(node):
+        body = getattr(n, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            n.body = body[1:] or [ast.Pass()]
+    return ast.dump(node)
+
+
+def _rename(lines, renames):
+    """Rename identifiers (not attributes, not keyword arguments) in a block of source lines."""
+    if not renames:
+        return lines
+    text = "\n".join(lines) + "\n"
+    toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    out = []
+    for i, tok in enumerate(toks):
+        if tok.type == tokenize.NAME and tok.string in renames:
+            prev = next((t for t in reversed(toks[:i]) if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+            nxt = next((t for t in toks[i + 1:] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+            is_attr = prev is not None and prev.string == "."
+            is_kwarg = nxt is not None and nxt.string == "=" and prev is not None and prev.string in "(,"
+            if not (is_attr or is_kwarg):
+                tok = tok._replace(string=renames[tok.string])
+        out.append(tok)
+    return tokenize.untokenize(out).rstrip("\n").split("\n")
+
+
+def build(name, pkg_dir=PKG_DIR):
+    """Return the text of the self-contained copy of `minirl_lm/<name>.py`."""
+    modules = {}
+
+    def load(m):
+        if m not in modules:
+            modules[m] = Module(m, pkg_dir)
+        return modules[m]
+
+    target = load(name)
+    picked = {}            # module -> set of top-level nodes to inline (by id)
+    order = []             # modules in the order they are first reached
+    ext = set()            # external import statements needed
+    aliases = []           # (module, local, source name) for `from x import a as b`
+
+    def need(mod, wanted):
+        """Pull the definitions of `wanted` (names read by code of `mod`) into the copy."""
+        for nm in sorted(wanted):
+            if nm in mod.imports:
+                kind = mod.imports[nm]
+                if kind[0] == "ext":
+                    if kind[2] not in ALLOWED:
+                        raise StandaloneError(
+                            f"{PKG}/{name}.py needs `{kind[1]}` (through {PKG}/{mod.name}.py): "
+                            f"only NumPy and the standard library can be in a standalone copy")
+                    ext.add(kind[1])
+                else:
+                    src = load(kind[1])
+                    if kind[2] != nm:
+                        aliases.append((mod.name, nm, kind[2]))
+                    take(src, kind[2])
+            elif nm in mod.defs and mod is not target:
+                take(mod, nm)
+
+    def take(mod, nm):
+        if nm not in mod.defs:
+            raise StandaloneError(f"{PKG}/{mod.name}.py has no top-level `{nm}`")
+        if mod.name not in order:
+            order.append(mod.name)
+        node = mod.defs[nm]
+        chosen = picked.setdefault(mod.name, {})
+        if id(node) in chosen:
+            return
+        chosen[id(node)] = node
+        need(mod, _names(node))
+
+    # the target's own code reads its imports; its own definitions stay in place
+    for node in target.tree.body:
+        if node is not target.doc and node not in target.import_nodes:
+            need(target, _names(node))
+    for node in target.import_nodes:                 # keep every external import it states
+        for a in node.names:
+            local = a.asname or (a.name.split(".")[0] if isinstance(node, ast.Import) else a.name)
+            if target.imports[local][0] == "ext":
+                need(target, {local})
+
+    # parts in the order the file imports them (the order a reader meets them), then any
+    # module reached only through a part
+    stated = [target.imports[a.asname or a.name][1] for node in target.import_nodes
+              if isinstance(node, ast.ImportFrom) for a in node.names
+              if target.imports[a.asname or a.name][0] == "pkg"]
+    ranked = list(dict.fromkeys(stated + order))
+    parts = [m for m in ranked if m in order and m not in SUPPORT and m != name]
+    support = [m for m in SUPPORT if m in order]
+
+    # names defined twice with different code: the later module's copy gets a suffix
+    seen, renames, skip = {}, {}, set()
+    for m in [name] + parts + support:
+        mod = modules[m]
+        nodes = mod.tree.body if m == name else sorted(picked[m].values(), key=lambda n: n.lineno)
+        for node in nodes:
+            for nm in [k for k, v in mod.defs.items() if v is node]:
+                if nm not in seen:
+                    seen[nm] = (m, _shape(node))
+                elif seen[nm][1] == _shape(node):
+                    skip.add((m, id(node)))          # an identical copy: inline it once
+                else:
+                    renames.setdefault(m, {})[nm] = f"{nm}_{m}"
+
+    # emit
+    out = []
+    if target.doc:
+        out += target.lines[target.doc.lineno - 1:target.doc.end_lineno]
+    out += ["",
+            f"# Self-contained copy of {PKG}/{name}.py, generated by scripts/standalone.py.",
+            f"# The {PKG} code it uses is inlined below under comments naming its source file;",
+            "# it needs NumPy and the Python standard library only.", ""]
+    std = sorted(s for s in ext if s.split()[1].split(".")[0] != "numpy")
+    npy = sorted(s for s in ext if s.split()[1].split(".")[0] == "numpy")
+    out += std + ([""] if std and npy else []) + npy
+
+    def section(m, title):
+        mod = modules[m]
+        block = ["", "", f"# {'-' * 94}", f"# {title}: from {PKG}/{m}.py"]
+        if mod.doc:
+            first = ast.get_docstring(mod.tree).strip().splitlines()[0]
+            block.append(f"#   {first}")
+        block.append(f"# {'-' * 94}")
+        for node in sorted(picked[m].values(), key=lambda n: n.lineno):
+            if (m, id(node)) in skip:
+                continue
+            block += ["", ""] + _rename(mod.segment(node), renames.get(m, {}))
+        return block
+
+    for i, m in enumerate(parts, 1):
+        out += section(m, f"part {i}")
+    own = _rename(target.own_code(), renames.get(name, {}))
+    while own and not own[0].strip():
+        own.pop(0)
+    if parts or support:
+        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{name}.py itself", f"# {'-' * 94}", "", ""]
+    else:
+        out += ["", ""]
+    out += own
+    for m in support:
+        out += section(m, "input checks")
+    for mod_name, local, src in aliases:
+        out += ["", f"{local} = {src}  # `from {PKG}.{mod_name} import {src} as {local}`"]
+
+    text = "\n".join(out)
+    while "\n\n\n\n" in text:
+        text = text.replace("\n\n\n\n", "\n\n\n")
+    text = text.rstrip() + "\n"
+    compile(text, f"{name}.py (standalone)", "exec")       # a broken copy never gets written
+    return text
+
+
+def copyable(pkg_dir=PKG_DIR):
+    """Names of every package file that can stand alone (checks.py itself excluded)."""
+    names = []
+    for path in sorted(pkg_dir.glob("*.py")):
+        if path.stem.startswith("_") or path.stem in SUPPORT:
+            continue
+        try:
+            build(path.stem, pkg_dir)
+        except StandaloneError:
+            continue
+        names.append(path.stem)
+    return names
+
+
+def write(name, out_dir, pkg_dir=PKG_DIR):
+    """Write the copy of `name` into `out_dir` (created if missing); return its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.py"
+    path.write_text(build(name, pkg_dir))
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help=f"files of the package, e.g. {PKG}/clip.py (or just clip)")
+    parser.add_argument("--all", action="store_true", help="every file that can stand alone")
+    parser.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
+    args = parser.parse_args(argv)
+    if not args.files and not args.all:
+        parser.error("FILE: expected at least one file of the package, or --all")
+    names = []
+    for f in args.files:
+        p = Path(f)
+        stem = p.stem if p.suffix == ".py" else p.name
+        if not (PKG_DIR / f"{stem}.py").is_file() or (p.suffix == ".py" and p.parent.name != PKG):
+            parser.error(f"FILE: expected a file of {PKG}/ such as {PKG}/clip.py, got {f!r}")
+        names.append(stem)
+    if args.all:
+        names += [n for n in copyable() if n not in names]
+    for n in names:
+        try:
+            path = write(n, args.out)
+        except StandaloneError as e:
+            parser.error(f"FILE: {e}")
+        print(f"{path}: {len(path.read_text().splitlines())} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

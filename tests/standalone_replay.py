@@ -1,0 +1,83 @@
+"""Replay recorded calls against a standalone copy, in a process where the package cannot load.
+
+    python -I tests/standalone_replay.py FOLDER MODULE RECORDS
+
+FOLDER holds the copy MODULE.py; RECORDS is what tests/standalone_record.py wrote. Any import of
+minirl_lm or numba fails here, and the import path holds FOLDER, the standard library and the
+installed third-party packages (NumPy) only. Every recorded call is made again on the copy and its
+result compared with the package's bit for bit (arrays: dtype, shape and bytes; floats: their
+bits), and every recorded error by type and message. Prints a JSON summary on stdout.
+"""
+
+import importlib.abc
+import json
+import pickle
+import struct
+import sys
+
+
+class _Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("minirl_lm", "numba"):
+            raise ImportError(f"{name} is not importable beside a standalone copy")
+        return None
+
+
+sys.meta_path.insert(0, _Blocked())
+folder, module, records_path = sys.argv[1:4]
+here = sys.path[0]
+sys.path[:] = [folder] + [p for p in sys.path[1:] if p != here]
+
+import numpy as np  # noqa: E402
+
+copy = importlib.import_module(module)
+assert copy.__file__.startswith(folder), copy.__file__
+
+
+def same(a, b):
+    """Bit-for-bit equality of two results."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, float):
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, np.generic):
+        return a.tobytes() == b.tobytes()
+    return a == b
+
+
+with open(records_path, "rb") as fh:
+    data = pickle.load(fh)
+summary = {"missing": [], "calls": {}, "mismatches": []}
+for name in data["public"]:
+    if not hasattr(copy, name):
+        summary["missing"].append(name)
+        continue
+    fn = getattr(copy, name)
+    kept = data["records"].get(name, {"return": [], "raise": []})
+    summary["calls"][name] = [len(kept["return"]), len(kept["raise"])]
+    for payload, res in kept["return"]:
+        args, kwargs = pickle.loads(payload)
+        try:
+            got = fn(*args, **kwargs)
+        except Exception as e:
+            summary["mismatches"].append(f"{name}: raised {type(e).__name__}: {e}; the package returned")
+            continue
+        if not same(got, pickle.loads(res)):
+            summary["mismatches"].append(f"{name}: result differs from the package's")
+    for payload, (etype, msg) in kept["raise"]:
+        args, kwargs = pickle.loads(payload)
+        try:
+            fn(*args, **kwargs)
+        except Exception as e:
+            if (type(e).__name__, str(e)) != (etype, msg):
+                summary["mismatches"].append(f"{name}: raised {type(e).__name__}: {e}; "
+                                             f"the package raised {etype}: {msg}")
+            continue
+        summary["mismatches"].append(f"{name}: returned; the package raised {etype}: {msg}")
+print(json.dumps(summary))

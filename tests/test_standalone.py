@@ -1,0 +1,117 @@
+"""Standalone copies (scripts/standalone.py): each runs with NumPy alone and equals the package.
+
+For every file that can stand alone, the copy is written into an empty folder; the package's own
+tests of that file run once more with a recorder (tests/standalone_record.py) that keeps the
+inputs they pass to its public functions and what the package returned or raised; then a
+process in which `minirl_lm` and `numba` cannot be imported (tests/standalone_replay.py) makes
+every recorded call on the copy and compares: results bit for bit, errors by type and message.
+"""
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import standalone  # noqa: E402
+
+COPYABLE = standalone.copyable()
+ESTIMATORS = ["advantages", "reinforce", "clip", "kl", "grpo", "dpo", "optimum", "critic"]
+
+# Public functions that every test calls with package objects (a TabularPolicy, a TokenMDP, a
+# grader closure): no recorded call replays without the package. The copy must still define
+# them (checked), and a reader passes their own policy and environment objects.
+NEEDS_PACKAGE = {
+    "grpo": {"grpo_step"},
+    "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
+}
+NOT_TESTS = re.compile(r"test_(standalone|examples?_|benchmark)")
+
+
+def _covering_tests(module):
+    """The test files that import `minirl_lm.<module>` (or the module from the package)."""
+    pat = re.compile(rf"minirl_lm\.{module}\b|from minirl_lm import [^\n]*\b{module}\b")
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
+                  if not NOT_TESTS.match(p.name) and pat.search(p.read_text()))
+
+
+def _imports(text):
+    """Top-level names of every module a source text imports (nested imports included)."""
+    tops = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            tops.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            tops.add((node.module or ".").split(".")[0])
+    return tops
+
+
+def test_every_estimator_file_has_a_copy():
+    assert set(ESTIMATORS) <= set(COPYABLE)
+    assert "kernels" not in COPYABLE and "policy" not in COPYABLE      # they need Numba
+
+
+@pytest.mark.parametrize("module", COPYABLE)
+def test_copy_imports_only_numpy_and_the_standard_library(module, tmp_path):
+    text = standalone.write(module, tmp_path).read_text()
+    assert _imports(text) <= {"numpy"} | set(sys.stdlib_module_names)
+    assert standalone.build(module) == text                      # deterministic
+
+
+@pytest.mark.parametrize("module", COPYABLE)
+def test_copy_replays_the_packages_tests_bit_for_bit(module, tmp_path):
+    folder = tmp_path / "copy"
+    standalone.write(module, folder)
+    files = _covering_tests(module)
+    assert files, f"no test file imports minirl_lm.{module}"
+    records = tmp_path / "records.pkl"
+    env = dict(os.environ, MINIRL_RECORD_MODULE=module, MINIRL_RECORD_OUT=str(records),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT),
+                                           os.environ.get("PYTHONPATH", "")]))
+    rec = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "standalone_record",
+                          "-p", "no:cacheprovider", *files],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    assert rec.returncode == 0, rec.stdout[-3000:] + rec.stderr[-3000:]
+    rep = subprocess.run([sys.executable, "-I", str(ROOT / "tests" / "standalone_replay.py"),
+                          str(folder), module, str(records)],
+                         cwd=folder, capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    summary = json.loads(rep.stdout)
+    assert summary["missing"] == []
+    assert summary["mismatches"] == []
+    replayed = {n for n, (ok, bad) in summary["calls"].items() if ok + bad}
+    assert set(summary["calls"]) - replayed == NEEDS_PACKAGE.get(module, set())
+    returned = {n for n, (ok, bad) in summary["calls"].items() if ok}
+    assert replayed - returned == set(), "functions only ever seen raising"
+
+
+def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
+    text = standalone.build("grpo")
+    heads = re.findall(r"^# (part \d+|input checks): from minirl_lm/(\w+)\.py", text, re.M)
+    assert [m for _, m in heads] == ["advantages", "clip", "kl", "checks"]
+    assert text.index("minirl_lm/grpo.py itself") < text.index("input checks: from")
+
+
+def test_cli_writes_the_copy(tmp_path):
+    out = subprocess.run([sys.executable, "scripts/standalone.py", "minirl_lm/clip.py", "-o",
+                          str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "clip.py").read_text() == standalone.build("clip")
+
+
+@pytest.mark.parametrize("argv", [["minirl_lm/kernels.py", "-o", "x"],
+                                  ["minirl_lm/nothing.py", "-o", "x"],
+                                  ["README.md", "-o", "x"],
+                                  ["minirl_lm/clip.py"],
+                                  ["-o", "x"]])
+def test_cli_bad_arguments_are_usage_errors(argv, tmp_path):
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "standalone.py"), *argv],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "error:" in out.stderr
