@@ -1,8 +1,8 @@
 """A pytest plugin that records the calls the tests make to one package module.
 
 Loaded by tests/test_standalone.py in a subprocess (`pytest -p standalone_record ...`) with
-MINIRL_RECORD_MODULE (e.g. "clip") and MINIRL_RECORD_OUT (a file) set. At start-up it wraps
-every public function of `minirl_lm.<module>` in place, before any test module imports it, and
+MINIRL_RECORD_MODULES (e.g. "clip,kl") and MINIRL_RECORD_OUT (a file) set. At start-up it wraps
+every public function of each `minirl_lm.<module>` in place, before any test module imports it, and
 keeps, per function, the first calls whose arguments and result are plain data (NumPy arrays,
 numbers, strings, generators: anything that unpickles without the package): the pickled
 arguments as they were before the call, and the pickled result or the exception's type and
@@ -17,12 +17,11 @@ import io
 import os
 import pickle
 
-MODULE = os.environ["MINIRL_RECORD_MODULE"]
+MODULES = os.environ["MINIRL_RECORD_MODULES"].split(",")
 OUT = os.environ["MINIRL_RECORD_OUT"]
 CAP = int(os.environ.get("MINIRL_RECORD_CAP", "25"))      # calls kept per function and outcome
 
-_mod = importlib.import_module(f"minirl_lm.{MODULE}")
-_records = {}      # name -> {"return": [(args, result)], "raise": [(args, (type, message))]}
+_records = {}      # (module, name) -> {"return": [(args, result)], "raise": [(args, (type, message))]}
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -44,10 +43,10 @@ def _plain(obj):
     return data
 
 
-def _wrap(name, f):
+def _wrap(key, f):
     @functools.wraps(f)
     def recorded(*args, **kwargs):
-        kept = _records.setdefault(name, {"return": [], "raise": []})
+        kept = _records.setdefault(key, {"return": [], "raise": []})
         full = len(kept["return"]) >= CAP and len(kept["raise"]) >= CAP
         payload = None if full else _plain((args, kwargs))
         try:
@@ -64,10 +63,13 @@ def _wrap(name, f):
     return recorded
 
 
-PUBLIC = sorted(n for n, f in vars(_mod).items()
-                if not n.startswith("_") and inspect.isfunction(f) and f.__module__ == _mod.__name__)
-for _name in PUBLIC:
-    setattr(_mod, _name, _wrap(_name, getattr(_mod, _name)))
+PUBLIC = {}
+for _m in MODULES:
+    _mod = importlib.import_module(f"minirl_lm.{_m}")
+    PUBLIC[_m] = sorted(n for n, f in vars(_mod).items() if not n.startswith("_")
+                        and inspect.isfunction(f) and f.__module__ == _mod.__name__)
+    for _name in PUBLIC[_m]:
+        setattr(_mod, _name, _wrap((_m, _name), getattr(_mod, _name)))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -54,12 +54,12 @@ def same(a, b):
 with open(records_path, "rb") as fh:
     data = pickle.load(fh)
 summary = {"missing": [], "calls": {}, "mismatches": []}
-for name in data["public"]:
+for name in data["public"][module]:
     if not hasattr(copy, name):
         summary["missing"].append(name)
         continue
     fn = getattr(copy, name)
-    kept = data["records"].get(name, {"return": [], "raise": []})
+    kept = data["records"].get((module, name), {"return": [], "raise": []})
     summary["calls"][name] = [len(kept["return"]), len(kept["raise"])]
     for payload, res in kept["return"]:
         args, kwargs = pickle.loads(payload)
