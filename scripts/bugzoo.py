@@ -1,0 +1,180 @@
+"""The bug zoo: loss bugs the RL frameworks shipped, re-created in our code, caught by our tests.
+
+    python scripts/bugzoo.py              # every mutant
+    python scripts/bugzoo.py --list       # the table only
+    python scripts/bugzoo.py NAME ...     # the named mutants
+
+Each mutant is a real bug from a framework's tracker or history, expressed as a small edit of one of
+our files (one or two lines replaced). The package and its tests are copied once into a temporary
+folder; for each mutant the pristine file is restored, the edit applied, and the test files that
+cover the function run there (never in the working tree). A mutant is caught when a test fails;
+the first failing test is printed. An edit whose text is no longer in the file is reported STALE
+(the table must follow the code), and the script exits 1 unless every mutant is caught.
+
+Standard library only.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    source: str          # the repository and the issue, pull request or commit
+    bug: str             # what the framework's code did
+    file: str            # our file the edit applies to
+    edits: tuple         # ((old text, new text), ...): each old text occurs exactly once
+    tests: tuple         # the test files that cover the function
+
+
+MUTANTS = (
+    Mutant("clip_fraction_sign", "huggingface/trl PR #3175",
+           "clip fraction counts every ratio outside [1-eps, 1+eps], whatever the sign of A",
+           "minirl_lm/clip.py",
+           (("    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+             "    clipped = (surr2 < surr1) & (mask > 0)",
+             "    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+             "    clipped = ((rho < 1.0 - eps) | (rho > 1.0 + eps_high)) & (mask > 0)"),),
+           ("tests/test_clip.py",)),
+    Mutant("singleton_raw_reward", "NVIDIA-NeMo/labs-molt PR #8",
+           "a group of one response keeps its raw reward as its advantage",
+           "minirl_lm/advantages.py",
+           (("    return r - _group_mean(r)                                  # (N, K)",
+             "    return r if r.shape[1] == 1 else r - _group_mean(r)"),),
+           ("tests/test_advantages.py",)),
+    Mutant("equal_rewards_residue", "verl-project/verl PR #4597",
+           "the group mean of equal non-dyadic rewards is inexact, so r - mean is not 0 and "
+           "the standardized advantage divides rounding residue",
+           "minirl_lm/advantages.py",
+           (("    return np.where(equal, r[:, :1], mean)                     # (N, 1)",
+             "    return mean"),),
+           ("tests/test_advantages.py",)),
+    Mutant("batch_not_group_statistics", "XU-YIJIE/grpo-flat issue #2",
+           "the baseline is the mean over the whole batch instead of each prompt's group",
+           "minirl_lm/advantages.py",
+           (("    c = r - _group_mean(r)                                     # (N, K)",
+             "    c = r - r.mean()"),),
+           ("tests/test_advantages.py",)),
+    Mutant("kl_estimator_fallthrough", "areal-project/AReaL PR #408",
+           "every KL estimator falls through to k3 (an if chain without elif)",
+           "minirl_lm/kl.py",
+           (('    if estimator == "k1":\n        return u, mask.copy()',
+             '    if False:\n        return u, mask.copy()'),
+            ('    if estimator == "k2":\n        return 0.5 * u * u, u',
+             '    if False:\n        return 0.5 * u * u, u')),
+           ("tests/test_kl.py",)),
+    Mutant("kl_coefficient_ignored", "fw-ai/cookbook PR #379",
+           "the KL term is computed and logged but never reaches the loss",
+           "minirl_lm/grpo.py",
+           (("    loss = loss_clip + beta * loss_kl", "    loss = loss_clip"),
+            ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip")),
+           ("tests/test_grpo.py",)),
+    Mutant("kl_loss_maximized", "verl-project/verl PR #179 (commit a65c915)",
+           "the KL loss enters with the wrong sign: the policy is pushed away from pi_ref",
+           "minirl_lm/grpo.py",
+           (("    loss = loss_clip + beta * loss_kl", "    loss = loss_clip - beta * loss_kl"),
+            ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip - beta * d_kl")),
+           ("tests/test_grpo.py",)),
+    Mutant("token_kl_summed_at_the_end", "huggingface/trl PR #2575",
+           "the 'token-level' KL penalty is the sequence KL: summed and paid at the last token",
+           "minirl_lm/critic.py",
+           (("    r = -beta * (logp - logp_ref) * mask                          # (B, T) eq. (kl_shaped_reward)\n"
+             "    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)\n"
+             "    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all\n",
+             "    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)\n"
+             "    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all\n"
+             "    r = np.zeros_like(mask)\n"
+             "    r[rows, lengths[rows] - 1] = -beta * ((logp - logp_ref) * mask).sum(axis=1)[rows]\n"),),
+           ("tests/test_critic.py",)),
+    Mutant("gae_reads_masked_values", "alibaba/ROLL PR #447",
+           "the critic's value at a masked position bootstraps the last real token's TD error",
+           "minirl_lm/critic.py",
+           (("    v = values[states] * mask                                     # (B, T) V(s_t), 0 at padding",
+             "    v = values[states]"),),
+           ("tests/test_critic.py",)),
+)
+
+
+def _first_failure(output):
+    m = re.search(r"^FAILED (\S+::\S+)", output, re.M)
+    if m:
+        return m.group(1).split("[")[0]
+    m = re.search(r"^ERROR (\S+)", output, re.M)
+    return f"{m.group(1)} (error)" if m else None
+
+
+def run(mutants, keep=False):
+    """Run each mutant in a temporary copy of the package; return [(mutant, verdict, detail)]."""
+    work = Path(tempfile.mkdtemp(prefix="bugzoo-"))
+    results = []
+    try:
+        for part in ("minirl_lm", "tests", "examples", "scripts"):
+            shutil.copytree(ROOT / part, work / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for f in ("pyproject.toml",):
+            shutil.copy(ROOT / f, work / f)
+        env = dict(os.environ, PYTHONPATH=str(work), NUMBA_CACHE_DIR=str(work / ".numba"))
+        for m in mutants:
+            target = work / m.file
+            pristine = (ROOT / m.file).read_text()
+            text = pristine
+            stale = [old for old, _ in m.edits if text.count(old) != 1]
+            if stale:
+                results.append((m, "STALE", f"edit text not found once in {m.file}: "
+                                            f"{stale[0].strip().splitlines()[0]!r}"))
+                continue
+            for old, new in m.edits:
+                text = text.replace(old, new)
+            target.write_text(text)
+            try:
+                out = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-rfE",
+                                      "-p", "no:cacheprovider", *m.tests],
+                                     cwd=work, env=env, capture_output=True, text=True)
+            finally:
+                target.write_text(pristine)
+            if out.returncode == 0:
+                results.append((m, "SURVIVED", ""))
+            else:
+                results.append((m, "caught", _first_failure(out.stdout) or
+                                f"pytest exit {out.returncode}"))
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help="run only these mutants")
+    parser.add_argument("--list", action="store_true", help="print the table and exit")
+    args = parser.parse_args(argv)
+    known = {m.name: m for m in MUTANTS}
+    unknown = [n for n in args.names if n not in known]
+    if unknown:
+        parser.error(f"NAME: expected one of {sorted(known)}, got {unknown[0]!r}")
+    chosen = [known[n] for n in args.names] or list(MUTANTS)
+    if args.list:
+        for m in chosen:
+            print(f"{m.name:28} {m.source:42} {m.file}: {m.bug}")
+        return 0
+    results = run(chosen)
+    for m, verdict, detail in results:
+        what = f"caught by {detail}" if verdict == "caught" else f"{verdict} {detail}".strip()
+        print(f"mutant {m.name:28} ({m.source}): {what}", flush=True)
+    n_caught = sum(v == "caught" for _, v, _ in results)
+    print(f"bug zoo: {len(results)} mutants, {n_caught} caught")
+    return 0 if n_caught == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
