@@ -184,7 +184,7 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(2, 1, figsize=(6.4, 8.4), sharex=True)
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 9.6), sharex=True)
     for i, (name, rs) in enumerate(rows.items()):
         kl, bias, _, var = np.array(rs).T
         style = dict(marker="osv^D<>ph*xP+d"[i % 14], ls="-" if i < 10 else "--", label=name)
@@ -194,11 +194,11 @@ def plot(rows, path):
     ax[1].set_ylabel("variance (trace of Cov g)")
     ax[1].set_yscale("log")
     ax[1].set_xlabel("KL(mu || pi_old) per response")
-    ax[0].legend(ncol=2, fontsize=8)
+    ax[1].legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     for a in ax:
         a.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
 
 
 def main(argv=None):
