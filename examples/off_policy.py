@@ -18,7 +18,8 @@ Then one epoch over a sampled batch in M mini-batches (the clip fraction per opt
 the loss normalizers under gradient accumulation against one big batch.
 
     $ python examples/off_policy.py                  # the tables on the page
-    $ python examples/off_policy.py --plot off_policy.svg --levels 0,0.1,0.3,0.6,1
+    $ python examples/off_policy.py --section minibatch --lr 1 --minibatches 8
+    $ python examples/off_policy.py --plot off_policy.svg --levels 0,0.05,0.1,0.25 --seed 1
 """
 
 import argparse
@@ -148,13 +149,16 @@ def measure(ex, args):
 
 
 # ---- one epoch in mini-batches, and the normalizers ------------------------------------------
-def minibatch_epoch(mdp, pi_old, rng, args):
-    """Clip fraction before each optimizer step of one epoch over M mini-batches."""
+def minibatch_epoch(mdp, pi_old, rng, args, tau):
+    """Clip fraction before each optimizer step of one epoch over M mini-batches, and the clip
+    fraction of the first step if the ratio is taken against a sampler at temperature tau."""
     pol = pi_old.copy()
     ro = mdp.rollout(pol, args.K, rng)
     r = mdp.score(grader, ro)
     A = standardized(r.reshape(-1, args.K)).reshape(-1)                  # (B,)
     logp_old, _ = pi_old.logp(ro.states, ro.tokens, ro.mask)             # fixed for the epoch
+    logp_mu, _ = TabularPolicy(pi_old.theta / tau).logp(ro.states, ro.tokens, ro.mask)
+    bypass = clip_fraction(logp_old, logp_mu, A, ro.mask, 0.2)           # theta = theta_old
     out = []
     for rows in minibatch_rows(len(A), args.minibatches, rng):
         s, y, m = ro.states[rows], ro.tokens[rows], ro.mask[rows]
@@ -164,7 +168,7 @@ def minibatch_epoch(mdp, pi_old, rng, args):
         _, d = clipped_surrogate(lp, logp_old[rows], A[rows], m, 0.2)
         pol.theta -= args.lr * pol.backward(s, y, m, d)                  # one optimizer step
         out.append((frac, float(np.abs(rho - 1).max())))
-    return out, ro
+    return out, bypass, ro
 
 
 def normalizers(ro, G):
@@ -213,6 +217,8 @@ def main(argv=None):
     p.add_argument("--K", type=int, default=16, help="responses per prompt in the mini-batch run")
     p.add_argument("--minibatches", type=int, default=4, help="M mini-batches (and G micro-batches)")
     p.add_argument("--lr", type=float, default=3.0, help="step size of the mini-batch run")
+    p.add_argument("--section", choices=("all", "estimators", "minibatch", "normalizers"),
+                   default="all", help="print only one part of the output")
     p.add_argument("--plot", metavar="PATH", help="write bias and variance against the KL")
     args = p.parse_args(argv)
     try:
@@ -242,31 +248,36 @@ def main(argv=None):
         rows, taus = measure(ex, args)
     except ValueError as e:
         p.error(f"--levels: {e}")
-    print(f"task: prompts {', '.join(PROMPTS)}, V = {mdp.V} (EOS, a, b), max_len = {mdp.max_len}, "
-          f"{len(ex.R)} responses; |grad J| = {np.linalg.norm(ex.grad_J):.4f}")
-    print("sampler temperatures: " + ", ".join(
-        f"kl {k:.3f} at tau {t:.4f}" for k, t in zip(args.levels, taus)))
-    print()
-    for name, rs in rows.items():
-        for kl, bias, cos, var in rs:
-            print(f"estimator {name:12s} kl {kl:.3f}: bias {bias:.3e}, cosine {cos:.6f}, "
-                  f"variance {var:.3e}")
+    if args.section in ("all", "estimators"):
+        print(f"task: prompts {', '.join(PROMPTS)}, V = {mdp.V} (EOS, a, b), max_len = "
+              f"{mdp.max_len}, {len(ex.R)} responses; |grad J| = {np.linalg.norm(ex.grad_J):.4f}")
+        print("sampler temperatures: " + ", ".join(
+            f"kl {k:.3f} at tau {t:.4f}" for k, t in zip(args.levels, taus)))
+        print()
+        for name, rs in rows.items():
+            for kl, bias, cos, var in rs:
+                print(f"estimator {name:12s} kl {kl:.3f}: bias {bias:.3e}, cosine {cos:.6f}, "
+                      f"variance {var:.3e}")
 
-    steps, ro = minibatch_epoch(mdp, pi_old, rng, args)
-    print(f"\none epoch over B = {len(ro.lengths)} responses from pi_old in "
-          f"M = {args.minibatches} mini-batches (PPO clip, eps 0.2, lr {args.lr:g}):")
-    for i, (frac, dev) in enumerate(steps, 1):
-        print(f"minibatch step {i}: clip fraction {frac:.3f}, max |rho - 1| {dev:.3e}")
+    steps, bypass, ro = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
+    if args.section in ("all", "minibatch"):
+        print(f"\none epoch over B = {len(ro.lengths)} responses from pi_old in "
+              f"M = {args.minibatches} mini-batches (PPO clip, eps 0.2, lr {args.lr:g}):")
+        for i, (frac, dev) in enumerate(steps, 1):
+            print(f"minibatch step {i}: clip fraction {frac:.3f}, max |rho - 1| {dev:.3e}")
+        print(f"bypass step 1 (ratio against mu at kl {args.levels[-1]:.3f}): clip fraction "
+              f"{bypass:.3f}")
 
-    G = args.minibatches
-    N = int(ro.mask.sum())
-    print(f"\nnormalizers: N = {N} tokens in B = {len(ro.lengths)} responses, gradient "
-          f"accumulation over G = {G} micro-batches; weight per token x N (big batch: 1)")
-    print(f"{'mode':8s} {'weight x N min .. max':>22s} {'total':>7s}   factor per micro-batch")
-    for mode, (w, fac) in normalizers(ro, G).items():
-        real = w[ro.mask > 0]
-        print(f"{mode:8s} {real.min():10.4f} .. {real.max():8.4f} {w.sum() / N:7.4f}   "
-              + " ".join(f"{f:.4f}" for f in fac))
+    if args.section in ("all", "normalizers"):
+        G = args.minibatches
+        N = int(ro.mask.sum())
+        print(f"\nnormalizers: N = {N} tokens in B = {len(ro.lengths)} responses, gradient "
+              f"accumulation over G = {G} micro-batches; weight per token x N (big batch: 1)")
+        print(f"{'mode':8s} {'weight x N min .. max':>22s} {'total':>7s}   factor per micro-batch")
+        for mode, (w, fac) in normalizers(ro, G).items():
+            real = w[ro.mask > 0]
+            print(f"{mode:8s} {real.min():10.4f} .. {real.max():8.4f} {w.sum() / N:7.4f}   "
+                  + " ".join(f"{f:.4f}" for f in fac))
     if args.plot:
         plot(rows, args.plot)
         print(f"\nfigure written to {args.plot}")

@@ -24,7 +24,7 @@ Sequence-level ratios (GSPO, Zheng et al. 2025), one ratio per response, `|y_b|`
 
 ```text
 s_b = exp( (1/|y_b|) sum_t (logp - logp_old) )   geometric mean     eq. (gspo_ratio)
-S_b = exp( sum_t (logp - logp_old) )             product            eq. (seq_ratio)
+S_b = exp( sum_t (logp - logp_old) )             product            eq. (gspo_ratio)
 f_b = min(s_b A_b, clip(s_b, 1 - eps, 1 + eps_high) A_b)
 loss = -(1/B) sum_b f_b                                              eq. (gspo)
 ```
@@ -156,7 +156,7 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
 
 
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
-    """Per-response ratio (B,): eq. (gspo_ratio) (geometric mean) or eq. (seq_ratio) (product).
+    """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
 
     logp, logp_old, mask are (B, T). A response of length 0 has ratio 1. May be inf for the
     product (overflow); never NaN.
@@ -175,7 +175,7 @@ def _seq_ratio(logp, logp_old, mask, ratio):
     u = _log_ratio(logp, logp_old, mask).sum(axis=1)           # (B,) log prod_t rho_t
     scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
     with np.errstate(over="ignore"):
-        s = np.exp(u * scale)                                  # (B,) eq. (gspo_ratio) / (seq_ratio)
+        s = np.exp(u * scale)                                  # (B,) eq. (gspo_ratio)
     return s, scale
 
 
@@ -189,7 +189,7 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
         eps, eps_high: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
             in `clip.py`; the GSPO paper reports ranges of order 1e-4 for the geometric mean,
             unverified here).
-        ratio: "geometric" (eq. (gspo_ratio), GSPO) or "product" (eq. (seq_ratio)).
+        ratio: "geometric" (GSPO) or "product", eq. (gspo_ratio).
 
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
