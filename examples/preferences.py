@@ -321,11 +321,11 @@ def plot(pop, landed, pi_star, path):
     ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     ax.legend(handles, labels, loc="center", frameon=False)
-    for a in axes[-1]:
+    for a in (axes[-1, 0], axes[-2, 1]):                        # the lowest panel of each column
         a.set_xlabel("response length (tokens)")
+        a.xaxis.set_tick_params(labelbottom=True)
     for a in axes[:, 0]:
         a.set_ylabel("probability")
-    axes[-1, 1].xaxis.set_tick_params(labelbottom=True)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -138,8 +138,9 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
     k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)   # (P,) divisor of s and s_ref
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
-    loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta, "ipo",
-                                  weights=w)
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is rejected below
+        loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta,
+                                      "ipo", weights=w)
     d_c = (dx_c / k_c)[:, None] * mask_c                      # (P, T_c) da/dlogp_t = mask_t / n
     d_r = (dx_r / k_r)[:, None] * mask_r                      # (P, T_r)
     _finite(loss, (d_c, d_r), "logp_c")
