@@ -423,3 +423,25 @@ def test_dpo_population_gradient_vanishes_at_pi_star_when_pairs_come_from_pi_sta
     assert np.abs(g).max() < 1e-12
     _, g = pop.loss("dpo", ref, 1.0, 0.5, 0.1, 0.0, 0.0)       # and not elsewhere
     assert np.abs(g).max() > 1e-3
+
+
+def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
+    """Averaged IPO regresses per-token log-ratios q = rho / |y| onto the same targets, so
+    q_a = Psi(a) / beta + C; the normalizer C is free in the loss (differences only) and is set
+    by sum_y pi_ref(y) exp(|y| q_y) = 1, so it enters each response's log-ratio as |y| C."""
+    ex, mdp, ref, grader, pop = landing
+    args = ex.parse_args([])
+    policy, gmax, _ = ex.land(pop, "ipo_avg", ref.theta, args)
+    pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
+    n = _per_prompt(pop, pop.R.lengths.astype(float))
+    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2) - 0.5   # (N, Y)
+    target = np.empty_like(pi_ref)
+    for x in range(pop.N):
+        lo, hi = -50.0, 50.0                                   # mass is increasing in C: bisect
+        for _ in range(200):
+            C = 0.5 * (lo + hi)
+            mass = (pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))).sum()
+            lo, hi = (C, hi) if mass < 1 else (lo, C)
+        target[x] = pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))
+    tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
+    assert gmax < 1e-9 and tv < 1e-8
