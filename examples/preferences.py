@@ -80,6 +80,15 @@ class Population:
         return (np.bincount(self.c, self.w, minlength=self.M)
                 - np.bincount(self.r, self.w, minlength=self.M))
 
+    def ipo_avg_constant(self, pi, beta):
+        """C of the averaged-IPO landing point (N,): log(pi/pi_ref) / |y| - Psi / beta, where
+        Psi(y) = E_{b ~ pi_ref} P(y > b) - 1/2 (constant over a prompt's responses at the optimum)."""
+        x, n = self.R.prompt, self.R.lengths
+        psi = np.bincount(self.c, self.w, minlength=self.M) * self.N / np.exp(self.seq_ref)
+        psi = 0.5 * psi - 0.5                                  # E_b P(y > b) - 1/2, eq. (bradley_terry)
+        q = (np.log(pi) - self.seq_ref) / n - psi / beta        # (M,)
+        return np.bincount(x, q) / np.bincount(x)
+
     def probs(self, policy):
         """pi(y|x) of every response (M,)."""
         return np.exp(policy.logp(self.R.states, self.R.tokens, self.R.mask)[1])
@@ -268,6 +277,11 @@ def main(argv=None):
         if gmax >= 1e-9:
             notes.append(f"{name}: not stationary after {it} L-BFGS iterations "
                          f"(max |gradient| {gmax:.1e})")
+        if name == "ipo_avg":
+            C = pop.ipo_avg_constant(pi, args.beta)             # (N,)
+            notes.append(f"ipo_avg: log(pi/pi_ref) = |y| (Psi/beta + C) with C = "
+                         f"{', '.join(f'{c:+.3f}' for c in C)} (per prompt): a length "
+                         f"{'penalty' if C.mean() < 0 else 'bonus'} of |y| C no pair asked for")
         if name == "kto":
             good = pop.net_desirable() > 1e-12                  # (M,) more desirable than not
             notes.append(f"kto: no interior optimum; it stops at |gradient| {gmax:.0e} only "
