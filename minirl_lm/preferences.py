@@ -30,7 +30,7 @@ are one line each, with `d/dz [-log sigma(z)] = -sigma(-z)`:
 ```text
 IPO:    dl/dh = 2 (h - 1/(2 beta));   dh/ds_c = 1 (or 1/n_c),  dh/ds_r = -1 (or -1/n_r)
 SimPO:  dl/da_c = -beta sigma(-z) = -dl/da_r,                  z = beta (a_c - a_r) - gamma
-ORPO:   do/da = 1 / (1 - e^a);   dl/da_c = -1 - lam sigma(-z) do/da_c,   dl/da_r = lam sigma(-z) do/da_r
+ORPO:   do/da = 1 / (1 - e^a);  dl/da_c = -1 - lam sigma(-z) do/da_c;  dl/da_r = lam sigma(-z) do/da_r
 KTO:    dl/dh = -lambda_D beta sigma(u) sigma(-u)  (desirable),  +lambda_U beta sigma(u) sigma(-u)
         (undesirable), with u the argument of that example's sigma
 ```
@@ -170,7 +170,7 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)    # (P,) an empty response has a = 0
     z = beta * (s_c / k_c - s_r / k_r) - gamma                 # (P,) reward margin minus gamma
     loss = float(np.sum(w * np.logaddexp(0.0, -z)))          # eq. (simpo): -log sigma(z)
-    da_c = w * beta * -_sigmoid(-z)                            # (P,) dl/dz = -sigma(-z); dz/da_c = beta
+    da_c = w * beta * -_sigmoid(-z)                            # (P,) -sigma(-z) * dz/da_c
     d_c = (da_c / k_c)[:, None] * mask_c                       # (P, T_c)
     d_r = (-da_c / k_r)[:, None] * mask_r                      # (P, T_r) dz/da_r = -beta
     _finite(loss, (d_c, d_r), "logp_c")
@@ -232,7 +232,7 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
 
 def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0,
              weights=None):
-    """KTO on single examples, desirable or undesirable, with the reference point z0 fixed, eq. (kto).
+    """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
 
     Args:
         logp: (B, T) token log-probs of the responses under pi_theta.
@@ -336,7 +336,7 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     state = copy.deepcopy(rng.bit_generator.state)             # restored if anything below fails
     try:
         prompts = np.repeat(np.arange(mdp.N), k)               # (P,)
-        ro = mdp.rollout(policy, 2, rng, prompts=prompts)      # rows 2i, 2i+1 form pair i
+        ro = mdp.rollout(policy, 2, rng, prompts=prompts)      # eq. (online_dpo); rows 2i, 2i+1
         resp = ro.responses()
         p = np.array([_probability(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]))
                       for i, n in enumerate(prompts)])         # (P,) P(y_a preferred)
