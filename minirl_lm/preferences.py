@@ -30,7 +30,7 @@ are one line each, with `d/dz [-log sigma(z)] = -sigma(-z)`:
 ```text
 IPO:    dl/dh = 2 (h - 1/(2 beta));   dh/ds_c = 1 (or 1/n_c),  dh/ds_r = -1 (or -1/n_r)
 SimPO:  dl/da_c = -beta sigma(-z) = -dl/da_r,                  z = beta (a_c - a_r) - gamma
-ORPO:   do/da = 1 / (1 - e^a);  dl/da_c = -1 - lam sigma(-z) do/da_c;  dl/da_r = lam sigma(-z) do/da_r
+ORPO:   o'(a) = 1 / (1 - e^a);  dl/da_c = -1 - lam sigma(-z) o'(a_c);  dl/da_r = lam sigma(-z) o'(a_r)
 KTO:    dl/dh = -lambda_D beta sigma(u) sigma(-u)  (desirable),  +lambda_U beta sigma(u) sigma(-u)
         (undesirable), with u the argument of that example's sigma
 ```
