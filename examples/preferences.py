@@ -264,7 +264,7 @@ def main(argv=None):
     pi_star = pop.probs(star)                                   # (M,) eq. (kl_optimum)
     print(f"task: {mdp.N} prompts, {pop.M // mdp.N} responses each (up to {mdp.max_len} tokens), "
           f"{pop.c.size // mdp.N} labelled pairs per prompt; pi* at beta = {args.beta:g}")
-    print(f"every loss at beta = {args.beta:g}; cdpo label smoothing {args.label_smoothing:g}, "
+    print(f"beta = {args.beta:g} in every loss but orpo; cdpo label smoothing {args.label_smoothing:g}, "
           f"simpo gamma {args.gamma:g}, orpo lam {args.lam:g}, kto z0 {args.z0:g}")
 
     # part 1: where each loss lands
