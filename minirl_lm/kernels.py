@@ -479,6 +479,7 @@ def group_loo(r):
 
 # ---------------------------------------------------------------- chunks of rows (R, V)
 
+# --8<-- [start:chunk_kernels]
 @njit(cache=True)
 def _chunk_logp(z, tokens, logp):
     """logp[i] = log softmax(z[i])[tokens[i]] for every row of a chunk z (R, V); fills logp (R,).
@@ -508,3 +509,4 @@ def _chunk_grad_inplace(z, tokens, w):
         _row_grad(z[i], tokens[i], w[i], row)                 # eq. (logsoftmax_grad)
         z[i, :] = row
     return z
+# --8<-- [end:chunk_kernels]
