@@ -3,15 +3,15 @@ r"""Token log-probs at a real vocabulary: from hidden states, without the (N, V)
 A real model hands over hidden states ``h`` (N, d), one row per token position (here N counts
 token positions, B * T flattened, not prompts), and an unembedding ``W`` (V, d). The logits
 ``h W^T`` are (N, V): at V = 151,936 and a few thousand tokens that is gigabytes, written once
-and read a few times to get N numbers. This file computes the same N
-log-probs, and the gradients of a per-token loss with respect to ``h`` and ``W``, one chunk of
-rows at a time, so that the largest temporary is one (chunk, V) block. Labels as in
+and read a few times to get N numbers. This file computes the same N log-probs, and the
+gradients of a per-token loss with respect to ``h`` and ``W``, one chunk of rows at a time, so
+that the largest temporary is one (chunk, V) block. Labels as in
 ``docs/big_vocab.md``; the row kernels are those of ``minirl_lm.kernels`` (eq. (log_softmax) and
 eq. (logsoftmax_grad) of ``logprob.py``).
 
     z_n = W h_n                                   (V,) logits of token n     eq. (unembed)
     logp_n = z_{n, y_n} - log sum_v exp(z_{n, v})                            eq. (log_softmax)
-    loss = sum_n l_n(logp_n),  g_n = d loss / d logp_n                       eq. (token_loss)
+    loss = sum_n f_n(logp_n),  g_n = d loss / d logp_n = f_n'(logp_n)        eq. (token_loss)
     G_{n, v} = g_n (1[v = y_n] - softmax(z_n)_v)                             eq. (logit_grad)
     dh_n = sum_v G_{n, v} W_v,  i.e. dh = G W                                eq. (dh_chunk)
     dW = sum_n G_n^T h_n = sum over chunks c of G_c^T h_c                    eq. (dW_chunk)
