@@ -262,3 +262,31 @@ def test_help():
     out = subprocess.run([sys.executable, "examples/bench_big_vocab.py", "--help"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--quick" in out.stdout and "--plot" in out.stdout
+
+
+def test_section_without_torch_and_the_goal_lines(monkeypatch):
+    """The table logic on synthetic measurements: the torch row is skipped when torch is missing,
+    each missed goal prints its cause, and the ratios are the measured ones."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import bench_big_vocab as bench
+    cfg = dict(V=1000, d=8, N=100, chunks=(10, 50))
+    logits = 100 * 1000 * 4
+    fake = {"floor": {"time": 2.0}, "products": {"time": 2.2},
+            "numpy": {"time": 5.0, "peak": 2.0 * logits, "outputs": 8, "digest": [1.0, 2.0, 3.0]}}
+
+    def measure(method, cfg, dtype, seed, chunk=0):
+        if method == "ours":                    # chunk 10: 0.1 of logits, 2.4 s; 50: 0.5, 2.8 s
+            return {"time": 2.0 + chunk / 125, "peak": chunk / 100 * logits, "outputs": 8,
+                    "digest": [1.0, 2.0, 3.0]}
+        return fake[method]
+    monkeypatch.setattr(bench, "measure", measure)
+    monkeypatch.setattr(bench, "have_torch", lambda: False)
+    lines = []
+    bench.run(cfg, "float32", 0, out=lines.append)
+    text = "\n".join(lines)
+    assert "PyTorch naive        skipped: torch is not installed" in text
+    assert ("ours chunk=10        peak    0.0 MiB (0.100 of logits), time  2.08 s (1.04x floor)"
+            in text)
+    assert "goals ours chunk=10: peak 0.100 of logits (<= 0.125: met); time 1.04x floor" in text
+    assert "goals ours chunk=50: peak 0.500 of logits (<= 0.125: NOT met); time 1.20x floor" in text
+    assert "chunk/N = 0.500 of the logits" in text and text.count("cause:") == 1
