@@ -243,10 +243,10 @@ def section():
 def test_section_prints_one_line_per_method(section):
     rows = [m.group(2).strip() for m in map(LINE.match, section.splitlines()) if m]
     torch_row = ["PyTorch naive"] if "PyTorch naive        skipped" not in section else []
-    assert rows == ["NumPy materialized"] + torch_row + ["ours chunk=32", "ours chunk=64"]
+    assert rows == ["NumPy materialized"] + torch_row + ["ours chunk=64", "ours chunk=128"]
     peaks = {m.group(2).strip(): float(re.search(r"\((\d+\.\d+) of logits", m.group(0))[1])
              for m in map(LINE.match, section.splitlines()) if m}
-    assert peaks["ours chunk=32"] < peaks["ours chunk=64"] < peaks["NumPy materialized"]
+    assert peaks["ours chunk=64"] < peaks["ours chunk=128"] < peaks["NumPy materialized"]
     assert section.count("goals ours chunk=") == 2 and "Traceback" not in section
 
 
