@@ -654,6 +654,15 @@ def plot(path, Vs, per_tok):
     fig.savefig(path)
 
 
+# ---------------------------------------------------------------- big vocabulary (opt-in)
+
+def run_big_vocab(args, rng):
+    """Hidden states and unembedding at V = 151936: see examples/bench_big_vocab.py."""
+    sys.path.insert(0, HERE)
+    import bench_big_vocab
+    bench_big_vocab.run_section(args)
+
+
 # ---------------------------------------------------------------- main
 
 def shape(text):
@@ -669,7 +678,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true",
                    help="small shapes and few rounds (the docs page and CI, well under a minute)")
-    p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep",), default=None,
+    p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep", "big_vocab"), default=None,
                    help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
                         "the figure, added by --plot)")
     p.add_argument("--rounds", type=int, default=None,
@@ -697,6 +706,7 @@ def main(argv=None):
           f"medians of {args.rounds} rounds{' (quick)' if args.quick else ''}\n")
     runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e,
                "jit": run_jit}
+    runners["big_vocab"] = run_big_vocab              # opt-in: examples/bench_big_vocab.py
     for name in sections:
         if name in runners:
             runners[name](args, rng)

@@ -1,0 +1,323 @@
+"""Token log-probs at a real vocabulary: peak memory and time of each method, in one run.
+
+A per-token REINFORCE loss ``-sum_n A_n logp_n`` (A_n data) from hidden states h (N, d) and an
+unembedding W (V, d), forward and backward (dh, dW), by three methods:
+
+  NumPy materialized   the (N, V) logits, their softmax in place, G, then G W and G^T h
+  PyTorch naive        logits, log_softmax, gather, autograd backward (only if torch imports)
+  ours chunk=c         minirl_lm.bigvocab.chunked_loss_grad at two chunk sizes
+
+Each method runs in a fresh subprocess on one thread (OMP/OpenBLAS/MKL/Numba thread variables set
+to 1), after a warm-up on tiny inputs (JIT, PyTorch start-up). Peak = the process's peak resident
+memory during the call minus its resident memory before it (inputs loaded), minus the outputs
+every method returns (logp, dh, dW), as a fraction of the float logits (N V bytes). The floor is
+the three matrix products alone (N x d x V each) as three BLAS calls into pre-touched buffers,
+measured before and after the methods (the faster of the two); each method's time is divided by
+it. Times are CPU times of the one-thread process (a busy neighbour inflates them less than wall
+time). Every method's loss and gradient norms are checked against ours before anything is
+printed.
+
+    $ python examples/bench_big_vocab.py               # V=151936 d=256 N=2048 float32 (minutes)
+    $ python examples/bench_big_vocab.py --quick       # V=16384 N=1024 (CI, seconds)
+    $ python examples/bench_big_vocab.py --quick --plot big_vocab.svg   # sweep the chunk size
+    $ python examples/benchmark.py --sections big_vocab
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+FULL = dict(V=151936, d=256, N=2048, chunks=(128, 256))
+QUICK = dict(V=16384, d=256, N=1024, chunks=(64, 128))
+GOAL_PEAK, GOAL_TIME = 1 / 8, 1.3
+MIB = 2.0 ** 20
+
+
+# ---------------------------------------------------------------- the methods (run in a child)
+
+def make_inputs(V, d, N, dtype, seed):
+    rng = np.random.default_rng(seed)
+    h = rng.standard_normal((N, d), dtype=dtype)                            # (N, d)
+    W = rng.standard_normal((V, d), dtype=dtype)                            # (V, d)
+    W *= dtype(1 / np.sqrt(d))                                              # logits ~ N(0, 1)
+    y = rng.integers(0, V, N)                                               # (N,)
+    A = rng.standard_normal(N)                                              # (N,) advantages
+    return h, W, y, A
+
+
+def numpy_materialized(h, W, y, A):
+    n = np.arange(h.shape[0])
+    z = h @ W.T                                                             # (N, V) logits
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)                                                           # (N, V)
+    s = p.sum(axis=1, dtype=np.float64)                                     # (N,)
+    logp = (z[n, y] - np.log(s)).astype(np.float64)                         # (N,)
+    g = -A                                                                  # dloss/dlogp
+    p *= (-g / s).astype(h.dtype)[:, None]                                  # G = g (onehot - p)
+    p[n, y] += g.astype(h.dtype)
+    return float(-(A @ logp)), logp, p @ W, p.T @ h
+
+
+def torch_naive(h, W, y, A):
+    import torch
+    ht = torch.from_numpy(h).requires_grad_(True)
+    Wt = torch.from_numpy(W).requires_grad_(True)
+    logp = torch.log_softmax(ht @ Wt.T, dim=-1).gather(1, torch.from_numpy(y)[:, None])[:, 0]
+    loss = -(torch.from_numpy(A).to(logp.dtype) * logp).sum()
+    loss.backward()
+    return float(loss), logp.detach().numpy(), ht.grad.numpy(), Wt.grad.numpy()
+
+
+def ours(h, W, y, A, chunk):
+    from minirl_lm.bigvocab import chunked_loss_grad
+
+    def loss_fn(logp, rows):                    # per token: l_n = -A_n logp_n, g_n = -A_n
+        return -(A[rows] @ logp), -A[rows]
+    return chunked_loss_grad(h, W, y, loss_fn, chunk=chunk)
+
+
+def products_chunked(h, W, chunk):
+    """The three products of ``ours`` at the same chunk size, without the row kernels."""
+    from minirl_lm.bigvocab import _add_outer, _VBLOCK
+    (N, d), V = h.shape, W.shape[0]
+    z = np.empty((min(chunk, N), V), h.dtype)
+    dh, dW = np.empty_like(h), np.empty_like(W)
+    scratch = np.empty((min(_VBLOCK, V), d), h.dtype)
+    for i in range(0, N, chunk):
+        hr, zr = h[i:i + chunk], z[: min(chunk, N - i)]
+        np.matmul(hr, W.T, out=zr)
+        dh[i:i + chunk] = zr @ W
+        _add_outer(dW, zr, hr, scratch, first=(i == 0))
+    return dh, dW
+
+
+def rss_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise OSError(f"{field} not in /proc/self/status")
+
+
+def child(method, V, d, N, dtype, seed, chunk):
+    """Run one method once (after a tiny warm-up); print its time, peak and a digest as JSON."""
+    dtype = np.dtype(dtype).type
+    if method == "torch":
+        import torch
+        torch.set_num_threads(1)
+    run = {"numpy": numpy_materialized, "torch": torch_naive,
+           "ours": lambda *a: ours(*a, chunk)}.get(method)
+    if run is not None:
+        run(*make_inputs(64, 8, 16, dtype, seed))                         # JIT, torch start-up
+    h, W, y, A = make_inputs(V, d, N, dtype, seed)
+    if method == "floor":                       # three BLAS calls into pre-touched buffers
+        Z, dh, dW = np.ones((N, V), dtype), np.ones((N, d), dtype), np.ones((V, d), dtype)
+        t0 = time.process_time()
+        np.matmul(h, W.T, out=Z)
+        np.matmul(Z, W, out=dh)
+        np.matmul(Z.T, h, out=dW)
+        print(json.dumps({"time": time.process_time() - t0}))
+        return
+    if method == "products":
+        products_chunked(h[:16], W, chunk)                                  # touch the pages of W
+        t0 = time.process_time()
+        products_chunked(h, W, chunk)
+        print(json.dumps({"time": time.process_time() - t0}))
+        return
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")                            # reset the peak (VmHWM) to the current RSS
+    base = rss_kib("VmRSS")
+    t0 = time.process_time()
+    loss, logp, dh, dW = run(h, W, y, A)
+    t = time.process_time() - t0
+    peak = rss_kib("VmHWM") - base
+    outputs = logp.nbytes + dh.nbytes + dW.nbytes
+    print(json.dumps({"time": t, "peak": peak * 1024.0 - outputs, "outputs": outputs,
+                      "digest": [loss, float(np.linalg.norm(dh.astype(np.float64))),
+                                 float(np.linalg.norm(dW.astype(np.float64)))]}))
+
+
+# ---------------------------------------------------------------- the parent
+
+def measure(method, cfg, dtype, seed, chunk=0):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", method, "--V", str(cfg["V"]),
+           "--d", str(cfg["d"]), "--N", str(cfg["N"]), "--dtype", dtype, "--seed", str(seed),
+           "--chunk", str(chunk)]
+    env = dict(os.environ, **ONE_THREAD)
+    root = os.path.dirname(HERE)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{method} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def have_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_digest(name, got, ref, dtype):
+    rtol = 1e-9 if dtype == "float64" else 1e-3
+    for what, a, b in zip(("loss", "|dh|", "|dW|"), got, ref):
+        if not abs(a - b) <= rtol * max(abs(b), 1e-30):
+            raise AssertionError(f"{name}: {what} = {a!r} differs from ours ({b!r})")
+
+
+def fmt_time(t):
+    return f"{t:5.2f}" if t >= 1 else f"{t:5.3f}"
+
+
+def run(cfg, dtype="float32", seed=0, out=print):
+    """Measure every method at cfg (V, d, N, chunks); print one line per method and the goals."""
+    V, d, N = cfg["V"], cfg["d"], cfg["N"]
+    logits = N * V * np.dtype(dtype).itemsize
+    head = f"big vocab V={V} d={d} N={N} {dtype}:"
+    floor = measure("floor", cfg, dtype, seed)["time"]
+    res = {f"ours chunk={c}": measure("ours", cfg, dtype, seed, c) for c in cfg["chunks"]}
+    res["NumPy materialized"] = measure("numpy", cfg, dtype, seed)
+    res["PyTorch naive"] = measure("torch", cfg, dtype, seed) if have_torch() else None
+    floor = min(floor, measure("floor", cfg, dtype, seed)["time"])   # before and after: the best
+    first = res[f"ours chunk={cfg['chunks'][0]}"]
+    ref = first["digest"]
+    out(f"{head} logits {logits / MIB:.1f} MiB; outputs logp, dh, dW {first['outputs'] / MIB:.1f}"
+        f" MiB (not counted in peak); floor (three products, BLAS, 1 thread) "
+        f"{fmt_time(floor).strip()} s")
+    for name in ("NumPy materialized", "PyTorch naive") + tuple(f"ours chunk={c}"
+                                                              for c in cfg["chunks"]):
+        r = res[name]
+        if r is None:
+            out(f"{head} {name:<20} skipped: torch is not installed")
+            continue
+        check_digest(name, r["digest"], ref, dtype)
+        out(f"{head} {name:<20} peak {r['peak'] / MIB:6.1f} MiB ({r['peak'] / logits:.3f} of "
+            f"logits), time {fmt_time(r['time'])} s ({r['time'] / floor:.2f}x floor)")
+    goals = []
+    for c in cfg["chunks"]:
+        r = res[f"ours chunk={c}"]
+        peak, slow = r["peak"] / logits, r["time"] / floor
+        line = (f"goals ours chunk={c}: peak {peak:.3f} of logits (<= {GOAL_PEAK:.3f}: "
+                f"{'met' if peak <= GOAL_PEAK else 'NOT met'}); time {slow:.2f}x floor "
+                f"(<= {GOAL_TIME}x: {'met' if slow <= GOAL_TIME else 'NOT met'})")
+        if res["PyTorch naive"] is not None:
+            sp = res["PyTorch naive"]["time"] / r["time"]
+            line += f"; {sp:.2f}x faster than PyTorch naive ({'met' if sp > 1 else 'NOT met'})"
+        out(line)
+        if peak > GOAL_PEAK:
+            buf = min(c, N) / N
+            out(f"  cause: the one (chunk, V) buffer alone is chunk/N = {buf:.3f} of the logits; "
+                f"the rest ({peak - buf:.3f}) is scratch (rows of h, the dW block) and allocator "
+                f"slack")
+        torch_t = res["PyTorch naive"]["time"] if res["PyTorch naive"] is not None else None
+        if slow > GOAL_TIME or (torch_t is not None and torch_t <= r["time"]):
+            prod = measure("products", cfg, dtype, seed, c)["time"]
+            out(f"  cause: the three products chunked at {c} rows alone take {prod / floor:.2f}x "
+                f"the floor (smaller BLAS calls, the dW update added block by block); the row "
+                f"kernels (log-sum-exp, gather, gradient) add {(r['time'] - prod) / floor:.2f}x"
+                + ("" if torch_t is None or torch_t > r["time"] else
+                   f"; PyTorch's unchunked products take {torch_t / floor:.2f}x in all"))
+        goals.append((c, peak, slow))
+    return res, floor, goals
+
+
+def sweep(cfg, dtype, seed, chunks):
+    """Peak (fraction of the logits) and time / floor of ours at each chunk size."""
+    floor = measure("floor", cfg, dtype, seed)["time"]
+    logits = cfg["N"] * cfg["V"] * np.dtype(dtype).itemsize
+    rows = [(c, measure("ours", cfg, dtype, seed, c)) for c in chunks]
+    return [(c, r["peak"] / logits, r["time"] / floor) for c, r in rows]
+
+
+def plot(path, points, cfg, dtype):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c, peak, slow = (np.array(x) for x in zip(*points))
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(4.6, 5.2), sharex=True)
+    a1.loglog(c, peak, "o-", ms=4, label="ours: peak extra memory")
+    a1.loglog(c, c / cfg["N"], "--", color="gray", label="chunk / N (the buffer alone)")
+    a1.axhline(GOAL_PEAK, color="C3", lw=0.8, ls=":", label="goal 1/8")
+    a1.set_ylabel("peak / logits")
+    a1.legend(fontsize=7)
+    a2.semilogx(c, slow, "o-", ms=4, color="C1", label="ours: time / floor")
+    a2.axhline(1.0, color="gray", ls="--", label="floor: three products")
+    a2.axhline(GOAL_TIME, color="C3", lw=0.8, ls=":", label="goal 1.3x")
+    a2.set_ylabel("time / floor")
+    a2.set_xlabel("chunk size (rows)")
+    a2.legend(fontsize=7)
+    a2.set_xticks(c, [str(x) for x in c])
+    a2.minorticks_off()
+    for a in (a1, a2):
+        a.grid(True, which="major", lw=0.3)
+    a1.set_title(f"V={cfg['V']} d={cfg['d']} N={cfg['N']} {dtype}, 1 thread", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def run_section(args):
+    """Entry point for ``examples/benchmark.py --sections big_vocab``."""
+    print("Big vocabulary: token log-probs from hidden states, forward + backward "
+          "(python examples/bench_big_vocab.py)")
+    run(QUICK if args.quick else FULL, "float32", args.seed)
+    print()
+
+
+def positive(text):
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {x}")
+    return x
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128")
+    p.add_argument("--V", type=positive, help="vocabulary size (default 151936, quick 16384)")
+    p.add_argument("--d", type=positive, help="hidden size (default 256, both)")
+    p.add_argument("--N", type=positive, help="tokens (default 2048, quick 1024)")
+    p.add_argument("--chunks", type=positive, nargs=2, metavar="C",
+                   help="the two chunk sizes of ours (default 128 256, quick 64 128)")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for inputs")
+    p.add_argument("--plot", metavar="PATH",
+                   help="instead of the table: sweep the chunk size, draw peak and time / floor "
+                        "against it")
+    p.add_argument("--child", choices=("numpy", "torch", "ours", "floor", "products"),
+                   help=argparse.SUPPRESS)
+    p.add_argument("--chunk", type=int, default=0, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    base = QUICK if args.quick else FULL
+    cfg = {k: getattr(args, k) or base[k] for k in ("V", "d", "N")}
+    cfg["chunks"] = tuple(args.chunks or base["chunks"])
+    if args.child:
+        child(args.child, cfg["V"], cfg["d"], cfg["N"], args.dtype, args.seed, args.chunk)
+        return
+    if not os.path.exists("/proc/self/clear_refs"):
+        p.error("peak memory is read from /proc/self (Linux only)")
+    if not args.plot:
+        run(cfg, args.dtype, args.seed)
+        return
+    chunks = sorted({2 ** k for k in range(4, 12) if 2 ** k < cfg["N"]} | {cfg["N"]})
+    points = sweep(cfg, args.dtype, args.seed, chunks)
+    for c, pk, sl in points:
+        print(f"sweep chunk={c:<5d} peak {pk:.3f} of logits, time {sl:.2f}x floor")
+    plot(args.plot, points, cfg, args.dtype)
+
+
+if __name__ == "__main__":
+    main()
