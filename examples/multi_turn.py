@@ -26,10 +26,10 @@ from minirl_lm.advantages import standardized
 from minirl_lm.clip import clipped_surrogate
 from minirl_lm.critic import fit_values, gae, td_errors
 from minirl_lm.grpo import grpo_loss
-from minirl_lm.multiturn import CALL, action_view, calculator
+from minirl_lm.multiturn import CALL, action_view, calculator, calculator_reference
 from minirl_lm.multiturn_values import (gae_actions, kl_objective, policy_values,
                                         returns_actions, soft_optimum, turn_values)
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.policy import TabularPolicy, softmax_table
 
 
 # ---- exact tools ---------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def main(argv=None):
     p.add_argument("--q", type=float, default=0.8, help="probability the tool is right")
     p.add_argument("--K", type=int, default=8, help="episodes per group (2..16)")
     p.add_argument("--cost", type=float, default=0.1, help="reward charged per call")
-    p.add_argument("--beta", type=float, default=0.05, help="KL coefficient of the soft optimum")
+    p.add_argument("--beta", type=float, default=0.1, help="KL coefficient of the soft optimum")
     p.add_argument("--lam", type=float, default=0.9, help="GAE lambda")
     p.add_argument("--iters", type=int, default=300, help="training iterations (part 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of theta, the batch and training")
@@ -237,7 +237,7 @@ def main(argv=None):
         print(f"update variance, {name} (K = {K}): {var:.3e}, bias {bias:.1e} (relative)")
 
     # ---- 5. the soft optimum, and training toward it --------------------------------------------
-    pi_ref = np.full((env.S, env.V), 1.0 / env.V)
+    pi_ref = softmax_table(calculator_reference(env))             # a "pretrained" reference
     v_star, _, pi_star = soft_optimum(env, pi_ref, args.beta)
     print(f"soft optimum (beta = {args.beta:g}): J(pi*) {v_star[0]:.4f}, "
           f"pi*(<call> | x) {pi_star[0, CALL]:.3f}, J(pi_ref) "
@@ -276,7 +276,7 @@ def plot(args, hist):
     call = []
     for qq in qs:                                                  # the optimum moves with q
         env = calculator(qq, args.cost)
-        pi_ref = np.full((env.S, env.V), 1.0 / env.V)
+        pi_ref = softmax_table(calculator_reference(env))
         call.append(soft_optimum(env, pi_ref, args.beta)[2][0, CALL])
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(5.2, 6.4))
     for method, label in (("grpo", "GRPO"), ("ppo", "PPO with a critic")):

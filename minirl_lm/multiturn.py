@@ -359,3 +359,23 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     p_obs = np.array([[q, 1 - q], [1 - q, q]])            # (W, M): spans "= 0", "= 1"
     return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward,
                         max_turns, turn_len)
+
+
+def calculator_reference(env, eq=-3.0, stop=3.0):
+    """Reference logits `(S, V)` for the calculator, a stand-in for a pretrained model.
+
+    Uniform, except that the policy rarely writes the tool's `=` (logit `eq`) and, right after
+    writing a digit, prefers to end the episode (logit `stop` on EOS). Rows of chance states are
+    uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
+    """
+    if not isinstance(env, MultiTurnMDP) or env.V != 5:
+        raise TypeError(f"env: expected the calculator's MultiTurnMDP, got {type(env).__name__}")
+    eq = float_scalar(eq, "eq")
+    stop = float_scalar(stop, "stop")
+    theta = np.zeros((env.S, env.V))                      # (S, V)
+    theta[env.is_policy, EQ] = eq
+    for kids in env.children.values():
+        for a, (_, kind, nxt) in enumerate(kids):
+            if kind == "turn" and a in (D0, D1):          # a digit, and the turn goes on
+                theta[nxt, EOS] += stop
+    return theta
