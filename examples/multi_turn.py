@@ -4,7 +4,8 @@ The task (`minirl_lm.multiturn.calculator`): answer a hidden binary question; th
 tool that replies "= d", right with probability q, at a cost per call. After a call the
 environment writes tokens the policy did not choose, so rollouts carry a `mask` (every token) and
 an `action_mask` (the policy's tokens). The program prints one labelled line per measured
-quantity, at a random policy theta (parts 1-4, 6) and along training from pi_ref (part 5):
+quantity, at a perturbed reference theta = theta_ref + N(0, 1) (parts 1-4, 6) and along training
+from pi_ref (part 5):
 
   1. the score identity with environment factors, sample for sample;
   2. the observation-token bug (mask instead of action_mask), bias of the expected gradient;
@@ -151,7 +152,7 @@ def main(argv=None):
 
     rng = np.random.default_rng(args.seed)
     env = calculator(args.q, args.cost)
-    pol = TabularPolicy(rng.normal(size=(env.S, env.V)))         # parts 1-4, 6: a random theta
+    pol = TabularPolicy(calculator_reference(env) + rng.normal(size=(env.S, env.V)))  # parts 1-4, 6
     P = pol.probs()
     ep = env.all_episodes()                                       # every (world, trajectory)
     s, y, m, r, pos = action_view(env, ep)
