@@ -262,7 +262,8 @@ def main(argv=None):
     var = [pr @ (H * H).sum(1) - (pr @ H) @ (pr @ H) for H in (H_tok, H_seq)]
     print(f"process rewards, token view vs sequence view: per-sample difference "
           f"{per_sample:.2e} (relative), expected gradients differ by "
-          f"{rel(pr @ H_tok, pr @ H_seq):.1e} (relative); variance {var[0]:.3e} vs {var[1]:.3e}")
+          f"{rel(pr @ H_tok, pr @ H_seq):.1e} (relative); variance per episode {var[0]:.3e} vs "
+          f"{var[1]:.3e}")
 
     if args.plot:
         plot(args, hist)
