@@ -1,4 +1,4 @@
-"""Multi-turn: a noisy calculator closes the loop. Every number is exact (all trajectories enumerated).
+"""Multi-turn: a noisy calculator closes the loop; every number exact (all trajectories enumerated).
 
 The task (`minirl_lm.multiturn.calculator`): answer a hidden binary question; the policy may call a
 tool that replies "= d", right with probability q, at a cost per call. After a call the
@@ -89,7 +89,7 @@ def rel(a, b):
     return np.linalg.norm(a - b) / np.linalg.norm(b)
 
 
-# ---- training --------------------------------------------------------------------------------------
+# ---- training ------------------------------------------------------------------------------------
 def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
     """GRPO or PPO-with-critic from pi_ref; returns [(iteration, J(pi*) - J(pi))]."""
     pol = TabularPolicy(np.log(pi_ref))
@@ -165,7 +165,7 @@ def main(argv=None):
           f"({int((~env.is_policy).sum())} chance), {len(R)} (world, trajectory) pairs, "
           f"sum of probabilities {pr.sum():.15f}")
 
-    # ---- 1. the score identity with environment factors --------------------------------------------
+    # ---- 1. the score identity with environment factors ------------------------------------------
     batch = env.rollout(pol, K, rng)
     bs, by, bm, _, _ = action_view(env, batch)
     worst = 0.0
@@ -186,7 +186,7 @@ def main(argv=None):
     print(f"score identity (action mask vs trajectory log-prob, {K} sampled episodes): "
           f"max |difference| {worst:.1e}")
 
-    # ---- 2. observation tokens in the loss --------------------------------------------------------
+    # ---- 2. observation tokens in the loss -------------------------------------------------------
     A_seq = R - values[0]                                         # (M,) R - b(x)
     g_true = pr @ row_grads(P, s, y, m, A_seq[:, None] * m)
     H_bug = row_grads(P, ep.states, ep.tokens, ep.mask, A_seq[:, None] * ep.mask)
@@ -198,8 +198,8 @@ def main(argv=None):
           f"cosine {cos:.2f}")
     print(f"  share of that bias in rows of chance states: {share:.3f}")
 
-    # ---- 3. returns and GAE across observation spans ----------------------------------------------
-    v_tok = values[ep.states] * ep.action_mask                    # (M, T) V^pi(s_t) on policy tokens
+    # ---- 3. returns and GAE across observation spans ---------------------------------------------
+    v_tok = values[ep.states] * ep.action_mask                    # (M, T) V^pi(s_t), policy tokens
     key = (ep.states * env.V + ep.tokens)[ep.action_mask > 0]
     p_tok = np.broadcast_to(pr[:, None], ep.mask.shape)[ep.action_mask > 0]
     exact = (q - values[:, None]).ravel()                         # A(s, y) = Q - V
@@ -218,10 +218,10 @@ def main(argv=None):
         print(f"{name}: advantage bias {bias:.1e} (max over (s, y)), "
               f"gradient bias {rel(g, g_exact):.1e} (relative)")
 
-    # ---- 4. baselines under a stochastic environment --------------------------------------------
+    # ---- 4. baselines under a stochastic environment ---------------------------------------------
     Sc = row_grads(P, s, y, m, m)                                 # (M, S*V) trajectory scores
     c_mean = (np.eye(K) - 1.0 / K) / K                            # (1/K) sum_k (R_k - mean) S_k
-    c_loo = (np.eye(K) * (1 + 1 / (K - 1)) - 1 / (K - 1)) / K     # (1/K) sum_k (R_k - mean_{-k}) S_k
+    c_loo = (np.eye(K) * (1 + 1 / (K - 1)) - 1 / (K - 1)) / K     # (R_k - mean of the others)
     G = returns_actions(ep.rewards, ep.mask, ep.action_mask)
     per_turn = G - turn_values(values, ep.states, ep.mask, ep.action_mask)
     gae_ex = ests[f"GAE (lam = {args.lam:g}) carried across observation spans"]
@@ -237,7 +237,7 @@ def main(argv=None):
     for name, var, bias in rows:
         print(f"update variance, {name} (K = {K}): {var:.3e}, bias {bias:.1e} (relative)")
 
-    # ---- 5. the soft optimum, and training toward it --------------------------------------------
+    # ---- 5. the soft optimum, and training toward it ---------------------------------------------
     pi_ref = softmax_table(calculator_reference(env))             # a "pretrained" reference
     v_star, _, pi_star = soft_optimum(env, pi_ref, args.beta)
     print(f"soft optimum (beta = {args.beta:g}): J(pi*) {v_star[0]:.4f}, "
@@ -253,8 +253,13 @@ def main(argv=None):
         name = "GRPO" if method == "grpo" else "PPO with a critic"
         print(f"{name}, J(pi*) - J(pi) at iterations {', '.join(map(str, record))}: "
               + ", ".join(f"{gaps[i]:.2e}" for i in record))
+    last = {name: dict(h)[args.iters] for name, h in hist.items()}
+    best = min(last, key=last.get)
+    print(f"closer to the soft optimum after {args.iters} iterations: "
+          f"{'GRPO' if best == 'grpo' else 'PPO with a critic'}, J(pi*) - J(pi) "
+          f"{last[best]:.2e} against {max(last.values()):.2e}")
 
-    # ---- 6. process rewards: a reward per turn -----------------------------------------------------
+    # ---- 6. process rewards: a reward per turn ---------------------------------------------------
     A_tok = np.take_along_axis(G - values[0] * ep.action_mask, pos, 1) * m   # reward to go - b(x)
     A_seq_t = A_seq[:, None] * m                                  # R - b(x) on every policy token
     H_tok, H_seq = row_grads(P, s, y, m, A_tok), row_grads(P, s, y, m, A_seq_t)

@@ -92,7 +92,8 @@ class MultiTurnMDP:
         self.calls = tuple(int(c) for c in int_array(np.asarray(calls), "calls", ndim=1,
                                                      low=0, high=self.V))
         if self.eos in self.calls:
-            raise ValueError(f"calls: expected call tokens other than eos={self.eos}, got {self.calls}")
+            raise ValueError(f"calls: expected call tokens other than eos={self.eos}, "
+                             f"got {self.calls}")
         self.max_turns = int_scalar(max_turns, "max_turns", low=1)
         self.turn_len = int_scalar(turn_len, "turn_len", low=1)
         self.spans = [tuple(int(o) for o in span) for span in spans]
@@ -112,12 +113,11 @@ class MultiTurnMDP:
                             f"got {type(turn_reward).__name__}")
         self.turn_reward = turn_reward
         self.W, self.M = self.p_obs.shape
-        self._index, self.prefixes, kinds, self.loglik, self.children = {}, [], [], [], {}
-        self._kinds = kinds
+        self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
         with np.errstate(divide="ignore"):
             self._grow((), 0, (), (), np.log(self.prior))
         self.S = len(self.prefixes)
-        self.is_policy = np.array(kinds)                 # (S,) True: the policy writes next
+        self.is_policy = np.array(self._kinds)           # (S,) True: the policy writes next
         self.T = max(len(p) for p in self.prefixes) + 1
 
     # ---- the tree of observable prefixes -----------------------------------------------------
@@ -214,7 +214,8 @@ class MultiTurnMDP:
         shape = getattr(getattr(policy, "theta", None), "shape", None)
         if not hasattr(policy, "sample") or shape != (self.S, self.V):
             raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                             f"({self.S}, {self.V}), got {type(policy).__name__} with shape {shape}")
+                             f"({self.S}, {self.V}), got {type(policy).__name__} with shape "
+                             f"{shape}")
         rows = []
         for _ in range(K):
             w = int(rng.choice(self.W, p=self.prior))

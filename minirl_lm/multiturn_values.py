@@ -1,13 +1,14 @@
-"""Values with chance nodes: backward induction, the soft optimum, returns and GAE over action tokens.
+"""Values with chance nodes: backward induction, the soft optimum, returns and GAE over actions.
 
 Backward induction on the tree of a `MultiTurnMDP`. At a policy state s the world is unknown; its
 posterior given the prefix is P(w | s) proportional to prior(w) prod_{spans in s} P(o | w) (the
 policy's factors cancel). For an action a that ends a turn with reward r(w), eq. (chance_bellman):
 
-    Q(s, a) = sum_w P(w | s) r(w)                                   + V(s.a)          (turn goes on)
-                                                                     + 0               (episode ends)
-                                                                     + sum_o P(o | s.a) V(s.a.o)
-    P(o | s.a) = sum_w P(w | s) P(o | w)                            (a chance node: an expectation)
+    Q(s, a) = sum_w P(w | s) r(w) + C(s, a)
+    C(s, a) = V(s.a)                        if the turn goes on
+            = 0                             if the episode ends
+            = sum_o P(o | s.a) V(s.a.o)     after a call: a chance node, an expectation
+    P(o | s.a) = sum_w P(w | s) P(o | w)
 
 and the policy state backs up its actions one of two ways:
 
@@ -95,10 +96,11 @@ def soft_optimum(env, pi_ref, beta):
     """
     pi_ref = _table(pi_ref, env, "pi_ref")
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    values, q = _induction(env, lambda s, q_s: optimal_value(pi_ref[s][None], q_s[None], beta))
+    backup = lambda s, q_s: optimal_value(pi_ref[s][None], q_s[None], beta)  # noqa: E731
+    values, q = _induction(env, backup)                   # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
-        pi_star[s] = tilted_optimum(pi_ref[s][None], q[s][None], beta)[0]
+        pi_star[s] = tilted_optimum(pi_ref[s][None], q[s][None], beta)[0]  # pi_ref e^{(Q-V)/beta}
     return values, q, pi_star
 
 

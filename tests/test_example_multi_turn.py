@@ -31,13 +31,14 @@ def grab(text, pattern):
 
 
 def test_score_identity_line(text):
-    (d,) = grab(text, r"^score identity \(action mask vs trajectory log-prob, 8 sampled episodes\): "
-                      rf"max \|difference\| {NUM}$")
+    (d,) = grab(text, r"^score identity \(action mask vs trajectory log-prob, 8 sampled "
+                      rf"episodes\): max \|difference\| {NUM}$")
     assert d < 1e-12
 
 
 def test_observation_token_bug_line(text):
-    bias, cos = grab(text, rf"^observation tokens in the loss: bias {NUM} \(relative\), cosine {NUM}$")
+    bias, cos = grab(text, rf"^observation tokens in the loss: bias {NUM} \(relative\), "
+                           rf"cosine {NUM}$")
     assert bias > 1e-2 and cos < 1.0
     (share,) = grab(text, rf"^  share of that bias in rows of chance states: {NUM}$")
     assert share == 1.0

@@ -99,7 +99,7 @@ def test_action_mask_marking_an_observation_token_is_an_error():
         env.check(bad)
     with pytest.raises(ValueError, match=r"^action_mask: .*observation token"):
         action_view(env, bad)
-    bad.action_mask = ro.mask.copy()                               # the classic: mask as action mask
+    bad.action_mask = ro.mask.copy()                              # mask passed as action mask
     with pytest.raises(ValueError, match=r"^action_mask:"):
         env.check(bad)
     bad.action_mask = ro.action_mask.copy()
@@ -118,7 +118,8 @@ def _env(**kw):
 
 @pytest.mark.parametrize("spans", [[(2, 5), (2, 4)], [(2, 3), (-1,)], [(2, 3), ()]])
 def test_observation_tokens_outside_the_vocabulary_are_an_error(spans):
-    with pytest.raises(ValueError, match=r"^spans: expected non-empty spans of token ids in \[0, 5\)"):
+    with pytest.raises(ValueError, match=r"^spans: expected non-empty spans of token ids in "
+                                         r"\[0, 5\)"):
         _env(spans=spans)
 
 
@@ -258,7 +259,7 @@ def test_row_grads_are_the_policy_backward_row_by_row():
         assert np.abs(H[b] - want.ravel()).max() < 1e-13
 
 
-# ---- 2, 3. the observation-token bug; returns and GAE across spans --------------------------------
+# ---- 2, 3. the observation-token bug; returns and GAE across spans -------------------------------
 def test_observation_tokens_in_the_loss_bias_the_gradient_and_only_chance_rows():
     env, pol, ep, (s, y, m, r, pos), p = setup()
     P = pol.probs()
@@ -301,7 +302,8 @@ def test_carried_gae_is_single_turn_gae_on_the_compact_rows_and_verls(gamma, lam
     A = gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, gamma, lam)
     compact = gae(td_errors(values, s, r, m, gamma), m, gamma, lam)
     assert np.abs(np.take_along_axis(A, pos, 1) * m - compact).max() < 1e-13
-    assert np.abs(A - verl_gae(ep.rewards, v_tok, ep.action_mask, gamma, lam) * ep.action_mask).max() < 1e-13
+    verl = verl_gae(ep.rewards, v_tok, ep.action_mask, gamma, lam) * ep.action_mask
+    assert np.abs(A - verl).max() < 1e-13
     G = returns_actions(ep.rewards, ep.mask, ep.action_mask, gamma, carry=False)
     old = reinforce_pp_returns_before_fix(ep.rewards, ep.action_mask, gamma) * ep.action_mask
     assert np.abs(G - old).max() < 1e-13
@@ -317,7 +319,8 @@ def test_carried_advantages_are_unbiased_and_reset_ones_are_not():
     exact = (Q - values[:, None]).ravel()
     for carry, ok in ((True, True), (False, False)):
         for A in (gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, 0.7, carry),
-                  (returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry) - v_tok) * ep.action_mask):
+                  (returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry) - v_tok)
+                  * ep.action_mask):
             cm, mass = ex.conditional_mean(pt, key, A[on], env.S * env.V)
             bias = np.abs(cm - exact)[mass > 0].max()
             assert (bias < 1e-12) if ok else (bias > 0.1)
@@ -328,14 +331,15 @@ def test_turn_values_hold_the_value_of_each_turns_first_state():
     values = np.arange(env.S, dtype=float)
     tv = turn_values(values, ep.states, ep.mask, ep.action_mask)
     for b in (0, 100, 2000):
-        starts = [t for t in range(env.T) if ep.action_mask[b, t] and (t == 0 or not ep.action_mask[b, t - 1])]
+        starts = [t for t in range(env.T)
+                  if ep.action_mask[b, t] and (t == 0 or not ep.action_mask[b, t - 1])]
         for t in range(env.T):
             if ep.action_mask[b, t]:
                 first = max(u for u in starts if u <= t)
                 assert tv[b, t] == values[ep.states[b, first]]
 
 
-# ---- 4. baselines: exact group moments, and the ordering ------------------------------------------
+# ---- 4. baselines: exact group moments, and the ordering -----------------------------------------
 @pytest.mark.parametrize("K", [2, 3])
 def test_group_moments_match_brute_force_over_every_group(K):
     env = calculator(0.7, max_turns=1)                            # small: every K-tuple
@@ -364,7 +368,8 @@ def test_variance_ordering_gae_per_turn_loo(q, seed, K):
     var = {name: float(v) for name, v in
            re.findall(r"update variance, (.+?) \(K = \d+\): ([0-9.e+-]+),", out)}
     gae_v = next(v for k, v in var.items() if k.startswith("GAE"))
-    turn, loo, mean = var["per-turn value baseline (exact)"], var["leave-one-out"], var["group mean"]
+    turn, loo = var["per-turn value baseline (exact)"], var["leave-one-out"]
+    mean = var["group mean"]
     assert gae_v < turn < loo
     assert abs(mean - ((K - 1) / K) ** 2 * loo) < 1e-3 * loo        # printed to 4 digits
 
