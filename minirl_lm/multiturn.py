@@ -253,13 +253,15 @@ class MultiTurnMDP:
         float_array(ep.rewards, "rewards", shape=(B, T))
         for b in range(B):
             want, s, t, n = np.zeros(T), 0, 0, int(mask[b].sum())
+            if n == 0:
+                raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
             while t < n:
                 a = int(tokens[b, t])
                 if states[b, t] != s:
                     raise ValueError(f"states: row {b}, position {t}: expected state {s}, got "
                                      f"{states[b, t]}")
                 want[t] = 1.0
-                r, kind, nxt = self.children[s][a]
+                _, kind, nxt = self.children[s][a]
                 t += 1
                 if kind == "end":
                     break

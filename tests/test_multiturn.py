@@ -146,6 +146,28 @@ def test_other_bad_environments():
         _env(turn_reward=lambda w, turns, done: np.nan)
 
 
+def test_bad_episode_arrays_and_helpers():
+    env, pol, ep, (s, y, m, r, pos), _ = setup()
+    empty = Episodes(ep.states[:2], ep.tokens[:2], ep.mask[:2].copy(), ep.action_mask[:2].copy(),
+                     ep.rewards[:2], ep.world[:2], ep.log_env[:2])
+    empty.mask[1], empty.action_mask[1] = 0.0, 0.0
+    with pytest.raises(ValueError, match="^mask: row 1 is empty"):
+        env.check(empty)
+    obs = (ep.mask > 0) & (ep.action_mask == 0)
+    b = int(np.flatnonzero(obs.any(1))[0])                        # a row with a tool reply
+    sl = slice(b, b + 1)
+    wrong = Episodes(ep.states[sl], ep.tokens[sl].copy(), ep.mask[sl], ep.action_mask[sl],
+                     ep.rewards[sl], ep.world[sl], ep.log_env[sl])
+    t = int(np.flatnonzero(obs[b])[0])                            # an observation position
+    wrong.tokens[0, t] = CALL                                     # not a span of the tool
+    with pytest.raises(ValueError, match="^tokens: row 0"):
+        env.check(wrong)
+    with pytest.raises(ValueError, match="^pos:"):
+        scatter(m, pos[:, :1], m, env.T)
+    with pytest.raises(TypeError, match="^env:"):
+        calculator_reference(_env(V=6, p_obs=[[0.8, 0.2], [0.2, 0.8]]))
+
+
 def test_bad_rollout_arguments_change_no_state():
     env, pol, *_ = setup()
     rng = np.random.default_rng(0)
