@@ -12,8 +12,8 @@ import pytest
 
 from gradcheck import fd_grad
 from minirl_lm.critic import gae, td_errors
-from minirl_lm.multiturn import (CALL, D0, D1, EOS, EQ, Episodes, MultiTurnMDP, action_view,
-                                 calculator, calculator_reference, scatter)
+from minirl_lm.calculator import CALL, D0, D1, EQ, calculator, calculator_reference
+from minirl_lm.multiturn import Episodes, MultiTurnMDP, action_view, scatter
 from minirl_lm.multiturn_values import (gae_actions, kl_objective, policy_values,
                                         returns_actions, soft_optimum, turn_values)
 from minirl_lm.policy import TabularPolicy, softmax_table
