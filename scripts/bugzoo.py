@@ -128,6 +128,22 @@ MUTANTS = (
             ("    k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)",
              "    k_r = np.ones_like(n_r)")),
            ("tests/test_preferences.py",)),
+    Mutant("gae_reset_at_observations", "verl-project/verl issue #7278 (PR #7300)",
+           "the return and GAE recursions restart at every masked (tool output) position instead "
+           "of carrying across it",
+           "minirl_lm/multiturn_values.py",
+           (("    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))",
+             "    return _scan(values, rewards, act, gamma, gamma * lam, False)"),),
+           ("tests/test_multiturn.py",)),
+    Mutant("observation_tokens_trained", "huggingface/trl PR #4975",
+           "the loss mask ignores the tool mask: environment tokens are trained on as if the "
+           "policy had written them",
+           "minirl_lm/multiturn.py",
+           (("    n = ep.action_mask.sum(axis=1).astype(np.int64)",
+             "    n = ep.mask.sum(axis=1).astype(np.int64)"),
+            ("        pos[b, :n[b]] = np.flatnonzero(ep.action_mask[b])",
+             "        pos[b, :n[b]] = np.flatnonzero(ep.mask[b])")),
+           ("tests/test_multiturn.py",)),
 )
 
 
