@@ -176,7 +176,8 @@ def _whiten_tokens(x, mask, eps, ddof):
     m = x[real].sum() / M                                      # token mean over the batch
     c = np.where(real, x - m, 0.0)                             # (B, T)
     s = np.abs(c).max()                                        # scale: c*c cannot overflow
-    var = s * s * ((c / s) ** 2).sum() / (M - ddof) if M > ddof else 0.0   # eq. (rpp)
+    with np.errstate(over="ignore"):                           # overflow is reported below
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof) if M > ddof else 0.0   # eq. (rpp)
     if not np.isfinite(var):
         raise ValueError("token_rewards: the batch variance of the returns overflows float64; "
                          "rescale the rewards")
