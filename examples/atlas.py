@@ -476,8 +476,8 @@ def summary(rows, K):
                f"({name(min(rows, key=lambda r: r['cosine']))})")
     out.append(f"fixed point moved (TV > {TOL_FP:g}): {len(fixed)} rows: "
                + "; ".join(f"{name(r)} ({r['tv']:.3f})" for r in fixed))
-    nofix = [r for r in rows if r["residual"] > 1e-9]
-    out.append(f"rows whose max |E g| stays > 1e-9 at the end (no smooth zero): "
+    nofix = [r for r in rows if r["residual"] > 1e-6]
+    out.append(f"rows whose max |E g| stays > 1e-6 at the end (no smooth zero): "
                + "; ".join(f"{name(r)} ({r['residual']:.1e})" for r in nofix))
     loo = [r for r in rows if r["cfg"] == ("loo", "seq_sum", "kl_reward", "all")][0]
     mean = [r for r in rows if r["cfg"] == ("mean", "seq_sum", "kl_reward", "all")][0]
