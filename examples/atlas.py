@@ -117,7 +117,8 @@ def multisets(Rn, K):
     """Every multiset of K responses out of Rn: sorted index tuples (M, K), multinomial coefs."""
     Y = np.array(list(itertools.combinations_with_replacement(range(Rn), K)), dtype=np.int64)
     counts = np.stack([(Y == y).sum(1) for y in range(Rn)], 1)            # (M, Rn)
-    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts])
+    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row])
+                     for row in counts])                                   # (M,) multinomial
     return Y, counts, coef
 
 
@@ -183,7 +184,8 @@ def parts(cfg, theta, task, K):
     Y, _, coef = multisets(task["Rn"], K)
     R_raw = task["R"].copy()
     if samp == "overlen":
-        R_raw = R_raw + overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG).reshape(R_raw.shape)
+        pen = overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG)  # eq. (overlong)
+        R_raw = R_raw + pen.reshape(R_raw.shape)
     fold = BETA * tb["u"].sum(-1) if kl in ("kl_reward", "ent_bonus", "ent_reward") else 0.0
     r_fold = R_raw - fold - (C_ENT * tb["seq"] if kl == "ent_reward" else 0.0)   # (N, Rn)
     c_bonus = C_ENT if kl == "ent_bonus" else 0.0
@@ -285,9 +287,10 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
     A constant step for `iters` steps, then Newton on E[g] = 0 over the visited entries (finite-
     difference Jacobian of each prompt's block, exact when prompts are independent, the diagonal
     blocks only when batch statistics couple them; pseudo-inverse for the softmax's shift
-    freedom), kept while each step moves no logit by more than 0.5 and cuts max |E g| by 10%. Where E[g] does not vanish smoothly (a standardized advantage keeps unit
-    size as the spread goes to 0, so the field jumps at its zero), a step decaying geometrically
-    to 1e-4 of the first follows instead: the iterate then stops within ~1e-4 steps of the zero.
+    freedom), kept while each step moves no logit by more than 0.5 and cuts max |E g| by 10%.
+    Where E[g] does not vanish smoothly (a standardized advantage keeps unit size as the spread
+    goes to 0, so the field jumps at its zero), a step decaying geometrically to 1e-4 of the
+    first follows instead: the iterate then stops within ~1e-4 steps of the zero.
     """
     act = task["active"]
     c = C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0

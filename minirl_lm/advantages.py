@@ -193,17 +193,17 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
     ```
 
     Args:
-        token_rewards: `(B, T)` per-token rewards, the KL folded per token (for instance
-            `critic.per_token_rewards`); values at padding are ignored.
-        mask: `(B, T)` 0/1, right-padded.
-        gamma: discount in `[0, 1]`.
-        eps: `>= 0`, added to the variance inside the square root (verl: `1e-8`).
-        ddof: 0 or 1; 1 is the Bessel variance verl uses (the default here).
+        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
+            instance `critic.per_token_rewards`); values at padding are ignored.
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        gamma (float): discount in `[0, 1]`.
+        eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
 
     Returns:
-        `(B, T)` advantages, 0 at padding. A batch with no real token, or whose returns are all
-        equal, gives exactly 0; a single real token with `ddof=1` has variance 0 (defined here;
-        verl raises) and advantage 0.
+        np.ndarray: `(B, T)` advantages, 0 at padding. A batch with no real token, or whose returns
+            are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
+            (defined here; verl raises) and advantage 0.
 
     Raises:
         ValueError: naming the argument (shapes, non-finite values, ranges).
@@ -231,14 +231,15 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
     ```
 
     Args:
-        rewards: `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
-        mask: `(B, T)` with `B = N*K`.
-        eps, ddof: as in `reinforce_pp` (verl's `1e-8` inside the root, Bessel variance).
+        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask (np.ndarray): `(B, T)` with `B = N*K`.
+        eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
 
     Returns:
-        `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred advantage of a
-        group of one is 0; verl instead takes the group mean as 0 at K = 1, so its advantage is
-        the whitened raw reward); equal rewards in every group give exactly 0.
+        np.ndarray: `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred advantage
+            of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so its
+            advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     c = centred(rewards).reshape(-1)                           # (B,) eq. (pg_centred)
     mask = _check_mask_rows(mask, c.shape[0])
@@ -251,13 +252,14 @@ def remax(rewards, greedy_rewards):
     """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
 
     Args:
-        rewards: `(N, K)` rewards of the sampled responses.
-        greedy_rewards: `(N,)` reward of each prompt's greedy (argmax-decoded) response.
+        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
+        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
+            response.
 
     Returns:
-        `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the samples, so the
-        update is unbiased for every K, K = 1 included; a sample equal to the greedy reward gets
-        exactly 0.
+        np.ndarray: `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the samples,
+            so the update is unbiased for every K, K = 1 included; a sample equal to the greedy
+            reward gets exactly 0.
     """
     r = _rewards(rewards)
     g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
@@ -275,14 +277,14 @@ def opo(rewards, lengths):
     ```
 
     Args:
-        rewards: `(N, K)` sequence rewards.
-        lengths: `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+        rewards (np.ndarray): `(N, K)` sequence rewards.
+        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
 
     Returns:
-        `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the baseline as
-        0 at K = 1, so its advantage is the raw reward). A group whose responses are all empty
-        (total length 0) falls back to the plain group mean; empty responses carry no token,
-        so their advantage never reaches the gradient.
+        np.ndarray: `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
+            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
+            all empty (total length 0) falls back to the plain group mean; empty responses carry no
+            token, so their advantage never reaches the gradient.
     """
     r = _rewards(rewards)
     L = float_array(lengths, "lengths", shape=r.shape)
@@ -308,8 +310,8 @@ def batch_std(rewards, eps=1e-8, ddof=0):
     divisor depends on every prompt's rewards.
 
     Returns:
-        `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch of one
-        reward with `ddof=1` has std defined as 0 (as TRL does).
+        np.ndarray: `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch of
+            one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
     r = _rewards(rewards)
     eps = float_scalar(eps, "eps", low=0.0)

@@ -155,15 +155,15 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     `v_clip` is a constant: that is why its gradient is 0.
 
     Args:
-        vpreds: `(B, T)` values predicted by the critic being trained.
-        values_old: `(B, T)` values of the critic that scored the batch (data).
-        returns: `(B, T)` targets G (data).
-        mask: `(B, T)`.
-        clip: the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
+        vpreds (np.ndarray): `(B, T)` values predicted by the critic being trained.
+        values_old (np.ndarray): `(B, T)` values of the critic that scored the batch (data).
+        returns (np.ndarray): `(B, T)` targets G (data).
+        mask (np.ndarray): `(B, T)`.
+        clip (float): the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
 
     Returns:
-        `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives `(0.0, 0)`.
-        Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states, d)`.
+        tuple: `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives `(0.0, 0)`.
+            Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states, d)`.
     """
     mask = mask_array(mask, "mask")
     v = float_array(vpreds, "vpreds", shape=mask.shape)

@@ -86,15 +86,15 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     """The entropy bonus as a loss term and its gradient on the table, eq. (entropy_bonus).
 
     Args:
-        theta: `(S, V)` logits of the policy.
-        states: `(B, T)` int state id of every token (`Rollout.states`).
-        mask: `(B, T)` 0/1, right-padded.
-        agg: the aggregation weights w (token_mean: the mean per-token entropy).
-        max_len: the constant of agg="constant".
+        theta (np.ndarray): `(S, V)` logits of the policy.
+        states (np.ndarray): `(B, T)` int state id of every token (`Rollout.states`).
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        agg (str): the aggregation weights w (token_mean: the mean per-token entropy).
+        max_len (int or None): the constant of agg="constant".
 
     Returns:
-        `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
-        coefficient c) to raise the entropy of the visited states.
+        tuple: `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
+            coefficient c) to raise the entropy of the visited states.
     """
     logpi = _log_softmax(theta)
     mask = mask_array(mask, "mask")

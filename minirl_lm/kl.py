@@ -210,15 +210,17 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
     """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
 
     Args:
-        logp, logp_ref, mask: `(B, T)`.
-        estimator: "k1" or "k3" (verl "k1+" / "k3+"); "k2" is k2 itself.
-        agg: aggregation weights w, eq. (pg_agg).
-        max_len: the constant of agg="constant".
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained.
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+        estimator (str): "k1" or "k3" (verl "k1+" / "k3+"); "k2" is k2 itself.
+        agg (str): aggregation weights w, eq. (pg_agg).
+        max_len (int or None): the constant of agg="constant".
 
     Returns:
-        `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by beta),
-        dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is not the
-        derivative of the returned value: that is the point of the construction.
+        tuple: `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by beta),
+            dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is not the
+            derivative of the returned value: that is the point of the construction.
     """
     k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
@@ -232,14 +234,14 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
 
     Args:
-        logp: `(B, T)` log-probs of the policy being trained (carries the gradient).
-        logp_old: `(B, T)` log-probs of the policy that sampled the tokens (data).
-        logp_ref: `(B, T)` reference log-probs (data).
-        mask: `(B, T)`.
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
+        logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
 
     Returns:
-        `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
-        `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
+        tuple: `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
+            `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
 
     Raises:
         ValueError: if rho or k3 overflow float64 (named after logp).
@@ -265,16 +267,16 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
     """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
 
     Args:
-        beta: current coefficient, `>= 0`.
-        current_kl: measured KL (any finite number; verl passes the batch's mean per-token
+        beta (float): current coefficient, `>= 0`.
+        current_kl (float): measured KL (any finite number; verl passes the batch's mean per-token
             KL estimate, averaged per sequence).
-        target_kl: `> 0`.
-        horizon: `> 0`.
-        n_steps: `>= 0` (verl passes the batch size).
+        target_kl (float): `> 0`.
+        horizon (float): `> 0`.
+        n_steps (float): `>= 0` (verl passes the batch size).
 
     Returns:
-        `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a step
-        larger than `horizon / 0.2` could make it negative, which raises instead.
+        float: `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a step
+            larger than `horizon / 0.2` could make it negative, which raises instead.
     """
     beta = float_scalar(beta, "beta", low=0.0)
     current_kl = float_scalar(current_kl, "current_kl")

@@ -31,7 +31,8 @@ Imports NumPy and minirl_lm.checks only.
 
 import numpy as np
 
-from minirl_lm.checks import float_array, float_scalar, int_array, int_scalar, mask_array, same_shape
+from minirl_lm.checks import (float_array, float_scalar, int_array, int_scalar, mask_array,
+                              same_shape)
 
 
 def filter_groups(rewards):
@@ -72,10 +73,10 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
     """DAPO's soft overlong penalty, eq. (overlong): lengths `(B,)` -> additive rewards `(B,)`.
 
     Args:
-        lengths: `(B,)` response lengths, integers in `[0, max_len]`.
-        max_len: the length cap L_max, `>= 1`.
-        buffer_len: L_buf, in `[1, max_len]`.
-        penalty_factor: `>= 0`; the penalty at |y| = L_max.
+        lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
+        max_len (int or None): the length cap L_max, `>= 1`.
+        buffer_len (int): L_buf, in `[1, max_len]`.
+        penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
     """
     max_len = int_scalar(max_len, "max_len", low=1)
     buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
@@ -100,6 +101,6 @@ def truncated(tokens, mask, eos):
 
 
 def mask_truncated(tokens, mask, eos):
-    """The mask with truncated responses' rows zeroed (TRL `mask_truncated_completions`): `(B, T)`."""
+    """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
     cut = truncated(tokens, mask, eos)
     return np.asarray(mask, dtype=np.float64) * (~cut)[:, None]
