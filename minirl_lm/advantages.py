@@ -201,8 +201,8 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
         ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
 
     Returns:
-        np.ndarray: `(B, T)` advantages, 0 at padding. A batch with no real token, or whose returns
-            are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
+            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
             (defined here; verl raises) and advantage 0.
 
     Raises:
@@ -237,9 +237,9 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
         ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
 
     Returns:
-        np.ndarray: `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred advantage
-            of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so its
-            advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
+            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
+            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     c = centred(rewards).reshape(-1)                           # (B,) eq. (pg_centred)
     mask = _check_mask_rows(mask, c.shape[0])
@@ -257,9 +257,9 @@ def remax(rewards, greedy_rewards):
             response.
 
     Returns:
-        np.ndarray: `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the samples,
-            so the update is unbiased for every K, K = 1 included; a sample equal to the greedy
-            reward gets exactly 0.
+        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
+            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
+            greedy reward gets exactly 0.
     """
     r = _rewards(rewards)
     g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
@@ -281,7 +281,7 @@ def opo(rewards, lengths):
         lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
 
     Returns:
-        np.ndarray: `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
+        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
             baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
             all empty (total length 0) falls back to the plain group mean; empty responses carry no
             token, so their advantage never reaches the gradient.
@@ -310,8 +310,8 @@ def batch_std(rewards, eps=1e-8, ddof=0):
     divisor depends on every prompt's rewards.
 
     Returns:
-        np.ndarray: `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch of
-            one reward with `ddof=1` has std defined as 0 (as TRL does).
+        A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
+            of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
     r = _rewards(rewards)
     eps = float_scalar(eps, "eps", low=0.0)

@@ -162,8 +162,9 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
         clip (float): the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
 
     Returns:
-        tuple: `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives `(0.0, 0)`.
-            Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states, d)`.
+        result (tuple): `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives
+            `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states,
+            d)`.
     """
     mask = mask_array(mask, "mask")
     v = float_array(vpreds, "vpreds", shape=mask.shape)

@@ -93,7 +93,7 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
         max_len (int or None): the constant of agg="constant".
 
     Returns:
-        tuple: `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
+        result (tuple): `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
             coefficient c) to raise the entropy of the visited states.
     """
     logpi = _log_softmax(theta)

@@ -218,9 +218,9 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
         max_len (int or None): the constant of agg="constant".
 
     Returns:
-        tuple: `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by beta),
-            dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is not the
-            derivative of the returned value: that is the point of the construction.
+        result (tuple): `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by
+            beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
+            not the derivative of the returned value: that is the point of the construction.
     """
     k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
@@ -240,7 +240,7 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
         mask (np.ndarray): `(B, T)`.
 
     Returns:
-        tuple: `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
+        result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
             `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
 
     Raises:
@@ -275,8 +275,8 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         n_steps (float): `>= 0` (verl passes the batch size).
 
     Returns:
-        float: `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a step
-            larger than `horizon / 0.2` could make it negative, which raises instead.
+        beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
+            step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
     beta = float_scalar(beta, "beta", low=0.0)
     current_kl = float_scalar(current_kl, "current_kl")
