@@ -497,29 +497,33 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "atlas"
-    fig, ax = plt.subplots(figsize=(6.4, 5.2))
-    floor = 1e-13
+    fig, ax = plt.subplots(figsize=(6.0, 5.6))
+    styles = {"fixed point moved": ("o", "tab:red"),
+              "direction changed, same fixed point": ("s", "tab:orange"),
+              "same direction, same fixed point": ("^", "tab:blue")}
     for r in rows:
         moved = knob(r)
-        style = ("o", "tab:red") if "fixed point" in moved else (
-            ("s", "tab:orange") if "direction" in moved else ("^", "tab:blue"))
-        ax.plot(r["variance"], max(r["bias"], floor), style[0], color=style[1], ms=6, alpha=0.8)
-    for lab, st in (("same direction, same fixed point", ("^", "tab:blue")),
-                    ("direction changed, same fixed point", ("s", "tab:orange")),
-                    ("fixed point moved", ("o", "tab:red"))):
-        ax.plot([], [], st[0], color=st[1], label=lab)
-    for r in rows:                                         # label the extremes only
-        if r["bias"] < floor or r["variance"] == max(x["variance"] for x in rows) or \
-                r["bias"] == max(x["bias"] for x in rows):
-            ax.annotate(" ".join(r["cfg"][:3]) if r["bias"] >= floor else "unbiased rows",
-                        (r["variance"], max(r["bias"], floor)), fontsize=7,
-                        xytext=(4, 4), textcoords="offset points")
+        lab = ("fixed point moved" if "fixed point" in moved else
+               "direction changed, same fixed point" if "direction" in moved else
+               "same direction, same fixed point")
+        ax.plot(r["variance"], r["bias"], styles[lab][0], color=styles[lab][1], ms=6, alpha=0.8)
+    for lab, (m, c) in styles.items():
+        ax.plot([], [], m, color=c, label=lab)
+    zero = [r for r in rows if r["bias"] < 1e-9]
+    if zero:                                               # the unbiased rows, named once
+        ax.annotate("bias 0: " + ", ".join(r["cfg"][0] + ("" if r["cfg"][2] == "kl_reward" else
+                                                          " + " + r["cfg"][2]) for r in zero),
+                    (min(r["variance"] for r in zero), 0.0), xytext=(-6, 10),
+                    textcoords="offset points", fontsize=8, ha="right")
+    worst = max(rows, key=lambda r: r["bias"])
+    ax.annotate(" ".join(worst["cfg"]), (worst["variance"], worst["bias"]), xytext=(-10, 8),
+                textcoords="offset points", fontsize=8, ha="right")
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=-0.05)
     ax.set_xlabel("variance: trace Cov[g] for one batch")
-    ax.set_ylabel("bias: |E g - grad J| / |grad J|  (floor 1e-13)")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    ax.set_ylabel("bias: |E g - grad J| / |grad J|")
+    fig.legend(fontsize=9, loc="lower center", ncol=1, frameon=False)
+    fig.tight_layout(rect=(0, 0.15, 1, 1))
     fig.savefig(path)
     plt.close(fig)
 
