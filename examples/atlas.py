@@ -531,15 +531,15 @@ def plot(rows, path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--K", type=int, default=3, help="responses per prompt (2..6, default 3)")
+    p.add_argument("--K", type=int, default=3, help="responses per prompt (2..4, default 3)")
     p.add_argument("--task", default="main", choices=("main", "binary", "bandit"))
     p.add_argument("--seed", type=int, default=0, help="seed of the probe policy (default 0)")
     p.add_argument("--quick", action="store_true",
                    help="no fixed points (TV printed as nan): the bias and variance columns only")
     p.add_argument("--plot", metavar="PATH", help="write the bias-variance figure (SVG or PNG)")
     args = p.parse_args(argv)
-    if not 2 <= args.K <= 6:
-        p.error(f"--K: expected an integer in [2, 6] (leave-one-out needs K >= 2; the joint "
+    if not 2 <= args.K <= 4:
+        p.error(f"--K: expected an integer in [2, 4] (leave-one-out needs K >= 2; the joint "
                 f"enumeration of a batch grows as C(K+4, K)^3), got {args.K}")
     if args.seed < 0:
         p.error(f"--seed: expected an integer >= 0, got {args.seed}")

@@ -189,15 +189,13 @@ def test_importance_weighted_k3_gradient_and_trl_definition():
     assert abs(loss - want) < 1e-14
 
 
-def test_importance_weighted_k3_equals_k3_when_on_policy():
+def test_importance_weighted_k3_at_rho_one_has_the_gradient_of_k2():
     rng = np.random.default_rng(8)
     logp, _, logp_ref, mask = kl_batch(rng)
-    loss, d = kl_penalty_is(logp, logp, logp_ref, mask)
-    l3, d3 = kl_penalty(logp, logp_ref, mask, "k3")
-    assert loss == l3
-    k3, _ = kl_penalty(logp, logp_ref, mask, "k3", agg="token_mean")
-    assert np.allclose(d, d3 + token_weights(mask, "token_mean") * (
-        np.expm1(-(logp - logp_ref)) + (logp - logp_ref)) * mask, atol=1e-15)
+    loss, d = kl_penalty_is(logp, logp, logp_ref, mask)       # first epoch: pi_old = pi
+    assert loss == kl_penalty(logp, logp_ref, mask, "k3")[0]  # value: k3 (rho = 1 exactly)
+    _, d2 = kl_penalty(logp, logp_ref, mask, "k2")            # eq. (kl_is_at_one): k3 + 1 - e^-u = u
+    np.testing.assert_allclose(d, d2, rtol=0, atol=1e-15)
 
 
 def test_kl_variants_errors():
