@@ -140,3 +140,189 @@ def broadcast(adv, mask):
                          f"got shape {np.shape(adv)}")
     return a[:, None] * mask                                   # (B, T)
 
+
+
+# ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
+#
+#     reinforce_pp           A_{b,t} = whiten_batch(G_{b,t}),  G_{b,t} = sum_{t' >= t} gamma^(t'-t) r_{b,t'}
+#                                                                                  eq. (rpp)
+#     reinforce_pp_baseline  A_{b,t} = whiten_batch(r_b - mean_group(r))         eq. (rpp_baseline)
+#     remax                  A_k = r_k - R(x, y_greedy(x))                         eq. (remax)
+#     opo                    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|             eq. (opo)
+#     batch_std              A_k = (r_k - mean_group(r)) / (std_batch(r) + eps)    eq. (pg_batch_std)
+#
+# whiten_batch(x) = (x - m) / sqrt(v + eps) with m, v the mean and variance of x over every real
+# token of the batch (v with ddof), eps inside the square root. Batch statistics couple the
+# prompts: the advantage of one response depends on the rewards of every other prompt of the
+# batch, so the expected update of one prompt is no longer a function of that prompt alone.
+
+def _check_mask_rows(mask, B):
+    mask = mask_array(mask, "mask")
+    if mask.shape[0] != B:
+        raise ValueError(f"mask: expected {B} rows (one per response, B = N*K), "
+                         f"got shape {mask.shape}")
+    return mask
+
+
+def _whiten_tokens(x, mask, eps, ddof):
+    """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
+
+    No real token, or every real value equal: exactly 0. Fewer than ddof + 1 tokens: var = 0.
+    """
+    real = mask > 0                                            # (B, T)
+    M = int(real.sum())
+    if M == 0 or x[real].max() == x[real].min():
+        return np.zeros_like(x)
+    m = x[real].sum() / M                                      # token mean over the batch
+    c = np.where(real, x - m, 0.0)                             # (B, T)
+    s = np.abs(c).max()                                        # scale: c*c cannot overflow
+    with np.errstate(over="ignore"):                           # overflow is reported below
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof) if M > ddof else 0.0   # eq. (rpp)
+    if not np.isfinite(var):
+        raise ValueError("token_rewards: the batch variance of the returns overflows float64; "
+                         "rescale the rewards")
+    return c / np.sqrt(var + eps)                              # (B, T)
+
+
+def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
+    """REINFORCE++ advantages (B, T), eq. (rpp): returns to go, whitened over the batch's tokens.
+
+    ```text
+    G_{b,t} = r_{b,t} + gamma G_{b,t+1},  G = 0 after the last real token
+    A_{b,t} = (G_{b,t} - m) / sqrt(v + eps),  m, v over every real token of the batch
+    ```
+
+    Args:
+        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
+            instance `critic.per_token_rewards`); values at padding are ignored.
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        gamma (float): discount in `[0, 1]`.
+        eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
+            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
+            (defined here; verl raises) and advantage 0.
+
+    Raises:
+        ValueError: naming the argument (shapes, non-finite values, ranges).
+    """
+    mask = mask_array(mask, "mask")
+    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    G = np.zeros_like(r)                                       # (B, T) returns to go
+    acc = np.zeros(r.shape[0])                                 # (B,)
+    for t in range(r.shape[1] - 1, -1, -1):
+        acc = (r[:, t] + gamma * acc) * mask[:, t]             # eq. (rpp): G_t = r_t + gamma G_{t+1}
+        G[:, t] = acc
+    if not np.isfinite(G).all():
+        raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
+    return _whiten_tokens(G, mask, eps, ddof)
+
+
+def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
+    """REINFORCE++-baseline advantages (B, T), eq. (rpp_baseline): group mean off, then whitened.
+
+    ```text
+    A_{b,t} = whiten_batch(r_b - mean_group(r))   on every real token of response b
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask (np.ndarray): `(B, T)` with `B = N*K`.
+        eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
+            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
+            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+    """
+    c = centred(rewards).reshape(-1)                           # (B,) eq. (pg_centred)
+    mask = _check_mask_rows(mask, c.shape[0])
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
+
+
+def remax(rewards, greedy_rewards):
+    """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
+
+    Args:
+        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
+        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
+            response.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
+            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
+            greedy reward gets exactly 0.
+    """
+    r = _rewards(rewards)
+    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
+    if g.size and np.abs(g).max() > REWARD_MAX:
+        raise ValueError(f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max "
+                         f"{np.abs(g).max():g}")
+    return r - g[:, None]                                      # eq. (remax)
+
+
+def opo(rewards, lengths):
+    """OPO advantages (N, K), eq. (opo): the group baseline weighted by response length.
+
+    ```text
+    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards.
+        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
+            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
+            all empty (total length 0) falls back to the plain group mean; empty responses carry no
+            token, so their advantage never reaches the gradient.
+    """
+    r = _rewards(rewards)
+    L = float_array(lengths, "lengths", shape=r.shape)
+    if L.size and L.min() < 0:
+        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
+    tot = L.sum(axis=1, keepdims=True)                         # (N, 1)
+    base = np.where(tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300),
+                    r.mean(axis=1, keepdims=True))             # (N, 1) eq. (opo)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    base = np.where(equal, r[:, :1], base)                     # exactly the common value
+    return r - base                                            # (N, K)
+
+
+def batch_std(rewards, eps=1e-8, ddof=0):
+    """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
+
+    ```text
+    A_k = (r_k - mean_group(r)) / (std(all N*K rewards) + eps)
+    ```
+
+    TRL `scale_rewards="batch"` is `eps=1e-4, ddof=1`. Every prompt's advantage is divided by
+    the same number, so the direction within a batch is the mean-centred one; over the draws the
+    divisor depends on every prompt's rewards.
+
+    Returns:
+        A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
+            of one reward with `ddof=1` has std defined as 0 (as TRL does).
+    """
+    r = _rewards(rewards)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
+    flat = r.reshape(-1)
+    dev = flat - flat.mean() if flat.size else flat
+    if flat.size and flat.max() == flat.min():
+        dev = np.zeros_like(flat)
+    s = np.abs(dev).max() if flat.size else 0.0                # scale: dev*dev cannot overflow
+    std = (s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
+           if flat.size > ddof and s > 0 else 0.0)
+    denom = std + eps
+    return c / denom if denom > 0 else np.zeros_like(c)        # eq. (pg_batch_std)

@@ -139,3 +139,44 @@ def _check_batch(values, states, per_token, mask, name):
     per_token = float_array(per_token, name, shape=mask.shape)
     same_shape("mask", mask, "states", states)
     return values, states, per_token, mask
+
+
+def clipped_value_loss(vpreds, values_old, returns, mask, clip):
+    """PPO's clipped value loss over real tokens and its gradient, eq. (value_clip).
+
+    ```text
+    v_clip = clip(vpred, v_old - c, v_old + c)
+    L = (1 / M) sum_{b,t} mask 0.5 max((vpred - G)^2, (v_clip - G)^2)
+    dL/dvpred = (1 / M) (vpred - G)  where the first branch is the max (ties included),
+                0                    where the clipped branch is strictly larger
+    ```
+
+    The clipped branch can only be strictly larger when vpred is outside the clip range, where
+    `v_clip` is a constant: that is why its gradient is 0.
+
+    Args:
+        vpreds (np.ndarray): `(B, T)` values predicted by the critic being trained.
+        values_old (np.ndarray): `(B, T)` values of the critic that scored the batch (data).
+        returns (np.ndarray): `(B, T)` targets G (data).
+        mask (np.ndarray): `(B, T)`.
+        clip (float): the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
+
+    Returns:
+        result (tuple): `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives
+            `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states,
+            d)`.
+    """
+    mask = mask_array(mask, "mask")
+    v = float_array(vpreds, "vpreds", shape=mask.shape)
+    v_old = float_array(values_old, "values_old", shape=mask.shape)
+    G = float_array(returns, "returns", shape=mask.shape)
+    clip = float_scalar(clip, "clip", low=0.0, low_open=True)
+    M = max(mask.sum(), 1.0)
+    v_clip = np.clip(v, v_old - clip, v_old + clip)              # (B, T)
+    l1 = (v - G) ** 2                                             # (B, T) unclipped
+    l2 = (v_clip - G) ** 2                                        # (B, T) clipped
+    if not (np.isfinite(l1).all() and np.isfinite(l2).all()):
+        raise ValueError("vpreds: the squared value error overflows float64")
+    loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M            # eq. (value_clip)
+    dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M             # (B, T)
+    return float(loss), dloss

@@ -188,3 +188,104 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
         raise ValueError("theta: expected a finite logit wherever theta_ref has one "
                          "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
     return d[:, None] * (pi - pi_ref)                          # (S, V)
+
+
+# ---- gradient variants of the KL term, and an adaptive coefficient ----------------------------
+#
+# Straight-through ("k1+", "k3+" in verl): the value of k1 or k3, the gradient of k2,
+#     value = sum w k_est,   d/dlogp = w u                                      eq. (kl_straight_through)
+# so that E[gradient] is the per-state gradient of KL(pi || pi_ref) (k2's) while the logged value
+# stays an unbiased estimate of the KL (k1's or k3's).
+#
+# Importance-weighted k3 (TRL use_bias_correction_kl), rho = pi / pi_old on the token:
+#     value = sum w rho k3,   d/dlogp = w rho (k3 + 1 - exp(-u))                 eq. (kl_is)
+# At pi = pi_old (rho = 1) its expected gradient is d/dtheta E_{y~pi}[k3] = the per-state
+# gradient of KL(pi || pi_ref): the same as k2's, with a different variance.
+#
+# Adaptive coefficient (Ziegler et al. 2019; verl kl_ctrl.type = "adaptive"):
+#     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
+
+def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean",
+                                max_len=None):
+    """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained.
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+        estimator (str): "k1" or "k3" (verl "k1+" / "k3+"); "k2" is k2 itself.
+        agg (str): aggregation weights w, eq. (pg_agg).
+        max_len (int or None): the constant of agg="constant".
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by
+            beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
+            not the derivative of the returned value: that is the point of the construction.
+    """
+    k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    choice(agg, "agg", AGGS)
+    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    loss = (w * k).sum()
+    return float(loss), w * u                                  # eq. (kl_straight_through): k2's grad
+
+
+def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
+    """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
+        logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
+            `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
+
+    Raises:
+        ValueError: if rho or k3 overflow float64 (named after logp).
+    """
+    k, dk = kl_per_token(logp, logp_ref, mask, "k3")           # (B, T) eq. (kl_k3)
+    logp_old = float_array(logp_old, "logp_old", ndim=2)
+    mask = np.asarray(mask, dtype=np.float64)
+    same_shape("logp", k, "logp_old", logp_old)
+    choice(agg, "agg", AGGS)
+    lr = np.subtract(np.asarray(logp, dtype=np.float64), logp_old, out=np.zeros_like(k),
+                     where=mask > 0)                           # (B, T) log rho, 0 at padding
+    with np.errstate(over="ignore"):
+        rho = np.exp(lr) * mask                                # (B, T)
+    if not (np.isfinite(rho).all() and np.isfinite(k).all()):
+        raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
+    w = _token_weights(mask, agg, max_len)                     # (B, T)
+    loss = (w * rho * k).sum()                                 # eq. (kl_is)
+    dloss_dlogp = w * rho * (k + dk)                           # d(rho k3) = rho k3 + rho dk3
+    return float(loss), dloss_dlogp
+
+
+def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
+    """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
+
+    Args:
+        beta (float): current coefficient, `>= 0`.
+        current_kl (float): measured KL (any finite number; verl passes the batch's mean per-token
+            KL estimate, averaged per sequence).
+        target_kl (float): `> 0`.
+        horizon (float): `> 0`.
+        n_steps (float): `>= 0` (verl passes the batch size).
+
+    Returns:
+        beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
+            step larger than `horizon / 0.2` could make it negative, which raises instead.
+    """
+    beta = float_scalar(beta, "beta", low=0.0)
+    current_kl = float_scalar(current_kl, "current_kl")
+    target_kl = float_scalar(target_kl, "target_kl", low=0.0, low_open=True)
+    horizon = float_scalar(horizon, "horizon", low=0.0, low_open=True)
+    n_steps = float_scalar(n_steps, "n_steps", low=0.0)
+    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
+    mult = 1.0 + err * n_steps / horizon                       # eq. (kl_adaptive)
+    if mult < 0:
+        raise ValueError(f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
+                         f"(else beta turns negative), got {n_steps:g}")
+    return beta * mult
