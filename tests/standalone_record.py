@@ -4,7 +4,8 @@ Loaded by tests/test_standalone.py in a subprocess (`pytest -p standalone_record
 MINIRL_RECORD_MODULES (e.g. "clip,kl") and MINIRL_RECORD_OUT (a file) set. At start-up it wraps
 every public function of each `minirl_lm.<module>` in place, before any test module imports it, and
 keeps, per function, the first calls whose arguments and result are plain data (NumPy arrays,
-numbers, strings, generators: anything that unpickles without the package): the pickled
+numbers, strings, generators) or objects of the copyable modules themselves (an MDP, say, which
+the copy defines too; a policy, which needs the Numba kernels, is not such an object): the pickled
 arguments as they were before the call, and the pickled result or the exception's type and
 message. At the end of the session it writes them to MINIRL_RECORD_OUT, for a standalone copy
 of the module to replay.
@@ -25,10 +26,13 @@ _records = {}      # (module, name) -> {"return": [(args, result)], "raise": [(a
 
 
 class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles NumPy and built-in objects only (what a standalone copy's process can load)."""
+    """Unpickles NumPy and built-in objects, and objects of the copyable modules (a standalone
+    copy's process maps those to the copy's own classes)."""
 
     def find_class(self, module, name):
-        if module.split(".")[0] not in ("numpy", "builtins", "copyreg", "collections", "_codecs"):
+        parts = module.split(".")
+        ours = parts[0] == "minirl_lm" and len(parts) == 2 and parts[1] in MODULES
+        if not ours and parts[0] not in ("numpy", "builtins", "copyreg", "collections", "_codecs"):
             raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
         return super().find_class(module, name)
 

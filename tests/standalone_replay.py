@@ -10,6 +10,7 @@ bits), and every recorded error by type and message. Prints a JSON summary on st
 """
 
 import importlib.abc
+import io
 import json
 import pickle
 import struct
@@ -48,30 +49,52 @@ def same(a, b):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, np.generic):
         return a.tobytes() == b.tobytes()
+    if hasattr(a, "__dict__") and not isinstance(a, type):
+        return same(vars(a), vars(b))                  # an object of the copy's classes
     return a == b
+
+
+class _CopyUnpickler(pickle.Unpickler):
+    """Objects of the package's classes come back as instances of the copy's own classes."""
+
+    def find_class(self, module_name, name):
+        if module_name.split(".")[0] == "minirl_lm":
+            if not hasattr(copy, name):
+                raise pickle.UnpicklingError(f"{module_name}.{name} is not in the copy")
+            return getattr(copy, name)
+        return super().find_class(module_name, name)
+
+
+def load(data):
+    return _CopyUnpickler(io.BytesIO(data)).load()
 
 
 with open(records_path, "rb") as fh:
     data = pickle.load(fh)
-summary = {"missing": [], "calls": {}, "mismatches": []}
+summary = {"missing": [], "calls": {}, "mismatches": [], "skipped": 0}
 for name in data["public"][module]:
     if not hasattr(copy, name):
         summary["missing"].append(name)
         continue
     fn = getattr(copy, name)
     kept = data["records"].get((module, name), {"return": [], "raise": []})
-    summary["calls"][name] = [len(kept["return"]), len(kept["raise"])]
-    for payload, res in kept["return"]:
-        args, kwargs = pickle.loads(payload)
+    usable = {"return": [], "raise": []}
+    for outcome, calls in kept.items():          # calls whose objects the copy can rebuild
+        for payload, res in calls:
+            try:
+                usable[outcome].append((load(payload), res))
+            except pickle.UnpicklingError:
+                summary["skipped"] += 1
+    summary["calls"][name] = [len(usable["return"]), len(usable["raise"])]
+    for (args, kwargs), res in usable["return"]:
         try:
             got = fn(*args, **kwargs)
         except Exception as e:
             summary["mismatches"].append(f"{name}: raised {type(e).__name__}: {e}; the package returned")
             continue
-        if not same(got, pickle.loads(res)):
+        if not same(got, load(res)):
             summary["mismatches"].append(f"{name}: result differs from the package's")
-    for payload, (etype, msg) in kept["raise"]:
-        args, kwargs = pickle.loads(payload)
+    for (args, kwargs), (etype, msg) in usable["raise"]:
         try:
             fn(*args, **kwargs)
         except Exception as e:
