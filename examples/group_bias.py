@@ -152,7 +152,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "group_bias"
     Ks = np.array([w["K"] for w in rows])
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 6.4))            # stacked: readable on a phone
     ax[0].plot(Ks, (Ks - 1) / Ks, "-", color="0.6", label="(K-1)/K")
     ax[0].plot(Ks, [w["centred"] for w in rows], "o", label="centred, exact")
     ax[0].errorbar(Ks + 0.12, [w["mc"] for w in rows], yerr=[2 * w["mc_se"] for w in rows],

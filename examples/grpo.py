@@ -58,6 +58,35 @@ def reference_logits(mdp, prior):
     return theta
 
 
+def reverse_kl_fixed_point_tree(mdp, pi_ref, beta):
+    """Where k3 in the loss pulls: per state, the stationary point of E R - beta KL(pi_ref || pi).
+
+    A per-token k3 term differentiates KL(pi_ref(.|s) || pi(.|s)) at each visited state, the
+    visit probabilities held fixed (kl.md). Setting the softmax gradient of the reward term,
+    pi(a|s) (Q(s, a) - v(s)), equal to beta (pi(a|s) - pi_ref(a|s)) gives
+    pi(a|s) = beta pi_ref(a|s) / (lambda_s - Q(s, a)) with lambda_s = v(s) + beta, where Q and v
+    are the plain expected rewards of that same policy (no KL in them). Solved by backward
+    induction from the leaves, lambda_s by bisection in (max_a Q, max_a Q + beta]. Returns (S, V).
+    """
+    pi = np.zeros((mdp.S, mdp.V))                              # (S, V)
+    values = np.zeros(mdp.S)                                   # (S,) plain expected reward v(s)
+    for s in range(mdp.S - 1, -1, -1):                         # ids are level by level: deepest first
+        n, prefix = mdp.prefix_of(s)
+        q = np.empty(mdp.V)                                    # (V,) Q(s, a)
+        for a in range(mdp.V):
+            child = mdp.step(prefix, a)                        # s . a: concatenation
+            q[a] = (verifier(mdp.prompts[n], child) if mdp.is_terminal(child)
+                    else values[mdp.state_id(n, child)])
+        lo, hi = q.max(), q.max() + beta                       # sum(pi) > 1 at lo+, <= 1 at hi
+        for _ in range(200):
+            lam = 0.5 * (lo + hi)
+            lo, hi = (lam, hi) if (beta * pi_ref[s] / (lam - q)).sum() > 1.0 else (lo, lam)
+        p = beta * pi_ref[s] / (hi - q)
+        pi[s] = p / p.sum()
+        values[s] = pi[s] @ q
+    return pi
+
+
 # ---- exact evaluation on the prefix tree ------------------------------------------------------
 class Exact:
     """Response-level quantities of a per-state table, by enumerating all responses."""
@@ -118,24 +147,26 @@ def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs
     return policy
 
 
-def plot(path, log, pi_star_success, pi_star_kl):
+def plot(path, log, pi_star_success, pi_star_kl, pi_rev_success):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     it, succ, clip, _, k3, kl = (np.array(c) for c in zip(*log))
-    fig, ax = plt.subplots(1, 3, figsize=(11, 3.2))
+    # stacked panels sharing the iteration axis: each stays full width on a phone
+    fig, ax = plt.subplots(3, 1, figsize=(6.4, 7.2), sharex=True)
     ax[0].plot(it, succ, label="GRPO")
-    ax[0].axhline(pi_star_success, color="k", ls="--", lw=1, label="tilted optimum")
-    ax[0].set(xlabel="iteration", ylabel="success (exact)", ylim=(0, 1.02))
-    ax[0].legend(loc="lower right")
+    ax[0].axhline(pi_star_success, color="k", ls="--", lw=1, label="tilted optimum pi*")
+    ax[0].axhline(pi_rev_success, color="C3", ls=":", lw=1.2, label="k3 fixed point pi_rev")
+    ax[0].set(ylabel="success (exact)", ylim=(0, 1.02))
+    ax[0].legend(loc="lower right", fontsize="small")
     ax[1].plot(it, kl, label="KL(pi || pi_ref), exact")
     ax[1].plot(it, k3, label="k3 per token, sampled")
     ax[1].axhline(pi_star_kl, color="k", ls="--", lw=1, label="KL(pi* || pi_ref)")
-    ax[1].set(xlabel="iteration", ylabel="KL")
-    ax[1].legend(loc="upper left", fontsize="small")
+    ax[1].set(ylabel="KL")
+    ax[1].legend(loc="lower right", fontsize="small")
     ax[2].plot(it, clip)
-    ax[2].set(xlabel="iteration", ylabel="clip fraction (mean over epochs)")
+    ax[2].set(xlabel="iteration", ylabel="clip fraction\n(mean over epochs)")
     fig.tight_layout()
     fig.savefig(path)
 
@@ -206,15 +237,29 @@ def main(argv=None):
           f"iterations is {np.max(np.array(epochs)[:, 0]):.3f})")
 
     lp = exact.log_pi(policy.log_probs())
-    print(f"\ndistance to the tilted optimum pi* (beta = {args.beta:g}), whole responses, "
-          f"mean over prompts:")
-    print(f"  {'':12s} {'TV(pi, pi*)':>12s} {'KL(pi* || pi)':>14s} {'KL(pi || pi*)':>14s} "
-          f"{'success':>8s}")
-    for name, l in (("reference", lq), ("GRPO final", lp)):
-        print(f"  {name:12s} {exact.mu0 @ exact.tv(l, ls):12.4f} {exact.mu0 @ exact.kl(ls, l):14.4f} "
-              f"{exact.mu0 @ exact.kl(l, ls):14.4f} {exact.mu0 @ exact.success(l):8.3f}")
+    lr_ = exact.log_pi(np.log(reverse_kl_fixed_point_tree(mdp, TabularPolicy(theta_ref).probs(),
+                                                          args.beta)))  # log pi_rev(y|x)
+    print(f"\ndistance to the tilted optimum pi* and to the k3 fixed point pi_rev "
+          f"(beta = {args.beta:g}),\nwhole responses, mean over prompts:")
+    print("  pi*    maximizes E R - beta KL(pi || pi_ref): KL folded into the reward lands here")
+    print("  pi_rev is stationary for E R - beta KL(pi_ref || pi) per state: k3 in the loss lands here")
+    print(f"  {'':12s} {'TV(pi, pi*)':>12s} {'TV(pi, pi_rev)':>15s} {'KL(pi* || pi)':>14s} "
+          f"{'KL(pi || pi*)':>14s} {'success':>8s}")
+    tv = {}
+    for name, l in (("reference", lq), ("GRPO final", lp), ("pi_rev", lr_)):
+        tv[name] = (exact.mu0 @ exact.tv(l, ls), exact.mu0 @ exact.tv(l, lr_))
+        print(f"  {name:12s} {tv[name][0]:12.4f} {tv[name][1]:15.4f} "
+              f"{exact.mu0 @ exact.kl(ls, l):14.4f} {exact.mu0 @ exact.kl(l, ls):14.4f} "
+              f"{exact.mu0 @ exact.success(l):8.3f}")
+    gap, (to_star, to_rev) = tv["pi_rev"][0], tv["GRPO final"]
+    closer = "pi_rev" if to_rev < to_star else "pi*"
+    print(f"GRPO (k3 in the loss) ends TV {to_star:.4f} from pi* and {to_rev:.4f} from pi_rev, "
+          f"closer to {closer};\nthe k3 estimator alone puts its target TV {gap:.4f} from pi*, "
+          f"the sampled, standardized, clipped\noptimization leaves GRPO TV {to_rev:.4f} from "
+          f"that target")
     if args.plot:
-        plot(args.plot, log, exact.mu0 @ exact.success(ls), exact.mu0 @ exact.kl(ls, lq))
+        plot(args.plot, log, exact.mu0 @ exact.success(ls), exact.mu0 @ exact.kl(ls, lq),
+             exact.mu0 @ exact.success(lr_))
         print(f"\nfigure written to {args.plot}")
 
     if args.agg_seeds <= 0:

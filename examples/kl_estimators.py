@@ -268,7 +268,7 @@ def plot(policy, ref, out, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "kl_estimators"
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 6.4))            # stacked: readable on a phone
     u = np.linspace(-2.0, 2.0, 201)[:, None]                   # log pi/pi_ref, (201, 1)
     for est in EST:
         k, _ = kl_per_token(u, np.zeros_like(u), np.ones_like(u), est)

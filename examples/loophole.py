@@ -49,6 +49,23 @@ def optimum_scores(beta):
         return evaluate(TabularPolicy(np.log(pi)))
 
 
+def thresholds():
+    """The exploit's two prices, read off the task's own tables on a hard prompt ("8*8", row 2).
+
+    Returns (gap, log_odds, n_honest, beats_one, majority): the hedge's reward gap over an honest
+    answer, the reference log-odds against it, the number of honest answers, the beta below which
+    the optimum gives the hedge more mass than any one honest answer, eq. (exploit_threshold), and
+    the beta below which the hedge holds more than half of the prompt's mass.
+    """
+    logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
+    honest = [y for y in range(len(r)) if y != HEDGE]
+    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
+    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
+    # a majority iff exp(-l + g/beta) > the number of honest answers (all equally likely under pi*)
+    majority = gap / (log_odds + np.log(len(honest)))
+    return gap, log_odds, len(honest), exploit_threshold(gap, log_odds), majority
+
+
 def trained_scores(beta, K, steps, seed):
     policy, _, _ = train(K, K * steps, seed, grader="sloppy", beta=beta)
     return evaluate(policy)
@@ -64,17 +81,11 @@ def main(argv=None):
               f"hedge {ev['hedge']:.2f}    tilted optimum: sloppy {opt['sloppy']:.2f}, "
               f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}")
 
-    # the exploit's price, from the task's own tables (a hard prompt: "8*8", row 2)
-    logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
-    honest = [y for y in range(len(r)) if y != HEDGE]
-    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
-    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
+    gap, log_odds, n_honest, beats_one, majority = thresholds()
     print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}: the hedge beats any one "
-          f"honest answer iff beta < gap / log-odds = {exploit_threshold(gap, log_odds):.4f}")
-    # the hedge is a majority iff exp(-l + g/beta) > number of honest answers
-    majority = gap / (log_odds + np.log(len(honest)))
+          f"honest answer iff beta < gap / log-odds = {beats_one:.4f}")
     pi_star = tilted_optimum(TabularPolicy(reference_theta()).probs(), reward_table("sloppy"), majority)
-    print(f"the hedge is a majority of a hard prompt iff beta < gap / (log-odds + log {len(honest)}) = "
+    print(f"the hedge is a majority of a hard prompt iff beta < gap / (log-odds + log {n_honest}) = "
           f"{majority:.4f} (there, the optimum's hedge mass is {pi_star[2, HEDGE]:.4f})")
 
     if args.seeds:
@@ -104,10 +115,17 @@ def plot(rows, path):
     ax.plot(grid, [o["hedge"] for o in opt], color="C3", label="hedge, tilted optimum")
     ax.plot(list(rows), [e["success"] for e in rows.values()], "o", color="C0", label="gold, trained")
     ax.plot(list(rows), [e["hedge"] for e in rows.values()], "s", color="C3", label="hedge, trained")
-    ax.axvline(0.25, color="gray", lw=0.8, ls="--")
+    _, _, n_honest, beats_one, majority = thresholds()
+    ax.axvline(beats_one, color="gray", lw=0.9, ls="--")
+    ax.axvline(majority, color="gray", lw=0.9, ls=":")
+    ax.annotate(f"hedge beats any one\nhonest answer:\nbeta < {beats_one:.4f}", (beats_one, 0.97),
+                xytext=(4, 0), textcoords="offset points", va="top", fontsize=7.5)
+    ax.annotate(f"hedge is a\nmajority:\nbeta < {majority:.4f}", (majority, 0.97),
+                xytext=(-4, 0), textcoords="offset points", va="top", ha="right", fontsize=7.5)
     ax.set_xlabel("beta")
     ax.set_ylabel("mean probability")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 1.0)
+    ax.legend(fontsize=7.5, loc="center right")
     fig.tight_layout()
     fig.savefig(path)
 

@@ -116,7 +116,7 @@ def divergences(ro, R, pol, pol_ref, v_exact, v_fit, args):
     r_seq = kl_in_reward(R, logp, logp_ref, ro.mask, args.beta)         # (B,) eq. (kl_reward)
     rows.append((f"per-token KL, beta = {args.beta:g}", token(ro, G - b[:, None]),
                  bandit(ro, r_seq - b)))
-    # discounting: G_t = gamma^(L-1-t) R
+    # discounting: G_t = gamma^(|y|-t) R, exponent 0 at the last token: early tokens get less
     G = monte_carlo_returns(r_tok, ro.mask, args.gamma)
     rows.append((f"gamma = {args.gamma:g}", token(ro, G - b[:, None]), base))
     return rows
@@ -176,8 +176,9 @@ def main(argv=None):
 
     print(f"task: copy the prompt {', '.join(PROMPTS)}; V = {mdp.V} (EOS + {ALPHABET}), "
           f"max_len = {mdp.max_len}, S = {mdp.S} states, {allr.tokens.shape[0]} responses in all")
-    print(f"batch: K = {args.K} per prompt, B = {B}, mean reward {R.mean():.3f}, "
-          f"lengths {np.bincount(ro.lengths, minlength=mdp.max_len + 1)[1:].tolist()} (1..{mdp.max_len})")
+    counts = np.bincount(ro.lengths, minlength=mdp.max_len + 1)[1:]     # (max_len,) responses per length
+    print(f"batch: K = {args.K} per prompt, B = {B}, mean reward {R.mean():.3f}; responses of length "
+          + ", ".join(f"{n}: {c}" for n, c in enumerate(counts, start=1)))
 
     # ---- eq. (token_equals_sequence), sample for sample ----------------------------------------
     A = R - v_exact[ro.states[:, 0]]                                    # (B,) R - b(x)

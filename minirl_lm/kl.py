@@ -9,9 +9,8 @@ Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t
 k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two
 terms cancel (they keep only ~6 digits of k3 at u = 1e-10); relative error < 1e-14, k3 >= 0.
 Each branch is evaluated only where it applies. For u < about -709.78 (pi_ref gave the token
-more than e^709 times pi's probability) exp(-u) overflows float64: k3 = +inf and dk3 = -inf,
-which is the correctly rounded float value of exp(-u) - 1 + u (numpy warns of the overflow);
-it is returned, not rejected. The log-ratio is masked before use: finite garbage in logp or
+more than e^709 times pi's probability) exp(-u) overflows float64 (k3 = +inf, dk3 = -inf): that,
+like any other non-finite estimate or loss, is a ValueError naming logp, never returned. The log-ratio is masked before use: finite garbage in logp or
 logp_ref at padding gives u = 0, k = 0 and a gradient of exactly 0 there.
 On-policy, E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
 data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
@@ -38,7 +37,8 @@ only; tests check the copies agree.
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_scalar,
+                              mask_array, nonempty, same_shape)
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 ESTIMATORS = ("k1", "k2", "k3")
@@ -47,6 +47,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 def _token_weights(mask, agg, max_len):
     """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
     B, T = mask.shape
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
     if agg == "seq_sum":
         return mask / B
@@ -54,7 +55,7 @@ def _token_weights(mask, agg, max_len):
         return mask / max(lengths.sum(), 1.0)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")
@@ -76,12 +77,13 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     choice(estimator, "estimator", ESTIMATORS)
     if estimator == "k1":
-        return u, mask.copy()                                  # eq. (kl_k1); dk1 = 1
-    if estimator == "k2":
-        return 0.5 * u * u, u                                  # eq. (kl_k2); dk2 = u
-    k = _k3(u)                                                 # eq. (kl_k3)
-    dk = -np.expm1(-u) * mask                                  # dk3 = 1 - exp(-u)
-    return k, dk
+        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")  # eq. (kl_k1); dk1 = 1
+    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
+        if estimator == "k2":
+            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")  # eq. (kl_k2); dk2 = u
+        k = _k3(u)                                             # eq. (kl_k3)
+        dk = -np.expm1(-u) * mask                              # dk3 = 1 - exp(-u)
+    return finite_result((k, dk), "logp", "k3 = exp(-u) - 1 + u (u = logp - logp_ref)")
 
 
 def _k3(u):
@@ -107,9 +109,10 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
     choice(agg, "agg", AGGS)
     w = _token_weights(np.asarray(mask, dtype=np.float64), agg, max_len)  # (B, T) eq. (pg_agg)
-    loss = (w * k).sum()                                       # eq. (kl_objective)
-    dloss_dlogp = w * dk                                       # (B, T) d loss / d logp = w dk
-    return float(loss), dloss_dlogp
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()                                   # eq. (kl_objective)
+        dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
+    return finite_result((float(loss), dloss_dlogp), "logp", "the KL penalty")
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
@@ -120,7 +123,11 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
     beta = float_scalar(beta, "beta", low=0.0)
-    return r - beta * u.sum(axis=1)                            # (B,) eq. (kl_reward)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = u.sum(axis=1)                                  # (B,) sum_t u_t
+        finite_result(total, "logp", "sum_t (logp - logp_ref)")
+        out = r - beta * total                                 # (B,) eq. (kl_reward)
+    return finite_result(out, "beta", "r - beta sum_t u_t")
 
 
 def exact_kl(p, q):
@@ -131,6 +138,7 @@ def exact_kl(p, q):
     p = float_array(p, "p", ndim=2)
     q = float_array(q, "q", ndim=2)
     same_shape("p", p, "q", q)
+    nonempty(p, "p")
     for name, t in (("p", p), ("q", q)):
         if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
             raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
@@ -146,6 +154,7 @@ def _softmax_tables(theta, theta_ref, weights):
     theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
     theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
     same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
     d = np.ones(theta.shape[0]) if weights is None else float_array(
         weights, "weights", ndim=1, shape=(theta.shape[0],))
     out = []
@@ -172,9 +181,12 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     if (supp & (logpi_ref == -np.inf)).any():
         raise ValueError("theta_ref: expected a finite logit wherever theta has one "
                          "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
-    diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
-    kl = (pi * diff).sum(axis=1, keepdims=True)                # (S, 1) KL_s
-    return d[:, None] * pi * (diff - kl)                       # (S, V) pi (log pi - log pi_ref - KL)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
+        kl = (pi * diff).sum(axis=1, keepdims=True)            # (S, 1) KL_s
+        g = d[:, None] * pi * (diff - kl)                      # (S, V) pi (log pi - log pi_ref - KL)
+    finite_result(diff, "theta_ref", "log pi - log pi_ref")
+    return finite_result(g, "weights", "the weighted gradient")
 
 
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
@@ -187,4 +199,6 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
         raise ValueError("theta: expected a finite logit wherever theta_ref has one "
                          "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
-    return d[:, None] * (pi - pi_ref)                          # (S, V)
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = d[:, None] * (pi - pi_ref)                         # (S, V)
+    return finite_result(g, "weights", "the weighted gradient")

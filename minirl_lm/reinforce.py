@@ -41,7 +41,8 @@ division by zero: its weights are 0).
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, int_scalar, mask_array, same_shape
+from minirl_lm.checks import (choice, finite_result, float_array, int_scalar, mask_array, nonempty,
+                              same_shape)
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
@@ -53,6 +54,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     """
     mask = mask_array(mask, "mask")
     choice(agg, "agg", AGGS)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     B, T = mask.shape
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1) |y_b|
     if agg == "seq_sum":
@@ -61,7 +63,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
         return mask / max(lengths.sum(), 1.0)                  # (B, T)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))           # (B, T) length 0: 0 / 1
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")
@@ -89,10 +91,12 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
     same_shape("logp", logp, "mask", mask)
     A = _token_adv(adv, mask)                                  # (B, T)
     w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
-    loss = -(w * A * logp).sum()                               # eq. (pg_token)
-    # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
-    dloss_dlogp = -w * A                                       # (B, T)
-    return float(loss), dloss_dlogp
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = -(w * A * logp).sum()                           # eq. (pg_token)
+        # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
+        dloss_dlogp = -w * A                                   # (B, T)
+    finite_result(dloss_dlogp, "adv", "the gradient -w A")
+    return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
 
 
 def sequence_reinforce_loss(seq_logp, adv):
@@ -104,8 +108,10 @@ def sequence_reinforce_loss(seq_logp, adv):
     s = float_array(seq_logp, "seq_logp", ndim=1)
     a = float_array(adv, "adv", ndim=1)
     same_shape("seq_logp", s, "adv", a)
-    B = max(s.shape[0], 1)
-    loss = -(a * s).sum() / B                                  # eq. (pg_sequence)
-    # backward: d loss / d seq_logp_b = -A_b / B
-    dloss_dseq = -a / B                                        # (B,)
-    return float(loss), dloss_dseq
+    nonempty(s, "seq_logp")
+    B = s.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = -(a * s).sum() / B                              # eq. (pg_sequence)
+        # backward: d loss / d seq_logp_b = -A_b / B
+        dloss_dseq = -a / B                                    # (B,)
+    return finite_result((float(loss), dloss_dseq), "seq_logp", "the loss -(1/B) sum A seq_logp")
