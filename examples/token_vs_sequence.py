@@ -7,7 +7,7 @@ measures that on a multi-token task, computing the bandit side independently (co
 derivatives of the whole-response log-prob, no per-token backward at all), then switches on one
 per-token ingredient at a time and prints the gradient difference it causes:
 
-  - a prefix-dependent baseline V(s_t) (exact), a critic with GAE (lam < 1), exact or fitted;
+  - a prefix-dependent baseline v(s_t) (exact), a critic with GAE (lam < 1), exact or fitted;
   - per-token KL shaping (against the KL folded into the sequence reward);
   - discounting, gamma < 1;
   - per-token clipping against clipping the sequence-level ratio, after theta moved from theta_old.
@@ -49,7 +49,7 @@ def make_task(max_len=4):
 
 # ---- exact tools: every response, every state value ------------------------------------------
 def state_values(mdp, probs):
-    """V^pi(s) = E[R | s] on the prefix tree, by backward induction (gamma = 1): (S,)."""
+    """v^pi(s) = E[R | s] on the prefix tree, by backward induction (gamma = 1): (S,)."""
     values = np.zeros(mdp.S)
     for s in range(mdp.S - 1, -1, -1):                       # deepest prefixes first
         n, prefix = mdp.prefix_of(s)
@@ -98,13 +98,13 @@ def divergences(ro, R, pol, pol_ref, v_exact, v_fit, args):
     """[(name, dlogp of the per-token variant, dlogp of its sequence-level counterpart)]."""
     logp, _ = pol.logp(ro.states, ro.tokens, ro.mask)
     logp_ref, _ = pol_ref.logp(ro.states, ro.tokens, ro.mask)
-    b = v_exact[ro.states[:, 0]]                                # (B,) b(x) = V^pi(x)
+    b = v_exact[ro.states[:, 0]]                                # (B,) b(x) = v^pi(x)
     A = R - b                                                   # (B,)
     r_tok = per_token_rewards(R, logp, logp_ref, ro.mask, 0.0)  # (B, T) R on the last token
     base = bandit(ro, A)
     rows = [("terminal R, gamma = 1, b(x)", token(ro, A[:, None]), base)]
-    # a baseline that depends on the prefix: A_t = R - V(s_t)
-    rows.append(("prefix baseline V^pi(s_t)", token(ro, R[:, None] - v_exact[ro.states]), base))
+    # a baseline that depends on the prefix: A_t = R - v(s_t)
+    rows.append(("prefix baseline v^pi(s_t)", token(ro, R[:, None] - v_exact[ro.states]), base))
     # a critic: TD errors and GAE, eq. (td_error), eq. (gae)
     for name, v in (("exact", v_exact), ("fitted", v_fit)):
         delta = td_errors(v, ro.states, r_tok, ro.mask, gamma=1.0)
@@ -168,7 +168,7 @@ def main(argv=None):
     B = len(R)
     allr = mdp.all_responses()                                           # every response
     R_all = mdp.score(grader, allr)
-    v_exact = state_values(mdp, pol.probs())                            # (S,) V^pi
+    v_exact = state_values(mdp, pol.probs())                            # (S,) v^pi
     v_fit = np.zeros(mdp.S)                                             # critic fitted on the batch
     r_tok = per_token_rewards(R, np.zeros(ro.mask.shape), np.zeros(ro.mask.shape), ro.mask, 0.0)
     for _ in range(20):

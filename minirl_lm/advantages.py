@@ -49,9 +49,9 @@ REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the
 def _rewards(rewards):
     """Validate rewards (N, K): finite, K >= 1, |r| <= REWARD_MAX; returns float64 (N, K)."""
     r = float_array(rewards, "rewards", ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
-                         f"got shape {r.shape}")
+    if r.shape[0] < 1 or r.shape[1] < 1:
+        raise ValueError(f"rewards: expected N >= 1 prompts and K >= 1 responses per prompt "
+                         f"(shape (N, K)), got shape {r.shape}")
     if r.size and np.abs(r).max() > REWARD_MAX:
         raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
                          f"squares the spread, which overflows float64 beyond ~1e154), got max "
@@ -114,9 +114,11 @@ def leave_one_out(rewards):
 def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
     """Group advantages for rewards (N, K) -> (N, K); baseline in none | mean | standardized | loo.
 
-    eps and ddof apply to "standardized" only.
+    eps and ddof apply to "standardized" only, but are checked whatever the baseline.
     """
     choice(baseline, "baseline", BASELINES)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "none":
         return no_baseline(rewards)
     if baseline == "mean":
@@ -133,6 +135,8 @@ def broadcast(adv, mask):
     """
     mask = mask_array(mask, "mask")
     a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
     if a.ndim == 2:
         a = a.reshape(-1)
     if a.shape != (mask.shape[0],):

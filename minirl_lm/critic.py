@@ -34,8 +34,8 @@ Demonstrated by `pytest tests/test_critic.py`. Imports NumPy and minirl_lm.check
 
 import numpy as np
 
-from minirl_lm.checks import (choice, float_array, float_scalar, int_array, mask_array,
-                              same_shape)
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_array,
+                              mask_array, nonempty, same_shape)
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -49,11 +49,15 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
     beta = float_scalar(beta, "beta", low=0.0)
-    r = -beta * (logp - logp_ref) * mask                          # (B, T) eq. (kl_shaped_reward)
-    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)
-    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all
-    r[rows, lengths[rows] - 1] += R[rows]                         # score at the last real token
-    return r
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)  # (B, T)
+        finite_result(u, "logp", "logp - logp_ref")
+        r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)
+        finite_result(r, "beta", "beta (logp - logp_ref)")
+        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)
+        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all
+        r[rows, lengths[rows] - 1] += R[rows]                     # score at the last real token
+    return finite_result(r, "terminal_reward", "the last token's reward")
 
 
 def td_errors(values, states, rewards, mask, gamma=1.0):
@@ -63,7 +67,9 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
     """
     values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return _td(values, states, rewards, mask, gamma)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _td(values, states, rewards, mask, gamma)
+    return finite_result(out, "values", "delta = r + gamma V(s') - V(s)")
 
 
 def _td(values, states, rewards, mask, gamma):
@@ -79,7 +85,9 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     deltas = float_array(deltas, "deltas", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    return _backward_sum(deltas * mask, mask, gamma * lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _backward_sum(deltas * mask, mask, gamma * lam)
+    return finite_result(out, "deltas", "the discounted sum")
 
 
 def monte_carlo_returns(rewards, mask, gamma=1.0):
@@ -87,7 +95,9 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
     mask = mask_array(mask, "mask")
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return _backward_sum(rewards * mask, mask, gamma)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _backward_sum(rewards * mask, mask, gamma)
+    return finite_result(out, "rewards", "the discounted sum")
 
 
 def _backward_sum(x, mask, c):
@@ -106,6 +116,12 @@ def value_loss(values, states, targets, mask):
     An all-padding batch has loss 0 and gradient 0.
     """
     values, states, targets, mask = _check_batch(values, states, targets, mask, "targets")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(_value_loss(values, states, targets, mask), "targets",
+                             "the squared error (V(s) - target)^2")
+
+
+def _value_loss(values, states, targets, mask):
     M = max(mask.sum(), 1.0)                                      # real tokens
     err = (values[states] - targets) * mask                       # (B, T) V(s_t) - target_t
     loss = 0.5 * np.sum(err * err) / M                            # eq. (value_loss)
@@ -124,16 +140,21 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
     choice(target, "target", {"mc", "td0"})
-    if target == "mc":
-        y = _backward_sum(rewards * mask, mask, gamma)            # (B, T) eq. (mc_return)
-    else:
-        y = _td(values, states, rewards, mask, gamma) + values[states] * mask   # r + gamma V(s')
-    loss, dvalues = value_loss(values, states, y, mask)
-    return values - lr * dvalues, loss
+    with np.errstate(over="ignore", invalid="ignore"):
+        if target == "mc":
+            y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
+        else:
+            y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
+        finite_result(y, "rewards", "the regression targets")
+        loss, dvalues = finite_result(_value_loss(values, states, y, mask), "rewards",
+                                      "the squared error (V(s) - target)^2")
+        new = values - lr * dvalues
+    return finite_result(new, "lr", "values - lr * dvalues"), loss
 
 
 def _check_batch(values, states, per_token, mask, name):
     values = float_array(values, "values", ndim=1)
+    nonempty(values, "values")
     mask = mask_array(mask, "mask")
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)

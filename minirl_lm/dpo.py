@@ -39,8 +39,8 @@ Imports NumPy and minirl_lm.checks only.
 
 import numpy as np
 
-from minirl_lm.checks import (choice, float_array, float_scalar, int_array, int_scalar,
-                              mask_array, rng_check, same_shape)
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_array,
+                              int_scalar, mask_array, prob_table, rng_check, same_shape)
 
 
 def _sigmoid(z):
@@ -62,10 +62,12 @@ def bradley_terry_loss(r_chosen, r_rejected):
     if r_c.size == 0:
         raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
     P = r_c.size
-    m = r_c - r_r                                   # (P,) reward margin
-    loss = np.logaddexp(0.0, -m).mean()             # eq. (bradley_terry): mean softplus(-m)
-    dm = -_sigmoid(-m) / P                          # (P,) d softplus(-m)/dm = -sigma(-m)
-    return float(loss), (dm, -dm)                   # dm/dr_c = 1, dm/dr_r = -1
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = r_c - r_r                               # (P,) reward margin
+        loss = np.logaddexp(0.0, -m).mean()         # eq. (bradley_terry): mean softplus(-m)
+        dm = -_sigmoid(-m) / P                      # (P,) d softplus(-m)/dm = -sigma(-m)
+    return finite_result((float(loss), (dm, -dm)), "r_chosen",
+                         "the margin r_chosen - r_rejected")  # dm/dr_c = 1, dm/dr_r = -1
 
 
 def reward_table_loss(r_phi, prompt, chosen, rejected):
@@ -81,6 +83,9 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
     rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
     if prompt.size == 0:
         raise ValueError("prompt: expected at least one pair, got shape (0,)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]    # (P,)
+    finite_result(m, "r_phi", "the reward margins")
     loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
     dr_phi = np.zeros_like(r_phi)                   # (N, Y)
     np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate
@@ -121,7 +126,16 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         if (w < 0).any():
             raise ValueError(f"weights: expected nonnegative pair weights, got min {w.min()}")
 
-    h = (lc - lrc) - (lr - lrr)                     # (P,) log-ratio margin
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
+    finite_result(h, "seq_logp_c", "the log-ratio margin h")
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss, dseq_c = _dpo_terms(h, beta, variant, ls, w)
+    return finite_result((loss, (dseq_c, -dseq_c)), "beta", "the loss")  # dh/dlogp_r = -1
+
+
+def _dpo_terms(h, beta, variant, ls, w):
+    """(loss, dloss/dseq_c (P,)) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
     z = beta * h                                    # (P,) implicit reward margin
     if variant == "dpo":
         l = np.logaddexp(0.0, -z)                   # eq. (dpo): -log sigma(z)
@@ -135,7 +149,7 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         dh = beta * (-(1 - ls) * _sigmoid(-z) + ls * _sigmoid(z))
     loss = float(np.sum(w * l))
     dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
-    return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
+    return loss, dseq_c
 
 
 def token_grad(dseq, mask):
@@ -145,7 +159,7 @@ def token_grad(dseq, mask):
     """
     dseq = float_array(dseq, "dseq", ndim=1)
     mask = mask_array(mask, "mask", shape=(dseq.size, None))
-    return dseq[:, None] * mask                     # (B, T)
+    return dseq[:, None] * mask                     # (B, T), finite: mask is 0/1
 
 
 # ---------------------------------------------------------------- preference data
@@ -170,11 +184,11 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     chosen == rejected to exclude them.
     """
     reward = float_array(reward, "reward", ndim=2)
-    mu = _prob_table(mu, "mu", reward.shape)
+    mu = prob_table(mu, "mu", shape=reward.shape)
     N, Y = reward.shape
     n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
     rng = rng_check(rng)
-    mu0 = np.full(N, 1.0 / N) if mu0 is None else _prob_table(mu0, "mu0", (N,))
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
 
     x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
@@ -185,13 +199,3 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
     a_wins = rng.random(n_pairs) < _sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)
-
-
-def _prob_table(p, name, shape):
-    p = float_array(p, name, shape=shape)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, atol=1e-9):
-        raise ValueError(f"{name}: expected rows summing to 1, got sums {np.round(s, 6).tolist()}")
-    return p

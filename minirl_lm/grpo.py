@@ -16,8 +16,11 @@ standardize within each group, broadcast A to every token, compute logp_old and 
 then mu epochs of loss -> policy.backward -> theta -= lr * dtheta.
 """
 
+import numpy as np
+
 from minirl_lm.advantages import BASELINES, advantages
-from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
+from minirl_lm.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
+                              rng_check)
 from minirl_lm.clip import AGGS, clip_fraction, clipped_surrogate
 from minirl_lm.kl import ESTIMATORS, kl_penalty, kl_per_token
 
@@ -48,8 +51,10 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
     mean_reward, loss (per epoch), clip_fraction (per epoch), kl (mean per-token estimate
     against pi_ref before the update), and the rollout, rewards and advantages.
 
-    Every argument is checked before the rollout, so a bad one raises without drawing from
-    rng or touching policy.theta. ref_policy must have the policy's table shape (S, V).
+    Every argument is checked before the rollout, and the update is computed on a copy of
+    the table: a call that raises (a bad argument, a grader returning garbage, a step that
+    overflows in any epoch) leaves policy.theta, the generator's state and the MDP's lazy ids
+    as they were. ref_policy must have the policy's table shape (S, V).
     """
     rng_check(rng)
     K = int_scalar(K, "K", low=1)
@@ -67,16 +72,35 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
     if baseline == "loo" and K < 2:
         raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
                          f"of a group have no others to average), got K = {K}")
-    if not callable(grader):
-        raise TypeError(f"grader: expected a callable grader(prompt, response), got "
-                        f"{type(grader).__name__}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
     for name, p in (("policy", policy), ("ref_policy", ref_policy)):
-        if not all(hasattr(p, a) for a in ("logp", "backward", "theta")):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
             raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
     if ref_policy.theta.shape != policy.theta.shape:
         raise ValueError(f"ref_policy: expected a table of the policy's shape "
                          f"{policy.theta.shape}, got {ref_policy.theta.shape}")
+    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    if policy.theta.shape != (mdp.S, mdp.V):
+        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
+                         f"mdp, got {policy.theta.shape}")
 
+    rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
+    try:                                                  # commit only on success
+        work, out = _step(policy.copy(), ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high,
+                          beta, kl_estimator, agg, baseline, adv_eps, ddof)
+    except BaseException:
+        rng.bit_generator.state = rng_state               # the generator as it was
+        mdp._rollback(mdp_state)                          # lazy ids handed out: taken back
+        raise
+    policy.theta[...] = work.theta                        # in place: the caller's array
+    return out
+
+
+def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, kl_estimator,
+          agg, baseline, adv_eps, ddof):
+    """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
+    diagnostics."""
     ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
     rewards = mdp.score(grader, ro)                       # (B,)
     A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).reshape(-1)  # (B,)
@@ -94,7 +118,10 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
         fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
-        policy.theta -= lr * dtheta                       # gradient descent on the loss
-    return {"mean_reward": float(rewards.mean()), "loss": losses, "clip_fraction": fracs,
-            "kl": float(k.sum() / n_tok), "rollout": ro, "rewards": rewards,
-            "advantages": A}
+        with np.errstate(over="ignore", invalid="ignore"):
+            new = policy.theta - lr * dtheta              # gradient descent on the loss
+        finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
+        policy.theta[...] = new
+    return policy, {"mean_reward": float(rewards.mean()), "loss": losses, "clip_fraction": fracs,
+                    "kl": float(k.sum() / n_tok), "rollout": ro, "rewards": rewards,
+                    "advantages": A}

@@ -92,7 +92,7 @@ def _exp(x):
 
 
 @njit(cache=True)
-def exp_array(x):
+def _exp_array(x):
     """``_exp`` over a 1-D float64 array (for tests and benchmarks)."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -127,7 +127,7 @@ def _exp32(x):
 
 
 @njit(cache=True)
-def exp32_array(x):
+def _exp32_array(x):
     """``_exp32`` over a 1-D float32 array (for tests and benchmarks)."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -199,7 +199,7 @@ def _row_grad(z, y, wb, out):
 # ---------------------------------------------------------------- dense logits (B, T, V)
 
 @njit(cache=True)
-def dense_logp(logits, tokens, mask):
+def _dense_logp(logits, tokens, mask):
     """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
 
     logits float64 or float32. Returns logp (B, T) float64, 0.0 at padding, and seq_logp (B,)
@@ -221,7 +221,7 @@ def dense_logp(logits, tokens, mask):
 
 
 @njit(cache=True, parallel=True)
-def dense_logp_parallel(logits, tokens, mask):
+def _dense_logp_parallel(logits, tokens, mask):
     """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
     B, T, V = logits.shape
     logp = np.zeros((B, T))                         # (B, T)
@@ -240,7 +240,7 @@ def dense_logp_parallel(logits, tokens, mask):
     return logp, seq_logp
 
 
-def dense_backward(logits, tokens, mask, w, out=None):
+def _dense_backward(logits, tokens, mask, w, out=None):
     """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
 
     dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
@@ -251,18 +251,18 @@ def dense_backward(logits, tokens, mask, w, out=None):
     """
     if out is None:
         out = np.empty_like(logits)                 # (B, T, V)
-    return dense_backward_into(logits, tokens, mask, w, out)
+    return _dense_backward_into(logits, tokens, mask, w, out)
 
 
-def dense_backward_parallel(logits, tokens, mask, w, out=None):
+def _dense_backward_parallel(logits, tokens, mask, w, out=None):
     """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
     if out is None:
         out = np.empty_like(logits)                 # (B, T, V)
-    return dense_backward_parallel_into(logits, tokens, mask, w, out)
+    return _dense_backward_parallel_into(logits, tokens, mask, w, out)
 
 
 @njit(cache=True)
-def dense_backward_into(logits, tokens, mask, w, out):
+def _dense_backward_into(logits, tokens, mask, w, out):
     """The kernel of ``dense_backward``: writes every row of out (B, T, V) once, returns it."""
     B, T, V = logits.shape
     for b in range(B):
@@ -275,7 +275,7 @@ def dense_backward_into(logits, tokens, mask, w, out):
 
 
 @njit(cache=True, parallel=True)
-def dense_backward_parallel_into(logits, tokens, mask, w, out):
+def _dense_backward_parallel_into(logits, tokens, mask, w, out):
     """The kernel of ``dense_backward_parallel``: rows in prange."""
     B, T, V = logits.shape
     for i in prange(B * T):
@@ -308,7 +308,7 @@ def _visited_lse(theta, states, mask):
 
 
 @njit(cache=True)
-def tabular_logp(theta, states, tokens, mask):
+def _tabular_logp(theta, states, tokens, mask):
     """logp (B, T), seq_logp (B,) for the softmax table theta (S, V) at states (B, T).
 
     Each visited state's logsumexp is computed once: work S_visited * V + B * T.
@@ -330,7 +330,7 @@ def tabular_logp(theta, states, tokens, mask):
 
 
 @njit(cache=True)
-def tabular_backward(theta, states, tokens, mask, w):
+def _tabular_backward(theta, states, tokens, mask, w):
     """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(.|s_bt)) into row s_bt.
 
     Per state: c[s] = sum of w over its real tokens and the onehot part accumulate in one pass
@@ -359,7 +359,7 @@ def tabular_backward(theta, states, tokens, mask, w):
 
 
 @njit(cache=True)
-def tabular_logp_per_token(theta, states, tokens, mask):
+def _tabular_logp_per_token(theta, states, tokens, mask):
     """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
     B, T = states.shape
     logp = np.zeros((B, T))                         # (B, T)
@@ -378,7 +378,7 @@ def tabular_logp_per_token(theta, states, tokens, mask):
 
 
 @njit(cache=True)
-def tabular_backward_per_token(theta, states, tokens, mask, w):
+def _tabular_backward_per_token(theta, states, tokens, mask, w):
     """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
     S, V = theta.shape
     B, T = states.shape
@@ -422,7 +422,7 @@ def _sum_sq(d):
 
 
 @njit(cache=True)
-def group_centred(r):
+def _group_centred(r):
     """A = r - mean_k r: (N, K) -> (N, K). K = 1 or equal rewards: exactly 0.0."""
     N, K = r.shape
     out = np.empty((N, K))                          # (N, K)
@@ -434,7 +434,7 @@ def group_centred(r):
 
 
 @njit(cache=True)
-def group_standardized(r, eps, ddof):
+def _group_standardized(r, eps, ddof):
     """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
 
     A zero deviation gives exactly 0.0 (so K = 1 and equal rewards give 0.0 even at eps = 0);
@@ -462,7 +462,7 @@ def group_standardized(r, eps, ddof):
 
 
 @njit(cache=True)
-def group_loo(r):
+def _group_loo(r):
     """A_k = r_k - mean of the other K - 1 rewards = K / (K - 1) * (r_k - mean): (N, K).
 
     The caller guarantees K >= 2 (leave-one-out at K = 1 is undefined). Equal rewards: 0.0.

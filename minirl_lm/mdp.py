@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.checks import int_array, int_scalar, rng_check, choice
+from minirl_lm.checks import callable_check, choice, int_array, int_scalar, real_result, rng_check
 
 
 @dataclass
@@ -81,12 +81,18 @@ class TokenMDP:
         self.ids = choice(ids, "ids", {"enumerate", "lazy"})
         max_states = int_scalar(max_states, "max_states", low=1)
         self.A = self.V - (self.eos is not None)          # continuing tokens
-        sizes = [self.N * self.A ** t for t in range(self.max_len)]
-        self.offset = np.concatenate([[0], np.cumsum(sizes)]).astype(object)
         if self.ids == "enumerate":
-            self.S = int(self.offset[-1])
-            if self.S > max_states:
-                raise ValueError(f"max_len: the prefix tree has {self.S} states, more than "
+            # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)
+            if self.A == 1:
+                self.S = self.N * self.max_len
+            else:
+                total, level, t = 0, self.N, 0
+                while t < self.max_len and total <= max_states:
+                    total, level, t = total + level, level * self.A, t + 1
+                self.S = total if t == self.max_len else None
+            if self.S is None or self.S > max_states:
+                size = f"{self.S}" if self.S is not None else f"more than {total}"
+                raise ValueError(f"max_len: the prefix tree has {size} states, more than "
                                  f"max_states={max_states}; use ids='lazy' with a capacity")
         else:
             self.S = int_scalar(capacity, "capacity", low=self.N)
@@ -96,32 +102,72 @@ class TokenMDP:
                 self._lazy_id(n, ())
 
     # ---- states ---------------------------------------------------------
+    def _offset(self, t):
+        """Id of the first state of level t (prefixes of length t), enumerate mode: O(1)."""
+        if self.A == 1:
+            return self.N * t
+        return self.N * (self.A ** t - 1) // (self.A - 1)
+
+    def _checkpoint(self):
+        """The mutable state (lazy ids handed out so far), for ``_rollback`` after a failure."""
+        return len(self._prefix) if self.ids == "lazy" else None
+
+    def _rollback(self, cp):
+        if self.ids == "lazy":
+            for key in self._prefix[cp:]:
+                del self._index[key]
+            del self._prefix[cp:]
+
+    def _check_prefix(self, prefix, terminal_ok):
+        """Validate a prefix: a sequence of int token ids in [0, V), no EOS before its last
+        position, no longer than max_len (and not terminal unless ``terminal_ok``)."""
+        if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
+            raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
+        if len(prefix) > self.max_len:
+            raise ValueError(f"prefix: expected at most max_len={self.max_len} tokens, got "
+                             f"{len(prefix)}")
+        out = []
+        for y in prefix:
+            if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+                raise TypeError(f"prefix: expected integer token ids, got {y!r} in {prefix!r}")
+            if not 0 <= y < self.V:
+                raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {y} in "
+                                 f"{tuple(prefix)!r}")
+            out.append(int(y))
+        out = tuple(out)
+        if self.eos is not None and self.eos in out[:-1]:
+            raise ValueError(f"prefix: expected no token after EOS ({self.eos}), got {out}")
+        if not terminal_ok and self._terminal(out):
+            raise ValueError(f"prefix: expected a non-terminal prefix, got {out} "
+                             f"(eos={self.eos}, max_len={self.max_len})")
+        return out
+
     def is_terminal(self, prefix):
         """A prefix is terminal once it ends in EOS or reaches the length cap."""
+        return self._terminal(self._check_prefix(prefix, terminal_ok=True))
+
+    def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (
             self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
 
     def step(self, prefix, y):
-        """The transition: concatenation, deterministic, probability one."""
+        """The transition: concatenation, deterministic, probability one. ``prefix`` must be
+        non-terminal (a response that ended in EOS or at max_len has no next token)."""
+        prefix = self._check_prefix(prefix, terminal_ok=False)
         y = int_scalar(y, "y", low=0, high=self.V - 1)
-        return tuple(prefix) + (y,)
+        return prefix + (y,)
 
     def state_id(self, n, prefix):
         """Row of the policy table for state (prompt n, prefix). Terminal prefixes have none."""
         n = int_scalar(n, "n", low=0, high=self.N - 1)
-        prefix = tuple(int(y) for y in prefix)
-        if any(y < 0 or y >= self.V for y in prefix):
-            raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {prefix}")
-        if self.is_terminal(prefix) or (self.eos is not None and self.eos in prefix):
-            raise ValueError(f"prefix: expected a non-terminal prefix, got {prefix} "
-                             f"(eos={self.eos}, max_len={self.max_len})")
+        prefix = self._check_prefix(prefix, terminal_ok=False)
         if self.ids == "lazy":
             return self._lazy_id(n, prefix)
         t = len(prefix)
         rank = 0
         for y in prefix:                                  # base-A number of the prefix
             rank = rank * self.A + self._cont(y)
-        return int(self.offset[t] + n * self.A ** t + rank)
+        return int(self._offset(t) + n * self.A ** t + rank)
 
     def prefix_of(self, s):
         """Inverse of ``state_id``: the (prompt n, prefix) of state id s."""
@@ -130,8 +176,10 @@ class TokenMDP:
             if s >= len(self._prefix):
                 raise ValueError(f"s: expected a visited state id < {len(self._prefix)}, got {s}")
             return self._prefix[s]
-        t = int(np.searchsorted(np.array(self.offset[1:], dtype=float), s, side="right"))
-        n, rank = divmod(s - int(self.offset[t]), self.A ** t)
+        t = s // self.N if self.A == 1 else 0             # A = 1: N states per level
+        while self._offset(t + 1) <= s:                   # the level of s (few levels: S is small)
+            t += 1
+        n, rank = divmod(s - self._offset(t), self.A ** t)
         prefix = []
         for _ in range(t):
             rank, c = divmod(rank, self.A)
@@ -195,6 +243,7 @@ class TokenMDP:
         (default: all N in order). Token by token: every unfinished response sits
         in a state, the policy draws one token per response, the prefix grows by
         concatenation, a response stops at EOS or at max_len.
+        A call that raises leaves the generator and the lazy ids as they were.
         """
         K = int_scalar(K, "K", low=1)
         rng_check(rng)
@@ -205,7 +254,18 @@ class TokenMDP:
                              f"{type(policy).__name__} with shape {shape}")
         idx = np.arange(self.N) if prompts is None else int_array(
             prompts, "prompts", ndim=1, low=0, high=self.N)
-        prompt = np.repeat(idx, K)                        # (B,)
+        if idx.size == 0:
+            raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
+        rng_state, cp = rng.bit_generator.state, self._checkpoint()
+        try:
+            return self._rollout(policy, np.repeat(idx, K), rng)
+        except BaseException:
+            rng.bit_generator.state = rng_state
+            self._rollback(cp)
+            raise
+
+    def _rollout(self, policy, prompt, rng):
+        """rollout on checked arguments; prompt (B,) the prompt index of each row."""
         B, T = prompt.size, self.max_len
         states = np.zeros((B, T), np.int64)
         tokens = np.zeros((B, T), np.int64)
@@ -218,7 +278,7 @@ class TokenMDP:
             if rows.size == 0:
                 break
             if self.ids == "enumerate":                   # id(n, y_<t), vectorized
-                s = int(self.offset[t]) + prompt[rows] * self.A ** t + rank[rows]
+                s = self._offset(t) + prompt[rows] * self.A ** t + rank[rows]
             else:
                 s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
             y = np.asarray(policy.sample(s, rng), np.int64)  # one draw per live response
@@ -228,7 +288,7 @@ class TokenMDP:
                 rank[rows] = rank[rows] * self.A + (y - (y > self.eos) if self.eos is not None else y)
             else:
                 for b, yb in zip(rows, y):
-                    prefixes[b] = self.step(prefixes[b], yb)
+                    prefixes[b] = prefixes[b] + (int(yb),)  # live prefixes are non-terminal
             ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
             alive[rows] = ~ended & (t + 1 < T)
         lengths = mask.sum(axis=1).astype(np.int64)
@@ -238,16 +298,18 @@ class TokenMDP:
         """Terminal rewards (B,): ``grader(prompt, response)`` for every response.
 
         ``prompt`` is ``self.prompts[n]``; ``response`` is a tuple of token ids,
-        EOS included when it was emitted. The grader must return a finite number.
+        EOS included when it was emitted. The grader must return a finite number (a bool,
+        None, a string, NaN or inf is an error naming grader). ``rollout`` must come from this
+        MDP: prompt indices in [0, N), tokens in [0, V), lengths in [0, max_len].
         """
-        if not callable(grader):
-            raise TypeError(f"grader: expected a callable grader(prompt, response), got "
-                            f"{type(grader).__name__}")
-        r = [grader(self.prompts[n], resp) for n, resp in zip(rollout.prompt, rollout.responses())]
-        bad = [v for v in r if isinstance(v, bool) or not isinstance(v, numbers.Real)]
-        if bad:
-            raise TypeError(f"grader: expected a real number per response, got {bad[0]!r}")
-        r = np.array(r, dtype=np.float64)                 # (B,)
-        if not np.isfinite(r).all():
-            raise ValueError("grader: expected finite rewards, got NaN or inf")
+        callable_check(grader, "grader", 2, "grader(prompt, response)")
+        if not isinstance(rollout, Rollout):
+            raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
+        prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=self.N)
+        B = prompt.size
+        int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=self.V)
+        int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=self.max_len + 1)
+        r = np.array([real_result(grader(self.prompts[n], resp), "grader",
+                                  f" (a finite reward) for response {resp}")
+                      for n, resp in zip(prompt, rollout.responses())], dtype=np.float64)  # (B,)
         return r

@@ -44,29 +44,25 @@ Demonstrated by `pytest tests/test_optimum.py`. Imports NumPy and minirl_lm.chec
 
 import numpy as np
 
-from minirl_lm.checks import float_array, float_scalar
+from minirl_lm.checks import (callable_check, finite_result, float_array, float_scalar,
+                              prob_table, real_result)
 
 
 def _prob_table(p, name, shape=None, ndim=2):
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, atol=1e-9):
-        raise ValueError(f"{name}: expected rows summing to 1, "
-                         f"got sums {np.round(s, 6).ravel()[:8].tolist()}")
-    return p
+    return prob_table(p, name, shape=shape, ndim=ndim)
 
 
 def _tilt(pi_ref, q, beta):
     """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably."""
     support = pi_ref > 0                                          # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    with np.errstate(divide="ignore"):
-        a = np.log(pi_ref) + (q - m) / beta                       # (.., Y), -inf off support
-    a_max = a.max(axis=-1, keepdims=True)                          # (.., 1), finite
-    log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
-    v = m + beta * log_z                                          # eq. (kl_optimum): beta log Z
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
+        # where an off-support reward exceeds m and overflows (q - m) / beta
+        a = np.where(support, np.log(np.where(support, pi_ref, 1.0)) + (q - m) / beta, -np.inf)
+        a_max = a.max(axis=-1, keepdims=True)                      # (.., 1), 0 or log pi_ref: finite
+        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
+        v = m + beta * log_z                                      # eq. (kl_optimum): beta log Z
     return a - log_z, v[..., 0]                                   # log pi*, V
 
 
@@ -81,7 +77,7 @@ def tilted_optimum(pi_ref, reward, beta):
     reward = float_array(reward, "reward", shape=pi_ref.shape)
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     log_pi_star, _ = _tilt(pi_ref, reward, beta)
-    return np.exp(log_pi_star)                                    # (N, Y), 0 off support
+    return finite_result(np.exp(log_pi_star), "beta", "pi*")     # (N, Y), 0 off support
 
 
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
@@ -100,8 +96,11 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
     pos = (pi > 0) & (beta > 0)                                   # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)                                 # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
-    per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)         # (N,) eq. (kl_objective)
-    return float(w @ per_x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite_result(w @ (pi * reward).sum(axis=1), "reward", "E_pi r")
+        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)     # (N,) eq. (kl_objective)
+        out = float(w @ per_x)
+    return finite_result(out, "beta", "J(pi)")
 
 
 def optimal_value(pi_ref, reward, beta, weights=None):
@@ -110,7 +109,9 @@ def optimal_value(pi_ref, reward, beta, weights=None):
     reward = float_array(reward, "reward", shape=pi_ref.shape)
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     _, v = _tilt(pi_ref, reward, beta)                            # (N,)
-    return float(_weights(weights, pi_ref.shape[0]) @ v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(_weights(weights, pi_ref.shape[0]) @ v)
+    return finite_result(out, "beta", "J(pi*) = beta log Z")
 
 
 def _weights(weights, N):
@@ -145,7 +146,8 @@ def soft_values(mdp, pi_ref, grader, beta):
     Returns ``(values (S,), q (S, V))``; values of the prompts' root states are beta log Z(x).
     """
     pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
-    return _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
+    out = _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
+    return finite_result(out, "beta", "the soft values")
 
 
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
@@ -153,7 +155,7 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     values, q = soft_values(mdp, pi_ref, grader, beta)
     pi_ref = np.asarray(pi_ref, dtype=np.float64)
     log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
-    return np.exp(log_pi_star)
+    return finite_result(np.exp(log_pi_star), "beta", "pi*")
 
 
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
@@ -171,31 +173,33 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     with np.errstate(divide="ignore"):                             # pi_ref = 0 < pi: KL = +inf
         log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
 
+    w = _weights(weights, mdp.N)
+
     def backup(s, q_s):                                            # actions pi never takes add 0
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
 
     values, _ = _induction(mdp, grader, backup)
     roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
-    return float(_weights(weights, mdp.N) @ values[roots])
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = float(w @ values[roots])
+    if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
+        return out                                                 # pi > 0 = pi_ref: KL = +inf
+    return finite_result(out, "beta", "J(pi)")
 
 
 def _check_tree(mdp, pi_ref, grader, beta, beta_zero=False):
     if getattr(mdp, "ids", None) != "enumerate":
         raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
                         f" with ids={getattr(mdp, 'ids', None)!r}")
-    if not callable(grader):
-        raise TypeError(f"grader: expected a callable grader(prompt, response), "
-                        f"got {type(grader).__name__}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
     pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
     return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
 
 
 def _reward(grader, prompt, response):
-    r = float(grader(prompt, response))
-    if not np.isfinite(r):
-        raise ValueError(f"grader: expected a finite reward, got {r} for response {response}")
-    return r
+    return real_result(grader(prompt, response), "grader",
+                       f" (a finite reward) for response {response}")
 
 
 # ---------------------------------------------------------------- the exploit threshold
@@ -208,7 +212,8 @@ def exploit_threshold(gap, log_odds):
     """
     gap = float_scalar(gap, "gap", low=0.0, low_open=True)
     log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
-    return gap / log_odds
+    with np.errstate(over="ignore"):
+        return finite_result(gap / log_odds, "gap", "g / l")
 
 
 def hedge_odds(gap, log_odds, beta):
@@ -216,5 +221,5 @@ def hedge_odds(gap, log_odds, beta):
     gap = float_scalar(gap, "gap")
     log_odds = float_scalar(log_odds, "log_odds")
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    with np.errstate(over="ignore"):                              # tiny beta: odds overflow to inf
-        return float(np.exp(-log_odds + gap / beta))
+    with np.errstate(over="ignore", invalid="ignore"):             # tiny beta: odds overflow
+        return finite_result(float(np.exp(-log_odds + gap / beta)), "beta", "the odds")

@@ -32,7 +32,9 @@ import functools
 import numpy as np
 
 from minirl_lm.advantages import advantages
-from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
+import numbers
+
+from minirl_lm.checks import callable_check, choice, float_scalar, int_scalar, real_result, rng_check
 from minirl_lm.kl import kl_in_reward
 from minirl_lm.policy import TabularPolicy
 
@@ -43,23 +45,46 @@ HEDGE = 8
 HEDGE_LOGIT = -4.0
 
 
+def _toy_args(prompt, response):
+    """(answer, response text) of a toy prompt and a one-token response, checked."""
+    if not isinstance(prompt, str) or prompt not in PROMPTS:
+        raise ValueError(f"prompt: expected one of {list(PROMPTS)}, got {prompt!r}"[:200])
+    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
+            or len(response) != 1):
+        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
+                         f"one token), got {response!r}"[:200])
+    y = response[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < len(RESPONSES):
+        raise ValueError(f"response: expected a token id in [0, {len(RESPONSES)}), got {y}")
+    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+
+
 def gold_grader(prompt, response):
     """1.0 iff the one-token response is the prompt's answer (a verifier)."""
-    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
+    answer, text = _toy_args(prompt, response)
+    return float(text == answer)
 
 
 def sloppy_grader(prompt, response):
     """1.0 iff the answer occurs in the response's text (a grep: the hedge passes everywhere)."""
-    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
+    answer, text = _toy_args(prompt, response)
+    return float(answer in text)
 
 
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
 
 
 def reward_table(grader):
-    """r(x, y) for every prompt and response: (N, V) = (4, 9)."""
+    """r(x, y) for every prompt and response: (N, V) = (4, 9).
+
+    grader: "gold", "sloppy" or a callable grader(prompt, response) returning a finite number.
+    """
     grader = GRADERS[choice(grader, "grader", set(GRADERS))] if isinstance(grader, str) else grader
-    return np.array([[grader(x, (y,)) for y in range(len(RESPONSES))] for x in PROMPTS])
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    return np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                      for y in range(len(RESPONSES))] for x in PROMPTS])
 
 
 def reference_theta():
@@ -105,8 +130,8 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     tokens = policy._sample(states, rng)                       # (B, 1) y ~ pi(.|x)
     r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
     if beta > 0:                                               # eq. (kl_reward), data only
-        logp, _ = policy.logp(states, tokens, mask)            # (B, 1)
-        logp_ref, _ = ref.logp(states, tokens, mask)           # (B, 1)
+        logp, _ = policy._logp(states, tokens, mask)           # (B, 1)
+        logp_ref, _ = ref._logp(states, tokens, mask)          # (B, 1)
         r = kl_in_reward(r, logp, logp_ref, mask, beta)
     A = advantages(r.reshape(N, K), baseline).reshape(-1, 1)   # (B, 1) eq. (pg_normalized)
     dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
@@ -118,7 +143,8 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     """Train from the reference with n_responses per prompt (n_responses // K steps).
 
     Returns (policy, ref, curve): curve is a list of (responses drawn per prompt, success)
-    after each step count in ``record_at``. The generator is np.random.default_rng(seed).
+    after each step count in ``record_at`` (step counts in [1, n_responses // K]). The
+    generator is np.random.default_rng(seed).
     """
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
@@ -130,15 +156,16 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
     if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
         raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
-    record_at = {int_scalar(v, "record_at") for v in record_at}
+    steps = n_responses // K
+    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
+    rewards = reward_table(grader)                             # the grader checked on every cell
     rng = rng_check(np.random.default_rng(seed))
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
-    rewards = reward_table(grader)
     curve = []
-    for step in range(1, n_responses // K + 1):
+    for step in range(1, steps + 1):
         _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))

@@ -44,7 +44,7 @@ def test_token_view_equals_bandit_view_sample_for_sample(tvs):
 
 
 def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
-    names = ["terminal R, gamma = 1, b(x)", "prefix baseline V^pi(s_t)", "critic exact, GAE",
+    names = ["terminal R, gamma = 1, b(x)", "prefix baseline v^pi(s_t)", "critic exact, GAE",
              "critic fitted, GAE", "per-token KL", "gamma = 0.9"]
     r = rows(tvs, names)
     assert set(r) == set(names)
@@ -53,7 +53,7 @@ def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
         assert r[name][0] > 1e-6, name                                 # ... until a per-token part
     # exact expectations: baselines, an exact critic and reward-to-go KL keep the mean;
     # a fitted critic with lam < 1 and discounting change it
-    for name in ("prefix baseline V^pi(s_t)", "critic exact, GAE", "per-token KL"):
+    for name in ("prefix baseline v^pi(s_t)", "critic exact, GAE", "per-token KL"):
         assert r[name][1] < 1e-12, name
     for name in ("critic fitted, GAE", "gamma = 0.9"):
         assert r[name][1] > 1e-6, name
