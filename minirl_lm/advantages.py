@@ -49,9 +49,11 @@ REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the
 def _rewards(rewards):
     """Validate rewards (N, K): finite, K >= 1, |r| <= REWARD_MAX; returns float64 (N, K)."""
     r = float_array(rewards, "rewards", ndim=2)
-    if r.shape[0] < 1 or r.shape[1] < 1:
-        raise ValueError(f"rewards: expected N >= 1 prompts and K >= 1 responses per prompt "
-                         f"(shape (N, K)), got shape {r.shape}")
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
+                         f"got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"rewards: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
     if r.size and np.abs(r).max() > REWARD_MAX:
         raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
                          f"squares the spread, which overflows float64 beyond ~1e154), got max "

@@ -10,8 +10,9 @@ What is computed (labels as in ``logprob.py`` and ``docs/primitive.md``):
     seq_logp[b] = sum_t mask[b, t] * logp[b, t]                           eq. (factorization)
     d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
 
-Contract (``CONTRIBUTING.md``): inputs are already validated, C-contiguous float64 / int64
-(the dense kernels also take float32 logits); the kernels do not re-check. Positions with ``mask == 0`` are never read (their logits, states and
+Contract (``CONTRIBUTING.md``): the public functions validate their inputs (C-contiguous
+float64 / int64; the dense kernels also take float32 logits) and call the trusted jitted cores
+``_name``, which do not re-check; the library's inner loops call those cores directly. Positions with ``mask == 0`` are never read (their logits, states and
 tokens may hold anything), get ``logp == 0.0`` and contribute nothing to any gradient. A row of
 logits may contain -inf entries but needs one finite entry; a gathered -inf logit gives
 ``logp = -inf`` and a finite gradient ``w * (1 - 0)`` at that entry (its probability is 0).
@@ -45,6 +46,8 @@ Why it is written this way (measured on a 2-core AVX2 machine, see design.md sec
 
 import numpy as np
 from numba import njit, prange
+
+from minirl_lm.checks import float_scalar, int_scalar
 
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
@@ -475,3 +478,269 @@ def _group_loo(r):
         for k in range(K):
             out[n, k] = ((r[n, k] - r0) - mean_d) * c  # eq. (pg_loo)
     return out
+
+
+# ---------------------------------------------------------------- public entry points, validated
+#
+# The jitted cores above (``_name``) trust their inputs: an id out of range reads outside the
+# table, a shape mismatch can crash the interpreter. The library's inner loops call them on
+# arrays they built and checked themselves. The public functions below keep the cores' names
+# and signatures and check, in O(B T) (or O(N K)) work beside the O(B T V) of the kernel:
+# types, dtypes, shapes, C-contiguity, 0/1 masks, ids in range at the real positions, finite
+# weights; then they check the result (a NaN or +inf logit, or an all -inf row, gives a NaN
+# that reaches the gathered entry of every output row, so an O(B T) look at those entries
+# finds it). A bad input is a ValueError/TypeError naming the argument; nothing non-finite is
+# returned except the documented logp = -inf of a gathered -inf logit.
+
+@njit(cache=True, fastmath=_FM)
+def _all_finite(x):
+    """True iff every entry of the 1-D array x is finite (x - x is NaN exactly for NaN, +-inf)."""
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i] - x[i]
+    return acc == 0.0
+
+
+def _array(x, name, ndim, dtypes):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy array of dtype "
+                        f"{' or '.join(np.dtype(d).name for d in dtypes)}, got {type(x).__name__}")
+    if x.dtype not in [np.dtype(d) for d in dtypes]:
+        raise TypeError(f"{name}: expected dtype {' or '.join(np.dtype(d).name for d in dtypes)}"
+                        f" (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
+    if x.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimensions, got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
+                         f"got strides {x.strides}")
+    return x
+
+
+def _batch(tokens, mask, shape, tokens_name="tokens"):
+    """Check mask (B, T) float64 0/1 and tokens (B, T) int64 against ``shape``; returns the
+    boolean array of real positions."""
+    _array(mask, "mask", 2, (np.float64,))
+    if mask.shape != shape:
+        raise ValueError(f"mask: expected shape {shape}, got {mask.shape}")
+    real = mask != 0.0                                            # (B, T)
+    if not (real | (mask == 0.0)).all() or not (mask[real] == 1.0).all():
+        raise ValueError("mask: expected only 0.0 and 1.0")
+    _array(tokens, tokens_name, 2, (np.int64,))
+    if tokens.shape != shape:
+        raise ValueError(f"{tokens_name}: expected shape {shape} (that of mask), got {tokens.shape}")
+    return real
+
+
+def _ids(x, real, name, high):
+    v = x[real]
+    if v.size and (v.min() < 0 or v.max() >= high):
+        bad = v[(v < 0) | (v >= high)][0]
+        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got {bad}")
+
+
+def _weights(w, real, shape):
+    _array(w, "w", 2, (np.float64,))
+    if w.shape != shape:
+        raise ValueError(f"w: expected shape {shape} (that of mask), got {w.shape}")
+    if not np.isfinite(w[real]).all():
+        raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
+
+
+def _dense_args(logits, tokens, mask):
+    _array(logits, "logits", 3, (np.float64, np.float32))
+    B, T, V = logits.shape
+    real = _batch(tokens, mask, (B, T))
+    _ids(tokens, real, "tokens", V)
+    return real
+
+
+def _no_nan_rows(gathered, real, name):
+    """Raise naming ``name`` if a real position's gathered output is NaN (or +inf)."""
+    g = gathered[real]
+    if np.isnan(g).any() or np.isposinf(g).any():
+        raise ValueError(f"{name}: expected rows with a finite entry and no NaN or +inf at the "
+                         f"real positions, got a row whose result is NaN")
+
+
+def exp_array(x):
+    """``_exp`` over a 1-D float64 array (for tests and benchmarks); NaN is rejected."""
+    _array(x, "x", 1, (np.float64,))
+    if np.isnan(x).any():
+        raise ValueError("x: expected no NaN")
+    return _exp_array(x)
+
+
+def exp32_array(x):
+    """``_exp32`` over a 1-D float32 array (for tests and benchmarks); NaN is rejected."""
+    _array(x, "x", 1, (np.float32,))
+    if np.isnan(x).any():
+        raise ValueError("x: expected no NaN")
+    return _exp32_array(x)
+
+
+def dense_logp(logits, tokens, mask):
+    """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
+
+    logits float64 or float32 (C-contiguous); tokens (B, T) int64 ids in [0, V) at real
+    positions; mask (B, T) float64 0/1. Returns logp (B, T) float64, 0.0 at padding, and
+    seq_logp (B,) = masked sum over t. Validated; the trusted core is ``_dense_logp``.
+    """
+    real = _dense_args(logits, tokens, mask)
+    logp, seq = _dense_logp(logits, tokens, mask)
+    _no_nan_rows(logp, real, "logits")
+    return logp, seq
+
+
+def dense_logp_parallel(logits, tokens, mask):
+    """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    real = _dense_args(logits, tokens, mask)
+    logp, seq = _dense_logp_parallel(logits, tokens, mask)
+    _no_nan_rows(logp, real, "logits")
+    return logp, seq
+
+
+def _out_check(out, logits):
+    if not isinstance(out, np.ndarray) or out.dtype != logits.dtype or out.shape != logits.shape:
+        raise ValueError(f"out: expected a {logits.dtype} array of shape {logits.shape}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} of shape "
+                         f"{getattr(out, 'shape', None)}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out: expected a writeable C-contiguous array")
+    if np.shares_memory(out, logits):
+        raise ValueError("out: expected an array not sharing memory with logits")
+
+
+def _dense_backward_checked(core, logits, tokens, mask, w, out):
+    real = _dense_args(logits, tokens, mask)
+    _weights(w, real, mask.shape)
+    if out is None:
+        out = np.empty_like(logits)                 # (B, T, V)
+    else:
+        _out_check(out, logits)
+    core(logits, tokens, mask, w, out)
+    _no_nan_rows(np.take_along_axis(out, tokens[..., None], axis=-1)[..., 0], real, "logits")
+    return out
+
+
+def dense_backward(logits, tokens, mask, w, out=None):
+    """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
+
+    dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
+    (B, T, V) array of that dtype to write into (reuse it across steps). Without it the output is
+    allocated here by NumPy, not inside the kernel: NumPy asks the kernel for transparent huge
+    pages on large arrays, numba's allocator does not, and a fresh 32 MB output page-faulted
+    in 4 KB pages cost twice the arithmetic (measured, see docs/performance.md).
+    Validated as ``dense_logp``, plus w (B, T) float64, finite at real positions; the trusted
+    core is ``_dense_backward_into``. (A call that raises after the kernel ran, on a NaN row,
+    has written ``out``.)
+    """
+    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_parallel(logits, tokens, mask, w, out=None):
+    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_into(logits, tokens, mask, w, out):
+    """``dense_backward`` writing into ``out`` (B, T, V), validated; returns out."""
+    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_parallel_into(logits, tokens, mask, w, out):
+    """``dense_backward_parallel`` writing into ``out`` (B, T, V), validated; returns out."""
+    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
+
+
+def _tabular_args(theta, states, tokens, mask):
+    _array(theta, "theta", 2, (np.float64,))
+    S, V = theta.shape
+    _array(states, "states", 2, (np.int64,))
+    real = _batch(tokens, mask, states.shape)
+    _ids(states, real, "states", S)
+    _ids(tokens, real, "tokens", V)
+    return real
+
+
+def _tabular_fwd(core, theta, states, tokens, mask):
+    real = _tabular_args(theta, states, tokens, mask)
+    logp, seq = core(theta, states, tokens, mask)
+    _no_nan_rows(logp, real, "theta")
+    return logp, seq
+
+
+def _tabular_bwd(core, theta, states, tokens, mask, w):
+    real = _tabular_args(theta, states, tokens, mask)
+    _weights(w, real, mask.shape)
+    dtheta = core(theta, states, tokens, mask, w)
+    g = dtheta[states[real], tokens[real]]                        # each real token's own entry
+    if not np.isfinite(g).all():
+        name = "w" if not np.isfinite(np.abs(w[real]).sum()) else "theta"
+        raise ValueError(f"{name}: expected {'weights whose sums are finite' if name == 'w' else 'rows with a finite entry and no NaN or +inf'}, "
+                         f"got a non-finite gradient")
+    return dtheta
+
+
+def tabular_logp(theta, states, tokens, mask):
+    """logp (B, T), seq_logp (B,) for the softmax table theta (S, V) at states (B, T).
+
+    Each visited state's logsumexp is computed once: work S_visited * V + B * T.
+    Validated (theta float64 (S, V); states, tokens int64 (B, T) ids in range at real positions;
+    mask float64 0/1; all C-contiguous); the trusted core is ``_tabular_logp``.
+    """
+    return _tabular_fwd(_tabular_logp, theta, states, tokens, mask)
+
+
+def tabular_logp_per_token(theta, states, tokens, mask):
+    """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
+    return _tabular_fwd(_tabular_logp_per_token, theta, states, tokens, mask)
+
+
+def tabular_backward(theta, states, tokens, mask, w):
+    """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(.|s_bt)) into row s_bt.
+
+    Validated as ``tabular_logp``, plus w (B, T) float64 finite at real positions; the trusted
+    core is ``_tabular_backward``.
+    """
+    return _tabular_bwd(_tabular_backward, theta, states, tokens, mask, w)
+
+
+def tabular_backward_per_token(theta, states, tokens, mask, w):
+    """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
+    return _tabular_bwd(_tabular_backward_per_token, theta, states, tokens, mask, w)
+
+
+def _group_checked(core, r, *args):
+    _array(r, "r", 2, (np.float64,))
+    out = core(r, *args)
+    if not _all_finite(out.reshape(-1)):
+        raise ValueError("r: expected finite rewards whose group deviations are finite, got a "
+                         "non-finite advantage")
+    return out
+
+
+def group_centred(r):
+    """A = r - mean_k r: (N, K) float64 C-contiguous -> (N, K). K = 1 or equal rewards: 0.0."""
+    return _group_checked(_group_centred, r)
+
+
+def group_standardized(r, eps, ddof):
+    """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
+
+    eps: a finite float >= 0; ddof: the int 0 or 1. Validated; the trusted core is
+    ``_group_standardized``.
+    """
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    return _group_checked(_group_standardized, r, eps, ddof)
+
+
+def group_loo(r):
+    """A_k = r_k - mean of the other K - 1 rewards: (N, K) with K >= 2."""
+    _array(r, "r", 2, (np.float64,))
+    if r.shape[1] < 2:
+        raise ValueError(f"r: expected K >= 2 (leave-one-out at K = 1 is undefined), got "
+                         f"shape {r.shape}")
+    return _group_checked(_group_loo, r)

@@ -252,6 +252,11 @@ class TokenMDP:
             raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
                              f"({self.S}, {self.V}) for this MDP, got "
                              f"{type(policy).__name__} with shape {shape}")
+        th = np.asarray(policy.theta)
+        if (th.dtype.kind != "f" or np.isnan(th).any() or np.isposinf(th).any()
+                or not np.isfinite(th).any(axis=1).all()):
+            raise ValueError("policy: expected a table theta with a finite entry in every row "
+                             "and no NaN or +inf")
         idx = np.arange(self.N) if prompts is None else int_array(
             prompts, "prompts", ndim=1, low=0, high=self.N)
         if idx.size == 0:
@@ -266,6 +271,7 @@ class TokenMDP:
 
     def _rollout(self, policy, prompt, rng):
         """rollout on checked arguments; prompt (B,) the prompt index of each row."""
+        draw = getattr(policy, "_sample", None) or policy.sample   # trusted core if it has one
         B, T = prompt.size, self.max_len
         states = np.zeros((B, T), np.int64)
         tokens = np.zeros((B, T), np.int64)
@@ -281,7 +287,7 @@ class TokenMDP:
                 s = self._offset(t) + prompt[rows] * self.A ** t + rank[rows]
             else:
                 s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
-            y = np.asarray(policy.sample(s, rng), np.int64)  # one draw per live response
+            y = np.asarray(draw(s, rng), np.int64)        # one draw per live response
             states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
             # s_{t+1} = s_t . y_t: the prefix grows by concatenation
             if self.ids == "enumerate":

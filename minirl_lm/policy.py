@@ -28,7 +28,8 @@ generator exactly as ``rng.choice(V, K, p=...)`` does, so results match draw for
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.checks import float_array, int_array, mask_array, rng_check, same_shape
+from minirl_lm.checks import (finite_result, float_array, int_array, mask_array, nonempty,
+                              rng_check, same_shape)
 
 
 def _softmax(theta):
@@ -94,6 +95,9 @@ class TabularPolicy:
         """
         rng_check(rng)
         states = int_array(states, "states", low=0, high=self.S)
+        if not np.isfinite(self.theta).any(axis=1).all() or np.isnan(self.theta).any():
+            raise ValueError("theta: expected rows with a finite entry and no NaN "
+                             "(the table was changed after construction)")
         return self._sample(states, rng)
 
     def _sample(self, states, rng):
@@ -130,7 +134,15 @@ class TabularPolicy:
         A token whose logit is -inf has log-prob -inf (only where it is gathered).
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
-        return kernels.tabular_logp(self.theta, states, tokens, mask)
+        logp, seq = self._logp(states, tokens, mask)
+        if np.isnan(logp).any():                          # theta edited into NaN / +inf rows
+            raise ValueError("theta: expected rows with a finite entry and no NaN or +inf "
+                             "(the table was changed after construction), got a NaN log-prob")
+        return logp, seq
+
+    def _logp(self, states, tokens, mask):
+        """Trusted core of ``logp`` (C-contiguous int64 ids in range, a 0/1 float64 mask)."""
+        return kernels._tabular_logp(self.theta, states, tokens, mask)
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     def backward(self, states, tokens, mask, dlogp):
@@ -142,10 +154,12 @@ class TabularPolicy:
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
         w = float_array(dlogp, "dlogp", shape=states.shape)
-        return self._backward(states, tokens, mask, w)
+        with np.errstate(over="ignore", invalid="ignore"):
+            dtheta = self._backward(states, tokens, mask, w)
+        return finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
 
     def _backward(self, states, tokens, mask, w):
         """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
         float64 mask, finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
-        return kernels.tabular_backward(self.theta, states, tokens, mask, w)
+        return kernels._tabular_backward(self.theta, states, tokens, mask, w)
