@@ -240,21 +240,21 @@ def dense_methods(logits, tokens, mask, w, backward):
         lt, yt = torch.from_numpy(logits), torch.from_numpy(tokens)
         mt, wt = torch.from_numpy(mask).to(lt.dtype), torch.from_numpy(w).to(lt.dtype)
     if not backward:
-        m = {"kernel 1t": lambda: kernels.dense_logp(logits, tokens, mask),
+        m = {"kernel 1t": lambda: kernels._dense_logp(logits, tokens, mask),
              "NumPy naive": lambda: numpy_naive_logp(logits, tokens, mask),
              "NumPy careful": lambda: numpy_careful_logp(logits, tokens, mask),
-             f"kernel {NCPU}t": lambda: kernels.dense_logp_parallel(logits, tokens, mask),
+             f"kernel {NCPU}t": lambda: kernels._dense_logp_parallel(logits, tokens, mask),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_logp(lt, yt, mt))
             m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_logp(lt, yt, mt))
     else:
         buf = np.empty_like(logits)
-        m = {"kernel 1t": lambda: kernels.dense_backward(logits, tokens, mask, w),
-             "kernel 1t out=": lambda: kernels.dense_backward(logits, tokens, mask, w, out=buf),
+        m = {"kernel 1t": lambda: kernels._dense_backward(logits, tokens, mask, w),
+             "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
              "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
              "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
-             f"kernel {NCPU}t": lambda: kernels.dense_backward_parallel(logits, tokens, mask, w),
+             f"kernel {NCPU}t": lambda: kernels._dense_backward_parallel(logits, tokens, mask, w),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
@@ -396,12 +396,12 @@ def run_tabular(args, rng):
     mask = np.ones((B, T))
     w = rng.standard_normal((B, T))
     a = (theta, states, tokens, mask)
-    fwd = {"per-state kernel": lambda: kernels.tabular_logp(*a),
-           "per-token kernel": lambda: kernels.tabular_logp_per_token(*a),
+    fwd = {"per-state kernel": lambda: kernels._tabular_logp(*a),
+           "per-token kernel": lambda: kernels._tabular_logp_per_token(*a),
            "NumPy naive": lambda: numpy_tab_naive_logp(*a),
            "NumPy per state": lambda: numpy_tab_state_logp(*a), "torch 1t": None}
-    bwd = {"per-state kernel": lambda: kernels.tabular_backward(*a, w),
-           "per-token kernel": lambda: kernels.tabular_backward_per_token(*a, w),
+    bwd = {"per-state kernel": lambda: kernels._tabular_backward(*a, w),
+           "per-token kernel": lambda: kernels._tabular_backward_per_token(*a, w),
            "NumPy naive (np.add.at)": lambda: numpy_tab_naive_backward(*a, w),
            "NumPy per state": lambda: numpy_tab_state_backward(*a, w), "torch 1t": None}
     if torch is not None:
@@ -458,11 +458,11 @@ def run_adv(args, rng):
         for K in (8, 64):
             r = rng.standard_normal((NK // K, K))                          # (N, K)
             for name, kern, naive, lib in (
-                    ("centred", lambda: kernels.group_centred(r), lambda: np_centred(r),
+                    ("centred", lambda: kernels._group_centred(r), lambda: np_centred(r),
                      lambda: centred(r)),
-                    ("standardized", lambda: kernels.group_standardized(r, 1e-8, 0),
+                    ("standardized", lambda: kernels._group_standardized(r, 1e-8, 0),
                      lambda: np_standardized(r), lambda: standardized(r)),
-                    ("leave-one-out", lambda: kernels.group_loo(r), lambda: np_loo(r),
+                    ("leave-one-out", lambda: kernels._group_loo(r), lambda: np_loo(r),
                      lambda: leave_one_out(r))):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
@@ -498,7 +498,7 @@ def run_e2e(args, rng):
     theta = np.zeros((capacity, V))
     policy, ref = TabularPolicy(theta), TabularPolicy(theta)
     spent = {"kernels": 0.0}
-    originals = {name: getattr(kernels, name) for name in ("tabular_logp", "tabular_backward")}
+    originals = {name: getattr(kernels, name) for name in ("_tabular_logp", "_tabular_backward")}
 
     def timed(f):
         def call(*a):
@@ -654,6 +654,35 @@ def plot(path, Vs, per_tok):
     fig.savefig(path)
 
 
+# ---------------------------------------------------------------- validation overhead
+
+def validation_line(args, rng):
+    """One line: time of each public (validated) kernel / its trusted core ``_name``, the cores
+    being what every table above times and what the library's inner loops call."""
+    BT, V = (2048, 1024) if args.quick else (4096, 1024)
+    logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
+    S = 256 if args.quick else 1024
+    theta = rng.standard_normal((S, V))                                     # (S, V)
+    states = rng.integers(0, S, tokens.shape)                               # (B, T)
+    r = rng.standard_normal((BT // 8, 8))                                   # (N, K)
+    pairs = {"dense_logp": (kernels.dense_logp, kernels._dense_logp, (logits, tokens, mask)),
+             "dense_backward": (kernels.dense_backward, kernels._dense_backward,
+                                (logits, tokens, mask, w)),
+             "tabular_logp": (kernels.tabular_logp, kernels._tabular_logp,
+                              (theta, states, tokens, mask)),
+             "tabular_backward": (kernels.tabular_backward, kernels._tabular_backward,
+                                  (theta, states, tokens, mask, w)),
+             "group_standardized": (kernels.group_standardized, kernels._group_standardized,
+                                    (r, 1e-8, 0))}
+    methods = {}
+    for name, (pub, core, a) in pairs.items():
+        methods[name] = (lambda f=pub, a=a: f(*a))
+        methods["_" + name] = (lambda f=core, a=a: f(*a))
+    t = bench(methods, args.rounds, args.min_time)
+    print(f"Validation overhead (public kernel / trusted core, {BT} rows, V = {V}): "
+          + ", ".join(f"{name} {fmt_ratio(t[name] / t['_' + name])}" for name in pairs) + "\n")
+
+
 # ---------------------------------------------------------------- main
 
 def shape(text):
@@ -704,6 +733,7 @@ def main(argv=None):
         Vs, per_tok = run_sweep(args, rng)
         if args.plot:
             plot(args.plot, Vs, per_tok)
+    validation_line(args, rng)
     if TARGETS:
         table("Targets of issue 5 (ratios from this run)", ["target", "measured", "goal", ""],
               [list(t) for t in TARGETS])

@@ -501,6 +501,59 @@ def _all_finite(x):
     return acc == 0.0
 
 
+@njit(cache=True)
+def _bad_mask(mask):
+    """Number of mask entries that are neither 0.0 nor 1.0 (one pass, O(B T))."""
+    n = 0
+    for b in range(mask.shape[0]):
+        for t in range(mask.shape[1]):
+            x = mask[b, t]
+            n += not (x == 0.0 or x == 1.0)
+    return n
+
+
+@njit(cache=True)
+def _bad_id(ids, mask, high):
+    """First id outside [0, high) at a real position (mask != 0), or -1 if none (O(B T))."""
+    for b in range(ids.shape[0]):
+        for t in range(ids.shape[1]):
+            if mask[b, t] != 0.0 and (ids[b, t] < 0 or ids[b, t] >= high):
+                return ids[b, t]
+    return -1
+
+
+@njit(cache=True)
+def _bad_value(x, mask):
+    """True iff a real position (mask != 0) of x (B, T) is NaN or +-inf (O(B T))."""
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            if mask[b, t] != 0.0 and not np.isfinite(x[b, t]):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _nan_at(x, mask):
+    """True iff a real position (mask != 0) of x (B, T) is NaN (O(B T))."""
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            if mask[b, t] != 0.0 and x[b, t] != x[b, t]:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _nan_row(out, tokens, mask):
+    """True iff a real row of out (B, T, V) has a NaN or +inf at its own token (O(B T))."""
+    for b in range(out.shape[0]):
+        for t in range(out.shape[1]):
+            if mask[b, t] != 0.0:
+                g = out[b, t, tokens[b, t]]
+                if g != g or g == np.inf:
+                    return True
+    return False
+
+
 def _array(x, name, ndim, dtypes):
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name}: expected a numpy array of dtype "
@@ -520,23 +573,21 @@ def _array(x, name, ndim, dtypes):
 
 def _batch(tokens, mask, shape, tokens_name="tokens"):
     """Check mask (B, T) float64 0/1 and tokens (B, T) int64 against ``shape``; returns the
-    boolean array of real positions."""
+    mask (0 at padding, 1 at the real positions)."""
     _array(mask, "mask", 2, (np.float64,))
     if mask.shape != shape:
         raise ValueError(f"mask: expected shape {shape}, got {mask.shape}")
-    real = mask != 0.0                                            # (B, T)
-    if not (real | (mask == 0.0)).all() or not (mask[real] == 1.0).all():
+    if _bad_mask(mask):
         raise ValueError("mask: expected only 0.0 and 1.0")
     _array(tokens, tokens_name, 2, (np.int64,))
     if tokens.shape != shape:
         raise ValueError(f"{tokens_name}: expected shape {shape} (that of mask), got {tokens.shape}")
-    return real
+    return mask
 
 
 def _ids(x, real, name, high):
-    v = x[real]
-    if v.size and (v.min() < 0 or v.max() >= high):
-        bad = v[(v < 0) | (v >= high)][0]
+    bad = _bad_id(x, real, high)
+    if bad != -1:
         raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got {bad}")
 
 
@@ -544,7 +595,7 @@ def _weights(w, real, shape):
     _array(w, "w", 2, (np.float64,))
     if w.shape != shape:
         raise ValueError(f"w: expected shape {shape} (that of mask), got {w.shape}")
-    if not np.isfinite(w[real]).all():
+    if _bad_value(w, real):
         raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
 
 
@@ -556,10 +607,10 @@ def _dense_args(logits, tokens, mask):
     return real
 
 
-def _no_nan_rows(gathered, real, name):
-    """Raise naming ``name`` if a real position's gathered output is NaN (or +inf)."""
-    g = gathered[real]
-    if np.isnan(g).any() or np.isposinf(g).any():
+def _no_nan_rows(logp, real, name):
+    """Raise naming ``name`` if a real position's log-prob is NaN (a -inf one is a gathered
+    -inf logit, documented; +inf cannot come from a row with a finite entry)."""
+    if _nan_at(logp, real):
         raise ValueError(f"{name}: expected rows with a finite entry and no NaN or +inf at the "
                          f"real positions, got a row whose result is NaN")
 
@@ -620,7 +671,9 @@ def _dense_backward_checked(core, logits, tokens, mask, w, out):
     else:
         _out_check(out, logits)
     core(logits, tokens, mask, w, out)
-    _no_nan_rows(np.take_along_axis(out, tokens[..., None], axis=-1)[..., 0], real, "logits")
+    if _nan_row(out, tokens, real):
+        raise ValueError("logits: expected rows with a finite entry and no NaN or +inf at the "
+                         "real positions, got a row whose result is NaN")
     return out
 
 
@@ -675,9 +728,9 @@ def _tabular_bwd(core, theta, states, tokens, mask, w):
     real = _tabular_args(theta, states, tokens, mask)
     _weights(w, real, mask.shape)
     dtheta = core(theta, states, tokens, mask, w)
-    g = dtheta[states[real], tokens[real]]                        # each real token's own entry
-    if not np.isfinite(g).all():
-        name = "w" if not np.isfinite(np.abs(w[real]).sum()) else "theta"
+    g = dtheta[states, tokens]                                    # (B, T) each token's own entry
+    if _bad_value(g, real):
+        name = "w" if not np.isfinite(np.abs(w[real != 0]).sum()) else "theta"
         raise ValueError(f"{name}: expected {'weights whose sums are finite' if name == 'w' else 'rows with a finite entry and no NaN or +inf'}, "
                          f"got a non-finite gradient")
     return dtheta
