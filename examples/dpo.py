@@ -240,8 +240,14 @@ def main(argv=None):
     for b, kl, proxy, true, best in rows:
         print(f"{b:7.3f}  {kl:6.3f}  {proxy:6.3f}  {true:6.3f}  {best:6.3f}")
     i = int(np.argmax([row[3] for row in rows]))
-    print(f"true reward peaks at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, true {rows[i][3]:.3f}) "
-          f"and ends at {rows[-1][3]:.3f}; the proxy ends at {rows[-1][2]:.3f}")
+    if rows[i][3] - rows[-1][3] >= 5e-4:                       # a fall that shows in the printed digits
+        print(f"true reward peaks inside the sweep, at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, "
+              f"true {rows[i][3]:.3f}), and falls to {rows[-1][3]:.3f}; the proxy ends at "
+              f"{rows[-1][2]:.3f}")
+    else:
+        print(f"true reward has no peak inside the sweep: it rises to {rows[-1][3]:.3f} at the smallest "
+              f"beta, {rows[-1][0]:.3f}, within the printed digits of its largest value; the proxy ends "
+              f"at {rows[-1][2]:.3f}")
 
     if args.plot:
         plot(rows, contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 60)), args.plot)
