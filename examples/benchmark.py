@@ -42,6 +42,9 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.advantages import centred, leave_one_out, standardized
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+
 try:
     import torch
 except ImportError:                                   # optional: never a dependency
@@ -121,7 +124,7 @@ TARGETS = []                                          # (what, measured, target,
 
 
 def target(what, value, goal, higher=True):
-    """Record a target of issue 5 against a value measured in this run."""
+    """Record one of the project's targets against a value measured in this run."""
     if value is None:
         TARGETS.append((what, "n/a", ("" if higher else "<= ") + fmt_goal(goal, higher), "n/a"))
         return
@@ -280,12 +283,12 @@ def check_dense(methods, backward, dtype):
 def run_dense(args, rng):
     shapes = args.shapes or ([(4096, 16), (2048, 1024)] if args.quick else
                              [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)])
-    note = ("  columns: time / our kernel on 1 thread (> 1: the kernel is faster); 'floor' is one "
-            "streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
-            f"{NCPU}t = all {NCPU} threads." + ("" if torch is not None else
-                                                " PyTorch: not installed."))
+    note = ("  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster); 'floor' is "
+            "one streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
+            f"{NCPU}t = all {NCPU} threads; 'threads' is our 1-thread time / our {NCPU}-thread time "
+            f"(> 1: the threads help)." + ("" if torch is not None else " PyTorch: not installed."))
     for backward in (False, True):
-        order = ["NumPy naive", "NumPy careful", f"kernel {NCPU}t", "torch 1t", f"torch {NCPU}t"]
+        order = ["NumPy naive", "NumPy careful", "threads", "torch 1t", f"torch {NCPU}t"]
         if backward:
             order.insert(2, "kernel 1t out=")
         for dtype in (np.float64, np.float32):
@@ -297,7 +300,8 @@ def run_dense(args, rng):
                 t = bench(methods, args.rounds, args.min_time)
                 k = t["kernel 1t"]
                 rows.append([f"({BT}, {V})", fmt_time(k / BT)]
-                            + [fmt_ratio(ratio(t, name, "kernel 1t")) for name in order]
+                            + [fmt_ratio(ratio(t, "kernel 1t", f"kernel {NCPU}t") if name == "threads"
+                                         else ratio(t, name, "kernel 1t")) for name in order]
                             + [fmt_ratio(k / t["floor"])])
                 record_dense_targets(t, BT, V, dtype, backward)
                 del logits, methods
@@ -693,6 +697,8 @@ def shape(text):
         BT, V = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}")
+    if BT < 1 or V < 1:
+        raise argparse.ArgumentTypeError(f"expected B*T >= 1 and V >= 1, got {text!r}")
     return BT, V
 
 
@@ -703,21 +709,21 @@ def parse_args(argv=None):
     p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep",), default=None,
                    help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
                         "the figure, added by --plot)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=int_at_least(1), default=None,
                    help="timing rounds per method, the median is reported (default 5, quick 3)")
-    p.add_argument("--min-time", type=float, default=None,
+    p.add_argument("--min-time", type=real(0, low_open=True), default=None,
                    help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
     p.add_argument("--shapes", nargs="+", type=shape, metavar="BTxV", default=None,
-                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of issue 5)")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the inputs")
-    p.add_argument("--plot", metavar="PATH", help="draw time per token against V (dense forward)")
+                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets)")
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the inputs")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw time per token against V (dense forward)")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    args.rounds = args.rounds or (3 if args.quick else 5)
-    args.min_time = args.min_time or (0.005 if args.quick else 0.02)
+    args.rounds = args.rounds if args.rounds is not None else (3 if args.quick else 5)
+    args.min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
     sections = list(args.sections or SECTIONS)
     if args.plot and "sweep" not in sections:
         sections.append("sweep")
@@ -737,7 +743,7 @@ def main(argv=None):
             plot(args.plot, Vs, per_tok)
     validation_line(args, rng)
     if TARGETS:
-        table("Targets of issue 5 (ratios from this run)", ["target", "measured", "goal", ""],
+        table("The project's targets (ratios from this run)", ["target", "measured", "goal", ""],
               [list(t) for t in TARGETS])
 
 

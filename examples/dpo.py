@@ -28,6 +28,8 @@ responses are compared only a handful of times.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -35,6 +37,9 @@ from minirl_lm.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, to
 from minirl_lm.kl import exact_kl
 from minirl_lm.optimum import tilted_optimum
 from minirl_lm.policy import TabularPolicy, softmax_table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
 Y = N_COMMON + N_RARE
@@ -158,14 +163,14 @@ def gain(pi, pi_ref, reward):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--pairs", type=int, default=300, help="preference pairs sampled from pi_ref")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the pairs")
-    p.add_argument("--beta", type=float, default=1.0, help="the DPO beta")
-    p.add_argument("--lr", type=float, default=4.0, help="DPO gradient-descent step size")
-    p.add_argument("--steps", type=int, default=2000, help="DPO gradient steps")
-    p.add_argument("--prior-std", type=float, default=10.0,
+    p.add_argument("--pairs", type=int_at_least(1), default=300, help="preference pairs sampled from pi_ref")
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the pairs")
+    p.add_argument("--beta", type=real(0, low_open=True), default=1.0, help="the DPO beta")
+    p.add_argument("--lr", type=real(0, low_open=True), default=4.0, help="DPO gradient-descent step size")
+    p.add_argument("--steps", type=int_at_least(1), default=2000, help="DPO gradient steps")
+    p.add_argument("--prior-std", type=real(0, low_open=True), default=10.0,
                    help="std of the Gaussian prior on each r_phi entry (reward model)")
-    p.add_argument("--plot", metavar="PATH", help="draw true and proxy reward against KL")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw true and proxy reward against KL")
     args = p.parse_args(argv)
     for name in ("pairs", "steps"):
         if getattr(args, name) < 1:

@@ -20,6 +20,8 @@ answer is pushed down less per token, a long right answer pulled up less.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from minirl_lm.mdp import TokenMDP
 from minirl_lm.optimum import tilted_optimum_tree
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import AGGS
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, exactly, then stop ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -174,22 +179,22 @@ def plot(path, log, pi_star_success, pi_star_kl, pi_rev_success):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=0, help="seed of the main run")
-    p.add_argument("--iters", type=int, default=40, help="GRPO iterations")
-    p.add_argument("--K", type=int, default=8, help="responses per prompt (group size)")
-    p.add_argument("--mu", type=int, default=4, help="gradient epochs per group (> 1: clipping fires)")
-    p.add_argument("--lr", type=float, default=4.0, help="step size on theta")
-    p.add_argument("--eps", type=float, default=0.2, help="clip range epsilon (low)")
-    p.add_argument("--eps-high", type=float, default=None, help="clip-higher epsilon (default eps)")
-    p.add_argument("--beta", type=float, default=0.04, help="KL coefficient (k3 term in the loss)")
-    p.add_argument("--prior", type=float, default=1.0, help="reference logit on the right token")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the main run")
+    p.add_argument("--iters", type=int_at_least(1), default=40, help="GRPO iterations")
+    p.add_argument("--K", type=int_at_least(1), default=8, help="responses per prompt (group size)")
+    p.add_argument("--mu", type=int_at_least(1), default=4, help="gradient epochs per group (> 1: clipping fires)")
+    p.add_argument("--lr", type=real(0, low_open=True), default=4.0, help="step size on theta")
+    p.add_argument("--eps", type=real(0, 1, low_open=True), default=0.2, help="clip range epsilon (low)")
+    p.add_argument("--eps-high", type=real(0, low_open=True), default=None, help="clip-higher epsilon (default eps)")
+    p.add_argument("--beta", type=real(0, low_open=True), default=0.04, help="KL coefficient (k3 term in the loss)")
+    p.add_argument("--prior", type=real(), default=1.0, help="reference logit on the right token")
     p.add_argument("--agg", default="token_mean", choices=AGGS, help="aggregation of the main run")
-    p.add_argument("--every", type=int, default=5, help="print every this many iterations")
-    p.add_argument("--agg-seeds", type=int, default=6,
+    p.add_argument("--every", type=int_at_least(1), default=5, help="print every this many iterations")
+    p.add_argument("--agg-seeds", type=int_at_least(0), default=6,
                    help="seeds per aggregation mode in the second table (0: skip it)")
-    p.add_argument("--agg-iters", type=int, default=15,
+    p.add_argument("--agg-iters", type=int_at_least(1), default=15,
                    help="iterations per run in the second table (before convergence hides the bias)")
-    p.add_argument("--plot", metavar="PATH", help="draw success, KL and clip fraction to PATH")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
     for name in ("iters", "K", "mu", "every", "agg_iters"):
         if getattr(args, name) < 1:

@@ -11,6 +11,8 @@ standardizes their rewards within the group and takes one step on the log-probs.
 """
 
 import argparse
+import os
+import sys
 import math
 
 import numpy as np
@@ -18,18 +20,21 @@ import numpy as np
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=int, nargs="+", default=[1, 2, 4, 8, 32],
+    p.add_argument("--K", type=int_at_least(1), nargs="+", default=[1, 2, 4, 8, 32],
                    help="group sizes (responses per prompt per step)")
-    p.add_argument("--responses", type=int, default=6400,
+    p.add_argument("--responses", type=int_at_least(1), default=6400,
                    help="responses drawn per prompt over the whole run (steps = responses // K)")
-    p.add_argument("--seed", type=int, default=1, help="np.random.default_rng(seed), restarted per K")
-    p.add_argument("--lr", type=float, default=2.0, help="learning rate")
+    p.add_argument("--seed", type=seed, default=1, help="np.random.default_rng(seed), restarted per K")
+    p.add_argument("--lr", type=real(0), default=2.0, help="learning rate")
     p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
                    help="group baseline (loo is undefined at K = 1 and skips it)")
-    p.add_argument("--plot", metavar="PATH", help="draw success against responses drawn")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success against responses drawn")
     args = p.parse_args(argv)
     if min(args.K) < 1:
         p.error(f"--K: group sizes must be >= 1, got {min(args.K)}")

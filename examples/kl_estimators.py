@@ -36,6 +36,8 @@ forms), and k3 in the loss trained as in part 2, to check that it lands on pi_re
 """
 
 import argparse
+import os
+import sys
 import math
 
 import numpy as np
@@ -44,6 +46,9 @@ from minirl_lm.kl import (exact_kl, exact_kl_grad_theta, exact_reverse_kl_grad_t
                           kl_in_reward, kl_per_token)
 from minirl_lm.optimum import kl_objective, tilted_optimum
 from minirl_lm.policy import TabularPolicy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, reals, seed  # noqa: E402
 
 THETA_REF = np.array([[0.5, 0.0, -0.5, -1.0],
                       [0.0, 0.0, 0.0, 0.0]])
@@ -55,14 +60,6 @@ REWARD = np.array([[1.0, 0.0, 0.0, 0.5],
                    [0.0, 1.0, 0.0, 0.0]])
 EST = ("k1", "k2", "k3")
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
-
-
-def parse_floats(text):
-    """'0.1,1' -> (0.1, 1.0); '' -> ()."""
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
 
 
 def enumeration(S, V):
@@ -292,18 +289,18 @@ def plot(policy, ref, out, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=float, default=0.5, help="KL coefficient (default 0.5)")
-    p.add_argument("--lr", type=float, default=None,
+    p.add_argument("--beta", type=real(0, low_open=True), default=0.5, help="KL coefficient (default 0.5)")
+    p.add_argument("--lr", type=real(0, low_open=True), default=None,
                    help="step size of part 2 (default 1/beta, scaled to the KL term's curvature)")
-    p.add_argument("--iters", type=int, default=1000,
+    p.add_argument("--iters", type=int_at_least(1), default=1000,
                    help="at most this many exact gradient steps (default 1000)")
-    p.add_argument("--samples", type=int, default=10000,
+    p.add_argument("--samples", type=int_at_least(2), default=10000,
                    help="Monte-Carlo draws per state in part 1 (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo column")
-    p.add_argument("--sweep", type=parse_floats, default=SWEEP,
+    p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo column")
+    p.add_argument("--sweep", type=reals(0, low_open=True, allow_empty=True), default=SWEEP,
                    help="comma-separated betas of part 3, '' to skip it "
                         "(default " + ",".join(f"{b:g}" for b in SWEEP) + ")")
-    p.add_argument("--plot", metavar="PATH", help="write a figure (SVG or PNG by extension)")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write a figure (SVG or PNG by extension)")
     args = p.parse_args(argv)
     if not (math.isfinite(args.beta) and args.beta > 0):
         p.error(f"--beta: expected a finite number > 0, got {args.beta}")

@@ -21,6 +21,8 @@ ingredient changes the samples (the variance) but not what is estimated.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -30,6 +32,9 @@ from minirl_lm.kl import kl_in_reward
 from minirl_lm.mdp import TokenMDP
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import reinforce_loss, sequence_reinforce_loss
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, graded at the end ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -134,14 +139,14 @@ def clip_pair(ro, logp, logp_old, A, eps):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=0, help="seed of theta and of the batch")
-    p.add_argument("--K", type=int, default=8, help="responses per prompt in the batch")
-    p.add_argument("--scale", type=float, default=1.0, help="std of the random logits theta")
-    p.add_argument("--lam", type=float, default=0.5, help="GAE lambda (< 1)")
-    p.add_argument("--beta", type=float, default=0.1, help="per-token KL coefficient")
-    p.add_argument("--gamma", type=float, default=0.9, help="discount (< 1)")
-    p.add_argument("--eps", type=float, default=0.2, help="clip range epsilon")
-    p.add_argument("--move", type=float, default=0.3,
+    p.add_argument("--seed", type=seed, default=0, help="seed of theta and of the batch")
+    p.add_argument("--K", type=int_at_least(1), default=8, help="responses per prompt in the batch")
+    p.add_argument("--scale", type=real(0), default=1.0, help="std of the random logits theta")
+    p.add_argument("--lam", type=real(0, 1), default=0.5, help="GAE lambda (< 1)")
+    p.add_argument("--beta", type=real(0), default=0.1, help="per-token KL coefficient")
+    p.add_argument("--gamma", type=real(0, 1), default=0.9, help="discount (< 1)")
+    p.add_argument("--eps", type=real(0, 1, low_open=True), default=0.2, help="clip range epsilon")
+    p.add_argument("--move", type=real(0), default=0.3,
                    help="std of the perturbation theta - theta_old before clipping")
     args = p.parse_args(argv)
     if args.K < 1:
