@@ -68,24 +68,24 @@ def reverse_kl_fixed_point_tree(mdp, pi_ref, beta):
 
     A per-token k3 term differentiates KL(pi_ref(.|s) || pi(.|s)) at each visited state, the
     visit probabilities held fixed (kl.md). Setting the softmax gradient of the reward term,
-    pi(a|s) (Q(s, a) - v(s)), equal to beta (pi(a|s) - pi_ref(a|s)) gives
-    pi(a|s) = beta pi_ref(a|s) / (lambda_s - Q(s, a)) with lambda_s = v(s) + beta, where Q and v
+    pi(a|s) (q(s, a) - v(s)), equal to beta (pi(a|s) - pi_ref(a|s)) gives
+    pi(a|s) = beta pi_ref(a|s) / (nu_s - q(s, a)) with nu_s = v(s) + beta, where q and v
     are the plain expected rewards of that same policy (no KL in them). Solved by backward
-    induction from the leaves, lambda_s by bisection in (max_a Q, max_a Q + beta]. Returns (S, V).
+    induction from the leaves, nu_s by bisection in (max_a q, max_a q + beta]. Returns (S, V).
     """
     pi = np.zeros((mdp.S, mdp.V))                              # (S, V)
     values = np.zeros(mdp.S)                                   # (S,) plain expected reward v(s)
     for s in range(mdp.S - 1, -1, -1):                         # ids are level by level: deepest first
         n, prefix = mdp.prefix_of(s)
-        q = np.empty(mdp.V)                                    # (V,) Q(s, a)
+        q = np.empty(mdp.V)                                    # (V,) q(s, a)
         for a in range(mdp.V):
             child = mdp.step(prefix, a)                        # s . a: concatenation
             q[a] = (verifier(mdp.prompts[n], child) if mdp.is_terminal(child)
                     else values[mdp.state_id(n, child)])
         lo, hi = q.max(), q.max() + beta                       # sum(pi) > 1 at lo+, <= 1 at hi
         for _ in range(200):
-            lam = 0.5 * (lo + hi)
-            lo, hi = (lam, hi) if (beta * pi_ref[s] / (lam - q)).sum() > 1.0 else (lo, lam)
+            nu = 0.5 * (lo + hi)                               # the multiplier nu_s
+            lo, hi = (nu, hi) if (beta * pi_ref[s] / (nu - q)).sum() > 1.0 else (lo, nu)
         p = beta * pi_ref[s] / (hi - q)
         pi[s] = p / p.sum()
         values[s] = pi[s] @ q

@@ -24,8 +24,8 @@ fixed point.
 - k1, k2 or k3 in the loss: REINFORCE on r plus beta * k as a separate term, eq. (kl_objective).
 Each is compared with the tilted optimum pi* = pi_ref exp(r / beta) / Z (optimum.tilted_optimum),
 the maximizer of E r - beta KL(pi || pi_ref), and with the maximizer of E r - beta KL(pi_ref || pi),
-pi(y) = beta pi_ref(y) / (lambda - r(y)) with lambda > max r fixed by normalization (solved here
-by bisection: the library has no reverse-KL optimum).
+pi(y) = beta pi_ref(y) / (nu - r(y)) with nu > max r fixed by normalization (solved here
+by bisection: the library has no function for this maximizer).
 
 Part 3, a beta sweep: for each beta, the distance between the two optima pi_rev and pi* (closed
 forms), and k3 in the loss trained as in part 2, to check that it lands on pi_rev at every beta.
@@ -150,16 +150,16 @@ def expected_ascent(policy, ref, reward, beta, placement):
 
 
 def reverse_kl_optimum(pi_ref, reward, beta):
-    """argmax E_pi r - beta KL(pi_ref || pi), row-wise: pi = beta pi_ref / (lambda - r), (S, V)."""
+    """argmax E_pi r - beta KL(pi_ref || pi), row-wise: pi = beta pi_ref / (nu - r), (S, V)."""
     out = np.empty_like(pi_ref)
     for s in range(pi_ref.shape[0]):
         lo, hi = reward[s].max(), reward[s].max() + beta       # sum(pi) > 1 at lo+, <= 1 at hi
-        for _ in range(200):                                   # bisection on lambda
-            lam = 0.5 * (lo + hi)
-            if (beta * pi_ref[s] / (lam - reward[s])).sum() > 1.0:
-                lo = lam
+        for _ in range(200):                                   # bisection on nu
+            nu = 0.5 * (lo + hi)                               # the multiplier
+            if (beta * pi_ref[s] / (nu - reward[s])).sum() > 1.0:
+                lo = nu
             else:
-                hi = lam
+                hi = nu
         p = beta * pi_ref[s] / (hi - reward[s])
         out[s] = p / p.sum()
     return out
@@ -204,7 +204,7 @@ def print_placements(ref, reward, beta, lr, iters, pi_star, out):
     print(f"exact expected gradient ascent from pi_ref, lr = {lr}, until max|E grad| < 1e-13 "
           f"or {iters} steps")
     print("pi*    = pi_ref exp(r/beta) / Z maximizes E r - beta KL(pi||ref)")
-    print("pi_rev = beta pi_ref / (lambda - r) maximizes E r - beta KL(ref||pi)")
+    print("pi_rev = beta pi_ref / (nu - r) maximizes E r - beta KL(ref || pi)")
     print()
     head = (f"{'placement':>12}  {'steps':>5}  {'|grad| end':>10}  {'KL(pi||pi*)':>11}  {'max|pi-pi*|':>11}  "
             f"{'J(pi*)-J(pi)':>12}  {'max|pi-pi_rev|':>14}")
