@@ -87,11 +87,11 @@ def main(argv=None):
               f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}")
 
     gap, log_odds, n_honest, beats_one, majority = thresholds()
-    print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}: the hedge beats any one "
-          f"honest answer iff beta < gap / log-odds = {beats_one:.4f}")
+    print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}, {n_honest} honest answers")
+    print(f"  the hedge beats any one honest answer iff beta < gap / log-odds = {beats_one:.4f}")
     pi_star = tilted_optimum(TabularPolicy(reference_theta()).probs(), reward_table("sloppy"), majority)
-    print(f"the hedge is a majority of a hard prompt iff beta < gap / (log-odds + log {n_honest}) = "
-          f"{majority:.4f} (there, the optimum's hedge mass is {pi_star[2, HEDGE]:.4f})")
+    print(f"  the hedge is a majority iff beta < gap / (log-odds + log {n_honest}) = {majority:.4f}"
+          f" (its mass there: {pi_star[2, HEDGE]:.4f})")
 
     if args.seeds:
         print(f"\nspread over seeds 0..{args.seeds - 1} (mean +- std [min, max]) beside seed {args.seed}:")
