@@ -283,10 +283,11 @@ def check_dense(methods, backward, dtype):
 def run_dense(args, rng):
     shapes = args.shapes or ([(4096, 16), (2048, 1024)] if args.quick else
                              [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)])
-    note = ("  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster); 'floor' is "
-            "one streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
-            f"{NCPU}t = all {NCPU} threads; 'threads' is our 1-thread time / our {NCPU}-thread time "
-            f"(> 1: the threads help)." + ("" if torch is not None else " PyTorch: not installed."))
+    note = ("  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster);\n"
+            f"  'threads': our 1-thread time / our {NCPU}-thread time (> 1: the threads help); "
+            f"{NCPU}t = all {NCPU} threads;\n"
+            "  'floor': one streaming read of the logits; 'per token': the kernel's time per (b, t) row."
+            + ("" if torch is not None else "\n  PyTorch: not installed."))
     for backward in (False, True):
         order = ["NumPy naive", "NumPy careful", "threads", "torch 1t", f"torch {NCPU}t"]
         if backward:
@@ -434,12 +435,12 @@ def run_tabular(args, rng):
                    20)
         if not args.quick and label.startswith("backward"):
             target(f"{what} vs torch", ratio(t, "torch 1t", "per-state kernel"), 100)
-    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}), "
-          f"S = {S} states (all visited), V = {V}, float64",
+    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}),\n"
+          f"  S = {S} states (all visited), V = {V}, float64",
           ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
-          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster); "
-                "'per token' is the per-state kernel's time per token."
-          + ("" if torch is not None else " PyTorch: not installed."))
+          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster);\n"
+                "  'per token': the per-state kernel's time per token."
+          + ("" if torch is not None else "\n  PyTorch: not installed."))
 
 
 # ---------------------------------------------------------------- advantages on r (N, K)
@@ -548,10 +549,10 @@ def run_e2e(args, rng):
     if not args.quick:
         target("python examples/k_sweep.py, warm cache (wall)", wall, 3.0, higher=False)
     table(f"End to end: GRPO on a multi-token task (N = {N} prompts, V = {V}, answers of 4 "
-          f"tokens, max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
+          f"tokens,\n  max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
           ["", "wall time", "per token", "in kernels"], rows,
-          "  'in kernels': share of the step spent in tabular_logp and tabular_backward; the "
-          "rest is rollout, grading, objectives and validation.")
+          "  'in kernels': share of the step spent in tabular_logp and tabular_backward;\n"
+          "  the rest is rollout, grading, objectives and validation.")
 
 
 # ---------------------------------------------------------------- JIT and the disk cache
@@ -685,7 +686,7 @@ def validation_line(args, rng):
     for f in methods.values():                        # warm-up: first calls load the checks
         f()
     t = bench(methods, max(args.rounds, 5), max(args.min_time, 0.02))
-    print(f"Validation overhead (public kernel / trusted core, {BT} rows, V = {V}): "
+    print(f"Validation overhead (public kernel / trusted core, {BT} rows, V = {V}):\n  "
           + ", ".join(f"{name} {fmt_ratio(t[name] / t['_' + name])}" for name in pairs) + "\n")
 
 
