@@ -1,47 +1,53 @@
 """Numba kernels: the hot core of the one primitive, fused.
 
-Each kernel here has a NumPy twin in ``minirl_lm.logprob`` (or, for the group advantages, a
-two-line NumPy expression) and is tested equal to it (``tests/test_kernels.py``). This is the only
+Each kernel here has a NumPy twin in `minirl_lm.logprob` (or, for the group advantages, a
+two-line NumPy expression) and is tested equal to it (`tests/test_kernels.py`). This is the only
 module of the package that imports numba.
 
-What is computed (labels as in ``logprob.py`` and ``docs/primitive.md``):
+What is computed (labels as in `logprob.py` and the page "The one primitive"):
 
-    logp[b, t] = z_y - m - log sum_v exp(z_v - m),  m = max_v z_v          eq. (log_softmax)
-    seq_logp[b] = sum_t mask[b, t] * logp[b, t]                           eq. (factorization)
-    d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
+```text
+logp[b, t] = z_y - m - log sum_v exp(z_v - m),  m = max_v z_v          eq. (log_softmax)
+seq_logp[b] = sum_t mask[b, t] logp[b, t]                             eq. (factorization)
+d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
+```
 
-Contract (``CONTRIBUTING.md``): the public functions validate their inputs (C-contiguous
-float64 / int64; the dense kernels also take float32 logits) and call the trusted jitted cores
-``_name``, which do not re-check; the library's inner loops call those cores directly. Positions with ``mask == 0`` are never read (their logits, states and
-tokens may hold anything), get ``logp == 0.0`` and contribute nothing to any gradient. A row of
-logits may contain -inf entries but needs one finite entry; a gathered -inf logit gives
-``logp = -inf`` and a finite gradient ``w * (1 - 0)`` at that entry (its probability is 0).
+Contract (`CONTRIBUTING.md`): the public functions validate their inputs (C-contiguous float64 /
+int64; the dense kernels also take float32 logits) and call the trusted jitted cores `_name`,
+which do not re-check; the library's inner loops call those cores directly. Positions with
+`mask == 0` are never read (their logits, states and tokens may hold anything), get
+`logp == 0.0` and contribute nothing to any gradient. A row of logits may contain `-inf` entries
+but needs one finite entry; a gathered `-inf` logit gives `logp = -inf` and a finite gradient
+`w (1 - 0)` at that entry (its probability is 0). Here and below `w` is the upstream gradient
+`g = dloss/dlogp`, `(B, T)`.
 
-Why it is written this way (measured on a 2-core AVX2 machine, see design.md section 7):
-- numba's ``np.exp`` is a scalar libm call here; ``_exp`` below is a branch-free exp that LLVM
+Why it is written this way (measured on a 2-core AVX2 machine; the page "Performance" shows
+the numbers):
+
+- numba's `np.exp` is a scalar libm call here; `_exp` below is a branch-free exp that LLVM
   vectorizes, which is what makes the fused forward faster than NumPy's SIMD exp.
-- a max reduction ``m = max(m, x)`` does not vectorize; ``_row_max`` keeps 8 accumulators.
-- fastmath is the subset ``_FM`` (no 'nnan'/'ninf', so -inf entries stay correct), and only on
-  the row reductions that need 'reassoc' to vectorize; elsewhere the order is kept, so that
-  ``(z_y - m) - lse`` is not rewritten ``z_y - (m + lse)`` (which loses digits at 1e4 logits).
-- the tabular kernels compute each *visited* state's logsumexp once: work S_visited * V + B * T
-  instead of B * T * V. The ``*_per_token`` variants are the naive form, kept for the benchmark.
-- the dense backward computes each exponential once: exp(z_v - m) is written into the output row
-  while it is summed, then the row is scaled by -w / sum (the twin exponentiates twice). Its
-  (B, T, V) output is allocated by NumPy in a thin Python wrapper (or passed as ``out=``), not by
-  numba: NumPy asks for transparent huge pages, and page faults on a fresh output otherwise
-  cost more than the arithmetic.
-- float32 logits (dense kernels): the exponentials are taken in float32 by ``_exp32`` (8 SIMD
-  lanes instead of 4) and every sum is accumulated in float64; ``logp`` is float64, ``dlogits``
-  float32. Expect agreement with the float64 twin to about 1e-6, not 1e-12.
-- threads are opt-in: ``dense_logp_parallel`` and ``dense_backward_parallel`` are separate
-  module-level ``prange`` kernels (same results, bit for bit); nothing else starts a thread,
+- a max reduction `m = max(m, x)` does not vectorize; `_row_max` keeps 8 accumulators.
+- fastmath is the subset `_FM` (no `nnan`/`ninf`, so `-inf` entries stay correct), and only on
+  the row reductions that need `reassoc` to vectorize; elsewhere the order is kept, so that
+  `(z_y - m) - lse` is not rewritten `z_y - (m + lse)` (which loses digits at `1e4` logits).
+- the tabular kernels compute each *visited* state's logsumexp once: work `S_visited V + B T`
+  instead of `B T V`. The `*_per_token` variants are the naive form, kept for the benchmark.
+- the dense backward computes each exponential once: `exp(z_v - m)` is written into the output
+  row while it is summed, then the row is scaled by `-w / sum` (the twin exponentiates twice).
+  Its `(B, T, V)` output is allocated by NumPy in a thin Python wrapper (or passed as `out=`),
+  not by numba: NumPy asks for transparent huge pages, and page faults on a fresh output
+  otherwise cost more than the arithmetic.
+- float32 logits (dense kernels): the exponentials are taken in float32 by `_exp32` (8 SIMD
+  lanes instead of 4) and every sum is accumulated in float64; `logp` is float64, `dlogits`
+  float32. Expect agreement with the float64 twin to about `1e-6`, not `1e-12`.
+- threads are opt-in: `dense_logp_parallel` and `dense_backward_parallel` are separate
+  module-level `prange` kernels (same results, bit for bit); nothing else starts a thread,
   because on a busy machine threads can be many times slower than one core.
 - the group sums are reassociated (they vectorize); a sum of exact zeros stays exactly 0, so
   equal rewards still give a zero advantage bit for bit.
-- every kernel is a module-level ``@njit(cache=True)`` function calling the others directly (the
-  two backward wrappers above are plain Python): a closure or a factory-made variant defeats (or
-  worse, aliases) the on-disk cache, whose key ignores the ``parallel`` and ``fastmath`` options.
+- every kernel is a module-level `@njit(cache=True)` function calling the others directly (the
+  backward wrappers are plain Python): a closure or a factory-made variant defeats (or worse,
+  aliases) the on-disk cache, whose key ignores the `parallel` and `fastmath` options.
 """
 
 import numpy as np
@@ -616,7 +622,17 @@ def _no_nan_rows(logp, real, name):
 
 
 def exp_array(x):
-    """``_exp`` over a 1-D float64 array (for tests and benchmarks); NaN is rejected."""
+    """The vectorizable `_exp` over an array (for tests and benchmarks).
+
+    Args:
+        x: `(n,)` float64, C-contiguous, no NaN.
+
+    Returns:
+        `(n,)` float64 `exp(x)`.
+
+    Raises:
+        ValueError: `x` holds a NaN or is not a 1-D float64 array.
+    """
     _array(x, "x", 1, (np.float64,))
     if np.isnan(x).any():
         raise ValueError("x: expected no NaN")
@@ -624,7 +640,17 @@ def exp_array(x):
 
 
 def exp32_array(x):
-    """``_exp32`` over a 1-D float32 array (for tests and benchmarks); NaN is rejected."""
+    """The float32 `_exp32` over an array (for tests and benchmarks).
+
+    Args:
+        x: `(n,)` float32, C-contiguous, no NaN.
+
+    Returns:
+        `(n,)` float32 `exp(x)`.
+
+    Raises:
+        ValueError: `x` holds a NaN or is not a 1-D float32 array.
+    """
     _array(x, "x", 1, (np.float32,))
     if np.isnan(x).any():
         raise ValueError("x: expected no NaN")
@@ -632,11 +658,18 @@ def exp32_array(x):
 
 
 def dense_logp(logits, tokens, mask):
-    """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
+    """Token and sequence log-probs from dense logits, fused: no `(B, T, V)` temporary.
 
-    logits float64 or float32 (C-contiguous); tokens (B, T) int64 ids in [0, V) at real
-    positions; mask (B, T) float64 0/1. Returns logp (B, T) float64, 0.0 at padding, and
-    seq_logp (B,) = masked sum over t. Validated; the trusted core is ``_dense_logp``.
+    Validated; the trusted core is `_dense_logp`.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp, seq_logp)`: `logp` `(B, T)` float64, 0.0 at padding; `seq_logp` `(B,)`, the
+        masked sum over `t`.
     """
     real = _dense_args(logits, tokens, mask)
     logp, seq = _dense_logp(logits, tokens, mask)
@@ -645,7 +678,16 @@ def dense_logp(logits, tokens, mask):
 
 
 def dense_logp_parallel(logits, tokens, mask):
-    """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    """`dense_logp` with its rows spread over all of numba's threads (opt-in; same bits).
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp (B, T), seq_logp (B,))`, bit for bit those of `dense_logp`.
+    """
     real = _dense_args(logits, tokens, mask)
     logp, seq = _dense_logp_parallel(logits, tokens, mask)
     _no_nan_rows(logp, real, "logits")
@@ -678,32 +720,73 @@ def _dense_backward_checked(core, logits, tokens, mask, w, out):
 
 
 def dense_backward(logits, tokens, mask, w, out=None):
-    """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
+    """The backward of `dense_logp`: `dlogits[b, t] = w[b, t] mask[b, t] (onehot(y_bt) - softmax(logits[b, t]))`.
 
-    dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
-    (B, T, V) array of that dtype to write into (reuse it across steps). Without it the output is
-    allocated here by NumPy, not inside the kernel: NumPy asks the kernel for transparent huge
-    pages on large arrays, numba's allocator does not, and a fresh 32 MB output page-faulted
-    in 4 KB pages cost twice the arithmetic (measured, see docs/performance.md).
-    Validated as ``dense_logp``, plus w (B, T) float64, finite at real positions; the trusted
-    core is ``_dense_backward_into``. (A call that raises after the kernel ran, on a NaN row,
-    has written ``out``.)
+    Without `out` the output is allocated here by NumPy, not inside the kernel: NumPy asks the
+    kernel for transparent huge pages on large arrays, numba's allocator does not, and a fresh
+    32 MB output page-faulted in 4 KB pages cost twice the arithmetic (measured on the page
+    "Performance"). Validated; the trusted core is `_dense_backward_into`. A call that raises
+    after the kernel ran, on a NaN row, has written `out`.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
+        out: optional C-contiguous `(B, T, V)` array of the logits' dtype to write into (reuse
+            it across steps).
+
+    Returns:
+        `(B, T, V)` `dlogits`, of the logits' dtype (`out` itself when given).
     """
     return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
 
 
 def dense_backward_parallel(logits, tokens, mask, w, out=None):
-    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
+    """`dense_backward` with its rows spread over all of numba's threads (opt-in; same bits).
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: optional `(B, T, V)` output array of the logits' dtype.
+
+    Returns:
+        `(B, T, V)` `dlogits`, bit for bit those of `dense_backward`.
+    """
     return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
 
 
 def dense_backward_into(logits, tokens, mask, w, out):
-    """``dense_backward`` writing into ``out`` (B, T, V), validated; returns out."""
+    """`dense_backward` writing into a given output array.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: C-contiguous `(B, T, V)` array of the logits' dtype.
+
+    Returns:
+        `out`, holding `dlogits`.
+    """
     return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
 
 
 def dense_backward_parallel_into(logits, tokens, mask, w, out):
-    """``dense_backward_parallel`` writing into ``out`` (B, T, V), validated; returns out."""
+    """`dense_backward_parallel` writing into a given output array.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: C-contiguous `(B, T, V)` array of the logits' dtype.
+
+    Returns:
+        `out`, holding `dlogits`.
+    """
     return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
 
 
@@ -737,31 +820,69 @@ def _tabular_bwd(core, theta, states, tokens, mask, w):
 
 
 def tabular_logp(theta, states, tokens, mask):
-    """logp (B, T), seq_logp (B,) for the softmax table theta (S, V) at states (B, T).
+    """Token and sequence log-probs of a softmax table at the visited states.
 
-    Each visited state's logsumexp is computed once: work S_visited * V + B * T.
-    Validated (theta float64 (S, V); states, tokens int64 (B, T) ids in range at real positions;
-    mask float64 0/1; all C-contiguous); the trusted core is ``_tabular_logp``.
+    Each visited state's logsumexp is computed once: work `S_visited V + B T`. Validated; the
+    trusted core is `_tabular_logp`.
+
+    Args:
+        theta: `(S, V)` float64 logits, C-contiguous.
+        states: `(B, T)` int64 state ids in `[0, S)` at real positions.
+        tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp, seq_logp)`: `(B, T)`, 0.0 at padding, and `(B,)`.
     """
     return _tabular_fwd(_tabular_logp, theta, states, tokens, mask)
 
 
 def tabular_logp_per_token(theta, states, tokens, mask):
-    """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
+    """`tabular_logp` recomputing the logsumexp at every token (`B T V` work; for the benchmark).
+
+    Args:
+        theta: `(S, V)` float64 logits.
+        states: `(B, T)` int64 state ids.
+        tokens: `(B, T)` int64 token ids.
+        mask: `(B, T)` float64 0/1.
+
+    Returns:
+        `(logp (B, T), seq_logp (B,))`.
+    """
     return _tabular_fwd(_tabular_logp_per_token, theta, states, tokens, mask)
 
 
 def tabular_backward(theta, states, tokens, mask, w):
-    """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(.|s_bt)) into row s_bt.
+    """`dtheta`: the scatter of `w[b, t] (onehot(y_bt) - pi(. | s_bt))` into row `s_bt`.
 
-    Validated as ``tabular_logp``, plus w (B, T) float64 finite at real positions; the trusted
-    core is ``_tabular_backward``.
+    Validated; the trusted core is `_tabular_backward`.
+
+    Args:
+        theta: `(S, V)` float64 logits, C-contiguous.
+        states: `(B, T)` int64 state ids in `[0, S)` at real positions.
+        tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
+
+    Returns:
+        `(S, V)` float64 `dtheta`.
     """
     return _tabular_bwd(_tabular_backward, theta, states, tokens, mask, w)
 
 
 def tabular_backward_per_token(theta, states, tokens, mask, w):
-    """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
+    """`tabular_backward` scattering a full softmax row per token (`B T V` work; for the benchmark).
+
+    Args:
+        theta: `(S, V)` float64 logits.
+        states: `(B, T)` int64 state ids.
+        tokens: `(B, T)` int64 token ids.
+        mask: `(B, T)` float64 0/1.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+
+    Returns:
+        `(S, V)` float64 `dtheta`.
+    """
     return _tabular_bwd(_tabular_backward_per_token, theta, states, tokens, mask, w)
 
 
@@ -775,15 +896,29 @@ def _group_checked(core, r, *args):
 
 
 def group_centred(r):
-    """A = r - mean_k r: (N, K) float64 C-contiguous -> (N, K). K = 1 or equal rewards: 0.0."""
+    """Centred group advantages `A = R - mean_k R`; `K = 1` or equal rewards give 0.0.
+
+    Args:
+        r: `(N, K)` float64 rewards, C-contiguous.
+
+    Returns:
+        `(N, K)` advantages.
+    """
     return _group_checked(_group_centred, r)
 
 
 def group_standardized(r, eps, ddof):
-    """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
+    """Standardized group advantages `A = (R - mean) / (std + xi)`.
 
-    eps: a finite float >= 0; ddof: the int 0 or 1. Validated; the trusted core is
-    ``_group_standardized``.
+    Validated; the trusted core is `_group_standardized`.
+
+    Args:
+        r: `(N, K)` float64 rewards, C-contiguous.
+        eps: the stabilizer `xi`, a finite float `>= 0`.
+        ddof: the int 0 (population std) or 1 (Bessel).
+
+    Returns:
+        `(N, K)` advantages.
     """
     eps = float_scalar(eps, "eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
@@ -791,7 +926,17 @@ def group_standardized(r, eps, ddof):
 
 
 def group_loo(r):
-    """A_k = r_k - mean of the other K - 1 rewards: (N, K) with K >= 2."""
+    """Leave-one-out advantages `A_k = R_k - mean of the other K - 1 rewards`.
+
+    Args:
+        r: `(N, K)` float64 rewards with `K >= 2`, C-contiguous.
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: `K < 2`, naming `r`.
+    """
     _array(r, "r", 2, (np.float64,))
     if r.shape[1] < 2:
         raise ValueError(f"r: expected K >= 2 (leave-one-out at K = 1 is undefined), got "
