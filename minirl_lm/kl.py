@@ -1,37 +1,53 @@
 """KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
 
-Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t ~ pi:
+Per token, with `u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t))` and `y_t ~ pi`:
 
-    k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
-    k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
-    k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```text
+k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
+k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
+k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```
 
-k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two
-terms cancel (they keep only ~6 digits of k3 at u = 1e-10); relative error < 1e-14, k3 >= 0.
-Each branch is evaluated only where it applies. For u < about -709.78 (pi_ref gave the token
-more than e^709 times pi's probability) exp(-u) overflows float64 (k3 = +inf, dk3 = -inf): that,
-like any other non-finite estimate or loss, is a ValueError naming logp, never returned. The log-ratio is masked before use: finite garbage in logp or
-logp_ref at padding gives u = 0, k = 0 and a gradient of exactly 0 there.
-On-policy, E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
-data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
-and E[grad k3] = grad KL(pi_ref || pi) (the reverse KL). tests/test_kl.py checks all of it by
-enumeration.
+k3 is computed as `expm1(-u) + u`, and by its Taylor series for `|u| < 0.05` where those two
+terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative error `< 1e-14`,
+`k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
+gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
+(`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
+naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
+`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
 
-Two placements of beta * KL:
-- in the loss (GRPO), eq. (kl_objective): loss = sum_{b,t} w[b,t] k[b,t], gradient w dk;
-  it is added to the policy loss times beta;
-- in the reward (the RLHF / PPO habit), eq. (kl_reward): r~_b = r_b - beta sum_t u[b,t],
+On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
+the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
+`E[grad k2] = grad KL(pi || pi_ref)` and `E[grad k3] = grad KL(pi_ref || pi)`: k3 in the loss
+descends the KL with its arguments swapped. `tests/test_kl.py` checks all of it by enumeration.
+
+Two placements of `beta KL`:
+
+- in the loss (GRPO), eq. (kl_objective): `loss = sum_{b,t} w[b,t] k[b,t]`, gradient `w dk`;
+  it is added to the policy loss times `beta`;
+- in the reward (the RLHF / PPO habit), eq. (kl_reward): `R~_b = R_b - beta sum_t u[b,t]`,
   treated as data (no gradient flows through it), then used by any estimator.
 
-Exact KL between tables (rows are distributions), eq. (kl_exact):
-    KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s)), with 0 log 0 = 0; inf where p > 0 = q.
-Its gradient on theta for pi = softmax(theta), pi_ref = softmax(theta_ref), summed over rows with
-weights d_s (default 1 for every row: the sum over states; pass a state distribution to weight):
-    d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
-    d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
-(the second because d/dtheta[s, v] of -sum_y pi_ref(y|s) log pi(y|s) is pi(v|s) - pi_ref(v|s)).
+Exact KL between tables (rows are distributions), eq. (kl_exact), with `0 log 0 = 0` and `inf`
+where `p > 0 = q`:
 
-The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
+```text
+KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s))
+```
+
+Its gradient on `theta` for `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)`, summed over
+rows with weights `d_s` (default 1 for every row: the sum over states; pass a state
+distribution to weight):
+
+```text
+d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
+d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
+```
+
+(the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
+`pi(v|s) - pi_ref(v|s)`).
+
+The aggregation weights are copied from `reinforce.token_weights` so that this file needs NumPy
 only; tests check the copies agree.
 """
 
@@ -73,7 +89,20 @@ def _log_ratio(logp, logp_ref, mask):
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
-    """Per-token estimate k and its derivative dk/dlogp, both (B, T) and 0 at padding."""
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+
+    Returns:
+        `(k, dk)`: both `(B, T)`, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite estimate (named after `logp`), or a bad argument.
+    """
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     choice(estimator, "estimator", ESTIMATORS)
     if estimator == "k1":
@@ -102,9 +131,23 @@ def _k3(u):
 
 
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
-    """KL penalty as a separate loss term, eq. (kl_objective): (loss, dloss_dlogp (B, T)).
+    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
 
-    loss = sum w k (the caller multiplies by beta). Inputs (B, T).
+    The caller multiplies by `beta`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
+
+    Raises:
+        ValueError: a non-finite loss (named after `logp`), or a bad argument.
     """
     k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
     choice(agg, "agg", AGGS)
@@ -116,9 +159,19 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
-    """KL folded into the reward, eq. (kl_reward): r~ = r - beta sum_t u_t, (B,) -> (B,).
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
 
     Data, not an objective: no gradient flows through the shaping.
+
+    Args:
+        rewards: `(B,)` sequence rewards `R(x, y)`.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        `(B,)` shaped rewards.
     """
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
@@ -131,9 +184,16 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 
 
 def exact_kl(p, q):
-    """Row-wise KL(p || q) of probability tables (S, V) -> (S,), eq. (kl_exact).
+    """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
 
-    0 log 0 = 0; a row with q = 0 where p > 0 has KL = inf.
+    `0 log 0 = 0`; a row with `q = 0` where `p > 0` has `KL = inf`.
+
+    Args:
+        p: `(S, V)` probabilities, rows summing to 1.
+        q: `(S, V)` probabilities, rows summing to 1.
+
+    Returns:
+        `(S,)` KL of each row.
     """
     p = float_array(p, "p", ndim=2)
     q = float_array(q, "q", ndim=2)
@@ -168,13 +228,23 @@ def _softmax_tables(theta, theta_ref, weights):
 
 
 def exact_kl_grad_theta(theta, theta_ref, weights=None):
-    """Gradient of sum_s d_s KL(pi_s || pi_ref_s) on theta (S, V) -> (S, V), eq. (kl_exact).
+    """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
 
-    pi = softmax(theta), pi_ref = softmax(theta_ref) row-wise; d = weights (S,), default ones.
-    Raises where pi > 0 = pi_ref (infinite KL). "> 0" and "= 0" are read on the log scale:
-    a finite logit has a finite log-prob (log pi > -inf) even where pi itself underflows to 0,
-    so theta_ref = [0, -1e4] is a finite KL (~5e3), not an infinite one; only a -inf logit
-    makes a probability exactly 0.
+    `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)` row-wise. "`> 0`" and "`= 0`" are read
+    on the log scale: a finite logit has a finite log-prob (`log pi > -inf`) even where `pi`
+    itself underflows to 0, so `theta_ref = [0, -1e4]` is a finite KL (about `5e3`), not an
+    infinite one; only a `-inf` logit makes a probability exactly 0.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
     """
     (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
     supp = logpi > -np.inf                                     # (S, V) support of pi
@@ -190,10 +260,22 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
 
 
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
-    """Gradient of sum_s d_s KL(pi_ref_s || pi_s) on theta (S, V) -> (S, V): d_s (pi - pi_ref).
+    """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
 
-    Raises where pi_ref > 0 = pi (infinite KL), read on the log scale as in
-    exact_kl_grad_theta: only a -inf logit makes a probability exactly 0.
+    The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
+    loss descends in expectation.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
+            `exact_kl_grad_theta`), named after `theta`.
     """
     (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
     if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
