@@ -1,40 +1,50 @@
 """Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
 
-A preference pair is a prompt x with a chosen response y_c and a rejected one y_r. Under the
-Bradley-Terry model with reward r, y_c wins with probability sigma(r(x, y_c) - r(x, y_r)):
+A preference pair is a prompt `x` with a chosen response `y_c` and a rejected one `y_r`. Under
+the Bradley-Terry model with reward `R`, `y_c` wins with probability
+`sigma(R(x, y_c) - R(x, y_r))`:
 
-    P(y_c > y_r | x) = sigma(r_c - r_r)                                  eq. (bradley_terry)
-    L_BT = mean_p -log sigma(r_c - r_r) = mean_p softplus(-(r_c - r_r))
+```text
+Pr(y_c > y_r | x) = sigma(R_c - R_r)                                 eq. (bradley_terry)
+L_BT = mean_p -log sigma(R_c - R_r) = mean_p softplus(-(R_c - R_r))
+```
 
-The tilted optimum of the KL-regularized objective (optimum.py, eq. (kl_optimum)) read backwards
-says r(x, y) = beta * log(pi*(y|x) / pi_ref(y|x)) + beta * log Z(x). Put that implicit reward into
-eq. (bradley_terry) (log Z cancels in the difference) and the policy is fitted to preferences
-directly, on sequence log-probs log pi(y|x) = sum_t log pi(y_t | x, y_<t):
+The tilted optimum of the KL-regularized objective (`optimum.py`, eq. (kl_optimum)) read
+backwards says `R(x, y) = beta log(pi*(y|x) / pi_ref(y|x)) + beta log Z(x)`. Put that implicit
+reward into eq. (bradley_terry) (`log Z` cancels in the difference) and the policy is fitted to
+preferences directly, on sequence log-probs `log pi(y|x) = sum_t log pi(y_t | x, y_<t)`:
 
-    h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
-    DPO:          l = -log sigma(beta h)                                 eq. (dpo)
-    IPO:          l = (h - 1 / (2 beta))^2                               eq. (ipo)
-    conservative: l = -(1 - ls) log sigma(beta h) - ls log sigma(-beta h)  eq. (cdpo)
+```text
+h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
+DPO:          L = -log sigma(beta h)                                   eq. (dpo)
+IPO:          L = (h - 1 / (2 beta))^2                                 eq. (ipo)
+conservative: L = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)    eq. (cdpo)
+```
 
-Gradients, derived by hand (z = beta h; d softplus(u)/du = sigma(u)):
+(`alpha` is the argument `label_smoothing`.) IPO here uses the summed log-ratios, as the IPO
+paper writes it; some implementations average them over the response length first.
 
-    d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
-    d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
-    d/dz [cdpo] = -(1 - ls) sigma(-z) + ls sigma(z)
+Gradients, derived by hand (`z = beta h`; `d softplus(u)/du = sigma(u)`):
 
-and for eq. (bradley_terry) dL/dr_c = -sigma(-(r_c - r_r)) / P = -dL/dr_r. The reference
+```text
+d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
+d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
+d/dz [cdpo] = -(1 - alpha) sigma(-z) + alpha sigma(z)
+```
+
+and for eq. (bradley_terry) `dL/dR_c = -sigma(-(R_c - R_r)) / P = -dL/dR_r`. The reference
 log-probs are data: no gradient flows into them. Sequence gradients reach the tokens through
-dloss/dlogp[b, t] = dloss/dseq_logp[b] * mask[b, t] (`token_grad`), the policy's backward does the
-rest.
+`dloss/dlogp[b, t] = dloss/dseq_logp[b] mask[b, t]` (`token_grad`); the policy's backward does
+the rest.
 
-Stability: -log sigma(z) = logaddexp(0, -z) and sigma(z) = exp(-logaddexp(0, -z)) never form
-exp(|z|), so margins |beta h| ~ 1e3 give finite losses, and per-pair gradients that saturate at
-exactly 0 or +-beta * w_p: +-beta / P with the default weights (the mean over P pairs).
-Deviations: the loss is a weighted sum over pairs (mean by default), so a population loss is the
-same function with weights; label smoothing is accepted by the conservative variant only.
-Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
+Stability: `-log sigma(z) = logaddexp(0, -z)` and `sigma(z) = exp(-logaddexp(0, -z))` never form
+`exp(|z|)`, so margins `|beta h|` around `1e3` give finite losses, and per-pair gradients that
+saturate at exactly 0 or `+-beta w_p`: `+-beta / P` with the default weights (the mean over `P`
+pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so a population
+loss is the same function with weights; label smoothing is accepted by the conservative variant
+only. Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
 
-Imports NumPy and minirl_lm.checks only.
+Imports NumPy and `minirl_lm.checks` only.
 """
 
 import numpy as np
@@ -51,10 +61,14 @@ def _sigmoid(z):
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
 
 def bradley_terry_loss(r_chosen, r_rejected):
-    """Mean Bradley-Terry negative log-likelihood of P pairs and its gradient.
+    """Mean Bradley-Terry negative log-likelihood of `P` pairs and its gradient, eq. (bradley_terry).
 
-    r_chosen, r_rejected: (P,) rewards of the chosen and the rejected response of each pair.
-    Returns ``(loss, (d_chosen (P,), d_rejected (P,)))``.
+    Args:
+        r_chosen: `(P,)` rewards `R_c` of the chosen responses.
+        r_rejected: `(P,)` rewards `R_r` of the rejected responses.
+
+    Returns:
+        `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
     """
     r_c = float_array(r_chosen, "r_chosen", ndim=1)
     r_r = float_array(r_rejected, "r_rejected", ndim=1)
@@ -71,10 +85,18 @@ def bradley_terry_loss(r_chosen, r_rejected):
 
 
 def reward_table_loss(r_phi, prompt, chosen, rejected):
-    """Bradley-Terry loss of a tabular reward model r_phi (N, Y) and its gradient on the table.
+    """Bradley-Terry loss of a tabular reward model `R_phi` and its gradient on the table.
 
-    prompt, chosen, rejected: (P,) int ids; pair p compares r_phi[prompt[p], chosen[p]] with
-    r_phi[prompt[p], rejected[p]]. Returns ``(loss, dr_phi (N, Y))``.
+    Pair `p` compares `r_phi[prompt[p], chosen[p]]` with `r_phi[prompt[p], rejected[p]]`.
+
+    Args:
+        r_phi: `(N, Y)` reward table: `N` prompts, `Y` responses each.
+        prompt: `(P,)` int prompt ids in `[0, N)`.
+        chosen: `(P,)` int response ids in `[0, Y)`.
+        rejected: `(P,)` int response ids in `[0, Y)`.
+
+    Returns:
+        `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
     """
     r_phi = float_array(r_phi, "r_phi", ndim=2)
     N, Y = r_phi.shape
@@ -97,13 +119,24 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 
 def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo",
              label_smoothing=0.0, weights=None):
-    """DPO / IPO / conservative DPO on sequence log-probs of P pairs, and its gradient.
+    """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 
-    seq_logp_c, seq_logp_r: (P,) log pi_theta(y_c | x), log pi_theta(y_r | x).
-    seq_logp_ref_c, seq_logp_ref_r: (P,) the same under pi_ref (data, no gradient).
-    beta > 0; variant in {"dpo", "ipo", "conservative"}; label_smoothing in [0, 0.5]
-    (conservative only); weights: (P,) nonnegative pair weights, default 1/P (the mean).
-    Returns ``(loss, (dloss_dseq_c (P,), dloss_dseq_r (P,)))``.
+    Args:
+        seq_logp_c: `(P,)` `log pi_theta(y_c | x)`.
+        seq_logp_r: `(P,)` `log pi_theta(y_r | x)`.
+        seq_logp_ref_c: `(P,)` `log pi_ref(y_c | x)` (data, no gradient).
+        seq_logp_ref_r: `(P,)` `log pi_ref(y_r | x)` (data, no gradient).
+        beta: `> 0`.
+        variant: `"dpo"`, `"ipo"` or `"conservative"`.
+        label_smoothing: the flip rate `alpha` in `[0, 0.5]` (conservative only).
+        weights: `(P,)` nonnegative pair weights, default `1/P` (the mean).
+
+    Returns:
+        `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
+            `"conservative"`, or a non-finite result.
     """
     lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
     lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
@@ -153,9 +186,16 @@ def _dpo_terms(h, beta, variant, ls, w):
 
 
 def token_grad(dseq, mask):
-    """Spread a sequence-log-prob gradient over tokens: dloss/dlogp[b, t] = dseq[b] * mask[b, t].
+    """Spread a sequence-log-prob gradient over tokens: `dloss/dlogp[b, t] = dseq[b] mask[b, t]`.
 
-    dseq: (B,); mask: (B, T). Returns (B, T), 0 at padding (log pi(y|x) = sum_t mask * logp).
+    Since `log pi(y|x) = sum_t mask logp`, every real token gets its sequence's gradient.
+
+    Args:
+        dseq: `(B,)` gradient with respect to the sequence log-probs.
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` `dloss_dlogp`, 0 at padding.
     """
     dseq = float_array(dseq, "dseq", ndim=1)
     mask = mask_array(mask, "mask", shape=(dseq.size, None))
@@ -167,21 +207,29 @@ def token_grad(dseq, mask):
 def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     """Sample preference pairs from a Bradley-Terry model of a known reward.
 
-    reward: (N, Y) r(x, y); mu: (N, Y) the sampling distribution of the two responses (a
-    policy's or pi_ref's probabilities, rows summing to 1); mu0: (N,) prompt distribution,
-    uniform by default. Draws x ~ mu0, a, b ~ mu(. | x) independently, and a wins with
-    probability sigma(r(x, a) - r(x, b)), eq. (bradley_terry).
-    Returns ``(prompt, chosen, rejected)``, each (n_pairs,) int64.
+    Draws `x ~ mu_0`, then `a, b ~ q(. | x)` independently, and `a` wins with probability
+    `sigma(R(x, a) - R(x, b))`, eq. (bradley_terry).
 
-    Ties are kept: a and b are independent, so a == b (chosen == rejected) happens with
-    probability sum_y mu(y|x)^2 per pair; it is a draw of the stated model, not excluded
-    (excluding would condition on a != b and change the pair distribution). Such a pair is
+    Ties are kept: `a` and `b` are independent, so `a == b` (`chosen == rejected`) happens with
+    probability `sum_y q(y|x)^2` per pair; it is a draw of the stated model, not excluded
+    (excluding would condition on `a != b` and change the pair distribution). Such a pair is
     harmless downstream: its margin is 0 for every reward table and every policy, so it adds
-    the constant log 2 (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
-    gradient on a table (reward_table_loss, or DPO through the policy's backward): its
-    d_chosen = -d_rejected land on the same entries and cancel, up to the rounding of the
-    accumulation. It does count in P, the denominator of the mean. Drop the rows with
-    chosen == rejected to exclude them.
+    the constant `log 2` (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
+    gradient on a table (`reward_table_loss`, or DPO through the policy's backward): its
+    `d_chosen = -d_rejected` land on the same entries and cancel, up to the rounding of the
+    accumulation. It does count in `P`, the denominator of the mean. Drop the rows with
+    `chosen == rejected` to exclude them.
+
+    Args:
+        reward: `(N, Y)` the reward `R(x, y)`.
+        mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
+            `pi_ref`'s probabilities, rows summing to 1).
+        n_pairs: the number of pairs `P >= 1`.
+        rng: the `np.random.Generator` to draw from.
+        mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
     """
     reward = float_array(reward, "reward", ndim=2)
     mu = prob_table(mu, "mu", shape=reward.shape)
