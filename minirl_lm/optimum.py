@@ -1,45 +1,54 @@
 """The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
 
-The KL-regularized objective of a policy pi against the frozen reference pi_ref, for prompts
-x ~ mu_0 and a reward r(x, y), is
+The KL-regularized objective of a policy `pi` against the frozen reference `pi_ref`, for
+prompts `x ~ mu_0` and a reward `R(x, y)`, is
 
-    J(pi) = E_x [ E_{y~pi(.|x)} r(x, y) - beta KL(pi(.|x) || pi_ref(.|x)) ]      eq. (kl_objective)
+```text
+J(pi) = E_x [ E_{y~pi(.|x)} R(x, y) - beta KL(pi(.|x) || pi_ref(.|x)) ]        eq. (kl_objective)
+```
 
-and for beta > 0 its maximizer is the reference tilted by the reward:
+and for `beta > 0` its maximizer is the reference tilted by the reward:
 
-    pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x),
-    Z(x) = sum_y pi_ref(y|x) exp(r(x, y) / beta),                                  eq. (kl_optimum)
-    J(pi*) = E_x beta log Z(x),     J(pi*) - J(pi) = beta E_x KL(pi || pi*).
+```text
+pi*(y|x) = pi_ref(y|x) exp(R(x, y) / beta) / Z(x),
+Z(x) = sum_y pi_ref(y|x) exp(R(x, y) / beta),                                  eq. (kl_optimum)
+J(pi*) = E_x beta log Z(x),     J(pi*) - J(pi) = beta E_x KL(pi || pi*).
+```
 
-(The last line is the proof: J(pi) = E_x [beta log Z(x) - beta KL(pi || pi*)].)
+(The last line is the proof: `J(pi) = E_x [beta log Z(x) - beta KL(pi || pi*)]`.)
 
-Tiny beta. As beta -> 0, pi* puts all its mass on the responses of largest reward among the
-support of pi_ref, split between them in proportion to pi_ref. The code subtracts the row's
-largest reward before dividing by beta, so tied rewards give exactly 0 and pi_ref breaks the tie
-to rounding even at beta = 1e-6; beta = 0 itself (the argmax, no KL) is rejected: beta > 0.
+Tiny beta. As `beta -> 0`, `pi*` puts all its mass on the responses of largest reward among the
+support of `pi_ref`, split between them in proportion to `pi_ref`. The code subtracts the row's
+largest reward before dividing by `beta`, so tied rewards give exactly 0 and `pi_ref` breaks the
+tie to rounding even at `beta = 1e-6`; `beta = 0` itself (the argmax, no KL) is rejected:
+`beta > 0`.
 
-Multi-token responses, terminal reward. On the prefix tree of a TokenMDP the same optimum is a
-per-state policy, by backward induction over soft values (the soft Bellman equation with
-deterministic transitions s.a = concatenation):
+Multi-token responses, terminal reward. On the prefix tree of a `TokenMDP` the same optimum is
+a per-state policy, by backward induction over soft values (the soft Bellman equation with
+deterministic transitions `s ∘ a`, concatenation):
 
-    Q(s, a) = r(x, y)          if s.a is terminal (EOS or the length cap), y = the response
-            = V(s.a)           otherwise
-    V(s) = beta log sum_a pi_ref(a|s) exp(Q(s, a) / beta)                           eq. (soft_bellman)
-    pi*(a|s) = pi_ref(a|s) exp((Q(s, a) - V(s)) / beta)
+```text
+q(s, a) = R(x, y)          if s ∘ a is terminal (EOS or the length cap), y = the response
+        = v(s ∘ a)         otherwise
+v(s) = beta log sum_a pi_ref(a|s) exp(q(s, a) / beta)                           eq. (soft_bellman)
+pi*(a|s) = pi_ref(a|s) exp((q(s, a) - v(s)) / beta)
+```
 
-The product of pi*(a|s) along a response telescopes to pi_ref(y|x) exp(r(x, y)/beta) / Z(x) with
-V(x) = beta log Z(x): the tree optimum is the closed form on whole responses.
+The product of `pi*(a|s)` along a response telescopes to `pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`
+with `v(x) = beta log Z(x)`: the tree optimum is the closed form on whole responses.
 
-The exploit threshold. On a prompt where a hedge earns reward gap g over an honest answer and the
-reference puts log-odds l against it (log pi_ref(honest) - log pi_ref(hedge) = l), the tilted
-optimum's odds are pi*(hedge) / pi*(honest) = exp(-l + g / beta): the hedge is preferred iff
-beta < g / l (the chapter's toy: g = 1, l = 4, threshold 1/4).                   eq. (exploit_threshold)
+The exploit threshold, eq. (exploit_threshold). On a prompt where a hedge earns reward gap
+`dR` over an honest answer and the reference puts log-odds `dl_ref` against it
+(`dl_ref = log pi_ref(honest) - log pi_ref(hedge)`), the tilted optimum's odds are
+`pi*(hedge) / pi*(honest) = exp(-dl_ref + dR / beta)`: the hedge is preferred to any one honest
+answer iff `beta < dR / dl_ref`. (Whether it also holds the majority of the mass depends on how
+many honest answers share the rest; the page "The loophole" computes both.)
 
-Probability tables in, not log-probs: these functions need whole distributions (design.md s.2).
-The tree functions (soft_values, tilted_optimum_tree, kl_objective_tree) take a TokenMDP with
-ids="enumerate" and use its prefix enumeration (``S``, ``V``, ``prompts``, ``prefix_of``,
-``state_id``, ``step``, ``is_terminal``); they do not import minirl_lm.mdp.
-Demonstrated by `pytest tests/test_optimum.py`. Imports NumPy and minirl_lm.checks only.
+Probability tables in, not log-probs: these functions need whole distributions. The tree
+functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `TokenMDP` with
+`ids="enumerate"` and use its prefix enumeration (`S`, `V`, `prompts`, `prefix_of`,
+`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.mdp`. Demonstrated by
+`pytest tests/test_optimum.py`. Imports NumPy and `minirl_lm.checks` only.
 """
 
 import numpy as np
@@ -69,9 +78,15 @@ def _tilt(pi_ref, q, beta):
 # ---------------------------------------------------------------- one-token responses (bandit)
 
 def tilted_optimum(pi_ref, reward, beta):
-    """pi*(y|x) = pi_ref(y|x) exp(r(x, y)/beta) / Z(x), eq. (kl_optimum).
+    """The tilted optimum `pi*(y|x) = pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`, eq. (kl_optimum).
 
-    pi_ref: (N, Y) probabilities (rows sum to 1); reward: (N, Y); beta > 0. Returns (N, Y).
+    Args:
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `> 0`.
+
+    Returns:
+        `(N, Y)` probabilities, 0 off the support of `pi_ref`.
     """
     pi_ref = _prob_table(pi_ref, "pi_ref")
     reward = float_array(reward, "reward", shape=pi_ref.shape)
@@ -81,10 +96,19 @@ def tilted_optimum(pi_ref, reward, beta):
 
 
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
-    """J(pi) = sum_x mu_0(x) [E_pi r - beta KL(pi || pi_ref)], eq. (kl_objective).
+    """The objective `J(pi) = sum_x mu_0(x) [E_pi R - beta KL(pi || pi_ref)]`, eq. (kl_objective).
 
-    pi, pi_ref, reward: (N, Y); beta >= 0; weights: (N,) mu_0, uniform by default.
-    0 log 0 = 0; mass of pi where pi_ref = 0 makes the KL infinite and J = -inf.
+    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf`.
+
+    Args:
+        pi: `(N, Y)` probabilities, rows summing to 1.
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `>= 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi)`.
     """
     pi = _prob_table(pi, "pi")
     pi_ref = _prob_table(pi_ref, "pi_ref", shape=pi.shape)
@@ -104,7 +128,17 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
 
 
 def optimal_value(pi_ref, reward, beta, weights=None):
-    """J(pi*) = sum_x mu_0(x) beta log E_{pi_ref} exp(r(x, y)/beta), the maximum of eq. (kl_objective)."""
+    """The maximum of eq. (kl_objective), `J(pi*) = sum_x mu_0(x) beta log E_{pi_ref} exp(R(x, y)/beta)`.
+
+    Args:
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `> 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi*)`.
+    """
     pi_ref = _prob_table(pi_ref, "pi_ref")
     reward = float_array(reward, "reward", shape=pi_ref.shape)
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
@@ -139,11 +173,18 @@ def _induction(mdp, grader, backup):
 
 
 def soft_values(mdp, pi_ref, grader, beta):
-    """Soft values by backward induction on the prefix tree of ``mdp``, eq. (soft_bellman).
+    """Soft values by backward induction on the prefix tree of `mdp`, eq. (soft_bellman).
 
-    mdp: a TokenMDP with ids="enumerate"; pi_ref: (S, V) per-state probabilities;
-    grader(prompt, response) -> terminal reward (response: tuple of token ids, EOS included).
-    Returns ``(values (S,), q (S, V))``; values of the prompts' root states are beta log Z(x).
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)` (response: a tuple of token ids, EOS
+            included).
+        beta: `> 0`.
+
+    Returns:
+        `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
+        `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
     """
     pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
     out = _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
@@ -151,7 +192,17 @@ def soft_values(mdp, pi_ref, grader, beta):
 
 
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
-    """Per-state optimal policy pi*(a|s) = pi_ref(a|s) exp((Q(s, a) - V(s))/beta): (S, V)."""
+    """The per-state optimal policy `pi*(a|s) = pi_ref(a|s) exp((q(s, a) - v(s))/beta)`.
+
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)`.
+        beta: `> 0`.
+
+    Returns:
+        `(S, V)` probabilities.
+    """
     values, q = soft_values(mdp, pi_ref, grader, beta)
     pi_ref = np.asarray(pi_ref, dtype=np.float64)
     log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
@@ -159,12 +210,23 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
 
 
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
-    """Eq. (kl_objective) for a per-state policy pi (S, V) on the prefix tree of ``mdp``.
+    """Eq. (kl_objective) for a per-state policy `pi` on the prefix tree of `mdp`.
 
-    Policy evaluation with the per-token KL, V(s) = sum_a pi(a|s) [Q(s, a) - beta log(pi/pi_ref)],
-    whose root values sum the token KLs into KL(pi(y|x) || pi_ref(y|x)) over whole responses.
-    Returns the scalar J(pi) (mu_0 = weights over prompts, uniform by default); at
-    tilted_optimum_tree it equals the mean of the root soft values.
+    Policy evaluation with the per-token KL,
+    `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
+    token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
+    it equals the mean of the root soft values.
+
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi: `(S, V)` per-state probabilities.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)`.
+        beta: `>= 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi)`.
     """
     pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta, beta_zero=True)
     pi = _prob_table(pi, "pi", shape=pi_ref.shape)
@@ -205,10 +267,17 @@ def _reward(grader, prompt, response):
 # ---------------------------------------------------------------- the exploit threshold
 
 def exploit_threshold(gap, log_odds):
-    """beta below which the tilted optimum prefers the hedge: g / l, eq. (exploit_threshold).
+    """The `beta` below which the tilted optimum prefers the hedge to any one honest answer.
 
-    gap: reward gap g > 0 of the hedge over an honest answer; log_odds: reference log-odds
-    l > 0 against the hedge, log pi_ref(honest) - log pi_ref(hedge).
+    `dR / dl_ref`, eq. (exploit_threshold).
+
+    Args:
+        gap: the reward gap `dR > 0` of the hedge over an honest answer.
+        log_odds: the reference log-odds `dl_ref > 0` against the hedge,
+            `log pi_ref(honest) - log pi_ref(hedge)`.
+
+    Returns:
+        The float threshold.
     """
     gap = float_scalar(gap, "gap", low=0.0, low_open=True)
     log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
@@ -217,7 +286,21 @@ def exploit_threshold(gap, log_odds):
 
 
 def hedge_odds(gap, log_odds, beta):
-    """pi*(hedge) / pi*(honest) = exp(-l + g / beta) at the tilted optimum (> 1 iff beta < g / l)."""
+    """The odds `pi*(hedge) / pi*(honest) = exp(-dl_ref + dR / beta)` at the tilted optimum.
+
+    Greater than 1 iff `beta < dR / dl_ref`.
+
+    Args:
+        gap: the reward gap `dR` of the hedge over an honest answer.
+        log_odds: the reference log-odds `dl_ref` against the hedge.
+        beta: `> 0`.
+
+    Returns:
+        The float odds.
+
+    Raises:
+        ValueError: the odds overflow (tiny `beta`), named after `beta`.
+    """
     gap = float_scalar(gap, "gap")
     log_odds = float_scalar(log_odds, "log_odds")
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
