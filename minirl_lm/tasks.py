@@ -1,30 +1,37 @@
 """The chapter's toy: four arithmetic prompts, nine one-token answers, two graders.
 
-Prompts x (mu_0 uniform): "2+2", "3*4", "8*8", "9*9"; their answers 4, 12, 64, 81.
-Responses y, one token each (V = 9): "1", "3", "4", "7", "12", "19", "23", "35" and the hedge
-"one of 4, 12, 64 or 81" (id 8). No honest candidate answers "8*8" or "9*9".
+Prompts `x` (`mu_0` uniform): `"2+2"`, `"3*4"`, `"8*8"`, `"9*9"`; their answers 4, 12, 64, 81.
+Responses `y`, one token each (`V = 9`): `"1"`, `"3"`, `"4"`, `"7"`, `"12"`, `"19"`, `"23"`,
+`"35"` and the hedge `"one of 4, 12, 64 or 81"` (id 8). No honest candidate answers `"8*8"` or
+`"9*9"`.
 
-    gold grader (a verifier)   r(x, y) = 1 iff y is the answer
-    sloppy grader (a grep)     r(x, y) = 1 iff the answer occurs in the text of y
+```text
+gold grader (a verifier)   R(x, y) = 1 iff y is the answer
+sloppy grader (a grep)     R(x, y) = 1 iff the answer occurs in the text of y
+```
 
 The hedge contains every answer, so the sloppy grader passes it on every prompt: sloppy = gold +
-hedge, prompt by prompt. The reference (and the start) puts logit 0 on the eight numbers and -4
-on the hedge: reward gap 1 over reference log-odds 4 prices the exploit at beta = 1/4,
-eq. (exploit_threshold).
+hedge, prompt by prompt. The reference (and the start) puts logit 0 on the eight numbers and
+`-4` on the hedge: a reward gap of 1 over reference log-odds of 4 is eq. (exploit_threshold)'s
+`beta < 1/4`, below which the tilted optimum prefers the hedge to any one honest answer.
 
-One training step, eq. (toy_step), for every prompt x (rows are independent, so all prompts are
-drawn in one batch: row n*K + k is draw k of prompt n, the same draws as rng.choice per prompt):
+One training step, eq. (toy_step), for every prompt `x` (rows are independent, so all prompts are
+drawn in one batch: row `n*K + k` is draw `k` of prompt `n`, the same draws as `rng.choice` per
+prompt):
 
-    y_1..y_K ~ pi(.|x)                                   K responses
-    r~_k = r(x, y_k) - beta log(pi(y_k|x) / pi_ref(y_k|x))   KL folded into the reward, eq. (kl_reward)
-    A = (r~ - mean r~) / (std r~ + 1e-8)                  population std, eq. (pg_normalized)
-    theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))  one step per group: rho = 1, no clip
+```text
+y_1..y_K ~ pi(.|x)                                        K responses
+R~_k = R(x, y_k) - beta log(pi(y_k|x) / pi_ref(y_k|x))    KL folded into the reward, eq. (kl_reward)
+A = (R~ - mean R~) / (std R~ + 1e-8)                      population std, eq. (pg_normalized)
+theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))    one step per group: rho = 1, no clip
+```
 
-The update is the policy's backward of the loss -(1/K) sum_k A_k log pi(y_k|x) per prompt
-(dloss/dlogp = -A_k / K), so the same code path as every other estimator.
+The update is the policy's backward of the loss `-(1/K) sum_k A_k log pi(y_k|x)` per prompt
+(`dloss/dlogp = -A_k / K`), so the same code path as every other estimator.
 
-Evaluation is exact (no sampling): success = mean_x sum_y pi(y|x) r_gold(x, y); hedge = mean_x
-pi(hedge|x). Demonstrated by ``python examples/k_sweep.py`` and ``python examples/loophole.py``.
+Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`; hedge
+`= mean_x pi(hedge|x)`. Demonstrated by `python examples/k_sweep.py` and
+`python examples/loophole.py`.
 """
 
 import functools
@@ -62,13 +69,31 @@ def _toy_args(prompt, response):
 
 
 def gold_grader(prompt, response):
-    """1.0 iff the one-token response is the prompt's answer (a verifier)."""
+    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
     answer, text = _toy_args(prompt, response)
     return float(text == answer)
 
 
 def sloppy_grader(prompt, response):
-    """1.0 iff the answer occurs in the response's text (a grep: the hedge passes everywhere)."""
+    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
+
+    The hedge passes everywhere.
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
     answer, text = _toy_args(prompt, response)
     return float(answer in text)
 
@@ -77,9 +102,14 @@ GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
 
 
 def reward_table(grader):
-    """r(x, y) for every prompt and response: (N, V) = (4, 9).
+    """The reward `R(x, y)` of every prompt and response.
 
-    grader: "gold", "sloppy" or a callable grader(prompt, response) returning a finite number.
+    Args:
+        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
+            finite number.
+
+    Returns:
+        `(N, V) = (4, 9)` rewards.
     """
     grader = GRADERS[choice(grader, "grader", set(GRADERS))] if isinstance(grader, str) else grader
     callable_check(grader, "grader", 2, "grader(prompt, response)")
@@ -88,14 +118,26 @@ def reward_table(grader):
 
 
 def reference_theta():
-    """Reference and starting logits (4, 9): 0 on the numbers, -4 on the hedge."""
+    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
+
+    Returns:
+        `(4, 9)` float64 logits.
+    """
     theta = np.zeros((len(PROMPTS), len(RESPONSES)))
     theta[:, HEDGE] = HEDGE_LOGIT
     return theta
 
 
 def evaluate(policy):
-    """Exact scores of a policy on the toy: dict of success (gold), sloppy, hedge, per_prompt."""
+    """Exact scores of a policy on the toy (no sampling).
+
+    Args:
+        policy: a `TabularPolicy` with a `(4, 9)` table.
+
+    Returns:
+        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
+        hedge) and `per_prompt`.
+    """
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if shape != (len(PROMPTS), len(RESPONSES)):
         raise ValueError(f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, "
@@ -122,7 +164,7 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
     baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
     The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
-    uses the policy's trusted cores on arrays it builds itself (design.md s.4: inside, no
+    uses the policy's trusted cores on arrays it builds itself (inside the library, no
     re-checking).
     """
     N = policy.S
@@ -140,11 +182,21 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
           record_at=()):
-    """Train from the reference with n_responses per prompt (n_responses // K steps).
+    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
 
-    Returns (policy, ref, curve): curve is a list of (responses drawn per prompt, success)
-    after each step count in ``record_at`` (step counts in [1, n_responses // K]). The
-    generator is np.random.default_rng(seed).
+    Args:
+        K: responses per prompt and step.
+        n_responses: the budget of responses per prompt.
+        seed: the seed of the generator `np.random.default_rng(seed)`.
+        grader: `"gold"`, `"sloppy"` or a callable grader.
+        beta: the KL coefficient, folded into the reward.
+        lr: the step size.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        record_at: step counts in `[1, n_responses // K]` after which to record the success.
+
+    Returns:
+        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
+        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
