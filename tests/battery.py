@@ -338,7 +338,7 @@ TABLE = [
     F(dpo.dpo_loss, seq_logp_c=("float", ADV), seq_logp_r=("float", lambda: ADV() - 1),
       seq_logp_ref_c=("float", ADV), seq_logp_ref_r=("float", ADV), beta=("pos", const(0.5)),
       variant=("option", const("conservative")), label_smoothing=("half", const(0.1)),
-      weights=("nonneg_arr", None) and ("float", lambda: np.array([0.5, 0.5]))),
+      weights=("float", lambda: np.array([0.5, 0.5]))),
     F(dpo.token_grad, dseq=("float", ADV), mask=("mask", MASK)),
     F(dpo.bt_sample_preferences, reward=("float", R), mu=("prob", lambda: np.array(
         [[0.5, 0.5], [0.25, 0.75]])), n_pairs=("int1", const(4)), rng=("generator", RNG),
