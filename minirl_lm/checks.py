@@ -65,6 +65,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 def mask_array(x, name="mask", shape=None):
     """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
     arr = float_array(x, name, ndim=2, shape=shape)
+    nonempty(arr, name)                                  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]

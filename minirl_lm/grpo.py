@@ -122,14 +122,14 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
     for name, p in (("policy", policy), ("ref_policy", ref_policy)):
         if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
             raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
-    if ref_policy.theta.shape != policy.theta.shape:
-        raise ValueError(f"ref_policy: expected a table of the policy's shape "
-                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
     if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
         raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
     if policy.theta.shape != (mdp.S, mdp.V):
         raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
                          f"mdp, got {policy.theta.shape}")
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(f"ref_policy: expected a table of the policy's shape "
+                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
 
     rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
     try:                                                  # commit only on success
@@ -157,10 +157,16 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
     n_tok = max(ro.mask.sum(), 1.0)
 
     losses, fracs = [], []
-    for _ in range(mu):
+    for epoch in range(mu):
         logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
-        loss, dlogp = grpo_loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
-                                kl_estimator, agg)
+        try:
+            loss, dlogp = grpo_loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high,
+                                    beta, kl_estimator, agg)
+        except ValueError as e:                           # after a step: lr moved theta too far
+            if epoch == 0:
+                raise
+            raise ValueError(f"lr: expected a step size for which every epoch's loss is finite; "
+                             f"after {epoch} step(s) of lr = {lr:g}: {e}") from None
         fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)

@@ -498,13 +498,13 @@ def _group_loo(r):
 # finds it). A bad input is a ValueError/TypeError naming the argument; nothing non-finite is
 # returned except the documented logp = -inf of a gathered -inf logit.
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True)
 def _all_finite(x):
-    """True iff every entry of the 1-D array x is finite (x - x is NaN exactly for NaN, +-inf)."""
-    acc = 0.0
+    """True iff every entry of the 1-D array x is finite (no fastmath: NaN must stay NaN)."""
     for i in range(x.shape[0]):
-        acc += x[i] - x[i]
-    return acc == 0.0
+        if not np.isfinite(x[i]):
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -520,11 +520,12 @@ def _bad_mask(mask):
 
 @njit(cache=True)
 def _bad_id(ids, mask, high):
-    """First id outside [0, high) at a real position (mask != 0), or -1 if none (O(B T))."""
+    """Flat position b * T + t of the first id outside [0, high) at a real position
+    (mask != 0), or -1 if none (O(B T))."""
     for b in range(ids.shape[0]):
         for t in range(ids.shape[1]):
             if mask[b, t] != 0.0 and (ids[b, t] < 0 or ids[b, t] >= high):
-                return ids[b, t]
+                return b * ids.shape[1] + t
     return -1
 
 
@@ -592,9 +593,10 @@ def _batch(tokens, mask, shape, tokens_name="tokens"):
 
 
 def _ids(x, real, name, high):
-    bad = _bad_id(x, real, high)
-    if bad != -1:
-        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got {bad}")
+    at = _bad_id(x, real, high)
+    if at != -1:
+        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got "
+                         f"{x.flat[at]} at {np.unravel_index(at, x.shape)}")
 
 
 def _weights(w, real, shape):

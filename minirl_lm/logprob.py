@@ -58,6 +58,8 @@ def log_softmax(logits):
         `(..., V)` log-probabilities.
     """
     z = float_array(logits, "logits", allow_neginf=True)
+    if z.size == 0:
+        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
     _check_rows(z)
     return _log_softmax(z)
 

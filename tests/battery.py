@@ -11,7 +11,7 @@ listed in ``TABLE``.
     $ python tests/battery.py          # the number of bad-input cases by function
 """
 
-import math
+import inspect
 from collections import Counter
 
 import numpy as np
@@ -206,9 +206,9 @@ def bad_record(v):
 def bad_karray(dtype, ndim):
     """Kernel arrays: exactly this dtype, ndim, C-contiguous, non-empty."""
     def gen(v):
-        other = np.float32 if dtype != np.float32 else np.float64
+        other = np.float64 if dtype == np.int64 else np.float16
         out = [("list", np.asarray(v).tolist()), ("None", None),
-               ("dtype", np.asarray(v).astype(other if dtype != np.int64 else np.float64)),
+               ("dtype", np.asarray(v).astype(other)),
                ("extra axis", np.ascontiguousarray(np.asarray(v)[..., None])),
                ("empty", _empty(v))]
         if np.asarray(v).ndim >= 2 and np.asarray(v).shape[-1] > 1:
@@ -235,6 +235,10 @@ def bad_kids(high):
         return bad_karray(np.int64, 2)(v) + [("-1", _first(v, -1).astype(np.int64)),
                                              ("high", _first(v, high).astype(np.int64))]
     return gen
+
+
+def _no_extra_axis(gen):
+    return lambda v: [(label, x) for label, x in gen(v) if label != "extra axis"]
 
 
 BAD = {
@@ -277,6 +281,7 @@ def _mdp_method(name):
     def call(**kw):
         return getattr(MDP(), name)(**kw)
     call.__name__ = f"TokenMDP.{name}"
+    call.__wrapped__ = getattr(TokenMDP, name)                          # for the defaults
     return call
 
 
@@ -284,6 +289,7 @@ def _pol_method(name):
     def call(**kw):
         return getattr(POLICY(), name)(**kw)
     call.__name__ = f"TabularPolicy.{name}"
+    call.__wrapped__ = getattr(TabularPolicy, name)
     return call
 
 
@@ -292,6 +298,7 @@ def _tokenmdp(**kw):
 
 
 _tokenmdp.__name__ = "TokenMDP"
+_tokenmdp.__wrapped__ = TokenMDP.__init__
 
 
 def _tabpol(**kw):
@@ -299,6 +306,7 @@ def _tabpol(**kw):
 
 
 _tabpol.__name__ = "TabularPolicy"
+_tabpol.__wrapped__ = TabularPolicy.__init__
 
 LOSS_ARGS = dict(logp=("float", LOGP), logp_old=("float", LOGP2), adv=("float", ADV),
                  mask=("mask", MASK), eps=("eps", const(0.2)), eps_high=("pos", const(0.28)),
@@ -313,7 +321,7 @@ TABLE = [
     F(adv_mod.leave_one_out, rewards=("float", R)),
     F(adv_mod.advantages, rewards=("float", R), baseline=("option", const("mean")),
       eps=("nonneg", const(1e-8)), ddof=("ddof", const(0))),
-    F(adv_mod.broadcast, adv=("float", ADV), mask=("mask", MASK)),
+    F(adv_mod.broadcast, adv=("float_any", ADV), mask=("mask", MASK)),
     # clip.py
     F(clip.clipped_surrogate, **LOSS_ARGS),
     F(clip.clip_fraction, **{k: v for k, v in LOSS_ARGS.items() if k not in ("agg", "max_len")}),
@@ -370,7 +378,7 @@ TABLE = [
     F(kl.exact_reverse_kl_grad_theta, theta=("float_neginf", THETA),
       theta_ref=("float_neginf", THETA), weights=("float", lambda: np.array([1.0, 2.0]))),
     # logprob.py
-    F(logprob.log_softmax, logits=("logits", LOGITS)),
+    F(logprob.log_softmax, logits=("logits_any", LOGITS)),
     F(logprob.masked_sum, x=("float_neginf", LOGP), mask=("mask", MASK)),
     F(logprob.masked_mean, x=("float_neginf", LOGP), mask=("mask", MASK)),
     F(logprob.token_logp, logits=("logits", LOGITS), tokens=("ids4", IDS(4)), mask=("mask", MASK)),
@@ -410,7 +418,7 @@ TABLE = [
     F(pol_mod.softmax_table, theta=("float_neginf", THETA)),
     F(pol_mod.log_softmax_table, theta=("float_neginf", THETA)),
     F(_tabpol, theta=("float_neginf", THETA)),
-    F(_pol_method("sample"), states=("ids6", IDS(6)), rng=("generator", RNG)),
+    F(_pol_method("sample"), states=("ids6_any", IDS(6)), rng=("generator", RNG)),
     F(_pol_method("logp"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)), mask=("mask", MASK)),
     F(_pol_method("backward"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)),
       mask=("mask", MASK), dlogp=("float", LOGP)),
@@ -459,6 +467,9 @@ TABLE = [
     F(kernels.group_loo, r=("kr", R)),
 ]
 
+BAD["float_any"] = _no_extra_axis(bad_float)          # (B,) or (N, K): any 2-D shape is valid
+BAD["logits_any"] = _no_extra_axis(bad_logits)       # (..., V)
+BAD["ids6_any"] = _no_extra_axis(bad_ids(6))         # states of any shape
 BAD["mdp_any"] = lambda v: [("None", None), ("str", "x"), ("object", object())]
 BAD["toy_prompt"] = lambda v: [("unknown", "1+1"), ("None", None), ("int", 0)]
 BAD["toy_response"] = lambda v: [("-1", (-1,)), ("9", (9,)), ("two tokens", (4, 4)),
@@ -477,13 +488,17 @@ def cases():
     """Every (function name, func, valid-args factory, arg, label, bad value): one per bad input."""
     out = []
     for func, args in TABLE:
+        params = inspect.signature(func).parameters
+
         def valid(args=args):
             return {k: f() for k, (kind, f) in args.items()}
         for arg, (kind, factory) in args.items():
             if kind is None:
                 continue
+            optional = arg in params and params[arg].default is None   # None is the default
             for label, bad in BAD[kind](factory()):
-                out.append((fname(func), func, valid, arg, label, bad))
+                if not (optional and bad is None):
+                    out.append((fname(func), func, valid, arg, label, bad))
     return out
 
 
