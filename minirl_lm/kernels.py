@@ -815,7 +815,8 @@ def _tabular_bwd(core, theta, states, tokens, mask, w):
     dtheta = core(theta, states, tokens, mask, w)
     g = dtheta[states, tokens]                                    # (B, T) each token's own entry
     if _bad_value(g, real):
-        name = "w" if not np.isfinite(np.abs(w[real != 0]).sum()) else "theta"
+        with np.errstate(over="ignore"):
+            name = "w" if not np.isfinite(np.abs(w[real != 0]).sum()) else "theta"
         raise ValueError(f"{name}: expected {'weights whose sums are finite' if name == 'w' else 'rows with a finite entry and no NaN or +inf'}, "
                          f"got a non-finite gradient")
     return dtheta

@@ -84,7 +84,8 @@ def _log_ratio(logp, logp_ref, mask):
     mask = mask_array(mask, "mask")
     same_shape("logp", logp, "logp_ref", logp_ref)
     same_shape("logp", logp, "mask", mask)
-    u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
+    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected by callers
+        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
     return u, mask                                             # (B, T) u, 0 at padding
 
 
