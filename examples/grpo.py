@@ -6,7 +6,9 @@ same group: the first epoch has rho = 1 everywhere, later epochs move rho away f
 starts to fire. The KL to the frozen reference is a separate k3 term in the loss, eq. (grpo).
 Everything is measured exactly on the prefix tree (all responses enumerated): the success of a
 sampled response, the KL(pi || pi_ref) of whole responses, and at the end the distance to the
-tilted optimum pi* of the same beta, computed by backward induction (minirl_lm/optimum.py).
+tilted optimum pi* of the same beta (the maximizer of E R - beta KL(pi || pi_ref), computed by
+backward induction in minirl_lm/optimum.py) and to pi_rev, where k3 in the loss actually pulls:
+the stationary point of E R - beta KL(pi_ref || pi) state by state (reverse_kl_fixed_point_tree).
 
 The second table trains the same task once per loss aggregation (seq_sum, token_mean,
 seq_mean_token_mean, constant) and measures what each leaves behind: success on the short and the
