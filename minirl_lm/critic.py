@@ -29,8 +29,8 @@ frameworks whiten it over the batch; see the page "Where to go next").
 Critic fitting. The value loss over the real tokens of the batch, `M = sum(mask)` of them:
 
 ```text
-L_v = (1 / M) sum_{b,t} mask 0.5 (v(s_bt) - target_bt)^2                     eq. (value_loss)
-dL_v / dv[s] = (1 / M) sum over (b, t) with s_bt = s of mask (v(s_bt) - target_bt)
+loss_v = (1 / M) sum_{b,t} mask 0.5 (v(s_bt) - target_bt)^2                  eq. (value_loss)
+dloss_v / dv[s] = (1 / M) sum over (b, t) with s_bt = s of mask (v(s_bt) - target_bt)
 ```
 
 (a scatter into `s`), with targets `G_t` (Monte Carlo) or `r_t + gamma v(s_{t+1})` (TD(0), held

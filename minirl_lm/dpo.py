@@ -6,7 +6,7 @@ the Bradley-Terry model with reward `R`, `y_c` wins with probability
 
 ```text
 Pr(y_c > y_r | x) = sigma(R_c - R_r)                                 eq. (bradley_terry)
-L_BT = mean_p -log sigma(R_c - R_r) = mean_p softplus(-(R_c - R_r))
+loss_BT = mean_p -log sigma(R_c - R_r) = mean_p softplus(-(R_c - R_r))
 ```
 
 The tilted optimum of the KL-regularized objective (`optimum.py`, eq. (kl_optimum)) read
@@ -16,9 +16,9 @@ preferences directly, on sequence log-probs `log pi(y|x) = sum_t log pi(y_t | x,
 
 ```text
 h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
-DPO:          L = -log sigma(beta h)                                   eq. (dpo)
-IPO:          L = (h - 1 / (2 beta))^2                                 eq. (ipo)
-conservative: L = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)    eq. (cdpo)
+DPO:          loss = -log sigma(beta h)                                eq. (dpo)
+IPO:          loss = (h - 1 / (2 beta))^2                              eq. (ipo)
+conservative: loss = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)   eq. (cdpo)
 ```
 
 (`alpha` is the argument `label_smoothing`.) IPO here uses the summed log-ratios, as the IPO
@@ -32,7 +32,7 @@ d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
 d/dz [cdpo] = -(1 - alpha) sigma(-z) + alpha sigma(z)
 ```
 
-and for eq. (bradley_terry) `dL/dR_c = -sigma(-(R_c - R_r)) / P = -dL/dR_r`. The reference
+and for eq. (bradley_terry) `dloss/dR_c = -sigma(-(R_c - R_r)) / P = -dloss/dR_r`. The reference
 log-probs are data: no gradient flows into them. Sequence gradients reach the tokens through
 `dloss/dlogp[b, t] = dloss/dseq_logp[b] mask[b, t]` (`token_grad`); the policy's backward does
 the rest.

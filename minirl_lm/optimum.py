@@ -157,7 +157,7 @@ def _weights(weights, N):
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
 def _induction(mdp, grader, backup):
-    """Backward induction on the prefix tree: Q(s, a) from the children, V(s) = backup(s, Q(s, .))."""
+    """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
     values = np.zeros(mdp.S)                                       # (S,)
     q = np.zeros((mdp.S, mdp.V))                                   # (S, V)
     for s in range(mdp.S - 1, -1, -1):                             # ids are level by level: deepest first
