@@ -14,7 +14,7 @@ Transitions are concatenation, `s_{t+1} = s_t ∘ y_t`: deterministic, known, pr
 (see `TokenMDP.step`). All randomness is the policy's. The reward is terminal: one scalar
 `R(x, y)` per response, from a grader called on `(prompt, response)`.
 
-State ids. A state is (prompt `n`, prefix `y_<t`) with `t - 1 < max_len` tokens and no EOS in
+State ids. A state is (prompt `n`, prefix `y_<t`): `t - 1 < max_len` tokens, and no EOS in
 the prefix (a prefix ending in EOS, or of length `max_len`, is terminal and has no row). With
 `V_c = V - 1` continuing tokens (`V_c = V` when there is no EOS; the attribute `A`) there are
 `V_c^j` prefixes of length `j`, so the tree has
