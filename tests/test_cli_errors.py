@@ -1,6 +1,7 @@
 """Every example's command line: a bad argument is a usage error (exit 2, no traceback), and
 --plot into a folder that does not exist fails before the run (so within a second)."""
 
+import json
 import subprocess
 import sys
 import time
@@ -48,16 +49,72 @@ BAD = {
 CASES = [(script, opt, bad) for script, opts in OPTIONS.items() for opt, kind in opts.items()
          for bad in BAD[kind]]
 
+# All cases of one script run in one subprocess (numba's import is paid once): each case runs the
+# script as __main__ with its argv and records the exit code and stderr.
+DRIVER = """
+import contextlib, io, json, runpy, sys, traceback
+script, cases = sys.argv[1], json.loads(sys.argv[2])
+results = []
+for args in cases:
+    sys.argv = [script] + args
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            runpy.run_path(script, run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            code = e.code
+        except BaseException:
+            code = "exception"
+            traceback.print_exc(file=err)
+    results.append([code, err.getvalue()])
+print(json.dumps(results))
+"""
+
+_RESULTS = {}
+
+
+def _argv(opt, bad):
+    return [bad] if not opt else [f"{opt}={bad}"]          # --opt=value: "-1" stays a value
+
+
+def _results(script):
+    if script not in _RESULTS:
+        mine = [(o, b) for s, o, b in CASES if s == script]
+        proc = subprocess.run([sys.executable, "-c", DRIVER, str(ROOT / "examples" / script),
+                               json.dumps([_argv(o, b) for o, b in mine])],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        _RESULTS[script] = dict(zip(mine, json.loads(proc.stdout)))
+    return _RESULTS[script]
+
 
 @pytest.mark.parametrize("script, opt, bad", CASES, ids=[f"{s}{o}={b}" for s, o, b in CASES])
 def test_bad_argument_is_a_usage_error(script, opt, bad):
-    args = [bad] if not opt else [f"{opt}={bad}"]       # --opt=value: "-1" stays a value
+    code, err = _results(script)[(opt, bad)]
+    assert code == 2, (code, err[-500:])
+    assert "Traceback" not in err and "usage:" in err
+
+
+@pytest.mark.parametrize("script", sorted(OPTIONS))
+def test_bad_argument_exit_code_in_a_real_process(script):
+    """One bad argument per script as a real command line: exit status 2, no traceback, fast."""
+    opt, kind = next(iter(OPTIONS[script].items()))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script),
+                           *_argv(opt, BAD[kind][0])],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "usage:" in proc.stderr
-    assert time.perf_counter() - t0 < 30                # rejected before the run
+    assert time.perf_counter() - t0 < 60                # rejected before the run
+
+
+def test_plot_into_a_missing_folder_fails_before_the_run():
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "k_sweep.py"), "--plot",
+                           MISSING], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "existing folder" in proc.stderr
+    assert "Traceback" not in proc.stderr and time.perf_counter() - t0 < 60
 
 
 def test_group_bias_k_max_1_with_a_plot(tmp_path):
