@@ -127,7 +127,7 @@ def _k3(u):
         c = 1.0 / n - us * c
     k[small] = us * us * c
     ul = u[~small]
-    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78 (true value)
+    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78: rejected
     return k
 
 

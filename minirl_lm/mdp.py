@@ -115,6 +115,8 @@ class TokenMDP:
         self.max_len = int_scalar(max_len, "max_len", low=1)
         self.ids = choice(ids, "ids", {"enumerate", "lazy"})
         max_states = int_scalar(max_states, "max_states", low=1)
+        if capacity is not None or self.ids == "lazy":    # checked whatever the ids mode
+            capacity = int_scalar(capacity, "capacity", low=self.N)
         self.A = self.V - (self.eos is not None)          # continuing tokens
         if self.ids == "enumerate":
             # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)

@@ -41,7 +41,8 @@ import numpy as np
 from minirl_lm.advantages import advantages
 import numbers
 
-from minirl_lm.checks import callable_check, choice, float_scalar, int_scalar, real_result, rng_check
+from minirl_lm.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
+                              real_result, rng_check)
 from minirl_lm.kl import kl_in_reward
 from minirl_lm.policy import TabularPolicy
 
@@ -221,4 +222,5 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
+    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
     return policy, ref, curve

@@ -387,7 +387,7 @@ TABLE = [
     # mdp.py
     F(_tokenmdp, prompts=V(lambda: ["a", "b"]), V=("int1", const(3)), eos=("int0", const(0)),
       max_len=("int1", const(2)), ids=("option", const("enumerate")),
-      max_states=("int1", const(100))),
+      max_states=("int1", const(100)), capacity=("int1", const(10))),
     F(_mdp_method("step"), prefix=("nonterminal", const((1,))), y=("int0", const(1))),
     F(_mdp_method("is_terminal"), prefix=("prefix", const((1,)))),
     F(_mdp_method("state_id"), n=("int0", const(1)), prefix=("nonterminal", const((1,)))),
