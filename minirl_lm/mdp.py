@@ -128,9 +128,9 @@ class TokenMDP:
                     total, level, t = total + level, level * self.A, t + 1
                 self.S = total if t == self.max_len else None
             if self.S is None or self.S > max_states:
-                size = f"{self.S}" if self.S is not None else f"more than {total}"
-                raise ValueError(f"max_len: the prefix tree has {size} states, more than "
-                                 f"max_states={max_states}; use ids='lazy' with a capacity")
+                size = f"{self.S} states, more than" if self.S is not None else "more states than"
+                raise ValueError(f"max_len: the prefix tree has {size} max_states={max_states} "
+                                 f"(max_len={self.max_len}); use ids='lazy' with a capacity")
         else:
             self.S = int_scalar(capacity, "capacity", low=self.N)
             self._index = {}
