@@ -645,7 +645,7 @@ def plot(path, Vs, per_tok):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(5.4, 4.4))                   # narrow: legible at phone width
     for name, ys in per_tok.items():
         if any(y is None for y in ys):
             continue
@@ -653,7 +653,7 @@ def plot(path, Vs, per_tok):
         ax.loglog(Vs, np.array(ys) * 1e9, marker="o", ms=3, label=name, **style)
     ax.set_xlabel("vocabulary size V")
     ax.set_ylabel("time per token (ns), float64 forward")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8.5, ncol=2)
     ax.grid(True, which="major", lw=0.3)
     fig.tight_layout()
     fig.savefig(path)

@@ -271,9 +271,9 @@ def plot(rows, dense, path):
 
     _, kl, proxy, true, best = map(np.array, zip(*dense))        # curves
     _, kl_t, proxy_t, true_t, _ = map(np.array, zip(*rows))      # the table's rows as points
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $r_\phi$")
-    ax.plot(kl, true, color="C1", label=r"true reward $r$")
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))                   # narrow: legible at phone width
+    ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $R_\phi$")
+    ax.plot(kl, true, color="C1", label=r"true reward $R$")
     ax.plot(kl, best, "--", color="gray", label="best true reward within this KL")
     ax.plot(kl_t, proxy_t, "o", color="C0", ms=4)
     ax.plot(kl_t, true_t, "o", color="C1", ms=4)

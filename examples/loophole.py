@@ -115,7 +115,7 @@ def plot(rows, path):
 
     grid = np.linspace(0.02, max(0.6, max(rows)), 120)
     opt = [optimum_scores(b) for b in grid]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig, ax = plt.subplots(figsize=(5.4, 4.0))                   # narrow: legible at phone width
     ax.plot(grid, [o["success"] for o in opt], color="C0", label="gold, tilted optimum")
     ax.plot(grid, [o["hedge"] for o in opt], color="C3", label="hedge, tilted optimum")
     ax.plot(list(rows), [e["success"] for e in rows.values()], "o", color="C0", label="gold, trained")
@@ -123,14 +123,14 @@ def plot(rows, path):
     _, _, n_honest, beats_one, majority = thresholds()
     ax.axvline(beats_one, color="gray", lw=0.9, ls="--")
     ax.axvline(majority, color="gray", lw=0.9, ls=":")
-    ax.annotate(f"hedge beats any one\nhonest answer:\nbeta < {beats_one:.4f}", (beats_one, 0.97),
-                xytext=(4, 0), textcoords="offset points", va="top", fontsize=7.5)
+    ax.annotate(f"beats any one\nhonest answer:\nbeta < {beats_one:.4f}", (beats_one, 0.97),
+                xytext=(4, 0), textcoords="offset points", va="top", fontsize=9)
     ax.annotate(f"hedge is a\nmajority:\nbeta < {majority:.4f}", (majority, 0.97),
-                xytext=(-4, 0), textcoords="offset points", va="top", ha="right", fontsize=7.5)
+                xytext=(-4, 0), textcoords="offset points", va="top", ha="right", fontsize=9)
     ax.set_xlabel("beta")
     ax.set_ylabel("mean probability")
     ax.set_ylim(0, 1.0)
-    ax.legend(fontsize=7.5, loc="center right")
+    ax.legend(fontsize=9, loc="center right")
     fig.tight_layout()
     fig.savefig(path)
 
