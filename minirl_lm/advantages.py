@@ -34,8 +34,10 @@ Defined edge cases (no gradient here: rewards are data):
 Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
 same number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use. `ddof` is the int 0
-or 1 (not a bool, not a float).
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
+`trl/trainer/utils.py` `nanstd` @ `f2cd57710a` (2026-07-24); verl
+`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` @ `1dda039b9c` (2026-08-22);
+the page "Where to go next" maps the rest). `ddof` is the int 0 or 1 (not a bool, not a float).
 
 Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
 baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic

@@ -23,8 +23,8 @@ Two identities the tests check: `lam = 1` gives `A_t = G_t - v(s_t)` (the sum te
 `lam = 0` gives `A_t = delta_t`. With `v = 0`, `gamma = lam = 1` and the terminal reward alone,
 `A_t = R(x, y)` at every token: one response-level weight on every token's score, the bandit
 view. A nonzero `v`, `lam < 1`, `gamma < 1` or the per-token KL gives different tokens different
-advantages: only the token MDP can say what those mean. GAE here is not whitened (some
-frameworks whiten it over the batch; see the page "Where to go next").
+advantages: only the token MDP can say what those mean. GAE here is not whitened (verl whitens
+it over the batch's tokens; the page "Where to go next" cites the code).
 
 Critic fitting. The value loss over the real tokens of the batch, `M = sum(mask)` of them:
 

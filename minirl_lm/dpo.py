@@ -22,7 +22,8 @@ conservative: loss = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)  
 ```
 
 (`alpha` is the argument `label_smoothing`.) IPO here uses the summed log-ratios, as the IPO
-paper writes it; some implementations average them over the response length first.
+paper writes it; TRL averages them over the response length first (the page "Where to go next"
+cites the code and shows how to reproduce it).
 
 Gradients, derived by hand (`z = beta h`; `d softplus(u)/du = sigma(u)`):
 
