@@ -42,6 +42,9 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.advantages import centred, leave_one_out, standardized
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+
 try:
     import torch
 except ImportError:                                   # optional: never a dependency
@@ -121,7 +124,7 @@ TARGETS = []                                          # (what, measured, target,
 
 
 def target(what, value, goal, higher=True):
-    """Record a target of issue 5 against a value measured in this run."""
+    """Record one of the project's targets against a value measured in this run."""
     if value is None:
         TARGETS.append((what, "n/a", ("" if higher else "<= ") + fmt_goal(goal, higher), "n/a"))
         return
@@ -240,21 +243,21 @@ def dense_methods(logits, tokens, mask, w, backward):
         lt, yt = torch.from_numpy(logits), torch.from_numpy(tokens)
         mt, wt = torch.from_numpy(mask).to(lt.dtype), torch.from_numpy(w).to(lt.dtype)
     if not backward:
-        m = {"kernel 1t": lambda: kernels.dense_logp(logits, tokens, mask),
+        m = {"kernel 1t": lambda: kernels._dense_logp(logits, tokens, mask),
              "NumPy naive": lambda: numpy_naive_logp(logits, tokens, mask),
              "NumPy careful": lambda: numpy_careful_logp(logits, tokens, mask),
-             f"kernel {NCPU}t": lambda: kernels.dense_logp_parallel(logits, tokens, mask),
+             f"kernel {NCPU}t": lambda: kernels._dense_logp_parallel(logits, tokens, mask),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_logp(lt, yt, mt))
             m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_logp(lt, yt, mt))
     else:
         buf = np.empty_like(logits)
-        m = {"kernel 1t": lambda: kernels.dense_backward(logits, tokens, mask, w),
-             "kernel 1t out=": lambda: kernels.dense_backward(logits, tokens, mask, w, out=buf),
+        m = {"kernel 1t": lambda: kernels._dense_backward(logits, tokens, mask, w),
+             "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
              "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
              "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
-             f"kernel {NCPU}t": lambda: kernels.dense_backward_parallel(logits, tokens, mask, w),
+             f"kernel {NCPU}t": lambda: kernels._dense_backward_parallel(logits, tokens, mask, w),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
@@ -280,12 +283,13 @@ def check_dense(methods, backward, dtype):
 def run_dense(args, rng):
     shapes = args.shapes or ([(4096, 16), (2048, 1024)] if args.quick else
                              [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)])
-    note = ("  columns: time / our kernel on 1 thread (> 1: the kernel is faster); 'floor' is one "
-            "streaming read of the logits;\n  'per token' is the kernel's time per (b, t) row. "
-            f"{NCPU}t = all {NCPU} threads." + ("" if torch is not None else
-                                                " PyTorch: not installed."))
+    note = ("  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster);\n"
+            f"  'threads': our 1-thread time / our {NCPU}-thread time (> 1: the threads help); "
+            f"{NCPU}t = all {NCPU} threads;\n"
+            "  'floor': one streaming read of the logits; 'per token': the kernel's time per (b, t) row."
+            + ("" if torch is not None else "\n  PyTorch: not installed."))
     for backward in (False, True):
-        order = ["NumPy naive", "NumPy careful", f"kernel {NCPU}t", "torch 1t", f"torch {NCPU}t"]
+        order = ["NumPy naive", "NumPy careful", "threads", "torch 1t", f"torch {NCPU}t"]
         if backward:
             order.insert(2, "kernel 1t out=")
         for dtype in (np.float64, np.float32):
@@ -297,7 +301,8 @@ def run_dense(args, rng):
                 t = bench(methods, args.rounds, args.min_time)
                 k = t["kernel 1t"]
                 rows.append([f"({BT}, {V})", fmt_time(k / BT)]
-                            + [fmt_ratio(ratio(t, name, "kernel 1t")) for name in order]
+                            + [fmt_ratio(ratio(t, "kernel 1t", f"kernel {NCPU}t") if name == "threads"
+                                         else ratio(t, name, "kernel 1t")) for name in order]
                             + [fmt_ratio(k / t["floor"])])
                 record_dense_targets(t, BT, V, dtype, backward)
                 del logits, methods
@@ -396,12 +401,12 @@ def run_tabular(args, rng):
     mask = np.ones((B, T))
     w = rng.standard_normal((B, T))
     a = (theta, states, tokens, mask)
-    fwd = {"per-state kernel": lambda: kernels.tabular_logp(*a),
-           "per-token kernel": lambda: kernels.tabular_logp_per_token(*a),
+    fwd = {"per-state kernel": lambda: kernels._tabular_logp(*a),
+           "per-token kernel": lambda: kernels._tabular_logp_per_token(*a),
            "NumPy naive": lambda: numpy_tab_naive_logp(*a),
            "NumPy per state": lambda: numpy_tab_state_logp(*a), "torch 1t": None}
-    bwd = {"per-state kernel": lambda: kernels.tabular_backward(*a, w),
-           "per-token kernel": lambda: kernels.tabular_backward_per_token(*a, w),
+    bwd = {"per-state kernel": lambda: kernels._tabular_backward(*a, w),
+           "per-token kernel": lambda: kernels._tabular_backward_per_token(*a, w),
            "NumPy naive (np.add.at)": lambda: numpy_tab_naive_backward(*a, w),
            "NumPy per state": lambda: numpy_tab_state_backward(*a, w), "torch 1t": None}
     if torch is not None:
@@ -430,12 +435,12 @@ def run_tabular(args, rng):
                    20)
         if not args.quick and label.startswith("backward"):
             target(f"{what} vs torch", ratio(t, "torch 1t", "per-state kernel"), 100)
-    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}), "
-          f"S = {S} states (all visited), V = {V}, float64",
+    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}),\n"
+          f"  S = {S} states (all visited), V = {V}, float64",
           ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
-          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster); "
-                "'per token' is the per-state kernel's time per token."
-          + ("" if torch is not None else " PyTorch: not installed."))
+          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster);\n"
+                "  'per token': the per-state kernel's time per token."
+          + ("" if torch is not None else "\n  PyTorch: not installed."))
 
 
 # ---------------------------------------------------------------- advantages on r (N, K)
@@ -458,11 +463,11 @@ def run_adv(args, rng):
         for K in (8, 64):
             r = rng.standard_normal((NK // K, K))                          # (N, K)
             for name, kern, naive, lib in (
-                    ("centred", lambda: kernels.group_centred(r), lambda: np_centred(r),
+                    ("centred", lambda: kernels._group_centred(r), lambda: np_centred(r),
                      lambda: centred(r)),
-                    ("standardized", lambda: kernels.group_standardized(r, 1e-8, 0),
+                    ("standardized", lambda: kernels._group_standardized(r, 1e-8, 0),
                      lambda: np_standardized(r), lambda: standardized(r)),
-                    ("leave-one-out", lambda: kernels.group_loo(r), lambda: np_loo(r),
+                    ("leave-one-out", lambda: kernels._group_loo(r), lambda: np_loo(r),
                      lambda: leave_one_out(r))):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
@@ -498,7 +503,7 @@ def run_e2e(args, rng):
     theta = np.zeros((capacity, V))
     policy, ref = TabularPolicy(theta), TabularPolicy(theta)
     spent = {"kernels": 0.0}
-    originals = {name: getattr(kernels, name) for name in ("tabular_logp", "tabular_backward")}
+    originals = {name: getattr(kernels, name) for name in ("_tabular_logp", "_tabular_backward")}
 
     def timed(f):
         def call(*a):
@@ -544,10 +549,10 @@ def run_e2e(args, rng):
     if not args.quick:
         target("python examples/k_sweep.py, warm cache (wall)", wall, 3.0, higher=False)
     table(f"End to end: GRPO on a multi-token task (N = {N} prompts, V = {V}, answers of 4 "
-          f"tokens, max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
+          f"tokens,\n  max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
           ["", "wall time", "per token", "in kernels"], rows,
-          "  'in kernels': share of the step spent in tabular_logp and tabular_backward; the "
-          "rest is rollout, grading, objectives and validation.")
+          "  'in kernels': share of the step spent in tabular_logp and tabular_backward;\n"
+          "  the rest is rollout, grading, objectives and validation.")
 
 
 # ---------------------------------------------------------------- JIT and the disk cache
@@ -640,7 +645,7 @@ def plot(path, Vs, per_tok):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(5.4, 4.4))                   # narrow: legible at phone width
     for name, ys in per_tok.items():
         if any(y is None for y in ys):
             continue
@@ -648,7 +653,7 @@ def plot(path, Vs, per_tok):
         ax.loglog(Vs, np.array(ys) * 1e9, marker="o", ms=3, label=name, **style)
     ax.set_xlabel("vocabulary size V")
     ax.set_ylabel("time per token (ns), float64 forward")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8.5, ncol=2)
     ax.grid(True, which="major", lw=0.3)
     fig.tight_layout()
     fig.savefig(path)
@@ -663,6 +668,37 @@ def run_big_vocab(args, rng):
     bench_big_vocab.run_section(args)
 
 
+# ---------------------------------------------------------------- validation overhead
+
+def validation_line(args, rng):
+    """One line: time of each public (validated) kernel / its trusted core ``_name``, the cores
+    being what every table above times and what the library's inner loops call."""
+    BT, V = (2048, 1024) if args.quick else (4096, 1024)
+    logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
+    S = 256 if args.quick else 1024
+    theta = rng.standard_normal((S, V))                                     # (S, V)
+    states = rng.integers(0, S, tokens.shape)                               # (B, T)
+    r = rng.standard_normal((100_000 // 8, 8))                              # (N, K)
+    pairs = {"dense_logp": (kernels.dense_logp, kernels._dense_logp, (logits, tokens, mask)),
+             "dense_backward": (kernels.dense_backward, kernels._dense_backward,
+                                (logits, tokens, mask, w)),
+             "tabular_logp": (kernels.tabular_logp, kernels._tabular_logp,
+                              (theta, states, tokens, mask)),
+             "tabular_backward": (kernels.tabular_backward, kernels._tabular_backward,
+                                  (theta, states, tokens, mask, w)),
+             "group_standardized": (kernels.group_standardized, kernels._group_standardized,
+                                    (r, 1e-8, 0))}
+    methods = {}
+    for name, (pub, core, a) in pairs.items():
+        methods[name] = (lambda f=pub, a=a: f(*a))
+        methods["_" + name] = (lambda f=core, a=a: f(*a))
+    for f in methods.values():                        # warm-up: first calls load the checks
+        f()
+    t = bench(methods, max(args.rounds, 5), max(args.min_time, 0.02))
+    print(f"Validation overhead (public kernel / trusted core, {BT} rows, V = {V}):\n  "
+          + ", ".join(f"{name} {fmt_ratio(t[name] / t['_' + name])}" for name in pairs) + "\n")
+
+
 # ---------------------------------------------------------------- main
 
 def shape(text):
@@ -671,6 +707,8 @@ def shape(text):
         BT, V = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}")
+    if BT < 1 or V < 1:
+        raise argparse.ArgumentTypeError(f"expected B*T >= 1 and V >= 1, got {text!r}")
     return BT, V
 
 
@@ -681,21 +719,21 @@ def parse_args(argv=None):
     p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep", "big_vocab"), default=None,
                    help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
                         "the figure, added by --plot)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=int_at_least(1), default=None,
                    help="timing rounds per method, the median is reported (default 5, quick 3)")
-    p.add_argument("--min-time", type=float, default=None,
+    p.add_argument("--min-time", type=real(0, low_open=True), default=None,
                    help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
     p.add_argument("--shapes", nargs="+", type=shape, metavar="BTxV", default=None,
-                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of issue 5)")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the inputs")
-    p.add_argument("--plot", metavar="PATH", help="draw time per token against V (dense forward)")
+                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets)")
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the inputs")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw time per token against V (dense forward)")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    args.rounds = args.rounds or (3 if args.quick else 5)
-    args.min_time = args.min_time or (0.005 if args.quick else 0.02)
+    args.rounds = args.rounds if args.rounds is not None else (3 if args.quick else 5)
+    args.min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
     sections = list(args.sections or SECTIONS)
     if args.plot and "sweep" not in sections:
         sections.append("sweep")
@@ -714,8 +752,9 @@ def main(argv=None):
         Vs, per_tok = run_sweep(args, rng)
         if args.plot:
             plot(args.plot, Vs, per_tok)
+    validation_line(args, rng)
     if TARGETS:
-        table("Targets of issue 5 (ratios from this run)", ["target", "measured", "goal", ""],
+        table("The project's targets (ratios from this run)", ["target", "measured", "goal", ""],
               [list(t) for t in TARGETS])
 
 

@@ -28,6 +28,8 @@ responses are compared only a handful of times.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -35,6 +37,9 @@ from minirl_lm.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, to
 from minirl_lm.kl import exact_kl
 from minirl_lm.optimum import tilted_optimum
 from minirl_lm.policy import TabularPolicy, softmax_table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
 Y = N_COMMON + N_RARE
@@ -158,14 +163,14 @@ def gain(pi, pi_ref, reward):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--pairs", type=int, default=300, help="preference pairs sampled from pi_ref")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for the pairs")
-    p.add_argument("--beta", type=float, default=1.0, help="the DPO beta")
-    p.add_argument("--lr", type=float, default=4.0, help="DPO gradient-descent step size")
-    p.add_argument("--steps", type=int, default=2000, help="DPO gradient steps")
-    p.add_argument("--prior-std", type=float, default=10.0,
+    p.add_argument("--pairs", type=int_at_least(1), default=300, help="preference pairs sampled from pi_ref")
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the pairs")
+    p.add_argument("--beta", type=real(0, low_open=True), default=1.0, help="the DPO beta")
+    p.add_argument("--lr", type=real(0, low_open=True), default=4.0, help="DPO gradient-descent step size")
+    p.add_argument("--steps", type=int_at_least(1), default=2000, help="DPO gradient steps")
+    p.add_argument("--prior-std", type=real(0, low_open=True), default=10.0,
                    help="std of the Gaussian prior on each r_phi entry (reward model)")
-    p.add_argument("--plot", metavar="PATH", help="draw true and proxy reward against KL")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw true and proxy reward against KL")
     args = p.parse_args(argv)
     for name in ("pairs", "steps"):
         if getattr(args, name) < 1:
@@ -240,8 +245,14 @@ def main(argv=None):
     for b, kl, proxy, true, best in rows:
         print(f"{b:7.3f}  {kl:6.3f}  {proxy:6.3f}  {true:6.3f}  {best:6.3f}")
     i = int(np.argmax([row[3] for row in rows]))
-    print(f"true reward peaks at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, true {rows[i][3]:.3f}) "
-          f"and ends at {rows[-1][3]:.3f}; the proxy ends at {rows[-1][2]:.3f}")
+    if rows[i][3] - rows[-1][3] >= 5e-4:                       # a fall that shows in the printed digits
+        print(f"true reward peaks inside the sweep, at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, "
+              f"true {rows[i][3]:.3f}), and falls to {rows[-1][3]:.3f}; the proxy ends at "
+              f"{rows[-1][2]:.3f}")
+    else:
+        print(f"true reward has no peak inside the sweep: it rises to {rows[-1][3]:.3f} at the smallest "
+              f"beta, {rows[-1][0]:.3f}, within the printed digits of its largest value; the proxy ends "
+              f"at {rows[-1][2]:.3f}")
 
     if args.plot:
         plot(rows, contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 60)), args.plot)
@@ -260,9 +271,9 @@ def plot(rows, dense, path):
 
     _, kl, proxy, true, best = map(np.array, zip(*dense))        # curves
     _, kl_t, proxy_t, true_t, _ = map(np.array, zip(*rows))      # the table's rows as points
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $r_\phi$")
-    ax.plot(kl, true, color="C1", label=r"true reward $r$")
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))                   # narrow: legible at phone width
+    ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $R_\phi$")
+    ax.plot(kl, true, color="C1", label=r"true reward $R$")
     ax.plot(kl, best, "--", color="gray", label="best true reward within this KL")
     ax.plot(kl_t, proxy_t, "o", color="C0", ms=4)
     ax.plot(kl_t, true_t, "o", color="C1", ms=4)

@@ -37,6 +37,8 @@ levels it is not. Here most small groups hold no correct response, and standardi
 """
 
 import argparse
+import os
+import sys
 import itertools
 import math
 
@@ -44,6 +46,9 @@ import numpy as np
 
 from minirl_lm.advantages import centred, leave_one_out, standardized
 from minirl_lm.policy import TabularPolicy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, reals, seed  # noqa: E402
 
 THETA = (1.0, 0.5, 0.0, -0.5, -1.0)     # the fixed reference logits, V = 5
 REWARDS = (0.1, 0.0, 0.0, 1.0, 1.0)     # three levels with ties: partial credit on the likeliest
@@ -141,9 +146,11 @@ def print_table(pi, r, g, rows, mc_groups, seed):
     loo_devs = [w["loo_dev"] for w in rows if w["loo_dev"] is not None]
     print()
     print(f"max over K of |E[centred update] - (K-1)/K grad J|: {max(devs):.1e}")
-    print(f"max over K of |E[leave-one-out update] - grad J|:   {max(loo_devs):.1e}")
-    print(f"max over K of |MC centred - (K-1)/K| / s.e.:        "
-          f"{max(abs(w['mc'] - w['shrink']) / w['mc_se'] for w in rows if w['mc_se'] > 0):.2f}")
+    print("max over K of |E[leave-one-out update] - grad J|:   "
+          + (f"{max(loo_devs):.1e}" if loo_devs else "n/a (leave-one-out needs K >= 2)"))
+    z = [abs(w['mc'] - w['shrink']) / w['mc_se'] for w in rows if w['mc_se'] > 0]
+    print("max over K of |MC centred - (K-1)/K| / s.e.:        "
+          + (f"{max(z):.2f}" if z else "n/a (no K with a Monte-Carlo spread)"))
 
 
 def plot(rows, path):
@@ -152,18 +159,20 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "group_bias"
     Ks = np.array([w["K"] for w in rows])
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 6.4))            # stacked: readable on a phone
     ax[0].plot(Ks, (Ks - 1) / Ks, "-", color="0.6", label="(K-1)/K")
     ax[0].plot(Ks, [w["centred"] for w in rows], "o", label="centred, exact")
     ax[0].errorbar(Ks + 0.12, [w["mc"] for w in rows], yerr=[2 * w["mc_se"] for w in rows],
                    fmt="s", ms=3, label="centred, MC (2 s.e.)")
     loo = [(w["K"], w["loo"]) for w in rows if w["loo"] is not None]
-    ax[0].plot(*zip(*loo), "^", label="leave-one-out, exact")
+    if loo:                                                      # K >= 2 only
+        ax[0].plot(*zip(*loo), "^", label="leave-one-out, exact")
     ax[0].set_xlabel("K (responses per prompt)")
     ax[0].set_ylabel("<E[update], grad J> / |grad J|^2")
     ax[0].legend(fontsize=8)
     std = [(w["K"], w["std_cos"]) for w in rows if w["std_cos"] is not None]
-    ax[1].plot(*zip(*std), "o-")
+    if std:                                                      # K >= 2 only
+        ax[1].plot(*zip(*std), "o-")
     ax[1].set_xlabel("K (responses per prompt)")
     ax[1].set_ylabel("cos(E[standardized update], grad J)")
     fig.tight_layout()
@@ -171,21 +180,17 @@ def plot(rows, path):
     plt.close(fig)
 
 
-def parse_floats(text):
-    return tuple(float(x) for x in text.split(","))
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K-max", type=int, default=8, help="largest group size (default 8)")
-    p.add_argument("--rewards", type=parse_floats, default=REWARDS,
+    p.add_argument("--K-max", type=int_at_least(1), default=8, help="largest group size (default 8)")
+    p.add_argument("--rewards", type=reals(), default=REWARDS,
                    help="comma-separated reward per response (default 0.1,0,0,1,1)")
-    p.add_argument("--theta", type=parse_floats, default=THETA,
+    p.add_argument("--theta", type=reals(), default=THETA,
                    help="comma-separated reference logits (default 1,0.5,0,-0.5,-1)")
-    p.add_argument("--mc-groups", type=int, default=20000,
+    p.add_argument("--mc-groups", type=int_at_least(2), default=20000,
                    help="sampled groups per K for the Monte-Carlo column (default 20000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo column")
-    p.add_argument("--plot", metavar="PATH", help="write a figure (SVG or PNG by extension)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo column")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write a figure (SVG or PNG by extension)")
     args = p.parse_args(argv)
     if len(args.rewards) != len(args.theta):
         p.error(f"--rewards: expected {len(args.theta)} values (one per response), "

@@ -11,6 +11,8 @@ standardizes their rewards within the group and takes one step on the log-probs.
 """
 
 import argparse
+import os
+import sys
 import math
 
 import numpy as np
@@ -18,18 +20,21 @@ import numpy as np
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=int, nargs="+", default=[1, 2, 4, 8, 32],
+    p.add_argument("--K", type=int_at_least(1), nargs="+", default=[1, 2, 4, 8, 32],
                    help="group sizes (responses per prompt per step)")
-    p.add_argument("--responses", type=int, default=6400,
+    p.add_argument("--responses", type=int_at_least(1), default=6400,
                    help="responses drawn per prompt over the whole run (steps = responses // K)")
-    p.add_argument("--seed", type=int, default=1, help="np.random.default_rng(seed), restarted per K")
-    p.add_argument("--lr", type=float, default=2.0, help="learning rate")
+    p.add_argument("--seed", type=seed, default=1, help="np.random.default_rng(seed), restarted per K")
+    p.add_argument("--lr", type=real(0), default=2.0, help="learning rate")
     p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
                    help="group baseline (loo is undefined at K = 1 and skips it)")
-    p.add_argument("--plot", metavar="PATH", help="draw success against responses drawn")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success against responses drawn")
     args = p.parse_args(argv)
     if min(args.K) < 1:
         p.error(f"--K: group sizes must be >= 1, got {min(args.K)}")
@@ -82,7 +87,7 @@ def plot(runs, ref_success, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))                   # narrow: legible at phone width
     for K, (_, _, curve) in runs.items():
         n, s = zip(*curve)
         ax.plot(n, s, label=f"K = {K}")
@@ -92,7 +97,13 @@ def plot(runs, ref_success, path):
     ax.set_xlabel("responses drawn per prompt (log scale)")
     ax.set_ylabel("success of a sampled response")
     ax.set_ylim(0, 0.55)
-    ax.legend(loc="lower right", fontsize=8)
+    # the lower right holds the K = 1 line and the reference: the legend sits above them, in the
+    # empty band under the ceiling
+    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.5), fontsize=9)
+    ax.annotate("ceiling: the hard prompts never move", (1, 0.5), xytext=(0, 3),
+                textcoords="offset points", fontsize=9, color="gray")
+    ax.annotate(f"reference {ref_success:.3f} (and K = 1, on it)", (1, ref_success), xytext=(0, -4),
+                textcoords="offset points", va="top", fontsize=9, color="gray")
     fig.tight_layout()
     fig.savefig(path)
 

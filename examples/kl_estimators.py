@@ -24,8 +24,8 @@ fixed point.
 - k1, k2 or k3 in the loss: REINFORCE on r plus beta * k as a separate term, eq. (kl_objective).
 Each is compared with the tilted optimum pi* = pi_ref exp(r / beta) / Z (optimum.tilted_optimum),
 the maximizer of E r - beta KL(pi || pi_ref), and with the maximizer of E r - beta KL(pi_ref || pi),
-pi(y) = beta pi_ref(y) / (lambda - r(y)) with lambda > max r fixed by normalization (solved here
-by bisection: the library has no reverse-KL optimum).
+pi(y) = beta pi_ref(y) / (nu - r(y)) with nu > max r fixed by normalization (solved here
+by bisection: the library has no function for this maximizer).
 
 Part 3, a beta sweep: for each beta, the distance between the two optima pi_rev and pi* (closed
 forms), and k3 in the loss trained as in part 2, to check that it lands on pi_rev at every beta.
@@ -36,6 +36,8 @@ forms), and k3 in the loss trained as in part 2, to check that it lands on pi_re
 """
 
 import argparse
+import os
+import sys
 import math
 
 import numpy as np
@@ -44,6 +46,9 @@ from minirl_lm.kl import (exact_kl, exact_kl_grad_theta, exact_reverse_kl_grad_t
                           kl_in_reward, kl_per_token)
 from minirl_lm.optimum import kl_objective, tilted_optimum
 from minirl_lm.policy import TabularPolicy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, reals, seed  # noqa: E402
 
 THETA_REF = np.array([[0.5, 0.0, -0.5, -1.0],
                       [0.0, 0.0, 0.0, 0.0]])
@@ -55,14 +60,6 @@ REWARD = np.array([[1.0, 0.0, 0.0, 0.5],
                    [0.0, 1.0, 0.0, 0.0]])
 EST = ("k1", "k2", "k3")
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
-
-
-def parse_floats(text):
-    """'0.1,1' -> (0.1, 1.0); '' -> ()."""
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
 
 
 def enumeration(S, V):
@@ -153,16 +150,16 @@ def expected_ascent(policy, ref, reward, beta, placement):
 
 
 def reverse_kl_optimum(pi_ref, reward, beta):
-    """argmax E_pi r - beta KL(pi_ref || pi), row-wise: pi = beta pi_ref / (lambda - r), (S, V)."""
+    """argmax E_pi r - beta KL(pi_ref || pi), row-wise: pi = beta pi_ref / (nu - r), (S, V)."""
     out = np.empty_like(pi_ref)
     for s in range(pi_ref.shape[0]):
         lo, hi = reward[s].max(), reward[s].max() + beta       # sum(pi) > 1 at lo+, <= 1 at hi
-        for _ in range(200):                                   # bisection on lambda
-            lam = 0.5 * (lo + hi)
-            if (beta * pi_ref[s] / (lam - reward[s])).sum() > 1.0:
-                lo = lam
+        for _ in range(200):                                   # bisection on nu
+            nu = 0.5 * (lo + hi)                               # the multiplier
+            if (beta * pi_ref[s] / (nu - reward[s])).sum() > 1.0:
+                lo = nu
             else:
-                hi = lam
+                hi = nu
         p = beta * pi_ref[s] / (hi - reward[s])
         out[s] = p / p.sum()
     return out
@@ -207,7 +204,7 @@ def print_placements(ref, reward, beta, lr, iters, pi_star, out):
     print(f"exact expected gradient ascent from pi_ref, lr = {lr}, until max|E grad| < 1e-13 "
           f"or {iters} steps")
     print("pi*    = pi_ref exp(r/beta) / Z maximizes E r - beta KL(pi||ref)")
-    print("pi_rev = beta pi_ref / (lambda - r) maximizes E r - beta KL(ref||pi)")
+    print("pi_rev = beta pi_ref / (nu - r) maximizes E r - beta KL(ref || pi)")
     print()
     head = (f"{'placement':>12}  {'steps':>5}  {'|grad| end':>10}  {'KL(pi||pi*)':>11}  {'max|pi-pi*|':>11}  "
             f"{'J(pi*)-J(pi)':>12}  {'max|pi-pi_rev|':>14}")
@@ -268,7 +265,7 @@ def plot(policy, ref, out, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "kl_estimators"
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 6.4))            # stacked: readable on a phone
     u = np.linspace(-2.0, 2.0, 201)[:, None]                   # log pi/pi_ref, (201, 1)
     for est in EST:
         k, _ = kl_per_token(u, np.zeros_like(u), np.ones_like(u), est)
@@ -292,18 +289,18 @@ def plot(policy, ref, out, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=float, default=0.5, help="KL coefficient (default 0.5)")
-    p.add_argument("--lr", type=float, default=None,
+    p.add_argument("--beta", type=real(0, low_open=True), default=0.5, help="KL coefficient (default 0.5)")
+    p.add_argument("--lr", type=real(0, low_open=True), default=None,
                    help="step size of part 2 (default 1/beta, scaled to the KL term's curvature)")
-    p.add_argument("--iters", type=int, default=1000,
+    p.add_argument("--iters", type=int_at_least(1), default=1000,
                    help="at most this many exact gradient steps (default 1000)")
-    p.add_argument("--samples", type=int, default=10000,
+    p.add_argument("--samples", type=int_at_least(2), default=10000,
                    help="Monte-Carlo draws per state in part 1 (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo column")
-    p.add_argument("--sweep", type=parse_floats, default=SWEEP,
+    p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo column")
+    p.add_argument("--sweep", type=reals(0, low_open=True, allow_empty=True), default=SWEEP,
                    help="comma-separated betas of part 3, '' to skip it "
                         "(default " + ",".join(f"{b:g}" for b in SWEEP) + ")")
-    p.add_argument("--plot", metavar="PATH", help="write a figure (SVG or PNG by extension)")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write a figure (SVG or PNG by extension)")
     args = p.parse_args(argv)
     if not (math.isfinite(args.beta) and args.beta > 0):
         p.error(f"--beta: expected a finite number > 0, got {args.beta}")

@@ -14,16 +14,21 @@ Numba kernel (``minirl_lm.kernels.dense_logp``) agrees with the NumPy reference.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
 from minirl_lm import kernels
 from minirl_lm.logprob import log_softmax, masked_mean, masked_sum, token_logp
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import seed  # noqa: E402
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=0, help="seed of np.random.default_rng")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of np.random.default_rng")
     args = parser.parse_args(argv)
     if args.seed < 0:
         parser.error(f"--seed: expected an integer >= 0, got {args.seed}")

@@ -11,6 +11,8 @@ row: the tilted optimum pi_ref exp(r / beta) / Z of the sloppy reward, eq. (kl_o
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -18,16 +20,19 @@ from minirl_lm.optimum import exploit_threshold, tilted_optimum
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--betas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
-    p.add_argument("--K", type=int, default=32, help="responses per prompt per step")
-    p.add_argument("--steps", type=int, default=400, help="training steps")
-    p.add_argument("--seed", type=int, default=2, help="np.random.default_rng(seed), restarted per beta")
-    p.add_argument("--seeds", type=int, default=0,
+    p.add_argument("--betas", type=real(0), nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
+    p.add_argument("--K", type=int_at_least(1), default=32, help="responses per prompt per step")
+    p.add_argument("--steps", type=int_at_least(1), default=400, help="training steps")
+    p.add_argument("--seed", type=seed, default=2, help="np.random.default_rng(seed), restarted per beta")
+    p.add_argument("--seeds", type=int_at_least(0), default=0,
                    help="also train with seeds 0..N-1 and print mean and spread per beta")
-    p.add_argument("--plot", metavar="PATH", help="draw gold and hedge against beta")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw gold and hedge against beta")
     args = p.parse_args(argv)
     if args.K < 1 or args.steps < 1:
         p.error(f"--K and --steps must be >= 1, got K={args.K}, steps={args.steps}")
@@ -49,6 +54,23 @@ def optimum_scores(beta):
         return evaluate(TabularPolicy(np.log(pi)))
 
 
+def thresholds():
+    """The exploit's two prices, read off the task's own tables on a hard prompt ("8*8", row 2).
+
+    Returns (gap, log_odds, n_honest, beats_one, majority): the hedge's reward gap over an honest
+    answer, the reference log-odds against it, the number of honest answers, the beta below which
+    the optimum gives the hedge more mass than any one honest answer, eq. (exploit_threshold), and
+    the beta below which the hedge holds more than half of the prompt's mass.
+    """
+    logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
+    honest = [y for y in range(len(r)) if y != HEDGE]
+    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
+    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
+    # a majority iff exp(-l + g/beta) > the number of honest answers (all equally likely under pi*)
+    majority = gap / (log_odds + np.log(len(honest)))
+    return gap, log_odds, len(honest), exploit_threshold(gap, log_odds), majority
+
+
 def trained_scores(beta, K, steps, seed):
     policy, _, _ = train(K, K * steps, seed, grader="sloppy", beta=beta)
     return evaluate(policy)
@@ -64,18 +86,12 @@ def main(argv=None):
               f"hedge {ev['hedge']:.2f}    tilted optimum: sloppy {opt['sloppy']:.2f}, "
               f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}")
 
-    # the exploit's price, from the task's own tables (a hard prompt: "8*8", row 2)
-    logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
-    honest = [y for y in range(len(r)) if y != HEDGE]
-    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
-    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
-    print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}: the hedge beats any one "
-          f"honest answer iff beta < gap / log-odds = {exploit_threshold(gap, log_odds):.4f}")
-    # the hedge is a majority iff exp(-l + g/beta) > number of honest answers
-    majority = gap / (log_odds + np.log(len(honest)))
+    gap, log_odds, n_honest, beats_one, majority = thresholds()
+    print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}, {n_honest} honest answers")
+    print(f"  the hedge beats any one honest answer iff beta < gap / log-odds = {beats_one:.4f}")
     pi_star = tilted_optimum(TabularPolicy(reference_theta()).probs(), reward_table("sloppy"), majority)
-    print(f"the hedge is a majority of a hard prompt iff beta < gap / (log-odds + log {len(honest)}) = "
-          f"{majority:.4f} (there, the optimum's hedge mass is {pi_star[2, HEDGE]:.4f})")
+    print(f"  the hedge is a majority iff beta < gap / (log-odds + log {n_honest}) = {majority:.4f}"
+          f" (its mass there: {pi_star[2, HEDGE]:.4f})")
 
     if args.seeds:
         print(f"\nspread over seeds 0..{args.seeds - 1} (mean +- std [min, max]) beside seed {args.seed}:")
@@ -99,15 +115,22 @@ def plot(rows, path):
 
     grid = np.linspace(0.02, max(0.6, max(rows)), 120)
     opt = [optimum_scores(b) for b in grid]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig, ax = plt.subplots(figsize=(5.4, 4.0))                   # narrow: legible at phone width
     ax.plot(grid, [o["success"] for o in opt], color="C0", label="gold, tilted optimum")
     ax.plot(grid, [o["hedge"] for o in opt], color="C3", label="hedge, tilted optimum")
     ax.plot(list(rows), [e["success"] for e in rows.values()], "o", color="C0", label="gold, trained")
     ax.plot(list(rows), [e["hedge"] for e in rows.values()], "s", color="C3", label="hedge, trained")
-    ax.axvline(0.25, color="gray", lw=0.8, ls="--")
+    _, _, n_honest, beats_one, majority = thresholds()
+    ax.axvline(beats_one, color="gray", lw=0.9, ls="--")
+    ax.axvline(majority, color="gray", lw=0.9, ls=":")
+    ax.annotate(f"beats any one\nhonest answer:\nbeta < {beats_one:.4f}", (beats_one, 0.97),
+                xytext=(4, 0), textcoords="offset points", va="top", fontsize=9)
+    ax.annotate(f"hedge is a\nmajority:\nbeta < {majority:.4f}", (majority, 0.97),
+                xytext=(-4, 0), textcoords="offset points", va="top", ha="right", fontsize=9)
     ax.set_xlabel("beta")
     ax.set_ylabel("mean probability")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 1.0)
+    ax.legend(fontsize=9, loc="center right")
     fig.tight_layout()
     fig.savefig(path)
 

@@ -7,7 +7,7 @@ measures that on a multi-token task, computing the bandit side independently (co
 derivatives of the whole-response log-prob, no per-token backward at all), then switches on one
 per-token ingredient at a time and prints the gradient difference it causes:
 
-  - a prefix-dependent baseline V(s_t) (exact), a critic with GAE (lam < 1), exact or fitted;
+  - a prefix-dependent baseline v(s_t) (exact), a critic with GAE (lam < 1), exact or fitted;
   - per-token KL shaping (against the KL folded into the sequence reward);
   - discounting, gamma < 1;
   - per-token clipping against clipping the sequence-level ratio, after theta moved from theta_old.
@@ -21,6 +21,8 @@ ingredient changes the samples (the variance) but not what is estimated.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -30,6 +32,9 @@ from minirl_lm.kl import kl_in_reward
 from minirl_lm.mdp import TokenMDP
 from minirl_lm.policy import TabularPolicy
 from minirl_lm.reinforce import reinforce_loss, sequence_reinforce_loss
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import int_at_least, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, graded at the end ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -49,7 +54,7 @@ def make_task(max_len=4):
 
 # ---- exact tools: every response, every state value ------------------------------------------
 def state_values(mdp, probs):
-    """V^pi(s) = E[R | s] on the prefix tree, by backward induction (gamma = 1): (S,)."""
+    """v^pi(s) = E[R | s] on the prefix tree, by backward induction (gamma = 1): (S,)."""
     values = np.zeros(mdp.S)
     for s in range(mdp.S - 1, -1, -1):                       # deepest prefixes first
         n, prefix = mdp.prefix_of(s)
@@ -98,13 +103,13 @@ def divergences(ro, R, pol, pol_ref, v_exact, v_fit, args):
     """[(name, dlogp of the per-token variant, dlogp of its sequence-level counterpart)]."""
     logp, _ = pol.logp(ro.states, ro.tokens, ro.mask)
     logp_ref, _ = pol_ref.logp(ro.states, ro.tokens, ro.mask)
-    b = v_exact[ro.states[:, 0]]                                # (B,) b(x) = V^pi(x)
+    b = v_exact[ro.states[:, 0]]                                # (B,) b(x) = v^pi(x)
     A = R - b                                                   # (B,)
     r_tok = per_token_rewards(R, logp, logp_ref, ro.mask, 0.0)  # (B, T) R on the last token
     base = bandit(ro, A)
     rows = [("terminal R, gamma = 1, b(x)", token(ro, A[:, None]), base)]
-    # a baseline that depends on the prefix: A_t = R - V(s_t)
-    rows.append(("prefix baseline V^pi(s_t)", token(ro, R[:, None] - v_exact[ro.states]), base))
+    # a baseline that depends on the prefix: A_t = R - v(s_t)
+    rows.append(("prefix baseline v^pi(s_t)", token(ro, R[:, None] - v_exact[ro.states]), base))
     # a critic: TD errors and GAE, eq. (td_error), eq. (gae)
     for name, v in (("exact", v_exact), ("fitted", v_fit)):
         delta = td_errors(v, ro.states, r_tok, ro.mask, gamma=1.0)
@@ -116,7 +121,7 @@ def divergences(ro, R, pol, pol_ref, v_exact, v_fit, args):
     r_seq = kl_in_reward(R, logp, logp_ref, ro.mask, args.beta)         # (B,) eq. (kl_reward)
     rows.append((f"per-token KL, beta = {args.beta:g}", token(ro, G - b[:, None]),
                  bandit(ro, r_seq - b)))
-    # discounting: G_t = gamma^(L-1-t) R
+    # discounting: G_t = gamma^(|y|-t) R, exponent 0 at the last token: early tokens get less
     G = monte_carlo_returns(r_tok, ro.mask, args.gamma)
     rows.append((f"gamma = {args.gamma:g}", token(ro, G - b[:, None]), base))
     return rows
@@ -134,14 +139,14 @@ def clip_pair(ro, logp, logp_old, A, eps):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=0, help="seed of theta and of the batch")
-    p.add_argument("--K", type=int, default=8, help="responses per prompt in the batch")
-    p.add_argument("--scale", type=float, default=1.0, help="std of the random logits theta")
-    p.add_argument("--lam", type=float, default=0.5, help="GAE lambda (< 1)")
-    p.add_argument("--beta", type=float, default=0.1, help="per-token KL coefficient")
-    p.add_argument("--gamma", type=float, default=0.9, help="discount (< 1)")
-    p.add_argument("--eps", type=float, default=0.2, help="clip range epsilon")
-    p.add_argument("--move", type=float, default=0.3,
+    p.add_argument("--seed", type=seed, default=0, help="seed of theta and of the batch")
+    p.add_argument("--K", type=int_at_least(1), default=8, help="responses per prompt in the batch")
+    p.add_argument("--scale", type=real(0), default=1.0, help="std of the random logits theta")
+    p.add_argument("--lam", type=real(0, 1), default=0.5, help="GAE lambda (< 1)")
+    p.add_argument("--beta", type=real(0), default=0.1, help="per-token KL coefficient")
+    p.add_argument("--gamma", type=real(0, 1), default=0.9, help="discount (< 1)")
+    p.add_argument("--eps", type=real(0, 1, low_open=True), default=0.2, help="clip range epsilon")
+    p.add_argument("--move", type=real(0), default=0.3,
                    help="std of the perturbation theta - theta_old before clipping")
     args = p.parse_args(argv)
     if args.K < 1:
@@ -168,7 +173,7 @@ def main(argv=None):
     B = len(R)
     allr = mdp.all_responses()                                           # every response
     R_all = mdp.score(grader, allr)
-    v_exact = state_values(mdp, pol.probs())                            # (S,) V^pi
+    v_exact = state_values(mdp, pol.probs())                            # (S,) v^pi
     v_fit = np.zeros(mdp.S)                                             # critic fitted on the batch
     r_tok = per_token_rewards(R, np.zeros(ro.mask.shape), np.zeros(ro.mask.shape), ro.mask, 0.0)
     for _ in range(20):
@@ -176,8 +181,9 @@ def main(argv=None):
 
     print(f"task: copy the prompt {', '.join(PROMPTS)}; V = {mdp.V} (EOS + {ALPHABET}), "
           f"max_len = {mdp.max_len}, S = {mdp.S} states, {allr.tokens.shape[0]} responses in all")
-    print(f"batch: K = {args.K} per prompt, B = {B}, mean reward {R.mean():.3f}, "
-          f"lengths {np.bincount(ro.lengths, minlength=mdp.max_len + 1)[1:].tolist()} (1..{mdp.max_len})")
+    counts = np.bincount(ro.lengths, minlength=mdp.max_len + 1)[1:]     # (max_len,) responses per length
+    print(f"batch: K = {args.K} per prompt, B = {B}, mean reward {R.mean():.3f}; responses of length "
+          + ", ".join(f"{n}: {c}" for n, c in enumerate(counts, start=1)))
 
     # ---- eq. (token_equals_sequence), sample for sample ----------------------------------------
     A = R - v_exact[ro.states[:, 0]]                                    # (B,) R - b(x)

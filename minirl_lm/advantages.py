@@ -1,41 +1,53 @@
 """Baselines: the group of K responses to one prompt is its own baseline.
 
-Rewards come as an (N, K) array: N prompts, K sampled responses each (row n of the array is the
-group of prompt n; flattened prompt-major it is rows n*K .. n*K + K - 1 of a (B,) batch).
+Rewards come as an `(N, K)` array: `N` prompts, `K` sampled responses each (row `n` of the array
+is the group of prompt `n`; flattened prompt-major it is rows `n*K .. n*K + K - 1` of a `(B,)`
+batch). With `R_k` the reward of member `k`:
 
-    none          A_k = r_k                                               eq. (pg_vanilla)
-    mean          A_k = r_k - mean(r)                                     eq. (pg_centred)
-    standardized  A_k = (r_k - mean(r)) / (std(r) + eps)                  eq. (pg_normalized)
-    loo           A_k = r_k - (1/(K-1)) sum_{j != k} r_j                  eq. (pg_loo)
-                      = (K / (K-1)) * (r_k - mean(r))
+```text
+none          A_k = R_k                                               eq. (pg_vanilla)
+mean          A_k = R_k - mean(R)                                     eq. (pg_centred)
+standardized  A_k = (R_k - mean(R)) / (std(R) + xi)                   eq. (pg_normalized)
+loo           A_k = R_k - (1/(K-1)) sum_{j != k} R_j                  eq. (pg_loo)
+                  = (K / (K-1)) (R_k - mean(R))
+```
 
-The update these weights feed is (1/K) sum_k A_k grad log pi(y_k | x). Over the draws of a group,
-E[centred update] = ((K-1)/K) grad J: r_k is part of its own baseline, so the term r_k * grad log
-pi(y_k) is shrunk by 1/K (self-inclusion bias); leave-one-out removes r_k from its baseline and is
-unbiased. Standardizing divides by a random spread and is not a scaled gradient in general.
+The stabilizer `xi` is the argument `eps` of `standardized` and `advantages` (a different
+quantity from the clip range `epsilon` of `clip.py`).
+
+The update these weights feed is `(1/K) sum_k A_k grad log pi(y_k | x)`. Over the draws of a
+group, `E[centred update] = ((K-1)/K) grad J`: `R_k` is part of its own baseline, so the term
+`R_k grad log pi(y_k)` is shrunk by `1/K` (self-inclusion bias); leave-one-out removes `R_k`
+from its baseline and is unbiased. Standardizing divides by a random spread and is not a scaled
+gradient in general.
 
 Defined edge cases (no gradient here: rewards are data):
-- a group of equal rewards gives A = 0 exactly (the mean of such a group is taken as the common
-  value itself, because np.mean of identical floats can differ from them in the last bit);
-- K = 1 is a group of equal rewards: centred and standardized advantages are bitwise 0, so the
-  update vanishes identically. With the Bessel std (ddof=1) the K = 1 spread is 0/0; it is
-  defined as 0 here, so the advantage is 0 / (0 + eps) = 0 as well;
-- leave-one-out at K = 1 has no "others" and raises ValueError.
 
-Deviation from the textbook form: leave-one-out is computed as (K/(K-1)) * (r_k - mean), the same
-number algebraically (to rounding), so that equal rewards give exactly 0.
+- a group of equal rewards gives `A = 0` exactly (the mean of such a group is taken as the
+  common value itself, because `np.mean` of identical floats can differ from them in the last
+  bit);
+- `K = 1` is a group of equal rewards: centred and standardized advantages are bitwise 0, so the
+  update vanishes identically. With the Bessel std (`ddof=1`) the `K = 1` spread is `0/0`; it is
+  defined as 0 here, so the advantage is `0 / (0 + xi) = 0` as well;
+- leave-one-out at `K = 1` has no "others" and raises ValueError.
 
-Population std (ddof=0) is the default; ddof=1 is what TRL and verl use. ddof is the int 0 or 1
-(not a bool, not a float).
+Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
+same number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Domain: rewards are (N, K) with K >= 1 and every |r| <= 1e150 (REWARD_MAX), for all four
-baselines; anything else raises ValueError naming rewards. The bound keeps the arithmetic
-finite: the standardized baseline squares the spread (r - mean)^2, which overflows float64
-(max ~1.8e308) for spreads beyond ~1e154, and a group mean sums K rewards; at 1e150 both stay
-finite for any practical K (up to ~4e7). Inside the domain, a group whose squared spread
-underflows (sum of (r - mean)^2 < 1e-290, i.e. |r - mean| < ~1e-145) has its std computed on
-the rescaled deviations, so a tiny spread with eps = 0 still standardizes to unit scale instead
-of to 0. Neither guard changes the arithmetic of ordinary inputs.
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
+`trl/trainer/utils.py` `nanstd` @ `f2cd57710a` (2026-07-24); verl
+`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` @ `1dda039b9c` (2026-08-22);
+the page "Where to go next" maps the rest). `ddof` is the int 0 or 1 (not a bool, not a float).
+
+Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
+baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
+finite: the standardized baseline squares the spread `(R - mean)^2`, which overflows float64
+(max about `1.8e308`) for spreads beyond about `1e154`, and a group mean sums `K` rewards; at
+`1e150` both stay finite for any practical `K` (up to about `4e7`). Inside the domain, a group
+whose squared spread underflows (sum of `(R - mean)^2 < 1e-290`, i.e. `|R - mean| < 1e-145` or
+so) has its std computed on the rescaled deviations, so a tiny spread with `eps = 0` still
+standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
+inputs.
 """
 
 import numpy as np
@@ -52,6 +64,8 @@ def _rewards(rewards):
     if r.shape[1] < 1:
         raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
                          f"got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"rewards: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
     if r.size and np.abs(r).max() > REWARD_MAX:
         raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
                          f"squares the spread, which overflows float64 beyond ~1e154), got max "
@@ -67,21 +81,42 @@ def _group_mean(r):
 
 
 def no_baseline(rewards):
-    """A = r, (N, K) -> (N, K). eq. (pg_vanilla)"""
+    """No baseline, eq. (pg_vanilla): `A = R`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages (a copy of the rewards).
+    """
     r = _rewards(rewards)
     return r.copy()
 
 
 def centred(rewards):
-    """A = r - mean of the group, (N, K) -> (N, K). eq. (pg_centred)"""
+    """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
     r = _rewards(rewards)
     return r - _group_mean(r)                                  # (N, K)
 
 
 def standardized(rewards, eps=1e-8, ddof=0):
-    """A = (r - mean) / (std + eps), (N, K) -> (N, K). eq. (pg_normalized)
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
-    ddof=0: population std (default); ddof=1: Bessel std, defined as 0 at K = 1.
+    Args:
+        rewards: `(N, K)` rewards.
+        eps: the stabilizer `xi >= 0`.
+        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
+            `K = 1`).
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
     r = _rewards(rewards)
     eps = float_scalar(eps, "eps", low=0.0)
@@ -102,7 +137,17 @@ def standardized(rewards, eps=1e-8, ddof=0):
 
 
 def leave_one_out(rewards):
-    """A_k = r_k - mean of the other K-1 rewards, (N, K) -> (N, K). eq. (pg_loo); K >= 2."""
+    """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
+
+    Args:
+        rewards: `(N, K)` rewards with `K >= 2`.
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: `K < 2`, naming `rewards`.
+    """
     r = _rewards(rewards)
     K = r.shape[1]
     if K < 2:
@@ -112,11 +157,23 @@ def leave_one_out(rewards):
 
 
 def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
-    """Group advantages for rewards (N, K) -> (N, K); baseline in none | mean | standardized | loo.
+    """Group advantages with the chosen baseline.
 
-    eps and ddof apply to "standardized" only.
+    Args:
+        rewards: `(N, K)` rewards.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
+        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
     """
     choice(baseline, "baseline", BASELINES)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "none":
         return no_baseline(rewards)
     if baseline == "mean":
@@ -127,12 +184,19 @@ def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
 
 
 def broadcast(adv, mask):
-    """Put each response's advantage on every one of its real tokens: (B,), (B, T) -> (B, T).
+    """Put each response's advantage on every one of its real tokens.
 
-    adv may also be (N, K) (flattened prompt-major to B = N*K). Padding gets 0.
+    Args:
+        adv: `(B,)` advantages, or `(N, K)` (flattened prompt-major to `B = N*K`).
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` per-token advantages, 0 at padding.
     """
     mask = mask_array(mask, "mask")
     a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
     if a.ndim == 2:
         a = a.reshape(-1)
     if a.shape != (mask.shape[0],):

@@ -10,6 +10,7 @@ one beside it (the estimator imports ``from minirl_lm.checks import ...``;
 change that line to ``from checks import ...``).
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -31,7 +32,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     """
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = np.asarray(x)
+    arr = _asarray(x, name)
     if arr.dtype.kind not in "fiub":                          # float, int, uint, bool
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
     arr = arr.astype(np.float64, copy=False)
@@ -48,7 +49,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
 
 def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = np.asarray(x)
+    arr = _asarray(x, name)
     if arr.dtype.kind not in "iu":                            # signed or unsigned integers
         raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
     arr = arr.astype(np.int64, copy=False)
@@ -64,6 +65,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 def mask_array(x, name="mask", shape=None):
     """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
     arr = float_array(x, name, ndim=2, shape=shape)
+    nonempty(arr, name)                                  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
@@ -116,10 +118,95 @@ def float_scalar(x, name, low=None, high=None, low_open=False):
 
 
 def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options``."""
-    if x not in options:
-        raise ValueError(f"{name}: expected one of {sorted(options)}, got {x!r}")
+    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"{name}: expected one of {sorted(options, key=str)}, got unhashable "
+                        f"{_describe(x)}") from None
+    if isinstance(x, bool) or x not in options:          # True == 1 must not pick option 1
+        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
     return x
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def prob_table(p, name, shape=None, ndim=None):
+    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
+    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
+    passes here is accepted by ``rng.choice``), and non-empty."""
+    p = float_array(p, name, ndim=ndim, shape=shape)
+    nonempty(p, name)
+    if (p < 0).any():
+        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
+    s = p.sum(axis=-1)
+    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+        bad = np.abs(s - 1.0).ravel()
+        raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
+                         f"to {s.ravel()[int(np.argmax(bad))]!r}")
+    return p
+
+
+def finite_result(value, name, what="the result"):
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
+    else raise a ValueError naming ``name``, the argument that drove the overflow.
+
+    Call it on what a public function is about to return, computed under
+    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
+    returned as inf or NaN.
+    """
+    parts = [value]
+    while parts:
+        v = parts.pop()
+        if isinstance(v, (tuple, list)):
+            parts.extend(v)
+            continue
+        a = np.asarray(v, dtype=np.float64)
+        if not np.isfinite(a).all():
+            kind = "NaN" if np.isnan(a).any() else "inf"
+            raise ValueError(f"{name}: expected a value for which {what} is finite in float64, "
+                             f"got one that makes it {kind} (overflow)")
+    return value
+
+
+def real_result(value, name, context=""):
+    """A callable's return value (a grader's reward) as a finite Python float, else an error
+    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number{context}, got {value}")
+    return value
+
+
+def callable_check(f, name, nargs, call="f(...)"):
+    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
+    if not callable(f) or isinstance(f, type):
+        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):                      # builtins without a signature
+        return f
+    try:
+        sig.bind(*range(nargs))
+    except TypeError:
+        raise TypeError(f"{name}: expected a callable {call} taking {nargs} positional "
+                        f"arguments, got one with signature {sig}") from None
+    return f
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:         # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
 
 
 def _check_shape(arr, name, ndim, shape):

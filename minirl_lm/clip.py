@@ -1,37 +1,43 @@
 """The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
 
-For each real token, with rho_t = pi(y_t | s_t) / pi_old(y_t | s_t) = exp(logp - logp_old):
+For each real token, with `rho_t = pi(y_t | s_t) / pi_old(y_t | s_t) = exp(logp - logp_old)`:
 
-    f_t = min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps_high) A_t)                eq. (ppo_clip)
-    loss = -sum_{b,t} w[b,t] f[b,t]          (w: the aggregation weights, eq. (pg_agg))
+```text
+f_t  = min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps_high) A_t)        eq. (ppo_clip)
+loss = -sum_{b,t} w[b,t] f[b,t]        (w: the aggregation weights, eq. (pg_agg))
+```
 
-Symmetric by default (eps_high = eps); eps_high > eps is "clip-higher" (DAPO).
+Symmetric by default (`eps_high = eps`); `eps_high > eps` is "clip-higher" (DAPO). There is no
+dual clip here (a floor `c A_t` for `A_t < 0`; see the page "Where to go next").
 
-Gradient, by hand. d rho / d logp = rho. The min picks one branch:
-- unclipped branch active (rho A <= clip(rho) A): d f / d logp = rho A;
-- clipped branch active (clip(rho) A < rho A): the clipped value is constant in logp, so 0.
-  For A > 0 that is rho > 1 + eps_high, for A < 0 rho < 1 - eps: the ratio already moved
-  far enough in the direction the advantage pushes, and the token stops pulling.
-Ties: inside the clip range both branches are equal and the gradient is rho A. Exactly at a
-boundary (rho = 1 + eps_high with A > 0, or 1 - eps with A < 0) f has a kink; we take the
-unclipped one-sided derivative rho A there (the left/right derivatives are rho A and 0).
+Gradient, by hand. `d rho / d logp = rho`. The min picks one branch:
 
-At rho = 1 (logp == logp_old: the first epoch on a fresh group) the gradient is -w A, exactly
-REINFORCE's (reinforce.reinforce_loss with the same aggregation).
+- unclipped branch active (`rho A <= clip(rho) A`): `d f / d logp = rho A`;
+- clipped branch active (`clip(rho) A < rho A`): the clipped value is constant in `logp`, so 0.
+  For `A > 0` that is `rho > 1 + eps_high`, for `A < 0` `rho < 1 - eps`: the ratio already
+  moved far enough in the direction the advantage pushes, and the token stops pulling.
+
+Ties: inside the clip range both branches are equal and the gradient is `rho A`. Exactly at a
+boundary (`rho = 1 + eps_high` with `A > 0`, or `1 - eps` with `A < 0`) `f` has a kink; we take
+the unclipped one-sided derivative `rho A` there (the left/right derivatives are `rho A` and 0).
+
+At `rho = 1` (`logp == logp_old`: the first optimizer step on a fresh batch) the gradient is
+`-w A`, exactly REINFORCE's (`reinforce.reinforce_loss` with the same aggregation).
 
 Padding and extreme ratios. The log-ratio is masked before the exp, so whatever finite values
-logp and logp_old hold at padding (rho = 1 there) the gradient there is exactly 0. A token with
-A = 0 contributes exactly 0 to the loss and the gradient, even where rho overflows. rho =
-exp(logp - logp_old) overflows float64 for logp - logp_old > ~709.78 (pi_old gave the token
-probability < e^-709); then:
-- A > 0: min(rho A, (1 + eps_high) A) = (1 + eps_high) A, finite, and its gradient is 0
-  (clipped); returned as such;
-- A < 0: the true minimum is the unclipped rho A = -inf (loss +inf). That (or any other
-  non-finite loss or gradient, e.g. rho A overflowing for a finite rho) is rejected with a
-  ValueError naming logp, instead of returning inf to an optimizer. clip_fraction never
-  raises: such a token is unclipped, an A > 0 one with rho = inf is clipped.
+`logp` and `logp_old` hold at padding (`rho = 1` there) the gradient there is exactly 0. A token
+with `A = 0` contributes exactly 0 to the loss and the gradient, even where `rho` overflows.
+`rho = exp(logp - logp_old)` overflows float64 for `logp - logp_old > ~709.78` (`pi_old` gave
+the token probability `< e^-709`); then:
 
-The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
+- `A > 0`: `min(rho A, (1 + eps_high) A) = (1 + eps_high) A`, finite, and its gradient is 0
+  (clipped); returned as such;
+- `A < 0`: the true minimum is the unclipped `rho A = -inf` (loss `+inf`). That (or any other
+  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`) is rejected with a
+  ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
+  raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
+
+The aggregation weights are copied from `reinforce.token_weights` so that this file needs NumPy
 only; tests check the copies agree.
 """
 
@@ -45,6 +51,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 def _token_weights(mask, agg, max_len):
     """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
     B, T = mask.shape
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
     if agg == "seq_sum":
         return mask / B
@@ -52,7 +59,7 @@ def _token_weights(mask, agg, max_len):
         return mask / max(lengths.sum(), 1.0)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")
@@ -92,10 +99,24 @@ def _branches(logp, logp_old, A, mask, eps, eps_high):
 
 def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean",
                       max_len=None):
-    """PPO clipped surrogate loss, eq. (ppo_clip).
+    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
 
-    logp, logp_old (B, T) token log-probs under pi and pi_old, adv (B,) or (B, T), mask (B, T).
-    Returns (loss, dloss_dlogp (B, T)).
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
+        tokens, 0 elsewhere.
+
+    Raises:
+        ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
     """
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
     w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
@@ -119,9 +140,20 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
 
 
 def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
-    """Fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
+    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
 
-    A token with A = 0 is never counted. Returns 0.0 for a batch without real tokens.
+    A token with `A = 0` is never counted.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`.
+        adv: `(B,)` or `(B, T)` advantages.
+        mask: `(B, T)` 0/1 float mask.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+
+    Returns:
+        A float in `[0, 1]`; 0.0 for a batch without real tokens.
     """
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
                                                     "token_mean")

@@ -1,69 +1,101 @@
 """The token-MDP view: a tabular critic over prefixes, TD errors, GAE, per-token KL shaping.
 
-Each token is an action a_t = y_t taken in the state s_t = (x, y_<t); the response ends in a
-terminal state whose value is 0. A critic V(s) is a table over state ids, shape (S,).
+Each token is an action `a_t = y_t` taken in the state `s_t = (x, y_<t)`, `t = 1, ..., |y|`;
+the response ends in the terminal state `s_{|y|+1}`, whose value is 0. A critic `v(s)` is a
+table over state ids, `values`, shape `(S,)`. Arrays are `(B, T)`; column `t - 1` holds step `t`.
 
-Per-token KL shaping (the reward PPO-based RLHF optimizes): at every real token t of a response
-of length L,
+Per-token KL shaping (the reward PPO-based RLHF optimizes): at every real token `t` of a
+response,
 
-    r_t = -beta (log pi(y_t|s_t) - log pi_ref(y_t|s_t)) + 1[t = L - 1] R(x, y)   eq. (kl_shaped_reward)
+```text
+r_t = -beta (log pi(y_t|s_t) - log pi_ref(y_t|s_t)) + 1[t = |y|] R(x, y)      eq. (kl_shaped_reward)
+```
 
-TD error, GAE and Monte-Carlo returns, with V(s_L) = 0 at the terminal state:
+TD error, GAE and Monte-Carlo returns, with `v(s_{|y|+1}) = 0` at the terminal state:
 
-    delta_t = r_t + gamma V(s_{t+1}) - V(s_t)                                      eq. (td_error)
-    A_t = delta_t + gamma lam A_{t+1},  A_L = 0                                     eq. (gae)
-    G_t = r_t + gamma G_{t+1},          G_L = 0                                     eq. (mc_return)
+```text
+delta_t = r_t + gamma v(s_{t+1}) - v(s_t)                                      eq. (td_error)
+A_t = delta_t + gamma lam A_{t+1},  A_{|y|+1} = 0                              eq. (gae)
+G_t = r_t + gamma G_{t+1},          G_{|y|+1} = 0                              eq. (mc_return)
+```
 
-Two identities the tests check: lam = 1 gives A_t = G_t - V(s_t) (the sum telescopes), lam = 0
-gives A_t = delta_t. With V = 0, gamma = lam = 1 and the terminal reward alone, A_t = R(x, y) at
-every token: one response-level weight on every token's score, the bandit view. A nonzero V,
-lam < 1, gamma < 1 or the per-token KL gives different tokens different advantages: only the
-token MDP can say what those mean.
+Two identities the tests check: `lam = 1` gives `A_t = G_t - v(s_t)` (the sum telescopes),
+`lam = 0` gives `A_t = delta_t`. With `v = 0`, `gamma = lam = 1` and the terminal reward alone,
+`A_t = R(x, y)` at every token: one response-level weight on every token's score, the bandit
+view. A nonzero `v`, `lam < 1`, `gamma < 1` or the per-token KL gives different tokens different
+advantages: only the token MDP can say what those mean. GAE here is not whitened (verl whitens
+it over the batch's tokens; the page "Where to go next" cites the code).
 
-Critic fitting. The value loss over the real tokens of the batch, M = sum(mask) of them,
+Critic fitting. The value loss over the real tokens of the batch, `M = sum(mask)` of them:
 
-    L_V = (1 / M) sum_{b,t} mask 0.5 (V(s_bt) - target_bt)^2                      eq. (value_loss)
-    dL_V / dV[s] = (1 / M) sum_{b,t: s_bt = s} mask (V(s_bt) - target_bt)       (scatter into s)
+```text
+loss_v = (1 / M) sum_{b,t} mask 0.5 (v(s_bt) - target_bt)^2                  eq. (value_loss)
+dloss_v / dv[s] = (1 / M) sum over (b, t) with s_bt = s of mask (v(s_bt) - target_bt)
+```
 
-with targets G_t (Monte Carlo) or r_t + gamma V(s_{t+1}) (TD(0), held fixed: a semi-gradient).
-A response of length 0 (an all-padding row) gets no reward, no TD error, no advantage, no loss.
+(a scatter into `s`), with targets `G_t` (Monte Carlo) or `r_t + gamma v(s_{t+1})` (TD(0), held
+fixed: a semi-gradient). A response of length 0 (an all-padding row) gets no reward, no TD
+error, no advantage, no loss.
 
-Inputs are per-token arrays (B, T) with the mask (design.md s.4); values are a (S,) table.
-Demonstrated by `pytest tests/test_critic.py`. Imports NumPy and minirl_lm.checks only.
+Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
+`pytest tests/test_critic.py`. Imports NumPy and `minirl_lm.checks` only.
 """
 
 import numpy as np
 
-from minirl_lm.checks import (choice, float_array, float_scalar, int_array, mask_array,
-                              same_shape)
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_array,
+                              mask_array, nonempty, same_shape)
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
-    """KL-shaped per-token rewards (B, T), eq. (kl_shaped_reward); 0 at padding.
+    """KL-shaped per-token rewards `r_t`, eq. (kl_shaped_reward).
 
-    terminal_reward: (B,) R(x, y); logp, logp_ref: (B, T) token log-probs; mask: (B, T); beta >= 0.
     The KL term is treated as data (no gradient through it), as in PPO-based RLHF.
+
+    Args:
+        terminal_reward: `(B,)` sequence rewards `R(x, y)`, added at each row's last real token.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        `(B, T)` per-token rewards, 0 at padding.
     """
     mask = mask_array(mask, "mask")
     R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
     beta = float_scalar(beta, "beta", low=0.0)
-    r = -beta * (logp - logp_ref) * mask                          # (B, T) eq. (kl_shaped_reward)
-    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)
-    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all
-    r[rows, lengths[rows] - 1] += R[rows]                         # score at the last real token
-    return r
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)  # (B, T)
+        finite_result(u, "logp", "logp - logp_ref")
+        r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)
+        finite_result(r, "beta", "beta (logp - logp_ref)")
+        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)
+        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all
+        r[rows, lengths[rows] - 1] += R[rows]                     # score at the last real token
+    return finite_result(r, "terminal_reward", "the last token's reward")
 
 
 def td_errors(values, states, rewards, mask, gamma=1.0):
-    """delta_t = r_t + gamma V(s_{t+1}) - V(s_t) (B, T), eq. (td_error); V(terminal) = 0.
+    """TD errors `delta_t = r_t + gamma v(s_{t+1}) - v(s_t)`, eq. (td_error); `v(terminal) = 0`.
 
-    values: (S,); states: (B, T) state ids; rewards: (B, T) per-token; mask: (B, T).
+    Args:
+        values: `(S,)` the critic's table `v`.
+        states: `(B, T)` int state ids `s_t`.
+        rewards: `(B, T)` per-token rewards `r_t`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        gamma: the discount, in `[0, 1]`.
+
+    Returns:
+        `(B, T)` TD errors, 0 at padding.
     """
     values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return _td(values, states, rewards, mask, gamma)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _td(values, states, rewards, mask, gamma)
+    return finite_result(out, "values", "delta = r + gamma V(s') - V(s)")
 
 
 def _td(values, states, rewards, mask, gamma):
@@ -74,20 +106,43 @@ def _td(values, states, rewards, mask, gamma):
 
 
 def gae(deltas, mask, gamma=1.0, lam=1.0):
-    """GAE advantages A_t = delta_t + gamma lam A_{t+1} (B, T), eq. (gae); 0 at padding."""
+    """GAE advantages `A_t = delta_t + gamma lam A_{t+1}`, eq. (gae) (not whitened).
+
+    Args:
+        deltas: `(B, T)` TD errors, from `td_errors`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        gamma: the discount, in `[0, 1]`.
+        lam: GAE's `lambda`, in `[0, 1]`.
+
+    Returns:
+        `(B, T)` advantages, 0 at padding.
+    """
     mask = mask_array(mask, "mask")
     deltas = float_array(deltas, "deltas", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    return _backward_sum(deltas * mask, mask, gamma * lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _backward_sum(deltas * mask, mask, gamma * lam)
+    return finite_result(out, "deltas", "the discounted sum")
 
 
 def monte_carlo_returns(rewards, mask, gamma=1.0):
-    """G_t = r_t + gamma G_{t+1} (B, T), eq. (mc_return); 0 at padding."""
+    """Monte-Carlo returns `G_t = r_t + gamma G_{t+1}`, eq. (mc_return).
+
+    Args:
+        rewards: `(B, T)` per-token rewards `r_t`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        gamma: the discount, in `[0, 1]`.
+
+    Returns:
+        `(B, T)` returns, 0 at padding.
+    """
     mask = mask_array(mask, "mask")
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return _backward_sum(rewards * mask, mask, gamma)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _backward_sum(rewards * mask, mask, gamma)
+    return finite_result(out, "rewards", "the discounted sum")
 
 
 def _backward_sum(x, mask, c):
@@ -102,10 +157,24 @@ def _backward_sum(x, mask, c):
 def value_loss(values, states, targets, mask):
     """Mean squared value error over real tokens and its gradient on the table, eq. (value_loss).
 
-    values: (S,); states, targets, mask: (B, T). Returns ``(loss, dvalues (S,))``.
     An all-padding batch has loss 0 and gradient 0.
+
+    Args:
+        values: `(S,)` the critic's table `v`.
+        states: `(B, T)` int state ids.
+        targets: `(B, T)` regression targets.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+
+    Returns:
+        `(loss, dvalues)`: a float and the `(S,)` gradient.
     """
     values, states, targets, mask = _check_batch(values, states, targets, mask, "targets")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(_value_loss(values, states, targets, mask), "targets",
+                             "the squared error (V(s) - target)^2")
+
+
+def _value_loss(values, states, targets, mask):
     M = max(mask.sum(), 1.0)                                      # real tokens
     err = (values[states] - targets) * mask                       # (B, T) V(s_t) - target_t
     loss = 0.5 * np.sum(err * err) / M                            # eq. (value_loss)
@@ -115,25 +184,40 @@ def value_loss(values, states, targets, mask):
 
 
 def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
-    """One gradient step of the tabular critic on eq. (value_loss); returns ``(new_values, loss)``.
+    """One gradient step of the tabular critic on eq. (value_loss).
 
-    target="mc": regress V(s_t) on G_t; target="td0": on r_t + gamma V(s_{t+1}) from the
-    current table (held fixed). rewards: (B, T) per-token rewards; lr > 0.
+    Args:
+        values: `(S,)` the critic's table `v` (not modified).
+        states: `(B, T)` int state ids.
+        rewards: `(B, T)` per-token rewards `r_t`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        gamma: the discount, in `[0, 1]`.
+        lr: the step size, `> 0`.
+        target: `"mc"` regresses `v(s_t)` on `G_t`; `"td0"` on `r_t + gamma v(s_{t+1})` from
+            the current table (held fixed).
+
+    Returns:
+        `(new_values, loss)`: the `(S,)` updated table and the loss before the step.
     """
     values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
     choice(target, "target", {"mc", "td0"})
-    if target == "mc":
-        y = _backward_sum(rewards * mask, mask, gamma)            # (B, T) eq. (mc_return)
-    else:
-        y = _td(values, states, rewards, mask, gamma) + values[states] * mask   # r + gamma V(s')
-    loss, dvalues = value_loss(values, states, y, mask)
-    return values - lr * dvalues, loss
+    with np.errstate(over="ignore", invalid="ignore"):
+        if target == "mc":
+            y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
+        else:
+            y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
+        finite_result(y, "rewards", "the regression targets")
+        loss, dvalues = finite_result(_value_loss(values, states, y, mask), "rewards",
+                                      "the squared error (V(s) - target)^2")
+        new = values - lr * dvalues
+    return finite_result(new, "lr", "values - lr * dvalues"), loss
 
 
 def _check_batch(values, states, per_token, mask, name):
     values = float_array(values, "values", ndim=1)
+    nonempty(values, "values")
     mask = mask_array(mask, "mask")
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)

@@ -1,46 +1,57 @@
 """Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
 
-A preference pair is a prompt x with a chosen response y_c and a rejected one y_r. Under the
-Bradley-Terry model with reward r, y_c wins with probability sigma(r(x, y_c) - r(x, y_r)):
+A preference pair is a prompt `x` with a chosen response `y_c` and a rejected one `y_r`. Under
+the Bradley-Terry model with reward `R`, `y_c` wins with probability
+`sigma(R(x, y_c) - R(x, y_r))`:
 
-    P(y_c > y_r | x) = sigma(r_c - r_r)                                  eq. (bradley_terry)
-    L_BT = mean_p -log sigma(r_c - r_r) = mean_p softplus(-(r_c - r_r))
+```text
+Pr(y_c > y_r | x) = sigma(R_c - R_r)                                 eq. (bradley_terry)
+loss_BT = mean_p -log sigma(R_c - R_r) = mean_p softplus(-(R_c - R_r))
+```
 
-The tilted optimum of the KL-regularized objective (optimum.py, eq. (kl_optimum)) read backwards
-says r(x, y) = beta * log(pi*(y|x) / pi_ref(y|x)) + beta * log Z(x). Put that implicit reward into
-eq. (bradley_terry) (log Z cancels in the difference) and the policy is fitted to preferences
-directly, on sequence log-probs log pi(y|x) = sum_t log pi(y_t | x, y_<t):
+The tilted optimum of the KL-regularized objective (`optimum.py`, eq. (kl_optimum)) read
+backwards says `R(x, y) = beta log(pi*(y|x) / pi_ref(y|x)) + beta log Z(x)`. Put that implicit
+reward into eq. (bradley_terry) (`log Z` cancels in the difference) and the policy is fitted to
+preferences directly, on sequence log-probs `log pi(y|x) = sum_t log pi(y_t | x, y_<t)`:
 
-    h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
-    DPO:          l = -log sigma(beta h)                                 eq. (dpo)
-    IPO:          l = (h - 1 / (2 beta))^2                               eq. (ipo)
-    conservative: l = -(1 - ls) log sigma(beta h) - ls log sigma(-beta h)  eq. (cdpo)
+```text
+h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
+DPO:          loss = -log sigma(beta h)                                eq. (dpo)
+IPO:          loss = (h - 1 / (2 beta))^2                              eq. (ipo)
+conservative: loss = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)   eq. (cdpo)
+```
 
-Gradients, derived by hand (z = beta h; d softplus(u)/du = sigma(u)):
+(`alpha` is the argument `label_smoothing`.) IPO here uses the summed log-ratios, as the IPO
+paper writes it; TRL averages them over the response length first (the page "Where to go next"
+cites the code and shows how to reproduce it).
 
-    d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
-    d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
-    d/dz [cdpo] = -(1 - ls) sigma(-z) + ls sigma(z)
+Gradients, derived by hand (`z = beta h`; `d softplus(u)/du = sigma(u)`):
 
-and for eq. (bradley_terry) dL/dr_c = -sigma(-(r_c - r_r)) / P = -dL/dr_r. The reference
+```text
+d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
+d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
+d/dz [cdpo] = -(1 - alpha) sigma(-z) + alpha sigma(z)
+```
+
+and for eq. (bradley_terry) `dloss/dR_c = -sigma(-(R_c - R_r)) / P = -dloss/dR_r`. The reference
 log-probs are data: no gradient flows into them. Sequence gradients reach the tokens through
-dloss/dlogp[b, t] = dloss/dseq_logp[b] * mask[b, t] (`token_grad`), the policy's backward does the
-rest.
+`dloss/dlogp[b, t] = dloss/dseq_logp[b] mask[b, t]` (`token_grad`); the policy's backward does
+the rest.
 
-Stability: -log sigma(z) = logaddexp(0, -z) and sigma(z) = exp(-logaddexp(0, -z)) never form
-exp(|z|), so margins |beta h| ~ 1e3 give finite losses, and per-pair gradients that saturate at
-exactly 0 or +-beta * w_p: +-beta / P with the default weights (the mean over P pairs).
-Deviations: the loss is a weighted sum over pairs (mean by default), so a population loss is the
-same function with weights; label smoothing is accepted by the conservative variant only.
-Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
+Stability: `-log sigma(z) = logaddexp(0, -z)` and `sigma(z) = exp(-logaddexp(0, -z))` never form
+`exp(|z|)`, so margins `|beta h|` around `1e3` give finite losses, and per-pair gradients that
+saturate at exactly 0 or `+-beta w_p`: `+-beta / P` with the default weights (the mean over `P`
+pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so a population
+loss is the same function with weights; label smoothing is accepted by the conservative variant
+only. Demonstrated by `pytest tests/test_dpo.py` (the stationarity of the tilted optimum).
 
-Imports NumPy and minirl_lm.checks only.
+Imports NumPy and `minirl_lm.checks` only.
 """
 
 import numpy as np
 
-from minirl_lm.checks import (choice, float_array, float_scalar, int_array, int_scalar,
-                              mask_array, rng_check, same_shape)
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_array,
+                              int_scalar, mask_array, prob_table, rng_check, same_shape)
 
 
 def _sigmoid(z):
@@ -51,10 +62,14 @@ def _sigmoid(z):
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
 
 def bradley_terry_loss(r_chosen, r_rejected):
-    """Mean Bradley-Terry negative log-likelihood of P pairs and its gradient.
+    """Mean Bradley-Terry negative log-likelihood of `P` pairs and its gradient, eq. (bradley_terry).
 
-    r_chosen, r_rejected: (P,) rewards of the chosen and the rejected response of each pair.
-    Returns ``(loss, (d_chosen (P,), d_rejected (P,)))``.
+    Args:
+        r_chosen: `(P,)` rewards `R_c` of the chosen responses.
+        r_rejected: `(P,)` rewards `R_r` of the rejected responses.
+
+    Returns:
+        `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
     """
     r_c = float_array(r_chosen, "r_chosen", ndim=1)
     r_r = float_array(r_rejected, "r_rejected", ndim=1)
@@ -62,17 +77,27 @@ def bradley_terry_loss(r_chosen, r_rejected):
     if r_c.size == 0:
         raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
     P = r_c.size
-    m = r_c - r_r                                   # (P,) reward margin
-    loss = np.logaddexp(0.0, -m).mean()             # eq. (bradley_terry): mean softplus(-m)
-    dm = -_sigmoid(-m) / P                          # (P,) d softplus(-m)/dm = -sigma(-m)
-    return float(loss), (dm, -dm)                   # dm/dr_c = 1, dm/dr_r = -1
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = r_c - r_r                               # (P,) reward margin
+        loss = np.logaddexp(0.0, -m).mean()         # eq. (bradley_terry): mean softplus(-m)
+        dm = -_sigmoid(-m) / P                      # (P,) d softplus(-m)/dm = -sigma(-m)
+    return finite_result((float(loss), (dm, -dm)), "r_chosen",
+                         "the margin r_chosen - r_rejected")  # dm/dr_c = 1, dm/dr_r = -1
 
 
 def reward_table_loss(r_phi, prompt, chosen, rejected):
-    """Bradley-Terry loss of a tabular reward model r_phi (N, Y) and its gradient on the table.
+    """Bradley-Terry loss of a tabular reward model `R_phi` and its gradient on the table.
 
-    prompt, chosen, rejected: (P,) int ids; pair p compares r_phi[prompt[p], chosen[p]] with
-    r_phi[prompt[p], rejected[p]]. Returns ``(loss, dr_phi (N, Y))``.
+    Pair `p` compares `r_phi[prompt[p], chosen[p]]` with `r_phi[prompt[p], rejected[p]]`.
+
+    Args:
+        r_phi: `(N, Y)` reward table: `N` prompts, `Y` responses each.
+        prompt: `(P,)` int prompt ids in `[0, N)`.
+        chosen: `(P,)` int response ids in `[0, Y)`.
+        rejected: `(P,)` int response ids in `[0, Y)`.
+
+    Returns:
+        `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
     """
     r_phi = float_array(r_phi, "r_phi", ndim=2)
     N, Y = r_phi.shape
@@ -81,6 +106,9 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
     rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
     if prompt.size == 0:
         raise ValueError("prompt: expected at least one pair, got shape (0,)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]    # (P,)
+    finite_result(m, "r_phi", "the reward margins")
     loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
     dr_phi = np.zeros_like(r_phi)                   # (N, Y)
     np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate
@@ -92,13 +120,24 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 
 def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo",
              label_smoothing=0.0, weights=None):
-    """DPO / IPO / conservative DPO on sequence log-probs of P pairs, and its gradient.
+    """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 
-    seq_logp_c, seq_logp_r: (P,) log pi_theta(y_c | x), log pi_theta(y_r | x).
-    seq_logp_ref_c, seq_logp_ref_r: (P,) the same under pi_ref (data, no gradient).
-    beta > 0; variant in {"dpo", "ipo", "conservative"}; label_smoothing in [0, 0.5]
-    (conservative only); weights: (P,) nonnegative pair weights, default 1/P (the mean).
-    Returns ``(loss, (dloss_dseq_c (P,), dloss_dseq_r (P,)))``.
+    Args:
+        seq_logp_c: `(P,)` `log pi_theta(y_c | x)`.
+        seq_logp_r: `(P,)` `log pi_theta(y_r | x)`.
+        seq_logp_ref_c: `(P,)` `log pi_ref(y_c | x)` (data, no gradient).
+        seq_logp_ref_r: `(P,)` `log pi_ref(y_r | x)` (data, no gradient).
+        beta: `> 0`.
+        variant: `"dpo"`, `"ipo"` or `"conservative"`.
+        label_smoothing: the flip rate `alpha` in `[0, 0.5]` (conservative only).
+        weights: `(P,)` nonnegative pair weights, default `1/P` (the mean).
+
+    Returns:
+        `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
+            `"conservative"`, or a non-finite result.
     """
     lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
     lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
@@ -121,7 +160,16 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         if (w < 0).any():
             raise ValueError(f"weights: expected nonnegative pair weights, got min {w.min()}")
 
-    h = (lc - lrc) - (lr - lrr)                     # (P,) log-ratio margin
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
+    finite_result(h, "seq_logp_c", "the log-ratio margin h")
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss, dseq_c = _dpo_terms(h, beta, variant, ls, w)
+    return finite_result((loss, (dseq_c, -dseq_c)), "beta", "the loss")  # dh/dlogp_r = -1
+
+
+def _dpo_terms(h, beta, variant, ls, w):
+    """(loss, dloss/dseq_c (P,)) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
     z = beta * h                                    # (P,) implicit reward margin
     if variant == "dpo":
         l = np.logaddexp(0.0, -z)                   # eq. (dpo): -log sigma(z)
@@ -135,17 +183,24 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         dh = beta * (-(1 - ls) * _sigmoid(-z) + ls * _sigmoid(z))
     loss = float(np.sum(w * l))
     dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
-    return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
+    return loss, dseq_c
 
 
 def token_grad(dseq, mask):
-    """Spread a sequence-log-prob gradient over tokens: dloss/dlogp[b, t] = dseq[b] * mask[b, t].
+    """Spread a sequence-log-prob gradient over tokens: `dloss/dlogp[b, t] = dseq[b] mask[b, t]`.
 
-    dseq: (B,); mask: (B, T). Returns (B, T), 0 at padding (log pi(y|x) = sum_t mask * logp).
+    Since `log pi(y|x) = sum_t mask logp`, every real token gets its sequence's gradient.
+
+    Args:
+        dseq: `(B,)` gradient with respect to the sequence log-probs.
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` `dloss_dlogp`, 0 at padding.
     """
     dseq = float_array(dseq, "dseq", ndim=1)
     mask = mask_array(mask, "mask", shape=(dseq.size, None))
-    return dseq[:, None] * mask                     # (B, T)
+    return dseq[:, None] * mask                     # (B, T), finite: mask is 0/1
 
 
 # ---------------------------------------------------------------- preference data
@@ -153,28 +208,36 @@ def token_grad(dseq, mask):
 def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     """Sample preference pairs from a Bradley-Terry model of a known reward.
 
-    reward: (N, Y) r(x, y); mu: (N, Y) the sampling distribution of the two responses (a
-    policy's or pi_ref's probabilities, rows summing to 1); mu0: (N,) prompt distribution,
-    uniform by default. Draws x ~ mu0, a, b ~ mu(. | x) independently, and a wins with
-    probability sigma(r(x, a) - r(x, b)), eq. (bradley_terry).
-    Returns ``(prompt, chosen, rejected)``, each (n_pairs,) int64.
+    Draws `x ~ mu_0`, then `a, b ~ q(. | x)` independently, and `a` wins with probability
+    `sigma(R(x, a) - R(x, b))`, eq. (bradley_terry).
 
-    Ties are kept: a and b are independent, so a == b (chosen == rejected) happens with
-    probability sum_y mu(y|x)^2 per pair; it is a draw of the stated model, not excluded
-    (excluding would condition on a != b and change the pair distribution). Such a pair is
+    Ties are kept: `a` and `b` are independent, so `a == b` (`chosen == rejected`) happens with
+    probability `sum_y q(y|x)^2` per pair; it is a draw of the stated model, not excluded
+    (excluding would condition on `a != b` and change the pair distribution). Such a pair is
     harmless downstream: its margin is 0 for every reward table and every policy, so it adds
-    the constant log 2 (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
-    gradient on a table (reward_table_loss, or DPO through the policy's backward): its
-    d_chosen = -d_rejected land on the same entries and cancel, up to the rounding of the
-    accumulation. It does count in P, the denominator of the mean. Drop the rows with
-    chosen == rejected to exclude them.
+    the constant `log 2` (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
+    gradient on a table (`reward_table_loss`, or DPO through the policy's backward): its
+    `d_chosen = -d_rejected` land on the same entries and cancel, up to the rounding of the
+    accumulation. It does count in `P`, the denominator of the mean. Drop the rows with
+    `chosen == rejected` to exclude them.
+
+    Args:
+        reward: `(N, Y)` the reward `R(x, y)`.
+        mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
+            `pi_ref`'s probabilities, rows summing to 1).
+        n_pairs: the number of pairs `P >= 1`.
+        rng: the `np.random.Generator` to draw from.
+        mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
     """
     reward = float_array(reward, "reward", ndim=2)
-    mu = _prob_table(mu, "mu", reward.shape)
+    mu = prob_table(mu, "mu", shape=reward.shape)
     N, Y = reward.shape
     n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
     rng = rng_check(rng)
-    mu0 = np.full(N, 1.0 / N) if mu0 is None else _prob_table(mu0, "mu0", (N,))
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
 
     x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
@@ -185,13 +248,3 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
     a_wins = rng.random(n_pairs) < _sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)
-
-
-def _prob_table(p, name, shape):
-    p = float_array(p, name, shape=shape)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, atol=1e-9):
-        raise ValueError(f"{name}: expected rows summing to 1, got sums {np.round(s, 6).tolist()}")
-    return p

@@ -1,50 +1,59 @@
 """Numba kernels: the hot core of the one primitive, fused.
 
-Each kernel here has a NumPy twin in ``minirl_lm.logprob`` (or, for the group advantages, a
-two-line NumPy expression) and is tested equal to it (``tests/test_kernels.py``). This is the only
+Each kernel here has a NumPy twin in `minirl_lm.logprob` (or, for the group advantages, a
+two-line NumPy expression) and is tested equal to it (`tests/test_kernels.py`). This is the only
 module of the package that imports numba.
 
-What is computed (labels as in ``logprob.py`` and ``docs/primitive.md``):
+What is computed (labels as in `logprob.py` and the page "The one primitive"):
 
-    logp[b, t] = z_y - m - log sum_v exp(z_v - m),  m = max_v z_v          eq. (log_softmax)
-    seq_logp[b] = sum_t mask[b, t] * logp[b, t]                           eq. (factorization)
-    d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
+```text
+logp[b, t] = z_y - m - log sum_v exp(z_v - m),  m = max_v z_v          eq. (log_softmax)
+seq_logp[b] = sum_t mask[b, t] logp[b, t]                             eq. (factorization)
+d logp / d z_v = 1[v = y] - softmax(z)_v                              eq. (logsoftmax_grad)
+```
 
-Contract (``CONTRIBUTING.md``): inputs are already validated, C-contiguous float64 / int64
-(the dense kernels also take float32 logits); the kernels do not re-check. Positions with ``mask == 0`` are never read (their logits, states and
-tokens may hold anything), get ``logp == 0.0`` and contribute nothing to any gradient. A row of
-logits may contain -inf entries but needs one finite entry; a gathered -inf logit gives
-``logp = -inf`` and a finite gradient ``w * (1 - 0)`` at that entry (its probability is 0).
+Contract (`CONTRIBUTING.md`): the public functions validate their inputs (C-contiguous float64 /
+int64; the dense kernels also take float32 logits) and call the trusted jitted cores `_name`,
+which do not re-check; the library's inner loops call those cores directly. Positions with
+`mask == 0` are never read (their logits, states and tokens may hold anything), get
+`logp == 0.0` and contribute nothing to any gradient. A row of logits may contain `-inf` entries
+but needs one finite entry; a gathered `-inf` logit gives `logp = -inf` and a finite gradient
+`w (1 - 0)` at that entry (its probability is 0). Here and below `w` is the upstream gradient
+`g = dloss/dlogp`, `(B, T)`.
 
-Why it is written this way (measured on a 2-core AVX2 machine, see design.md section 7):
-- numba's ``np.exp`` is a scalar libm call here; ``_exp`` below is a branch-free exp that LLVM
+Why it is written this way (measured on a 2-core AVX2 machine; the page "Performance" shows
+the numbers):
+
+- numba's `np.exp` is a scalar libm call here; `_exp` below is a branch-free exp that LLVM
   vectorizes, which is what makes the fused forward faster than NumPy's SIMD exp.
-- a max reduction ``m = max(m, x)`` does not vectorize; ``_row_max`` keeps 8 accumulators.
-- fastmath is the subset ``_FM`` (no 'nnan'/'ninf', so -inf entries stay correct), and only on
-  the row reductions that need 'reassoc' to vectorize; elsewhere the order is kept, so that
-  ``(z_y - m) - lse`` is not rewritten ``z_y - (m + lse)`` (which loses digits at 1e4 logits).
-- the tabular kernels compute each *visited* state's logsumexp once: work S_visited * V + B * T
-  instead of B * T * V. The ``*_per_token`` variants are the naive form, kept for the benchmark.
-- the dense backward computes each exponential once: exp(z_v - m) is written into the output row
-  while it is summed, then the row is scaled by -w / sum (the twin exponentiates twice). Its
-  (B, T, V) output is allocated by NumPy in a thin Python wrapper (or passed as ``out=``), not by
-  numba: NumPy asks for transparent huge pages, and page faults on a fresh output otherwise
-  cost more than the arithmetic.
-- float32 logits (dense kernels): the exponentials are taken in float32 by ``_exp32`` (8 SIMD
-  lanes instead of 4) and every sum is accumulated in float64; ``logp`` is float64, ``dlogits``
-  float32. Expect agreement with the float64 twin to about 1e-6, not 1e-12.
-- threads are opt-in: ``dense_logp_parallel`` and ``dense_backward_parallel`` are separate
-  module-level ``prange`` kernels (same results, bit for bit); nothing else starts a thread,
+- a max reduction `m = max(m, x)` does not vectorize; `_row_max` keeps 8 accumulators.
+- fastmath is the subset `_FM` (no `nnan`/`ninf`, so `-inf` entries stay correct), and only on
+  the row reductions that need `reassoc` to vectorize; elsewhere the order is kept, so that
+  `(z_y - m) - lse` is not rewritten `z_y - (m + lse)` (which loses digits at `1e4` logits).
+- the tabular kernels compute each *visited* state's logsumexp once: work `S_visited V + B T`
+  instead of `B T V`. The `*_per_token` variants are the naive form, kept for the benchmark.
+- the dense backward computes each exponential once: `exp(z_v - m)` is written into the output
+  row while it is summed, then the row is scaled by `-w / sum` (the twin exponentiates twice).
+  Its `(B, T, V)` output is allocated by NumPy in a thin Python wrapper (or passed as `out=`),
+  not by numba: NumPy asks for transparent huge pages, and page faults on a fresh output
+  otherwise cost more than the arithmetic.
+- float32 logits (dense kernels): the exponentials are taken in float32 by `_exp32` (8 SIMD
+  lanes instead of 4) and every sum is accumulated in float64; `logp` is float64, `dlogits`
+  float32. Expect agreement with the float64 twin to about `1e-6`, not `1e-12`.
+- threads are opt-in: `dense_logp_parallel` and `dense_backward_parallel` are separate
+  module-level `prange` kernels (same results, bit for bit); nothing else starts a thread,
   because on a busy machine threads can be many times slower than one core.
 - the group sums are reassociated (they vectorize); a sum of exact zeros stays exactly 0, so
   equal rewards still give a zero advantage bit for bit.
-- every kernel is a module-level ``@njit(cache=True)`` function calling the others directly (the
-  two backward wrappers above are plain Python): a closure or a factory-made variant defeats (or
-  worse, aliases) the on-disk cache, whose key ignores the ``parallel`` and ``fastmath`` options.
+- every kernel is a module-level `@njit(cache=True)` function calling the others directly (the
+  backward wrappers are plain Python): a closure or a factory-made variant defeats (or worse,
+  aliases) the on-disk cache, whose key ignores the `parallel` and `fastmath` options.
 """
 
 import numpy as np
 from numba import njit, prange
+
+from minirl_lm.checks import float_scalar, int_scalar
 
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
@@ -92,7 +101,7 @@ def _exp(x):
 
 
 @njit(cache=True)
-def exp_array(x):
+def _exp_array(x):
     """``_exp`` over a 1-D float64 array (for tests and benchmarks)."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -127,7 +136,7 @@ def _exp32(x):
 
 
 @njit(cache=True)
-def exp32_array(x):
+def _exp32_array(x):
     """``_exp32`` over a 1-D float32 array (for tests and benchmarks)."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -199,7 +208,7 @@ def _row_grad(z, y, wb, out):
 # ---------------------------------------------------------------- dense logits (B, T, V)
 
 @njit(cache=True)
-def dense_logp(logits, tokens, mask):
+def _dense_logp(logits, tokens, mask):
     """Token and sequence log-probs from logits (B, T, V), fused: no (B, T, V) temporary.
 
     logits float64 or float32. Returns logp (B, T) float64, 0.0 at padding, and seq_logp (B,)
@@ -221,7 +230,7 @@ def dense_logp(logits, tokens, mask):
 
 
 @njit(cache=True, parallel=True)
-def dense_logp_parallel(logits, tokens, mask):
+def _dense_logp_parallel(logits, tokens, mask):
     """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
     B, T, V = logits.shape
     logp = np.zeros((B, T))                         # (B, T)
@@ -240,7 +249,7 @@ def dense_logp_parallel(logits, tokens, mask):
     return logp, seq_logp
 
 
-def dense_backward(logits, tokens, mask, w, out=None):
+def _dense_backward(logits, tokens, mask, w, out=None):
     """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
 
     dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
@@ -251,18 +260,18 @@ def dense_backward(logits, tokens, mask, w, out=None):
     """
     if out is None:
         out = np.empty_like(logits)                 # (B, T, V)
-    return dense_backward_into(logits, tokens, mask, w, out)
+    return _dense_backward_into(logits, tokens, mask, w, out)
 
 
-def dense_backward_parallel(logits, tokens, mask, w, out=None):
+def _dense_backward_parallel(logits, tokens, mask, w, out=None):
     """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
     if out is None:
         out = np.empty_like(logits)                 # (B, T, V)
-    return dense_backward_parallel_into(logits, tokens, mask, w, out)
+    return _dense_backward_parallel_into(logits, tokens, mask, w, out)
 
 
 @njit(cache=True)
-def dense_backward_into(logits, tokens, mask, w, out):
+def _dense_backward_into(logits, tokens, mask, w, out):
     """The kernel of ``dense_backward``: writes every row of out (B, T, V) once, returns it."""
     B, T, V = logits.shape
     for b in range(B):
@@ -275,7 +284,7 @@ def dense_backward_into(logits, tokens, mask, w, out):
 
 
 @njit(cache=True, parallel=True)
-def dense_backward_parallel_into(logits, tokens, mask, w, out):
+def _dense_backward_parallel_into(logits, tokens, mask, w, out):
     """The kernel of ``dense_backward_parallel``: rows in prange."""
     B, T, V = logits.shape
     for i in prange(B * T):
@@ -308,7 +317,7 @@ def _visited_lse(theta, states, mask):
 
 
 @njit(cache=True)
-def tabular_logp(theta, states, tokens, mask):
+def _tabular_logp(theta, states, tokens, mask):
     """logp (B, T), seq_logp (B,) for the softmax table theta (S, V) at states (B, T).
 
     Each visited state's logsumexp is computed once: work S_visited * V + B * T.
@@ -330,7 +339,7 @@ def tabular_logp(theta, states, tokens, mask):
 
 
 @njit(cache=True)
-def tabular_backward(theta, states, tokens, mask, w):
+def _tabular_backward(theta, states, tokens, mask, w):
     """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(.|s_bt)) into row s_bt.
 
     Per state: c[s] = sum of w over its real tokens and the onehot part accumulate in one pass
@@ -359,7 +368,7 @@ def tabular_backward(theta, states, tokens, mask, w):
 
 
 @njit(cache=True)
-def tabular_logp_per_token(theta, states, tokens, mask):
+def _tabular_logp_per_token(theta, states, tokens, mask):
     """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
     B, T = states.shape
     logp = np.zeros((B, T))                         # (B, T)
@@ -378,7 +387,7 @@ def tabular_logp_per_token(theta, states, tokens, mask):
 
 
 @njit(cache=True)
-def tabular_backward_per_token(theta, states, tokens, mask, w):
+def _tabular_backward_per_token(theta, states, tokens, mask, w):
     """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
     S, V = theta.shape
     B, T = states.shape
@@ -422,7 +431,7 @@ def _sum_sq(d):
 
 
 @njit(cache=True)
-def group_centred(r):
+def _group_centred(r):
     """A = r - mean_k r: (N, K) -> (N, K). K = 1 or equal rewards: exactly 0.0."""
     N, K = r.shape
     out = np.empty((N, K))                          # (N, K)
@@ -434,7 +443,7 @@ def group_centred(r):
 
 
 @njit(cache=True)
-def group_standardized(r, eps, ddof):
+def _group_standardized(r, eps, ddof):
     """A = (r - mean) / (std + eps), std with ``ddof`` (0 population, 1 Bessel): (N, K).
 
     A zero deviation gives exactly 0.0 (so K = 1 and equal rewards give 0.0 even at eps = 0);
@@ -462,7 +471,7 @@ def group_standardized(r, eps, ddof):
 
 
 @njit(cache=True)
-def group_loo(r):
+def _group_loo(r):
     """A_k = r_k - mean of the other K - 1 rewards = K / (K - 1) * (r_k - mean): (N, K).
 
     The caller guarantees K >= 2 (leave-one-out at K = 1 is undefined). Equal rewards: 0.0.
@@ -510,3 +519,463 @@ def _chunk_grad_inplace(z, tokens, w):
         z[i, :] = row
     return z
 # --8<-- [end:chunk_kernels]
+
+# ---------------------------------------------------------------- public entry points, validated
+#
+# The jitted cores above (``_name``) trust their inputs: an id out of range reads outside the
+# table, a shape mismatch can crash the interpreter. The library's inner loops call them on
+# arrays they built and checked themselves. The public functions below keep the cores' names
+# and signatures and check, in O(B T) (or O(N K)) work beside the O(B T V) of the kernel:
+# types, dtypes, shapes, C-contiguity, 0/1 masks, ids in range at the real positions, finite
+# weights; then they check the result (a NaN or +inf logit, or an all -inf row, gives a NaN
+# that reaches the gathered entry of every output row, so an O(B T) look at those entries
+# finds it). A bad input is a ValueError/TypeError naming the argument; nothing non-finite is
+# returned except the documented logp = -inf of a gathered -inf logit.
+
+@njit(cache=True)
+def _all_finite(x):
+    """True iff every entry of the 1-D array x is finite (no fastmath: NaN must stay NaN)."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _bad_mask(mask):
+    """Number of mask entries that are neither 0.0 nor 1.0 (one pass, O(B T))."""
+    n = 0
+    for b in range(mask.shape[0]):
+        for t in range(mask.shape[1]):
+            x = mask[b, t]
+            n += not (x == 0.0 or x == 1.0)
+    return n
+
+
+@njit(cache=True)
+def _bad_id(ids, mask, high):
+    """Flat position b * T + t of the first id outside [0, high) at a real position
+    (mask != 0), or -1 if none (O(B T))."""
+    for b in range(ids.shape[0]):
+        for t in range(ids.shape[1]):
+            if mask[b, t] != 0.0 and (ids[b, t] < 0 or ids[b, t] >= high):
+                return b * ids.shape[1] + t
+    return -1
+
+
+@njit(cache=True)
+def _bad_value(x, mask):
+    """True iff a real position (mask != 0) of x (B, T) is NaN or +-inf (O(B T))."""
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            if mask[b, t] != 0.0 and not np.isfinite(x[b, t]):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _nan_at(x, mask):
+    """True iff a real position (mask != 0) of x (B, T) is NaN (O(B T))."""
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            if mask[b, t] != 0.0 and x[b, t] != x[b, t]:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _nan_row(out, tokens, mask):
+    """True iff a real row of out (B, T, V) has a NaN or +inf at its own token (O(B T))."""
+    for b in range(out.shape[0]):
+        for t in range(out.shape[1]):
+            if mask[b, t] != 0.0:
+                g = out[b, t, tokens[b, t]]
+                if g != g or g == np.inf:
+                    return True
+    return False
+
+
+def _array(x, name, ndim, dtypes):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy array of dtype "
+                        f"{' or '.join(np.dtype(d).name for d in dtypes)}, got {type(x).__name__}")
+    if x.dtype not in [np.dtype(d) for d in dtypes]:
+        raise TypeError(f"{name}: expected dtype {' or '.join(np.dtype(d).name for d in dtypes)}"
+                        f" (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
+    if x.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimensions, got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
+                         f"got strides {x.strides}")
+    return x
+
+
+def _batch(tokens, mask, shape, tokens_name="tokens"):
+    """Check mask (B, T) float64 0/1 and tokens (B, T) int64 against ``shape``; returns the
+    mask (0 at padding, 1 at the real positions)."""
+    _array(mask, "mask", 2, (np.float64,))
+    if mask.shape != shape:
+        raise ValueError(f"mask: expected shape {shape}, got {mask.shape}")
+    if _bad_mask(mask):
+        raise ValueError("mask: expected only 0.0 and 1.0")
+    _array(tokens, tokens_name, 2, (np.int64,))
+    if tokens.shape != shape:
+        raise ValueError(f"{tokens_name}: expected shape {shape} (that of mask), got {tokens.shape}")
+    return mask
+
+
+def _ids(x, real, name, high):
+    at = _bad_id(x, real, high)
+    if at != -1:
+        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got "
+                         f"{x.flat[at]} at {np.unravel_index(at, x.shape)}")
+
+
+def _weights(w, real, shape):
+    _array(w, "w", 2, (np.float64,))
+    if w.shape != shape:
+        raise ValueError(f"w: expected shape {shape} (that of mask), got {w.shape}")
+    if _bad_value(w, real):
+        raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
+
+
+def _dense_args(logits, tokens, mask):
+    _array(logits, "logits", 3, (np.float64, np.float32))
+    B, T, V = logits.shape
+    real = _batch(tokens, mask, (B, T))
+    _ids(tokens, real, "tokens", V)
+    return real
+
+
+def _no_nan_rows(logp, real, name):
+    """Raise naming ``name`` if a real position's log-prob is NaN (a -inf one is a gathered
+    -inf logit, documented; +inf cannot come from a row with a finite entry)."""
+    if _nan_at(logp, real):
+        raise ValueError(f"{name}: expected rows with a finite entry and no NaN or +inf at the "
+                         f"real positions, got a row whose result is NaN")
+
+
+def exp_array(x):
+    """The vectorizable `_exp` over an array (for tests and benchmarks).
+
+    Args:
+        x: `(n,)` float64, C-contiguous, no NaN.
+
+    Returns:
+        `(n,)` float64 `exp(x)`.
+
+    Raises:
+        ValueError: `x` holds a NaN or is not a 1-D float64 array.
+    """
+    _array(x, "x", 1, (np.float64,))
+    if np.isnan(x).any():
+        raise ValueError("x: expected no NaN")
+    return _exp_array(x)
+
+
+def exp32_array(x):
+    """The float32 `_exp32` over an array (for tests and benchmarks).
+
+    Args:
+        x: `(n,)` float32, C-contiguous, no NaN.
+
+    Returns:
+        `(n,)` float32 `exp(x)`.
+
+    Raises:
+        ValueError: `x` holds a NaN or is not a 1-D float32 array.
+    """
+    _array(x, "x", 1, (np.float32,))
+    if np.isnan(x).any():
+        raise ValueError("x: expected no NaN")
+    return _exp32_array(x)
+
+
+def dense_logp(logits, tokens, mask):
+    """Token and sequence log-probs from dense logits, fused: no `(B, T, V)` temporary.
+
+    Validated; the trusted core is `_dense_logp`.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp, seq_logp)`: `logp` `(B, T)` float64, 0.0 at padding; `seq_logp` `(B,)`, the
+        masked sum over `t`.
+    """
+    real = _dense_args(logits, tokens, mask)
+    logp, seq = _dense_logp(logits, tokens, mask)
+    _no_nan_rows(logp, real, "logits")
+    return logp, seq
+
+
+def dense_logp_parallel(logits, tokens, mask):
+    """`dense_logp` with its rows spread over all of numba's threads (opt-in; same bits).
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp (B, T), seq_logp (B,))`, bit for bit those of `dense_logp`.
+    """
+    real = _dense_args(logits, tokens, mask)
+    logp, seq = _dense_logp_parallel(logits, tokens, mask)
+    _no_nan_rows(logp, real, "logits")
+    return logp, seq
+
+
+def _out_check(out, logits):
+    if not isinstance(out, np.ndarray) or out.dtype != logits.dtype or out.shape != logits.shape:
+        raise ValueError(f"out: expected a {logits.dtype} array of shape {logits.shape}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} of shape "
+                         f"{getattr(out, 'shape', None)}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out: expected a writeable C-contiguous array")
+    if np.shares_memory(out, logits):
+        raise ValueError("out: expected an array not sharing memory with logits")
+
+
+def _dense_backward_checked(core, logits, tokens, mask, w, out):
+    real = _dense_args(logits, tokens, mask)
+    _weights(w, real, mask.shape)
+    if out is None:
+        out = np.empty_like(logits)                 # (B, T, V)
+    else:
+        _out_check(out, logits)
+    core(logits, tokens, mask, w, out)
+    if _nan_row(out, tokens, real):
+        raise ValueError("logits: expected rows with a finite entry and no NaN or +inf at the "
+                         "real positions, got a row whose result is NaN")
+    return out
+
+
+def dense_backward(logits, tokens, mask, w, out=None):
+    """The backward of `dense_logp`: `dlogits[b, t] = w[b, t] mask[b, t] (onehot(y_bt) - softmax(logits[b, t]))`.
+
+    Without `out` the output is allocated here by NumPy, not inside the kernel: NumPy asks the
+    kernel for transparent huge pages on large arrays, numba's allocator does not, and a fresh
+    32 MB output page-faulted in 4 KB pages cost twice the arithmetic (measured on the page
+    "Performance"). Validated; the trusted core is `_dense_backward_into`. A call that raises
+    after the kernel ran, on a NaN row, has written `out`.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
+        out: optional C-contiguous `(B, T, V)` array of the logits' dtype to write into (reuse
+            it across steps).
+
+    Returns:
+        `(B, T, V)` `dlogits`, of the logits' dtype (`out` itself when given).
+    """
+    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_parallel(logits, tokens, mask, w, out=None):
+    """`dense_backward` with its rows spread over all of numba's threads (opt-in; same bits).
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: optional `(B, T, V)` output array of the logits' dtype.
+
+    Returns:
+        `(B, T, V)` `dlogits`, bit for bit those of `dense_backward`.
+    """
+    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_into(logits, tokens, mask, w, out):
+    """`dense_backward` writing into a given output array.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: C-contiguous `(B, T, V)` array of the logits' dtype.
+
+    Returns:
+        `out`, holding `dlogits`.
+    """
+    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
+
+
+def dense_backward_parallel_into(logits, tokens, mask, w, out):
+    """`dense_backward_parallel` writing into a given output array.
+
+    Args:
+        logits: `(B, T, V)` float64 or float32, C-contiguous.
+        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+        out: C-contiguous `(B, T, V)` array of the logits' dtype.
+
+    Returns:
+        `out`, holding `dlogits`.
+    """
+    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
+
+
+def _tabular_args(theta, states, tokens, mask):
+    _array(theta, "theta", 2, (np.float64,))
+    S, V = theta.shape
+    _array(states, "states", 2, (np.int64,))
+    real = _batch(tokens, mask, states.shape)
+    _ids(states, real, "states", S)
+    _ids(tokens, real, "tokens", V)
+    return real
+
+
+def _tabular_fwd(core, theta, states, tokens, mask):
+    real = _tabular_args(theta, states, tokens, mask)
+    logp, seq = core(theta, states, tokens, mask)
+    _no_nan_rows(logp, real, "theta")
+    return logp, seq
+
+
+def _tabular_bwd(core, theta, states, tokens, mask, w):
+    real = _tabular_args(theta, states, tokens, mask)
+    _weights(w, real, mask.shape)
+    dtheta = core(theta, states, tokens, mask, w)
+    g = dtheta[states, tokens]                                    # (B, T) each token's own entry
+    if _bad_value(g, real):
+        with np.errstate(over="ignore"):
+            name = "w" if not np.isfinite(np.abs(w[real != 0]).sum()) else "theta"
+        raise ValueError(f"{name}: expected {'weights whose sums are finite' if name == 'w' else 'rows with a finite entry and no NaN or +inf'}, "
+                         f"got a non-finite gradient")
+    return dtheta
+
+
+def tabular_logp(theta, states, tokens, mask):
+    """Token and sequence log-probs of a softmax table at the visited states.
+
+    Each visited state's logsumexp is computed once: work `S_visited V + B T`. Validated; the
+    trusted core is `_tabular_logp`.
+
+    Args:
+        theta: `(S, V)` float64 logits, C-contiguous.
+        states: `(B, T)` int64 state ids in `[0, S)` at real positions.
+        tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+
+    Returns:
+        `(logp, seq_logp)`: `(B, T)`, 0.0 at padding, and `(B,)`.
+    """
+    return _tabular_fwd(_tabular_logp, theta, states, tokens, mask)
+
+
+def tabular_logp_per_token(theta, states, tokens, mask):
+    """`tabular_logp` recomputing the logsumexp at every token (`B T V` work; for the benchmark).
+
+    Args:
+        theta: `(S, V)` float64 logits.
+        states: `(B, T)` int64 state ids.
+        tokens: `(B, T)` int64 token ids.
+        mask: `(B, T)` float64 0/1.
+
+    Returns:
+        `(logp (B, T), seq_logp (B,))`.
+    """
+    return _tabular_fwd(_tabular_logp_per_token, theta, states, tokens, mask)
+
+
+def tabular_backward(theta, states, tokens, mask, w):
+    """`dtheta`: the scatter of `w[b, t] (onehot(y_bt) - pi(. | s_bt))` into row `s_bt`.
+
+    Validated; the trusted core is `_tabular_backward`.
+
+    Args:
+        theta: `(S, V)` float64 logits, C-contiguous.
+        states: `(B, T)` int64 state ids in `[0, S)` at real positions.
+        tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
+        mask: `(B, T)` float64 0/1, right-padded.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
+
+    Returns:
+        `(S, V)` float64 `dtheta`.
+    """
+    return _tabular_bwd(_tabular_backward, theta, states, tokens, mask, w)
+
+
+def tabular_backward_per_token(theta, states, tokens, mask, w):
+    """`tabular_backward` scattering a full softmax row per token (`B T V` work; for the benchmark).
+
+    Args:
+        theta: `(S, V)` float64 logits.
+        states: `(B, T)` int64 state ids.
+        tokens: `(B, T)` int64 token ids.
+        mask: `(B, T)` float64 0/1.
+        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
+
+    Returns:
+        `(S, V)` float64 `dtheta`.
+    """
+    return _tabular_bwd(_tabular_backward_per_token, theta, states, tokens, mask, w)
+
+
+def _group_checked(core, r, *args):
+    _array(r, "r", 2, (np.float64,))
+    out = core(r, *args)
+    if not _all_finite(out.reshape(-1)):
+        raise ValueError("r: expected finite rewards whose group deviations are finite, got a "
+                         "non-finite advantage")
+    return out
+
+
+def group_centred(r):
+    """Centred group advantages `A = R - mean_k R`; `K = 1` or equal rewards give 0.0.
+
+    Args:
+        r: `(N, K)` float64 rewards, C-contiguous.
+
+    Returns:
+        `(N, K)` advantages.
+    """
+    return _group_checked(_group_centred, r)
+
+
+def group_standardized(r, eps, ddof):
+    """Standardized group advantages `A = (R - mean) / (std + xi)`.
+
+    Validated; the trusted core is `_group_standardized`.
+
+    Args:
+        r: `(N, K)` float64 rewards, C-contiguous.
+        eps: the stabilizer `xi`, a finite float `>= 0`.
+        ddof: the int 0 (population std) or 1 (Bessel).
+
+    Returns:
+        `(N, K)` advantages.
+    """
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    return _group_checked(_group_standardized, r, eps, ddof)
+
+
+def group_loo(r):
+    """Leave-one-out advantages `A_k = R_k - mean of the other K - 1 rewards`.
+
+    Args:
+        r: `(N, K)` float64 rewards with `K >= 2`, C-contiguous.
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: `K < 2`, naming `r`.
+    """
+    _array(r, "r", 2, (np.float64,))
+    if r.shape[1] < 2:
+        raise ValueError(f"r: expected K >= 2 (leave-one-out at K = 1 is undefined), got "
+                         f"shape {r.shape}")
+    return _group_checked(_group_loo, r)

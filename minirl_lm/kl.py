@@ -1,44 +1,60 @@
 """KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
 
-Per token, with u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t)) and y_t ~ pi:
+Per token, with `u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t))` and `y_t ~ pi`:
 
-    k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
-    k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
-    k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```text
+k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
+k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
+k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```
 
-k3 is computed as expm1(-u) + u, and by its Taylor series for |u| < 0.05 where those two
-terms cancel (they keep only ~6 digits of k3 at u = 1e-10); relative error < 1e-14, k3 >= 0.
-Each branch is evaluated only where it applies. For u < about -709.78 (pi_ref gave the token
-more than e^709 times pi's probability) exp(-u) overflows float64: k3 = +inf and dk3 = -inf,
-which is the correctly rounded float value of exp(-u) - 1 + u (numpy warns of the overflow);
-it is returned, not rejected. The log-ratio is masked before use: finite garbage in logp or
-logp_ref at padding gives u = 0, k = 0 and a gradient of exactly 0 there.
-On-policy, E[k1] = E[k3] = KL(pi || pi_ref); E[k2] is not the KL in general. As loss terms, the sample is
-data and only logp carries a gradient; then E[grad k1] = 0, E[grad k2] = grad KL(pi || pi_ref)
-and E[grad k3] = grad KL(pi_ref || pi) (the reverse KL). tests/test_kl.py checks all of it by
-enumeration.
+k3 is computed as `expm1(-u) + u`, and by its Taylor series for `|u| < 0.05` where those two
+terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative error `< 1e-14`,
+`k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
+gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
+(`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
+naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
+`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
 
-Two placements of beta * KL:
-- in the loss (GRPO), eq. (kl_objective): loss = sum_{b,t} w[b,t] k[b,t], gradient w dk;
-  it is added to the policy loss times beta;
-- in the reward (the RLHF / PPO habit), eq. (kl_reward): r~_b = r_b - beta sum_t u[b,t],
+On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
+the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
+`E[grad k2] = grad KL(pi || pi_ref)` and `E[grad k3] = grad KL(pi_ref || pi)`: k3 in the loss
+descends the KL with its arguments swapped. `tests/test_kl.py` checks all of it by enumeration.
+
+Two placements of `beta KL`:
+
+- in the loss (GRPO), eq. (kl_objective): `loss = sum_{b,t} w[b,t] k[b,t]`, gradient `w dk`;
+  it is added to the policy loss times `beta`;
+- in the reward (the RLHF / PPO habit), eq. (kl_reward): `R~_b = R_b - beta sum_t u[b,t]`,
   treated as data (no gradient flows through it), then used by any estimator.
 
-Exact KL between tables (rows are distributions), eq. (kl_exact):
-    KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s)), with 0 log 0 = 0; inf where p > 0 = q.
-Its gradient on theta for pi = softmax(theta), pi_ref = softmax(theta_ref), summed over rows with
-weights d_s (default 1 for every row: the sum over states; pass a state distribution to weight):
-    d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
-    d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
-(the second because d/dtheta[s, v] of -sum_y pi_ref(y|s) log pi(y|s) is pi(v|s) - pi_ref(v|s)).
+Exact KL between tables (rows are distributions), eq. (kl_exact), with `0 log 0 = 0` and `inf`
+where `p > 0 = q`:
 
-The aggregation weights are copied from reinforce.token_weights so that this file needs NumPy
+```text
+KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s))
+```
+
+Its gradient on `theta` for `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)`, summed over
+rows with weights `d_s` (default 1 for every row: the sum over states; pass a state
+distribution to weight):
+
+```text
+d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
+d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
+```
+
+(the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
+`pi(v|s) - pi_ref(v|s)`).
+
+The aggregation weights are copied from `reinforce.token_weights` so that this file needs NumPy
 only; tests check the copies agree.
 """
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_scalar,
+                              mask_array, nonempty, same_shape)
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 ESTIMATORS = ("k1", "k2", "k3")
@@ -47,6 +63,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 def _token_weights(mask, agg, max_len):
     """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
     B, T = mask.shape
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
     if agg == "seq_sum":
         return mask / B
@@ -54,7 +71,7 @@ def _token_weights(mask, agg, max_len):
         return mask / max(lengths.sum(), 1.0)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")
@@ -67,21 +84,36 @@ def _log_ratio(logp, logp_ref, mask):
     mask = mask_array(mask, "mask")
     same_shape("logp", logp, "logp_ref", logp_ref)
     same_shape("logp", logp, "mask", mask)
-    u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
+    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected by callers
+        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
     return u, mask                                             # (B, T) u, 0 at padding
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
-    """Per-token estimate k and its derivative dk/dlogp, both (B, T) and 0 at padding."""
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+
+    Returns:
+        `(k, dk)`: both `(B, T)`, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite estimate (named after `logp`), or a bad argument.
+    """
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     choice(estimator, "estimator", ESTIMATORS)
     if estimator == "k1":
-        return u, mask.copy()                                  # eq. (kl_k1); dk1 = 1
-    if estimator == "k2":
-        return 0.5 * u * u, u                                  # eq. (kl_k2); dk2 = u
-    k = _k3(u)                                                 # eq. (kl_k3)
-    dk = -np.expm1(-u) * mask                                  # dk3 = 1 - exp(-u)
-    return k, dk
+        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")  # eq. (kl_k1); dk1 = 1
+    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
+        if estimator == "k2":
+            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")  # eq. (kl_k2); dk2 = u
+        k = _k3(u)                                             # eq. (kl_k3)
+        dk = -np.expm1(-u) * mask                              # dk3 = 1 - exp(-u)
+    return finite_result((k, dk), "logp", "k3 = exp(-u) - 1 + u (u = logp - logp_ref)")
 
 
 def _k3(u):
@@ -95,42 +127,79 @@ def _k3(u):
         c = 1.0 / n - us * c
     k[small] = us * us * c
     ul = u[~small]
-    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78 (true value)
+    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78: rejected
     return k
 
 
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
-    """KL penalty as a separate loss term, eq. (kl_objective): (loss, dloss_dlogp (B, T)).
+    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
 
-    loss = sum w k (the caller multiplies by beta). Inputs (B, T).
+    The caller multiplies by `beta`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
+
+    Raises:
+        ValueError: a non-finite loss (named after `logp`), or a bad argument.
     """
     k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
     choice(agg, "agg", AGGS)
     w = _token_weights(np.asarray(mask, dtype=np.float64), agg, max_len)  # (B, T) eq. (pg_agg)
-    loss = (w * k).sum()                                       # eq. (kl_objective)
-    dloss_dlogp = w * dk                                       # (B, T) d loss / d logp = w dk
-    return float(loss), dloss_dlogp
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()                                   # eq. (kl_objective)
+        dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
+    return finite_result((float(loss), dloss_dlogp), "logp", "the KL penalty")
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
-    """KL folded into the reward, eq. (kl_reward): r~ = r - beta sum_t u_t, (B,) -> (B,).
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
 
     Data, not an objective: no gradient flows through the shaping.
+
+    Args:
+        rewards: `(B,)` sequence rewards `R(x, y)`.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        `(B,)` shaped rewards.
     """
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
     beta = float_scalar(beta, "beta", low=0.0)
-    return r - beta * u.sum(axis=1)                            # (B,) eq. (kl_reward)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = u.sum(axis=1)                                  # (B,) sum_t u_t
+        finite_result(total, "logp", "sum_t (logp - logp_ref)")
+        out = r - beta * total                                 # (B,) eq. (kl_reward)
+    return finite_result(out, "beta", "r - beta sum_t u_t")
 
 
 def exact_kl(p, q):
-    """Row-wise KL(p || q) of probability tables (S, V) -> (S,), eq. (kl_exact).
+    """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
 
-    0 log 0 = 0; a row with q = 0 where p > 0 has KL = inf.
+    `0 log 0 = 0`; a row with `q = 0` where `p > 0` has `KL = inf`.
+
+    Args:
+        p: `(S, V)` probabilities, rows summing to 1.
+        q: `(S, V)` probabilities, rows summing to 1.
+
+    Returns:
+        `(S,)` KL of each row.
     """
     p = float_array(p, "p", ndim=2)
     q = float_array(q, "q", ndim=2)
     same_shape("p", p, "q", q)
+    nonempty(p, "p")
     for name, t in (("p", p), ("q", q)):
         if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
             raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
@@ -146,6 +215,7 @@ def _softmax_tables(theta, theta_ref, weights):
     theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
     theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
     same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
     d = np.ones(theta.shape[0]) if weights is None else float_array(
         weights, "weights", ndim=1, shape=(theta.shape[0],))
     out = []
@@ -159,35 +229,62 @@ def _softmax_tables(theta, theta_ref, weights):
 
 
 def exact_kl_grad_theta(theta, theta_ref, weights=None):
-    """Gradient of sum_s d_s KL(pi_s || pi_ref_s) on theta (S, V) -> (S, V), eq. (kl_exact).
+    """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
 
-    pi = softmax(theta), pi_ref = softmax(theta_ref) row-wise; d = weights (S,), default ones.
-    Raises where pi > 0 = pi_ref (infinite KL). "> 0" and "= 0" are read on the log scale:
-    a finite logit has a finite log-prob (log pi > -inf) even where pi itself underflows to 0,
-    so theta_ref = [0, -1e4] is a finite KL (~5e3), not an infinite one; only a -inf logit
-    makes a probability exactly 0.
+    `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)` row-wise. "`> 0`" and "`= 0`" are read
+    on the log scale: a finite logit has a finite log-prob (`log pi > -inf`) even where `pi`
+    itself underflows to 0, so `theta_ref = [0, -1e4]` is a finite KL (about `5e3`), not an
+    infinite one; only a `-inf` logit makes a probability exactly 0.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
     """
     (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
     supp = logpi > -np.inf                                     # (S, V) support of pi
     if (supp & (logpi_ref == -np.inf)).any():
         raise ValueError("theta_ref: expected a finite logit wherever theta has one "
                          "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
-    diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
-    kl = (pi * diff).sum(axis=1, keepdims=True)                # (S, 1) KL_s
-    return d[:, None] * pi * (diff - kl)                       # (S, V) pi (log pi - log pi_ref - KL)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
+        kl = (pi * diff).sum(axis=1, keepdims=True)            # (S, 1) KL_s
+        g = d[:, None] * pi * (diff - kl)                      # (S, V) pi (log pi - log pi_ref - KL)
+    finite_result(diff, "theta_ref", "log pi - log pi_ref")
+    return finite_result(g, "weights", "the weighted gradient")
 
 
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
-    """Gradient of sum_s d_s KL(pi_ref_s || pi_s) on theta (S, V) -> (S, V): d_s (pi - pi_ref).
+    """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
 
-    Raises where pi_ref > 0 = pi (infinite KL), read on the log scale as in
-    exact_kl_grad_theta: only a -inf logit makes a probability exactly 0.
+    The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
+    loss descends in expectation.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
+            `exact_kl_grad_theta`), named after `theta`.
     """
     (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
     if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
         raise ValueError("theta: expected a finite logit wherever theta_ref has one "
                          "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
-    return d[:, None] * (pi - pi_ref)                          # (S, V)
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = d[:, None] * (pi - pi_ref)                         # (S, V)
+    return finite_result(g, "weights", "the weighted gradient")
 
 
 # ---- gradient variants of the KL term, and an adaptive coefficient ----------------------------

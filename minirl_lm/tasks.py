@@ -1,30 +1,37 @@
 """The chapter's toy: four arithmetic prompts, nine one-token answers, two graders.
 
-Prompts x (mu_0 uniform): "2+2", "3*4", "8*8", "9*9"; their answers 4, 12, 64, 81.
-Responses y, one token each (V = 9): "1", "3", "4", "7", "12", "19", "23", "35" and the hedge
-"one of 4, 12, 64 or 81" (id 8). No honest candidate answers "8*8" or "9*9".
+Prompts `x` (`mu_0` uniform): `"2+2"`, `"3*4"`, `"8*8"`, `"9*9"`; their answers 4, 12, 64, 81.
+Responses `y`, one token each (`V = 9`): `"1"`, `"3"`, `"4"`, `"7"`, `"12"`, `"19"`, `"23"`,
+`"35"` and the hedge `"one of 4, 12, 64 or 81"` (id 8). No honest candidate answers `"8*8"` or
+`"9*9"`.
 
-    gold grader (a verifier)   r(x, y) = 1 iff y is the answer
-    sloppy grader (a grep)     r(x, y) = 1 iff the answer occurs in the text of y
+```text
+gold grader (a verifier)   R(x, y) = 1 iff y is the answer
+sloppy grader (a grep)     R(x, y) = 1 iff the answer occurs in the text of y
+```
 
 The hedge contains every answer, so the sloppy grader passes it on every prompt: sloppy = gold +
-hedge, prompt by prompt. The reference (and the start) puts logit 0 on the eight numbers and -4
-on the hedge: reward gap 1 over reference log-odds 4 prices the exploit at beta = 1/4,
-eq. (exploit_threshold).
+hedge, prompt by prompt. The reference (and the start) puts logit 0 on the eight numbers and
+`-4` on the hedge: a reward gap of 1 over reference log-odds of 4 is eq. (exploit_threshold)'s
+`beta < 1/4`, below which the tilted optimum prefers the hedge to any one honest answer.
 
-One training step, eq. (toy_step), for every prompt x (rows are independent, so all prompts are
-drawn in one batch: row n*K + k is draw k of prompt n, the same draws as rng.choice per prompt):
+One training step, eq. (toy_step), for every prompt `x` (rows are independent, so all prompts are
+drawn in one batch: row `n*K + k` is draw `k` of prompt `n`, the same draws as `rng.choice` per
+prompt):
 
-    y_1..y_K ~ pi(.|x)                                   K responses
-    r~_k = r(x, y_k) - beta log(pi(y_k|x) / pi_ref(y_k|x))   KL folded into the reward, eq. (kl_reward)
-    A = (r~ - mean r~) / (std r~ + 1e-8)                  population std, eq. (pg_normalized)
-    theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))  one step per group: rho = 1, no clip
+```text
+y_1..y_K ~ pi(.|x)                                        K responses
+R~_k = R(x, y_k) - beta log(pi(y_k|x) / pi_ref(y_k|x))    KL folded into the reward, eq. (kl_reward)
+A = (R~ - mean R~) / (std R~ + 1e-8)                      population std, eq. (pg_normalized)
+theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))    one step per group: rho = 1, no clip
+```
 
-The update is the policy's backward of the loss -(1/K) sum_k A_k log pi(y_k|x) per prompt
-(dloss/dlogp = -A_k / K), so the same code path as every other estimator.
+The update is the policy's backward of the loss `-(1/K) sum_k A_k log pi(y_k|x)` per prompt
+(`dloss/dlogp = -A_k / K`), so the same code path as every other estimator.
 
-Evaluation is exact (no sampling): success = mean_x sum_y pi(y|x) r_gold(x, y); hedge = mean_x
-pi(hedge|x). Demonstrated by ``python examples/k_sweep.py`` and ``python examples/loophole.py``.
+Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`; hedge
+`= mean_x pi(hedge|x)`. Demonstrated by `python examples/k_sweep.py` and
+`python examples/loophole.py`.
 """
 
 import functools
@@ -32,7 +39,10 @@ import functools
 import numpy as np
 
 from minirl_lm.advantages import advantages
-from minirl_lm.checks import choice, float_scalar, int_scalar, rng_check
+import numbers
+
+from minirl_lm.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
+                              real_result, rng_check)
 from minirl_lm.kl import kl_in_reward
 from minirl_lm.policy import TabularPolicy
 
@@ -43,34 +53,92 @@ HEDGE = 8
 HEDGE_LOGIT = -4.0
 
 
+def _toy_args(prompt, response):
+    """(answer, response text) of a toy prompt and a one-token response, checked."""
+    if not isinstance(prompt, str) or prompt not in PROMPTS:
+        raise ValueError(f"prompt: expected one of {list(PROMPTS)}, got {prompt!r}"[:200])
+    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
+            or len(response) != 1):
+        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
+                         f"one token), got {response!r}"[:200])
+    y = response[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < len(RESPONSES):
+        raise ValueError(f"response: expected a token id in [0, {len(RESPONSES)}), got {y}")
+    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+
+
 def gold_grader(prompt, response):
-    """1.0 iff the one-token response is the prompt's answer (a verifier)."""
-    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
+    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(text == answer)
 
 
 def sloppy_grader(prompt, response):
-    """1.0 iff the answer occurs in the response's text (a grep: the hedge passes everywhere)."""
-    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
+    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
+
+    The hedge passes everywhere.
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(answer in text)
 
 
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
 
 
 def reward_table(grader):
-    """r(x, y) for every prompt and response: (N, V) = (4, 9)."""
+    """The reward `R(x, y)` of every prompt and response.
+
+    Args:
+        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
+            finite number.
+
+    Returns:
+        `(N, V) = (4, 9)` rewards.
+    """
     grader = GRADERS[choice(grader, "grader", set(GRADERS))] if isinstance(grader, str) else grader
-    return np.array([[grader(x, (y,)) for y in range(len(RESPONSES))] for x in PROMPTS])
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    return np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                      for y in range(len(RESPONSES))] for x in PROMPTS])
 
 
 def reference_theta():
-    """Reference and starting logits (4, 9): 0 on the numbers, -4 on the hedge."""
+    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
+
+    Returns:
+        `(4, 9)` float64 logits.
+    """
     theta = np.zeros((len(PROMPTS), len(RESPONSES)))
     theta[:, HEDGE] = HEDGE_LOGIT
     return theta
 
 
 def evaluate(policy):
-    """Exact scores of a policy on the toy: dict of success (gold), sloppy, hedge, per_prompt."""
+    """Exact scores of a policy on the toy (no sampling).
+
+    Args:
+        policy: a `TabularPolicy` with a `(4, 9)` table.
+
+    Returns:
+        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
+        hedge) and `per_prompt`.
+    """
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if shape != (len(PROMPTS), len(RESPONSES)):
         raise ValueError(f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, "
@@ -97,7 +165,7 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
     baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
     The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
-    uses the policy's trusted cores on arrays it builds itself (design.md s.4: inside, no
+    uses the policy's trusted cores on arrays it builds itself (inside the library, no
     re-checking).
     """
     N = policy.S
@@ -105,8 +173,8 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     tokens = policy._sample(states, rng)                       # (B, 1) y ~ pi(.|x)
     r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
     if beta > 0:                                               # eq. (kl_reward), data only
-        logp, _ = policy.logp(states, tokens, mask)            # (B, 1)
-        logp_ref, _ = ref.logp(states, tokens, mask)           # (B, 1)
+        logp, _ = policy._logp(states, tokens, mask)           # (B, 1)
+        logp_ref, _ = ref._logp(states, tokens, mask)          # (B, 1)
         r = kl_in_reward(r, logp, logp_ref, mask, beta)
     A = advantages(r.reshape(N, K), baseline).reshape(-1, 1)   # (B, 1) eq. (pg_normalized)
     dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
@@ -115,10 +183,21 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
           record_at=()):
-    """Train from the reference with n_responses per prompt (n_responses // K steps).
+    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
 
-    Returns (policy, ref, curve): curve is a list of (responses drawn per prompt, success)
-    after each step count in ``record_at``. The generator is np.random.default_rng(seed).
+    Args:
+        K: responses per prompt and step.
+        n_responses: the budget of responses per prompt.
+        seed: the seed of the generator `np.random.default_rng(seed)`.
+        grader: `"gold"`, `"sloppy"` or a callable grader.
+        beta: the KL coefficient, folded into the reward.
+        lr: the step size.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        record_at: step counts in `[1, n_responses // K]` after which to record the success.
+
+    Returns:
+        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
+        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
     K = int_scalar(K, "K", low=1)
     n_responses = int_scalar(n_responses, "n_responses", low=K)
@@ -130,16 +209,18 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
     if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
         raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
-    record_at = {int_scalar(v, "record_at") for v in record_at}
+    steps = n_responses // K
+    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
+    rewards = reward_table(grader)                             # the grader checked on every cell
     rng = rng_check(np.random.default_rng(seed))
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
-    rewards = reward_table(grader)
     curve = []
-    for step in range(1, n_responses // K + 1):
+    for step in range(1, steps + 1):
         _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
+    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
     return policy, ref, curve

@@ -33,7 +33,7 @@ def test_quick_prints_every_table(quick):
     out, _ = quick
     for title in TITLES if HAVE_MPL else TITLES[:-1]:    # the V sweep is drawn with --plot
         assert title in out, f"{title!r} missing from:\n{out}"
-    assert "Targets of issue 5" not in out             # targets are checked on the full shapes
+    assert "The project's targets" not in out             # targets are checked on the full shapes
     assert "(2048, 1024)" in out and "(65536, 1024)" not in out        # quick shapes only
     assert "Traceback" not in out
 

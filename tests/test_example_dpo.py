@@ -103,3 +103,10 @@ def test_bad_arguments_are_usage_errors(args, flag):
     proc = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_last_line_says_whether_the_true_reward_peaks():
+    # the contract page: a small sample peaks inside the sweep and falls, plentiful data does not
+    assert "true reward peaks inside the sweep" in default_out_cache(0).splitlines()[-1]
+    last = run("--pairs", "30000", "--steps", "1").splitlines()[-1]
+    assert last.startswith("true reward has no peak inside the sweep")

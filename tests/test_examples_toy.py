@@ -66,7 +66,7 @@ def test_sloppy_is_gold_plus_hedge_for_any_policy():
 
 
 def test_k_sweep_digits_hold_for_other_seeds():
-    # design.md: the K-sweep digits are seed-independent; every K of the table, two other seeds
+    # the K-sweep digits do not depend on the seed: every K of the table, two other seeds
     for seed in (0, 7):
         for K, want in ((1, "0.062"), (2, "0.500"), (4, "0.500"), (8, "0.500"), (32, "0.500")):
             policy, _, _ = train(K, 6400, seed)

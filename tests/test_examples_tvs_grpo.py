@@ -44,7 +44,7 @@ def test_token_view_equals_bandit_view_sample_for_sample(tvs):
 
 
 def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
-    names = ["terminal R, gamma = 1, b(x)", "prefix baseline V^pi(s_t)", "critic exact, GAE",
+    names = ["terminal R, gamma = 1, b(x)", "prefix baseline v^pi(s_t)", "critic exact, GAE",
              "critic fitted, GAE", "per-token KL", "gamma = 0.9"]
     r = rows(tvs, names)
     assert set(r) == set(names)
@@ -53,7 +53,7 @@ def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
         assert r[name][0] > 1e-6, name                                 # ... until a per-token part
     # exact expectations: baselines, an exact critic and reward-to-go KL keep the mean;
     # a fitted critic with lam < 1 and discounting change it
-    for name in ("prefix baseline V^pi(s_t)", "critic exact, GAE", "per-token KL"):
+    for name in ("prefix baseline v^pi(s_t)", "critic exact, GAE", "per-token KL"):
         assert r[name][1] < 1e-12, name
     for name in ("critic fitted, GAE", "gamma = 0.9"):
         assert r[name][1] > 1e-6, name
@@ -142,3 +142,35 @@ def test_bad_arguments_are_usage_errors(script, args, flag):
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_grpo_prints_the_distance_to_both_targets(grpo):
+    row = re.search(r"^\s+pi_rev\s+([0-9.]+)\s+([0-9.]+)", grpo, re.M)
+    assert row and float(row.group(2)) == 0.0 and float(row.group(1)) > 0.0   # two distinct targets
+    assert re.search(r"closer to (pi_rev|pi\*);", grpo)
+
+
+def test_reverse_kl_fixed_point_is_stationary_for_k3_in_the_loss():
+    # independent check by enumeration: at pi_rev the exact expected update of REINFORCE on R plus
+    # a k3 term (grad of KL(pi_ref || pi) at every state, weighted by its visit probability) is 0
+    import importlib.util
+
+    import numpy as np
+
+    from minirl_lm.policy import TabularPolicy
+    spec = importlib.util.spec_from_file_location("grpo_example", ROOT / "examples" / "grpo.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    mdp, beta = ex.make_task(), 0.04
+    pi_ref = TabularPolicy(ex.reference_logits(mdp, 1.0)).probs()
+    pi = ex.reverse_kl_fixed_point_tree(mdp, pi_ref, beta)
+    policy = TabularPolicy(np.log(pi))
+    a = mdp.all_responses()
+    p_y = np.exp(policy.logp(a.states, a.tokens, a.mask)[1])                  # (Y,)
+    R = mdp.score(ex.verifier, a)                                             # (Y,)
+    grad_reward = policy.backward(a.states, a.tokens, a.mask, (p_y * R)[:, None] * a.mask)
+    visits = np.zeros(mdp.S)
+    np.add.at(visits, a.states[a.mask > 0], np.broadcast_to(p_y[:, None], a.mask.shape)[a.mask > 0])
+    grad_kl = visits[:, None] * (pi - pi_ref)                                 # d KL(ref || pi) / d theta
+    assert np.abs(grad_reward - beta * grad_kl).max() < 1e-10
+    assert np.abs(pi - ex.tilted_optimum_tree(mdp, pi_ref, ex.verifier, beta)).max() > 1e-3

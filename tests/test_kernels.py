@@ -286,25 +286,26 @@ def test_second_process_loads_cache():
     """Two fresh processes call every kernel; the second must hit the cache and compile nothing.
 
     The threaded variants are separate functions, so each has its own cache entry (the cache key
-    ignores ``parallel``: one function with two option sets would share, and alias, one entry)."""
+    ignores ``parallel``: one function with two option sets would share, and alias, one entry).
+    The jitted cores are the private ``_name`` functions; the public names validate, then call them."""
     code = textwrap.dedent("""
         import numpy as np
         from minirl_lm import kernels as K
         th = np.zeros((2, 3)); st = np.zeros((1, 2), np.int64); m = np.ones((1, 2))
         lg = np.zeros((1, 2, 3)); w = np.ones((1, 2)); r = np.ones((2, 2))
-        calls = [(K.tabular_logp, (th, st, st, m)), (K.tabular_backward, (th, st, st, m, w)),
-                 (K.tabular_logp_per_token, (th, st, st, m)),
-                 (K.tabular_backward_per_token, (th, st, st, m, w)),
-                 (K.dense_logp, (lg, st, m)),
-                 (K.dense_backward_into, (lg, st, m, w, np.empty_like(lg))),
-                 (K.group_centred, (r,)), (K.group_standardized, (r, 1e-8, 0)),
-                 (K.group_loo, (r,)), (K.exp_array, (np.zeros(3),)),
-                 (K.exp32_array, (np.zeros(3, np.float32),)),
-                 (K.dense_logp, (lg.astype(np.float32), st, m)),
-                 (K.dense_backward_into, (lg.astype(np.float32), st, m, w,
+        calls = [(K._tabular_logp, (th, st, st, m)), (K._tabular_backward, (th, st, st, m, w)),
+                 (K._tabular_logp_per_token, (th, st, st, m)),
+                 (K._tabular_backward_per_token, (th, st, st, m, w)),
+                 (K._dense_logp, (lg, st, m)),
+                 (K._dense_backward_into, (lg, st, m, w, np.empty_like(lg))),
+                 (K._group_centred, (r,)), (K._group_standardized, (r, 1e-8, 0)),
+                 (K._group_loo, (r,)), (K._exp_array, (np.zeros(3),)),
+                 (K._exp32_array, (np.zeros(3, np.float32),)),
+                 (K._dense_logp, (lg.astype(np.float32), st, m)),
+                 (K._dense_backward_into, (lg.astype(np.float32), st, m, w,
                                           np.empty(lg.shape, np.float32))),
-                 (K.dense_logp_parallel, (lg, st, m)),
-                 (K.dense_backward_parallel_into, (lg, st, m, w, np.empty_like(lg)))]
+                 (K._dense_logp_parallel, (lg, st, m)),
+                 (K._dense_backward_parallel_into, (lg, st, m, w, np.empty_like(lg)))]
         for f, args in calls:
             f(*args)
         funcs = {id(f): f for f, _ in calls}.values()

@@ -153,7 +153,7 @@ ANSWERS = ["4", "12", "64", "81"]
 
 
 def _toy():
-    """The chapter's toy (design.md s.5): reference logits 0 for numbers, -4 for the hedge."""
+    """The chapter's toy (minirl_lm/tasks.py): reference logits 0 for numbers, -4 for the hedge."""
     logits = np.array([0.0] * 8 + [-4.0])
     pi_ref = np.tile(np.exp(logits) / np.exp(logits).sum(), (4, 1))
     sloppy = np.array([[float(a in y) for y in RESPONSES] for a in ANSWERS])
