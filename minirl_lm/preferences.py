@@ -139,8 +139,14 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow is rejected below
-        loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta,
-                                      "ipo", weights=w)
+        try:
+            loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta,
+                                          "ipo", weights=w)
+        except ValueError as e:                           # dpo_loss names its own arguments;
+            if "finite in float64" not in str(e):         # here the log-probs drove the overflow
+                raise
+            raise ValueError(f"logp_c: expected log-probs whose IPO loss is finite in float64, "
+                             f"got a margin that overflows it ({e})") from None
     d_c = (dx_c / k_c)[:, None] * mask_c                      # (P, T_c) da/dlogp_t = mask_t / n
     d_r = (dx_r / k_r)[:, None] * mask_r                      # (P, T_r)
     _finite(loss, (d_c, d_r), "logp_c")

@@ -244,7 +244,7 @@ M = np.ones((3, 2))
     (lambda: simpo_loss(Z, M, Z, np.ones((3, 3)), 1.0), ValueError, "mask_r"),
     (lambda: simpo_loss(Z + 1.0, M, Z, M, 1.0), ValueError, "logp_c: expected log-probs <= 0"),
     (lambda: simpo_loss([[np.nan, 0]] * 3, M, Z, M, 1.0), ValueError, "logp_c"),
-    (lambda: simpo_loss(np.zeros((0, 2)), np.zeros((0, 2)), Z, M, 1.0), ValueError, "logp_c"),
+    (lambda: simpo_loss(np.zeros((0, 2)), np.zeros((0, 2)), Z, M, 1.0), ValueError, "mask_c"),
     (lambda: simpo_loss(Z, M, Z, M, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
     (lambda: orpo_loss(Z, M, Z, M, lam=-0.1), ValueError, "lam"),
     (lambda: orpo_loss("x", M, Z, M), TypeError, "logp_c"),
