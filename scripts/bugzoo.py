@@ -62,16 +62,18 @@ MUTANTS = (
     Mutant("batch_not_group_statistics", "XU-YIJIE/grpo-flat issue #2",
            "the baseline is the mean over the whole batch instead of each prompt's group",
            "minirl_lm/advantages.py",
-           (("    c = r - _group_mean(r)                                     # (N, K)",
-             "    c = r - r.mean()"),),
+           (("    c = r - _group_mean(r)                                     # (N, K)\n"
+             "    dof = max(",
+             "    c = r - r.mean()\n"
+             "    dof = max("),),
            ("tests/test_advantages.py",)),
     Mutant("kl_estimator_fallthrough", "areal-project/AReaL PR #408",
            "every KL estimator falls through to k3 (an if chain without elif)",
            "minirl_lm/kl.py",
-           (('    if estimator == "k1":\n        return u, mask.copy()',
-             '    if False:\n        return u, mask.copy()'),
-            ('    if estimator == "k2":\n        return 0.5 * u * u, u',
-             '    if False:\n        return 0.5 * u * u, u')),
+           (('    if estimator == "k1":\n        return finite_result((u, mask.copy())',
+             '    if False:\n        return finite_result((u, mask.copy())'),
+            ('        if estimator == "k2":\n            return finite_result((0.5 * u * u, u)',
+             '        if False:\n            return finite_result((0.5 * u * u, u)')),
            ("tests/test_kl.py",)),
     Mutant("kl_coefficient_ignored", "fw-ai/cookbook PR #379",
            "the KL term is computed and logged but never reaches the loss",
@@ -88,13 +90,14 @@ MUTANTS = (
     Mutant("token_kl_summed_at_the_end", "huggingface/trl PR #2575",
            "the 'token-level' KL penalty is the sequence KL: summed and paid at the last token",
            "minirl_lm/critic.py",
-           (("    r = -beta * (logp - logp_ref) * mask                          # (B, T) eq. (kl_shaped_reward)\n"
-             "    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)\n"
-             "    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all\n",
-             "    lengths = mask.sum(axis=1).astype(np.int64)                   # (B,)\n"
-             "    rows = np.flatnonzero(lengths > 0)                            # length 0: nothing at all\n"
-             "    r = np.zeros_like(mask)\n"
-             "    r[rows, lengths[rows] - 1] = -beta * ((logp - logp_ref) * mask).sum(axis=1)[rows]\n"),),
+           (("        r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)\n"
+             "        finite_result(r, \"beta\", \"beta (logp - logp_ref)\")\n"
+             "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
+             "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all\n",
+             "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
+             "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all\n"
+             "        r = np.zeros_like(mask)\n"
+             "        r[rows, lengths[rows] - 1] = -beta * u.sum(axis=1)[rows]\n"),),
            ("tests/test_critic.py",)),
     Mutant("gae_reads_masked_values", "alibaba/ROLL PR #447",
            "the critic's value at a masked position bootstraps the last real token's TD error",
@@ -113,7 +116,7 @@ MUTANTS = (
            (("    if c <= 1.0:\n        raise ValueError(f\"c: expected a number > 1",
              "    if c <= 0.0:\n        raise ValueError(f\"c: expected a number > 1"),),
            ("tests/test_clip_family.py",)),
-    Mutant("accumulation_divides_twice", "modelscope/ms-swift PR #10116",
+    Mutant("accumulation_divides_twice", "modelscope/ms-swift issue #10117",
            "a loss already normalized by the whole accumulation window's token count is divided "
            "by the number of accumulation steps again",
            "minirl_lm/offpolicy.py",
@@ -128,7 +131,7 @@ MUTANTS = (
             ("    k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)",
              "    k_r = np.ones_like(n_r)")),
            ("tests/test_preferences.py",)),
-    Mutant("gae_reset_at_observations", "verl-project/verl issue #7278 (PR #7300)",
+    Mutant("gae_reset_at_observations", "verl-project/verl PR #7300 (commit 8a1bf6d5b)",
            "the return and GAE recursions restart at every masked (tool output) position instead "
            "of carrying across it",
            "minirl_lm/multiturn_values.py",
