@@ -33,7 +33,8 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     Args:
         q: probability the tool is right, in [0, 1].
         cost: reward charged for each call turn, >= 0.
-        max_turns, turn_len: as in `MultiTurnMDP`.
+        max_turns: as in `MultiTurnMDP`.
+        turn_len: see `max_turns`.
     """
     q = float_scalar(q, "q", low=0.0, high=1.0)
     cost = float_scalar(cost, "cost", low=0.0)

@@ -159,7 +159,8 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         rewards: `(B, T)` per-token rewards, 0 off the action mask.
         mask: `(B, T)` trajectory tokens, right-padded.
         action_mask: `(B, T)` policy tokens.
-        gamma, lam: in [0, 1].
+        gamma: in [0, 1].
+        lam: see `gamma`.
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """

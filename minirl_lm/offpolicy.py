@@ -153,7 +153,8 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
 
     Args:
-        logp_old, logp_mu: (B, T) log-probs under pi_old and the sampler.
+        logp_old: (B, T) log-probs under pi_old and the sampler.
+        logp_mu: see `logp_old`.
         mask: (B, T) 0/1, right-padded.
         option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
         hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
@@ -209,7 +210,8 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1, right-padded.
         weights: (B, T) nonnegative finite weights (from is_weights, the masks, or their product).
-        agg, max_len: the aggregation of eq. (pg_agg).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
 
     Returns:
         `(loss, dloss_dlogp)`; with weights equal to 1.0 on real tokens, bitwise the values of

@@ -121,9 +121,11 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1, right-padded.
-        eps, eps_high: the PPO clip range `[1 - eps, 1 + eps_high]` (eps_high defaults to eps).
+        eps: the PPO clip range `[1 - eps, 1 + eps_high]` (eps_high defaults to eps).
+        eps_high: see `eps`.
         c: the dual-clip bound, `c > 1` (verl's `clip_ratio_c`, default 3.0).
-        agg, max_len: the aggregation of eq. (pg_agg).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
 
     Returns:
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
@@ -183,12 +185,14 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
     """GSPO loss, eq. (gspo): the clipped surrogate on one ratio per response.
 
     Args:
-        logp, logp_old: (B, T) token log-probs under pi_theta and pi_old.
+        logp: (B, T) token log-probs under pi_theta and pi_old.
+        logp_old: see `logp`.
         adv: (B,) one advantage per response.
         mask: (B, T) 0/1, right-padded.
-        eps, eps_high: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
+        eps: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
             in `clip.py`; the GSPO paper reports ranges of order 1e-4 for the geometric mean,
             unverified here).
+        eps_high: see `eps`.
         ratio: "geometric" (GSPO) or "product", eq. (gspo_ratio).
 
     Returns:
@@ -217,12 +221,14 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
     """CISPO loss, eq. (cispo): REINFORCE weighted by the stop-gradient clipped ratio.
 
     Args:
-        logp, logp_old: (B, T) token log-probs under pi_theta and pi_old.
+        logp: (B, T) token log-probs under pi_theta and pi_old.
+        logp_old: see `logp`.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1, right-padded.
         rho_min: lower bound of the weight, `<= 1`, or None for none (TRL).
         rho_max: upper bound, `>= 1` (TRL: `epsilon_high`; verl: `1 + clip_ratio_high`).
-        agg, max_len: the aggregation of eq. (pg_agg).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
 
     Returns:
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
