@@ -364,8 +364,11 @@ def run(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None   # the docs extra installs it
+
+
 def test_example_prints_the_table_and_the_claims(tmp_path):
-    out = run("--plot", str(tmp_path / "f.svg"))
+    out = run(*(["--plot", str(tmp_path / "f.svg")] if HAVE_MPL else []))
     assert out.returncode == 0, out.stderr
     text = out.stdout
     line = re.compile(r"^estimator (\S+)\s+kl (\d\.\d{3}): bias (\S+), cosine (\S+), "
@@ -382,7 +385,8 @@ def test_example_prints_the_table_and_the_claims(tmp_path):
     total = {l.split()[0]: float(l.split()[4]) for l in text.splitlines()
              if l.split() and l.split()[0] in ("big",) + ACCUM}
     assert total["dapo"] == total["big"] == 1.0 and total["sum"] == 4.0
-    assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
+    if HAVE_MPL:
+        assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
 
 
 @pytest.mark.parametrize("bad", [["--levels", "0.1,0.2"], ["--levels", "0,x"], ["--c", "1"],
