@@ -1,7 +1,7 @@
 r"""Token log-probs at a real vocabulary: from hidden states, without the (N, V) logits.
 
 A real model hands over hidden states ``h`` (N, d), one row per token position (here N counts
-token positions, B * T flattened, not prompts), and an unembedding ``W`` (V, d). The logits
+token positions, ``B * T`` flattened, not prompts), and an unembedding ``W`` (V, d). The logits
 ``h W^T`` are (N, V): at V = 151,936 and a few thousand tokens that is gigabytes, written once
 and read a few times to get N numbers. This file computes the same N log-probs, and the
 gradients of a per-token loss with respect to ``h`` and ``W``, one chunk of rows at a time, so

@@ -4,28 +4,33 @@ Backward induction on the tree of a `MultiTurnMDP`. At a policy state s the worl
 posterior given the prefix is P(w | s) proportional to prior(w) prod_{spans in s} P(o | w) (the
 policy's factors cancel). For an action a that ends a turn with reward r(w), eq. (chance_bellman):
 
-    Q(s, a) = sum_w P(w | s) r(w) + C(s, a)
-    C(s, a) = V(s.a)                        if the turn goes on
+    q(s, a) = sum_w P(w | s) r(w) + C(s, a)
+    C(s, a) = v(s.a)                        if the turn goes on
             = 0                             if the episode ends
-            = sum_o P(o | s.a) V(s.a.o)     after a call: a chance node, an expectation
+            = sum_o P(o | s.a) v(s.a.o)     after a call: a chance node, an expectation
     P(o | s.a) = sum_w P(w | s) P(o | w)
 
 and the policy state backs up its actions one of two ways:
 
-    V^pi(s) = sum_a pi(a | s) Q(s, a)                                       policy evaluation
-    V*(s)   = beta log sum_a pi_ref(a | s) exp(Q(s, a) / beta)             eq. (soft_bellman)
-    pi*(a | s) = pi_ref(a | s) exp((Q(s, a) - V*(s)) / beta)
+    v^pi(s) = sum_a pi(a | s) q(s, a)                                       policy evaluation
+    v*(s)   = beta log sum_a pi_ref(a | s) exp(q(s, a) / beta)             eq. (soft_bellman)
+    pi*(a | s) = pi_ref(a | s) exp((q(s, a) - v*(s)) / beta)
 
-The soft optimum maximizes J(pi) = E[R - beta sum_{action tokens} log(pi / pi_ref)]; at a chance
-node nothing is chosen, so the max becomes an expectation. J(pi*) - J(pi) = beta
-KL(P_pi(tau) || P_pi*(tau)) >= 0, the environment's factors cancelling in the ratio: this is the
-distance to the optimum the example prints.
+The soft optimum maximizes `J(pi) = E[R - beta sum_{action tokens} log(pi / pi_ref)]`; at a
+chance node nothing is chosen, so the max becomes an expectation. The gap
+
+```text
+J(pi*) - J(pi) = beta KL(P_pi(tau) || P_pi*(tau)) >= 0
+```
+
+holds with the environment's factors cancelling in the ratio: it is the distance to the optimum
+the example prints.
 
 Returns and GAE over action tokens. Rewards sit on policy tokens; the recursion runs over the
 action mask and skips the environment's tokens, carrying the running return, the next value and
 the running advantage across an observation span, eq. (gae_carry):
 
-    delta_t = r_t + gamma V(s_t') - V(s_t),   A_t = delta_t + gamma lam A_t'
+    delta_t = r_t + gamma v(s_t') - v(s_t),   A_t = delta_t + gamma lam A_t'
 
 where t' is the next *policy* token of the row. `carry=False` is the bug: the recursion restarts
 (running return, next value and running advantage set to 0) at every masked position, so a turn
@@ -74,9 +79,9 @@ def _table(p, env, name):
 
 
 def policy_values(env, probs):
-    """V^pi (S,) and Q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
+    """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
 
-    Values at chance states are 0 (unused); V^pi at state 0 is the expected return E R.
+    Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
     """
     probs = _table(probs, env, "probs")
     return _induction(env, lambda s, q_s: probs[s] @ q_s)
@@ -91,7 +96,7 @@ def soft_optimum(env, pi_ref, beta):
         beta: KL coefficient > 0.
 
     Returns:
-        `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is J(pi*). Rows of chance states
+        `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is `J(pi*)`. Rows of chance states
         of `pi_star` are copies of `pi_ref` (the policy never writes there).
     """
     pi_ref = _table(pi_ref, env, "pi_ref")
@@ -155,7 +160,7 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
     """GAE over the policy tokens of multi-turn rows, eq. (gae_carry): (B, T).
 
     Args:
-        values: `(B, T)` critic value V(s_t) at every position (read on policy tokens only).
+        values: `(B, T)` critic value v(s_t) at every position (read on policy tokens only).
         rewards: `(B, T)` per-token rewards, 0 off the action mask.
         mask: `(B, T)` trajectory tokens, right-padded.
         action_mask: `(B, T)` policy tokens.

@@ -306,7 +306,7 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     current policy; y_a is chosen with probability `judge(prompt, y_a, y_b)` (one `rng.random()`
     per pair); then one gradient step of the mean DPO loss, eq. (dpo), updates `policy.theta`.
     With `bradley_terry_judge` the expected update vanishes at the tilted optimum whatever policy
-    sampled the pairs, so pi* is a fixed point of the loop.
+    sampled the pairs, so `pi*` is a fixed point of the loop.
 
     Args:
         mdp: a TokenMDP (its `rollout` draws the responses).
