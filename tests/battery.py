@@ -663,7 +663,7 @@ TABLE += [
     F(_mt_method("check"), ep=("episodes", EPISODES)),
     F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
     F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK),
-      T=("int1", const(4))),
+      T=("int1", const(3))),
     # multiturn_values.py
     F(multiturn_values.policy_values, env=("mtenv", MT), probs=("prob", MT_PROBS)),
     F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS),
