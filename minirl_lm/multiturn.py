@@ -333,10 +333,10 @@ def _spans(spans, V):
     for span in spans:
         if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
             raise TypeError(f"spans: expected each span a tuple of token ids, got {span!r}")
-        a = int_array(np.asarray(tuple(span)).reshape(-1) if len(tuple(span)) else
-                      np.zeros(0, np.int64), "spans", ndim=1, low=0, high=V)
-        if a.size == 0 or a.size != len(tuple(span)):
+        span = tuple(span)
+        a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
+        if a.size == 0 or a.min() < 0 or a.max() >= V:
             raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), "
-                             f"got {tuple(span)}")
+                             f"got {span}")
         out.append(tuple(int(o) for o in a))
     return out
