@@ -45,6 +45,10 @@ from minirl_lm.checks import (callable_check, float_array, int_array, int_scalar
                               prob_table, real_result, rng_check, same_shape)
 
 
+EP_ATTRS = ("states", "tokens", "mask", "action_mask", "rewards")
+ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "check", "S", "V")
+
+
 @dataclass
 class Episodes:
     """B episodes padded to T tokens (one prompt: row b is episode b)."""
@@ -237,7 +241,7 @@ class MultiTurnMDP:
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """
-        if not isinstance(ep, Episodes):
+        if not all(hasattr(ep, a) for a in EP_ATTRS):    # an Episodes (duck-typed: copies)
             raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got "
                             f"{type(ep).__name__}")
         mask = mask_array(ep.mask, "mask")
@@ -291,7 +295,7 @@ def action_view(env, ep):
     the column of the full row that holds policy token j (0 at padding). Observation spans
     disappear, so a recursion over the compact row carries across them.
     """
-    if not isinstance(env, MultiTurnMDP):
+    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
         raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
     env.check(ep)
     n = ep.action_mask.sum(axis=1).astype(np.int64)      # (B,) policy tokens per row

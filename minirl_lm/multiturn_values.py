@@ -36,8 +36,9 @@ mask. Imports NumPy, minirl_lm.checks and minirl_lm.optimum (the tilt of one sta
 import numpy as np
 
 from minirl_lm.checks import float_array, float_scalar, int_array, mask_array, prob_table
-from minirl_lm.multiturn import MultiTurnMDP
 from minirl_lm.optimum import optimal_value, tilted_optimum
+
+ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")   # what a MultiTurnMDP has
 
 
 def _posterior(loglik):
@@ -68,7 +69,7 @@ def _induction(env, backup):
 
 
 def _table(p, env, name):
-    if not isinstance(env, MultiTurnMDP):
+    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
         raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
     return prob_table(p, name, shape=(env.S, env.V))     # rows summing to 1 within 1e-9
 
@@ -178,14 +179,16 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
     values, rewards, act = _check(values, rewards, mask, action_mask)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    return _scan(values, rewards, act, gamma, gamma * lam, _flag(carry, "carry"))
+    _flag(carry, "carry")
+    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
 
 
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
     _, rewards, act = _check(None, rewards, mask, action_mask, with_values=False)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, _flag(carry, "carry"))
+    _flag(carry, "carry")
+    return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
 
 
 def turn_values(values, states, mask, action_mask):
