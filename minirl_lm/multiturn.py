@@ -86,7 +86,10 @@ class MultiTurnMDP:
 
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
-            or `turn_len` < 1; probability tables that are negative or do not sum to 1.
+            or `turn_len` < 1; probability tables that are negative or whose rows do not sum to
+            1 within 1e-9; `turn_reward` returning NaN or inf.
+        TypeError: spans that are not sequences of integer ids; `turn_reward` not a callable of
+            three arguments, or returning something else than a real number (a bool included).
     """
 
     def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3,
@@ -312,7 +315,9 @@ def scatter(x, pos, mask, T):
     """Inverse of `action_view` for a per-token array: compact `(B, Ta)` -> full `(B, T)`.
 
     Raises:
-        ValueError: shapes of `x`, `pos`, `mask` differ.
+        ValueError: shapes of `x`, `pos`, `mask` differ, `T < 1`, `pos` outside `[0, T)`, or a
+            mask that is not 0/1 and right-padded.
+        TypeError: `T` not an integer, `pos` not integer ids.
     """
     x = float_array(x, "x", ndim=2)
     T = int_scalar(T, "T", low=1)
