@@ -44,7 +44,7 @@ Demonstration: ``python examples/bench_big_vocab.py --quick``.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.checks import int_array, int_scalar
+from minirl_lm.checks import callable_check, float_array, int_array, int_scalar
 
 _VBLOCK = 1024      # rows of W per block of the dW update: its (block, d) scratch stays small
 
@@ -101,9 +101,7 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
         TypeError, ValueError: a bad argument (named first in the message), or ``loss_fn``
             returning a non-finite loss or gradient, or a wrong shape (named ``loss_fn``).
     """
-    if not callable(loss_fn):
-        raise TypeError(f"loss_fn: expected a callable (logp, rows) -> (loss, dloss_dlogp), "
-                        f"got {type(loss_fn).__name__}")
+    callable_check(loss_fn, "loss_fn", 2, "loss_fn(logp, rows) -> (loss, dloss_dlogp)")
     h, W, tokens, real, chunk = _check(h, W, tokens, mask, chunk)
     (N, d), V = h.shape, W.shape[0]
     logp = np.zeros(N)                                       # (N,)
@@ -159,8 +157,12 @@ def _call_loss(loss_fn, lp, rows):
         raise TypeError(f"loss_fn: expected it to return (loss, dloss_dlogp), got "
                         f"{type(out).__name__}")
     part, g = out
-    part = float(np.asarray(part, dtype=np.float64))
-    g = np.asarray(g, dtype=np.float64)
+    try:
+        part = float(np.asarray(part, dtype=np.float64))
+        g = np.asarray(g, dtype=np.float64)
+    except (TypeError, ValueError) as e:                     # a string, a ragged list, ...
+        raise TypeError(f"loss_fn: expected a real loss and a real (R,) dloss_dlogp, got "
+                        f"{type(part).__name__} and {type(g).__name__} ({e})") from None
     if g.shape != rows.shape:
         raise ValueError(f"loss_fn: expected dloss_dlogp of shape {rows.shape} (the chunk's "
                          f"logp), got {g.shape}")
@@ -199,11 +201,7 @@ def _check(h, W, tokens, mask, chunk):
     if mask is None:
         real = np.arange(N)
     else:
-        m = np.asarray(mask)
-        if m.dtype.kind not in "fiub":
-            raise TypeError(f"mask: expected a real-valued (N,) array of 0/1, got {m.dtype}")
-        if m.shape != (N,):
-            raise ValueError(f"mask: expected shape ({N},), got {m.shape}")
+        m = float_array(mask, "mask", shape=(N,))            # real, finite, (N,)
         if not ((m == 0) | (m == 1)).all():
             raise ValueError(f"mask: expected only 0 and 1, got {m[(m != 0) & (m != 1)][0]!r}")
         real = np.flatnonzero(m)

@@ -28,14 +28,15 @@ minirl_lm.checks only; tests/test_framework_estimators.py checks the gradient by
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, int_array, int_scalar, mask_array, same_shape
+from minirl_lm.checks import (choice, float_array, int_array, int_scalar, mask_array, nonempty,
+                              same_shape)
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
 
 def _log_softmax(theta):
     """Checked (S, V) logits -> log pi (S, V); raises on an all -inf row."""
-    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta = nonempty(float_array(theta, "theta", ndim=2, allow_neginf=True), "theta")
     m = theta.max(axis=1, keepdims=True)                       # (S, 1)
     if theta.size and not np.isfinite(m).all():
         raise ValueError("theta: expected a finite entry in every row, got an all -inf row")
@@ -68,6 +69,7 @@ def entropy_grad_table(theta):
 def _weights(mask, agg, max_len):
     """Aggregation weights (B, T), eq. (pg_agg); copied from reinforce.token_weights."""
     B, T = mask.shape
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
     if agg == "seq_sum":
         return mask / B
@@ -75,7 +77,7 @@ def _weights(mask, agg, max_len):
         return mask / max(lengths.sum(), 1.0)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")

@@ -41,8 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.checks import (float_array, int_array, int_scalar, mask_array,
-                              rng_check, same_shape)
+from minirl_lm.checks import (callable_check, float_array, int_array, int_scalar, mask_array,
+                              prob_table, real_result, rng_check, same_shape)
+
+
+EP_ATTRS = ("states", "tokens", "mask", "action_mask", "rewards")
+ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "check", "S", "V")
 
 
 @dataclass
@@ -82,7 +86,10 @@ class MultiTurnMDP:
 
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
-            or `turn_len` < 1; probability tables that are negative or do not sum to 1.
+            or `turn_len` < 1; probability tables that are negative or whose rows do not sum to
+            1 within 1e-9; `turn_reward` returning NaN or inf.
+        TypeError: spans that are not sequences of integer ids; `turn_reward` not a callable of
+            three arguments, or returning something else than a real number (a bool included).
     """
 
     def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3,
@@ -96,11 +103,7 @@ class MultiTurnMDP:
                              f"got {self.calls}")
         self.max_turns = int_scalar(max_turns, "max_turns", low=1)
         self.turn_len = int_scalar(turn_len, "turn_len", low=1)
-        self.spans = [tuple(int(o) for o in span) for span in spans]
-        for span in self.spans:
-            if len(span) == 0 or min(span) < 0 or max(span) >= self.V:
-                raise ValueError(f"spans: expected non-empty spans of token ids in [0, {self.V}), "
-                                 f"got {span}")
+        self.spans = _spans(spans, self.V)
         for i, a in enumerate(self.spans):
             for j, b in enumerate(self.spans):
                 if i != j and b[:len(a)] == a:
@@ -108,9 +111,7 @@ class MultiTurnMDP:
                                      f"{a} and {b}")
         self.prior = _probs(prior, "prior", ndim=1)
         self.p_obs = _probs(p_obs, "p_obs", shape=(self.prior.size, len(self.spans)))
-        if not callable(turn_reward):
-            raise TypeError(f"turn_reward: expected a callable turn_reward(w, turns, done), "
-                            f"got {type(turn_reward).__name__}")
+        callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
         self.turn_reward = turn_reward
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
@@ -139,10 +140,8 @@ class MultiTurnMDP:
                              self._grow(prefix + (a,), k, turn, turns, loglik)))
                 continue
             done = a not in self.calls or k + 1 == self.max_turns   # EOS, length or turn cap
-            r = np.array([float(self.turn_reward(w, turns + (turn,), done)) for w in range(self.W)])
-            if not np.isfinite(r).all():
-                raise ValueError(f"turn_reward: expected finite rewards, got {r} for turns "
-                                 f"{turns + (turn,)}")
+            r = np.array([real_result(self.turn_reward(w, turns + (turn,), done), "turn_reward",
+                                      f" for turns {turns + (turn,)}") for w in range(self.W)])
             if done:
                 kids.append((r, "end", None))
                 continue
@@ -245,6 +244,9 @@ class MultiTurnMDP:
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """
+        if not all(hasattr(ep, a) for a in EP_ATTRS):    # an Episodes (duck-typed: copies)
+            raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got "
+                            f"{type(ep).__name__}")
         mask = mask_array(ep.mask, "mask")
         B, T = mask.shape
         tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=self.V)
@@ -296,6 +298,8 @@ def action_view(env, ep):
     the column of the full row that holds policy token j (0 at padding). Observation spans
     disappear, so a recursion over the compact row carries across them.
     """
+    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
+        raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
     env.check(ep)
     n = ep.action_mask.sum(axis=1).astype(np.int64)      # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
@@ -311,20 +315,37 @@ def scatter(x, pos, mask, T):
     """Inverse of `action_view` for a per-token array: compact `(B, Ta)` -> full `(B, T)`.
 
     Raises:
-        ValueError: shapes of `x`, `pos`, `mask` differ.
+        ValueError: shapes of `x`, `pos`, `mask` differ, `T < 1`, `pos` outside `[0, T)`, or a
+            mask that is not 0/1 and right-padded.
+        TypeError: `T` not an integer, `pos` not integer ids.
     """
     x = float_array(x, "x", ndim=2)
-    same_shape("x", x, "pos", np.asarray(pos))
-    same_shape("x", x, "mask", np.asarray(mask))
+    T = int_scalar(T, "T", low=1)
+    pos = int_array(pos, "pos", shape=x.shape, low=0, high=T)
+    mask = mask_array(mask, "mask", shape=x.shape)
     out = np.zeros((x.shape[0], T))                       # (B, T)
-    rows, cols = np.nonzero(np.asarray(mask) > 0)
-    out[rows, np.asarray(pos)[rows, cols]] = x[rows, cols]
+    rows, cols = np.nonzero(mask > 0)
+    out[rows, pos[rows, cols]] = x[rows, cols]
     return out
 
 
 def _probs(p, name, ndim=2, shape=None):
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    if p.size == 0 or (p < 0).any() or not np.allclose(p.sum(axis=-1), 1.0, atol=1e-12):
-        raise ValueError(f"{name}: expected non-negative probabilities summing to 1 along the "
-                         f"last axis, got {np.round(p, 6).tolist()}")
-    return p
+    return prob_table(p, name, shape=shape, ndim=ndim)   # rows summing to 1 within 1e-9
+
+
+def _spans(spans, V):
+    """The observation spans as a list of non-empty tuples of int ids in [0, V)."""
+    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
+        raise TypeError(f"spans: expected a sequence of tuples of token ids, got "
+                        f"{type(spans).__name__}")
+    out = []
+    for span in spans:
+        if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
+            raise TypeError(f"spans: expected each span a tuple of token ids, got {span!r}")
+        span = tuple(span)
+        a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
+        if a.size == 0 or a.min() < 0 or a.max() >= V:
+            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), "
+                             f"got {span}")
+        out.append(tuple(int(o) for o in a))
+    return out

@@ -40,8 +40,10 @@ mask. Imports NumPy, minirl_lm.checks and minirl_lm.optimum (the tilt of one sta
 
 import numpy as np
 
-from minirl_lm.checks import float_array, float_scalar, int_array, mask_array, same_shape
+from minirl_lm.checks import float_array, float_scalar, int_array, mask_array, prob_table
 from minirl_lm.optimum import optimal_value, tilted_optimum
+
+ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")   # what a MultiTurnMDP has
 
 
 def _posterior(loglik):
@@ -72,10 +74,15 @@ def _induction(env, backup):
 
 
 def _table(p, env, name):
-    p = float_array(p, name, shape=(env.S, env.V))
-    if (p < 0).any() or not np.allclose(p.sum(axis=1), 1.0, atol=1e-9):
-        raise ValueError(f"{name}: expected an (S, V) table of probabilities, rows summing to 1")
-    return p
+    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
+        raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
+    return prob_table(p, name, shape=(env.S, env.V))     # rows summing to 1 within 1e-9
+
+
+def _flag(x, name):
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(x).__name__} {x!r}")
+    return bool(x)
 
 
 def policy_values(env, probs):
@@ -128,16 +135,21 @@ def kl_objective(env, probs, pi_ref, beta):
 
 
 # ---- returns and GAE over the action mask -------------------------------------------------------
-def _check(values, rewards, mask, action_mask):
-    mask = mask_array(mask, "mask")
+def _action_mask(action_mask, mask):
     act = float_array(action_mask, "action_mask", shape=mask.shape)
     if ((act != 0) & (act != 1)).any() or (act > mask).any():
         raise ValueError("action_mask: expected 0/1 entries, 1 only where mask is 1")
+    return act
+
+
+def _check(values, rewards, mask, action_mask, with_values=True):
+    mask = mask_array(mask, "mask")
+    act = _action_mask(action_mask, mask)
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     if (rewards * (1 - act) != 0).any():
         raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask "
                          "is 0)")
-    values = float_array(values, "values", shape=mask.shape)
+    values = float_array(values, "values", shape=mask.shape) if with_values else None
     return values, rewards, act
 
 
@@ -172,13 +184,15 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
     values, rewards, act = _check(values, rewards, mask, action_mask)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lam = float_scalar(lam, "lam", low=0.0, high=1.0)
+    _flag(carry, "carry")
     return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
 
 
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
-    _, rewards, act = _check(np.zeros(np.shape(rewards)), rewards, mask, action_mask)
+    _, rewards, act = _check(None, rewards, mask, action_mask, with_values=False)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    _flag(carry, "carry")
     return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
 
 
@@ -191,8 +205,7 @@ def turn_values(values, states, mask, action_mask):
     values = float_array(values, "values", ndim=1)
     mask = mask_array(mask, "mask")
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
-    act = float_array(action_mask, "action_mask", shape=mask.shape)
-    same_shape("mask", mask, "action_mask", act)
+    act = _action_mask(action_mask, mask)
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])                        # action_mask at t - 1 (0 before t = 0)
     for t in range(mask.shape[1]):

@@ -59,7 +59,8 @@ import numbers
 
 import numpy as np
 
-from minirl_lm.checks import float_array, float_scalar, int_scalar, mask_array, rng_check
+from minirl_lm.checks import (callable_check, float_array, float_scalar, int_scalar, mask_array,
+                              rng_check)
 from minirl_lm.dpo import dpo_loss, token_grad
 
 
@@ -290,9 +291,7 @@ def bradley_terry_judge(grader):
     Returns:
         A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
     """
-    if not callable(grader):
-        raise TypeError(f"grader: expected a callable grader(prompt, response), got "
-                        f"{type(grader).__name__}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
 
     def judge(prompt, y_a, y_b):
         return float(_sigmoid(float(grader(prompt, y_a)) - float(grader(prompt, y_b))))
@@ -328,10 +327,13 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     """
     if not (hasattr(mdp, "rollout") and hasattr(mdp, "prompts")):
         raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    if not callable(judge):
-        raise TypeError(f"judge: expected a callable judge(prompt, y_a, y_b), got "
-                        f"{type(judge).__name__}")
+    callable_check(judge, "judge", 3, "judge(prompt, y_a, y_b)")
     shape = getattr(getattr(policy, "theta", None), "shape", None)
+    if shape != (getattr(mdp, "S", None), getattr(mdp, "V", None)) or not all(
+            hasattr(policy, m) for m in ("logp", "backward", "sample")):
+        raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
+                         f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
+                         f"{type(policy).__name__} with shape {shape}")
     if getattr(getattr(ref, "theta", None), "shape", None) != shape or not hasattr(ref, "logp"):
         raise ValueError(f"ref: expected a policy with the table shape of policy {shape}, got "
                          f"{type(ref).__name__}")

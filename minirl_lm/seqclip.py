@@ -62,6 +62,7 @@ RATIOS = ("geometric", "product")
 def _token_weights(mask, agg, max_len):
     """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
     B, T = mask.shape
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
     if agg == "seq_sum":
         return mask / B
@@ -69,7 +70,7 @@ def _token_weights(mask, agg, max_len):
         return mask / max(lengths.sum(), 1.0)
     if agg == "seq_mean_token_mean":
         return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    L = T if max_len is None else max_len
     if B and L < lengths.max():
         raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
                          f"tokens), got {L}")

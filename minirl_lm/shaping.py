@@ -32,7 +32,7 @@ Imports NumPy and minirl_lm.checks only.
 import numpy as np
 
 from minirl_lm.checks import (float_array, float_scalar, int_array, int_scalar, mask_array,
-                              same_shape)
+                              nonempty, same_shape)
 
 
 def filter_groups(rewards):
@@ -44,6 +44,7 @@ def filter_groups(rewards):
     r = float_array(rewards, "rewards", ndim=2)
     if r.shape[1] < 1:
         raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
+    nonempty(r, "rewards")                                     # N >= 1 groups
     if r.shape[1] == 1:
         return np.ones(r.shape[0], dtype=bool)
     return r.max(axis=1) != r.min(axis=1)                      # (N,) some spread

@@ -19,7 +19,10 @@ import numpy as np
 from minirl_lm import advantages as adv_mod
 from minirl_lm import clip, critic, dpo, grpo, kernels, kl, logprob, optimum, policy as pol_mod
 from minirl_lm import reinforce, tasks
+from minirl_lm import bigvocab, calculator, entropy, multiturn, multiturn_values, offpolicy
+from minirl_lm import preferences, seqclip, shaping
 from minirl_lm.mdp import Rollout, TokenMDP
+from minirl_lm.multiturn import MultiTurnMDP
 from minirl_lm.policy import TabularPolicy
 
 NAN, INF = float("nan"), float("inf")
@@ -85,6 +88,50 @@ def ROLLOUT():
 
 def LOGITS():
     return np.random.default_rng(2).standard_normal((B, T, 4))        # (B, T, V)
+
+
+def MT():
+    return calculator.calculator(0.8, max_turns=2, turn_len=2)        # S = 44, V = 5
+
+
+def MT_POLICY():
+    return TabularPolicy(np.zeros((44, 5)))
+
+
+def MT_PROBS():
+    return np.full((44, 5), 0.2)                                      # (S, V)
+
+
+def EPISODES():
+    return MT().rollout(MT_POLICY(), 2, np.random.default_rng(3))
+
+
+def ACTION_MASK():
+    return np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])               # (B, T) a hole at (0, 1)
+
+
+def MT_REWARDS():
+    return np.array([[0.0, 0.0, 1.0], [0.0, 0.5, 0.0]])               # (B, T) on policy tokens
+
+
+def TURN_REWARD(w, turns, done):
+    return float(done and w == 0)
+
+
+def JUDGE(prompt, y_a, y_b):
+    return 0.5
+
+
+def H():
+    return np.random.default_rng(4).standard_normal((4, 3))           # (N, d)
+
+
+def W_UNEMBED():
+    return np.random.default_rng(5).standard_normal((4, 3))           # (V, d)
+
+
+def LOSS_FN(logp, rows):
+    return float(-logp.sum()), -np.ones_like(logp)
 
 
 def IDS(high, shape=(B, T)):
@@ -237,6 +284,60 @@ def bad_kids(high):
     return gen
 
 
+def bad_flag(v):
+    return [("str", "x"), ("None", None), ("int", 1), ("array", np.array([True]))]
+
+
+def bad_bools(v):
+    return [("str", "x"), ("None", None), ("int", np.asarray(v).astype(np.int64)),
+            ("extra axis", np.asarray(v)[..., None]), ("short", np.asarray(v)[:1])]
+
+
+def bad_callable(nargs):
+    def gen(v):
+        return [("None", None), ("str", "x"),
+                (f"{nargs - 1} arguments", eval("lambda " + ", ".join("a" * i for i in range(
+                    1, nargs)) + ": 0.5")),
+                (f"{nargs + 1} arguments", eval("lambda " + ", ".join("a" * i for i in range(
+                    1, nargs + 2)) + ": 0.5")), ("a class", float)]
+    return gen
+
+
+def bad_judge(v):
+    return bad_callable(3)(v) + [
+        ("returns None", lambda p, a, b: None), ("returns str", lambda p, a, b: "0.5"),
+        ("returns 1.5", lambda p, a, b: 1.5), ("returns NaN", lambda p, a, b: NAN)]
+
+
+def bad_turn_reward(v):
+    return bad_callable(3)(v) + [
+        ("returns None", lambda w, t, d: None), ("returns str", lambda w, t, d: "1"),
+        ("returns NaN", lambda w, t, d: NAN), ("returns inf", lambda w, t, d: INF),
+        ("returns bool", lambda w, t, d: True)]
+
+
+def bad_loss_fn(v):
+    return bad_callable(2)(v) + [
+        ("returns None", lambda lp, r: None), ("returns NaN", lambda lp, r: (NAN, 0 * lp)),
+        ("returns str", lambda lp, r: ("x", 0 * lp)),
+        ("wrong shape", lambda lp, r: (0.0, np.zeros(lp.size + 1))),
+        ("NaN gradient", lambda lp, r: (0.0, lp * NAN))]
+
+
+def bad_spans(v):
+    return [("None", None), ("str", "x"), ("not tuples", [2, 3]), ("empty span", [(), (2, 4)]),
+            ("id V", [(2, 5), (2, 4)]), ("-1", [(2, -1), (2, 4)]), ("prefix", [(2,), (2, 4)]),
+            ("float", [(2.5, 3), (2, 4)])]
+
+
+def bad_episodes(v):
+    return [("None", None), ("str", "x"), ("object", object()), ("Rollout", ROLLOUT())]
+
+
+def bad_mtenv(v):
+    return [("None", None), ("str", "x"), ("TokenMDP", MDP())]
+
+
 def _no_extra_axis(gen):
     return lambda v: [(label, x) for label, x in gen(v) if label != "extra axis"]
 
@@ -251,6 +352,13 @@ BAD = {
     "grader": bad_grader, "prob": bad_prob, "mdp": bad_mdp, "prefix": bad_prefix,
     "nonterminal": bad_nonterminal, "rollout": bad_rollout, "record_at": bad_record,
     "real": bad_number(), "kmask": bad_kmask,
+    "gt1": bad_number(1.0, low_open=True), "ge1": bad_number(1.0), "flag": bad_flag,
+    "bools": bad_bools, "callable2": bad_callable(2), "judge": bad_judge,
+    "turn_reward": bad_turn_reward, "loss_fn": bad_loss_fn, "spans": bad_spans,
+    "episodes": bad_episodes, "mtenv": bad_mtenv, "ids5": bad_ids(5),
+    "tokids": lambda v: [(label, x) for label, x in bad_ids(3)(v) if label != "high"],
+    "amask": lambda v: bad_float(v) + [("0.5", _first(v, 0.5)), ("1 off mask", np.ones((B, T)))],
+    "mask1": lambda v: bad_float(v) + [("0.5", _first(v, 0.5))],
 }
 for _h in (2, 3, 4, 6, 9):
     BAD[f"ids{_h}"] = bad_ids(_h)
@@ -307,6 +415,22 @@ def _tabpol(**kw):
 
 _tabpol.__name__ = "TabularPolicy"
 _tabpol.__wrapped__ = TabularPolicy.__init__
+
+
+def _multiturn(**kw):
+    return MultiTurnMDP(**kw)
+
+
+_multiturn.__name__ = "MultiTurnMDP"
+_multiturn.__wrapped__ = MultiTurnMDP.__init__
+
+
+def _mt_method(name):
+    def call(**kw):
+        return getattr(MT(), name)(**kw)
+    call.__name__ = f"MultiTurnMDP.{name}"
+    call.__wrapped__ = getattr(MultiTurnMDP, name)
+    return call
 
 LOSS_ARGS = dict(logp=("float", LOGP), logp_old=("float", LOGP2), adv=("float", ADV),
                  mask=("mask", MASK), eps=("eps", const(0.2)), eps_high=("pos", const(0.28)),
@@ -465,6 +589,107 @@ TABLE = [
     F(kernels.group_centred, r=("kr", R)),
     F(kernels.group_standardized, r=("kr", R), eps=("nonneg", const(1e-8)), ddof=("ddof", const(0))),
     F(kernels.group_loo, r=("kr", R)),
+]
+
+# the off-policy, regularizer, preference, multi-turn and big-vocabulary modules
+TABLE += [
+    # seqclip.py
+    F(seqclip.dual_clip_surrogate, **LOSS_ARGS, c=("gt1", const(3.0))),
+    F(seqclip.sequence_ratio, logp=("float", LOGP), logp_old=("float", LOGP2),
+      mask=("mask", MASK), ratio=("option", const("geometric"))),
+    F(seqclip.gspo_surrogate, logp=("float", LOGP), logp_old=("float", LOGP2), adv=("float", ADV),
+      mask=("mask", MASK), eps=("eps", const(0.2)), eps_high=("pos", const(0.28)),
+      ratio=("option", const("product"))),
+    F(seqclip.cispo_loss, logp=("float", LOGP), logp_old=("float", LOGP2), adv=("float", ADV),
+      mask=("mask", MASK), rho_min=("unit", const(0.5)), rho_max=("ge1", const(5.0)),
+      agg=("option", const("token_mean")), max_len=("int1", const(3))),
+    # offpolicy.py
+    F(offpolicy.is_weights, logp_old=("float", LOGP2), logp_mu=("float", LOGP),
+      mask=("mask", MASK), level=("option", const("sequence")), mode=("option", const("truncate")),
+      c_max=("ge1", const(2.0)), c_min=("unit", const(0.5))),
+    F(offpolicy.off_policy_sequence_mask, logp=("float", LOGP), logp_mu=("float", LOGP2),
+      adv=("float", ADV), mask=("mask", MASK), delta=("nonneg", const(0.1))),
+    F(offpolicy.rejection_mask, logp_old=("float", LOGP2), logp_mu=("float", LOGP),
+      mask=("mask", MASK), option=("option", const("seq_mean_k1")), hi=("ge1", const(2.0)),
+      lo=("eps", const(0.5))),
+    F(offpolicy.corrected_pg_loss, logp=("float", LOGP), adv=("float", ADV), mask=("mask", MASK),
+      weights=("float", lambda: np.ones((B, T))), agg=("option", const("seq_sum")),
+      max_len=("int1", const(3))),
+    F(offpolicy.minibatch_rows, B=("int1", const(4)), M=("int1", const(2)),
+      rng=("generator", RNG)),
+    F(offpolicy.accumulation_weights, mask=("mask", MASK), G=("int1", const(2)),
+      mode=("option", const("dapo")), max_len=("int1", const(3))),
+    # entropy.py
+    F(entropy.entropy_table, theta=("float_neginf", THETA)),
+    F(entropy.entropy_grad_table, theta=("float_neginf", THETA)),
+    F(entropy.entropy_bonus, theta=("float_neginf", THETA), states=("ids2", IDS(2)),
+      mask=("mask", MASK), agg=("option", const("token_mean")), max_len=("int1", const(3))),
+    # shaping.py
+    F(shaping.filter_groups, rewards=("float", R)),
+    F(shaping.acceptance_probability, p=("unit", const(0.3)), K=("int1", const(2))),
+    F(shaping.resample_factor, p=("unit", const(0.3)), K=("int1", const(2))),
+    F(shaping.overlong_penalty, lengths=("ids4", IDS(4, (B,))), max_len=("int1", const(3)),
+      buffer_len=("int1", const(2)), penalty_factor=("nonneg", const(1.0))),
+    F(shaping.truncated, tokens=("tokids", IDS(3)), mask=("mask", MASK), eos=("int0", const(0))),
+    F(shaping.mask_truncated, tokens=("tokids", IDS(3)), mask=("mask", MASK),
+      eos=("int0", const(0))),
+    # preferences.py
+    F(preferences.ipo_loss, logp_c=("float", LOGP), mask_c=("mask", MASK),
+      logp_r=("float", LOGP2), mask_r=("mask", MASK), seq_logp_ref_c=("float", ADV),
+      seq_logp_ref_r=("float", lambda: ADV() - 1), beta=("pos", const(0.5)),
+      average=("flag", const(True)), weights=("float", lambda: np.array([0.5, 0.5]))),
+    F(preferences.simpo_loss, logp_c=("float", LOGP), mask_c=("mask", MASK),
+      logp_r=("float", LOGP2), mask_r=("mask", MASK), beta=("pos", const(2.0)),
+      gamma=("nonneg", const(0.5)), weights=("float", lambda: np.array([0.5, 0.5]))),
+    F(preferences.orpo_loss, logp_c=("float", LOGP), mask_c=("mask", MASK),
+      logp_r=("float", LOGP2), mask_r=("mask", MASK), lam=("nonneg", const(0.1)),
+      weights=("float", lambda: np.array([0.5, 0.5]))),
+    F(preferences.kto_loss, logp=("float", LOGP), mask=("mask", MASK),
+      seq_logp_ref=("float", ADV), desirable=("bools", lambda: np.array([True, False])),
+      beta=("pos", const(0.5)), z0=("nonneg", const(0.1)), lambda_d=("nonneg", const(1.0)),
+      lambda_u=("nonneg", const(1.5)), weights=("float", lambda: np.array([0.5, 0.5]))),
+    F(preferences.bradley_terry_judge, grader=("callable2", const(GRADER))),
+    F(preferences.online_dpo_step, mdp=("mdp_any", MDP), policy=("policy", POLICY),
+      ref=("policy", POLICY), judge=("judge", const(JUDGE)), beta=("pos", const(0.5)),
+      lr=("pos", const(0.1)), rng=("generator", RNG), pairs_per_prompt=("int1", const(1))),
+    # multiturn.py (MultiTurnMDP.all_episodes takes no argument: nothing to vary)
+    F(_multiturn, V=("int1", const(5)), eos=("int0", const(0)), calls=("ids5", const((1,))),
+      spans=("spans", const([(2, 3), (2, 4)])), p_obs=("prob", lambda: np.array(
+          [[0.8, 0.2], [0.2, 0.8]])), prior=("prob", lambda: np.array([0.5, 0.5])),
+      turn_reward=("turn_reward", const(TURN_REWARD)), max_turns=("int1", const(2)),
+      turn_len=("int1", const(2))),
+    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("int1", const(2)),
+      rng=("generator", RNG)),
+    F(_mt_method("check"), ep=("episodes", EPISODES)),
+    F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
+    F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK),
+      T=("int1", const(3))),
+    # multiturn_values.py
+    F(multiturn_values.policy_values, env=("mtenv", MT), probs=("prob", MT_PROBS)),
+    F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS),
+      beta=("pos", const(0.5))),
+    F(multiturn_values.kl_objective, env=("mtenv", MT), probs=("prob", MT_PROBS),
+      pi_ref=("prob", MT_PROBS), beta=("nonneg", const(0.5))),
+    F(multiturn_values.gae_actions, values=("float", LOGP2), rewards=("float", MT_REWARDS),
+      mask=("mask", MASK), action_mask=("amask", ACTION_MASK), gamma=("unit", const(0.9)),
+      lam=("unit", const(0.5)), carry=("flag", const(True))),
+    F(multiturn_values.returns_actions, rewards=("float", MT_REWARDS), mask=("mask", MASK),
+      action_mask=("amask", ACTION_MASK), gamma=("unit", const(0.9)),
+      carry=("flag", const(False))),
+    F(multiturn_values.turn_values, values=("float", lambda: np.arange(6.0)),
+      states=("ids6", IDS(6)), mask=("mask", MASK), action_mask=("amask", ACTION_MASK)),
+    # calculator.py
+    F(calculator.calculator, q=("unit", const(0.8)), cost=("nonneg", const(0.1)),
+      max_turns=("int1", const(2)), turn_len=("int1", const(2))),
+    F(calculator.calculator_reference, env=("mtenv", MT), eq=("real", const(-3.0)),
+      stop=("real", const(3.0))),
+    # bigvocab.py (h, W: numpy float32/float64 arrays only, by design: no list form)
+    F(bigvocab.chunked_logp, h=("float", H), W=("float", W_UNEMBED),
+      tokens=("ids4", IDS(4, (4,))), mask=("mask1", lambda: np.array([1.0, 1.0, 0.0, 1.0])),
+      chunk=("int1", const(2))),
+    F(bigvocab.chunked_loss_grad, h=("float", H), W=("float", W_UNEMBED),
+      tokens=("ids4", IDS(4, (4,))), loss_fn=("loss_fn", const(LOSS_FN)),
+      mask=("mask1", lambda: np.array([1.0, 1.0, 0.0, 1.0])), chunk=("int1", const(2))),
 ]
 
 BAD["float_any"] = _no_extra_axis(bad_float)          # (B,) or (N, K): any 2-D shape is valid

@@ -31,14 +31,15 @@ ESTIMATORS = ["advantages", "reinforce", "clip", "kl", "grpo", "dpo", "optimum",
 NEEDS_PACKAGE = {
     "grpo": {"grpo_step"},
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
-    "calculator": {"calculator_reference"},
-    "multiturn": {"action_view"},
-    "multiturn_values": {"policy_values", "soft_optimum", "kl_objective"},
     "preferences": {"online_dpo_step"},
 }
-# Functions whose every successful result holds such an object (an environment with its reward
-# closure, a judge closing over a grader): only their errors replay.
-RESULT_NEEDS_PACKAGE = {"calculator": {"calculator"}, "preferences": {"bradley_terry_judge"}}
+# Functions whose every successful call holds such an object (an environment with its reward
+# closure, a judge closing over a grader): only their errors replay (the bad-input battery of
+# tests/test_hardening.py passes them None, a string, a TokenMDP, ... in place of that object).
+RESULT_NEEDS_PACKAGE = {"calculator": {"calculator", "calculator_reference"},
+                        "preferences": {"bradley_terry_judge"},
+                        "multiturn": {"action_view"},
+                        "multiturn_values": {"policy_values", "soft_optimum", "kl_objective"}}
 NOT_TESTS = re.compile(r"test_(standalone|examples?_|benchmark)")
 
 
