@@ -100,3 +100,90 @@ def test_batch_std_defaults_by_hand_and_equal_batch():
             assert z.shape == (2, 2) and (z == 0).all()
         z = A.batch_std([[2.0]], eps=0.0, ddof=1)
         assert z.shape == (1, 1) and (z == 0).all()
+
+
+# ---------------------------------------------------------------- kl.py
+
+LOGP = np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, 0.0]])
+LOGP_REF = np.array([[-1.1, -1.9, -0.7], [-0.2, -1.0, 0.0]])
+MASK = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+
+
+def _k3(u):
+    return np.exp(-u) - 1.0 + u
+
+
+def test_kl_straight_through_defaults_and_constant_weights_by_hand():
+    u = (LOGP - LOGP_REF) * MASK
+    loss, g = kl.kl_penalty_straight_through(LOGP, LOGP_REF, MASK)    # k3, token_mean
+    np.testing.assert_allclose(loss, (_k3(u) * MASK).sum() / 5, rtol=1e-14)
+    np.testing.assert_allclose(g, u / 5, rtol=1e-14)
+    loss, g = kl.kl_penalty_straight_through(LOGP, LOGP_REF, MASK, "k1", "constant", 5)
+    np.testing.assert_allclose(loss, u.sum() / 10, rtol=1e-14)          # w = mask / (B max_len)
+    np.testing.assert_allclose(g, u / 10, rtol=1e-14)
+
+
+def test_kl_is_by_hand_and_constant_weights():
+    logp_old = LOGP + np.array([[0.1, -0.2, 0.0], [0.3, 0.0, 0.0]])
+    u = (LOGP - LOGP_REF) * MASK
+    rho = np.exp(LOGP - logp_old) * MASK
+    k3 = _k3(u) * MASK
+    dk3 = (1.0 - np.exp(-u)) * MASK
+    for agg, max_len, denom in (("token_mean", None, 5.0), ("constant", 4, 8.0)):
+        loss, g = kl.kl_penalty_is(LOGP, logp_old, LOGP_REF, MASK, agg, max_len)
+        np.testing.assert_allclose(loss, (rho * k3).sum() / denom, rtol=1e-14)
+        np.testing.assert_allclose(g, rho * (k3 + dk3) / denom, rtol=1e-14, atol=1e-17)
+
+
+def test_kl_is_ignores_padding_values_and_mask_dtype():
+    """Padding log-probs are never read (a huge old log-ratio there is harmless); a float32 or
+    integer mask gives the bitwise float64 answer."""
+    logp, logp_old = LOGP.copy(), LOGP.copy()
+    logp[1, 2], logp_old[1, 2] = 0.0, -1000.0                         # padding: ratio e^1000
+    base = kl.kl_penalty_is(logp, LOGP, LOGP_REF, MASK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = kl.kl_penalty_is(logp, logp_old, LOGP_REF, MASK)
+    assert got[0] == base[0] and (got[1] == base[1]).all()
+    m3 = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    lp = np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, -0.1], [-0.7, -0.1, -0.1]])
+    lo = lp + 0.1
+    ref = lp - 0.2
+    want = kl.kl_penalty_is(lp, lo, ref, m3, "seq_mean_token_mean")
+    for mask in (m3.astype(np.float32), m3.astype(int)):
+        got = kl.kl_penalty_is(lp, lo, ref, mask, "seq_mean_token_mean")
+        assert got[0] == want[0] and (got[1] == want[1]).all() and got[1].dtype == np.float64
+
+
+def test_kl_is_overflow_message_is_exact_and_silent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:
+            kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], [[1.0]])
+    assert str(e.value) == ("logp: rho = pi/pi_old or k3 overflows float64 "
+                            "(log-ratio beyond ~709)")
+
+
+def test_adaptive_kl_coef_edges_by_hand():
+    assert kl.adaptive_kl_coef(0.1, 0.0, 0.2, 1.0, 5.0) == 0.0         # mult exactly 0: allowed
+    assert kl.adaptive_kl_coef(0.1, 0.3, 0.2, 100.0, 0.0) == 0.1       # no step: unchanged
+    assert kl.adaptive_kl_coef(0.0, 0.3, 0.2, 100.0, 8.0) == 0.0       # beta = 0 stays 0
+    assert kl.adaptive_kl_coef(0.5, 0.21, 0.2, 0.5, 0.5) == 0.5 * (1.0 + (0.21 / 0.2 - 1.0))
+    assert kl.adaptive_kl_coef(1.0, 0.4, 0.2, 10.0, 5.0) == 1.1        # error clipped at +0.2
+    with pytest.raises(ValueError) as e:
+        kl.adaptive_kl_coef(0.1, 0.0, 0.2, 1.0, 6.0)
+    assert str(e.value) == ("n_steps: expected n_steps <= horizon / 0.2 = 5 "
+                            "(else beta turns negative), got 6")
+
+
+# ---------------------------------------------------------------- critic.py
+
+def test_clipped_value_loss_one_token_and_one_sided_overflow():
+    loss, d = critic.clipped_value_loss([[2.0, 9.0]], [[1.0, 9.0]], [[0.0, 0.0]], [[1.0, 0.0]],
+                                        0.5)
+    # v_clip = 1.5; max((2 - 0)^2, (1.5 - 0)^2) = 4 over M = 1 token
+    assert loss == 2.0
+    np.testing.assert_array_equal(d, [[2.0, 0.0]])
+    with np.errstate(over="ignore"), pytest.raises(ValueError) as e:   # only l1 overflows
+        critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
+    assert str(e.value) == "vpreds: the squared value error overflows float64"
