@@ -189,3 +189,21 @@ def test_clipped_value_loss_one_token_and_one_sided_overflow():
     with np.errstate(over="ignore"), pytest.raises(ValueError) as e:   # only l1 overflows
         critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
     assert str(e.value) == "vpreds: the squared value error overflows float64"
+
+
+def test_kl_is_logp_old_shape_messages_are_exact():
+    with pytest.raises(ValueError) as e:
+        kl.kl_penalty_is(LOGP, [[0.0]], LOGP_REF, MASK)
+    assert str(e.value) == "logp_old: expected the shape of logp (2, 3), got (1, 1)"
+    with pytest.raises(ValueError) as e:
+        kl.kl_penalty_is(LOGP, [0.0, 0.0, 0.0], LOGP_REF, MASK)
+    assert str(e.value) == "logp_old: expected 2 dimensions, got shape (3,)"
+
+
+def test_reinforce_pp_accepts_ddof_0():
+    # returns to go [0, -1]: centred [0.5, -0.5], variance 0.25 with ddof = 0
+    np.testing.assert_allclose(A.reinforce_pp([[1.0, -1.0]], np.ones((1, 2)), ddof=0),
+                               [[0.5, -0.5]] / np.sqrt(0.25 + 1e-8), rtol=1e-15)
+    # one group [1, 0]: centred [0.5, -0.5] on one token each, variance 0.25 with ddof = 0
+    np.testing.assert_allclose(A.reinforce_pp_baseline([[1.0, 0.0]], [[1.0], [1.0]], ddof=0),
+                               [[0.5], [-0.5]] / np.sqrt(0.25 + 1e-8), rtol=1e-15)
