@@ -76,7 +76,8 @@ def test_bad_input(name, func, valid, arg, label, bad):
     if label == "empty":          # the error may name the array it is compared with
         assert any(msg.startswith(a + ":") or msg.startswith(a + " ") for a in kw), msg
     else:
-        assert msg.startswith(arg), f"{name}({arg}={label}): {msg}"
+        assert msg.startswith(arg + ":"), f"{name}({arg}={label}): {msg}"
+    assert "expected" in msg, msg                         # says what was expected
     assert type(e.value) in (ValueError, TypeError)
     _unchanged(kw, snap)
 
