@@ -28,8 +28,9 @@ minirl_lm.checks only; tests/test_framework_estimators.py checks the gradient by
 
 import numpy as np
 
-from minirl_lm.checks import (choice, float_array, int_array, int_scalar, mask_array, nonempty,
+from minirl_lm.checks import (choice, float_array, int_array, mask_array, nonempty,
                               same_shape)
+from minirl_lm.reinforce import token_weights
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
@@ -66,24 +67,6 @@ def entropy_grad_table(theta):
     return -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)
 
 
-def _weights(mask, agg, max_len):
-    """Aggregation weights (B, T), eq. (pg_agg); copied from reinforce.token_weights."""
-    B, T = mask.shape
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
-    if agg == "seq_sum":
-        return mask / B
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)
-
-
 def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     """The entropy bonus as a loss term and its gradient on the table, eq. (entropy_bonus).
 
@@ -103,7 +86,7 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     states = int_array(states, "states", ndim=2, low=0, high=logpi.shape[0])
     same_shape("mask", mask, "states", states)
     choice(agg, "agg", AGGS)
-    w = _weights(mask, agg, max_len)                           # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     pi, H = _entropy(logpi)                                    # (S, V), (S,)
     loss = -(w * H[states]).sum()                              # eq. (entropy_bonus)
     c = np.zeros(logpi.shape[0])                               # (S,) sum of w per state

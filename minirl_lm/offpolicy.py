@@ -60,6 +60,7 @@ a factor that differs between micro-batches. Demonstrated by `python examples/of
 import numpy as np
 
 from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.reinforce import token_weights
 
 LEVELS = ("token", "sequence")
 MODES = ("truncate", "mask")
@@ -185,24 +186,6 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     return keep * mask                                         # (B, T)
 
 
-def _token_weights(mask, agg, max_len):
-    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
-    B, T = mask.shape
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
-    if agg == "seq_sum":
-        return mask / B
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)
-
-
 def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
     """REINFORCE with importance weights on data, eq. (pg_is).
 
@@ -230,7 +213,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
     elif A.shape != mask.shape:
         raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
     choice(agg, "agg", AGGS)
-    w = _token_weights(mask, agg, max_len) * W                 # (B, T) w_agg w
+    w = token_weights(mask, agg, max_len) * W                  # (B, T) w_agg w
     loss = -(w * A * logp).sum()                               # eq. (pg_is)
     dloss_dlogp = -w * A                                       # (B, T) weights are data
     if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):

@@ -5,7 +5,7 @@ variants, with their hand-derived gradients, would take it well past ~300 lines,
 read beside the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
 objective of token log-probs returning `(loss, dloss_dlogp)`, with `rho_t = exp(logp - logp_old)`
 (masked before the exp, so padding has rho = 1 and gradient 0) and the aggregation weights `w`
-of eq. (pg_agg) (copied from `reinforce.token_weights`; tests check the copy agrees).
+of eq. (pg_agg) (`reinforce.token_weights`).
 
 Dual-clip (Ye et al. 2020; verl's `clip_ratio_c`, default 3.0), for a real token:
 
@@ -53,28 +53,11 @@ logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypa
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.checks import choice, float_array, float_scalar, mask_array, same_shape
+from minirl_lm.reinforce import token_weights
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 RATIOS = ("geometric", "product")
-
-
-def _token_weights(mask, agg, max_len):
-    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
-    B, T = mask.shape
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
-    if agg == "seq_sum":
-        return mask / B
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)
 
 
 def _inputs(logp, logp_old, adv, mask, agg, per_token=True):
@@ -142,7 +125,7 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
                          f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
                          f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
-    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore"):
         rho = np.exp(_log_ratio(logp, logp_old, mask))        # (B, T) eq. (ratio)
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A
@@ -238,7 +221,7 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
     rho_max = float_scalar(rho_max, "rho_max", low=1.0)
     if rho_min is not None:
         rho_min = float_scalar(rho_min, "rho_min", low=0.0, high=1.0)
-    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore"):
         rho = np.exp(_log_ratio(logp, logp_old, mask))        # (B, T) may be inf: clipped next
     wclip = np.minimum(rho, rho_max) if rho_min is None else np.clip(rho, rho_min, rho_max)
