@@ -37,33 +37,15 @@ the token probability `< e^-709`); then:
   ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
   raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
 
-The aggregation weights are copied from `reinforce.token_weights` so that this file needs NumPy
-only; tests check the copies agree.
+The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
+(a standalone copy of this file, `scripts/standalone.py`, inlines it).
 """
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.checks import choice, float_array, float_scalar, mask_array, same_shape
+from minirl_lm.reinforce import AGGS, token_weights
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
-
-
-def _token_weights(mask, agg, max_len):
-    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
-    B, T = mask.shape
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
-    if agg == "seq_sum":
-        return mask / B
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)
 
 
 def _check(logp, logp_old, adv, mask, eps, eps_high, agg):
@@ -119,7 +101,7 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
         ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
     """
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
-    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
     loss = -(w * f).sum()

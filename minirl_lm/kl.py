@@ -47,35 +47,17 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 (the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
 `pi(v|s) - pi_ref(v|s)`).
 
-The aggregation weights are copied from `reinforce.token_weights` so that this file needs NumPy
-only; tests check the copies agree.
+The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
+(a standalone copy of this file, `scripts/standalone.py`, inlines it).
 """
 
 import numpy as np
 
-from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_scalar,
-                              mask_array, nonempty, same_shape)
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, mask_array, nonempty,
+                              same_shape)
+from minirl_lm.reinforce import AGGS, token_weights
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 ESTIMATORS = ("k1", "k2", "k3")
-
-
-def _token_weights(mask, agg, max_len):
-    """Aggregation weights (B, T), eq. (pg_agg); see reinforce.token_weights."""
-    B, T = mask.shape
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1)
-    if agg == "seq_sum":
-        return mask / B
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)
 
 
 def _log_ratio(logp, logp_ref, mask):
@@ -152,7 +134,7 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     """
     k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
     choice(agg, "agg", AGGS)
-    w = _token_weights(np.asarray(mask, dtype=np.float64), agg, max_len)  # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()                                   # eq. (kl_objective)
         dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
@@ -322,7 +304,7 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
     k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
     u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
     choice(agg, "agg", AGGS)
-    w = _token_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     loss = (w * k).sum()
     return float(loss), w * u                                  # eq. (kl_straight_through): k2's grad
 
@@ -354,7 +336,7 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
         rho = np.exp(lr) * mask                                # (B, T)
     if not (np.isfinite(rho).all() and np.isfinite(k).all()):
         raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
-    w = _token_weights(mask, agg, max_len)                     # (B, T)
+    w = token_weights(mask, agg, max_len)                      # (B, T)
     loss = (w * rho * k).sum()                                 # eq. (kl_is)
     dloss_dlogp = w * rho * (k + dk)                           # d(rho k3) = rho k3 + rho dk3
     return float(loss), dloss_dlogp

@@ -5,7 +5,8 @@
 
 A copy holds, top to bottom: the file's docstring; its imports reduced to NumPy and the standard
 library; the parts it is assembled from (for GRPO: the advantages, the clipped ratio and the KL
-penalty), each under a comment naming the file it comes from, in the order the file imports them;
+penalty), each under a comment naming the file it comes from, in the order the file imports them,
+then any module reached only through them (the aggregation weights of `reinforce.py`);
 the file's own code, verbatim; and last the input checks it calls, from `minirl_lm/checks.py`.
 Only the definitions the file actually reaches are inlined (found by walking the names each
 definition uses), so a copy carries no dead helper. Two parts that define the same private name
@@ -173,6 +174,8 @@ def build(name, pkg_dir=PKG_DIR):
                 take(mod, nm)
 
     def take(mod, nm):
+        if nm not in mod.defs and mod.imports.get(nm, ("",))[0] == "pkg":
+            return need(mod, {nm})                 # a name the module itself imports: follow it
         if nm not in mod.defs:
             raise StandaloneError(f"{PKG}/{mod.name}.py has no top-level `{nm}`")
         if mod.name not in order:

@@ -97,10 +97,8 @@ def test_kl_in_reward():
     assert np.array_equal(kl_in_reward(np.array([1.0, 0.0]), logp, logp_ref, mask, 0.0), [1, 0])
 
 
-def test_weight_copy_agrees_with_reinforce():
-    _, _, mask = batch(np.random.default_rng(2))
-    for agg in AGGS:
-        assert np.array_equal(kl_mod._token_weights(mask, agg, None), token_weights(mask, agg))
+def test_aggregation_weights_are_reinforces():
+    assert kl_mod.token_weights is token_weights and kl_mod.AGGS is AGGS   # eq. (pg_agg), once
 
 
 # ---- exact KL and its gradients ----------------------------------------------------------------

@@ -114,7 +114,7 @@ def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
 def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
     text = standalone.build("grpo")
     heads = re.findall(r"^# (part \d+|input checks): from minirl_lm/(\w+)\.py", text, re.M)
-    assert [m for _, m in heads] == ["advantages", "clip", "kl", "checks"]
+    assert [m for _, m in heads] == ["advantages", "clip", "kl", "reinforce", "checks"]
     assert text.index("minirl_lm/grpo.py itself") < text.index("input checks: from")
 
 
