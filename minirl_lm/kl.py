@@ -60,11 +60,11 @@ from minirl_lm.reinforce import AGGS, token_weights
 ESTIMATORS = ("k1", "k2", "k3")
 
 
-def _log_ratio(logp, logp_ref, mask):
+def _log_ratio(logp, logp_ref, mask, ref_name="logp_ref"):
     logp = float_array(logp, "logp", ndim=2)
-    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
+    logp_ref = float_array(logp_ref, ref_name, ndim=2)
     mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "logp_ref", logp_ref)
+    same_shape("logp", logp, ref_name, logp_ref)
     same_shape("logp", logp, "mask", mask)
     with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected by callers
         u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
@@ -326,12 +326,8 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
         ValueError: if rho or k3 overflow float64 (named after logp).
     """
     k, dk = kl_per_token(logp, logp_ref, mask, "k3")           # (B, T) eq. (kl_k3)
-    logp_old = float_array(logp_old, "logp_old", ndim=2)
-    mask = np.asarray(mask, dtype=np.float64)
-    same_shape("logp", k, "logp_old", logp_old)
+    lr, mask = _log_ratio(logp, logp_old, mask, "logp_old")    # (B, T) log rho, 0 at padding
     choice(agg, "agg", AGGS)
-    lr = np.subtract(np.asarray(logp, dtype=np.float64), logp_old, out=np.zeros_like(k),
-                     where=mask > 0)                           # (B, T) log rho, 0 at padding
     with np.errstate(over="ignore"):
         rho = np.exp(lr) * mask                                # (B, T)
     if not (np.isfinite(rho).all() and np.isfinite(k).all()):

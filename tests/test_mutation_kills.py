@@ -207,3 +207,14 @@ def test_reinforce_pp_accepts_ddof_0():
     # one group [1, 0]: centred [0.5, -0.5] on one token each, variance 0.25 with ddof = 0
     np.testing.assert_allclose(A.reinforce_pp_baseline([[1.0, 0.0]], [[1.0], [1.0]], ddof=0),
                                [[0.5], [-0.5]] / np.sqrt(0.25 + 1e-8), rtol=1e-15)
+
+
+def test_error_messages_name_the_type_of_a_non_array_argument():
+    from minirl_lm.checks import float_scalar
+    with pytest.raises(TypeError) as e:
+        float_scalar("abc", "beta")
+    assert str(e.value) == "beta: expected a real number, got str 'abc'"
+    with pytest.raises(TypeError) as e:
+        kl.kl_penalty_is(LOGP, [["a", "b", "c"], ["d", "e", "f"]], LOGP_REF, MASK)
+    assert str(e.value) == ("logp_old: expected a real-valued array, "
+                            "got array of shape (2, 3) and dtype <U1")
