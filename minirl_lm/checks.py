@@ -62,7 +62,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name="mask", shape=None):
+def mask_array(x, name, shape=None):
     """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)                                  # B >= 1 responses, T >= 1 positions
@@ -83,7 +83,7 @@ def same_shape(name_a, a, name_b, b):
         raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
 
 
-def rng_check(rng, name="rng"):
+def rng_check(rng, name):
     """Raise unless ``rng`` is a ``np.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), "
@@ -153,14 +153,16 @@ def prob_table(p, name, shape=None, ndim=None):
     return p
 
 
-def finite_result(value, name, what="the result"):
+def finite_result(value, name, what):
     """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
     else raise a ValueError naming ``name``, the argument that drove the overflow.
 
     Call it on what a public function is about to return, computed under
     ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN.
+    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
     """
+    if not (isinstance(name, str) and isinstance(what, str)):
+        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
     parts = [value]
     while parts:
         v = parts.pop()

@@ -236,7 +236,7 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     mu = prob_table(mu, "mu", shape=reward.shape)
     N, Y = reward.shape
     n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
-    rng = rng_check(rng)
+    rng = rng_check(rng, "rng")
     mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
 
     x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)

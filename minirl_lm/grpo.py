@@ -102,7 +102,7 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
         ValueError: a bad argument (named), or a non-finite step.
         TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
     """
-    rng_check(rng)
+    rng_check(rng, "rng")
     K = int_scalar(K, "K", low=1)
     mu = int_scalar(mu, "mu", low=1)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)

@@ -66,7 +66,7 @@ def _log_ratio(logp, logp_ref, mask, ref_name="logp_ref"):
     mask = mask_array(mask, "mask")
     same_shape("logp", logp, ref_name, logp_ref)
     same_shape("logp", logp, "mask", mask)
-    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected by callers
+    with np.errstate(over="ignore"):                           # overflow: rejected by callers
         u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
     return u, mask                                             # (B, T) u, 0 at padding
 

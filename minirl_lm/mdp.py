@@ -337,7 +337,7 @@ class TokenMDP:
                 finite entry, or a bad `K` or `prompts`.
         """
         K = int_scalar(K, "K", low=1)
-        rng_check(rng)
+        rng_check(rng, "rng")
         shape = getattr(getattr(policy, "theta", None), "shape", None)
         if not hasattr(policy, "sample") or shape != (self.S, self.V):
             raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "

@@ -209,7 +209,7 @@ class MultiTurnMDP:
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
         """
         K = int_scalar(K, "K", low=1)
-        rng_check(rng)
+        rng_check(rng, "rng")
         shape = getattr(getattr(policy, "theta", None), "shape", None)
         if not hasattr(policy, "sample") or shape != (self.S, self.V):
             raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "

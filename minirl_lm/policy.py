@@ -137,7 +137,7 @@ class TabularPolicy:
         Returns:
             int64 token ids, the shape of `states`.
         """
-        rng_check(rng)
+        rng_check(rng, "rng")
         states = int_array(states, "states", low=0, high=self.S)
         if not np.isfinite(self.theta).any(axis=1).all() or np.isnan(self.theta).any():
             raise ValueError("theta: expected rows with a finite entry and no NaN "

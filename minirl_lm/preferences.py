@@ -339,7 +339,7 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
                          f"{type(ref).__name__}")
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    rng_check(rng)
+    rng_check(rng, "rng")
     k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1)
     state = copy.deepcopy(rng.bit_generator.state)             # restored if anything below fails
     try:

@@ -218,3 +218,15 @@ def test_error_messages_name_the_type_of_a_non_array_argument():
         kl.kl_penalty_is(LOGP, [["a", "b", "c"], ["d", "e", "f"]], LOGP_REF, MASK)
     assert str(e.value) == ("logp_old: expected a real-valued array, "
                             "got array of shape (2, 3) and dtype <U1")
+
+
+def test_log_ratio_mask_shape_message_and_silent_overflow():
+    with pytest.raises(ValueError) as e:
+        kl.kl_per_token(LOGP, LOGP_REF, [[1.0, 1.0], [1.0, 0.0]])
+    assert str(e.value) == "mask: expected the shape of logp (2, 3), got (2, 2)"
+    for est in ("k1", "k2", "k3"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")              # the subtraction overflows: no warning
+            with pytest.raises(ValueError) as e:
+                kl.kl_per_token([[1e308]], [[-1e308]], [[1.0]], est)
+        assert str(e.value).startswith("logp: ")

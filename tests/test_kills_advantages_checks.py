@@ -1,0 +1,1 @@
+"""Exact answers of advantages and checks: filled in below."""

@@ -1,0 +1,1 @@
+"""Exact answers of dpo and reinforce: filled in below."""

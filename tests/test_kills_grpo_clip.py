@@ -1,0 +1,1 @@
+"""Exact answers of grpo and clip: filled in below."""

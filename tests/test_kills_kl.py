@@ -1,0 +1,1 @@
+"""Exact answers of kl: filled in below."""

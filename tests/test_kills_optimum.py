@@ -1,0 +1,1 @@
+"""Exact answers of optimum: filled in below."""
