@@ -13,7 +13,8 @@ For every mutated file mutmut keeps `mutants/minirl_lm/<file>.py.meta`, a JSON o
 read as mutmut reads them: 1 or 3 killed, 0 survived, 24, 36, 152, 255 or -24 a timeout (counted
 as killed, as mutmut's own score does), anything else (a run interrupted, or none yet) no verdict.
 
-A survivor listed in tests/mutation_equivalents.md (its name in backticks) is equivalent: no
+A survivor listed in tests/mutation_equivalents.md (its name in backticks, under the heading
+`## <file>.py` of its file) is equivalent: no
 input can tell it from the original, and the file says why. The score is
 
     killed / (mutants - equivalent - no verdict)
@@ -47,16 +48,28 @@ def load(meta_dir):
     return out
 
 
-def equivalents(path):
-    """The mutant names listed (in backticks) in the equivalents file."""
-    names = set()
-    for word in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_\d+)`", Path(path).read_text()):
-        names.add(word)
-    # "`x_f__mutmut_59`, `_61`": a bare suffix continues the previous name.
-    for base, rest in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_)\d+`((?:,\s*`_\d+`)+)", Path(path).read_text()):
-        for n in re.findall(r"`_(\d+)`", rest):
-            names.add(base + n)
+def equivalents_from_text(text):
+    """The mutants listed (in backticks) in the text of an equivalents file, as
+    ``(file, short name)`` pairs; a ``## <file>.py`` heading says which file the rows below
+    belong to."""
+    names, fname = set(), None
+    for line in text.splitlines():
+        heading = re.match(r"##\s+(\S+\.py)\s*$", line)
+        if heading:
+            fname = heading.group(1)
+            continue
+        for short in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_\d+)`", line):
+            names.add((fname, short))
+        # "`x_f__mutmut_59`, `_61`": a bare suffix continues the previous name.
+        for base, rest in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_)\d+`((?:,\s*`_\d+`)+)", line):
+            names.update((fname, base + n) for n in re.findall(r"`_(\d+)`", rest))
     return names
+
+
+def equivalents(path):
+    """The mutant names listed in the equivalents file at ``path`` (none if it does not exist)."""
+    path = Path(path)
+    return equivalents_from_text(path.read_text()) if path.is_file() else set()
 
 
 def score(records, equiv):
@@ -65,7 +78,7 @@ def score(records, equiv):
     for fname, codes in records.items():
         n = {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "no verdict": 0}
         for key, code in codes.items():
-            short = key.rsplit(".", 1)[-1]
+            short = (fname, key.rsplit(".", 1)[-1])
             n["mutants"] += 1
             if code in KILLED or code in TIMEOUT:
                 n["killed"] += 1
@@ -112,7 +125,7 @@ def main(argv=None):
     for key in unexplained:
         print(f"SURVIVED (not listed as equivalent): {key}")
     for key in stale:
-        print(f"STALE equivalent (no longer a survivor): {key}")
+        print(f"STALE equivalent (no longer a survivor): {key[0]} {key[1]}")
     return 1 if unexplained or stale else 0
 
 

@@ -1,0 +1,92 @@
+"""scripts/mutation_score.py: the per-file score read from mutmut's records, on a made-up record.
+
+The records are written by hand here, so every count and percentage is known in advance.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import mutation_score  # noqa: E402
+
+
+def _write(tmp_path, records, equivalents):
+    meta = tmp_path / "mutants" / "minirl_lm"
+    meta.mkdir(parents=True)
+    for fname, codes in records.items():
+        (meta / f"{fname}.meta").write_text(json.dumps({"exit_code_by_key": codes}))
+    eq = tmp_path / "equivalents.md"
+    eq.write_text(equivalents)
+    return meta, eq
+
+
+def _run(meta, eq):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_score.py"),
+                           "--meta", str(meta), "--equivalents", str(eq)],
+                          capture_output=True, text=True, timeout=60)
+
+
+RECORDS = {
+    "a.py": {"m.a.x_f__mutmut_1": 1, "m.a.x_f__mutmut_2": 3, "m.a.x_f__mutmut_3": 36,
+             "m.a.x_f__mutmut_4": 0, "m.a.x_g__mutmut_1": 0, "m.a.x_g__mutmut_2": -15},
+    "b.py": {"m.b.x_h__mutmut_1": 1, "m.b.x_h__mutmut_2": None},
+}
+EQUIV = ("## a.py\n\n| `x_f__mutmut_4` | `a` -> `b` | why |\n| `x_g__mutmut_1`, `_9` | `c` -> `d` | why |\n"
+         "## b.py\n\n| `x_f__mutmut_4` | `a` -> `b` | no such survivor in b.py |\n")
+
+
+def test_equivalents_are_read_with_their_bare_suffixes():
+    names = mutation_score.equivalents_from_text(EQUIV)
+    assert names == {("a.py", "x_f__mutmut_4"), ("a.py", "x_g__mutmut_1"),
+                     ("a.py", "x_g__mutmut_9"), ("b.py", "x_f__mutmut_4")}
+
+
+def test_counts_and_score_by_hand(tmp_path):
+    meta, eq = _write(tmp_path, RECORDS, EQUIV)
+    rows, unexplained, stale = mutation_score.score(mutation_score.load(meta),
+                                                    mutation_score.equivalents(eq))
+    # a.py: killed 1, 3 and the timeout 36; 4 and g_1 equivalent; g_2 ended by SIGTERM
+    assert rows == [("a.py", {"mutants": 6, "killed": 3, "survived": 0, "equivalent": 2,
+                              "no verdict": 1}),
+                    ("b.py", {"mutants": 2, "killed": 1, "survived": 0, "equivalent": 0,
+                              "no verdict": 1})]
+    # listed, but no such survivor (b.py has no mutant x_f__mutmut_4)
+    assert unexplained == [] and stale == [("a.py", "x_g__mutmut_9"), ("b.py", "x_f__mutmut_4")]
+
+
+def test_the_printed_table_and_exit_codes(tmp_path):
+    meta, eq = _write(tmp_path, RECORDS, EQUIV)
+    out = _run(meta, eq)
+    lines = out.stdout.splitlines()
+    # a.py: 3 killed of 6 - 2 equivalent - 1 without verdict = 3 judged: 100.0 %
+    assert lines[1].split() == ["a.py", "6", "3", "0", "2", "1", "100.0", "%"]
+    assert lines[3].split() == ["total", "8", "4", "0", "2", "2", "100.0", "%"]
+    assert "1 mutants ended by SIGTERM (exit -15)" in out.stdout
+    assert "STALE equivalent (no longer a survivor): a.py x_g__mutmut_9" in out.stdout
+    assert out.returncode == 1                                 # a stale entry fails the run
+    eq.write_text("## a.py\n| `x_f__mutmut_4` | `a` -> `b` | why |\n")  # g_1: a plain survivor
+    out = _run(meta, eq)
+    # a.py: 3 killed of 6 - 1 - 1 = 4 judged: 75.0 %
+    assert out.stdout.splitlines()[1].split() == ["a.py", "6", "3", "1", "1", "1", "75.0", "%"]
+    assert "SURVIVED (not listed as equivalent): m.a.x_g__mutmut_1" in out.stdout
+    assert out.returncode == 1
+
+
+def test_a_clean_record_exits_0(tmp_path):
+    meta, eq = _write(tmp_path, {"a.py": {"m.a.x_f__mutmut_1": 1, "m.a.x_f__mutmut_2": 0}},
+                      "## a.py\n| `x_f__mutmut_2` | `a` -> `b` | why |\n")
+    out = _run(meta, eq)
+    assert out.returncode == 0 and out.stdout.splitlines()[-1].split()[-2:] == ["100.0", "%"]
+
+
+def test_a_missing_folder_is_a_usage_error(tmp_path):
+    out = _run(tmp_path / "nowhere", tmp_path / "eq.md")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--meta: expected a folder of mutmut .meta files" in out.stderr
+    (tmp_path / "empty").mkdir()
+    out = _run(tmp_path / "empty", tmp_path / "eq.md")
+    assert out.returncode == 2 and "--meta: no *.py.meta file in" in out.stderr
