@@ -44,7 +44,7 @@ Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table.
 import numpy as np
 
 from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, int_array,
-                              mask_array, nonempty, same_shape)
+                              mask_array, nonempty)
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -67,7 +67,7 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
     beta = float_scalar(beta, "beta", low=0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)  # (B, T)
         finite_result(u, "logp", "logp - logp_ref")
         r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)
@@ -93,7 +93,7 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
     """
     values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _td(values, states, rewards, mask, gamma)
     return finite_result(out, "values", "delta = r + gamma V(s') - V(s)")
 
@@ -121,7 +121,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     deltas = float_array(deltas, "deltas", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _backward_sum(deltas * mask, mask, gamma * lam)
     return finite_result(out, "deltas", "the discounted sum")
 
@@ -140,7 +140,7 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
     mask = mask_array(mask, "mask")
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _backward_sum(rewards * mask, mask, gamma)
     return finite_result(out, "rewards", "the discounted sum")
 
@@ -203,7 +203,7 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
     choice(target, "target", {"mc", "td0"})
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         if target == "mc":
             y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
         else:
@@ -221,7 +221,6 @@ def _check_batch(values, states, per_token, mask, name):
     mask = mask_array(mask, "mask")
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)
-    same_shape("mask", mask, "states", states)
     return values, states, per_token, mask
 
 
