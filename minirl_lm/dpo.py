@@ -77,7 +77,9 @@ def bradley_terry_loss(r_chosen, r_rejected):
     if r_c.size == 0:
         raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
     P = r_c.size
-    with np.errstate(over="ignore"):                # finite r_c - r_r is never NaN: no invalid
+    # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
+    # no invalid operation can occur here, only overflow
+    with np.errstate(over="ignore"):
         m = r_c - r_r                               # (P,) reward margin
         loss = np.logaddexp(0.0, -m).mean()         # eq. (bradley_terry): mean softplus(-m)
         dm = -_sigmoid(-m) / P                      # (P,) d softplus(-m)/dm = -sigma(-m)

@@ -171,6 +171,13 @@ def test_bt_sample_preferences_mu_shape_message():
     assert msg == "mu: expected shape (1, 2), got (1, 3)"
 
 
+def test_bt_sample_preferences_mu0_shape_message():
+    msg = _raises_silently(ValueError, lambda: dpo.bt_sample_preferences(
+        np.zeros((2, 2)), np.full((2, 2), 0.5), 1, np.random.default_rng(0),
+        mu0=[0.5, 0.25, 0.25]))
+    assert msg == "mu0: expected shape (2), got (3,)"          # checks renders (N,) as (N)
+
+
 def test_bt_sample_preferences_n_pairs_at_least_one():
     x, c, r = dpo.bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.5]], 1,
                                         np.random.default_rng(0))
