@@ -100,7 +100,8 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `-w A`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite loss or gradient (naming `logp` or `adv`), or a bad argument.
+        ValueError: a non-finite loss (naming `logp`), or a bad argument. The gradient `-w A`
+            is always finite: every weight is in `[0, 1]` and `A` is finite.
     """
     logp = float_array(logp, "logp", ndim=2)
     mask = mask_array(mask, "mask")
@@ -110,8 +111,7 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
     with np.errstate(over="ignore", invalid="ignore"):
         loss = -(w * A * logp).sum()                           # eq. (pg_token)
         # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
-        dloss_dlogp = -w * A                                   # (B, T)
-    finite_result(dloss_dlogp, "adv", "the gradient -w A")
+        dloss_dlogp = -w * A                                   # (B, T) finite: 0 <= w <= 1
     return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
 
 
