@@ -181,8 +181,12 @@ def _dpo_terms(h, beta, variant, ls, w):
         l = e * e
         dh = 2.0 * e                                # dl/dh = 2 (h - 1/(2 beta))
     else:
-        l = (1 - ls) * np.logaddexp(0.0, -z) + ls * np.logaddexp(0.0, z)   # eq. (cdpo)
-        dh = beta * (-(1 - ls) * _sigmoid(-z) + ls * _sigmoid(z))
+        l = (1 - ls) * np.logaddexp(0.0, -z)        # eq. (cdpo); at ls = 0 exactly DPO, and
+        dl = -(1 - ls) * _sigmoid(-z)               # the flipped term is skipped (0 * inf)
+        if ls > 0:
+            l = l + ls * np.logaddexp(0.0, z)
+            dl = dl + ls * _sigmoid(z)
+        dh = beta * dl
     loss = float(np.sum(w * l))
     dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
     return loss, dseq_c

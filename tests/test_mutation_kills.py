@@ -230,3 +230,15 @@ def test_log_ratio_mask_shape_message_and_silent_overflow():
             with pytest.raises(ValueError) as e:
                 kl.kl_per_token([[1e308]], [[-1e308]], [[1.0]], est)
         assert str(e.value).startswith("logp: ")
+
+
+def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
+    # beta h = 1e308 * 2 overflows to +inf: -log sigma(+inf) = 0 exactly, and no 0 * inf
+    for args in (([1.0], [-1.0], [0.0], [0.0], 1e308), ([0.3, -2.0], [0.1, 0.5], [0.2, 0.0],
+                                                        [-0.4, 0.1], 0.7)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            want = dpo.dpo_loss(*args)
+            got = dpo.dpo_loss(*args, variant="conservative", label_smoothing=0.0)
+        assert got[0] == want[0]
+        assert all(np.array_equal(g, w) for g, w in zip(got[1], want[1]))
