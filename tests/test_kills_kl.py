@@ -258,9 +258,9 @@ def test_exact_kl_row_sum_tolerance_is_1e_9():
     # 1 + 5e-9 is off by more than 1e-9: rejected (numpy prints the sum as 1.)
     assert _raises(ValueError, lambda: kl.exact_kl([[0.5, 0.5 + 5e-9]], [[0.5, 0.5]])) == \
         "p: expected rows of probabilities (>= 0, summing to 1), got row sums [1.] and min 0.5"
-    # 1 + 5e-10 is within: accepted, KL(p || p) = 0 up to rounding
+    # 1 + 5e-10 is within: accepted; KL(p || p) = sum p (log p - log p) = 0 exactly
     out = kl.exact_kl([[0.5, 0.5 + 5e-10]], [[0.5, 0.5 + 5e-10]])
-    assert out.shape == (1,) and abs(out[0]) < 1e-15
+    assert out.tolist() == [0.0]
 
 
 def test_exact_kl_message_shows_the_first_four_row_sums():
