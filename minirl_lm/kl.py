@@ -67,8 +67,8 @@ def _log_ratio(logp, logp_ref, mask, ref_name="logp_ref"):
     same_shape("logp", logp, ref_name, logp_ref)
     same_shape("logp", logp, "mask", mask)
     with np.errstate(over="ignore"):                           # overflow: rejected by callers
-        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)
-    return u, mask                                             # (B, T) u, 0 at padding
+        u = np.where(mask > 0, logp - logp_ref, 0.0)           # (B, T) u, 0 at padding
+    return u, mask
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
@@ -205,7 +205,10 @@ def _softmax_tables(theta, theta_ref, weights):
         m = t.max(axis=1, keepdims=True)                       # (S, 1)
         if not np.isfinite(m).all():
             raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-        logpi = t - m - np.log(np.exp(t - m).sum(axis=1, keepdims=True))  # (S, V)
+        with np.errstate(over="ignore"):
+            z = t - m                                          # (S, V), <= 0
+        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
+        logpi = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # (S, V)
         out.append((np.exp(logpi), logpi))
     return out[0], out[1], d
 

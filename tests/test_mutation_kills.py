@@ -242,3 +242,26 @@ def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
             got = dpo.dpo_loss(*args, variant="conservative", label_smoothing=0.0)
         assert got[0] == want[0]
         assert all(np.array_equal(g, w) for g, w in zip(got[1], want[1]))
+
+
+def test_logit_spread_beyond_float64_is_an_error_naming_the_table():
+    for theta, theta_ref, name in (([[1e308, -1e308]], [[0.0, 0.0]], "theta"),
+                                   ([[0.0, 0.0]], [[1e308, -1e308]], "theta_ref")):
+        for f in (kl.exact_kl_grad_theta, kl.exact_reverse_kl_grad_theta):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with pytest.raises(ValueError) as e:
+                    f(theta, theta_ref)
+            assert str(e.value) == (f"{name}: expected a value for which {name} - its row maximum "
+                                    "is finite in float64, got one that makes it inf (overflow)")
+    # a spread within float64 is fine: 1e308 - (-7e307) = 1.7e308
+    g = kl.exact_kl_grad_theta([[1e308, -7e307]], [[0.0, 0.0]])
+    assert np.isfinite(g).all()
+
+
+def test_log_ratio_is_exactly_zero_at_padding_whatever_is_there():
+    lp = np.array([[-1.0, 1e308, -5.0]])
+    ref = np.array([[-2.0, -1e308, 7.0]])
+    for est in ("k1", "k2", "k3"):
+        k, dk = kl.kl_per_token(lp, ref, [[1.0, 0.0, 0.0]], est)
+        assert (k[0, 1:] == 0).all() and (dk[0, 1:] == 0).all()
