@@ -339,3 +339,21 @@ def test_checks_are_silent():
         checks.mask_array([[1.0, 0.0]], "m")
         checks.finite_result(np.array([1.0]), "x", "f")
         standardized([[-1e-160, 0.0, 1e-160], [0.0, 0.1, 0.3]], eps=0.0)
+
+
+def test_batch_std_does_not_depend_on_memory_order():
+    # the batch std is taken over the rewards flattened prompt-major (row by row), whatever the
+    # memory layout of the input: a Fortran-ordered array gives the same bits as a C-ordered one
+    # (summed column by column, these rewards give a std that differs in the last bit).
+    r = np.array([[0.1, 0.2, 0.6], [0.4, 0.8, 0.6], [0.9, 0.7, 0.6]])
+    f = np.asfortranarray(r)
+    flat = r.reshape(-1)
+    dev = flat - flat.mean()
+    s = np.abs(dev).max()
+    std = s * np.sqrt(((dev / s) ** 2).sum() / 9)
+    dev_f = f - f.mean()
+    assert s * np.sqrt(((dev_f / s) ** 2).sum() / 9) != std
+    c = r - r.mean(axis=1, keepdims=True)
+    assert np.array_equal(batch_std(r, eps=0.0), c / std)
+    assert np.array_equal(batch_std(f, eps=0.0), c / std)
+    assert np.array_equal(batch_std(r.T.copy().T, eps=0.0), c / std)
