@@ -231,7 +231,7 @@ def _check_mask_rows(mask, B):
 def _whiten_tokens(x, mask, eps, ddof):
     """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
 
-    No real token, or every real value equal: exactly 0. Fewer than ddof + 1 tokens: var = 0.
+    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
     """
     real = mask > 0                                            # (B, T)
     M = int(real.sum())
@@ -241,7 +241,7 @@ def _whiten_tokens(x, mask, eps, ddof):
     c = np.where(real, x - m, 0.0)                             # (B, T)
     s = np.abs(c).max()                                        # scale: c*c cannot overflow
     with np.errstate(over="ignore"):                           # overflow is reported below
-        var = s * s * ((c / s) ** 2).sum() / (M - ddof) if M > ddof else 0.0   # eq. (rpp)
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof)        # eq. (rpp); M >= 2 > ddof here
     if not np.isfinite(var):
         raise ValueError("token_rewards: the batch variance of the returns overflows float64; "
                          "rescale the rewards")
@@ -382,11 +382,11 @@ def batch_std(rewards, eps=1e-8, ddof=0):
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
     flat = r.reshape(-1)
-    dev = flat - flat.mean() if flat.size else flat
-    if flat.size and flat.max() == flat.min():
+    dev = flat - flat.mean()                                   # flat.size >= 1 (_rewards)
+    if flat.max() == flat.min():
         dev = np.zeros_like(flat)
-    s = np.abs(dev).max() if flat.size else 0.0                # scale: dev*dev cannot overflow
-    std = (s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
-           if flat.size > ddof and s > 0 else 0.0)
+    s = np.abs(dev).max()                                      # scale: dev*dev cannot overflow
+    # s > 0: two rewards differ, so flat.size >= 2 > ddof
+    std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof)) if s > 0 else 0.0
     denom = std + eps
     return c / denom if denom > 0 else np.zeros_like(c)        # eq. (pg_batch_std)
