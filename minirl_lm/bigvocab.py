@@ -203,7 +203,7 @@ def _check(h, W, tokens, mask, chunk):
     else:
         m = float_array(mask, "mask", shape=(N,))            # real, finite, (N,)
         if not ((m == 0) | (m == 1)).all():
-            raise ValueError(f"mask: expected only 0 and 1, got {m[(m != 0) & (m != 1)][0]!r}")
+            raise ValueError(f"mask: expected only 0 and 1, got {float(m[(m != 0) & (m != 1)][0])!r}")
         real = np.flatnonzero(m)
     chunk = int_scalar(chunk, "chunk", low=1)
     bound = d * h_max * W_max                                # >= every |logit|

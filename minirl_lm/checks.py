@@ -69,7 +69,7 @@ def mask_array(x, name, shape=None):
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {bad.flat[0]!r}")
+        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
     if arr.shape[1] > 1 and (np.diff(arr, axis=1) > 0).any():
         row = int(np.nonzero((np.diff(arr, axis=1) > 0).any(axis=1))[0][0])
         raise ValueError(f"{name}: expected right padding (1s then 0s in each row), "
@@ -149,7 +149,7 @@ def prob_table(p, name, shape=None, ndim=None):
     if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
         bad = np.abs(s - 1.0).ravel()
         raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-                         f"to {s.ravel()[int(np.argmax(bad))]!r}")
+                         f"to {float(s.ravel()[int(np.argmax(bad))])!r}")
     return p
 
 
@@ -213,9 +213,11 @@ def _asarray(x, name):
 
 def _check_shape(arr, name, ndim, shape):
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimensions, got shape {arr.shape}")
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
+                         f"got shape {arr.shape}")
     if shape is not None:
         ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
         if not ok:
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"    # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")

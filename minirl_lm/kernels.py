@@ -603,7 +603,8 @@ def _array(x, name, ndim, dtypes):
         raise TypeError(f"{name}: expected dtype {' or '.join(np.dtype(d).name for d in dtypes)}"
                         f" (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
     if x.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimensions, got shape {x.shape}")
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
+                         f"got shape {x.shape}")
     if 0 in x.shape:
         raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
     if not x.flags.c_contiguous:

@@ -286,7 +286,7 @@ class MultiTurnMDP:
                 what = ("holds an observation token (written by the environment)" if mask[b, t]
                         and not want[t] else "holds a policy token" if want[t] else "is padding")
                 raise ValueError(f"action_mask: row {b}, position {t} {what}, expected "
-                                 f"{int(want[t])}, got {act[b, t]!r}")
+                                 f"{int(want[t])}, got {float(act[b, t])!r}")
         return ep
 
 

@@ -105,7 +105,7 @@ def test_value_loss_overflow_at_a_padding_entry_is_a_nan_named_silently():
 
 # ---------------------------------------------------------------- argument checks, exact messages
 
-MASK_MSG = "mask: expected only 0 and 1, got value np.float64(0.5)"
+MASK_MSG = "mask: expected only 0 and 1, got value 0.5"
 
 BAD = [
     ("per_token_rewards mask", lambda: per_token_rewards([0.0], [[0.0]], [[0.0]], [[0.5]], 0.1),

@@ -46,8 +46,8 @@ def test_bradley_terry_single_pair_exact():
 
 
 @pytest.mark.parametrize("r_c, r_r, msg", [
-    ([0.0], [[0.0]], "r_rejected: expected 1 dimensions, got shape (1, 1)"),
-    ([0.0], 0.0, "r_rejected: expected 1 dimensions, got shape ()"),
+    ([0.0], [[0.0]], "r_rejected: expected 1 dimension, got shape (1, 1)"),
+    ([0.0], 0.0, "r_rejected: expected 1 dimension, got shape ()"),
     ([0.0, 0.0], [0.0], "r_rejected: expected the shape of r_chosen (2,), got (1,)"),
     ([], [], "r_chosen: expected at least one pair, got shape (0,)"),
 ])
@@ -85,9 +85,9 @@ def test_reward_table_margin_overflow_is_a_silent_value_error():
 # ---------------------------------------------------------------- dpo_loss
 
 @pytest.mark.parametrize("args, msg", [
-    (([0.0], [[0.0]], [0.0], [0.0]), "seq_logp_r: expected 1 dimensions, got shape (1, 1)"),
-    (([0.0], [0.0], [[0.0]], [0.0]), "seq_logp_ref_c: expected 1 dimensions, got shape (1, 1)"),
-    (([0.0], [0.0], [0.0], [[0.0]]), "seq_logp_ref_r: expected 1 dimensions, got shape (1, 1)"),
+    (([0.0], [[0.0]], [0.0], [0.0]), "seq_logp_r: expected 1 dimension, got shape (1, 1)"),
+    (([0.0], [0.0], [[0.0]], [0.0]), "seq_logp_ref_c: expected 1 dimension, got shape (1, 1)"),
+    (([0.0], [0.0], [0.0], [[0.0]]), "seq_logp_ref_r: expected 1 dimension, got shape (1, 1)"),
     (([0.0, 0.0], [0.0], [0.0, 0.0], [0.0, 0.0]),
      "seq_logp_r: expected the shape of seq_logp_c (2,), got (1,)"),
     (([0.0, 0.0], [0.0, 0.0], [0.0], [0.0, 0.0]),
@@ -175,7 +175,7 @@ def test_bt_sample_preferences_mu0_shape_message():
     msg = _raises_silently(ValueError, lambda: dpo.bt_sample_preferences(
         np.zeros((2, 2)), np.full((2, 2), 0.5), 1, np.random.default_rng(0),
         mu0=[0.5, 0.25, 0.25]))
-    assert msg == "mu0: expected shape (2), got (3,)"          # checks renders (N,) as (N)
+    assert msg == "mu0: expected shape (2,), got (3,)"
 
 
 def test_bt_sample_preferences_n_pairs_at_least_one():
@@ -270,8 +270,8 @@ def test_reinforce_loss_overflow_messages():
 # ---------------------------------------------------------------- sequence_reinforce_loss
 
 @pytest.mark.parametrize("s, a, msg", [
-    ([0.0], [[0.0]], "adv: expected 1 dimensions, got shape (1, 1)"),
-    ([0.0], 0.0, "adv: expected 1 dimensions, got shape ()"),
+    ([0.0], [[0.0]], "adv: expected 1 dimension, got shape (1, 1)"),
+    ([0.0], 0.0, "adv: expected 1 dimension, got shape ()"),
     ([0.0, 0.0], [0.0], "adv: expected the shape of seq_logp (2,), got (1,)"),
     ([], [], "seq_logp: expected a non-empty array (every axis of length >= 1), got shape (0,)"),
 ])

@@ -68,7 +68,7 @@ def test_remax_bound_is_inclusive_and_the_message_exact():
     with pytest.raises(ValueError) as e:
         A.remax([[0.0, 1.0]], [2e150])
     assert str(e.value) == "greedy_rewards: expected |r| <= 1e+150, got max 2e+150"
-    with pytest.raises(ValueError, match=r"^greedy_rewards: expected 1 dimensions"):
+    with pytest.raises(ValueError, match=r"^greedy_rewards: expected 1 dimension"):
         A.remax([[0.0, 1.0]], [[0.5]])
 
 
