@@ -151,6 +151,21 @@ def test_an_overflowing_reward_gap_gives_the_best_response_silently():
     assert pi.tolist() == [[1.0, 0.0]]
 
 
+@pytest.mark.parametrize("beta", [5e-324, 1e-300, 1.0, 1e300, MAX])
+def test_tilted_optimum_is_a_distribution_at_any_beta(beta):
+    """log pi* <= 0, finite at the best reward: pi* is a distribution even at the extremes.
+    Row 0: rewards (MAX, -MAX, 0) on pi_ref (1/4, 1/4, 1/2): up to beta = 1e300 the gap MAX / beta
+    >= 1.8e8 leaves (1, 0, 0); at beta = MAX the weights are (1/4, 0, e^-1 / 2) (the gap 2 MAX
+    overflows to inf), pi* = (1, 0, 2/e) / (1 + 2/e). Row 1: a tie at MAX between pi_ref 1e-300
+    and 1/2, split by pi_ref: (2e-300, 0, 1) up to rounding (exp(log 1e-300): rtol 1e-13)."""
+    pi_ref = [[0.25, 0.25, 0.5, 0.0], [1e-300, 0.5, 0.5, 0.0]]
+    reward = [[MAX, -MAX, 0.0, MAX], [MAX, -MAX, MAX, MAX]]    # column 3: off the support
+    pi = _silent(lambda: tilted_optimum(pi_ref, reward, beta))
+    c = 2 / math.e
+    row0 = [1 / (1 + c), 0.0, c / (1 + c), 0.0] if beta == MAX else [1.0, 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(pi, [row0, [1e-300 / (0.5 + 1e-300), 0.0, 1.0, 0.0]], rtol=1e-13)
+
+
 def test_the_tree_optimum_computes_in_float64_for_a_float32_pi_ref():
     """A constant reward leaves pi_ref unchanged: pi* = float64(float32(0.3)), float64(float32(0.7))
     (they sum to 1 exactly); logs taken in float32 would be off by ~1e-8."""
