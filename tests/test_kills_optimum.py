@@ -4,7 +4,8 @@ reward) and of every reachable overflow (an input that overflows at each call si
 argument it names and whether it ends in inf or NaN); the silence of each floating-point guard
 (no RuntimeWarning under the very condition it suppresses: an overflow, inf - inf, 0 * inf,
 log 0); hand-computed values showing that the reward shift and the log-sum-exp shift of the tilt
-are taken row by row, and that the tree optimum computes in float64 whatever the dtype of pi_ref.
+are taken row by row, that pi* is a distribution at any beta (5e-324 to the largest float), and
+that the tree optimum computes in float64 whatever the dtype of pi_ref.
 """
 
 import math
