@@ -62,10 +62,18 @@ def _prob_table(p, name, shape=None, ndim=2):
 
 
 def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably."""
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
+
+    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
+    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
+    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
+    """
     support = pi_ref > 0                                          # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
+    # (the tree). Never log 0: log 1 off the support, and the sum below is >= 1 (its largest term
+    # is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):
         # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
         # where an off-support reward exceeds m and overflows (q - m) / beta
         a = np.where(support, np.log(np.where(support, pi_ref, 1.0)) + (q - m) / beta, -np.inf)
@@ -92,7 +100,7 @@ def tilted_optimum(pi_ref, reward, beta):
     reward = float_array(reward, "reward", shape=pi_ref.shape)
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     log_pi_star, _ = _tilt(pi_ref, reward, beta)
-    return finite_result(np.exp(log_pi_star), "beta", "pi*")     # (N, Y), 0 off support
+    return np.exp(log_pi_star)                                    # (N, Y), 0 off support
 
 
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
@@ -206,7 +214,7 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     values, q = soft_values(mdp, pi_ref, grader, beta)
     pi_ref = np.asarray(pi_ref, dtype=np.float64)
     log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
-    return finite_result(np.exp(log_pi_star), "beta", "pi*")
+    return np.exp(log_pi_star)                                     # q is finite: see _tilt
 
 
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
@@ -281,8 +289,7 @@ def exploit_threshold(gap, log_odds):
     """
     gap = float_scalar(gap, "gap", low=0.0, low_open=True)
     log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
-    with np.errstate(over="ignore"):
-        return finite_result(gap / log_odds, "gap", "g / l")
+    return finite_result(gap / log_odds, "gap", "g / l")           # Python floats: inf, no warning
 
 
 def hedge_odds(gap, log_odds, beta):
@@ -304,5 +311,6 @@ def hedge_odds(gap, log_odds, beta):
     gap = float_scalar(gap, "gap")
     log_odds = float_scalar(log_odds, "log_odds")
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    with np.errstate(over="ignore", invalid="ignore"):             # tiny beta: odds overflow
+    # Python floats: the exponent is finite or +-inf, never NaN (beta > 0 is finite)
+    with np.errstate(over="ignore"):                               # tiny beta: odds overflow
         return finite_result(float(np.exp(-log_odds + gap / beta)), "beta", "the odds")
