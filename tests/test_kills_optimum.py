@@ -81,9 +81,9 @@ def test_pi_ref_must_have_the_shape_of_pi():
 
 def test_weights_are_one_probability_per_prompt():
     msg = _raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[1.0]))
-    assert msg == "weights: expected shape (2), got (1,)"
+    assert msg == "weights: expected shape (2,), got (1,)"
     msg = _raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[[0.5, 0.5]]))
-    assert msg == "weights: expected 1 dimensions, got shape (1, 2)"
+    assert msg == "weights: expected 1 dimension, got shape (1, 2)"
 
 
 def test_tree_pi_must_have_the_shape_of_pi_ref():
