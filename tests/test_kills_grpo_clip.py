@@ -185,6 +185,7 @@ class _CountingGrader:
 
 @pytest.mark.parametrize("kw, message", [
     (dict(K=0, mu=0), "K: expected an integer >= 1, got 0"),        # K first
+    (dict(K=2, lr=0.0), "lr: expected a number > 0.0, got 0.0"),
     (dict(K=2, eps=0.0), "eps: expected a number > 0.0, got 0.0"),
     (dict(K=2, eps=-0.5), "eps: expected a number > 0.0, got -0.5"),
     (dict(K=2, eps=1.5), "eps: expected a number <= 1.0, got 1.5"),
@@ -192,6 +193,7 @@ class _CountingGrader:
     (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0.0, got 0.0"),
     (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0.0, got -0.5"),
     (dict(K=2, beta=-0.1), "beta: expected a number >= 0.0, got -0.1"),
+    (dict(K=2, adv_eps=-1.0), "adv_eps: expected a number >= 0.0, got -1.0"),
     (dict(K=2, ddof=-1), "ddof: expected an integer >= 0, got -1"),
     (dict(K=2, ddof=2), "ddof: expected an integer <= 1, got 2"),
     (dict(K=1, baseline="loo"), "baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the "
@@ -227,6 +229,10 @@ def test_grpo_step_bad_objects_exact_messages():
         with pytest.raises(TypeError) as e:
             grpo_step(*args, rng, 2)
         assert str(e.value) == message
+    with pytest.raises(TypeError) as e:
+        grpo_step(pol, rp, _mdp(), _grader, 0, 2)
+    assert str(e.value) == ("rng: expected a numpy.random.Generator (np.random.default_rng(seed)), "
+                            "got int 0")
 
 
 def test_grpo_step_overflowing_update_exact_message_and_silent():
@@ -348,3 +354,18 @@ def test_clip_fraction_with_one_real_token():
     # rho = 1.1 inside the clip range: not clipped
     logp = np.array([[np.log(1.1), 0.0]])
     assert clip_fraction(logp, np.zeros((1, 2)), [1.0], np.array([[1.0, 0.0]])) == 0.0
+
+
+def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
+    # a -inf logit is a zero-probability token: never sampled, its gradient entry is 0, so the
+    # update leaves it at -inf (no inf - inf) and every finite entry finite
+    theta, ref = _tables()
+    theta[::2, 2] = -np.inf
+    pol = TabularPolicy(theta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grpo_step(pol, TabularPolicy(ref), _mdp(), _grader, np.random.default_rng(3), K=4, mu=3,
+                  lr=2.0, beta=0.5)
+    assert np.array_equal(np.isneginf(pol.theta), np.isneginf(theta))
+    assert np.isfinite(pol.theta[np.isfinite(theta)]).all()
+    assert not np.array_equal(pol.theta, theta)
