@@ -170,7 +170,9 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
         fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
-        with np.errstate(over="ignore", invalid="ignore"):
+        # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
+        # theta is -inf (a zero-probability token is never sampled, and a -inf logp is rejected)
+        with np.errstate(over="ignore"):
             new = policy.theta - lr * dtheta              # gradient descent on the loss
         finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
         policy.theta[...] = new
