@@ -43,7 +43,8 @@ The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one def
 
 import numpy as np
 
-from minirl_lm.checks import choice, float_array, float_scalar, mask_array, same_shape
+from minirl_lm.checks import (choice, finite_result, float_array, float_scalar, mask_array,
+                              same_shape)
 from minirl_lm.reinforce import AGGS, token_weights
 
 
@@ -71,8 +72,8 @@ def _branches(logp, logp_old, A, mask, eps, eps_high):
     """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
     where A = 0 (no 0 * inf), rho = inf where it overflows."""
     real = mask > 0                                            # (B, T)
-    u = np.subtract(logp, logp_old, out=np.zeros_like(logp), where=real)  # (B, T) 0 at padding
     with np.errstate(over="ignore"):                           # overflow to inf is handled
+        u = np.where(real, logp - logp_old, 0.0)               # (B, T) 0 at padding
         rho = np.exp(u)                                        # (B, T) rho_t; inf if u > ~709.78
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
         surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T) clipped
@@ -104,20 +105,23 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
-    loss = -(w * f).sum()
+    with np.errstate(over="ignore"):                           # a sum beyond float64: below
+        loss = -(w * f).sum()
     # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
     unclipped = surr1 <= surr2                                 # (B, T)
     df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
-    if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
-        bad = (~np.isfinite(f) | ~np.isfinite(df_dlogp)) & (mask > 0)      # (B, T)
-        b, t = (int(i[0]) for i in np.nonzero(bad)) if bad.any() else (0, 0)
+    bad = (~np.isfinite(f) | ~np.isfinite(df_dlogp)) & (mask > 0)          # (B, T)
+    if bad.any():
+        b, t = (int(i[0]) for i in np.nonzero(bad))
         raise ValueError(
             f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t] - logp_old[b, t])} with A = "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
             f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
             f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
             f"minimum)")
+    # every token is finite (and so is the gradient, w <= 1); only their weighted sum can overflow
+    finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
     return float(loss), dloss_dlogp
 
 

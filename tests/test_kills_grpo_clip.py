@@ -322,20 +322,31 @@ def test_overflow_message_names_the_offending_token():
         "overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the minimum)")
 
 
-def test_overflowing_sum_with_finite_tokens_is_rejected_at_the_first_token():
-    # every token finite (rho = 1, A = 1.7e308, w = 1/B = 0.5, w f = 8.5e307), but the sum of
-    # four of them overflows: the loss is -inf while the gradient is finite. No token is to
-    # blame; the message points at [0, 0].
+def test_overflowing_sum_with_finite_tokens_is_rejected_naming_the_advantages():
+    # every token finite (rho = 1, A = 1.7e308, w = 1 under seq_sum, w f = 1.7e308), but the
+    # sum of four of them overflows: the loss would be -inf while every token and the gradient
+    # are finite. No token is to blame: the message names the advantages, and nothing warns.
     adv = np.full((2, 2), 1.7e308)
-    with np.errstate(over="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
             clipped_surrogate(np.zeros((2, 2)), np.zeros((2, 2)), adv, np.ones((2, 2)),
                               agg="seq_sum")
     assert str(e.value) == (
-        "logp: expected logp - logp_old small enough that the surrogate is finite; at [0, 0] "
-        "logp - logp_old = 0.0 with A = 1.7e+308 gives rho A = 1.7e+308 (rho = exp(logp - "
-        "logp_old) overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-        "minimum)")
+        "adv: expected a value for which the weighted sum of the surrogate over tokens is finite "
+        "in float64, got one that makes it inf (overflow)")
+
+
+def test_huge_finite_log_probs_overflow_silently_into_the_token_message():
+    # logp - logp_old = 1.7e308 - (-1.7e308) overflows to +inf: rho = inf, with A = -1 the
+    # unclipped branch is -inf: the per-token message, and no RuntimeWarning on the way
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:
+            clipped_surrogate([[1.7e308]], [[-1.7e308]], [-1.0], [[1.0]])
+    assert str(e.value).startswith("logp: expected logp - logp_old small enough that the "
+                                   "surrogate is finite; at [0, 0] logp - logp_old = inf with "
+                                   "A = -1.0 gives rho A = -inf")
 
 
 # ---------------------------------------------------------------- clip_fraction edge cases
