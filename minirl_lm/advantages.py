@@ -127,7 +127,8 @@ def standardized(rewards, eps=1e-8, ddof=0):
     std = np.sqrt(ss / dof)                                    # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
     # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
-    if ss.min() < 1e-290 and (tiny := (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)).any():
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if tiny.any():
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)      # (N, 1)
         cs = c / s                                             # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
@@ -198,7 +199,7 @@ def broadcast(adv, mask):
     if a.ndim not in (1, 2):
         raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
     if a.ndim == 2:
-        a = a.reshape(-1)
+        a = a.ravel()
     if a.shape != (mask.shape[0],):
         raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
                          f"got shape {np.shape(adv)}")
@@ -381,12 +382,11 @@ def batch_std(rewards, eps=1e-8, ddof=0):
     eps = float_scalar(eps, "eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
-    flat = r.reshape(-1)
-    dev = flat - flat.mean()                                   # flat.size >= 1 (_rewards)
-    if flat.max() == flat.min():
-        dev = np.zeros_like(flat)
-    s = np.abs(dev).max()                                      # scale: dev*dev cannot overflow
-    # s > 0: two rewards differ, so flat.size >= 2 > ddof
-    std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof)) if s > 0 else 0.0
-    denom = std + eps
-    return c / denom if denom > 0 else np.zeros_like(c)        # eq. (pg_batch_std)
+    flat = r.ravel()
+    if flat.max() == flat.min():                               # every reward equal: c == 0
+        return np.zeros_like(c)
+    dev = flat - flat.mean()                                   # two rewards differ: some dev != 0
+    s = np.abs(dev).max()                                      # scale > 0: dev*dev cannot overflow
+    # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
+    std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
+    return c / (std + eps)                                     # eq. (pg_batch_std)

@@ -111,7 +111,8 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     unclipped = surr1 <= surr2                                 # (B, T)
     df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
-    bad = (~np.isfinite(f) | ~np.isfinite(df_dlogp)) & (mask > 0)          # (B, T)
+    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
+    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
     if bad.any():
         b, t = (int(i[0]) for i in np.nonzero(bad))
         raise ValueError(
@@ -144,6 +145,6 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
                                                     "token_mean")
     _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    clipped = (surr2 < surr1) & (mask > 0)                     # (B, T)
+    clipped = surr2 < surr1                                    # (B, T); at padding rho = 1: never
     n = mask.sum()
     return float(clipped.sum() / n) if n > 0 else 0.0

@@ -173,16 +173,13 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
 def _dpo_terms(h, beta, variant, ls, w):
     """(loss, dloss/dseq_c (P,)) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
     z = beta * h                                    # (P,) implicit reward margin
-    if variant == "dpo":
-        l = np.logaddexp(0.0, -z)                   # eq. (dpo): -log sigma(z)
-        dh = beta * -_sigmoid(-z)                   # dl/dz = -sigma(-z); dz/dh = beta
-    elif variant == "ipo":
+    if variant == "ipo":
         e = h - 1.0 / (2.0 * beta)                  # eq. (ipo): regress h onto 1/(2 beta)
         l = e * e
         dh = 2.0 * e                                # dl/dh = 2 (h - 1/(2 beta))
-    else:
-        l = (1 - ls) * np.logaddexp(0.0, -z)        # eq. (cdpo); at ls = 0 exactly DPO, and
-        dl = -(1 - ls) * _sigmoid(-z)               # the flipped term is skipped (0 * inf)
+    else:                                           # "dpo" is "conservative" at ls = 0
+        l = (1 - ls) * np.logaddexp(0.0, -z)        # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
+        dl = -(1 - ls) * _sigmoid(-z)               # dl/dz; the flipped term is skipped (0 * inf)
         if ls > 0:
             l = l + ls * np.logaddexp(0.0, z)
             dl = dl + ls * _sigmoid(z)

@@ -149,7 +149,7 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
     diagnostics."""
     ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
     rewards = mdp.score(grader, ro)                       # (B,)
-    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).reshape(-1)  # (B,)
+    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
     A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
     logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference

@@ -238,7 +238,8 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
         raise ValueError("theta_ref: expected a finite logit wherever theta has one "
                          "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
     with np.errstate(over="ignore", invalid="ignore"):
-        diff = np.where(supp, logpi - np.where(supp, logpi_ref, 0.0), 0.0)   # (S, V)
+        diff = np.zeros_like(logpi)                            # (S, V), 0 off the support
+        diff[supp] = logpi[supp] - logpi_ref[supp]
         kl = (pi * diff).sum(axis=1, keepdims=True)            # (S, 1) KL_s
         g = d[:, None] * pi * (diff - kl)                      # (S, V) pi (log pi - log pi_ref - KL)
     # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]

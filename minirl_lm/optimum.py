@@ -71,12 +71,14 @@ def _tilt(pi_ref, q, beta):
     support = pi_ref > 0                                          # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
     # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
-    # (the tree). Never log 0: log 1 off the support, and the sum below is >= 1 (its largest term
-    # is exp(0)) or NaN.
+    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
+    # (its largest term is exp(0)) or NaN.
     with np.errstate(over="ignore", invalid="ignore"):
         # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
         # where an off-support reward exceeds m and overflows (q - m) / beta
-        a = np.where(support, np.log(np.where(support, pi_ref, 1.0)) + (q - m) / beta, -np.inf)
+        t = np.broadcast_to((q - m) / beta, support.shape)     # (.., Y)
+        a = np.full(support.shape, -np.inf)
+        a[support] = np.log(pi_ref[support]) + t[support]
         a_max = a.max(axis=-1, keepdims=True)                      # (.., 1), 0 or log pi_ref: finite
         log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
         v = m + beta * log_z                                      # eq. (kl_optimum): beta log Z

@@ -226,7 +226,7 @@ def test_shapes_and_values_are_checked():
     logp_old, logp_mu, adv, mask = batch(np.random.default_rng(11))
     with pytest.raises(ValueError, match="^logp_mu: expected the shape"):
         is_weights(logp_old, logp_mu[:, :-1], mask)
-    with pytest.raises(ValueError, match=r"^adv: expected shape \(12\)"):
+    with pytest.raises(ValueError, match=r"^adv: expected shape \(12,\), got \(11,\)$"):
         off_policy_sequence_mask(logp_old, logp_mu, adv[:-1], mask, 0.1)
     with pytest.raises(ValueError, match="^delta: expected a number >= 0"):
         off_policy_sequence_mask(logp_old, logp_mu, adv, mask, -0.1)
