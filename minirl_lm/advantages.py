@@ -306,7 +306,7 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
             advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
-    c = centred(rewards).reshape(-1)                           # (B,) eq. (pg_centred)
+    c = centred(rewards).ravel()                               # (B,) eq. (pg_centred)
     mask = _check_mask_rows(mask, c.shape[0])
     eps = float_scalar(eps, "eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)

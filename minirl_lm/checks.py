@@ -70,8 +70,9 @@ def mask_array(x, name, shape=None):
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if (np.diff(arr, axis=1) > 0).any():                       # empty at T = 1: no rise
-        row = int(np.nonzero((np.diff(arr, axis=1) > 0).any(axis=1))[0][0])
+    rises = arr[:, 1:] > arr[:, :-1]                           # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(f"{name}: expected right padding (1s then 0s in each row), "
                          f"row {row} is {arr[row].astype(int).tolist()}")
     return arr

@@ -265,3 +265,17 @@ def test_log_ratio_is_exactly_zero_at_padding_whatever_is_there():
     for est in ("k1", "k2", "k3"):
         k, dk = kl.kl_per_token(lp, ref, [[1.0, 0.0, 0.0]], est)
         assert (k[0, 1:] == 0).all() and (dk[0, 1:] == 0).all()
+
+
+def test_clipped_surrogate_ignores_whatever_sits_at_padding():
+    # padding holds huge log-probs and a huge negative advantage: rho is 1 there by definition,
+    # so the clipped branch is A, weighted 0; nothing may leak into the loss, gradient or fraction
+    logp, old, mask = [[-0.5, 300.0]], [[-0.7, -300.0]], [[1.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = clip.clipped_surrogate(logp, old, [[2.0, -1e308]], mask)
+        frac = clip.clip_fraction(logp, old, [[2.0, -1e308]], mask)
+    want = clip.clipped_surrogate([[-0.5, 0.0]], [[-0.7, 0.0]], [[2.0, 0.0]], mask)
+    # rho = exp(0.2) = 1.2214 > 1.2 with A = 2 > 0: clipped, f = 1.2 * 2 = 2.4, gradient 0
+    assert got[0] == want[0] == -2.4 and np.array_equal(got[1], want[1])
+    assert (got[1] == 0).all() and frac == 1.0
