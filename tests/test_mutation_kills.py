@@ -279,3 +279,14 @@ def test_clipped_surrogate_ignores_whatever_sits_at_padding():
     # rho = exp(0.2) = 1.2214 > 1.2 with A = 2 > 0: clipped, f = 1.2 * 2 = 2.4, gradient 0
     assert got[0] == want[0] == -2.4 and np.array_equal(got[1], want[1])
     assert (got[1] == 0).all() and frac == 1.0
+
+
+def test_a_one_after_a_zero_anywhere_in_a_row_is_left_padding():
+    from minirl_lm.checks import mask_array
+    for m, row in (([[1.0, 0.0, 1.0]], 0), ([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]], 1),
+                   ([[0.0, 1.0]], 0)):
+        with pytest.raises(ValueError) as e:
+            mask_array(m, "mask")
+        assert str(e.value) == ("mask: expected right padding (1s then 0s in each row), "
+                                f"row {row} is {[int(v) for v in m[row]]}")
+    assert mask_array([[1.0], [0.0]], "mask").shape == (2, 1)          # T = 1: nothing can rise
