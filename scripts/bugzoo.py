@@ -42,7 +42,8 @@ MUTANTS = (
            "clip fraction counts every ratio outside [1-eps, 1+eps], whatever the sign of A",
            "minirl_lm/clip.py",
            (("    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
-             "    clipped = (surr2 < surr1) & (mask > 0)",
+             "    clipped = surr2 < surr1                                    "
+             "# (B, T); at padding rho = 1: never",
              "    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
              "    clipped = ((rho < 1.0 - eps) | (rho > 1.0 + eps_high)) & (mask > 0)"),),
            ("tests/test_clip.py",)),
