@@ -280,9 +280,10 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     G = np.zeros_like(r)                                       # (B, T) returns to go
     acc = np.zeros(r.shape[0])                                 # (B,)
-    for t in range(r.shape[1] - 1, -1, -1):
-        acc = (r[:, t] + gamma * acc) * mask[:, t]             # eq. (rpp): G_t = r_t + gamma G_{t+1}
-        G[:, t] = acc
+    with np.errstate(over="ignore"):                           # an inf return is rejected below
+        for t in range(r.shape[1] - 1, -1, -1):
+            acc = (r[:, t] + gamma * acc) * mask[:, t]         # eq. (rpp): G_t = r_t + gamma G_{t+1}
+            G[:, t] = acc
     if not np.isfinite(G).all():
         raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
     return _whiten_tokens(G, mask, eps, ddof)

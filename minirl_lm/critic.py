@@ -255,9 +255,10 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     G = float_array(returns, "returns", shape=mask.shape)
     clip = float_scalar(clip, "clip", low=0.0, low_open=True)
     M = max(mask.sum(), 1.0)
-    v_clip = np.clip(v, v_old - clip, v_old + clip)              # (B, T)
-    l1 = (v - G) ** 2                                             # (B, T) unclipped
-    l2 = (v_clip - G) ** 2                                        # (B, T) clipped
+    with np.errstate(over="ignore"):                              # an inf error is rejected below
+        v_clip = np.clip(v, v_old - clip, v_old + clip)          # (B, T); a bound may be +-inf
+        l1 = (v - G) ** 2                                         # (B, T) unclipped
+        l2 = (v_clip - G) ** 2                                    # (B, T) clipped
     if not (np.isfinite(l1).all() and np.isfinite(l2).all()):
         raise ValueError("vpreds: the squared value error overflows float64")
     loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M            # eq. (value_clip)

@@ -290,3 +290,19 @@ def test_a_one_after_a_zero_anywhere_in_a_row_is_left_padding():
         assert str(e.value) == ("mask: expected right padding (1s then 0s in each row), "
                                 f"row {row} is {[int(v) for v in m[row]]}")
     assert mask_array([[1.0], [0.0]], "mask").shape == (2, 1)          # T = 1: nothing can rise
+
+
+def test_overflowing_returns_and_value_errors_raise_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:                       # 1e308 + 1e308 = inf
+            A.reinforce_pp([[1e308, 1e308]], np.ones((1, 2)))
+        assert str(e.value) == ("token_rewards: the returns to go overflow float64; "
+                                "rescale the rewards")
+        with pytest.raises(ValueError) as e:                       # (1e200)^2 = inf
+            critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
+        assert str(e.value) == "vpreds: the squared value error overflows float64"
+        # the lower bound v_old - clip = -1e308 - 1e308 overflows to -inf: harmless, v = 0 is
+        # inside [-inf, 0], both errors are 0
+        loss, d = critic.clipped_value_loss([[0.0]], [[-1e308]], [[0.0]], [[1.0]], 1e308)
+    assert loss == 0.0 and np.array_equal(d, [[0.0]])
