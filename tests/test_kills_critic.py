@@ -7,33 +7,13 @@ averaged over exactly one real token, and `fit_values`'s defaults (`lr=0.5`, `ta
 against hand-computed steps that another value changes.
 """
 
-import warnings
-
 import numpy as np
 import pytest
 
 from minirl_lm.critic import (clipped_value_loss, fit_values, gae, monte_carlo_returns,
                               per_token_rewards, td_errors, value_loss)
 
-
-def _overflow(name, what, kind="inf"):
-    return (f"{name}: expected a value for which {what} is finite in float64, "
-            f"got one that makes it {kind} (overflow)")
-
-
-def _raises_silently(call, exc=ValueError):
-    """The error `call` raises with every warning turned into an error (so none escapes)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(exc) as e:
-            call()
-    return str(e.value)
-
-
-def _silently(call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return call()
+from quiet import overflow as _overflow, raises as _raises, silent as _silently
 
 
 # ---------------------------------------------------------------- overflow: one input per call site
@@ -92,14 +72,14 @@ OVERFLOW = [
 
 @pytest.mark.parametrize("label, call, message", OVERFLOW, ids=[o[0] for o in OVERFLOW])
 def test_overflow_raises_the_exact_message_and_no_warning(label, call, message):
-    assert _raises_silently(call) == message
+    assert _raises(ValueError, call) == message
 
 
 def test_value_loss_overflow_at_a_padding_entry_is_a_nan_named_silently():
     # the real token: err = 1e308 - 1e308 = 0; the padding token: V - target = 1e308 + 1e308
     # overflows to inf, times mask 0 gives NaN (an invalid operation), and the loss is NaN
     call = lambda: value_loss([1e308], [[0, 0]], [[1e308, -1e308]], [[1.0, 0.0]])
-    assert _raises_silently(call) == _overflow("targets", "the squared error (V(s) - target)^2",
+    assert _raises(ValueError, call) == _overflow("targets", "the squared error (V(s) - target)^2",
                                                "NaN")
 
 
@@ -133,7 +113,7 @@ BAD = [
 
 @pytest.mark.parametrize("label, call, message", BAD, ids=[b[0] for b in BAD])
 def test_bad_argument_raises_the_exact_message(label, call, message):
-    assert _raises_silently(call) == message
+    assert _raises(ValueError, call) == message
 
 
 # ---------------------------------------------------------------- per-token rewards at padding

@@ -8,32 +8,13 @@ and of `bt_sample_preferences`' prompt distribution, the lower bounds of `n_pair
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 
 from minirl_lm import dpo, reinforce
 
-
-def _overflow(name, what, kind):
-    return (f"{name}: expected a value for which {what} is finite in float64, "
-            f"got one that makes it {kind} (overflow)")
-
-
-def _raises_silently(exc, call):
-    """The message of the error `call()` raises, with every warning turned into an error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(exc) as e:
-            call()
-    return str(e.value)
-
-
-def _silently(call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return call()
+from quiet import overflow as _overflow, raises as _raises_silently, silent as _silently
 
 
 # ---------------------------------------------------------------- bradley_terry_loss

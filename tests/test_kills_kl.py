@@ -8,33 +8,13 @@ padding garbage, its default aggregation, the branch point of k3's series at `|u
 series' last coefficient at the last bit, and the tolerances and row-sum preview of `exact_kl`.
 """
 
-import warnings
 from decimal import Decimal, localcontext
 
 import numpy as np
-import pytest
 
 from minirl_lm import kl
 
-
-def _raises(exc, call):
-    """The message of the error `call()` raises, with every warning turned into an error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(exc) as e:
-            call()
-    return str(e.value)
-
-
-def _silent(call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return call()
-
-
-def _overflow(name, what, kind="inf"):
-    return (f"{name}: expected a value for which {what} is finite in float64, "
-            f"got one that makes it {kind} (overflow)")
+from quiet import overflow as _overflow, raises as _raises, silent as _silent
 
 
 ONE = [[1.0]]

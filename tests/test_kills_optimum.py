@@ -9,7 +9,6 @@ that the tree optimum computes in float64 whatever the dtype of pi_ref.
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -18,29 +17,12 @@ from minirl_lm.mdp import TokenMDP
 from minirl_lm.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
                                optimal_value, soft_values, tilted_optimum, tilted_optimum_tree)
 
+from quiet import overflow as _overflow, raises as _raises, silent as _silent
+
 MAX = np.finfo(np.float64).max          # 1.7976931348623157e308
 P = np.full((2, 3), 1 / 3)
 Z = np.zeros((2, 3))
 ZERO = lambda x, y: 0.0                 # a grader
-
-
-def _silent(call):
-    """Run ``call`` turning every warning into an error: the function must not warn."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return call()
-
-
-def _raises(exc, call):
-    """The message of the ``exc`` that ``call`` raises, with every warning an error."""
-    with pytest.raises(exc) as e:
-        _silent(call)
-    return str(e.value)
-
-
-def _overflow(name, what, kind):
-    return (f"{name}: expected a value for which {what} is finite in float64, "
-            f"got one that makes it {kind} (overflow)")
 
 
 # ---------------------------------------------------------------- argument checks

@@ -1,0 +1,29 @@
+"""Helpers for tests that a call stays silent: every warning turned into an error while it runs.
+
+The library never warns (an overflow is a ValueError naming the argument that drove it), so
+these run a call with `warnings.simplefilter("error")` and return its result or its message.
+"""
+
+import warnings
+
+import pytest
+
+
+def silent(call):
+    """The result of `call()`, with every warning an error (so none escapes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return call()
+
+
+def raises(exc, call):
+    """The message of the `exc` that `call()` raises, with every warning an error."""
+    with pytest.raises(exc) as e:
+        silent(call)
+    return str(e.value)
+
+
+def overflow(name, what, kind="inf"):
+    """The text of `checks.finite_result`'s error: `what` came out `kind` ("inf" or "NaN")."""
+    return (f"{name}: expected a value for which {what} is finite in float64, "
+            f"got one that makes it {kind} (overflow)")
