@@ -39,14 +39,14 @@ import math
 
 import numpy as np
 
-from minirl_lm.advantages import (batch_std, centred, leave_one_out, no_baseline, opo,
+from minirl_lm.pg.advantages import (batch_std, centred, leave_one_out, no_baseline, opo,
                                   reinforce_pp, reinforce_pp_baseline, remax, standardized)
-from minirl_lm.entropy import entropy_bonus, entropy_grad_table
-from minirl_lm.kl import kl_penalty, kl_penalty_is, kl_penalty_straight_through
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.policy import TabularPolicy, log_softmax_table
-from minirl_lm.reinforce import reinforce_loss
-from minirl_lm.shaping import filter_groups, mask_truncated, overlong_penalty
+from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table
+from minirl_lm.pg.kl import kl_penalty, kl_penalty_is, kl_penalty_straight_through
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy, log_softmax_table
+from minirl_lm.pg.reinforce import reinforce_loss
+from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
 
 BETA, C_ENT = 0.5, 0.2                     # KL coefficient; entropy coefficient (entropy rows)
 OVERLONG = dict(buffer_len=1, penalty_factor=0.5)

@@ -5,7 +5,7 @@ unembedding W (V, d), forward and backward (dh, dW), by three methods:
 
   NumPy materialized   the (N, V) logits, their softmax in place, G, then G W and G^T h
   PyTorch naive        logits, log_softmax, gather, autograd backward (only if torch imports)
-  ours chunk=c         minirl_lm.bigvocab.chunked_loss_grad at two chunk sizes
+  ours chunk=c         minirl_lm.scale.bigvocab.chunked_loss_grad at two chunk sizes
 
 Each method runs in a fresh subprocess on one thread (OMP/OpenBLAS/MKL/Numba thread variables set
 to 1), after a warm-up on tiny inputs (JIT, PyTorch start-up). Peak = the process's peak resident
@@ -77,7 +77,7 @@ def torch_naive(h, W, y, A):
 
 
 def ours(h, W, y, A, chunk):
-    from minirl_lm.bigvocab import chunked_loss_grad
+    from minirl_lm.scale.bigvocab import chunked_loss_grad
 
     def loss_fn(logp, rows):                    # per token: l_n = -A_n logp_n, g_n = -A_n
         return -(A[rows] @ logp), -A[rows]
@@ -86,7 +86,7 @@ def ours(h, W, y, A, chunk):
 
 def products_chunked(h, W, chunk):
     """The three products of ``ours`` at the same chunk size, without the row kernels."""
-    from minirl_lm.bigvocab import _add_outer, _VBLOCK
+    from minirl_lm.scale.bigvocab import _add_outer, _VBLOCK
     (N, d), V = h.shape, W.shape[0]
     z = np.empty((min(chunk, N), V), h.dtype)
     dh, dW = np.empty_like(h), np.empty_like(W)

@@ -17,7 +17,7 @@ Sections:
   tabular    the policy's case, logits = theta[states]: per-state kernels (one softmax per visited
              state), per-token kernels, NumPy naive (theta[states] materialized, np.add.at),
              NumPy per state (np.unique + one softmax per visited state), PyTorch autograd.
-  adv        group advantages on rewards (N, K): kernel, NumPy naive, minirl_lm.advantages.
+  adv        group advantages on rewards (N, K): kernel, NumPy naive, minirl_lm.pg.advantages.
   e2e        one grpo_step on a multi-token task (with the share spent in the kernels), and the
              wall time of `python examples/k_sweep.py` in a subprocess.
   jit        compile time with a cold cache (fresh NUMBA_CACHE_DIR, subprocess) and the first call
@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.advantages import centred, leave_one_out, standardized
+from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402
@@ -485,9 +485,9 @@ def run_adv(args, rng):
 # ---------------------------------------------------------------- end to end
 
 def run_e2e(args, rng):
-    from minirl_lm.grpo import grpo_step
-    from minirl_lm.mdp import TokenMDP
-    from minirl_lm.policy import TabularPolicy
+    from minirl_lm.pg.grpo import grpo_step
+    from minirl_lm.core.mdp import TokenMDP
+    from minirl_lm.core.policy import TabularPolicy
 
     # a multi-token task: N prompts, V tokens (0 is EOS), answers of 3 tokens; lazy state ids
     N, V, max_len, K = (8, 64, 6, 16) if args.quick else (32, 256, 8, 32)

@@ -12,7 +12,7 @@ Exact means computed, not sampled: expectations are sums over every outcome (the
 of a bandit, every response of a small token MDP, every (world, trajectory) pair of the
 calculator, every batch of two groups of K = 4 Bernoulli draws), or values on fixed inputs. The seed draws the policy
 tables only. Each measurement also returns an `effect`, a number that is exactly 0 when the
-module under test computes what the real code computes (tests/test_bug_effects.py runs every
+module under test computes what the real code computes (tests/examples/test_bug_effects.py runs every
 measurement on the unmutated source too and asserts exactly 0 there).
 
     $ python examples/bug_effects.py
@@ -31,21 +31,35 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
 
-from minirl_lm import advantages, clip, critic, grpo, kl, multiturn, multiturn_values  # noqa: E402
-from minirl_lm import offpolicy, preferences, seqclip  # noqa: E402
-from minirl_lm.calculator import calculator, calculator_reference  # noqa: E402
-from minirl_lm.mdp import TokenMDP  # noqa: E402
-from minirl_lm.optimum import tilted_optimum  # noqa: E402
+from minirl_lm.pg import advantages  # noqa: E402
+
+from minirl_lm.pg import clip
+
+from minirl_lm.values import critic
+
+from minirl_lm.pg import grpo
+
+from minirl_lm.pg import kl
+
+from minirl_lm.multiturn import env as multiturn
+
+from minirl_lm.multiturn import values as multiturn_values
+from minirl_lm.pg import offpolicy  # noqa: E402
+from minirl_lm.direct import preferences
+from minirl_lm.pg import seqclip
+from minirl_lm.multiturn.calculator import calculator, calculator_reference  # noqa: E402
+from minirl_lm.core.mdp import TokenMDP  # noqa: E402
+from minirl_lm.values.optimum import tilted_optimum  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("multi_turn_example", ROOT / "examples" / "multi_turn.py")
 _mt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mt)
 row_grads, conditional_mean = _mt.row_grads, _mt.conditional_mean   # (B, S*V) scores, E[x | key]
 
-REAL = {"minirl_lm/clip.py": clip, "minirl_lm/advantages.py": advantages, "minirl_lm/kl.py": kl,
-        "minirl_lm/grpo.py": grpo, "minirl_lm/critic.py": critic, "minirl_lm/seqclip.py": seqclip,
-        "minirl_lm/offpolicy.py": offpolicy, "minirl_lm/preferences.py": preferences,
-        "minirl_lm/multiturn_values.py": multiturn_values, "minirl_lm/multiturn.py": multiturn}
+REAL = {"minirl_lm/pg/clip.py": clip, "minirl_lm/pg/advantages.py": advantages, "minirl_lm/pg/kl.py": kl,
+        "minirl_lm/pg/grpo.py": grpo, "minirl_lm/values/critic.py": critic, "minirl_lm/pg/seqclip.py": seqclip,
+        "minirl_lm/pg/offpolicy.py": offpolicy, "minirl_lm/direct/preferences.py": preferences,
+        "minirl_lm/multiturn/values.py": multiturn_values, "minirl_lm/multiturn/env.py": multiturn}
 
 
 # ---- the mutated module, in memory ---------------------------------------------------------------

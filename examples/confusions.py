@@ -18,12 +18,12 @@ import argparse
 
 import numpy as np
 
-from minirl_lm.advantages import centred, leave_one_out, no_baseline, standardized
-from minirl_lm.clip import clipped_surrogate
-from minirl_lm.grpo import grpo_step
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.policy import TabularPolicy
-from minirl_lm.reinforce import token_weights
+from minirl_lm.pg.advantages import centred, leave_one_out, no_baseline, standardized
+from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.grpo import grpo_step
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg.reinforce import token_weights
 
 
 # --8<-- [start:loss_zero]

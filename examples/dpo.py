@@ -33,10 +33,10 @@ import sys
 
 import numpy as np
 
-from minirl_lm.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
-from minirl_lm.kl import exact_kl
-from minirl_lm.optimum import tilted_optimum
-from minirl_lm.policy import TabularPolicy, softmax_table
+from minirl_lm.direct.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
+from minirl_lm.pg.kl import exact_kl
+from minirl_lm.values.optimum import tilted_optimum
+from minirl_lm.core.policy import TabularPolicy, softmax_table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402

@@ -44,8 +44,8 @@ import math
 
 import numpy as np
 
-from minirl_lm.advantages import centred, leave_one_out, standardized
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.pg.advantages import centred, leave_one_out, standardized
+from minirl_lm.core.policy import TabularPolicy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, plot_path, reals, seed  # noqa: E402

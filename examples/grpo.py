@@ -7,7 +7,7 @@ starts to fire. The KL to the frozen reference is a separate k3 term in the loss
 Everything is measured exactly on the prefix tree (all responses enumerated): the success of a
 sampled response, the KL(pi || pi_ref) of whole responses, and at the end the distance to the
 tilted optimum pi* of the same beta (the maximizer of E R - beta KL(pi || pi_ref), computed by
-backward induction in minirl_lm/optimum.py) and to pi_rev, where k3 in the loss actually pulls:
+backward induction in minirl_lm/values/optimum.py) and to pi_rev, where k3 in the loss actually pulls:
 the stationary point of E R - beta KL(pi_ref || pi) state by state (reverse_kl_fixed_point_tree).
 
 The second table trains the same task once per loss aggregation (seq_sum, token_mean,
@@ -27,11 +27,11 @@ import sys
 
 import numpy as np
 
-from minirl_lm.grpo import grpo_step
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.optimum import tilted_optimum_tree
-from minirl_lm.policy import TabularPolicy
-from minirl_lm.reinforce import AGGS
+from minirl_lm.pg.grpo import grpo_step
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.values.optimum import tilted_optimum_tree
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg.reinforce import AGGS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402

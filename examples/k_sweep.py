@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file

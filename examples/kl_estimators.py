@@ -42,10 +42,10 @@ import math
 
 import numpy as np
 
-from minirl_lm.kl import (exact_kl, exact_kl_grad_theta, exact_reverse_kl_grad_theta,
+from minirl_lm.pg.kl import (exact_kl, exact_kl_grad_theta, exact_reverse_kl_grad_theta,
                           kl_in_reward, kl_per_token)
-from minirl_lm.optimum import kl_objective, tilted_optimum
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.values.optimum import kl_objective, tilted_optimum
+from minirl_lm.core.policy import TabularPolicy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, plot_path, real, reals, seed  # noqa: E402

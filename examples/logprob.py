@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.logprob import log_softmax, masked_mean, masked_sum, token_logp
+from minirl_lm.core.logprob import log_softmax, masked_mean, masked_sum, token_logp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import seed  # noqa: E402
@@ -53,7 +53,7 @@ def main(argv=None):
 
     # the library's primitive: logp is exactly 0.0 at padding, seq_logp its masked sum
     logp, seq_logp = token_logp(logits, response, mask)
-    print("\nminirl_lm.logprob.token_logp (0.0 at padding):")
+    print("\nminirl_lm.core.logprob.token_logp (0.0 at padding):")
     print(logp)
     diff = np.abs(seq_logp - masked_sum(token_logps, mask)).max()
     print(f"max |seq_logp - masked sum of token log-probs| = {diff:.1e}")

@@ -16,8 +16,8 @@ import sys
 
 import numpy as np
 
-from minirl_lm.optimum import exploit_threshold, tilted_optimum
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.values.optimum import exploit_threshold, tilted_optimum
+from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file

@@ -1,6 +1,6 @@
 """Multi-turn: a noisy calculator closes the loop; every number exact (all trajectories enumerated).
 
-The task (`minirl_lm.calculator`): answer a hidden binary question; the policy may call a
+The task (`minirl_lm.multiturn.calculator`): answer a hidden binary question; the policy may call a
 tool that replies "= d", right with probability q, at a cost per call. After a call the
 environment writes tokens the policy did not choose, so rollouts carry a `mask` (every token) and
 an `action_mask` (the policy's tokens). The program prints one labelled line per measured
@@ -23,15 +23,15 @@ import argparse
 
 import numpy as np
 
-from minirl_lm.advantages import standardized
-from minirl_lm.clip import clipped_surrogate
-from minirl_lm.critic import fit_values, gae, td_errors
-from minirl_lm.grpo import grpo_loss
-from minirl_lm.calculator import CALL, calculator, calculator_reference
-from minirl_lm.multiturn import action_view
-from minirl_lm.multiturn_values import (gae_actions, kl_objective, policy_values,
+from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.values.critic import fit_values, gae, td_errors
+from minirl_lm.pg.grpo import grpo_loss
+from minirl_lm.multiturn.calculator import CALL, calculator, calculator_reference
+from minirl_lm.multiturn.env import action_view
+from minirl_lm.multiturn.values import (gae_actions, kl_objective, policy_values,
                                         returns_actions, soft_optimum, turn_values)
-from minirl_lm.policy import TabularPolicy, softmax_table
+from minirl_lm.core.policy import TabularPolicy, softmax_table
 
 
 # ---- exact tools ---------------------------------------------------------------------------------

@@ -26,13 +26,13 @@ import argparse
 
 import numpy as np
 
-from minirl_lm.advantages import standardized
-from minirl_lm.clip import clip_fraction, clipped_surrogate
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.offpolicy import (ACCUM, accumulation_weights, corrected_pg_loss, is_weights,
+from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.pg.offpolicy import (ACCUM, accumulation_weights, corrected_pg_loss, is_weights,
                                  minibatch_rows, off_policy_sequence_mask, rejection_mask)
-from minirl_lm.policy import TabularPolicy
-from minirl_lm.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
 
 EOS, PROMPTS = 0, ("ab", "b")                 # token 0 is EOS, tokens 1, 2 are "a", "b"
 

@@ -28,11 +28,11 @@ import argparse
 
 import numpy as np
 
-from minirl_lm.dpo import dpo_loss
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.optimum import tilted_optimum_tree
-from minirl_lm.policy import TabularPolicy
-from minirl_lm.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
+from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.values.optimum import tilted_optimum_tree
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
                                    orpo_loss, simpo_loss)
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")

@@ -26,12 +26,12 @@ import sys
 
 import numpy as np
 
-from minirl_lm.clip import clip_fraction, clipped_surrogate
-from minirl_lm.critic import fit_values, gae, monte_carlo_returns, per_token_rewards, td_errors
-from minirl_lm.kl import kl_in_reward
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.policy import TabularPolicy
-from minirl_lm.reinforce import reinforce_loss, sequence_reinforce_loss
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
+from minirl_lm.values.critic import fit_values, gae, monte_carlo_returns, per_token_rewards, td_errors
+from minirl_lm.pg.kl import kl_in_reward
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg.reinforce import reinforce_loss, sequence_reinforce_loss
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
 from _cli import int_at_least, real, seed  # noqa: E402

@@ -38,13 +38,13 @@ import functools
 
 import numpy as np
 
-from minirl_lm.advantages import advantages
+from minirl_lm.pg.advantages import advantages
 import numbers
 
-from minirl_lm.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
+from minirl_lm.core.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
                               real_result)
-from minirl_lm.kl import kl_in_reward
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.pg.kl import kl_in_reward
+from minirl_lm.core.policy import TabularPolicy
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
 ANSWERS = ("4", "12", "64", "81")

@@ -1,18 +1,18 @@
 """Write a self-contained copy of a minirl_lm file: its own code plus the package code it uses.
 
-    python scripts/standalone.py minirl_lm/clip.py -o DIR     # writes DIR/clip.py
+    python scripts/standalone.py minirl_lm/pg/clip.py -o DIR     # writes DIR/clip.py
     python scripts/standalone.py --all -o DIR                 # every file that can stand alone
 
 A copy holds, top to bottom: the file's docstring; its imports reduced to NumPy and the standard
 library; the parts it is assembled from (for GRPO: the advantages, the clipped ratio and the KL
 penalty), each under a comment naming the file it comes from, in the order the file imports them,
 then any module reached only through them (the aggregation weights of `reinforce.py`);
-the file's own code, verbatim; and last the input checks it calls, from `minirl_lm/checks.py`.
+the file's own code, verbatim; and last the input checks it calls, from `minirl_lm/core/checks.py`.
 Only the definitions the file actually reaches are inlined (found by walking the names each
 definition uses), so a copy carries no dead helper. Two parts that define the same private name
 with different code are told apart by suffixing the later one with its module name.
 
-A file that needs more than NumPy (anything reaching `minirl_lm/kernels.py`, which needs Numba)
+A file that needs more than NumPy (anything reaching `minirl_lm/kernels/`, which needs Numba)
 cannot stand alone and is refused. The output is deterministic: the same sources give the same
 bytes. This script uses the standard library only.
 """
@@ -28,7 +28,7 @@ PKG = "minirl_lm"
 ROOT = Path(__file__).resolve().parent.parent
 PKG_DIR = ROOT / PKG
 ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
-SUPPORT = ("checks",)          # inlined after the file's own code: support, not the concept
+SUPPORT = ("core.checks",)     # inlined after the file's own code: support, not the concept
 
 
 class StandaloneError(Exception):
@@ -39,9 +39,9 @@ class Module:
     """One parsed file of the package: its top-level definitions and imports by local name."""
 
     def __init__(self, name, pkg_dir=PKG_DIR):
-        path = pkg_dir / f"{name}.py"
+        path = pkg_dir / f"{_rel(name)}.py"
         if not path.is_file():
-            raise StandaloneError(f"{PKG}/{name}.py: no such file")
+            raise StandaloneError(f"{PKG}/{_rel(name)}.py: no such file")
         self.name, self.path = name, path
         self.source = path.read_text()
         self.lines = self.source.splitlines()
@@ -79,10 +79,11 @@ class Module:
                 self.imports[local] = ("ext", stmt, top)
                 continue
             parts = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
-            if len(parts) != 2:            # `import minirl_lm.x` or `from minirl_lm import x`
-                raise StandaloneError(f"{PKG}/{self.name}.py imports a whole module ({stmt}); "
-                                      f"only `from {PKG}.MODULE import NAME` can be inlined")
-            self.imports[local] = ("pkg", parts[1], a.name)
+            if len(parts) < 2 or (pkg_file(".".join(parts[1:])) is None):
+                # `import minirl_lm.x` or `from minirl_lm.part import module`: a whole module
+                raise StandaloneError(f"{PKG}/{_rel(self.name)}.py imports a whole module ({stmt}); "
+                                      f"only `from {PKG}.PART.MODULE import NAME` can be inlined")
+            self.imports[local] = ("pkg", ".".join(parts[1:]), a.name)
 
     def segment(self, node):
         """The source lines of a top-level node, with its decorators and the comment lines
@@ -98,6 +99,42 @@ class Module:
         for node in ([self.doc] if self.doc else []) + self.import_nodes:
             drop.update(range(node.lineno - 1, node.end_lineno))
         return [l for i, l in enumerate(self.lines) if i not in drop]
+
+
+def _rel(name):
+    """`pg.clip` -> `pg/clip`: a module's path inside the package, without `.py`."""
+    return name.replace(".", "/")
+
+
+def _stem(name):
+    """`pg.clip` -> `clip`: the file name a copy is written under."""
+    return name.rsplit(".", 1)[-1]
+
+
+def pkg_file(name, pkg_dir=PKG_DIR):
+    """The file of the package module `name` (dotted, relative to the package), or None."""
+    path = pkg_dir / f"{_rel(name)}.py"
+    return path if path.is_file() else None
+
+
+def resolve(arg, pkg_dir=PKG_DIR):
+    """The dotted module name of a command-line FILE: `minirl_lm/pg/clip.py`, `pg/clip` or
+    `clip` (a stem that names exactly one file of the package), or None."""
+    p = Path(arg)
+    if p.suffix == ".py":
+        try:
+            rel = p.resolve().relative_to(pkg_dir.resolve()).with_suffix("")
+        except ValueError:
+            return None
+        name = ".".join(rel.parts)
+        return name if pkg_file(name, pkg_dir) and rel.name != "__init__" else None
+    if "/" in arg:
+        name = arg.replace("/", ".")
+        return name if pkg_file(name, pkg_dir) else None
+    hits = [q for q in pkg_dir.rglob(f"{arg}.py") if q.name != "__init__.py"]
+    if len(hits) != 1:
+        return None
+    return ".".join(hits[0].relative_to(pkg_dir).with_suffix("").parts)
 
 
 def _is_docstring(node):
@@ -140,7 +177,10 @@ def _rename(lines, renames):
 
 
 def build(name, pkg_dir=PKG_DIR):
-    """Return the text of the self-contained copy of `minirl_lm/<name>.py`."""
+    """Return the text of the self-contained copy of the package module `name` (dotted,
+    relative to the package: `pg.clip` is `minirl_lm/pg/clip.py`; a file stem such as `clip`
+    names the one module of that stem)."""
+    name = resolve(name, pkg_dir) or name
     modules = {}
 
     def load(m):
@@ -162,7 +202,7 @@ def build(name, pkg_dir=PKG_DIR):
                 if kind[0] == "ext":
                     if kind[2] not in ALLOWED:
                         raise StandaloneError(
-                            f"{PKG}/{name}.py needs `{kind[1]}` (through {PKG}/{mod.name}.py): "
+                            f"{PKG}/{_rel(name)}.py needs `{kind[1]}` (through {PKG}/{_rel(mod.name)}.py): "
                             f"only NumPy and the standard library can be in a standalone copy")
                     ext.add(kind[1])
                 else:
@@ -177,7 +217,7 @@ def build(name, pkg_dir=PKG_DIR):
         if nm not in mod.defs and mod.imports.get(nm, ("",))[0] == "pkg":
             return need(mod, {nm})                 # a name the module itself imports: follow it
         if nm not in mod.defs:
-            raise StandaloneError(f"{PKG}/{mod.name}.py has no top-level `{nm}`")
+            raise StandaloneError(f"{PKG}/{_rel(mod.name)}.py has no top-level `{nm}`")
         if mod.name not in order:
             order.append(mod.name)
         node = mod.defs[nm]
@@ -218,14 +258,14 @@ def build(name, pkg_dir=PKG_DIR):
                 elif seen[nm][1] == _shape(node):
                     skip.add((m, id(node)))          # an identical copy: inline it once
                 else:
-                    renames.setdefault(m, {})[nm] = f"{nm}_{m}"
+                    renames.setdefault(m, {})[nm] = f"{nm}_{_stem(m)}"
 
     # emit
     out = []
     if target.doc:
         out += target.lines[target.doc.lineno - 1:target.doc.end_lineno]
     out += ["",
-            f"# Self-contained copy of {PKG}/{name}.py, generated by scripts/standalone.py.",
+            f"# Self-contained copy of {PKG}/{_rel(name)}.py, generated by scripts/standalone.py.",
             f"# The {PKG} code it uses is inlined below under comments naming its source file;",
             "# it needs NumPy and the Python standard library only.", ""]
     std = sorted(s for s in ext if s.split()[1].split(".")[0] != "numpy")
@@ -234,7 +274,7 @@ def build(name, pkg_dir=PKG_DIR):
 
     def section(m, title):
         mod = modules[m]
-        block = ["", "", f"# {'-' * 94}", f"# {title}: from {PKG}/{m}.py"]
+        block = ["", "", f"# {'-' * 94}", f"# {title}: from {PKG}/{_rel(m)}.py"]
         if mod.doc:
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
@@ -251,7 +291,7 @@ def build(name, pkg_dir=PKG_DIR):
     while own and not own[0].strip():
         own.pop(0)
     if parts or support:
-        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{name}.py itself", f"# {'-' * 94}", "", ""]
+        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{_rel(name)}.py itself", f"# {'-' * 94}", "", ""]
     else:
         out += ["", ""]
     out += own
@@ -264,29 +304,41 @@ def build(name, pkg_dir=PKG_DIR):
     while "\n\n\n\n" in text:
         text = text.replace("\n\n\n\n", "\n\n\n")
     text = text.rstrip() + "\n"
-    compile(text, f"{name}.py (standalone)", "exec")       # a broken copy never gets written
+    compile(text, f"{_stem(name)}.py (standalone)", "exec")       # a broken copy never gets written
     return text
 
 
 def copyable(pkg_dir=PKG_DIR):
-    """Names of every package file that can stand alone (checks.py itself excluded)."""
+    """File stems of every package module that can stand alone (the checks excluded); stems are
+    unique in the package, so a stem names its module (`dotted` gives the full name)."""
     names = []
-    for path in sorted(pkg_dir.glob("*.py")):
-        if path.stem.startswith("_") or path.stem in SUPPORT:
+    for path in sorted(pkg_dir.rglob("*.py")):
+        name = ".".join(path.relative_to(pkg_dir).with_suffix("").parts)
+        if path.stem.startswith("_") or name in SUPPORT:
             continue
         try:
-            build(path.stem, pkg_dir)
+            build(name, pkg_dir)
         except StandaloneError:
             continue
-        names.append(path.stem)
+        names.append(_stem(name))
     return names
 
 
+def dotted(stem, pkg_dir=PKG_DIR):
+    """The dotted module name (relative to the package) of a file stem: `clip` -> `pg.clip`."""
+    name = resolve(stem, pkg_dir)
+    if name is None:
+        raise StandaloneError(f"{stem}: not the stem of exactly one file of {PKG}/")
+    return name
+
+
 def write(name, out_dir, pkg_dir=PKG_DIR):
-    """Write the copy of `name` into `out_dir` (created if missing); return its path."""
+    """Write the copy of module `name` into `out_dir` (created if missing) under its file
+    name (`pg.clip` -> `DIR/clip.py`); return its path."""
+    name = resolve(name, pkg_dir) or name
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}.py"
+    path = out_dir / f"{_stem(name)}.py"
     path.write_text(build(name, pkg_dir))
     return path
 
@@ -294,7 +346,7 @@ def write(name, out_dir, pkg_dir=PKG_DIR):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", metavar="FILE",
-                        help=f"files of the package, e.g. {PKG}/clip.py (or just clip)")
+                        help=f"files of the package, e.g. {PKG}/pg/clip.py (or just clip)")
     parser.add_argument("--all", action="store_true", help="every file that can stand alone")
     parser.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     args = parser.parse_args(argv)
@@ -302,11 +354,10 @@ def main(argv=None):
         parser.error("FILE: expected at least one file of the package, or --all")
     names = []
     for f in args.files:
-        p = Path(f)
-        stem = p.stem if p.suffix == ".py" else p.name
-        if not (PKG_DIR / f"{stem}.py").is_file() or (p.suffix == ".py" and p.parent.name != PKG):
-            parser.error(f"FILE: expected a file of {PKG}/ such as {PKG}/clip.py, got {f!r}")
-        names.append(stem)
+        name = resolve(f)
+        if name is None:
+            parser.error(f"FILE: expected a file of {PKG}/ such as {PKG}/pg/clip.py, got {f!r}")
+        names.append(name)
     if args.all:
         names += [n for n in copyable() if n not in names]
     for n in names:

@@ -6,14 +6,14 @@ grpo_trainer.py @ f2cd57710a (2026-07-24)), edge cases and errors."""
 import numpy as np
 import pytest
 
-from minirl_lm.advantages import (batch_std, centred, opo, reinforce_pp, reinforce_pp_baseline,
+from minirl_lm.pg.advantages import (batch_std, centred, opo, reinforce_pp, reinforce_pp_baseline,
                                   remax)
-from minirl_lm.critic import clipped_value_loss
-from minirl_lm.entropy import entropy_bonus, entropy_grad_table, entropy_table
-from minirl_lm.kl import (adaptive_kl_coef, kl_penalty, kl_penalty_is,
+from minirl_lm.values.critic import clipped_value_loss
+from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
+from minirl_lm.pg.kl import (adaptive_kl_coef, kl_penalty, kl_penalty_is,
                           kl_penalty_straight_through)
-from minirl_lm.reinforce import token_weights
-from minirl_lm.shaping import (acceptance_probability, filter_groups, mask_truncated,
+from minirl_lm.pg.reinforce import token_weights
+from minirl_lm.pg.shaping import (acceptance_probability, filter_groups, mask_truncated,
                                overlong_penalty, resample_factor, truncated)
 
 from gradcheck import fd_grad

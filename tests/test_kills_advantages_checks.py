@@ -1,5 +1,5 @@
-"""Exact answers of the group baselines (`minirl_lm.advantages`) and of the shared input checks
-(`minirl_lm.checks`): hand-computed standardized, centred and leave-one-out values with the
+"""Exact answers of the group baselines (`minirl_lm.pg.advantages`) and of the shared input checks
+(`minirl_lm.core.checks`): hand-computed standardized, centred and leave-one-out values with the
 stabilizer `eps` and the std's `ddof` passed through `advantages` and mattering (defaults pinned
 against a value that changes the answer); the equal-rewards rule applied per group of a batch;
 the rescaled std of groups whose squared spread underflows, its strict threshold, and the
@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 import pytest
 
-from minirl_lm import checks
-from minirl_lm.advantages import (advantages, batch_std, broadcast, centred, leave_one_out,
+from minirl_lm.core import checks
+from minirl_lm.pg.advantages import (advantages, batch_std, broadcast, centred, leave_one_out,
                                   reinforce_pp, reinforce_pp_baseline, standardized)
 
 

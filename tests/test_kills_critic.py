@@ -1,4 +1,4 @@
-"""Exact answers of the token-MDP critic (minirl_lm/critic.py): the full overflow message of every
+"""Exact answers of the token-MDP critic (minirl_lm/values/critic.py): the full overflow message of every
 place a result can stop being finite in float64 (each reached by an input that overflows
 there, and raised with no RuntimeWarning escaping first), the exact messages of the mask and
 state-id checks, a padding entry that overflows in the value loss (NaN, named, silent),
@@ -10,7 +10,7 @@ against hand-computed steps that another value changes.
 import numpy as np
 import pytest
 
-from minirl_lm.critic import (clipped_value_loss, fit_values, gae, monte_carlo_returns,
+from minirl_lm.values.critic import (clipped_value_loss, fit_values, gae, monte_carlo_returns,
                               per_token_rewards, td_errors, value_loss)
 
 from quiet import overflow as _overflow, raises as _raises, silent as _silently

@@ -1,4 +1,4 @@
-"""Exact answers of `minirl_lm.dpo` and `minirl_lm.reinforce`: the full message of every argument
+"""Exact answers of `minirl_lm.direct.dpo` and `minirl_lm.pg.reinforce`: the full message of every argument
 check and of every reachable overflow check (each with an input that overflows there, both the
 `inf` and the `NaN` kind where both can occur), the silence of those overflows (no RuntimeWarning
 escapes: each is a ValueError or, where the result stays finite, a value), hand-computed values
@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from minirl_lm import dpo, reinforce
+from minirl_lm.direct import dpo
+
+from minirl_lm.pg import reinforce
 
 from quiet import overflow as _overflow, raises as _raises_silently, silent as _silently
 

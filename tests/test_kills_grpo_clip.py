@@ -12,10 +12,10 @@ import warnings
 import numpy as np
 import pytest
 
-from minirl_lm.clip import clip_fraction, clipped_surrogate
-from minirl_lm.grpo import grpo_loss, grpo_step
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.policy import TabularPolicy
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
+from minirl_lm.pg.grpo import grpo_loss, grpo_step
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
 
 
 # ---------------------------------------------------------------- a toy task, fresh per call

@@ -1,4 +1,4 @@
-"""Exact answers of `minirl_lm.kl`: the full text of every argument-check message (which argument
+"""Exact answers of `minirl_lm.pg.kl`: the full text of every argument-check message (which argument
 is named, in which order the checks run, `logp_ref` and `logp_old` named after the caller's
 argument), the full text of every overflow message at each place an overflow can occur (the
 log-ratio, k1, k2, k3, the KL penalty's sum, the reward shaping, the weighted gradient of the
@@ -12,7 +12,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from minirl_lm import kl
+from minirl_lm.pg import kl
 
 from quiet import overflow as _overflow, raises as _raises, silent as _silent
 

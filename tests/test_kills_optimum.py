@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from minirl_lm.mdp import TokenMDP
-from minirl_lm.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.values.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
                                optimal_value, soft_values, tilted_optimum, tilted_optimum_tree)
 
 from quiet import overflow as _overflow, raises as _raises, silent as _silent

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 import warnings
 
-from minirl_lm import advantages as A
-from minirl_lm import clip, critic, dpo, grpo, kl, optimum, reinforce
+from minirl_lm.pg import advantages as A
+from minirl_lm.pg import clip
+from minirl_lm.values import critic
+from minirl_lm.direct import dpo
+from minirl_lm.pg import grpo
+from minirl_lm.pg import kl
+from minirl_lm.values import optimum
+from minirl_lm.pg import reinforce
 
 
 
@@ -210,7 +216,7 @@ def test_reinforce_pp_accepts_ddof_0():
 
 
 def test_error_messages_name_the_type_of_a_non_array_argument():
-    from minirl_lm.checks import float_scalar
+    from minirl_lm.core.checks import float_scalar
     with pytest.raises(TypeError) as e:
         float_scalar("abc", "beta")
     assert str(e.value) == "beta: expected a real number, got str 'abc'"
@@ -282,7 +288,7 @@ def test_clipped_surrogate_ignores_whatever_sits_at_padding():
 
 
 def test_a_one_after_a_zero_anywhere_in_a_row_is_left_padding():
-    from minirl_lm.checks import mask_array
+    from minirl_lm.core.checks import mask_array
     for m, row in (([[1.0, 0.0, 1.0]], 0), ([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]], 1),
                    ([[0.0, 1.0]], 0)):
         with pytest.raises(ValueError) as e:

@@ -1,0 +1,176 @@
+r"""The one primitive: token log-probs, their masked sum, and the one derivative.
+
+Every objective of the chapter is a function of per-token log-probs, and every gradient reaches
+the policy through one derivative. This file is the NumPy reference for both; the Numba kernels
+(`minirl_lm.kernels`) are tested equal to it.
+
+Factorization. Transitions are deterministic (concatenation), so a response's probability is the
+product of its next-token probabilities:
+
+```text
+log pi(y | x) = sum_{t=1}^{|y|} log pi(y_t | x, y_<t)                 eq. (factorization)
+```
+
+In a padded batch, `seq_logp[b] = sum_t mask[b, t] logp[b, t]`: a masked *sum*. Dividing by the
+length instead (`masked_mean`) is a different quantity, not a normalization of the same one.
+
+Log-softmax. With logits `z` (one row of `V` entries) and `m = max_v z_v`, the log-sum-exp is
+`m + log sum_v exp(z_v - m)`: `m` is subtracted inside every exponential and added back once, so
+
+```text
+log softmax(z)_y = z_y - m - log sum_v exp(z_v - m)                   eq. (log_softmax)
+```
+
+(the shift changes nothing mathematically and keeps every `exp` in `(0, 1]`; `-inf` entries give
+`exp(-inf) = 0`; `m` is finite because a row must have a finite entry).
+
+Its gradient. Write `p = softmax(z)`, `p_v = exp(z_v) / sum_u exp(z_u)`. Then
+
+```text
+d/dz_v [z_y - log sum_u exp(z_u)] = 1[v = y] - exp(z_v) / sum_u exp(z_u)
+                                  = 1[v = y] - p_v                    eq. (logsoftmax_grad)
+```
+
+so the backward of `logp[b, t]` with upstream gradient `dlogp[b, t]` is
+`dlogits[b, t, :] = dlogp[b, t] mask[b, t] (onehot(y_bt) - p)`.
+
+Edge cases, defined and tested: padding positions get `logp == 0.0` exactly and a zero gradient
+(whatever `dlogp` holds there); a token whose logit is `-inf` has probability 0 and log-prob
+`-inf` where it is gathered, and its gradient is the finite limit `dlogp (1 - 0)` at that entry
+(eq. (logsoftmax_grad) holds with `p_y = 0`), so the backward never produces NaN.
+
+Demonstration: `python examples/logprob.py`.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import float_array, int_array, mask_array, same_shape
+
+
+def log_softmax(logits):
+    """Stable log-softmax over the last axis, eq. (log_softmax).
+
+    Args:
+        logits: `(..., V)` logits; entries may be `-inf` (impossible tokens), every row needs
+            at least one finite entry.
+
+    Returns:
+        `(..., V)` log-probabilities.
+    """
+    z = float_array(logits, "logits", allow_neginf=True)
+    if z.size == 0:
+        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
+    _check_rows(z)
+    return _log_softmax(z)
+
+
+def _log_softmax(z):
+    m = z.max(axis=-1, keepdims=True)                         # (..., 1), finite
+    shifted = z - m                                           # (..., V), -inf stays -inf
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # eq. (log_softmax)
+
+
+def masked_sum(x, mask):
+    """The masked sum `sum_t mask[b, t] x[b, t]`, eq. (factorization).
+
+    Args:
+        x: `(B, T)` values; padding entries are ignored, even if `-inf`.
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B,)` sums over the real tokens of each row.
+    """
+    x, mask = _check_x_mask(x, mask)
+    return np.where(mask > 0, x, 0.0).sum(axis=-1)            # (B,)  eq. (factorization)
+
+
+def masked_mean(x, mask):
+    """The per-sequence mean over real tokens, `masked_sum / length`.
+
+    A response of length 0 (all padding) gets 0.0: it contributes nothing.
+
+    Args:
+        x: `(B, T)` values; padding entries are ignored.
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B,)` means over the real tokens of each row.
+    """
+    x, mask = _check_x_mask(x, mask)
+    lengths = mask.sum(axis=-1)                               # (B,)
+    total = np.where(mask > 0, x, 0.0).sum(axis=-1)           # (B,)
+    return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
+
+
+def token_logp(logits, tokens, mask):
+    """Token log-probs and sequence log-probs of the sampled tokens.
+
+    Args:
+        logits: `(B, T, V)`; `logits[b, t - 1]` are the next-token logits at `s_t`, before
+            emitting `tokens[b, t - 1] = y_t`.
+        tokens: `(B, T)` int in `[0, V)` (padding positions too).
+        mask: `(B, T)` 0/1 float mask, right-padded.
+
+    Returns:
+        `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding; `seq_logp` `(B,)`, the
+        masked sum over `t`.
+    """
+    logits, tokens, mask = _check_batch(logits, tokens, mask)
+    logp_all = _log_softmax(logits)                           # (B, T, V)
+    logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
+    logp = np.where(mask > 0, logp, 0.0)                      # (B, T), 0.0 at padding
+    seq_logp = logp.sum(axis=-1)                              # (B,)  eq. (factorization)
+    return logp, seq_logp
+
+
+def token_logp_backward(logits, tokens, mask, dlogp):
+    """The backward of `token_logp`'s `logp`, eq. (logsoftmax_grad).
+
+    `dlogits[b, t, v] = dlogp[b, t] mask[b, t] (1[v = y_bt] - softmax(logits[b, t])_v)`.
+
+    Args:
+        logits: `(B, T, V)` logits, as given to `token_logp`.
+        tokens: `(B, T)` int in `[0, V)`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        dlogp: `(B, T)` finite upstream gradient `g = dloss/dlogp`; padding entries are ignored.
+
+    Returns:
+        `(B, T, V)` `dlogits`.
+    """
+    logits, tokens, mask = _check_batch(logits, tokens, mask)
+    dlogp = float_array(dlogp, "dlogp", ndim=2)
+    same_shape("tokens", tokens, "dlogp", dlogp)
+    w = np.where(mask > 0, dlogp, 0.0)                        # (B, T)
+    p = np.exp(_log_softmax(logits))                          # (B, T, V), exp(-inf) = 0
+    dlogits = -w[..., None] * p                               # (B, T, V)  eq. (logsoftmax_grad): -w p_v
+    np.put_along_axis(dlogits, tokens[..., None],
+                      np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None],
+                      axis=-1)                                # eq. (logsoftmax_grad): +w 1[v = y]
+    return dlogits
+
+
+# ---------------------------------------------------------------- input checks
+
+def _check_rows(z, name="logits"):
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
+    dead = ~np.isfinite(z).any(axis=-1)
+    if dead.any():
+        idx = tuple(int(i) for i in np.argwhere(dead)[0])
+        raise ValueError(f"{name}: expected a finite entry in every row (-inf everywhere has no "
+                         f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}")
+
+
+def _check_batch(logits, tokens, mask):
+    logits = float_array(logits, "logits", ndim=3, allow_neginf=True)
+    _check_rows(logits)
+    B, T, V = logits.shape
+    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
+    mask = mask_array(mask, "mask", shape=(B, T))
+    return logits, tokens, mask
+
+
+def _check_x_mask(x, mask):
+    x = float_array(x, "x", ndim=2, allow_neginf=True)
+    mask = mask_array(mask, "mask", shape=x.shape)
+    return x, mask

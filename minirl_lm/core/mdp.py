@@ -1,0 +1,418 @@
+"""The token MDP: text generation as a (degenerate) Markov decision process.
+
+The dictionary, eq. (token_mdp), with `s_1 = x` and `s_{t+1} = s_t ∘ y_t`:
+
+```text
+prompt x            start state s_1 = x ~ mu_0     a prompt index n in [0, N)
+token y_t           action a_t                     a token id in [0, V)
+prefix (x, y_<t)    state s_t                      a state id: a row of the policy table
+response y          trajectory tau                 a row of the padded (B, T) arrays
+EOS / length cap    terminal state                 eos, max_len (T_max)
+```
+
+Transitions are concatenation, `s_{t+1} = s_t ∘ y_t`: deterministic, known, probability one
+(see `TokenMDP.step`). All randomness is the policy's. The reward is terminal: one scalar
+`R(x, y)` per response, from a grader called on `(prompt, response)`.
+
+State ids. A state is (prompt `n`, prefix `y_<t`): `t - 1 < max_len` tokens, and no EOS in
+the prefix (a prefix ending in EOS, or of length `max_len`, is terminal and has no row). With
+`V_c = V - 1` continuing tokens (`V_c = V` when there is no EOS; the attribute `A`) there are
+`V_c^j` prefixes of length `j`, so the tree has
+
+```text
+S = N * (1 + V_c + V_c^2 + ... + V_c^(max_len - 1))
+```
+
+states: enormous for real vocabularies. Two ways to number them:
+
+- `ids="enumerate"` (small trees): ids are computed arithmetically, level by level,
+  prompt-major, the prefix read as a base-`V_c` number, eq. (state_id):
+  `id(n, y_<t) = offset[j] + n * V_c^j + rank(y_<t)`, with `j = t - 1` the prefix length.
+  No dictionary is stored: `O(max_len)` memory for the map, but the policy table costs
+  `S * V * 8` bytes, and `S` must fit (`max_states`, default `2**22`).
+- `ids="lazy"` (large trees): ids are handed out on first visit from a dict
+  `{(n, prefix): id}`, up to `capacity` states. Memory is proportional to the states actually
+  visited (a dict entry plus a table row each); unvisited states have no row. Running out of
+  capacity raises.
+
+Rollout arrays are `(B, T)` with `T = max_len`, prompt-major: response `k` of prompt `n` is row
+`b = n*K + k`, and column `t - 1` holds `y_t` and the id of `s_t`. `mask` is 1.0 on real tokens
+(EOS included) and 0.0 on padding; padded positions hold token 0 and state 0 so every id stays
+valid.
+
+Demonstrated by `python examples/logprob.py` and the page "The token MDP".
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from minirl_lm.core.checks import callable_check, choice, int_array, int_scalar, real_result, rng_check
+
+
+@dataclass
+class Rollout:
+    """K responses per prompt for N prompts, padded, prompt-major (`B = N*K` rows).
+
+    Column `t - 1` of `states`, `tokens` and `mask` belongs to token `y_t`.
+
+    Attributes:
+        states: `(B, T)` int64, the id of the state `s_t` before each token (0 at padding).
+        tokens: `(B, T)` int64, the token ids `y_t` (0 at padding).
+        mask: `(B, T)` float64, 1.0 on real tokens (EOS included), 0.0 on padding.
+        prompt: `(B,)` int64, the prompt index of each response.
+        lengths: `(B,)` int64, the number of real tokens `|y|` of each response.
+    """
+
+    states: np.ndarray   # (B, T) int64 state id of the prefix before each token
+    tokens: np.ndarray   # (B, T) int64 token ids (0 at padding)
+    mask: np.ndarray     # (B, T) float64, 1.0 on real tokens (EOS included)
+    prompt: np.ndarray   # (B,) int64 prompt index of each response
+    lengths: np.ndarray  # (B,) int64 number of real tokens
+
+    def responses(self):
+        """The responses as tuples of token ids.
+
+        Returns:
+            A list of `B` tuples, one per row, each `|y|` token ids long (EOS included when it
+            was emitted).
+        """
+        return [tuple(int(y) for y in row[:n]) for row, n in zip(self.tokens, self.lengths)]
+
+
+class TokenMDP:
+    """Prompts, a vocabulary of `V` tokens, an optional EOS id and a length cap.
+
+    Args:
+        prompts: a sequence of `N >= 1` prompts (any objects; the grader receives them).
+        V: vocabulary size, an int `>= 1` (`>= 2` when `eos` is set).
+        eos: the EOS token id in `[0, V)`, or None for responses that always run to `max_len`.
+        max_len: the length cap `T_max >= 1` on `|y|`.
+        ids: `"enumerate"` (arithmetic ids over the whole tree) or `"lazy"` (ids handed out
+            on first visit).
+        capacity: lazy mode only: the number of states that get a row.
+        max_states: enumerate mode only: the largest tree accepted (default `2**22`).
+
+    Raises:
+        ValueError: an argument out of range, or a tree larger than `max_states`; the message
+            starts with the argument's name.
+        TypeError: `prompts` is not a sequence, or an argument has the wrong type.
+    """
+
+    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate",
+                 capacity=None, max_states=2**22):
+        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
+            raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
+        if len(prompts) == 0:
+            raise ValueError("prompts: expected at least one prompt, got an empty sequence")
+        self.prompts = list(prompts)
+        self.N = len(self.prompts)
+        self.V = int_scalar(V, "V", low=1)
+        self.eos = None if eos is None else int_scalar(eos, "eos", low=0, high=self.V - 1)
+        if self.eos is not None and self.V < 2:
+            raise ValueError(f"V: expected at least 2 tokens when eos is set, got {self.V}")
+        self.max_len = int_scalar(max_len, "max_len", low=1)
+        self.ids = choice(ids, "ids", {"enumerate", "lazy"})
+        max_states = int_scalar(max_states, "max_states", low=1)
+        if capacity is not None or self.ids == "lazy":    # checked whatever the ids mode
+            capacity = int_scalar(capacity, "capacity", low=self.N)
+        self.A = self.V - (self.eos is not None)          # continuing tokens
+        if self.ids == "enumerate":
+            # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)
+            if self.A == 1:
+                self.S = self.N * self.max_len
+            else:
+                total, level, t = 0, self.N, 0
+                while t < self.max_len and total <= max_states:
+                    total, level, t = total + level, level * self.A, t + 1
+                self.S = total if t == self.max_len else None
+            if self.S is None or self.S > max_states:
+                size = f"{self.S} states, more than" if self.S is not None else "more states than"
+                raise ValueError(f"max_len: the prefix tree has {size} max_states={max_states} "
+                                 f"(max_len={self.max_len}); use ids='lazy' with a capacity")
+        else:
+            self.S = int_scalar(capacity, "capacity", low=self.N)
+            self._index = {}
+            self._prefix = []
+            for n in range(self.N):                       # prompts get ids 0..N-1
+                self._lazy_id(n, ())
+
+    # ---- states ---------------------------------------------------------
+    def _offset(self, t):
+        """Id of the first state of level t (prefixes of length t), enumerate mode: O(1)."""
+        if self.A == 1:
+            return self.N * t
+        return self.N * (self.A ** t - 1) // (self.A - 1)
+
+    def _checkpoint(self):
+        """The mutable state (lazy ids handed out so far), for ``_rollback`` after a failure."""
+        return len(self._prefix) if self.ids == "lazy" else None
+
+    def _rollback(self, cp):
+        if self.ids == "lazy":
+            for key in self._prefix[cp:]:
+                del self._index[key]
+            del self._prefix[cp:]
+
+    def _check_prefix(self, prefix, terminal_ok):
+        """Validate a prefix: a sequence of int token ids in [0, V), no EOS before its last
+        position, no longer than max_len (and not terminal unless ``terminal_ok``)."""
+        if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
+            raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
+        if len(prefix) > self.max_len:
+            raise ValueError(f"prefix: expected at most max_len={self.max_len} tokens, got "
+                             f"{len(prefix)}")
+        out = []
+        for y in prefix:
+            if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+                raise TypeError(f"prefix: expected integer token ids, got {y!r} in {prefix!r}")
+            if not 0 <= y < self.V:
+                raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {y} in "
+                                 f"{tuple(prefix)!r}")
+            out.append(int(y))
+        out = tuple(out)
+        if self.eos is not None and self.eos in out[:-1]:
+            raise ValueError(f"prefix: expected no token after EOS ({self.eos}), got {out}")
+        if not terminal_ok and self._terminal(out):
+            raise ValueError(f"prefix: expected a non-terminal prefix, got {out} "
+                             f"(eos={self.eos}, max_len={self.max_len})")
+        return out
+
+    def is_terminal(self, prefix):
+        """Whether a prefix is terminal: it ends in EOS or has reached the length cap.
+
+        Args:
+            prefix: a tuple of token ids (the response so far, `y_<t`).
+
+        Returns:
+            True if the prefix ends in EOS or has `max_len` tokens.
+        """
+        return self._terminal(self._check_prefix(prefix, terminal_ok=True))
+
+    def _terminal(self, prefix):
+        return len(prefix) >= self.max_len or (
+            self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
+
+    def step(self, prefix, y):
+        """The transition `s_{t+1} = s_t ∘ y_t`: concatenation, deterministic, probability one.
+
+        Args:
+            prefix: a non-terminal tuple of token ids (a response that ended in EOS or at
+                `max_len` has no next token).
+            y: the next token id, in `[0, V)`.
+
+        Returns:
+            The tuple `prefix + (y,)`.
+        """
+        prefix = self._check_prefix(prefix, terminal_ok=False)
+        y = int_scalar(y, "y", low=0, high=self.V - 1)
+        return prefix + (y,)
+
+    def state_id(self, n, prefix):
+        """The row of the policy table for the state (prompt `n`, prefix).
+
+        Args:
+            n: prompt index in `[0, N)`.
+            prefix: a non-terminal tuple of token ids (terminal prefixes have no row).
+
+        Returns:
+            The state id, an int in `[0, S)`, eq. (state_id) in enumerate mode.
+
+        Raises:
+            ValueError: lazy mode and the capacity is exhausted, or a bad argument.
+        """
+        n = int_scalar(n, "n", low=0, high=self.N - 1)
+        prefix = self._check_prefix(prefix, terminal_ok=False)
+        if self.ids == "lazy":
+            return self._lazy_id(n, prefix)
+        t = len(prefix)
+        rank = 0
+        for y in prefix:                                  # base-A number of the prefix
+            rank = rank * self.A + self._cont(y)
+        return int(self._offset(t) + n * self.A ** t + rank)
+
+    def prefix_of(self, s):
+        """The inverse of `state_id`.
+
+        Args:
+            s: a state id in `[0, S)`.
+
+        Returns:
+            The pair `(n, prefix)`: prompt index and tuple of token ids.
+        """
+        s = int_scalar(s, "s", low=0, high=self.S - 1)
+        if self.ids == "lazy":
+            if s >= len(self._prefix):
+                raise ValueError(f"s: expected a visited state id < {len(self._prefix)}, got {s}")
+            return self._prefix[s]
+        t = s // self.N if self.A == 1 else 0             # A = 1: N states per level
+        while self._offset(t + 1) <= s:                   # the level of s (few levels: S is small)
+            t += 1
+        n, rank = divmod(s - self._offset(t), self.A ** t)
+        prefix = []
+        for _ in range(t):
+            rank, c = divmod(rank, self.A)
+            prefix.append(c if self.eos is None or c < self.eos else c + 1)
+        return n, tuple(reversed(prefix))
+
+    def _cont(self, y):
+        # index of token y among the A continuing tokens (EOS removed)
+        return y if self.eos is None or y < self.eos else y - 1
+
+    def _lazy_id(self, n, prefix):
+        key = (n, prefix)
+        if key not in self._index:
+            if len(self._prefix) >= self.S:
+                raise RuntimeError(f"capacity: all {self.S} state ids are in use; "
+                                   f"raise capacity or use ids='enumerate'")
+            self._index[key] = len(self._prefix)
+            self._prefix.append(key)
+        return self._index[key]
+
+    def all_states(self):
+        """Every non-terminal `(n, prefix)`, in id order (enumerate mode only).
+
+        Returns:
+            A list of `S` pairs `(n, prefix)`; entry `s` is the state with id `s`.
+        """
+        if self.ids != "enumerate":
+            raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
+        return [self.prefix_of(s) for s in range(self.S)]
+
+    def all_responses(self):
+        """Every complete response of every prompt, as one padded `Rollout`.
+
+        Rows are prompt-major, depth-first in token order. For exact expectations by
+        enumeration on small trees: `sum_y pi(y|x) f(y) = sum over rows of exp(seq_logp) f`.
+        Enumerate mode only.
+
+        Returns:
+            A `Rollout` with one row per complete response.
+        """
+        if self.ids != "enumerate":
+            raise ValueError("ids: all_responses needs ids='enumerate', got 'lazy'")
+        rows = []
+
+        def grow(n, prefix):                              # depth-first over the prefix tree
+            for y in range(self.V):
+                child = self.step(prefix, y)
+                if self.is_terminal(child):
+                    rows.append((n, child))
+                else:
+                    grow(n, child)
+
+        for n in range(self.N):
+            grow(n, ())
+        B, T = len(rows), self.max_len
+        states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
+        for b, (n, y) in enumerate(rows):
+            for t in range(len(y)):
+                states[b, t] = self.state_id(n, y[:t])
+                tokens[b, t], mask[b, t] = y[t], 1.0
+        prompt = np.array([n for n, _ in rows], np.int64)
+        return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
+
+    # ---- rollouts ---------------------------------------------------------
+    def rollout(self, policy, K, rng, prompts=None):
+        """Sample `K` responses per prompt from `policy` (`B = N*K` rows, prompt-major).
+
+        Token by token: every unfinished response sits in a state `s_t`, the policy draws one
+        token `y_t ~ pi(.|s_t)` per response, the prefix grows by concatenation, and a response
+        stops at EOS or at `max_len`. A call that raises leaves the generator and the lazy ids
+        as they were.
+
+        Args:
+            policy: a `TabularPolicy` (anything with `sample(states, rng) -> tokens` and a
+                `theta` of shape `(S, V)` matching this MDP).
+            K: responses per prompt, an int `>= 1`.
+            rng: the `np.random.Generator` every token is drawn from.
+            prompts: optional int array of prompt indices (default: all `N` in order).
+
+        Returns:
+            A `Rollout` with `(B, T)` arrays, `T = max_len`.
+
+        Raises:
+            ValueError: a policy whose table does not match `(S, V)` or has a row without a
+                finite entry, or a bad `K` or `prompts`.
+        """
+        K = int_scalar(K, "K", low=1)
+        rng_check(rng, "rng")
+        shape = getattr(getattr(policy, "theta", None), "shape", None)
+        if not hasattr(policy, "sample") or shape != (self.S, self.V):
+            raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
+                             f"({self.S}, {self.V}) for this MDP, got "
+                             f"{type(policy).__name__} with shape {shape}")
+        th = np.asarray(policy.theta)
+        if (th.dtype.kind != "f" or np.isnan(th).any() or np.isposinf(th).any()
+                or not np.isfinite(th).any(axis=1).all()):
+            raise ValueError("policy: expected a table theta with a finite entry in every row "
+                             "and no NaN or +inf")
+        idx = np.arange(self.N) if prompts is None else int_array(
+            prompts, "prompts", ndim=1, low=0, high=self.N)
+        if idx.size == 0:
+            raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
+        rng_state, cp = rng.bit_generator.state, self._checkpoint()
+        try:
+            return self._rollout(policy, np.repeat(idx, K), rng)
+        except BaseException:
+            rng.bit_generator.state = rng_state
+            self._rollback(cp)
+            raise
+
+    def _rollout(self, policy, prompt, rng):
+        """rollout on checked arguments; prompt (B,) the prompt index of each row."""
+        draw = getattr(policy, "_sample", None) or policy.sample   # trusted core if it has one
+        B, T = prompt.size, self.max_len
+        states = np.zeros((B, T), np.int64)
+        tokens = np.zeros((B, T), np.int64)
+        mask = np.zeros((B, T))
+        prefixes = [()] * B                               # lazy ids need the prefixes
+        rank = np.zeros(B, np.int64)                      # enumerate ids: base-A rank
+        alive = np.ones(B, bool)
+        for t in range(T):
+            rows = np.nonzero(alive)[0]
+            if rows.size == 0:
+                break
+            if self.ids == "enumerate":                   # id(n, y_<t), vectorized
+                s = self._offset(t) + prompt[rows] * self.A ** t + rank[rows]
+            else:
+                s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
+            y = np.asarray(draw(s, rng), np.int64)        # one draw per live response
+            states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
+            # s_{t+1} = s_t . y_t: the prefix grows by concatenation
+            if self.ids == "enumerate":
+                rank[rows] = rank[rows] * self.A + (y - (y > self.eos) if self.eos is not None else y)
+            else:
+                for b, yb in zip(rows, y):
+                    prefixes[b] = prefixes[b] + (int(yb),)  # live prefixes are non-terminal
+            ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
+            alive[rows] = ~ended & (t + 1 < T)
+        lengths = mask.sum(axis=1).astype(np.int64)
+        return Rollout(states, tokens, mask, prompt, lengths)
+
+    def score(self, grader, rollout):
+        """The terminal rewards `R(x, y)`: `grader(prompt, response)` for every response.
+
+        Args:
+            grader: a callable `grader(prompt, response)`; `prompt` is `self.prompts[n]`,
+                `response` a tuple of token ids, EOS included when it was emitted. It must
+                return a finite number (a bool, None, a string, NaN or inf is an error naming
+                `grader`).
+            rollout: a `Rollout` from this MDP (prompt indices in `[0, N)`, tokens in `[0, V)`,
+                lengths in `[0, max_len]`).
+
+        Returns:
+            `(B,)` float64 rewards, one per row.
+        """
+        callable_check(grader, "grader", 2, "grader(prompt, response)")
+        if not isinstance(rollout, Rollout):
+            raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
+        prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=self.N)
+        B = prompt.size
+        int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=self.V)
+        int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=self.max_len + 1)
+        r = np.array([real_result(grader(self.prompts[n], resp), "grader",
+                                  f" (a finite reward) for response {resp}")
+                      for n, resp in zip(prompt, rollout.responses())], dtype=np.float64)  # (B,)
+        return r

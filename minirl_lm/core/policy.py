@@ -1,0 +1,230 @@
+"""The tabular softmax policy `pi_theta(y | s) = softmax(theta[s])_y`.
+
+`theta` is a table of logits, one row per state (prefix) of the token MDP and one column per
+token: shape `(S, V)`. It is the smallest policy for which every estimator of the chapter is
+exact, and its gradient is the one derivative the whole library needs, eq. (logsoftmax_grad):
+
+```text
+d log pi(y | s) / d theta[s', v] = 1[s' = s] (1[v = y] - pi(v | s))
+```
+
+Backward, eq. (policy_backward). Given `g[b, t] = dloss / dlogp[b, t]` (`dloss_dlogp`) from
+any objective, the chain rule sums over real tokens:
+
+```text
+dloss / dtheta[s, :] = sum over (b, t) with s_bt = s, mask = 1 of  g[b, t] (onehot(y_bt) - pi(. | s))
+```
+
+Many tokens share a state (every response of a prompt starts in the prompt's state), so the
+kernels compute each visited state's softmax once: with `c[s]` = the sum of `g` over its
+tokens, row `s` gets (the scatter of `g` into column `y`) minus `c[s] pi(. | s)`.
+
+Entries of `theta` may be `-inf` (a token of probability zero); NaN and `+inf` are rejected,
+and every row needs at least one finite entry. The frozen reference policy `pi_ref` is
+`policy.copy()`: an independent table that training leaves alone.
+
+Sampling is inverse-CDF with `rng.random`, the same arithmetic as `rng.choice(V, p=pi(.|s))`:
+drawing `K` tokens from one state consumes the generator exactly as `rng.choice(V, K, p=...)`
+does, so results match draw for draw.
+"""
+
+import numpy as np
+
+from minirl_lm import kernels
+from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
+                              rng_check, same_shape)
+
+
+def _softmax(theta):
+    """Row-wise softmax of a checked (S, V) logit table (stable; -inf entries give 0)."""
+    z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
+    e = np.exp(z)                                         # (S, V)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _log_softmax(theta):
+    """Row-wise log-softmax of a checked (S, V) logit table (-inf entries stay -inf)."""
+    z = theta - theta.max(axis=1, keepdims=True)          # (S, V)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def _check_theta(theta, name="theta"):
+    theta = float_array(theta, name, ndim=2, allow_neginf=True)
+    if theta.shape[0] < 1 or theta.shape[1] < 1:
+        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
+    dead = ~np.isfinite(theta).any(axis=1)
+    if dead.any():
+        raise ValueError(f"{name}: expected at least one finite logit per row, "
+                         f"row {int(np.argmax(dead))} is all -inf")
+    return theta
+
+
+def softmax_table(theta):
+    """Row-wise softmax `pi(. | s)` of a logit table.
+
+    Args:
+        theta: `(S, V)` logits; `-inf` entries give probability 0, every row needs a finite
+            entry.
+
+    Returns:
+        `(S, V)` probabilities, rows summing to 1.
+    """
+    return _softmax(_check_theta(theta))
+
+
+def log_softmax_table(theta):
+    """Row-wise log-softmax `log pi(. | s)` of a logit table.
+
+    Args:
+        theta: `(S, V)` logits; `-inf` entries stay `-inf`, every row needs a finite entry.
+
+    Returns:
+        `(S, V)` log-probabilities.
+    """
+    return _log_softmax(_check_theta(theta))
+
+
+class TabularPolicy:
+    """The policy `pi_theta(y | s) = softmax(theta[s])_y` for a table `theta` of shape `(S, V)`.
+
+    Args:
+        theta: `(S, V)` logits (copied); entries may be `-inf`, every row needs a finite entry.
+
+    Raises:
+        ValueError: `theta` is not 2-D, holds NaN or `+inf`, or has a row of `-inf` only.
+    """
+
+    def __init__(self, theta):
+        self.theta = np.array(_check_theta(theta), dtype=np.float64, order="C")  # own copy
+        self.S, self.V = self.theta.shape
+
+    def copy(self):
+        """An independent copy: use it as the frozen reference `pi_ref`.
+
+        Returns:
+            A `TabularPolicy` with its own copy of `theta`.
+        """
+        return TabularPolicy(self.theta)
+
+    def probs(self):
+        """The probabilities `pi(. | s)` of every state.
+
+        Returns:
+            `(S, V)` probabilities.
+        """
+        return _softmax(self.theta)
+
+    def log_probs(self):
+        """The log-probabilities `log pi(. | s)` of every state.
+
+        Returns:
+            `(S, V)` log-probabilities.
+        """
+        return _log_softmax(self.theta)
+
+    # ---- sampling --------------------------------------------------------
+    def sample(self, states, rng):
+        """One token per entry of `states`, drawn with `rng`.
+
+        Inverse CDF, as `rng.choice` does it: `cdf = cumsum(p) / cdf[-1]`, the token is the
+        number of `cdf` entries `<= u`, `u ~ U[0, 1)`. Draws are made in the order of
+        `states.ravel()`.
+
+        Args:
+            states: int state ids in `[0, S)`, any shape.
+            rng: the `np.random.Generator` to draw from.
+
+        Returns:
+            int64 token ids, the shape of `states`.
+        """
+        rng_check(rng, "rng")
+        states = int_array(states, "states", low=0, high=self.S)
+        if not np.isfinite(self.theta).any(axis=1).all() or np.isnan(self.theta).any():
+            raise ValueError("theta: expected rows with a finite entry and no NaN "
+                             "(the table was changed after construction)")
+        return self._sample(states, rng)
+
+    def _sample(self, states, rng):
+        """Trusted core of ``sample`` (int64 ids in range, a Generator): no re-checking."""
+        flat = states.ravel()                             # (M,)
+        u = rng.random(flat.size)                         # (M,)
+        if flat.size * self.V <= 1 << 22:                 # small: a CDF row per draw
+            cdf = np.cumsum(_softmax(self.theta[flat]), axis=1)   # (M, V)
+            cdf /= cdf[:, -1:]
+            out = (cdf <= u[:, None]).sum(axis=1)         # = searchsorted(cdf, u, 'right')
+        else:                                             # large: one CDF per visited state
+            visited, row = np.unique(flat, return_inverse=True)
+            cdf = np.cumsum(_softmax(self.theta[visited]), axis=1)  # (S_visited, V)
+            cdf /= cdf[:, -1:]
+            out = np.empty(flat.size, np.int64)
+            for i in range(visited.size):
+                sel = row == i
+                out[sel] = cdf[i].searchsorted(u[sel], side="right")
+        return out.reshape(states.shape)
+
+    # ---- forward: token log-probs ---------------------------------------
+    def _check_batch(self, states, tokens, mask):
+        states = int_array(states, "states", ndim=2, low=0, high=self.S)
+        tokens = int_array(tokens, "tokens", ndim=2, low=0, high=self.V)
+        same_shape("states", states, "tokens", tokens)
+        mask = mask_array(mask, "mask", shape=states.shape)
+        return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
+                np.ascontiguousarray(mask))
+
+    def logp(self, states, tokens, mask):
+        """Token log-probs and sequence log-probs, eq. (factorization).
+
+        A token whose logit is `-inf` has log-prob `-inf` (only where it is gathered).
+
+        Args:
+            states: `(B, T)` int state ids `s_t` in `[0, S)`.
+            tokens: `(B, T)` int token ids `y_t` in `[0, V)`.
+            mask: `(B, T)` 0/1 float mask, right-padded.
+
+        Returns:
+            `(logp, seq_logp)`: `logp` `(B, T)` the token log-probs `log pi(y_t | s_t)`, 0.0 at
+            padding; `seq_logp` `(B,)` their masked sums `log pi(y | x)`.
+        """
+        states, tokens, mask = self._check_batch(states, tokens, mask)
+        logp, seq = self._logp(states, tokens, mask)
+        if np.isnan(logp).any():                          # theta edited into NaN / +inf rows
+            raise ValueError("theta: expected rows with a finite entry and no NaN or +inf "
+                             "(the table was changed after construction), got a NaN log-prob")
+        return logp, seq
+
+    def _logp(self, states, tokens, mask):
+        """Trusted core of ``logp`` (C-contiguous int64 ids in range, a 0/1 float64 mask)."""
+        return kernels._tabular_logp(self.theta, states, tokens, mask)
+
+    # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
+    def backward(self, states, tokens, mask, dlogp):
+        """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward).
+
+        Padding contributes nothing whatever `dlogp` holds there. A real token of probability
+        zero (logit `-inf`) gets the limit of its derivative, `g (1 - 0)`, in its own entry:
+        finite, and `-inf` minus a finite step stays `-inf`.
+
+        Args:
+            states: `(B, T)` int state ids in `[0, S)`.
+            tokens: `(B, T)` int token ids in `[0, V)`.
+            mask: `(B, T)` 0/1 float mask, right-padded.
+            dlogp: `(B, T)` finite `dloss/dlogp`, as returned by an objective.
+
+        Returns:
+            `(S, V)` float64 `dtheta`; rows of unvisited states are 0.
+
+        Raises:
+            ValueError: a non-finite `dtheta` (sums of `dlogp` per state overflow), named
+                after `dlogp`; or a bad argument.
+        """
+        states, tokens, mask = self._check_batch(states, tokens, mask)
+        w = float_array(dlogp, "dlogp", shape=states.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            dtheta = self._backward(states, tokens, mask, w)
+        return finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+
+    def _backward(self, states, tokens, mask, w):
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
+        float64 mask, finite float64 w of the same shape): no re-checking."""
+        w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
+        return kernels._tabular_backward(self.theta, states, tokens, mask, w)

@@ -1,0 +1,253 @@
+"""Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
+
+A preference pair is a prompt `x` with a chosen response `y_c` and a rejected one `y_r`. Under
+the Bradley-Terry model with reward `R`, `y_c` wins with probability
+`sigma(R(x, y_c) - R(x, y_r))`:
+
+```text
+Pr(y_c > y_r | x) = sigma(R_c - R_r)                                 eq. (bradley_terry)
+loss_BT = mean_p -log sigma(R_c - R_r) = mean_p softplus(-(R_c - R_r))
+```
+
+The tilted optimum of the KL-regularized objective (`optimum.py`, eq. (kl_optimum)) read
+backwards says `R(x, y) = beta log(pi*(y|x) / pi_ref(y|x)) + beta log Z(x)`. Put that implicit
+reward into eq. (bradley_terry) (`log Z` cancels in the difference) and the policy is fitted to
+preferences directly, on sequence log-probs `log pi(y|x) = sum_t log pi(y_t | x, y_<t)`:
+
+```text
+h = (logp_c - logp_ref_c) - (logp_r - logp_ref_r)
+DPO:          loss = -log sigma(beta h)                                eq. (dpo)
+IPO:          loss = (h - 1 / (2 beta))^2                              eq. (ipo)
+conservative: loss = -(1 - alpha) log sigma(beta h) - alpha log sigma(-beta h)   eq. (cdpo)
+```
+
+(`alpha` is the argument `label_smoothing`.) IPO here uses the summed log-ratios, as the IPO
+paper writes it; TRL averages them over the response length first (the page "Where to go next"
+cites the code and shows how to reproduce it).
+
+Gradients, derived by hand (`z = beta h`; `d softplus(u)/du = sigma(u)`):
+
+```text
+d/dz [-log sigma(z)] = -sigma(-z)          dz/dh = beta     dh/dlogp_c = 1, dh/dlogp_r = -1
+d/dh [(h - 1/(2 beta))^2] = 2 (h - 1/(2 beta))
+d/dz [cdpo] = -(1 - alpha) sigma(-z) + alpha sigma(z)
+```
+
+and for eq. (bradley_terry) `dloss/dR_c = -sigma(-(R_c - R_r)) / P = -dloss/dR_r`. The reference
+log-probs are data: no gradient flows into them. Sequence gradients reach the tokens through
+`dloss/dlogp[b, t] = dloss/dseq_logp[b] mask[b, t]` (`token_grad`); the policy's backward does
+the rest.
+
+Stability: `-log sigma(z) = logaddexp(0, -z)` and `sigma(z) = exp(-logaddexp(0, -z))` never form
+`exp(|z|)`, so margins `|beta h|` around `1e3` give finite losses, and per-pair gradients that
+saturate at exactly 0 or `+-beta w_p`: `+-beta / P` with the default weights (the mean over `P`
+pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so a population
+loss is the same function with weights; label smoothing is accepted by the conservative variant
+only. Demonstrated by `pytest tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
+
+Imports NumPy and `minirl_lm.core.checks` only.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, int_array,
+                              int_scalar, mask_array, prob_table, rng_check, same_shape)
+
+
+def _sigmoid(z):
+    # sigma(z) = exp(-softplus(-z)): no overflow at either tail
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+# ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
+
+def bradley_terry_loss(r_chosen, r_rejected):
+    """Mean Bradley-Terry negative log-likelihood of `P` pairs and its gradient, eq. (bradley_terry).
+
+    Args:
+        r_chosen: `(P,)` rewards `R_c` of the chosen responses.
+        r_rejected: `(P,)` rewards `R_r` of the rejected responses.
+
+    Returns:
+        `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
+    """
+    r_c = float_array(r_chosen, "r_chosen", ndim=1)
+    r_r = float_array(r_rejected, "r_rejected", ndim=1)
+    same_shape("r_chosen", r_c, "r_rejected", r_r)
+    if r_c.size == 0:
+        raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
+    P = r_c.size
+    # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
+    # no invalid operation can occur here, only overflow
+    with np.errstate(over="ignore"):
+        m = r_c - r_r                               # (P,) reward margin
+        loss = np.logaddexp(0.0, -m).mean()         # eq. (bradley_terry): mean softplus(-m)
+        dm = -_sigmoid(-m) / P                      # (P,) d softplus(-m)/dm = -sigma(-m)
+    return finite_result((float(loss), (dm, -dm)), "r_chosen",
+                         "the margin r_chosen - r_rejected")  # dm/dr_c = 1, dm/dr_r = -1
+
+
+def reward_table_loss(r_phi, prompt, chosen, rejected):
+    """Bradley-Terry loss of a tabular reward model `R_phi` and its gradient on the table.
+
+    Pair `p` compares `r_phi[prompt[p], chosen[p]]` with `r_phi[prompt[p], rejected[p]]`.
+
+    Args:
+        r_phi: `(N, Y)` reward table: `N` prompts, `Y` responses each.
+        prompt: `(P,)` int prompt ids in `[0, N)`.
+        chosen: `(P,)` int response ids in `[0, Y)`.
+        rejected: `(P,)` int response ids in `[0, Y)`.
+
+    Returns:
+        `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
+    """
+    r_phi = float_array(r_phi, "r_phi", ndim=2)
+    N, Y = r_phi.shape
+    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
+    chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
+    rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
+    if prompt.size == 0:
+        raise ValueError("prompt: expected at least one pair, got shape (0,)")
+    with np.errstate(over="ignore"):                # a difference of finite entries: no NaN
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]    # (P,)
+    finite_result(m, "r_phi", "the reward margins")
+    loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
+    dr_phi = np.zeros_like(r_phi)                   # (N, Y)
+    np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate
+    np.add.at(dr_phi, (prompt, rejected), d_r)
+    return loss, dr_phi
+
+
+# ---------------------------------------------------------------- DPO and variants, eq. (dpo)
+
+def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo",
+             label_smoothing=0.0, weights=None):
+    """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
+
+    Args:
+        seq_logp_c: `(P,)` `log pi_theta(y_c | x)`.
+        seq_logp_r: `(P,)` `log pi_theta(y_r | x)`.
+        seq_logp_ref_c: `(P,)` `log pi_ref(y_c | x)` (data, no gradient).
+        seq_logp_ref_r: `(P,)` `log pi_ref(y_r | x)` (data, no gradient).
+        beta: `> 0`.
+        variant: `"dpo"`, `"ipo"` or `"conservative"`.
+        label_smoothing: the flip rate `alpha` in `[0, 0.5]` (conservative only).
+        weights: `(P,)` nonnegative pair weights, default `1/P` (the mean).
+
+    Returns:
+        `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
+            `"conservative"`, or a non-finite result.
+    """
+    lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
+    lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
+    lrc = float_array(seq_logp_ref_c, "seq_logp_ref_c", ndim=1)
+    lrr = float_array(seq_logp_ref_r, "seq_logp_ref_r", ndim=1)
+    for name, a in (("seq_logp_r", lr), ("seq_logp_ref_c", lrc), ("seq_logp_ref_r", lrr)):
+        same_shape("seq_logp_c", lc, name, a)
+    if lc.size == 0:
+        raise ValueError("seq_logp_c: expected at least one pair, got shape (0,)")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    choice(variant, "variant", {"dpo", "ipo", "conservative"})
+    ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
+    if ls != 0.0 and variant != "conservative":
+        raise ValueError(f"label_smoothing: expected 0 unless variant='conservative', got {ls} "
+                         f"with variant={variant!r}")
+    if weights is None:
+        w = np.full(lc.shape, 1.0 / lc.size)        # (P,)
+    else:
+        w = float_array(weights, "weights", shape=lc.shape)
+        if (w < 0).any():
+            raise ValueError(f"weights: expected nonnegative pair weights, got min {w.min()}")
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
+    finite_result(h, "seq_logp_c", "the log-ratio margin h")
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss, dseq_c = _dpo_terms(h, beta, variant, ls, w)
+    return finite_result((loss, (dseq_c, -dseq_c)), "beta", "the loss")  # dh/dlogp_r = -1
+
+
+def _dpo_terms(h, beta, variant, ls, w):
+    """(loss, dloss/dseq_c (P,)) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
+    z = beta * h                                    # (P,) implicit reward margin
+    if variant == "ipo":
+        e = h - 1.0 / (2.0 * beta)                  # eq. (ipo): regress h onto 1/(2 beta)
+        l = e * e
+        dh = 2.0 * e                                # dl/dh = 2 (h - 1/(2 beta))
+    else:                                           # "dpo" is "conservative" at ls = 0
+        l = (1 - ls) * np.logaddexp(0.0, -z)        # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
+        dl = -(1 - ls) * _sigmoid(-z)               # dl/dz; the flipped term is skipped (0 * inf)
+        if ls > 0:
+            l = l + ls * np.logaddexp(0.0, z)
+            dl = dl + ls * _sigmoid(z)
+        dh = beta * dl
+    loss = float(np.sum(w * l))
+    dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
+    return loss, dseq_c
+
+
+def token_grad(dseq, mask):
+    """Spread a sequence-log-prob gradient over tokens: `dloss/dlogp[b, t] = dseq[b] mask[b, t]`.
+
+    Since `log pi(y|x) = sum_t mask logp`, every real token gets its sequence's gradient.
+
+    Args:
+        dseq: `(B,)` gradient with respect to the sequence log-probs.
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` `dloss_dlogp`, 0 at padding.
+    """
+    dseq = float_array(dseq, "dseq", ndim=1)
+    mask = mask_array(mask, "mask", shape=(dseq.size, None))
+    return dseq[:, None] * mask                     # (B, T), finite: mask is 0/1
+
+
+# ---------------------------------------------------------------- preference data
+
+def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
+    """Sample preference pairs from a Bradley-Terry model of a known reward.
+
+    Draws `x ~ mu_0`, then `a, b ~ q(. | x)` independently, and `a` wins with probability
+    `sigma(R(x, a) - R(x, b))`, eq. (bradley_terry).
+
+    Ties are kept: `a` and `b` are independent, so `a == b` (`chosen == rejected`) happens with
+    probability `sum_y q(y|x)^2` per pair; it is a draw of the stated model, not excluded
+    (excluding would condition on `a != b` and change the pair distribution). Such a pair is
+    harmless downstream: its margin is 0 for every reward table and every policy, so it adds
+    the constant `log 2` (per unit weight) to the Bradley-Terry / DPO loss and nothing to the
+    gradient on a table (`reward_table_loss`, or DPO through the policy's backward): its
+    `d_chosen = -d_rejected` land on the same entries and cancel, up to the rounding of the
+    accumulation. It does count in `P`, the denominator of the mean. Drop the rows with
+    `chosen == rejected` to exclude them.
+
+    Args:
+        reward: `(N, Y)` the reward `R(x, y)`.
+        mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
+            `pi_ref`'s probabilities, rows summing to 1).
+        n_pairs: the number of pairs `P >= 1`.
+        rng: the `np.random.Generator` to draw from.
+        mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
+    """
+    reward = float_array(reward, "reward", ndim=2)
+    mu = prob_table(mu, "mu", shape=reward.shape)
+    N, Y = reward.shape
+    n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
+    rng = rng_check(rng, "rng")
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
+
+    x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
+    a = np.empty(n_pairs, dtype=np.int64)
+    b = np.empty(n_pairs, dtype=np.int64)
+    for n in range(N):                              # responses drawn prompt by prompt
+        at = np.flatnonzero(x == n)
+        a[at] = rng.choice(Y, size=at.size, p=mu[n])
+        b[at] = rng.choice(Y, size=at.size, p=mu[n])
+    a_wins = rng.random(n_pairs) < _sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
+    return x, np.where(a_wins, a, b), np.where(a_wins, b, a)

@@ -1,0 +1,377 @@
+"""Preferences beyond DPO: IPO summed or averaged, SimPO, ORPO, KTO, and the online DPO loop.
+
+Every loss is a function of per-token log-probs: a response's sequence log-prob is the masked sum
+`s = sum_t mask_t logp_t`, its length `n = sum_t mask_t`, and its length-averaged log-prob
+`a = s / max(n, 1)` (an empty response has `a = 0`). For P pairs (chosen y_c, rejected y_r):
+
+```text
+h      = (s_c - s_ref_c) - (s_r - s_ref_r)                      summed log-ratio margin
+h_avg  = (s_c - s_ref_c) / n_c - (s_r - s_ref_r) / n_r          averaged log-ratio margin
+IPO:      l = (h - 1/(2 beta))^2            or (h_avg - 1/(2 beta))^2     eq. (ipo), eq. (ipo_avg)
+SimPO:    l = -log sigma(beta (a_c - a_r) - gamma)                        eq. (simpo)
+ORPO:     l = -a_c - lam log sigma(o(a_c) - o(a_r)),  o(a) = a - log(1 - e^a)   eq. (orpo)
+```
+
+and for B single examples, each desirable (label 1) or undesirable (label 0), with the reference
+point z0 held fixed (data, no gradient):
+
+```text
+KTO:  l = lambda_D (1 - sigma(beta (h - z0)))   desirable,   h = s - s_ref
+      l = lambda_U (1 - sigma(beta (z0 - h)))   undesirable                     eq. (kto)
+```
+
+The loss is the weighted sum over pairs (examples) with weights `w` (default: the mean).
+
+Gradients, by hand. Each loss depends on a token log-prob only through its response's `s` or
+`a`, and `ds/dlogp_t = mask_t`, `da/dlogp_t = mask_t / max(n, 1)`: the per-sequence derivative is
+broadcast over the mask, divided by the length where the loss averages. The local derivatives
+are one line each, with `d/dz [-log sigma(z)] = -sigma(-z)`:
+
+```text
+IPO:    dl/dh = 2 (h - 1/(2 beta));   dh/ds_c = 1 (or 1/n_c),  dh/ds_r = -1 (or -1/n_r)
+SimPO:  dl/da_c = -beta sigma(-z) = -dl/da_r,                  z = beta (a_c - a_r) - gamma
+ORPO:   o'(a) = 1 / (1 - e^a);  dl/da_c = -1 - lam sigma(-z) o'(a_c);  dl/da_r = lam sigma(-z) o'(a_r)
+KTO:    dl/dh = -lambda_D beta sigma(u) sigma(-u)  (desirable),  +lambda_U beta sigma(u) sigma(-u)
+        (undesirable), with u the argument of that example's sigma
+```
+
+Deviations and edge cases. The summed IPO is `dpo.dpo_loss(variant="ipo")`; the averaged one
+is the same function applied to length-averaged log-probs, as TRL does (`loss_type="ipo"`,
+both the policy's and the reference's log-ratios divided by the completion length). ORPO's NLL is
+the per-pair mean token NLL of the chosen response (the paper's form); TRL averages it over all
+chosen tokens of the batch, which is the same when the chosen responses have equal lengths. ORPO
+needs `a < 0`: a response of probability 1 has infinite odds, and an empty response has
+probability 1; both raise. A tie (the same response as chosen and rejected) gives a constant
+margin and no gradient through the margin (ORPO's NLL still pulls on it). Every loss rejects a
+non-finite result with a ValueError naming the log-probs that drove it.
+
+Online DPO (`online_dpo_step`): two responses per prompt from the current policy, a label drawn
+with the probability a judge gives (`bradley_terry_judge` of a known reward:
+`sigma(r(x, y_a) - r(x, y_b))`, eq. (bradley_terry)), one DPO step, eq. (dpo). A call that
+raises leaves `policy.theta` and the generator as they were.
+
+Demonstrated by `python examples/preferences.py` (where each loss lands against the tilted
+optimum). Imports NumPy, minirl_lm.core.checks and minirl_lm.direct.dpo.
+"""
+
+import copy
+import numbers
+
+import numpy as np
+
+from minirl_lm.core.checks import (callable_check, float_array, float_scalar, int_scalar, mask_array,
+                              rng_check)
+from minirl_lm.direct.dpo import dpo_loss, token_grad
+
+
+def _sigmoid(z):
+    # sigma(z) = exp(-softplus(-z)): no overflow at either tail
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def _responses(logp, mask, lname, mname, rows=None):
+    """Checked (B, T) log-probs and mask; returns (s (B,), n (B,), mask) with padding ignored."""
+    logp = float_array(logp, lname, ndim=2)
+    if rows is not None and logp.shape[0] != rows:
+        raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")
+    mask = mask_array(mask, mname, shape=logp.shape)
+    real = mask > 0                                            # (B, T)
+    if (logp[real] > 0).any():
+        raise ValueError(f"{lname}: expected log-probs <= 0 on real tokens, "
+                         f"got max {logp[real].max()}")
+    s = np.where(real, logp, 0.0).sum(axis=1)                  # (B,) masked sum
+    return s, mask.sum(axis=1), mask
+
+
+def _weights(weights, P, name="weights"):
+    if weights is None:
+        return np.full(P, 1.0 / P)                             # the mean over pairs
+    w = float_array(weights, name, shape=(P,))
+    if (w < 0).any():
+        raise ValueError(f"{name}: expected nonnegative weights, got min {w.min()}")
+    return w
+
+
+def _pairs(logp_c, mask_c, logp_r, mask_r, weights):
+    s_c, n_c, mask_c = _responses(logp_c, mask_c, "logp_c", "mask_c")
+    P = s_c.size
+    if P == 0:
+        raise ValueError("logp_c: expected at least one pair, got 0 rows")
+    s_r, n_r, mask_r = _responses(logp_r, mask_r, "logp_r", "mask_r", rows=P)
+    return s_c, n_c, mask_c, s_r, n_r, mask_r, _weights(weights, P)
+
+
+def _finite(loss, grads, name):
+    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
+        raise ValueError(f"{name}: expected log-probs for which the loss is finite, got a "
+                         f"non-finite loss or gradient (loss {loss})")
+
+
+# ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
+
+def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta,
+             average=False, weights=None):
+    """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
+
+    Args:
+        logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta.
+        mask_c: (P, T_c) 0/1 right-padded mask of the chosen responses.
+        logp_r: (P, T_r) token log-probs of the rejected responses.
+        mask_r: (P, T_r) mask of the rejected responses.
+        seq_logp_ref_c: (P,) `log pi_ref(y_c | x)` (data, no gradient).
+        seq_logp_ref_r: (P,) `log pi_ref(y_r | x)`.
+        beta: the regularization strength, > 0; the margin target is `1 / (2 beta)`.
+        average: divide each log-ratio by its response length (an empty response counts 1).
+        weights: (P,) nonnegative pair weights, default `1/P`.
+
+    Returns:
+        `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`, zero at padding.
+
+    Raises:
+        ValueError: bad shapes, masks, beta, weights, or a non-finite result (named `logp_c`).
+    """
+    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
+    ref_c = float_array(seq_logp_ref_c, "seq_logp_ref_c", shape=s_c.shape)
+    ref_r = float_array(seq_logp_ref_r, "seq_logp_ref_r", shape=s_c.shape)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    if not isinstance(average, (bool, np.bool_)):
+        raise TypeError(f"average: expected True or False, got {average!r}")
+    k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)   # (P,) divisor of s and s_ref
+    k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
+    # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is rejected below
+        try:
+            loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta,
+                                          "ipo", weights=w)
+        except ValueError as e:                           # dpo_loss names its own arguments;
+            if "finite in float64" not in str(e):         # here the log-probs drove the overflow
+                raise
+            raise ValueError(f"logp_c: expected log-probs whose IPO loss is finite in float64, "
+                             f"got a margin that overflows it ({e})") from None
+    d_c = (dx_c / k_c)[:, None] * mask_c                      # (P, T_c) da/dlogp_t = mask_t / n
+    d_r = (dx_r / k_r)[:, None] * mask_r                      # (P, T_r)
+    _finite(loss, (d_c, d_r), "logp_c")
+    return loss, (d_c, d_r)
+
+
+# ---------------------------------------------------------------- SimPO, eq. (simpo)
+
+def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
+    """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
+
+    Args:
+        logp_c: (P, T_c) token log-probs of the chosen responses.
+        mask_c: (P, T_c) mask of the chosen responses.
+        logp_r: (P, T_r) token log-probs of the rejected responses.
+        mask_r: (P, T_r) mask of the rejected responses.
+        beta: scale of the implicit reward `beta * a`, > 0.
+        gamma: target reward margin, >= 0 (TRL's `simpo_gamma`, default 0.5).
+        weights: (P,) nonnegative pair weights, default `1/P`.
+
+    Returns:
+        `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
+    """
+    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    gamma = float_scalar(gamma, "gamma", low=0.0)
+    k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)    # (P,) an empty response has a = 0
+    z = beta * (s_c / k_c - s_r / k_r) - gamma                 # (P,) reward margin minus gamma
+    loss = float(np.sum(w * np.logaddexp(0.0, -z)))          # eq. (simpo): -log sigma(z)
+    da_c = w * beta * -_sigmoid(-z)                            # (P,) -sigma(-z) * dz/da_c
+    d_c = (da_c / k_c)[:, None] * mask_c                       # (P, T_c)
+    d_r = (-da_c / k_r)[:, None] * mask_r                      # (P, T_r) dz/da_r = -beta
+    _finite(loss, (d_c, d_r), "logp_c")
+    return loss, (d_c, d_r)
+
+
+# ---------------------------------------------------------------- ORPO, eq. (orpo)
+
+def _log1mexp(a):
+    # log(1 - e^a) for a < 0, accurate at both ends (branch at -log 2)
+    return np.where(a < -np.log(2.0), np.log1p(-np.exp(np.minimum(a, -np.log(2.0)))),
+                    np.log(-np.expm1(np.maximum(a, -np.log(2.0)))))
+
+
+def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
+    """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
+
+    Log-probs are length-averaged, `a = s / n`; the odds of a response are `e^a / (1 - e^a)`.
+
+    Args:
+        logp_c: (P, T_c) token log-probs of the chosen responses (each nonempty).
+        mask_c: (P, T_c) mask of the chosen responses.
+        logp_r: (P, T_r) token log-probs of the rejected responses (each nonempty).
+        mask_r: (P, T_r) mask of the rejected responses.
+        lam: weight of the odds-ratio term, >= 0 (TRL's `beta`, default 0.1).
+        weights: (P,) nonnegative pair weights, default `1/P`.
+
+    Returns:
+        `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
+
+    Raises:
+        ValueError: an empty response, or a mean log-prob of 0 (probability 1: infinite odds).
+    """
+    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
+    lam = float_scalar(lam, "lam", low=0.0)
+    for name, s, n in (("logp_c", s_c, n_c), ("logp_r", s_r, n_r)):
+        if (n == 0).any():
+            raise ValueError(f"{name}: expected nonempty responses for ORPO (an empty response "
+                             f"has probability 1), got an empty one at pair {int(np.argmin(n))}")
+        if (s >= 0).any():
+            raise ValueError(f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has "
+                             f"infinite odds), got 0 at pair {int(np.argmax(s >= 0))}")
+    a_c, a_r = s_c / n_c, s_r / n_r                            # (P,) averaged log-probs
+    z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))        # (P,) log odds-ratio, eq. (orpo)
+    loss = float(np.sum(w * (-a_c + lam * np.logaddexp(0.0, -z))))   # eq. (orpo)
+    dz = lam * -_sigmoid(-z)                                   # (P,) d[lam softplus(-z)]/dz
+    with np.errstate(divide="ignore", over="ignore"):
+        do_c = -1.0 / np.expm1(a_c)                            # (P,) do/da = 1 / (1 - e^a)
+        do_r = -1.0 / np.expm1(a_r)
+    da_c = w * (-1.0 + dz * do_c)                              # NLL: d(-a_c)/da_c = -1
+    da_r = w * (-dz * do_r)                                    # dz/da_r = -do/da_r
+    d_c = (da_c / n_c)[:, None] * mask_c                       # (P, T_c)
+    d_r = (da_r / n_r)[:, None] * mask_r                       # (P, T_r)
+    _finite(loss, (d_c, d_r), "logp_c")
+    return loss, (d_c, d_r)
+
+
+# ---------------------------------------------------------------- KTO, eq. (kto)
+
+def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0,
+             weights=None):
+    """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
+
+    Args:
+        logp: (B, T) token log-probs of the responses under pi_theta.
+        mask: (B, T) mask of the responses.
+        seq_logp_ref: (B,) `log pi_ref(y | x)` (data, no gradient).
+        desirable: (B,) bool, True for a desirable example.
+        beta: > 0.
+        z0: the reference point, a KL estimate held fixed, >= 0 (TRL estimates it on mismatched
+            pairs, detached and clamped at 0).
+        lambda_d: weight of desirable examples, >= 0.
+        lambda_u: weight of undesirable examples, >= 0.
+        weights: (B,) nonnegative example weights, default `1/B` (TRL's mean over examples).
+
+    Returns:
+        `(loss, dloss_dlogp (B, T))`.
+    """
+    s, _, mask = _responses(logp, mask, "logp", "mask")
+    B = s.size
+    if B == 0:
+        raise ValueError("logp: expected at least one example, got 0 rows")
+    ref = float_array(seq_logp_ref, "seq_logp_ref", shape=(B,))
+    d = np.asarray(desirable)
+    if d.dtype != np.bool_ or d.shape != (B,):
+        raise TypeError(f"desirable: expected a bool array of shape ({B},), got "
+                        f"{d.dtype} array of shape {d.shape}")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    z0 = float_scalar(z0, "z0", low=0.0)
+    lam = np.where(d, float_scalar(lambda_d, "lambda_d", low=0.0),
+                   float_scalar(lambda_u, "lambda_u", low=0.0))   # (B,)
+    w = _weights(weights, B)
+    h = s - ref                                                # (B,) log-ratio
+    sign = np.where(d, 1.0, -1.0)                              # (B,) du/dh = sign * beta
+    u = sign * beta * (h - z0)                                 # (B,) eq. (kto)
+    loss = float(np.sum(w * lam * _sigmoid(-u)))               # 1 - sigma(u) = sigma(-u)
+    dh = w * lam * -(_sigmoid(u) * _sigmoid(-u)) * sign * beta # (B,) d sigma(-u)/du = -sigma sigma
+    d_logp = dh[:, None] * mask                                # (B, T)
+    _finite(loss, (d_logp,), "logp")
+    return loss, d_logp
+
+
+# ---------------------------------------------------------------- online DPO
+
+def bradley_terry_judge(grader):
+    """A judge from a known reward: `judge(prompt, y_a, y_b) = sigma(r(x, y_a) - r(x, y_b))`.
+
+    Args:
+        grader: `grader(prompt, response) -> float`, the reward of eq. (bradley_terry).
+
+    Returns:
+        A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
+    """
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+
+    def judge(prompt, y_a, y_b):
+        return float(_sigmoid(float(grader(prompt, y_a)) - float(grader(prompt, y_b))))
+    return judge
+
+
+def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
+    """One online DPO step: sample two responses per prompt from the current policy, label, step.
+
+    For every prompt (each `pairs_per_prompt` times) two responses y_a, y_b are drawn from the
+    current policy; y_a is chosen with probability `judge(prompt, y_a, y_b)` (one `rng.random()`
+    per pair); then one gradient step of the mean DPO loss, eq. (dpo), updates `policy.theta`.
+    With `bradley_terry_judge` the expected update vanishes at the tilted optimum whatever policy
+    sampled the pairs, so `pi*` is a fixed point of the loop.
+
+    Args:
+        mdp: a TokenMDP (its `rollout` draws the responses).
+        policy: the TabularPolicy being trained (updated in place).
+        ref: the frozen reference TabularPolicy (same table shape).
+        judge: `judge(prompt, y_a, y_b) -> float in [0, 1]`, the probability y_a is preferred.
+        beta: the DPO beta, > 0.
+        lr: step size, > 0.
+        rng: np.random.Generator for the responses and the labels.
+        pairs_per_prompt: pairs drawn per prompt, >= 1.
+
+    Returns:
+        A dict with `loss` (before the step), `chosen`, `rejected` (tuples of token ids) and
+        `prompt` (P,) of the pairs.
+
+    Raises:
+        ValueError, TypeError: bad arguments, a judge returning something else than a
+            probability, or a non-finite update; then theta and rng are as before the call.
+    """
+    if not (hasattr(mdp, "rollout") and hasattr(mdp, "prompts")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    callable_check(judge, "judge", 3, "judge(prompt, y_a, y_b)")
+    shape = getattr(getattr(policy, "theta", None), "shape", None)
+    if shape != (getattr(mdp, "S", None), getattr(mdp, "V", None)) or not all(
+            hasattr(policy, m) for m in ("logp", "backward", "sample")):
+        raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
+                         f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
+                         f"{type(policy).__name__} with shape {shape}")
+    if getattr(getattr(ref, "theta", None), "shape", None) != shape or not hasattr(ref, "logp"):
+        raise ValueError(f"ref: expected a policy with the table shape of policy {shape}, got "
+                         f"{type(ref).__name__}")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    rng_check(rng, "rng")
+    k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1)
+    state = copy.deepcopy(rng.bit_generator.state)             # restored if anything below fails
+    try:
+        prompts = np.repeat(np.arange(mdp.N), k)               # (P,)
+        ro = mdp.rollout(policy, 2, rng, prompts=prompts)      # eq. (online_dpo); rows 2i, 2i+1
+        resp = ro.responses()
+        p = np.array([_probability(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]))
+                      for i, n in enumerate(prompts)])         # (P,) P(y_a preferred)
+        a_wins = rng.random(prompts.size) < p                  # eq. (bradley_terry) with a judge
+        a, b = 2 * np.arange(prompts.size), 2 * np.arange(prompts.size) + 1
+        c, r = np.where(a_wins, a, b), np.where(a_wins, b, a)  # (P,) rows of chosen, rejected
+        _, seq = policy.logp(ro.states, ro.tokens, ro.mask)    # (2P,)
+        _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)   # (2P,) data
+        loss, (d_c, d_r) = dpo_loss(seq[c], seq[r], seq_ref[c], seq_ref[r], beta)   # eq. (dpo)
+        dseq = np.zeros(seq.size)                              # (2P,)
+        dseq[c], dseq[r] = d_c, d_r
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, token_grad(dseq, ro.mask))
+        new = policy.theta - lr * dtheta                       # (S, V); -inf entries stay -inf
+        if not np.isfinite(new[np.isfinite(policy.theta)]).all() or not np.isfinite(loss):
+            raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite "
+                             f"update with lr={lr}")
+    except BaseException:
+        rng.bit_generator.state = state
+        raise
+    policy.theta[...] = new                                    # the only write, after every check
+    return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c],
+            "rejected": [resp[i] for i in r]}
+
+
+def _probability(p):
+    if not isinstance(p, numbers.Real):                        # bools count: True = 1.0
+        raise TypeError(f"judge: expected a probability (a real number), got {p!r}")
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"judge: expected a probability in [0, 1], got {p}")
+    return float(p)

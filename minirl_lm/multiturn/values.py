@@ -1,0 +1,216 @@
+"""Values with chance nodes: backward induction, the soft optimum, returns and GAE over actions.
+
+Backward induction on the tree of a `MultiTurnMDP`. At a policy state s the world is unknown; its
+posterior given the prefix is P(w | s) proportional to prior(w) prod_{spans in s} P(o | w) (the
+policy's factors cancel). For an action a that ends a turn with reward r(w), eq. (chance_bellman):
+
+    q(s, a) = sum_w P(w | s) r(w) + C(s, a)
+    C(s, a) = v(s.a)                        if the turn goes on
+            = 0                             if the episode ends
+            = sum_o P(o | s.a) v(s.a.o)     after a call: a chance node, an expectation
+    P(o | s.a) = sum_w P(w | s) P(o | w)
+
+and the policy state backs up its actions one of two ways:
+
+    v^pi(s) = sum_a pi(a | s) q(s, a)                                       policy evaluation
+    v*(s)   = beta log sum_a pi_ref(a | s) exp(q(s, a) / beta)             eq. (soft_bellman)
+    pi*(a | s) = pi_ref(a | s) exp((q(s, a) - v*(s)) / beta)
+
+The soft optimum maximizes `J(pi) = E[R - beta sum_{action tokens} log(pi / pi_ref)]`; at a
+chance node nothing is chosen, so the max becomes an expectation. The gap
+
+```text
+J(pi*) - J(pi) = beta KL(P_pi(tau) || P_pi*(tau)) >= 0
+```
+
+holds with the environment's factors cancelling in the ratio: it is the distance to the optimum
+the example prints.
+
+Returns and GAE over action tokens. Rewards sit on policy tokens; the recursion runs over the
+action mask and skips the environment's tokens, carrying the running return, the next value and
+the running advantage across an observation span, eq. (gae_carry):
+
+    delta_t = r_t + gamma v(s_t') - v(s_t),   A_t = delta_t + gamma lam A_t'
+
+where t' is the next *policy* token of the row. `carry=False` is the bug: the recursion restarts
+(running return, next value and running advantage set to 0) at every masked position, so a turn
+before an observation never sees the rewards or values after it. Both return 0 off the action
+mask. Imports NumPy, minirl_lm.core.checks and minirl_lm.values.optimum (the tilt of one state's row).
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import float_array, float_scalar, int_array, mask_array, prob_table
+from minirl_lm.values.optimum import optimal_value, tilted_optimum
+
+ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")   # what a MultiTurnMDP has
+
+
+def _posterior(loglik):
+    """P(w | s) from log prior + log likelihood (W,); an unreachable prefix gets the uniform."""
+    if not np.isfinite(loglik).any():
+        return np.full(loglik.size, 1.0 / loglik.size)
+    p = np.exp(loglik - loglik.max())                     # (W,)
+    return p / p.sum()
+
+
+def _induction(env, backup):
+    """Q (S, V) and V (S,) over the policy states, children first; chance rows stay 0."""
+    values, q = np.zeros(env.S), np.zeros((env.S, env.V))
+    for s in range(env.S - 1, -1, -1):                    # ids: parents before children
+        if not env.is_policy[s]:
+            continue
+        post = _posterior(env.loglik[s])                  # (W,) P(w | s)
+        for a, (r, kind, nxt) in enumerate(env.children[s]):
+            qa = post @ r                                 # expected reward of the turn
+            if kind == "turn":
+                qa += values[nxt]
+            elif kind == "env":                           # eq. (chance_bellman): expectation
+                for m, _, s2 in nxt:
+                    qa += (post @ env.p_obs[:, m]) * values[s2]
+            q[s, a] = qa
+        values[s] = backup(s, q[s])
+    return values, q
+
+
+def _table(p, env, name):
+    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
+        raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
+    return prob_table(p, name, shape=(env.S, env.V))     # rows summing to 1 within 1e-9
+
+
+def _flag(x, name):
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(x).__name__} {x!r}")
+    return bool(x)
+
+
+def policy_values(env, probs):
+    """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
+
+    Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
+    """
+    probs = _table(probs, env, "probs")
+    return _induction(env, lambda s, q_s: probs[s] @ q_s)
+
+
+def soft_optimum(env, pi_ref, beta):
+    """Soft-optimal policy by backward induction with chance nodes, eq. (soft_bellman).
+
+    Args:
+        env: a `MultiTurnMDP`.
+        pi_ref: `(S, V)` reference probabilities.
+        beta: KL coefficient > 0.
+
+    Returns:
+        `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is `J(pi*)`. Rows of chance states
+        of `pi_star` are copies of `pi_ref` (the policy never writes there).
+    """
+    pi_ref = _table(pi_ref, env, "pi_ref")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    backup = lambda s, q_s: optimal_value(pi_ref[s][None], q_s[None], beta)  # noqa: E731
+    values, q = _induction(env, backup)                   # eq. (soft_bellman)
+    pi_star = pi_ref.copy()
+    for s in np.flatnonzero(env.is_policy):
+        pi_star[s] = tilted_optimum(pi_ref[s][None], q[s][None], beta)[0]  # pi_ref e^{(Q-V)/beta}
+    return values, q, pi_star
+
+
+def kl_objective(env, probs, pi_ref, beta):
+    """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
+
+    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf.
+    """
+    probs = _table(probs, env, "probs")
+    pi_ref = _table(pi_ref, env, "pi_ref")
+    beta = float_scalar(beta, "beta", low=0.0)
+    with np.errstate(divide="ignore"):
+        lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
+
+    def backup(s, q_s):
+        return np.where(probs[s] > 0, probs[s] * (q_s - beta * lr[s]), 0.0).sum()
+
+    values, _ = _induction(env, backup)
+    return float(values[0])
+
+
+# ---- returns and GAE over the action mask -------------------------------------------------------
+def _action_mask(action_mask, mask):
+    act = float_array(action_mask, "action_mask", shape=mask.shape)
+    if ((act != 0) & (act != 1)).any() or (act > mask).any():
+        raise ValueError("action_mask: expected 0/1 entries, 1 only where mask is 1")
+    return act
+
+
+def _check(values, rewards, mask, action_mask, with_values=True):
+    mask = mask_array(mask, "mask")
+    act = _action_mask(action_mask, mask)
+    rewards = float_array(rewards, "rewards", shape=mask.shape)
+    if (rewards * (1 - act) != 0).any():
+        raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask "
+                         "is 0)")
+    values = float_array(values, "values", shape=mask.shape) if with_values else None
+    return values, rewards, act
+
+
+def _scan(values, rewards, act, c_next, c_acc, carry):
+    """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
+    B, T = act.shape
+    out = np.zeros((B, T))
+    nxt, acc = np.zeros(B), np.zeros(B)                   # (B,) V(s_t'), A_t'
+    for t in range(T - 1, -1, -1):
+        on = act[:, t] > 0
+        new = rewards[:, t] + c_next * nxt - values[:, t] + c_acc * acc    # eq. (gae_carry)
+        keep = 1.0 if carry else 0.0                      # carry: skip; bug: restart at 0
+        acc = np.where(on, new, keep * acc)
+        nxt = np.where(on, values[:, t], keep * nxt)
+        out[:, t] = np.where(on, acc, 0.0)
+    return out
+
+
+def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=True):
+    """GAE over the policy tokens of multi-turn rows, eq. (gae_carry): (B, T).
+
+    Args:
+        values: `(B, T)` critic value v(s_t) at every position (read on policy tokens only).
+        rewards: `(B, T)` per-token rewards, 0 off the action mask.
+        mask: `(B, T)` trajectory tokens, right-padded.
+        action_mask: `(B, T)` policy tokens.
+        gamma: in [0, 1].
+        lam: see `gamma`.
+        carry: True carries across observation spans; False restarts at every masked
+            position (the bug this module measures).
+    """
+    values, rewards, act = _check(values, rewards, mask, action_mask)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    lam = float_scalar(lam, "lam", low=0.0, high=1.0)
+    _flag(carry, "carry")
+    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
+
+
+def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
+    """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
+    _, rewards, act = _check(None, rewards, mask, action_mask, with_values=False)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    _flag(carry, "carry")
+    return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
+
+
+def turn_values(values, states, mask, action_mask):
+    """V at the first policy state of each token's turn, on every policy token: (B, T).
+
+    values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
+    of a row and at the first policy token after an observation span.
+    """
+    values = float_array(values, "values", ndim=1)
+    mask = mask_array(mask, "mask")
+    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
+    act = _action_mask(action_mask, mask)
+    out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
+    prev = np.zeros(mask.shape[0])                        # action_mask at t - 1 (0 before t = 0)
+    for t in range(mask.shape[1]):
+        start = (act[:, t] > 0) & (prev == 0)
+        cur = np.where(start, values[states[:, t]], cur)
+        out[:, t] = cur * act[:, t]
+        prev = act[:, t]
+    return out

@@ -1,0 +1,393 @@
+"""Baselines: the group of K responses to one prompt is its own baseline.
+
+Rewards come as an `(N, K)` array: `N` prompts, `K` sampled responses each (row `n` of the array
+is the group of prompt `n`; flattened prompt-major it is rows `n*K .. n*K + K - 1` of a `(B,)`
+batch). With `R_k` the reward of member `k`:
+
+```text
+none          A_k = R_k                                               eq. (pg_vanilla)
+mean          A_k = R_k - mean(R)                                     eq. (pg_centred)
+standardized  A_k = (R_k - mean(R)) / (std(R) + xi)                   eq. (pg_normalized)
+loo           A_k = R_k - (1/(K-1)) sum_{j != k} R_j                  eq. (pg_loo)
+                  = (K / (K-1)) (R_k - mean(R))
+```
+
+The stabilizer `xi` is the argument `eps` of `standardized` and `advantages` (a different
+quantity from the clip range `epsilon` of `clip.py`).
+
+The update these weights feed is `(1/K) sum_k A_k grad log pi(y_k | x)`. Over the draws of a
+group, `E[centred update] = ((K-1)/K) grad J`: `R_k` is part of its own baseline, so the term
+`R_k grad log pi(y_k)` is shrunk by `1/K` (self-inclusion bias); leave-one-out removes `R_k`
+from its baseline and is unbiased. Standardizing divides by a random spread and is not a scaled
+gradient in general.
+
+Defined edge cases (no gradient here: rewards are data):
+
+- a group of equal rewards gives `A = 0` exactly (the mean of such a group is taken as the
+  common value itself, because `np.mean` of identical floats can differ from them in the last
+  bit);
+- `K = 1` is a group of equal rewards: centred and standardized advantages are bitwise 0, so the
+  update vanishes identically. With the Bessel std (`ddof=1`) the `K = 1` spread is `0/0`; it is
+  defined as 0 here, so the advantage is `0 / (0 + xi) = 0` as well;
+- leave-one-out at `K = 1` has no "others" and raises ValueError.
+
+Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
+same number algebraically (to rounding), so that equal rewards give exactly 0.
+
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
+`trl/trainer/utils.py` `nanstd` @ `f2cd57710a` (2026-07-24); verl
+`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` @ `1dda039b9c` (2026-08-22);
+the page "Where to go next" maps the rest). `ddof` is the int 0 or 1 (not a bool, not a float).
+
+Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
+baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
+finite: the standardized baseline squares the spread `(R - mean)^2`, which overflows float64
+(max about `1.8e308`) for spreads beyond about `1e154`, and a group mean sums `K` rewards; at
+`1e150` both stay finite for any practical `K` (up to about `4e7`). Inside the domain, a group
+whose squared spread underflows (sum of `(R - mean)^2 < 1e-290`, i.e. `|R - mean| < 1e-145` or
+so) has its std computed on the rescaled deviations, so a tiny spread with `eps = 0` still
+standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
+inputs.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import choice, float_array, float_scalar, int_scalar, mask_array
+
+BASELINES = ("none", "mean", "standardized", "loo")
+REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the spread
+
+
+def _rewards(rewards):
+    """Validate rewards (N, K): finite, K >= 1, |r| <= REWARD_MAX; returns float64 (N, K)."""
+    r = float_array(rewards, "rewards", ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
+                         f"got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"rewards: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
+    if r.size and np.abs(r).max() > REWARD_MAX:
+        raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
+                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
+                         f"|r| = {np.abs(r).max():g}")
+    return r
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.mean(axis=1, keepdims=True)                       # (N, 1)
+    equal = (r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True))
+    return np.where(equal, r[:, :1], mean)                     # (N, 1)
+
+
+def no_baseline(rewards):
+    """No baseline, eq. (pg_vanilla): `A = R`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages (a copy of the rewards).
+    """
+    r = _rewards(rewards)
+    return r.copy()
+
+
+def centred(rewards):
+    """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    r = _rewards(rewards)
+    return r - _group_mean(r)                                  # (N, K)
+
+
+def standardized(rewards, eps=1e-8, ddof=0):
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        eps: the stabilizer `xi >= 0`.
+        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
+            `K = 1`).
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    r = _rewards(rewards)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    c = r - _group_mean(r)                                     # (N, K)
+    dof = max(r.shape[1] - ddof, 1)                            # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)                    # (N, 1)
+    std = np.sqrt(ss / dof)                                    # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if tiny.any():
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)      # (N, 1)
+        cs = c / s                                             # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
+    denom = std + eps                                          # (N, 1)
+    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+def leave_one_out(rewards):
+    """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
+
+    Args:
+        rewards: `(N, K)` rewards with `K >= 2`.
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: `K < 2`, naming `rewards`.
+    """
+    r = _rewards(rewards)
+    K = r.shape[1]
+    if K < 2:
+        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
+                         f"(no others to average at K = 1), got shape {r.shape}")
+    return (K / (K - 1)) * (r - _group_mean(r))                # eq. (pg_loo)
+
+
+def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
+    """Group advantages with the chosen baseline.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
+        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
+    """
+    choice(baseline, "baseline", BASELINES)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "none":
+        return no_baseline(rewards)
+    if baseline == "mean":
+        return centred(rewards)
+    if baseline == "loo":
+        return leave_one_out(rewards)
+    return standardized(rewards, eps=eps, ddof=ddof)
+
+
+def broadcast(adv, mask):
+    """Put each response's advantage on every one of its real tokens.
+
+    Args:
+        adv: `(B,)` advantages, or `(N, K)` (flattened prompt-major to `B = N*K`).
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` per-token advantages, 0 at padding.
+    """
+    mask = mask_array(mask, "mask")
+    a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
+    if a.ndim == 2:
+        a = a.ravel()
+    if a.shape != (mask.shape[0],):
+        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
+                         f"got shape {np.shape(adv)}")
+    return a[:, None] * mask                                   # (B, T)
+
+
+
+# ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
+#
+#     reinforce_pp           A_{b,t} = whiten_batch(G_{b,t}),  G_{b,t} = sum_{t' >= t} gamma^(t'-t) r_{b,t'}
+#                                                                                  eq. (rpp)
+#     reinforce_pp_baseline  A_{b,t} = whiten_batch(r_b - mean_group(r))         eq. (rpp_baseline)
+#     remax                  A_k = r_k - R(x, y_greedy(x))                         eq. (remax)
+#     opo                    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|             eq. (opo)
+#     batch_std              A_k = (r_k - mean_group(r)) / (std_batch(r) + eps)    eq. (pg_batch_std)
+#
+# whiten_batch(x) = (x - m) / sqrt(v + eps) with m, v the mean and variance of x over every real
+# token of the batch (v with ddof), eps inside the square root. Batch statistics couple the
+# prompts: the advantage of one response depends on the rewards of every other prompt of the
+# batch, so the expected update of one prompt is no longer a function of that prompt alone.
+
+def _check_mask_rows(mask, B):
+    mask = mask_array(mask, "mask")
+    if mask.shape[0] != B:
+        raise ValueError(f"mask: expected {B} rows (one per response, B = N*K), "
+                         f"got shape {mask.shape}")
+    return mask
+
+
+def _whiten_tokens(x, mask, eps, ddof):
+    """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
+
+    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
+    """
+    real = mask > 0                                            # (B, T)
+    M = int(real.sum())
+    if M == 0 or x[real].max() == x[real].min():
+        return np.zeros_like(x)
+    m = x[real].sum() / M                                      # token mean over the batch
+    c = np.where(real, x - m, 0.0)                             # (B, T)
+    s = np.abs(c).max()                                        # scale: c*c cannot overflow
+    with np.errstate(over="ignore"):                           # overflow is reported below
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof)        # eq. (rpp); M >= 2 > ddof here
+    if not np.isfinite(var):
+        raise ValueError("token_rewards: the batch variance of the returns overflows float64; "
+                         "rescale the rewards")
+    return c / np.sqrt(var + eps)                              # (B, T)
+
+
+def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
+    """REINFORCE++ advantages (B, T), eq. (rpp): returns to go, whitened over the batch's tokens.
+
+    ```text
+    G_{b,t} = r_{b,t} + gamma G_{b,t+1},  G = 0 after the last real token
+    A_{b,t} = (G_{b,t} - m) / sqrt(v + eps),  m, v over every real token of the batch
+    ```
+
+    Args:
+        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
+            instance `critic.per_token_rewards`); values at padding are ignored.
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        gamma (float): discount in `[0, 1]`.
+        eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
+            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
+            (defined here; verl raises) and advantage 0.
+
+    Raises:
+        ValueError: naming the argument (shapes, non-finite values, ranges).
+    """
+    mask = mask_array(mask, "mask")
+    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    G = np.zeros_like(r)                                       # (B, T) returns to go
+    acc = np.zeros(r.shape[0])                                 # (B,)
+    with np.errstate(over="ignore"):                           # an inf return is rejected below
+        for t in range(r.shape[1] - 1, -1, -1):
+            acc = (r[:, t] + gamma * acc) * mask[:, t]         # eq. (rpp): G_t = r_t + gamma G_{t+1}
+            G[:, t] = acc
+    if not np.isfinite(G).all():
+        raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
+    return _whiten_tokens(G, mask, eps, ddof)
+
+
+def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
+    """REINFORCE++-baseline advantages (B, T), eq. (rpp_baseline): group mean off, then whitened.
+
+    ```text
+    A_{b,t} = whiten_batch(r_b - mean_group(r))   on every real token of response b
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask (np.ndarray): `(B, T)` with `B = N*K`.
+        eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
+            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
+            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+    """
+    c = centred(rewards).ravel()                               # (B,) eq. (pg_centred)
+    mask = _check_mask_rows(mask, c.shape[0])
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
+
+
+def remax(rewards, greedy_rewards):
+    """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
+
+    Args:
+        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
+        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
+            response.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
+            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
+            greedy reward gets exactly 0.
+    """
+    r = _rewards(rewards)
+    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
+    if g.size and np.abs(g).max() > REWARD_MAX:
+        raise ValueError(f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max "
+                         f"{np.abs(g).max():g}")
+    return r - g[:, None]                                      # eq. (remax)
+
+
+def opo(rewards, lengths):
+    """OPO advantages (N, K), eq. (opo): the group baseline weighted by response length.
+
+    ```text
+    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards.
+        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
+            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
+            all empty (total length 0) falls back to the plain group mean; empty responses carry no
+            token, so their advantage never reaches the gradient.
+    """
+    r = _rewards(rewards)
+    L = float_array(lengths, "lengths", shape=r.shape)
+    if L.size and L.min() < 0:
+        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
+    tot = L.sum(axis=1, keepdims=True)                         # (N, 1)
+    base = np.where(tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300),
+                    r.mean(axis=1, keepdims=True))             # (N, 1) eq. (opo)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    base = np.where(equal, r[:, :1], base)                     # exactly the common value
+    return r - base                                            # (N, K)
+
+
+def batch_std(rewards, eps=1e-8, ddof=0):
+    """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
+
+    ```text
+    A_k = (r_k - mean_group(r)) / (std(all N*K rewards) + eps)
+    ```
+
+    TRL `scale_rewards="batch"` is `eps=1e-4, ddof=1`. Every prompt's advantage is divided by
+    the same number, so the direction within a batch is the mean-centred one; over the draws the
+    divisor depends on every prompt's rewards.
+
+    Returns:
+        A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
+            of one reward with `ddof=1` has std defined as 0 (as TRL does).
+    """
+    r = _rewards(rewards)
+    eps = float_scalar(eps, "eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
+    flat = r.ravel()
+    if flat.max() == flat.min():                               # every reward equal: c == 0
+        return np.zeros_like(c)
+    dev = flat - flat.mean()                                   # two rewards differ: some dev != 0
+    s = np.abs(dev).max()                                      # scale > 0: dev*dev cannot overflow
+    # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
+    std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
+    return c / (std + eps)                                     # eq. (pg_batch_std)

@@ -1,0 +1,150 @@
+"""The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
+
+For each real token, with `rho_t = pi(y_t | s_t) / pi_old(y_t | s_t) = exp(logp - logp_old)`:
+
+```text
+f_t  = min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps_high) A_t)        eq. (ppo_clip)
+loss = -sum_{b,t} w[b,t] f[b,t]        (w: the aggregation weights, eq. (pg_agg))
+```
+
+Symmetric by default (`eps_high = eps`); `eps_high > eps` is "clip-higher" (DAPO). There is no
+dual clip here (a floor `c A_t` for `A_t < 0`; see the page "Where to go next").
+
+Gradient, by hand. `d rho / d logp = rho`. The min picks one branch:
+
+- unclipped branch active (`rho A <= clip(rho) A`): `d f / d logp = rho A`;
+- clipped branch active (`clip(rho) A < rho A`): the clipped value is constant in `logp`, so 0.
+  For `A > 0` that is `rho > 1 + eps_high`, for `A < 0` `rho < 1 - eps`: the ratio already
+  moved far enough in the direction the advantage pushes, and the token stops pulling.
+
+Ties: inside the clip range both branches are equal and the gradient is `rho A`. Exactly at a
+boundary (`rho = 1 + eps_high` with `A > 0`, or `1 - eps` with `A < 0`) `f` has a kink; we take
+the unclipped one-sided derivative `rho A` there (the left/right derivatives are `rho A` and 0).
+
+At `rho = 1` (`logp == logp_old`: the first optimizer step on a fresh batch) the gradient is
+`-w A`, exactly REINFORCE's (`reinforce.reinforce_loss` with the same aggregation).
+
+Padding and extreme ratios. The log-ratio is masked before the exp, so whatever finite values
+`logp` and `logp_old` hold at padding (`rho = 1` there) the gradient there is exactly 0. A token
+with `A = 0` contributes exactly 0 to the loss and the gradient, even where `rho` overflows.
+`rho = exp(logp - logp_old)` overflows float64 for `logp - logp_old > ~709.78` (`pi_old` gave
+the token probability `< e^-709`); then:
+
+- `A > 0`: `min(rho A, (1 + eps_high) A) = (1 + eps_high) A`, finite, and its gradient is 0
+  (clipped); returned as such;
+- `A < 0`: the true minimum is the unclipped `rho A = -inf` (loss `+inf`). That (or any other
+  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`) is rejected with a
+  ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
+  raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
+
+The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
+(a standalone copy of this file, `scripts/standalone.py`, inlines it).
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, mask_array,
+                              same_shape)
+from minirl_lm.pg.reinforce import AGGS, token_weights
+
+
+
+def _check(logp, logp_old, adv, mask, eps, eps_high, agg):
+    """Validate the common arguments; returns (logp, logp_old, A (B, T), mask, eps, eps_high)."""
+    logp = float_array(logp, "logp", ndim=2)
+    logp_old = float_array(logp_old, "logp_old", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "logp_old", logp_old)
+    same_shape("logp", logp, "mask", mask)
+    A = float_array(adv, "adv")
+    if A.ndim == 1 and A.shape == (mask.shape[0],):
+        A = np.broadcast_to(A[:, None], mask.shape)            # (B, T)
+    elif A.shape != mask.shape:
+        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
+    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    eps_high = eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
+                                                         low_open=True)
+    choice(agg, "agg", AGGS)
+    return logp, logp_old, A, mask, eps, eps_high
+
+
+def _branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
+    where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    real = mask > 0                                            # (B, T)
+    with np.errstate(over="ignore"):                           # overflow to inf is handled
+        u = np.where(real, logp - logp_old, 0.0)               # (B, T) 0 at padding
+        rho = np.exp(u)                                        # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T) clipped
+    return rho, surr1, surr2
+
+
+def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean",
+                      max_len=None):
+    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
+
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
+        tokens, 0 elsewhere.
+
+    Raises:
+        ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
+    """
+    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
+    with np.errstate(over="ignore"):                           # a sum beyond float64: below
+        loss = -(w * f).sum()
+    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
+    unclipped = surr1 <= surr2                                 # (B, T)
+    df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
+    dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
+    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
+    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
+    if bad.any():
+        b, t = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
+            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
+            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
+            f"minimum)")
+    # every token is finite (and so is the gradient, w <= 1); only their weighted sum can overflow
+    finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
+    return float(loss), dloss_dlogp
+
+
+def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
+
+    A token with `A = 0` is never counted.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`.
+        adv: `(B,)` or `(B, T)` advantages.
+        mask: `(B, T)` 0/1 float mask.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+
+    Returns:
+        A float in `[0, 1]`; 0.0 for a batch without real tokens.
+    """
+    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
+                                                    "token_mean")
+    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    clipped = surr2 < surr1                                    # (B, T); at padding rho = 1: never
+    n = mask.sum()
+    return float(clipped.sum() / n) if n > 0 else 0.0

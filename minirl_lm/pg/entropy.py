@@ -1,0 +1,95 @@
+"""The entropy bonus: a whole-distribution term, with its own backward on the table.
+
+At a state s with pi = softmax(theta[s]) the entropy is
+
+    H(s) = -sum_v pi_v log pi_v                                                 eq. (entropy)
+
+(0 log 0 = 0 for a -inf logit). It needs every entry of the row, not only the sampled token's
+log-prob, so it does not fit the `(loss, dloss_dlogp)` contract of the objectives; its gradient
+goes straight to the table. With d pi_u / d theta_v = pi_u (1[u = v] - pi_v),
+
+    dH(s) / dtheta[s, v] = -sum_u (log pi_u + 1) pi_u (1[u = v] - pi_v)
+                         = -pi_v (log pi_v + H(s))                              eq. (entropy_grad)
+
+The bonus as the frameworks ship it (verl `actor.entropy_coeff`, TRL `entropy_coef`): the
+entropy of every visited state, averaged with the loss aggregation weights w of eq. (pg_agg)
+(token_mean by default, TRL's "mean per-token entropy"), subtracted from the loss:
+
+    L_H = -sum_{b,t} w[b,t] H(s_bt)                                             eq. (entropy_bonus)
+    dL_H / dtheta[s, :] = -(sum_{(b,t): s_bt = s} w[b,t]) dH(s)/dtheta[s, :]
+
+The visited states are data: the gradient does not flow through which states were visited.
+On a response of several tokens that is not the gradient of the entropy of the response
+distribution H(pi(.|x)) = E[sum_t H(s_t)] (which also moves the visitation); on one-token
+responses it is. The caller multiplies L_H by the coefficient c and adds it to the policy loss.
+A response of length 0 visits no state and contributes nothing. Imports NumPy and
+minirl_lm.core.checks only; tests/test_framework_estimators.py checks the gradient by finite differences.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (choice, float_array, int_array, mask_array, nonempty,
+                              same_shape)
+from minirl_lm.pg.reinforce import token_weights
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def _log_softmax(theta):
+    """Checked (S, V) logits -> log pi (S, V); raises on an all -inf row."""
+    theta = nonempty(float_array(theta, "theta", ndim=2, allow_neginf=True), "theta")
+    m = theta.max(axis=1, keepdims=True)                       # (S, 1)
+    if theta.size and not np.isfinite(m).all():
+        raise ValueError("theta: expected a finite entry in every row, got an all -inf row")
+    z = theta - m                                              # (S, V)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))    # (S, V)
+
+
+def _entropy(logpi):
+    pi = np.exp(logpi)                                         # (S, V)
+    plogp = np.where(pi > 0, pi * np.where(pi > 0, logpi, 0.0), 0.0)   # 0 log 0 = 0
+    return pi, -plogp.sum(axis=1)                              # (S,) eq. (entropy)
+
+
+def entropy_table(theta):
+    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy)."""
+    _, H = _entropy(_log_softmax(theta))
+    return H
+
+
+def entropy_grad_table(theta):
+    """dH(s)/dtheta[s, v] for every row: theta `(S, V)` -> `(S, V)`, eq. (entropy_grad).
+
+    Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
+    """
+    logpi = _log_softmax(theta)
+    pi, H = _entropy(logpi)
+    return -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)
+
+
+def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
+    """The entropy bonus as a loss term and its gradient on the table, eq. (entropy_bonus).
+
+    Args:
+        theta (np.ndarray): `(S, V)` logits of the policy.
+        states (np.ndarray): `(B, T)` int state id of every token (`Rollout.states`).
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        agg (str): the aggregation weights w (token_mean: the mean per-token entropy).
+        max_len (int or None): the constant of agg="constant".
+
+    Returns:
+        result (tuple): `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
+            coefficient c) to raise the entropy of the visited states.
+    """
+    logpi = _log_softmax(theta)
+    mask = mask_array(mask, "mask")
+    states = int_array(states, "states", ndim=2, low=0, high=logpi.shape[0])
+    same_shape("mask", mask, "states", states)
+    choice(agg, "agg", AGGS)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    pi, H = _entropy(logpi)                                    # (S, V), (S,)
+    loss = -(w * H[states]).sum()                              # eq. (entropy_bonus)
+    c = np.zeros(logpi.shape[0])                               # (S,) sum of w per state
+    np.add.at(c, states, w)
+    dH = -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)  # eq. (entropy_grad)
+    return float(loss), -c[:, None] * dH                       # (S, V)

@@ -1,0 +1,181 @@
+"""GRPO, assembled from owned parts; it adds nothing new.
+
+```text
+A_b         = (R_b - mean_group(R)) / (std_group(R) + xi)    advantages.py, eq. (pg_normalized)
+f[b,t]      = min(rho A_b, clip(rho, 1-eps, 1+eps_high) A_b)  clip.py, eq. (ppo_clip)
+k[b,t]      = exp(-u) - 1 + u,  u = logp - logp_ref           kl.py, eq. (kl_k3)
+loss        = -sum w f + beta sum w k                         eq. (grpo)
+dloss/dlogp = clip's gradient + beta KL's gradient            (the sum rule)
+```
+
+Two other policies at once: the ratio `rho` is against the previous iterate `pi_old` (the
+policy that sampled the group; fixed during the `mu` epochs), the penalty against the frozen
+reference `pi_ref`. `grpo_step` takes one optimizer step per epoch on the whole sampled batch
+(no mini-batches), so with `mu = 1` every token has `rho = 1`, nothing is clipped, and with
+`beta = 0` the gradient is REINFORCE's with the group-standardized advantage
+(`tests/pg/test_grpo.py` checks it to `1e-12`). With mini-batches, `rho != 1` from the second
+optimizer step on, even at `mu = 1`.
+
+One training step on a tabular policy (`grpo_step`): roll out `K` responses per prompt, score
+them, standardize within each group, broadcast `A` to every token, compute `logp_old` and
+`logp_ref` once, then `mu` epochs of loss, `policy.backward`, `theta -= lr dtheta`.
+"""
+
+import numpy as np
+
+from minirl_lm.pg.advantages import BASELINES, advantages
+from minirl_lm.core.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
+                              rng_check)
+from minirl_lm.pg.clip import AGGS, clip_fraction, clipped_surrogate
+from minirl_lm.pg.kl import ESTIMATORS, kl_penalty, kl_per_token
+
+
+def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=0.04,
+              kl_estimator="k3", agg="token_mean", max_len=None):
+    """GRPO loss, eq. (grpo): the clipped surrogate plus `beta` times the KL penalty.
+
+    Both terms use the same aggregation `agg`.
+
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        logp_ref: `(B, T)` token log-probs under the frozen reference `pi_ref`.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        beta: the KL coefficient, `>= 0`.
+        kl_estimator: `"k1"`, `"k2"` or `"k3"`, an estimate of `KL(pi || pi_ref)`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite result or a bad argument, named after the argument.
+    """
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", ESTIMATORS)
+    loss_clip, d_clip = clipped_surrogate(logp, logp_old, adv, mask, eps, eps_high, agg,
+                                          max_len)       # eq. (ppo_clip)
+    loss_kl, d_kl = kl_penalty(logp, logp_ref, mask, kl_estimator, agg, max_len)  # eq. (kl_objective)
+    loss = loss_clip + beta * loss_kl                     # eq. (grpo)
+    dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
+    return loss, dloss_dlogp
+
+
+def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, eps_high=None,
+              beta=0.04, kl_estimator="k3", agg="token_mean", baseline="standardized",
+              adv_eps=1e-8, ddof=0):
+    """One GRPO iteration on a `TabularPolicy`, updating `policy.theta` in place.
+
+    Every argument is checked before the rollout, and the update is computed on a copy of the
+    table: a call that raises (a bad argument, a grader returning garbage, a step that overflows
+    in any epoch) leaves `policy.theta`, the generator's state and the MDP's lazy ids as they
+    were.
+
+    Args:
+        policy: the `TabularPolicy` being trained.
+        ref_policy: the frozen reference, a `TabularPolicy` of the same table shape `(S, V)`.
+        mdp: a `TokenMDP` (its `rollout` and `score` are used).
+        grader: `grader(prompt, response) -> R(x, y)`, a finite number.
+        rng: the `np.random.Generator` the rollout draws from.
+        K: responses per prompt (`>= 2` for `baseline="loo"`).
+        mu: epochs on the sampled batch, one optimizer step each.
+        lr: the step size `eta > 0`.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+        beta: the KL coefficient.
+        kl_estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the loss aggregation.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        adv_eps: the std stabilizer `xi` of the standardized baseline.
+        ddof: 0 (population std) or 1 (Bessel).
+
+    Returns:
+        A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one
+        entry per epoch; `kl`, the mean per-token estimate against `pi_ref` before the update;
+        and the `rollout`, `rewards` `(B,)` and `advantages` `(B,)`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite step.
+        TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
+    """
+    rng_check(rng, "rng")
+    K = int_scalar(K, "K", low=1)
+    mu = int_scalar(mu, "mu", low=1)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    if eps_high is not None:
+        float_scalar(eps_high, "eps_high", low=0.0, low_open=True)
+    float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", ESTIMATORS)
+    choice(agg, "agg", AGGS)
+    choice(baseline, "baseline", BASELINES)
+    float_scalar(adv_eps, "adv_eps", low=0.0)
+    int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "loo" and K < 2:
+        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+                         f"of a group have no others to average), got K = {K}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
+            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    if policy.theta.shape != (mdp.S, mdp.V):
+        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
+                         f"mdp, got {policy.theta.shape}")
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(f"ref_policy: expected a table of the policy's shape "
+                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
+
+    rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
+    try:                                                  # commit only on success
+        work, out = _step(policy.copy(), ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high,
+                          beta, kl_estimator, agg, baseline, adv_eps, ddof)
+    except BaseException:
+        rng.bit_generator.state = rng_state               # the generator as it was
+        mdp._rollback(mdp_state)                          # lazy ids handed out: taken back
+        raise
+    policy.theta[...] = work.theta                        # in place: the caller's array
+    return out
+
+
+def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, kl_estimator,
+          agg, baseline, adv_eps, ddof):
+    """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
+    diagnostics."""
+    ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
+    rewards = mdp.score(grader, ro)                       # (B,)
+    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
+    A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
+    logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
+    k, _ = kl_per_token(logp_old, logp_ref, ro.mask, kl_estimator)
+    n_tok = max(ro.mask.sum(), 1.0)
+
+    losses, fracs = [], []
+    for epoch in range(mu):
+        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
+        try:
+            loss, dlogp = grpo_loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high,
+                                    beta, kl_estimator, agg)
+        except ValueError as e:                           # after a step: lr moved theta too far
+            if epoch == 0:
+                raise
+            raise ValueError(f"lr: expected a step size for which every epoch's loss is finite; "
+                             f"after {epoch} step(s) of lr = {lr:g}: {e}") from None
+        fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        losses.append(loss)
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
+        # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
+        # theta is -inf (a zero-probability token is never sampled, and a -inf logp is rejected)
+        with np.errstate(over="ignore"):
+            new = policy.theta - lr * dtheta              # gradient descent on the loss
+        finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
+        policy.theta[...] = new
+    return policy, {"mean_reward": float(rewards.mean()), "loss": losses, "clip_fraction": fracs,
+                    "kl": float(k.sum() / n_tok), "rollout": ro, "rewards": rewards,
+                    "advantages": A}

@@ -1,0 +1,368 @@
+"""KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
+
+Per token, with `u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t))` and `y_t ~ pi`:
+
+```text
+k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
+k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
+k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```
+
+k3 is computed as `expm1(-u) + u`, and by its Taylor series for `|u| < 0.05` where those two
+terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative error `< 1e-14`,
+`k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
+gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
+(`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
+naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
+`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
+
+On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
+the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
+`E[grad k2] = grad KL(pi || pi_ref)` and `E[grad k3] = grad KL(pi_ref || pi)`: k3 in the loss
+descends the KL with its arguments swapped. `tests/pg/test_kl.py` checks all of it by enumeration.
+
+Two placements of `beta KL`:
+
+- in the loss (GRPO), eq. (kl_objective): `loss = sum_{b,t} w[b,t] k[b,t]`, gradient `w dk`;
+  it is added to the policy loss times `beta`;
+- in the reward (the RLHF / PPO habit), eq. (kl_reward): `R~_b = R_b - beta sum_t u[b,t]`,
+  treated as data (no gradient flows through it), then used by any estimator.
+
+Exact KL between tables (rows are distributions), eq. (kl_exact), with `0 log 0 = 0` and `inf`
+where `p > 0 = q`:
+
+```text
+KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s))
+```
+
+Its gradient on `theta` for `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)`, summed over
+rows with weights `d_s` (default 1 for every row: the sum over states; pass a state
+distribution to weight):
+
+```text
+d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
+d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
+```
+
+(the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
+`pi(v|s) - pi_ref(v|s)`).
+
+The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
+(a standalone copy of this file, `scripts/standalone.py`, inlines it).
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, mask_array, nonempty,
+                              same_shape)
+from minirl_lm.pg.reinforce import AGGS, token_weights
+
+ESTIMATORS = ("k1", "k2", "k3")
+
+
+def _log_ratio(logp, logp_ref, mask, ref_name="logp_ref"):
+    logp = float_array(logp, "logp", ndim=2)
+    logp_ref = float_array(logp_ref, ref_name, ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, ref_name, logp_ref)
+    same_shape("logp", logp, "mask", mask)
+    with np.errstate(over="ignore"):                           # overflow: rejected by callers
+        u = np.where(mask > 0, logp - logp_ref, 0.0)           # (B, T) u, 0 at padding
+    return u, mask
+
+
+def kl_per_token(logp, logp_ref, mask, estimator="k3"):
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+
+    Returns:
+        `(k, dk)`: both `(B, T)`, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite estimate (named after `logp`), or a bad argument.
+    """
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    choice(estimator, "estimator", ESTIMATORS)
+    if estimator == "k1":
+        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")  # eq. (kl_k1); dk1 = 1
+    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
+        if estimator == "k2":
+            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")  # eq. (kl_k2); dk2 = u
+        k = _k3(u)                                             # eq. (kl_k3)
+        dk = -np.expm1(-u) * mask                              # dk3 = 1 - exp(-u)
+    return finite_result((k, dk), "logp", "k3 = exp(-u) - 1 + u (u = logp - logp_ref)")
+
+
+def _k3(u):
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
+    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    small = np.abs(u) < 0.05                                   # (B, T) each branch only where used
+    k = np.empty_like(u)                                       # (B, T)
+    us = u[small]
+    c = 1.0 / 40320.0
+    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):          # Horner, innermost term first
+        c = 1.0 / n - us * c
+    k[small] = us * us * c
+    ul = u[~small]
+    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78: rejected
+    return k
+
+
+def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
+    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
+
+    The caller multiplies by `beta`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
+
+    Raises:
+        ValueError: a non-finite loss (named after `logp`), or a bad argument.
+    """
+    k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
+    choice(agg, "agg", AGGS)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()                                   # eq. (kl_objective)
+        dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
+    return finite_result((float(loss), dloss_dlogp), "logp", "the KL penalty")
+
+
+def kl_in_reward(rewards, logp, logp_ref, mask, beta):
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
+
+    Data, not an objective: no gradient flows through the shaping.
+
+    Args:
+        rewards: `(B,)` sequence rewards `R(x, y)`.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        `(B,)` shaped rewards.
+    """
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
+    beta = float_scalar(beta, "beta", low=0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = u.sum(axis=1)                                  # (B,) sum_t u_t
+        finite_result(total, "logp", "sum_t (logp - logp_ref)")
+        out = r - beta * total                                 # (B,) eq. (kl_reward)
+    return finite_result(out, "beta", "r - beta sum_t u_t")
+
+
+def exact_kl(p, q):
+    """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
+
+    `0 log 0 = 0`; a row with `q = 0` where `p > 0` has `KL = inf`.
+
+    Args:
+        p: `(S, V)` probabilities, rows summing to 1.
+        q: `(S, V)` probabilities, rows summing to 1.
+
+    Returns:
+        `(S,)` KL of each row.
+    """
+    p = float_array(p, "p", ndim=2)
+    q = float_array(q, "q", ndim=2)
+    same_shape("p", p, "q", q)
+    nonempty(p, "p")
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+    pos = p > 0                                                # (S, V) 0 log 0 = 0
+    terms = np.zeros_like(p)                                   # (S, V)
+    with np.errstate(divide="ignore"):                         # log 0 = -inf where p > 0 = q
+        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))   # inf there, never 0 * inf
+    return terms.sum(axis=1)                                   # (S,)
+
+
+def _softmax_tables(theta, theta_ref, weights):
+    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
+    d = np.ones(theta.shape[0]) if weights is None else float_array(
+        weights, "weights", ndim=1, shape=(theta.shape[0],))
+    out = []
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        m = t.max(axis=1, keepdims=True)                       # (S, 1)
+        if not np.isfinite(m).all():
+            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+        with np.errstate(over="ignore"):
+            z = t - m                                          # (S, V), <= 0
+        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
+        logpi = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # (S, V)
+        out.append((np.exp(logpi), logpi))
+    return out[0], out[1], d
+
+
+def exact_kl_grad_theta(theta, theta_ref, weights=None):
+    """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
+
+    `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)` row-wise. "`> 0`" and "`= 0`" are read
+    on the log scale: a finite logit has a finite log-prob (`log pi > -inf`) even where `pi`
+    itself underflows to 0, so `theta_ref = [0, -1e4]` is a finite KL (about `5e3`), not an
+    infinite one; only a `-inf` logit makes a probability exactly 0.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
+    """
+    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
+    supp = logpi > -np.inf                                     # (S, V) support of pi
+    if (supp & (logpi_ref == -np.inf)).any():
+        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
+                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.zeros_like(logpi)                            # (S, V), 0 off the support
+        diff[supp] = logpi[supp] - logpi_ref[supp]
+        kl = (pi * diff).sum(axis=1, keepdims=True)            # (S, 1) KL_s
+        g = d[:, None] * pi * (diff - kl)                      # (S, V) pi (log pi - log pi_ref - KL)
+    # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]
+    return finite_result(g, "weights", "the weighted gradient")
+
+
+def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
+    """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
+
+    The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
+    loss descends in expectation.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
+            `exact_kl_grad_theta`), named after `theta`.
+    """
+    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
+    if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
+        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
+                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+    return d[:, None] * (pi - pi_ref)                          # (S, V) |.| <= |d|: never overflows
+
+
+# ---- gradient variants of the KL term, and an adaptive coefficient ----------------------------
+#
+# Straight-through ("k1+", "k3+" in verl): the value of k1 or k3, the gradient of k2,
+#     value = sum w k_est,   d/dlogp = w u                                      eq. (kl_straight_through)
+# so that E[gradient] is the per-state gradient of KL(pi || pi_ref) (k2's) while the logged value
+# stays an unbiased estimate of the KL (k1's or k3's).
+#
+# Importance-weighted k3 (TRL use_bias_correction_kl), rho = pi / pi_old on the token:
+#     value = sum w rho k3,   d/dlogp = w rho (k3 + 1 - exp(-u))                 eq. (kl_is)
+# At pi = pi_old (rho = 1) its expected gradient is d/dtheta E_{y~pi}[k3] = the per-state
+# gradient of KL(pi || pi_ref): the same as k2's, with a different variance.
+#
+# Adaptive coefficient (Ziegler et al. 2019; verl kl_ctrl.type = "adaptive"):
+#     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
+
+def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean",
+                                max_len=None):
+    """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained.
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+        estimator (str): "k1" or "k3" (verl "k1+" / "k3+"); "k2" is k2 itself.
+        agg (str): aggregation weights w, eq. (pg_agg).
+        max_len (int or None): the constant of agg="constant".
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by
+            beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
+            not the derivative of the returned value: that is the point of the construction.
+    """
+    k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
+    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
+    choice(agg, "agg", AGGS)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    loss = (w * k).sum()
+    return float(loss), w * u                                  # eq. (kl_straight_through): k2's grad
+
+
+def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
+    """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
+        logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
+            `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
+
+    Raises:
+        ValueError: if rho or k3 overflow float64 (named after logp).
+    """
+    k, dk = kl_per_token(logp, logp_ref, mask, "k3")           # (B, T) eq. (kl_k3)
+    lr, mask = _log_ratio(logp, logp_old, mask, "logp_old")    # (B, T) log rho, 0 at padding
+    choice(agg, "agg", AGGS)
+    with np.errstate(over="ignore"):
+        rho = np.exp(lr) * mask                                # (B, T)
+    if not (np.isfinite(rho).all() and np.isfinite(k).all()):
+        raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
+    w = token_weights(mask, agg, max_len)                      # (B, T)
+    loss = (w * rho * k).sum()                                 # eq. (kl_is)
+    dloss_dlogp = w * rho * (k + dk)                           # d(rho k3) = rho k3 + rho dk3
+    return float(loss), dloss_dlogp
+
+
+def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
+    """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
+
+    Args:
+        beta (float): current coefficient, `>= 0`.
+        current_kl (float): measured KL (any finite number; verl passes the batch's mean per-token
+            KL estimate, averaged per sequence).
+        target_kl (float): `> 0`.
+        horizon (float): `> 0`.
+        n_steps (float): `>= 0` (verl passes the batch size).
+
+    Returns:
+        beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
+            step larger than `horizon / 0.2` could make it negative, which raises instead.
+    """
+    beta = float_scalar(beta, "beta", low=0.0)
+    current_kl = float_scalar(current_kl, "current_kl")
+    target_kl = float_scalar(target_kl, "target_kl", low=0.0, low_open=True)
+    horizon = float_scalar(horizon, "horizon", low=0.0, low_open=True)
+    n_steps = float_scalar(n_steps, "n_steps", low=0.0)
+    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
+    mult = 1.0 + err * n_steps / horizon                       # eq. (kl_adaptive)
+    if mult < 0:
+        raise ValueError(f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
+                         f"(else beta turns negative), got {n_steps:g}")
+    return beta * mult

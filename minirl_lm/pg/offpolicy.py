@@ -1,0 +1,277 @@
+"""Off the policy: importance weights for a sampler mu that is not pi_old, and the normalizers.
+
+Three policies: the sampler mu (the inference engine) drew the responses; pi_old is the trainer's
+copy of the weights when they were drawn; pi_theta is being optimized. `logp_mu` and `logp_old`
+are data, (B, T) like `logp`. With `r_t = pi_old(y_t | s_t) / mu(y_t | s_t)`:
+
+```text
+token IS        w_t = r_t                                          eq. (is_token)
+sequence IS     w_t = W_b = prod_{t' <= |y_b|} r_t'  (every token)  eq. (is_seq)
+truncated IS    w = min(max(r, c_min), c_max)    (TIS)              eq. (tis)
+masked IS       w = r * 1[c_min <= r <= c_max]   (MIS, IcePop)      eq. (mis)
+```
+
+Only the sequence weight is exact: `E_{y ~ mu}[W(y) g(y)] = E_{y ~ pi_old}[g(y)]` for any g,
+so untruncated sequence IS is unbiased. Token IS reweights each token but leaves its prefix drawn
+from mu, which is biased as soon as mu != pi_old on earlier tokens. Truncation and masking bound
+the weight (lower variance) and give up exactness (bias). A bound that excludes 1 is rejected
+(`c_max >= 1 >= c_min`): then mu = pi_old would not be the identity.
+
+Two masks that drop whole sequences (weights 0/1 on data):
+
+```text
+TRL  keep_b = 1[A_b >= 0  or  (1/|y_b|) sum_t (logp_mu - logp) <= delta]      eq. (opsm)
+verl keep   = 1[lo <= stat <= hi],  stat of k1 = log mu - log pi_old,
+              k2 = (log r)^2 / 2, k3 = r - 1 - log r, per token or per
+              sequence (sum, mean or max over its tokens)                      eq. (rejection)
+```
+
+(TRL's `off_policy_mask_threshold`, after DeepSeek-V3.2, compares mu with the current pi_theta
+(`logp`, detached); verl's `rollout_rs` compares mu with pi_old; for k1 the bounds are ratio
+bounds `lo, hi` applied as `log lo <= stat <= log hi`, hi alone meaning lo = 1/hi.)
+
+The weights enter any objective as data. In REINFORCE (`corrected_pg_loss`):
+
+```text
+loss = -sum_{b,t} w_agg[b,t] w[b,t] A[b,t] logp[b,t],   dloss/dlogp = -w_agg w A    eq. (pg_is)
+```
+
+and in the clipped surrogate as `adv = w * A` (w >= 0, so `min(rho w A, clip(rho) w A)` is
+`w min(rho A, clip(rho) A)`: verl and TRL multiply the per-token loss by the weight). With
+mu = pi_old every weight is exactly 1.0, so the corrected loss and gradient are the uncorrected
+ones bit for bit.
+
+Mini-batches and gradient accumulation (`accumulation_weights`): a generation batch of B rows split
+into G micro-batches of B/G rows, one backward each, summed. The weight each token gets in the
+summed gradient, N = tokens of the whole batch, n_g of micro-batch g, B_g = B/G rows:
+
+```text
+dapo   1/N                     (TRL: num_items_in_batch, the global count)   eq. (accum)
+bnpo   1/(G n_g)               (TRL: local token mean / G)
+grpo   1/(G B_g |y_b|)         (per-sequence token mean / G)
+dr_grpo 1/(G B_g L)            (constant L = max_len)
+sum    1/n_g                   (local token mean, no / G: G times too large)
+```
+
+Only dapo equals the big batch's token mean 1/N for every token; bnpo is off by N/(G n_g),
+a factor that differs between micro-batches. Demonstrated by `python examples/off_policy.py`.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
+from minirl_lm.pg.reinforce import token_weights
+
+LEVELS = ("token", "sequence")
+MODES = ("truncate", "mask")
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+REJECTION = tuple(f"{a}_{k}" for a in ("token", "seq_sum", "seq_mean", "seq_max")
+                  for k in ("k1", "k2", "k3") if (a, k) != ("seq_max", "k1"))
+ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
+
+
+def _pair(a, name_a, b, name_b, mask):
+    """Validate two (B, T) log-prob arrays and a mask of the same shape."""
+    a = float_array(a, name_a, ndim=2)
+    b = float_array(b, name_b, ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape(name_a, a, name_b, b)
+    same_shape(name_a, a, "mask", mask)
+    return a, b, mask
+
+
+def _log_ratio(a, b, mask):
+    """a - b (B, T), exactly 0 at padding."""
+    return np.subtract(a, b, out=np.zeros_like(a), where=mask > 0)
+
+
+def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None,
+               c_min=None):
+    """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
+
+    Args:
+        logp_old: (B, T) token log-probs under pi_old (the trainer).
+        logp_mu: (B, T) token log-probs under the sampler mu.
+        mask: (B, T) 0/1, right-padded.
+        level: "token" (one ratio per token) or "sequence" (the product, on every token).
+        mode: "truncate" (clip into `[c_min, c_max]`) or "mask" (0 outside it).
+        c_max: upper bound `>= 1`, or None (none). Both None: plain, untruncated IS.
+        c_min: lower bound in `(0, 1]` for "mask", `[0, 1]` for "truncate", or None.
+
+    Returns:
+        (B, T) weights, 0 at padding, exactly 1.0 on every real token when logp_old == logp_mu.
+
+    Raises:
+        ValueError: bad shapes, a bound excluding 1, or an untruncated weight that overflows.
+    """
+    logp_old, logp_mu, mask = _pair(logp_old, "logp_old", logp_mu, "logp_mu", mask)
+    choice(level, "level", LEVELS)
+    choice(mode, "mode", MODES)
+    if c_max is not None:
+        c_max = float_scalar(c_max, "c_max", low=1.0)
+    if c_min is not None:
+        c_min = float_scalar(c_min, "c_min", low=0.0, high=1.0, low_open=mode == "mask")
+    u = _log_ratio(logp_old, logp_mu, mask)                    # (B, T) log r_t, 0 at padding
+    if level == "sequence":
+        u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) log W_b, eq. (is_seq)
+    with np.errstate(over="ignore"):
+        r = np.exp(u)                                          # (B, T) eq. (is_token); inf if huge
+    if mode == "truncate":
+        w = r if c_max is None else np.minimum(r, c_max)       # eq. (tis)
+        w = w if c_min is None else np.maximum(w, c_min)
+    else:
+        keep = np.ones(r.shape, bool) if c_max is None else r <= c_max
+        keep = keep if c_min is None else keep & (r >= c_min)
+        w = np.where(keep, r, 0.0)                             # eq. (mis)
+    if not np.isfinite(w).all():
+        raise ValueError(f"logp_mu: expected log(pi_old / mu) small enough for a finite "
+                         f"{level} weight, got one beyond exp(~709.78); truncate it (c_max)")
+    return w * mask                                            # (B, T)
+
+
+def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
+    """TRL's off-policy sequence mask, eq. (opsm): 0 on sequences with A < 0 and a large KL.
+
+    Args:
+        logp: (B, T) log-probs under the current pi_theta (treated as data).
+        logp_mu: (B, T) log-probs under the sampler.
+        adv: (B,) one advantage per response.
+        mask: (B, T) 0/1, right-padded.
+        delta: the threshold `>= 0` on the mean of `logp_mu - logp` over the response.
+
+    Returns:
+        (B, T) 0/1 weights (the kept sequences' real tokens).
+    """
+    logp, logp_mu, mask = _pair(logp, "logp", logp_mu, "logp_mu", mask)
+    A = float_array(adv, "adv", shape=(mask.shape[0],))
+    delta = float_scalar(delta, "delta", low=0.0)
+    kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
+    keep = (A >= 0) | (kl <= delta)                            # (B,) eq. (opsm)
+    return keep[:, None] * mask                                # (B, T)
+
+
+def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
+    """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
+
+    Args:
+        logp_old: (B, T) log-probs under pi_old and the sampler.
+        logp_mu: see `logp_old`.
+        mask: (B, T) 0/1, right-padded.
+        option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
+        hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
+        lo: k1 only, the lower ratio bound in `(0, 1]` (default 1/hi).
+
+    Returns:
+        (B, T) 0/1 weights, a sequence option keeping or dropping whole rows.
+    """
+    logp_old, logp_mu, mask = _pair(logp_old, "logp_old", logp_mu, "logp_mu", mask)
+    choice(option, "option", REJECTION)
+    k1 = option.endswith("k1")
+    hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
+    if lo is not None and not k1:
+        raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
+    lo = (1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0))
+    lr = _log_ratio(logp_old, logp_mu, mask)                   # (B, T) log r
+    stat = {"k1": -lr, "k2": 0.5 * lr ** 2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
+    agg = option[:-3]
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)       # (B, 1)
+    if agg == "seq_sum":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
+    elif agg == "seq_mean":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
+    elif agg == "seq_max":
+        stat = np.broadcast_to(np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True,
+                                                                     initial=-np.inf), mask.shape)
+    keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
+    return keep * mask                                         # (B, T)
+
+
+def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
+    """REINFORCE with importance weights on data, eq. (pg_is).
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        adv: (B,) or (B, T) advantages.
+        mask: (B, T) 0/1, right-padded.
+        weights: (B, T) nonnegative finite weights (from is_weights, the masks, or their product).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp)`; with weights equal to 1.0 on real tokens, bitwise the values of
+        `reinforce.reinforce_loss`.
+    """
+    logp = float_array(logp, "logp", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "mask", mask)
+    W = float_array(weights, "weights", shape=mask.shape)
+    if (W < 0).any():
+        raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
+    A = float_array(adv, "adv")
+    if A.ndim == 1 and A.shape == (mask.shape[0],):
+        A = np.broadcast_to(A[:, None], mask.shape)            # (B, T)
+    elif A.shape != mask.shape:
+        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
+    choice(agg, "agg", AGGS)
+    w = token_weights(mask, agg, max_len) * W                  # (B, T) w_agg w
+    loss = -(w * A * logp).sum()                               # eq. (pg_is)
+    dloss_dlogp = -w * A                                       # (B, T) weights are data
+    if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
+        raise ValueError("weights: expected weights small enough for a finite loss, got a "
+                         "non-finite loss or gradient")
+    return float(loss), dloss_dlogp
+
+
+def minibatch_rows(B, M, rng=None):
+    """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
+
+    B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
+    one, the rows are permuted first (one draw of `rng.permutation`).
+    """
+    B = int_scalar(B, "B", low=1)
+    M = int_scalar(M, "M", low=1, high=B)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator or None, got "
+                        f"{type(rng).__name__}")
+    rows = np.arange(B) if rng is None else rng.permutation(B)
+    return [r.astype(np.int64) for r in np.array_split(rows, M)]
+
+
+def accumulation_weights(mask, G, mode="dapo", max_len=None):
+    """Per-token weight in the gradient summed over G micro-batches, eq. (accum).
+
+    Args:
+        mask: (B, T) the whole generation batch, right-padded; B divisible by G.
+        G: number of micro-batches (consecutive blocks of B/G rows).
+        mode: one of ACCUM ("dapo", "bnpo", "grpo", "dr_grpo", "sum").
+        max_len: the constant L of "dr_grpo" (default T).
+
+    Returns:
+        (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
+    """
+    mask = mask_array(mask, "mask")
+    B, T = mask.shape
+    G = int_scalar(G, "G", low=1)
+    if B == 0 or B % G:
+        raise ValueError(f"G: expected a divisor of the batch size B = {B}, got {G}")
+    choice(mode, "mode", ACCUM)
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if L < mask.sum(axis=1).max():
+        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+    N = max(mask.sum(), 1.0)
+    out = np.zeros_like(mask)
+    for g in range(G):                                         # one backward per micro-batch
+        m = mask[g * B // G:(g + 1) * B // G]                  # (B/G, T)
+        n_g = max(m.sum(), 1.0)
+        if mode == "dapo":
+            w = m / N                                          # global token count
+        elif mode == "bnpo":
+            w = m / n_g / G                                    # local token mean, / G
+        elif mode == "grpo":
+            w = m / (m.shape[0] * np.maximum(m.sum(axis=1, keepdims=True), 1.0)) / G
+        elif mode == "dr_grpo":
+            w = m / (m.shape[0] * L) / G
+        else:
+            w = m / n_g                                        # forgot / G
+        out[g * B // G:(g + 1) * B // G] = w                   # eq. (accum)
+    return out

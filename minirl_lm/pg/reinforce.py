@@ -1,0 +1,143 @@
+"""REINFORCE, the score-function estimator, in its two views, as an objective of token log-probs.
+
+With terminal reward `R(x, y)`, `gamma = 1` and a prompt-dependent baseline `b(x)`, the token view
+and the sequence (bandit) view are one estimator, sample for sample, because `log pi(y|x)` is the
+sum of the token log-probs:
+
+```text
+token view     grad_hat = sum_t (R - b(x)) grad log pi(y_t | x, y_<t)     eq. (pg_token)
+bandit view    grad_hat = (R - b(x)) grad log pi(y | x)                    eq. (pg_sequence)
+```
+
+As losses (minimized, `loss = -objective`) over a batch of `B` responses:
+
+```text
+reinforce_loss           loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]        eq. (pg_token)
+                         dloss/dlogp[b,t] = -w[b,t] A[b,t]
+sequence_reinforce_loss  loss = -(1/B) sum_b A_b seq_logp_b                eq. (pg_sequence)
+                         dloss/dseq_logp_b = -A_b / B
+```
+
+A per-token advantage `A[b,t]` (a critic, GAE, per-token KL shaping, discounting) is allowed in
+the token view only; it is where the two views part ways.
+
+The per-token weights `w` (`token_weights`) are the loss aggregation, eq. (pg_agg). With `|y_b|`
+the number of real tokens of response `b`, `B` responses, `T_max` a constant length (`max_len`):
+
+| `agg` | `w[b, t]` on a real token | what it means |
+|---|---|---|
+| `seq_sum` | `1/B` | the estimator itself, averaged over the batch. Every token counts once: a long response moves `theta` in proportion to its length. |
+| `token_mean` | `1/sum_b |y_b|` | every real token of the batch counts the same; a response's total weight is `|y_b| / (all tokens)`, so long responses still weigh more, and the scale depends on the batch's lengths. |
+| `seq_mean_token_mean` | `1/(B |y_b|)` | each response weighs `1/B` in total whatever its length: a token of a short response weighs more than a token of a long one (GRPO's original form; the length bias Dr. GRPO points out: a long wrong answer is penalized less per token). |
+| `constant` | `1/(B T_max)` | `seq_sum` divided by a constant (Dr. GRPO, `T_max = max_len`): unbiased, no length-dependent weight. |
+
+Padding has `w = 0`, so the gradient is 0 there; a response of length 0 contributes nothing (no
+division by zero: its weights are 0).
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (choice, finite_result, float_array, int_scalar, mask_array, nonempty,
+                              same_shape)
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def token_weights(mask, agg="seq_sum", max_len=None):
+    """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
+
+    Args:
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`.
+        max_len: the constant `T_max` of `"constant"` (default: the padded width `T`); must be
+            at least the longest response.
+
+    Returns:
+        `(B, T)` weights, 0 at padding.
+
+    Raises:
+        ValueError: an unknown `agg`, or `max_len` shorter than the longest response.
+    """
+    mask = mask_array(mask, "mask")
+    choice(agg, "agg", AGGS)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
+    B, T = mask.shape
+    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1) |y_b|
+    if agg == "seq_sum":
+        return mask / B                                        # (B, T)
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)                  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))           # (B, T) length 0: 0 / 1
+    L = T if max_len is None else max_len
+    if B and L < lengths.max():
+        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
+                         f"tokens), got {L}")
+    return mask / (B * L)                                      # (B, T)
+
+
+def _token_adv(adv, mask):
+    """Validate adv (B,) or (B, T) and return it as (B, T)."""
+    a = float_array(adv, "adv")
+    if a.ndim == 1 and a.shape == (mask.shape[0],):
+        return np.broadcast_to(a[:, None], mask.shape)         # (B, T)
+    if a.shape != mask.shape:
+        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {a.shape}")
+    return a
+
+
+def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
+    """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
+
+    Args:
+        logp: `(B, T)` token log-probs.
+        adv: `(B,)` one advantage per response, or `(B, T)` one per token.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        agg: the aggregation of `token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `-w A`, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite loss (naming `logp`), or a bad argument. The gradient `-w A`
+            is always finite: every weight is in `[0, 1]` and `A` is finite.
+    """
+    logp = float_array(logp, "logp", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "mask", mask)
+    A = _token_adv(adv, mask)                                  # (B, T)
+    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = -(w * A * logp).sum()                           # eq. (pg_token)
+        # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
+        dloss_dlogp = -w * A                                   # (B, T) finite: 0 <= w <= 1
+    return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
+
+
+def sequence_reinforce_loss(seq_logp, adv):
+    """Bandit-view REINFORCE loss, eq. (pg_sequence): `loss = -(1/B) sum_b A_b seq_logp_b`.
+
+    The policy spreads `dloss_dseq[b]` onto every real token of response `b`
+    (`d seq_logp / d logp[b, t] = mask[b, t]`).
+
+    Args:
+        seq_logp: `(B,)` sequence log-probs `log pi(y_b | x_b)`.
+        adv: `(B,)` one advantage per response.
+
+    Returns:
+        `(loss, dloss_dseq)`: a float and the `(B,)` gradient `-A / B`.
+
+    Raises:
+        ValueError: an empty batch, mismatched shapes or a non-finite result.
+    """
+    s = float_array(seq_logp, "seq_logp", ndim=1)
+    a = float_array(adv, "adv", ndim=1)
+    same_shape("seq_logp", s, "adv", a)
+    nonempty(s, "seq_logp")
+    B = s.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = -(a * s).sum() / B                              # eq. (pg_sequence)
+        # backward: d loss / d seq_logp_b = -A_b / B
+        dloss_dseq = -a / B                                    # (B,)
+    return finite_result((float(loss), dloss_dseq), "seq_logp", "the loss -(1/B) sum A seq_logp")

@@ -1,0 +1,107 @@
+"""Sampling and reward shaping: DAPO's dynamic sampling, its overlong penalty, truncation masks.
+
+Dynamic sampling (DAPO; verl `algorithm.filter_groups`). A group whose rewards are all equal
+has zero group-relative advantage: it is dropped and the prompt resampled until a group with
+some spread comes. verl drops a group when it has more than one response and its rewards have
+std 0 (a group of one is kept). If each prompt is resampled until accepted, the kept group is
+drawn from the distribution conditioned on acceptance, and since dropped groups carried a zero
+update, the expected update of prompt x is its unconditioned expected update divided by the
+acceptance probability. For a 0/1 reward with success probability p = P(r = 1 | x):
+
+    E[update | kept] = E[update] / (1 - p^K - (1-p)^K)                          eq. (dapo_reweight)
+
+so hard and easy prompts (p near 0 or 1) are weighted up. (When instead the batch is filled
+from a stream of prompts, as verl does, each prompt enters in proportion to its acceptance
+probability, which cancels the factor: the update is the unfiltered one times a global scale.)
+
+Overlong reward shaping (DAPO; verl reward manager "dapo", `overlong_buffer.len`,
+`overlong_buffer.penalty_factor`), with L_max the length cap, L_buf the buffer and |y| the
+response length:
+
+    r_len(y) = min(-(|y| - (L_max - L_buf)) / L_buf * penalty_factor, 0)        eq. (overlong)
+
+added to the reward: 0 up to L_max - L_buf, falling linearly to -penalty_factor at L_max.
+
+Truncation masking (TRL `mask_truncated_completions`): a response that hit the length cap
+without emitting EOS is truncated; its mask row is zeroed, so it is left out of the loss (and of
+a token count that normalizes it). An empty response (length 0) is not truncated.
+
+Imports NumPy and minirl_lm.core.checks only.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (float_array, float_scalar, int_array, int_scalar, mask_array,
+                              nonempty, same_shape)
+
+
+def filter_groups(rewards):
+    """Which groups dynamic sampling keeps: rewards `(N, K)` -> bool `(N,)`.
+
+    A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
+    (as verl does; its group-relative advantage is 0 anyway).
+    """
+    r = float_array(rewards, "rewards", ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
+    nonempty(r, "rewards")                                     # N >= 1 groups
+    if r.shape[1] == 1:
+        return np.ones(r.shape[0], dtype=bool)
+    return r.max(axis=1) != r.min(axis=1)                      # (N,) some spread
+
+
+def acceptance_probability(p, K):
+    """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
+    p = float_scalar(p, "p", low=0.0, high=1.0)
+    K = int_scalar(K, "K", low=1)
+    return 1.0 - p ** K - (1.0 - p) ** K if K > 1 else 1.0     # K = 1: every group kept
+
+
+def resample_factor(p, K):
+    """The factor of eq. (dapo_reweight), 1 / (1 - p^K - (1-p)^K), for a 0/1 reward.
+
+    Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
+    never ends). K = 1 gives 1 (nothing is filtered).
+    """
+    a = acceptance_probability(p, K)
+    if a <= 0:
+        raise ValueError(f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+                         f"rewards and resampling never ends)")
+    return 1.0 / a                                             # eq. (dapo_reweight)
+
+
+def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
+    """DAPO's soft overlong penalty, eq. (overlong): lengths `(B,)` -> additive rewards `(B,)`.
+
+    Args:
+        lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
+        max_len (int or None): the length cap L_max, `>= 1`.
+        buffer_len (int): L_buf, in `[1, max_len]`.
+        penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
+    """
+    max_len = int_scalar(max_len, "max_len", low=1)
+    buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
+    L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
+    f = float_scalar(penalty_factor, "penalty_factor", low=0.0)
+    exceed = L - (max_len - buffer_len)                        # (B,)
+    return np.minimum(-exceed / buffer_len * f, 0.0) + 0.0     # eq. (overlong); +0.0: no -0.0
+
+
+def truncated(tokens, mask, eos):
+    """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
+
+    A row is truncated when it is non-empty and its last real token is not `eos`.
+    """
+    mask = mask_array(mask, "mask")
+    tokens = int_array(tokens, "tokens", ndim=2, low=0)
+    same_shape("mask", mask, "tokens", tokens)
+    eos = int_scalar(eos, "eos", low=0)
+    L = mask.sum(axis=1).astype(np.int64)                      # (B,)
+    last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]     # (B,) last real token
+    return (L > 0) & (last != eos)
+
+
+def mask_truncated(tokens, mask, eos):
+    """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
+    cut = truncated(tokens, mask, eos)
+    return np.asarray(mask, dtype=np.float64) * (~cut)[:, None]

@@ -1,0 +1,318 @@
+"""The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
+
+The KL-regularized objective of a policy `pi` against the frozen reference `pi_ref`, for
+prompts `x ~ mu_0` and a reward `R(x, y)`, is
+
+```text
+J(pi) = E_x [ E_{y~pi(.|x)} R(x, y) - beta KL(pi(.|x) || pi_ref(.|x)) ]        eq. (kl_objective)
+```
+
+and for `beta > 0` its maximizer is the reference tilted by the reward:
+
+```text
+pi*(y|x) = pi_ref(y|x) exp(R(x, y) / beta) / Z(x),
+Z(x) = sum_y pi_ref(y|x) exp(R(x, y) / beta),                                  eq. (kl_optimum)
+J(pi*) = E_x beta log Z(x),     J(pi*) - J(pi) = beta E_x KL(pi || pi*).
+```
+
+(The last line is the proof: `J(pi) = E_x [beta log Z(x) - beta KL(pi || pi*)]`.)
+
+Tiny beta. As `beta -> 0`, `pi*` puts all its mass on the responses of largest reward among the
+support of `pi_ref`, split between them in proportion to `pi_ref`. The code subtracts the row's
+largest reward before dividing by `beta`, so tied rewards give exactly 0 and `pi_ref` breaks the
+tie to rounding even at `beta = 1e-6`; `beta = 0` itself (the argmax, no KL) is rejected:
+`beta > 0`.
+
+Multi-token responses, terminal reward. On the prefix tree of a `TokenMDP` the same optimum is
+a per-state policy, by backward induction over soft values (the soft Bellman equation with
+deterministic transitions `s ∘ a`, concatenation):
+
+```text
+q(s, a) = R(x, y)          if s ∘ a is terminal (EOS or the length cap), y = the response
+        = v(s ∘ a)         otherwise
+v(s) = beta log sum_a pi_ref(a|s) exp(q(s, a) / beta)                           eq. (soft_bellman)
+pi*(a|s) = pi_ref(a|s) exp((q(s, a) - v(s)) / beta)
+```
+
+The product of `pi*(a|s)` along a response telescopes to `pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`
+with `v(x) = beta log Z(x)`: the tree optimum is the closed form on whole responses.
+
+The exploit threshold, eq. (exploit_threshold). On a prompt where a hedge earns reward gap
+`dR` over an honest answer and the reference puts log-odds `dl_ref` against it
+(`dl_ref = log pi_ref(honest) - log pi_ref(hedge)`), the tilted optimum's odds are
+`pi*(hedge) / pi*(honest) = exp(-dl_ref + dR / beta)`: the hedge is preferred to any one honest
+answer iff `beta < dR / dl_ref`. (Whether it also holds the majority of the mass depends on how
+many honest answers share the rest; the page "The loophole" computes both.)
+
+Probability tables in, not log-probs: these functions need whole distributions. The tree
+functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `TokenMDP` with
+`ids="enumerate"` and use its prefix enumeration (`S`, `V`, `prompts`, `prefix_of`,
+`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Demonstrated by
+`pytest tests/values/test_optimum.py`. Imports NumPy and `minirl_lm.core.checks` only.
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import (callable_check, finite_result, float_array, float_scalar,
+                              prob_table, real_result)
+
+
+def _prob_table(p, name, shape=None, ndim=2):
+    return prob_table(p, name, shape=shape, ndim=ndim)
+
+
+def _tilt(pi_ref, q, beta):
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
+
+    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
+    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
+    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
+    """
+    support = pi_ref > 0                                          # (.., Y)
+    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
+    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
+    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
+    # (its largest term is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):
+        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
+        # where an off-support reward exceeds m and overflows (q - m) / beta
+        t = np.broadcast_to((q - m) / beta, support.shape)     # (.., Y)
+        a = np.full(support.shape, -np.inf)
+        a[support] = np.log(pi_ref[support]) + t[support]
+        a_max = a.max(axis=-1, keepdims=True)                      # (.., 1), 0 or log pi_ref: finite
+        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
+        v = m + beta * log_z                                      # eq. (kl_optimum): beta log Z
+    return a - log_z, v[..., 0]                                   # log pi*, V
+
+
+# ---------------------------------------------------------------- one-token responses (bandit)
+
+def tilted_optimum(pi_ref, reward, beta):
+    """The tilted optimum `pi*(y|x) = pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`, eq. (kl_optimum).
+
+    Args:
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `> 0`.
+
+    Returns:
+        `(N, Y)` probabilities, 0 off the support of `pi_ref`.
+    """
+    pi_ref = _prob_table(pi_ref, "pi_ref")
+    reward = float_array(reward, "reward", shape=pi_ref.shape)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    log_pi_star, _ = _tilt(pi_ref, reward, beta)
+    return np.exp(log_pi_star)                                    # (N, Y), 0 off support
+
+
+def kl_objective(pi, pi_ref, reward, beta, weights=None):
+    """The objective `J(pi) = sum_x mu_0(x) [E_pi R - beta KL(pi || pi_ref)]`, eq. (kl_objective).
+
+    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf`.
+
+    Args:
+        pi: `(N, Y)` probabilities, rows summing to 1.
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `>= 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi)`.
+    """
+    pi = _prob_table(pi, "pi")
+    pi_ref = _prob_table(pi_ref, "pi_ref", shape=pi.shape)
+    reward = float_array(reward, "reward", shape=pi.shape)
+    beta = float_scalar(beta, "beta", low=0.0)
+    w = _weights(weights, pi.shape[0])
+    if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
+        return -np.inf
+    pos = (pi > 0) & (beta > 0)                                   # beta = 0: no KL term at all
+    log_ratio = np.zeros_like(pi)                                 # (N, Y)
+    log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite_result(w @ (pi * reward).sum(axis=1), "reward", "E_pi r")
+        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)     # (N,) eq. (kl_objective)
+        out = float(w @ per_x)
+    return finite_result(out, "beta", "J(pi)")
+
+
+def optimal_value(pi_ref, reward, beta, weights=None):
+    """The maximum of eq. (kl_objective), `J(pi*) = sum_x mu_0(x) beta log E_{pi_ref} exp(R(x, y)/beta)`.
+
+    Args:
+        pi_ref: `(N, Y)` probabilities, rows summing to 1.
+        reward: `(N, Y)` rewards `R(x, y)`.
+        beta: `> 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi*)`.
+    """
+    pi_ref = _prob_table(pi_ref, "pi_ref")
+    reward = float_array(reward, "reward", shape=pi_ref.shape)
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    _, v = _tilt(pi_ref, reward, beta)                            # (N,)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(_weights(weights, pi_ref.shape[0]) @ v)
+    return finite_result(out, "beta", "J(pi*) = beta log Z")
+
+
+def _weights(weights, N):
+    if weights is None:
+        return np.full(N, 1.0 / N)
+    return _prob_table(weights, "weights", shape=(N,), ndim=1)
+
+
+# ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
+
+def _induction(mdp, grader, backup):
+    """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
+    values = np.zeros(mdp.S)                                       # (S,)
+    q = np.zeros((mdp.S, mdp.V))                                   # (S, V)
+    for s in range(mdp.S - 1, -1, -1):                             # ids are level by level: deepest first
+        n, prefix = mdp.prefix_of(s)
+        for a in range(mdp.V):
+            child = mdp.step(prefix, a)                            # s.a: concatenation
+            if mdp.is_terminal(child):
+                q[s, a] = _reward(grader, mdp.prompts[n], child)   # terminal V = r
+            else:
+                q[s, a] = values[mdp.state_id(n, child)]
+        values[s] = backup(s, q[s])
+    return values, q
+
+
+def soft_values(mdp, pi_ref, grader, beta):
+    """Soft values by backward induction on the prefix tree of `mdp`, eq. (soft_bellman).
+
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)` (response: a tuple of token ids, EOS
+            included).
+        beta: `> 0`.
+
+    Returns:
+        `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
+        `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
+    """
+    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
+    out = _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
+    return finite_result(out, "beta", "the soft values")
+
+
+def tilted_optimum_tree(mdp, pi_ref, grader, beta):
+    """The per-state optimal policy `pi*(a|s) = pi_ref(a|s) exp((q(s, a) - v(s))/beta)`.
+
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)`.
+        beta: `> 0`.
+
+    Returns:
+        `(S, V)` probabilities.
+    """
+    values, q = soft_values(mdp, pi_ref, grader, beta)
+    pi_ref = np.asarray(pi_ref, dtype=np.float64)
+    log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
+    return np.exp(log_pi_star)                                     # q is finite: see _tilt
+
+
+def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
+    """Eq. (kl_objective) for a per-state policy `pi` on the prefix tree of `mdp`.
+
+    Policy evaluation with the per-token KL,
+    `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
+    token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
+    it equals the mean of the root soft values.
+
+    Args:
+        mdp: a `TokenMDP` with `ids="enumerate"`.
+        pi: `(S, V)` per-state probabilities.
+        pi_ref: `(S, V)` per-state probabilities.
+        grader: `grader(prompt, response) -> R(x, y)`.
+        beta: `>= 0`.
+        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
+
+    Returns:
+        The float `J(pi)`.
+    """
+    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta, beta_zero=True)
+    pi = _prob_table(pi, "pi", shape=pi_ref.shape)
+    pos = (pi > 0) & (beta > 0)
+    log_ratio = np.zeros_like(pi)                                  # (S, V), 0 log 0 = 0
+    with np.errstate(divide="ignore"):                             # pi_ref = 0 < pi: KL = +inf
+        log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+
+    w = _weights(weights, mdp.N)
+
+    def backup(s, q_s):                                            # actions pi never takes add 0
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
+
+    values, _ = _induction(mdp, grader, backup)
+    roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = float(w @ values[roots])
+    if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
+        return out                                                 # pi > 0 = pi_ref: KL = +inf
+    return finite_result(out, "beta", "J(pi)")
+
+
+def _check_tree(mdp, pi_ref, grader, beta, beta_zero=False):
+    if getattr(mdp, "ids", None) != "enumerate":
+        raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
+                        f" with ids={getattr(mdp, 'ids', None)!r}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
+    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
+
+
+def _reward(grader, prompt, response):
+    return real_result(grader(prompt, response), "grader",
+                       f" (a finite reward) for response {response}")
+
+
+# ---------------------------------------------------------------- the exploit threshold
+
+def exploit_threshold(gap, log_odds):
+    """The `beta` below which the tilted optimum prefers the hedge to any one honest answer.
+
+    `dR / dl_ref`, eq. (exploit_threshold).
+
+    Args:
+        gap: the reward gap `dR > 0` of the hedge over an honest answer.
+        log_odds: the reference log-odds `dl_ref > 0` against the hedge,
+            `log pi_ref(honest) - log pi_ref(hedge)`.
+
+    Returns:
+        The float threshold.
+    """
+    gap = float_scalar(gap, "gap", low=0.0, low_open=True)
+    log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
+    return finite_result(gap / log_odds, "gap", "g / l")           # Python floats: inf, no warning
+
+
+def hedge_odds(gap, log_odds, beta):
+    """The odds `pi*(hedge) / pi*(honest) = exp(-dl_ref + dR / beta)` at the tilted optimum.
+
+    Greater than 1 iff `beta < dR / dl_ref`.
+
+    Args:
+        gap: the reward gap `dR` of the hedge over an honest answer.
+        log_odds: the reference log-odds `dl_ref` against the hedge.
+        beta: `> 0`.
+
+    Returns:
+        The float odds.
+
+    Raises:
+        ValueError: the odds overflow (tiny `beta`), named after `beta`.
+    """
+    gap = float_scalar(gap, "gap")
+    log_odds = float_scalar(log_odds, "log_odds")
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    # Python floats: the exponent is finite or +-inf, never NaN (beta > 0 is finite)
+    with np.errstate(over="ignore"):                               # tiny beta: odds overflow
+        return finite_result(float(np.exp(-log_odds + gap / beta)), "beta", "the odds")

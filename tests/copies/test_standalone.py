@@ -1,0 +1,180 @@
+"""Standalone copies (scripts/standalone.py): each runs with NumPy alone and equals the package.
+
+For every file that can stand alone, the copy is written into an empty folder; the package's own
+tests of that file run once more with a recorder (tests/standalone_record.py) that keeps the
+inputs they pass to its public functions and what the package returned or raised; then a
+process in which `minirl_lm` and `numba` cannot be imported (tests/standalone_replay.py) makes
+every recorded call on the copy and compares: results bit for bit, errors by type and message.
+"""
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import standalone  # noqa: E402
+
+COPYABLE = standalone.copyable()
+ESTIMATORS = ["advantages", "reinforce", "clip", "kl", "grpo", "dpo", "optimum", "critic"]
+
+# Public functions that every test calls with objects the copy cannot rebuild without the
+# package (a TabularPolicy, which runs the Numba kernels; an environment holding a grader closure
+# defined in a test): no recorded call replays. The copy must still define them (checked), and a
+# reader passes their own policy and environment objects.
+NEEDS_PACKAGE = {
+    "grpo": {"grpo_step"},
+    "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
+    "preferences": {"online_dpo_step"},
+}
+# Functions whose every successful call holds such an object (an environment with its reward
+# closure, a judge closing over a grader): only their errors replay (the bad-input battery of
+# tests/contract/test_hardening.py passes them None, a string, a TokenMDP, ... in place of that object).
+RESULT_NEEDS_PACKAGE = {"calculator": {"calculator", "calculator_reference"},
+                        "preferences": {"bradley_terry_judge"},
+                        "env": {"action_view"},
+                        "values": {"policy_values", "soft_optimum", "kl_objective"}}
+NOT_TESTS = re.compile(r"test_(standalone|examples?_|benchmark)")
+
+
+def _covering_tests(module):
+    """The test files that import `minirl_lm.<part>.<module>` (or the module from its part)."""
+    part, stem = standalone.dotted(module).rsplit(".", 1)
+    pat = re.compile(rf"minirl_lm\.{part}\.{stem}\b|from minirl_lm\.{part} import [^\n]*\b{stem}\b")
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
+                  if not NOT_TESTS.match(p.name) and pat.search(p.read_text()))
+
+
+def _imports(text):
+    """Top-level names of every module a source text imports (nested imports included)."""
+    tops = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            tops.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            tops.add((node.module or ".").split(".")[0])
+    return tops
+
+
+def test_every_estimator_file_has_a_copy():
+    assert set(ESTIMATORS) <= set(COPYABLE)
+    assert "kernels" not in COPYABLE and "policy" not in COPYABLE      # they need Numba
+
+
+@pytest.mark.parametrize("module", COPYABLE)
+def test_copy_imports_only_numpy_and_the_standard_library(module, tmp_path):
+    text = standalone.write(module, tmp_path).read_text()
+    assert _imports(text) <= {"numpy"} | set(sys.stdlib_module_names)
+    assert standalone.build(module) == text                      # deterministic
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """One run of the package's tests of every copyable file, recording their calls."""
+    files = sorted({f for m in COPYABLE for f in _covering_tests(m)})
+    out = tmp_path_factory.mktemp("records") / "records.pkl"
+    env = dict(os.environ, MINIRL_RECORD_MODULES=",".join(map(standalone.dotted, COPYABLE)), MINIRL_RECORD_OUT=str(out),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "copies"), str(ROOT / "tests"), str(ROOT),
+                                           os.environ.get("PYTHONPATH", "")]))
+    rec = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "standalone_record",
+                          "-p", "no:cacheprovider", *files],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    # a failing test of the package fails on its own; the recording only needs to exist
+    assert out.exists(), rec.stdout[-3000:] + rec.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("module", COPYABLE)
+def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
+    folder = tmp_path / "copy"
+    standalone.write(module, folder)
+    assert _covering_tests(module), f"no test file imports minirl_lm.{module}"
+    rep = subprocess.run([sys.executable, "-I", str(ROOT / "tests" / "copies" / "standalone_replay.py"),
+                          str(folder), module, str(records)],
+                         cwd=folder, capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    summary = json.loads(rep.stdout)
+    assert summary["missing"] == []
+    assert summary["mismatches"] == []
+    if module == "mdp":       # its interface is a class: tested by test_mdp_copy_* below
+        return
+    replayed = {n for n, (ok, bad) in summary["calls"].items() if ok + bad}
+    assert replayed, f"no call to minirl_lm.{module} was replayed"
+    assert set(summary["calls"]) - replayed == NEEDS_PACKAGE.get(module, set())
+    returned = {n for n, (ok, bad) in summary["calls"].items() if ok}
+    assert replayed - returned == RESULT_NEEDS_PACKAGE.get(module, set()), \
+        "functions only ever seen raising"
+
+
+def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
+    text = standalone.build("grpo")
+    heads = re.findall(r"^# (part \d+|input checks): from minirl_lm/\w+/(\w+)\.py", text, re.M)
+    assert [m for _, m in heads] == ["advantages", "clip", "kl", "reinforce", "checks"]
+    assert text.index("minirl_lm/pg/grpo.py itself") < text.index("input checks: from")
+
+
+def test_cli_writes_the_copy(tmp_path):
+    out = subprocess.run([sys.executable, "scripts/standalone.py", "minirl_lm/pg/clip.py", "-o",
+                          str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "clip.py").read_text() == standalone.build("clip")
+
+
+@pytest.mark.parametrize("argv", [["minirl_lm/kernels/__init__.py", "-o", "x"],
+                                  ["minirl_lm/nothing.py", "-o", "x"],
+                                  ["README.md", "-o", "x"],
+                                  ["minirl_lm/pg/clip.py"],
+                                  ["-o", "x"]])
+def test_cli_bad_arguments_are_usage_errors(argv, tmp_path):
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "standalone.py"), *argv],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "error:" in out.stderr
+
+
+def test_mdp_copy_enumerates_and_rolls_out_like_the_package(tmp_path):
+    """TokenMDP's interface is a class, which the recorder does not wrap: compare it directly."""
+    from minirl_lm.core.mdp import TokenMDP
+    import numpy as np
+
+    standalone.write("mdp", tmp_path)
+    script = """
+import pickle, sys
+sys.modules["minirl_lm"] = None
+sys.modules["numba"] = None
+sys.path.insert(0, ".")
+from mdp import TokenMDP
+m = TokenMDP(("a", "b"), V=4, eos=3, max_len=3)
+r = m.all_responses()
+out = [m.S, r.states, r.tokens, r.mask, r.prompt, r.lengths, m.step((1,), 2), m.is_terminal((3,))]
+for bad in ((("a",), 0, 1), (("a",), 4, 9)):
+    try:
+        TokenMDP(bad[0], V=bad[1], eos=bad[2])
+    except Exception as e:
+        out.append((type(e).__name__, str(e)))
+sys.stdout.buffer.write(pickle.dumps(out))
+"""
+    got = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True)
+    assert got.returncode == 0, got.stderr.decode()[-2000:]
+    import pickle
+    got = pickle.loads(got.stdout)
+    m = TokenMDP(("a", "b"), V=4, eos=3, max_len=3)
+    r = m.all_responses()
+    want = [m.S, r.states, r.tokens, r.mask, r.prompt, r.lengths, m.step((1,), 2), m.is_terminal((3,))]
+    for bad in ((("a",), 0, 1), (("a",), 4, 9)):
+        try:
+            TokenMDP(bad[0], V=bad[1], eos=bad[2])
+        except Exception as e:
+            want.append((type(e).__name__, str(e)))
+    assert len(got) == len(want) == 10
+    for a, b in zip(got, want):
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        else:
+            assert a == b

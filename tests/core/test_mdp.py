@@ -1,0 +1,182 @@
+"""The token MDP: state ids, transitions by concatenation, rollouts, masks, determinism."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+
+
+def random_policy(mdp, seed=0, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return TabularPolicy(scale * rng.normal(size=(mdp.S, mdp.V)))
+
+
+@pytest.mark.parametrize("V,eos,max_len", [(4, 3, 3), (3, None, 2), (5, 0, 2), (2, 1, 4), (9, None, 1)])
+def test_enumerated_ids_are_a_bijection_onto_0_S(V, eos, max_len):
+    mdp = TokenMDP(["p", "q", "r"], V=V, eos=eos, max_len=max_len)
+    A = V - (eos is not None)
+    assert mdp.S == 3 * sum(A ** t for t in range(max_len))
+    seen = set()
+    cont = [y for y in range(V) if y != eos]
+    for n in range(3):
+        for t in range(max_len):
+            for prefix in itertools.product(cont, repeat=t):
+                s = mdp.state_id(n, prefix)
+                assert mdp.prefix_of(s) == (n, prefix)
+                seen.add(s)
+    assert seen == set(range(mdp.S))
+
+
+def test_transition_is_concatenation_and_terminal_rules():
+    mdp = TokenMDP(["p"], V=4, eos=3, max_len=3)
+    assert mdp.step((0, 2), 1) == (0, 2, 1)
+    assert mdp.is_terminal((0, 3)) and mdp.is_terminal((0, 1, 2)) and not mdp.is_terminal((0, 1))
+    with pytest.raises(ValueError, match="prefix"):
+        mdp.state_id(0, (0, 3))
+    with pytest.raises(ValueError, match="prefix"):
+        mdp.state_id(0, (0, 1, 2))
+
+
+@pytest.mark.parametrize("ids", ["enumerate", "lazy"])
+def test_rollout_invariants(ids):
+    kw = dict(capacity=400) if ids == "lazy" else {}
+    mdp = TokenMDP(["a", "b", "c"], V=4, eos=3, max_len=4, ids=ids, **kw)
+    S = mdp.S
+    pol = TabularPolicy(np.random.default_rng(3).normal(size=(S, 4)))
+    ro = mdp.rollout(pol, K=5, rng=np.random.default_rng(7))
+    B, T = 15, 4
+    assert ro.states.shape == ro.tokens.shape == ro.mask.shape == (B, T)
+    np.testing.assert_array_equal(ro.prompt, np.repeat(np.arange(3), 5))     # prompt-major
+    np.testing.assert_array_equal(ro.lengths, ro.mask.sum(1))
+    assert (np.diff(ro.mask, axis=1) <= 0).all()                             # right-padded
+    for b in range(B):
+        L = ro.lengths[b]
+        resp = tuple(ro.tokens[b, :L])
+        # EOS ends a response; without EOS it runs to the cap
+        assert (resp[-1] == 3) or L == T
+        assert 3 not in resp[:-1]
+        # the state before token t is the state of the concatenated prefix y_<t
+        for t in range(L):
+            assert ro.states[b, t] == mdp.state_id(ro.prompt[b], resp[:t])
+        assert (ro.tokens[b, L:] == 0).all() and (ro.states[b, L:] == 0).all()
+
+
+def test_rollout_is_deterministic_and_seed_dependent():
+    mdp = TokenMDP(["a", "b"], V=5, eos=4, max_len=5)
+    pol = random_policy(mdp)
+    r1 = mdp.rollout(pol, 8, np.random.default_rng(11))
+    r2 = mdp.rollout(pol, 8, np.random.default_rng(11))
+    r3 = mdp.rollout(pol, 8, np.random.default_rng(12))
+    for f in ("states", "tokens", "mask", "prompt", "lengths"):
+        assert np.array_equal(getattr(r1, f), getattr(r2, f))
+    assert not np.array_equal(r1.tokens, r3.tokens)
+
+
+def test_one_token_bandit_without_eos():
+    mdp = TokenMDP(["2+2", "3*4"], V=9, eos=None, max_len=1)
+    assert mdp.S == 2
+    ro = mdp.rollout(TabularPolicy(np.zeros((2, 9))), 3, np.random.default_rng(0))
+    assert (ro.lengths == 1).all() and (ro.states[:, 0] == ro.prompt).all()
+
+
+def test_score_calls_grader_on_prompt_and_response():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=3)
+    ro = mdp.rollout(random_policy(mdp), 4, np.random.default_rng(1))
+    r = mdp.score(lambda p, y: len(y) + (p == "b"), ro)
+    np.testing.assert_array_equal(r, ro.lengths + (ro.prompt == 1))
+
+
+@settings(max_examples=30, deadline=None)
+@given(V=st.integers(2, 5), max_len=st.integers(1, 4), K=st.integers(1, 4),
+       seed=st.integers(0, 10_000), use_eos=st.booleans())
+def test_rollout_property(V, max_len, K, seed, use_eos):
+    eos = V - 1 if use_eos else None
+    mdp = TokenMDP(["x", "y"], V=V, eos=eos, max_len=max_len)
+    ro = mdp.rollout(random_policy(mdp, seed, 2.0), K, np.random.default_rng(seed))
+    assert (np.diff(ro.mask, axis=1) <= 0).all()
+    assert ((ro.lengths >= 1) & (ro.lengths <= max_len)).all()
+    if eos is None:
+        assert (ro.lengths == max_len).all()
+    else:
+        last = ro.tokens[np.arange(2 * K), ro.lengths - 1]
+        assert ((last == eos) | (ro.lengths == max_len)).all()
+
+
+def test_lazy_ids_assigned_on_first_visit_and_capacity():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=6, ids="lazy", capacity=5)
+    assert mdp.state_id(1, ()) == 1 and mdp.state_id(0, (0,)) == 2
+    assert mdp.state_id(0, (0,)) == 2 and mdp.prefix_of(2) == (0, (0,))
+    mdp.state_id(0, (1,)), mdp.state_id(1, (1,))
+    with pytest.raises(RuntimeError, match="capacity"):
+        mdp.state_id(1, (0,))
+
+
+BAD = [
+    (lambda: TokenMDP([], V=3), ValueError, "prompts"),
+    (lambda: TokenMDP("abc", V=3), TypeError, "prompts"),
+    (lambda: TokenMDP(["a"], V=0), ValueError, "V"),
+    (lambda: TokenMDP(["a"], V=2.5), TypeError, "V"),
+    (lambda: TokenMDP(["a"], V=3, eos=3), ValueError, "eos"),
+    (lambda: TokenMDP(["a"], V=3, eos=-1), ValueError, "eos"),
+    (lambda: TokenMDP(["a"], V=3, max_len=0), ValueError, "max_len"),
+    (lambda: TokenMDP(["a"], V=3, max_len=-2), ValueError, "max_len"),
+    (lambda: TokenMDP(["a"], V=3, ids="tree"), ValueError, "ids"),
+    (lambda: TokenMDP(["a"], V=3, ids="lazy"), TypeError, "capacity"),
+    (lambda: TokenMDP(["a"], V=50, eos=0, max_len=8), ValueError, "max_len"),
+    (lambda: TokenMDP(["a"], V=3).state_id(1, ()), ValueError, "n"),
+    (lambda: TokenMDP(["a"], V=3, max_len=2).state_id(0, (3,)), ValueError, "prefix"),
+    (lambda: TokenMDP(["a"], V=3).prefix_of(5), ValueError, "s"),
+    (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 0, np.random.default_rng()), ValueError, "K"),
+    (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, 42), TypeError, "rng"),
+    (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(), prompts=[1]), ValueError, "prompts"),
+    (lambda: TokenMDP(["a"], V=3).score("grader", None), TypeError, "grader"),
+    (lambda: TokenMDP(["a"], V=3, max_states="x"), TypeError, "max_states"),
+    (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), 3), ValueError, "y"),
+    (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), -1), ValueError, "y"),
+    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+        TabularPolicy(np.zeros((100, 8))), 2, np.random.default_rng()), ValueError, "policy"),
+    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+        TabularPolicy(np.zeros((6, 2))), 2, np.random.default_rng()), ValueError, "policy"),
+    (lambda: TokenMDP(["a"], V=3).rollout("policy", 2, np.random.default_rng()), ValueError, "policy"),
+]
+
+
+@pytest.mark.parametrize("call,exc,name", BAD)
+def test_bad_input_is_rejected_with_a_named_error(call, exc, name):
+    with pytest.raises(exc, match=rf"^{name}:"):
+        call()
+
+
+def test_grader_returning_a_string_is_rejected():
+    mdp = TokenMDP(["a"], V=3)
+    ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="^grader:"):
+        mdp.score(lambda p, y: "1", ro)
+
+
+def test_grader_returning_nan_is_rejected():
+    mdp = TokenMDP(["a"], V=3)
+    ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="grader"):
+        mdp.score(lambda p, y: float("nan"), ro)
+
+
+@pytest.mark.parametrize("V,eos,max_len", [(3, 2, 3), (4, None, 2), (2, 0, 4)])
+def test_all_responses_enumerates_every_response_once_and_probabilities_sum_to_one(V, eos, max_len):
+    mdp = TokenMDP(["a", "b"], V=V, eos=eos, max_len=max_len)
+    ro = mdp.all_responses()
+    resp = list(zip(ro.prompt.tolist(), ro.responses()))
+    assert len(set(resp)) == len(resp)
+    A = V - (eos is not None)
+    per_prompt = A ** max_len + (sum(A ** t for t in range(max_len)) if eos is not None else 0)
+    assert len(resp) == 2 * per_prompt
+    pol = random_policy(mdp, seed=4, scale=2.0)
+    _, seq = pol.logp(ro.states, ro.tokens, ro.mask)
+    for n in range(2):
+        assert abs(np.exp(seq[ro.prompt == n]).sum() - 1.0) < 1e-12
+    for b, (n, y) in enumerate(resp):
+        assert mdp.is_terminal(y) and all(ro.states[b, t] == mdp.state_id(n, y[:t]) for t in range(len(y)))

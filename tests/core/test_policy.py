@@ -1,0 +1,188 @@
+"""The tabular softmax policy: log-probs, the backward against finite differences, sampling."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from minirl_lm.core.policy import TabularPolicy, softmax_table, log_softmax_table
+
+from gradcheck import fd_grad
+
+
+def batch(rng, S, V, B, T):
+    """Random states/tokens with a random right-padded mask (some rows may be empty)."""
+    states = rng.integers(0, S, size=(B, T))
+    tokens = rng.integers(0, V, size=(B, T))
+    lengths = rng.integers(0, T + 1, size=B)
+    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)
+    return states, tokens, mask
+
+
+def test_logp_matches_direct_log_softmax_and_is_zero_at_padding():
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=(6, 7)) * 3
+    pol = TabularPolicy(theta)
+    states, tokens, mask = batch(rng, 6, 7, 9, 5)
+    logp, seq = pol.logp(states, tokens, mask)
+    want = log_softmax_table(theta)[states, tokens] * mask
+    np.testing.assert_allclose(logp, want, rtol=1e-13, atol=1e-13)
+    assert (logp[mask == 0] == 0.0).all()
+    np.testing.assert_allclose(seq, logp.sum(1), rtol=1e-13, atol=1e-13)
+
+
+def test_backward_matches_central_finite_differences():
+    # loss = sum_bt c_bt * logp_bt, so dloss/dlogp = c; check dloss/dtheta entry by entry.
+    # Central differences with h = 1e-6 in float64: truncation O(h^2) ~ 1e-12, rounding
+    # ~ 1e-16 * |loss| / h ~ 1e-9; tolerance atol 1e-7.
+    rng = np.random.default_rng(1)
+    S, V, B, T = 5, 4, 8, 6
+    theta = rng.normal(size=(S, V))
+    states, tokens, mask = batch(rng, S, V, B, T)
+    c = rng.normal(size=(B, T))
+    grad = TabularPolicy(theta).backward(states, tokens, mask, c)
+    fd = fd_grad(lambda th: (TabularPolicy(th).logp(states, tokens, mask)[0] * c).sum(), theta)
+    np.testing.assert_allclose(grad, fd, atol=1e-7, rtol=0)
+
+
+def test_backward_is_the_scatter_of_w_times_onehot_minus_pi():
+    rng = np.random.default_rng(2)
+    S, V, B, T = 4, 5, 7, 3
+    theta = rng.normal(size=(S, V))
+    states, tokens, mask = batch(rng, S, V, B, T)
+    w = rng.normal(size=(B, T))
+    pi = softmax_table(theta)
+    want = np.zeros((S, V))
+    for b in range(B):
+        for t in range(T):
+            if mask[b, t]:
+                want[states[b, t]] += w[b, t] * (np.eye(V)[tokens[b, t]] - pi[states[b, t]])
+    got = TabularPolicy(theta).backward(states, tokens, mask, w)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_padding_and_empty_responses_contribute_nothing():
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=(3, 4))
+    states, tokens, _ = batch(rng, 3, 4, 4, 3)
+    mask = np.zeros((4, 3))
+    w = rng.normal(size=(4, 3))            # garbage at padding is ignored
+    logp, seq = TabularPolicy(theta).logp(states, tokens, mask)
+    assert (logp == 0).all() and (seq == 0).all()
+    assert (TabularPolicy(theta).backward(states, tokens, mask, w) == 0).all()
+
+
+def test_extreme_logits_stay_finite_and_neginf_only_where_gathered():
+    theta = np.array([[1e4, -1e4, 0.0, -np.inf], [-np.inf, 3.0, -1e4, 1e4]])
+    pol = TabularPolicy(theta)
+    states = np.array([[0, 1, 0, 0]])
+    tokens = np.array([[0, 3, 1, 3]])
+    mask = np.array([[1.0, 1.0, 1.0, 1.0]])
+    logp, seq = pol.logp(states, tokens, mask)
+    assert logp[0, 0] == 0.0 and logp[0, 1] == 0.0          # exp(-2e4) underflows: log-prob 0
+    assert logp[0, 2] == -2e4 and logp[0, 3] == -np.inf
+    assert seq[0] == -np.inf
+    g = pol.backward(states[:, :3], tokens[:, :3], mask[:, :3], np.ones((1, 3)))
+    assert np.isfinite(g).all()
+    assert np.isfinite(pol.probs()).all() and np.isfinite(pol.log_probs()[theta > -np.inf]).all()
+    # the impossible token (state 0, token 3) gets the limit 1 - pi = 1 in its own entry
+    g_all = pol.backward(states, tokens, mask, np.array([[0.0, 0.0, 0.0, 1.0]]))
+    want = -pol.probs()[0]
+    want[3] += 1.0
+    assert np.isfinite(g_all).all()
+    np.testing.assert_array_equal(g_all[0], want)
+    assert (g_all[1] == 0).all()
+
+
+def test_sampling_matches_rng_choice_draw_for_draw():
+    rng = np.random.default_rng(4)
+    theta = rng.normal(size=(4, 9))
+    pi = softmax_table(theta)
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    want = np.concatenate([r1.choice(9, 32, p=pi[x]) for x in range(4)])
+    got = TabularPolicy(theta).sample(np.repeat(np.arange(4), 32), r2)
+    np.testing.assert_array_equal(got, want)
+    assert r1.random() == r2.random()                       # same generator state after
+
+
+def test_sampling_never_draws_a_zero_probability_token():
+    theta = np.array([[0.0, -np.inf, 0.0, -np.inf]])
+    y = TabularPolicy(theta).sample(np.zeros(2000, np.int64), np.random.default_rng(0))
+    assert set(np.unique(y)) == {0, 2}
+
+
+def test_copy_is_independent():
+    pol = TabularPolicy(np.zeros((2, 3)))
+    ref = pol.copy()
+    pol.theta[0, 0] = 5.0
+    assert ref.theta[0, 0] == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(S=st.integers(1, 6), V=st.integers(1, 7), B=st.integers(1, 6), T=st.integers(1, 5),
+       seed=st.integers(0, 2**31))
+def test_logp_and_backward_properties(S, V, B, T, seed):
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=(S, V)) * 4
+    states, tokens, mask = batch(rng, S, V, B, T)
+    pol = TabularPolicy(theta)
+    logp, seq = pol.logp(states, tokens, mask)
+    assert (logp <= 1e-12).all() and (logp[mask == 0] == 0).all()
+    g = pol.backward(states, tokens, mask, rng.normal(size=(B, T)))
+    # each row of a softmax gradient sums to zero: sum_v (onehot - pi) = 0
+    np.testing.assert_allclose(g.sum(1), 0.0, atol=1e-10)
+
+
+GOOD = dict(states=np.zeros((2, 3), np.int64), tokens=np.zeros((2, 3), np.int64),
+            mask=np.ones((2, 3)))
+
+
+def call_logp(**kw):
+    args = {**GOOD, **kw}
+    return TabularPolicy(np.zeros((3, 4))).logp(args["states"], args["tokens"], args["mask"])
+
+
+BAD = [
+    (lambda: TabularPolicy(np.zeros(4)), ValueError, "theta"),
+    (lambda: TabularPolicy([[0.0, np.nan]]), ValueError, "theta"),
+    (lambda: TabularPolicy([[0.0, np.inf]]), ValueError, "theta"),
+    (lambda: TabularPolicy([[-np.inf, -np.inf]]), ValueError, "theta"),
+    (lambda: TabularPolicy("abc"), TypeError, "theta"),
+    (lambda: TabularPolicy(np.zeros((0, 3))), ValueError, "theta"),
+    (lambda: call_logp(states=np.zeros((2, 3))), TypeError, "states"),
+    (lambda: call_logp(states=np.full((2, 3), 3)), ValueError, "states"),
+    (lambda: call_logp(states=np.full((2, 3), -1)), ValueError, "states"),
+    (lambda: call_logp(states=np.zeros(3, np.int64)), ValueError, "states"),
+    (lambda: call_logp(tokens=np.full((2, 3), 4)), ValueError, "tokens"),
+    (lambda: call_logp(tokens=np.zeros((2, 2), np.int64)), ValueError, "tokens"),
+    (lambda: call_logp(tokens=np.zeros((2, 3), bool)), TypeError, "tokens"),
+    (lambda: call_logp(mask=np.full((2, 3), 0.5)), ValueError, "mask"),
+    (lambda: call_logp(mask=np.array([[0, 1, 1], [1, 1, 1.0]])), ValueError, "mask"),
+    (lambda: call_logp(mask=np.ones((2, 4))), ValueError, "mask"),
+    (lambda: call_logp(mask=np.array([[1, np.nan, 0], [1, 1, 1.0]])), ValueError, "mask"),
+    (lambda: TabularPolicy(np.zeros((3, 4))).backward(GOOD["states"], GOOD["tokens"], GOOD["mask"],
+                                                      np.zeros((2, 4))), ValueError, "dlogp"),
+    (lambda: TabularPolicy(np.zeros((3, 4))).backward(GOOD["states"], GOOD["tokens"], GOOD["mask"],
+                                                      np.full((2, 3), np.nan)), ValueError, "dlogp"),
+    (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 1], None), TypeError, "rng"),
+    (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 5], np.random.default_rng()), ValueError, "states"),
+    (lambda: TabularPolicy(np.zeros((3, 4))).sample([0.0], np.random.default_rng()), TypeError, "states"),
+    (lambda: softmax_table([[-np.inf, -np.inf]]), ValueError, "theta"),
+    (lambda: log_softmax_table(np.zeros(3)), ValueError, "theta"),
+]
+
+
+@pytest.mark.parametrize("call,exc,name", BAD)
+def test_bad_input_is_rejected_with_a_named_error(call, exc, name):
+    with pytest.raises(exc, match=rf"^{name}:"):
+        call()
+
+
+def test_sampling_large_path_matches_rng_choice():
+    # M * V > 2**22 takes the one-search-per-state branch; it must draw the same tokens.
+    rng = np.random.default_rng(6)
+    theta = rng.normal(size=(2, 1024))
+    pi = softmax_table(theta)
+    r1, r2 = np.random.default_rng(7), np.random.default_rng(7)
+    want = np.concatenate([r1.choice(1024, 2500, p=pi[x]) for x in range(2)])
+    got = TabularPolicy(theta).sample(np.repeat(np.arange(2), 2500), r2)
+    np.testing.assert_array_equal(got, want)

@@ -1,0 +1,274 @@
+"""Bradley-Terry and DPO: gradients vs finite differences, stability, stationarity at the tilted optimum."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from minirl_lm.direct.dpo import (bradley_terry_loss, bt_sample_preferences, dpo_loss,
+                           reward_table_loss, token_grad)
+from minirl_lm.values.optimum import tilted_optimum
+
+from gradcheck import fd_grad
+
+FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10
+
+
+
+def test_bradley_terry_gradient_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    r_c, r_r = rng.normal(size=7) * 3, rng.normal(size=7) * 3
+    _, (d_c, d_r) = bradley_terry_loss(r_c, r_r)
+    err_c = np.abs(d_c - fd_grad(lambda x: bradley_terry_loss(x, r_r)[0], r_c)).max()
+    err_r = np.abs(d_r - fd_grad(lambda x: bradley_terry_loss(r_c, x)[0], r_r)).max()
+    assert max(err_c, err_r) < FD_TOL
+
+
+def test_reward_table_gradient_matches_finite_differences_with_repeated_pairs():
+    rng = np.random.default_rng(1)
+    r_phi = rng.normal(size=(3, 4))
+    prompt = np.array([0, 0, 1, 2, 2, 0])
+    chosen = np.array([1, 1, 0, 3, 2, 2])                  # pairs 0 and 1 repeat
+    rejected = np.array([2, 2, 3, 0, 3, 1])
+    _, d = reward_table_loss(r_phi, prompt, chosen, rejected)
+    fd = fd_grad(lambda t: reward_table_loss(t, prompt, chosen, rejected)[0], r_phi)
+    assert np.abs(d - fd).max() < FD_TOL
+    assert d[1, 1] == 0.0 and d[1, 2] == 0.0               # untouched entries get nothing
+
+
+@pytest.mark.parametrize("variant,ls", [("dpo", 0.0), ("ipo", 0.0), ("conservative", 0.1),
+                                        ("conservative", 0.5)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dpo_gradient_matches_finite_differences(variant, ls, weighted):
+    rng = np.random.default_rng(2)
+    P = 6
+    lc, lr, lrc, lrr = (rng.normal(size=P) * 2 - 5 for _ in range(4))
+    w = rng.random(P) if weighted else None
+    beta = 0.3
+    f = lambda a, b: dpo_loss(a, b, lrc, lrr, beta, variant, ls, weights=w)[0]
+    loss, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant, ls, weights=w)
+    err = max(np.abs(dc - fd_grad(lambda x: f(x, lr), lc)).max(),
+              np.abs(dr - fd_grad(lambda x: f(lc, x), lr)).max())
+    assert err < FD_TOL * max(1.0, loss)                   # rounding error of FD scales with |loss|
+
+
+def test_dpo_gradient_reaches_tokens_through_the_mask():
+    rng = np.random.default_rng(3)
+    mask = np.array([[1, 1, 1.], [1, 0, 0], [1, 1, 0], [0, 0, 0]])
+    logp = rng.normal(size=mask.shape) * mask
+    ref = rng.normal(size=mask.shape) * mask
+
+    def loss(lp):
+        s = (lp * mask).sum(1)
+        return dpo_loss(s[:2], s[2:], (ref * mask).sum(1)[:2], (ref * mask).sum(1)[2:], 0.7)[0]
+
+    s = (logp * mask).sum(1)
+    _, (dc, dr) = dpo_loss(s[:2], s[2:], (ref * mask).sum(1)[:2], (ref * mask).sum(1)[2:], 0.7)
+    dlogp = token_grad(np.concatenate([dc, dr]), mask)
+    assert np.abs(dlogp - fd_grad(loss, logp)).max() < FD_TOL
+    assert (dlogp[mask == 0] == 0).all()
+
+
+@pytest.mark.parametrize("margin", [1e3, 1e5, 1e300])
+def test_dpo_is_finite_at_extreme_margins(margin):
+    h = np.array([margin, -margin])
+    zeros = np.zeros(2)
+    loss, (dc, dr) = dpo_loss(h, zeros, zeros, zeros, 1.0)
+    assert loss == margin / 2                               # mean(softplus(-m), softplus(m)) = m/2
+    np.testing.assert_array_equal(dc, [0.0, -0.5])          # saturated: -beta sigma(-z) / P
+    np.testing.assert_array_equal(dr, [0.0, 0.5])
+    loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "conservative", 0.1)
+    assert np.isfinite(loss)
+    np.testing.assert_allclose(dc, [0.1 / 2, -0.9 / 2], rtol=1e-15)   # (sigma(z) - 1 + ls) / P
+    lb, (bc, br) = bradley_terry_loss(h, zeros)
+    assert lb == margin / 2 and np.isfinite(bc).all() and np.isfinite(br).all()
+    if margin < 1e150:                                      # IPO is a square: finite below 1e154
+        loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "ipo")
+        assert np.isfinite(loss) and np.isfinite(dc).all()
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.float64, 5, elements=st.floats(-50, 50)),
+       arrays(np.float64, 5, elements=st.floats(-50, 50)),
+       st.floats(0.01, 10))
+def test_conservative_with_zero_smoothing_is_dpo_and_swapping_flips_the_margin(a, b, beta):
+    z = np.zeros(5)
+    l0, (d0, _) = dpo_loss(a, b, z, z, beta)
+    l1, (d1, _) = dpo_loss(a, b, z, z, beta, "conservative", 0.0)
+    assert l0 == l1 and np.array_equal(d0, d1)
+    # softplus(-m) - softplus(m) = -m: the swapped pair's loss differs by the mean margin
+    lab, _ = bradley_terry_loss(a, b)
+    lba, _ = bradley_terry_loss(b, a)
+    assert lab - lba == pytest.approx(-(a - b).mean(), abs=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.float64, 4, elements=st.floats(-30, 30)), st.floats(0.01, 0.5), st.floats(0.1, 3))
+def test_conservative_gradient_vanishes_at_a_finite_margin(h, ls, beta):
+    """dl/dz = sigma(z) - (1 - ls): label smoothing stops the margin at z = log((1 - ls) / ls)."""
+    z0 = np.zeros(4)
+    _, (dc, _) = dpo_loss(h, z0, z0, z0, beta, "conservative", ls)
+    expect = beta * (1 / (1 + np.exp(-beta * h)) - (1 - ls)) / 4
+    np.testing.assert_allclose(dc, expect, rtol=1e-12, atol=1e-15)
+    h_star = np.full(4, np.log((1 - ls) / ls) / beta)
+    _, (dc, _) = dpo_loss(h_star, z0, z0, z0, beta, "conservative", ls)
+    assert np.abs(dc).max() < 1e-15
+
+
+# ---------------------------------------------------------------- the population DPO loss
+
+def population_dpo(theta, log_pi_ref, reward, mu, beta):
+    """Exact population DPO loss and its gradient on theta (N, Y), one-token responses.
+
+    Pairs (x, a, b) with weight mu_0(x) mu(a|x) mu(b|x) (mu_0 uniform); a is chosen with
+    probability sigma(r_a - r_b) (Bradley-Terry at temperature 1), b otherwise.
+    """
+    N, Y = theta.shape
+    log_pi = theta - np.log(np.exp(theta).sum(1, keepdims=True))
+    x, a, b = (g.ravel() for g in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y),
+                                               indexing="ij"))
+    pw = mu[x, a] * mu[x, b] / N
+    p_ab = 1 / (1 + np.exp(-(reward[x, a] - reward[x, b])))
+    # both labels of every pair: chosen a with weight pw p_ab, chosen b with weight pw (1 - p_ab)
+    xs = np.concatenate([x, x])
+    c = np.concatenate([a, b])
+    r = np.concatenate([b, a])
+    w = np.concatenate([pw * p_ab, pw * (1 - p_ab)])
+    loss, (dc, dr) = dpo_loss(log_pi[xs, c], log_pi[xs, r], log_pi_ref[xs, c], log_pi_ref[xs, r],
+                              beta, weights=w)
+    # chain rule through the softmax: d log pi(y|x) / d theta[x, v] = 1[v = y] - pi(v|x)
+    pi = np.exp(log_pi)
+    dtheta = np.zeros_like(theta)
+    for d, y in ((dc, c), (dr, r)):
+        np.add.at(dtheta, (xs, y), d)
+        np.add.at(dtheta, xs, -d[:, None] * pi[xs])
+    return loss, dtheta
+
+
+def _task():
+    pi_ref = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.25, 0.15, 0.1]])
+    reward = np.array([[1.0, 0.0, 0.5, -0.3], [0.2, 2.0, -1.0, 0.0]])
+    mu = np.array([[0.25, 0.25, 0.25, 0.25], [0.4, 0.1, 0.2, 0.3]])
+    return pi_ref, reward, mu
+
+
+def test_population_dpo_gradient_matches_finite_differences():
+    pi_ref, reward, mu = _task()
+    theta = np.random.default_rng(4).normal(size=pi_ref.shape)
+    _, g = population_dpo(theta, np.log(pi_ref), reward, mu, 0.5)
+    fd = fd_grad(lambda t: population_dpo(t, np.log(pi_ref), reward, mu, 0.5)[0], theta)
+    assert np.abs(g - fd).max() < FD_TOL
+
+
+@pytest.mark.parametrize("beta", [0.2, 1.0, 3.0])
+def test_tilted_optimum_is_a_stationary_point_of_population_dpo(beta):
+    """DPO's implicit reward beta log(pi*/pi_ref) = r - beta log Z: every pair's gradient cancels."""
+    pi_ref, reward, mu = _task()
+    theta_star = np.log(tilted_optimum(pi_ref, reward, beta))
+    _, g = population_dpo(theta_star, np.log(pi_ref), reward, mu, beta)
+    assert np.abs(g).max() < 1e-12
+    # elsewhere it is not stationary: at the reference, and at the optimum of another beta
+    for theta in (np.log(pi_ref), np.log(tilted_optimum(pi_ref, reward, 2 * beta))):
+        _, g = population_dpo(theta, np.log(pi_ref), reward, mu, beta)
+        assert np.abs(g).max() > 1e-3
+
+
+def test_population_dpo_stationarity_does_not_depend_on_the_sampling_distribution():
+    pi_ref, reward, _ = _task()
+    theta_star = np.log(tilted_optimum(pi_ref, reward, 0.5))
+    for seed in range(5):
+        mu = np.random.default_rng(seed).dirichlet(np.ones(4), size=2)
+        _, g = population_dpo(theta_star, np.log(pi_ref), reward, mu, 0.5)
+        assert np.abs(g).max() < 1e-12
+
+
+# ---------------------------------------------------------------- preference sampling
+
+def test_bt_sample_preferences_matches_bradley_terry_probabilities():
+    reward = np.array([[0.0, 1.0, -1.0]])
+    mu = np.array([[0.5, 0.3, 0.2]])
+    x, c, r = bt_sample_preferences(reward, mu, 200_000, np.random.default_rng(5))
+    assert (x == 0).all() and c.dtype == np.int64
+    ab = ((c == 1) & (r == 0)) | ((c == 0) & (r == 1))     # the pair {0, 1}
+    frac = ((c == 1) & ab).sum() / ab.sum()
+    p = 1 / (1 + np.exp(-1.0))
+    assert abs(frac - p) < 4 * np.sqrt(p * (1 - p) / ab.sum())
+    # the pair frequency follows mu(a) mu(b): P({0, 1}) = 2 * 0.5 * 0.3
+    assert abs(ab.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / ab.size)
+
+
+def test_bt_sample_preferences_is_deterministic_given_the_seed():
+    reward, mu = np.zeros((3, 4)), np.full((3, 4), 0.25)
+    a = bt_sample_preferences(reward, mu, 50, np.random.default_rng(7))
+    b = bt_sample_preferences(reward, mu, 50, np.random.default_rng(7))
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_ties_are_kept_documented_and_contribute_no_gradient():
+    import minirl_lm.direct.dpo as dpo_mod
+    assert "Ties are kept" in dpo_mod.bt_sample_preferences.__doc__
+    reward = np.array([[0.0, 1.0, -1.0], [2.0, 0.0, 0.5]])
+    mu = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
+    n = 100_000
+    x, c, r = bt_sample_preferences(reward, mu, n, np.random.default_rng(11))
+    tie = c == r
+    p_tie = (mu ** 2).sum(axis=1).mean()                    # P(a == b), prompts uniform
+    assert abs(tie.mean() - p_tie) < 4 * np.sqrt(p_tie * (1 - p_tie) / n)
+    # on a table the tie pairs add log 2 to the loss (per pair) and nothing to the gradient
+    r_phi = np.random.default_rng(12).normal(size=(2, 3))
+    loss, g = reward_table_loss(r_phi, x, c, r)
+    loss_nt, g_nt = reward_table_loss(r_phi, x[~tie], c[~tie], r[~tie])
+    P, P_nt = n, int((~tie).sum())
+    np.testing.assert_allclose(loss * P, loss_nt * P_nt + (P - P_nt) * np.log(2), rtol=1e-12)
+    np.testing.assert_allclose(g * P, g_nt * P_nt, rtol=1e-10)     # rounding of 1e5 sums
+
+
+def test_saturated_dpo_gradient_is_beta_over_p():
+    import minirl_lm.direct.dpo as dpo_mod
+    assert "+-beta / P" in dpo_mod.__doc__ and "exactly 0 or +-beta." not in dpo_mod.__doc__
+    beta, h = 0.3, np.array([1e4, -1e4, 1e4, -1e4])
+    z = np.zeros(4)
+    _, (dc, dr) = dpo_loss(h, z, z, z, beta)
+    np.testing.assert_array_equal(dc, [0.0, -beta / 4, 0.0, -beta / 4])
+    np.testing.assert_array_equal(dr, -dc)
+
+
+# ---------------------------------------------------------------- bad input
+
+Z3 = np.zeros(3)
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: bradley_terry_loss(Z3, np.zeros(2)), ValueError, "r_rejected"),
+    (lambda: bradley_terry_loss([np.nan, 0, 0], Z3), ValueError, "r_chosen"),
+    (lambda: bradley_terry_loss(np.zeros(0), np.zeros(0)), ValueError, "r_chosen"),
+    (lambda: bradley_terry_loss("abc", Z3), TypeError, "r_chosen"),
+    (lambda: reward_table_loss(np.zeros(3), [0], [0], [1]), ValueError, "r_phi"),
+    (lambda: reward_table_loss(np.zeros((2, 3)), [2], [0], [1]), ValueError, "prompt"),
+    (lambda: reward_table_loss(np.zeros((2, 3)), [0], [3], [1]), ValueError, "chosen"),
+    (lambda: reward_table_loss(np.zeros((2, 3)), [0], [0], [0.5]), TypeError, "rejected"),
+    (lambda: reward_table_loss(np.zeros((2, 3)), np.zeros(0, int), np.zeros(0, int),
+                               np.zeros(0, int)), ValueError, "prompt"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 0.0), ValueError, "beta"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, -1.0), ValueError, "beta"),
+    (lambda: dpo_loss(Z3, Z3, Z3, np.zeros(4), 1.0), ValueError, "seq_logp_ref_r"),
+    (lambda: dpo_loss(Z3, [np.inf, 0, 0], Z3, Z3, 1.0), ValueError, "seq_logp_r"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "kto"), ValueError, "variant"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "dpo", 0.1), ValueError, "label_smoothing"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "conservative", 0.7), ValueError, "label_smoothing"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
+    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, 1]), ValueError, "weights"),
+    (lambda: token_grad(Z3, np.ones((2, 2))), ValueError, "mask"),
+    (lambda: token_grad(Z3, [[0, 1], [1, 1], [1, 1]]), ValueError, "mask"),
+    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 0.5), 4,
+                                   np.random.default_rng(0)), ValueError, "mu"),
+    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 0,
+                                   np.random.default_rng(0)), ValueError, "n_pairs"),
+    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4, 0), TypeError, "rng"),
+    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4,
+                                   np.random.default_rng(0), mu0=[1.0]), ValueError, "mu0"),
+])
+def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

@@ -1,0 +1,447 @@
+"""IPO (summed, averaged), SimPO, ORPO, KTO and online DPO: finite differences, TRL's definitions,
+edge cases, bad input, and a failing online step that changes nothing."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.values.optimum import tilted_optimum
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
+                                   orpo_loss, simpo_loss)
+
+from gradcheck import fd_grad
+
+FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10
+
+
+def _sig(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _batch(rng, P=5, T=4, empty=False):
+    """Token log-probs (P, T) <= 0 and right-padded masks of lengths 1..T (0 if empty)."""
+    lengths = rng.integers(1, T + 1, size=P)
+    if empty:
+        lengths[1] = 0
+    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)
+    logp = -rng.random((P, T)) * 2 - 0.05                      # (P, T) in (-2.05, -0.05)
+    return logp * mask + (1 - mask) * 7.0, mask                 # padding holds junk: ignored
+
+
+def _pair_data(seed, empty=False):
+    rng = np.random.default_rng(seed)
+    lc, mc = _batch(rng, empty=empty)
+    lr, mr = _batch(rng, T=3)
+    ref_c, ref_r = -rng.random(5) * 4, -rng.random(5) * 4
+    return lc, mc, lr, mr, ref_c, ref_r
+
+
+# ---------------------------------------------------------------- finite differences
+
+def _check_fd(f, lc, lr, mc, mr):
+    loss, (dc, dr) = f(lc, lr)
+    fc = fd_grad(lambda x: f(x, lr)[0], lc)
+    fr = fd_grad(lambda x: f(lc, x)[0], lr)
+    tol = FD_TOL * max(1.0, abs(loss))
+    assert np.abs(dc - fc * mc).max() < tol and np.abs(dr - fr * mr).max() < tol
+    assert np.abs(fc * (1 - mc)).max() < tol                     # padding: no effect on the loss
+    assert (dc[mc == 0] == 0).all() and (dr[mr == 0] == 0).all()
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ipo_gradient_matches_finite_differences(average, weighted):
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(0, empty=average)
+    w = np.random.default_rng(9).random(5) if weighted else None
+    _check_fd(lambda a, b: ipo_loss(a, mc, b, mr, ref_c, ref_r, 0.4, average, w), lc, lr, mc, mr)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 3.0])
+def test_simpo_gradient_matches_finite_differences(gamma):
+    lc, mc, lr, mr, _, _ = _pair_data(1, empty=True)
+    _check_fd(lambda a, b: simpo_loss(a, mc, b, mr, 2.0, gamma), lc, lr, mc, mr)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1, 2.0])
+def test_orpo_gradient_matches_finite_differences(lam):
+    lc, mc, lr, mr, _, _ = _pair_data(2)
+    lc[0, :] = np.where(mc[0] > 0, -1e-3, lc[0])               # near probability 1: steep odds
+    w = np.random.default_rng(3).random(5)
+    _check_fd(lambda a, b: orpo_loss(a, mc, b, mr, lam, w), lc, lr, mc, mr)
+
+
+@pytest.mark.parametrize("z0", [0.0, 0.7])
+def test_kto_gradient_matches_finite_differences(z0):
+    rng = np.random.default_rng(4)
+    logp, mask = _batch(rng, P=6, empty=True)
+    ref = -rng.random(6) * 3
+    ref[1] = 0.0                                                # the empty response's reference
+    des = np.array([True, False, True, False, False, True])
+    f = lambda x: kto_loss(x, mask, ref, des, 0.8, z0, 1.3, 0.6)
+    loss, d = f(logp)
+    assert np.abs(d - fd_grad(lambda x: f(x)[0], logp) * mask).max() < FD_TOL * max(1, loss)
+
+
+# ---------------------------------------------------------------- TRL's definitions, re-derived
+# trl/trainer/dpo_trainer.py, trl/experimental/cpo/cpo_trainer.py,
+# trl/experimental/orpo/orpo_trainer.py, trl/trainer/kto_trainer.py
+# @ f2cd57710a (2026-07-24)
+
+def _sums(logp, mask):
+    return (logp * mask).sum(1), mask.sum(1)
+
+
+def test_ipo_average_is_trls_ipo_loss_type():
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(5, empty=True)
+    beta = 0.3
+    (s_c, n_c), (s_r, n_r) = _sums(lc, mc), _sums(lr, mr)
+    # dpo_trainer.py, loss_type "ipo": scores = logps - ref_logps (summed), divided by the
+    # completion length clamped at 1, per-sequence (delta - 1/(2 beta))^2, then the mean
+    delta = (s_c - ref_c) / np.maximum(n_c, 1) - (s_r - ref_r) / np.maximum(n_r, 1)
+    trl = np.mean((delta - 1 / (2 * beta)) ** 2)
+    loss, _ = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, beta, average=True)
+    assert loss == pytest.approx(trl, rel=1e-13)
+
+
+def test_ipo_sum_is_dpo_py_ipo_and_trls_online_ipo():
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(6)
+    beta = 0.3
+    (s_c, _), (s_r, _) = _sums(lc, mc), _sums(lr, mr)
+    loss, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, beta)
+    l2, (sc, sr) = dpo_loss(s_c, s_r, ref_c, ref_r, beta, "ipo")
+    assert loss == l2                                          # the same function, bit for bit
+    np.testing.assert_array_equal(dc, sc[:, None] * mc)
+    np.testing.assert_array_equal(dr, sr[:, None] * mr)
+    # online_dpo_trainer.py "ipo": summed logprobs, (logits - 1/(2 beta))^2, mean
+    trl = np.mean(((s_c - s_r) - (ref_c - ref_r) - 1 / (2 * beta)) ** 2)
+    assert loss == pytest.approx(trl, rel=1e-13)
+
+
+def test_simpo_is_trls_cpo_simpo():
+    lc, mc, lr, mr, _, _ = _pair_data(7)
+    beta, gamma = 2.0, 0.8
+    (s_c, n_c), (s_r, n_r) = _sums(lc, mc), _sums(lr, mr)
+    # cpo_trainer.py: average_log_prob for "simpo"; logits = (a_c - a_r) - gamma / beta;
+    # losses = -logsigmoid(beta * logits) (label_smoothing 0); loss = mean (cpo_alpha = 0)
+    logits = (s_c / n_c - s_r / n_r) - gamma / beta
+    trl = np.mean(-np.log(_sig(beta * logits)))
+    loss, _ = simpo_loss(lc, mc, lr, mr, beta, gamma)
+    assert loss == pytest.approx(trl, rel=1e-13)
+
+
+def _trl_orpo(lc, mc, lr, mr, beta):
+    (s_c, n_c), (s_r, n_r) = _sums(lc, mc), _sums(lr, mr)
+    a_c, a_r = s_c / n_c, s_r / n_r                            # average_log_prob=True
+    log1mexp = lambda x: np.log(1 - np.exp(x))
+    log_odds = (a_c - a_r) - (log1mexp(a_c) - log1mexp(a_r))
+    nll = -(lc * mc).sum() / mc.sum()                          # CrossEntropyLoss over chosen tokens
+    return nll - np.mean(beta * np.log(_sig(log_odds)))       # policy_nll_loss - losses.mean()
+
+
+def test_orpo_is_trls_orpo_when_chosen_lengths_are_equal():
+    lc, mc, lr, mr, _, _ = _pair_data(8)
+    lc, mc = np.where(mc > 0, lc, -0.3), np.ones_like(mc)      # equal chosen lengths
+    loss, _ = orpo_loss(lc, mc, lr, mr, 0.25)
+    assert loss == pytest.approx(_trl_orpo(lc, mc, lr, mr, 0.25), rel=1e-13)
+
+
+def test_orpo_nll_is_per_pair_not_per_token_when_lengths_differ():
+    """The documented deviation: TRL's NLL is a token mean over the batch, ours a mean of means."""
+    lc, mc, lr, mr, _, _ = _pair_data(8)
+    assert len(set(mc.sum(1))) > 1
+    loss, _ = orpo_loss(lc, mc, lr, mr, 0.25)
+    s_c, n_c = _sums(lc, mc)
+    shift = -np.mean(s_c / n_c) - (-(s_c.sum() / n_c.sum()))  # ours minus TRL's NLL
+    assert loss == pytest.approx(_trl_orpo(lc, mc, lr, mr, 0.25) + shift, rel=1e-13)
+    assert abs(shift) > 1e-3
+
+
+def test_kto_is_trls_kto():
+    rng = np.random.default_rng(10)
+    logp, mask = _batch(rng, P=7)
+    ref = -rng.random(7) * 3
+    des = np.array([True, True, False, True, False, False, False])
+    beta, kl, lam_d, lam_u = 0.5, 0.3, 1.5, 0.7
+    s, _ = _sums(logp, mask)
+    # kto_trainer.py, loss_type "kto": chosen 1 - sigmoid(beta (logratio - kl)), rejected
+    # 1 - sigmoid(beta (kl - logratio)), cat(desirable_weight * ., undesirable_weight * .).nanmean()
+    h = s - ref
+    losses = np.concatenate([lam_d * (1 - _sig(beta * (h[des] - kl))),
+                             lam_u * (1 - _sig(beta * (kl - h[~des])))])
+    loss, _ = kto_loss(logp, mask, ref, des, beta, kl, lam_d, lam_u)
+    assert loss == pytest.approx(losses.mean(), rel=1e-13)
+
+
+# ---------------------------------------------------------------- edge cases
+
+def test_empty_responses_average_to_zero_and_get_no_gradient():
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(11, empty=True)   # pair 1: empty chosen
+    ref_c[1] = 0.0
+    loss, (dc, _) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average=True)
+    assert (dc[1] == 0).all() and np.isfinite(loss)
+    _, (dc, _) = simpo_loss(lc, mc, lr, mr, 1.0)
+    assert (dc[1] == 0).all()
+    with pytest.raises(ValueError, match="logp_c"):
+        orpo_loss(lc, mc, lr, mr)
+
+
+def test_orpo_rejects_probability_one():
+    lc, mc, lr, mr, _, _ = _pair_data(12)
+    lc[2] = 0.0
+    with pytest.raises(ValueError, match="logp_c: expected a mean log-prob < 0"):
+        orpo_loss(lc, mc, lr, mr)
+
+
+def test_ties_move_nothing_through_the_margin():
+    lc, mc, _, _, ref_c, _ = _pair_data(13)
+    _, (dc, dr) = simpo_loss(lc, mc, lc, mc, 1.0, 0.5)
+    np.testing.assert_array_equal(dc, -dr)                     # they cancel in the backward
+    _, (dc, dr) = ipo_loss(lc, mc, lc, mc, ref_c, ref_c, 0.5, average=True)
+    np.testing.assert_array_equal(dc, -dr)
+    _, (dc, dr) = orpo_loss(lc, mc, lc, mc, 0.5)
+    np.testing.assert_allclose(dc + dr, -(mc / mc.sum(1, keepdims=True)) / 5, rtol=1e-14)  # NLL
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e8, 1e300])
+def test_saturating_losses_stay_finite(scale):
+    mc = np.ones((2, 1))
+    lc, lr = np.array([[-1.0], [-scale]]), np.array([[-scale], [-1.0]])
+    loss, (dc, dr) = simpo_loss(lc, mc, lr, mc, 1.0, 0.5)
+    assert np.isfinite(loss) and np.isfinite(dc).all() and np.isfinite(dr).all()
+    np.testing.assert_array_equal(dc[0], [0.0])                 # saturated: sigma(-z) = 0
+    loss, d = kto_loss(np.vstack([lc, lr]), np.ones((4, 1)), np.zeros(4),
+                       np.array([True, True, False, False]), 1.0)
+    assert np.isfinite(loss) and np.isfinite(d).all()
+    loss, (dc, _) = orpo_loss(lc, mc, lr, mc, 1.0)
+    assert np.isfinite(loss) and np.isfinite(dc).all()
+
+
+def test_ipo_overflow_is_a_value_error_not_inf():
+    mc = np.ones((1, 1))
+    with pytest.raises(ValueError, match="logp_c"):
+        ipo_loss(np.array([[-1e200]]), mc, np.array([[-1.0]]), mc, [0.0], [0.0], 1.0)
+
+
+# ---------------------------------------------------------------- bad input
+
+Z = np.zeros((3, 2)) - 0.5
+M = np.ones((3, 2))
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 0.0), ValueError, "beta"),
+    (lambda: ipo_loss(Z, M, Z, M, np.zeros(2), np.zeros(3), 1.0), ValueError, "seq_logp_ref_c"),
+    (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 1.0, average=1), TypeError, "average"),
+    (lambda: ipo_loss(Z, M, Z[:2], M[:2], np.zeros(3), np.zeros(3), 1.0), ValueError, "logp_r"),
+    (lambda: ipo_loss(Z, [[1, 0], [0, 1], [1, 1]], Z, M, np.zeros(3), np.zeros(3), 1.0),
+     ValueError, "mask_c"),
+    (lambda: simpo_loss(Z, M, Z, M, 1.0, gamma=-1.0), ValueError, "gamma"),
+    (lambda: simpo_loss(Z, M, Z, np.ones((3, 3)), 1.0), ValueError, "mask_r"),
+    (lambda: simpo_loss(Z + 1.0, M, Z, M, 1.0), ValueError, "logp_c: expected log-probs <= 0"),
+    (lambda: simpo_loss([[np.nan, 0]] * 3, M, Z, M, 1.0), ValueError, "logp_c"),
+    (lambda: simpo_loss(np.zeros((0, 2)), np.zeros((0, 2)), Z, M, 1.0), ValueError, "mask_c"),
+    (lambda: simpo_loss(Z, M, Z, M, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
+    (lambda: orpo_loss(Z, M, Z, M, lam=-0.1), ValueError, "lam"),
+    (lambda: orpo_loss("x", M, Z, M), TypeError, "logp_c"),
+    (lambda: kto_loss(Z, M, np.zeros(3), [1, 0, 1], 1.0), TypeError, "desirable"),
+    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(2, bool), 1.0), TypeError, "desirable"),
+    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, z0=-0.1), ValueError, "z0"),
+    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, lambda_u=-1), ValueError,
+     "lambda_u"),
+    (lambda: kto_loss(Z, M, np.zeros(4), np.ones(3, bool), 1.0), ValueError, "seq_logp_ref"),
+])
+def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+# ---------------------------------------------------------------- online DPO
+
+def _online_setup():
+    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
+    rng = np.random.default_rng(0)
+    policy = TabularPolicy(rng.normal(size=(mdp.S, mdp.V)))
+    ref = TabularPolicy(np.zeros((mdp.S, mdp.V)))
+    grader = lambda prompt, y: float(sum(t == 1 for t in y))
+    return mdp, policy, ref, grader
+
+
+def test_online_step_is_one_dpo_step_on_the_pairs_it_reports():
+    mdp, policy, ref, grader = _online_setup()
+    theta0 = policy.theta.copy()
+    out = online_dpo_step(mdp, policy, ref, bradley_terry_judge(grader), 0.5, 0.7,
+                          np.random.default_rng(1), pairs_per_prompt=3)
+    # rebuild the step from the reported pairs: the rollout replayed with the same generator
+    ro = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1),
+                     prompts=np.repeat(np.arange(2), 3))
+    resp = ro.responses()
+    index = {(int(n), y): i for i, (n, y) in enumerate(zip(ro.prompt, resp))}
+    c = np.array([index[(int(n), y)] for n, y in zip(out["prompt"], out["chosen"])])
+    r = np.array([index[(int(n), y)] for n, y in zip(out["prompt"], out["rejected"])])
+    old = TabularPolicy(theta0)
+    _, seq = old.logp(ro.states, ro.tokens, ro.mask)
+    _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)
+    loss, (dc, dr) = dpo_loss(seq[c], seq[r], seq_ref[c], seq_ref[r], 0.5)
+    dseq = np.zeros(12)
+    np.add.at(dseq, c, dc)
+    np.add.at(dseq, r, dr)
+    expect = theta0 - 0.7 * old.backward(ro.states, ro.tokens, ro.mask, dseq[:, None] * ro.mask)
+    assert out["loss"] == loss
+    np.testing.assert_allclose(policy.theta, expect, rtol=0, atol=1e-14)
+
+
+def test_online_step_is_deterministic_given_the_seed():
+    mdp, policy, ref, grader = _online_setup()
+    p2 = policy.copy()
+    judge = bradley_terry_judge(grader)
+    for p in (policy, p2):
+        rng = np.random.default_rng(5)
+        for _ in range(3):
+            online_dpo_step(mdp, p, ref, judge, 1.0, 1.0, rng, 2)
+    np.testing.assert_array_equal(policy.theta, p2.theta)
+
+
+@pytest.mark.parametrize("judge,exc,match", [
+    (lambda x, a, b: 1.5, ValueError, "judge"),
+    (lambda x, a, b: "yes", TypeError, "judge"),
+    (lambda x, a, b: float("nan"), ValueError, "judge"),
+    (lambda x, a, b: 1 / 0, ZeroDivisionError, None),
+])
+def test_a_failing_online_step_changes_no_state(judge, exc, match):
+    mdp, policy, ref, _ = _online_setup()
+    theta0 = policy.theta.copy()
+    rng = np.random.default_rng(3)
+    with pytest.raises(exc, match=match):
+        online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng)
+    np.testing.assert_array_equal(policy.theta, theta0)
+    assert rng.random() == np.random.default_rng(3).random()   # the generator did not advance
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"beta": 0.0}, ValueError, "beta"),
+    ({"lr": -1.0}, ValueError, "lr"),
+    ({"rng": 3}, TypeError, "rng"),
+    ({"pairs_per_prompt": 0}, ValueError, "pairs_per_prompt"),
+    ({"judge": None}, TypeError, "judge"),
+    ({"ref": TabularPolicy(np.zeros((2, 3)))}, ValueError, "ref"),
+    ({"mdp": object()}, TypeError, "mdp"),
+    ({"lr": float("inf")}, ValueError, "lr"),
+])
+def test_bad_online_arguments_change_no_state(kwargs, exc, match):
+    mdp, policy, ref, grader = _online_setup()
+    args = dict(mdp=mdp, policy=policy, ref=ref, judge=bradley_terry_judge(grader), beta=1.0,
+                lr=1.0, rng=np.random.default_rng(3), pairs_per_prompt=4)
+    args.update(kwargs)
+    theta0 = policy.theta.copy()
+    with pytest.raises(exc, match=match):
+        online_dpo_step(**args)
+    np.testing.assert_array_equal(policy.theta, theta0)
+    if isinstance(args["rng"], np.random.Generator):
+        assert args["rng"].random() == np.random.default_rng(3).random()
+
+
+def test_bradley_terry_judge_and_boolean_judges():
+    judge = bradley_terry_judge(lambda x, y: float(len(y)))
+    assert judge("p", (1, 1, 0), (0,)) == pytest.approx(_sig(2.0), rel=1e-15)
+    mdp, policy, ref, _ = _online_setup()
+    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: True, 1.0, 1.0,
+                          np.random.default_rng(0))
+    # a deterministic judge: the first response of every pair is chosen
+    assert len(out["chosen"]) == 2
+    with pytest.raises(TypeError, match="grader"):
+        bradley_terry_judge(3)
+
+
+# ---------------------------------------------------------------- where the losses land
+
+def _example():
+    path = Path(__file__).resolve().parents[2] / "examples" / "preferences.py"
+    spec = importlib.util.spec_from_file_location("preferences_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def landing():
+    ex = _example()
+    mdp, ref, grader = ex.make_task()
+    pop = ex.Population(mdp, ref, grader)
+    return ex, mdp, ref, grader, pop
+
+
+def _per_prompt(pop, v):
+    """(N, Y) table of a per-response vector (every prompt has the same number of responses)."""
+    return v.reshape(pop.N, -1)
+
+
+def test_population_weights_are_the_pair_distribution(landing):
+    ex, mdp, ref, grader, pop = landing
+    assert pop.w.sum() == pytest.approx(1.0, abs=1e-14)        # mu_0 x pi_ref x pi_ref, both labels
+    assert (pop.R.prompt[pop.c] == pop.R.prompt[pop.r]).all()
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0])
+def test_dpo_lands_on_the_tilted_optimum(landing, beta):
+    ex, mdp, ref, grader, pop = landing
+    args = ex.parse_args(["--beta", str(beta)])
+    policy, gmax, _ = ex.land(pop, "dpo", ref.theta, args)
+    pi_ref = _per_prompt(pop, pop.probs(ref))
+    pi_star = tilted_optimum(pi_ref, _per_prompt(pop, pop.reward), beta)   # closed form
+    tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - pi_star).sum(1).mean()
+    assert gmax < 1e-9 and tv < 1e-8
+
+
+def test_ipo_sum_lands_on_its_closed_form(landing):
+    """IPO with summed log-ratios regresses them onto (2 p - 1) / (2 beta): it lands on
+    pi_ref exp(Psi / beta) / Z with Psi(a) = E_{b ~ pi_ref} P(a > b), not on pi*."""
+    ex, mdp, ref, grader, pop = landing
+    args = ex.parse_args([])
+    policy, gmax, _ = ex.land(pop, "ipo_sum", ref.theta, args)
+    pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
+    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2)   # (N, Y)
+    target = tilted_optimum(pi_ref, psi, args.beta)
+    tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
+    assert gmax < 1e-9 and tv < 1e-8
+
+
+def test_dpo_population_gradient_vanishes_at_pi_star_when_pairs_come_from_pi_star(landing):
+    """Online DPO samples from the current policy: pi* is its fixed point as well."""
+    ex, mdp, ref, grader, pop = landing
+    pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
+    star = TabularPolicy(np.log(ex.tilted_optimum_tree(mdp, ref.probs(), grader, 1.0)))
+    np.testing.assert_allclose(_per_prompt(pop, pop.probs(star)), tilted_optimum(pi_ref, r, 1.0),
+                               rtol=1e-12)
+    pop_star = ex.Population(mdp, star, grader)                # pairs drawn from pi* ...
+    pop_star.seq_ref = pop.seq_ref                             # ... the reference is still pi_ref
+    _, g = pop_star.loss("dpo", star, 1.0, 0.5, 0.1, 0.0, 0.0)
+    assert np.abs(g).max() < 1e-12
+    _, g = pop.loss("dpo", ref, 1.0, 0.5, 0.1, 0.0, 0.0)       # and not elsewhere
+    assert np.abs(g).max() > 1e-3
+
+
+def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
+    """Averaged IPO regresses per-token log-ratios q = rho / |y| onto the same targets, so
+    q_a = Psi(a) / beta + C; the normalizer C is free in the loss (differences only) and is set
+    by sum_y pi_ref(y) exp(|y| q_y) = 1, so it enters each response's log-ratio as |y| C."""
+    ex, mdp, ref, grader, pop = landing
+    args = ex.parse_args([])
+    policy, gmax, _ = ex.land(pop, "ipo_avg", ref.theta, args)
+    pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
+    n = _per_prompt(pop, pop.R.lengths.astype(float))
+    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2) - 0.5   # (N, Y)
+    target = np.empty_like(pi_ref)
+    for x in range(pop.N):
+        lo, hi = -50.0, 50.0                                   # mass is increasing in C: bisect
+        for _ in range(200):
+            C = 0.5 * (lo + hi)
+            mass = (pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))).sum()
+            lo, hi = (C, hi) if mass < 1 else (lo, C)
+        target[x] = pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))
+    tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
+    assert gmax < 1e-9 and tv < 1e-8

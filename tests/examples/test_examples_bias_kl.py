@@ -1,0 +1,262 @@
+"""The group-bias, KL-estimator and confusions examples: run as programs, numbers checked."""
+
+import importlib.util
+import itertools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(script, *args):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def load(script):
+    spec = importlib.util.spec_from_file_location(script[:-3], ROOT / "examples" / script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def table_rows(out, first):
+    """Whitespace-split rows of out whose first field matches the regex `first`."""
+    rows = [line.split() for line in out.splitlines()]
+    return [f for f in rows if f and re.fullmatch(first, f[0])]
+
+
+# ---------------------------------------------------------------- group_bias.py
+
+@pytest.fixture(scope="module")
+def bias_out():
+    return run("group_bias.py", "--mc-groups", "4000")
+
+
+def bias_rows(out):
+    rows = {}
+    for f in table_rows(out, r"\d+"):
+        K = int(f[0])
+        rows[K] = {"shrink": float(f[1]), "centred": float(f[2]), "dev": float(f[3]),
+                   "mc": float(f[4]), "se": float(f[6]), "loo": f[7], "loo_dev": f[8],
+                   "cos": f[9] if f[9] != "E[u]" else None}
+    return rows
+
+
+def test_group_bias_centred_is_shrunk_by_k_minus_1_over_k(bias_out):
+    rows = bias_rows(bias_out)
+    assert sorted(rows) == list(range(1, 9))
+    assert abs(rows[4]["centred"] - 0.75) < 1e-12
+    for K, w in rows.items():
+        assert abs(w["centred"] - (K - 1) / K) < 1e-12
+        assert w["dev"] < 1e-12
+
+
+def test_group_bias_loo_exact_and_undefined_at_k1(bias_out):
+    rows = bias_rows(bias_out)
+    assert rows[1]["loo"] == "undefined"
+    for K in range(2, 9):
+        assert abs(float(rows[K]["loo"]) - 1.0) < 1e-12
+        assert float(rows[K]["loo_dev"]) < 1e-12
+
+
+def test_group_bias_standardized_is_not_a_scaled_gradient(bias_out):
+    rows = bias_rows(bias_out)
+    assert rows[1]["cos"] is None                       # K = 1: E[u] = 0 exactly
+    assert all(float(rows[K]["cos"]) < 0.99 for K in range(2, 9))
+
+
+def test_group_bias_monte_carlo_agrees_within_its_error(bias_out):
+    rows = bias_rows(bias_out)
+    assert rows[1]["mc"] == 0.0 and rows[1]["se"] == 0.0
+    for K in range(2, 9):
+        assert abs(rows[K]["mc"] - (K - 1) / K) < 5 * rows[K]["se"]
+
+
+def test_group_bias_binary_rewards_standardized_is_parallel():
+    rows = bias_rows(run("group_bias.py", "--rewards", "1,0,0,1,0", "--mc-groups", "100"))
+    assert all(rows[K]["cos"] == "1.000000" for K in range(2, 9))
+
+
+def test_group_bias_enumeration_against_ordered_tuples():
+    """Multisets with multinomial weights == the brute-force sum over all V^K ordered groups."""
+    gb = load("group_bias.py")
+    pi = np.array([0.1, 0.2, 0.3, 0.4])
+    r = np.array([1.0, 0.0, 0.5, 0.0])
+    for K in (1, 2, 3):
+        for baseline in ("centred", "standardized") + (("loo",) if K > 1 else ()):
+            tokens = np.array(list(itertools.product(range(4), repeat=K)))   # (V^K, K)
+            prob = np.prod(pi[tokens], axis=1)
+            adv = gb.BASELINES[baseline](r[tokens])
+            brute = prob @ gb.group_updates(tokens, adv, pi)
+            assert np.allclose(gb.exact_expected_update(pi, r, K, baseline), brute,
+                               rtol=0, atol=1e-15)
+
+
+def test_group_bias_help():
+    assert "usage" in run("group_bias.py", "--help")
+
+
+def test_group_bias_plot(tmp_path):
+    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    path = tmp_path / "bias.svg"
+    run("group_bias.py", "--K-max", "3", "--mc-groups", "50", "--plot", str(path))
+    assert "<svg" in path.read_text()
+
+
+# ---------------------------------------------------------------- kl_estimators.py
+
+@pytest.fixture(scope="module")
+def kl_out():
+    return run("kl_estimators.py", "--samples", "2000")
+
+
+def test_kl_estimator_expectations(kl_out):
+    rows = table_rows(kl_out, r"k[123]")
+    est = [f for f in rows if len(f) == 11]             # part 1: est, s, 7 numbers (MC is 3 fields)
+    assert len(est) == 6
+    for f in est:
+        mean, fwd, rev, off_is = float(f[2]), float(f[3]), float(f[4]), float(f[10])
+        assert abs(off_is - mean) < 1e-6                # the importance weight restores E_pi
+        if f[0] in ("k1", "k3"):
+            assert abs(mean - fwd) < 1e-6               # unbiased for KL(pi || pi_ref)
+        else:
+            assert abs(mean - fwd) > 1e-3               # k2 is biased
+        assert abs(float(f[9]) - mean) > 1e-3           # without the weight: off
+
+
+def test_kl_estimator_gradients(kl_out):
+    grads = {f[0]: [float(x) for x in f[1:]] for f in table_rows(kl_out, r"k[123]") if len(f) == 4}
+    assert grads["k1"][0] < 1e-12                       # E[grad k1] = 0
+    assert grads["k2"][1] < 1e-12                       # E[grad k2] = grad KL(pi || ref)
+    assert grads["k3"][2] < 1e-12                       # E[grad k3] = grad KL(ref || pi)
+    assert min(grads["k1"][1], grads["k2"][0], grads["k3"][1]) > 1e-2
+
+
+def test_kl_placements_fixed_points(kl_out):
+    lines = {line[:12].strip(): line[12:].split() for line in kl_out.splitlines()
+             if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
+             and len(line[12:].split()) == 6}
+    for p in ("k1 in reward", "k2 in loss"):            # both land on the tilted optimum
+        assert float(lines[p][2]) < 1e-12 and float(lines[p][3]) < 1e-10
+    k3 = lines["k3 in loss"]
+    assert float(k3[5]) < 1e-10                         # on the reverse-KL optimum instead
+    assert float(k3[2]) > 1e-3
+    assert float(lines["k1 in loss"][2]) > 0.1          # no penalty at all
+
+
+def sweep_rows(out):
+    """{beta: [KL(rev||*), max|rev-*|, J gap, steps, |grad|, max|k3-rev|]} from part 3."""
+    part3 = out.split("Part 3.")[1]
+    return {float(f[0]): [float(x) for x in f[1:7]] for f in table_rows(part3, r"[0-9.]+")
+            if len(f) == 7}
+
+
+def test_kl_sweep_k3_lands_on_the_reverse_optimum_at_every_beta(kl_out):
+    rows = sweep_rows(kl_out)
+    betas = sorted(rows)
+    assert len(betas) >= 5
+    assert "did not converge" not in kl_out.split("Part 3.")[1]
+    for b in betas:
+        assert rows[b][4] <= 1e-13 and rows[b][5] < 1e-10, b     # a fixed point (printed to 2 digits)
+    kl = [rows[b][0] for b in betas]
+    assert all(x > y for x, y in zip(kl, kl[1:]))                 # KL(rev||*) falls as beta grows
+    dist = [rows[b][1] for b in betas]
+    peak = int(np.argmax(dist))
+    assert 0 < peak < len(dist) - 1                               # max|rev - *| peaks inside
+    assert all(x < y for x, y in zip(dist[:peak], dist[1:peak + 1]))
+    assert all(x > y for x, y in zip(dist[peak:], dist[peak + 1:]))
+
+
+def placements(out):
+    return {line[:12].strip(): line[12:].split() for line in out.splitlines()
+            if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
+            and len(line[12:].split()) == 6}
+
+
+def test_kl_large_beta_converges_with_the_curvature_scaled_step():
+    out = run("kl_estimators.py", "--beta", "5", "--samples", "10", "--sweep", "")
+    lines = placements(out)
+    for p in ("k1 in reward", "k2 in loss", "k3 in loss"):
+        assert float(lines[p][1]) <= 1e-13 and int(lines[p][0]) < 1000, p
+    assert float(lines["k1 in reward"][3]) < 1e-10                # on pi*
+    assert float(lines["k3 in loss"][5]) < 1e-10                  # on pi_rev
+    assert re.findall(r"did not converge: (.*?),", out) == ["k1 in loss"]
+
+
+def test_kl_non_convergence_is_reported():
+    out = run("kl_estimators.py", "--lr", "50", "--iters", "50", "--samples", "10", "--sweep", "")
+    lines = placements(out)
+    reported = re.findall(r"did not converge: (.*?), 50 steps, final max\|E grad\| (\S+)", out)
+    assert {p for p, _ in reported} == set(lines)
+    for p, g in reported:
+        assert float(g) == float(lines[p][1]) and float(g) >= 1e-13
+
+
+def test_kl_help():
+    assert "usage" in run("kl_estimators.py", "--help")
+
+
+def test_kl_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "kl.svg"
+    run("kl_estimators.py", "--iters", "20", "--samples", "10", "--sweep", "", "--plot", str(path))
+    assert "<svg" in path.read_text()
+
+
+# ---------------------------------------------------------------- confusions.py
+
+def test_confusions():
+    out = run("confusions.py")
+    loss = float(re.search(r"loss value\s+(\S+)", out).group(1))
+    dlogp = re.search(r"dloss/dlogp\s+\[([^\]]*)\]", out).group(1).split()
+    assert abs(loss) < 1e-12 and max(abs(float(x)) for x in dlogp) > 0.05
+    before, after = map(float, re.search(r"one step: (\S+) -> (\S+)", out).groups())
+    assert after > before
+    mu1 = re.findall(r"mu = 1, group \d: clip fraction per epoch (.*)", out)
+    assert mu1 == ["[0.0]"] * 3
+    mu4 = [eval(f) for f in re.findall(r"mu = 4, group \d: clip fraction per epoch (.*)", out)]
+    assert len(mu4) == 3 and all(len(f) == 4 and f[0] == 0.0 for f in mu4)
+    assert max(max(f) for f in mu4) > 0
+    # K = 2, rewards (1, 0): r - mean = +-1/2, population std 1/2, Bessel std 1/sqrt(2), so
+    # A = +-(1/2) / (std + eps) with eps = 1e-8: +-1 and +-1/sqrt(2), each shrunk by about eps.
+    # Tolerance 1e-7: the eps effect (~1e-8) plus the 8 printed decimals (5e-9).
+    pop = [float(x) for x in re.search(r"population std \(ddof=0\): A = \[([^\]]*)\]", out).group(1).split()]
+    bes = [float(x) for x in re.search(r"Bessel std\s+\(ddof=1\): A = \[([^\]]*)\]", out).group(1).split()]
+    assert np.allclose(pop, [1.0, -1.0], rtol=0, atol=1e-7) and abs(pop[0]) < 1.0
+    assert np.allclose(bes, [2 ** -0.5, -(2 ** -0.5)], rtol=0, atol=1e-7) and abs(bes[0]) < 2 ** -0.5
+    for K, ratio, factor in re.findall(r"K = +(\d+): A\(ddof=1\) / A\(ddof=0\) = (\S+), sqrt\(\(K-1\)/K\) = (\S+)", out):
+        assert abs(float(ratio) - np.sqrt((int(K) - 1) / int(K))) < 1e-6 and ratio == factor
+    assert out.count("[0. 0. 0.]") == 3 and "leave-one-out:       ValueError" in out
+    vanilla = [float(x) for x in re.search(r"no baseline:\s+\[([^\]]*)\]", out).group(1).split()]
+    assert vanilla == [0.7, 1.0, 0.0]                   # A = r: the raw rewards of the K = 1 groups
+
+
+def test_confusions_bad_name():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "confusions.py"), "nope"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "NAME" in proc.stderr
+
+
+# ---------------------------------------------------------------- bad arguments: usage errors
+
+@pytest.mark.parametrize("script, args, flag", [
+    ("group_bias.py", ["--K-max", "0"], "--K-max"),
+    ("group_bias.py", ["--mc-groups", "1"], "--mc-groups"),
+    ("group_bias.py", ["--theta", "1", "--rewards", "1"], "--theta"),
+    ("kl_estimators.py", ["--beta", "0"], "--beta"),
+    ("kl_estimators.py", ["--iters", "0"], "--iters"),
+    ("kl_estimators.py", ["--lr", "-1"], "--lr"),
+    ("kl_estimators.py", ["--sweep", "0,1"], "--sweep"),
+])
+def test_bad_arguments_are_usage_errors(script, args, flag):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,176 @@
+"""The token-vs-sequence and GRPO examples run as programs and print what their pages claim."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(script, *args):
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def number_after(text, label):
+    m = re.search(re.escape(label) + r"\s*=?\s*([-+0-9.e]+)", text)
+    assert m, f"{label!r} not in output:\n{text}"
+    return float(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def tvs():
+    return run("token_vs_sequence.py", "--K", "4")
+
+
+def rows(text, names):
+    """{name: (batch, expected)} from the divergence table."""
+    out = {}
+    for line in text.splitlines():
+        for name in names:
+            if line.strip().startswith(name):
+                vals = re.findall(r"\d\.\d+e[-+]\d+", line)
+                out[name] = (float(vals[0]), float(vals[1]))
+    return out
+
+
+def test_token_view_equals_bandit_view_sample_for_sample(tvs):
+    assert number_after(tvs, "max |token-view gradient - bandit gradient|") < 1e-12
+
+
+def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
+    names = ["terminal R, gamma = 1, b(x)", "prefix baseline v^pi(s_t)", "critic exact, GAE",
+             "critic fitted, GAE", "per-token KL", "gamma = 0.9"]
+    r = rows(tvs, names)
+    assert set(r) == set(names)
+    assert r[names[0]][0] < 1e-12 and r[names[0]][1] < 1e-12          # they agree
+    for name in names[1:]:
+        assert r[name][0] > 1e-6, name                                 # ... until a per-token part
+    # exact expectations: baselines, an exact critic and reward-to-go KL keep the mean;
+    # a fitted critic with lam < 1 and discounting change it
+    for name in ("prefix baseline v^pi(s_t)", "critic exact, GAE", "per-token KL"):
+        assert r[name][1] < 1e-12, name
+    for name in ("critic fitted, GAE", "gamma = 0.9"):
+        assert r[name][1] > 1e-6, name
+
+
+def test_clipping_token_vs_sequence(tvs):
+    r = rows(tvs, ["theta = theta_old", "theta moved"])
+    assert r["theta = theta_old"] == (0.0, 0.0)
+    assert r["theta moved"][0] > 1e-6 and r["theta moved"][1] > 1e-6
+    assert number_after(tvs, "the clipped gradient is REINFORCE's: max |difference|") == 0.0
+
+
+def test_token_vs_sequence_help():
+    assert "usage" in run("token_vs_sequence.py", "--help")
+
+
+@pytest.fixture(scope="module")
+def grpo():
+    return run("grpo.py", "--iters", "12", "--agg-seeds", "2", "--agg-iters", "6")
+
+
+def test_grpo_clipping_fires_only_after_the_first_epoch(grpo):
+    out = grpo
+    m = re.search(r"clip fraction by epoch, mean over iterations: ([0-9. ]+)", out)
+    by_epoch = [float(v) for v in m.group(1).split()]
+    assert len(by_epoch) == 4 and by_epoch[0] == 0.0 and max(by_epoch[1:]) > 0.0
+    assert number_after(out, "its largest clip fraction over all iterations is") == 0.0
+    assert int(re.search(r"clipping fired in (\d+) of", out).group(1)) > 0
+
+
+def test_grpo_learns_and_approaches_the_tilted_optimum(grpo):
+    out = grpo
+    table = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s+0\.\d+", line)]
+    success = [float(r[1]) for r in table]
+    assert success[-1] > success[0] + 0.2
+    ref = re.search(r"reference\s+([0-9.]+)", out.split("distance to the tilted optimum")[1])
+    fin = re.search(r"GRPO final\s+([0-9.]+)", out)
+    assert float(fin.group(1)) < float(ref.group(1))                   # TV to pi* shrinks
+
+
+def test_grpo_plot(tmp_path):
+    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    svg = tmp_path / "grpo.svg"
+    run("grpo.py", "--iters", "3", "--agg-seeds", "0", "--plot", str(svg))
+    assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+
+
+def test_grpo_prints_every_aggregation_mode(grpo):
+    out = grpo
+    for agg in ("seq_sum", "token_mean", "seq_mean_token_mean", "constant"):
+        assert re.search(rf"^\s+{agg}\s+[0-9.]+ \+-", out, re.M), agg
+
+
+def test_grpo_default_run_shows_the_length_bias():
+    """Default budget: the per-sequence token mean leaves longer wrong answers, a lower success
+    on the long answer and a higher one on the short answer than token_mean."""
+    out = run("grpo.py", "--iters", "2")
+    vals = {}
+    for agg in ("token_mean", "seq_mean_token_mean"):
+        line = re.search(rf"^\s+{agg}\s+(.*)$", out, re.M).group(1)
+        vals[agg] = [float(v) for v in re.findall(r"([0-9.]+) \+-", line)]
+    tm, smtm = vals["token_mean"], vals["seq_mean_token_mean"]
+    assert smtm[1] > tm[1]          # P(ok | a): short right answer favoured
+    assert smtm[2] < tm[2]          # P(ok | bca): long right answer pulled up less
+    assert smtm[3] > tm[3]          # E|y| of the wrong answers: longer
+    assert smtm[4] > tm[4]          # P(wrong at the length cap): higher
+
+
+def test_grpo_help():
+    assert "usage" in run("grpo.py", "--help")
+
+
+@pytest.mark.parametrize("script, args, flag", [
+    ("grpo.py", ["--iters", "0"], "--iters"),
+    ("grpo.py", ["--K", "0"], "--K"),
+    ("grpo.py", ["--mu", "0"], "--mu"),
+    ("grpo.py", ["--every", "0"], "--every"),
+    ("grpo.py", ["--agg-iters", "0"], "--agg-iters"),
+    ("grpo.py", ["--lr", "-1"], "--lr"),
+    ("grpo.py", ["--beta", "0"], "--beta"),
+    ("token_vs_sequence.py", ["--K", "0"], "--K"),
+    ("token_vs_sequence.py", ["--lam", "2"], "--lam"),
+    ("token_vs_sequence.py", ["--eps", "0"], "--eps"),
+])
+def test_bad_arguments_are_usage_errors(script, args, flag):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_grpo_prints_the_distance_to_both_targets(grpo):
+    row = re.search(r"^\s+pi_rev\s+([0-9.]+)\s+([0-9.]+)", grpo, re.M)
+    assert row and float(row.group(2)) == 0.0 and float(row.group(1)) > 0.0   # two distinct targets
+    assert re.search(r"closer to (pi_rev|pi\*);", grpo)
+
+
+def test_reverse_kl_fixed_point_is_stationary_for_k3_in_the_loss():
+    # independent check by enumeration: at pi_rev the exact expected update of REINFORCE on R plus
+    # a k3 term (grad of KL(pi_ref || pi) at every state, weighted by its visit probability) is 0
+    import importlib.util
+
+    import numpy as np
+
+    from minirl_lm.core.policy import TabularPolicy
+    spec = importlib.util.spec_from_file_location("grpo_example", ROOT / "examples" / "grpo.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    mdp, beta = ex.make_task(), 0.04
+    pi_ref = TabularPolicy(ex.reference_logits(mdp, 1.0)).probs()
+    pi = ex.reverse_kl_fixed_point_tree(mdp, pi_ref, beta)
+    policy = TabularPolicy(np.log(pi))
+    a = mdp.all_responses()
+    p_y = np.exp(policy.logp(a.states, a.tokens, a.mask)[1])                  # (Y,)
+    R = mdp.score(ex.verifier, a)                                             # (Y,)
+    grad_reward = policy.backward(a.states, a.tokens, a.mask, (p_y * R)[:, None] * a.mask)
+    visits = np.zeros(mdp.S)
+    np.add.at(visits, a.states[a.mask > 0], np.broadcast_to(p_y[:, None], a.mask.shape)[a.mask > 0])
+    grad_kl = visits[:, None] * (pi - pi_ref)                                 # d KL(ref || pi) / d theta
+    assert np.abs(grad_reward - beta * grad_kl).max() < 1e-10
+    assert np.abs(pi - ex.tilted_optimum_tree(mdp, pi_ref, ex.verifier, beta)).max() > 1e-3
