@@ -3,19 +3,22 @@
     NUMBA_THREADING_LAYER=workqueue mutmut run --max-children 2   # fills mutants/
     python scripts/mutation_score.py    # one line per file, then the total
 
+    python scripts/mutation_score.py --own minirl_lm/pg/shaping.py ...   # the layout's measure
+
 (`[tool.mutmut]` in pyproject.toml says which files and tests.) The threading layer matters:
 mutmut forks one process per mutant, and after numba's GNU OpenMP layer has run in the parent,
 a forked child that calls a parallel kernel kills itself with SIGTERM. Such mutants come back
 with exit code -15 and no verdict; this script counts them and says so.
 
-For every mutated file mutmut keeps `mutants/minirl_lm/<file>.py.meta`, a JSON object whose
-`exit_code_by_key` maps each mutant to the exit code of its test run (mutmut 3.x). The codes are
-read as mutmut reads them: 1 or 3 killed, 0 survived, 24, 36, 152, 255 or -24 a timeout (counted
-as killed, as mutmut's own score does), anything else (a run interrupted, or none yet) no verdict.
+For every mutated file mutmut keeps `mutants/minirl_lm/<part>/<file>.py.meta`, a JSON object
+whose `exit_code_by_key` maps each mutant to the exit code of its test run (mutmut 3.x). The codes
+are read as mutmut reads them: 1 or 3 killed, 0 survived, 24, 36, 152, 255 or -24 a timeout
+(counted as killed, as mutmut's own score does), anything else (a run interrupted, or none yet) no
+verdict. A file is named by its path in the package, `pg/kl.py`.
 
 A survivor listed in tests/mutation_equivalents.md (its name in backticks, under the heading
-`## <file>.py` of its file) is equivalent: no
-input can tell it from the original, and the file says why. The score is
+`## <part>/<file>.py` of its file) is equivalent: no input can tell it from the original, and the
+file says why. The score is
 
     killed / (mutants - equivalent - no verdict)
 
@@ -24,13 +27,25 @@ counted. Survivors that are not listed are printed by name: each is a missing te
 exits 1 when such a survivor exists or when a listed equivalent is no longer a survivor (the list
 must follow the code), and 0 otherwise.
 
+`--own FILE ...` measures the layout rather than the suite: each file is mutated alone, in a
+scratch copy of the project, and its mutants get only the tests beside it, its own
+`tests/<part>/test_<module>.py` and the test files of the library modules that import it
+(`--own-tests FILE` prints that selection and runs nothing). mutmut still runs, of those, the
+tests that call the mutated function. A mutant that only another module's tests kill counts as
+a survivor here: its test belongs in the module's own file.
+
 Standard library only.
 """
 
 import argparse
+import ast
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,21 +55,22 @@ TIMEOUT = {24, 36, 152, 255, -24}
 
 
 def load(meta_dir):
-    """{file name: {mutant: exit code or None}} from mutmut's .meta files."""
+    """{file path in the package (`pg/kl.py`): {mutant: exit code or None}} from mutmut's .meta files."""
     out = {}
-    for path in sorted(Path(meta_dir).glob("*.py.meta")):
+    meta_dir = Path(meta_dir)
+    for path in sorted(meta_dir.rglob("*.py.meta")):
         codes = json.loads(path.read_text())["exit_code_by_key"]
-        out[path.name[: -len(".meta")]] = codes
+        out[path.relative_to(meta_dir).as_posix()[: -len(".meta")]] = codes
     return out
 
 
 def equivalents_from_text(text):
     """The mutants listed (in backticks) in the text of an equivalents file, as
-    ``(file, short name)`` pairs; a ``## <file>.py`` heading says which file the rows below
+    ``(file, short name)`` pairs; a ``## <part>/<file>.py`` heading says which file the rows below
     belong to."""
     names, fname = set(), None
     for line in text.splitlines():
-        heading = re.match(r"##\s+(\S+\.py)\s*$", line)
+        heading = re.match(r"##\s+`?(\S+?\.py)`?\s*$", line)
         if heading:
             fname = heading.group(1)
             continue
@@ -95,33 +111,158 @@ def score(records, equiv):
     return rows, unexplained, sorted(stale)
 
 
+# ---- --own: each file against the tests beside it ----------------------------------------------
+def _module(path):
+    """The dotted module name of a library file given by its path from the root."""
+    parts = Path(path).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def own_test_file(path):
+    """`tests/<part>/test_<module>.py` of `minirl_lm/<part>/<module>.py` (`tests/test_tasks.py` for
+    `minirl_lm/tasks.py`), relative to the root."""
+    rel = Path(path).relative_to("minirl_lm")
+    folder = Path("tests", *rel.parts[:-1])
+    stem = rel.parent.name if rel.name == "__init__.py" else rel.stem
+    return (folder / f"test_{stem}.py").as_posix()
+
+
+def importers(path, root=ROOT):
+    """The library files (paths from the root) that import the module at `path`."""
+    target = _module(path)
+    out = []
+    for f in sorted((Path(root) / "minirl_lm").rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if rel == Path(path).as_posix():
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            if target in names:
+                out.append(rel)
+                break
+    return out
+
+
+def own_tests(path, root=ROOT):
+    """The test files of the layout's measure for `path`: its own, then its importers', those that exist."""
+    files = [own_test_file(path)] + [own_test_file(f) for f in importers(path, root)]
+    return [f for i, f in enumerate(files) if f not in files[:i] and (Path(root) / f).is_file()]
+
+
+def _toml_list(values):
+    return "[\n" + "".join(f"    {json.dumps(v)},\n" for v in values) + "]"
+
+
+def with_selection(pyproject, only, tests):
+    """The text of pyproject.toml with `[tool.mutmut]`'s only_mutate and test selection replaced."""
+    for key, values in (("only_mutate", only), ("pytest_add_cli_args_test_selection", tests)):
+        pyproject, n = re.subn(
+            rf"^{key}\s*=\s*\[.*?\]",
+            lambda _, key=key, values=values: f"{key} = {_toml_list(values)}",
+            pyproject,
+            count=1,
+            flags=re.M | re.S,
+        )
+        if n != 1:
+            raise ValueError(f"pyproject.toml: expected one `{key} = [...]` in [tool.mutmut], found {n}")
+    return pyproject
+
+
+def run_own(path, max_children=2):
+    """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
+    returns (the folder of the .meta files, the scratch folder), or (None, None) with no test file."""
+    tests = own_tests(path)
+    if not tests:  # an empty selection would make mutmut run every test
+        return None, None
+    work = Path(tempfile.mkdtemp(prefix="mutscore-"))
+    for part in ("minirl_lm", "tests"):
+        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (work / "pyproject.toml").write_text(with_selection((ROOT / "pyproject.toml").read_text(), [path], tests))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(NUMBA_THREADING_LAYER="workqueue", NUMBA_CACHE_DIR=str(work / ".numba"))
+    print(f"{path}: mutants get {', '.join(tests) or 'no test file'}", flush=True)
+    subprocess.run(
+        ["mutmut", "run", "--max-children", str(max_children)],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+    return work / "mutants" / "minirl_lm", work
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--meta", default=str(ROOT / "mutants" / "minirl_lm"),
-                        help="folder of mutmut's .meta files (default: mutants/minirl_lm)")
+    parser.add_argument(
+        "--meta",
+        default=str(ROOT / "mutants" / "minirl_lm"),
+        help="folder of mutmut's .meta files (default: mutants/minirl_lm)",
+    )
     parser.add_argument("--equivalents", default=str(ROOT / "tests" / "mutation_equivalents.md"))
+    parser.add_argument(
+        "--own",
+        nargs="+",
+        metavar="FILE",
+        help="mutate each library FILE alone against only its own and its importers' test files",
+    )
+    parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
+    parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
     args = parser.parse_args(argv)
-    if not Path(args.meta).is_dir():
-        parser.error(f"--meta: expected a folder of mutmut .meta files, got {args.meta!r} "
-                     "(run `mutmut run` first)")
-    records = load(args.meta)
+    for f in (args.own or []) + ([args.own_tests] if args.own_tests else []):
+        if not (f.startswith("minirl_lm/") and f.endswith(".py") and (ROOT / f).is_file()):
+            parser.error(f"--own: expected a library file such as minirl_lm/pg/kl.py, got {f!r}")
+    if args.own_tests:
+        print("\n".join(own_tests(args.own_tests)))
+        return 0
+    if args.own:
+        status = 0
+        for f in args.own:
+            meta, work = run_own(f, args.max_children)
+            if meta is None:
+                print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
+                status = 1
+                continue
+            try:
+                status |= report(meta, args.equivalents, parser, only_recorded=True)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        return status
+    return report(args.meta, args.equivalents, parser)
+
+
+def report(meta, equivalents_path, parser, only_recorded=False):
+    """Print the table of the .meta files in `meta`; 1 if a survivor is unexplained or a listed one stale."""
+    if not Path(meta).is_dir():
+        parser.error(
+            f"--meta: expected a folder of mutmut .meta files, got {str(meta)!r} (run `mutmut run` first)"
+        )
+    records = load(meta)
     if not records:
-        parser.error(f"--meta: no *.py.meta file in {args.meta!r}")
-    rows, unexplained, stale = score(records, equivalents(args.equivalents))
+        parser.error(f"--meta: no *.py.meta file in {str(meta)!r}")
+    equiv = equivalents(equivalents_path)
+    if only_recorded:  # a run on some files: only their rows are checked
+        equiv = {(f, k) for f, k in equiv if f in records}
+    rows, unexplained, stale = score(records, equiv)
     total = {k: 0 for k in rows[0][1]}
-    print(f"{'file':<16}{'mutants':>8}{'killed':>8}{'survived':>9}{'equiv.':>8}{'no verdict':>11}{'score':>9}")
+    print(f"{'file':<24}{'mutants':>8}{'killed':>8}{'survived':>9}{'equiv.':>8}{'no verdict':>11}{'score':>9}")
     for fname, n in rows + [("total", total)]:
         if fname != "total":
             for k in total:
                 total[k] += n[k]
         judged = n["mutants"] - n["equivalent"] - n["no verdict"]
         pct = f"{100.0 * n['killed'] / judged:.1f} %" if judged else "-"
-        print(f"{fname:<16}{n['mutants']:>8}{n['killed']:>8}{n['survived']:>9}{n['equivalent']:>8}"
-              f"{n['no verdict']:>11}{pct:>9}")
+        print(
+            f"{fname:<24}{n['mutants']:>8}{n['killed']:>8}{n['survived']:>9}{n['equivalent']:>8}"
+            f"{n['no verdict']:>11}{pct:>9}"
+        )
     sigterm = sum(code == -15 for codes in records.values() for code in codes.values())
     if sigterm:
-        print(f"{sigterm} mutants ended by SIGTERM (exit -15): rerun them with "
-              "NUMBA_THREADING_LAYER=workqueue")
+        print(f"{sigterm} mutants ended by SIGTERM (exit -15): rerun them with NUMBA_THREADING_LAYER=workqueue")
     for key in unexplained:
         print(f"SURVIVED (not listed as equivalent): {key}")
     for key in stale:

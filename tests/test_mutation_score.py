@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -25,35 +27,56 @@ def _write(tmp_path, records, equivalents):
 
 
 def _run(meta, eq):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_score.py"),
-                           "--meta", str(meta), "--equivalents", str(eq)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "mutation_score.py"),
+            "--meta",
+            str(meta),
+            "--equivalents",
+            str(eq),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 RECORDS = {
-    "a.py": {"m.a.x_f__mutmut_1": 1, "m.a.x_f__mutmut_2": 3, "m.a.x_f__mutmut_3": 36,
-             "m.a.x_f__mutmut_4": 0, "m.a.x_g__mutmut_1": 0, "m.a.x_g__mutmut_2": -15},
+    "a.py": {
+        "m.a.x_f__mutmut_1": 1,
+        "m.a.x_f__mutmut_2": 3,
+        "m.a.x_f__mutmut_3": 36,
+        "m.a.x_f__mutmut_4": 0,
+        "m.a.x_g__mutmut_1": 0,
+        "m.a.x_g__mutmut_2": -15,
+    },
     "b.py": {"m.b.x_h__mutmut_1": 1, "m.b.x_h__mutmut_2": None},
 }
-EQUIV = ("## a.py\n\n| `x_f__mutmut_4` | `a` -> `b` | why |\n| `x_g__mutmut_1`, `_9` | `c` -> `d` | why |\n"
-         "## b.py\n\n| `x_f__mutmut_4` | `a` -> `b` | no such survivor in b.py |\n")
+EQUIV = (
+    "## a.py\n\n| `x_f__mutmut_4` | `a` -> `b` | why |\n| `x_g__mutmut_1`, `_9` | `c` -> `d` | why |\n"
+    "## b.py\n\n| `x_f__mutmut_4` | `a` -> `b` | no such survivor in b.py |\n"
+)
 
 
 def test_equivalents_are_read_with_their_bare_suffixes():
     names = mutation_score.equivalents_from_text(EQUIV)
-    assert names == {("a.py", "x_f__mutmut_4"), ("a.py", "x_g__mutmut_1"),
-                     ("a.py", "x_g__mutmut_9"), ("b.py", "x_f__mutmut_4")}
+    assert names == {
+        ("a.py", "x_f__mutmut_4"),
+        ("a.py", "x_g__mutmut_1"),
+        ("a.py", "x_g__mutmut_9"),
+        ("b.py", "x_f__mutmut_4"),
+    }
 
 
 def test_counts_and_score_by_hand(tmp_path):
     meta, eq = _write(tmp_path, RECORDS, EQUIV)
-    rows, unexplained, stale = mutation_score.score(mutation_score.load(meta),
-                                                    mutation_score.equivalents(eq))
+    rows, unexplained, stale = mutation_score.score(mutation_score.load(meta), mutation_score.equivalents(eq))
     # a.py: killed 1, 3 and the timeout 36; 4 and g_1 equivalent; g_2 ended by SIGTERM
-    assert rows == [("a.py", {"mutants": 6, "killed": 3, "survived": 0, "equivalent": 2,
-                              "no verdict": 1}),
-                    ("b.py", {"mutants": 2, "killed": 1, "survived": 0, "equivalent": 0,
-                              "no verdict": 1})]
+    assert rows == [
+        ("a.py", {"mutants": 6, "killed": 3, "survived": 0, "equivalent": 2, "no verdict": 1}),
+        ("b.py", {"mutants": 2, "killed": 1, "survived": 0, "equivalent": 0, "no verdict": 1}),
+    ]
     # listed, but no such survivor (b.py has no mutant x_f__mutmut_4)
     assert unexplained == [] and stale == [("a.py", "x_g__mutmut_9"), ("b.py", "x_f__mutmut_4")]
 
@@ -67,7 +90,7 @@ def test_the_printed_table_and_exit_codes(tmp_path):
     assert lines[3].split() == ["total", "8", "4", "0", "2", "2", "100.0", "%"]
     assert "1 mutants ended by SIGTERM (exit -15)" in out.stdout
     assert "STALE equivalent (no longer a survivor): a.py x_g__mutmut_9" in out.stdout
-    assert out.returncode == 1                                 # a stale entry fails the run
+    assert out.returncode == 1  # a stale entry fails the run
     eq.write_text("## a.py\n| `x_f__mutmut_4` | `a` -> `b` | why |\n")  # g_1: a plain survivor
     out = _run(meta, eq)
     # a.py: 3 killed of 6 - 1 - 1 = 4 judged: 75.0 %
@@ -77,8 +100,11 @@ def test_the_printed_table_and_exit_codes(tmp_path):
 
 
 def test_a_clean_record_exits_0(tmp_path):
-    meta, eq = _write(tmp_path, {"a.py": {"m.a.x_f__mutmut_1": 1, "m.a.x_f__mutmut_2": 0}},
-                      "## a.py\n| `x_f__mutmut_2` | `a` -> `b` | why |\n")
+    meta, eq = _write(
+        tmp_path,
+        {"a.py": {"m.a.x_f__mutmut_1": 1, "m.a.x_f__mutmut_2": 0}},
+        "## a.py\n| `x_f__mutmut_2` | `a` -> `b` | why |\n",
+    )
     out = _run(meta, eq)
     assert out.returncode == 0 and out.stdout.splitlines()[-1].split()[-2:] == ["100.0", "%"]
 
@@ -90,3 +116,82 @@ def test_a_missing_folder_is_a_usage_error(tmp_path):
     (tmp_path / "empty").mkdir()
     out = _run(tmp_path / "empty", tmp_path / "eq.md")
     assert out.returncode == 2 and "--meta: no *.py.meta file in" in out.stderr
+
+
+def test_files_in_part_folders_are_named_by_their_path(tmp_path):
+    meta, eq = _write(
+        tmp_path,
+        {},
+        "## pg/kl.py\n| `x_f__mutmut_2` | `a` -> `b` | why |\n"
+        "## `core/checks.py`\n| `x_g__mutmut_1` | `a` -> `b` | why |\n",
+    )
+    (meta / "pg").mkdir()
+    (meta / "pg" / "kl.py.meta").write_text(
+        json.dumps({"exit_code_by_key": {"minirl_lm.pg.kl.x_f__mutmut_1": 1, "minirl_lm.pg.kl.x_f__mutmut_2": 0}})
+    )
+    assert mutation_score.load(meta) == {
+        "pg/kl.py": {"minirl_lm.pg.kl.x_f__mutmut_1": 1, "minirl_lm.pg.kl.x_f__mutmut_2": 0}
+    }
+    assert mutation_score.equivalents(eq) == {("pg/kl.py", "x_f__mutmut_2"), ("core/checks.py", "x_g__mutmut_1")}
+    rows, unexplained, stale = mutation_score.score(mutation_score.load(meta), mutation_score.equivalents(eq))
+    assert rows == [("pg/kl.py", {"mutants": 2, "killed": 1, "survived": 0, "equivalent": 1, "no verdict": 0})]
+    assert unexplained == [] and stale == [("core/checks.py", "x_g__mutmut_1")]  # no record of checks.py
+
+
+def test_own_selection_is_the_module_file_and_its_importers_files():
+    assert mutation_score.own_test_file("minirl_lm/pg/kl.py") == "tests/pg/test_kl.py"
+    assert mutation_score.own_test_file("minirl_lm/tasks.py") == "tests/test_tasks.py"
+    assert "minirl_lm/pg/grpo.py" in mutation_score.importers("minirl_lm/pg/kl.py")
+    assert "minirl_lm/pg/kl.py" not in mutation_score.importers("minirl_lm/pg/kl.py")
+    tests = mutation_score.own_tests("minirl_lm/pg/kl.py")
+    assert tests[0] == "tests/pg/test_kl.py" and "tests/pg/test_grpo.py" in tests
+    assert "tests/pg/test_clip.py" not in tests  # clip does not import kl
+    assert all((ROOT / t).is_file() for t in tests)
+
+
+def test_own_selection_rewrites_only_the_two_lists():
+    text = (ROOT / "pyproject.toml").read_text()
+    out = mutation_score.with_selection(
+        text, ["minirl_lm/pg/kl.py"], ["tests/pg/test_kl.py", "tests/pg/test_grpo.py"]
+    )
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    conf = tomllib.loads(out)["tool"]["mutmut"]
+    assert conf["only_mutate"] == ["minirl_lm/pg/kl.py"]
+    assert conf["pytest_add_cli_args_test_selection"] == ["tests/pg/test_kl.py", "tests/pg/test_grpo.py"]
+    before = tomllib.loads(text)
+    after = tomllib.loads(out)
+    for d in (before, after):
+        del d["tool"]["mutmut"]["only_mutate"], d["tool"]["mutmut"]["pytest_add_cli_args_test_selection"]
+    assert before == after
+
+
+def test_the_configured_paths_exist():
+    # the mutation configuration follows the layout: every file it mutates or selects is there
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    missing = [
+        p
+        for p in conf["only_mutate"] + conf["pytest_add_cli_args_test_selection"] + conf["also_copy"]
+        if not (ROOT / p).exists()
+    ]
+    assert not missing
+    for name in ("seqclip", "offpolicy", "entropy", "shaping", "preferences", "checks"):
+        assert any(p.endswith(f"/{name}.py") for p in conf["only_mutate"]), name
+
+
+def test_own_mode_rejects_a_file_outside_the_library():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--own", "setup.py"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--own: expected a library file such as minirl_lm/pg/kl.py, got 'setup.py'" in out.stderr
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--own-tests", "minirl_lm/pg/kl.py"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == "tests/pg/test_kl.py"
