@@ -72,7 +72,8 @@ def _function(tree, name):
 
 
 def _blocks(node):
-    """Every list of statements inside `node` (bodies, else branches, handlers, cases)."""
+    """Every list of statements inside `node` (bodies, else branches, `finally`; handlers and match
+    cases are nodes of their own with a body)."""
     for sub in ast.walk(node):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(sub, field, None)
@@ -98,7 +99,9 @@ def apply_edit(text, old, new, function=None, where="the file"):
         ) from None
     tree = ast.parse(text)
     scope = tree if function is None else _function(tree, function)
-    if scope is None or not want:
+    if not want:
+        raise Stale(f"edit text not found once in {where}: the old text holds no statement")
+    if scope is None:
         raise Stale(f"edit text not found once in {where}: no function {function!r}")
     hits = []
     for block in _blocks(scope):
