@@ -33,7 +33,9 @@ states: enormous for real vocabularies. Two ways to number them:
 - `ids="lazy"` (large trees): ids are handed out on first visit from a dict
   `{(n, prefix): id}`, up to `capacity` states. Memory is proportional to the states actually
   visited (a dict entry plus a table row each); unvisited states have no row. Running out of
-  capacity raises.
+  capacity is a ValueError naming `capacity`.
+
+The two schemes are two small classes with one interface, in `minirl_lm/core/_state_ids.py`.
 
 Rollout arrays are `(B, T)` with `T = max_len`, prompt-major: response `k` of prompt `n` is row
 `b = n*K + k`, and column `t - 1` holds `y_t` and the id of `s_t`. `mask` is 1.0 on real tokens
@@ -48,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
 from minirl_lm.core.checks import callable_check, choice, int_array, int_scalar, real_result, rng_check
 
 
@@ -118,42 +121,18 @@ class TokenMDP:
         if capacity is not None or self.ids == "lazy":    # checked whatever the ids mode
             capacity = int_scalar(capacity, "capacity", low=self.N)
         self.A = self.V - (self.eos is not None)          # continuing tokens
-        if self.ids == "enumerate":
-            # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)
-            if self.A == 1:
-                self.S = self.N * self.max_len
-            else:
-                total, level, t = 0, self.N, 0
-                while t < self.max_len and total <= max_states:
-                    total, level, t = total + level, level * self.A, t + 1
-                self.S = total if t == self.max_len else None
-            if self.S is None or self.S > max_states:
-                size = f"{self.S} states, more than" if self.S is not None else "more states than"
-                raise ValueError(f"max_len: the prefix tree has {size} max_states={max_states} "
-                                 f"(max_len={self.max_len}); use ids='lazy' with a capacity")
-        else:
-            self.S = int_scalar(capacity, "capacity", low=self.N)
-            self._index = {}
-            self._prefix = []
-            for n in range(self.N):                       # prompts get ids 0..N-1
-                self._lazy_id(n, ())
+        # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
+        self._ids = (EnumeratedIds(self.N, self.V, self.eos, self.max_len, max_states)
+                     if self.ids == "enumerate" else LazyIds(self.N, capacity))
+        self.S = self._ids.S
 
     # ---- states ---------------------------------------------------------
-    def _offset(self, t):
-        """Id of the first state of level t (prefixes of length t), enumerate mode: O(1)."""
-        if self.A == 1:
-            return self.N * t
-        return self.N * (self.A ** t - 1) // (self.A - 1)
-
     def _checkpoint(self):
         """The mutable state (lazy ids handed out so far), for ``_rollback`` after a failure."""
-        return len(self._prefix) if self.ids == "lazy" else None
+        return self._ids.checkpoint()
 
     def _rollback(self, cp):
-        if self.ids == "lazy":
-            for key in self._prefix[cp:]:
-                del self._index[key]
-            del self._prefix[cp:]
+        self._ids.rollback(cp)
 
     def _check_prefix(self, prefix, terminal_ok):
         """Validate a prefix: a sequence of int token ids in [0, V), no EOS before its last
@@ -224,13 +203,7 @@ class TokenMDP:
         """
         n = int_scalar(n, "n", low=0, high=self.N - 1)
         prefix = self._check_prefix(prefix, terminal_ok=False)
-        if self.ids == "lazy":
-            return self._lazy_id(n, prefix)
-        t = len(prefix)
-        rank = 0
-        for y in prefix:                                  # base-A number of the prefix
-            rank = rank * self.A + self._cont(y)
-        return int(self._offset(t) + n * self.A ** t + rank)
+        return self._ids.id(n, prefix)
 
     def prefix_of(self, s):
         """The inverse of `state_id`.
@@ -242,33 +215,7 @@ class TokenMDP:
             The pair `(n, prefix)`: prompt index and tuple of token ids.
         """
         s = int_scalar(s, "s", low=0, high=self.S - 1)
-        if self.ids == "lazy":
-            if s >= len(self._prefix):
-                raise ValueError(f"s: expected a visited state id < {len(self._prefix)}, got {s}")
-            return self._prefix[s]
-        t = s // self.N if self.A == 1 else 0             # A = 1: N states per level
-        while self._offset(t + 1) <= s:                   # the level of s (few levels: S is small)
-            t += 1
-        n, rank = divmod(s - self._offset(t), self.A ** t)
-        prefix = []
-        for _ in range(t):
-            rank, c = divmod(rank, self.A)
-            prefix.append(c if self.eos is None or c < self.eos else c + 1)
-        return n, tuple(reversed(prefix))
-
-    def _cont(self, y):
-        # index of token y among the A continuing tokens (EOS removed)
-        return y if self.eos is None or y < self.eos else y - 1
-
-    def _lazy_id(self, n, prefix):
-        key = (n, prefix)
-        if key not in self._index:
-            if len(self._prefix) >= self.S:
-                raise RuntimeError(f"capacity: all {self.S} state ids are in use; "
-                                   f"raise capacity or use ids='enumerate'")
-            self._index[key] = len(self._prefix)
-            self._prefix.append(key)
-        return self._index[key]
+        return self._ids.prefix_of(s)
 
     def all_states(self):
         """Every non-terminal `(n, prefix)`, in id order (enumerate mode only).
@@ -276,7 +223,7 @@ class TokenMDP:
         Returns:
             A list of `S` pairs `(n, prefix)`; entry `s` is the state with id `s`.
         """
-        if self.ids != "enumerate":
+        if not self._ids.enumerates:
             raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
         return [self.prefix_of(s) for s in range(self.S)]
 
@@ -290,7 +237,7 @@ class TokenMDP:
         Returns:
             A `Rollout` with one row per complete response.
         """
-        if self.ids != "enumerate":
+        if not self._ids.enumerates:
             raise ValueError("ids: all_responses needs ids='enumerate', got 'lazy'")
         rows = []
 
@@ -367,25 +314,16 @@ class TokenMDP:
         states = np.zeros((B, T), np.int64)
         tokens = np.zeros((B, T), np.int64)
         mask = np.zeros((B, T))
-        prefixes = [()] * B                               # lazy ids need the prefixes
-        rank = np.zeros(B, np.int64)                      # enumerate ids: base-A rank
+        walk = self._ids.walk(prompt)                     # the B prefixes and their ids
         alive = np.ones(B, bool)
         for t in range(T):
             rows = np.nonzero(alive)[0]
             if rows.size == 0:
                 break
-            if self.ids == "enumerate":                   # id(n, y_<t), vectorized
-                s = self._offset(t) + prompt[rows] * self.A ** t + rank[rows]
-            else:
-                s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
+            s = walk.states(rows, t)                      # id(n, y_<t) of every live row
             y = np.asarray(draw(s, rng), np.int64)        # one draw per live response
             states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
-            # s_{t+1} = s_t . y_t: the prefix grows by concatenation
-            if self.ids == "enumerate":
-                rank[rows] = rank[rows] * self.A + (y - (y > self.eos) if self.eos is not None else y)
-            else:
-                for b, yb in zip(rows, y):
-                    prefixes[b] = prefixes[b] + (int(yb),)  # live prefixes are non-terminal
+            walk.grow(rows, y)                            # s_{t+1} = s_t . y_t: concatenation
             ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
             alive[rows] = ~ended & (t + 1 < T)
         lengths = mask.sum(axis=1).astype(np.int64)

@@ -111,7 +111,7 @@ def test_lazy_ids_assigned_on_first_visit_and_capacity():
     assert mdp.state_id(1, ()) == 1 and mdp.state_id(0, (0,)) == 2
     assert mdp.state_id(0, (0,)) == 2 and mdp.prefix_of(2) == (0, (0,))
     mdp.state_id(0, (1,)), mdp.state_id(1, (1,))
-    with pytest.raises(RuntimeError, match="capacity"):
+    with pytest.raises(ValueError, match="^capacity: expected a free state id"):
         mdp.state_id(1, (0,))
 
 
