@@ -45,13 +45,13 @@ valid.
 Demonstrated by `python examples/logprob.py` and the page "The token MDP".
 """
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
-from minirl_lm.core.checks import callable_check, choice, int_array, int_scalar, real_result, rng_check
+from minirl_lm.core.checks import (int_scalar, real_result, token_mdp_args, token_prefix,
+                                   token_rollout_args, token_score_args)
 
 
 @dataclass
@@ -105,21 +105,9 @@ class TokenMDP:
 
     def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate",
                  capacity=None, max_states=2**22):
-        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
-            raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
-        if len(prompts) == 0:
-            raise ValueError("prompts: expected at least one prompt, got an empty sequence")
-        self.prompts = list(prompts)
+        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity,
+         max_states) = token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states)
         self.N = len(self.prompts)
-        self.V = int_scalar(V, "V", low=1)
-        self.eos = None if eos is None else int_scalar(eos, "eos", low=0, high=self.V - 1)
-        if self.eos is not None and self.V < 2:
-            raise ValueError(f"V: expected at least 2 tokens when eos is set, got {self.V}")
-        self.max_len = int_scalar(max_len, "max_len", low=1)
-        self.ids = choice(ids, "ids", {"enumerate", "lazy"})
-        max_states = int_scalar(max_states, "max_states", low=1)
-        if capacity is not None or self.ids == "lazy":    # checked whatever the ids mode
-            capacity = int_scalar(capacity, "capacity", low=self.N)
         self.A = self.V - (self.eos is not None)          # continuing tokens
         # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
         self._ids = (EnumeratedIds(self.N, self.V, self.eos, self.max_len, max_states)
@@ -134,30 +122,6 @@ class TokenMDP:
     def _rollback(self, cp):
         self._ids.rollback(cp)
 
-    def _check_prefix(self, prefix, terminal_ok):
-        """Validate a prefix: a sequence of int token ids in [0, V), no EOS before its last
-        position, no longer than max_len (and not terminal unless ``terminal_ok``)."""
-        if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
-            raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
-        if len(prefix) > self.max_len:
-            raise ValueError(f"prefix: expected at most max_len={self.max_len} tokens, got "
-                             f"{len(prefix)}")
-        out = []
-        for y in prefix:
-            if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-                raise TypeError(f"prefix: expected integer token ids, got {y!r} in {prefix!r}")
-            if not 0 <= y < self.V:
-                raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {y} in "
-                                 f"{tuple(prefix)!r}")
-            out.append(int(y))
-        out = tuple(out)
-        if self.eos is not None and self.eos in out[:-1]:
-            raise ValueError(f"prefix: expected no token after EOS ({self.eos}), got {out}")
-        if not terminal_ok and self._terminal(out):
-            raise ValueError(f"prefix: expected a non-terminal prefix, got {out} "
-                             f"(eos={self.eos}, max_len={self.max_len})")
-        return out
-
     def is_terminal(self, prefix):
         """Whether a prefix is terminal: it ends in EOS or has reached the length cap.
 
@@ -167,7 +131,7 @@ class TokenMDP:
         Returns:
             True if the prefix ends in EOS or has `max_len` tokens.
         """
-        return self._terminal(self._check_prefix(prefix, terminal_ok=True))
+        return self._terminal(token_prefix(self, prefix)[1])
 
     def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (
@@ -184,8 +148,7 @@ class TokenMDP:
         Returns:
             The tuple `prefix + (y,)`.
         """
-        prefix = self._check_prefix(prefix, terminal_ok=False)
-        y = int_scalar(y, "y", low=0, high=self.V - 1)
+        _, prefix, y = token_prefix(self, prefix, terminal_ok=False, y=y)
         return prefix + (y,)
 
     def state_id(self, n, prefix):
@@ -201,8 +164,7 @@ class TokenMDP:
         Raises:
             ValueError: lazy mode and the capacity is exhausted, or a bad argument.
         """
-        n = int_scalar(n, "n", low=0, high=self.N - 1)
-        prefix = self._check_prefix(prefix, terminal_ok=False)
+        n, prefix, _ = token_prefix(self, prefix, terminal_ok=False, n=n)
         return self._ids.id(n, prefix)
 
     def prefix_of(self, s):
@@ -243,8 +205,8 @@ class TokenMDP:
 
         def grow(n, prefix):                              # depth-first over the prefix tree
             for y in range(self.V):
-                child = self.step(prefix, y)
-                if self.is_terminal(child):
+                child = prefix + (y,)                     # s_{t+1} = s_t . y_t
+                if self._terminal(child):
                     rows.append((n, child))
                 else:
                     grow(n, child)
@@ -255,7 +217,7 @@ class TokenMDP:
         states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
         for b, (n, y) in enumerate(rows):
             for t in range(len(y)):
-                states[b, t] = self.state_id(n, y[:t])
+                states[b, t] = self._ids.id(n, y[:t])
                 tokens[b, t], mask[b, t] = y[t], 1.0
         prompt = np.array([n for n, _ in rows], np.int64)
         return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
@@ -283,22 +245,7 @@ class TokenMDP:
             ValueError: a policy whose table does not match `(S, V)` or has a row without a
                 finite entry, or a bad `K` or `prompts`.
         """
-        K = int_scalar(K, "K", low=1)
-        rng_check(rng, "rng")
-        shape = getattr(getattr(policy, "theta", None), "shape", None)
-        if not hasattr(policy, "sample") or shape != (self.S, self.V):
-            raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                             f"({self.S}, {self.V}) for this MDP, got "
-                             f"{type(policy).__name__} with shape {shape}")
-        th = np.asarray(policy.theta)
-        if (th.dtype.kind != "f" or np.isnan(th).any() or np.isposinf(th).any()
-                or not np.isfinite(th).any(axis=1).all()):
-            raise ValueError("policy: expected a table theta with a finite entry in every row "
-                             "and no NaN or +inf")
-        idx = np.arange(self.N) if prompts is None else int_array(
-            prompts, "prompts", ndim=1, low=0, high=self.N)
-        if idx.size == 0:
-            raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
+        K, idx = token_rollout_args(self, policy, K, rng, prompts)
         rng_state, cp = rng.bit_generator.state, self._checkpoint()
         try:
             return self._rollout(policy, np.repeat(idx, K), rng)
@@ -343,14 +290,7 @@ class TokenMDP:
         Returns:
             `(B,)` float64 rewards, one per row.
         """
-        callable_check(grader, "grader", 2, "grader(prompt, response)")
-        if not isinstance(rollout, Rollout):
-            raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
-        prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=self.N)
-        B = prompt.size
-        int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=self.V)
-        int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=self.max_len + 1)
-        r = np.array([real_result(grader(self.prompts[n], resp), "grader",
-                                  f" (a finite reward) for response {resp}")
-                      for n, resp in zip(prompt, rollout.responses())], dtype=np.float64)  # (B,)
-        return r
+        prompt = token_score_args(self, grader, rollout, Rollout)
+        r = [real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for response {y}")
+             for n, y in zip(prompt, rollout.responses())]       # R(x, y), each checked
+        return np.array(r, dtype=np.float64)                     # (B,)
