@@ -291,6 +291,6 @@ class TokenMDP:
             `(B,)` float64 rewards, one per row.
         """
         prompt = token_score_args(self, grader, rollout, Rollout)
-        r = [real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for response {y}")
-             for n, y in zip(prompt, rollout.responses())]       # R(x, y), each checked
+        r = [real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for "
+                         f"response {y}") for n, y in zip(prompt, rollout.responses())]  # R(x, y)
         return np.array(r, dtype=np.float64)                     # (B,)
