@@ -330,6 +330,7 @@ def token_rollout_args(mdp, policy, K, rng, prompts):
     K = int_scalar(K, "K", low=1)
     rng_check(rng, "rng")
     table_policy(policy, mdp.S, mdp.V, finite_rows=True, what=" for this MDP")
+    _no_bool_ids(prompts, "prompts", "prompt indices")
     idx = np.arange(mdp.N) if prompts is None else int_array(
         prompts, "prompts", ndim=1, low=0, high=mdp.N)
     if idx.size == 0:
@@ -355,12 +356,25 @@ def token_score_args(mdp, grader, rollout, rollout_type):
 MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")      # what a MultiTurnMDP has
 
 
-def _no_bool_ids(x, name):
+def _no_bool_ids(x, name, what="token ids"):
     """Raise if a sequence (not an array) of ids holds a bool (NumPy would read True as 1)."""
     if not isinstance(x, (np.ndarray, str, bytes)) and hasattr(x, "__iter__"):
         for v in x:
             if isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{name}: expected integer token ids, got {v!r} in {tuple(x)!r}")
+                raise TypeError(f"{name}: expected integer {what}, got {v!r} in {tuple(x)!r}")
+
+
+def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
+    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
+    tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
+    P, level, j = 0, 1, 0                                 # policy prefixes within one turn
+    while j < turn_len and P <= cap:
+        P, level, j = P + level, level * c, j + 1
+    roots, level, k = 0, 1, 0                             # turn roots: g^k of them at turn k
+    while k < max_turns and roots * P <= cap:
+        roots, level, k = roots + level, level * P * calls * M, k + 1
+    size = P * roots * (1 + calls * M * L)
+    return size if size <= cap else None
 
 
 def _mt_spans(spans, V):
@@ -399,6 +413,15 @@ def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, t
     max_turns = int_scalar(max_turns, "max_turns", low=1)
     turn_len = int_scalar(turn_len, "turn_len", low=1)
     spans = _mt_spans(spans, V)
+    L, M = max(len(o) for o in spans) if spans else 0, len(spans)
+    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):   # turn_len alone, then both
+        if turns * (turn_len + L) > 900:                  # the tree is grown recursively
+            raise ValueError(f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
+                             f"tokens per episode, got {turns} * ({turn_len} + {L})")
+        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
+            raise ValueError(f"{name}: expected a tree of at most 2**24 states, got a bound above "
+                             f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is "
+                             f"enumerated in full")
     prior = prob_table(prior, "prior", ndim=1)           # rows summing to 1 within 1e-9
     p_obs = prob_table(p_obs, "p_obs", shape=(prior.size, len(spans)), ndim=2)
     callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
@@ -604,6 +627,7 @@ def chunked_args(h, W, tokens, mask, chunk, loss_fn=_NOT_GIVEN):
             raise ValueError(f"mask: expected only 0 and 1, got {float(m[(m != 0) & (m != 1)][0])!r}")
         real = np.flatnonzero(m)
     chunk = int_scalar(chunk, "chunk", low=1)
+    cells(min(chunk, real.size) * W.shape[0], "chunk", "a (chunk, V) buffer")
     bound = d * h_max * W_max                                # >= every |logit|
     if bound > np.finfo(h.dtype).max / 2:
         raise ValueError(f"h: expected d * max|h| * max|W| <= {np.finfo(h.dtype).max / 2:.3g} "
