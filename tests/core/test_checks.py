@@ -45,7 +45,7 @@ def test_same_shape_and_non_arrays():
         "b: expected the shape of a (2,), got (3,)"
     for bad, name in (((None, np.zeros(2)), "a"), ((np.zeros(2), None), "b"),
                       ((np.zeros(2), [1.0, 2.0]), "b")):
-        msg = raises(TypeError, lambda: C.same_shape("a", bad[0], "b", bad[1]))
+        msg = raises(TypeError, lambda bad=bad: C.same_shape("a", bad[0], "b", bad[1]))
         assert msg.startswith(f"{name}: expected an array, got"), msg
 
 
@@ -113,7 +113,7 @@ def test_real_result():
     assert C.real_result(np.float32(0.5), "grader") == 0.5
     for bad, exc in ((None, TypeError), ("1", TypeError), (True, TypeError),
                      (np.array([1.0]), TypeError), (np.nan, ValueError), (-np.inf, ValueError)):
-        assert raises(exc, lambda: C.real_result(bad, "grader", " (a reward)")).startswith(
+        assert raises(exc, lambda bad=bad: C.real_result(bad, "grader", " (a reward)")).startswith(
             "grader: expected a")
 
 
