@@ -24,7 +24,7 @@ from minirl_lm.values import optimum
 from minirl_lm.pg import reinforce
 from minirl_lm import tasks
 from minirl_lm.pg.advantages import advantages, standardized
-from minirl_lm.core.checks import choice, finite_result
+from minirl_lm.core.checks import choice
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 
