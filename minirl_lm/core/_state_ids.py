@@ -39,9 +39,10 @@ class EnumeratedIds:
                 total, level, t = total + level, level * self.A, t + 1
             self.S = total if t == max_len else None
         if self.S is None or self.S > max_states:
-            size = f"{self.S} states, more than" if self.S is not None else "more states than"
-            raise ValueError(f"max_len: the prefix tree has {size} max_states={max_states} "
-                             f"(max_len={max_len}); use ids='lazy' with a capacity")
+            size = f"{self.S}" if self.S is not None else "more"
+            raise ValueError(f"max_len: expected a prefix tree of at most max_states={max_states} "
+                             f"states, got {size} (max_len={max_len}); use ids='lazy' with a "
+                             f"capacity")
 
     def _offset(self, t):
         """Id of the first state of level t (prefixes of length t): O(1)."""

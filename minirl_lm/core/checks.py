@@ -133,6 +133,8 @@ def choice(x, name, options):
 
 def nonempty(arr, name):
     """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), "
                          f"got shape {arr.shape}")

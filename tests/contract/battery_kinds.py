@@ -81,7 +81,8 @@ def bad_grader(v):
     return [("None", None), ("str", "x"), ("one argument", lambda p: 1.0),
             ("returns None", lambda p, r: None), ("returns str", lambda p, r: "1"),
             ("returns NaN", lambda p, r: NAN), ("returns inf", lambda p, r: INF),
-            ("returns bool", lambda p, r: True)]
+            ("returns bool", lambda p, r: True), ("returns 1-element array", lambda p, r: np.ones(1)),
+            ("returns 10**400", lambda p, r: 10**400)]
 
 
 def bad_prob(v):
@@ -187,16 +188,20 @@ def bad_loss_fn(v):
         ("returns None", lambda lp, r: None), ("returns NaN", lambda lp, r: (NAN, 0 * lp)),
         ("returns str", lambda lp, r: ("x", 0 * lp)),
         ("wrong shape", lambda lp, r: (0.0, np.zeros(lp.size + 1))),
-        ("NaN gradient", lambda lp, r: (0.0, lp * NAN))]
+        ("NaN gradient", lambda lp, r: (0.0, lp * NAN)), ("returns '1.0'", lambda lp, r: ("1.0", lp)),
+        ("returns inf", lambda lp, r: (INF, lp)), ("returns None loss", lambda lp, r: (None, lp)),
+        ("bool gradient", lambda lp, r: (0.0, lp > 0))]
 
 
 def bad_spans(v):
     return [("None", None), ("str", "x"), ("not tuples", [2, 3]), ("empty span", [(), (2, 4)]),
             ("id V", [(2, 5), (2, 4)]), ("-1", [(2, -1), (2, 4)]), ("prefix", [(2,), (2, 4)]),
-            ("float", [(2.5, 3), (2, 4)])]
+            ("float", [(2.5, 3), (2, 4)]), ("bool", [(True, 3), (2, 4)])]
 
 
 def bad_episodes(v):
+    # a wrong field (a chance node's state id, a token) names the field (`states`, `tokens`):
+    # tests/multiturn/test_env.py tests those; here the batch itself is not an Episodes
     return [("None", None), ("str", "x"), ("object", object()), ("Rollout", ROLLOUT())]
 
 
@@ -243,3 +248,27 @@ BAD["toy_prompt"] = lambda v: [("unknown", "1+1"), ("None", None), ("int", 0)]
 BAD["toy_response"] = lambda v: [("-1", (-1,)), ("9", (9,)), ("two tokens", (4, 4)),
                                  ("empty", ()), ("float", (0.5,)), ("str", "4"), ("None", None)]
 BAD["toy_grader"] = lambda v: bad_grader(v) + [("unknown", "exact"), ("unhashable", ["gold"])]
+
+
+# the residue of issue 20: sizes that must be refused before any allocation, bools among ids
+BAD["count"] = lambda v: BAD["int1"](v) + [("10**12", 10**12)]                 # K
+BAD["width"] = lambda v: BAD["int1"](v) + [("2**63", 2**63)]                   # T, max_len
+BAD["turns"] = lambda v: BAD["int1"](v) + [("10**6", 10**6)]                   # a tree's depth
+BAD["calls"] = lambda v: BAD["ids5"](v) + [("bool among ids", (2, True))]
+BAD["prompt_ids"] = lambda v: BAD["ids2"](v) + [("bool among ids", [True, 0])]
+BAD["result"] = lambda v: [("str", "abc"), ("bytes", b"1"), ("None", None), ("complex", 1j),
+                           ("nan", NAN), ("inf in a list", [1.0, INF]), ("object", object())]
+BAD["real_result"] = lambda v: BAD["result"](v) + [("bool", True), ("array", np.ones(1)),
+                                                   ("10**400", 10**400)]
+BAD["cells"] = lambda v: [("2**31 + 1", 2**31 + 1), ("2**40", 2**40), ("2**63", 2**63),
+                          ("10**30", 10**30)]
+BAD["not_array"] = lambda v: [("None", None), ("list", np.asarray(v).tolist()), ("str", "x"),
+                              ("object", object())]
+BAD["shaped"] = lambda v: BAD["not_array"](v) + [("extra axis", np.asarray(v)[..., None]),
+                                                 ("empty", _empty(v))]
+BAD["any_float"] = lambda v: [(label, x) for label, x in bad_float(v)
+                              if label not in ("extra axis", "empty")]   # no shape asked
+BAD["any_ids"] = lambda v: [(label, x) for label, x in bad_ids(3)(v) if label != "extra axis"]
+BAD["any_array"] = lambda v: BAD["not_array"](v) + [("empty", _empty(v))]
+BAD["generator2"] = lambda v: bad_generator(v) + [("str", "x"), ("Generator class",
+                                                                 np.random.Generator)]

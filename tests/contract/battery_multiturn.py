@@ -26,17 +26,17 @@ def _mt_method(name):
 
 TABLE = [
     # env.py
-    F(_multiturn, V=("int1", const(5)), eos=("int0", const(0)), calls=("ids5", const((1,))),
+    F(_multiturn, V=("int1", const(5)), eos=("int0", const(0)), calls=("calls", const((1,))),
       spans=("spans", const([(2, 3), (2, 4)])), p_obs=("prob", lambda: np.array(
           [[0.8, 0.2], [0.2, 0.8]])), prior=("prob", lambda: np.array([0.5, 0.5])),
-      turn_reward=("turn_reward", const(TURN_REWARD)), max_turns=("int1", const(2)),
-      turn_len=("int1", const(2))),
-    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("int1", const(2)),
+      turn_reward=("turn_reward", const(TURN_REWARD)), max_turns=("turns", const(2)),
+      turn_len=("turns", const(2))),
+    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("count", const(2)),
       rng=("generator", RNG)),
     F(_mt_method("check"), ep=("episodes", EPISODES)),
     F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
     F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK),
-      T=("int1", const(3))),
+      T=("width", const(3))),
     # values.py
     F(multiturn_values.policy_values, env=("mtenv", MT), probs=("prob", MT_PROBS)),
     F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS),
@@ -53,7 +53,7 @@ TABLE = [
       states=("ids6", IDS(6)), mask=("mask", MASK), action_mask=("amask", ACTION_MASK)),
     # calculator.py
     F(calculator.calculator, q=("unit", const(0.8)), cost=("nonneg", const(0.1)),
-      max_turns=("int1", const(2)), turn_len=("int1", const(2))),
+      max_turns=("turns", const(2)), turn_len=("turns", const(2))),
     F(calculator.calculator_reference, env=("mtenv", MT), eq=("real", const(-3.0)),
       stop=("real", const(3.0))),
 ]
