@@ -146,3 +146,64 @@ def test_table_policy():
     bad.theta = np.full((2, 3), -np.inf)
     assert raises(ValueError, lambda: C.table_policy(bad, 2, 3, finite_rows=True)).startswith(
         "policy: expected a table theta with a finite entry in every row")
+
+
+# ---- core checks: the bundles of core, multiturn and scale (one call per public function)
+def test_token_mdp_bundles_return_their_arguments_checked():
+    from minirl_lm.core.mdp import Rollout, TokenMDP
+    from minirl_lm.core.policy import TabularPolicy
+    assert C.token_mdp_args(("a",), 3, 0, 2, "lazy", 4, 10) == (["a"], 3, 0, 2, "lazy", 4, 10)
+    assert raises(TypeError, lambda: C.token_mdp_args(("a",), 3, 0, 2, "lazy", None, 10)) == \
+        "capacity: expected an integer, got NoneType None"
+    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
+    assert C.token_prefix(mdp, [2, 0]) == (C._NOT_GIVEN, (2, 0), C._NOT_GIVEN)
+    assert C.token_prefix(mdp, (2,), False, n=1, y=0) == (1, (2,), 0)
+    assert raises(ValueError, lambda: C.token_prefix(mdp, (2, 0), False)).startswith(
+        "prefix: expected a non-terminal prefix")
+    pol = TabularPolicy(np.zeros((mdp.S, 3)))
+    K, idx = C.token_rollout_args(mdp, pol, 2, np.random.default_rng(0), None)
+    assert K == 2 and idx.tolist() == [0, 1]
+    ro = mdp.rollout(pol, 1, np.random.default_rng(0))
+    assert C.token_score_args(mdp, lambda p, y: 0.0, ro, Rollout).tolist() == [0, 1]
+    assert raises(TypeError, lambda: C.token_score_args(mdp, lambda p, y: 0.0, None, Rollout)) \
+        == "rollout: expected a Rollout, got NoneType"
+
+
+def test_multiturn_bundles_return_their_arguments_checked():
+    from minirl_lm.multiturn.calculator import calculator
+    from minirl_lm.multiturn.env import MultiTurnMDP
+    from minirl_lm.core.policy import TabularPolicy
+    out = C.multiturn_args(5, 0, [1], [[2, 3], (2, 4)], [[1, 0], [0, 1]], [0.5, 0.5],
+                           lambda w, t, d: 0.0, 2, 2)
+    assert out[:4] == (5, 0, (1,), [(2, 3), (2, 4)]) and out[6:] == (2, 2)
+    env = calculator(0.8, max_turns=2)
+    ep = env.all_episodes()
+    assert C.episodes(env, ep) is ep and C.action_view_args(env, ep) is ep
+    pol = TabularPolicy(np.zeros((env.S, env.V)))
+    assert C.multiturn_rollout_args(env, pol, 3, np.random.default_rng(0)) == 3
+    x, pos, mask, T = C.scatter_args([[1.0]], [[0]], [[1.0]], 4)
+    assert (x.dtype, pos.dtype, mask.dtype, T) == (np.float64, np.int64, np.float64, 4)
+    p = np.full((env.S, env.V), 0.2)
+    assert C.mt_table(env, p, "probs") is not None and C.mt_soft_args(env, p, 1)[1] == 1.0
+    assert C.mt_kl_args(env, p, p, 0)[2] == 0.0
+    assert raises(ValueError, lambda: C.mt_soft_args(env, p, 0)) == \
+        "beta: expected a number > 0.0, got 0.0"
+    one = np.ones((1, 2))
+    assert C.action_returns_args(one, one, one, 1, True)[2:] == (1.0, True)
+    assert C.action_gae_args(one, one, one, one, 1, 0, False)[3:] == (1.0, 0.0, False)
+    assert C.turn_values_args([0.0], [[0, 0]], one, one)[1].dtype == np.int64
+    assert C.calculator_args(1, 0) == (1.0, 0.0)
+    assert C.calculator_reference_args(env, MultiTurnMDP, -1, 2) == (-1.0, 2.0)
+
+
+def test_chunked_bundles_return_their_arguments_checked():
+    h, W = np.ones((3, 2)), np.ones((4, 2))
+    hh, WW, tokens, real, chunk = C.chunked_args(h, W, [0, 1, 3], [1, 0, 1], 8)
+    assert hh is h and real.tolist() == [0, 2] and tokens.dtype == np.int64 and chunk == 8
+    assert raises(TypeError, lambda: C.chunked_args(h, W, [0, 1, 3], None, 8, loss_fn=None)) \
+        .startswith("loss_fn: expected a callable")
+    rows = np.arange(2)
+    loss, g = C.loss_fn_result((np.float32(1.5), [1, 2]), rows)
+    assert loss == 1.5 and g.dtype == np.float64 and g.flags.c_contiguous
+    assert raises(TypeError, lambda: C.loss_fn_result([1.0, rows], rows)) == \
+        "loss_fn: expected it to return (loss, dloss_dlogp), got list"
