@@ -243,7 +243,8 @@ class TokenMDP:
 
         Raises:
             ValueError: a policy whose table does not match `(S, V)` or has a row without a
-                finite entry, or a bad `K` or `prompts`.
+                finite entry, a bad `K` or `prompts`, `(B, T)` arrays beyond 2**31 entries
+                (naming `max_len`, or `K`), before any allocation; a lazy MDP out of capacity.
         """
         K, idx = token_rollout_args(self, policy, K, rng, prompts)
         rng_state, cp = rng.bit_generator.state, self._checkpoint()

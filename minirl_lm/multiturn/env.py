@@ -82,9 +82,12 @@ class MultiTurnMDP:
 
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
-            or `turn_len` < 1; probability tables that are negative or whose rows do not sum to
-            1 within 1e-9; `turn_reward` returning NaN or inf.
-        TypeError: spans that are not sequences of integer ids; `turn_reward` not a callable of
+            or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
+            states (it is enumerated in full, recursively: refused before it is grown);
+            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
+            `turn_reward` returning NaN or inf.
+        TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
+            `turn_reward` not a callable of
             three arguments, or returning something else than a real number (a bool included).
     """
 
@@ -188,6 +191,7 @@ class MultiTurnMDP:
 
         Per episode, in order: the world w ~ prior, then token by token the policy's draws at
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
+        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
         """
         K = multiturn_rollout_args(self, policy, K, rng)
         rows = []
@@ -215,7 +219,8 @@ class MultiTurnMDP:
     def check(self, ep):
         """Validate a batch of episodes against the environment; returns it unchanged.
 
-        Every row must parse as a trajectory of this environment (its tokens and states), and
+        Every row must parse as a trajectory of this environment (its tokens and states, the
+        chance nodes' ids at observation positions included), and
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """

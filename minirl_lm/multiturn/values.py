@@ -109,7 +109,9 @@ def soft_optimum(env, pi_ref, beta):
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
-    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf.
+    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
+    (at `beta = 0`, J = E R whatever the supports); any other overflow (a huge beta) is a
+    ValueError naming `beta`.
     """
     probs, pi_ref, beta = mt_kl_args(env, probs, pi_ref, beta)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
