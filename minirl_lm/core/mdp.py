@@ -33,7 +33,9 @@ states: enormous for real vocabularies. Two ways to number them:
 - `ids="lazy"` (large trees): ids are handed out on first visit from a dict
   `{(n, prefix): id}`, up to `capacity` states. Memory is proportional to the states actually
   visited (a dict entry plus a table row each); unvisited states have no row. Running out of
-  capacity raises.
+  capacity is a ValueError naming `capacity`.
+
+The two schemes are two small classes with one interface, in `minirl_lm/core/_state_ids.py`.
 
 Rollout arrays are `(B, T)` with `T = max_len`, prompt-major: response `k` of prompt `n` is row
 `b = n*K + k`, and column `t - 1` holds `y_t` and the id of `s_t`. `mask` is 1.0 on real tokens
@@ -43,12 +45,13 @@ valid.
 Demonstrated by `python examples/logprob.py` and the page "The token MDP".
 """
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.core.checks import callable_check, choice, int_array, int_scalar, real_result, rng_check
+from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
+from minirl_lm.core.checks import (int_scalar, real_result, token_mdp_args, token_prefix,
+                                   token_rollout_args, token_score_args)
 
 
 @dataclass
@@ -102,82 +105,22 @@ class TokenMDP:
 
     def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate",
                  capacity=None, max_states=2**22):
-        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
-            raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
-        if len(prompts) == 0:
-            raise ValueError("prompts: expected at least one prompt, got an empty sequence")
-        self.prompts = list(prompts)
+        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity,
+         max_states) = token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states)
         self.N = len(self.prompts)
-        self.V = int_scalar(V, "V", low=1)
-        self.eos = None if eos is None else int_scalar(eos, "eos", low=0, high=self.V - 1)
-        if self.eos is not None and self.V < 2:
-            raise ValueError(f"V: expected at least 2 tokens when eos is set, got {self.V}")
-        self.max_len = int_scalar(max_len, "max_len", low=1)
-        self.ids = choice(ids, "ids", {"enumerate", "lazy"})
-        max_states = int_scalar(max_states, "max_states", low=1)
-        if capacity is not None or self.ids == "lazy":    # checked whatever the ids mode
-            capacity = int_scalar(capacity, "capacity", low=self.N)
         self.A = self.V - (self.eos is not None)          # continuing tokens
-        if self.ids == "enumerate":
-            # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)
-            if self.A == 1:
-                self.S = self.N * self.max_len
-            else:
-                total, level, t = 0, self.N, 0
-                while t < self.max_len and total <= max_states:
-                    total, level, t = total + level, level * self.A, t + 1
-                self.S = total if t == self.max_len else None
-            if self.S is None or self.S > max_states:
-                size = f"{self.S} states, more than" if self.S is not None else "more states than"
-                raise ValueError(f"max_len: the prefix tree has {size} max_states={max_states} "
-                                 f"(max_len={self.max_len}); use ids='lazy' with a capacity")
-        else:
-            self.S = int_scalar(capacity, "capacity", low=self.N)
-            self._index = {}
-            self._prefix = []
-            for n in range(self.N):                       # prompts get ids 0..N-1
-                self._lazy_id(n, ())
+        # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
+        self._ids = (EnumeratedIds(self.N, self.V, self.eos, self.max_len, max_states)
+                     if self.ids == "enumerate" else LazyIds(self.N, capacity))
+        self.S = self._ids.S
 
     # ---- states ---------------------------------------------------------
-    def _offset(self, t):
-        """Id of the first state of level t (prefixes of length t), enumerate mode: O(1)."""
-        if self.A == 1:
-            return self.N * t
-        return self.N * (self.A ** t - 1) // (self.A - 1)
-
     def _checkpoint(self):
         """The mutable state (lazy ids handed out so far), for ``_rollback`` after a failure."""
-        return len(self._prefix) if self.ids == "lazy" else None
+        return self._ids.checkpoint()
 
     def _rollback(self, cp):
-        if self.ids == "lazy":
-            for key in self._prefix[cp:]:
-                del self._index[key]
-            del self._prefix[cp:]
-
-    def _check_prefix(self, prefix, terminal_ok):
-        """Validate a prefix: a sequence of int token ids in [0, V), no EOS before its last
-        position, no longer than max_len (and not terminal unless ``terminal_ok``)."""
-        if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
-            raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
-        if len(prefix) > self.max_len:
-            raise ValueError(f"prefix: expected at most max_len={self.max_len} tokens, got "
-                             f"{len(prefix)}")
-        out = []
-        for y in prefix:
-            if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-                raise TypeError(f"prefix: expected integer token ids, got {y!r} in {prefix!r}")
-            if not 0 <= y < self.V:
-                raise ValueError(f"prefix: expected token ids in [0, {self.V}), got {y} in "
-                                 f"{tuple(prefix)!r}")
-            out.append(int(y))
-        out = tuple(out)
-        if self.eos is not None and self.eos in out[:-1]:
-            raise ValueError(f"prefix: expected no token after EOS ({self.eos}), got {out}")
-        if not terminal_ok and self._terminal(out):
-            raise ValueError(f"prefix: expected a non-terminal prefix, got {out} "
-                             f"(eos={self.eos}, max_len={self.max_len})")
-        return out
+        self._ids.rollback(cp)
 
     def is_terminal(self, prefix):
         """Whether a prefix is terminal: it ends in EOS or has reached the length cap.
@@ -188,7 +131,7 @@ class TokenMDP:
         Returns:
             True if the prefix ends in EOS or has `max_len` tokens.
         """
-        return self._terminal(self._check_prefix(prefix, terminal_ok=True))
+        return self._terminal(token_prefix(self, prefix)[1])
 
     def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (
@@ -205,8 +148,7 @@ class TokenMDP:
         Returns:
             The tuple `prefix + (y,)`.
         """
-        prefix = self._check_prefix(prefix, terminal_ok=False)
-        y = int_scalar(y, "y", low=0, high=self.V - 1)
+        _, prefix, y = token_prefix(self, prefix, terminal_ok=False, y=y)
         return prefix + (y,)
 
     def state_id(self, n, prefix):
@@ -222,15 +164,8 @@ class TokenMDP:
         Raises:
             ValueError: lazy mode and the capacity is exhausted, or a bad argument.
         """
-        n = int_scalar(n, "n", low=0, high=self.N - 1)
-        prefix = self._check_prefix(prefix, terminal_ok=False)
-        if self.ids == "lazy":
-            return self._lazy_id(n, prefix)
-        t = len(prefix)
-        rank = 0
-        for y in prefix:                                  # base-A number of the prefix
-            rank = rank * self.A + self._cont(y)
-        return int(self._offset(t) + n * self.A ** t + rank)
+        n, prefix, _ = token_prefix(self, prefix, terminal_ok=False, n=n)
+        return self._ids.id(n, prefix)
 
     def prefix_of(self, s):
         """The inverse of `state_id`.
@@ -242,33 +177,7 @@ class TokenMDP:
             The pair `(n, prefix)`: prompt index and tuple of token ids.
         """
         s = int_scalar(s, "s", low=0, high=self.S - 1)
-        if self.ids == "lazy":
-            if s >= len(self._prefix):
-                raise ValueError(f"s: expected a visited state id < {len(self._prefix)}, got {s}")
-            return self._prefix[s]
-        t = s // self.N if self.A == 1 else 0             # A = 1: N states per level
-        while self._offset(t + 1) <= s:                   # the level of s (few levels: S is small)
-            t += 1
-        n, rank = divmod(s - self._offset(t), self.A ** t)
-        prefix = []
-        for _ in range(t):
-            rank, c = divmod(rank, self.A)
-            prefix.append(c if self.eos is None or c < self.eos else c + 1)
-        return n, tuple(reversed(prefix))
-
-    def _cont(self, y):
-        # index of token y among the A continuing tokens (EOS removed)
-        return y if self.eos is None or y < self.eos else y - 1
-
-    def _lazy_id(self, n, prefix):
-        key = (n, prefix)
-        if key not in self._index:
-            if len(self._prefix) >= self.S:
-                raise RuntimeError(f"capacity: all {self.S} state ids are in use; "
-                                   f"raise capacity or use ids='enumerate'")
-            self._index[key] = len(self._prefix)
-            self._prefix.append(key)
-        return self._index[key]
+        return self._ids.prefix_of(s)
 
     def all_states(self):
         """Every non-terminal `(n, prefix)`, in id order (enumerate mode only).
@@ -276,7 +185,7 @@ class TokenMDP:
         Returns:
             A list of `S` pairs `(n, prefix)`; entry `s` is the state with id `s`.
         """
-        if self.ids != "enumerate":
+        if not self._ids.enumerates:
             raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
         return [self.prefix_of(s) for s in range(self.S)]
 
@@ -290,14 +199,14 @@ class TokenMDP:
         Returns:
             A `Rollout` with one row per complete response.
         """
-        if self.ids != "enumerate":
+        if not self._ids.enumerates:
             raise ValueError("ids: all_responses needs ids='enumerate', got 'lazy'")
         rows = []
 
         def grow(n, prefix):                              # depth-first over the prefix tree
             for y in range(self.V):
-                child = self.step(prefix, y)
-                if self.is_terminal(child):
+                child = prefix + (y,)                     # s_{t+1} = s_t . y_t
+                if self._terminal(child):
                     rows.append((n, child))
                 else:
                     grow(n, child)
@@ -308,7 +217,7 @@ class TokenMDP:
         states, tokens, mask = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T))
         for b, (n, y) in enumerate(rows):
             for t in range(len(y)):
-                states[b, t] = self.state_id(n, y[:t])
+                states[b, t] = self._ids.id(n, y[:t])
                 tokens[b, t], mask[b, t] = y[t], 1.0
         prompt = np.array([n for n, _ in rows], np.int64)
         return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
@@ -334,24 +243,10 @@ class TokenMDP:
 
         Raises:
             ValueError: a policy whose table does not match `(S, V)` or has a row without a
-                finite entry, or a bad `K` or `prompts`.
+                finite entry, a bad `K` or `prompts`, `(B, T)` arrays beyond 2**31 entries
+                (naming `max_len`, or `K`), before any allocation; a lazy MDP out of capacity.
         """
-        K = int_scalar(K, "K", low=1)
-        rng_check(rng, "rng")
-        shape = getattr(getattr(policy, "theta", None), "shape", None)
-        if not hasattr(policy, "sample") or shape != (self.S, self.V):
-            raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                             f"({self.S}, {self.V}) for this MDP, got "
-                             f"{type(policy).__name__} with shape {shape}")
-        th = np.asarray(policy.theta)
-        if (th.dtype.kind != "f" or np.isnan(th).any() or np.isposinf(th).any()
-                or not np.isfinite(th).any(axis=1).all()):
-            raise ValueError("policy: expected a table theta with a finite entry in every row "
-                             "and no NaN or +inf")
-        idx = np.arange(self.N) if prompts is None else int_array(
-            prompts, "prompts", ndim=1, low=0, high=self.N)
-        if idx.size == 0:
-            raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
+        K, idx = token_rollout_args(self, policy, K, rng, prompts)
         rng_state, cp = rng.bit_generator.state, self._checkpoint()
         try:
             return self._rollout(policy, np.repeat(idx, K), rng)
@@ -367,25 +262,16 @@ class TokenMDP:
         states = np.zeros((B, T), np.int64)
         tokens = np.zeros((B, T), np.int64)
         mask = np.zeros((B, T))
-        prefixes = [()] * B                               # lazy ids need the prefixes
-        rank = np.zeros(B, np.int64)                      # enumerate ids: base-A rank
+        walk = self._ids.walk(prompt)                     # the B prefixes and their ids
         alive = np.ones(B, bool)
         for t in range(T):
             rows = np.nonzero(alive)[0]
             if rows.size == 0:
                 break
-            if self.ids == "enumerate":                   # id(n, y_<t), vectorized
-                s = self._offset(t) + prompt[rows] * self.A ** t + rank[rows]
-            else:
-                s = np.array([self._lazy_id(int(prompt[b]), prefixes[b]) for b in rows], np.int64)
+            s = walk.states(rows, t)                      # id(n, y_<t) of every live row
             y = np.asarray(draw(s, rng), np.int64)        # one draw per live response
             states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
-            # s_{t+1} = s_t . y_t: the prefix grows by concatenation
-            if self.ids == "enumerate":
-                rank[rows] = rank[rows] * self.A + (y - (y > self.eos) if self.eos is not None else y)
-            else:
-                for b, yb in zip(rows, y):
-                    prefixes[b] = prefixes[b] + (int(yb),)  # live prefixes are non-terminal
+            walk.grow(rows, y)                            # s_{t+1} = s_t . y_t: concatenation
             ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
             alive[rows] = ~ended & (t + 1 < T)
         lengths = mask.sum(axis=1).astype(np.int64)
@@ -405,14 +291,7 @@ class TokenMDP:
         Returns:
             `(B,)` float64 rewards, one per row.
         """
-        callable_check(grader, "grader", 2, "grader(prompt, response)")
-        if not isinstance(rollout, Rollout):
-            raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
-        prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=self.N)
-        B = prompt.size
-        int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=self.V)
-        int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=self.max_len + 1)
-        r = np.array([real_result(grader(self.prompts[n], resp), "grader",
-                                  f" (a finite reward) for response {resp}")
-                      for n, resp in zip(prompt, rollout.responses())], dtype=np.float64)  # (B,)
-        return r
+        prompt = token_score_args(self, grader, rollout, Rollout)
+        r = [real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for "
+                         f"response {y}") for n, y in zip(prompt, rollout.responses())]  # R(x, y)
+        return np.array(r, dtype=np.float64)                     # (B,)

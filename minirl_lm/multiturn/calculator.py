@@ -14,7 +14,7 @@ minirl_lm.multiturn.env.
 
 import numpy as np
 
-from minirl_lm.core.checks import float_scalar
+from minirl_lm.core.checks import calculator_args, calculator_reference_args
 from minirl_lm.multiturn.env import MultiTurnMDP
 
 EOS, CALL, EQ, D0, D1 = range(5)                          # V = 5
@@ -36,8 +36,7 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
         max_turns: as in `MultiTurnMDP`.
         turn_len: see `max_turns`.
     """
-    q = float_scalar(q, "q", low=0.0, high=1.0)
-    cost = float_scalar(cost, "cost", low=0.0)
+    q, cost = calculator_args(q, cost)
 
     def turn_reward(w, turns, done):
         r = -cost if turns[-1][-1] == CALL else 0.0       # the price of a call turn
@@ -58,10 +57,7 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     writing a digit, prefers to end the episode (logit `stop` on EOS). Rows of chance states are
     uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
     """
-    if not isinstance(env, MultiTurnMDP) or env.V != 5:
-        raise TypeError(f"env: expected the calculator's MultiTurnMDP, got {type(env).__name__}")
-    eq = float_scalar(eq, "eq")
-    stop = float_scalar(stop, "stop")
+    eq, stop = calculator_reference_args(env, MultiTurnMDP, eq, stop)
     theta = np.zeros((env.S, env.V))                      # (S, V)
     theta[env.is_policy, EQ] = eq
     for kids in env.children.values():

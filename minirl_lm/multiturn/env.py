@@ -41,12 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.core.checks import (callable_check, float_array, int_array, int_scalar, mask_array,
-                              prob_table, real_result, rng_check, same_shape)
-
-
-EP_ATTRS = ("states", "tokens", "mask", "action_mask", "rewards")
-ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "check", "S", "V")
+from minirl_lm.core.checks import (action_view_args, episodes, multiturn_args,
+                                   multiturn_rollout_args, real_result, scatter_args)
 
 
 @dataclass
@@ -86,32 +82,20 @@ class MultiTurnMDP:
 
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
-            or `turn_len` < 1; probability tables that are negative or whose rows do not sum to
-            1 within 1e-9; `turn_reward` returning NaN or inf.
-        TypeError: spans that are not sequences of integer ids; `turn_reward` not a callable of
+            or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
+            states (it is enumerated in full, recursively: refused before it is grown);
+            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
+            `turn_reward` returning NaN or inf.
+        TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
+            `turn_reward` not a callable of
             three arguments, or returning something else than a real number (a bool included).
     """
 
     def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3,
                  turn_len=2):
-        self.V = int_scalar(V, "V", low=2)
-        self.eos = int_scalar(eos, "eos", low=0, high=self.V - 1)
-        self.calls = tuple(int(c) for c in int_array(np.asarray(calls), "calls", ndim=1,
-                                                     low=0, high=self.V))
-        if self.eos in self.calls:
-            raise ValueError(f"calls: expected call tokens other than eos={self.eos}, "
-                             f"got {self.calls}")
-        self.max_turns = int_scalar(max_turns, "max_turns", low=1)
-        self.turn_len = int_scalar(turn_len, "turn_len", low=1)
-        self.spans = _spans(spans, self.V)
-        for i, a in enumerate(self.spans):
-            for j, b in enumerate(self.spans):
-                if i != j and b[:len(a)] == a:
-                    raise ValueError(f"spans: expected no span to be a prefix of another, got "
-                                     f"{a} and {b}")
-        self.prior = _probs(prior, "prior", ndim=1)
-        self.p_obs = _probs(p_obs, "p_obs", shape=(self.prior.size, len(self.spans)))
-        callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
+        (self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior, self.max_turns,
+         self.turn_len) = multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward,
+                                         max_turns, turn_len)
         self.turn_reward = turn_reward
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
@@ -207,14 +191,9 @@ class MultiTurnMDP:
 
         Per episode, in order: the world w ~ prior, then token by token the policy's draws at
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
+        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
         """
-        K = int_scalar(K, "K", low=1)
-        rng_check(rng, "rng")
-        shape = getattr(getattr(policy, "theta", None), "shape", None)
-        if not hasattr(policy, "sample") or shape != (self.S, self.V):
-            raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                             f"({self.S}, {self.V}), got {type(policy).__name__} with shape "
-                             f"{shape}")
+        K = multiturn_rollout_args(self, policy, K, rng)
         rows = []
         for _ in range(K):
             w = int(rng.choice(self.W, p=self.prior))
@@ -240,54 +219,12 @@ class MultiTurnMDP:
     def check(self, ep):
         """Validate a batch of episodes against the environment; returns it unchanged.
 
-        Every row must parse as a trajectory of this environment (its tokens and states), and
+        Every row must parse as a trajectory of this environment (its tokens and states, the
+        chance nodes' ids at observation positions included), and
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """
-        if not all(hasattr(ep, a) for a in EP_ATTRS):    # an Episodes (duck-typed: copies)
-            raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got "
-                            f"{type(ep).__name__}")
-        mask = mask_array(ep.mask, "mask")
-        B, T = mask.shape
-        tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=self.V)
-        states = int_array(ep.states, "states", shape=(B, T), low=0, high=self.S)
-        act = float_array(ep.action_mask, "action_mask", shape=(B, T))
-        float_array(ep.rewards, "rewards", shape=(B, T))
-        for b in range(B):
-            want, s, t, n = np.zeros(T), 0, 0, int(mask[b].sum())
-            if n == 0:
-                raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
-            while t < n:
-                a = int(tokens[b, t])
-                if states[b, t] != s:
-                    raise ValueError(f"states: row {b}, position {t}: expected state {s}, got "
-                                     f"{states[b, t]}")
-                want[t] = 1.0
-                _, kind, nxt = self.children[s][a]
-                t += 1
-                if kind == "end":
-                    break
-                if kind == "turn":
-                    s = nxt
-                    continue
-                hit = [(chance, s2) for m, chance, s2 in nxt
-                       if tuple(tokens[b, t:t + len(chance)]) == self.spans[m]]
-                if not hit or t + len(hit[0][0]) > n:
-                    raise ValueError(f"tokens: row {b}, position {t}: expected an observation "
-                                     f"span {self.spans} after the call, got "
-                                     f"{tokens[b, t:n].tolist()}")
-                t, s = t + len(hit[0][0]), hit[0][1]
-            if t != n:
-                raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask "
-                                 f"has {n} real tokens")
-            bad = np.flatnonzero(act[b] != want)
-            if bad.size:
-                t = int(bad[0])
-                what = ("holds an observation token (written by the environment)" if mask[b, t]
-                        and not want[t] else "holds a policy token" if want[t] else "is padding")
-                raise ValueError(f"action_mask: row {b}, position {t} {what}, expected "
-                                 f"{int(want[t])}, got {float(act[b, t])!r}")
-        return ep
+        return episodes(self, ep)                        # the parse, in the checks module
 
 
 def action_view(env, ep):
@@ -298,9 +235,7 @@ def action_view(env, ep):
     the column of the full row that holds policy token j (0 at padding). Observation spans
     disappear, so a recursion over the compact row carries across them.
     """
-    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
-        raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
-    env.check(ep)
+    action_view_args(env, ep)                            # a MultiTurnMDP and a batch of it
     n = ep.action_mask.sum(axis=1).astype(np.int64)      # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
     pos = np.zeros((B, Ta), np.int64)
@@ -319,33 +254,8 @@ def scatter(x, pos, mask, T):
             mask that is not 0/1 and right-padded.
         TypeError: `T` not an integer, `pos` not integer ids.
     """
-    x = float_array(x, "x", ndim=2)
-    T = int_scalar(T, "T", low=1)
-    pos = int_array(pos, "pos", shape=x.shape, low=0, high=T)
-    mask = mask_array(mask, "mask", shape=x.shape)
+    x, pos, mask, T = scatter_args(x, pos, mask, T)
     out = np.zeros((x.shape[0], T))                       # (B, T)
     rows, cols = np.nonzero(mask > 0)
     out[rows, pos[rows, cols]] = x[rows, cols]
-    return out
-
-
-def _probs(p, name, ndim=2, shape=None):
-    return prob_table(p, name, shape=shape, ndim=ndim)   # rows summing to 1 within 1e-9
-
-
-def _spans(spans, V):
-    """The observation spans as a list of non-empty tuples of int ids in [0, V)."""
-    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
-        raise TypeError(f"spans: expected a sequence of tuples of token ids, got "
-                        f"{type(spans).__name__}")
-    out = []
-    for span in spans:
-        if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
-            raise TypeError(f"spans: expected each span a tuple of token ids, got {span!r}")
-        span = tuple(span)
-        a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
-        if a.size == 0 or a.min() < 0 or a.max() >= V:
-            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), "
-                             f"got {span}")
-        out.append(tuple(int(o) for o in a))
     return out

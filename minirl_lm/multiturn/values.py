@@ -40,10 +40,9 @@ mask. Imports NumPy, minirl_lm.core.checks and minirl_lm.values.optimum (the til
 
 import numpy as np
 
-from minirl_lm.core.checks import float_array, float_scalar, int_array, mask_array, prob_table
-from minirl_lm.values.optimum import optimal_value, tilted_optimum
-
-ENV_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")   # what a MultiTurnMDP has
+from minirl_lm.core.checks import (action_gae_args, action_returns_args, finite_result,
+                                   mt_kl_args, mt_soft_args, mt_table, turn_values_args)
+from minirl_lm.values.optimum import _tilt
 
 
 def _posterior(loglik):
@@ -73,25 +72,15 @@ def _induction(env, backup):
     return values, q
 
 
-def _table(p, env, name):
-    if not all(hasattr(env, a) for a in ENV_ATTRS):      # a MultiTurnMDP (duck-typed: copies)
-        raise TypeError(f"env: expected a MultiTurnMDP, got {type(env).__name__}")
-    return prob_table(p, name, shape=(env.S, env.V))     # rows summing to 1 within 1e-9
-
-
-def _flag(x, name):
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {type(x).__name__} {x!r}")
-    return bool(x)
-
-
 def policy_values(env, probs):
     """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
 
     Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
     """
-    probs = _table(probs, env, "probs")
-    return _induction(env, lambda s, q_s: probs[s] @ q_s)
+    probs = mt_table(env, probs, "probs")
+    with np.errstate(over="ignore", invalid="ignore"):
+        values, q = _induction(env, lambda s, q_s: probs[s] @ q_s)
+    return finite_result((values, q), "env", "the expected return of its turn rewards")
 
 
 def soft_optimum(env, pi_ref, beta):
@@ -106,54 +95,40 @@ def soft_optimum(env, pi_ref, beta):
         `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is `J(pi*)`. Rows of chance states
         of `pi_star` are copies of `pi_ref` (the policy never writes there).
     """
-    pi_ref = _table(pi_ref, env, "pi_ref")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    backup = lambda s, q_s: optimal_value(pi_ref[s][None], q_s[None], beta)  # noqa: E731
-    values, q = _induction(env, backup)                   # eq. (soft_bellman)
+    pi_ref, beta = mt_soft_args(env, pi_ref, beta)
+    backup = lambda s, q_s: _tilt(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
+    with np.errstate(over="ignore", invalid="ignore"):
+        values, q = _induction(env, backup)               # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
-        pi_star[s] = tilted_optimum(pi_ref[s][None], q[s][None], beta)[0]  # pi_ref e^{(Q-V)/beta}
-    return values, q, pi_star
+        pi_star[s] = np.exp(_tilt(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
+    name = "beta" if np.isfinite(q).all() else "env"      # q overflows with the rewards alone
+    return finite_result((values, q, pi_star), name, "the soft values")
 
 
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
-    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf.
+    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
+    (at `beta = 0`, J = E R whatever the supports); any other overflow (a huge beta) is a
+    ValueError naming `beta`.
     """
-    probs = _table(probs, env, "probs")
-    pi_ref = _table(pi_ref, env, "pi_ref")
-    beta = float_scalar(beta, "beta", low=0.0)
-    with np.errstate(divide="ignore"):
+    probs, pi_ref, beta = mt_kl_args(env, probs, pi_ref, beta)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
+        pen = beta * lr if beta > 0 else np.zeros_like(lr)   # beta = 0: J = E R, supports aside
 
-    def backup(s, q_s):
-        return np.where(probs[s] > 0, probs[s] * (q_s - beta * lr[s]), 0.0).sum()
+        def backup(s, q_s):
+            return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
 
-    values, _ = _induction(env, backup)
-    return float(values[0])
+        J = float(_induction(env, backup)[0][0])
+    if J == -np.inf and ((probs > 0) & (pi_ref == 0)).any():    # pi writes where pi_ref cannot
+        return J
+    return finite_result(J, "beta", "J(pi) = E[R - beta log(pi / pi_ref)]")
 
 
 # ---- returns and GAE over the action mask -------------------------------------------------------
-def _action_mask(action_mask, mask):
-    act = float_array(action_mask, "action_mask", shape=mask.shape)
-    if ((act != 0) & (act != 1)).any() or (act > mask).any():
-        raise ValueError("action_mask: expected 0/1 entries, 1 only where mask is 1")
-    return act
-
-
-def _check(values, rewards, mask, action_mask, with_values=True):
-    mask = mask_array(mask, "mask")
-    act = _action_mask(action_mask, mask)
-    rewards = float_array(rewards, "rewards", shape=mask.shape)
-    if (rewards * (1 - act) != 0).any():
-        raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask "
-                         "is 0)")
-    values = float_array(values, "values", shape=mask.shape) if with_values else None
-    return values, rewards, act
-
-
-def _scan(values, rewards, act, c_next, c_acc, carry):
+def _recursion(values, rewards, act, c_next, c_acc, carry):
     """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
     B, T = act.shape
     out = np.zeros((B, T))
@@ -166,6 +141,16 @@ def _scan(values, rewards, act, c_next, c_acc, carry):
         nxt = np.where(on, values[:, t], keep * nxt)
         out[:, t] = np.where(on, acc, 0.0)
     return out
+
+
+def _scan(values, rewards, act, c_next, c_acc, carry):
+    """The recursion, and its overflow named: the rewards if they overflow it alone."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _recursion(values, rewards, act, c_next, c_acc, carry)
+        if np.isfinite(out).all():
+            return out
+        alone = np.isfinite(_recursion(0 * values, rewards, act, c_next, c_acc, carry)).all()
+    return finite_result(out, "values" if alone else "rewards", "the recursion (gae_carry)")
 
 
 def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=True):
@@ -181,18 +166,14 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """
-    values, rewards, act = _check(values, rewards, mask, action_mask)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    _flag(carry, "carry")
+    values, rewards, act, gamma, lam, carry = action_gae_args(values, rewards, mask, action_mask,
+                                                              gamma, lam, carry)
     return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
 
 
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
-    _, rewards, act = _check(None, rewards, mask, action_mask, with_values=False)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    _flag(carry, "carry")
+    rewards, act, gamma, carry = action_returns_args(rewards, mask, action_mask, gamma, carry)
     return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
 
 
@@ -202,10 +183,7 @@ def turn_values(values, states, mask, action_mask):
     values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
     of a row and at the first policy token after an observation span.
     """
-    values = float_array(values, "values", ndim=1)
-    mask = mask_array(mask, "mask")
-    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
-    act = _action_mask(action_mask, mask)
+    values, states, mask, act = turn_values_args(values, states, mask, action_mask)
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])                        # action_mask at t - 1 (0 before t = 0)
     for t in range(mask.shape[1]):

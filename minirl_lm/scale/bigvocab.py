@@ -44,7 +44,7 @@ Demonstration: ``python examples/bench_big_vocab.py --quick``.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import callable_check, float_array, int_array, int_scalar
+from minirl_lm.core.checks import chunked_args, loss_fn_result
 
 _VBLOCK = 1024      # rows of W per block of the dW update: its (block, d) scratch stays small
 
@@ -66,7 +66,7 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
         TypeError, ValueError: an argument of the wrong type, shape, dtype or range; the message
             starts with its name.
     """
-    h, W, tokens, real, chunk = _check(h, W, tokens, mask, chunk)
+    h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk)
     logp = np.zeros(h.shape[0])                              # (N,)
     if real.size == 0:
         return logp
@@ -101,8 +101,7 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
         TypeError, ValueError: a bad argument (named first in the message), or ``loss_fn``
             returning a non-finite loss or gradient, or a wrong shape (named ``loss_fn``).
     """
-    callable_check(loss_fn, "loss_fn", 2, "loss_fn(logp, rows) -> (loss, dloss_dlogp)")
-    h, W, tokens, real, chunk = _check(h, W, tokens, mask, chunk)
+    h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk, loss_fn)
     (N, d), V = h.shape, W.shape[0]
     logp = np.zeros(N)                                       # (N,)
     dh = np.zeros((N, d), h.dtype)                           # (N, d)
@@ -111,7 +110,8 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
     dW = np.empty((V, d), h.dtype)                           # (V, d), written by the first chunk
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow raises below instead
         loss = _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW)
-    if not all(np.isfinite(x) for x in (loss, dh.max(), dh.min(), dW.max(), dW.min())):
+    extremes = (dh.max(initial=0.0), dh.min(initial=0.0), dW.max(initial=0.0), dW.min(initial=0.0))
+    if not all(np.isfinite(x) for x in (loss,) + extremes):    # d = 0: no entry, 0.0
         raise ValueError(f"loss_fn: expected gradients that keep the loss, dh and dW finite in "
                          f"{h.dtype}, got an overflow (loss {loss})")
     return loss, logp, dh, dW
@@ -129,7 +129,7 @@ def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
         np.matmul(hr, W.T, out=zr)                           # eq. (unembed): product 1
         lp = kernels._chunk_logp(zr, yr, np.empty(rows.size))   # (R,) eq. (log_softmax)
         logp[rows] = lp
-        part, g = _call_loss(loss_fn, lp.copy(), rows)       # eq. (token_loss)
+        part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)   # eq. (token_loss)
         loss += part
         kernels._chunk_grad_inplace(zr, yr, g)               # zr := G_c, eq. (logit_grad)
         dh[rows] = zr @ W                                    # eq. (dh_chunk): product 2
@@ -148,66 +148,3 @@ def _add_outer(dW, G, hr, scratch, first):
             s = scratch[: v1 - v0]                           # (block, d)
             np.matmul(G[:, v0:v1].T, hr, out=s)
             dW[v0:v1] += s
-
-
-def _call_loss(loss_fn, lp, rows):
-    """Run the caller's per-chunk loss and check what it returns: (float, (R,) float64)."""
-    out = loss_fn(lp, rows)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(f"loss_fn: expected it to return (loss, dloss_dlogp), got "
-                        f"{type(out).__name__}")
-    part, g = out
-    try:
-        part = float(np.asarray(part, dtype=np.float64))
-        g = np.asarray(g, dtype=np.float64)
-    except (TypeError, ValueError) as e:                     # a string, a ragged list, ...
-        raise TypeError(f"loss_fn: expected a real loss and a real (R,) dloss_dlogp, got "
-                        f"{type(part).__name__} and {type(g).__name__} ({e})") from None
-    if g.shape != rows.shape:
-        raise ValueError(f"loss_fn: expected dloss_dlogp of shape {rows.shape} (the chunk's "
-                         f"logp), got {g.shape}")
-    if not (np.isfinite(part) and np.isfinite(g).all()):
-        raise ValueError(f"loss_fn: expected a finite loss and dloss_dlogp, got loss {part} and "
-                         f"{int((~np.isfinite(g)).sum())} non-finite gradient entries")
-    return part, np.ascontiguousarray(g)
-
-
-# ---------------------------------------------------------------- input checks
-
-def _float_matrix(x, name, dtype=None):
-    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
-        got = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-        raise TypeError(f"{name}: expected a float32 or float64 numpy array, got {got}")
-    if dtype is not None and x.dtype != dtype:
-        raise TypeError(f"{name}: expected the dtype of h ({dtype}), got {x.dtype} "
-                        f"(no silent cast: convert one of them)")
-    if x.ndim != 2:
-        raise ValueError(f"{name}: expected 2 dimensions, got shape {x.shape}")
-    hi, lo = (float(x.max()), float(x.min())) if x.size else (0.0, 0.0)  # no temporary
-    if not (np.isfinite(hi) and np.isfinite(lo)):
-        raise ValueError(f"{name}: expected finite values, got "
-                         f"{int((~np.isfinite(x)).sum())} NaN or inf entries")
-    return np.ascontiguousarray(x), max(hi, -lo)
-
-
-def _check(h, W, tokens, mask, chunk):
-    """Validate; returns (h, W, tokens (N,) int64, real (R,) positions of real tokens, chunk)."""
-    h, h_max = _float_matrix(h, "h")
-    W, W_max = _float_matrix(W, "W", h.dtype)
-    N, d = h.shape
-    if W.shape[0] < 1 or W.shape[1] != d:
-        raise ValueError(f"W: expected shape (V, {d}) with V >= 1 (d from h), got {W.shape}")
-    tokens = int_array(tokens, "tokens", ndim=1, shape=(N,), low=0, high=W.shape[0])
-    if mask is None:
-        real = np.arange(N)
-    else:
-        m = float_array(mask, "mask", shape=(N,))            # real, finite, (N,)
-        if not ((m == 0) | (m == 1)).all():
-            raise ValueError(f"mask: expected only 0 and 1, got {float(m[(m != 0) & (m != 1)][0])!r}")
-        real = np.flatnonzero(m)
-    chunk = int_scalar(chunk, "chunk", low=1)
-    bound = d * h_max * W_max                                # >= every |logit|
-    if bound > np.finfo(h.dtype).max / 2:
-        raise ValueError(f"h: expected d * max|h| * max|W| <= {np.finfo(h.dtype).max / 2:.3g} "
-                         f"so that no logit can overflow {h.dtype}, got {bound:.3g}")
-    return h, W, tokens, real, chunk

@@ -24,7 +24,7 @@ from minirl_lm.values import optimum
 from minirl_lm.pg import reinforce
 from minirl_lm import tasks
 from minirl_lm.pg.advantages import advantages, standardized
-from minirl_lm.core.checks import choice, finite_result
+from minirl_lm.core.checks import choice
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 
@@ -44,7 +44,7 @@ def _snapshot(kw):
         elif isinstance(v, TabularPolicy):
             snap[k] = ("theta", v.theta.copy())
         elif isinstance(v, TokenMDP) and v.ids == "lazy":
-            snap[k] = ("lazy", len(v._prefix))
+            snap[k] = ("lazy", v._checkpoint())
     return snap
 
 
@@ -58,7 +58,7 @@ def _unchanged(kw, snap):
         elif what == "theta":
             assert np.array_equal(v.theta, old), f"{k}: theta written"
         else:
-            assert len(v._prefix) == old, f"{k}: lazy ids handed out"
+            assert v._checkpoint() == old, f"{k}: lazy ids handed out"
 
 
 def test_battery_valid_arguments_work():
@@ -174,7 +174,7 @@ def test_grpo_step_lazy_ids_taken_back():
     pol, ref, rng = TabularPolicy(np.zeros((30, 3))), TabularPolicy(np.zeros((30, 3))), RNG()
     with pytest.raises(TypeError, match="^grader:"):
         grpo.grpo_step(pol, ref, mdp, lambda p, r: None, rng, K=3)
-    assert len(mdp._prefix) == 2 and len(mdp._index) == 2               # only the prompts
+    assert mdp._checkpoint() == 2 and len(mdp._ids._index) == 2              # only the prompts
 
 
 def test_grpo_step_success_updates_in_place():

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from quiet import raises
 
 
 def random_policy(mdp, seed=0, scale=1.0):
@@ -111,7 +112,7 @@ def test_lazy_ids_assigned_on_first_visit_and_capacity():
     assert mdp.state_id(1, ()) == 1 and mdp.state_id(0, (0,)) == 2
     assert mdp.state_id(0, (0,)) == 2 and mdp.prefix_of(2) == (0, (0,))
     mdp.state_id(0, (1,)), mdp.state_id(1, (1,))
-    with pytest.raises(RuntimeError, match="capacity"):
+    with pytest.raises(ValueError, match="^capacity: expected a free state id"):
         mdp.state_id(1, (0,))
 
 
@@ -180,3 +181,83 @@ def test_all_responses_enumerates_every_response_once_and_probabilities_sum_to_o
         assert abs(np.exp(seq[ro.prompt == n]).sum() - 1.0) < 1e-12
     for b, (n, y) in enumerate(resp):
         assert mdp.is_terminal(y) and all(ro.states[b, t] == mdp.state_id(n, y[:t]) for t in range(len(y)))
+
+
+# ---- the two id schemes behind one interface; the residue of bad input
+def test_lazy_and_enumerated_ids_name_the_same_states():
+    kw = dict(prompts=["a", "b"], V=4, eos=3, max_len=3)
+    enum, lazy = TokenMDP(**kw), TokenMDP(**kw, ids="lazy", capacity=enum_S(kw))
+    pol_e, pol_l = TabularPolicy(np.zeros((enum.S, 4))), TabularPolicy(np.zeros((lazy.S, 4)))
+    ro_e = enum.rollout(pol_e, 6, np.random.default_rng(2))
+    ro_l = lazy.rollout(pol_l, 6, np.random.default_rng(2))   # uniform: the same draws
+    assert np.array_equal(ro_e.tokens, ro_l.tokens) and np.array_equal(ro_e.mask, ro_l.mask)
+    real = ro_e.mask > 0
+    for s_e, s_l in zip(ro_e.states[real], ro_l.states[real]):
+        assert enum.prefix_of(int(s_e)) == lazy.prefix_of(int(s_l))
+    assert enum.all_states()[enum.state_id(1, (2, 0))] == (1, (2, 0))
+    with pytest.raises(ValueError, match="^ids: all_states needs ids='enumerate'"):
+        lazy.all_states()
+    with pytest.raises(ValueError, match="^ids: all_responses needs ids='enumerate'"):
+        lazy.all_responses()
+    with pytest.raises(ValueError, match="^s: expected a visited state id"):
+        lazy.prefix_of(lazy.S - 1)
+
+
+def enum_S(kw):
+    return TokenMDP(**kw).S
+
+
+def test_a_full_capacity_during_a_rollout_takes_its_ids_back():
+    mdp = TokenMDP(["a"], V=3, eos=0, max_len=4, ids="lazy", capacity=3)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="^capacity: expected a free state id for"):
+        mdp.rollout(TabularPolicy(np.zeros((3, 3))), 20, rng)
+    assert mdp._checkpoint() == 1 and rng.bit_generator.state == state
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(ids="lazy", capacity=10, max_len=2**63), "max_len"),    # T = 2**63: no allocation
+    (dict(K=10**12), "K"),
+])
+def test_huge_rollouts_are_refused_before_any_allocation(kw, name):
+    K = kw.pop("K", 2)
+    mdp = TokenMDP(["a"], V=3, **kw)
+    msg = raises(ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), K,
+                                                 np.random.default_rng(0)))
+    assert msg.startswith(f"{name}: expected") and "at most 2**31 entries" in msg, msg
+
+
+def test_prompt_indices_may_not_be_bools():
+    mdp = TokenMDP(["a", "b"], V=3)
+    pol = TabularPolicy(np.zeros((2, 3)))
+    msg = raises(TypeError, lambda: mdp.rollout(pol, 1, np.random.default_rng(0), [True, 0]))
+    assert msg == "prompts: expected integer prompt indices, got True in (True, 0)"
+    assert mdp.rollout(pol, 1, np.random.default_rng(0), [1, 0]).prompt.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("value, exc", [(None, TypeError), (np.array([1.0]), TypeError),
+                                        (np.array(1.0), TypeError), ("1.0", TypeError),
+                                        (np.inf, ValueError), (10**400, ValueError)])
+def test_score_rejects_every_grader_result_but_a_finite_number(value, exc):
+    mdp = TokenMDP(["a"], V=3)
+    ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
+    msg = raises(exc, lambda: mdp.score(lambda p, y: value, ro))
+    assert msg.startswith("grader: expected a") and "for response" in msg, msg
+
+
+def test_rollout_responses_are_the_unpadded_rows():
+    mdp = TokenMDP(["a"], V=3, eos=0, max_len=3)
+    ro = mdp.rollout(random_policy(mdp), 5, np.random.default_rng(4))
+    resp = ro.responses()
+    assert [len(y) for y in resp] == ro.lengths.tolist()
+    assert all(list(y) == ro.tokens[b, :len(y)].tolist() for b, y in enumerate(resp))
+
+
+def test_state_id_and_step_check_their_arguments_in_one_pass():
+    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
+    assert mdp.state_id(1, [2, np.int64(1)]) == mdp.state_id(1, (2, 1))
+    assert raises(TypeError, lambda: mdp.state_id(0, [True])) == \
+        "prefix: expected integer token ids, got True in [True]"
+    assert raises(ValueError, lambda: mdp.step((1,), 3)) == "y: expected an integer <= 2, got 3"
+    assert raises(ValueError, lambda: mdp.state_id(2, ())) == "n: expected an integer <= 1, got 2"

@@ -1,22 +1,24 @@
-"""Multi-turn episodes: the environment, the action mask, values with chance nodes, returns/GAE."""
+"""Multi-turn episodes (minirl_lm/multiturn/env.py): the environment, the action mask, the score
+identity and the exact gradient, the example's baselines; bad input. Values, returns and GAE with
+chance nodes are tested in test_values.py."""
 
 import importlib.util
 import itertools
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradcheck import fd_grad
-from minirl_lm.values.critic import gae, td_errors
 from minirl_lm.multiturn.calculator import CALL, D0, D1, EQ, calculator, calculator_reference
 from minirl_lm.multiturn.env import Episodes, MultiTurnMDP, action_view, scatter
-from minirl_lm.multiturn.values import (gae_actions, kl_objective, policy_values,
-                                        returns_actions, soft_optimum, turn_values)
+from minirl_lm.multiturn.values import policy_values
 from minirl_lm.core.policy import TabularPolicy, softmax_table
+from quiet import raises
 
 _spec = importlib.util.spec_from_file_location(
     "multi_turn_example", Path(__file__).resolve().parents[2] / "examples" / "multi_turn.py")
@@ -179,51 +181,6 @@ def test_bad_rollout_arguments_change_no_state():
     assert rng.bit_generator.state == before
 
 
-def test_returns_and_gae_reject_rewards_on_observation_tokens():
-    env, pol, ep, *_ = setup()
-    r = ep.rewards.copy()
-    r[(ep.mask > 0) & (ep.action_mask == 0)] = 1.0
-    with pytest.raises(ValueError, match="^rewards: expected rewards on policy tokens only"):
-        returns_actions(r, ep.mask, ep.action_mask)
-    with pytest.raises(ValueError, match="^action_mask:"):
-        gae_actions(np.zeros(ep.mask.shape), ep.rewards, ep.mask, ep.mask + 1.0)
-
-
-# ---- values with chance nodes ----------------------------------------------------------------
-@pytest.mark.parametrize("q", [0.5, 0.9])
-def test_policy_values_are_the_enumerated_expectations(q):
-    env, pol, ep, (s, y, m, r, pos), p = setup(q)
-    values, Q = policy_values(env, pol.probs())
-    assert abs(values[0] - p @ ep.R) < 1e-12                      # V^pi(x) = E R
-    G = returns_actions(ep.rewards, ep.mask, ep.action_mask)
-    key = (ep.states * env.V + ep.tokens)[ep.action_mask > 0]
-    pt = np.broadcast_to(p[:, None], ep.mask.shape)[ep.action_mask > 0]
-    cm, mass = ex.conditional_mean(pt, key, G[ep.action_mask > 0], env.S * env.V)
-    assert np.abs(cm - Q.ravel())[mass > 0].max() < 1e-12        # Q(s, a) = E[G_t | s, a]
-
-
-def test_soft_optimum_is_the_maximum_and_the_gap_is_a_trajectory_kl():
-    env, pol, ep, (s, y, m, r, pos), p = setup(0.8)
-    pi_ref = softmax_table(calculator_reference(env))
-    beta = 0.1
-    v_star, _, pi_star = soft_optimum(env, pi_ref, beta)
-    assert abs(kl_objective(env, pi_star, pi_ref, beta) - v_star[0]) < 1e-12
-    pi = pol.probs()
-    gap = v_star[0] - kl_objective(env, pi, pi_ref, beta)
-    _, lp = pol.logp(s, y, m)
-    _, lp_star = TabularPolicy(np.log(pi_star)).logp(s, y, m)
-    kl = p @ (lp - lp_star)                                        # env factors cancel
-    assert gap > 0 and abs(gap - beta * kl) < 1e-12
-
-
-def test_soft_optimum_calls_iff_the_tool_beats_guessing_by_the_cost():
-    for q, calls in ((0.55, False), (0.65, True), (0.9, True)):
-        env = calculator(q, cost=0.1)
-        pi_ref = np.full((env.S, env.V), 1.0 / env.V)
-        _, _, pi_star = soft_optimum(env, pi_ref, 1e-3)             # nearly the argmax
-        assert (np.argmax(pi_star[0]) == CALL) == calls, q
-
-
 # ---- 1. the score identity; the exact gradient, against finite differences ----------------------
 def test_action_mask_reinforce_equals_trajectory_estimator_sample_for_sample():
     env, pol, *_ = setup()
@@ -294,73 +251,6 @@ def test_observation_tokens_in_the_loss_bias_the_gradient_and_only_chance_rows()
     assert np.abs(diff[env.is_policy]).max() < 1e-15              # policy rows untouched
 
 
-def verl_gae(rewards, values, response_mask, gamma, lam):
-    """verl compute_gae_advantage_return @ 1dda039b9c (2026-08-22), re-derived in NumPy."""
-    nextvalues, lastgaelam, out = 0.0, 0.0, []
-    for t in reversed(range(rewards.shape[1])):
-        delta = rewards[:, t] + gamma * nextvalues - values[:, t]
-        lastgaelam_ = delta + gamma * lam * lastgaelam
-        nextvalues = values[:, t] * response_mask[:, t] + (1 - response_mask[:, t]) * nextvalues
-        lastgaelam = lastgaelam_ * response_mask[:, t] + (1 - response_mask[:, t]) * lastgaelam
-        out.append(lastgaelam)
-    return np.stack(out[::-1], 1)
-
-
-def reinforce_pp_returns_before_fix(rewards, response_mask, gamma):
-    """verl REINFORCE++ return scan before the #7300 fix, as its PR states it, in NumPy."""
-    running, out = np.zeros(rewards.shape[0]), np.zeros(rewards.shape)
-    for t in reversed(range(rewards.shape[1])):
-        running = rewards[:, t] + gamma * running
-        out[:, t] = running
-        running = running * response_mask[:, t]
-    return out
-
-
-@pytest.mark.parametrize("gamma,lam", [(1.0, 1.0), (1.0, 0.9), (0.9, 0.5), (1.0, 0.0)])
-def test_carried_gae_is_single_turn_gae_on_the_compact_rows_and_verls(gamma, lam):
-    env, pol, ep, (s, y, m, r, pos), _ = setup()
-    values = np.random.default_rng(1).normal(size=env.S)
-    v_tok = values[ep.states] * ep.action_mask
-    A = gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, gamma, lam)
-    compact = gae(td_errors(values, s, r, m, gamma), m, gamma, lam)
-    assert np.abs(np.take_along_axis(A, pos, 1) * m - compact).max() < 1e-13
-    verl = verl_gae(ep.rewards, v_tok, ep.action_mask, gamma, lam) * ep.action_mask
-    assert np.abs(A - verl).max() < 1e-13
-    G = returns_actions(ep.rewards, ep.mask, ep.action_mask, gamma, carry=False)
-    old = reinforce_pp_returns_before_fix(ep.rewards, ep.action_mask, gamma) * ep.action_mask
-    assert np.abs(G - old).max() < 1e-13
-
-
-def test_carried_advantages_are_unbiased_and_reset_ones_are_not():
-    env, pol, ep, (s, y, m, r, pos), p = setup()
-    values, Q = policy_values(env, pol.probs())
-    v_tok = values[ep.states] * ep.action_mask
-    on = ep.action_mask > 0
-    key = (ep.states * env.V + ep.tokens)[on]
-    pt = np.broadcast_to(p[:, None], ep.mask.shape)[on]
-    exact = (Q - values[:, None]).ravel()
-    for carry, ok in ((True, True), (False, False)):
-        for A in (gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, 0.7, carry),
-                  (returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry) - v_tok)
-                  * ep.action_mask):
-            cm, mass = ex.conditional_mean(pt, key, A[on], env.S * env.V)
-            bias = np.abs(cm - exact)[mass > 0].max()
-            assert (bias < 1e-12) if ok else (bias > 0.1)
-
-
-def test_turn_values_hold_the_value_of_each_turns_first_state():
-    env, pol, ep, *_ = setup()
-    values = np.arange(env.S, dtype=float)
-    tv = turn_values(values, ep.states, ep.mask, ep.action_mask)
-    for b in (0, 100, 2000):
-        starts = [t for t in range(env.T)
-                  if ep.action_mask[b, t] and (t == 0 or not ep.action_mask[b, t - 1])]
-        for t in range(env.T):
-            if ep.action_mask[b, t]:
-                first = max(u for u in starts if u <= t)
-                assert tv[b, t] == values[ep.states[b, first]]
-
-
 # ---- 4. baselines: exact group moments, and the ordering -----------------------------------------
 @pytest.mark.parametrize("K", [2, 3])
 def test_group_moments_match_brute_force_over_every_group(K):
@@ -402,3 +292,59 @@ def ex_run(*args):
                          cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+# ---- the residue of bad input (issue 20, section 4)
+@pytest.mark.parametrize("kw, exc, msg", [
+    (dict(spans=[(True, 3), (2, 4)]), TypeError,
+     "spans: expected integer token ids, got True in (True, 3)"),
+    (dict(spans=[(2, np.bool_(True)), (2, 4)]), TypeError, "spans: expected integer token ids"),
+    (dict(calls=(2, True)), TypeError, "calls: expected integer token ids, got True in (2, True)"),
+    (dict(calls=np.array([True])), TypeError, "calls: expected an integer array of ids"),
+])
+def test_bool_token_ids_are_refused(kw, exc, msg):
+    assert raises(exc, lambda: _env(**kw)).startswith(msg)
+
+
+def test_check_verifies_the_state_ids_at_observation_positions():
+    env, pol, ep, *_ = setup()
+    obs = np.argwhere((ep.mask > 0) & (ep.action_mask == 0))
+    b, t = obs[0]
+    bad = Episodes(ep.states.copy(), ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world,
+                   ep.log_env)
+    bad.states[b, t] = (bad.states[b, t] + 1) % env.S
+    assert raises(ValueError, lambda: env.check(bad)) == \
+        f"states: row {b}, position {t}: expected state {ep.states[b, t]}, got {bad.states[b, t]}"
+    assert env.check(ep) is ep
+
+
+@pytest.mark.parametrize("K", [10**12, 2**31])
+def test_a_huge_rollout_is_refused_before_the_first_episode(K):
+    env, pol, *_ = setup()
+    t0 = time.perf_counter()
+    msg = raises(ValueError, lambda: env.rollout(pol, K, np.random.default_rng(0)))
+    assert msg.startswith("K: expected episodes whose (K, T) arrays are of at most 2**31"), msg
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_scatter_refuses_a_width_beyond_memory_before_allocating():
+    x = np.zeros((2, 3))
+    msg = raises(ValueError, lambda: scatter(x, np.zeros((2, 3), np.int64), np.ones((2, 3)), 2**63))
+    assert msg == f"T: expected a width whose (B, T) output is of at most 2**31 entries, got {2**64}"
+    assert scatter(x + 1, np.array([[0, 2, 4], [1, 2, 3]]), np.ones((2, 3)), 5).sum() == 6
+
+
+@pytest.mark.parametrize("kw, name", [(dict(max_turns=10**6), "max_turns"),
+                                      (dict(turn_len=2000), "turn_len"),
+                                      (dict(max_turns=9), "max_turns"),
+                                      (dict(turn_len=40, V=8), "turn_len")])
+def test_trees_too_large_to_enumerate_are_refused_at_once(kw, name):
+    t0 = time.perf_counter()
+    msg = raises(ValueError, lambda: _env(**kw))
+    assert msg.startswith(f"{name}: expected") and time.perf_counter() - t0 < 1.0, msg
+
+
+def test_episodes_R_is_the_sum_of_the_turn_rewards():
+    env, pol, ep, *_ = setup()
+    assert np.array_equal(ep.R, ep.rewards.sum(axis=1))
+    assert env.S == len(env.prefixes) and env.T == ep.mask.shape[1]

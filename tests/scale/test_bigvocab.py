@@ -169,6 +169,16 @@ BAD = [
     (dict(loss_fn=lambda lp, rows: (np.nan, lp)), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, np.inf))), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, 1e308))), ValueError, "loss_fn:"),
+    # what loss_fn returns: a real loss (no string, None, bool, array), finite, a real gradient
+    (dict(loss_fn=lambda lp, rows: ("1.0", lp)), TypeError, "loss_fn: expected a real loss"),
+    (dict(loss_fn=lambda lp, rows: (None, lp)), TypeError, "loss_fn: expected a real loss"),
+    (dict(loss_fn=lambda lp, rows: (True, lp)), TypeError, "loss_fn: expected a real loss"),
+    (dict(loss_fn=lambda lp, rows: (np.array([1.0]), lp)), TypeError, "loss_fn: expected a real"),
+    (dict(loss_fn=lambda lp, rows: (np.inf, lp)), ValueError, "loss_fn: expected a finite loss"),
+    (dict(loss_fn=lambda lp, rows: (10**400, lp)), ValueError, "loss_fn: expected a finite loss"),
+    (dict(loss_fn=lambda lp, rows: (0.0, lp > -1)), TypeError, "loss_fn: expected a real loss"),
+    (dict(loss_fn=lambda lp, rows: (0.0, ["x"] * lp.size)), TypeError, "loss_fn: expected a real"),
+    (dict(loss_fn=lambda lp, rows: (0.0, lp.astype(complex))), TypeError, "loss_fn: expected a"),
 ]
 
 
@@ -290,3 +300,31 @@ def test_section_without_torch_and_the_goal_lines(monkeypatch):
     assert "goals ours chunk=10: peak 0.100 of logits (<= 0.125: met); time 1.04x floor" in text
     assert "goals ours chunk=50: peak 0.500 of logits (<= 0.125: NOT met); time 1.20x floor" in text
     assert "chunk/N = 0.500 of the logits" in text and text.count("cause:") == 1
+
+
+# ---------------------------------------------------------------- the residue of bad input
+
+def test_a_hidden_size_of_zero_gives_the_uniform_log_probs_and_zero_gradients():
+    h, W, y = np.zeros((5, 0)), np.zeros((4, 0)), np.array([0, 1, 2, 3, 0])
+    logp = chunked_logp(h, W, y, chunk=2)
+    assert np.array_equal(logp, np.full(5, -np.log(4.0)))
+    loss, logp2, dh, dW = chunked_loss_grad(h, W, y, lambda lp, rows: (float(lp.sum()),
+                                                                     np.ones_like(lp)), chunk=2)
+    assert np.array_equal(logp2, logp) and dh.shape == (5, 0) and dW.shape == (4, 0)
+    assert loss == float(logp[:2].sum()) + float(logp[2:4].sum()) + float(logp[4:].sum())
+
+
+def test_a_zero_dimensional_loss_is_accepted_as_a_number():
+    h, W, y, logp_ref, a = case(8, N=6, d=3, V=4)
+    ref = chunked_loss_grad(h, W, y, lambda lp, rows: (float(lp.sum()), np.ones_like(lp)))
+    got = chunked_loss_grad(h, W, y, lambda lp, rows: (np.array(lp.sum()), np.ones(lp.size, int)))
+    assert all(np.array_equal(g, r) for g, r in zip(got, ref))
+
+
+def test_a_chunk_whose_buffer_exceeds_memory_is_refused_before_allocating():
+    N = V = 2**16                                            # inputs of 512 KiB each
+    h, W, y = np.zeros((N, 1)), np.zeros((V, 1)), np.zeros(N, np.int64)
+    for call in (lambda: chunked_logp(h, W, y, chunk=N),
+                 lambda: chunked_loss_grad(h, W, y, lambda lp, r: (0.0, lp), chunk=N)):
+        with pytest.raises(ValueError, match=r"^chunk: expected a \(chunk, V\) buffer of at most"):
+            call()

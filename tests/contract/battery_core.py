@@ -1,0 +1,89 @@
+"""The bad-input battery's table, part core (minirl_lm/core/):
+logprob, mdp, policy and the checks themselves. See battery.py."""
+
+import numpy as np
+
+from battery_data import (F, GRADER, IDS, LOGITS, LOGP, MASK, MDP, POLICY, PROBS2, RNG, ROLLOUT,
+                          THETA, V, const)
+from minirl_lm.core import checks as C
+from minirl_lm.core import logprob
+from minirl_lm.core import policy as pol_mod
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+
+def _mdp_method(name):
+    def call(**kw):
+        return getattr(MDP(), name)(**kw)
+    call.__name__ = f"TokenMDP.{name}"
+    call.__wrapped__ = getattr(TokenMDP, name)                          # for the defaults
+    return call
+
+
+def _pol_method(name):
+    def call(**kw):
+        return getattr(POLICY(), name)(**kw)
+    call.__name__ = f"TabularPolicy.{name}"
+    call.__wrapped__ = getattr(TabularPolicy, name)
+    return call
+
+
+def _tokenmdp(**kw):
+    return TokenMDP(**kw)
+
+
+_tokenmdp.__name__ = "TokenMDP"
+_tokenmdp.__wrapped__ = TokenMDP.__init__
+
+
+def _tabpol(**kw):
+    return TabularPolicy(**kw)
+
+
+_tabpol.__name__ = "TabularPolicy"
+_tabpol.__wrapped__ = TabularPolicy.__init__
+
+TABLE = [
+    # logprob.py
+    F(logprob.log_softmax, logits=("logits_any", LOGITS)),
+    F(logprob.masked_sum, x=("float_neginf", LOGP), mask=("mask", MASK)),
+    F(logprob.masked_mean, x=("float_neginf", LOGP), mask=("mask", MASK)),
+    F(logprob.token_logp, logits=("logits", LOGITS), tokens=("ids4", IDS(4)), mask=("mask", MASK)),
+    F(logprob.token_logp_backward, logits=("logits", LOGITS), tokens=("ids4", IDS(4)),
+      mask=("mask", MASK), dlogp=("float", LOGP)),
+    # mdp.py
+    F(_tokenmdp, prompts=V(lambda: ["a", "b"]), V=("int1", const(3)), eos=("int0", const(0)),
+      max_len=("width", const(2)), ids=("option", const("enumerate")),
+      max_states=("int1", const(100)), capacity=("int1", const(10))),
+    F(_mdp_method("step"), prefix=("nonterminal", const((1,))), y=("int0", const(1))),
+    F(_mdp_method("is_terminal"), prefix=("prefix", const((1,)))),
+    F(_mdp_method("state_id"), n=("int0", const(1)), prefix=("nonterminal", const((1,)))),
+    F(_mdp_method("prefix_of"), s=("int0", const(3))),
+    F(_mdp_method("rollout"), policy=("policy", POLICY), K=("count", const(2)),
+      rng=("generator", RNG), prompts=("prompt_ids", lambda: np.array([1, 0]))),
+    F(_mdp_method("score"), grader=("grader", const(GRADER)), rollout=("rollout", ROLLOUT)),
+    # policy.py
+    F(pol_mod.softmax_table, theta=("float_neginf", THETA)),
+    F(pol_mod.log_softmax_table, theta=("float_neginf", THETA)),
+    F(_tabpol, theta=("float_neginf", THETA)),
+    F(_pol_method("sample"), states=("ids6_any", IDS(6)), rng=("generator", RNG)),
+    F(_pol_method("logp"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)), mask=("mask", MASK)),
+    F(_pol_method("backward"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)),
+      mask=("mask", MASK), dlogp=("float", LOGP)),
+    # checks.py (the named argument's name is passed as its name: the message starts with it)
+    F(C.float_array, x=("any_float", LOGP), name=V(const("x"))),
+    F(C.int_array, x=("any_ids", IDS(3)), name=V(const("x")), low=V(const(0)), high=V(const(3))),
+    F(C.mask_array, x=("mask", MASK), name=V(const("x"))),
+    F(C.same_shape, name_a=V(const("a")), a=("not_array", LOGP), name_b=V(const("b")),
+      b=("shaped", LOGP)),
+    F(C.rng_check, rng=("generator2", RNG), name=V(const("rng"))),
+    F(C.int_scalar, x=("int1", const(2)), name=V(const("x")), low=V(const(1))),
+    F(C.float_scalar, x=("pos", const(0.5)), name=V(const("x")), low=V(const(0.0)),
+      low_open=V(const(True))),
+    F(C.choice, x=("option", const("a")), name=V(const("x")), options=V(const({"a", "b"}))),
+    F(C.nonempty, arr=("any_array", LOGP), name=V(const("arr"))),
+    F(C.prob_table, p=("prob", PROBS2), name=V(const("p"))),
+    F(C.finite_result, value=("result", LOGP), name=V(const("value")), what=V(const("the loss"))),
+    F(C.real_result, value=("real_result", const(0.5)), name=V(const("value"))),
+    F(C.callable_check, f=("callable2", const(GRADER)), name=V(const("f")), nargs=V(const(2))),
+    F(C.cells, n=("cells", const(10)), name=V(const("n")), what=V(const("an array"))),
+]
