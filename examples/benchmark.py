@@ -11,7 +11,7 @@ Sections:
   dense      token log-probs (forward) and dL/dlogits = w * (onehot - softmax) (backward) from
              logits (B, T, V), float64 and float32: NumPy naive (materialized log-softmax), NumPy
              careful (row blocks that stay in cache, gather the target only), our kernel on 1
-             thread and on all threads (the opt-in *_parallel kernels), PyTorch (log_softmax +
+             thread and on all threads (the opt-in parallel=True kernels), PyTorch (log_softmax +
              gather; autograd for the backward) on 1 and all threads, and the floor: one
              streaming read of the logits. Masks are all ones (every method does the same work).
   tabular    the policy's case, logits = theta[states]: per-state kernels (one softmax per visited
@@ -257,7 +257,8 @@ def dense_methods(logits, tokens, mask, w, backward):
              "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
              "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
              "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
-             f"kernel {NCPU}t": lambda: kernels._dense_backward_parallel(logits, tokens, mask, w),
+             f"kernel {NCPU}t": lambda: kernels._dense_backward(logits, tokens, mask, w,
+                                                                parallel=True),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
@@ -572,8 +573,9 @@ JIT_CHILD = textwrap.dedent("""
              "dense_backward": (K.dense_backward, (lg, st, m, w)),
              "dense_logp float32": (K.dense_logp, (lg.astype(f4), st, m)),
              "dense_backward float32": (K.dense_backward, (lg.astype(f4), st, m, w)),
-             "dense_logp_parallel": (K.dense_logp_parallel, (lg, st, m)),
-             "dense_backward_parallel": (K.dense_backward_parallel, (lg, st, m, w)),
+             "dense_logp parallel": (lambda *a: K.dense_logp(*a, parallel=True), (lg, st, m)),
+             "dense_backward parallel": (lambda *a: K.dense_backward(*a, parallel=True),
+                                         (lg, st, m, w)),
              "group_centred": (K.group_centred, (r,)),
              "group_standardized": (K.group_standardized, (r, 1e-8, 0)),
              "group_loo": (K.group_loo, (r,))}

@@ -222,3 +222,34 @@ def _check_shape(arr, name, ndim, shape):
             want = ", ".join("any" if s is None else str(s) for s in shape)
             want = f"({want},)" if len(shape) == 1 else f"({want})"    # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+# ---- bundles: kernels
+# The public Numba entries (minirl_lm.kernels) take arrays as they are: the jitted cores read them
+# by pointer, so a wrong dtype or a strided view is refused, never converted.
+
+def exact_array(x, name, ndim, dtypes):
+    """Raise unless ``x`` is a non-empty C-contiguous ndarray of ``ndim`` dimensions and one of
+    ``dtypes`` (no conversion: a kernel reads the memory as it is); returns ``x``."""
+    want = " or ".join(np.dtype(d).name for d in dtypes)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy array of dtype {want}, got {type(x).__name__}")
+    if x.dtype not in dtypes:
+        raise TypeError(f"{name}: expected dtype {want} (convert with "
+                        f"np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
+    if x.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
+                         f"got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
+                         f"got strides {x.strides}")
+    return x
+
+
+def flag(x, name):
+    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
+    return bool(x)

@@ -40,18 +40,18 @@ file changes, not when a kernel it calls from another file does: after editing `
 
 import numpy as np
 
-from minirl_lm.core.checks import float_scalar, int_scalar
+from minirl_lm.core.checks import exact_array, float_scalar, int_scalar
 from minirl_lm.kernels.chunk import _chunk_grad_inplace, _chunk_logp  # noqa: F401
 from minirl_lm.kernels.dense import (_dense_backward, _dense_backward_into,  # noqa: F401
-                                     _dense_backward_parallel, _dense_backward_parallel_into,
-                                     _dense_logp, _dense_logp_parallel)
-from minirl_lm.kernels.exp import _exp_array, _exp32_array
+                                     _dense_backward_parallel_into, _dense_logp,
+                                     _dense_logp_parallel)
+from minirl_lm.kernels.exp import _exp32_array, _exp_array
 from minirl_lm.kernels.group import _group_centred, _group_loo, _group_standardized
 from minirl_lm.kernels.tabular import (_tabular_backward, _tabular_backward_per_token,
                                        _tabular_logp, _tabular_logp_per_token)
-from minirl_lm.kernels.validate import (_array, _dense_args, _dense_backward_checked,
-                                        _group_checked, _no_nan_rows, _tabular_bwd,
-                                        _tabular_fwd)
+from minirl_lm.kernels.validate import (F32, F64, dense_args, dense_backward_args,
+                                        dlogits_guard, dtheta_guard, exp_args, logp_guard,
+                                        tabular_args, tabular_backward_args)
 
 
 def exp_array(x):
@@ -66,9 +66,7 @@ def exp_array(x):
     Raises:
         ValueError: `x` holds a NaN or is not a 1-D float64 array.
     """
-    _array(x, "x", 1, (np.float64,))
-    if np.isnan(x).any():
-        raise ValueError("x: expected no NaN")
+    exp_args(x, F64)
     return _exp_array(x)
 
 
@@ -84,57 +82,40 @@ def exp32_array(x):
     Raises:
         ValueError: `x` holds a NaN or is not a 1-D float32 array.
     """
-    _array(x, "x", 1, (np.float32,))
-    if np.isnan(x).any():
-        raise ValueError("x: expected no NaN")
+    exp_args(x, F32)
     return _exp32_array(x)
 
 
-def dense_logp(logits, tokens, mask):
+def dense_logp(logits, tokens, mask, parallel=False):
     """Token and sequence log-probs from dense logits, fused: no `(B, T, V)` temporary.
 
-    Validated; the trusted core is `_dense_logp`.
+    Validated; the trusted cores are `_dense_logp` and `_dense_logp_parallel`.
 
     Args:
         logits: `(B, T, V)` float64 or float32, C-contiguous.
         tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
         mask: `(B, T)` float64 0/1, right-padded.
+        parallel: spread the rows over all of numba's threads (opt-in; the same bits).
 
     Returns:
         `(logp, seq_logp)`: `logp` `(B, T)` float64, 0.0 at padding; `seq_logp` `(B,)`, the
         masked sum over `t`.
     """
-    real = _dense_args(logits, tokens, mask)
-    logp, seq = _dense_logp(logits, tokens, mask)
-    _no_nan_rows(logp, real, "logits")
+    dense_args(logits, tokens, mask, parallel)
+    logp, seq = (_dense_logp_parallel if parallel else _dense_logp)(logits, tokens, mask)
+    logp_guard(logp, mask, "logits")
     return logp, seq
 
 
-def dense_logp_parallel(logits, tokens, mask):
-    """`dense_logp` with its rows spread over all of numba's threads (opt-in; same bits).
+def dense_backward(logits, tokens, mask, w, out=None, parallel=False):
+    """The backward of `dense_logp`, eq. (logsoftmax_grad):
+    `dlogits[b, t] = w[b, t] mask[b, t] (onehot(y_bt) - softmax(logits[b, t]))`.
 
-    Args:
-        logits: `(B, T, V)` float64 or float32, C-contiguous.
-        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
-
-    Returns:
-        `(logp (B, T), seq_logp (B,))`, bit for bit those of `dense_logp`.
-    """
-    real = _dense_args(logits, tokens, mask)
-    logp, seq = _dense_logp_parallel(logits, tokens, mask)
-    _no_nan_rows(logp, real, "logits")
-    return logp, seq
-
-
-def dense_backward(logits, tokens, mask, w, out=None):
-    """The backward of `dense_logp`: `dlogits[b, t] = w[b, t] mask[b, t] (onehot(y_bt) - softmax(logits[b, t]))`.
-
-    Without `out` the output is allocated here by NumPy, not inside the kernel: NumPy asks the
-    kernel for transparent huge pages on large arrays, numba's allocator does not, and a fresh
-    32 MB output page-faulted in 4 KB pages cost twice the arithmetic (measured on the page
-    "Performance"). Validated; the trusted core is `_dense_backward_into`. A call that raises
-    after the kernel ran, on a NaN row, has written `out`.
+    Without `out` the output is allocated by NumPy, not inside the kernel: NumPy asks the kernel
+    for transparent huge pages on large arrays, numba's allocator does not, and a fresh 32 MB
+    output page-faulted in 4 KB pages cost twice the arithmetic (measured on the page
+    "Performance"). Validated; the trusted core is `_dense_backward`. A call that raises after
+    the kernel ran, on a NaN row, has written `out`.
 
     Args:
         logits: `(B, T, V)` float64 or float32, C-contiguous.
@@ -143,59 +124,15 @@ def dense_backward(logits, tokens, mask, w, out=None):
         w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
         out: optional C-contiguous `(B, T, V)` array of the logits' dtype to write into (reuse
             it across steps).
+        parallel: spread the rows over all of numba's threads (opt-in; the same bits).
 
     Returns:
         `(B, T, V)` `dlogits`, of the logits' dtype (`out` itself when given).
     """
-    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
-
-
-def dense_backward_parallel(logits, tokens, mask, w, out=None):
-    """`dense_backward` with its rows spread over all of numba's threads (opt-in; same bits).
-
-    Args:
-        logits: `(B, T, V)` float64 or float32, C-contiguous.
-        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
-        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
-        out: optional `(B, T, V)` output array of the logits' dtype.
-
-    Returns:
-        `(B, T, V)` `dlogits`, bit for bit those of `dense_backward`.
-    """
-    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
-
-
-def dense_backward_into(logits, tokens, mask, w, out):
-    """`dense_backward` writing into a given output array.
-
-    Args:
-        logits: `(B, T, V)` float64 or float32, C-contiguous.
-        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
-        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
-        out: C-contiguous `(B, T, V)` array of the logits' dtype.
-
-    Returns:
-        `out`, holding `dlogits`.
-    """
-    return _dense_backward_checked(_dense_backward_into, logits, tokens, mask, w, out)
-
-
-def dense_backward_parallel_into(logits, tokens, mask, w, out):
-    """`dense_backward_parallel` writing into a given output array.
-
-    Args:
-        logits: `(B, T, V)` float64 or float32, C-contiguous.
-        tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
-        w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`.
-        out: C-contiguous `(B, T, V)` array of the logits' dtype.
-
-    Returns:
-        `out`, holding `dlogits`.
-    """
-    return _dense_backward_checked(_dense_backward_parallel_into, logits, tokens, mask, w, out)
+    dense_backward_args(logits, tokens, mask, w, out, parallel)
+    out = _dense_backward(logits, tokens, mask, w, out, parallel)
+    dlogits_guard(out, tokens, mask)
+    return out
 
 
 def tabular_logp(theta, states, tokens, mask):
@@ -213,7 +150,10 @@ def tabular_logp(theta, states, tokens, mask):
     Returns:
         `(logp, seq_logp)`: `(B, T)`, 0.0 at padding, and `(B,)`.
     """
-    return _tabular_fwd(_tabular_logp, theta, states, tokens, mask)
+    tabular_args(theta, states, tokens, mask)
+    logp, seq = _tabular_logp(theta, states, tokens, mask)
+    logp_guard(logp, mask, "theta")
+    return logp, seq
 
 
 def tabular_logp_per_token(theta, states, tokens, mask):
@@ -228,7 +168,10 @@ def tabular_logp_per_token(theta, states, tokens, mask):
     Returns:
         `(logp (B, T), seq_logp (B,))`.
     """
-    return _tabular_fwd(_tabular_logp_per_token, theta, states, tokens, mask)
+    tabular_args(theta, states, tokens, mask)
+    logp, seq = _tabular_logp_per_token(theta, states, tokens, mask)
+    logp_guard(logp, mask, "theta")
+    return logp, seq
 
 
 def tabular_backward(theta, states, tokens, mask, w):
@@ -246,7 +189,10 @@ def tabular_backward(theta, states, tokens, mask, w):
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    return _tabular_bwd(_tabular_backward, theta, states, tokens, mask, w)
+    tabular_backward_args(theta, states, tokens, mask, w)
+    dtheta = _tabular_backward(theta, states, tokens, mask, w)
+    dtheta_guard(dtheta, states, tokens, mask, w)
+    return dtheta
 
 
 def tabular_backward_per_token(theta, states, tokens, mask, w):
@@ -262,7 +208,19 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    return _tabular_bwd(_tabular_backward_per_token, theta, states, tokens, mask, w)
+    tabular_backward_args(theta, states, tokens, mask, w)
+    dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
+    dtheta_guard(dtheta, states, tokens, mask, w)
+    return dtheta
+
+
+def _group_checked(core, r, *args):
+    exact_array(r, "r", 2, F64)
+    out = core(r, *args)
+    if not np.isfinite(out).all():
+        raise ValueError("r: expected finite rewards whose group deviations are finite, got a "
+                         "non-finite advantage")
+    return out
 
 
 def group_centred(r):
@@ -307,7 +265,7 @@ def group_loo(r):
     Raises:
         ValueError: `K < 2`, naming `r`.
     """
-    _array(r, "r", 2, (np.float64,))
+    exact_array(r, "r", 2, F64)
     if r.shape[1] < 2:
         raise ValueError(f"r: expected K >= 2 (leave-one-out at K = 1 is undefined), got "
                          f"shape {r.shape}")

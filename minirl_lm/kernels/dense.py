@@ -66,25 +66,20 @@ def _dense_logp_parallel(logits, tokens, mask):
     return logp, seq_logp
 
 
-def _dense_backward(logits, tokens, mask, w, out=None):
+def _dense_backward(logits, tokens, mask, w, out=None, parallel=False):
     """dlogits (B, T, V) = w[b, t] * mask[b, t] * (onehot(y_bt) - softmax(logits[b, t])).
 
     dlogits has the dtype of logits (float64 or float32). ``out``: an optional C-contiguous
     (B, T, V) array of that dtype to write into (reuse it across steps). Without it the output is
     allocated here by NumPy, not inside the kernel: NumPy asks the kernel for transparent huge
     pages on large arrays, numba's allocator does not, and a fresh 32 MB output page-faulted
-    in 4 KB pages cost twice the arithmetic (measured, see docs/performance.md).
+    in 4 KB pages cost twice the arithmetic (measured, see docs/performance.md). ``parallel``:
+    the rows in ``prange`` over all of numba's threads (opt-in; same bits).
     """
     if out is None:
         out = np.empty_like(logits)                 # (B, T, V)
-    return _dense_backward_into(logits, tokens, mask, w, out)
-
-
-def _dense_backward_parallel(logits, tokens, mask, w, out=None):
-    """``dense_backward`` with its rows spread over all of numba's threads (opt-in; same bits)."""
-    if out is None:
-        out = np.empty_like(logits)                 # (B, T, V)
-    return _dense_backward_parallel_into(logits, tokens, mask, w, out)
+    kernel = _dense_backward_parallel_into if parallel else _dense_backward_into
+    return kernel(logits, tokens, mask, w, out)
 
 
 @njit(cache=True)

@@ -1,70 +1,82 @@
-"""The validators of the public kernel entries: njit passes over (B, T) and the array checks.
+"""The checks of the public kernel entries: one validation call before the core, one guard after.
 
 The jitted cores trust their inputs: an id out of range reads outside the table, a shape
-mismatch can crash the interpreter. The public entries (`kernels/__init__.py`) check, in O(B T)
-(or O(N K)) work beside the O(B T V) of the kernel: types, dtypes, shapes, C-contiguity, 0/1
-masks, ids in range at the real positions, finite weights; then they check the result (a NaN or
-+inf logit, or an all -inf row, gives a NaN that reaches the gathered entry of every output row,
-so an O(B T) look at those entries finds it).
+mismatch can crash the interpreter. The entries (`kernels/__init__.py`) call one bundle here
+before the core (`exp_args`, `dense_args`, `tabular_args`, or the `*_backward_args`): the kinds, dtypes, shapes and
+C-contiguity in O(1) (`minirl_lm.core.checks.exact_array`), then ONE jitted pass over the
+(B, T) batch, `_batch_fault`, for the values (0/1 mask, ids in range at the real positions,
+finite weights). After the core, one guard looks at what the core wrote where a fault shows: a
+NaN or +inf logit, or an all -inf row, gives a NaN at the gathered entry of its output row, and
+an overflowing sum of weights a non-finite gathered entry of `dtheta`, so an O(B T) jitted look
+at those entries finds every fault (`_logp_fault`, `_dlogits_fault`, `_dtheta_fault`).
+
+No check reads the S x V table or the (B, T, V) logits beside the core: the boundary costs
+O(B T) next to the core's O(B T V) (dense) or O(S_visited V + B T) (tabular); the benchmark
+prints each entry's time over its core's. A bad input is a ValueError/TypeError naming the
+argument; the messages are composed only on the error path.
 """
 
 import numpy as np
 from numba import njit
 
+from minirl_lm.core.checks import exact_array, flag
 
-@njit(cache=True)
-def _all_finite(x):
-    """True iff every entry of the 1-D array x is finite (no fastmath: NaN must stay NaN)."""
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
-            return False
-    return True
+F64, F32, I64 = (np.float64,), (np.float32,), (np.int64,)
+LOGITS = (np.float64, np.float32)
+
+# ---------------------------------------------------------------- the jitted passes
 
 
 @njit(cache=True)
-def _bad_mask(mask):
-    """Number of mask entries that are neither 0.0 nor 1.0 (one pass, O(B T))."""
+def _nan_count(x):
+    """Number of NaN entries of a 1-D array (no early exit, no fastmath: the compare vectorizes)."""
     n = 0
-    for b in range(mask.shape[0]):
-        for t in range(mask.shape[1]):
-            x = mask[b, t]
-            n += not (x == 0.0 or x == 1.0)
+    for i in range(x.shape[0]):
+        n += x[i] != x[i]
     return n
 
 
 @njit(cache=True)
-def _bad_id(ids, mask, high):
-    """Flat position b * T + t of the first id outside [0, high) at a real position
-    (mask != 0), or -1 if none (O(B T))."""
-    for b in range(ids.shape[0]):
-        for t in range(ids.shape[1]):
-            if mask[b, t] != 0.0 and (ids[b, t] < 0 or ids[b, t] >= high):
-                return b * ids.shape[1] + t
-    return -1
+def _batch_fault(mask, tokens, V, states, S, w):
+    """One pass over a (B, T) batch: (code, b, t) of its first fault in the order of the checks,
+    code 0 if none. 1: a mask entry that is not 0.0 or 1.0 (anywhere); at the real positions
+    (mask != 0) 2: a state id outside [0, S), 3: a token id outside [0, V), 4: a NaN or +-inf
+    weight. ``states`` and ``w`` may be None (the dense entries have no states, the forwards no
+    weights; numba compiles one specialization per combination)."""
+    B, T = mask.shape
+    first = np.full(5, B * T)                       # (5,) flat position of each code's first fault
+    for b in range(B):
+        for t in range(T):
+            i = b * T + t
+            x = mask[b, t]
+            if not (x == 0.0 or x == 1.0):
+                first[1] = min(first[1], i)
+            if x == 0.0:
+                continue
+            if states is not None and (states[b, t] < 0 or states[b, t] >= S):
+                first[2] = min(first[2], i)
+            if tokens[b, t] < 0 or tokens[b, t] >= V:
+                first[3] = min(first[3], i)
+            if w is not None and not np.isfinite(w[b, t]):
+                first[4] = min(first[4], i)
+    for code in range(1, 5):
+        if first[code] < B * T:
+            return code, first[code] // T, first[code] % T
+    return 0, 0, 0
 
 
 @njit(cache=True)
-def _bad_value(x, mask):
-    """True iff a real position (mask != 0) of x (B, T) is NaN or +-inf (O(B T))."""
-    for b in range(x.shape[0]):
-        for t in range(x.shape[1]):
-            if mask[b, t] != 0.0 and not np.isfinite(x[b, t]):
+def _logp_fault(logp, mask):
+    """True iff a real position of logp (B, T) is NaN (a -inf is a gathered -inf logit)."""
+    for b in range(logp.shape[0]):
+        for t in range(logp.shape[1]):
+            if mask[b, t] != 0.0 and logp[b, t] != logp[b, t]:
                 return True
     return False
 
 
 @njit(cache=True)
-def _nan_at(x, mask):
-    """True iff a real position (mask != 0) of x (B, T) is NaN (O(B T))."""
-    for b in range(x.shape[0]):
-        for t in range(x.shape[1]):
-            if mask[b, t] != 0.0 and x[b, t] != x[b, t]:
-                return True
-    return False
-
-
-@njit(cache=True)
-def _nan_row(out, tokens, mask):
+def _dlogits_fault(out, tokens, mask):
     """True iff a real row of out (B, T, V) has a NaN or +inf at its own token (O(B T))."""
     for b in range(out.shape[0]):
         for t in range(out.shape[1]):
@@ -75,67 +87,113 @@ def _nan_row(out, tokens, mask):
     return False
 
 
-def _array(x, name, ndim, dtypes):
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"{name}: expected a numpy array of dtype "
-                        f"{' or '.join(np.dtype(d).name for d in dtypes)}, got {type(x).__name__}")
-    if x.dtype not in [np.dtype(d) for d in dtypes]:
-        raise TypeError(f"{name}: expected dtype {' or '.join(np.dtype(d).name for d in dtypes)}"
-                        f" (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
-    if x.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
-                         f"got shape {x.shape}")
-    if 0 in x.shape:
-        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
-    if not x.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
-                         f"got strides {x.strides}")
-    return x
+@njit(cache=True)
+def _dtheta_fault(dtheta, states, tokens, mask):
+    """True iff dtheta (S, V) is non-finite at a gathered entry (s_bt, y_bt) of a real token.
+
+    That is every way dtheta can be non-finite: a bad row of theta makes its whole row NaN, an
+    overflowing c[s] makes every entry of row s non-finite (the gathered ones included, as inf or
+    inf * 0 = NaN), and the onehot scatter only writes gathered entries; elsewhere
+    |c[s] pi(v | s)| <= |c[s]|. O(B T) reads, no (B, T) gather array."""
+    for b in range(states.shape[0]):
+        for t in range(states.shape[1]):
+            if mask[b, t] != 0.0 and not np.isfinite(dtheta[states[b, t], tokens[b, t]]):
+                return True
+    return False
 
 
-def _batch(tokens, mask, shape, tokens_name="tokens"):
-    """Check mask (B, T) float64 0/1 and tokens (B, T) int64 against ``shape``; returns the
-    mask (0 at padding, 1 at the real positions)."""
-    _array(mask, "mask", 2, (np.float64,))
+@njit(cache=True)
+def _dead_row(theta, ids):
+    """The first id of ids (M,) whose row of theta (S, V) holds a NaN or +inf or no finite
+    entry, or -1: each visited row is read once (O(S + M + S_visited V))."""
+    seen = np.zeros(theta.shape[0], dtype=np.bool_)
+    for i in range(ids.shape[0]):
+        s = ids[i]
+        if seen[s]:
+            continue
+        seen[s] = True
+        finite = False
+        for v in range(theta.shape[1]):
+            x = theta[s, v]
+            if x != x or x == np.inf:
+                return s
+            finite = finite or x != -np.inf
+        if not finite:
+            return s
+    return -1
+
+
+# ---------------------------------------------------------------- the bundles (before the core)
+
+
+def exp_args(x, dtypes):
+    """``x``: a non-empty C-contiguous 1-D array of ``dtypes`` without NaN."""
+    exact_array(x, "x", 1, dtypes)
+    if _nan_count(x):
+        raise ValueError("x: expected no NaN")
+
+
+def dense_args(logits, tokens, mask, parallel):
+    """The arguments of `dense_logp`."""
+    exact_array(logits, "logits", 3, LOGITS)
+    _batch_arrays(tokens, mask, logits.shape[:2])
+    flag(parallel, "parallel")
+    _batch_values(mask, tokens, logits.shape[2], None, 0, None)
+
+
+def dense_backward_args(logits, tokens, mask, w, out, parallel):
+    """The arguments of `dense_backward` (``out`` None or a buffer to write into)."""
+    exact_array(logits, "logits", 3, LOGITS)
+    _batch_arrays(tokens, mask, logits.shape[:2])
+    _weight_array(w, mask.shape)
+    if out is not None:
+        _out_check(out, logits)
+    flag(parallel, "parallel")
+    _batch_values(mask, tokens, logits.shape[2], None, 0, w)
+
+
+def tabular_args(theta, states, tokens, mask):
+    """The arguments of `tabular_logp` and `tabular_logp_per_token`."""
+    exact_array(theta, "theta", 2, F64)
+    exact_array(states, "states", 2, I64)
+    _batch_arrays(tokens, mask, states.shape)
+    _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], None)
+
+
+def tabular_backward_args(theta, states, tokens, mask, w):
+    """The arguments of `tabular_backward` and `tabular_backward_per_token`."""
+    exact_array(theta, "theta", 2, F64)
+    exact_array(states, "states", 2, I64)
+    _batch_arrays(tokens, mask, states.shape)
+    _weight_array(w, mask.shape)
+    _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], w)
+
+
+def _batch_arrays(tokens, mask, shape):
+    exact_array(mask, "mask", 2, F64)
     if mask.shape != shape:
         raise ValueError(f"mask: expected shape {shape}, got {mask.shape}")
-    if _bad_mask(mask):
-        raise ValueError("mask: expected only 0.0 and 1.0")
-    _array(tokens, tokens_name, 2, (np.int64,))
+    exact_array(tokens, "tokens", 2, I64)
     if tokens.shape != shape:
-        raise ValueError(f"{tokens_name}: expected shape {shape} (that of mask), got {tokens.shape}")
-    return mask
+        raise ValueError(f"tokens: expected shape {shape} (that of mask), got {tokens.shape}")
 
 
-def _ids(x, real, name, high):
-    at = _bad_id(x, real, high)
-    if at != -1:
-        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got "
-                         f"{x.flat[at]} at {np.unravel_index(at, x.shape)}")
-
-
-def _weights(w, real, shape):
-    _array(w, "w", 2, (np.float64,))
+def _weight_array(w, shape):
+    exact_array(w, "w", 2, F64)
     if w.shape != shape:
         raise ValueError(f"w: expected shape {shape} (that of mask), got {w.shape}")
-    if _bad_value(w, real):
+
+
+def _batch_values(mask, tokens, V, states, S, w):
+    code, b, t = _batch_fault(mask, tokens, V, states, S, w)
+    if code == 1:
+        raise ValueError("mask: expected only 0.0 and 1.0")
+    if code in (2, 3):
+        name, ids, high = ("states", states, S) if code == 2 else ("tokens", tokens, V)
+        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got "
+                         f"{int(ids[b, t])} at ({b}, {t})")
+    if code == 4:
         raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
-
-
-def _dense_args(logits, tokens, mask):
-    _array(logits, "logits", 3, (np.float64, np.float32))
-    B, T, V = logits.shape
-    real = _batch(tokens, mask, (B, T))
-    _ids(tokens, real, "tokens", V)
-    return real
-
-
-def _no_nan_rows(logp, real, name):
-    """Raise naming ``name`` if a real position's log-prob is NaN (a -inf one is a gathered
-    -inf logit, documented; +inf cannot come from a row with a finite entry)."""
-    if _nan_at(logp, real):
-        raise ValueError(f"{name}: expected rows with a finite entry and no NaN or +inf at the "
-                         f"real positions, got a row whose result is NaN")
 
 
 def _out_check(out, logits):
@@ -149,54 +207,30 @@ def _out_check(out, logits):
         raise ValueError("out: expected an array not sharing memory with logits")
 
 
-def _dense_backward_checked(core, logits, tokens, mask, w, out):
-    real = _dense_args(logits, tokens, mask)
-    _weights(w, real, mask.shape)
-    if out is None:
-        out = np.empty_like(logits)                 # (B, T, V)
-    else:
-        _out_check(out, logits)
-    core(logits, tokens, mask, w, out)
-    if _nan_row(out, tokens, real):
-        raise ValueError("logits: expected rows with a finite entry and no NaN or +inf at the "
-                         "real positions, got a row whose result is NaN")
-    return out
+# ---------------------------------------------------------------- the guards (after the core)
+
+ROWS = "rows with a finite entry and no NaN or +inf"
 
 
-def _tabular_args(theta, states, tokens, mask):
-    _array(theta, "theta", 2, (np.float64,))
-    S, V = theta.shape
-    _array(states, "states", 2, (np.int64,))
-    real = _batch(tokens, mask, states.shape)
-    _ids(states, real, "states", S)
-    _ids(tokens, real, "tokens", V)
-    return real
+def logp_guard(logp, mask, name):
+    """Raise naming ``name`` (the table or the logits) if a real position's log-prob is NaN."""
+    if _logp_fault(logp, mask):
+        raise ValueError(f"{name}: expected {ROWS} at the real positions, got a row whose "
+                         f"result is NaN")
 
 
-def _tabular_fwd(core, theta, states, tokens, mask):
-    real = _tabular_args(theta, states, tokens, mask)
-    logp, seq = core(theta, states, tokens, mask)
-    _no_nan_rows(logp, real, "theta")
-    return logp, seq
+def dlogits_guard(out, tokens, mask):
+    """Raise naming ``logits`` if a real row of the dense backward is NaN (``out`` is written)."""
+    if _dlogits_fault(out, tokens, mask):
+        raise ValueError(f"logits: expected {ROWS} at the real positions, got a row whose "
+                         f"result is NaN")
 
 
-def _tabular_bwd(core, theta, states, tokens, mask, w):
-    real = _tabular_args(theta, states, tokens, mask)
-    _weights(w, real, mask.shape)
-    dtheta = core(theta, states, tokens, mask, w)
-    g = dtheta[states, tokens]                                    # (B, T) each token's own entry
-    if _bad_value(g, real):
+def dtheta_guard(dtheta, states, tokens, mask, w):
+    """Raise if ``dtheta`` is non-finite: naming ``w`` if its real entries' sum overflows, else
+    ``theta`` (a bad visited row)."""
+    if _dtheta_fault(dtheta, states, tokens, mask):
         with np.errstate(over="ignore"):
-            name = "w" if not np.isfinite(np.abs(w[real != 0]).sum()) else "theta"
-        raise ValueError(f"{name}: expected {'weights whose sums are finite' if name == 'w' else 'rows with a finite entry and no NaN or +inf'}, "
-                         f"got a non-finite gradient")
-    return dtheta
-
-
-def _group_checked(core, r, *args):
-    _array(r, "r", 2, (np.float64,))
-    out = core(r, *args)
-    if not _all_finite(out.reshape(-1)):
-        raise ValueError("r: expected finite rewards whose group deviations are finite, got a "
-                         "non-finite advantage")
-    return out
+            name = "w" if not np.isfinite(np.abs(w[mask != 0]).sum()) else "theta"
+        what = "weights whose sums are finite" if name == "w" else ROWS
+        raise ValueError(f"{name}: expected {what}, got a non-finite gradient")

@@ -117,9 +117,9 @@ def test_parallel_equals_serial(kw, dtype):
     _, logits, _, tokens, mask, w = case(**kw)
     logits = logits.astype(dtype)
     serial = K.dense_logp(logits, tokens, mask)
-    for a, b in zip(K.dense_logp_parallel(logits, tokens, mask), serial):
+    for a, b in zip(K.dense_logp(logits, tokens, mask, parallel=True), serial):
         assert np.array_equal(a, b)
-    got = K.dense_backward_parallel(logits, tokens, mask, w)
+    got = K.dense_backward(logits, tokens, mask, w, parallel=True)
     assert got.dtype == dtype
     assert np.array_equal(got, K.dense_backward(logits, tokens, mask, w))
 
@@ -128,9 +128,9 @@ def test_backward_out_is_reused():
     """out= is written in full (padding rows too) and returned: garbage in it never leaks."""
     _, logits, _, tokens, mask, w = case(10)
     want = K.dense_backward(logits, tokens, mask, w)
-    for back in (K.dense_backward, K.dense_backward_parallel):
+    for parallel in (False, True):
         out = np.full_like(logits, np.nan)
-        assert back(logits, tokens, mask, w, out=out) is out
+        assert K.dense_backward(logits, tokens, mask, w, out=out, parallel=parallel) is out
         assert np.array_equal(out, want)
 
 
@@ -140,10 +140,12 @@ def test_padding_never_read():
     bad[mask == 0] = np.nan                                 # garbage where mask is 0
     for a, b in zip(K.dense_logp(bad, tokens, mask), K.dense_logp(logits, tokens, mask)):
         assert np.array_equal(a, b)
-    for back in (K.dense_backward, K.dense_backward_parallel):
-        assert np.array_equal(back(bad, tokens, mask, w * np.where(mask > 0, 1, np.nan)),
+    for parallel in (False, True):
+        assert np.array_equal(K.dense_backward(bad, tokens, mask, w * np.where(mask > 0, 1, np.nan),
+                                               parallel=parallel),
                               K.dense_backward(logits, tokens, mask, w))
-    for a, b in zip(K.dense_logp_parallel(bad, tokens, mask), K.dense_logp(logits, tokens, mask)):
+    for a, b in zip(K.dense_logp(bad, tokens, mask, parallel=True),
+                    K.dense_logp(logits, tokens, mask)):
         assert np.array_equal(a, b)
 
 
