@@ -17,7 +17,8 @@ Sections:
   tabular    the policy's case, logits = theta[states]: per-state kernels (one softmax per visited
              state), per-token kernels, NumPy naive (theta[states] materialized, np.add.at),
              NumPy per state (np.unique + one softmax per visited state), PyTorch autograd.
-  adv        group advantages on rewards (N, K): kernel, NumPy naive, minirl_lm.pg.advantages.
+  adv        group advantages on rewards (N, K): the Numba kernels of examples/_group_kernels.py
+             (not in the library), NumPy naive, minirl_lm.pg.advantages.
   e2e        one grpo_step on a multi-token task (with the share spent in the kernels), and the
              wall time of `python examples/k_sweep.py` in a subprocess.
   jit        compile time with a cold cache (fresh NUMBA_CACHE_DIR, subprocess) and the first call
@@ -43,6 +44,7 @@ from minirl_lm import kernels
 from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+import _group_kernels as gk  # noqa: E402
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 try:
@@ -446,29 +448,17 @@ def run_tabular(args, rng):
 
 # ---------------------------------------------------------------- advantages on r (N, K)
 
-def np_centred(r):
-    return r - r.mean(axis=1, keepdims=True)
-
-
-def np_standardized(r, eps=1e-8):
-    return (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + eps)
-
-
-def np_loo(r):
-    return r - (r.sum(axis=1, keepdims=True) - r) / (r.shape[1] - 1)
-
-
 def run_adv(args, rng):
     rows = []
     for NK in (1000, 100_000) if args.quick else (1000, 1_000_000):
         for K in (8, 64):
             r = rng.standard_normal((NK // K, K))                          # (N, K)
             for name, kern, naive, lib in (
-                    ("centred", lambda: kernels._group_centred(r), lambda: np_centred(r),
+                    ("centred", lambda: gk._group_centred(r), lambda: gk.np_centred(r),
                      lambda: centred(r)),
-                    ("standardized", lambda: kernels._group_standardized(r, 1e-8, 0),
-                     lambda: np_standardized(r), lambda: standardized(r)),
-                    ("leave-one-out", lambda: kernels._group_loo(r), lambda: np_loo(r),
+                    ("standardized", lambda: gk._group_standardized(r, 1e-8, 0),
+                     lambda: gk.np_standardized(r), lambda: standardized(r)),
+                    ("leave-one-out", lambda: gk._group_loo(r), lambda: gk.np_loo(r),
                      lambda: leave_one_out(r))):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
@@ -480,7 +470,8 @@ def run_adv(args, rng):
                            t["naive"] / t["kernel"], 4)
     table("Group advantages on rewards (N, K), float64",
           ["N*K", "K", "baseline", "per reward", "NumPy naive", "advantages.py"], rows,
-          "  columns: time / the kernel; advantages.py is the library's validated NumPy code.")
+          "  columns: time / the kernel (examples/_group_kernels.py, not in the library);\n"
+          "  advantages.py is the library's validated NumPy code.")
 
 
 # ---------------------------------------------------------------- end to end
@@ -564,6 +555,7 @@ JIT_CHILD = textwrap.dedent("""
     import numpy as np
     from minirl_lm import kernels as K
     t_import = time.perf_counter() - t0
+    import _group_kernels as G                        # examples/, on PYTHONPATH
     th = np.zeros((2, 3)); st = np.zeros((1, 2), np.int64); m = np.ones((1, 2))
     lg = np.zeros((1, 2, 3)); w = np.ones((1, 2)); r = np.ones((2, 2)); f4 = np.float32
     calls = {"exp_array (first dispatch)": (K.exp_array, (np.zeros(3),)),
@@ -576,9 +568,9 @@ JIT_CHILD = textwrap.dedent("""
              "dense_logp parallel": (lambda *a: K.dense_logp(*a, parallel=True), (lg, st, m)),
              "dense_backward parallel": (lambda *a: K.dense_backward(*a, parallel=True),
                                          (lg, st, m, w)),
-             "group_centred": (K.group_centred, (r,)),
-             "group_standardized": (K.group_standardized, (r, 1e-8, 0)),
-             "group_loo": (K.group_loo, (r,))}
+             "_group_centred (examples)": (G._group_centred, (r,)),
+             "_group_standardized (examples)": (G._group_standardized, (r, 1e-8, 0)),
+             "_group_loo (examples)": (G._group_loo, (r,))}
     names = sys.argv[1:] or list(calls)
     out = {"import minirl_lm.kernels": t_import}
     for name in names:
@@ -589,14 +581,15 @@ JIT_CHILD = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "group_centred"]
+QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "tabular_backward"]
 
 
 def run_jit(args, rng):
     import json
     names = QUICK_JIT if args.quick else []
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        path = os.pathsep.join([HERE] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=path)
         env.pop("NUMBA_DISABLE_JIT", None)
         runs = []
         for _ in range(2):                            # cold (empty cache), then warm
@@ -680,16 +673,13 @@ def validation_line(args, rng):
     S = 256 if args.quick else 1024
     theta = rng.standard_normal((S, V))                                     # (S, V)
     states = rng.integers(0, S, tokens.shape)                               # (B, T)
-    r = rng.standard_normal((100_000 // 8, 8))                              # (N, K)
     pairs = {"dense_logp": (kernels.dense_logp, kernels._dense_logp, (logits, tokens, mask)),
              "dense_backward": (kernels.dense_backward, kernels._dense_backward,
                                 (logits, tokens, mask, w)),
              "tabular_logp": (kernels.tabular_logp, kernels._tabular_logp,
                               (theta, states, tokens, mask)),
              "tabular_backward": (kernels.tabular_backward, kernels._tabular_backward,
-                                  (theta, states, tokens, mask, w)),
-             "group_standardized": (kernels.group_standardized, kernels._group_standardized,
-                                    (r, 1e-8, 0))}
+                                  (theta, states, tokens, mask, w))}
     methods = {}
     for name, (pub, core, a) in pairs.items():
         methods[name] = (lambda f=pub, a=a: f(*a))

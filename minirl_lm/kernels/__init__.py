@@ -38,15 +38,11 @@ file changes, not when a kernel it calls from another file does: after editing `
 `rows.py`, delete `minirl_lm/kernels/__pycache__` (or point `NUMBA_CACHE_DIR` elsewhere).
 """
 
-import numpy as np
-
-from minirl_lm.core.checks import exact_array, float_scalar, int_scalar
 from minirl_lm.kernels.chunk import _chunk_grad_inplace, _chunk_logp  # noqa: F401
 from minirl_lm.kernels.dense import (_dense_backward, _dense_backward_into,  # noqa: F401
                                      _dense_backward_parallel_into, _dense_logp,
                                      _dense_logp_parallel)
 from minirl_lm.kernels.exp import _exp32_array, _exp_array
-from minirl_lm.kernels.group import _group_centred, _group_loo, _group_standardized
 from minirl_lm.kernels.tabular import (_tabular_backward, _tabular_backward_per_token,
                                        _tabular_logp, _tabular_logp_per_token)
 from minirl_lm.kernels.validate import (F32, F64, dense_args, dense_backward_args,
@@ -212,61 +208,3 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
     dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
     dtheta_guard(dtheta, states, tokens, mask, w)
     return dtheta
-
-
-def _group_checked(core, r, *args):
-    exact_array(r, "r", 2, F64)
-    out = core(r, *args)
-    if not np.isfinite(out).all():
-        raise ValueError("r: expected finite rewards whose group deviations are finite, got a "
-                         "non-finite advantage")
-    return out
-
-
-def group_centred(r):
-    """Centred group advantages `A = R - mean_k R`; `K = 1` or equal rewards give 0.0.
-
-    Args:
-        r: `(N, K)` float64 rewards, C-contiguous.
-
-    Returns:
-        `(N, K)` advantages.
-    """
-    return _group_checked(_group_centred, r)
-
-
-def group_standardized(r, eps, ddof):
-    """Standardized group advantages `A = (R - mean) / (std + xi)`.
-
-    Validated; the trusted core is `_group_standardized`.
-
-    Args:
-        r: `(N, K)` float64 rewards, C-contiguous.
-        eps: the stabilizer `xi`, a finite float `>= 0`.
-        ddof: the int 0 (population std) or 1 (Bessel).
-
-    Returns:
-        `(N, K)` advantages.
-    """
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
-    return _group_checked(_group_standardized, r, eps, ddof)
-
-
-def group_loo(r):
-    """Leave-one-out advantages `A_k = R_k - mean of the other K - 1 rewards`.
-
-    Args:
-        r: `(N, K)` float64 rewards with `K >= 2`, C-contiguous.
-
-    Returns:
-        `(N, K)` advantages.
-
-    Raises:
-        ValueError: `K < 2`, naming `r`.
-    """
-    exact_array(r, "r", 2, F64)
-    if r.shape[1] < 2:
-        raise ValueError(f"r: expected K >= 2 (leave-one-out at K = 1 is undefined), got "
-                         f"shape {r.shape}")
-    return _group_checked(_group_loo, r)

@@ -384,7 +384,6 @@ BAD["ktheta"] = bad_kfloat(np.float64, 2)
 BAD["kw"] = bad_kfloat(np.float64, 2)
 BAD["kx"] = bad_kfloat(np.float64, 1)
 BAD["kx32"] = bad_kfloat(np.float32, 1)
-BAD["kr"] = bad_kfloat(np.float64, 2)
 
 
 # ---------------------------------------------------------------- the table
@@ -613,9 +612,6 @@ TABLE = [
     F(kernels.tabular_backward_per_token, theta=("ktheta", POLICY_THETA),
       states=("kids6", K_IDS(6)), tokens=("kids3", K_IDS(3)), mask=("kmask", MASK),
       w=("kw", LOGP)),
-    F(kernels.group_centred, r=("kr", R)),
-    F(kernels.group_standardized, r=("kr", R), eps=("nonneg", const(1e-8)), ddof=("ddof", const(0))),
-    F(kernels.group_loo, r=("kr", R)),
 ]
 
 # the off-policy, regularizer, preference, multi-turn and big-vocabulary modules

@@ -1,9 +1,22 @@
-"""Group advantages on rewards r (N, K): centred, standardized, leave-one-out (temporary home)."""
+"""Numba kernels of the group advantages on rewards r (N, K), for examples/benchmark.py only.
+
+The library's advantages (`minirl_lm.pg.advantages`) are NumPy: an objective file imports NumPy
+and the checks only, and at the sizes RL uses (N K rewards a step, not N K V logits) the
+advantages are a small share of a step. These kernels measure what compiling them would buy
+(the benchmark's section `adv`); their NumPy twins are beside them and
+tests/examples/test_benchmark.py holds the two equal (and the edge cases bit for bit: K = 1 and
+equal rewards give exactly 0.0).
+
+The group sums are reassociated (they vectorize); a sum of exact zeros stays exactly 0, so equal
+rewards still give a zero advantage bit for bit. Module-level `@njit(cache=True)` functions
+calling each other directly, as in `minirl_lm/kernels/` (the cache trap). The cores trust their
+input: C-contiguous float64 r (N, K) with N, K >= 1 (K >= 2 for `_group_loo`).
+"""
 
 import numpy as np
 from numba import njit
 
-from minirl_lm.kernels.rows import _FM
+_FM = {"nsz", "arcp", "contract", "afn", "reassoc"}    # as minirl_lm/kernels/rows.py: no nnan/ninf
 
 
 @njit(cache=True, fastmath=_FM)
@@ -82,3 +95,20 @@ def _group_loo(r):
         for k in range(K):
             out[n, k] = ((r[n, k] - r0) - mean_d) * c  # eq. (pg_loo)
     return out
+
+
+# ---------------------------------------------------------------- the NumPy twins
+
+def np_centred(r):
+    """A = r - mean_k r, eq. (pg_centred)."""
+    return r - r.mean(axis=1, keepdims=True)
+
+
+def np_standardized(r, eps=1e-8, ddof=0):
+    """A = (r - mean) / (std + eps), eq. (pg_normalized)."""
+    return (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, ddof=ddof, keepdims=True) + eps)
+
+
+def np_loo(r):
+    """A_k = r_k - mean of the other K - 1 rewards, eq. (pg_loo)."""
+    return r - (r.sum(axis=1, keepdims=True) - r) / (r.shape[1] - 1)
