@@ -230,11 +230,13 @@ def _check_shape(arr, name, ndim, shape):
 
 def exact_array(x, name, ndim, dtypes):
     """Raise unless ``x`` is a non-empty C-contiguous ndarray of ``ndim`` dimensions and one of
-    ``dtypes`` (no conversion: a kernel reads the memory as it is); returns ``x``."""
-    want = " or ".join(np.dtype(d).name for d in dtypes)
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"{name}: expected a numpy array of dtype {want}, got {type(x).__name__}")
-    if x.dtype not in dtypes:
+    ``dtypes`` (no conversion: a kernel reads the memory as it is); returns ``x``. A few
+    attribute reads on the good path: the messages are composed only when one is raised."""
+    if not isinstance(x, np.ndarray) or x.dtype not in dtypes:
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"{name}: expected a numpy array of dtype {want}, got "
+                            f"{type(x).__name__}")
         raise TypeError(f"{name}: expected dtype {want} (convert with "
                         f"np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
     if x.ndim != ndim:

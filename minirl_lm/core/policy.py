@@ -31,6 +31,7 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
+from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault
 from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
                               rng_check, same_shape)
 
@@ -87,6 +88,13 @@ def log_softmax_table(theta):
 class TabularPolicy:
     """The policy `pi_theta(y | s) = softmax(theta[s])_y` for a table `theta` of shape `(S, V)`.
 
+    The policy owns `theta` and checks it when it is set: at construction and on every
+    assignment `policy.theta = new` (a property: a bad table is refused and the old one kept).
+    So `logp`, `backward` and `sample` call the kernels on a table they trust, and check only
+    what they touch: the batch, and (after the kernel) the O(B T) entries where a table edited
+    in place into NaN or +inf would show (`policy.theta[...] = x` and `policy.theta -= step`
+    write the array before the setter sees it, or without it).
+
     Args:
         theta: `(S, V)` logits (copied); entries may be `-inf`, every row needs a finite entry.
 
@@ -95,8 +103,21 @@ class TabularPolicy:
     """
 
     def __init__(self, theta):
-        self.theta = np.array(_check_theta(theta), dtype=np.float64, order="C")  # own copy
-        self.S, self.V = self.theta.shape
+        self.theta = theta
+
+    @property
+    def theta(self):
+        """The `(S, V)` float64 C-contiguous logit table."""
+        return self._theta
+
+    @theta.setter
+    def theta(self, value):
+        if value is getattr(self, "_theta", None):        # `policy.theta -= step`: in place
+            _check_theta(value)
+        else:                                             # a new table: checked, then an own copy
+            value = np.array(_check_theta(value), dtype=np.float64, order="C")
+        self._theta = value
+        self.S, self.V = value.shape
 
     def copy(self):
         """An independent copy: use it as the frozen reference `pi_ref`.
@@ -139,7 +160,7 @@ class TabularPolicy:
         """
         rng_check(rng, "rng")
         states = int_array(states, "states", low=0, high=self.S)
-        if not np.isfinite(self.theta).any(axis=1).all() or np.isnan(self.theta).any():
+        if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError("theta: expected rows with a finite entry and no NaN "
                              "(the table was changed after construction)")
         return self._sample(states, rng)
@@ -219,9 +240,10 @@ class TabularPolicy:
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
         w = float_array(dlogp, "dlogp", shape=states.shape)
-        with np.errstate(over="ignore", invalid="ignore"):
-            dtheta = self._backward(states, tokens, mask, w)
-        return finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        dtheta = self._backward(states, tokens, mask, w)
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(B T), see there
+            finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        return dtheta
 
     def _backward(self, states, tokens, mask, w):
         """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded

@@ -46,8 +46,8 @@ from minirl_lm.kernels.exp import _exp32_array, _exp_array
 from minirl_lm.kernels.tabular import (_tabular_backward, _tabular_backward_per_token,
                                        _tabular_logp, _tabular_logp_per_token)
 from minirl_lm.kernels.validate import (F32, F64, dense_args, dense_backward_args,
-                                        dlogits_guard, dtheta_guard, exp_args, logp_guard,
-                                        tabular_args, tabular_backward_args)
+                                        dlogits_guard, dtheta_guard, exp_args, exp_guard,
+                                        logp_guard, tabular_args, tabular_backward_args)
 
 
 def exp_array(x):
@@ -63,7 +63,9 @@ def exp_array(x):
         ValueError: `x` holds a NaN or is not a 1-D float64 array.
     """
     exp_args(x, F64)
-    return _exp_array(x)
+    out, nan = _exp_array(x)
+    exp_guard(nan)
+    return out
 
 
 def exp32_array(x):
@@ -79,7 +81,9 @@ def exp32_array(x):
         ValueError: `x` holds a NaN or is not a 1-D float32 array.
     """
     exp_args(x, F32)
-    return _exp32_array(x)
+    out, nan = _exp32_array(x)
+    exp_guard(nan)
+    return out
 
 
 def dense_logp(logits, tokens, mask, parallel=False):
@@ -185,9 +189,9 @@ def tabular_backward(theta, states, tokens, mask, w):
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    tabular_backward_args(theta, states, tokens, mask, w)
+    wsum = tabular_backward_args(theta, states, tokens, mask, w)
     dtheta = _tabular_backward(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, states, tokens, mask, w)
+    dtheta_guard(dtheta, states, tokens, mask, w, wsum)
     return dtheta
 
 
@@ -204,7 +208,7 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    tabular_backward_args(theta, states, tokens, mask, w)
+    wsum = tabular_backward_args(theta, states, tokens, mask, w)
     dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, states, tokens, mask, w)
+    dtheta_guard(dtheta, states, tokens, mask, w, wsum)
     return dtheta

@@ -22,29 +22,48 @@ from numba import njit
 from minirl_lm.core.checks import exact_array, flag
 
 F64, F32, I64 = (np.float64,), (np.float32,), (np.int64,)
+_SUM = {"reassoc"}          # wsum is a bound: its order may change (it vectorizes); NaN stays NaN
 LOGITS = (np.float64, np.float32)
 
 # ---------------------------------------------------------------- the jitted passes
 
 
-@njit(cache=True)
-def _nan_count(x):
-    """Number of NaN entries of a 1-D array (no early exit, no fastmath: the compare vectorizes)."""
-    n = 0
-    for i in range(x.shape[0]):
-        n += x[i] != x[i]
-    return n
-
-
-@njit(cache=True)
+@njit(cache=True, fastmath=_SUM)
 def _batch_fault(mask, tokens, V, states, S, w):
-    """One pass over a (B, T) batch: (code, b, t) of its first fault in the order of the checks,
-    code 0 if none. 1: a mask entry that is not 0.0 or 1.0 (anywhere); at the real positions
-    (mask != 0) 2: a state id outside [0, S), 3: a token id outside [0, V), 4: a NaN or +-inf
-    weight. ``states`` and ``w`` may be None (the dense entries have no states, the forwards no
-    weights; numba compiles one specialization per combination)."""
+    """The values of a (B, T) batch: (code, b, t, wsum). code is that of its first fault in the
+    order of the checks, 0 if none: 1 a mask entry that is not 0.0 or 1.0 (anywhere); at the
+    real positions (mask != 0) 2 a state id outside [0, S), 3 a token id outside [0, V), 4 a NaN
+    or +-inf weight. wsum = sum of |w| over the real positions (the bound `_dtheta_fault` uses).
+    ``states`` and ``w`` may be None (the dense entries have no states, the forwards no weights;
+    numba compiles one specialization per combination).
+
+    The good path is one branch-free pass (it vectorizes); only a batch with a fault, or a
+    non-finite wsum, is scanned again, position by position, to say where."""
+    B, T = mask.shape
+    bad = False
+    wsum = 0.0
+    for b in range(B):
+        for t in range(T):
+            x = mask[b, t]
+            real = x != 0.0
+            bad |= real & (x != 1.0)
+            if states is not None:
+                bad |= real & ((states[b, t] < 0) | (states[b, t] >= S))
+            bad |= real & ((tokens[b, t] < 0) | (tokens[b, t] >= V))
+            if w is not None:
+                wsum += abs(w[b, t]) if real else 0.0
+    if not bad and np.isfinite(wsum):
+        return 0, 0, 0, wsum
+    return _batch_fault_at(mask, tokens, V, states, S, w)
+
+
+@njit(cache=True)
+def _batch_fault_at(mask, tokens, V, states, S, w):
+    """``_batch_fault``'s second pass: the first fault of each code, by position; the lowest code
+    that has one wins (so a bad mask is named before an id it makes real)."""
     B, T = mask.shape
     first = np.full(5, B * T)                       # (5,) flat position of each code's first fault
+    wsum = 0.0
     for b in range(B):
         for t in range(T):
             i = b * T + t
@@ -57,22 +76,25 @@ def _batch_fault(mask, tokens, V, states, S, w):
                 first[2] = min(first[2], i)
             if tokens[b, t] < 0 or tokens[b, t] >= V:
                 first[3] = min(first[3], i)
-            if w is not None and not np.isfinite(w[b, t]):
-                first[4] = min(first[4], i)
+            if w is not None:
+                if not np.isfinite(w[b, t]):
+                    first[4] = min(first[4], i)
+                wsum += abs(w[b, t])
     for code in range(1, 5):
         if first[code] < B * T:
-            return code, first[code] // T, first[code] % T
-    return 0, 0, 0
+            return code, first[code] // T, first[code] % T, wsum
+    return 0, 0, 0, wsum                            # finite w whose sum of |w| overflows
 
 
 @njit(cache=True)
 def _logp_fault(logp, mask):
-    """True iff a real position of logp (B, T) is NaN (a -inf is a gathered -inf logit)."""
+    """True iff a real position of logp (B, T) is NaN (a -inf is a gathered -inf logit);
+    branch-free, so the pass vectorizes."""
+    bad = False
     for b in range(logp.shape[0]):
         for t in range(logp.shape[1]):
-            if mask[b, t] != 0.0 and logp[b, t] != logp[b, t]:
-                return True
-    return False
+            bad |= (mask[b, t] != 0.0) & (logp[b, t] != logp[b, t])
+    return bad
 
 
 @njit(cache=True)
@@ -88,18 +110,36 @@ def _dlogits_fault(out, tokens, mask):
 
 
 @njit(cache=True)
-def _dtheta_fault(dtheta, states, tokens, mask):
-    """True iff dtheta (S, V) is non-finite at a gathered entry (s_bt, y_bt) of a real token.
+def _dtheta_fault(dtheta, states, tokens, mask, wsum):
+    """True iff dtheta (S, V) of the tabular backward holds a NaN or +-inf; O(B T) sequential
+    reads and one read of dtheta per visited state.
 
-    That is every way dtheta can be non-finite: a bad row of theta makes its whole row NaN, an
-    overflowing c[s] makes every entry of row s non-finite (the gathered ones included, as inf or
-    inf * 0 = NaN), and the onehot scatter only writes gathered entries; elsewhere
-    |c[s] pi(v | s)| <= |c[s]|. O(B T) reads, no (B, T) gather array."""
+    Where dtheta can go non-finite: a bad row of theta (a NaN or +inf entry, or no finite one)
+    has a NaN logsumexp and makes its whole row of dtheta NaN (c[s] NaN = NaN, 0 NaN = NaN); an
+    overflowing c[s] makes its whole row non-finite (inf, or inf 0 = NaN); so one entry of each
+    visited row shows both. The onehot scatter sums w into the gathered entries only, and when
+    the sum of |w| over the real positions, wsum, is below 1e307, no partial sum of w, nor
+    |scatter| + |c[s] pi| <= 2 wsum, can overflow; above it every gathered entry is read."""
+    seen = np.zeros(dtheta.shape[0], dtype=np.bool_)
     for b in range(states.shape[0]):
         for t in range(states.shape[1]):
-            if mask[b, t] != 0.0 and not np.isfinite(dtheta[states[b, t], tokens[b, t]]):
-                return True
+            if mask[b, t] != 0.0:
+                s = states[b, t]
+                if wsum >= 1e307 or not seen[s]:
+                    seen[s] = True
+                    if not np.isfinite(dtheta[s, tokens[b, t]]):
+                        return True
     return False
+
+
+@njit(cache=True, fastmath=_SUM)
+def _abs_sum(w, mask):
+    """sum of |w| over the real positions of w (B, T): the wsum of `_dtheta_fault`."""
+    acc = 0.0
+    for b in range(w.shape[0]):
+        for t in range(w.shape[1]):
+            acc += abs(w[b, t]) if mask[b, t] != 0.0 else 0.0
+    return acc
 
 
 @njit(cache=True)
@@ -127,10 +167,9 @@ def _dead_row(theta, ids):
 
 
 def exp_args(x, dtypes):
-    """``x``: a non-empty C-contiguous 1-D array of ``dtypes`` without NaN."""
+    """``x``: a non-empty C-contiguous 1-D array of ``dtypes`` (its NaN are counted by the core
+    in its one pass, then refused by `exp_guard`)."""
     exact_array(x, "x", 1, dtypes)
-    if _nan_count(x):
-        raise ValueError("x: expected no NaN")
 
 
 def dense_args(logits, tokens, mask, parallel):
@@ -161,12 +200,13 @@ def tabular_args(theta, states, tokens, mask):
 
 
 def tabular_backward_args(theta, states, tokens, mask, w):
-    """The arguments of `tabular_backward` and `tabular_backward_per_token`."""
+    """The arguments of `tabular_backward` and `tabular_backward_per_token`; returns the sum of
+    |w| over the real positions, for `dtheta_guard`."""
     exact_array(theta, "theta", 2, F64)
     exact_array(states, "states", 2, I64)
     _batch_arrays(tokens, mask, states.shape)
     _weight_array(w, mask.shape)
-    _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], w)
+    return _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], w)
 
 
 def _batch_arrays(tokens, mask, shape):
@@ -185,7 +225,7 @@ def _weight_array(w, shape):
 
 
 def _batch_values(mask, tokens, V, states, S, w):
-    code, b, t = _batch_fault(mask, tokens, V, states, S, w)
+    code, b, t, wsum = _batch_fault(mask, tokens, V, states, S, w)
     if code == 1:
         raise ValueError("mask: expected only 0.0 and 1.0")
     if code in (2, 3):
@@ -194,6 +234,7 @@ def _batch_values(mask, tokens, V, states, S, w):
                          f"{int(ids[b, t])} at ({b}, {t})")
     if code == 4:
         raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
+    return wsum
 
 
 def _out_check(out, logits):
@@ -212,6 +253,12 @@ def _out_check(out, logits):
 ROWS = "rows with a finite entry and no NaN or +inf"
 
 
+def exp_guard(nan):
+    """Raise naming ``x`` if the core counted a NaN in it (its exp would be NaN)."""
+    if nan:
+        raise ValueError("x: expected no NaN")
+
+
 def logp_guard(logp, mask, name):
     """Raise naming ``name`` (the table or the logits) if a real position's log-prob is NaN."""
     if _logp_fault(logp, mask):
@@ -226,10 +273,10 @@ def dlogits_guard(out, tokens, mask):
                          f"result is NaN")
 
 
-def dtheta_guard(dtheta, states, tokens, mask, w):
+def dtheta_guard(dtheta, states, tokens, mask, w, wsum):
     """Raise if ``dtheta`` is non-finite: naming ``w`` if its real entries' sum overflows, else
-    ``theta`` (a bad visited row)."""
-    if _dtheta_fault(dtheta, states, tokens, mask):
+    ``theta`` (a bad visited row). ``wsum``: what `tabular_backward_args` returned."""
+    if _dtheta_fault(dtheta, states, tokens, mask, wsum):
         with np.errstate(over="ignore"):
             name = "w" if not np.isfinite(np.abs(w[mask != 0]).sum()) else "theta"
         what = "weights whose sums are finite" if name == "w" else ROWS
