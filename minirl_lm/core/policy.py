@@ -31,9 +31,10 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault
 from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
-                              rng_check, same_shape)
+                                   rng_check, same_shape)
+from minirl_lm.core.ops import log_softmax
+from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault
 
 
 def _softmax(theta):
@@ -41,12 +42,6 @@ def _softmax(theta):
     z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
     e = np.exp(z)                                         # (S, V)
     return e / e.sum(axis=1, keepdims=True)
-
-
-def _log_softmax(theta):
-    """Row-wise log-softmax of a checked (S, V) logit table (-inf entries stay -inf)."""
-    z = theta - theta.max(axis=1, keepdims=True)          # (S, V)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
 
 def _check_theta(theta, name="theta"):
@@ -82,7 +77,7 @@ def log_softmax_table(theta):
     Returns:
         `(S, V)` log-probabilities.
     """
-    return _log_softmax(_check_theta(theta))
+    return log_softmax(_check_theta(theta))
 
 
 class TabularPolicy:
@@ -141,7 +136,7 @@ class TabularPolicy:
         Returns:
             `(S, V)` log-probabilities.
         """
-        return _log_softmax(self.theta)
+        return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
