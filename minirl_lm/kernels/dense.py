@@ -97,7 +97,7 @@ def _dense_backward_into(logits, tokens, mask, w, out):
 
 @njit(cache=True, parallel=True)
 def _dense_backward_parallel_into(logits, tokens, mask, w, out):
-    """The kernel of ``dense_backward_parallel``: rows in prange."""
+    """The kernel of ``dense_backward(..., parallel=True)``: rows in prange."""
     B, T, V = logits.shape
     for i in prange(B * T):
         b, t = i // T, i % T
