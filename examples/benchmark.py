@@ -740,7 +740,7 @@ def run_overhead(args, rng):
     ]
     rows = []
     for name, shape, entry, core in cases:
-        r, t_core = overhead(entry, core, max(2 * args.rounds, 5), max(args.min_time, 0.01))
+        r, t_core = overhead(entry, core, max(4 * args.rounds, 12), max(args.min_time, 0.005))
         rows.append([name, shape, fmt_time(t_core), fmt_ratio(r)])
         if not args.quick and not name.startswith("TabularPolicy"):
             TARGETS.append((f"validated {name} / its core", fmt_ratio(r), "<= 1.1x",

@@ -34,7 +34,8 @@ from minirl_lm import kernels
 from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
                                    rng_check, same_shape)
 from minirl_lm.core.ops import log_softmax
-from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault
+from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
+                                        weights_fast)
 
 
 def _softmax(theta):
@@ -180,6 +181,8 @@ class TabularPolicy:
 
     # ---- forward: token log-probs ---------------------------------------
     def _check_batch(self, states, tokens, mask):
+        if policy_batch_fast(states, tokens, mask, self.S, self.V):   # one jitted pass
+            return states, tokens, mask
         states = int_array(states, "states", ndim=2, low=0, high=self.S)
         tokens = int_array(tokens, "tokens", ndim=2, low=0, high=self.V)
         same_shape("states", states, "tokens", tokens)
@@ -234,7 +237,8 @@ class TabularPolicy:
                 after `dlogp`; or a bad argument.
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = float_array(dlogp, "dlogp", shape=states.shape)
+        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp",
+                                                                          shape=states.shape)
         dtheta = self._backward(states, tokens, mask, w)
         if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(B T), see there
             finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")

@@ -163,6 +163,52 @@ def _dead_row(theta, ids):
     return -1
 
 
+@njit(cache=True)
+def _policy_batch_ok(states, S, tokens, V, mask):
+    """True iff a (B, T) batch meets the policy's rules (those of `checks.int_array` and
+    `checks.mask_array`): ids in range at every position, padding too; a 0/1 mask, right-padded
+    (no 1 after a 0). One branch-free pass; NaN fails every comparison."""
+    ok = True
+    for b in range(mask.shape[0]):
+        prev = 1.0
+        for t in range(mask.shape[1]):
+            x = mask[b, t]
+            ok &= (states[b, t] >= 0) & (states[b, t] < S) & (tokens[b, t] >= 0) & (tokens[b, t] < V)
+            ok &= ((x == 0.0) | (x == 1.0)) & (x <= prev)
+            prev = x
+    return ok
+
+
+@njit(cache=True)
+def _all_finite(x):
+    """True iff every entry of x (B, T) is finite (branch-free)."""
+    ok = True
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            ok &= np.isfinite(x[b, t])
+    return ok
+
+
+def _exact(x, dtype, shape):
+    return (isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == shape
+            and x.flags.c_contiguous)
+
+
+def policy_batch_fast(states, tokens, mask, S, V):
+    """True iff (states, tokens, mask) are already what `TabularPolicy` would make of them
+    (C-contiguous int64 / int64 / float64 (B, T), B, T >= 1) and valid: then the policy uses them
+    as they are. False sends it to its full checks, which convert, or raise naming the argument."""
+    shape = getattr(mask, "shape", None)
+    return (_exact(mask, np.float64, shape) and len(shape) == 2 and 0 not in shape
+            and _exact(states, np.int64, shape) and _exact(tokens, np.int64, shape)
+            and _policy_batch_ok(states, S, tokens, V, mask))
+
+
+def weights_fast(w, shape):
+    """True iff w is already a finite C-contiguous float64 array of ``shape`` (B, T)."""
+    return _exact(w, np.float64, shape) and _all_finite(w)
+
+
 # ---------------------------------------------------------------- the bundles (before the core)
 
 

@@ -80,3 +80,43 @@ def test_dead_row_reads_the_visited_rows_only():
     assert _dead_row(theta, np.array([0, 0])) == -1
     for s in (1, 2, 3):
         assert _dead_row(theta, np.array([0, s, 0])) == s
+
+
+def numpy_rules(states, tokens, mask, S, V):
+    """The policy's full checks (checks.int_array, checks.mask_array): True iff they accept."""
+    from minirl_lm.core.checks import int_array, mask_array
+    try:
+        int_array(states, "states", ndim=2, low=0, high=S)
+        int_array(tokens, "tokens", ndim=2, low=0, high=V)
+        mask_array(mask, "mask", shape=states.shape)
+    except ValueError:
+        return False
+    return True
+
+
+def test_the_policys_fast_path_accepts_exactly_what_its_full_checks_accept():
+    """policy_batch_fast (one jitted pass) against checks.int_array + checks.mask_array on batches
+    with one random corruption each: never True where the full checks raise."""
+    from minirl_lm.kernels.validate import policy_batch_fast
+    rng = np.random.default_rng(0)
+    S, V = 5, 4
+    for i in range(400):
+        B, T = rng.integers(1, 4, 2)
+        states, tokens = rng.integers(0, S, (B, T)), rng.integers(0, V, (B, T))
+        lengths = rng.integers(0, T + 1, B)
+        mask = (np.arange(T) < lengths[:, None]).astype(float)
+        b, t = rng.integers(0, B), rng.integers(0, T)
+        kind = i % 6
+        if kind == 1:
+            states[b, t] = rng.choice([-1, S])
+        elif kind == 2:
+            tokens[b, t] = rng.choice([-1, V])
+        elif kind == 3:
+            mask[b, t] = rng.choice([0.5, np.nan, np.inf, -1.0])
+        elif kind == 4 and t > 0:
+            mask[b, :] = 0.0
+            mask[b, t] = 1.0                                  # a 1 after a 0: not right-padded
+        elif kind == 5:
+            mask[b, t] = 1.0 - mask[b, t]
+        assert policy_batch_fast(states, tokens, mask, S, V) == numpy_rules(states, tokens, mask,
+                                                                              S, V)
