@@ -31,8 +31,8 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
-                                   rng_check, same_shape)
+from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, rng_check,
+                                   same_shape)
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
                                         weights_fast)

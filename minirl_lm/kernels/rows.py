@@ -30,8 +30,10 @@ def _row_max(z):
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -np.inf
     n8 = V - V % 8
     for v in range(0, n8, 8):
-        m0 = max(m0, z[v]); m1 = max(m1, z[v + 1]); m2 = max(m2, z[v + 2]); m3 = max(m3, z[v + 3])
-        m4 = max(m4, z[v + 4]); m5 = max(m5, z[v + 5]); m6 = max(m6, z[v + 6]); m7 = max(m7, z[v + 7])
+        m0, m1 = max(m0, z[v]), max(m1, z[v + 1])
+        m2, m3 = max(m2, z[v + 2]), max(m3, z[v + 3])
+        m4, m5 = max(m4, z[v + 4]), max(m5, z[v + 5])
+        m6, m7 = max(m6, z[v + 6]), max(m7, z[v + 7])
     for v in range(n8, V):
         m0 = max(m0, z[v])
     return max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))

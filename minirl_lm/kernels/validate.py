@@ -2,9 +2,9 @@
 
 The jitted cores trust their inputs: an id out of range reads outside the table, a shape
 mismatch can crash the interpreter. The entries (`kernels/__init__.py`) call one bundle here
-before the core (`exp_args`, `dense_args`, `tabular_args`, or the `*_backward_args`): the kinds, dtypes, shapes and
-C-contiguity in O(1) (`minirl_lm.core.checks.exact_array`), then ONE jitted pass over the
-(B, T) batch, `_batch_fault`, for the values (0/1 mask, ids in range at the real positions,
+before the core (`exp_args`, `dense_args`, `tabular_args`, or a `*_backward_args`): the kinds,
+dtypes, shapes and C-contiguity in O(1) (`minirl_lm.core.checks.exact_array`), then one pass
+over the (B, T) batch, `_batch_fault`, for the values (0/1 mask, ids in range at the real positions,
 finite weights). After the core, one guard looks at what the core wrote where a fault shows: a
 NaN or +inf logit, or an all -inf row, gives a NaN at the gathered entry of its output row, and
 an overflowing sum of weights a non-finite gathered entry of `dtheta`, so an O(B T) jitted look
@@ -173,7 +173,8 @@ def _policy_batch_ok(states, S, tokens, V, mask):
         prev = 1.0
         for t in range(mask.shape[1]):
             x = mask[b, t]
-            ok &= (states[b, t] >= 0) & (states[b, t] < S) & (tokens[b, t] >= 0) & (tokens[b, t] < V)
+            ok &= (states[b, t] >= 0) & (states[b, t] < S)
+            ok &= (tokens[b, t] >= 0) & (tokens[b, t] < V)
             ok &= ((x == 0.0) | (x == 1.0)) & (x <= prev)
             prev = x
     return ok

@@ -190,9 +190,9 @@ def test_sampling_large_path_matches_rng_choice():
 
 # ---------------------------------------------------------------- theta: checked when it is set
 
-@pytest.mark.parametrize("bad, exc", [([[0.0, np.nan]], ValueError), ([[np.inf, 0.0]], ValueError),
-                                      ([[-np.inf, -np.inf]], ValueError), (np.zeros(3), ValueError),
-                                      ("abc", TypeError)])
+@pytest.mark.parametrize("bad, exc", [
+    ([[0.0, np.nan]], ValueError), ([[np.inf, 0.0]], ValueError),
+    ([[-np.inf, -np.inf]], ValueError), (np.zeros(3), ValueError), ("abc", TypeError)])
 def test_a_bad_theta_is_refused_when_set_and_the_old_one_kept(bad, exc):
     pol = TabularPolicy(np.arange(6.0).reshape(2, 3))
     old = pol.theta

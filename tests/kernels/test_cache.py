@@ -29,7 +29,8 @@ def test_second_process_loads_cache():
                  (K._dense_backward_parallel_into, (lg, st, m, w, np.empty_like(lg))),
                  (K._chunk_logp, (lg[0], st[0], np.empty(2))),
                  (K._chunk_grad_inplace, (lg[0].copy(), st[0], w[0])),
-                 (C._batch_fault, (m, st, 3, st, 2, w)), (C._batch_fault, (m, st, 3, None, 0, None)),
+                 (C._batch_fault, (m, st, 3, st, 2, w)),
+                 (C._batch_fault, (m, st, 3, None, 0, None)),
                  (C._logp_fault, (m, m)), (C._dlogits_fault, (lg, st, m)),
                  (C._dtheta_fault, (th, st, st, m, 1.0)), (C._dead_row, (th, st[0])),
                  (C._abs_sum, (w, m))]

@@ -44,7 +44,7 @@ def test_parallel_equals_serial(kw, dtype):
     _, logits, _, tokens, mask, w = case(**kw)
     logits = logits.astype(dtype)
     serial = K.dense_logp(logits, tokens, mask)
-    for a, b in zip(K.dense_logp(logits, tokens, mask, parallel=True), serial):
+    for a, b in zip(K.dense_logp(logits, tokens, mask, parallel=True), serial, strict=True):
         assert np.array_equal(a, b)
     got = K.dense_backward(logits, tokens, mask, w, parallel=True)
     assert got.dtype == dtype
@@ -63,7 +63,8 @@ def test_backward_out_is_reused():
 
 def test_entries_equal_their_cores():
     _, logits, _, tokens, mask, w = case(11)
-    for a, b in zip(K.dense_logp(logits, tokens, mask), K._dense_logp(logits, tokens, mask)):
+    for a, b in zip(K.dense_logp(logits, tokens, mask), K._dense_logp(logits, tokens, mask),
+                    strict=True):
         assert np.array_equal(a, b)
     assert np.array_equal(K.dense_backward(logits, tokens, mask, w),
                           K._dense_backward(logits, tokens, mask, w))
@@ -76,7 +77,7 @@ def test_padding_never_read():
     tok = np.where(mask > 0, tokens, 10**9)                 # ids out of range there too
     for parallel in (False, True):
         for a, b in zip(K.dense_logp(bad, tok, mask, parallel=parallel),
-                        K.dense_logp(logits, tokens, mask)):
+                        K.dense_logp(logits, tokens, mask), strict=True):
             assert np.array_equal(a, b)
         assert np.array_equal(K.dense_backward(bad, tok, mask, w * np.where(mask > 0, 1, np.nan),
                                                parallel=parallel),

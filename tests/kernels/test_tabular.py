@@ -44,7 +44,7 @@ def test_tabular_backward(kernel, kw):
 def test_entries_equal_their_cores():
     theta, _, states, tokens, mask, w = case(12)
     for a, b in zip(K.tabular_logp(theta, states, tokens, mask),
-                    K._tabular_logp(theta, states, tokens, mask)):
+                    K._tabular_logp(theta, states, tokens, mask), strict=True):
         assert np.array_equal(a, b)
     assert np.array_equal(K.tabular_backward(theta, states, tokens, mask, w),
                           K._tabular_backward(theta, states, tokens, mask, w))
@@ -121,7 +121,8 @@ def test_an_overflow_in_one_gathered_entry_only_is_caught():
         d = kernel(theta, states, tokens, mask, w)
         assert np.isfinite(d[0, 0]) and not np.isfinite(d[0, 1])          # the case it is
     for entry in (K.tabular_backward, K.tabular_backward_per_token):
-        assert raises(ValueError, lambda: entry(theta, states, tokens, mask, w)).startswith("w:")
+        msg = raises(ValueError, lambda e=entry: e(theta, states, tokens, mask, w))
+        assert msg.startswith("w:")
 
 
 GOOD = dict(theta=np.zeros((3, 4)), states=np.zeros((2, 3), np.int64),
@@ -153,7 +154,8 @@ def test_bad_input_is_named(arg, bad, exc, start):
 
 
 def test_ids_and_weights_at_padding_are_never_read():
-    a = dict(GOOD, states=np.array([[0, 0, 7], [0, -5, 9]]), tokens=np.array([[0, 1, 99], [2, -1, 4]]),
+    a = dict(GOOD, states=np.array([[0, 0, 7], [0, -5, 9]]),
+             tokens=np.array([[0, 1, 99], [2, -1, 4]]),
              w=np.array([[1.0, 2.0, np.nan], [3.0, np.inf, -np.inf]]))
     d = K.tabular_backward(a["theta"], a["states"], a["tokens"], a["mask"], a["w"])
     assert np.isfinite(d).all()
