@@ -15,7 +15,8 @@ HAVE_MPL = importlib.util.find_spec("matplotlib") is not None  # the figure need
 
 TITLES = ["Dense forward, token log-probs, float64", "Dense forward, token log-probs, float32",
           "Dense backward, dL/dlogits", "Tabular policy", "Group advantages",
-          "End to end", "JIT: first call", "Dense forward, float64: time per token against V"]
+          "End to end", "JIT: first call", "Validation overhead",
+          "Dense forward, float64: time per token against V"]
 
 
 def run(*args, code=None):
@@ -38,6 +39,22 @@ def test_quick_prints_every_table(quick):
     assert "The project's targets" not in out             # targets are checked on the full shapes
     assert "(2048, 1024)" in out and "(65536, 1024)" not in out        # quick shapes only
     assert "Traceback" not in out
+
+
+def test_quick_prints_every_validated_entry_over_its_core(quick):
+    """One row per public kernel entry (no timing asserted: the ratios are printed, not tested)."""
+    from minirl_lm import kernels
+    out, _ = quick
+    block = out[out.index("Validation overhead"):]
+    block = block[:block.index("\n\n")]
+    public = [n for n in dir(kernels) if not n.startswith("_") and callable(getattr(kernels, n))
+              and getattr(kernels, n).__module__ == "minirl_lm.kernels"]
+    assert len(public) == 8
+    for name in public:
+        assert f"\n  {name} " in block, name
+    lines = block.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("  ---"))
+    assert len(lines) - rule - 1 == 14 and all(line.endswith("x") for line in lines[rule + 1:])
 
 
 def test_quick_draws_the_figure(quick):
