@@ -255,3 +255,15 @@ def flag(x, name):
     if not isinstance(x, (bool, np.bool_)):
         raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
     return bool(x)
+
+
+def token_batch(states, tokens, mask, S, V):
+    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and
+    [0, V) at every position (padding too), the same shape, and a right-padded 0/1 mask; returned
+    as C-contiguous int64, int64, float64 (the kernels read them by pointer)."""
+    states = int_array(states, "states", ndim=2, low=0, high=S)
+    tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
+    same_shape("states", states, "tokens", tokens)
+    mask = mask_array(mask, "mask", shape=states.shape)
+    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
+            np.ascontiguousarray(mask))

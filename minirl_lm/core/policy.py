@@ -12,7 +12,7 @@ Backward, eq. (policy_backward). Given `g[b, t] = dloss / dlogp[b, t]` (`dloss_d
 any objective, the chain rule sums over real tokens:
 
 ```text
-dloss / dtheta[s, :] = sum over (b, t) with s_bt = s, mask = 1 of  g[b, t] (onehot(y_bt) - pi(. | s))
+dloss / dtheta[s, :] = sum over (b, t) with s_bt = s, mask = 1 of g[b, t] (onehot(y_bt) - pi(. | s))
 ```
 
 Many tokens share a state (every response of a prompt starts in the prompt's state), so the
@@ -31,8 +31,7 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, rng_check,
-                                   same_shape)
+from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check, token_batch
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
                                         weights_fast)
@@ -183,12 +182,7 @@ class TabularPolicy:
     def _check_batch(self, states, tokens, mask):
         if policy_batch_fast(states, tokens, mask, self.S, self.V):   # one jitted pass
             return states, tokens, mask
-        states = int_array(states, "states", ndim=2, low=0, high=self.S)
-        tokens = int_array(tokens, "tokens", ndim=2, low=0, high=self.V)
-        same_shape("states", states, "tokens", tokens)
-        mask = mask_array(mask, "mask", shape=states.shape)
-        return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
-                np.ascontiguousarray(mask))
+        return token_batch(states, tokens, mask, self.S, self.V)     # converts, or raises
 
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
