@@ -224,7 +224,7 @@ def _check_shape(arr, name, ndim, shape):
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
-# ---- bundles: kernels
+# ---- bundles: kernels (and the policy and log-prob files, their NumPy twins)
 # The public Numba entries (minirl_lm.kernels) take arrays as they are: the jitted cores read them
 # by pointer, so a wrong dtype or a strided view is refused, never converted.
 
@@ -267,3 +267,47 @@ def token_batch(states, tokens, mask, S, V):
     mask = mask_array(mask, "mask", shape=states.shape)
     return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
             np.ascontiguousarray(mask))
+
+
+_NO_DLOGP = object()
+
+
+def logit_rows(z, name="logits"):
+    """Raise unless the checked float array ``z`` has a last axis of V >= 1 entries and a finite
+    entry in every row (a row of -inf only has no softmax)."""
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
+    dead = ~np.isfinite(z).any(axis=-1)
+    if dead.any():
+        idx = tuple(int(i) for i in np.argwhere(dead)[0])
+        raise ValueError(f"{name}: expected a finite entry in every row (-inf everywhere has no "
+                         f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}")
+    return z
+
+
+def logits_any(logits):
+    """Logits (..., V) of any shape, non-empty, -inf allowed, a finite entry in every row."""
+    z = float_array(logits, "logits", allow_neginf=True)
+    if z.size == 0:
+        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
+    return logit_rows(z)
+
+
+def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
+    """(logits (B, T, V), tokens (B, T) ids in [0, V), right-padded 0/1 mask (B, T)), and with
+    ``dlogp`` also the upstream gradient (B, T), finite."""
+    logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
+    B, T, V = logits.shape
+    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
+    mask = mask_array(mask, "mask", shape=(B, T))
+    if dlogp is _NO_DLOGP:
+        return logits, tokens, mask
+    dlogp = float_array(dlogp, "dlogp", ndim=2)
+    same_shape("tokens", tokens, "dlogp", dlogp)
+    return logits, tokens, mask, dlogp
+
+
+def values_mask(x, mask):
+    """(x (B, T) float, -inf allowed; a right-padded 0/1 mask of its shape)."""
+    x = float_array(x, "x", ndim=2, allow_neginf=True)
+    return x, mask_array(mask, "mask", shape=x.shape)
