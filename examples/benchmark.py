@@ -743,7 +743,7 @@ def run_overhead(args, rng):
     rows = []
     for name, shape, entry, core in cases:
         clock = time.perf_counter if "parallel" in name else time.thread_time   # OpenMP spins
-        r, t_core = overhead(entry, core, max(4 * args.rounds, 12), max(args.min_time, 0.005),
+        r, t_core = overhead(entry, core, max(3 * args.rounds, 9), max(args.min_time, 0.005),
                              clock)
         rows.append([name, shape, fmt_time(t_core), fmt_ratio(r)])
         if not args.quick and not name.startswith("TabularPolicy"):

@@ -86,9 +86,9 @@ class TabularPolicy:
     The policy owns `theta` and checks it when it is set: at construction and on every
     assignment `policy.theta = new` (a property: a bad table is refused and the old one kept).
     So `logp`, `backward` and `sample` call the kernels on a table they trust, and check only
-    what they touch: the batch, and (after the kernel) the O(B T) entries where a table edited
-    in place into NaN or +inf would show (`policy.theta[...] = x` and `policy.theta -= step`
-    write the array before the setter sees it, or without it).
+    what they touch: the batch, the visited rows (`sample`), and after the kernel the few entries
+    where a table edited in place into NaN or +inf would show (`policy.theta[...] = x` and
+    `policy.theta -= step` write the array before the setter sees it, or without it).
 
     Args:
         theta: `(S, V)` logits (copied); entries may be `-inf`, every row needs a finite entry.
@@ -234,7 +234,7 @@ class TabularPolicy:
         w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp",
                                                                           shape=states.shape)
         dtheta = self._backward(states, tokens, mask, w)
-        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(B T), see there
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
             finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
         return dtheta
 

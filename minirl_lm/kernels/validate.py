@@ -7,8 +7,9 @@ dtypes, shapes and C-contiguity in O(1) (`minirl_lm.core.checks.exact_array`), t
 over the (B, T) batch, `_batch_fault`, for the values (0/1 mask, ids in range at the real positions,
 finite weights). After the core, one guard looks at what the core wrote where a fault shows: a
 NaN or +inf logit, or an all -inf row, gives a NaN at the gathered entry of its output row, and
-an overflowing sum of weights a non-finite gathered entry of `dtheta`, so an O(B T) jitted look
-at those entries finds every fault (`_logp_fault`, `_dlogits_fault`, `_dtheta_fault`).
+an overflowing sum of weights a non-finite row of `dtheta`, so an O(B T) (O(S) for `dtheta`)
+jitted look at those entries finds every fault (`_logp_fault`, `_dlogits_fault`,
+`_dtheta_fault`).
 
 No check reads the S x V table or the (B, T, V) logits beside the core: the boundary costs
 O(B T) next to the core's O(B T V) (dense) or O(S_visited V + B T) (tabular); the benchmark
@@ -111,24 +112,25 @@ def _dlogits_fault(out, tokens, mask):
 
 @njit(cache=True)
 def _dtheta_fault(dtheta, states, tokens, mask, wsum):
-    """True iff dtheta (S, V) of the tabular backward holds a NaN or +-inf; O(B T) sequential
-    reads and one read of dtheta per visited state.
+    """True iff dtheta (S, V) of the tabular backward holds a NaN or +-inf; one read per row of
+    dtheta (O(S), no pass over the batch) unless the weights are huge.
 
     Where dtheta can go non-finite: a bad row of theta (a NaN or +inf entry, or no finite one)
     has a NaN logsumexp and makes its whole row of dtheta NaN (c[s] NaN = NaN, 0 NaN = NaN); an
-    overflowing c[s] makes its whole row non-finite (inf, or inf 0 = NaN); so one entry of each
-    visited row shows both. The onehot scatter sums w into the gathered entries only, and when
-    the sum of |w| over the real positions, wsum, is below 1e307, no partial sum of w, nor
-    |scatter| + |c[s] pi| <= 2 wsum, can overflow; above it every gathered entry is read."""
-    seen = np.zeros(dtheta.shape[0], dtype=np.bool_)
+    overflowing c[s] makes its whole row non-finite (inf, or inf 0 = NaN); so entry 0 of each
+    row shows both (an unvisited row is exactly 0). The onehot scatter sums w into the gathered
+    entries only, and when the sum of |w| over the real positions, wsum, is below 1e307, no
+    partial sum of w, nor |scatter| + |c[s] pi| <= 2 wsum, can overflow; above it every gathered
+    entry is read too."""
+    for s in range(dtheta.shape[0]):
+        if not np.isfinite(dtheta[s, 0]):
+            return True
+    if wsum < 1e307:
+        return False
     for b in range(states.shape[0]):
         for t in range(states.shape[1]):
-            if mask[b, t] != 0.0:
-                s = states[b, t]
-                if wsum >= 1e307 or not seen[s]:
-                    seen[s] = True
-                    if not np.isfinite(dtheta[s, tokens[b, t]]):
-                        return True
+            if mask[b, t] != 0.0 and not np.isfinite(dtheta[states[b, t], tokens[b, t]]):
+                return True
     return False
 
 

@@ -63,15 +63,15 @@ def test_the_forward_guards():
     assert _dlogits_fault(out, IDS, MASK)
 
 
-def test_the_dtheta_guard_reads_one_entry_per_visited_state_below_the_bound():
+def test_the_dtheta_guard_reads_entry_0_of_each_row_below_the_bound():
     states = np.array([[0, 0, 0], [1, 0, 0]])
     tokens = np.array([[0, 1, 0], [2, 0, 0]])
     d = np.zeros((3, 4))
     d[0, 1] = np.inf                           # gathered by the second token of state 0
-    d[2] = np.nan                              # an unvisited row
+    d[2, 3] = np.nan                           # neither entry 0 nor gathered
     assert not _dtheta_fault(d, states, tokens, MASK, 1.0)
-    assert _dtheta_fault(d, states, tokens, MASK, 1e307)
-    d[1, 2] = np.nan
+    assert _dtheta_fault(d, states, tokens, MASK, 1e307)       # huge weights: every gathered one
+    d[1, 0] = np.nan
     assert _dtheta_fault(d, states, tokens, MASK, 1.0)
 
 
