@@ -11,13 +11,14 @@ Sections:
   dense      token log-probs (forward) and dL/dlogits = w * (onehot - softmax) (backward) from
              logits (B, T, V), float64 and float32: NumPy naive (materialized log-softmax), NumPy
              careful (row blocks that stay in cache, gather the target only), our kernel on 1
-             thread and on all threads (the opt-in *_parallel kernels), PyTorch (log_softmax +
+             thread and on all threads (the opt-in parallel=True kernels), PyTorch (log_softmax +
              gather; autograd for the backward) on 1 and all threads, and the floor: one
              streaming read of the logits. Masks are all ones (every method does the same work).
   tabular    the policy's case, logits = theta[states]: per-state kernels (one softmax per visited
              state), per-token kernels, NumPy naive (theta[states] materialized, np.add.at),
              NumPy per state (np.unique + one softmax per visited state), PyTorch autograd.
-  adv        group advantages on rewards (N, K): kernel, NumPy naive, minirl_lm.pg.advantages.
+  adv        group advantages on rewards (N, K): the Numba kernels of examples/_group_kernels.py
+             (not in the library), NumPy naive, minirl_lm.pg.advantages.
   e2e        one grpo_step on a multi-token task (with the share spent in the kernels), and the
              wall time of `python examples/k_sweep.py` in a subprocess.
   jit        compile time with a cold cache (fresh NUMBA_CACHE_DIR, subprocess) and the first call
@@ -43,6 +44,7 @@ from minirl_lm import kernels
 from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+import _group_kernels as gk  # noqa: E402
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 try:
@@ -257,7 +259,8 @@ def dense_methods(logits, tokens, mask, w, backward):
              "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
              "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
              "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
-             f"kernel {NCPU}t": lambda: kernels._dense_backward_parallel(logits, tokens, mask, w),
+             f"kernel {NCPU}t": lambda: kernels._dense_backward(logits, tokens, mask, w,
+                                                                parallel=True),
              "torch 1t": None, f"torch {NCPU}t": None}
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
@@ -445,29 +448,17 @@ def run_tabular(args, rng):
 
 # ---------------------------------------------------------------- advantages on r (N, K)
 
-def np_centred(r):
-    return r - r.mean(axis=1, keepdims=True)
-
-
-def np_standardized(r, eps=1e-8):
-    return (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + eps)
-
-
-def np_loo(r):
-    return r - (r.sum(axis=1, keepdims=True) - r) / (r.shape[1] - 1)
-
-
 def run_adv(args, rng):
     rows = []
     for NK in (1000, 100_000) if args.quick else (1000, 1_000_000):
         for K in (8, 64):
             r = rng.standard_normal((NK // K, K))                          # (N, K)
             for name, kern, naive, lib in (
-                    ("centred", lambda: kernels._group_centred(r), lambda: np_centred(r),
+                    ("centred", lambda: gk._group_centred(r), lambda: gk.np_centred(r),
                      lambda: centred(r)),
-                    ("standardized", lambda: kernels._group_standardized(r, 1e-8, 0),
-                     lambda: np_standardized(r), lambda: standardized(r)),
-                    ("leave-one-out", lambda: kernels._group_loo(r), lambda: np_loo(r),
+                    ("standardized", lambda: gk._group_standardized(r, 1e-8, 0),
+                     lambda: gk.np_standardized(r), lambda: standardized(r)),
+                    ("leave-one-out", lambda: gk._group_loo(r), lambda: gk.np_loo(r),
                      lambda: leave_one_out(r))):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
@@ -479,7 +470,8 @@ def run_adv(args, rng):
                            t["naive"] / t["kernel"], 4)
     table("Group advantages on rewards (N, K), float64",
           ["N*K", "K", "baseline", "per reward", "NumPy naive", "advantages.py"], rows,
-          "  columns: time / the kernel; advantages.py is the library's validated NumPy code.")
+          "  columns: time / the kernel (examples/_group_kernels.py, not in the library);\n"
+          "  advantages.py is the library's validated NumPy code.")
 
 
 # ---------------------------------------------------------------- end to end
@@ -563,6 +555,7 @@ JIT_CHILD = textwrap.dedent("""
     import numpy as np
     from minirl_lm import kernels as K
     t_import = time.perf_counter() - t0
+    import _group_kernels as G                        # examples/, on PYTHONPATH
     th = np.zeros((2, 3)); st = np.zeros((1, 2), np.int64); m = np.ones((1, 2))
     lg = np.zeros((1, 2, 3)); w = np.ones((1, 2)); r = np.ones((2, 2)); f4 = np.float32
     calls = {"exp_array (first dispatch)": (K.exp_array, (np.zeros(3),)),
@@ -572,11 +565,12 @@ JIT_CHILD = textwrap.dedent("""
              "dense_backward": (K.dense_backward, (lg, st, m, w)),
              "dense_logp float32": (K.dense_logp, (lg.astype(f4), st, m)),
              "dense_backward float32": (K.dense_backward, (lg.astype(f4), st, m, w)),
-             "dense_logp_parallel": (K.dense_logp_parallel, (lg, st, m)),
-             "dense_backward_parallel": (K.dense_backward_parallel, (lg, st, m, w)),
-             "group_centred": (K.group_centred, (r,)),
-             "group_standardized": (K.group_standardized, (r, 1e-8, 0)),
-             "group_loo": (K.group_loo, (r,))}
+             "dense_logp parallel": (lambda *a: K.dense_logp(*a, parallel=True), (lg, st, m)),
+             "dense_backward parallel": (lambda *a: K.dense_backward(*a, parallel=True),
+                                         (lg, st, m, w)),
+             "_group_centred (examples)": (G._group_centred, (r,)),
+             "_group_standardized (examples)": (G._group_standardized, (r, 1e-8, 0)),
+             "_group_loo (examples)": (G._group_loo, (r,))}
     names = sys.argv[1:] or list(calls)
     out = {"import minirl_lm.kernels": t_import}
     for name in names:
@@ -587,14 +581,15 @@ JIT_CHILD = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "group_centred"]
+QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "tabular_backward"]
 
 
 def run_jit(args, rng):
     import json
     names = QUICK_JIT if args.quick else []
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        path = os.pathsep.join([HERE] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=path)
         env.pop("NUMBA_DISABLE_JIT", None)
         runs = []
         for _ in range(2):                            # cold (empty cache), then warm
@@ -670,33 +665,96 @@ def run_big_vocab(args, rng):
 
 # ---------------------------------------------------------------- validation overhead
 
-def validation_line(args, rng):
-    """One line: time of each public (validated) kernel / its trusted core ``_name``, the cores
-    being what every table above times and what the library's inner loops call."""
+def overhead(entry, core, rounds, min_time, clock=time.thread_time):
+    """(time of entry / time of core, time of core): the median over ``rounds`` of the ratio
+    within a round, each round timed A B B A so that a drift hits both alike (a call repeated to
+    last min_time); the core's time is its fastest. The clock is the thread's CPU time (wall
+    time for the threaded kernels, whose idle workers spin): the time a neighbour's load takes
+    the core away is not counted, only what it slows while we run."""
+    entry(), core()                                   # warm-up: first calls load the checks
+    t0 = clock()
+    core()
+    n = max(1, int(min_time / max(clock() - t0, 1e-7)))
+
+    def timed(f):
+        t0 = clock()
+        for _ in range(n):
+            f()
+        return (clock() - t0) / n
+    ratios, cores = [], []
+    for _ in range(rounds):
+        a1, b1, b2, a2 = timed(entry), timed(core), timed(core), timed(entry)
+        ratios.append((a1 + a2) / (b1 + b2))
+        cores += [b1, b2]
+    return float(np.median(ratios)), min(cores)
+
+
+def run_overhead(args, rng):
+    """Each validated kernel entry's time over its trusted core's (the cores are what the tables
+    above time and what the library's inner loops call), and the policy's methods over theirs."""
+    from minirl_lm.core.policy import TabularPolicy
+
     BT, V = (2048, 1024) if args.quick else (4096, 1024)
     logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
-    S = 256 if args.quick else 1024
-    theta = rng.standard_normal((S, V))                                     # (S, V)
-    states = rng.integers(0, S, tokens.shape)                               # (B, T)
-    r = rng.standard_normal((100_000 // 8, 8))                              # (N, K)
-    pairs = {"dense_logp": (kernels.dense_logp, kernels._dense_logp, (logits, tokens, mask)),
-             "dense_backward": (kernels.dense_backward, kernels._dense_backward,
-                                (logits, tokens, mask, w)),
-             "tabular_logp": (kernels.tabular_logp, kernels._tabular_logp,
-                              (theta, states, tokens, mask)),
-             "tabular_backward": (kernels.tabular_backward, kernels._tabular_backward,
-                                  (theta, states, tokens, mask, w)),
-             "group_standardized": (kernels.group_standardized, kernels._group_standardized,
-                                    (r, 1e-8, 0))}
-    methods = {}
-    for name, (pub, core, a) in pairs.items():
-        methods[name] = (lambda f=pub, a=a: f(*a))
-        methods["_" + name] = (lambda f=core, a=a: f(*a))
-    for f in methods.values():                        # warm-up: first calls load the checks
-        f()
-    t = bench(methods, max(args.rounds, 5), max(args.min_time, 0.02))
-    print(f"Validation overhead (public kernel / trusted core, {BT} rows, V = {V}):\n  "
-          + ", ".join(f"{name} {fmt_ratio(t[name] / t['_' + name])}" for name in pairs) + "\n")
+    lg32, buf = logits.astype(np.float32), np.empty_like(logits)
+    (B, T), S, Vt = (16, 1024), 512, 512
+    if not args.quick:
+        (B, T), S, Vt = (64, 1024), 1024, 1024
+    theta = rng.standard_normal((S, Vt))                                    # (S, V)
+    st, yt = rng.integers(0, S, (B, T)), rng.integers(0, Vt, (B, T))        # (B, T)
+    mt, wt = np.ones((B, T)), rng.standard_normal((B, T))
+    small = (slice(0, 4),)                                                  # per-token: B T V work
+    pt = (theta, st[small], yt[small], mt[small])
+    x = rng.uniform(-700.0, 700.0, 1 << (16 if args.quick else 20))
+    x32 = x.astype(np.float32)
+    pol = TabularPolicy(theta)
+    K = kernels
+    dense = f"({BT}, {V})"
+    tab = f"{B * T} tok, S = V = {S}"
+    cases = [
+        ("exp_array", f"({x.size},)", lambda: K.exp_array(x), lambda: K._exp_array(x)),
+        ("exp32_array", f"({x.size},)", lambda: K.exp32_array(x32), lambda: K._exp32_array(x32)),
+        ("dense_logp", dense, lambda: K.dense_logp(logits, tokens, mask),
+         lambda: K._dense_logp(logits, tokens, mask)),
+        ("dense_logp float32", dense, lambda: K.dense_logp(lg32, tokens, mask),
+         lambda: K._dense_logp(lg32, tokens, mask)),
+        ("dense_logp parallel", dense, lambda: K.dense_logp(logits, tokens, mask, parallel=True),
+         lambda: K._dense_logp_parallel(logits, tokens, mask)),
+        ("dense_backward", dense, lambda: K.dense_backward(logits, tokens, mask, w),
+         lambda: K._dense_backward(logits, tokens, mask, w)),
+        ("dense_backward out=", dense, lambda: K.dense_backward(logits, tokens, mask, w, out=buf),
+         lambda: K._dense_backward(logits, tokens, mask, w, out=buf)),
+        ("dense_backward parallel", dense,
+         lambda: K.dense_backward(logits, tokens, mask, w, parallel=True),
+         lambda: K._dense_backward(logits, tokens, mask, w, parallel=True)),
+        ("tabular_logp", tab, lambda: K.tabular_logp(theta, st, yt, mt),
+         lambda: K._tabular_logp(theta, st, yt, mt)),
+        ("tabular_backward", tab, lambda: K.tabular_backward(theta, st, yt, mt, wt),
+         lambda: K._tabular_backward(theta, st, yt, mt, wt)),
+        ("tabular_logp_per_token", f"{pt[1].size} tok, S = V = {S}",
+         lambda: K.tabular_logp_per_token(*pt), lambda: K._tabular_logp_per_token(*pt)),
+        ("tabular_backward_per_token", f"{pt[1].size} tok, S = V = {S}",
+         lambda: K.tabular_backward_per_token(*pt, wt[small]),
+         lambda: K._tabular_backward_per_token(*pt, wt[small])),
+        ("TabularPolicy.logp", tab, lambda: pol.logp(st, yt, mt), lambda: pol._logp(st, yt, mt)),
+        ("TabularPolicy.backward", tab, lambda: pol.backward(st, yt, mt, wt),
+         lambda: pol._backward(st, yt, mt, wt)),
+    ]
+    rows = []
+    for name, shape, entry, core in cases:
+        clock = time.perf_counter if "parallel" in name else time.thread_time   # OpenMP spins
+        r, t_core = overhead(entry, core, max(3 * args.rounds, 9), max(args.min_time, 0.005),
+                             clock)
+        rows.append([name, shape, fmt_time(t_core), fmt_ratio(r)])
+        if not args.quick and not name.startswith("TabularPolicy"):
+            TARGETS.append((f"validated {name} / its core", fmt_ratio(r), "<= 1.1x",
+                            "met" if r <= 1.1 else "NOT met"))
+    table("Validation overhead: each validated entry's time / its trusted core's (median of A B B A "
+          "rounds)",
+          ["entry", "shape", "core", "entry / core"], rows,
+          "  the core is the jitted `_name` the entry calls after its checks (for the policy: its\n"
+          "  `_logp` / `_backward`); 1.00x: the checks cost nothing measurable beside it; 'core':\n"
+          "  the core's CPU time per call (wall time for the parallel kernels).")
 
 
 # ---------------------------------------------------------------- main
@@ -752,7 +810,7 @@ def main(argv=None):
         Vs, per_tok = run_sweep(args, rng)
         if args.plot:
             plot(args.plot, Vs, per_tok)
-    validation_line(args, rng)
+    run_overhead(args, rng)
     if TARGETS:
         table("The project's targets (ratios from this run)", ["target", "measured", "goal", ""],
               [list(t) for t in TARGETS])

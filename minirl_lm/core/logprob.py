@@ -44,7 +44,7 @@ Demonstration: `python examples/logprob.py`.
 
 import numpy as np
 
-from minirl_lm.core.checks import float_array, int_array, mask_array, same_shape
+from minirl_lm.core.checks import logits_any, logits_batch, values_mask
 
 
 def log_softmax(logits):
@@ -57,11 +57,7 @@ def log_softmax(logits):
     Returns:
         `(..., V)` log-probabilities.
     """
-    z = float_array(logits, "logits", allow_neginf=True)
-    if z.size == 0:
-        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
-    _check_rows(z)
-    return _log_softmax(z)
+    return _log_softmax(logits_any(logits))
 
 
 def _log_softmax(z):
@@ -80,7 +76,7 @@ def masked_sum(x, mask):
     Returns:
         `(B,)` sums over the real tokens of each row.
     """
-    x, mask = _check_x_mask(x, mask)
+    x, mask = values_mask(x, mask)
     return np.where(mask > 0, x, 0.0).sum(axis=-1)            # (B,)  eq. (factorization)
 
 
@@ -96,7 +92,7 @@ def masked_mean(x, mask):
     Returns:
         `(B,)` means over the real tokens of each row.
     """
-    x, mask = _check_x_mask(x, mask)
+    x, mask = values_mask(x, mask)
     lengths = mask.sum(axis=-1)                               # (B,)
     total = np.where(mask > 0, x, 0.0).sum(axis=-1)           # (B,)
     return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
@@ -115,7 +111,7 @@ def token_logp(logits, tokens, mask):
         `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding; `seq_logp` `(B,)`, the
         masked sum over `t`.
     """
-    logits, tokens, mask = _check_batch(logits, tokens, mask)
+    logits, tokens, mask = logits_batch(logits, tokens, mask)
     logp_all = _log_softmax(logits)                           # (B, T, V)
     logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
     logp = np.where(mask > 0, logp, 0.0)                      # (B, T), 0.0 at padding
@@ -137,40 +133,11 @@ def token_logp_backward(logits, tokens, mask, dlogp):
     Returns:
         `(B, T, V)` `dlogits`.
     """
-    logits, tokens, mask = _check_batch(logits, tokens, mask)
-    dlogp = float_array(dlogp, "dlogp", ndim=2)
-    same_shape("tokens", tokens, "dlogp", dlogp)
+    logits, tokens, mask, dlogp = logits_batch(logits, tokens, mask, dlogp)
     w = np.where(mask > 0, dlogp, 0.0)                        # (B, T)
     p = np.exp(_log_softmax(logits))                          # (B, T, V), exp(-inf) = 0
-    dlogits = -w[..., None] * p                               # (B, T, V)  eq. (logsoftmax_grad): -w p_v
+    dlogits = -w[..., None] * p                            # (B, T, V) eq. (logsoftmax_grad): -w p_v
     np.put_along_axis(dlogits, tokens[..., None],
                       np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None],
                       axis=-1)                                # eq. (logsoftmax_grad): +w 1[v = y]
     return dlogits
-
-
-# ---------------------------------------------------------------- input checks
-
-def _check_rows(z, name="logits"):
-    if z.ndim < 1 or z.shape[-1] == 0:
-        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
-    dead = ~np.isfinite(z).any(axis=-1)
-    if dead.any():
-        idx = tuple(int(i) for i in np.argwhere(dead)[0])
-        raise ValueError(f"{name}: expected a finite entry in every row (-inf everywhere has no "
-                         f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}")
-
-
-def _check_batch(logits, tokens, mask):
-    logits = float_array(logits, "logits", ndim=3, allow_neginf=True)
-    _check_rows(logits)
-    B, T, V = logits.shape
-    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
-    mask = mask_array(mask, "mask", shape=(B, T))
-    return logits, tokens, mask
-
-
-def _check_x_mask(x, mask):
-    x = float_array(x, "x", ndim=2, allow_neginf=True)
-    mask = mask_array(mask, "mask", shape=x.shape)
-    return x, mask

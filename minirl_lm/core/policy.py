@@ -12,7 +12,7 @@ Backward, eq. (policy_backward). Given `g[b, t] = dloss / dlogp[b, t]` (`dloss_d
 any objective, the chain rule sums over real tokens:
 
 ```text
-dloss / dtheta[s, :] = sum over (b, t) with s_bt = s, mask = 1 of  g[b, t] (onehot(y_bt) - pi(. | s))
+dloss / dtheta[s, :] = sum over (b, t) with s_bt = s, mask = 1 of g[b, t] (onehot(y_bt) - pi(. | s))
 ```
 
 Many tokens share a state (every response of a prompt starts in the prompt's state), so the
@@ -31,8 +31,10 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import (finite_result, float_array, int_array, mask_array, nonempty,
-                              rng_check, same_shape)
+from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check, token_batch
+from minirl_lm.core.ops import log_softmax
+from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
+                                        weights_fast)
 
 
 def _softmax(theta):
@@ -40,12 +42,6 @@ def _softmax(theta):
     z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
     e = np.exp(z)                                         # (S, V)
     return e / e.sum(axis=1, keepdims=True)
-
-
-def _log_softmax(theta):
-    """Row-wise log-softmax of a checked (S, V) logit table (-inf entries stay -inf)."""
-    z = theta - theta.max(axis=1, keepdims=True)          # (S, V)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
 
 def _check_theta(theta, name="theta"):
@@ -81,11 +77,18 @@ def log_softmax_table(theta):
     Returns:
         `(S, V)` log-probabilities.
     """
-    return _log_softmax(_check_theta(theta))
+    return log_softmax(_check_theta(theta))
 
 
 class TabularPolicy:
     """The policy `pi_theta(y | s) = softmax(theta[s])_y` for a table `theta` of shape `(S, V)`.
+
+    The policy owns `theta` and checks it when it is set: at construction and on every
+    assignment `policy.theta = new` (a property: a bad table is refused and the old one kept).
+    So `logp`, `backward` and `sample` call the kernels on a table they trust, and check only
+    what they touch: the batch, the visited rows (`sample`), and after the kernel the few entries
+    where a table edited in place into NaN or +inf would show (`policy.theta[...] = x` and
+    `policy.theta -= step` write the array before the setter sees it, or without it).
 
     Args:
         theta: `(S, V)` logits (copied); entries may be `-inf`, every row needs a finite entry.
@@ -95,8 +98,21 @@ class TabularPolicy:
     """
 
     def __init__(self, theta):
-        self.theta = np.array(_check_theta(theta), dtype=np.float64, order="C")  # own copy
-        self.S, self.V = self.theta.shape
+        self.theta = theta
+
+    @property
+    def theta(self):
+        """The `(S, V)` float64 C-contiguous logit table."""
+        return self._theta
+
+    @theta.setter
+    def theta(self, value):
+        if value is getattr(self, "_theta", None):        # `policy.theta -= step`: in place
+            _check_theta(value)
+        else:                                             # a new table: checked, then an own copy
+            value = np.array(_check_theta(value), dtype=np.float64, order="C")
+        self._theta = value
+        self.S, self.V = value.shape
 
     def copy(self):
         """An independent copy: use it as the frozen reference `pi_ref`.
@@ -120,7 +136,7 @@ class TabularPolicy:
         Returns:
             `(S, V)` log-probabilities.
         """
-        return _log_softmax(self.theta)
+        return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
@@ -139,7 +155,7 @@ class TabularPolicy:
         """
         rng_check(rng, "rng")
         states = int_array(states, "states", low=0, high=self.S)
-        if not np.isfinite(self.theta).any(axis=1).all() or np.isnan(self.theta).any():
+        if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError("theta: expected rows with a finite entry and no NaN "
                              "(the table was changed after construction)")
         return self._sample(states, rng)
@@ -164,12 +180,9 @@ class TabularPolicy:
 
     # ---- forward: token log-probs ---------------------------------------
     def _check_batch(self, states, tokens, mask):
-        states = int_array(states, "states", ndim=2, low=0, high=self.S)
-        tokens = int_array(tokens, "tokens", ndim=2, low=0, high=self.V)
-        same_shape("states", states, "tokens", tokens)
-        mask = mask_array(mask, "mask", shape=states.shape)
-        return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
-                np.ascontiguousarray(mask))
+        if policy_batch_fast(states, tokens, mask, self.S, self.V):   # one jitted pass
+            return states, tokens, mask
+        return token_batch(states, tokens, mask, self.S, self.V)     # converts, or raises
 
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
@@ -218,10 +231,12 @@ class TabularPolicy:
                 after `dlogp`; or a bad argument.
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = float_array(dlogp, "dlogp", shape=states.shape)
-        with np.errstate(over="ignore", invalid="ignore"):
-            dtheta = self._backward(states, tokens, mask, w)
-        return finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp",
+                                                                          shape=states.shape)
+        dtheta = self._backward(states, tokens, mask, w)
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
+            finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        return dtheta
 
     def _backward(self, states, tokens, mask, w):
         """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from battery_data import (B, F, K_IDS, LOGITS, LOGP, MASK, POLICY, R, T, V, const)
+from battery_data import (B, F, K_IDS, LOGITS, LOGP, MASK, POLICY, T, V, const)
 from minirl_lm import kernels
 
 
@@ -11,18 +11,10 @@ TABLE = [
     F(kernels.exp_array, x=("kx", lambda: np.linspace(-5.0, 5.0, 4))),
     F(kernels.exp32_array, x=("kx32", lambda: np.linspace(-5.0, 5.0, 4).astype(np.float32))),
     F(kernels.dense_logp, logits=("klogits", LOGITS), tokens=("kids4", K_IDS(4)),
-      mask=("kmask", MASK)),
-    F(kernels.dense_logp_parallel, logits=("klogits", LOGITS), tokens=("kids4", K_IDS(4)),
-      mask=("kmask", MASK)),
+      mask=("kmask", MASK), parallel=("flag", const(False))),
     F(kernels.dense_backward, logits=("klogits", LOGITS), tokens=("kids4", K_IDS(4)),
-      mask=("kmask", MASK), w=("kw", LOGP)),
-    F(kernels.dense_backward_parallel, logits=("klogits", LOGITS), tokens=("kids4", K_IDS(4)),
-      mask=("kmask", MASK), w=("kw", LOGP)),
-    F(kernels.dense_backward_into, logits=("klogits", LOGITS), tokens=("kids4", K_IDS(4)),
-      mask=("kmask", MASK), w=("kw", LOGP), out=V(lambda: np.zeros((B, T, 4)))),
-    F(kernels.dense_backward_parallel_into, logits=("klogits", LOGITS),
-      tokens=("kids4", K_IDS(4)), mask=("kmask", MASK), w=("kw", LOGP),
-      out=V(lambda: np.zeros((B, T, 4)))),
+      mask=("kmask", MASK), w=("kw", LOGP), out=V(lambda: np.zeros((B, T, 4))),
+      parallel=("flag", const(True))),
     F(kernels.tabular_logp, theta=("ktheta", POLICY_THETA := lambda: POLICY().theta.copy()),
       states=("kids6", K_IDS(6)), tokens=("kids3", K_IDS(3)), mask=("kmask", MASK)),
     F(kernels.tabular_logp_per_token, theta=("ktheta", POLICY_THETA), states=("kids6", K_IDS(6)),
@@ -32,7 +24,4 @@ TABLE = [
     F(kernels.tabular_backward_per_token, theta=("ktheta", POLICY_THETA),
       states=("kids6", K_IDS(6)), tokens=("kids3", K_IDS(3)), mask=("kmask", MASK),
       w=("kw", LOGP)),
-    F(kernels.group_centred, r=("kr", R)),
-    F(kernels.group_standardized, r=("kr", R), eps=("nonneg", const(1e-8)), ddof=("ddof", const(0))),
-    F(kernels.group_loo, r=("kr", R)),
 ]

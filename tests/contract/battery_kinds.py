@@ -239,7 +239,6 @@ BAD["ktheta"] = bad_kfloat(np.float64, 2)
 BAD["kw"] = bad_kfloat(np.float64, 2)
 BAD["kx"] = bad_kfloat(np.float64, 1)
 BAD["kx32"] = bad_kfloat(np.float32, 1)
-BAD["kr"] = bad_kfloat(np.float64, 2)
 BAD["float_any"] = _no_extra_axis(bad_float)          # (B,) or (N, K): any 2-D shape is valid
 BAD["logits_any"] = _no_extra_axis(bad_logits)       # (..., V)
 BAD["ids6_any"] = _no_extra_axis(bad_ids(6))         # states of any shape

@@ -186,3 +186,67 @@ def test_sampling_large_path_matches_rng_choice():
     want = np.concatenate([r1.choice(1024, 2500, p=pi[x]) for x in range(2)])
     got = TabularPolicy(theta).sample(np.repeat(np.arange(2), 2500), r2)
     np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- theta: checked when it is set
+
+@pytest.mark.parametrize("bad, exc", [
+    ([[0.0, np.nan]], ValueError), ([[np.inf, 0.0]], ValueError),
+    ([[-np.inf, -np.inf]], ValueError), (np.zeros(3), ValueError), ("abc", TypeError)])
+def test_a_bad_theta_is_refused_when_set_and_the_old_one_kept(bad, exc):
+    pol = TabularPolicy(np.arange(6.0).reshape(2, 3))
+    old = pol.theta
+    with pytest.raises(exc, match="^theta:"):
+        pol.theta = bad
+    assert pol.theta is old and np.array_equal(old, np.arange(6.0).reshape(2, 3))
+    assert (pol.S, pol.V) == (2, 3)
+
+
+def test_setting_theta_copies_it_and_updates_the_shape():
+    pol = TabularPolicy(np.zeros((2, 3)))
+    new = np.ones((4, 5), np.float32)
+    pol.theta = new
+    assert pol.theta.dtype == np.float64 and pol.theta.flags.c_contiguous
+    assert (pol.S, pol.V) == (4, 5) and not np.shares_memory(pol.theta, new)
+    arr = pol.theta
+    pol.theta -= 1.0                                         # in place: the same array, checked
+    assert pol.theta is arr and (arr == 0.0).all()
+
+
+def test_a_call_that_raises_changes_no_state():
+    """Bad batches, a bad generator draw and a table edited in place into NaN: every call raises
+    before it writes theta or draws from the generator."""
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=(3, 4))
+    pol = TabularPolicy(theta)
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    states, tokens, mask = np.zeros((2, 3), np.int64), np.zeros((2, 3), np.int64), np.ones((2, 3))
+    calls = [lambda: pol.logp(states, tokens + 9, mask),
+             lambda: pol.backward(states, tokens, mask, np.full((2, 3), np.nan)),
+             lambda: pol.backward(states, tokens, mask, np.full((2, 3), 1e308)),   # overflow
+             lambda: pol.sample(np.array([0, 7]), gen)]
+    for call in calls:
+        with pytest.raises(ValueError):
+            call()
+        assert np.array_equal(pol.theta, theta) and gen.bit_generator.state == state
+    pol.theta[1, 2] = np.nan                                 # bypasses the setter
+    with pytest.raises(ValueError, match="^theta:"):
+        pol.sample(np.array([0, 1]), gen)                    # a visited row: refused, no draw
+    assert gen.bit_generator.state == state
+    with pytest.raises(ValueError, match="^theta:"):
+        pol.logp(np.ones((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones((1, 2)))
+    with pytest.raises(ValueError, match="^dlogp:"):         # named as before: the sums of dlogp
+        pol.backward(np.ones((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones((1, 2)),
+                     np.ones((1, 2)))
+    assert pol.sample(np.array([0, 2, 0]), gen).shape == (3,)   # the rows it reads are fine
+
+
+def test_backward_guard_catches_an_overflow_in_one_gathered_entry():
+    """c[s] cancels to 0 while the scatter into token 1 overflows (see tests/kernels/
+    test_tabular.py): named after dlogp, as every overflow of the sums of dlogp."""
+    pol = TabularPolicy(np.zeros((1, 3)))
+    dlogp = np.array([[0.0, 1e308, -1e308, 1e308, -1e308]])
+    with pytest.raises(ValueError, match="^dlogp:"):
+        pol.backward(np.zeros((1, 5), np.int64), np.array([[0, 1, 2, 1, 2]]), np.ones((1, 5)),
+                     dlogp)

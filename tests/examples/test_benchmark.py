@@ -1,10 +1,12 @@
-"""examples/benchmark.py runs as a program and prints its tables; no timing is asserted here."""
+"""examples/benchmark.py runs as a program and prints its tables (no timing is asserted here);
+the group-advantage kernels it times (examples/_group_kernels.py) equal their NumPy twins."""
 
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -13,7 +15,8 @@ HAVE_MPL = importlib.util.find_spec("matplotlib") is not None  # the figure need
 
 TITLES = ["Dense forward, token log-probs, float64", "Dense forward, token log-probs, float32",
           "Dense backward, dL/dlogits", "Tabular policy", "Group advantages",
-          "End to end", "JIT: first call", "Dense forward, float64: time per token against V"]
+          "End to end", "JIT: first call", "Validation overhead",
+          "Dense forward, float64: time per token against V"]
 
 
 def run(*args, code=None):
@@ -38,6 +41,22 @@ def test_quick_prints_every_table(quick):
     assert "Traceback" not in out
 
 
+def test_quick_prints_every_validated_entry_over_its_core(quick):
+    """One row per public kernel entry (no timing asserted: the ratios are printed, not tested)."""
+    from minirl_lm import kernels
+    out, _ = quick
+    block = out[out.index("Validation overhead"):]
+    block = block[:block.index("\n\n")]
+    public = [n for n in dir(kernels) if not n.startswith("_") and callable(getattr(kernels, n))
+              and getattr(kernels, n).__module__ == "minirl_lm.kernels"]
+    assert len(public) == 8
+    for name in public:
+        assert f"\n  {name} " in block, name
+    lines = block.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("  ---"))
+    assert len(lines) - rule - 1 == 14 and all(line.endswith("x") for line in lines[rule + 1:])
+
+
 def test_quick_draws_the_figure(quick):
     pytest.importorskip("matplotlib")
     _, svg = quick
@@ -55,3 +74,54 @@ def test_without_torch():
              "runpy.run_path(sys.argv[0], run_name='__main__')")
     out = run("--quick", "--sections", "tabular", "--rounds", "1", code=block)
     assert "torch not installed" in out and "PyTorch: not installed" in out
+
+
+# ---------------------------------------------------------------- the group-advantage kernels
+
+sys.path.insert(0, str(ROOT / "examples"))
+import _group_kernels as gk  # noqa: E402
+
+from minirl_lm.pg import advantages  # noqa: E402
+
+
+def rel_err(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+@pytest.mark.parametrize("NK", [(3, 2), (4, 8), (1, 64), (5, 3)])
+def test_group_kernels_equal_their_numpy_twins(NK):
+    """Relative error <= 1e-12 norm-wise against the NumPy twins beside them, and the twins equal
+    to the library's validated advantages (the benchmark's third column)."""
+    r = np.random.default_rng(NK[1]).standard_normal(NK)
+    assert rel_err(gk._group_centred(r), gk.np_centred(r)) <= 1e-12
+    for eps in (1e-8, 0.0, 0.5):
+        for ddof in (0, 1):
+            got = gk._group_standardized(r, eps, ddof)
+            assert rel_err(got, gk.np_standardized(r, eps, ddof)) <= 1e-12
+    assert rel_err(gk._group_loo(r), gk.np_loo(r)) <= 1e-12
+    np.testing.assert_allclose(gk.np_centred(r), advantages.centred(r), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(gk.np_standardized(r), advantages.standardized(r), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_allclose(gk.np_loo(r), advantages.leave_one_out(r), rtol=0, atol=1e-14)
+
+
+def bitwise_zero(a):
+    return a.dtype == np.float64 and np.all(a.view(np.int64) == 0)
+
+
+def test_group_kernels_k1_is_bitwise_zero():
+    r = np.random.default_rng(0).standard_normal((6, 1)) * 10
+    assert bitwise_zero(gk._group_centred(r))
+    for ddof in (0, 1):
+        for eps in (1e-8, 0.0):
+            assert bitwise_zero(gk._group_standardized(r, eps, ddof))
+
+
+@pytest.mark.parametrize("value", [0.1, 1.0, 0.0, -3.7, 1e-300, 123456.789])
+def test_group_kernels_equal_rewards_exactly_zero(value):
+    r = np.full((2, 7), value)
+    assert value != 0.1 or r.sum(axis=1)[0] / 7 != 0.1       # a plain mean would miss by an ulp
+    assert bitwise_zero(gk._group_centred(r))
+    assert bitwise_zero(gk._group_standardized(r, 1e-8, 0))
+    assert bitwise_zero(gk._group_standardized(r, 0.0, 1))
+    assert bitwise_zero(gk._group_loo(r))

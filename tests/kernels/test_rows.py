@@ -1,0 +1,50 @@
+"""kernels/rows.py: the three row helpers against NumPy, and the premise of the guards (a bad row,
+one with a NaN or +inf entry or no finite entry, has a NaN logsumexp and a NaN gradient row)."""
+
+import numpy as np
+import pytest
+
+from minirl_lm.kernels.rows import _row_grad, _row_lse, _row_max
+
+from kernel_cases import RTOL, RTOL32, rel_err
+
+ROWS = [np.array([0.5]), np.array([1.0, -np.inf, 3.0]), np.linspace(-5, 5, 17),
+        np.random.default_rng(0).standard_normal(1000) * 3 + 1e4]
+
+
+def twin_lse(z):
+    m = z.max()
+    return m, np.log(np.exp(z - m).sum())
+
+
+@pytest.mark.parametrize("z", ROWS)
+def test_row_max_and_lse_equal_numpy(z):
+    assert _row_max(z) == z.max()
+    m, lse = _row_lse(z)
+    want_m, want_lse = twin_lse(z)
+    assert m == want_m and abs(lse - want_lse) <= RTOL * max(abs(want_lse), 1.0)
+
+
+@pytest.mark.parametrize("z", ROWS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_grad_equals_onehot_minus_softmax(z, dtype):
+    z = z.astype(dtype)
+    z64 = z.astype(np.float64)
+    y, wb = z.shape[0] - 1, -1.7
+    out = np.empty_like(z)
+    _row_grad(z, y, wb, out)
+    p = np.exp(z64 - z64.max())
+    want = -wb * p / p.sum()
+    want[y] += wb                                             # eq. (logsoftmax_grad)
+    assert out.dtype == dtype
+    assert rel_err(out, want) <= (RTOL if dtype == np.float64 else RTOL32)
+
+
+@pytest.mark.parametrize("bad", [[0.0, np.nan, 1.0], [0.0, np.inf, 1.0], [-np.inf, -np.inf]])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_bad_row_gives_nan_everywhere(bad, dtype):
+    z = np.array(bad, dtype)
+    assert np.isnan(_row_lse(z)[1])
+    out = np.empty_like(z)
+    _row_grad(z, 0, 0.0, out)                                 # even with a zero weight
+    assert np.isnan(out).all()
