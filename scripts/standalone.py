@@ -207,8 +207,8 @@ def build(name, pkg_dir=PKG_DIR):
                     ext.add(kind[1])
                 else:
                     src = load(kind[1])
-                    if kind[2] != nm:
-                        aliases.append((mod.name, nm, kind[2]))
+                    if kind[2] != nm and (kind[1], nm, kind[2]) not in aliases:
+                        aliases.append((kind[1], nm, kind[2]))
                     take(src, kind[2])
             elif nm in mod.defs and mod is not target:
                 take(mod, nm)
@@ -297,8 +297,9 @@ def build(name, pkg_dir=PKG_DIR):
     out += own
     for m in support:
         out += section(m, "input checks")
-    for mod_name, local, src in aliases:
-        out += ["", f"{local} = {src}  # `from {PKG}.{mod_name} import {src} as {local}`"]
+    for src_mod, local, src in aliases:           # the source's name as the copy spells it
+        here = renames.get(src_mod, {}).get(src, src)
+        out += ["", f"{local} = {here}  # `from {PKG}.{src_mod} import {src} as {local}`"]
 
     text = "\n".join(out)
     while "\n\n\n\n" in text:

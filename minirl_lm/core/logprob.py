@@ -45,6 +45,7 @@ Demonstration: `python examples/logprob.py`.
 import numpy as np
 
 from minirl_lm.core.checks import logits_any, logits_batch, values_mask
+from minirl_lm.core.ops import log_softmax as _log_softmax
 
 
 def log_softmax(logits):
@@ -58,12 +59,6 @@ def log_softmax(logits):
         `(..., V)` log-probabilities.
     """
     return _log_softmax(logits_any(logits))
-
-
-def _log_softmax(z):
-    m = z.max(axis=-1, keepdims=True)                         # (..., 1), finite
-    shifted = z - m                                           # (..., V), -inf stays -inf
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # eq. (log_softmax)
 
 
 def masked_sum(x, mask):
