@@ -222,3 +222,178 @@ def _check_shape(arr, name, ndim, shape):
             want = ", ".join("any" if s is None else str(s) for s in shape)
             want = f"({want},)" if len(shape) == 1 else f"({want})"    # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+# ---- bundles: pg ---------------------------------------------------------------------------
+# One call per public function of minirl_lm/pg/ (and tasks.py): the whole argument set is checked
+# once, in the order a reader passes it, and returned as the arrays the math trusts.
+
+_UNSET = object()     # an argument the bundle was not given (None is an input to reject)
+
+
+def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
+
+    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
+        shape the others and the 0/1 right-padded ``mask`` must have;
+    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
+    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
+        ``"constant"`` at least the longest response.
+    """
+    names = list(logps)
+    arrays = [float_array(logps[n], n, ndim=2) for n in names]
+    mask = mask_array(mask, "mask")
+    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
+        same_shape(names[0], arrays[0], n, a)
+    A = None if adv is _UNSET else advantage(adv, mask, per_token)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return (*arrays, mask, A, max_len)
+
+
+def advantage(adv, mask, per_token=True):
+    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
+    A = float_array(adv, "adv")
+    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
+        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
+        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
+    return A
+
+
+def aggregation(mask, agg, max_len, aggs):
+    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
+    choice(agg, "agg", aggs)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
+    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
+        raise ValueError(f"max_len: expected >= the longest response "
+                         f"({int(mask.sum(axis=1).max())} tokens), got {max_len}")
+    return max_len
+
+
+def clip_range(eps, eps_high):
+    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
+    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
+                                                           low_open=True))
+
+
+def whitening(eps, ddof):
+    """``(eps, ddof)`` of a std or variance: eps >= 0, ddof the int 0 or 1."""
+    return float_scalar(eps, "eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
+
+
+def group_rewards(rewards, bound, name="rewards"):
+    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
+    r = float_array(rewards, name, ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), "
+                         f"got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
+    if np.abs(r).max() > bound:
+        raise ValueError(f"{name}: expected |r| <= {bound:g} (the standardized baseline "
+                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
+                         f"|r| = {np.abs(r).max():g}")
+    return r
+
+
+def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
+    """The arguments of ``advantages.advantages``: ``(r (N, K), eps, ddof)``; leave-one-out
+    needs K >= 2."""
+    choice(baseline, "baseline", baselines)
+    eps, ddof = whitening(eps, ddof)
+    r = group_rewards(rewards, bound)
+    if baseline == "loo" and r.shape[1] < 2:
+        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
+                         f"(no others to average at K = 1), got shape {r.shape}")
+    return r, eps, ddof
+
+
+def finite_among(value, what, arrays):
+    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
+    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
+    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
+    was subtracted from; the first name on a tie)."""
+    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
+        return value
+    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
+    return finite_result(value, max(big, key=big.get), what)
+
+
+def sequence_batch(seq_logp, adv):
+    """``(seq_logp, adv)``: two non-empty ``(B,)`` float arrays of one shape."""
+    s = float_array(seq_logp, "seq_logp", ndim=1)
+    a = float_array(adv, "adv", ndim=1)
+    same_shape("seq_logp", s, "adv", a)
+    return nonempty(s, "seq_logp"), a
+
+
+def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
+    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
+    max_len)``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    eps, eps_high = clip_range(eps, eps_high)
+    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
+
+
+def kl_batch(logp, logp_ref, mask, estimator, estimators, agg=_UNSET, max_len=None, aggs=()):
+    """The arguments of a KL term: ``(logp, logp_ref, mask, max_len)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    choice(estimator, "estimator", estimators)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return logp, logp_ref, mask, max_len
+
+
+def kl_reward_args(rewards, logp, logp_ref, mask, beta):
+    """The arguments of the KL folded into the reward: ``(r (B,), logp, logp_ref, mask, beta)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
+    return r, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
+
+
+def probability_pair(p, q):
+    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
+    p = float_array(p, "p", ndim=2)
+    q = float_array(q, "q", ndim=2)
+    same_shape("p", p, "q", q)
+    nonempty(p, "p")
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+    return p, q
+
+
+def kl_tables(theta, theta_ref, weights, support):
+    """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
+    spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
+    the table that must have a finite logit wherever the other has one."""
+    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
+    d = np.ones(theta.shape[0]) if weights is None else float_array(
+        weights, "weights", ndim=1, shape=(theta.shape[0],))
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        m = t.max(axis=1, keepdims=True)                       # (S, 1)
+        if not np.isfinite(m).all():
+            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+        with np.errstate(over="ignore"):
+            z = t - m                                          # (S, V), <= 0
+        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
+    if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
+        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
+                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+    if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
+        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
+                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+    return theta, theta_ref, d
+
+
+def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
+    """The arguments of the adaptive KL coefficient, as floats."""
+    return (float_scalar(beta, "beta", low=0.0), float_scalar(current_kl, "current_kl"),
+            float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
+            float_scalar(horizon, "horizon", low=0.0, low_open=True),
+            float_scalar(n_steps, "n_steps", low=0.0))

@@ -2,6 +2,8 @@
 REINFORCE at rho = 1, clip-higher, the boundary convention and the clip fraction."""
 
 import numpy as np
+
+from minirl_lm.core import ops
 import pytest
 
 from minirl_lm.pg import clip as clip_mod
@@ -107,8 +109,9 @@ def test_boundary_takes_the_unclipped_derivative():
     assert clip_fraction(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps) == 0
 
 
-def test_aggregation_weights_are_reinforces():
-    assert clip_mod.token_weights is token_weights and clip_mod.AGGS is AGGS   # eq. (pg_agg), once
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert clip_mod.agg_weights is ops.agg_weights and clip_mod.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert clip_mod.log_ratio is ops.log_ratio
 
 
 M = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])

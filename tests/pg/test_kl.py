@@ -4,6 +4,8 @@ on-policy facts about k1, k2, k3 by enumeration of a small table."""
 from decimal import Decimal, getcontext
 
 import numpy as np
+
+from minirl_lm.core import ops
 import pytest
 
 from minirl_lm.pg import kl as kl_mod
@@ -97,8 +99,9 @@ def test_kl_in_reward():
     assert np.array_equal(kl_in_reward(np.array([1.0, 0.0]), logp, logp_ref, mask, 0.0), [1, 0])
 
 
-def test_aggregation_weights_are_reinforces():
-    assert kl_mod.token_weights is token_weights and kl_mod.AGGS is AGGS   # eq. (pg_agg), once
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert kl_mod.agg_weights is ops.agg_weights and kl_mod.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert kl_mod.log_ratio is ops.log_ratio
 
 
 # ---- exact KL and its gradients ----------------------------------------------------------------
@@ -238,8 +241,11 @@ def test_k3_extreme_log_ratios():
     np.testing.assert_allclose(dk[0, :2], [1.0, 1.0], rtol=0)
     assert np.isfinite(k).all() and np.isfinite(dk).all()
     # u = -800: exp(800) - 1 - 800 exceeds float64: a ValueError naming logp, not +inf
-    with pytest.raises(ValueError, match=r"^logp: .*finite"):
+    # named after the log-prob that drove it: the huge one
+    with pytest.raises(ValueError, match=r"^logp_ref: .*finite"):
         kl_per_token([[0.0]], [[800.0]], [[1.0]], "k3")
+    with pytest.raises(ValueError, match=r"^logp: .*finite"):
+        kl_per_token([[-800.0]], [[0.0]], [[1.0]], "k3")
 
 
 def test_exact_kl_without_warnings_where_p_and_q_vanish():

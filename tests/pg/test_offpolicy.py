@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+from minirl_lm.core import ops
 import pytest
 
 from minirl_lm.pg import offpolicy
@@ -193,8 +195,9 @@ def test_corrected_pg_gradient_matches_finite_differences(agg):
     np.testing.assert_allclose(d, fd_grad(f, logp), atol=ATOL, rtol=0)
 
 
-def test_aggregation_weights_are_reinforces():
-    assert offpolicy.token_weights is token_weights   # one definition of eq. (pg_agg)
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert offpolicy.log_ratio is ops.log_ratio
 
 
 # ---- bad input ----------------------------------------------------------------------------------

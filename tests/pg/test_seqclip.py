@@ -10,6 +10,8 @@ importance_sampling_level="sequence", loss_type="cispo").
 A stop-gradient sg[x] is re-derived by differentiating with x's inputs frozen."""
 
 import numpy as np
+
+from minirl_lm.core import ops
 import pytest
 
 from minirl_lm.pg import seqclip
@@ -251,8 +253,9 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
                                rtol=1e-15, atol=0)
 
 
-def test_aggregation_weights_are_reinforces():
-    assert seqclip.token_weights is token_weights   # one definition of eq. (pg_agg)
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert seqclip.agg_weights is ops.agg_weights and seqclip.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert seqclip.log_ratio is ops.log_ratio
 
 
 @pytest.mark.parametrize("fn", [dual_clip_surrogate, cispo_loss])
