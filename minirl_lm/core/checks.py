@@ -302,10 +302,7 @@ def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
     needs K >= 2."""
     choice(baseline, "baseline", baselines)
     eps, ddof = whitening(eps, ddof)
-    r = group_rewards(rewards, bound)
-    if baseline == "loo" and r.shape[1] < 2:
-        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
-                         f"(no others to average at K = 1), got shape {r.shape}")
+    r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
     return r, eps, ddof
 
 
@@ -397,3 +394,357 @@ def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
             float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
             float_scalar(horizon, "horizon", low=0.0, low_open=True),
             float_scalar(n_steps, "n_steps", low=0.0))
+
+
+def grpo_objective(logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg,
+                   max_len, estimators, aggs):
+    """The arguments of the GRPO loss: ``(logp, logp_old, logp_ref, mask, adv, eps, eps_high,
+    beta, max_len)``."""
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs)
+    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
+    same_shape("logp", logp, "logp_ref", logp_ref)
+    return logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len
+
+
+def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta,
+                   kl_estimator, agg, baseline, adv_eps, ddof, estimators, aggs, baselines):
+    """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
+    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    rng_check(rng, "rng")
+    K = int_scalar(K, "K", low=1)
+    mu = int_scalar(mu, "mu", low=1)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    eps, eps_high = clip_range(eps, eps_high)
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    choice(agg, "agg", aggs)
+    choice(baseline, "baseline", baselines)
+    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "loo" and K < 2:
+        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+                         f"of a group have no others to average), got K = {K}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
+            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    if policy.theta.shape != (mdp.S, mdp.V):
+        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
+                         f"mdp, got {policy.theta.shape}")
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(f"ref_policy: expected a table of the policy's shape "
+                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
+    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+
+
+def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
+    """The arguments of the dual-clip surrogate: clip_objective's and ``c > 1``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    eps, eps_high = clip_range(eps, eps_high)
+    c = float_scalar(c, "c")
+    if c <= 1.0:
+        raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
+                         f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
+                         f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
+    return logp, logp_old, mask, adv, eps, eps_high, c, aggregation(mask, agg, max_len, aggs)
+
+
+def ratio_args(logp, logp_old, mask, ratio, ratios):
+    """The arguments of a sequence ratio: ``(logp, logp_old, mask)``."""
+    logp, logp_old, mask, _, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask)
+    choice(ratio, "ratio", ratios)
+    return logp, logp_old, mask
+
+
+def gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, ratios):
+    """The arguments of GSPO: ``(logp, logp_old, mask, adv (B,), eps, eps_high)``."""
+    logp, logp_old, mask, A, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv,
+                                             per_token=False)
+    eps, eps_high = clip_range(eps, eps_high)
+    choice(ratio, "ratio", ratios)
+    return logp, logp_old, mask, A, eps, eps_high
+
+
+def cispo_args(logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, aggs):
+    """The arguments of CISPO: ``(logp, logp_old, mask, adv, rho_min, rho_max, max_len)``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    rho_max = float_scalar(rho_max, "rho_max", low=1.0)
+    rho_min = None if rho_min is None else float_scalar(rho_min, "rho_min", low=0.0, high=1.0)
+    return logp, logp_old, mask, adv, rho_min, rho_max, aggregation(mask, agg, max_len, aggs)
+
+
+def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, modes):
+    """The arguments of the importance weights: ``(logp_old, logp_mu, mask, c_max, c_min)``."""
+    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
+    choice(level, "level", levels)
+    choice(mode, "mode", modes)
+    c_max = None if c_max is None else float_scalar(c_max, "c_max", low=1.0)
+    c_min = None if c_min is None else float_scalar(c_min, "c_min", low=0.0, high=1.0,
+                                                    low_open=mode == "mask")
+    return logp_old, logp_mu, mask, c_max, c_min
+
+
+def opsm_args(logp, logp_mu, adv, mask, delta):
+    """The arguments of the off-policy sequence mask: ``(logp, logp_mu, mask, adv (B,), delta)``."""
+    logp, logp_mu, mask, A, _ = token_batch({"logp": logp, "logp_mu": logp_mu}, mask, adv,
+                                            per_token=False)
+    return logp, logp_mu, mask, A, float_scalar(delta, "delta", low=0.0)
+
+
+def rejection_args(logp_old, logp_mu, mask, option, hi, lo, options):
+    """The arguments of the rejection mask: ``(logp_old, logp_mu, mask, hi, lo)``; k1 bounds are
+    ratio bounds ``lo <= 1 <= hi`` (lo default 1/hi), k2/k3 an upper bound ``hi > 0`` alone."""
+    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
+    choice(option, "option", options)
+    k1 = option.endswith("k1")
+    hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
+    if lo is not None and not k1:
+        raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
+    lo = (1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0))
+    return logp_old, logp_mu, mask, hi, lo
+
+
+def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
+    """The arguments of REINFORCE with weights on data: ``(logp, mask, W, adv, max_len)``."""
+    logp = float_array(logp, "logp", ndim=2)
+    mask = mask_array(mask, "mask")
+    same_shape("logp", logp, "mask", mask)
+    W = float_array(weights, "weights", shape=mask.shape)
+    if (W < 0).any():
+        raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
+    return logp, mask, W, advantage(adv, mask), aggregation(mask, agg, max_len, aggs)
+
+
+def minibatch_args(B, M, rng):
+    """``(B, M, rng)``: B >= M >= 1 ints, rng a Generator or None."""
+    B = int_scalar(B, "B", low=1)
+    M = int_scalar(M, "M", low=1, high=B)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator or None, got "
+                        f"{type(rng).__name__}")
+    return B, M, rng
+
+
+def accumulation_args(mask, G, mode, max_len, modes):
+    """The arguments of the accumulation weights: ``(mask, G, L)``, G dividing B, L >= every
+    response (default T)."""
+    mask = mask_array(mask, "mask")
+    B, T = mask.shape
+    G = int_scalar(G, "G", low=1)
+    if B == 0 or B % G:
+        raise ValueError(f"G: expected a divisor of the batch size B = {B}, got {G}")
+    choice(mode, "mode", modes)
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if L < mask.sum(axis=1).max():
+        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+    return mask, G, L
+
+
+def logit_table(theta, name="theta"):
+    """``(S, V)`` logits, non-empty, -inf allowed, a finite entry in every row."""
+    theta = nonempty(float_array(theta, name, ndim=2, allow_neginf=True), name)
+    if not np.isfinite(theta.max(axis=1)).all():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return theta
+
+
+def entropy_args(theta, states, mask, agg, max_len, aggs):
+    """The arguments of the entropy bonus: ``(theta, states (B, T), mask, max_len)``."""
+    theta = logit_table(theta)
+    mask = mask_array(mask, "mask")
+    states = int_array(states, "states", ndim=2, low=0, high=theta.shape[0])
+    same_shape("mask", mask, "states", states)
+    return theta, states, mask, aggregation(mask, agg, max_len, aggs)
+
+
+def reward_groups(rewards):
+    """Rewards ``(N, K)`` of dynamic sampling: finite, N, K >= 1 (no bound on |r|)."""
+    r = float_array(rewards, "rewards", ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
+    return nonempty(r, "rewards")                              # N >= 1 groups
+
+
+def acceptance_args(p, K):
+    """``(p, K)``: a probability in [0, 1] and a group size >= 1."""
+    return float_scalar(p, "p", low=0.0, high=1.0), int_scalar(K, "K", low=1)
+
+
+def overlong_args(lengths, max_len, buffer_len, penalty_factor):
+    """``(lengths (B,) int64 in [0, max_len], max_len, buffer_len, penalty_factor)``; max_len
+    <= 2**62 so that the lengths' arithmetic stays within int64."""
+    max_len = int_scalar(max_len, "max_len", low=1, high=2 ** 62)
+    buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
+    L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
+    return L, max_len, buffer_len, float_scalar(penalty_factor, "penalty_factor", low=0.0)
+
+
+def truncation_args(tokens, mask, eos):
+    """``(tokens (B, T) int64 ids >= 0, mask (B, T), eos >= 0)``."""
+    mask = mask_array(mask, "mask")
+    tokens = int_array(tokens, "tokens", ndim=2, low=0)
+    same_shape("mask", mask, "tokens", tokens)
+    return tokens, mask, int_scalar(eos, "eos", low=0)
+
+
+def loo_rewards(rewards, bound):
+    """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
+    r = group_rewards(rewards, bound)
+    if r.shape[1] < 2:
+        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
+                         f"(no others to average at K = 1), got shape {r.shape}")
+    return r
+
+
+def standardize_args(rewards, eps, ddof, bound):
+    """``(r (N, K), eps, ddof)`` of a standardized baseline."""
+    r = group_rewards(rewards, bound)
+    return (r, *whitening(eps, ddof))
+
+
+def broadcast_args(adv, mask):
+    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
+    mask = mask_array(mask, "mask")
+    a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
+    if a.ravel().shape != (mask.shape[0],):
+        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
+                         f"got shape {np.shape(adv)}")
+    return a.ravel(), mask
+
+
+def rpp_args(token_rewards, mask, gamma, eps, ddof):
+    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
+    mask = mask_array(mask, "mask")
+    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    return (r, mask, gamma, *whitening(eps, ddof))
+
+
+def rpp_baseline_args(rewards, mask, eps, ddof, bound):
+    """``(r (N, K), mask (N*K, T), eps, ddof)`` of REINFORCE++-baseline."""
+    r = group_rewards(rewards, bound)
+    mask = mask_array(mask, "mask")
+    if mask.shape[0] != r.size:
+        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), "
+                         f"got shape {mask.shape}")
+    return (r, mask, *whitening(eps, ddof))
+
+
+def remax_args(rewards, greedy_rewards, bound):
+    """``(r (N, K), g (N,))`` of ReMax, both within ``|r| <= bound``."""
+    r = group_rewards(rewards, bound)
+    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
+    if np.abs(g).max() > bound:
+        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max "
+                         f"{np.abs(g).max():g}")
+    return r, g
+
+
+def opo_args(rewards, lengths, bound):
+    """``(r (N, K), lengths (N, K) >= 0)`` of OPO."""
+    r = group_rewards(rewards, bound)
+    L = float_array(lengths, "lengths", shape=r.shape)
+    if L.min() < 0:
+        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
+    return r, L
+
+
+def toy_response(prompt, response, prompts, V):
+    """The token id of a one-token ``response`` to one of ``prompts`` (tasks.py's toy)."""
+    if not isinstance(prompt, str) or prompt not in prompts:
+        raise ValueError(f"prompt: expected one of {list(prompts)}, got {prompt!r}"[:200])
+    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
+            or len(response) != 1):
+        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
+                         f"one token), got {response!r}"[:200])
+    y = response[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < V:
+        raise ValueError(f"response: expected a token id in [0, {V}), got {y}")
+    return y
+
+
+def grader_table(grader, graders, prompts, V, bound=None):
+    """The ``(N, V)`` rewards of a grader (a name in ``graders`` or a callable) on every prompt
+    and one-token response, each a finite number (``|R| <= bound`` if given)."""
+    grader = graders[choice(grader, "grader", set(graders))] if isinstance(grader, str) else grader
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    R = np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                   for y in range(V)] for x in prompts])
+    if bound is not None and np.abs(R).max() > bound:
+        raise ValueError(f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
+                         f"got max |R| = {np.abs(R).max():g}")
+    return R
+
+
+def toy_policy(policy, shape):
+    """Raise unless ``policy`` holds a table ``theta`` of ``shape``."""
+    got = getattr(getattr(policy, "theta", None), "shape", None)
+    if got != shape:
+        raise ValueError(f"policy: expected a TabularPolicy of shape ({shape[0]}, "
+                         f"{shape[1]}) for the toy, got {type(policy).__name__} with shape {got}")
+    return policy
+
+
+def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
+    """The arguments of tasks.train: ``(K, steps, seed, beta, lr, record_at (a set))``."""
+    K = int_scalar(K, "K", low=1)
+    n_responses = int_scalar(n_responses, "n_responses", low=K)
+    beta = float_scalar(beta, "beta", low=0.0)
+    lr = float_scalar(lr, "lr", low=0.0)
+    seed = int_scalar(seed, "seed", low=0)
+    choice(baseline, "baseline", {"standardized", "mean", "loo"})
+    if not (isinstance(grader, str) or callable(grader)):
+        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
+    if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
+        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
+    steps = n_responses // K
+    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
+    if baseline == "loo" and K == 1:
+        raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
+    return K, steps, seed, beta, lr, record_at
+
+
+def token_agg(mask, agg, max_len, aggs):
+    """``(mask, max_len)`` of the aggregation weights."""
+    mask = mask_array(mask, "mask")
+    return mask, aggregation(mask, agg, max_len, aggs)
+
+
+def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
+    """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
+    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
+        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg,
+        max_len=max_len, aggs=aggs)
+    return logp, logp_old, logp_ref, mask, max_len
+
+
+def finite_surrogate(f, surr1, logp, logp_old, A):
+    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
+    naming logp at the first token whose ``rho A`` overflowed."""
+    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
+    if bad.any():
+        b, t = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
+            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
+            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
+            f"minimum)")
+    return f
+
+
+def resampling(a, p, K):
+    """The acceptance probability ``a`` of dynamic sampling if > 0 (else resampling never ends)."""
+    if a <= 0:
+        raise ValueError(f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+                         f"rewards and resampling never ends)")
+    return a

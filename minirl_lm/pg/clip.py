@@ -45,7 +45,7 @@ trusted core GRPO calls.
 
 import numpy as np
 
-from minirl_lm.core.checks import clip_objective, finite_result
+from minirl_lm.core.checks import clip_objective, finite_result, finite_surrogate
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
 
@@ -98,15 +98,7 @@ def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len):
     df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
     # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)")
+    finite_surrogate(f, surr1, logp, logp_old, A)              # each token, else names logp
     # every token is finite (and so is the gradient, w <= 1); only their weighted sum can overflow
     finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
     return float(loss), dloss_dlogp

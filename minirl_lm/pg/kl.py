@@ -57,7 +57,7 @@ of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`)
 import numpy as np
 
 from minirl_lm.core.checks import (finite_among, finite_result, kl_batch, kl_reward_args, kl_tables,
-                                   probability_pair, scalar_kl, token_batch)
+                                   kl_is_args, probability_pair, scalar_kl)
 from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -93,15 +93,15 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 def _kl_terms(logp, logp_ref, mask, estimator):
     """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError."""
     u = _u(logp, logp_ref, mask)                               # (B, T)
-    named = {"logp": logp, "logp_ref": logp_ref}
-    if estimator == "k1":
-        return finite_among((u, mask.copy()), WHAT["k1"], named)  # eq. (kl_k1); dk1 = 1
     with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
-        if estimator == "k2":
-            return finite_among((0.5 * u * u, u), WHAT["k2"], named)  # eq. (kl_k2); dk2 = u
-        k = _k3(u)                                             # eq. (kl_k3)
-        dk = -np.expm1(-u) * mask                              # dk3 = 1 - exp(-u)
-    return finite_among((k, dk), WHAT["k3"], named)
+        if estimator == "k1":
+            k, dk = u, mask.copy()                             # eq. (kl_k1); dk1 = 1
+        elif estimator == "k2":
+            k, dk = 0.5 * u * u, u                             # eq. (kl_k2); dk2 = u
+        else:
+            k = _k3(u)                                         # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask                          # dk3 = 1 - exp(-u)
+    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
 
 
 def _k3(u):
@@ -138,8 +138,7 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     Raises:
         ValueError: a non-finite loss (named after `logp`), or a bad argument.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
-                                             max_len, AGGS)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
     return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
 
 
@@ -150,8 +149,8 @@ def _penalty(logp, logp_ref, mask, estimator, agg, max_len):
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()                                   # eq. (kl_objective)
         dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
-    return finite_among((float(loss), dloss_dlogp), "the KL penalty",
-                        {"logp": logp, "logp_ref": logp_ref})
+    named = {"logp": logp, "logp_ref": logp_ref}               # the overflow's culprit among them
+    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
@@ -297,8 +296,7 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
-                                             max_len, AGGS)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
     k, _ = _kl_terms(logp, logp_ref, mask, estimator)          # value: k1 or k3
     w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -323,9 +321,7 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     Raises:
         ValueError: if rho or k3 overflow float64 (named after logp).
     """
-    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
-        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len,
-        aggs=AGGS)
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
     k, dk = _kl_terms(logp, logp_ref, mask, "k3")              # (B, T) eq. (kl_k3)
     with np.errstate(over="ignore"):
         rho = np.exp(_u(logp, logp_old, mask)) * mask          # (B, T)
@@ -335,8 +331,8 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     with np.errstate(over="ignore", invalid="ignore"):         # rho k3 may overflow: below
         loss = (w * rho * k).sum()                             # eq. (kl_is)
         dloss_dlogp = w * rho * (k + dk)                       # d(rho k3) = rho k3 + rho dk3
-    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))",
-                        {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref})
+    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
+    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
 
 
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
@@ -354,8 +350,7 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl,
-                                                              horizon, n_steps)
+    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
     err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
     step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
     mult = 1.0 + step                                          # eq. (kl_adaptive)

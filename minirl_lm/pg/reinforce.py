@@ -37,7 +37,7 @@ division by zero: its weights are 0).
 
 import numpy as np
 
-from minirl_lm.core.checks import aggregation, finite_result, mask_array, sequence_batch, token_batch
+from minirl_lm.core.checks import finite_result, sequence_batch, token_agg, token_batch
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
 
 
@@ -59,8 +59,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     Raises:
         ValueError: an unknown `agg`, or `max_len` shorter than the longest response.
     """
-    mask = mask_array(mask, "mask")
-    max_len = aggregation(mask, agg, max_len, AGGS)
+    mask, max_len = token_agg(mask, agg, max_len, AGGS)
     return agg_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
 
 
