@@ -86,8 +86,9 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     return _surrogate(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high, agg, max_len)
 
 
-def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len):
-    """`clipped_surrogate` on checked arguments, A (B, T)."""
+def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
+    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
+    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
     w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
@@ -98,9 +99,10 @@ def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len):
     df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
     # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    finite_surrogate(f, surr1, logp, logp_old, A)              # each token, else names logp
-    # every token is finite (and so is the gradient, w <= 1); only their weighted sum can overflow
-    finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
+    if guard:
+        finite_surrogate(f, surr1, logp, logp_old, A)          # each token, else names logp
+        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
+        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
     return float(loss), dloss_dlogp
 
 

@@ -62,14 +62,17 @@ def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=
                  kl_estimator, agg, max_len)
 
 
-def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len):
-    """`grpo_loss` on checked arguments, A (B, T)."""
-    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg,
-                                   max_len)              # eq. (ppo_clip)
-    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len)  # eq. (kl_objective)
+def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len,
+          guard=True):
+    """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
+    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len,
+                                   guard)                # eq. (ppo_clip)
+    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
     with np.errstate(over="ignore", invalid="ignore"):    # a huge beta: named below
         loss = loss_clip + beta * loss_kl                     # eq. (grpo)
         dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
+    if not guard:
+        return loss, dloss_dlogp
     return finite_result((loss, dloss_dlogp), "beta", "the loss clip + beta KL")
 
 
@@ -141,14 +144,13 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
     losses, fracs = [], []
     for epoch in range(mu):
         logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
-        try:
-            loss, dlogp = _loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
-                                kl_estimator, agg, None)
-        except ValueError as e:                           # after a step: lr moved theta too far
-            if epoch == 0:
-                raise
-            raise ValueError(f"lr: expected a step size for which every epoch's loss is finite; "
-                             f"after {epoch} step(s) of lr = {lr:g}: {e}") from None
+        # epoch 0 sees the sampled data (an overflow names its input); after a step, lr moved
+        # theta too far: the loss is computed as it is and a non-finite one names lr
+        loss, dlogp = _loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
+                            kl_estimator, agg, None, guard=epoch == 0)
+        if epoch:
+            finite_result((loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} "
+                          f"step(s) of lr = {lr:g})")
         fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)

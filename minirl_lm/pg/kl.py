@@ -90,8 +90,9 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
     return _kl_terms(logp, logp_ref, mask, estimator)
 
 
-def _kl_terms(logp, logp_ref, mask, estimator):
-    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError."""
+def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
+    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
+    `guard=False`, as computed)."""
     u = _u(logp, logp_ref, mask)                               # (B, T)
     with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
         if estimator == "k1":
@@ -101,6 +102,8 @@ def _kl_terms(logp, logp_ref, mask, estimator):
         else:
             k = _k3(u)                                         # eq. (kl_k3)
             dk = -np.expm1(-u) * mask                          # dk3 = 1 - exp(-u)
+    if not guard:
+        return k, dk
     return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
 
 
@@ -142,13 +145,15 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
 
 
-def _penalty(logp, logp_ref, mask, estimator, agg, max_len):
-    """`kl_penalty` on checked arguments."""
-    k, dk = _kl_terms(logp, logp_ref, mask, estimator)         # (B, T)
+def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
+    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
+    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
     w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()                                   # eq. (kl_objective)
         dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
+    if not guard:
+        return float(loss), dloss_dlogp
     named = {"logp": logp, "logp_ref": logp_ref}               # the overflow's culprit among them
     return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
 

@@ -64,7 +64,7 @@ def resample_factor(p, K):
     never ends). K = 1 gives 1 (nothing is filtered).
     """
     # a = P(kept) > 0, else a ValueError naming p (resampling would never end)
-    return 1.0 / resampling(_acceptance(*acceptance_args(p, K)), p, K)                                            # eq. (dapo_reweight)
+    return 1.0 / resampling(_acceptance(*acceptance_args(p, K)), p, K)  # eq. (dapo_reweight)
 
 
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
