@@ -521,8 +521,9 @@ def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
 
 
 def minibatch_args(B, M, rng):
-    """``(B, M, rng)``: B >= M >= 1 ints, rng a Generator or None."""
-    B = int_scalar(B, "B", low=1)
+    """``(B, M, rng)``: 2**31 >= B >= M >= 1 ints (np.arange(2**63) is silently empty), rng a
+    Generator or None."""
+    B = int_scalar(B, "B", low=1, high=2 ** 31)
     M = int_scalar(M, "M", low=1, high=B)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng: expected a numpy.random.Generator or None, got "

@@ -199,7 +199,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
-    B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
+    2**31 >= B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
     one, the rows are permuted first (one draw of `rng.permutation`).
     """
     B, M, rng = minibatch_args(B, M, rng)

@@ -17,18 +17,23 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+from gradcheck import fd_grad
 
 from minirl_lm.core import ops
-import pytest
-
 from minirl_lm.pg import offpolicy
 from minirl_lm.pg.clip import clipped_surrogate
-from minirl_lm.pg.offpolicy import (ACCUM, REJECTION, accumulation_weights, corrected_pg_loss,
-                                 is_weights, minibatch_rows, off_policy_sequence_mask,
-                                 rejection_mask)
+from minirl_lm.pg.offpolicy import (
+    ACCUM,
+    REJECTION,
+    accumulation_weights,
+    corrected_pg_loss,
+    is_weights,
+    minibatch_rows,
+    off_policy_sequence_mask,
+    rejection_mask,
+)
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
-
-from gradcheck import fd_grad
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOL = 1e-8

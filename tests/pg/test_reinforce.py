@@ -3,12 +3,16 @@ to the bandit view sample for sample (and what breaks the equality)."""
 
 import numpy as np
 import pytest
+from gradcheck import fd_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minirl_lm.pg.reinforce import AGGS, reinforce_loss, sequence_reinforce_loss, token_weights
-
-from gradcheck import fd_grad
+from minirl_lm.pg.reinforce import (
+    AGGS,
+    reinforce_loss,
+    sequence_reinforce_loss,
+    token_weights,
+)
 
 
 def random_batch(rng, B=6, T=5):

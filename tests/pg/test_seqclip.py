@@ -10,15 +10,18 @@ importance_sampling_level="sequence", loss_type="cispo").
 A stop-gradient sg[x] is re-derived by differentiating with x's inputs frozen."""
 
 import numpy as np
+import pytest
+from gradcheck import fd_grad
 
 from minirl_lm.core import ops
-import pytest
-
 from minirl_lm.pg import seqclip
-from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
-from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate, sequence_ratio
-
-from gradcheck import fd_grad
+from minirl_lm.pg.reinforce import AGGS, reinforce_loss
+from minirl_lm.pg.seqclip import (
+    cispo_loss,
+    dual_clip_surrogate,
+    gspo_surrogate,
+    sequence_ratio,
+)
 
 ATOL = 1e-8
 
