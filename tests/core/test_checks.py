@@ -1,4 +1,6 @@
-"""TODO docstring"""
+"""The input checks at the public boundary (minirl_lm/core/checks.py): exact error messages (one
+sample per template), the dtype and no-copy behaviour of the array checks, the NaN/inf distinction
+of finite_result, and the bundles of the pg part."""
 
 import fractions
 import warnings
@@ -195,3 +197,43 @@ def test_a_one_after_a_zero_anywhere_in_a_row_is_left_padding():
         assert str(e.value) == ("mask: expected right padding (1s then 0s in each row), "
                                 f"row {row} is {[int(v) for v in m[row]]}")
     assert mask_array([[1.0], [0.0]], "mask").shape == (2, 1)          # T = 1: nothing can rise
+
+
+# ---- bundles: pg ------------------------------------------------------------------------------
+
+def test_token_batch_checks_in_order_and_returns_the_trusted_arrays():
+    m = [[1.0, 0.0]]
+    logp, old, mask, adv, max_len = checks.token_batch({"logp": [[0, 1]], "logp_old": [[2, 3]]},
+                                                       m, [1], "constant", 2, ("constant",))
+    assert logp.dtype == old.dtype == mask.dtype == adv.dtype == np.float64
+    assert adv.shape == (1,) and max_len == 2
+    assert checks.token_batch({"logp": [[0.0]]}, [[1.0]])[-2:] == (None, None)   # nothing else asked
+    # the first array is the shape of reference; an adv of neither shape names adv
+    assert _message(ValueError, checks.token_batch, {"logp": [[0.0]], "w": [[0.0, 0.0]]}, [[1.0]]) \
+        == "w: expected the shape of logp (1, 1), got (1, 2)"
+    assert _message(ValueError, checks.token_batch, {"logp": [[0.0]]}, [[1.0]], [1.0, 2.0]) == \
+        "adv: expected shape (1,) or (1, 1), got (2,)"
+    assert _message(ValueError, checks.token_batch, {"logp": [[0.0]]}, [[1.0]], [[1.0]],
+                    per_token=False) == "adv: expected shape (1,), got (1, 1)"
+    assert _message(ValueError, checks.token_batch, {"logp": [[0.0, 0.0]]}, [[1.0, 1.0]], [1.0],
+                    "constant", 1, ("constant",)) == \
+        "max_len: expected >= the longest response (2 tokens), got 1"
+    # None is an input like any other (rejected), not "not given"
+    assert _message(TypeError, checks.token_batch, {"logp": [[0.0]]}, [[1.0]], None) == \
+        "adv: expected a real-valued array, got NoneType None"
+
+
+def test_finite_among_names_the_input_of_largest_magnitude_only_on_failure():
+    a, b = np.array([1e308]), np.array([-1.0])
+    assert checks.finite_among((1.0, a), "x", {"a": a, "b": b}) == (1.0, a)
+    assert _message(ValueError, checks.finite_among, np.array([np.inf]), "x", {"b": b, "a": a}) \
+        == "a: expected a value for which x is finite in float64, got one that makes it inf (overflow)"
+    assert _message(ValueError, checks.finite_among, np.array([np.nan]), "x",
+                    {"b": b, "a": -b}).startswith("b: ")        # a tie: the first name
+
+
+def test_group_rewards_bound_is_inclusive():
+    assert checks.group_rewards([[1e150, -1e150]], 1e150).shape == (1, 2)
+    assert _message(ValueError, checks.group_rewards, [[2e150]], 1e150) == (
+        "rewards: expected |r| <= 1e+150 (the standardized baseline squares the spread, which "
+        "overflows float64 beyond ~1e154), got max |r| = 2e+150")

@@ -25,6 +25,8 @@ from minirl_lm.pg.advantages import (
     standardized,
 )
 
+from quiet import names, silent
+
 # ---- edge cases ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("baseline", ["mean", "standardized"])
@@ -656,3 +658,15 @@ def test_whitening_overflow_is_an_error_not_inf():
         reinforce_pp(np.array([[1e300, -1e300]]), np.ones((1, 2)))
     A = batch_std(np.array([[1e150, -1e150]] * 40))            # squares of the spread stay finite
     assert np.isfinite(A).all()
+
+
+# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+
+def test_opo_lengths_beyond_float64_are_named_and_silent():
+    # sum_j |y_j| r_j with |y| = 1e308 overflowed (a warning, then NaN returned)
+    msg = names("lengths", "the length-weighted baseline",
+                lambda: opo(np.array([[1.0, 2.0]]), np.array([[1e308, 1e308]])))
+    assert "NaN" in msg or "inf" in msg
+    # large but finite lengths: the same baseline as their scaled-down version
+    np.testing.assert_allclose(silent(lambda: opo([[1.0, 3.0]], [[1e300, 3e300]])), [[-1.5, 0.5]],
+                               rtol=1e-15)

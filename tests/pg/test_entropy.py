@@ -1,10 +1,15 @@
-"""TODO docstring"""
+"""The entropy bonus (minirl_lm/pg/entropy.py): the table gradient by finite differences, verl's
+entropy_from_logits re-derived in NumPy (verl core_algos.py @ 1dda039b9c), the bonus's backward, its
+edges and defaults, and silence at extreme logits."""
 
 import numpy as np
 import pytest
 from gradcheck import fd_grad
 
 from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
+
+from quiet import names, silent
+
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
 
@@ -64,3 +69,51 @@ def test_entropy_bonus_edges():
         entropy_table(np.array([[-np.inf, -np.inf]]))
     with pytest.raises(ValueError, match="^states"):
         entropy_bonus(theta, np.full((1, 1), 5), np.ones((1, 1)))
+
+
+# ---- defaults, shared pieces, and extreme logits (issue 20) -----------------------------------
+
+def test_entropy_bonus_default_aggregation_is_token_mean():
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=(3, 4))
+    states = np.array([[0, 1, 2], [2, 2, 0]])
+    mask = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    H = entropy_table(theta)
+    loss, _ = entropy_bonus(theta, states, mask)
+    assert loss == entropy_bonus(theta, states, mask, "token_mean")[0]
+    np.testing.assert_allclose(loss, -(H[[0, 1, 2, 2]]).sum() / 4, rtol=1e-15)   # 4 real tokens
+    seq, _ = entropy_bonus(theta, states, mask, "seq_sum")
+    np.testing.assert_allclose(seq, -(H[[0, 1, 2, 2]]).sum() / 2, rtol=1e-15)    # B = 2
+    const, _ = entropy_bonus(theta, states, mask, "constant", max_len=6)
+    np.testing.assert_allclose(const, -(H[[0, 1, 2, 2]]).sum() / 12, rtol=1e-15)
+
+
+def test_entropy_uses_the_shared_pieces():
+    from minirl_lm.core import ops
+    from minirl_lm.pg import entropy
+    assert entropy.agg_weights is ops.agg_weights and entropy.AGGS is ops.AGGS
+    assert entropy.log_softmax is ops.log_softmax
+
+
+def test_logits_beyond_float64_apart_are_a_zero_probability_silently():
+    # theta - max = -1e308 - 1e308 overflows to -inf: pi = 0 there, exactly as in the limit
+    theta = np.array([[1e308, -1e308], [0.0, 0.0]])
+    H = silent(lambda: entropy_table(theta))
+    assert H[0] == 0.0 and abs(H[1] - np.log(2)) < 1e-15
+    g = silent(lambda: entropy_grad_table(theta))
+    assert (g[0] == 0).all() and np.isfinite(g).all()
+    loss, d = silent(lambda: entropy_bonus(theta, [[0, 1]], [[1.0, 1.0]]))
+    assert np.isfinite(loss) and np.isfinite(d).all() and (d[0] == 0).all()
+
+
+def test_entropy_bad_input_named():
+    names("theta", "expected 2 dimensions", lambda: entropy_table(np.zeros(3)))
+    names("theta", "expected a non-empty array", lambda: entropy_grad_table(np.zeros((2, 0))))
+    names("theta", "expected a finite entry in every row",
+          lambda: entropy_grad_table([[0.0], [-np.inf]]))
+    names("theta", "expected finite values (no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
+    names("states", "expected the shape of mask", lambda: entropy_bonus(np.zeros((2, 2)), [[0]],
+                                                                       [[1.0, 1.0]]))
+    names("agg", "expected one of", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0]], "mean"))
+    names("max_len", "expected >= the longest response",
+          lambda: entropy_bonus(np.zeros((2, 2)), [[0, 1]], [[1.0, 1.0]], "constant", 1))

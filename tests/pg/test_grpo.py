@@ -16,6 +16,8 @@ from minirl_lm.pg.grpo import grpo_loss, grpo_step
 from minirl_lm.pg.kl import ESTIMATORS, kl_penalty
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
 
+from quiet import names
+
 
 def batch(rng, B=8, T=5, eps=0.2):
     lengths = rng.integers(1, T + 1, size=B)
@@ -508,3 +510,49 @@ def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
     assert np.array_equal(np.isneginf(pol.theta), np.isneginf(theta))
     assert np.isfinite(pol.theta[np.isfinite(theta)]).all()
     assert not np.array_equal(pol.theta, theta)
+
+
+# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+
+def test_grpo_loss_huge_logp_ref_names_logp_ref():
+    # u = logp - logp_ref = -1e308: k3 overflows; the culprit is the reference (it named logp)
+    m, lp = np.ones((1, 2)), -np.ones((1, 2))
+    names("logp_ref", "k3 = exp(-u) - 1 + u",
+          lambda: grpo_loss(lp, lp, np.full((1, 2), 1e308), np.ones(1), m))
+    # an ordinary reference and a log-prob of -800 (pi(y) ~ e^-800): logp's
+    low = np.full((1, 2), -800.0)
+    names("logp", "k3 = exp(-u) - 1 + u", lambda: grpo_loss(low, low, np.zeros((1, 2)), np.ones(1), m))
+
+
+def test_grpo_loss_huge_beta_is_named_and_silent():
+    # k3 = e^4 - 5 ~ 49.6 per token: beta = 1e308 overflows beta * KL (it returned inf)
+    m, lp = np.ones((1, 2)), -np.ones((1, 2))
+    names("beta", "the loss clip + beta KL",
+          lambda: grpo_loss(lp, lp, np.full((1, 2), -5.0), np.ones(1), m, beta=1e308))
+
+
+def test_grpo_loss_validates_its_arguments_once():
+    # one bundle: mask is checked once (it was four times), before anything is computed
+    calls = []
+    import minirl_lm.core.checks as checks
+    orig = checks.mask_array
+    try:
+        checks.mask_array = lambda *a, **k: calls.append(1) or orig(*a, **k)
+        rng = np.random.default_rng(0)
+        grpo_loss(*batch(rng))
+    finally:
+        checks.mask_array = orig
+    assert len(calls) == 1
+
+
+def test_grpo_step_a_later_epoch_overflow_names_lr_without_catching():
+    # A < 0 on one response, lr = 1e4: the first step drives its log-probs far below pi_ref's,
+    # so epoch 2's k3 = exp(-u) overflows; the step is refused naming lr, theta untouched
+    mdp, pol, _ = _toy(0)
+    ref = pol.copy()
+    grader = lambda x, y: float(len(y) == 2)
+    theta = pol.theta.copy()
+    msg = names("lr", "the loss of epoch 2 (after 1 step(s) of lr = 10000)",
+                lambda: grpo_step(pol, ref, mdp, grader, np.random.default_rng(0), K=6, mu=2,
+                                  lr=1e4, beta=0.5))
+    assert "finite in float64" in msg and np.array_equal(pol.theta, theta)

@@ -752,3 +752,40 @@ def test_adaptive_coefficient_matches_verl():
         adaptive_kl_coef(0.1, 0.1, 0.0, 10, 1)
     with pytest.raises(ValueError, match="^n_steps"):
         adaptive_kl_coef(0.1, 0.0, 0.1, 10, 100)
+
+
+# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+
+def test_adaptive_kl_coef_subnormal_horizon_is_named_not_inf():
+    # n_steps / horizon = 1 / 5e-324 overflows: it returned inf (or NaN at beta = 0)
+    names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(1.0, 2.0, 1.0, 5e-324, 1.0))
+    names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(0.0, 2.0, 1.0, 5e-324, 1.0))
+    # a finite multiplier of a huge beta: beta's
+    names("beta", "beta (1 + clip(...) n_steps / horizon)",
+          lambda: kl.adaptive_kl_coef(1e308, 2.0, 1.0, 1.0, 4.0))
+    # on target, err = 0: any horizon is fine
+    assert _silent(lambda: kl.adaptive_kl_coef(0.3, 1.0, 1.0, 5e-324, 1.0)) == 0.3
+
+
+def test_overflow_names_the_log_prob_of_largest_magnitude():
+    m = np.ones((1, 2))
+    big, low = np.full((1, 2), 1e308), np.full((1, 2), -1.0)
+    names("logp_ref", "sum_t (logp - logp_ref)", lambda: kl.kl_in_reward([1.0], low, -big, m, 0.1))
+    names("logp", "sum_t (logp - logp_ref)", lambda: kl.kl_in_reward([1.0], big, low, m, 0.1))
+    names("logp_ref", "the KL penalty", lambda: kl.kl_penalty(low, -big, m, "k1", "seq_sum"))
+    names("logp_ref", "k2 = u^2/2", lambda: kl.kl_per_token(low, np.full((1, 2), 1e200), m, "k2"))
+
+
+def test_kl_penalty_is_product_overflow_is_named_and_silent():
+    # rho = e^700 and k3 = e^705 - ... are finite; their product is not (it warned, returned inf)
+    msg = names("logp_ref", "rho k3 (rho = exp(logp - logp_old))",
+                lambda: kl.kl_penalty_is(np.zeros((1, 2)), np.full((1, 2), -700.0),
+                                         np.full((1, 2), 705.0), np.ones((1, 2))))
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_kl_penalty_straight_through_sum_overflow_is_named_and_silent():
+    # k1 = 1e308 at two tokens of one response, seq_sum: the sum overflows (it warned, returned inf)
+    names("logp", "the KL penalty",
+          lambda: kl.kl_penalty_straight_through(np.full((1, 2), 1e308), np.zeros((1, 2)),
+                                                 np.ones((1, 2)), "k1", "seq_sum"))

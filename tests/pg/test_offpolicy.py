@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gradcheck import fd_grad
+from quiet import names, silent
 
 from minirl_lm.core import ops
 from minirl_lm.pg import offpolicy
@@ -401,3 +402,35 @@ def test_example_prints_the_table_and_the_claims(tmp_path):
 def test_bad_arguments_exit_2_without_traceback(bad):
     out = run(*bad)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "error:" in out.stderr
+
+
+# ---- overflow named at its root, no warning (issue 20, section 4) -----------------------------
+
+def test_rejection_mask_beyond_float64_drops_the_row_silently():
+    m = np.ones((1, 2))
+    # logp_old = 800, token_k3: r - 1 - log r = expm1(800) - 800 overflows (a RuntimeWarning escaped)
+    assert silent(lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m,
+                                         "token_k3")).tolist() == [[0.0, 0.0]]
+    # the log-ratio itself overflows (inf, and inf - inf = NaN in a sequence statistic): dropped
+    a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    for option in REJECTION:
+        assert silent(lambda: rejection_mask(a, b, m, option)).tolist() == [[0.0, 0.0]], option
+
+
+def test_weights_and_masks_beyond_float64_are_named_and_silent():
+    m = np.ones((1, 2))
+    a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    for level in ("token", "sequence"):
+        names("logp_mu", f"small enough for a finite {level} weight",
+              lambda: is_weights(a, b, m, level))
+    # an infinite or NaN mean log-ratio is not <= delta: the A < 0 row is dropped, silently
+    assert silent(lambda: off_policy_sequence_mask(a, b, [-1.0], m, 0.1)).tolist() == [[0.0, 0.0]]
+    assert silent(lambda: off_policy_sequence_mask(a, b, [1.0], m, 0.1)).tolist() == [[1.0, 1.0]]
+    names("weights", "small enough for a finite loss",
+          lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308),
+                                    agg="seq_sum"))
+
+
+def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
+    # np.arange(2**63) is silently empty: the split was [array([])]
+    names("B", "expected an integer <= 2147483648", lambda: minibatch_rows(2**63, 1))

@@ -12,6 +12,7 @@ A stop-gradient sg[x] is re-derived by differentiating with x's inputs frozen.""
 import numpy as np
 import pytest
 from gradcheck import fd_grad
+from quiet import names, silent
 
 from minirl_lm.core import ops
 from minirl_lm.pg import seqclip
@@ -274,3 +275,37 @@ def test_bad_inputs(fn):
         fn("x", logp_old, adv, mask)
     with pytest.raises(ValueError, match="^mask: expected only 0 and 1"):
         fn(logp, logp_old, adv, mask * 0.5)
+
+
+# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+
+def test_sequence_ratio_beyond_float64_is_an_error_not_inf():
+    m = np.ones((1, 2))
+    # the geometric mean of two log-ratios of 800: exp(800) (it returned inf)
+    names("logp", "the geometric sequence ratio", lambda: sequence_ratio(np.full((1, 2), 800.0),
+                                                                       np.zeros((1, 2)), m))
+    names("logp", "the product sequence ratio",
+          lambda: sequence_ratio(np.full((1, 2), 400.0), np.zeros((1, 2)), m, "product"))
+    # a log-ratio of 1e308 - (-1e308) overflows the subtraction; inf - inf is NaN (it warned)
+    lp, old = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    assert "NaN" in names("logp", "sequence ratio", lambda: sequence_ratio(lp, old, m))
+    # the same ratio inside GSPO: an A > 0 clips it to a finite loss, silently
+    loss, d = silent(lambda: gspo_surrogate(np.full((1, 2), 800.0), np.zeros((1, 2)), [1.0], m))
+    assert loss == -1.2 and (d == 0).all()
+    names("logp", "geometric sequence-ratio surrogate",
+          lambda: gspo_surrogate(lp, old, np.ones(1), m))
+
+
+def test_dual_clip_and_cispo_overflow_are_named_and_silent():
+    m, big = np.ones((1, 2)), np.full((1, 2), 1e308)
+    names("logp", "CISPO loss", lambda: cispo_loss(big, np.zeros((1, 2)), [1e308], m, agg="seq_sum"))
+    # rho = inf with A > 0 is clipped, and the dual clip never acts on A > 0: finite, silent
+    loss, d = silent(lambda: dual_clip_surrogate(big, -big, np.ones(1), m))
+    assert loss == -1.2 and (d == 0).all()
+
+
+def test_dual_clip_default_c_is_three():
+    # A = -1 and rho = 4 > c: the default caps the token's loss at c |A| = 3 (c = 10 would not)
+    lp, old, m = np.log([[4.0]]), np.zeros((1, 1)), np.ones((1, 1))
+    assert dual_clip_surrogate(lp, old, [-1.0], m)[0] == dual_clip_surrogate(lp, old, [-1.0], m, c=3.0)[0] == 3.0
+    np.testing.assert_allclose(dual_clip_surrogate(lp, old, [-1.0], m, c=10.0)[0], 4.0, rtol=1e-15)
