@@ -704,9 +704,11 @@ def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
     seed = int_scalar(seed, "seed", low=0)
     choice(baseline, "baseline", {"standardized", "mean", "loo"})
     if not (isinstance(grader, str) or callable(grader)):
-        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
+        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, "
+                        f"got {type(grader).__name__}")
     if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
-        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
+        raise TypeError(f"record_at: expected a collection of step counts, "
+                        f"got {type(record_at).__name__}")
     steps = n_responses // K
     record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
     if baseline == "loo" and K == 1:

@@ -23,7 +23,8 @@ On a response of several tokens that is not the gradient of the entropy of the r
 distribution H(pi(.|x)) = E[sum_t H(s_t)] (which also moves the visitation); on one-token
 responses it is. The caller multiplies L_H by the coefficient c and adds it to the policy loss.
 A response of length 0 visits no state and contributes nothing. Imports NumPy and
-minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite differences.
+minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
+differences.
 """
 
 import numpy as np

@@ -67,7 +67,8 @@ def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, 
     """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
     loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len,
                                    guard)                # eq. (ppo_clip)
-    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
+    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len,
+                             guard)              # eq. (kl_objective)
     with np.errstate(over="ignore", invalid="ignore"):    # a huge beta: named below
         loss = loss_clip + beta * loss_kl                     # eq. (grpo)
         dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule

@@ -56,8 +56,8 @@ of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`)
 
 import numpy as np
 
-from minirl_lm.core.checks import (finite_among, finite_result, kl_batch, kl_reward_args, kl_tables,
-                                   kl_is_args, probability_pair, scalar_kl)
+from minirl_lm.core.checks import (finite_among, finite_result, kl_batch, kl_is_args,
+                                   kl_reward_args, kl_tables, probability_pair, scalar_kl)
 from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -84,7 +84,8 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
         `(k, dk)`: both `(B, T)`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite estimate (named after `logp`), or a bad argument.
+        ValueError: a non-finite estimate (named after `logp` or `logp_ref`, whichever holds the
+            entry of largest magnitude: the one that drove the overflow), or a bad argument.
     """
     logp, logp_ref, mask, _ = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS)
     return _kl_terms(logp, logp_ref, mask, estimator)
@@ -139,9 +140,10 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
 
     Raises:
-        ValueError: a non-finite loss (named after `logp`), or a bad argument.
+        ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
+                                             max_len, AGGS)
     return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
 
 
@@ -301,12 +303,13 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
+                                             max_len, AGGS)
     k, _ = _kl_terms(logp, logp_ref, mask, estimator)          # value: k1 or k3
     w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()
-        grad = w * _u(logp, logp_ref, mask)                    # eq. (kl_straight_through): k2's grad
+        grad = w * _u(logp, logp_ref, mask)                    # k2's, eq. (kl_straight_through)
     return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
 
 
@@ -326,7 +329,8 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     Raises:
         ValueError: if rho or k3 overflow float64 (named after logp).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg,
+                                                         max_len, AGGS)
     k, dk = _kl_terms(logp, logp_ref, mask, "k3")              # (B, T) eq. (kl_k3)
     with np.errstate(over="ignore"):
         rho = np.exp(_u(logp, logp_old, mask)) * mask          # (B, T)
@@ -355,7 +359,8 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
+    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon,
+                                                              n_steps)
     err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
     step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
     mult = 1.0 + step                                          # eq. (kl_adaptive)

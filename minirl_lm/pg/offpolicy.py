@@ -59,8 +59,8 @@ a factor that differs between micro-batches. Demonstrated by `python examples/of
 
 import numpy as np
 
-from minirl_lm.core.checks import (accumulation_args, corrected_pg_args, is_weight_args, minibatch_args,
-                                   opsm_args, rejection_args)
+from minirl_lm.core.checks import (accumulation_args, corrected_pg_args, is_weight_args,
+                                   minibatch_args, opsm_args, rejection_args)
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
 LEVELS = ("token", "sequence")
@@ -100,7 +100,7 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
     u = _log_ratio(logp_old, logp_mu, mask)                    # (B, T) log r_t, 0 at padding
     with np.errstate(over="ignore", invalid="ignore"):         # inf, NaN: rejected below
         if level == "sequence":
-            u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) log W_b, eq. (is_seq)
+            u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
         r = np.exp(u)                                          # (B, T) eq. (is_token); inf if huge
     if mode == "truncate":
         w = r if c_max is None else np.minimum(r, c_max)       # eq. (tis)

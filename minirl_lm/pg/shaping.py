@@ -31,7 +31,8 @@ Imports NumPy and minirl_lm.core.checks only.
 
 import numpy as np
 
-from minirl_lm.core.checks import acceptance_args, overlong_args, resampling, reward_groups, truncation_args
+from minirl_lm.core.checks import (acceptance_args, overlong_args, resampling, reward_groups,
+                                   truncation_args)
 
 
 def filter_groups(rewards):
