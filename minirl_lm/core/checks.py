@@ -511,9 +511,7 @@ def rejection_args(logp_old, logp_mu, mask, option, hi, lo, options):
 
 def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
     """The arguments of REINFORCE with weights on data: ``(logp, mask, W, adv, max_len)``."""
-    logp = float_array(logp, "logp", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "mask", mask)
+    logp, mask, _, _ = token_batch({"logp": logp}, mask)
     W = float_array(weights, "weights", shape=mask.shape)
     if (W < 0).any():
         raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
