@@ -279,3 +279,32 @@ def test_clipped_surrogate_ignores_whatever_sits_at_padding():
     # rho = exp(0.2) = 1.2214 > 1.2 with A = 2 > 0: clipped, f = 1.2 * 2 = 2.4, gradient 0
     assert got[0] == want[0] == -2.4 and np.array_equal(got[1], want[1])
     assert (got[1] == 0).all() and frac == 1.0
+
+
+# ---- public defaults, pinned (each default against a value that changes the answer) -----------
+
+def _wide_batch(seed=21, B=6, T=5):
+    """Ratios spread over [e^-0.6, e^0.6] (so eps = 0.2 and 0.3 clip differently), both signs of
+    A, responses of different lengths."""
+    rng = np.random.default_rng(seed)
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    return logp_old + rng.uniform(-0.6, 0.6, (B, T)), logp_old, rng.normal(size=B), mask
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(np.atleast_1d(a), np.atleast_1d(b))) \
+        if not isinstance(a, tuple) else all(_same(x, y) for x, y in zip(a, b))
+
+
+def test_clip_defaults_are_the_documented_values():
+    args = _wide_batch()
+    base = clipped_surrogate(*args)
+    assert _same(base, clipped_surrogate(*args, eps=0.2, eps_high=None, agg="token_mean",
+                                         max_len=None))
+    assert _same(base, clipped_surrogate(*args, eps_high=0.2))          # eps_high defaults to eps
+    for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(agg="seq_sum")):
+        assert not _same(base, clipped_surrogate(*args, **kw)), kw
+    f = clip_fraction(*args)
+    assert f == clip_fraction(*args, eps=0.2, eps_high=0.2) > 0
+    assert clip_fraction(*args, eps=0.3) < f and clip_fraction(*args, eps_high=0.5) < f

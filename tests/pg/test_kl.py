@@ -789,3 +789,24 @@ def test_kl_penalty_straight_through_sum_overflow_is_named_and_silent():
     names("logp", "the KL penalty",
           lambda: kl.kl_penalty_straight_through(np.full((1, 2), 1e308), np.zeros((1, 2)),
                                                  np.ones((1, 2)), "k1", "seq_sum"))
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def test_kl_defaults_are_the_documented_values():
+    rng = np.random.default_rng(41)
+    B, T = 5, 4
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp, logp_ref = -rng.uniform(0.2, 2.0, (B, T)), -rng.uniform(0.2, 2.0, (B, T))
+    same = lambda a, b: all(np.array_equal(x, y) for x, y in zip(a, b))
+    k = kl_per_token(logp, logp_ref, mask)
+    assert same(k, kl_per_token(logp, logp_ref, mask, "k3"))
+    assert not same(k, kl_per_token(logp, logp_ref, mask, "k2"))
+    pen = kl_penalty(logp, logp_ref, mask)
+    assert same(pen, kl_penalty(logp, logp_ref, mask, "k3", "token_mean", None))
+    for args in (("k1",), ("k3", "seq_sum")):
+        assert not same(pen, kl_penalty(logp, logp_ref, mask, *args)), args
+    st = kl.kl_penalty_straight_through(logp, logp_ref, mask)
+    assert same(st, kl.kl_penalty_straight_through(logp, logp_ref, mask, "k3", "token_mean", None))
+    for args in (("k1",), ("k3", "seq_sum")):
+        assert not same(st, kl.kl_penalty_straight_through(logp, logp_ref, mask, *args)), args

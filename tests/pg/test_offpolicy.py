@@ -434,3 +434,29 @@ def test_weights_and_masks_beyond_float64_are_named_and_silent():
 def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
     # np.arange(2**63) is silently empty: the split was [array([])]
     names("B", "expected an integer <= 2147483648", lambda: minibatch_rows(2**63, 1))
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def test_offpolicy_defaults_are_the_documented_values():
+    rng = np.random.default_rng(31)
+    B, T = 8, 5
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    logp_mu = logp_old + rng.uniform(-1.0, 1.0, (B, T))
+    w = is_weights(logp_old, logp_mu, mask)
+    assert np.array_equal(w, is_weights(logp_old, logp_mu, mask, "sequence", "truncate", None, None))
+    for kw in (dict(level="token"), dict(mode="mask", c_max=1.5), dict(c_max=1.5)):
+        assert not np.array_equal(w, is_weights(logp_old, logp_mu, mask, **kw)), kw
+    keep = rejection_mask(logp_old, logp_mu, mask)
+    assert np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, "seq_mean_k1", 2.0, 0.5))
+    for kw in (dict(option="token_k1"), dict(hi=1.2)):
+        assert not np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, **kw)), kw
+    adv = rng.normal(size=B)
+    loss = corrected_pg_loss(logp_old, adv, mask, w)
+    assert loss[0] == corrected_pg_loss(logp_old, adv, mask, w, "seq_sum", None)[0]
+    assert loss[0] != corrected_pg_loss(logp_old, adv, mask, w, "token_mean")[0]
+    acc = accumulation_weights(mask, 2)
+    assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
+    assert np.array_equal(acc, mask / mask.sum())                 # dapo: the global token mean
+    assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])      # rng None: in order

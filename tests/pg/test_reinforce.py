@@ -225,3 +225,17 @@ BAD = [
 def test_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def test_reinforce_defaults_are_seq_sum():
+    rng = np.random.default_rng(51)
+    mask = (np.arange(4)[None, :] < rng.integers(1, 5, (6, 1))).astype(float)
+    logp, adv = -rng.uniform(0.1, 2.0, (6, 4)), rng.normal(size=6)
+    assert np.array_equal(token_weights(mask), mask / 6)                  # seq_sum: 1/B
+    assert np.array_equal(token_weights(mask), token_weights(mask, "seq_sum", None))
+    loss, d = reinforce_loss(logp, adv, mask)
+    want = reinforce_loss(logp, adv, mask, "seq_sum", None)
+    assert loss == want[0] and np.array_equal(d, want[1])
+    assert loss != reinforce_loss(logp, adv, mask, "token_mean")[0]

@@ -309,3 +309,33 @@ def test_dual_clip_default_c_is_three():
     lp, old, m = np.log([[4.0]]), np.zeros((1, 1)), np.ones((1, 1))
     assert dual_clip_surrogate(lp, old, [-1.0], m)[0] == dual_clip_surrogate(lp, old, [-1.0], m, c=3.0)[0] == 3.0
     np.testing.assert_allclose(dual_clip_surrogate(lp, old, [-1.0], m, c=10.0)[0], 4.0, rtol=1e-15)
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def _wide_batch(seed=21, B=6, T=5):
+    rng = np.random.default_rng(seed)
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    return logp_old + rng.uniform(-1.5, 1.5, (B, T)), logp_old, rng.normal(size=B), mask
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_seqclip_defaults_are_the_documented_values():
+    logp, old, adv, mask = _wide_batch()
+    base = dual_clip_surrogate(logp, old, adv, mask)
+    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, 0.2, None, 3.0, "token_mean"))
+    for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(c=2.0), dict(agg="seq_sum")):
+        assert not _same(base, dual_clip_surrogate(logp, old, adv, mask, **kw)), kw
+    base = gspo_surrogate(logp, old, adv, mask)
+    assert _same(base, gspo_surrogate(logp, old, adv, mask, 0.2, None, "geometric"))
+    for kw in (dict(eps=0.5), dict(eps_high=0.6), dict(ratio="product")):
+        assert not _same(base, gspo_surrogate(logp, old, adv, mask, **kw)), kw
+    assert np.array_equal(sequence_ratio(logp, old, mask), sequence_ratio(logp, old, mask, "geometric"))
+    base = cispo_loss(logp, old, adv, mask)
+    assert _same(base, cispo_loss(logp, old, adv, mask, None, 5.0, "token_mean"))
+    for kw in (dict(rho_min=0.5), dict(rho_max=2.0), dict(agg="seq_sum")):
+        assert not _same(base, cispo_loss(logp, old, adv, mask, **kw)), kw
