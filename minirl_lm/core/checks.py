@@ -678,7 +678,13 @@ def grader_table(grader, graders, prompts, V, bound=None):
     callable_check(grader, "grader", 2, "grader(prompt, response)")
     R = np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
                    for y in range(V)] for x in prompts])
-    if bound is not None and np.abs(R).max() > bound:
+    return R if bound is None else grader_rewards(R, bound)
+
+
+def grader_rewards(R, bound):
+    """A grader's finite rewards ``R`` if every ``|R| <= bound`` (the advantages' domain), else a
+    ValueError naming the grader (the rewards are its output, not an argument)."""
+    if np.abs(R).max() > bound:
         raise ValueError(f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
                          f"got max |R| = {np.abs(R).max():g}")
     return R

@@ -23,9 +23,9 @@ them, standardize within each group, broadcast `A` to every token, compute `logp
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result, grpo_objective, grpo_step_args
+from minirl_lm.core.checks import finite_result, grader_rewards, grpo_objective, grpo_step_args
 from minirl_lm.core.ops import AGGS, adv_tokens
-from minirl_lm.pg.advantages import BASELINES, advantages
+from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
 from minirl_lm.pg.clip import _clip_fraction, _surrogate
 from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
 
@@ -134,8 +134,8 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
     """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
     diagnostics."""
     ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
-    rewards = mdp.score(grader, ro)                       # (B,)
-    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,) checks R
+    rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
+    A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
     A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
     logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference

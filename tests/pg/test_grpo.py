@@ -556,3 +556,13 @@ def test_grpo_step_a_later_epoch_overflow_names_lr_without_catching():
                 lambda: grpo_step(pol, ref, mdp, grader, np.random.default_rng(0), K=6, mu=2,
                                   lr=1e4, beta=0.5))
     assert "finite in float64" in msg and np.array_equal(pol.theta, theta)
+
+
+def test_grpo_step_rewards_beyond_the_domain_name_the_grader():
+    # the rewards are the grader's output, not an argument (it named "rewards")
+    mdp, pol, _ = _toy(0)
+    theta, rng = pol.theta.copy(), np.random.default_rng(0)
+    state = rng.bit_generator.state
+    names("grader", "expected rewards |R| <= 1e+150",
+          lambda: grpo_step(pol, pol.copy(), mdp, lambda x, y: 1e200, rng, K=2))
+    assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state
