@@ -339,3 +339,51 @@ def test_seqclip_defaults_are_the_documented_values():
     assert _same(base, cispo_loss(logp, old, adv, mask, None, 5.0, "token_mean"))
     for kw in (dict(rho_min=0.5), dict(rho_max=2.0), dict(agg="seq_sum")):
         assert not _same(base, cispo_loss(logp, old, adv, mask, **kw)), kw
+
+
+# ---- the mutants a sampled run left (max_len, overflow silence, ties, empty rows) -----------
+
+def test_max_len_reaches_the_constant_aggregation():
+    logp, old, adv, mask = _wide_batch()
+    for fn in (dual_clip_surrogate, cispo_loss):
+        T = mask.shape[1]
+        loss_T, d_T = fn(logp, old, adv, mask, agg="constant")
+        loss_10, d_10 = fn(logp, old, adv, mask, agg="constant", max_len=10)
+        np.testing.assert_allclose(loss_10, loss_T * T / 10, rtol=1e-14)
+        np.testing.assert_allclose(d_10, d_T * T / 10, rtol=1e-14)
+
+
+def test_zero_advantage_and_overflowing_products_stay_finite_and_silent():
+    m = np.ones((1, 1))
+    far = np.full((1, 1), 800.0)                               # rho = exp(800) = inf
+    for fn in (dual_clip_surrogate, gspo_surrogate):
+        loss, d = silent(lambda: fn(far, np.zeros((1, 1)), [0.0], m))   # A = 0: no 0 * inf
+        assert loss == 0.0 and (d == 0).all()
+    # rho = e^700 is finite, rho A = e^700 1e10 overflows: clipped (A > 0), finite, silent
+    near = np.full((1, 1), 700.0)
+    for fn in (dual_clip_surrogate, gspo_surrogate):
+        loss, d = silent(lambda: fn(near, np.zeros((1, 1)), [1e10], m))
+        assert loss == -1.2e10 and (d == 0).all()
+    # an unbounded clip range lets the clipped branch overflow: named, with the loss's name
+    names("logp", "the dual-clip surrogate is finite",
+          lambda: dual_clip_surrogate(far, np.zeros((1, 1)), [1e10], m, eps_high=1e308))
+    names("logp_old", "the geometric sequence ratio",
+          lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
+
+
+def test_dual_clip_tie_at_c_keeps_the_gradient():
+    # rho A == c A exactly: the cap is not strictly smaller, the unclipped gradient rho A stays
+    lp, old, m = np.log([[3.0]]), np.zeros((1, 1)), np.ones((1, 1))
+    rho = float(np.exp(lp[0, 0] - 0.0))
+    loss, d = dual_clip_surrogate(lp, old, [-1.0], m, c=rho)
+    assert loss == rho and d[0, 0] == rho                     # -w rho A with w = 1, A = -1
+
+
+def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
+    m = np.array([[1.0], [0.0]])                               # response 1 is empty
+    for a in (1.0, -1.0):
+        loss, d = gspo_surrogate(np.zeros((2, 1)), np.zeros((2, 1)), [a, -3.0 * a], m)
+        assert loss == -a / 2 and d[1, 0] == 0.0                # only response 0, over B = 2
+    # s = 0.5 < 1 - eps with A < 0: the clipped branch (1 - eps) A is the min, gradient 0
+    loss, d = gspo_surrogate(np.log([[0.5]]), np.zeros((1, 1)), [-1.0], np.ones((1, 1)))
+    assert loss == 0.8 and d[0, 0] == 0.0
