@@ -443,14 +443,11 @@ def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_hig
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
-    """The arguments of the dual-clip surrogate: clip_objective's and ``c > 1``."""
+    """The arguments of the dual-clip surrogate: clip_objective's and a finite ``c`` (its domain
+    ``c > 1`` is the estimator's own rule, checked in seqclip.py)."""
     logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
     eps, eps_high = clip_range(eps, eps_high)
     c = float_scalar(c, "c")
-    if c <= 1.0:
-        raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
-                         f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
-                         f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
     return logp, logp_old, mask, adv, eps, eps_high, c, aggregation(mask, agg, max_len, aggs)
 
 

@@ -97,6 +97,10 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
     """
     logp, logp_old, mask, adv, eps, eps_high, c, max_len = dual_clip_args(
         logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS)
+    if c <= 1.0:
+        raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
+                         f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
+                         f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
     A = adv_tokens(adv, mask)                                  # (B, T)
     w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     rho = _rho(logp, logp_old, mask)                           # (B, T) eq. (ratio)
