@@ -387,3 +387,13 @@ def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
     # s = 0.5 < 1 - eps with A < 0: the clipped branch (1 - eps) A is the min, gradient 0
     loss, d = gspo_surrogate(np.log([[0.5]]), np.zeros((1, 1)), [-1.0], np.ones((1, 1)))
     assert loss == 0.8 and d[0, 0] == 0.0
+
+
+def test_inf_minus_inf_in_the_sums_is_named_and_silent():
+    # two tokens whose terms are +inf and -inf: the sum is NaN (an invalid operation), silently
+    names("logp", "the CISPO loss is finite",
+          lambda: cispo_loss([[4.0, 4.0]], [[4.0, 4.0]], [[1e308, -1e308]], np.ones((1, 2))))
+    far = np.full((2, 1), 800.0)                               # s = inf for both responses
+    names("logp", "the geometric sequence-ratio surrogate is finite",
+          lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)),
+                                 eps_high=1e308))
