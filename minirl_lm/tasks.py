@@ -38,13 +38,11 @@ import functools
 
 import numpy as np
 
-from minirl_lm.pg.advantages import advantages
-import numbers
-
-from minirl_lm.core.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
-                              real_result)
-from minirl_lm.pg.kl import kl_in_reward
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg.advantages import REWARD_MAX, _advantages
+from minirl_lm.pg.kl import _in_reward
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
 ANSWERS = ("4", "12", "64", "81")
@@ -55,17 +53,7 @@ HEDGE_LOGIT = -4.0
 
 def _toy_args(prompt, response):
     """(answer, response text) of a toy prompt and a one-token response, checked."""
-    if not isinstance(prompt, str) or prompt not in PROMPTS:
-        raise ValueError(f"prompt: expected one of {list(PROMPTS)}, got {prompt!r}"[:200])
-    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
-            or len(response) != 1):
-        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
-                         f"one token), got {response!r}"[:200])
-    y = response[0]
-    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
-    if not 0 <= y < len(RESPONSES):
-        raise ValueError(f"response: expected a token id in [0, {len(RESPONSES)}), got {y}")
+    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
     return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
 
 
@@ -112,10 +100,7 @@ def reward_table(grader):
     Returns:
         `(N, V) = (4, 9)` rewards.
     """
-    grader = GRADERS[choice(grader, "grader", set(GRADERS))] if isinstance(grader, str) else grader
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    return np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
-                      for y in range(len(RESPONSES))] for x in PROMPTS])
+    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
 
 
 def reference_theta():
@@ -139,10 +124,7 @@ def evaluate(policy):
         A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
         hedge) and `per_prompt`.
     """
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if shape != (len(PROMPTS), len(RESPONSES)):
-        raise ValueError(f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, "
-                         f"{len(RESPONSES)}) for the toy, got {type(policy).__name__} with shape {shape}")
+    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
     pi = policy.probs()                                        # (N, V)
     per_prompt = (pi * reward_table("gold")).sum(axis=1)      # (N,)
     sloppy = (pi * reward_table("sloppy")).sum(axis=1)        # (N,)
@@ -175,8 +157,12 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     if beta > 0:                                               # eq. (kl_reward), data only
         logp, _ = policy._logp(states, tokens, mask)           # (B, 1)
         logp_ref, _ = ref._logp(states, tokens, mask)          # (B, 1)
-        r = kl_in_reward(r, logp, logp_ref, mask, beta)
-    A = advantages(r.reshape(N, K), baseline).reshape(-1, 1)   # (B, 1) eq. (pg_normalized)
+        r = _in_reward(r, logp, logp_ref, mask, beta)          # (B,)
+        if np.abs(r).max() > REWARD_MAX:                       # the advantages' domain
+            raise ValueError(f"beta: expected a KL coefficient for which the shaped rewards stay "
+                             f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
+                             f"{np.abs(r).max():g})")
+    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0).reshape(-1, 1)  # (B, 1) eq. (pg_normalized)
     dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
     policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
 
@@ -199,21 +185,9 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
         `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
-    K = int_scalar(K, "K", low=1)
-    n_responses = int_scalar(n_responses, "n_responses", low=K)
-    beta = float_scalar(beta, "beta", low=0.0)
-    lr = float_scalar(lr, "lr", low=0.0)
-    seed = int_scalar(seed, "seed", low=0)
-    choice(baseline, "baseline", {"standardized", "mean", "loo"})
-    if not (isinstance(grader, str) or callable(grader)):
-        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
-    if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
-        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
-    steps = n_responses // K
-    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
-    if baseline == "loo" and K == 1:
-        raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
-    rewards = reward_table(grader)                             # the grader checked on every cell
+    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr,
+                                                     baseline, record_at)
+    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()

@@ -28,7 +28,13 @@ PKG = "minirl_lm"
 ROOT = Path(__file__).resolve().parent.parent
 PKG_DIR = ROOT / PKG
 ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
-SUPPORT = ("core.checks",)     # inlined after the file's own code: support, not the concept
+# The boundary modules (core/checks.py, a part's checks.py or validate.py) are inlined after the
+# file's own code: support, not the concept. core.checks comes last (the others build on it).
+SUPPORT_STEMS = ("checks", "validate")
+
+
+def _is_support(m):
+    return _stem(m) in SUPPORT_STEMS
 
 
 class StandaloneError(Exception):
@@ -243,8 +249,8 @@ def build(name, pkg_dir=PKG_DIR):
               if isinstance(node, ast.ImportFrom) for a in node.names
               if target.imports[a.asname or a.name][0] == "pkg"]
     ranked = list(dict.fromkeys(stated + order))
-    parts = [m for m in ranked if m in order and m not in SUPPORT and m != name]
-    support = [m for m in SUPPORT if m in order]
+    parts = [m for m in ranked if m in order and not _is_support(m) and m != name]
+    support = sorted((m for m in order if _is_support(m)), key=lambda m: (m == "core.checks", m))
 
     # names defined twice with different code: the later module's copy gets a suffix
     seen, renames, skip = {}, {}, set()
@@ -315,7 +321,7 @@ def copyable(pkg_dir=PKG_DIR):
     names = []
     for path in sorted(pkg_dir.rglob("*.py")):
         name = ".".join(path.relative_to(pkg_dir).with_suffix("").parts)
-        if path.stem.startswith("_") or name in SUPPORT:
+        if path.stem.startswith("_") or _is_support(name):
             continue
         try:
             build(name, pkg_dir)

@@ -27,3 +27,11 @@ def overflow(name, what, kind="inf"):
     """The text of `checks.finite_result`'s error: `what` came out `kind` ("inf" or "NaN")."""
     return (f"{name}: expected a value for which {what} is finite in float64, "
             f"got one that makes it {kind} (overflow)")
+
+
+def names(arg, fragment, call, exc=ValueError):
+    """The message of the `exc` that `call()` raises (silently), checked to name `arg` first and
+    to contain `fragment`: a pin of what the message says, not of NumPy's print format."""
+    msg = raises(exc, call)
+    assert msg.startswith(f"{arg}: ") and fragment in msg, msg
+    return msg

@@ -44,7 +44,7 @@ Demonstration: `python examples/logprob.py`.
 
 import numpy as np
 
-from minirl_lm.core.checks import logits_any, logits_batch, values_mask
+from minirl_lm.core.validate import logits_any, logits_batch, values_mask
 from minirl_lm.core.ops import log_softmax as _log_softmax
 
 

@@ -50,8 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
-from minirl_lm.core.checks import (int_scalar, real_result, token_mdp_args, token_prefix,
-                                   token_rollout_args, token_score_args)
+from minirl_lm.core.checks import (
+    int_scalar, real_result, token_mdp_args, token_prefix, token_rollout_args, token_score_args,
+)
 
 
 @dataclass

@@ -31,7 +31,8 @@ does, so results match draw for draw.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check, token_batch
+from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check
+from minirl_lm.core.validate import policy_batch
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
                                         weights_fast)
@@ -182,7 +183,7 @@ class TabularPolicy:
     def _check_batch(self, states, tokens, mask):
         if policy_batch_fast(states, tokens, mask, self.S, self.V):   # one jitted pass
             return states, tokens, mask
-        return token_batch(states, tokens, mask, self.S, self.V)     # converts, or raises
+        return policy_batch(states, tokens, mask, self.S, self.V)     # converts, or raises
 
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).

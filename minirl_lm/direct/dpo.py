@@ -50,8 +50,9 @@ Imports NumPy and `minirl_lm.core.checks` only.
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, int_array,
-                              int_scalar, mask_array, prob_table, rng_check, same_shape)
+from minirl_lm.core.checks import (
+    choice, finite_result, float_array, float_scalar, int_array, int_scalar, mask_array, prob_table, rng_check, same_shape,
+)
 
 
 def _sigmoid(z):

@@ -59,8 +59,7 @@ import numbers
 
 import numpy as np
 
-from minirl_lm.core.checks import (callable_check, float_array, float_scalar, int_scalar, mask_array,
-                              rng_check)
+from minirl_lm.core.checks import callable_check, float_array, float_scalar, int_scalar, mask_array, rng_check
 from minirl_lm.direct.dpo import dpo_loss, token_grad
 
 

@@ -20,7 +20,7 @@ argument; the messages are composed only on the error path.
 import numpy as np
 from numba import njit
 
-from minirl_lm.core.checks import exact_array, flag
+from minirl_lm.core.validate import exact_array, flag
 
 F64, F32, I64 = (np.float64,), (np.float32,), (np.int64,)
 _SUM = {"reassoc"}          # wsum is a bound: its order may change (it vectorizes); NaN stays NaN

@@ -14,7 +14,7 @@ minirl_lm.multiturn.env.
 
 import numpy as np
 
-from minirl_lm.core.checks import calculator_args, calculator_reference_args
+from minirl_lm.multiturn.checks import calculator_args, calculator_reference_args
 from minirl_lm.multiturn.env import MultiTurnMDP
 
 EOS, CALL, EQ, D0, D1 = range(5)                          # V = 5

@@ -41,8 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.core.checks import (action_view_args, episodes, multiturn_args,
-                                   multiturn_rollout_args, real_result, scatter_args)
+from minirl_lm.core.checks import real_result
+from minirl_lm.multiturn.checks import (
+    action_view_args, episodes, multiturn_args, multiturn_rollout_args, scatter_args,
+)
 
 
 @dataclass

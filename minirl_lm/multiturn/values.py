@@ -40,8 +40,10 @@ mask. Imports NumPy, minirl_lm.core.checks and minirl_lm.values.optimum (the til
 
 import numpy as np
 
-from minirl_lm.core.checks import (action_gae_args, action_returns_args, finite_result,
-                                   mt_kl_args, mt_soft_args, mt_table, turn_values_args)
+from minirl_lm.core.checks import finite_result
+from minirl_lm.multiturn.checks import (
+    action_gae_args, action_returns_args, mt_kl_args, mt_soft_args, mt_table, turn_values_args,
+)
 from minirl_lm.values.optimum import _tilt
 
 

@@ -52,25 +52,13 @@ inputs.
 
 import numpy as np
 
-from minirl_lm.core.checks import choice, float_array, float_scalar, int_scalar, mask_array
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.validate import (
+    broadcast_args, group_advantages, group_rewards, loo_rewards, opo_args, remax_args, rpp_args, rpp_baseline_args, standardize_args,
+)
 
 BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the spread
-
-
-def _rewards(rewards):
-    """Validate rewards (N, K): finite, K >= 1, |r| <= REWARD_MAX; returns float64 (N, K)."""
-    r = float_array(rewards, "rewards", ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"rewards: expected K >= 1 responses per prompt (shape (N, K)), "
-                         f"got shape {r.shape}")
-    if r.shape[0] < 1:
-        raise ValueError(f"rewards: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
-    if r.size and np.abs(r).max() > REWARD_MAX:
-        raise ValueError(f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline "
-                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
-                         f"|r| = {np.abs(r).max():g}")
-    return r
 
 
 def _group_mean(r):
@@ -89,8 +77,7 @@ def no_baseline(rewards):
     Returns:
         `(N, K)` advantages (a copy of the rewards).
     """
-    r = _rewards(rewards)
-    return r.copy()
+    return group_rewards(rewards, REWARD_MAX).copy()
 
 
 def centred(rewards):
@@ -102,7 +89,11 @@ def centred(rewards):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    r = _rewards(rewards)
+    return _centred(group_rewards(rewards, REWARD_MAX))
+
+
+def _centred(r):
+    """`centred` on checked rewards (N, K)."""
     return r - _group_mean(r)                                  # (N, K)
 
 
@@ -118,9 +109,11 @@ def standardized(rewards, eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    r = _rewards(rewards)
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    return _standardized(*standardize_args(rewards, eps, ddof, REWARD_MAX))
+
+
+def _standardized(r, eps, ddof):
+    """`standardized` on checked arguments."""
     c = r - _group_mean(r)                                     # (N, K)
     dof = max(r.shape[1] - ddof, 1)                            # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)                    # (N, 1)
@@ -149,11 +142,12 @@ def leave_one_out(rewards):
     Raises:
         ValueError: `K < 2`, naming `rewards`.
     """
-    r = _rewards(rewards)
+    return _leave_one_out(loo_rewards(rewards, REWARD_MAX))
+
+
+def _leave_one_out(r):
+    """`leave_one_out` on checked rewards (N, K >= 2)."""
     K = r.shape[1]
-    if K < 2:
-        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
-                         f"(no others to average at K = 1), got shape {r.shape}")
     return (K / (K - 1)) * (r - _group_mean(r))                # eq. (pg_loo)
 
 
@@ -172,16 +166,19 @@ def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
     Raises:
         ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
     """
-    choice(baseline, "baseline", BASELINES)
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    r, eps, ddof = group_advantages(rewards, baseline, eps, ddof, BASELINES, REWARD_MAX)
+    return _advantages(r, baseline, eps, ddof)
+
+
+def _advantages(r, baseline, eps, ddof):
+    """`advantages` on checked arguments."""
     if baseline == "none":
-        return no_baseline(rewards)
+        return r.copy()                                        # eq. (pg_vanilla)
     if baseline == "mean":
-        return centred(rewards)
+        return _centred(r)
     if baseline == "loo":
-        return leave_one_out(rewards)
-    return standardized(rewards, eps=eps, ddof=ddof)
+        return _leave_one_out(r)
+    return _standardized(r, eps, ddof)
 
 
 def broadcast(adv, mask):
@@ -194,15 +191,7 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    mask = mask_array(mask, "mask")
-    a = float_array(adv, "adv")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
-    if a.ndim == 2:
-        a = a.ravel()
-    if a.shape != (mask.shape[0],):
-        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
-                         f"got shape {np.shape(adv)}")
+    a, mask = broadcast_args(adv, mask)                        # (B,), (B, T)
     return a[:, None] * mask                                   # (B, T)
 
 
@@ -220,14 +209,6 @@ def broadcast(adv, mask):
 # token of the batch (v with ddof), eps inside the square root. Batch statistics couple the
 # prompts: the advantage of one response depends on the rewards of every other prompt of the
 # batch, so the expected update of one prompt is no longer a function of that prompt alone.
-
-def _check_mask_rows(mask, B):
-    mask = mask_array(mask, "mask")
-    if mask.shape[0] != B:
-        raise ValueError(f"mask: expected {B} rows (one per response, B = N*K), "
-                         f"got shape {mask.shape}")
-    return mask
-
 
 def _whiten_tokens(x, mask, eps, ddof):
     """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
@@ -273,11 +254,7 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
     Raises:
         ValueError: naming the argument (shapes, non-finite values, ranges).
     """
-    mask = mask_array(mask, "mask")
-    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    r, mask, gamma, eps, ddof = rpp_args(token_rewards, mask, gamma, eps, ddof)
     G = np.zeros_like(r)                                       # (B, T) returns to go
     acc = np.zeros(r.shape[0])                                 # (B,)
     with np.errstate(over="ignore"):                           # an inf return is rejected below
@@ -307,10 +284,8 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
             advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
-    c = centred(rewards).ravel()                               # (B,) eq. (pg_centred)
-    mask = _check_mask_rows(mask, c.shape[0])
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    r, mask, eps, ddof = rpp_baseline_args(rewards, mask, eps, ddof, REWARD_MAX)
+    c = _centred(r).ravel()                                    # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
 
 
@@ -327,11 +302,7 @@ def remax(rewards, greedy_rewards):
             samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
             greedy reward gets exactly 0.
     """
-    r = _rewards(rewards)
-    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
-    if g.size and np.abs(g).max() > REWARD_MAX:
-        raise ValueError(f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max "
-                         f"{np.abs(g).max():g}")
+    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)     # (N, K), (N,)
     return r - g[:, None]                                      # eq. (remax)
 
 
@@ -352,16 +323,14 @@ def opo(rewards, lengths):
             all empty (total length 0) falls back to the plain group mean; empty responses carry no
             token, so their advantage never reaches the gradient.
     """
-    r = _rewards(rewards)
-    L = float_array(lengths, "lengths", shape=r.shape)
-    if L.size and L.min() < 0:
-        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
-    tot = L.sum(axis=1, keepdims=True)                         # (N, 1)
-    base = np.where(tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300),
-                    r.mean(axis=1, keepdims=True))             # (N, 1) eq. (opo)
+    r, L = opo_args(rewards, lengths, REWARD_MAX)              # (N, K) each
+    with np.errstate(over="ignore", invalid="ignore"):         # lengths beyond ~1e150: below
+        tot = L.sum(axis=1, keepdims=True)                     # (N, 1)
+        base = np.where(tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300),
+                        r.mean(axis=1, keepdims=True))         # (N, 1) eq. (opo)
     equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
     base = np.where(equal, r[:, :1], base)                     # exactly the common value
-    return r - base                                            # (N, K)
+    return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
 
 
 def batch_std(rewards, eps=1e-8, ddof=0):
@@ -379,9 +348,7 @@ def batch_std(rewards, eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    r = _rewards(rewards)
-    eps = float_scalar(eps, "eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    r, eps, ddof = standardize_args(rewards, eps, ddof, REWARD_MAX)
     c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
     flat = r.ravel()
     if flat.max() == flat.min():                               # every reward equal: c == 0

@@ -37,43 +37,24 @@ the token probability `< e^-709`); then:
   ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
   raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
 
-The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
-(a standalone copy of this file, `scripts/standalone.py`, inlines it).
+The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
+(`reinforce.token_weights` is its checked entry; a standalone copy of this file,
+`scripts/standalone.py`, inlines it). `clipped_surrogate` is the checked entry of `_surrogate`, the
+trusted core GRPO calls.
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, mask_array,
-                              same_shape)
-from minirl_lm.pg.reinforce import AGGS, token_weights
-
-
-
-def _check(logp, logp_old, adv, mask, eps, eps_high, agg):
-    """Validate the common arguments; returns (logp, logp_old, A (B, T), mask, eps, eps_high)."""
-    logp = float_array(logp, "logp", ndim=2)
-    logp_old = float_array(logp_old, "logp_old", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "logp_old", logp_old)
-    same_shape("logp", logp, "mask", mask)
-    A = float_array(adv, "adv")
-    if A.ndim == 1 and A.shape == (mask.shape[0],):
-        A = np.broadcast_to(A[:, None], mask.shape)            # (B, T)
-    elif A.shape != mask.shape:
-        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
-    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    eps_high = eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
-                                                         low_open=True)
-    choice(agg, "agg", AGGS)
-    return logp, logp_old, A, mask, eps, eps_high
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.checks import clip_objective, finite_surrogate
+from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
 
 def _branches(logp, logp_old, A, mask, eps, eps_high):
     """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
     where A = 0 (no 0 * inf), rho = inf where it overflows."""
-    real = mask > 0                                            # (B, T)
     with np.errstate(over="ignore"):                           # overflow to inf is handled
-        u = np.where(real, logp - logp_old, 0.0)               # (B, T) 0 at padding
+        u = log_ratio(logp, logp_old, mask)                    # (B, T) 0 at padding
         rho = np.exp(u)                                        # (B, T) rho_t; inf if u > ~709.78
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
         surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T) clipped
@@ -101,8 +82,15 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     Raises:
         ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
     """
-    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high, agg)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS)
+    return _surrogate(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high, agg, max_len)
+
+
+def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
+    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
+    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
     with np.errstate(over="ignore"):                           # a sum beyond float64: below
@@ -112,17 +100,10 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
     dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
     # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)")
-    # every token is finite (and so is the gradient, w <= 1); only their weighted sum can overflow
-    finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
+    if guard:
+        finite_surrogate(f, surr1, logp, logp_old, A)          # each token, else names logp
+        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
+        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
     return float(loss), dloss_dlogp
 
 
@@ -142,8 +123,13 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     Returns:
         A float in `[0, 1]`; 0.0 for a batch without real tokens.
     """
-    logp, logp_old, A, mask, eps, eps_high = _check(logp, logp_old, adv, mask, eps, eps_high,
-                                                    "token_mean")
+    logp, logp_old, mask, adv, eps, eps_high, _ = clip_objective(
+        logp, logp_old, adv, mask, eps, eps_high, "token_mean", None, AGGS)
+    return _clip_fraction(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high)
+
+
+def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
+    """`clip_fraction` on checked arguments, A (B, T)."""
     _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
     clipped = surr2 < surr1                                    # (B, T); at padding rho = 1: never
     n = mask.sum()

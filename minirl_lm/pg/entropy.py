@@ -23,37 +23,38 @@ On a response of several tokens that is not the gradient of the entropy of the r
 distribution H(pi(.|x)) = E[sum_t H(s_t)] (which also moves the visitation); on one-token
 responses it is. The caller multiplies L_H by the coefficient c and adds it to the policy loss.
 A response of length 0 visits no state and contributes nothing. Imports NumPy and
-minirl_lm.core.checks only; tests/test_framework_estimators.py checks the gradient by finite differences.
+minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
+differences.
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, float_array, int_array, mask_array, nonempty,
-                              same_shape)
-from minirl_lm.pg.reinforce import token_weights
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+from minirl_lm.pg.checks import entropy_args, logit_table
+from minirl_lm.core.ops import AGGS, agg_weights, log_softmax
 
 
-def _log_softmax(theta):
-    """Checked (S, V) logits -> log pi (S, V); raises on an all -inf row."""
-    theta = nonempty(float_array(theta, "theta", ndim=2, allow_neginf=True), "theta")
-    m = theta.max(axis=1, keepdims=True)                       # (S, 1)
-    if theta.size and not np.isfinite(m).all():
-        raise ValueError("theta: expected a finite entry in every row, got an all -inf row")
-    z = theta - m                                              # (S, V)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))    # (S, V)
+def _log_pi(theta):
+    """log pi (S, V) of checked logits; a logit more than float64's range below its row's
+    maximum is a probability of exactly 0 (log pi = -inf), as it is in the limit."""
+    with np.errstate(over="ignore"):                           # theta - max: -inf, not a warning
+        return log_softmax(theta)                              # (S, V) eq. (log_softmax)
 
 
 def _entropy(logpi):
+    """(pi (S, V), H (S,)) of log pi, 0 log 0 = 0, eq. (entropy)."""
     pi = np.exp(logpi)                                         # (S, V)
     plogp = np.where(pi > 0, pi * np.where(pi > 0, logpi, 0.0), 0.0)   # 0 log 0 = 0
     return pi, -plogp.sum(axis=1)                              # (S,) eq. (entropy)
 
 
+def _entropy_grad(pi, logpi, H):
+    """dH(s)/dtheta[s, v] = -pi_v (log pi_v + H(s)) (S, V), 0 where pi_v = 0, eq. (entropy_grad)."""
+    return -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)
+
+
 def entropy_table(theta):
     """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy)."""
-    _, H = _entropy(_log_softmax(theta))
+    _, H = _entropy(_log_pi(logit_table(theta)))
     return H
 
 
@@ -62,9 +63,9 @@ def entropy_grad_table(theta):
 
     Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
     """
-    logpi = _log_softmax(theta)
+    logpi = _log_pi(logit_table(theta))                        # (S, V)
     pi, H = _entropy(logpi)
-    return -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)
+    return _entropy_grad(pi, logpi, H)                         # (S, V)
 
 
 def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
@@ -81,15 +82,11 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
         result (tuple): `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
             coefficient c) to raise the entropy of the visited states.
     """
-    logpi = _log_softmax(theta)
-    mask = mask_array(mask, "mask")
-    states = int_array(states, "states", ndim=2, low=0, high=logpi.shape[0])
-    same_shape("mask", mask, "states", states)
-    choice(agg, "agg", AGGS)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    theta, states, mask, max_len = entropy_args(theta, states, mask, agg, max_len, AGGS)
+    logpi = _log_pi(theta)                                     # (S, V)
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     pi, H = _entropy(logpi)                                    # (S, V), (S,)
     loss = -(w * H[states]).sum()                              # eq. (entropy_bonus)
     c = np.zeros(logpi.shape[0])                               # (S,) sum of w per state
     np.add.at(c, states, w)
-    dH = -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)  # eq. (entropy_grad)
-    return float(loss), -c[:, None] * dH                       # (S, V)
+    return float(loss), -c[:, None] * _entropy_grad(pi, logpi, H)  # (S, V)

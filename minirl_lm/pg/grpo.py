@@ -23,11 +23,13 @@ them, standardize within each group, broadcast `A` to every token, compute `logp
 
 import numpy as np
 
-from minirl_lm.pg.advantages import BASELINES, advantages
-from minirl_lm.core.checks import (callable_check, choice, finite_result, float_scalar, int_scalar,
-                              rng_check)
-from minirl_lm.pg.clip import AGGS, clip_fraction, clipped_surrogate
-from minirl_lm.pg.kl import ESTIMATORS, kl_penalty, kl_per_token
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.checks import grpo_objective, grpo_step_args
+from minirl_lm.pg.validate import grader_rewards
+from minirl_lm.core.ops import AGGS, adv_tokens
+from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
+from minirl_lm.pg.clip import _clip_fraction, _surrogate
+from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
 
 
 def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=0.04,
@@ -55,14 +57,26 @@ def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=
     Raises:
         ValueError: a non-finite result or a bad argument, named after the argument.
     """
-    beta = float_scalar(beta, "beta", low=0.0)
-    choice(kl_estimator, "kl_estimator", ESTIMATORS)
-    loss_clip, d_clip = clipped_surrogate(logp, logp_old, adv, mask, eps, eps_high, agg,
-                                          max_len)       # eq. (ppo_clip)
-    loss_kl, d_kl = kl_penalty(logp, logp_ref, mask, kl_estimator, agg, max_len)  # eq. (kl_objective)
-    loss = loss_clip + beta * loss_kl                     # eq. (grpo)
-    dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
-    return loss, dloss_dlogp
+    logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len = grpo_objective(
+        logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len,
+        ESTIMATORS, AGGS)
+    return _loss(logp, logp_old, logp_ref, adv_tokens(adv, mask), mask, eps, eps_high, beta,
+                 kl_estimator, agg, max_len)
+
+
+def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len,
+          guard=True):
+    """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
+    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len,
+                                   guard)                # eq. (ppo_clip)
+    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len,
+                             guard)              # eq. (kl_objective)
+    with np.errstate(over="ignore", invalid="ignore"):    # a huge beta: named below
+        loss = loss_clip + beta * loss_kl                     # eq. (grpo)
+        dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
+    if not guard:
+        return loss, dloss_dlogp
+    return finite_result((loss, dloss_dlogp), "beta", "the loss clip + beta KL")
 
 
 def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, eps_high=None,
@@ -102,35 +116,9 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
         ValueError: a bad argument (named), or a non-finite step.
         TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
     """
-    rng_check(rng, "rng")
-    K = int_scalar(K, "K", low=1)
-    mu = int_scalar(mu, "mu", low=1)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    if eps_high is not None:
-        float_scalar(eps_high, "eps_high", low=0.0, low_open=True)
-    float_scalar(beta, "beta", low=0.0)
-    choice(kl_estimator, "kl_estimator", ESTIMATORS)
-    choice(agg, "agg", AGGS)
-    choice(baseline, "baseline", BASELINES)
-    float_scalar(adv_eps, "adv_eps", low=0.0)
-    int_scalar(ddof, "ddof", low=0, high=1)
-    if baseline == "loo" and K < 2:
-        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
-                         f"of a group have no others to average), got K = {K}")
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
-        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
-            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
-    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    if policy.theta.shape != (mdp.S, mdp.V):
-        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
-                         f"mdp, got {policy.theta.shape}")
-    if ref_policy.theta.shape != policy.theta.shape:
-        raise ValueError(f"ref_policy: expected a table of the policy's shape "
-                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
-
+    K, mu, lr, eps, eps_high, beta, adv_eps, ddof = grpo_step_args(
+        policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, kl_estimator, agg,
+        baseline, adv_eps, ddof, ESTIMATORS, AGGS, BASELINES)
     rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
     try:                                                  # commit only on success
         work, out = _step(policy.copy(), ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high,
@@ -148,26 +136,25 @@ def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, 
     """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
     diagnostics."""
     ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
-    rewards = mdp.score(grader, ro)                       # (B,)
-    A = advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
+    rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
+    A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
     A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
     logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
-    k, _ = kl_per_token(logp_old, logp_ref, ro.mask, kl_estimator)
+    k, _ = _kl_terms(logp_old, logp_ref, ro.mask, kl_estimator)  # (B, T) before the update
     n_tok = max(ro.mask.sum(), 1.0)
 
     losses, fracs = [], []
     for epoch in range(mu):
         logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
-        try:
-            loss, dlogp = grpo_loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high,
-                                    beta, kl_estimator, agg)
-        except ValueError as e:                           # after a step: lr moved theta too far
-            if epoch == 0:
-                raise
-            raise ValueError(f"lr: expected a step size for which every epoch's loss is finite; "
-                             f"after {epoch} step(s) of lr = {lr:g}: {e}") from None
-        fracs.append(clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        # epoch 0 sees the sampled data (an overflow names its input); after a step, lr moved
+        # theta too far: the loss is computed as it is and a non-finite one names lr
+        loss, dlogp = _loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
+                            kl_estimator, agg, None, guard=epoch == 0)
+        if epoch:
+            finite_result((loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} "
+                          f"step(s) of lr = {lr:g})")
+        fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
         # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever

@@ -47,28 +47,30 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 (the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
 `pi(v|s) - pi_ref(v|s)`).
 
-The aggregation weights are `reinforce.token_weights`, eq. (pg_agg), the one definition of them
-(a standalone copy of this file, `scripts/standalone.py`, inlines it).
+The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
+(`reinforce.token_weights` is its checked entry; a standalone copy of this file,
+`scripts/standalone.py`, inlines it). `_kl_terms` and `_penalty` are the trusted cores of
+`kl_per_token` and `kl_penalty` (GRPO calls `_penalty`). An overflow is named after the log-prob
+of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`).
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, mask_array, nonempty,
-                              same_shape)
-from minirl_lm.pg.reinforce import AGGS, token_weights
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.checks import (
+    finite_among, kl_batch, kl_is_args, kl_reward_args, kl_tables, probability_pair, scalar_kl,
+)
+from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
 
 ESTIMATORS = ("k1", "k2", "k3")
+WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2",
+        "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
 
 
-def _log_ratio(logp, logp_ref, mask, ref_name="logp_ref"):
-    logp = float_array(logp, "logp", ndim=2)
-    logp_ref = float_array(logp_ref, ref_name, ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, ref_name, logp_ref)
-    same_shape("logp", logp, "mask", mask)
+def _u(logp, logp_ref, mask):
+    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
     with np.errstate(over="ignore"):                           # overflow: rejected by callers
-        u = np.where(mask > 0, logp - logp_ref, 0.0)           # (B, T) u, 0 at padding
-    return u, mask
+        return log_ratio(logp, logp_ref, mask)
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
@@ -84,18 +86,28 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
         `(k, dk)`: both `(B, T)`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite estimate (named after `logp`), or a bad argument.
+        ValueError: a non-finite estimate (named after `logp` or `logp_ref`, whichever holds the
+            entry of largest magnitude: the one that drove the overflow), or a bad argument.
     """
-    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
-    choice(estimator, "estimator", ESTIMATORS)
-    if estimator == "k1":
-        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")  # eq. (kl_k1); dk1 = 1
+    logp, logp_ref, mask, _ = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS)
+    return _kl_terms(logp, logp_ref, mask, estimator)
+
+
+def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
+    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
+    `guard=False`, as computed)."""
+    u = _u(logp, logp_ref, mask)                               # (B, T)
     with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
-        if estimator == "k2":
-            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")  # eq. (kl_k2); dk2 = u
-        k = _k3(u)                                             # eq. (kl_k3)
-        dk = -np.expm1(-u) * mask                              # dk3 = 1 - exp(-u)
-    return finite_result((k, dk), "logp", "k3 = exp(-u) - 1 + u (u = logp - logp_ref)")
+        if estimator == "k1":
+            k, dk = u, mask.copy()                             # eq. (kl_k1); dk1 = 1
+        elif estimator == "k2":
+            k, dk = 0.5 * u * u, u                             # eq. (kl_k2); dk2 = u
+        else:
+            k = _k3(u)                                         # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask                          # dk3 = 1 - exp(-u)
+    if not guard:
+        return k, dk
+    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
 
 
 def _k3(u):
@@ -130,15 +142,24 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
 
     Raises:
-        ValueError: a non-finite loss (named after `logp`), or a bad argument.
+        ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
     """
-    k, dk = kl_per_token(logp, logp_ref, mask, estimator)      # (B, T)
-    choice(agg, "agg", AGGS)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
+                                             max_len, AGGS)
+    return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
+
+
+def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
+    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
+    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()                                   # eq. (kl_objective)
         dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
-    return finite_result((float(loss), dloss_dlogp), "logp", "the KL penalty")
+    if not guard:
+        return float(loss), dloss_dlogp
+    named = {"logp": logp, "logp_ref": logp_ref}               # the overflow's culprit among them
+    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
@@ -156,12 +177,15 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     Returns:
         `(B,)` shaped rewards.
     """
-    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
-    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
-    beta = float_scalar(beta, "beta", low=0.0)
+    r, logp, logp_ref, mask, beta = kl_reward_args(rewards, logp, logp_ref, mask, beta)
+    return _in_reward(r, logp, logp_ref, mask, beta)
+
+
+def _in_reward(r, logp, logp_ref, mask, beta):
+    """`kl_in_reward` on checked arguments."""
     with np.errstate(over="ignore", invalid="ignore"):
-        total = u.sum(axis=1)                                  # (B,) sum_t u_t
-        finite_result(total, "logp", "sum_t (logp - logp_ref)")
+        total = _u(logp, logp_ref, mask).sum(axis=1)           # (B,) sum_t u_t
+        finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
         out = r - beta * total                                 # (B,) eq. (kl_reward)
     return finite_result(out, "beta", "r - beta sum_t u_t")
 
@@ -178,14 +202,7 @@ def exact_kl(p, q):
     Returns:
         `(S,)` KL of each row.
     """
-    p = float_array(p, "p", ndim=2)
-    q = float_array(q, "q", ndim=2)
-    same_shape("p", p, "q", q)
-    nonempty(p, "p")
-    for name, t in (("p", p), ("q", q)):
-        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+    p, q = probability_pair(p, q)
     pos = p > 0                                                # (S, V) 0 log 0 = 0
     terms = np.zeros_like(p)                                   # (S, V)
     with np.errstate(divide="ignore"):                         # log 0 = -inf where p > 0 = q
@@ -193,24 +210,13 @@ def exact_kl(p, q):
     return terms.sum(axis=1)                                   # (S,)
 
 
-def _softmax_tables(theta, theta_ref, weights):
-    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
-    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
-    same_shape("theta", theta, "theta_ref", theta_ref)
-    nonempty(theta, "theta")
-    d = np.ones(theta.shape[0]) if weights is None else float_array(
-        weights, "weights", ndim=1, shape=(theta.shape[0],))
+def _softmax_tables(theta, theta_ref):
+    """(pi, log pi) of both checked logit tables (S, V)."""
     out = []
-    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
-        m = t.max(axis=1, keepdims=True)                       # (S, 1)
-        if not np.isfinite(m).all():
-            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-        with np.errstate(over="ignore"):
-            z = t - m                                          # (S, V), <= 0
-        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
-        logpi = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # (S, V)
+    for t in (theta, theta_ref):
+        logpi = log_softmax(t)                                 # (S, V) eq. (log_softmax)
         out.append((np.exp(logpi), logpi))
-    return out[0], out[1], d
+    return out
 
 
 def exact_kl_grad_theta(theta, theta_ref, weights=None):
@@ -232,11 +238,9 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     Raises:
         ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
     """
-    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
+    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta_ref")
+    (pi, logpi), (pi_ref, logpi_ref) = _softmax_tables(theta, theta_ref)
     supp = logpi > -np.inf                                     # (S, V) support of pi
-    if (supp & (logpi_ref == -np.inf)).any():
-        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
-                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
     with np.errstate(over="ignore", invalid="ignore"):
         diff = np.zeros_like(logpi)                            # (S, V), 0 off the support
         diff[supp] = logpi[supp] - logpi_ref[supp]
@@ -264,10 +268,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
         ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
             `exact_kl_grad_theta`), named after `theta`.
     """
-    (pi, logpi), (pi_ref, logpi_ref), d = _softmax_tables(theta, theta_ref, weights)
-    if ((logpi_ref > -np.inf) & (logpi == -np.inf)).any():
-        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
-                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta")
+    (pi, _), (pi_ref, _) = _softmax_tables(theta, theta_ref)
     return d[:, None] * (pi - pi_ref)                          # (S, V) |.| <= |d|: never overflows
 
 
@@ -303,12 +305,14 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    k, _ = kl_per_token(logp, logp_ref, mask, estimator)       # value: k1 or k3
-    u, mask = _log_ratio(logp, logp_ref, mask)                 # (B, T)
-    choice(agg, "agg", AGGS)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
-    loss = (w * k).sum()
-    return float(loss), w * u                                  # eq. (kl_straight_through): k2's grad
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
+                                             max_len, AGGS)
+    k, _ = _kl_terms(logp, logp_ref, mask, estimator)          # value: k1 or k3
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()
+        grad = w * _u(logp, logp_ref, mask)                    # k2's, eq. (kl_straight_through)
+    return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
 
 
 def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
@@ -327,17 +331,19 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     Raises:
         ValueError: if rho or k3 overflow float64 (named after logp).
     """
-    k, dk = kl_per_token(logp, logp_ref, mask, "k3")           # (B, T) eq. (kl_k3)
-    lr, mask = _log_ratio(logp, logp_old, mask, "logp_old")    # (B, T) log rho, 0 at padding
-    choice(agg, "agg", AGGS)
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg,
+                                                         max_len, AGGS)
+    k, dk = _kl_terms(logp, logp_ref, mask, "k3")              # (B, T) eq. (kl_k3)
     with np.errstate(over="ignore"):
-        rho = np.exp(lr) * mask                                # (B, T)
-    if not (np.isfinite(rho).all() and np.isfinite(k).all()):
+        rho = np.exp(_u(logp, logp_old, mask)) * mask          # (B, T)
+    if not np.isfinite(rho).all():
         raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
-    w = token_weights(mask, agg, max_len)                      # (B, T)
-    loss = (w * rho * k).sum()                                 # eq. (kl_is)
-    dloss_dlogp = w * rho * (k + dk)                           # d(rho k3) = rho k3 + rho dk3
-    return float(loss), dloss_dlogp
+    w = agg_weights(mask, agg, max_len)                        # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):         # rho k3 may overflow: below
+        loss = (w * rho * k).sum()                             # eq. (kl_is)
+        dloss_dlogp = w * rho * (k + dk)                       # d(rho k3) = rho k3 + rho dk3
+    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
+    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
 
 
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
@@ -355,14 +361,12 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta = float_scalar(beta, "beta", low=0.0)
-    current_kl = float_scalar(current_kl, "current_kl")
-    target_kl = float_scalar(target_kl, "target_kl", low=0.0, low_open=True)
-    horizon = float_scalar(horizon, "horizon", low=0.0, low_open=True)
-    n_steps = float_scalar(n_steps, "n_steps", low=0.0)
+    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon,
+                                                              n_steps)
     err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
-    mult = 1.0 + err * n_steps / horizon                       # eq. (kl_adaptive)
+    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
+    mult = 1.0 + step                                          # eq. (kl_adaptive)
     if mult < 0:
         raise ValueError(f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
                          f"(else beta turns negative), got {n_steps:g}")
-    return beta * mult
+    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")

@@ -59,30 +59,22 @@ a factor that differs between micro-batches. Demonstrated by `python examples/of
 
 import numpy as np
 
-from minirl_lm.core.checks import choice, float_array, float_scalar, int_scalar, mask_array, same_shape
-from minirl_lm.pg.reinforce import token_weights
+from minirl_lm.pg.checks import (
+    accumulation_args, corrected_pg_args, is_weight_args, minibatch_args, opsm_args, rejection_args,
+)
+from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
 LEVELS = ("token", "sequence")
 MODES = ("truncate", "mask")
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 REJECTION = tuple(f"{a}_{k}" for a in ("token", "seq_sum", "seq_mean", "seq_max")
                   for k in ("k1", "k2", "k3") if (a, k) != ("seq_max", "k1"))
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 
 
-def _pair(a, name_a, b, name_b, mask):
-    """Validate two (B, T) log-prob arrays and a mask of the same shape."""
-    a = float_array(a, name_a, ndim=2)
-    b = float_array(b, name_b, ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape(name_a, a, name_b, b)
-    same_shape(name_a, a, "mask", mask)
-    return a, b, mask
-
-
 def _log_ratio(a, b, mask):
-    """a - b (B, T), exactly 0 at padding."""
-    return np.subtract(a, b, out=np.zeros_like(a), where=mask > 0)
+    """a - b (B, T), exactly 0 at padding; +-inf where the difference overflows float64."""
+    with np.errstate(over="ignore"):
+        return log_ratio(a, b, mask)
 
 
 def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None,
@@ -104,17 +96,12 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
     Raises:
         ValueError: bad shapes, a bound excluding 1, or an untruncated weight that overflows.
     """
-    logp_old, logp_mu, mask = _pair(logp_old, "logp_old", logp_mu, "logp_mu", mask)
-    choice(level, "level", LEVELS)
-    choice(mode, "mode", MODES)
-    if c_max is not None:
-        c_max = float_scalar(c_max, "c_max", low=1.0)
-    if c_min is not None:
-        c_min = float_scalar(c_min, "c_min", low=0.0, high=1.0, low_open=mode == "mask")
+    logp_old, logp_mu, mask, c_max, c_min = is_weight_args(logp_old, logp_mu, mask, level, mode,
+                                                           c_max, c_min, LEVELS, MODES)
     u = _log_ratio(logp_old, logp_mu, mask)                    # (B, T) log r_t, 0 at padding
-    if level == "sequence":
-        u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) log W_b, eq. (is_seq)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):         # inf, NaN: rejected below
+        if level == "sequence":
+            u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
         r = np.exp(u)                                          # (B, T) eq. (is_token); inf if huge
     if mode == "truncate":
         w = r if c_max is None else np.minimum(r, c_max)       # eq. (tis)
@@ -142,10 +129,9 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     Returns:
         (B, T) 0/1 weights (the kept sequences' real tokens).
     """
-    logp, logp_mu, mask = _pair(logp, "logp", logp_mu, "logp_mu", mask)
-    A = float_array(adv, "adv", shape=(mask.shape[0],))
-    delta = float_scalar(delta, "delta", low=0.0)
-    kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
+    logp, logp_mu, mask, A, delta = opsm_args(logp, logp_mu, adv, mask, delta)
+    with np.errstate(over="ignore", invalid="ignore"):         # inf or NaN kl: not <= delta
+        kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
     keep = (A >= 0) | (kl <= delta)                            # (B,) eq. (opsm)
     return keep[:, None] * mask                                # (B, T)
 
@@ -164,25 +150,23 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     Returns:
         (B, T) 0/1 weights, a sequence option keeping or dropping whole rows.
     """
-    logp_old, logp_mu, mask = _pair(logp_old, "logp_old", logp_mu, "logp_mu", mask)
-    choice(option, "option", REJECTION)
+    logp_old, logp_mu, mask, hi, lo = rejection_args(logp_old, logp_mu, mask, option, hi, lo,
+                                                     REJECTION)
     k1 = option.endswith("k1")
-    hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
-    if lo is not None and not k1:
-        raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
-    lo = (1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0))
     lr = _log_ratio(logp_old, logp_mu, mask)                   # (B, T) log r
-    stat = {"k1": -lr, "k2": 0.5 * lr ** 2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
-    agg = option[:-3]
-    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)       # (B, 1)
-    if agg == "seq_sum":
-        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
-    elif agg == "seq_mean":
-        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
-    elif agg == "seq_max":
-        stat = np.broadcast_to(np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True,
-                                                                     initial=-np.inf), mask.shape)
-    keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
+    # a statistic beyond float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped
+    with np.errstate(over="ignore", invalid="ignore"):
+        stat = {"k1": -lr, "k2": 0.5 * lr ** 2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
+        agg = option[:-3]
+        n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)   # (B, 1)
+        if agg == "seq_sum":
+            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
+        elif agg == "seq_mean":
+            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
+        elif agg == "seq_max":
+            stat = np.broadcast_to(np.where(mask > 0, stat, -np.inf).max(
+                axis=1, keepdims=True, initial=-np.inf), mask.shape)
+        keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
     return keep * mask                                         # (B, T)
 
 
@@ -201,21 +185,12 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
         `(loss, dloss_dlogp)`; with weights equal to 1.0 on real tokens, bitwise the values of
         `reinforce.reinforce_loss`.
     """
-    logp = float_array(logp, "logp", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "mask", mask)
-    W = float_array(weights, "weights", shape=mask.shape)
-    if (W < 0).any():
-        raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
-    A = float_array(adv, "adv")
-    if A.ndim == 1 and A.shape == (mask.shape[0],):
-        A = np.broadcast_to(A[:, None], mask.shape)            # (B, T)
-    elif A.shape != mask.shape:
-        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {A.shape}")
-    choice(agg, "agg", AGGS)
-    w = token_weights(mask, agg, max_len) * W                  # (B, T) w_agg w
-    loss = -(w * A * logp).sum()                               # eq. (pg_is)
-    dloss_dlogp = -w * A                                       # (B, T) weights are data
+    logp, mask, W, adv, max_len = corrected_pg_args(logp, adv, mask, weights, agg, max_len, AGGS)
+    A = adv_tokens(adv, mask)                                  # (B, T)
+    w = agg_weights(mask, agg, max_len) * W                    # (B, T) w_agg w
+    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected below
+        loss = -(w * A * logp).sum()                           # eq. (pg_is)
+        dloss_dlogp = -w * A                                   # (B, T) weights are data
     if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
         raise ValueError("weights: expected weights small enough for a finite loss, got a "
                          "non-finite loss or gradient")
@@ -225,14 +200,10 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
-    B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
+    2**31 >= B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
     one, the rows are permuted first (one draw of `rng.permutation`).
     """
-    B = int_scalar(B, "B", low=1)
-    M = int_scalar(M, "M", low=1, high=B)
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator or None, got "
-                        f"{type(rng).__name__}")
+    B, M, rng = minibatch_args(B, M, rng)
     rows = np.arange(B) if rng is None else rng.permutation(B)
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
 
@@ -249,15 +220,8 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
     Returns:
         (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
     """
-    mask = mask_array(mask, "mask")
-    B, T = mask.shape
-    G = int_scalar(G, "G", low=1)
-    if B == 0 or B % G:
-        raise ValueError(f"G: expected a divisor of the batch size B = {B}, got {G}")
-    choice(mode, "mode", ACCUM)
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
-    if L < mask.sum(axis=1).max():
-        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+    mask, G, L = accumulation_args(mask, G, mode, max_len, ACCUM)
+    B = mask.shape[0]
     N = max(mask.sum(), 1.0)
     out = np.zeros_like(mask)
     for g in range(G):                                         # one backward per micro-batch

@@ -37,14 +37,16 @@ division by zero: its weights are 0).
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, finite_result, float_array, int_scalar, mask_array, nonempty,
-                              same_shape)
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+from minirl_lm.core.checks import finite_result
+from minirl_lm.pg.checks import sequence_batch, token_agg, token_batch
+from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
 
 
 def token_weights(mask, agg="seq_sum", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
+
+    The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
+    estimators call on their own checked masks).
 
     Args:
         mask: `(B, T)` 0/1 float mask, right-padded.
@@ -58,32 +60,8 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     Raises:
         ValueError: an unknown `agg`, or `max_len` shorter than the longest response.
     """
-    mask = mask_array(mask, "mask")
-    choice(agg, "agg", AGGS)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    B, T = mask.shape
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1) |y_b|
-    if agg == "seq_sum":
-        return mask / B                                        # (B, T)
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)                  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))           # (B, T) length 0: 0 / 1
-    L = T if max_len is None else max_len
-    if B and L < lengths.max():
-        raise ValueError(f"max_len: expected >= the longest response ({int(lengths.max())} "
-                         f"tokens), got {L}")
-    return mask / (B * L)                                      # (B, T)
-
-
-def _token_adv(adv, mask):
-    """Validate adv (B,) or (B, T) and return it as (B, T)."""
-    a = float_array(adv, "adv")
-    if a.ndim == 1 and a.shape == (mask.shape[0],):
-        return np.broadcast_to(a[:, None], mask.shape)         # (B, T)
-    if a.shape != mask.shape:
-        raise ValueError(f"adv: expected shape ({mask.shape[0]},) or {mask.shape}, got {a.shape}")
-    return a
+    mask, max_len = token_agg(mask, agg, max_len, AGGS)
+    return agg_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
 
 
 def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
@@ -103,11 +81,9 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
         ValueError: a non-finite loss (naming `logp`), or a bad argument. The gradient `-w A`
             is always finite: every weight is in `[0, 1]` and `A` is finite.
     """
-    logp = float_array(logp, "logp", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "mask", mask)
-    A = _token_adv(adv, mask)                                  # (B, T)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
+    logp, mask, adv, max_len = token_batch({"logp": logp}, mask, adv, agg, max_len, AGGS)
+    A = adv_tokens(adv, mask)                                  # (B, T)
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = -(w * A * logp).sum()                           # eq. (pg_token)
         # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
@@ -131,10 +107,7 @@ def sequence_reinforce_loss(seq_logp, adv):
     Raises:
         ValueError: an empty batch, mismatched shapes or a non-finite result.
     """
-    s = float_array(seq_logp, "seq_logp", ndim=1)
-    a = float_array(adv, "adv", ndim=1)
-    same_shape("seq_logp", s, "adv", a)
-    nonempty(s, "seq_logp")
+    s, a = sequence_batch(seq_logp, adv)                       # (B,) each
     B = s.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
         loss = -(a * s).sum() / B                              # eq. (pg_sequence)

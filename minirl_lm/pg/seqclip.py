@@ -5,7 +5,7 @@ variants, with their hand-derived gradients, would take it well past ~300 lines,
 read beside the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
 objective of token log-probs returning `(loss, dloss_dlogp)`, with `rho_t = exp(logp - logp_old)`
 (masked before the exp, so padding has rho = 1 and gradient 0) and the aggregation weights `w`
-of eq. (pg_agg) (`reinforce.token_weights`).
+of eq. (pg_agg) (`core.ops.agg_weights`; `reinforce.token_weights` is its checked entry).
 
 Dual-clip (Ye et al. 2020; verl's `clip_ratio_c`, default 3.0), for a real token:
 
@@ -53,47 +53,24 @@ logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypa
 
 import numpy as np
 
-from minirl_lm.core.checks import choice, float_array, float_scalar, mask_array, same_shape
-from minirl_lm.pg.reinforce import token_weights
+from minirl_lm.pg.checks import cispo_args, dual_clip_args, finite_among, gspo_args, ratio_args
+from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 RATIOS = ("geometric", "product")
 
 
-def _inputs(logp, logp_old, adv, mask, agg, per_token=True):
-    """Validate logp, logp_old, mask (B, T), adv ((B,) or (B, T) if per_token, else (B,))."""
-    logp = float_array(logp, "logp", ndim=2)
-    logp_old = float_array(logp_old, "logp_old", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "logp_old", logp_old)
-    same_shape("logp", logp, "mask", mask)
-    A = float_array(adv, "adv")
-    if A.ndim == 1 and A.shape == (mask.shape[0],):
-        A = np.broadcast_to(A[:, None], mask.shape) if per_token else A
-    elif not per_token or A.shape != mask.shape:
-        want = f"({mask.shape[0]},)" + ("" if not per_token else f" or {mask.shape}")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    choice(agg, "agg", AGGS)
-    return logp, logp_old, A, mask
-
-
-def _eps(eps, eps_high):
-    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    eps_high = eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
-                                                         low_open=True)
-    return eps, eps_high
-
-
 def _finite(loss, grad, what):
+    """The finite guard of the three losses: a non-finite loss or gradient names logp."""
     if not (np.isfinite(loss) and np.isfinite(grad).all()):
         raise ValueError(f"logp: expected logp - logp_old small enough that the {what} is "
                          f"finite, got a non-finite loss or gradient (the ratio overflows "
                          f"float64 beyond exp(~709.78))")
 
 
-def _log_ratio(logp, logp_old, mask):
-    """logp - logp_old (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_old, out=np.zeros_like(logp), where=mask > 0)
+def _rho(logp, logp_old, mask):
+    """rho_t = exp(logp - logp_old) (B, T), 1 at padding, inf where it overflows."""
+    with np.errstate(over="ignore"):
+        return np.exp(log_ratio(logp, logp_old, mask))         # (B, T) eq. (ratio)
 
 
 def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0,
@@ -118,22 +95,22 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         ValueError: `c <= 1` (the cap would act at rho = 1, before anything moved), bad
             shapes or values, or a non-finite result.
     """
-    logp, logp_old, A, mask = _inputs(logp, logp_old, adv, mask, agg)
-    eps, eps_high = _eps(eps, eps_high)
-    c = float_scalar(c, "c")
+    logp, logp_old, mask, adv, eps, eps_high, c, max_len = dual_clip_args(
+        logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS)
     if c <= 1.0:
         raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
                          f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
                          f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore"):
-        rho = np.exp(_log_ratio(logp, logp_old, mask))        # (B, T) eq. (ratio)
+    A = adv_tokens(adv, mask)                                  # (B, T)
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    rho = _rho(logp, logp_old, mask)                           # (B, T) eq. (ratio)
+    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected by _finite
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A
         surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T)
-    f1 = np.minimum(surr1, surr2)                              # (B, T) eq. (ppo_clip)
-    dual = (A < 0) & (c * A > f1)                              # (B, T) the cap is active
-    f = np.where(dual, c * A, f1)                              # (B, T) eq. (dual_clip)
-    loss = -(w * f).sum()
+        f1 = np.minimum(surr1, surr2)                          # (B, T) eq. (ppo_clip)
+        dual = (A < 0) & (c * A > f1)                          # (B, T) the cap is active
+        f = np.where(dual, c * A, f1)                          # (B, T) eq. (dual_clip)
+        loss = -(w * f).sum()
     # backward: rho A on the unclipped branch (ties: unclipped), 0 where either clip is active
     active = (surr1 <= surr2) & ~dual                          # (B, T)
     dloss_dlogp = -w * np.where(active, surr1, 0.0)            # (B, T)
@@ -144,23 +121,21 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
     """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
 
-    logp, logp_old, mask are (B, T). A response of length 0 has ratio 1. May be inf for the
-    product (overflow); never NaN.
+    logp, logp_old, mask are (B, T). A response of length 0 has ratio 1. A ratio beyond float64
+    (the product of long responses, or a mean log-ratio beyond ~709.78) is a ValueError naming the
+    log-prob of largest magnitude, never inf or NaN (`gspo_surrogate` clips an infinite ratio
+    with A > 0 to a finite loss).
     """
-    logp = float_array(logp, "logp", ndim=2)
-    logp_old = float_array(logp_old, "logp_old", ndim=2)
-    mask = mask_array(mask, "mask")
-    same_shape("logp", logp, "logp_old", logp_old)
-    same_shape("logp", logp, "mask", mask)
-    choice(ratio, "ratio", RATIOS)
-    return _seq_ratio(logp, logp_old, mask, ratio)[0]
+    logp, logp_old, mask = ratio_args(logp, logp_old, mask, ratio, RATIOS)
+    s = _seq_ratio(logp, logp_old, mask, ratio)[0]             # (B,)
+    return finite_among(s, f"the {ratio} sequence ratio", {"logp": logp, "logp_old": logp_old})
 
 
 def _seq_ratio(logp, logp_old, mask, ratio):
     """(s (B,), ds/dlogp per real token (B, 1)) on checked inputs."""
-    u = _log_ratio(logp, logp_old, mask).sum(axis=1)           # (B,) log prod_t rho_t
-    scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):         # +-inf, NaN: callers reject them
+        u = log_ratio(logp, logp_old, mask).sum(axis=1)        # (B,) log prod_t rho_t
+        scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
         s = np.exp(u * scale)                                  # (B,) eq. (gspo_ratio)
     return s, scale
 
@@ -182,20 +157,19 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
     """
-    logp, logp_old, A, mask = _inputs(logp, logp_old, adv, mask, "seq_sum", per_token=False)
-    eps, eps_high = _eps(eps, eps_high)
-    choice(ratio, "ratio", RATIOS)
+    logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high,
+                                                       ratio, RATIOS)
     B = max(mask.shape[0], 1)
     s, scale = _seq_ratio(logp, logp_old, mask, ratio)         # (B,), (B,)
     real = mask.sum(axis=1) > 0                                # (B,) empty responses add 0
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):         # inf, NaN: rejected by _finite
         surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
         surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real              # (B,)
-    f = np.minimum(surr1, surr2)                               # (B,) eq. (gspo)
-    loss = -f.sum() / B
-    # backward: d f_b / d logp[b, t] = s_b A_b * scale_b on every real token, if unclipped
-    df = np.where(surr1 <= surr2, surr1 * scale, 0.0)          # (B,)
-    dloss_dlogp = -(df / B)[:, None] * mask                    # (B, T)
+        f = np.minimum(surr1, surr2)                           # (B,) eq. (gspo)
+        loss = -f.sum() / B
+        # backward: d f_b / d logp[b, t] = s_b A_b * scale_b on every real token, if unclipped
+        df = np.where(surr1 <= surr2, surr1 * scale, 0.0)      # (B,)
+        dloss_dlogp = -(df / B)[:, None] * mask                # (B, T)
     _finite(loss, dloss_dlogp, f"{ratio} sequence-ratio surrogate")
     return float(loss), dloss_dlogp
 
@@ -217,16 +191,15 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
     Returns:
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
     """
-    logp, logp_old, A, mask = _inputs(logp, logp_old, adv, mask, agg)
-    rho_max = float_scalar(rho_max, "rho_max", low=1.0)
-    if rho_min is not None:
-        rho_min = float_scalar(rho_min, "rho_min", low=0.0, high=1.0)
-    w = token_weights(mask, agg, max_len)                      # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore"):
-        rho = np.exp(_log_ratio(logp, logp_old, mask))        # (B, T) may be inf: clipped next
+    logp, logp_old, mask, adv, rho_min, rho_max, max_len = cispo_args(
+        logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, AGGS)
+    A = adv_tokens(adv, mask)                                  # (B, T)
+    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    rho = _rho(logp, logp_old, mask)                           # (B, T) may be inf: clipped next
     wclip = np.minimum(rho, rho_max) if rho_min is None else np.clip(rho, rho_min, rho_max)
-    coef = w * wclip * A                                       # (B, T) sg[clip(rho)] A w
-    loss = -(coef * logp).sum()                                # eq. (cispo)
-    dloss_dlogp = -coef                                        # (B, T) the weight is data
+    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected by _finite
+        coef = w * wclip * A                                   # (B, T) sg[clip(rho)] A w
+        loss = -(coef * logp).sum()                            # eq. (cispo)
+        dloss_dlogp = -coef                                    # (B, T) the weight is data
     _finite(loss, dloss_dlogp, "CISPO loss")
     return float(loss), dloss_dlogp

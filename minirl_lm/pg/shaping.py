@@ -31,8 +31,7 @@ Imports NumPy and minirl_lm.core.checks only.
 
 import numpy as np
 
-from minirl_lm.core.checks import (float_array, float_scalar, int_array, int_scalar, mask_array,
-                              nonempty, same_shape)
+from minirl_lm.pg.validate import acceptance_args, overlong_args, resampling, reward_groups, truncation_args
 
 
 def filter_groups(rewards):
@@ -41,10 +40,7 @@ def filter_groups(rewards):
     A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
     (as verl does; its group-relative advantage is 0 anyway).
     """
-    r = float_array(rewards, "rewards", ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
-    nonempty(r, "rewards")                                     # N >= 1 groups
+    r = reward_groups(rewards)                                 # (N, K), N, K >= 1
     if r.shape[1] == 1:
         return np.ones(r.shape[0], dtype=bool)
     return r.max(axis=1) != r.min(axis=1)                      # (N,) some spread
@@ -52,8 +48,12 @@ def filter_groups(rewards):
 
 def acceptance_probability(p, K):
     """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
-    p = float_scalar(p, "p", low=0.0, high=1.0)
-    K = int_scalar(K, "K", low=1)
+    p, K = acceptance_args(p, K)
+    return _acceptance(p, K)
+
+
+def _acceptance(p, K):
+    """`acceptance_probability` on checked arguments."""
     return 1.0 - p ** K - (1.0 - p) ** K if K > 1 else 1.0     # K = 1: every group kept
 
 
@@ -63,11 +63,8 @@ def resample_factor(p, K):
     Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
     never ends). K = 1 gives 1 (nothing is filtered).
     """
-    a = acceptance_probability(p, K)
-    if a <= 0:
-        raise ValueError(f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
-                         f"rewards and resampling never ends)")
-    return 1.0 / a                                             # eq. (dapo_reweight)
+    # a = P(kept) > 0, else a ValueError naming p (resampling would never end)
+    return 1.0 / resampling(_acceptance(*acceptance_args(p, K)), p, K)  # eq. (dapo_reweight)
 
 
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
@@ -79,12 +76,10 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
         buffer_len (int): L_buf, in `[1, max_len]`.
         penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
     """
-    max_len = int_scalar(max_len, "max_len", low=1)
-    buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
-    L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
-    f = float_scalar(penalty_factor, "penalty_factor", low=0.0)
-    exceed = L - (max_len - buffer_len)                        # (B,)
-    return np.minimum(-exceed / buffer_len * f, 0.0) + 0.0     # eq. (overlong); +0.0: no -0.0
+    L, max_len, buffer_len, f = overlong_args(lengths, max_len, buffer_len, penalty_factor)
+    exceed = L - (max_len - buffer_len)                        # (B,) > 0 in the buffer
+    # eq. (overlong); the min before the product, so a long way below the buffer cannot overflow
+    return np.minimum(-exceed, 0) / buffer_len * f + 0.0       # +0.0: no -0.0
 
 
 def truncated(tokens, mask, eos):
@@ -92,10 +87,12 @@ def truncated(tokens, mask, eos):
 
     A row is truncated when it is non-empty and its last real token is not `eos`.
     """
-    mask = mask_array(mask, "mask")
-    tokens = int_array(tokens, "tokens", ndim=2, low=0)
-    same_shape("mask", mask, "tokens", tokens)
-    eos = int_scalar(eos, "eos", low=0)
+    tokens, mask, eos = truncation_args(tokens, mask, eos)
+    return _truncated(tokens, mask, eos)
+
+
+def _truncated(tokens, mask, eos):
+    """`truncated` on checked arguments."""
     L = mask.sum(axis=1).astype(np.int64)                      # (B,)
     last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]     # (B,) last real token
     return (L > 0) & (last != eos)
@@ -103,5 +100,5 @@ def truncated(tokens, mask, eos):
 
 def mask_truncated(tokens, mask, eos):
     """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
-    cut = truncated(tokens, mask, eos)
-    return np.asarray(mask, dtype=np.float64) * (~cut)[:, None]
+    tokens, mask, eos = truncation_args(tokens, mask, eos)
+    return mask * (~_truncated(tokens, mask, eos))[:, None]    # (B, T)

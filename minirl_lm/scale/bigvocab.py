@@ -44,7 +44,7 @@ Demonstration: ``python examples/bench_big_vocab.py --quick``.
 import numpy as np
 
 from minirl_lm import kernels
-from minirl_lm.core.checks import chunked_args, loss_fn_result
+from minirl_lm.scale.checks import chunked_args, loss_fn_result
 
 _VBLOCK = 1024      # rows of W per block of the dW update: its (block, d) scratch stays small
 

@@ -43,8 +43,9 @@ Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table.
 
 import numpy as np
 
-from minirl_lm.core.checks import (choice, finite_result, float_array, float_scalar, int_array,
-                              mask_array, nonempty)
+from minirl_lm.core.checks import (
+    choice, finite_result, float_array, float_scalar, int_array, mask_array, nonempty,
+)
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):

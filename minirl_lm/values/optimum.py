@@ -53,8 +53,9 @@ functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `To
 
 import numpy as np
 
-from minirl_lm.core.checks import (callable_check, finite_result, float_array, float_scalar,
-                              prob_table, real_result)
+from minirl_lm.core.checks import (
+    callable_check, finite_result, float_array, float_scalar, prob_table, real_result,
+)
 
 
 def _prob_table(p, name, shape=None, ndim=2):

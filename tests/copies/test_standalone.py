@@ -65,6 +65,7 @@ def _imports(text):
 def test_every_estimator_file_has_a_copy():
     assert set(ESTIMATORS) <= set(COPYABLE)
     assert "kernels" not in COPYABLE and "policy" not in COPYABLE      # they need Numba
+    assert not {"checks", "validate"} & set(COPYABLE)                  # the boundary: inlined
 
 
 @pytest.mark.parametrize("module", COPYABLE)
@@ -115,7 +116,7 @@ def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
 def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
     text = standalone.build("grpo")
     heads = re.findall(r"^# (part \d+|input checks): from minirl_lm/\w+/(\w+)\.py", text, re.M)
-    assert [m for _, m in heads] == ["advantages", "clip", "kl", "reinforce", "checks"]
+    assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "checks", "validate", "checks"]
     assert text.index("minirl_lm/pg/grpo.py itself") < text.index("input checks: from")
 
 

@@ -1,5 +1,7 @@
 """Bradley-Terry and DPO: gradients vs finite differences, stability, stationarity at the tilted optimum."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -7,6 +9,7 @@ from hypothesis.extra.numpy import arrays
 
 from minirl_lm.direct.dpo import (bradley_terry_loss, bt_sample_preferences, dpo_loss,
                            reward_table_loss, token_grad)
+from minirl_lm.direct import dpo
 from minirl_lm.values.optimum import tilted_optimum
 
 from gradcheck import fd_grad
@@ -272,3 +275,17 @@ Z3 = np.zeros(3)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---- folded from tests/test_mutation_kills.py ------------------------------------------------
+
+def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
+    # beta h = 1e308 * 2 overflows to +inf: -log sigma(+inf) = 0 exactly, and no 0 * inf
+    for args in (([1.0], [-1.0], [0.0], [0.0], 1e308), ([0.3, -2.0], [0.1, 0.5], [0.2, 0.0],
+                                                        [-0.4, 0.1], 0.7)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            want = dpo.dpo_loss(*args)
+            got = dpo.dpo_loss(*args, variant="conservative", label_smoothing=0.0)
+        assert got[0] == want[0]
+        assert all(np.array_equal(g, w) for g, w in zip(got[1], want[1]))

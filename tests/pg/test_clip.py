@@ -1,14 +1,18 @@
 """Clipped ratio: gradient against finite differences (clipped and unclipped tokens, both signs),
 REINFORCE at rho = 1, clip-higher, the boundary convention and the clip fraction."""
 
+import warnings
+
 import numpy as np
 import pytest
-
-from minirl_lm.pg import clip as clip_mod
-from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
-from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
-
 from gradcheck import fd_grad
+
+from minirl_lm.core import ops
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.pg import clip
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
+from minirl_lm.pg.reinforce import AGGS, reinforce_loss
 
 
 def ratio_batch(rng, B=8, T=6, eps=0.2, eps_high=0.28):
@@ -54,8 +58,6 @@ def test_at_rho_one_gradient_equals_reinforce(agg):
 
 
 def test_theta_gradient_through_the_policy():
-    from minirl_lm.core.mdp import TokenMDP
-    from minirl_lm.core.policy import TabularPolicy
     rng = np.random.default_rng(2)
     mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
     old = TabularPolicy(rng.normal(size=(mdp.S, 3)))
@@ -107,8 +109,9 @@ def test_boundary_takes_the_unclipped_derivative():
     assert clip_fraction(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps) == 0
 
 
-def test_aggregation_weights_are_reinforces():
-    assert clip_mod.token_weights is token_weights and clip_mod.AGGS is AGGS   # eq. (pg_agg), once
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert clip.agg_weights is ops.agg_weights and clip.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert clip.log_ratio is ops.log_ratio
 
 
 M = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
@@ -180,3 +183,128 @@ def test_overflowing_ratio_on_real_tokens():
     # a finite rho whose product with A overflows is rejected the same way
     with pytest.raises(ValueError, match="logp"):
         clipped_surrogate([[0.0]], [[-700.0]], [-1e10], [[1.0]])
+
+
+# ---- folded from tests/test_kills_grpo_clip.py -----------------------------------------------
+
+def _msg(fn, *args):
+    with pytest.raises(ValueError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("fn", [clipped_surrogate, clip_fraction])
+def test_clip_argument_messages(fn):
+    z, m = np.zeros((2, 3)), np.ones((2, 3))
+    assert _msg(fn, z, np.zeros(3), [1.0, 1.0], m) == \
+        "logp_old: expected 2 dimensions, got shape (3,)"
+    assert _msg(fn, z, np.zeros((1, 3)), [1.0, 1.0], m) == \
+        "logp_old: expected the shape of logp (2, 3), got (1, 3)"
+    assert _msg(fn, z, z, [1.0, 1.0], np.ones((2, 2))) == \
+        "mask: expected the shape of logp (2, 3), got (2, 2)"
+    assert _msg(fn, z, z, [1.0, 1.0], np.full((2, 3), 0.5)).startswith(
+        "mask: expected only 0 and 1, got value ")           # the value's repr follows
+    assert _msg(fn, z, z, np.ones(5), m) == "adv: expected shape (2,) or (2, 3), got (5,)"
+
+
+def test_overflow_message_names_the_offending_token():
+    # only [1, 2] overflows: logp - logp_old = -0.5 - (-800.5) = 800 > 709.78, A = -1:
+    # rho A = -inf. The first real token [0, 0] is finite.
+    logp = np.array([[-1.0, -1.0, -1.0], [-1.0, -1.0, -0.5]])
+    logp_old = np.array([[-1.0, -1.0, -1.0], [-1.0, -1.0, -800.5]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:
+            clipped_surrogate(logp, logp_old, [1.0, -1.0], np.ones((2, 3)))
+    assert str(e.value) == (
+        "logp: expected logp - logp_old small enough that the surrogate is finite; at [1, 2] "
+        "logp - logp_old = 800.0 with A = -1.0 gives rho A = -inf (rho = exp(logp - logp_old) "
+        "overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the minimum)")
+
+
+def test_overflowing_sum_with_finite_tokens_is_rejected_naming_the_advantages():
+    # every token finite (rho = 1, A = 1.7e308, w = 1 under seq_sum, w f = 1.7e308), but the
+    # sum of four of them overflows: the loss would be -inf while every token and the gradient
+    # are finite. No token is to blame: the message names the advantages, and nothing warns.
+    adv = np.full((2, 2), 1.7e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:
+            clipped_surrogate(np.zeros((2, 2)), np.zeros((2, 2)), adv, np.ones((2, 2)),
+                              agg="seq_sum")
+    assert str(e.value) == (
+        "adv: expected a value for which the weighted sum of the surrogate over tokens is finite "
+        "in float64, got one that makes it inf (overflow)")
+
+
+def test_huge_finite_log_probs_overflow_silently_into_the_token_message():
+    # logp - logp_old = 1.7e308 - (-1.7e308) overflows to +inf: rho = inf, with A = -1 the
+    # unclipped branch is -inf: the per-token message, and no RuntimeWarning on the way
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:
+            clipped_surrogate([[1.7e308]], [[-1.7e308]], [-1.0], [[1.0]])
+    assert str(e.value).startswith("logp: expected logp - logp_old small enough that the "
+                                   "surrogate is finite; at [0, 0] logp - logp_old = inf with "
+                                   "A = -1.0 gives rho A = -inf")
+
+
+def test_clip_fraction_without_real_tokens_is_zero_and_silent():
+    logp = np.array([[0.0, 0.7]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert clip_fraction(logp, np.zeros((1, 2)), [1.0], np.zeros((1, 2))) == 0.0
+
+
+def test_clip_fraction_with_one_real_token():
+    # rho = exp(log 2) = 2 > 1 + 0.2 with A = 1 > 0: clipped; 1 of 1 real token
+    logp = np.array([[np.log(2.0), 0.0]])
+    assert clip_fraction(logp, np.zeros((1, 2)), [1.0], np.array([[1.0, 0.0]])) == 1.0
+    # rho = 1.1 inside the clip range: not clipped
+    logp = np.array([[np.log(1.1), 0.0]])
+    assert clip_fraction(logp, np.zeros((1, 2)), [1.0], np.array([[1.0, 0.0]])) == 0.0
+
+
+# ---- folded from tests/test_mutation_kills.py ------------------------------------------------
+
+def test_clipped_surrogate_ignores_whatever_sits_at_padding():
+    # padding holds huge log-probs and a huge negative advantage: rho is 1 there by definition,
+    # so the clipped branch is A, weighted 0; nothing may leak into the loss, gradient or fraction
+    logp, old, mask = [[-0.5, 300.0]], [[-0.7, -300.0]], [[1.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = clip.clipped_surrogate(logp, old, [[2.0, -1e308]], mask)
+        frac = clip.clip_fraction(logp, old, [[2.0, -1e308]], mask)
+    want = clip.clipped_surrogate([[-0.5, 0.0]], [[-0.7, 0.0]], [[2.0, 0.0]], mask)
+    # rho = exp(0.2) = 1.2214 > 1.2 with A = 2 > 0: clipped, f = 1.2 * 2 = 2.4, gradient 0
+    assert got[0] == want[0] == -2.4 and np.array_equal(got[1], want[1])
+    assert (got[1] == 0).all() and frac == 1.0
+
+
+# ---- public defaults, pinned (each default against a value that changes the answer) -----------
+
+def _wide_batch(seed=21, B=6, T=5):
+    """Ratios spread over [e^-0.6, e^0.6] (so eps = 0.2 and 0.3 clip differently), both signs of
+    A, responses of different lengths."""
+    rng = np.random.default_rng(seed)
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    return logp_old + rng.uniform(-0.6, 0.6, (B, T)), logp_old, rng.normal(size=B), mask
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(np.atleast_1d(a), np.atleast_1d(b))) \
+        if not isinstance(a, tuple) else all(_same(x, y) for x, y in zip(a, b))
+
+
+def test_clip_defaults_are_the_documented_values():
+    args = _wide_batch()
+    base = clipped_surrogate(*args)
+    assert _same(base, clipped_surrogate(*args, eps=0.2, eps_high=None, agg="token_mean",
+                                         max_len=None))
+    assert _same(base, clipped_surrogate(*args, eps_high=0.2))          # eps_high defaults to eps
+    for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(agg="seq_sum")):
+        assert not _same(base, clipped_surrogate(*args, **kw)), kw
+    f = clip_fraction(*args)
+    assert f == clip_fraction(*args, eps=0.2, eps_high=0.2) > 0
+    assert clip_fraction(*args, eps=0.3) < f and clip_fraction(*args, eps_high=0.5) < f

@@ -18,15 +18,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gradcheck import fd_grad
+from quiet import names, silent
 
+from minirl_lm.core import ops
 from minirl_lm.pg import offpolicy
 from minirl_lm.pg.clip import clipped_surrogate
-from minirl_lm.pg.offpolicy import (ACCUM, REJECTION, accumulation_weights, corrected_pg_loss,
-                                 is_weights, minibatch_rows, off_policy_sequence_mask,
-                                 rejection_mask)
+from minirl_lm.pg.offpolicy import (
+    ACCUM,
+    REJECTION,
+    accumulation_weights,
+    corrected_pg_loss,
+    is_weights,
+    minibatch_rows,
+    off_policy_sequence_mask,
+    rejection_mask,
+)
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
-
-from gradcheck import fd_grad
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOL = 1e-8
@@ -193,8 +201,9 @@ def test_corrected_pg_gradient_matches_finite_differences(agg):
     np.testing.assert_allclose(d, fd_grad(f, logp), atol=ATOL, rtol=0)
 
 
-def test_aggregation_weights_are_reinforces():
-    assert offpolicy.token_weights is token_weights   # one definition of eq. (pg_agg)
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert offpolicy.log_ratio is ops.log_ratio
 
 
 # ---- bad input ----------------------------------------------------------------------------------
@@ -393,3 +402,61 @@ def test_example_prints_the_table_and_the_claims(tmp_path):
 def test_bad_arguments_exit_2_without_traceback(bad):
     out = run(*bad)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "error:" in out.stderr
+
+
+# ---- overflow named at its root, no warning (issue 20, section 4) -----------------------------
+
+def test_rejection_mask_beyond_float64_drops_the_row_silently():
+    m = np.ones((1, 2))
+    # logp_old = 800, token_k3: r - 1 - log r = expm1(800) - 800 overflows (a RuntimeWarning escaped)
+    assert silent(lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m,
+                                         "token_k3")).tolist() == [[0.0, 0.0]]
+    # the log-ratio itself overflows (inf, and inf - inf = NaN in a sequence statistic): dropped
+    a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    for option in REJECTION:
+        assert silent(lambda: rejection_mask(a, b, m, option)).tolist() == [[0.0, 0.0]], option
+
+
+def test_weights_and_masks_beyond_float64_are_named_and_silent():
+    m = np.ones((1, 2))
+    a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    for level in ("token", "sequence"):
+        names("logp_mu", f"small enough for a finite {level} weight",
+              lambda: is_weights(a, b, m, level))
+    # an infinite or NaN mean log-ratio is not <= delta: the A < 0 row is dropped, silently
+    assert silent(lambda: off_policy_sequence_mask(a, b, [-1.0], m, 0.1)).tolist() == [[0.0, 0.0]]
+    assert silent(lambda: off_policy_sequence_mask(a, b, [1.0], m, 0.1)).tolist() == [[1.0, 1.0]]
+    names("weights", "small enough for a finite loss",
+          lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308),
+                                    agg="seq_sum"))
+
+
+def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
+    # np.arange(2**63) is silently empty: the split was [array([])]
+    names("B", "expected an integer <= 2147483648", lambda: minibatch_rows(2**63, 1))
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def test_offpolicy_defaults_are_the_documented_values():
+    rng = np.random.default_rng(31)
+    B, T = 8, 5
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    logp_mu = logp_old + rng.uniform(-1.0, 1.0, (B, T))
+    w = is_weights(logp_old, logp_mu, mask)
+    assert np.array_equal(w, is_weights(logp_old, logp_mu, mask, "sequence", "truncate", None, None))
+    for kw in (dict(level="token"), dict(mode="mask", c_max=1.5), dict(c_max=1.5)):
+        assert not np.array_equal(w, is_weights(logp_old, logp_mu, mask, **kw)), kw
+    keep = rejection_mask(logp_old, logp_mu, mask)
+    assert np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, "seq_mean_k1", 2.0, 0.5))
+    for kw in (dict(option="token_k1"), dict(hi=1.2)):
+        assert not np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, **kw)), kw
+    adv = rng.normal(size=B)
+    loss = corrected_pg_loss(logp_old, adv, mask, w)
+    assert loss[0] == corrected_pg_loss(logp_old, adv, mask, w, "seq_sum", None)[0]
+    assert loss[0] != corrected_pg_loss(logp_old, adv, mask, w, "token_mean")[0]
+    acc = accumulation_weights(mask, 2)
+    assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
+    assert np.array_equal(acc, mask / mask.sum())                 # dapo: the global token mean
+    assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])      # rng None: in order

@@ -3,12 +3,16 @@ to the bandit view sample for sample (and what breaks the equality)."""
 
 import numpy as np
 import pytest
+from gradcheck import fd_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minirl_lm.pg.reinforce import AGGS, reinforce_loss, sequence_reinforce_loss, token_weights
-
-from gradcheck import fd_grad
+from minirl_lm.pg.reinforce import (
+    AGGS,
+    reinforce_loss,
+    sequence_reinforce_loss,
+    token_weights,
+)
 
 
 def random_batch(rng, B=6, T=5):
@@ -221,3 +225,17 @@ BAD = [
 def test_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def test_reinforce_defaults_are_seq_sum():
+    rng = np.random.default_rng(51)
+    mask = (np.arange(4)[None, :] < rng.integers(1, 5, (6, 1))).astype(float)
+    logp, adv = -rng.uniform(0.1, 2.0, (6, 4)), rng.normal(size=6)
+    assert np.array_equal(token_weights(mask), mask / 6)                  # seq_sum: 1/B
+    assert np.array_equal(token_weights(mask), token_weights(mask, "seq_sum", None))
+    loss, d = reinforce_loss(logp, adv, mask)
+    want = reinforce_loss(logp, adv, mask, "seq_sum", None)
+    assert loss == want[0] and np.array_equal(d, want[1])
+    assert loss != reinforce_loss(logp, adv, mask, "token_mean")[0]

@@ -11,12 +11,18 @@ A stop-gradient sg[x] is re-derived by differentiating with x's inputs frozen.""
 
 import numpy as np
 import pytest
-
-from minirl_lm.pg import seqclip
-from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
-from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate, sequence_ratio
-
 from gradcheck import fd_grad
+from quiet import names, silent
+
+from minirl_lm.core import ops
+from minirl_lm.pg import seqclip
+from minirl_lm.pg.reinforce import AGGS, reinforce_loss
+from minirl_lm.pg.seqclip import (
+    cispo_loss,
+    dual_clip_surrogate,
+    gspo_surrogate,
+    sequence_ratio,
+)
 
 ATOL = 1e-8
 
@@ -251,8 +257,9 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
                                rtol=1e-15, atol=0)
 
 
-def test_aggregation_weights_are_reinforces():
-    assert seqclip.token_weights is token_weights   # one definition of eq. (pg_agg)
+def test_aggregation_weights_and_shared_pieces_are_core_ops():
+    assert seqclip.agg_weights is ops.agg_weights and seqclip.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert seqclip.log_ratio is ops.log_ratio
 
 
 @pytest.mark.parametrize("fn", [dual_clip_surrogate, cispo_loss])
@@ -268,3 +275,125 @@ def test_bad_inputs(fn):
         fn("x", logp_old, adv, mask)
     with pytest.raises(ValueError, match="^mask: expected only 0 and 1"):
         fn(logp, logp_old, adv, mask * 0.5)
+
+
+# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+
+def test_sequence_ratio_beyond_float64_is_an_error_not_inf():
+    m = np.ones((1, 2))
+    # the geometric mean of two log-ratios of 800: exp(800) (it returned inf)
+    names("logp", "the geometric sequence ratio", lambda: sequence_ratio(np.full((1, 2), 800.0),
+                                                                       np.zeros((1, 2)), m))
+    names("logp", "the product sequence ratio",
+          lambda: sequence_ratio(np.full((1, 2), 400.0), np.zeros((1, 2)), m, "product"))
+    # a log-ratio of 1e308 - (-1e308) overflows the subtraction; inf - inf is NaN (it warned)
+    lp, old = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
+    assert "NaN" in names("logp", "sequence ratio", lambda: sequence_ratio(lp, old, m))
+    # the same ratio inside GSPO: an A > 0 clips it to a finite loss, silently
+    loss, d = silent(lambda: gspo_surrogate(np.full((1, 2), 800.0), np.zeros((1, 2)), [1.0], m))
+    assert loss == -1.2 and (d == 0).all()
+    names("logp", "geometric sequence-ratio surrogate",
+          lambda: gspo_surrogate(lp, old, np.ones(1), m))
+
+
+def test_dual_clip_and_cispo_overflow_are_named_and_silent():
+    m, big = np.ones((1, 2)), np.full((1, 2), 1e308)
+    names("logp", "CISPO loss", lambda: cispo_loss(big, np.zeros((1, 2)), [1e308], m, agg="seq_sum"))
+    # rho = inf with A > 0 is clipped, and the dual clip never acts on A > 0: finite, silent
+    loss, d = silent(lambda: dual_clip_surrogate(big, -big, np.ones(1), m))
+    assert loss == -1.2 and (d == 0).all()
+
+
+def test_dual_clip_default_c_is_three():
+    # A = -1 and rho = 4 > c: the default caps the token's loss at c |A| = 3 (c = 10 would not)
+    lp, old, m = np.log([[4.0]]), np.zeros((1, 1)), np.ones((1, 1))
+    assert dual_clip_surrogate(lp, old, [-1.0], m)[0] == dual_clip_surrogate(lp, old, [-1.0], m, c=3.0)[0] == 3.0
+    np.testing.assert_allclose(dual_clip_surrogate(lp, old, [-1.0], m, c=10.0)[0], 4.0, rtol=1e-15)
+
+
+# ---- public defaults, pinned -------------------------------------------------------------------
+
+def _wide_batch(seed=21, B=6, T=5):
+    rng = np.random.default_rng(seed)
+    mask = (np.arange(T)[None, :] < rng.integers(1, T + 1, (B, 1))).astype(float)
+    logp_old = -rng.uniform(0.5, 2.0, (B, T))
+    return logp_old + rng.uniform(-1.5, 1.5, (B, T)), logp_old, rng.normal(size=B), mask
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_seqclip_defaults_are_the_documented_values():
+    logp, old, adv, mask = _wide_batch()
+    base = dual_clip_surrogate(logp, old, adv, mask)
+    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, 0.2, None, 3.0, "token_mean"))
+    for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(c=2.0), dict(agg="seq_sum")):
+        assert not _same(base, dual_clip_surrogate(logp, old, adv, mask, **kw)), kw
+    base = gspo_surrogate(logp, old, adv, mask)
+    assert _same(base, gspo_surrogate(logp, old, adv, mask, 0.2, None, "geometric"))
+    for kw in (dict(eps=0.5), dict(eps_high=0.6), dict(ratio="product")):
+        assert not _same(base, gspo_surrogate(logp, old, adv, mask, **kw)), kw
+    assert np.array_equal(sequence_ratio(logp, old, mask), sequence_ratio(logp, old, mask, "geometric"))
+    base = cispo_loss(logp, old, adv, mask)
+    assert _same(base, cispo_loss(logp, old, adv, mask, None, 5.0, "token_mean"))
+    for kw in (dict(rho_min=0.5), dict(rho_max=2.0), dict(agg="seq_sum")):
+        assert not _same(base, cispo_loss(logp, old, adv, mask, **kw)), kw
+
+
+# ---- the mutants a sampled run left (max_len, overflow silence, ties, empty rows) -----------
+
+def test_max_len_reaches_the_constant_aggregation():
+    logp, old, adv, mask = _wide_batch()
+    for fn in (dual_clip_surrogate, cispo_loss):
+        T = mask.shape[1]
+        loss_T, d_T = fn(logp, old, adv, mask, agg="constant")
+        loss_10, d_10 = fn(logp, old, adv, mask, agg="constant", max_len=10)
+        np.testing.assert_allclose(loss_10, loss_T * T / 10, rtol=1e-14)
+        np.testing.assert_allclose(d_10, d_T * T / 10, rtol=1e-14)
+
+
+def test_zero_advantage_and_overflowing_products_stay_finite_and_silent():
+    m = np.ones((1, 1))
+    far = np.full((1, 1), 800.0)                               # rho = exp(800) = inf
+    for fn in (dual_clip_surrogate, gspo_surrogate):
+        loss, d = silent(lambda: fn(far, np.zeros((1, 1)), [0.0], m))   # A = 0: no 0 * inf
+        assert loss == 0.0 and (d == 0).all()
+    # rho = e^700 is finite, rho A = e^700 1e10 overflows: clipped (A > 0), finite, silent
+    near = np.full((1, 1), 700.0)
+    for fn in (dual_clip_surrogate, gspo_surrogate):
+        loss, d = silent(lambda: fn(near, np.zeros((1, 1)), [1e10], m))
+        assert loss == -1.2e10 and (d == 0).all()
+    # an unbounded clip range lets the clipped branch overflow: named, with the loss's name
+    names("logp", "the dual-clip surrogate is finite",
+          lambda: dual_clip_surrogate(far, np.zeros((1, 1)), [1e10], m, eps_high=1e308))
+    names("logp_old", "the geometric sequence ratio",
+          lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
+
+
+def test_dual_clip_tie_at_c_keeps_the_gradient():
+    # rho A == c A exactly: the cap is not strictly smaller, the unclipped gradient rho A stays
+    lp, old, m = np.log([[3.0]]), np.zeros((1, 1)), np.ones((1, 1))
+    rho = float(np.exp(lp[0, 0] - 0.0))
+    loss, d = dual_clip_surrogate(lp, old, [-1.0], m, c=rho)
+    assert loss == rho and d[0, 0] == rho                     # -w rho A with w = 1, A = -1
+
+
+def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
+    m = np.array([[1.0], [0.0]])                               # response 1 is empty
+    for a in (1.0, -1.0):
+        loss, d = gspo_surrogate(np.zeros((2, 1)), np.zeros((2, 1)), [a, -3.0 * a], m)
+        assert loss == -a / 2 and d[1, 0] == 0.0                # only response 0, over B = 2
+    # s = 0.5 < 1 - eps with A < 0: the clipped branch (1 - eps) A is the min, gradient 0
+    loss, d = gspo_surrogate(np.log([[0.5]]), np.zeros((1, 1)), [-1.0], np.ones((1, 1)))
+    assert loss == 0.8 and d[0, 0] == 0.0
+
+
+def test_inf_minus_inf_in_the_sums_is_named_and_silent():
+    # two tokens whose terms are +inf and -inf: the sum is NaN (an invalid operation), silently
+    names("logp", "the CISPO loss is finite",
+          lambda: cispo_loss([[4.0, 4.0]], [[4.0, 4.0]], [[1e308, -1e308]], np.ones((1, 2))))
+    far = np.full((2, 1), 800.0)                               # s = inf for both responses
+    names("logp", "the geometric sequence-ratio surrogate is finite",
+          lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)),
+                                 eps_high=1e308))

@@ -1,5 +1,7 @@
 """The token-MDP view: TD errors, GAE identities, KL shaping, the tabular critic's loss and fit."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -8,6 +10,9 @@ from minirl_lm.values.critic import (fit_values, gae, monte_carlo_returns, per_t
                               td_errors, value_loss)
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.values import critic
+
+from gradcheck import fd_grad
 
 
 def _rollout(seed=0, K=6, max_len=4):
@@ -183,3 +188,66 @@ V3 = np.zeros(3)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---- folded from tests/test_mutation_kills.py ------------------------------------------------
+
+def test_clipped_value_loss_one_token_and_one_sided_overflow():
+    loss, d = critic.clipped_value_loss([[2.0, 9.0]], [[1.0, 9.0]], [[0.0, 0.0]], [[1.0, 0.0]],
+                                        0.5)
+    # v_clip = 1.5; max((2 - 0)^2, (1.5 - 0)^2) = 4 over M = 1 token
+    assert loss == 2.0
+    np.testing.assert_array_equal(d, [[2.0, 0.0]])
+    with np.errstate(over="ignore"), pytest.raises(ValueError) as e:   # only l1 overflows
+        critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
+    assert str(e.value) == "vpreds: the squared value error overflows float64"
+
+
+def test_clipped_value_loss_overflow_raises_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as e:                       # (1e200)^2 = inf
+            critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
+        assert str(e.value) == "vpreds: the squared value error overflows float64"
+        # the lower bound v_old - clip = -1e308 - 1e308 overflows to -inf: harmless, v = 0 is
+        # inside [-inf, 0], both errors are 0
+        loss, d = critic.clipped_value_loss([[0.0]], [[-1e308]], [[0.0]], [[1.0]], 1e308)
+    assert loss == 0.0 and np.array_equal(d, [[0.0]])
+
+
+# ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
+def masks(rng, B, T, empty=True):
+    L = rng.integers(1, T + 1, size=B)
+    if empty:
+        L[0] = 0
+    L[-1] = T
+    return (np.arange(T)[None, :] < L[:, None]).astype(float), L
+
+
+def test_clipped_value_loss_gradient_and_verl_definition():
+    rng = np.random.default_rng(9)
+    mask, _ = masks(rng, 6, 5)
+    v_old = rng.normal(size=mask.shape)
+    G = rng.normal(size=mask.shape)
+    v = v_old + rng.uniform(-1, 1, size=mask.shape)
+    c = 0.3
+    # keep away from kinks (|v - v_old| = c) and ties, where the loss has no derivative
+    v = np.where(np.abs(np.abs(v - v_old) - c) < 1e-3, v + 0.01, v)
+    loss, d = critic.clipped_value_loss(v, v_old, G, mask, c)
+    np.testing.assert_allclose(d, fd_grad(lambda x: critic.clipped_value_loss(x, v_old, G, mask, c)[0], v),
+                               rtol=0, atol=1e-9)
+    vc = np.clip(v, v_old - c, v_old + c)                      # verl compute_value_loss, token-mean
+    want = 0.5 * (np.maximum((v - G) ** 2, (vc - G) ** 2) * mask).sum() / mask.sum()
+    assert abs(loss - want) < 1e-15
+    assert (d[(mask > 0) & ((vc - G) ** 2 > (v - G) ** 2)] == 0).all()
+
+
+def test_clipped_value_loss_edges():
+    z = np.zeros((2, 2))
+    loss, d = critic.clipped_value_loss(z, z, z + 1, z, 0.5)          # all padding
+    assert loss == 0.0 and not d.any()
+    with pytest.raises(ValueError, match="^clip"):
+        critic.clipped_value_loss(z, z, z, np.ones((2, 2)), 0.0)
+    with pytest.raises(ValueError, match="^returns"):
+        critic.clipped_value_loss(z, z, np.zeros((2, 3)), np.ones((2, 2)), 0.5)

@@ -1,0 +1,92 @@
+"""The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+one bundle call per public function of `core/logprob.py` and `core/policy.py` (and the
+exact-array checks the kernel entries use). Built on `core/checks.py`; NumPy only."""
+
+import numpy as np
+
+from minirl_lm.core.checks import float_array, int_array, mask_array, same_shape, _describe
+
+
+def exact_array(x, name, ndim, dtypes):
+    """Raise unless ``x`` is a non-empty C-contiguous ndarray of ``ndim`` dimensions and one of
+    ``dtypes`` (no conversion: a kernel reads the memory as it is); returns ``x``. A few
+    attribute reads on the good path: the messages are composed only when one is raised."""
+    if not isinstance(x, np.ndarray) or x.dtype not in dtypes:
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"{name}: expected a numpy array of dtype {want}, got "
+                            f"{type(x).__name__}")
+        raise TypeError(f"{name}: expected dtype {want} (convert with "
+                        f"np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
+    if x.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
+                         f"got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
+                         f"got strides {x.strides}")
+    return x
+
+
+def flag(x, name):
+    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
+    return bool(x)
+
+
+def policy_batch(states, tokens, mask, S, V):
+    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and
+    [0, V) at every position (padding too), the same shape, and a right-padded 0/1 mask; returned
+    as C-contiguous int64, int64, float64 (the kernels read them by pointer)."""
+    states = int_array(states, "states", ndim=2, low=0, high=S)
+    tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
+    same_shape("states", states, "tokens", tokens)
+    mask = mask_array(mask, "mask", shape=states.shape)
+    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
+            np.ascontiguousarray(mask))
+
+
+_NO_DLOGP = object()
+
+
+def logit_rows(z, name="logits"):
+    """Raise unless the checked float array ``z`` has a last axis of V >= 1 entries and a finite
+    entry in every row (a row of -inf only has no softmax)."""
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
+    dead = ~np.isfinite(z).any(axis=-1)
+    if dead.any():
+        idx = tuple(int(i) for i in np.argwhere(dead)[0])
+        raise ValueError(f"{name}: expected a finite entry in every row (-inf everywhere has no "
+                         f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}")
+    return z
+
+
+def logits_any(logits):
+    """Logits (..., V) of any shape, non-empty, -inf allowed, a finite entry in every row."""
+    z = float_array(logits, "logits", allow_neginf=True)
+    if z.size == 0:
+        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
+    return logit_rows(z)
+
+
+def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
+    """(logits (B, T, V), tokens (B, T) ids in [0, V), right-padded 0/1 mask (B, T)), and with
+    ``dlogp`` also the upstream gradient (B, T), finite."""
+    logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
+    B, T, V = logits.shape
+    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
+    mask = mask_array(mask, "mask", shape=(B, T))
+    if dlogp is _NO_DLOGP:
+        return logits, tokens, mask
+    dlogp = float_array(dlogp, "dlogp", ndim=2)
+    same_shape("tokens", tokens, "dlogp", dlogp)
+    return logits, tokens, mask, dlogp
+
+
+def values_mask(x, mask):
+    """(x (B, T) float, -inf allowed; a right-padded 0/1 mask of its shape)."""
+    x = float_array(x, "x", ndim=2, allow_neginf=True)
+    return x, mask_array(mask, "mask", shape=x.shape)

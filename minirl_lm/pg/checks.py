@@ -1,0 +1,340 @@
+"""The boundary of the policy-gradient part, token level: one bundle call per public function
+of `pg/reinforce.py`, `clip.py`, `seqclip.py`, `offpolicy.py`, `kl.py`, `entropy.py` and
+`grpo.py`, checking the whole argument set once (in the order a reader passes it) and
+returning the arrays the math trusts. Built on `core/checks.py`; NumPy only."""
+
+import numpy as np
+
+from minirl_lm.core.checks import (
+    callable_check, choice, finite_result, float_array, float_scalar, int_array, int_scalar, mask_array, nonempty, rng_check, same_shape,
+)
+
+
+_UNSET = object()     # an argument the bundle was not given (None is an input to reject)
+
+
+def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
+
+    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
+        shape the others and the 0/1 right-padded ``mask`` must have;
+    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
+    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
+        ``"constant"`` at least the longest response.
+    """
+    names = list(logps)
+    arrays = [float_array(logps[n], n, ndim=2) for n in names]
+    mask = mask_array(mask, "mask")
+    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
+        same_shape(names[0], arrays[0], n, a)
+    A = None if adv is _UNSET else advantage(adv, mask, per_token)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return (*arrays, mask, A, max_len)
+
+
+def advantage(adv, mask, per_token=True):
+    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
+    A = float_array(adv, "adv")
+    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
+        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
+        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
+    return A
+
+
+def aggregation(mask, agg, max_len, aggs):
+    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
+    choice(agg, "agg", aggs)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
+    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
+        raise ValueError(f"max_len: expected >= the longest response "
+                         f"({int(mask.sum(axis=1).max())} tokens), got {max_len}")
+    return max_len
+
+
+def clip_range(eps, eps_high):
+    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
+    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
+                                                           low_open=True))
+
+
+def finite_among(value, what, arrays):
+    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
+    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
+    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
+    was subtracted from; the first name on a tie)."""
+    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
+        return value
+    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
+    return finite_result(value, max(big, key=big.get), what)
+
+
+def sequence_batch(seq_logp, adv):
+    """``(seq_logp, adv)``: two non-empty ``(B,)`` float arrays of one shape."""
+    s = float_array(seq_logp, "seq_logp", ndim=1)
+    a = float_array(adv, "adv", ndim=1)
+    same_shape("seq_logp", s, "adv", a)
+    return nonempty(s, "seq_logp"), a
+
+
+def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
+    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
+    max_len)``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    eps, eps_high = clip_range(eps, eps_high)
+    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
+
+
+def kl_batch(logp, logp_ref, mask, estimator, estimators, agg=_UNSET, max_len=None, aggs=()):
+    """The arguments of a KL term: ``(logp, logp_ref, mask, max_len)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    choice(estimator, "estimator", estimators)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return logp, logp_ref, mask, max_len
+
+
+def kl_reward_args(rewards, logp, logp_ref, mask, beta):
+    """The arguments of the KL folded into the reward: ``(r (B,), logp, logp_ref, mask, beta)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
+    return r, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
+
+
+def probability_pair(p, q):
+    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
+    p = float_array(p, "p", ndim=2)
+    q = float_array(q, "q", ndim=2)
+    same_shape("p", p, "q", q)
+    nonempty(p, "p")
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+    return p, q
+
+
+def kl_tables(theta, theta_ref, weights, support):
+    """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
+    spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
+    the table that must have a finite logit wherever the other has one."""
+    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
+    d = np.ones(theta.shape[0]) if weights is None else float_array(
+        weights, "weights", ndim=1, shape=(theta.shape[0],))
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        m = t.max(axis=1, keepdims=True)                       # (S, 1)
+        if not np.isfinite(m).all():
+            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+        with np.errstate(over="ignore"):
+            z = t - m                                          # (S, V), <= 0
+        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
+    if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
+        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
+                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+    if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
+        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
+                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+    return theta, theta_ref, d
+
+
+def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
+    """The arguments of the adaptive KL coefficient, as floats."""
+    return (float_scalar(beta, "beta", low=0.0), float_scalar(current_kl, "current_kl"),
+            float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
+            float_scalar(horizon, "horizon", low=0.0, low_open=True),
+            float_scalar(n_steps, "n_steps", low=0.0))
+
+
+def grpo_objective(logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg,
+                   max_len, estimators, aggs):
+    """The arguments of the GRPO loss: ``(logp, logp_old, logp_ref, mask, adv, eps, eps_high,
+    beta, max_len)``."""
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs)
+    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
+    same_shape("logp", logp, "logp_ref", logp_ref)
+    return logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len
+
+
+def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta,
+                   kl_estimator, agg, baseline, adv_eps, ddof, estimators, aggs, baselines):
+    """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
+    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    rng_check(rng, "rng")
+    K = int_scalar(K, "K", low=1)
+    mu = int_scalar(mu, "mu", low=1)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    eps, eps_high = clip_range(eps, eps_high)
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    choice(agg, "agg", aggs)
+    choice(baseline, "baseline", baselines)
+    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "loo" and K < 2:
+        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+                         f"of a group have no others to average), got K = {K}")
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
+            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    if policy.theta.shape != (mdp.S, mdp.V):
+        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
+                         f"mdp, got {policy.theta.shape}")
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(f"ref_policy: expected a table of the policy's shape "
+                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
+    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+
+
+def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
+    """The arguments of the dual-clip surrogate: clip_objective's and a finite ``c`` (its domain
+    ``c > 1`` is the estimator's own rule, checked in seqclip.py)."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    eps, eps_high = clip_range(eps, eps_high)
+    c = float_scalar(c, "c")
+    return logp, logp_old, mask, adv, eps, eps_high, c, aggregation(mask, agg, max_len, aggs)
+
+
+def ratio_args(logp, logp_old, mask, ratio, ratios):
+    """The arguments of a sequence ratio: ``(logp, logp_old, mask)``."""
+    logp, logp_old, mask, _, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask)
+    choice(ratio, "ratio", ratios)
+    return logp, logp_old, mask
+
+
+def gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, ratios):
+    """The arguments of GSPO: ``(logp, logp_old, mask, adv (B,), eps, eps_high)``."""
+    logp, logp_old, mask, A, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv,
+                                             per_token=False)
+    eps, eps_high = clip_range(eps, eps_high)
+    choice(ratio, "ratio", ratios)
+    return logp, logp_old, mask, A, eps, eps_high
+
+
+def cispo_args(logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, aggs):
+    """The arguments of CISPO: ``(logp, logp_old, mask, adv, rho_min, rho_max, max_len)``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    rho_max = float_scalar(rho_max, "rho_max", low=1.0)
+    rho_min = None if rho_min is None else float_scalar(rho_min, "rho_min", low=0.0, high=1.0)
+    return logp, logp_old, mask, adv, rho_min, rho_max, aggregation(mask, agg, max_len, aggs)
+
+
+def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, modes):
+    """The arguments of the importance weights: ``(logp_old, logp_mu, mask, c_max, c_min)``."""
+    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
+    choice(level, "level", levels)
+    choice(mode, "mode", modes)
+    c_max = None if c_max is None else float_scalar(c_max, "c_max", low=1.0)
+    c_min = None if c_min is None else float_scalar(c_min, "c_min", low=0.0, high=1.0,
+                                                    low_open=mode == "mask")
+    return logp_old, logp_mu, mask, c_max, c_min
+
+
+def opsm_args(logp, logp_mu, adv, mask, delta):
+    """The arguments of the off-policy sequence mask: ``(logp, logp_mu, mask, adv (B,), delta)``."""
+    logp, logp_mu, mask, A, _ = token_batch({"logp": logp, "logp_mu": logp_mu}, mask, adv,
+                                            per_token=False)
+    return logp, logp_mu, mask, A, float_scalar(delta, "delta", low=0.0)
+
+
+def rejection_args(logp_old, logp_mu, mask, option, hi, lo, options):
+    """The arguments of the rejection mask: ``(logp_old, logp_mu, mask, hi, lo)``; k1 bounds are
+    ratio bounds ``lo <= 1 <= hi`` (lo default 1/hi), k2/k3 an upper bound ``hi > 0`` alone."""
+    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
+    choice(option, "option", options)
+    k1 = option.endswith("k1")
+    hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
+    if lo is not None and not k1:
+        raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
+    lo = (1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0))
+    return logp_old, logp_mu, mask, hi, lo
+
+
+def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
+    """The arguments of REINFORCE with weights on data: ``(logp, mask, W, adv, max_len)``."""
+    logp, mask, _, _ = token_batch({"logp": logp}, mask)
+    W = float_array(weights, "weights", shape=mask.shape)
+    if (W < 0).any():
+        raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
+    return logp, mask, W, advantage(adv, mask), aggregation(mask, agg, max_len, aggs)
+
+
+def minibatch_args(B, M, rng):
+    """``(B, M, rng)``: 2**31 >= B >= M >= 1 ints (np.arange(2**63) is silently empty), rng a
+    Generator or None."""
+    B = int_scalar(B, "B", low=1, high=2 ** 31)
+    M = int_scalar(M, "M", low=1, high=B)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator or None, got "
+                        f"{type(rng).__name__}")
+    return B, M, rng
+
+
+def accumulation_args(mask, G, mode, max_len, modes):
+    """The arguments of the accumulation weights: ``(mask, G, L)``, G dividing B, L >= every
+    response (default T)."""
+    mask = mask_array(mask, "mask")
+    B, T = mask.shape
+    G = int_scalar(G, "G", low=1)
+    if B == 0 or B % G:
+        raise ValueError(f"G: expected a divisor of the batch size B = {B}, got {G}")
+    choice(mode, "mode", modes)
+    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
+    if L < mask.sum(axis=1).max():
+        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+    return mask, G, L
+
+
+def logit_table(theta, name="theta"):
+    """``(S, V)`` logits, non-empty, -inf allowed, a finite entry in every row."""
+    theta = nonempty(float_array(theta, name, ndim=2, allow_neginf=True), name)
+    if not np.isfinite(theta.max(axis=1)).all():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return theta
+
+
+def entropy_args(theta, states, mask, agg, max_len, aggs):
+    """The arguments of the entropy bonus: ``(theta, states (B, T), mask, max_len)``."""
+    theta = logit_table(theta)
+    mask = mask_array(mask, "mask")
+    states = int_array(states, "states", ndim=2, low=0, high=theta.shape[0])
+    same_shape("mask", mask, "states", states)
+    return theta, states, mask, aggregation(mask, agg, max_len, aggs)
+
+
+def token_agg(mask, agg, max_len, aggs):
+    """``(mask, max_len)`` of the aggregation weights."""
+    mask = mask_array(mask, "mask")
+    return mask, aggregation(mask, agg, max_len, aggs)
+
+
+def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
+    """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
+    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
+        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg,
+        max_len=max_len, aggs=aggs)
+    return logp, logp_old, logp_ref, mask, max_len
+
+
+def finite_surrogate(f, surr1, logp, logp_old, A):
+    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
+    naming logp at the first token whose ``rho A`` overflowed."""
+    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
+    if bad.any():
+        b, t = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
+            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
+            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
+            f"minimum)")
+    return f

@@ -1,0 +1,207 @@
+"""The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping) and of
+the chapter's toy, `tasks.py`. Built on `core/checks.py`; NumPy only."""
+
+import numbers
+
+import numpy as np
+
+from minirl_lm.core.checks import (
+    callable_check, choice, float_array, float_scalar, int_array, int_scalar, mask_array, nonempty, real_result, same_shape,
+)
+
+
+def whitening(eps, ddof):
+    """``(eps, ddof)`` of a std or variance: eps >= 0, ddof the int 0 or 1."""
+    return float_scalar(eps, "eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
+
+
+def group_rewards(rewards, bound, name="rewards"):
+    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
+    r = float_array(rewards, name, ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), "
+                         f"got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
+    if np.abs(r).max() > bound:
+        raise ValueError(f"{name}: expected |r| <= {bound:g} (the standardized baseline "
+                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
+                         f"|r| = {np.abs(r).max():g}")
+    return r
+
+
+def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
+    """The arguments of ``advantages.advantages``: ``(r (N, K), eps, ddof)``; leave-one-out
+    needs K >= 2."""
+    choice(baseline, "baseline", baselines)
+    eps, ddof = whitening(eps, ddof)
+    r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
+    return r, eps, ddof
+
+
+def reward_groups(rewards):
+    """Rewards ``(N, K)`` of dynamic sampling: finite, N, K >= 1 (no bound on |r|)."""
+    r = float_array(rewards, "rewards", ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
+    return nonempty(r, "rewards")                              # N >= 1 groups
+
+
+def acceptance_args(p, K):
+    """``(p, K)``: a probability in [0, 1] and a group size >= 1."""
+    return float_scalar(p, "p", low=0.0, high=1.0), int_scalar(K, "K", low=1)
+
+
+def overlong_args(lengths, max_len, buffer_len, penalty_factor):
+    """``(lengths (B,) int64 in [0, max_len], max_len, buffer_len, penalty_factor)``; max_len
+    <= 2**62 so that the lengths' arithmetic stays within int64."""
+    max_len = int_scalar(max_len, "max_len", low=1, high=2 ** 62)
+    buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
+    L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
+    return L, max_len, buffer_len, float_scalar(penalty_factor, "penalty_factor", low=0.0)
+
+
+def truncation_args(tokens, mask, eos):
+    """``(tokens (B, T) int64 ids >= 0, mask (B, T), eos >= 0)``."""
+    mask = mask_array(mask, "mask")
+    tokens = int_array(tokens, "tokens", ndim=2, low=0)
+    same_shape("mask", mask, "tokens", tokens)
+    return tokens, mask, int_scalar(eos, "eos", low=0)
+
+
+def loo_rewards(rewards, bound):
+    """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
+    r = group_rewards(rewards, bound)
+    if r.shape[1] < 2:
+        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
+                         f"(no others to average at K = 1), got shape {r.shape}")
+    return r
+
+
+def standardize_args(rewards, eps, ddof, bound):
+    """``(r (N, K), eps, ddof)`` of a standardized baseline."""
+    r = group_rewards(rewards, bound)
+    return (r, *whitening(eps, ddof))
+
+
+def broadcast_args(adv, mask):
+    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
+    mask = mask_array(mask, "mask")
+    a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
+    if a.ravel().shape != (mask.shape[0],):
+        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
+                         f"got shape {np.shape(adv)}")
+    return a.ravel(), mask
+
+
+def rpp_args(token_rewards, mask, gamma, eps, ddof):
+    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
+    mask = mask_array(mask, "mask")
+    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    return (r, mask, gamma, *whitening(eps, ddof))
+
+
+def rpp_baseline_args(rewards, mask, eps, ddof, bound):
+    """``(r (N, K), mask (N*K, T), eps, ddof)`` of REINFORCE++-baseline."""
+    r = group_rewards(rewards, bound)
+    mask = mask_array(mask, "mask")
+    if mask.shape[0] != r.size:
+        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), "
+                         f"got shape {mask.shape}")
+    return (r, mask, *whitening(eps, ddof))
+
+
+def remax_args(rewards, greedy_rewards, bound):
+    """``(r (N, K), g (N,))`` of ReMax, both within ``|r| <= bound``."""
+    r = group_rewards(rewards, bound)
+    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
+    if np.abs(g).max() > bound:
+        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max "
+                         f"{np.abs(g).max():g}")
+    return r, g
+
+
+def opo_args(rewards, lengths, bound):
+    """``(r (N, K), lengths (N, K) >= 0)`` of OPO."""
+    r = group_rewards(rewards, bound)
+    L = float_array(lengths, "lengths", shape=r.shape)
+    if L.min() < 0:
+        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
+    return r, L
+
+
+def resampling(a, p, K):
+    """The acceptance probability ``a`` of dynamic sampling if > 0 (else resampling never ends)."""
+    if a <= 0:
+        raise ValueError(f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+                         f"rewards and resampling never ends)")
+    return a
+
+
+def toy_response(prompt, response, prompts, V):
+    """The token id of a one-token ``response`` to one of ``prompts`` (tasks.py's toy)."""
+    if not isinstance(prompt, str) or prompt not in prompts:
+        raise ValueError(f"prompt: expected one of {list(prompts)}, got {prompt!r}"[:200])
+    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
+            or len(response) != 1):
+        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
+                         f"one token), got {response!r}"[:200])
+    y = response[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < V:
+        raise ValueError(f"response: expected a token id in [0, {V}), got {y}")
+    return y
+
+
+def grader_table(grader, graders, prompts, V, bound=None):
+    """The ``(N, V)`` rewards of a grader (a name in ``graders`` or a callable) on every prompt
+    and one-token response, each a finite number (``|R| <= bound`` if given)."""
+    grader = graders[choice(grader, "grader", set(graders))] if isinstance(grader, str) else grader
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    R = np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                   for y in range(V)] for x in prompts])
+    return R if bound is None else grader_rewards(R, bound)
+
+
+def grader_rewards(R, bound):
+    """A grader's finite rewards ``R`` if every ``|R| <= bound`` (the advantages' domain), else a
+    ValueError naming the grader (the rewards are its output, not an argument)."""
+    if np.abs(R).max() > bound:
+        raise ValueError(f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
+                         f"got max |R| = {np.abs(R).max():g}")
+    return R
+
+
+def toy_policy(policy, shape):
+    """Raise unless ``policy`` holds a table ``theta`` of ``shape``."""
+    got = getattr(getattr(policy, "theta", None), "shape", None)
+    if got != shape:
+        raise ValueError(f"policy: expected a TabularPolicy of shape ({shape[0]}, "
+                         f"{shape[1]}) for the toy, got {type(policy).__name__} with shape {got}")
+    return policy
+
+
+def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
+    """The arguments of tasks.train: ``(K, steps, seed, beta, lr, record_at (a set))``."""
+    K = int_scalar(K, "K", low=1)
+    n_responses = int_scalar(n_responses, "n_responses", low=K)
+    beta = float_scalar(beta, "beta", low=0.0)
+    lr = float_scalar(lr, "lr", low=0.0)
+    seed = int_scalar(seed, "seed", low=0)
+    choice(baseline, "baseline", {"standardized", "mean", "loo"})
+    if not (isinstance(grader, str) or callable(grader)):
+        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, "
+                        f"got {type(grader).__name__}")
+    if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
+        raise TypeError(f"record_at: expected a collection of step counts, "
+                        f"got {type(record_at).__name__}")
+    steps = n_responses // K
+    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
+    if baseline == "loo" and K == 1:
+        raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
+    return K, steps, seed, beta, lr, record_at
