@@ -154,7 +154,7 @@ MUTANTS = (
             ),
         ),
         ("tests/pg/test_clip.py",),
-        function="clip_fraction",
+        function="_clip_fraction",
     ),
     Mutant(
         "singleton_raw_reward",
@@ -168,7 +168,7 @@ MUTANTS = (
             ),
         ),
         ("tests/pg/test_advantages.py",),
-        function="centred",
+        function="_centred",
     ),
     Mutant(
         "equal_rewards_residue",
@@ -193,7 +193,7 @@ MUTANTS = (
             ),
         ),
         ("tests/pg/test_advantages.py",),
-        function="standardized",
+        function="_standardized",
     ),
     Mutant(
         "kl_estimator_fallthrough",
@@ -202,18 +202,26 @@ MUTANTS = (
         "minirl_lm/pg/kl.py",
         (
             (
-                '    if estimator == "k1":\n'
-                '        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")',
-                '    if False:\n        return finite_result((u, mask.copy()), "logp", "logp - logp_ref")',
-            ),
-            (
+                '    with np.errstate(over="ignore", invalid="ignore"):\n'
+                '        if estimator == "k1":\n'
+                "            k, dk = u, mask.copy()\n"
+                '        elif estimator == "k2":\n'
+                "            k, dk = 0.5 * u * u, u\n"
+                "        else:\n"
+                "            k = _k3(u)\n"
+                "            dk = -np.expm1(-u) * mask",
+                '    with np.errstate(over="ignore", invalid="ignore"):\n'
+                '        if estimator == "k1":\n'
+                "            k, dk = u, mask.copy()\n"
                 '        if estimator == "k2":\n'
-                '            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")',
-                '        if False:\n            return finite_result((0.5 * u * u, u), "logp", "k2 = u^2/2")',
+                "            k, dk = 0.5 * u * u, u\n"
+                "        else:\n"
+                "            k = _k3(u)\n"
+                "            dk = -np.expm1(-u) * mask",
             ),
         ),
         ("tests/pg/test_kl.py",),
-        function="kl_per_token",
+        function="_kl_terms",
     ),
     Mutant(
         "kl_coefficient_ignored",
@@ -225,7 +233,7 @@ MUTANTS = (
             ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip"),
         ),
         ("tests/pg/test_grpo.py",),
-        function="grpo_loss",
+        function="_loss",
     ),
     Mutant(
         "kl_loss_maximized",
@@ -237,7 +245,7 @@ MUTANTS = (
             ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip - beta * d_kl"),
         ),
         ("tests/pg/test_grpo.py",),
-        function="grpo_loss",
+        function="_loss",
     ),
     Mutant(
         "token_kl_summed_at_the_end",

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for p in (HERE, HERE / "contract"):
+# --import-mode=importlib (pyproject): test files of one name in two parts (pg/test_checks.py,
+# core/test_checks.py) coexist; the helpers they share are imported from these folders.
+for p in (HERE, HERE / "contract", HERE / "multiturn"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 

@@ -173,6 +173,12 @@ def finite_result(value, name, what):
         if isinstance(v, (tuple, list)):
             parts.extend(v)
             continue
+        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
+            try:
+                v = float(v)                             # an exact number (a Fraction) too
+            except OverflowError:
+                raise ValueError(f"{name}: expected a value for which {what} is finite in "
+                                 f"float64, got one beyond float64's range") from None
         a = _asarray(v, name)
         if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
             raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
