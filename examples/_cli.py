@@ -23,7 +23,7 @@ INSTALL_MATPLOTLIB = 'pip install -e ".[docs]" or pip install matplotlib'
 
 
 def _show(text, width=40):
-    """repr of a command-line text, shortened: a 5000-digit number is not echoed whole."""
+    """repr of a number's text, shortened: a 5000-digit integer is not echoed whole."""
     return repr(text) if len(text) <= width else repr(text[:width]) + f" ({len(text)} characters)"
 
 
@@ -103,18 +103,18 @@ def plot_path(text):
     ``import matplotlib`` works (else the message says how to install it).
     """
     if not text or os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"expected a file path, got {_show(text)}")
+        raise argparse.ArgumentTypeError(f"expected a file path, got {text!r}")
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(f"expected a path in an existing folder, got "
-                                         f"{_show(text)} ({folder} does not exist)")
+                                         f"{text!r} ({folder} does not exist)")
     ext = os.path.splitext(text)[1].lstrip(".").lower()
     if ext not in PLOT_FORMATS:
         raise argparse.ArgumentTypeError(f"expected a file name ending in one of "
-                                         f".{', .'.join(PLOT_FORMATS)}, got {_show(text)}")
+                                         f".{', .'.join(PLOT_FORMATS)}, got {text!r}")
     target = text if os.path.exists(text) else folder
     if not os.access(target, os.W_OK):
-        raise argparse.ArgumentTypeError(f"expected a path this user can write, got {_show(text)} "
+        raise argparse.ArgumentTypeError(f"expected a path this user can write, got {text!r} "
                                          f"({target} is not writable)")
     try:
         import matplotlib  # noqa: F401  (imported here so that a missing one fails before the run)

@@ -109,7 +109,8 @@ class Exact:
         var = float(q @ ((g - Eg) ** 2).sum(axis=1))                     # trace of the covariance
         gj = self.grad_J
         bias = float(np.linalg.norm(Eg - gj) / np.linalg.norm(gj))
-        cos = float(Eg @ gj / (np.linalg.norm(Eg) * np.linalg.norm(gj)))
+        norms = np.linalg.norm(Eg) * np.linalg.norm(gj)
+        cos = float(Eg @ gj / norms) if norms > 0 else float("nan")    # E[g] = 0: every token masked
         return bias, cos, var
 
 
@@ -221,9 +222,9 @@ def main(argv=None):
                    help="TRL off-policy mask threshold")
     p.add_argument("--geo", type=real(1, 1e6, low_open=True), default=1.1,
                    help="verl geometric rejection bound (> 1)")
-    p.add_argument("--K", type=integer(2, 100000), default=16,
+    p.add_argument("--K", type=integer(2, 10000), default=16,
                    help="responses per prompt in the mini-batch run")
-    p.add_argument("--minibatches", type=integer(1, 200000), default=4,
+    p.add_argument("--minibatches", type=integer(1, 20000), default=4,
                    help="M mini-batches (and G micro-batches)")
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=3.0,
                    help="step size of the mini-batch run")

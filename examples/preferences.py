@@ -230,8 +230,8 @@ def offline_step(policy, seq_ref, ro, c, r, beta, lr):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=real(0.01, 100), default=1.0,
-                   help="beta of every loss, and of pi* (0.01..100)")
+    p.add_argument("--beta", type=real(0.05, 100), default=1.0,
+                   help="beta of every loss, and of pi* (0.05..100)")
     p.add_argument("--gamma", type=real(0, 100), default=0.5, help="SimPO's target margin")
     p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight")
     p.add_argument("--z0", type=real(0, 100), default=0.0,
