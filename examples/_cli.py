@@ -96,6 +96,16 @@ seed = integer(0)
 seed.__doc__ = "Type: a seed of np.random.default_rng, an integer >= 0."
 
 
+def check_work(parser, names, what, total, limit):
+    """Usage error unless the run's total work (a product of counts, each in range) <= limit.
+
+    Each count has its own bound; their product is what a run costs, so an example checks it
+    once after parsing: names are the options it multiplies, what says the product in words.
+    """
+    if total > limit:
+        parser.error(f"{names}: expected at most {limit:.0e} {what}, got {total:.3g}")
+
+
 def plot_path(text):
     """Type: a path matplotlib can write a figure to, checked before the run.
 

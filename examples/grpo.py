@@ -34,7 +34,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.reinforce import AGGS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, exactly, then stop ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -198,6 +198,9 @@ def main(argv=None):
                    help="iterations per run in the second table (before convergence hides the bias)")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
+    check_work(p, "--iters, --K, --mu, --agg-seeds, --agg-iters", f"response-epochs per prompt in "
+               f"all (K x mu x (iters + {len(AGGS)} x agg-seeds x agg-iters))",
+               args.K * args.mu * (args.iters + len(AGGS) * args.agg_seeds * args.agg_iters), 1e7)
 
     mdp = make_task()
     theta_ref = reference_logits(mdp, args.prior)

@@ -21,7 +21,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -40,6 +40,8 @@ def parse_args(argv=None):
         p.error(f"--K: expected at most 64 group sizes, got {len(args.K)}")
     if args.responses < max(args.K):
         p.error(f"--responses: need at least one step for every K (>= {max(args.K)}), got {args.responses}")
+    check_work(p, "--responses, --K", "responses per prompt in all (responses x group sizes)",
+               args.responses * len(args.K), 1e7)
     return args
 
 

@@ -60,7 +60,7 @@ REWARD = np.array([[1.0, 0.0, 0.0, 0.5],
                    [0.0, 1.0, 0.0, 0.0]])
 EST = ("k1", "k2", "k3")
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
-MAX_LR_BETA = 10.0                        # lr x beta: the default step is 1 (lr = 1/beta)
+MAX_LR_BETA = 100.0                       # lr x beta: the default step is 1 (lr = 1/beta)
 
 
 def enumeration(S, V):

@@ -21,7 +21,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -36,6 +36,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if len(args.betas) > 64:
         p.error(f"--betas: expected at most 64 values, got {len(args.betas)}")
+    check_work(p, "--steps, --K, --betas, --seeds", "responses per prompt in all (steps x K x "
+               "betas x (1 + seeds))", args.steps * args.K * len(args.betas) * (1 + args.seeds), 1e8)
     return args
 
 

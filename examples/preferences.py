@@ -38,7 +38,7 @@ from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_los
                                    orpo_loss, simpo_loss)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
 
@@ -254,6 +254,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.max_iter = min(args.steps, 60), min(args.max_iter, 300)
+    check_work(p, "--steps, --pairs", "sampled online pairs per prompt in all (steps x pairs)",
+               args.steps * args.pairs, 1e7)
     return args
 
 
