@@ -36,6 +36,8 @@ import argparse
 import functools
 import itertools
 import math
+import os
+import sys
 
 import numpy as np
 
@@ -47,6 +49,9 @@ from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy, log_softmax_table
 from minirl_lm.pg.reinforce import reinforce_loss
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import integer, plot_path, seed  # noqa: E402
 
 BETA, C_ENT = 0.5, 0.2                     # KL coefficient; entropy coefficient (entropy rows)
 OVERLONG = dict(buffer_len=1, penalty_factor=0.5)
@@ -531,18 +536,16 @@ def plot(rows, path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--K", type=int, default=3, help="responses per prompt (2..4, default 3)")
+    p.add_argument("--K", type=integer(2, 4), default=3,
+                   help="responses per prompt, 2..4 (leave-one-out needs K >= 2; the joint "
+                        "enumeration of a batch grows as C(K+4, K)^3), default 3")
     p.add_argument("--task", default="main", choices=("main", "binary", "bandit"))
-    p.add_argument("--seed", type=int, default=0, help="seed of the probe policy (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the probe policy (default 0)")
     p.add_argument("--quick", action="store_true",
                    help="no fixed points (TV printed as nan): the bias and variance columns only")
-    p.add_argument("--plot", metavar="PATH", help="write the bias-variance figure (SVG or PNG)")
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
+                   help="write the bias-variance figure (SVG or PNG)")
     args = p.parse_args(argv)
-    if not 2 <= args.K <= 4:
-        p.error(f"--K: expected an integer in [2, 4] (leave-one-out needs K >= 2; the joint "
-                f"enumeration of a batch grows as C(K+4, K)^3), got {args.K}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
     task = make_task(args.task)
     theta = probe(task, args.seed)
     print(f"task {args.task}: {task['N']} prompts, {task['Rn']} responses each (lengths "

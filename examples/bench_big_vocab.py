@@ -33,6 +33,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)                                          # examples/_cli.py, beside this file
+from _cli import integer, plot_path, seed  # noqa: E402
 ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
 FULL = dict(V=151936, d=256, N=2048, chunks=(128, 256))
@@ -274,32 +276,41 @@ def run_section(args):
     print()
 
 
-def positive(text):
+def ram_bytes():
+    """Physical memory of this machine, in bytes (None if the system does not say)."""
     try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {x}")
-    return x
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(p, cfg, dtype):
+    """Usage error unless the largest method (NumPy materialized: two (N, V) arrays, plus the
+    inputs and dW) fits in this machine's memory."""
+    need = np.dtype(dtype).itemsize * (2 * cfg["N"] * cfg["V"] + 2 * (cfg["N"] + cfg["V"]) * cfg["d"])
+    ram = ram_bytes()
+    if ram is not None and need > ram:
+        p.error(f"--N, --V, --d: expected sizes whose materialized logits fit in memory "
+                f"({ram / 2 ** 30:.1f} GiB), got N={cfg['N']}, V={cfg['V']}, d={cfg['d']} "
+                f"({need / 2 ** 30:.1f} GiB in {dtype})")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128")
-    p.add_argument("--V", type=positive, help="vocabulary size (default 151936, quick 16384)")
-    p.add_argument("--d", type=positive, help="hidden size (default 256, both)")
-    p.add_argument("--N", type=positive, help="tokens (default 2048, quick 1024)")
-    p.add_argument("--chunks", type=positive, nargs=2, metavar="C",
+    p.add_argument("--V", type=integer(1, 2 ** 24), help="vocabulary size (default 151936, quick 16384)")
+    p.add_argument("--d", type=integer(1, 2 ** 16), help="hidden size (default 256, both)")
+    p.add_argument("--N", type=integer(1, 2 ** 24), help="tokens (default 2048, quick 1024)")
+    p.add_argument("--chunks", type=integer(1, 2 ** 24), nargs=2, metavar="C",
                    help="the two chunk sizes of ours (default 128 256, quick 64 128)")
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for inputs")
-    p.add_argument("--plot", metavar="PATH",
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for inputs")
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
                    help="instead of the table: sweep the chunk size, draw peak and time / floor "
                         "against it")
     p.add_argument("--child", choices=("numpy", "torch", "ours", "floor", "products"),
                    help=argparse.SUPPRESS)
-    p.add_argument("--chunk", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--chunk", type=integer(0, 2 ** 24), default=0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     base = QUICK if args.quick else FULL
     cfg = {k: getattr(args, k) or base[k] for k in ("V", "d", "N")}
@@ -309,6 +320,7 @@ def main(argv=None):
         return
     if not os.path.exists("/proc/self/clear_refs"):
         p.error("peak memory is read from /proc/self (Linux only)")
+    check_memory(p, cfg, args.dtype)
     if not args.plot:
         run(cfg, args.dtype, args.seed)
         return

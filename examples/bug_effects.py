@@ -29,7 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "examples"))                        # examples/_cli.py, beside this file
 import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
+from _cli import plot_path, seed  # noqa: E402
 
 from minirl_lm.pg import advantages  # noqa: E402
 
@@ -396,8 +398,8 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", metavar="NAME", action="append",
                    help="measure only this mutant (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the policy tables (default 0)")
-    p.add_argument("--plot", metavar="PATH",
+    p.add_argument("--seed", type=seed, default=0, help="seed of the policy tables (default 0)")
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
                    help="draw KL(pi || pi*) along the exact expected GRPO steps, correct code and "
                         "the two KL bugs (SVG or PNG)")
     args = p.parse_args(argv)
@@ -405,10 +407,6 @@ def main(argv=None):
     for name in args.only or ():
         if name not in known:
             p.error(f"--only: expected one of {', '.join(known)}, got {name!r}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    if args.plot and not args.plot.lower().endswith((".svg", ".png")):
-        p.error(f"--plot: expected a path ending in .svg or .png, got {args.plot!r}")
     for m in [known[n] for n in args.only] if args.only else bugzoo.MUTANTS:
         text, _ = measure(m, seed=args.seed)
         print(f"bug {m.name:28} ({m.source}): {text}", flush=True)

@@ -39,7 +39,7 @@ from minirl_lm.values.optimum import tilted_optimum
 from minirl_lm.core.policy import TabularPolicy, softmax_table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+from _cli import integer, plot_path, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
 Y = N_COMMON + N_RARE
@@ -163,24 +163,15 @@ def gain(pi, pi_ref, reward):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--pairs", type=int_at_least(1), default=300, help="preference pairs sampled from pi_ref")
+    p.add_argument("--pairs", type=integer(1, 10 ** 6), default=300, help="preference pairs sampled from pi_ref")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the pairs")
-    p.add_argument("--beta", type=real(0, low_open=True), default=1.0, help="the DPO beta")
-    p.add_argument("--lr", type=real(0, low_open=True), default=4.0, help="DPO gradient-descent step size")
-    p.add_argument("--steps", type=int_at_least(1), default=2000, help="DPO gradient steps")
-    p.add_argument("--prior-std", type=real(0, low_open=True), default=10.0,
+    p.add_argument("--beta", type=real(0.01, 100), default=1.0, help="the DPO beta")
+    p.add_argument("--lr", type=real(0, 100, low_open=True), default=4.0, help="DPO gradient-descent step size")
+    p.add_argument("--steps", type=integer(1, 10 ** 6), default=2000, help="DPO gradient steps")
+    p.add_argument("--prior-std", type=real(0.01, 1000), default=10.0,
                    help="std of the Gaussian prior on each r_phi entry (reward model)")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw true and proxy reward against KL")
     args = p.parse_args(argv)
-    for name in ("pairs", "steps"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name}: expected an integer >= 1, got {getattr(args, name)}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    for name in ("beta", "lr", "prior_std"):
-        v = getattr(args, name)
-        if not (np.isfinite(v) and v > 0):
-            p.error(f"--{name.replace('_', '-')}: expected a finite number > 0, got {v}")
     return args
 
 

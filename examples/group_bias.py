@@ -48,10 +48,12 @@ from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 from minirl_lm.core.policy import TabularPolicy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, reals, seed  # noqa: E402
+from _cli import integer, plot_path, reals, seed  # noqa: E402
 
 THETA = (1.0, 0.5, 0.0, -0.5, -1.0)     # the fixed reference logits, V = 5
 REWARDS = (0.1, 0.0, 0.0, 1.0, 1.0)     # three levels with ties: partial credit on the likeliest
+MAX_ENUMERATED = 10 ** 7                # multisets x K x V at the largest K (the (M, K, V) scores)
+MAX_MC_ENTRIES = 10 ** 8                # sampled groups x K x V (the score array: 0.8 GB)
 
 
 def group_updates(tokens, adv, pi):
@@ -182,12 +184,12 @@ def plot(rows, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K-max", type=int_at_least(1), default=8, help="largest group size (default 8)")
-    p.add_argument("--rewards", type=reals(), default=REWARDS,
+    p.add_argument("--K-max", type=integer(1, 64), default=8, help="largest group size (default 8)")
+    p.add_argument("--rewards", type=reals(-1e6, 1e6, most=64), default=REWARDS,
                    help="comma-separated reward per response (default 0.1,0,0,1,1)")
-    p.add_argument("--theta", type=reals(), default=THETA,
+    p.add_argument("--theta", type=reals(-50, 50, most=64), default=THETA,
                    help="comma-separated reference logits (default 1,0.5,0,-0.5,-1)")
-    p.add_argument("--mc-groups", type=int_at_least(2), default=20000,
+    p.add_argument("--mc-groups", type=integer(2, 10 ** 6), default=20000,
                    help="sampled groups per K for the Monte-Carlo column (default 20000)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo column")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write a figure (SVG or PNG by extension)")
@@ -197,15 +199,22 @@ def main(argv=None):
                 f"got {len(args.rewards)}")
     if len(args.theta) < 2:
         p.error(f"--theta: expected at least 2 values (responses), got {len(args.theta)}")
-    if not all(np.isfinite(args.theta)) or not all(np.isfinite(args.rewards)):
-        p.error("--theta, --rewards: expected finite numbers")
-    if args.K_max < 1:
-        p.error(f"--K-max: expected an integer >= 1, got {args.K_max}")
-    if args.mc_groups < 2:
-        p.error(f"--mc-groups: expected an integer >= 2, got {args.mc_groups}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    V = len(args.theta)
+    n_sets = math.comb(V + args.K_max - 1, args.K_max)
+    if n_sets * args.K_max * V > MAX_ENUMERATED:
+        p.error(f"--K-max: expected a group size whose C(V+K-1, K) multisets of V = {V} responses, "
+                f"times K V, are at most {MAX_ENUMERATED:.0e} (the enumerated scores), got "
+                f"{args.K_max} ({n_sets} multisets)")
+    if args.mc_groups * args.K_max * V > MAX_MC_ENTRIES:
+        p.error(f"--mc-groups: expected at most {MAX_MC_ENTRIES // (args.K_max * V)} groups at "
+                f"K = {args.K_max}, V = {V} (the (groups, K, V) score array), got {args.mc_groups}")
+    pi = TabularPolicy(np.asarray(args.theta, dtype=np.float64)[None, :]).probs()[0]
     r = np.array(args.rewards, dtype=np.float64)               # (V,)
+    g = pi * (r - pi @ r)                                      # (V,) grad J, eq. (pg_vanilla)
+    if not g @ g >= np.finfo(np.float64).tiny:
+        p.error(f"--rewards: expected rewards whose gradient grad J = pi (r - E_pi r) is not 0 "
+                f"(every ratio divides by |grad J|^2), got |grad J|^2 = {g @ g:.3g} at "
+                f"--theta {','.join(f'{t:g}' for t in args.theta)}")
     pi, g, rows = measure(args.theta, r, range(1, args.K_max + 1), args.mc_groups, args.seed)
     print_table(pi, r, g, rows, args.mc_groups, args.seed)
     if args.plot:

@@ -34,7 +34,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.reinforce import AGGS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, exactly, then stop ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -182,35 +182,25 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=seed, default=0, help="seed of the main run")
-    p.add_argument("--iters", type=int_at_least(1), default=40, help="GRPO iterations")
-    p.add_argument("--K", type=int_at_least(1), default=8, help="responses per prompt (group size)")
-    p.add_argument("--mu", type=int_at_least(1), default=4, help="gradient epochs per group (> 1: clipping fires)")
-    p.add_argument("--lr", type=real(0, low_open=True), default=4.0, help="step size on theta")
+    p.add_argument("--iters", type=integer(1, 100000), default=40, help="GRPO iterations")
+    p.add_argument("--K", type=integer(1, 1024), default=8, help="responses per prompt (group size)")
+    p.add_argument("--mu", type=integer(1, 100), default=4, help="gradient epochs per group (> 1: clipping fires)")
+    p.add_argument("--lr", type=real(0, 10, low_open=True), default=4.0, help="step size on theta")
     p.add_argument("--eps", type=real(0, 1, low_open=True), default=0.2, help="clip range epsilon (low)")
-    p.add_argument("--eps-high", type=real(0, low_open=True), default=None, help="clip-higher epsilon (default eps)")
-    p.add_argument("--beta", type=real(0, low_open=True), default=0.04, help="KL coefficient (k3 term in the loss)")
-    p.add_argument("--prior", type=real(), default=1.0, help="reference logit on the right token")
+    p.add_argument("--eps-high", type=real(0, 10, low_open=True), default=None, help="clip-higher epsilon (default eps)")
+    p.add_argument("--beta", type=real(0.01, 10), default=0.04, help="KL coefficient (k3 term in the loss)")
+    p.add_argument("--prior", type=real(-10, 10), default=1.0, help="reference logit on the right token")
     p.add_argument("--agg", default="token_mean", choices=AGGS, help="aggregation of the main run")
-    p.add_argument("--every", type=int_at_least(1), default=5, help="print every this many iterations")
-    p.add_argument("--agg-seeds", type=int_at_least(0), default=6,
+    p.add_argument("--every", type=integer(1, 100000), default=5, help="print every this many iterations")
+    p.add_argument("--agg-seeds", type=integer(0, 1000), default=6,
                    help="seeds per aggregation mode in the second table (0: skip it)")
-    p.add_argument("--agg-iters", type=int_at_least(1), default=15,
+    p.add_argument("--agg-iters", type=integer(1, 100000), default=15,
                    help="iterations per run in the second table (before convergence hides the bias)")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
-    for name in ("iters", "K", "mu", "every", "agg_iters"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')}: expected an integer >= 1, got {getattr(args, name)}")
-    for name in ("seed", "agg_seeds"):
-        if getattr(args, name) < 0:
-            p.error(f"--{name.replace('_', '-')}: expected an integer >= 0, got {getattr(args, name)}")
-    for name in ("lr", "eps", "eps_high", "beta"):
-        v = getattr(args, name)
-        if v is not None and not (np.isfinite(v) and v > 0):
-            why = " (the tilted optimum pi* needs beta > 0)" if name == "beta" else ""
-            p.error(f"--{name.replace('_', '-')}: expected a finite number > 0{why}, got {v}")
-    if not np.isfinite(args.prior):
-        p.error(f"--prior: expected a finite number, got {args.prior}")
+    check_work(p, "--iters, --K, --mu, --agg-seeds, --agg-iters", f"response-epochs per prompt in "
+               f"all (K x mu x (iters + {len(AGGS)} x agg-seeds x agg-iters))",
+               args.K * args.mu * (args.iters + len(AGGS) * args.agg_seeds * args.agg_iters), 1e7)
 
     mdp = make_task()
     theta_ref = reference_logits(mdp, args.prior)
@@ -219,6 +209,38 @@ def main(argv=None):
     pi_star = tilted_optimum_tree(mdp, TabularPolicy(theta_ref).probs(), verifier, args.beta)
     with np.errstate(divide="ignore"):
         ls = exact.log_pi(np.log(pi_star))                              # log pi*(y|x)
+
+    # Every run first, then the printing: a step size at which GRPO overflows (the library's
+    # ValueError naming lr) is a usage error before any output.
+    short, long_ = 0, mdp.N - 1                                         # "a" and "bca"
+
+    def row(name, l):
+        succ = exact.success(l)
+        mean_len, at_cap = exact.wrong_stats(l)
+        return (exact.mu0 @ succ, succ[short], succ[long_], exact.mu0 @ mean_len,
+                exact.mu0 @ at_cap)
+
+    # Matched steps: every mode gives a response the same mean total weight 1/B at the reference
+    # (seq_sum gives |y|/B, constant |y|/(B L)), so what differs is how weight depends on |y|.
+    L_ref = exact.mu0 @ exact.per_prompt(np.exp(lq) * exact.all.lengths)   # E_ref |y|
+    lr_of = {"seq_sum": args.lr / L_ref, "token_mean": args.lr, "seq_mean_token_mean": args.lr,
+             "constant": args.lr * mdp.max_len / L_ref}
+
+    def agg_runs(agg):
+        """(seeds, 5): the row of each seed's policy after args.agg_iters at the matched lr."""
+        return np.array([row(agg, exact.log_pi(train(mdp, theta_ref, args, agg, seed, lr=lr_of[agg],
+                                                     iters=args.agg_iters).log_probs()))
+                         for seed in range(args.agg_seeds)])
+
+    log, epochs = [], []
+    try:
+        policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs)
+        by_agg = {agg: agg_runs(agg) for agg in AGGS} if args.agg_seeds > 0 else {}
+    except ValueError as e:
+        if not str(e).startswith("lr: "):
+            raise
+        p.error(f"--lr: expected a step size at which GRPO stays finite at --beta {args.beta:g}, "
+                f"--mu {args.mu} (lower one of the three), got {args.lr:g} ({e})")
 
     print(f"task: copy the prompt {', '.join(PROMPTS)} then EOS; verifier reward 1 iff exact; "
           f"V = {mdp.V}, max_len = {mdp.max_len}, {len(exact.r)} responses")
@@ -229,8 +251,6 @@ def main(argv=None):
           f"tilted optimum (beta = {args.beta:g}): success {exact.mu0 @ exact.success(ls):.3f}, "
           f"KL(pi* || pi_ref) {exact.mu0 @ exact.kl(ls, lq):.3f}\n")
 
-    log, epochs = [], []
-    policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs)
     print(f"{'iter':>5s} {'success':>8s} {'clip frac':>10s} {'(max epoch)':>11s} "
           f"{'k3/token':>9s} {'KL(pi||ref)':>12s}")
     for it, succ, clip, clip_max, k3, kl in log:
@@ -271,30 +291,14 @@ def main(argv=None):
 
     if args.agg_seeds <= 0:
         return
-    # Matched steps: every mode gives a response the same mean total weight 1/B at the reference
-    # (seq_sum gives |y|/B, constant |y|/(B L)), so what differs is how weight depends on |y|.
-    L_ref = exact.mu0 @ exact.per_prompt(np.exp(lq) * exact.all.lengths)   # E_ref |y|
-    lr_of = {"seq_sum": args.lr / L_ref, "token_mean": args.lr, "seq_mean_token_mean": args.lr,
-             "constant": args.lr * mdp.max_len / L_ref}
     print(f"\nthe aggregation modes side by side ({args.agg_iters} iterations from the reference, "
           f"mean +- standard error over seeds 0..{args.agg_seeds - 1};\nlr matched so that a "
           f"response weighs 1/B on average: seq_sum lr / E_ref|y|, constant lr * {mdp.max_len} / "
           f"E_ref|y|, E_ref|y| = {L_ref:.3f}):")
-    short, long_ = 0, mdp.N - 1                                         # "a" and "bca"
     print(f"  {'agg':20s} {'success':>13s} {'P(ok | a)':>13s} {'P(ok | bca)':>13s} "
           f"{'E|y| if wrong':>13s} {'P(wrong, |y|=' + str(mdp.max_len) + ')':>15s}")
-
-    def row(name, l):
-        succ = exact.success(l)
-        mean_len, at_cap = exact.wrong_stats(l)
-        return (exact.mu0 @ succ, succ[short], succ[long_], exact.mu0 @ mean_len,
-                exact.mu0 @ at_cap)
-
     print(f"  {'(reference)':20s}" + "".join(f" {v:13.3f}" for v in row(None, lq)))
-    for agg in AGGS:
-        runs = np.array([row(agg, exact.log_pi(train(mdp, theta_ref, args, agg, seed, lr=lr_of[agg],
-                                                     iters=args.agg_iters).log_probs()))
-                         for seed in range(args.agg_seeds)])          # (seeds, 5)
+    for agg, runs in by_agg.items():
         m = runs.mean(axis=0)
         se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else 0 * m
         print(f"  {agg:20s}" + "".join(f" {a:6.3f} +-{e:5.3f}" for a, e in zip(m, se)))

@@ -21,27 +21,27 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=int_at_least(1), nargs="+", default=[1, 2, 4, 8, 32],
+    p.add_argument("--K", type=integer(1, 4096), nargs="+", default=[1, 2, 4, 8, 32],
                    help="group sizes (responses per prompt per step)")
-    p.add_argument("--responses", type=int_at_least(1), default=6400,
+    p.add_argument("--responses", type=integer(1, 10 ** 6), default=6400,
                    help="responses drawn per prompt over the whole run (steps = responses // K)")
     p.add_argument("--seed", type=seed, default=1, help="np.random.default_rng(seed), restarted per K")
-    p.add_argument("--lr", type=real(0), default=2.0, help="learning rate")
+    p.add_argument("--lr", type=real(0, 100), default=2.0, help="learning rate")
     p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
                    help="group baseline (loo is undefined at K = 1 and skips it)")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success against responses drawn")
     args = p.parse_args(argv)
-    if min(args.K) < 1:
-        p.error(f"--K: group sizes must be >= 1, got {min(args.K)}")
+    if len(args.K) > 64:
+        p.error(f"--K: expected at most 64 group sizes, got {len(args.K)}")
     if args.responses < max(args.K):
         p.error(f"--responses: need at least one step for every K (>= {max(args.K)}), got {args.responses}")
-    if args.seed < 0 or args.lr < 0:
-        p.error("--seed and --lr must be >= 0")
+    check_work(p, "--responses, --K", "responses per prompt in all (responses x group sizes)",
+               args.responses * len(args.K), 1e7)
     return args
 
 

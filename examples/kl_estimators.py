@@ -48,7 +48,7 @@ from minirl_lm.values.optimum import kl_objective, tilted_optimum
 from minirl_lm.core.policy import TabularPolicy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, real, reals, seed  # noqa: E402
+from _cli import integer, plot_path, real, reals, seed  # noqa: E402
 
 THETA_REF = np.array([[0.5, 0.0, -0.5, -1.0],
                       [0.0, 0.0, 0.0, 0.0]])
@@ -60,6 +60,7 @@ REWARD = np.array([[1.0, 0.0, 0.0, 0.5],
                    [0.0, 1.0, 0.0, 0.0]])
 EST = ("k1", "k2", "k3")
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+MAX_LR_BETA = 100.0                       # lr x beta: the default step is 1 (lr = 1/beta)
 
 
 def enumeration(S, V):
@@ -289,33 +290,25 @@ def plot(policy, ref, out, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=real(0, low_open=True), default=0.5, help="KL coefficient (default 0.5)")
-    p.add_argument("--lr", type=real(0, low_open=True), default=None,
+    p.add_argument("--beta", type=real(0.01, 100), default=0.5, help="KL coefficient (default 0.5)")
+    p.add_argument("--lr", type=real(0, 1000, low_open=True), default=None,
                    help="step size of part 2 (default 1/beta, scaled to the KL term's curvature)")
-    p.add_argument("--iters", type=int_at_least(1), default=1000,
+    p.add_argument("--iters", type=integer(1, 10 ** 6), default=1000,
                    help="at most this many exact gradient steps (default 1000)")
-    p.add_argument("--samples", type=int_at_least(2), default=10000,
+    p.add_argument("--samples", type=integer(2, 10 ** 7), default=10000,
                    help="Monte-Carlo draws per state in part 1 (default 10000)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo column")
-    p.add_argument("--sweep", type=reals(0, low_open=True, allow_empty=True), default=SWEEP,
+    p.add_argument("--sweep", type=reals(0.01, 100, allow_empty=True), default=SWEEP,
                    help="comma-separated betas of part 3, '' to skip it "
                         "(default " + ",".join(f"{b:g}" for b in SWEEP) + ")")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write a figure (SVG or PNG by extension)")
     args = p.parse_args(argv)
-    if not (math.isfinite(args.beta) and args.beta > 0):
-        p.error(f"--beta: expected a finite number > 0, got {args.beta}")
     if args.lr is None:
         args.lr = 1.0 / args.beta
-    if not (math.isfinite(args.lr) and args.lr > 0):
-        p.error(f"--lr: expected a finite number > 0, got {args.lr}")
-    if args.iters < 1:
-        p.error(f"--iters: expected an integer >= 1, got {args.iters}")
-    if args.samples < 2:
-        p.error(f"--samples: expected an integer >= 2, got {args.samples}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    if not all(math.isfinite(b) and b > 0 for b in args.sweep):
-        p.error(f"--sweep: expected betas > 0, got {','.join(f'{b:g}' for b in args.sweep)}")
+    if args.lr * args.beta > MAX_LR_BETA:
+        p.error(f"--lr: expected a step size with lr x beta <= {MAX_LR_BETA:g} (the KL term's "
+                f"curvature is beta; a longer step overshoots until k3 overflows), got "
+                f"{args.lr:g} at --beta {args.beta:g}")
     policy, ref, old = TabularPolicy(THETA), TabularPolicy(THETA_REF), TabularPolicy(THETA_OLD)
     rows = estimator_table(policy, ref, old, args.samples, args.seed)
     print_estimators(rows, args.samples, args.seed)

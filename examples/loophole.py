@@ -21,23 +21,23 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--betas", type=real(0), nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
-    p.add_argument("--K", type=int_at_least(1), default=32, help="responses per prompt per step")
-    p.add_argument("--steps", type=int_at_least(1), default=400, help="training steps")
+    p.add_argument("--betas", type=real(0, 100), nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
+    p.add_argument("--K", type=integer(1, 4096), default=32, help="responses per prompt per step")
+    p.add_argument("--steps", type=integer(1, 10 ** 5), default=400, help="training steps")
     p.add_argument("--seed", type=seed, default=2, help="np.random.default_rng(seed), restarted per beta")
-    p.add_argument("--seeds", type=int_at_least(0), default=0,
+    p.add_argument("--seeds", type=integer(0, 1000), default=0,
                    help="also train with seeds 0..N-1 and print mean and spread per beta")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw gold and hedge against beta")
     args = p.parse_args(argv)
-    if args.K < 1 or args.steps < 1:
-        p.error(f"--K and --steps must be >= 1, got K={args.K}, steps={args.steps}")
-    if min(args.betas) < 0 or args.seeds < 0 or args.seed < 0:
-        p.error("--betas, --seeds and --seed must be >= 0")
+    if len(args.betas) > 64:
+        p.error(f"--betas: expected at most 64 values, got {len(args.betas)}")
+    check_work(p, "--steps, --K, --betas, --seeds", "responses per prompt in all (steps x K x "
+               "betas x (1 + seeds))", args.steps * args.K * len(args.betas) * (1 + args.seeds), 1e8)
     return args
 
 

@@ -20,6 +20,8 @@ from pi_ref (part 5):
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -32,6 +34,9 @@ from minirl_lm.multiturn.env import action_view
 from minirl_lm.multiturn.values import (gae_actions, kl_objective, policy_values,
                                         returns_actions, soft_optimum, turn_values)
 from minirl_lm.core.policy import TabularPolicy, softmax_table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import integer, plot_path, real, seed  # noqa: E402
 
 
 # ---- exact tools ---------------------------------------------------------------------------------
@@ -127,29 +132,17 @@ def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--q", type=float, default=0.8, help="probability the tool is right")
-    p.add_argument("--K", type=int, default=8, help="episodes per group (2..16)")
-    p.add_argument("--cost", type=float, default=0.1, help="reward charged per call")
-    p.add_argument("--beta", type=float, default=0.1, help="KL coefficient of the soft optimum")
-    p.add_argument("--lam", type=float, default=0.9, help="GAE lambda")
-    p.add_argument("--iters", type=int, default=300, help="training iterations (part 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of theta, the batch and training")
-    p.add_argument("--plot", metavar="PATH", help="write the figure (SVG/PNG) to PATH")
+    p.add_argument("--q", type=real(0, 1), default=0.8, help="probability the tool is right")
+    p.add_argument("--K", type=integer(2, 16), default=8, help="episodes per group (2..16)")
+    p.add_argument("--cost", type=real(0, 10), default=0.1, help="reward charged per call (0..10)")
+    p.add_argument("--beta", type=real(1e-3, 1e3), default=0.1,
+                   help="KL coefficient of the soft optimum (1e-3..1e3)")
+    p.add_argument("--lam", type=real(0, 1), default=0.9, help="GAE lambda")
+    p.add_argument("--iters", type=integer(1, 100000), default=300,
+                   help="training iterations (part 5)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of theta, the batch and training")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the figure (SVG/PNG) to PATH")
     args = p.parse_args(argv)
-    if not 0.0 <= args.q <= 1.0:
-        p.error(f"--q: expected a probability in [0, 1], got {args.q}")
-    if not 2 <= args.K <= 16:
-        p.error(f"--K: expected an integer in [2, 16], got {args.K}")
-    if not (np.isfinite(args.cost) and args.cost >= 0):
-        p.error(f"--cost: expected a finite number >= 0, got {args.cost}")
-    if not (np.isfinite(args.beta) and args.beta > 0):
-        p.error(f"--beta: expected a finite number > 0, got {args.beta}")
-    if not 0.0 <= args.lam <= 1.0:
-        p.error(f"--lam: expected a number in [0, 1], got {args.lam}")
-    if args.iters < 1:
-        p.error(f"--iters: expected an integer >= 1, got {args.iters}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
 
     rng = np.random.default_rng(args.seed)
     env = calculator(args.q, args.cost)

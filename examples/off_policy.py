@@ -23,6 +23,8 @@ the loss normalizers under gradient accumulation against one big batch.
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -33,6 +35,9 @@ from minirl_lm.pg.offpolicy import (ACCUM, accumulation_weights, corrected_pg_lo
                                  minibatch_rows, off_policy_sequence_mask, rejection_mask)
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import integer, plot_path, real, reals, seed  # noqa: E402
 
 EOS, PROMPTS = 0, ("ab", "b")                 # token 0 is EOS, tokens 1, 2 are "a", "b"
 
@@ -89,7 +94,8 @@ class Exact:
         while self.kl(np.exp(hi)) < target:
             lo, hi = hi, 2 * hi
             if hi > 64:
-                raise ValueError(f"KL level {target} is beyond KL(uniform || pi_old)")
+                raise ValueError(f"expected KL levels below KL(uniform || pi_old) = "
+                                 f"{self.kl(np.exp(hi)):.4g}, got {target:g}")
         for _ in range(60):
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if self.kl(np.exp(mid)) < target else (lo, mid)
@@ -103,7 +109,8 @@ class Exact:
         var = float(q @ ((g - Eg) ** 2).sum(axis=1))                     # trace of the covariance
         gj = self.grad_J
         bias = float(np.linalg.norm(Eg - gj) / np.linalg.norm(gj))
-        cos = float(Eg @ gj / (np.linalg.norm(Eg) * np.linalg.norm(gj)))
+        norms = np.linalg.norm(Eg) * np.linalg.norm(gj)
+        cos = float(Eg @ gj / norms) if norms > 0 else float("nan")    # E[g] = 0: every token masked
         return bias, cos, var
 
 
@@ -135,17 +142,15 @@ def estimators(ex, logp_mu, args):
     }
 
 
-def measure(ex, args):
-    """rows[name] = [(kl, bias, cosine, variance) per level]."""
-    rows, taus = {}, []
-    for target in args.levels:
-        tau = ex.tau_for(target)
-        taus.append(tau)
+def measure(ex, args, taus):
+    """rows[name] = [(kl, bias, cosine, variance) per level], the sampler of each at taus."""
+    rows = {}
+    for tau in taus:
         logp_mu, q = ex.sampler(tau)
         kl = ex.kl(tau)
         for name, d in estimators(ex, logp_mu, args).items():
             rows.setdefault(name, []).append((kl,) + ex.moments(d, q))
-    return rows, taus
+    return rows
 
 
 # ---- one epoch in mini-batches, and the normalizers ------------------------------------------
@@ -208,35 +213,31 @@ def plot(rows, path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=0, help="seed of pi_old and of the sampled batch")
-    p.add_argument("--levels", default="0,0.02,0.05,0.1,0.2",
+    p.add_argument("--seed", type=seed, default=0, help="seed of pi_old and of the sampled batch")
+    p.add_argument("--levels", type=reals(0), default=(0.0, 0.02, 0.05, 0.1, 0.2),
                    help="KL(mu || pi_old) levels, comma-separated, increasing, the first 0")
-    p.add_argument("--c", type=float, default=1.5, help="truncation bound C (masks: [1/C, C])")
-    p.add_argument("--delta", type=float, default=0.1, help="TRL off-policy mask threshold")
-    p.add_argument("--geo", type=float, default=1.1, help="verl geometric rejection bound (> 1)")
-    p.add_argument("--K", type=int, default=16, help="responses per prompt in the mini-batch run")
-    p.add_argument("--minibatches", type=int, default=4, help="M mini-batches (and G micro-batches)")
-    p.add_argument("--lr", type=float, default=3.0, help="step size of the mini-batch run")
+    p.add_argument("--c", type=real(1, 1e6, low_open=True), default=1.5,
+                   help="truncation bound C (masks: [1/C, C])")
+    p.add_argument("--delta", type=real(0, 1e6, low_open=True), default=0.1,
+                   help="TRL off-policy mask threshold")
+    p.add_argument("--geo", type=real(1, 1e6, low_open=True), default=1.1,
+                   help="verl geometric rejection bound (> 1)")
+    p.add_argument("--K", type=integer(2, 10000), default=16,
+                   help="responses per prompt in the mini-batch run")
+    p.add_argument("--minibatches", type=integer(1, 20000), default=4,
+                   help="M mini-batches (and G micro-batches)")
+    p.add_argument("--lr", type=real(0, 100, low_open=True), default=3.0,
+                   help="step size of the mini-batch run")
     p.add_argument("--section", choices=("all", "estimators", "minibatch", "normalizers"),
                    default="all", help="print only one part of the output")
-    p.add_argument("--plot", metavar="PATH", help="write bias and variance against the KL")
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
+                   help="write bias and variance against the KL")
     args = p.parse_args(argv)
-    try:
-        args.levels = [float(x) for x in args.levels.split(",")]
-    except ValueError:
-        p.error(f"--levels: expected comma-separated numbers, got {args.levels!r}")
+    args.levels = list(args.levels)
     lv = np.array(args.levels)
-    if len(lv) < 2 or lv[0] != 0 or not np.all(np.isfinite(lv)) or np.any(np.diff(lv) <= 0):
+    if len(lv) < 2 or lv[0] != 0 or np.any(np.diff(lv) <= 0):
         p.error(f"--levels: expected increasing finite levels starting at 0, got {args.levels}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    for name, low in (("c", 1.0), ("geo", 1.0), ("delta", 0.0), ("lr", 0.0)):
-        v = getattr(args, name)
-        if not (np.isfinite(v) and v > low):
-            p.error(f"--{name}: expected a finite number > {low:g}, got {v}")
-    if args.K < 2:
-        p.error(f"--K: expected an integer >= 2, got {args.K}")
-    if not 1 <= args.minibatches or (args.K * len(PROMPTS)) % args.minibatches:
+    if (args.K * len(PROMPTS)) % args.minibatches:
         p.error(f"--minibatches: expected a divisor of the batch size {args.K * len(PROMPTS)}, "
                 f"got {args.minibatches}")
 
@@ -245,9 +246,10 @@ def main(argv=None):
     pi_old = TabularPolicy(rng.normal(size=(mdp.S, mdp.V)))
     ex = Exact(mdp, pi_old)
     try:
-        rows, taus = measure(ex, args)
+        taus = [ex.tau_for(target) for target in args.levels]      # before the run
     except ValueError as e:
         p.error(f"--levels: {e}")
+    rows = measure(ex, args, taus)
     if args.section in ("all", "estimators"):
         print(f"task: prompts {', '.join(PROMPTS)}, V = {mdp.V} (EOS, a, b), max_len = "
               f"{mdp.max_len}, {len(ex.R)} responses; |grad J| = {np.linalg.norm(ex.grad_J):.4f}")
@@ -275,8 +277,8 @@ def main(argv=None):
               f"accumulation over G = {G} micro-batches; weight per token x N (big batch: 1)")
         print(f"{'mode':8s} {'weight x N min .. max':>22s} {'total':>7s}   factor per micro-batch")
         for mode, (w, fac) in normalizers(ro, G).items():
-            real = w[ro.mask > 0]
-            print(f"{mode:8s} {real.min():10.4f} .. {real.max():8.4f} {w.sum() / N:7.4f}   "
+            w_real = w[ro.mask > 0]
+            print(f"{mode:8s} {w_real.min():10.4f} .. {w_real.max():8.4f} {w.sum() / N:7.4f}   "
                   + " ".join(f"{f:.4f}" for f in fac))
     if args.plot:
         plot(rows, args.plot)

@@ -25,6 +25,8 @@ takes full-batch steps on one fixed sample of pairs drawn from pi_ref. KL(pi* ||
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -34,6 +36,9 @@ from minirl_lm.values.optimum import tilted_optimum_tree
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
                                    orpo_loss, simpo_loss)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
 
@@ -225,34 +230,32 @@ def offline_step(policy, seq_ref, ro, c, r, beta, lr):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=float, default=1.0, help="beta of every loss, and of pi*")
-    p.add_argument("--gamma", type=float, default=0.5, help="SimPO's target margin")
-    p.add_argument("--lam", type=float, default=0.1, help="ORPO's odds-ratio weight")
-    p.add_argument("--z0", type=float, default=0.0, help="KTO's reference point, held fixed")
-    p.add_argument("--label-smoothing", type=float, default=0.1, help="conservative DPO's")
-    p.add_argument("--max-iter", type=int, default=3000, help="L-BFGS iterations per loss")
-    p.add_argument("--steps", type=int, default=300, help="online and offline DPO steps")
-    p.add_argument("--pairs", type=int, default=8, help="online pairs per prompt and step")
-    p.add_argument("--offline-pairs", type=int, default=40, help="fixed offline pairs per prompt")
-    p.add_argument("--lr", type=float, default=2.0, help="online / offline DPO step size")
-    p.add_argument("--seed", type=int, default=0, help="np.random.default_rng(seed) for part 2")
+    p.add_argument("--beta", type=real(0.05, 100), default=1.0,
+                   help="beta of every loss, and of pi* (0.05..100)")
+    p.add_argument("--gamma", type=real(0, 100), default=0.5, help="SimPO's target margin")
+    p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight")
+    p.add_argument("--z0", type=real(0, 100), default=0.0,
+                   help="KTO's reference point, held fixed")
+    p.add_argument("--label-smoothing", type=real(0, 0.5), default=0.1, help="conservative DPO's")
+    p.add_argument("--max-iter", type=integer(1, 100000), default=3000,
+                   help="L-BFGS iterations per loss")
+    p.add_argument("--steps", type=integer(1, 100000), default=300,
+                   help="online and offline DPO steps")
+    p.add_argument("--pairs", type=integer(1, 10000), default=8,
+                   help="online pairs per prompt and step")
+    p.add_argument("--offline-pairs", type=integer(1, 100000), default=40,
+                   help="fixed offline pairs per prompt")
+    p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0,
+                   help="online / offline DPO step size")
+    p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for part 2")
     p.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
-    p.add_argument("--plot", metavar="PATH", help="draw each loss's length distribution vs pi*'s")
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
+                   help="draw each loss's length distribution vs pi*'s")
     args = p.parse_args(argv)
-    for name in ("max_iter", "steps", "pairs", "offline_pairs"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')}: expected an integer >= 1, got {getattr(args, name)}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    for name, low_open in (("beta", True), ("lr", True), ("gamma", False), ("lam", False),
-                           ("z0", False)):
-        v = getattr(args, name)
-        if not np.isfinite(v) or v < 0 or (low_open and v == 0):
-            p.error(f"--{name}: expected a finite number {'>' if low_open else '>='} 0, got {v}")
-    if not 0.0 <= args.label_smoothing <= 0.5:
-        p.error(f"--label-smoothing: expected a number in [0, 0.5], got {args.label_smoothing}")
     if args.quick:
         args.steps, args.max_iter = min(args.steps, 60), min(args.max_iter, 300)
+    check_work(p, "--steps, --pairs", "sampled online pairs per prompt in all (steps x pairs)",
+               args.steps * args.pairs, 1e7)
     return args
 
 

@@ -34,7 +34,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.reinforce import reinforce_loss, sequence_reinforce_loss
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
-from _cli import int_at_least, real, seed  # noqa: E402
+from _cli import integer, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, graded at the end ---------------------------------------------
 EOS, ALPHABET = 0, "abc"                      # token 0 is EOS, tokens 1..3 are the letters
@@ -140,29 +140,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=seed, default=0, help="seed of theta and of the batch")
-    p.add_argument("--K", type=int_at_least(1), default=8, help="responses per prompt in the batch")
-    p.add_argument("--scale", type=real(0), default=1.0, help="std of the random logits theta")
-    p.add_argument("--lam", type=real(0, 1), default=0.5, help="GAE lambda (< 1)")
-    p.add_argument("--beta", type=real(0), default=0.1, help="per-token KL coefficient")
-    p.add_argument("--gamma", type=real(0, 1), default=0.9, help="discount (< 1)")
+    p.add_argument("--K", type=integer(1, 4096), default=8, help="responses per prompt in the batch")
+    p.add_argument("--scale", type=real(0, 100), default=1.0, help="std of the random logits theta")
+    p.add_argument("--lam", type=real(0, 1, high_open=True), default=0.5, help="GAE lambda (< 1)")
+    p.add_argument("--beta", type=real(0, 100), default=0.1, help="per-token KL coefficient")
+    p.add_argument("--gamma", type=real(0, 1, high_open=True), default=0.9, help="discount (< 1)")
     p.add_argument("--eps", type=real(0, 1, low_open=True), default=0.2, help="clip range epsilon")
-    p.add_argument("--move", type=real(0), default=0.3,
+    p.add_argument("--move", type=real(0, 100), default=0.3,
                    help="std of the perturbation theta - theta_old before clipping")
     args = p.parse_args(argv)
-    if args.K < 1:
-        p.error(f"--K: expected an integer >= 1, got {args.K}")
-    if args.seed < 0:
-        p.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    for name in ("scale", "move", "beta"):
-        v = getattr(args, name)
-        if not (np.isfinite(v) and v >= 0):
-            p.error(f"--{name}: expected a finite number >= 0, got {v}")
-    for name in ("lam", "gamma"):
-        v = getattr(args, name)
-        if not 0 <= v <= 1:
-            p.error(f"--{name}: expected a number in [0, 1], got {v}")
-    if not (np.isfinite(args.eps) and args.eps > 0):
-        p.error(f"--eps: expected a finite number > 0, got {args.eps}")
 
     rng = np.random.default_rng(args.seed)
     mdp = make_task()

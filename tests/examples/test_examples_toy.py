@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
@@ -31,12 +32,14 @@ def run(*args):
     return out.stdout
 
 
+@pytest.mark.slow
 def test_k_sweep_prints_the_seed_table_digit_for_digit():
     out = run("examples/k_sweep.py")
     assert out.startswith(SEED_K_SWEEP)
     assert "theta is bitwise equal to the reference: True" in out
 
 
+@pytest.mark.slow
 def test_loophole_prints_the_seed_table_digit_for_digit():
     out = run("examples/loophole.py")
     rows = re.findall(r"beta = (\d\.\d): sloppy (\d\.\d\d), gold (\d\.\d\d), hedge (\d\.\d\d)", out)
@@ -65,6 +68,7 @@ def test_sloppy_is_gold_plus_hedge_for_any_policy():
     assert (reward_table("sloppy")[:, HEDGE] == 1).all() and (reward_table("gold")[:, HEDGE] == 0).all()
 
 
+@pytest.mark.slow                                   # in process, but ten trainings (about 12 s)
 def test_k_sweep_digits_hold_for_other_seeds():
     # the K-sweep digits do not depend on the seed: every K of the table, two other seeds
     for seed in (0, 7):
@@ -73,8 +77,8 @@ def test_k_sweep_digits_hold_for_other_seeds():
             assert f"{evaluate(policy)['success']:.3f}" == want, (seed, K)
 
 
+@pytest.mark.slow
 def test_examples_run_with_other_baselines_and_plot(tmp_path):
-    import pytest
     pytest.importorskip("matplotlib")            # the plots need the docs extra
     out = run("examples/k_sweep.py", "--baseline", "loo", "--K", "1", "2", "--responses", "64",
               "--plot", str(tmp_path / "k.svg"))
@@ -85,7 +89,6 @@ def test_examples_run_with_other_baselines_and_plot(tmp_path):
 
 
 def test_train_rejects_bad_arguments_with_named_errors():
-    import pytest
     cases = [
         (dict(K=0, n_responses=10, seed=0), ValueError, "K"),
         (dict(K=2.0, n_responses=10, seed=0), TypeError, "K"),
