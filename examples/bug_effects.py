@@ -68,17 +68,14 @@ REAL = {"minirl_lm/pg/clip.py": clip, "minirl_lm/pg/advantages.py": advantages, 
 def load(mutant, pristine=False):
     """A fresh module object from `mutant.file`, with the mutant's edits applied (unless pristine).
 
-    Each old text must occur exactly once (the zoo's rule); the module is executed under its own
-    name but not registered in sys.modules, so its `minirl_lm.*` imports are the real package.
+    The edits are the zoo's own (`bugzoo.apply`: each anchor matched once, by its function and
+    the statements' syntax tree, so a reformat cannot stale it); the module is executed under its
+    own name but not registered in sys.modules, so its `minirl_lm.*` imports are the real package.
     """
     path = ROOT / mutant.file
     text = path.read_text()
     if not pristine:
-        for old, new in mutant.edits:
-            if text.count(old) != 1:
-                raise ValueError(f"{mutant.name}: edit text not found once in {mutant.file}: "
-                                 f"{old.strip().splitlines()[0]!r}")
-            text = text.replace(old, new)
+        text = bugzoo.apply(mutant, text)
     mod = types.ModuleType(mutant.file[:-3].replace("/", "."))
     mod.__file__ = str(path)
     exec(compile(text, str(path), "exec"), mod.__dict__)
