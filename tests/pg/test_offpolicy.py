@@ -319,7 +319,7 @@ def measured(example):
     mdp = example.make_task()
     pi_old = example.TabularPolicy(np.random.default_rng(0).normal(size=(mdp.S, mdp.V)))
     ex = example.Exact(mdp, pi_old)
-    rows, _ = example.measure(ex, args)
+    rows = example.measure(ex, args, [ex.tau_for(level) for level in args.levels])
     return ex, rows, args
 
 
