@@ -47,10 +47,10 @@ OVERFLOW = [
     ("value_loss",
      lambda: value_loss([1e308], [[0]], [[-1e308]], [[1.0]]),
      _overflow("targets", "the squared error (V(s) - target)^2")),
-    # err = 1e200 - 0 (finite); err^2 = 1e400: the loss is inf
+    # err = 1e200 - 0 (finite); err^2 = 1e400: the loss is inf, driven by the value 1e200
     ("value_loss square",
      lambda: value_loss([1e200], [[0]], [[0.0]], [[1.0]]),
-     _overflow("targets", "the squared error (V(s) - target)^2")),
+     _overflow("values", "the squared error (V(s) - target)^2")),
     # the Monte-Carlo target G_1 = 1e308 + 1e308 = 2e308: inf
     ("fit_values targets",
      lambda: fit_values([0.0], [[0, 0]], [[1e308, 1e308]], [[1.0, 1.0]]),

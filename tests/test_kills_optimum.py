@@ -183,10 +183,11 @@ def test_kl_objective_beta_overflow():
 
 
 def test_optimal_value_overflow():
-    # one prompt, V = beta log Z = MAX + 1 * log 1 = MAX; weight 1 + 5e-10 times MAX = inf
+    # one prompt, V = beta log Z = MAX + 1 * log 1 = MAX; weight 1 + 5e-10 times MAX = inf,
+    # driven by the reward MAX (beta is 1)
     assert _silent(lambda: optimal_value([[1.0]], [[MAX]], 1.0)) == MAX
     msg = _raises(ValueError, lambda: optimal_value([[1.0]], [[MAX]], 1.0, weights=[1 + 5e-10]))
-    assert msg == _overflow("beta", "J(pi*) = beta log Z", "inf")
+    assert msg == _overflow("reward", "J(pi*) = beta log Z", "inf")
     # prompt 1: pi_ref (1e-300, 1), rewards (1e308, -1e308): q - m = (0, -inf),
     # log Z = log 1e-300 = -690.8, beta log Z = -6.9e310 = -inf (overflow): V = -inf;
     # weights (1, 0): 1 * 0 + 0 * -inf = NaN
@@ -266,4 +267,4 @@ def test_hedge_odds_overflow():
     msg = _raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
     assert msg == _overflow("beta", "the odds", "inf")
     msg = _raises(ValueError, lambda: hedge_odds(1e308, 0.0, 1e-10))  # exp(1e318 = inf) = inf
-    assert msg == _overflow("beta", "the odds", "inf")
+    assert msg == _overflow("gap", "the odds", "inf")                 # gap * beta = 1e298 > 1

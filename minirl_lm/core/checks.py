@@ -256,6 +256,14 @@ def culprit(*stages):
     return last
 
 
+def finite_stages(*stages):
+    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
+    computed in, so the first to overflow is named); returns the last stage's value."""
+    for value, name, what in stages:
+        finite_result(value, name, what)
+    return stages[-1][0]
+
+
 def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
@@ -456,13 +464,23 @@ def critic_batch(values, states, per_token, mask, name):
     return values, states, per_token, mask
 
 
-def per_token_rewards_args(terminal_reward, logp, logp_ref, mask, beta):
+def reward_args(terminal_reward, logp, logp_ref, mask, beta):
     """`per_token_rewards`' arguments."""
     mask = mask_array(mask, "mask")
     R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
     return R, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
+
+
+def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
+    """`clipped_value_loss`'s guard: the unclipped squares `l1`, the clipped `l2` and their mean
+    `loss` finite, else an error naming the largest input of the first to overflow."""
+    if np.isfinite(l1).all() and np.isfinite(l2).all() and np.isfinite(loss):
+        return
+    name = culprit((largest(vpreds=vpreds, returns=returns), l1),
+                   largest(vpreds=vpreds, values_old=values_old, returns=returns))
+    raise ValueError(f"{name}: the squared value error overflows float64")
 
 
 def discounted_args(x, mask, name, gamma, lam=1.0):
@@ -502,36 +520,48 @@ def mu0_weights(weights, N):
     return prob_table(weights, "weights", shape=(N,), ndim=1)
 
 
-def bandit_args(pi_ref, reward, beta, weights=None, pi=None):
-    """Probability tables `(N, Y)` (pi first when given: then beta >= 0, else > 0), rewards of
-    their shape, beta and the prompt weights."""
-    if pi is not None:
-        pi = prob_table(pi, "pi", ndim=2)
-    pi_ref = prob_table(pi_ref, "pi_ref", shape=None if pi is None else pi.shape, ndim=2)
+def bandit_args(pi_ref, reward, beta, weights=None):
+    """An `(N, Y)` probability table, rewards of its shape, beta `> 0`, the prompt weights."""
+    pi_ref = prob_table(pi_ref, "pi_ref", ndim=2)
     reward = float_array(reward, "reward", shape=pi_ref.shape)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=pi is None)
-    return pi, pi_ref, reward, beta, mu0_weights(weights, pi_ref.shape[0])
+    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    return pi_ref, reward, beta, mu0_weights(weights, pi_ref.shape[0])
 
 
-def tree_args(mdp, pi_ref, grader, beta, pi=None, weights=None, beta_zero=False):
-    """An enumerated TokenMDP, `(S, V)` tables on its states, a grader, beta (`>= 0` with
-    `beta_zero`, else `> 0`), the prompt weights."""
+def objective_args(pi, pi_ref, reward, beta, weights):
+    """Two `(N, Y)` probability tables, rewards of their shape, beta `>= 0`, the weights."""
+    pi = prob_table(pi, "pi", ndim=2)
+    pi_ref = prob_table(pi_ref, "pi_ref", shape=pi.shape, ndim=2)
+    reward = float_array(reward, "reward", shape=pi.shape)
+    beta = float_scalar(beta, "beta", low=0.0)
+    return pi, pi_ref, reward, beta, mu0_weights(weights, pi.shape[0])
+
+
+def tree_args(mdp, pi_ref, grader, beta, beta_zero=False):
+    """An enumerated TokenMDP, an `(S, V)` table on its states, a grader, beta (`>= 0` with
+    `beta_zero`, else `> 0`)."""
     if getattr(mdp, "ids", None) != "enumerate":
         raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
                         f" with ids={getattr(mdp, 'ids', None)!r}")
     callable_check(grader, "grader", 2, "grader(prompt, response)")
     pi_ref = prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V), ndim=2)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
-    if pi is not None:
-        pi = prob_table(pi, "pi", shape=pi_ref.shape, ndim=2)
+    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
+
+
+def tree_objective_args(mdp, pi, pi_ref, grader, beta, weights):
+    """`kl_objective_tree`'s arguments: `tree_args` with beta `>= 0`, then pi and the weights."""
+    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta, beta_zero=True)
+    pi = prob_table(pi, "pi", shape=pi_ref.shape, ndim=2)
     return pi, pi_ref, beta, mu0_weights(weights, mdp.N)
 
 
-def odds_args(gap, log_odds, beta=None):
-    """The reward gap, the reference log-odds (both `> 0` for the threshold, any real for the
-    odds) and beta `> 0` (the odds)."""
-    if beta is None:
-        return (float_scalar(gap, "gap", low=0.0, low_open=True),
-                float_scalar(log_odds, "log_odds", low=0.0, low_open=True))
+def threshold_args(gap, log_odds):
+    """The reward gap and the reference log-odds of the exploit threshold, both `> 0`."""
+    return (float_scalar(gap, "gap", low=0.0, low_open=True),
+            float_scalar(log_odds, "log_odds", low=0.0, low_open=True))
+
+
+def odds_args(gap, log_odds, beta):
+    """The reward gap and the reference log-odds (any real numbers), beta `> 0`."""
     return (float_scalar(gap, "gap"), float_scalar(log_odds, "log_odds"),
             float_scalar(beta, "beta", low=0.0, low_open=True))

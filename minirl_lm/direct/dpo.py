@@ -132,8 +132,8 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
             `"conservative"`, or a non-finite result (named after the argument that drove it).
     """
-    lc, lr, lrc, lrr, beta, ls, w = dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c,
-                                             seq_logp_ref_r, beta, variant, label_smoothing, weights)
+    lc, lr, lrc, lrr, beta, ls, w = dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r,
+                                             beta, variant, label_smoothing, weights)
     with np.errstate(over="ignore", invalid="ignore"):
         h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
     logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
