@@ -185,13 +185,14 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
         dz = lam * -sigmoid(-z)                                # (P,) d[lam softplus(-z)]/dz
         do_c = -1.0 / np.expm1(a_c)                            # (P,) do/da = 1 / (1 - e^a)
         do_r = -1.0 / np.expm1(a_r)
-        da_c = w * (-1.0 + dz * do_c)                          # NLL: d(-a_c)/da_c = -1
-        da_r = w * (-dz * do_r)                                # dz/da_r = -do/da_r
+        g_c, g_r = dz * do_c, dz * do_r                        # (P,) chain rule through o(a)
+        da_c = w * (-1.0 + g_c)                                # NLL: d(-a_c)/da_c = -1
+        da_r = w * -g_r                                        # dz/da_r = -do/da_r
         d_c = (da_c / n_c)[:, None] * mask_c                   # (P, T_c)
         d_r = (da_r / n_r)[:, None] * mask_r                   # (P, T_r)
     finite_loss(loss, (d_c, d_r), culprit(
         (largest(logp_c=s_c, logp_r=s_r), z), ("logp_c", do_c), ("logp_r", do_r),
-        (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, dz * do_c, dz * do_r)), "weights"))
+        (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)), "weights"))
     return loss, (d_c, d_r)
 
 
