@@ -412,7 +412,7 @@ def kto_args(logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, 
     logp, mask = response_batch(logp, mask, "logp", "mask")
     B = logp.shape[0]
     ref = float_array(seq_logp_ref, "seq_logp_ref", shape=(B,))
-    d = np.asarray(desirable)
+    d = _asarray(desirable, "desirable")                 # ragged nesting: a TypeError naming it
     if d.dtype != np.bool_ or d.shape != (B,):
         raise TypeError(f"desirable: expected a bool array of shape ({B},), got "
                         f"{d.dtype} array of shape {d.shape}")

@@ -272,3 +272,53 @@ Z3 = np.zeros(3)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+from quiet import overflow, raises, silent  # noqa: E402
+
+DRIVER = [
+    # two margins of -1.2e308, each finite, whose softplus sum 2.4e308 overflows the mean
+    ("reward_table mean", lambda: reward_table_loss([[-6e307, 6e307]], [0, 0], [0, 0], [1, 1]),
+     "r_phi", "the mean loss"),
+    # m = 0 - 1e308 per pair: the rejected rewards drove it, not r_chosen
+    ("bradley_terry rejected", lambda: bradley_terry_loss([0.0, 0.0], [1e308, 1e308]),
+     "r_rejected", "the margin r_chosen - r_rejected"),
+    # l = log 2 per pair, w l = 1.18e308 each: their sum, and only it, overflows
+    ("dpo weights", lambda: dpo_loss(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2), 1.0,
+                                     weights=[1.7e308, 1.7e308]), "weights", "the loss"),
+    # IPO at beta = 1: e = h - 1/2 = 1e200, e^2 = inf, driven by the margin, not by beta
+    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, "ipo"),
+     "seq_logp_c", "the loss"),
+    # IPO at beta = 5e-324: the target 1/(2 beta) is inf
+    ("ipo target", lambda: dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "beta", "the loss"),
+    # h = -1e308 - 1.7e308 = -inf: the largest input of the margin is seq_logp_r
+    ("dpo margin r", lambda: dpo_loss([-1e308], [1.7e308], [0.0], [0.0], 1.0),
+     "seq_logp_r", "the log-ratio margin h"),
+    # h = (0 - 1.7e308) - (0 + 1.7e308): the references tie, the first of them is named
+    ("dpo margin ref", lambda: dpo_loss([0.0], [0.0], [1.7e308], [-1.7e308], 1.0),
+     "seq_logp_ref_c", "the log-ratio margin h"),
+]
+
+
+@pytest.mark.parametrize("label, call, arg, what", DRIVER, ids=[d[0] for d in DRIVER])
+def test_an_overflow_names_the_argument_that_drove_it(label, call, arg, what):
+    assert raises(ValueError, call) == overflow(arg, what, "inf")
+
+
+def test_bt_sample_preferences_n_pairs_is_bounded_before_any_allocation():
+    rng = np.random.default_rng(0)
+    msg = raises(ValueError, lambda: bt_sample_preferences([[0.0, 0.0]], [[0.5, 0.5]], 2**63, rng))
+    assert msg == "n_pairs: expected an integer <= 1152921504606846975, got 9223372036854775808"
+    assert raises(ValueError, lambda: bt_sample_preferences(
+        [[0.0, 0.0]], [[0.5, 0.5]], 2**62, rng)).startswith("n_pairs: expected an integer <=")
+    assert rng.random() == np.random.default_rng(0).random()        # nothing drawn
+
+
+def test_bt_sample_preferences_margin_beyond_float64_is_a_silent_certain_win():
+    # R(x, 0) - R(x, 1) = 2e308 = inf: sigma = 1, response 0 always wins, no warning
+    x, c, r = silent(lambda: bt_sample_preferences([[1e308, -1e308]], [[0.5, 0.5]], 40,
+                                                   np.random.default_rng(1)))
+    apart = c != r
+    assert apart.any() and (c[apart] == 0).all() and (r[apart] == 1).all()

@@ -445,3 +445,141 @@ def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
         target[x] = pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))
     tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
     assert gmax < 1e-9 and tv < 1e-8
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+from quiet import overflow, raises, silent  # noqa: E402
+
+M1, M2 = np.ones((1, 1)), np.ones((2, 1))
+LOGP_MSG = "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
+
+DRIVER = [
+    # z = (-2 + 1) - 0.5 per pair, l = softplus(1.5) = 1.7: w l = 2.9e308, the weights drove it
+    ("simpo weights", lambda: simpo_loss([[-2.0]] * 2, M2, [[-1.0]] * 2, M2, 1.0,
+                                         weights=[1.7e308, 1.7e308]), "weights"),
+    # z = 1e308 (-3 + 0.5) - 0.5 = -inf
+    ("simpo beta", lambda: simpo_loss([[-3.0]], M1, [[-0.5]], M1, 1e308), "beta"),
+    # IPO's target 1/(2 beta) = inf: beta, not the log-probs (no error caught and re-labelled)
+    ("ipo beta", lambda: ipo_loss([[-1.0]], M1, [[-2.0]], M1, [0.0], [0.0], 5e-324), "beta"),
+    ("ipo margin", lambda: ipo_loss([[-1e200]], M1, [[-1.0]], M1, [0.0], [0.0], 1.0), "logp_c"),
+    ("ipo ref", lambda: ipo_loss([[-1.0]], M1, [[-1.0]], M1, [1e200], [0.0], 1.0),
+     "seq_logp_ref_c"),
+    # chosen worse than rejected: lam softplus(-z) = 1.7e308 * 1.2 = inf
+    ("orpo lam", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, lam=1.7e308), "lam"),
+    ("orpo weights", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, weights=[1.7e308]), "weights"),
+    # w lam sigma(-u) = 1.7e308 * 2 * sigma(0) = 1.7e308: lambda_d 2 < weights 1.7e308
+    ("kto weights", lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
+                                     1.0, lambda_d=2.0, weights=[1.7e308, 1.7e308]), "weights"),
+]
+
+
+@pytest.mark.parametrize("label, call, arg", DRIVER, ids=[d[0] for d in DRIVER])
+def test_an_overflow_names_the_argument_that_drove_it(label, call, arg):
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{arg}: expected a value for which ") and "is finite in float64" in msg
+
+
+def test_an_overflow_sample_message_of_each_template():
+    assert raises(ValueError, DRIVER[0][1]) == overflow("weights", "the loss", "inf")
+    # the sum of two tokens of -1e308 is -inf: the log-probs drove it, their own message
+    call = lambda: simpo_loss([[-1e308, -1e308]], np.ones((1, 2)), [[-0.5]], M1, 1.0)
+    assert raises(ValueError, call) == LOGP_MSG
+
+
+@pytest.mark.parametrize("side", ["c", "r"])
+def test_orpo_odds_near_probability_one_name_that_side(side):
+    # a = -5e-324: 1 / expm1(a) = -2e323, beyond float64, on the side whose log-prob it is
+    tiny, ok = [[-5e-324]], [[-1.0]]
+    lc, lr = (tiny, ok) if side == "c" else (ok, tiny)
+    msg = raises(ValueError, lambda: orpo_loss(lc, M1, lr, M1, lam=1.0))
+    assert msg.startswith(f"logp_{side}: expected log-probs for which the loss is finite")
+
+
+def test_kto_at_a_huge_beta_is_silent_and_finite():
+    # u = +-1.7e308 (h - z0) saturates sigma: loss and gradient finite, no warning
+    loss, d = silent(lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
+                                      1.7e308))
+    assert np.isfinite(loss) and np.isfinite(d).all()
+
+
+# ---------------------------------------------------------------- the grader behind a judge
+
+@pytest.mark.parametrize("reward, exc, fragment", [
+    ("1.0", TypeError, "got str '1.0'"),
+    (None, TypeError, "got NoneType None"),
+    (np.array([1.0]), TypeError, "got array of shape (1,) and dtype float64"),
+    (True, TypeError, "got bool True"),
+    (float("nan"), ValueError, "got nan"),
+    (float("inf"), ValueError, "got inf"),
+])
+def test_bradley_terry_judge_rejects_a_grader_reward_that_is_not_a_finite_real(reward, exc,
+                                                                                fragment):
+    judge = bradley_terry_judge(lambda x, y: reward)
+    msg = raises(exc, lambda: judge("p", (1,), (2, 0)))
+    assert msg.startswith("grader: expected a ") and fragment in msg
+
+
+def test_bradley_terry_judge_message_sample_and_a_margin_beyond_float64():
+    judge = bradley_terry_judge(lambda x, y: float("nan"))
+    assert raises(ValueError, lambda: judge("p", (1,), (2, 0))) == (
+        "grader: expected a finite number (a finite reward) for response (1,), got nan")
+    huge = bradley_terry_judge(lambda x, y: 1e308 if len(y) == 1 else -1e308)
+    assert silent(lambda: huge("p", (1,), (2, 0))) == 1.0          # sigma(2e308 = inf)
+    assert silent(lambda: huge("p", (2, 0), (1,))) == 0.0
+
+
+# ---------------------------------------------------------------- online DPO: the judge's pairs
+
+def test_online_step_asks_the_judge_about_each_pair_in_order():
+    """The judge gets (the prompt's text, row 2i, row 2i+1) of the rollout for pair i: replay
+    the rollout with the same seed and compare every call; a judge saying 1.0 picks y_a."""
+    mdp, policy, ref, _ = _online_setup()
+    theta0 = policy.theta.copy()
+    calls = []
+
+    def judge(prompt, y_a, y_b):
+        calls.append((prompt, y_a, y_b))
+        return 1.0
+
+    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.7, np.random.default_rng(1),
+                          pairs_per_prompt=3)
+    prompts = np.repeat(np.arange(2), 3)
+    resp = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1),
+                       prompts=prompts).responses()
+    want = [(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts)]
+    assert calls == want
+    assert any(a != b for _, a, b in want)                     # a swap would be seen
+    assert out["chosen"] == [a for _, a, _ in want] and out["rejected"] == [b for _, _, b in want]
+    np.testing.assert_array_equal(out["prompt"], prompts)
+
+
+def test_online_step_a_judge_saying_zero_picks_y_b():
+    mdp, policy, ref, _ = _online_setup()
+    calls = []
+    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: calls.append((a, b)) or 0.0, 1.0, 1.0,
+                          np.random.default_rng(2))
+    assert out["chosen"] == [b for _, b in calls] and out["rejected"] == [a for a, _ in calls]
+
+
+@pytest.mark.parametrize("kwargs, arg, fragment", [
+    ({"pairs_per_prompt": 2**63}, "pairs_per_prompt", "expected an integer <= "),
+    ({"beta": 1e308}, "beta", "the gradient on theta is finite"),
+])
+def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_nothing(
+        kwargs, arg, fragment):
+    mdp, policy, ref, grader = _online_setup()
+    args = dict(mdp=mdp, policy=policy, ref=ref, judge=bradley_terry_judge(grader), beta=1.0,
+                lr=1.0, rng=np.random.default_rng(1), pairs_per_prompt=1)
+    args.update(kwargs)
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(**args))
+    assert msg.startswith(f"{arg}: ") and fragment in msg
+    np.testing.assert_array_equal(policy.theta, theta0)
+    assert args["rng"].random() == np.random.default_rng(1).random()
+
+
+def test_kto_ragged_desirable_is_a_type_error_naming_it():
+    msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), [[True], [True, False], [True]],
+                                             1.0))
+    assert msg.startswith("desirable: expected an array, got list")

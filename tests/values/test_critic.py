@@ -183,3 +183,44 @@ V3 = np.zeros(3)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+from minirl_lm.values.critic import clipped_value_loss  # noqa: E402
+
+from quiet import overflow, raises  # noqa: E402
+
+ONE = [[1.0]]
+
+
+@pytest.mark.parametrize("vpreds, values_old, returns, arg", [
+    ([[0.0]], [[0.0]], [[1e308]], "returns"),          # (0 - 1e308)^2: both squares overflow
+    ([[0.0]], [[1e308]], [[0.0]], "values_old"),       # v_clip = 1e308 - 0.5: the clipped one
+    ([[1e308]], [[0.0]], [[0.0]], "vpreds"),
+    # each square 1e308 is finite, their sum over two tokens is not
+    ([[1e154, 1e154]], [[1e154, 1e154]], [[0.0, 0.0]], "vpreds"),
+])
+def test_clipped_value_loss_overflow_names_its_largest_input(vpreds, values_old, returns, arg):
+    mask = np.ones(np.shape(vpreds))
+    msg = raises(ValueError, lambda: clipped_value_loss(vpreds, values_old, returns, mask, 0.5))
+    assert msg == f"{arg}: the squared value error overflows float64"
+
+
+def test_per_token_rewards_overflow_of_beta_times_a_huge_log_ratio_names_logp():
+    # u = -1e308 (finite), r = -2 u = 2e308: logp drove it, beta is 2
+    msg = raises(ValueError, lambda: per_token_rewards([0.0], [[-1e308]], [[0.0]], ONE, 2.0))
+    assert msg == overflow("logp", "beta (logp - logp_ref)")
+
+
+def test_td_errors_overflow_driven_by_the_rewards_names_them():
+    # delta_1 = 1.7e308 + V(s_2) = 1.7e308 + 1e308 = inf, V(s_1) = 0
+    msg = raises(ValueError, lambda: td_errors([0.0, 1e308], [[0, 1]], [[1.7e308, 0.0]],
+                                               [[1.0, 1.0]]))
+    assert msg.startswith("rewards: ") and "delta = r + gamma V(s') - V(s)" in msg
+
+
+def test_value_loss_overflow_driven_by_the_values_names_them():
+    # err = 1e200 - 0: err^2 = 1e400, the value 1e200 drove it
+    msg = raises(ValueError, lambda: value_loss([1e200], [[0]], [[0.0]], ONE))
+    assert msg.startswith("values: ") and "the squared error (V(s) - target)^2" in msg

@@ -214,3 +214,22 @@ MDP = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+from quiet import overflow, raises  # noqa: E402
+
+
+@pytest.mark.parametrize("call, arg, what", [
+    (lambda: exploit_threshold(1.0, 5e-324), "log_odds", "g / l"),      # 1 / 5e-324 = inf
+    (lambda: exploit_threshold(1e308, 1e-10), "gap", "g / l"),
+    (lambda: hedge_odds(1e308, 4.0, 1.0), "gap", "the odds"),           # exp(-4 + 1e308)
+    (lambda: hedge_odds(1.0, -1e308, 1.0), "log_odds", "the odds"),     # exp(1e308 + 1)
+    (lambda: hedge_odds(1.0, 4.0, 1e-10), "beta", "the odds"),          # exp(-4 + 1e10)
+    # one prompt, J(pi*) = MAX, times the weight 1 + 5e-10: the reward drove it (beta = 1)
+    (lambda: optimal_value([[1.0]], [[np.finfo(float).max]], 1.0, weights=[1 + 5e-10]),
+     "reward", "J(pi*) = beta log Z"),
+])
+def test_an_overflow_names_the_argument_that_drove_it(call, arg, what):
+    assert raises(ValueError, call) == overflow(arg, what)
