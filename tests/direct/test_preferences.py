@@ -1,5 +1,6 @@
 """IPO (summed, averaged), SimPO, ORPO, KTO and online DPO: finite differences, TRL's definitions,
-edge cases, bad input, and a failing online step that changes nothing."""
+edge cases, the public defaults, bad input, overflows named after their driver, the grader behind
+a judge, the pairs a judge is asked about, and a failing online step that changes nothing."""
 
 import importlib.util
 from pathlib import Path
@@ -15,6 +16,7 @@ from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_los
                                    orpo_loss, simpo_loss)
 
 from gradcheck import fd_grad
+from quiet import overflow, raises, silent
 
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10
 
@@ -449,8 +451,6 @@ def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
 
 # ---------------------------------------------------------------- an overflow names its driver
 
-from quiet import overflow, raises, silent  # noqa: E402
-
 M1, M2 = np.ones((1, 1)), np.ones((2, 1))
 LOGP_MSG = "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
 
@@ -583,3 +583,36 @@ def test_kto_ragged_desirable_is_a_type_error_naming_it():
     msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), [[True], [True, False], [True]],
                                              1.0))
     assert msg.startswith("desirable: expected an array, got list")
+
+
+# ---------------------------------------------------------------- the public defaults
+
+def test_defaults_gamma_lam_z0_lambdas_average_and_weights():
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(14)
+    same = lambda a, b: a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1]))
+    mean = np.full(5, 0.2)
+    assert same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.5, mean))
+    assert not same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.0))
+    assert same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.1, mean))
+    assert not same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.2))
+    assert same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
+                ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, False, mean))
+    assert not same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
+                    ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, True))
+    des = np.array([True, False, True, False, True])
+    k = kto_loss(lc, mc, ref_c, des, 0.8)
+    kk = kto_loss(lc, mc, ref_c, des, 0.8, 0.0, 1.0, 1.0, mean)
+    assert k[0] == kk[0] and np.array_equal(k[1], kk[1])
+    for other in ({"z0": 0.3}, {"lambda_d": 2.0}, {"lambda_u": 2.0}):
+        assert kto_loss(lc, mc, ref_c, des, 0.8, **other)[0] != k[0]
+
+
+def test_online_step_defaults_to_one_pair_per_prompt():
+    mdp, policy, ref, grader = _online_setup()
+    p2 = policy.copy()
+    judge = bradley_terry_judge(grader)
+    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.5, np.random.default_rng(4))
+    again = online_dpo_step(mdp, p2, ref, judge, 0.5, 0.5, np.random.default_rng(4), 1)
+    np.testing.assert_array_equal(out["prompt"], [0, 1])
+    assert out["chosen"] == again["chosen"] and out["loss"] == again["loss"]
+    np.testing.assert_array_equal(policy.theta, p2.theta)
