@@ -50,8 +50,16 @@ Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
 
 import numpy as np
 
-from minirl_lm.core.checks import (bt_pairs, bt_sample_args, culprit, dpo_args, finite_result,
-                                   largest, reward_table_pairs, token_grad_args)
+from minirl_lm.core.checks import (
+    bt_pairs,
+    bt_sample_args,
+    culprit,
+    dpo_args,
+    finite_result,
+    largest,
+    reward_table_pairs,
+    token_grad_args,
+)
 from minirl_lm.core.ops import sigmoid
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)

@@ -59,9 +59,20 @@ import copy
 
 import numpy as np
 
-from minirl_lm.core.checks import (callable_check, culprit, finite_loss, finite_result, ipo_args,
-                                   kto_args, largest, online_dpo_args, orpo_args,
-                                   probability_result, real_result, simpo_args)
+from minirl_lm.core.checks import (
+    callable_check,
+    culprit,
+    finite_loss,
+    finite_result,
+    ipo_args,
+    kto_args,
+    largest,
+    online_dpo_args,
+    orpo_args,
+    probability_result,
+    real_result,
+    simpo_args,
+)
 from minirl_lm.core.ops import sigmoid
 from minirl_lm.direct.dpo import _dpo
 

@@ -43,9 +43,18 @@ Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table.
 
 import numpy as np
 
-from minirl_lm.core.checks import (clipped_value_args, critic_batch, discounted_args,
-                                   finite_result, finite_stages, fit_values_args, largest,
-                                   reward_args, squared_error_finite, td_args)
+from minirl_lm.core.checks import (
+    clipped_value_args,
+    critic_batch,
+    discounted_args,
+    finite_result,
+    finite_stages,
+    fit_values_args,
+    largest,
+    reward_args,
+    squared_error_finite,
+    td_args,
+)
 from minirl_lm.core.ops import log_ratio
 
 

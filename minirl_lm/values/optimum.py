@@ -53,9 +53,18 @@ functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `To
 
 import numpy as np
 
-from minirl_lm.core.checks import (bandit_args, finite_result, finite_stages, largest,
-                                   objective_args, odds_args, real_result, threshold_args,
-                                   tree_args, tree_objective_args)
+from minirl_lm.core.checks import (
+    bandit_args,
+    finite_result,
+    finite_stages,
+    largest,
+    objective_args,
+    odds_args,
+    real_result,
+    threshold_args,
+    tree_args,
+    tree_objective_args,
+)
 
 
 def _tilt(pi_ref, q, beta):

@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from minirl_lm.direct.dpo import (bradley_terry_loss, bt_sample_preferences, dpo_loss,
-                           reward_table_loss, token_grad)
-from minirl_lm.values.optimum import tilted_optimum
-
 from gradcheck import fd_grad
+from minirl_lm.direct.dpo import bradley_terry_loss, bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
+from minirl_lm.values.optimum import tilted_optimum
 from quiet import overflow, raises, silent
 
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10

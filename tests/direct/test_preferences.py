@@ -8,14 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirl_lm.direct.dpo import dpo_loss
-from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.values.optimum import tilted_optimum
-from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
-                                   orpo_loss, simpo_loss)
-
 from gradcheck import fd_grad
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.direct.preferences import (
+    bradley_terry_judge,
+    ipo_loss,
+    kto_loss,
+    online_dpo_step,
+    orpo_loss,
+    simpo_loss,
+)
+from minirl_lm.values.optimum import tilted_optimum
 from quiet import overflow, raises, silent
 
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10

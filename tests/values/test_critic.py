@@ -5,14 +5,21 @@ one real token, and the public defaults (gamma, lam, lr, target) against hand-co
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.values.critic import (clipped_value_loss, fit_values, gae, monte_carlo_returns,
-                                     per_token_rewards, td_errors, value_loss)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcheck import fd_grad
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.values.critic import (
+    clipped_value_loss,
+    fit_values,
+    gae,
+    monte_carlo_returns,
+    per_token_rewards,
+    td_errors,
+    value_loss,
+)
 from quiet import overflow, raises, silent
 
 

@@ -8,12 +8,20 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.values.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
-                                      optimal_value, soft_values, tilted_optimum, tilted_optimum_tree)
-
+from minirl_lm.values.optimum import (
+    exploit_threshold,
+    hedge_odds,
+    kl_objective,
+    kl_objective_tree,
+    optimal_value,
+    soft_values,
+    tilted_optimum,
+    tilted_optimum_tree,
+)
 from quiet import overflow, raises, silent
 
 
@@ -258,7 +266,7 @@ ZERO = lambda x, y: 0.0                 # a grader
 ], ids=["tilted_optimum", "optimal_value", "soft_values", "tilted_optimum_tree", "hedge_odds"])
 def test_beta_must_be_positive(call):
     for beta in (0.0, -1.0):
-        msg = raises(ValueError, lambda: call(beta))
+        msg = raises(ValueError, lambda b=beta: call(b))
         assert msg.startswith("beta: ") and "expected a number > 0.0" in msg
 
 
@@ -284,7 +292,7 @@ def test_tables_must_be_two_dimensional():
 
 def test_pi_ref_must_have_the_shape_of_pi():
     for pi_ref in (np.full((2, 2), 0.5), np.full((1, 3), 1 / 3)):     # (1, 3) would broadcast
-        msg = raises(ValueError, lambda: kl_objective(P, pi_ref, Z, 1.0))
+        msg = raises(ValueError, lambda p=pi_ref: kl_objective(P, p, Z, 1.0))
         assert msg == f"pi_ref: expected shape (2, 3), got {pi_ref.shape}"
 
 
@@ -494,7 +502,8 @@ def test_hedge_odds_overflow():
     msg = raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
     assert msg.startswith("beta: ") and "the odds" in msg and "makes it inf (overflow)" in msg
     msg = raises(ValueError, lambda: hedge_odds(1e308, 0.0, 1e-10))  # exp(1e318 = inf) = inf
-    assert msg.startswith("gap: ") and "the odds" in msg and "makes it inf (overflow)" in msg                 # gap * beta = 1e298 > 1
+    # gap * beta = 1e298 > 1: gap is the farther from 1
+    assert msg.startswith("gap: ") and "the odds" in msg and "makes it inf (overflow)" in msg
 
 
 def test_weights_default_to_the_uniform_prompt_distribution():
