@@ -38,7 +38,7 @@ fixed: a semi-gradient). A response of length 0 (an all-padding row) gets no rew
 error, no advantage, no loss.
 
 Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
-`pytest tests/values/test_critic.py`. Imports NumPy and `minirl_lm.core.checks` only.
+`pytest tests/values/test_critic.py`. Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
 """
 
 import numpy as np
