@@ -100,7 +100,7 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
         `(B, T)` TD errors, 0 at padding.
     """
     values, states, rewards, mask, gamma = td_args(values, states, rewards, mask, gamma)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _td(values, states, rewards, mask, gamma)
     return finite_result(out, largest(values=values, rewards=rewards),
                          "delta = r + gamma V(s') - V(s)")
@@ -127,7 +127,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
         `(B, T)` advantages, 0 at padding.
     """
     deltas, mask, gamma, lam = discounted_args(deltas, mask, "deltas", gamma, lam)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _backward_sum(deltas * mask, mask, gamma * lam)
     return finite_result(out, "deltas", "the discounted sum")
 
@@ -144,7 +144,7 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
         `(B, T)` returns, 0 at padding.
     """
     rewards, mask, gamma, _ = discounted_args(rewards, mask, "rewards", gamma)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         out = _backward_sum(rewards * mask, mask, gamma)
     return finite_result(out, "rewards", "the discounted sum")
 
@@ -208,7 +208,7 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
     """
     values, states, rewards, mask, gamma, lr, target = fit_values_args(
         values, states, rewards, mask, gamma, lr, target)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         if target == "mc":
             y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
         else:

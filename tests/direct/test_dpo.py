@@ -274,8 +274,8 @@ Z3 = np.zeros(3)
                                    np.random.default_rng(0), mu0=[1.0]), ValueError, "mu0"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---------------------------------------------------------------- an overflow names its driver
@@ -472,7 +472,7 @@ MESSAGES = [
 @pytest.mark.parametrize("label, call, exc, arg, fragment", MESSAGES, ids=[m[0] for m in MESSAGES])
 def test_bad_input_message_names_the_argument(label, call, exc, arg, fragment):
     msg = raises(exc, call)
-    assert msg.startswith(f"{arg}: ") and fragment in msg
+    assert msg.startswith(f"{arg}: {fragment}")
 
 
 def test_message_samples_one_per_template():
@@ -510,4 +510,4 @@ OVERFLOWS = [
 def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(label, call, arg,
                                                                             what, kind):
     msg = raises(ValueError, call)
-    assert msg.startswith(f"{arg}: ") and what in msg and f"makes it {kind} (overflow)" in msg
+    assert msg.startswith(f"{arg}: expected a value for which {what} is finite") and msg.endswith(f"makes it {kind} (overflow)")

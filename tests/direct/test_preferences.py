@@ -263,8 +263,8 @@ M = np.ones((3, 2))
     (lambda: kto_loss(Z, M, np.zeros(4), np.ones(3, bool), 1.0), ValueError, "seq_logp_ref"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---------------------------------------------------------------- online DPO
@@ -345,8 +345,7 @@ def test_bad_online_arguments_change_no_state(kwargs, exc, match):
                 lr=1.0, rng=np.random.default_rng(3), pairs_per_prompt=4)
     args.update(kwargs)
     theta0 = policy.theta.copy()
-    with pytest.raises(exc, match=match):
-        online_dpo_step(**args)
+    assert raises(exc, lambda: online_dpo_step(**args)).startswith(f"{match}: ")
     np.testing.assert_array_equal(policy.theta, theta0)
     if isinstance(args["rng"], np.random.Generator):
         assert args["rng"].random() == np.random.default_rng(3).random()
@@ -482,7 +481,7 @@ DRIVER = [
 @pytest.mark.parametrize("label, call, arg", DRIVER, ids=[d[0] for d in DRIVER])
 def test_an_overflow_names_the_argument_that_drove_it(label, call, arg):
     msg = raises(ValueError, call)
-    assert msg.startswith(f"{arg}: expected a value for which ") and "is finite in float64" in msg
+    assert msg.startswith(f"{arg}: expected a value for which the loss is finite in float64")
 
 
 def test_an_overflow_sample_message_of_each_template():
