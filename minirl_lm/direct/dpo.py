@@ -146,11 +146,11 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
     logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
     finite_result(h, logps, "the log-ratio margin h")
-    loss, dseq_c = _dpo(h, beta, variant, ls, w, logps)
+    loss, dseq_c = _dpo(h, beta, w, logps, variant, ls)
     return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
 
 
-def _dpo(h, beta, variant, ls, w, h_name):
+def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
     """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
     margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
     larger against the other, or the weights if every pair's term is finite."""

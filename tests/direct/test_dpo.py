@@ -511,3 +511,19 @@ def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(labe
                                                                             what, kind):
     msg = raises(ValueError, call)
     assert msg.startswith(f"{arg}: expected a value for which {what} is finite") and msg.endswith(f"makes it {kind} (overflow)")
+
+
+@pytest.mark.parametrize("h, arg", [
+    # IPO at beta = 5e-155: the target 1/(2 beta) = 1e154, e = h - 1e154, e^2 beyond float64.
+    # Named beta when the target is at least |h| (a tie included), else the log-probs
+    (-1e154, "beta"), (-0.8e154, "beta"), (-1.5e154, "seq_logp_c"),
+])
+def test_ipo_overflow_names_beta_when_its_target_dominates_the_margin(h, arg):
+    msg = raises(ValueError, lambda: dpo_loss([h], [0.0], [0.0], [0.0], 5e-155, "ipo"))
+    assert msg == overflow(arg, "the loss")
+
+
+def test_dpo_margin_overflow_names_the_largest_reference():
+    # h = (-1e308 - 0) - (0 + 1.7e308) = -inf: seq_logp_ref_r is the largest input
+    msg = raises(ValueError, lambda: dpo_loss([-1e308], [0.0], [0.0], [-1.7e308], 1.0))
+    assert msg == overflow("seq_logp_ref_r", "the log-ratio margin h")

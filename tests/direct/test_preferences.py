@@ -323,8 +323,8 @@ def test_a_failing_online_step_changes_no_state(judge, exc, match):
     mdp, policy, ref, _ = _online_setup()
     theta0 = policy.theta.copy()
     rng = np.random.default_rng(3)
-    with pytest.raises(exc, match=match):
-        online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng)
+    msg = raises(exc, lambda: online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng))
+    assert match is None or msg.startswith(f"{match}: expected a probability")
     np.testing.assert_array_equal(policy.theta, theta0)
     assert rng.random() == np.random.default_rng(3).random()   # the generator did not advance
 
@@ -620,3 +620,129 @@ def test_online_step_defaults_to_one_pair_per_prompt():
     np.testing.assert_array_equal(out["prompt"], [0, 1])
     assert out["chosen"] == again["chosen"] and out["loss"] == again["loss"]
     np.testing.assert_array_equal(policy.theta, p2.theta)
+
+
+# ---------------------------------------------------------------- overflow: every stage and driver
+
+NEG = [[-1e308, -1e308]]                                       # a sum beyond float64: -inf
+M12 = np.ones((1, 2))
+
+
+def test_ipo_margin_of_two_infinite_sums_is_a_silent_nan_naming_logp_c():
+    # s_c = s_r = -inf: h = -inf - -inf = NaN
+    msg = raises(ValueError, lambda: ipo_loss(NEG, M12, NEG, M12, [0.0], [0.0], 1.0))
+    assert msg == overflow("logp_c", "the log-ratio margin h", "NaN")
+
+
+@pytest.mark.parametrize("lc, lr, ref_c, ref_r, arg", [
+    ([[-1e308]], [[-1.0]], [1e308], [0.0], "logp_c"),          # s_c - ref_c = -2e308: overflow
+    ([[-1.0]], NEG, [0.0], [0.0], "logp_r"),                   # s_r = -inf: h = +inf
+    ([[-1.0]], [[-1.0]], [0.0], [1e200], "seq_logp_ref_r"),    # h = 1e200, e^2 = inf
+])
+def test_ipo_overflow_names_the_largest_input_of_the_margin(lc, lr, ref_c, ref_r, arg):
+    msg = raises(ValueError, lambda: ipo_loss(lc, np.ones(np.shape(lc)), lr, np.ones(np.shape(lr)),
+                                              ref_c, ref_r, 1.0))
+    assert msg.startswith(f"{arg}: expected a value for which the ")
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_ipo_gradients_are_float64_arrays(average):
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(15)
+    _, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average)
+    assert dc.dtype == dr.dtype == np.float64 and dc.shape == lc.shape and dr.shape == lr.shape
+
+
+def test_simpo_margin_of_two_infinite_sums_is_a_silent_error_naming_logp_c():
+    msg = raises(ValueError, lambda: simpo_loss(NEG, M12, NEG, M12, 1.0))
+    assert msg == LOGP_MSG.replace("(loss inf)", "(loss nan)")
+
+
+@pytest.mark.parametrize("lc, beta, gamma, arg", [
+    # a_c - a_r = -1e308 + 0.5; z = 1 (-1e308) - 1.7e308 = -inf: gamma is the largest
+    ([[-1e308]], 1.0, 1.7e308, "gamma"),
+    # z = 2 (-1e308) - 0.5 = -inf: the margin of the log-probs is the largest
+    ([[-1e308]], 2.0, 0.5, "logp_c"),
+])
+def test_simpo_overflow_of_z_names_its_largest_input(lc, beta, gamma, arg):
+    msg = raises(ValueError, lambda: simpo_loss(lc, M1, [[-0.5]], M1, beta, gamma))
+    assert msg.startswith(f"{arg}: expected ")
+
+
+def test_orpo_overflow_of_the_log_odds_ratio_names_the_log_probs():
+    # s_c = -inf: z = -inf, lam softplus(inf) = inf
+    msg = raises(ValueError, lambda: orpo_loss(NEG, M12, [[-1.0]], M1))
+    assert msg == LOGP_MSG
+    # both -inf: z = NaN; with lam = 2 the log-probs, not lam, are named
+    msg = raises(ValueError, lambda: orpo_loss(NEG, M12, NEG, M12, lam=2.0))
+    assert msg.startswith("logp_c: expected log-probs for which the loss is finite")
+
+
+@pytest.mark.parametrize("kwargs, desirable, arg", [
+    # u = 0 (h = z0 = 0): |dl/dh| = w lam sigma(0)^2 beta = 0.5 * 1.7e308 * 0.25 * 16 = inf
+    ({"lambda_d": 1.7e308, "beta": 16.0}, [True, True], "lambda_d"),
+    ({"lambda_u": 1.7e308, "beta": 16.0}, [False, False], "lambda_u"),
+    ({"lambda_d": 8.0, "beta": 1.7e308, "weights": [1.0, 1.0]}, [True, True], "beta"),
+])
+def test_kto_overflow_names_the_largest_coefficient(kwargs, desirable, arg):
+    msg = raises(ValueError, lambda: kto_loss([[-1.0], [-1.0]], M2, [-1.0, -1.0],
+                                              np.array(desirable), **kwargs))
+    assert msg == overflow(arg, "the loss")
+
+
+def test_kto_huge_weight_times_a_saturated_sigma_is_a_silent_error():
+    # w lam = 1.7e308 * 2 = inf, times sigma(u) sigma(-u) = 0 at u = -inf: NaN, named weights
+    msg = raises(ValueError, lambda: kto_loss([[-1e308, -1e308], [-1.0, -1.0]], np.ones((2, 2)),
+                                              [0.0, 0.0], np.array([True, False]), 1.0,
+                                              lambda_d=2.0, weights=[1.7e308, 1.0]))
+    assert msg.startswith("weights: expected a value for which the loss is finite")
+
+
+def test_bradley_terry_judge_grader_messages_and_the_prompt_it_gets():
+    assert raises(TypeError, lambda: bradley_terry_judge(3)) == (
+        "grader: expected a callable grader(prompt, response), got int 3")
+    assert raises(TypeError, lambda: bradley_terry_judge(lambda y: 0.0)) == (
+        "grader: expected a callable grader(prompt, response) taking 2 positional arguments, "
+        "got one with signature (y)")
+    judge = bradley_terry_judge(lambda x, y: float(len(x) * len(y)))
+    assert judge("abc", (1,), (1, 2)) == pytest.approx(_sig(3.0 - 6.0), rel=1e-15)
+
+
+def test_online_step_labels_each_pair_with_one_uniform_draw_strictly_below_p():
+    """After the rollout, one u ~ U[0, 1) per pair, in order; y_a wins iff u < p. A judge that
+    answers p = u exactly (known by replaying the generator) loses every pair."""
+    mdp, policy, ref, _ = _online_setup()
+    theta0 = policy.theta.copy()
+    prompts = np.repeat(np.arange(2), 3)
+    replay = np.random.default_rng(6)
+    resp = mdp.rollout(TabularPolicy(theta0), 2, replay, prompts=prompts).responses()
+    u = replay.random(prompts.size)
+    for shift, a_wins in ((0.0, False), (1e-9, True)):
+        it = iter(u + shift)
+        p2 = TabularPolicy(theta0.copy())
+        out = online_dpo_step(mdp, p2, ref, lambda x, a, b: float(next(it)), 0.5, 0.5,
+                              np.random.default_rng(6), pairs_per_prompt=3)
+        pick = 0 if a_wins else 1
+        assert out["chosen"] == [resp[2 * i + pick] for i in range(prompts.size)]
+
+
+def test_online_step_a_reference_forbidding_sampled_tokens_is_named():
+    # the reference gives token 1 probability 0 everywhere: pairs where both responses hold it
+    # have h = inf - inf = NaN; the policy samples token 1 often
+    mdp, policy, _, grader = _online_setup()
+    theta = np.zeros((mdp.S, mdp.V))
+    theta[:, 1] = -np.inf
+    rng = np.random.default_rng(0)
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta),
+                                                     bradley_terry_judge(grader), 1.0, 1.0, rng, 8))
+    assert msg.startswith("ref: expected a value for which the log-ratio margin h is finite")
+    np.testing.assert_array_equal(policy.theta, theta0)
+
+
+def test_online_step_whose_update_leaves_float64_names_lr():
+    mdp, policy, ref, grader = _online_setup()
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, ref, bradley_terry_judge(grader),
+                                                     5.0, 1.7e308, np.random.default_rng(1)))
+    assert msg == "lr: expected a step that keeps theta finite, got a non-finite update with lr=1.7e+308"
+    np.testing.assert_array_equal(policy.theta, theta0)
