@@ -746,3 +746,18 @@ def test_online_step_whose_update_leaves_float64_names_lr():
                                                      5.0, 1.7e308, np.random.default_rng(1)))
     assert msg == "lr: expected a step that keeps theta finite, got a non-finite update with lr=1.7e+308"
     np.testing.assert_array_equal(policy.theta, theta0)
+
+
+def test_online_step_a_reference_far_below_the_policy_is_named_when_the_loss_overflows():
+    """The reference puts log-prob -5e307 on token 1 (at most 3 of them: -1.5e308, finite); the
+    judge prefers responses without it. A rejected response holding token 1 has a log-ratio of
+    at least 5e307, so h <= -5e307 and beta h = -inf at beta = 4 while h is finite: the loss
+    overflows, driven by the reference (|h| > beta)."""
+    mdp, policy, _, _ = _online_setup()
+    theta = np.zeros((mdp.S, mdp.V))
+    theta[:, 1] = -5e307
+    has = lambda y: 1 in y                                      # noqa: E731
+    judge = lambda x, a, b: 0.5 if has(a) == has(b) else float(has(b))   # noqa: E731
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), judge, 4.0,
+                                                     1.0, np.random.default_rng(0), 8))
+    assert msg == overflow("ref", "the loss")
