@@ -510,7 +510,8 @@ OVERFLOWS = [
 def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(label, call, arg,
                                                                             what, kind):
     msg = raises(ValueError, call)
-    assert msg.startswith(f"{arg}: expected a value for which {what} is finite") and msg.endswith(f"makes it {kind} (overflow)")
+    assert msg.startswith(f"{arg}: expected a value for which {what} is finite")
+    assert msg.endswith(f"makes it {kind} (overflow)")
 
 
 @pytest.mark.parametrize("h, arg", [

@@ -399,22 +399,26 @@ def test_the_tree_optimum_computes_in_float64_for_a_float32_pi_ref():
 def test_kl_objective_reward_overflow():
     # pi = 1 + 4e-10 (a row summing to 1 within 1e-9) times the largest float: E_pi r = inf
     msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10]], [[1.0]], [[MAX]], 0.0))
-    assert msg.startswith("reward: expected a value for which E_pi r is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("reward: expected a value for which E_pi r is finite")
+    assert msg.endswith("makes it inf (overflow)")
     # rows E_pi r = +inf and -inf, averaged: 0.5 inf - 0.5 inf = NaN (inf - inf in the matmul)
     msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10], [1 + 4e-10]], [[1.0], [1.0]],
                                                    [[MAX], [-MAX]], 0.0))
-    assert msg.startswith("reward: expected a value for which E_pi r is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("reward: expected a value for which E_pi r is finite")
+    assert msg.endswith("makes it NaN (overflow)")
 
 
 def test_kl_objective_beta_overflow():
     # log(pi / pi_ref) = (log 1/9, log 9) = (-2.197, 2.197); times 1e308: (-inf, +inf) (overflow);
     # r - beta log ratio = (+inf, -inf); their pi-weighted sum is inf - inf = NaN
     msg = raises(ValueError, lambda: kl_objective([[0.1, 0.9]], [[0.9, 0.1]], [[0.0, 0.0]], 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
     # log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2): beta log ratio = (-6.9e307, +inf): J = -inf
     msg = raises(ValueError, lambda: kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]],
                                                    1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_optimal_value_overflow():
@@ -422,14 +426,16 @@ def test_optimal_value_overflow():
     # driven by the reward MAX (beta is 1)
     assert silent(lambda: optimal_value([[1.0]], [[MAX]], 1.0)) == MAX
     msg = raises(ValueError, lambda: optimal_value([[1.0]], [[MAX]], 1.0, weights=[1 + 5e-10]))
-    assert msg.startswith("reward: expected a value for which J(pi*) = beta log Z is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("reward: expected a value for which J(pi*) = beta log Z is finite")
+    assert msg.endswith("makes it inf (overflow)")
     # prompt 1: pi_ref (1e-300, 1), rewards (1e308, -1e308): q - m = (0, -inf),
     # log Z = log 1e-300 = -690.8, beta log Z = -6.9e310 = -inf (overflow): V = -inf;
     # weights (1, 0): 1 * 0 + 0 * -inf = NaN
     msg = raises(ValueError, lambda: optimal_value([[1.0, 0.0], [1e-300, 1.0]],
                                                     [[0.0, 0.0], [1e308, -1e308]], 1e308,
                                                     weights=[1.0, 0.0]))
-    assert msg.startswith("beta: expected a value for which J(pi*) = beta log Z is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi*) = beta log Z is finite")
+    assert msg.endswith("makes it NaN (overflow)")
 
 
 def test_soft_values_overflow():
@@ -440,9 +446,11 @@ def test_soft_values_overflow():
     pi_ref = np.array([[0.5, 0.5], [1e-300, 1.0], [1e-300, 1.0]])
     grader = lambda x, y: 1e308 if y[-1] == 0 else -1e308
     msg = raises(ValueError, lambda: soft_values(mdp, pi_ref, grader, 1e308))
-    assert msg.startswith("beta: expected a value for which the soft values is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which the soft values is finite")
+    assert msg.endswith("makes it inf (overflow)")
     msg = raises(ValueError, lambda: tilted_optimum_tree(mdp, pi_ref, grader, 1e308))
-    assert msg.startswith("beta: expected a value for which the soft values is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which the soft values is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl():
@@ -451,18 +459,21 @@ def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl(
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.999, 0.001]],
                                                         ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_kl_objective_tree_overflow_to_nan():
     # log ratio (log 1/9, log 9), beta = 1e308: pi (q - beta log ratio) = (+inf, -inf), sum NaN
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9]], [[0.9, 0.1]], ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
     # the same with an action pi takes where pi_ref = 0 (an infinite log ratio): still an error
     msg = raises(ValueError, lambda: kl_objective_tree(
         TokenMDP(prompts=[0], V=3, max_len=1), [[0.1, 0.8, 0.1]], [[0.9, 0.1, 0.0]], ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
 
 
 def test_kl_objective_tree_overflow_across_prompts():
@@ -472,13 +483,15 @@ def test_kl_objective_tree_overflow_across_prompts():
     # mean: 0.5 inf + 0.5 (-inf) = NaN
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9], [0.7, 0.3]],
                                                         [[0.7, 0.3], [0.1, 0.9]], ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
     # beta = 0, one prompt with value MAX, weight 1 + 5e-10: the weighted sum overflows
     one = TokenMDP(prompts=[0], V=1, max_len=1)
     assert silent(lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0)) == MAX
     msg = raises(ValueError, lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX,
                                                         0.0, weights=[1 + 5e-10]))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
@@ -494,16 +507,19 @@ def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
 def test_exploit_threshold_overflow():
     assert silent(lambda: exploit_threshold(1.0, 4.0)) == 0.25     # 1 / 4
     msg = raises(ValueError, lambda: exploit_threshold(1e308, 1e-10))  # 1e318: inf
-    assert msg.startswith("gap: expected a value for which g / l is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("gap: expected a value for which g / l is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_hedge_odds_overflow():
     assert silent(lambda: hedge_odds(4.0, 4.0, 1.0)) == 1.0        # exp(-4 + 4 / 1) = exp(0)
     msg = raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
-    assert msg.startswith("beta: expected a value for which the odds is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("beta: expected a value for which the odds is finite")
+    assert msg.endswith("makes it inf (overflow)")
     msg = raises(ValueError, lambda: hedge_odds(1e308, 0.0, 1e-10))  # exp(1e318 = inf) = inf
     # gap * beta = 1e298 > 1: gap is the farther from 1
-    assert msg.startswith("gap: expected a value for which the odds is finite") and msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("gap: expected a value for which the odds is finite")
+    assert msg.endswith("makes it inf (overflow)")
 
 
 def test_weights_default_to_the_uniform_prompt_distribution():
