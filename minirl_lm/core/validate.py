@@ -4,7 +4,7 @@ exact-array checks the kernel entries use). Built on `core/checks.py`; NumPy onl
 
 import numpy as np
 
-from minirl_lm.core.checks import float_array, int_array, mask_array, same_shape, _describe
+from minirl_lm.core.checks import finite_result, float_array, int_array, mask_array, same_shape, _describe
 
 
 def exact_array(x, name, ndim, dtypes):
@@ -90,3 +90,56 @@ def values_mask(x, mask):
     """(x (B, T) float, -inf allowed; a right-padded 0/1 mask of its shape)."""
     x = float_array(x, "x", ndim=2, allow_neginf=True)
     return x, mask_array(mask, "mask", shape=x.shape)
+
+
+# ---- which argument an overflow names, when several enter one expression
+
+# the longest draw a sampler allocates: an int64 array of it is addressable (np.empty(2**63)
+# fails inside NumPy with "Maximum allowed dimension exceeded")
+MAX_DRAWS = np.iinfo(np.intp).max // 8
+
+
+def largest(**named):
+    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
+    overflow of an expression they all enter."""
+    best, size = None, -1.0
+    for name, value in named.items():
+        m = float(np.max(np.abs(value), initial=0.0))
+        if best is None or m > size:
+            best, size = name, m
+    return best
+
+
+def culprit(*stages):
+    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
+    array or a tuple of them); the last argument, a bare name, when every stage is."""
+    *pairs, last = stages
+    for name, value in pairs:
+        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
+            return name
+    return last
+
+
+def finite_stages(*stages):
+    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
+    computed in, so the first to overflow is named); returns the last stage's value."""
+    for value, name, what in stages:
+        finite_result(value, name, what)
+    return stages[-1][0]
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def finite_loss(loss, grads, name):
+    """The preference losses' guard: a log-prob argument `name` gets the log-prob message, any
+    other (a coefficient, the weights) `finite_result`'s."""
+    if not name.startswith("logp"):
+        return finite_result((loss, grads), name, "the loss")
+    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
+        raise ValueError(f"{name}: expected log-probs for which the loss is finite, got a "
+                         f"non-finite loss or gradient (loss {loss})")
+    return loss, grads

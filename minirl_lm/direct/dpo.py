@@ -45,22 +45,18 @@ pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so 
 loss is the same function with weights; label smoothing is accepted by the conservative variant
 only. Demonstrated by `pytest tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
 
-Imports NumPy and `minirl_lm.core.checks` only.
+Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import (
-    choice, finite_result, float_array, float_scalar, int_array, int_scalar, mask_array, prob_table, rng_check, same_shape,
-)
-
-
-def _sigmoid(z):
-    # sigma(z) = exp(-softplus(-z)): no overflow at either tail
-    return np.exp(-np.logaddexp(0.0, -z))
-
+from minirl_lm.core.checks import finite_result
+from minirl_lm.core.validate import culprit, largest
+from minirl_lm.direct.checks import bt_pairs, bt_sample_args, dpo_args, reward_table_pairs, token_grad_args
+from minirl_lm.core.ops import sigmoid
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
+
 
 def bradley_terry_loss(r_chosen, r_rejected):
     """Mean Bradley-Terry negative log-likelihood of `P` pairs and its gradient, eq. (bradley_terry).
@@ -72,20 +68,20 @@ def bradley_terry_loss(r_chosen, r_rejected):
     Returns:
         `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
     """
-    r_c = float_array(r_chosen, "r_chosen", ndim=1)
-    r_r = float_array(r_rejected, "r_rejected", ndim=1)
-    same_shape("r_chosen", r_c, "r_rejected", r_r)
-    if r_c.size == 0:
-        raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
-    P = r_c.size
+    r_c, r_r = bt_pairs(r_chosen, r_rejected)
     # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
     # no invalid operation can occur here, only overflow
     with np.errstate(over="ignore"):
-        m = r_c - r_r                               # (P,) reward margin
-        loss = np.logaddexp(0.0, -m).mean()         # eq. (bradley_terry): mean softplus(-m)
-        dm = -_sigmoid(-m) / P                      # (P,) d softplus(-m)/dm = -sigma(-m)
-    return finite_result((float(loss), (dm, -dm)), "r_chosen",
+        loss, dm = _bt(r_c - r_r)                   # (P,) reward margin
+    return finite_result((loss, (dm, -dm)), largest(r_chosen=r_c, r_rejected=r_r),
                          "the margin r_chosen - r_rejected")  # dm/dr_c = 1, dm/dr_r = -1
+
+
+def _bt(m):
+    """Trusted core: the mean of softplus(-m) over the margins m (P,) and its gradient in m."""
+    loss = np.logaddexp(0.0, -m).mean()             # eq. (bradley_terry): mean softplus(-m)
+    dm = -sigmoid(-m) / m.size                      # (P,) d softplus(-m)/dm = -sigma(-m)
+    return float(loss), dm
 
 
 def reward_table_loss(r_phi, prompt, chosen, rejected):
@@ -102,20 +98,15 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
     Returns:
         `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
     """
-    r_phi = float_array(r_phi, "r_phi", ndim=2)
-    N, Y = r_phi.shape
-    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
-    chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
-    rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
-    if prompt.size == 0:
-        raise ValueError("prompt: expected at least one pair, got shape (0,)")
+    r_phi, prompt, chosen, rejected = reward_table_pairs(r_phi, prompt, chosen, rejected)
     with np.errstate(over="ignore"):                # a difference of finite entries: no NaN
         m = r_phi[prompt, chosen] - r_phi[prompt, rejected]    # (P,)
+        loss, dm = _bt(m)
     finite_result(m, "r_phi", "the reward margins")
-    loss, (d_c, d_r) = bradley_terry_loss(r_phi[prompt, chosen], r_phi[prompt, rejected])
+    finite_result(loss, "r_phi", "the mean loss")   # P margins near -1e308 overflow their sum
     dr_phi = np.zeros_like(r_phi)                   # (N, Y)
-    np.add.at(dr_phi, (prompt, chosen), d_c)        # scatter: repeated pairs accumulate
-    np.add.at(dr_phi, (prompt, rejected), d_r)
+    np.add.at(dr_phi, (prompt, chosen), dm)         # scatter: repeated pairs accumulate
+    np.add.at(dr_phi, (prompt, rejected), -dm)      # dm/dr_r = -1
     return loss, dr_phi
 
 
@@ -140,54 +131,42 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
 
     Raises:
         ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
-            `"conservative"`, or a non-finite result.
+            `"conservative"`, or a non-finite result (named after the argument that drove it).
     """
-    lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
-    lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
-    lrc = float_array(seq_logp_ref_c, "seq_logp_ref_c", ndim=1)
-    lrr = float_array(seq_logp_ref_r, "seq_logp_ref_r", ndim=1)
-    for name, a in (("seq_logp_r", lr), ("seq_logp_ref_c", lrc), ("seq_logp_ref_r", lrr)):
-        same_shape("seq_logp_c", lc, name, a)
-    if lc.size == 0:
-        raise ValueError("seq_logp_c: expected at least one pair, got shape (0,)")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    choice(variant, "variant", {"dpo", "ipo", "conservative"})
-    ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
-    if ls != 0.0 and variant != "conservative":
-        raise ValueError(f"label_smoothing: expected 0 unless variant='conservative', got {ls} "
-                         f"with variant={variant!r}")
-    if weights is None:
-        w = np.full(lc.shape, 1.0 / lc.size)        # (P,)
-    else:
-        w = float_array(weights, "weights", shape=lc.shape)
-        if (w < 0).any():
-            raise ValueError(f"weights: expected nonnegative pair weights, got min {w.min()}")
-
+    lc, lr, lrc, lrr, beta, ls, w = dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r,
+                                             beta, variant, label_smoothing, weights)
     with np.errstate(over="ignore", invalid="ignore"):
         h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
-    finite_result(h, "seq_logp_c", "the log-ratio margin h")
+    logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
+    finite_result(h, logps, "the log-ratio margin h")
+    loss, dseq_c = _dpo(h, beta, w, logps, variant, ls)
+    return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
+
+
+def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
+    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
+    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
+    larger against the other, or the weights if every pair's term is finite."""
     with np.errstate(over="ignore", invalid="ignore"):
-        loss, dseq_c = _dpo_terms(h, beta, variant, ls, w)
-    return finite_result((loss, (dseq_c, -dseq_c)), "beta", "the loss")  # dh/dlogp_r = -1
+        l, dh = _dpo_terms(h, beta, variant, ls)
+        loss, dseq_c = float(np.sum(w * l)), w * dh     # (P,) dh/dlogp_c = 1
+    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta    # beta's size in e or in z
+    drove = "beta" if scale >= np.abs(h).max() else h_name
+    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
 
 
-def _dpo_terms(h, beta, variant, ls, w):
-    """(loss, dloss/dseq_c (P,)) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
+def _dpo_terms(h, beta, variant, ls):
+    """Per pair: (l, dl/dh) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
     z = beta * h                                    # (P,) implicit reward margin
     if variant == "ipo":
         e = h - 1.0 / (2.0 * beta)                  # eq. (ipo): regress h onto 1/(2 beta)
-        l = e * e
-        dh = 2.0 * e                                # dl/dh = 2 (h - 1/(2 beta))
-    else:                                           # "dpo" is "conservative" at ls = 0
-        l = (1 - ls) * np.logaddexp(0.0, -z)        # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
-        dl = -(1 - ls) * _sigmoid(-z)               # dl/dz; the flipped term is skipped (0 * inf)
-        if ls > 0:
-            l = l + ls * np.logaddexp(0.0, z)
-            dl = dl + ls * _sigmoid(z)
-        dh = beta * dl
-    loss = float(np.sum(w * l))
-    dseq_c = w * dh                                 # (P,) dh/dlogp_c = 1
-    return loss, dseq_c
+        return e * e, 2.0 * e                       # dl/dh = 2 (h - 1/(2 beta))
+    l = (1 - ls) * np.logaddexp(0.0, -z)            # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
+    dl = -(1 - ls) * sigmoid(-z)                    # dl/dz; the flipped term is skipped (0 * inf)
+    if ls > 0:
+        l = l + ls * np.logaddexp(0.0, z)
+        dl = dl + ls * sigmoid(z)
+    return l, beta * dl                             # dz/dh = beta
 
 
 def token_grad(dseq, mask):
@@ -202,8 +181,7 @@ def token_grad(dseq, mask):
     Returns:
         `(B, T)` `dloss_dlogp`, 0 at padding.
     """
-    dseq = float_array(dseq, "dseq", ndim=1)
-    mask = mask_array(mask, "mask", shape=(dseq.size, None))
+    dseq, mask = token_grad_args(dseq, mask)
     return dseq[:, None] * mask                     # (B, T), finite: mask is 0/1
 
 
@@ -229,19 +207,15 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         reward: `(N, Y)` the reward `R(x, y)`.
         mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
             `pi_ref`'s probabilities, rows summing to 1).
-        n_pairs: the number of pairs `P >= 1`.
+        n_pairs: the number of pairs, `1 <= P <= checks.MAX_DRAWS` (an addressable array).
         rng: the `np.random.Generator` to draw from.
         mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
 
     Returns:
         `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
     """
-    reward = float_array(reward, "reward", ndim=2)
-    mu = prob_table(mu, "mu", shape=reward.shape)
+    reward, mu, n_pairs, rng, mu0 = bt_sample_args(reward, mu, n_pairs, rng, mu0)
     N, Y = reward.shape
-    n_pairs = int_scalar(n_pairs, "n_pairs", low=1)
-    rng = rng_check(rng, "rng")
-    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
 
     x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
@@ -250,5 +224,6 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         at = np.flatnonzero(x == n)
         a[at] = rng.choice(Y, size=at.size, p=mu[n])
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
-    a_wins = rng.random(n_pairs) < _sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
+    with np.errstate(over="ignore"):                # a margin beyond float64: sigma(+-inf) = 1 or 0
+        a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)

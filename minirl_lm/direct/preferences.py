@@ -43,7 +43,8 @@ chosen tokens of the batch, which is the same when the chosen responses have equ
 needs `a < 0`: a response of probability 1 has infinite odds, and an empty response has
 probability 1; both raise. A tie (the same response as chosen and rejected) gives a constant
 margin and no gradient through the margin (ORPO's NLL still pulls on it). Every loss rejects a
-non-finite result with a ValueError naming the log-probs that drove it.
+non-finite result with a ValueError naming the argument that drove it (the log-probs, a
+coefficient or the weights).
 
 Online DPO (`online_dpo_step`): two responses per prompt from the current policy, a label drawn
 with the probability a judge gives (`bradley_terry_judge` of a known reward:
@@ -51,59 +52,25 @@ with the probability a judge gives (`bradley_terry_judge` of a known reward:
 raises leaves `policy.theta` and the generator as they were.
 
 Demonstrated by `python examples/preferences.py` (where each loss lands against the tilted
-optimum). Imports NumPy, minirl_lm.core.checks and minirl_lm.direct.dpo.
+optimum). Imports NumPy, minirl_lm.core.checks, minirl_lm.core.ops and minirl_lm.direct.dpo.
 """
-
-import copy
-import numbers
 
 import numpy as np
 
-from minirl_lm.core.checks import callable_check, float_array, float_scalar, int_scalar, mask_array, rng_check
-from minirl_lm.direct.dpo import dpo_loss, token_grad
+from minirl_lm.core.checks import callable_check, finite_result, real_result
+from minirl_lm.core.validate import culprit, finite_loss, largest
+from minirl_lm.direct.checks import (
+    ipo_args, kto_args, online_dpo_args, orpo_args, probability_result, simpo_args,
+)
+from minirl_lm.core.ops import sigmoid
+from minirl_lm.direct.dpo import _dpo
 
 
-def _sigmoid(z):
-    # sigma(z) = exp(-softplus(-z)): no overflow at either tail
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-def _responses(logp, mask, lname, mname, rows=None):
-    """Checked (B, T) log-probs and mask; returns (s (B,), n (B,), mask) with padding ignored."""
-    logp = float_array(logp, lname, ndim=2)
-    if rows is not None and logp.shape[0] != rows:
-        raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")
-    mask = mask_array(mask, mname, shape=logp.shape)
-    real = mask > 0                                            # (B, T)
-    if (logp[real] > 0).any():
-        raise ValueError(f"{lname}: expected log-probs <= 0 on real tokens, "
-                         f"got max {logp[real].max()}")
-    s = np.where(real, logp, 0.0).sum(axis=1)                  # (B,) masked sum
-    return s, mask.sum(axis=1), mask
-
-
-def _weights(weights, P, name="weights"):
-    if weights is None:
-        return np.full(P, 1.0 / P)                             # the mean over pairs
-    w = float_array(weights, name, shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"{name}: expected nonnegative weights, got min {w.min()}")
-    return w
-
-
-def _pairs(logp_c, mask_c, logp_r, mask_r, weights):
-    s_c, n_c, mask_c = _responses(logp_c, mask_c, "logp_c", "mask_c")
-    P = s_c.size
-    if P == 0:
-        raise ValueError("logp_c: expected at least one pair, got 0 rows")
-    s_r, n_r, mask_r = _responses(logp_r, mask_r, "logp_r", "mask_r", rows=P)
-    return s_c, n_c, mask_c, s_r, n_r, mask_r, _weights(weights, P)
-
-
-def _finite(loss, grads, name):
-    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(f"{name}: expected log-probs for which the loss is finite, got a "
-                         f"non-finite loss or gradient (loss {loss})")
+def _seq(logp, mask):
+    """Masked sums s (B,) and lengths n (B,) of checked log-probs; padding ignored. A sum beyond
+    float64 is -inf, named by the caller's guard."""
+    with np.errstate(over="ignore"):
+        return np.where(mask > 0, logp, 0.0).sum(axis=1), mask.sum(axis=1)
 
 
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
@@ -127,29 +94,22 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`, zero at padding.
 
     Raises:
-        ValueError: bad shapes, masks, beta, weights, or a non-finite result (named `logp_c`).
+        ValueError: bad shapes, masks, beta, weights, or a non-finite result (named after the
+            log-probs, beta or the weights, whichever drove it).
     """
-    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
-    ref_c = float_array(seq_logp_ref_c, "seq_logp_ref_c", shape=s_c.shape)
-    ref_r = float_array(seq_logp_ref_r, "seq_logp_ref_r", shape=s_c.shape)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    if not isinstance(average, (bool, np.bool_)):
-        raise TypeError(f"average: expected True or False, got {average!r}")
+    logp_c, mask_c, logp_r, mask_r, ref_c, ref_r, beta, w = ipo_args(
+        logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights)
+    (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)   # (P,) divisor of s and s_ref
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
-    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is rejected below
-        try:
-            loss, (dx_c, dx_r) = dpo_loss(s_c / k_c, s_r / k_r, ref_c / k_c, ref_r / k_r, beta,
-                                          "ipo", weights=w)
-        except ValueError as e:                           # dpo_loss names its own arguments;
-            if "finite in float64" not in str(e):         # here the log-probs drove the overflow
-                raise
-            raise ValueError(f"logp_c: expected log-probs whose IPO loss is finite in float64, "
-                             f"got a margin that overflows it ({e})") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = (s_c / k_c - ref_c / k_c) - (s_r / k_r - ref_r / k_r)   # (P,) log-ratio margin
+    logps = largest(logp_c=s_c, logp_r=s_r, seq_logp_ref_c=ref_c, seq_logp_ref_r=ref_r)
+    finite_result(h, logps, "the log-ratio margin h")
+    loss, dx_c = _dpo(h, beta, w, logps, "ipo")
     d_c = (dx_c / k_c)[:, None] * mask_c                      # (P, T_c) da/dlogp_t = mask_t / n
-    d_r = (dx_r / k_r)[:, None] * mask_r                      # (P, T_r)
-    _finite(loss, (d_c, d_r), "logp_c")
+    d_r = (-dx_c / k_r)[:, None] * mask_r                     # (P, T_r) dh/dx_r = -1
     return loss, (d_c, d_r)
 
 
@@ -170,16 +130,20 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     Returns:
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
     """
-    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    gamma = float_scalar(gamma, "gamma", low=0.0)
+    logp_c, mask_c, logp_r, mask_r, w, beta, gamma = simpo_args(logp_c, mask_c, logp_r, mask_r,
+                                                                beta, gamma, weights)
+    (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)    # (P,) an empty response has a = 0
-    z = beta * (s_c / k_c - s_r / k_r) - gamma                 # (P,) reward margin minus gamma
-    loss = float(np.sum(w * np.logaddexp(0.0, -z)))          # eq. (simpo): -log sigma(z)
-    da_c = w * beta * -_sigmoid(-z)                            # (P,) -sigma(-z) * dz/da_c
-    d_c = (da_c / k_c)[:, None] * mask_c                       # (P, T_c)
-    d_r = (-da_c / k_r)[:, None] * mask_r                      # (P, T_r) dz/da_r = -beta
-    _finite(loss, (d_c, d_r), "logp_c")
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = s_c / k_c - s_r / k_r                              # (P,) a_c - a_r
+        z = beta * m - gamma                                   # (P,) reward margin minus gamma
+        loss = float(np.sum(w * np.logaddexp(0.0, -z)))      # eq. (simpo): -log sigma(z)
+        da_c = w * beta * -sigmoid(-z)                         # (P,) -sigma(-z) * dz/da_c
+        d_c = (da_c / k_c)[:, None] * mask_c                   # (P, T_c)
+        d_r = (-da_c / k_r)[:, None] * mask_r                  # (P, T_r) dz/da_r = -beta
+    logps = largest(logp_c=s_c, logp_r=s_r)
+    finite_loss(loss, (d_c, d_r), culprit(
+        (logps, m), (largest(beta=beta, gamma=gamma, **{logps: m}), z), "weights"))
     return loss, (d_c, d_r)
 
 
@@ -210,27 +174,26 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     Raises:
         ValueError: an empty response, or a mean log-prob of 0 (probability 1: infinite odds).
     """
-    s_c, n_c, mask_c, s_r, n_r, mask_r, w = _pairs(logp_c, mask_c, logp_r, mask_r, weights)
-    lam = float_scalar(lam, "lam", low=0.0)
-    for name, s, n in (("logp_c", s_c, n_c), ("logp_r", s_r, n_r)):
-        if (n == 0).any():
-            raise ValueError(f"{name}: expected nonempty responses for ORPO (an empty response "
-                             f"has probability 1), got an empty one at pair {int(np.argmin(n))}")
-        if (s >= 0).any():
-            raise ValueError(f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has "
-                             f"infinite odds), got 0 at pair {int(np.argmax(s >= 0))}")
-    a_c, a_r = s_c / n_c, s_r / n_r                            # (P,) averaged log-probs
-    z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))        # (P,) log odds-ratio, eq. (orpo)
-    loss = float(np.sum(w * (-a_c + lam * np.logaddexp(0.0, -z))))   # eq. (orpo)
-    dz = lam * -_sigmoid(-z)                                   # (P,) d[lam softplus(-z)]/dz
-    with np.errstate(divide="ignore", over="ignore"):
+    logp_c, mask_c, logp_r, mask_r, w, lam = orpo_args(logp_c, mask_c, logp_r, mask_r, lam,
+                                                       weights)
+    (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
+    with np.errstate(over="ignore", invalid="ignore"):           # -inf - -inf, 0 * inf: NaN
+        a_c, a_r = s_c / n_c, s_r / n_r                        # (P,) averaged log-probs
+        z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))    # (P,) log odds-ratio, eq. (orpo)
+        term = lam * np.logaddexp(0.0, -z)                     # (P,) lam softplus(-z)
+        loss = float(np.sum(w * (-a_c + term)))                # eq. (orpo)
+        dz = lam * -sigmoid(-z)                                # (P,) d[lam softplus(-z)]/dz
         do_c = -1.0 / np.expm1(a_c)                            # (P,) do/da = 1 / (1 - e^a)
         do_r = -1.0 / np.expm1(a_r)
-    da_c = w * (-1.0 + dz * do_c)                              # NLL: d(-a_c)/da_c = -1
-    da_r = w * (-dz * do_r)                                    # dz/da_r = -do/da_r
-    d_c = (da_c / n_c)[:, None] * mask_c                       # (P, T_c)
-    d_r = (da_r / n_r)[:, None] * mask_r                       # (P, T_r)
-    _finite(loss, (d_c, d_r), "logp_c")
+        g_c, g_r = dz * do_c, dz * do_r                        # (P,) chain rule through o(a)
+        da_c = w * (-1.0 + g_c)                                # NLL: d(-a_c)/da_c = -1
+        da_r = w * -g_r                                        # dz/da_r = -do/da_r
+        d_c = (da_c / n_c)[:, None] * mask_c                   # (P, T_c)
+        d_r = (da_r / n_r)[:, None] * mask_r                   # (P, T_r)
+    # odds 1/(1 - e^a) beyond float64 (a near 0) enter through g: they name their side
+    finite_loss(loss, (d_c, d_r), culprit(
+        (largest(logp_c=s_c, logp_r=s_r), z),
+        (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)), "weights"))
     return loss, (d_c, d_r)
 
 
@@ -255,27 +218,19 @@ def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, la
     Returns:
         `(loss, dloss_dlogp (B, T))`.
     """
-    s, _, mask = _responses(logp, mask, "logp", "mask")
-    B = s.size
-    if B == 0:
-        raise ValueError("logp: expected at least one example, got 0 rows")
-    ref = float_array(seq_logp_ref, "seq_logp_ref", shape=(B,))
-    d = np.asarray(desirable)
-    if d.dtype != np.bool_ or d.shape != (B,):
-        raise TypeError(f"desirable: expected a bool array of shape ({B},), got "
-                        f"{d.dtype} array of shape {d.shape}")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    z0 = float_scalar(z0, "z0", low=0.0)
-    lam = np.where(d, float_scalar(lambda_d, "lambda_d", low=0.0),
-                   float_scalar(lambda_u, "lambda_u", low=0.0))   # (B,)
-    w = _weights(weights, B)
-    h = s - ref                                                # (B,) log-ratio
-    sign = np.where(d, 1.0, -1.0)                              # (B,) du/dh = sign * beta
-    u = sign * beta * (h - z0)                                 # (B,) eq. (kto)
-    loss = float(np.sum(w * lam * _sigmoid(-u)))               # 1 - sigma(u) = sigma(-u)
-    dh = w * lam * -(_sigmoid(u) * _sigmoid(-u)) * sign * beta # (B,) d sigma(-u)/du = -sigma sigma
-    d_logp = dh[:, None] * mask                                # (B, T)
-    _finite(loss, (d_logp,), "logp")
+    logp, mask, ref, d, beta, z0, lam_d, lam_u, w = kto_args(
+        logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights)
+    s, _ = _seq(logp, mask)
+    lam = np.where(d, lam_d, lam_u)                            # (B,)
+    with np.errstate(over="ignore", invalid="ignore"):         # s, h may be -inf: u = +-inf
+        h = s - ref                                            # (B,) log-ratio
+        sign = np.where(d, 1.0, -1.0)                          # (B,) du/dh = sign * beta
+        u = sign * beta * (h - z0)                             # (B,) eq. (kto)
+        loss = float(np.sum(w * lam * sigmoid(-u)))            # 1 - sigma(u) = sigma(-u)
+        dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta   # (B,) d sigma(-u)/du
+        d_logp = dh[:, None] * mask                            # (B, T)
+    # sigma is bounded: only the coefficients' products can overflow
+    finite_loss(loss, (d_logp,), largest(weights=w, lambda_d=lam_d, lambda_u=lam_u, beta=beta))
     return loss, d_logp
 
 
@@ -285,7 +240,8 @@ def bradley_terry_judge(grader):
     """A judge from a known reward: `judge(prompt, y_a, y_b) = sigma(r(x, y_a) - r(x, y_b))`.
 
     Args:
-        grader: `grader(prompt, response) -> float`, the reward of eq. (bradley_terry).
+        grader: `grader(prompt, response) -> float`, the reward of eq. (bradley_terry); a
+            reward that is not a finite real number is an error naming the grader.
 
     Returns:
         A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
@@ -293,7 +249,9 @@ def bradley_terry_judge(grader):
     callable_check(grader, "grader", 2, "grader(prompt, response)")
 
     def judge(prompt, y_a, y_b):
-        return float(_sigmoid(float(grader(prompt, y_a)) - float(grader(prompt, y_b))))
+        r_a, r_b = (real_result(grader(prompt, y), "grader", f" (a finite reward) for response {y}")
+                    for y in (y_a, y_b))
+        return float(sigmoid(r_a - r_b))                       # Python floats: +-inf, no warning
     return judge
 
 
@@ -324,40 +282,35 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
         ValueError, TypeError: bad arguments, a judge returning something else than a
             probability, or a non-finite update; then theta and rng are as before the call.
     """
-    if not (hasattr(mdp, "rollout") and hasattr(mdp, "prompts")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    callable_check(judge, "judge", 3, "judge(prompt, y_a, y_b)")
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if shape != (getattr(mdp, "S", None), getattr(mdp, "V", None)) or not all(
-            hasattr(policy, m) for m in ("logp", "backward", "sample")):
-        raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                         f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
-                         f"{type(policy).__name__} with shape {shape}")
-    if getattr(getattr(ref, "theta", None), "shape", None) != shape or not hasattr(ref, "logp"):
-        raise ValueError(f"ref: expected a policy with the table shape of policy {shape}, got "
-                         f"{type(ref).__name__}")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    rng_check(rng, "rng")
-    k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1)
-    state = copy.deepcopy(rng.bit_generator.state)             # restored if anything below fails
+    beta, lr, k = online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt)
+    state = rng.bit_generator.state                            # a snapshot, restored on failure
     try:
         prompts = np.repeat(np.arange(mdp.N), k)               # (P,)
         ro = mdp.rollout(policy, 2, rng, prompts=prompts)      # eq. (online_dpo); rows 2i, 2i+1
         resp = ro.responses()
-        p = np.array([_probability(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]))
-                      for i, n in enumerate(prompts)])         # (P,) P(y_a preferred)
+        p = np.array([probability_result(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]),
+                                         "judge") for i, n in enumerate(prompts)])  # (P,)
         a_wins = rng.random(prompts.size) < p                  # eq. (bradley_terry) with a judge
         a, b = 2 * np.arange(prompts.size), 2 * np.arange(prompts.size) + 1
         c, r = np.where(a_wins, a, b), np.where(a_wins, b, a)  # (P,) rows of chosen, rejected
         _, seq = policy.logp(ro.states, ro.tokens, ro.mask)    # (2P,)
         _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)   # (2P,) data
-        loss, (d_c, d_r) = dpo_loss(seq[c], seq[r], seq_ref[c], seq_ref[r], beta)   # eq. (dpo)
+        # the policy's own samples have log-probs >= log(tiniest float) per token: only the
+        # reference's can be -inf (a token it forbids) or beyond float64 together (inf - inf)
+        with np.errstate(invalid="ignore"):
+            h = (seq[c] - seq_ref[c]) - (seq[r] - seq_ref[r])  # (P,) log-ratio margin
+        finite_result(h, "ref", "the log-ratio margin h")
+        loss, d_c = _dpo(h, beta, np.full(c.size, 1.0 / c.size), "ref")   # eq. (dpo)
         dseq = np.zeros(seq.size)                              # (2P,)
-        dseq[c], dseq[r] = d_c, d_r
-        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, token_grad(dseq, ro.mask))
-        new = policy.theta - lr * dtheta                       # (S, V); -inf entries stay -inf
-        if not np.isfinite(new[np.isfinite(policy.theta)]).all() or not np.isfinite(loss):
+        dseq[c], dseq[r] = d_c, -d_c
+        dlogp = dseq[:, None] * ro.mask                        # (2P, T) ds/dlogp_t = mask_t
+        with np.errstate(over="ignore"):
+            # |dtheta| <= 2 sum |dlogp|: a bound beyond float64 is beta's (dlogp scales with it)
+            finite_result(2.0 * np.abs(dlogp).sum(), "beta", "the gradient on theta")
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)
+        with np.errstate(over="ignore"):
+            new = policy.theta - lr * dtheta                   # (S, V); -inf entries stay -inf
+        if not np.isfinite(new[np.isfinite(policy.theta)]).all():
             raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite "
                              f"update with lr={lr}")
     except BaseException:
@@ -366,11 +319,3 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     policy.theta[...] = new                                    # the only write, after every check
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c],
             "rejected": [resp[i] for i in r]}
-
-
-def _probability(p):
-    if not isinstance(p, numbers.Real):                        # bools count: True = 1.0
-        raise TypeError(f"judge: expected a probability (a real number), got {p!r}")
-    if not 0.0 <= float(p) <= 1.0:
-        raise ValueError(f"judge: expected a probability in [0, 1], got {p}")
-    return float(p)

@@ -38,14 +38,17 @@ fixed: a semi-gradient). A response of length 0 (an all-padding row) gets no rew
 error, no advantage, no loss.
 
 Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
-`pytest tests/values/test_critic.py`. Imports NumPy and `minirl_lm.core.checks` only.
+`pytest tests/values/test_critic.py`. Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import (
-    choice, finite_result, float_array, float_scalar, int_array, mask_array, nonempty,
+from minirl_lm.core.checks import finite_result
+from minirl_lm.core.validate import finite_stages, largest
+from minirl_lm.values.checks import (
+    clipped_value_args, critic_batch, discounted_args, fit_values_args, reward_args, squared_error_finite, td_args,
 )
+from minirl_lm.core.ops import log_ratio
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -63,20 +66,17 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     Returns:
         `(B, T)` per-token rewards, 0 at padding.
     """
-    mask = mask_array(mask, "mask")
-    R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
-    logp = float_array(logp, "logp", shape=mask.shape)
-    logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
-    beta = float_scalar(beta, "beta", low=0.0)
-    with np.errstate(over="ignore"):
-        u = np.subtract(logp, logp_ref, out=np.zeros_like(logp), where=mask > 0)  # (B, T)
-        finite_result(u, "logp", "logp - logp_ref")
+    R, logp, logp_ref, mask, beta = reward_args(terminal_reward, logp, logp_ref, mask, beta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = log_ratio(logp, logp_ref, mask)                       # (B, T), 0 at padding
         r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)
-        finite_result(r, "beta", "beta (logp - logp_ref)")
+        out = r.copy()
         lengths = mask.sum(axis=1).astype(np.int64)               # (B,)
         rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all
-        r[rows, lengths[rows] - 1] += R[rows]                     # score at the last real token
-    return finite_result(r, "terminal_reward", "the last token's reward")
+        out[rows, lengths[rows] - 1] += R[rows]                   # score at the last real token
+    return finite_stages((u, "logp", "logp - logp_ref"),
+                         (r, largest(beta=beta, logp=u), "beta (logp - logp_ref)"),
+                         (out, largest(terminal_reward=R, logp=r), "the last token's reward"))
 
 
 def td_errors(values, states, rewards, mask, gamma=1.0):
@@ -92,14 +92,15 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
     Returns:
         `(B, T)` TD errors, 0 at padding.
     """
-    values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    values, states, rewards, mask, gamma = td_args(values, states, rewards, mask, gamma)
     with np.errstate(over="ignore"):
         out = _td(values, states, rewards, mask, gamma)
-    return finite_result(out, "values", "delta = r + gamma V(s') - V(s)")
+    return finite_result(out, largest(values=values, rewards=rewards),
+                         "delta = r + gamma V(s') - V(s)")
 
 
 def _td(values, states, rewards, mask, gamma):
+    """Trusted core of `td_errors`: (B, T) TD errors of checked arrays."""
     v = values[states] * mask                                     # (B, T) V(s_t), 0 at padding
     v_next = np.zeros_like(v)                                     # (B, T) V(s_{t+1})
     v_next[:, :-1] = v[:, 1:]                                     # 0 after the last real token
@@ -118,10 +119,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     Returns:
         `(B, T)` advantages, 0 at padding.
     """
-    mask = mask_array(mask, "mask")
-    deltas = float_array(deltas, "deltas", shape=mask.shape)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    lam = float_scalar(lam, "lam", low=0.0, high=1.0)
+    deltas, mask, gamma, lam = discounted_args(deltas, mask, "deltas", gamma, lam)
     with np.errstate(over="ignore"):
         out = _backward_sum(deltas * mask, mask, gamma * lam)
     return finite_result(out, "deltas", "the discounted sum")
@@ -138,15 +136,14 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
     Returns:
         `(B, T)` returns, 0 at padding.
     """
-    mask = mask_array(mask, "mask")
-    rewards = float_array(rewards, "rewards", shape=mask.shape)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    rewards, mask, gamma, _ = discounted_args(rewards, mask, "rewards", gamma)
     with np.errstate(over="ignore"):
         out = _backward_sum(rewards * mask, mask, gamma)
     return finite_result(out, "rewards", "the discounted sum")
 
 
 def _backward_sum(x, mask, c):
+    """Trusted core of eqs. (gae) and (mc_return): out_t = x_t + c out_{t+1}, 0 at padding."""
     out = np.zeros_like(x)                                        # (B, T)
     acc = np.zeros(x.shape[0])                                    # (B,) the sum from t+1 on
     for t in range(x.shape[1] - 1, -1, -1):                       # right to left
@@ -169,13 +166,15 @@ def value_loss(values, states, targets, mask):
     Returns:
         `(loss, dvalues)`: a float and the `(S,)` gradient.
     """
-    values, states, targets, mask = _check_batch(values, states, targets, mask, "targets")
+    values, states, targets, mask = critic_batch(values, states, targets, mask, "targets")
     with np.errstate(over="ignore", invalid="ignore"):
-        return finite_result(_value_loss(values, states, targets, mask), "targets",
-                             "the squared error (V(s) - target)^2")
+        out = _value_loss(values, states, targets, mask)
+    return finite_result(out, largest(targets=targets, values=values),
+                         "the squared error (V(s) - target)^2")
 
 
 def _value_loss(values, states, targets, mask):
+    """Trusted core of eq. (value_loss): (loss, dvalues (S,)) of checked arrays."""
     M = max(mask.sum(), 1.0)                                      # real tokens
     err = (values[states] - targets) * mask                       # (B, T) V(s_t) - target_t
     loss = 0.5 * np.sum(err * err) / M                            # eq. (value_loss)
@@ -200,29 +199,20 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
     Returns:
         `(new_values, loss)`: the `(S,)` updated table and the loss before the step.
     """
-    values, states, rewards, mask = _check_batch(values, states, rewards, mask, "rewards")
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    choice(target, "target", {"mc", "td0"})
+    values, states, rewards, mask, gamma, lr, target = fit_values_args(
+        values, states, rewards, mask, gamma, lr, target)
     with np.errstate(over="ignore"):
         if target == "mc":
             y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
         else:
             y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
-        finite_result(y, "rewards", "the regression targets")
-        loss, dvalues = finite_result(_value_loss(values, states, y, mask), "rewards",
-                                      "the squared error (V(s) - target)^2")
+        loss, dvalues = _value_loss(values, states, y, mask)
         new = values - lr * dvalues
-    return finite_result(new, "lr", "values - lr * dvalues"), loss
-
-
-def _check_batch(values, states, per_token, mask, name):
-    values = float_array(values, "values", ndim=1)
-    nonempty(values, "values")
-    mask = mask_array(mask, "mask")
-    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
-    per_token = float_array(per_token, name, shape=mask.shape)
-    return values, states, per_token, mask
+    err = "the squared error (V(s) - target)^2"
+    finite_stages((y, largest(rewards=rewards, values=values), "the regression targets"),
+                  ((loss, dvalues), largest(rewards=y, values=values), err),
+                  (new, "lr", "values - lr * dvalues"))
+    return new, loss
 
 
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
@@ -250,18 +240,14 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
             `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states,
             d)`.
     """
-    mask = mask_array(mask, "mask")
-    v = float_array(vpreds, "vpreds", shape=mask.shape)
-    v_old = float_array(values_old, "values_old", shape=mask.shape)
-    G = float_array(returns, "returns", shape=mask.shape)
-    clip = float_scalar(clip, "clip", low=0.0, low_open=True)
+    v, v_old, G, mask, clip = clipped_value_args(vpreds, values_old, returns, mask, clip)
     M = max(mask.sum(), 1.0)
-    with np.errstate(over="ignore"):                              # an inf error is rejected below
+    with np.errstate(over="ignore", invalid="ignore"):           # an inf error is rejected below
         v_clip = np.clip(v, v_old - clip, v_old + clip)          # (B, T); a bound may be +-inf
         l1 = (v - G) ** 2                                         # (B, T) unclipped
         l2 = (v_clip - G) ** 2                                    # (B, T) clipped
-    if not (np.isfinite(l1).all() and np.isfinite(l2).all()):
-        raise ValueError("vpreds: the squared value error overflows float64")
-    loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M            # eq. (value_clip)
+        loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M        # eq. (value_clip)
+    squared_error_finite(l1, l2, loss, v, v_old, G)
     dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M             # (B, T)
     return float(loss), dloss
+

@@ -53,13 +53,11 @@ functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `To
 
 import numpy as np
 
-from minirl_lm.core.checks import (
-    callable_check, finite_result, float_array, float_scalar, prob_table, real_result,
+from minirl_lm.core.checks import finite_result, real_result
+from minirl_lm.core.validate import finite_stages, largest
+from minirl_lm.values.checks import (
+    bandit_args, objective_args, odds_args, threshold_args, tree_args, tree_objective_args,
 )
-
-
-def _prob_table(p, name, shape=None, ndim=2):
-    return prob_table(p, name, shape=shape, ndim=ndim)
 
 
 def _tilt(pi_ref, q, beta):
@@ -99,9 +97,7 @@ def tilted_optimum(pi_ref, reward, beta):
     Returns:
         `(N, Y)` probabilities, 0 off the support of `pi_ref`.
     """
-    pi_ref = _prob_table(pi_ref, "pi_ref")
-    reward = float_array(reward, "reward", shape=pi_ref.shape)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    pi_ref, reward, beta, _ = bandit_args(pi_ref, reward, beta)
     log_pi_star, _ = _tilt(pi_ref, reward, beta)
     return np.exp(log_pi_star)                                    # (N, Y), 0 off support
 
@@ -121,21 +117,17 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
     Returns:
         The float `J(pi)`.
     """
-    pi = _prob_table(pi, "pi")
-    pi_ref = _prob_table(pi_ref, "pi_ref", shape=pi.shape)
-    reward = float_array(reward, "reward", shape=pi.shape)
-    beta = float_scalar(beta, "beta", low=0.0)
-    w = _weights(weights, pi.shape[0])
+    pi, pi_ref, reward, beta, w = objective_args(pi, pi_ref, reward, beta, weights)
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
         return -np.inf
     pos = (pi > 0) & (beta > 0)                                   # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)                                 # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
     with np.errstate(over="ignore", invalid="ignore"):
-        finite_result(w @ (pi * reward).sum(axis=1), "reward", "E_pi r")
+        e_r = w @ (pi * reward).sum(axis=1)                        # E_pi r
         per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)     # (N,) eq. (kl_objective)
         out = float(w @ per_x)
-    return finite_result(out, "beta", "J(pi)")
+    return finite_stages((e_r, "reward", "E_pi r"), (out, "beta", "J(pi)"))
 
 
 def optimal_value(pi_ref, reward, beta, weights=None):
@@ -150,19 +142,11 @@ def optimal_value(pi_ref, reward, beta, weights=None):
     Returns:
         The float `J(pi*)`.
     """
-    pi_ref = _prob_table(pi_ref, "pi_ref")
-    reward = float_array(reward, "reward", shape=pi_ref.shape)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
+    pi_ref, reward, beta, w = bandit_args(pi_ref, reward, beta, weights)
     _, v = _tilt(pi_ref, reward, beta)                            # (N,)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = float(_weights(weights, pi_ref.shape[0]) @ v)
-    return finite_result(out, "beta", "J(pi*) = beta log Z")
-
-
-def _weights(weights, N):
-    if weights is None:
-        return np.full(N, 1.0 / N)
-    return _prob_table(weights, "weights", shape=(N,), ndim=1)
+        out = float(w @ v)
+    return finite_result(out, largest(beta=beta, reward=reward), "J(pi*) = beta log Z")
 
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
@@ -197,9 +181,13 @@ def soft_values(mdp, pi_ref, grader, beta):
         `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
         `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
     """
-    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta)
-    out = _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])  # eq. (soft_bellman)
-    return finite_result(out, "beta", "the soft values")
+    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
+    return finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
+
+
+def _soft_values(mdp, pi_ref, grader, beta):
+    """Trusted core of `soft_values`: (values (S,), q (S, V)), eq. (soft_bellman)."""
+    return _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])
 
 
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
@@ -214,9 +202,9 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     Returns:
         `(S, V)` probabilities.
     """
-    values, q = soft_values(mdp, pi_ref, grader, beta)
-    pi_ref = np.asarray(pi_ref, dtype=np.float64)
-    log_pi_star, _ = _tilt(pi_ref, q, float(beta))                 # normalizer = V(s), row-wise
+    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
+    _, q = finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
+    log_pi_star, _ = _tilt(pi_ref, q, beta)                        # normalizer = V(s), row-wise
     return np.exp(log_pi_star)                                     # q is finite: see _tilt
 
 
@@ -239,14 +227,11 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     Returns:
         The float `J(pi)`.
     """
-    pi_ref, beta = _check_tree(mdp, pi_ref, grader, beta, beta_zero=True)
-    pi = _prob_table(pi, "pi", shape=pi_ref.shape)
+    pi, pi_ref, beta, w = tree_objective_args(mdp, pi, pi_ref, grader, beta, weights)
     pos = (pi > 0) & (beta > 0)
     log_ratio = np.zeros_like(pi)                                  # (S, V), 0 log 0 = 0
     with np.errstate(divide="ignore"):                             # pi_ref = 0 < pi: KL = +inf
         log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
-
-    w = _weights(weights, mdp.N)
 
     def backup(s, q_s):                                            # actions pi never takes add 0
         with np.errstate(invalid="ignore", over="ignore"):
@@ -259,15 +244,6 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
         return out                                                 # pi > 0 = pi_ref: KL = +inf
     return finite_result(out, "beta", "J(pi)")
-
-
-def _check_tree(mdp, pi_ref, grader, beta, beta_zero=False):
-    if getattr(mdp, "ids", None) != "enumerate":
-        raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
-                        f" with ids={getattr(mdp, 'ids', None)!r}")
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    pi_ref = _prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V))
-    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
 
 
 def _reward(grader, prompt, response):
@@ -290,9 +266,9 @@ def exploit_threshold(gap, log_odds):
     Returns:
         The float threshold.
     """
-    gap = float_scalar(gap, "gap", low=0.0, low_open=True)
-    log_odds = float_scalar(log_odds, "log_odds", low=0.0, low_open=True)
-    return finite_result(gap / log_odds, "gap", "g / l")           # Python floats: inf, no warning
+    gap, log_odds = threshold_args(gap, log_odds)
+    drove = "gap" if gap * log_odds >= 1.0 else "log_odds"         # the farther from 1 in log scale
+    return finite_result(gap / log_odds, drove, "g / l")           # Python floats: inf, no warning
 
 
 def hedge_odds(gap, log_odds, beta):
@@ -309,11 +285,14 @@ def hedge_odds(gap, log_odds, beta):
         The float odds.
 
     Raises:
-        ValueError: the odds overflow (tiny `beta`), named after `beta`.
+        ValueError: the odds overflow, named after the argument that drove it (a tiny `beta`,
+            a huge `gap` or `log_odds`).
     """
-    gap = float_scalar(gap, "gap")
-    log_odds = float_scalar(log_odds, "log_odds")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    # Python floats: the exponent is finite or +-inf, never NaN (beta > 0 is finite)
+    gap, log_odds, beta = odds_args(gap, log_odds, beta)
+    t = gap / beta                                                 # Python floats: +-inf, no warning
+    # the exponent is finite or +-inf, never NaN (t is finite or +-inf, log_odds finite)
     with np.errstate(over="ignore"):                               # tiny beta: odds overflow
-        return finite_result(float(np.exp(-log_odds + gap / beta)), "beta", "the odds")
+        odds = float(np.exp(-log_odds + t))
+    # the larger term of the exponent drove it; within t, the farther of gap and beta from 1
+    drove = "log_odds" if abs(log_odds) >= abs(t) else "gap" if abs(gap) * beta >= 1.0 else "beta"
+    return finite_result(odds, drove, "the odds")

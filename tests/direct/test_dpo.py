@@ -1,21 +1,24 @@
-"""Bradley-Terry and DPO: gradients vs finite differences, stability, stationarity at the tilted optimum."""
+"""Bradley-Terry and DPO: gradients vs finite differences, stability, stationarity at the tilted
+optimum; hand-computed single pairs, IPO's target 1/(2 beta), zero pair weights, the defaults, the
+bounds of n_pairs and the strict comparison of the Bradley-Terry coin; every argument check and
+every reachable overflow named (the inf and the NaN kind), silently."""
 
+import math
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from minirl_lm.direct.dpo import (bradley_terry_loss, bt_sample_preferences, dpo_loss,
-                           reward_table_loss, token_grad)
-from minirl_lm.direct import dpo
-from minirl_lm.values.optimum import tilted_optimum
-
 from gradcheck import fd_grad
+from minirl_lm.direct import dpo
+from minirl_lm.direct.dpo import bradley_terry_loss, bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
+from minirl_lm.values.optimum import tilted_optimum
+from quiet import overflow, raises, silent
 
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10
-
 
 
 def test_bradley_terry_gradient_matches_finite_differences():
@@ -273,8 +276,8 @@ Z3 = np.zeros(3)
                                    np.random.default_rng(0), mu0=[1.0]), ValueError, "mu0"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
@@ -289,3 +292,255 @@ def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
             got = dpo.dpo_loss(*args, variant="conservative", label_smoothing=0.0)
         assert got[0] == want[0]
         assert all(np.array_equal(g, w) for g, w in zip(got[1], want[1]))
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+DRIVER = [
+    # two margins of -1.2e308, each finite, whose softplus sum 2.4e308 overflows the mean
+    ("reward_table mean", lambda: reward_table_loss([[-6e307, 6e307]], [0, 0], [0, 0], [1, 1]),
+     "r_phi", "the mean loss"),
+    # m = 0 - 1e308 per pair: the rejected rewards drove it, not r_chosen
+    ("bradley_terry rejected", lambda: bradley_terry_loss([0.0, 0.0], [1e308, 1e308]),
+     "r_rejected", "the margin r_chosen - r_rejected"),
+    # l = log 2 per pair, w l = 1.18e308 each: their sum, and only it, overflows
+    ("dpo weights", lambda: dpo_loss(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2), 1.0,
+                                     weights=[1.7e308, 1.7e308]), "weights", "the loss"),
+    # IPO at beta = 1: e = h - 1/2 = 1e200, e^2 = inf, driven by the margin, not by beta
+    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, "ipo"),
+     "seq_logp_c", "the loss"),
+    # IPO at beta = 5e-324: the target 1/(2 beta) is inf
+    ("ipo target", lambda: dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "beta", "the loss"),
+    # h = -1e308 - 1.7e308 = -inf: the largest input of the margin is seq_logp_r
+    ("dpo margin r", lambda: dpo_loss([-1e308], [1.7e308], [0.0], [0.0], 1.0),
+     "seq_logp_r", "the log-ratio margin h"),
+    # h = (0 - 1.7e308) - (0 + 1.7e308): the references tie, the first of them is named
+    ("dpo margin ref", lambda: dpo_loss([0.0], [0.0], [1.7e308], [-1.7e308], 1.0),
+     "seq_logp_ref_c", "the log-ratio margin h"),
+]
+
+
+@pytest.mark.parametrize("label, call, arg, what", DRIVER, ids=[d[0] for d in DRIVER])
+def test_an_overflow_names_the_argument_that_drove_it(label, call, arg, what):
+    assert raises(ValueError, call) == overflow(arg, what, "inf")
+
+
+def test_bt_sample_preferences_n_pairs_is_bounded_before_any_allocation():
+    rng = np.random.default_rng(0)
+    msg = raises(ValueError, lambda: bt_sample_preferences([[0.0, 0.0]], [[0.5, 0.5]], 2**63, rng))
+    assert msg == "n_pairs: expected an integer <= 1152921504606846975, got 9223372036854775808"
+    assert raises(ValueError, lambda: bt_sample_preferences(
+        [[0.0, 0.0]], [[0.5, 0.5]], 2**62, rng)).startswith("n_pairs: expected an integer <=")
+    assert rng.random() == np.random.default_rng(0).random()        # nothing drawn
+
+
+def test_bt_sample_preferences_margin_beyond_float64_is_a_silent_certain_win():
+    # R(x, 0) - R(x, 1) = 2e308 = inf: sigma = 1, response 0 always wins, no warning
+    x, c, r = silent(lambda: bt_sample_preferences([[1e308, -1e308]], [[0.5, 0.5]], 40,
+                                                   np.random.default_rng(1)))
+    apart = c != r
+    assert apart.any() and (c[apart] == 0).all() and (r[apart] == 1).all()
+
+
+# ---------------------------------------------------------------- hand-computed answers
+# (folded from tests/test_kills_dpo_reinforce.py)
+
+def test_bradley_terry_single_pair_exact():
+    # m = 0: loss = log(1 + e^0) = log 2; d_chosen = -sigma(0) / 1 = -0.5, d_rejected = +0.5
+    loss, (d_c, d_r) = bradley_terry_loss([0.0], [0.0])
+    assert loss == math.log(2.0)
+    assert np.array_equal(d_c, [-0.5]) and np.array_equal(d_r, [0.5])
+
+
+def test_bradley_terry_margin_overflow_to_plus_inf_is_a_silent_zero():
+    # m = +inf: softplus(-inf) = 0 and sigma(-inf) = 0, the loss and gradient are exactly 0
+    loss, (d_c, d_r) = silent(lambda: bradley_terry_loss([1e308], [-1e308]))
+    assert loss == 0.0 and np.array_equal(d_c, [0.0]) and np.array_equal(d_r, [0.0])
+
+
+def test_reward_table_loss_exact_on_one_pair():
+    # m = 2 - 0 = 2: loss = softplus(-2); the chosen entry gets -sigma(-2), the rejected +sigma(-2)
+    loss, d = reward_table_loss([[2.0, 0.0, 5.0]], [0], [0], [1])
+    s = 1 / (1 + math.exp(2.0))
+    assert loss == pytest.approx(math.log1p(math.exp(-2.0)), rel=1e-15)
+    np.testing.assert_allclose(d, [[-s, s, 0.0]], rtol=1e-15)
+
+
+def test_dpo_zero_pair_weight_is_allowed_and_drops_the_pair():
+    # h = 0 on both pairs: l = log 2, dl/dh = beta * -sigma(0) = -0.5; weights (0, 1)
+    z = [0.0, 0.0]
+    loss, (dc, dr) = dpo_loss(z, z, z, z, 1.0, weights=[0.0, 1.0])
+    assert loss == math.log(2.0)
+    assert np.array_equal(dc, [0.0, -0.5]) and np.array_equal(dr, [0.0, 0.5])
+
+
+def test_ipo_regresses_h_onto_one_over_two_beta():
+    # h = 3, beta = 1/4: target 1/(2 beta) = 2, e = 1, loss = e^2 = 1, dl/dh = 2 e = 2 (P = 1)
+    loss, (dc, dr) = dpo_loss([3.0], [0.0], [0.0], [0.0], 0.25, "ipo")
+    assert loss == 1.0 and np.array_equal(dc, [2.0]) and np.array_equal(dr, [-2.0])
+    # h = 0, beta = 1/4: e = -2, loss = 4, dl/dh = -4
+    loss, (dc, dr) = dpo_loss([0.0], [0.0], [0.0], [0.0], 0.25, "ipo")
+    assert loss == 4.0 and np.array_equal(dc, [-4.0]) and np.array_equal(dr, [4.0])
+
+
+def test_dpo_saturated_margin_is_a_silent_exact_zero():
+    # z = beta h = 1e308 * 2 overflows to +inf: -log sigma(+inf) = 0, sigma(-inf) = 0,
+    # the gradient beta * -0 = -0: finite, returned, no warning
+    loss, (dc, dr) = silent(lambda: dpo_loss([2.0], [0.0], [0.0], [0.0], 1e308))
+    assert loss == 0.0 and np.array_equal(dc, [0.0]) and np.array_equal(dr, [0.0])
+
+
+def test_dpo_defaults_are_dpo_without_smoothing_and_the_mean_over_pairs():
+    rng = np.random.default_rng(8)
+    lc, lr, lrc, lrr = (rng.normal(size=3) for _ in range(4))
+    base = dpo_loss(lc, lr, lrc, lrr, 0.7)
+    for other in (dpo_loss(lc, lr, lrc, lrr, 0.7, "dpo", 0.0, np.full(3, 1 / 3)),):
+        assert base[0] == other[0] and np.array_equal(base[1][0], other[1][0])
+    assert base[0] != dpo_loss(lc, lr, lrc, lrr, 0.7, "ipo")[0]
+    assert base[0] != dpo_loss(lc, lr, lrc, lrr, 0.7, weights=[1.0, 0.0, 0.0])[0]
+
+
+def test_token_grad_exact():
+    out = token_grad([2.0, -1.0], [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    assert np.array_equal(out, [[2.0, 2.0, 0.0], [-1.0, 0.0, 0.0]])
+
+
+def test_bt_sample_preferences_n_pairs_at_least_one():
+    x, c, r = bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.5]], 1, np.random.default_rng(0))
+    assert x.shape == c.shape == r.shape == (1,) and x[0] == 0
+
+
+def test_bt_sample_preferences_prompts_follow_mu0_uniform_by_default():
+    reward, mu = np.zeros((2, 2)), np.full((2, 2), 0.5)
+    given = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4), mu0=[0.0, 1.0])
+    assert np.array_equal(given[0], np.ones(50))               # prompt 0 has probability 0
+    default = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4))
+    uniform = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4), mu0=[0.5, 0.5])
+    for d, u in zip(default, uniform):
+        assert np.array_equal(d, u)
+    assert 0 < default[0].sum() < 50                           # both prompts drawn
+
+
+def test_bt_coin_is_strict_a_draw_equal_to_sigma_goes_to_b():
+    # Draw order (documented): x ~ mu0, a ~ mu[x], b ~ mu[x], then u ~ U[0, 1) and a wins iff
+    # u < sigma(R(x, a) - R(x, b)). With seed 3, N = 1, Y = 2 and mu = (1/2, 1/2): a = 0, b = 1.
+    r = np.random.default_rng(3)
+    r.choice(1, size=1, p=[1.0])
+    a, b = r.choice(2, size=1, p=[0.5, 0.5])[0], r.choice(2, size=1, p=[0.5, 0.5])[0]
+    u = r.random(1)[0]
+    assert (a, b) == (0, 1)
+    d = math.log(u / (1.0 - u))                                # the logit of u
+    # sigma(d) == u exactly: bradley_terry_loss([0], [d]) has d_rejected = sigma(0 - (-d))
+    assert bradley_terry_loss([0.0], [d])[1][1][0] == u
+    x, c, rj = bt_sample_preferences([[d, 0.0]], [[0.5, 0.5]], 1, np.random.default_rng(3))
+    assert (x[0], c[0], rj[0]) == (0, 1, 0)                    # u < u is false: b wins
+    x, c, rj = bt_sample_preferences([[d + 1e-9, 0.0]], [[0.5, 0.5]], 1, np.random.default_rng(3))
+    assert (x[0], c[0], rj[0]) == (0, 0, 1)                    # sigma just above u: a wins
+
+
+# ---------------------------------------------------------------- messages: the argument first
+
+MESSAGES = [
+    # (label, call, exception, argument, fragment)
+    ("bt ndim", lambda: bradley_terry_loss([0.0], [[0.0]]), ValueError, "r_rejected",
+     "expected 1 dimension, got shape (1, 1)"),
+    ("bt scalar", lambda: bradley_terry_loss([0.0], 0.0), ValueError, "r_rejected",
+     "expected 1 dimension, got shape ()"),
+    ("bt shape", lambda: bradley_terry_loss([0.0, 0.0], [0.0]), ValueError, "r_rejected",
+     "expected the shape of r_chosen (2,), got (1,)"),
+    ("bt empty", lambda: bradley_terry_loss([], []), ValueError, "r_chosen",
+     "expected at least one pair, got shape (0,)"),
+    ("table empty", lambda: reward_table_loss([[0.0]], *[np.array([], dtype=np.int64)] * 3),
+     ValueError, "prompt", "expected at least one pair, got shape (0,)"),
+    ("dpo ndim r", lambda: dpo_loss([0.0], [[0.0]], [0.0], [0.0], 1.0), ValueError,
+     "seq_logp_r", "expected 1 dimension"),
+    ("dpo ndim ref_c", lambda: dpo_loss([0.0], [0.0], [[0.0]], [0.0], 1.0), ValueError,
+     "seq_logp_ref_c", "expected 1 dimension"),
+    ("dpo ndim ref_r", lambda: dpo_loss([0.0], [0.0], [0.0], [[0.0]], 1.0), ValueError,
+     "seq_logp_ref_r", "expected 1 dimension"),
+    ("dpo shape r", lambda: dpo_loss([0.0, 0.0], [0.0], [0.0, 0.0], [0.0, 0.0], 1.0), ValueError,
+     "seq_logp_r", "expected the shape of seq_logp_c (2,), got (1,)"),
+    ("dpo shape ref_c", lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0], [0.0, 0.0], 1.0),
+     ValueError, "seq_logp_ref_c", "expected the shape of seq_logp_c"),
+    ("dpo shape ref_r", lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0], 1.0),
+     ValueError, "seq_logp_ref_r", "expected the shape of seq_logp_c"),
+    ("dpo empty", lambda: dpo_loss([], [], [], [], 1.0), ValueError, "seq_logp_c",
+     "expected at least one pair"),
+    ("dpo weights", lambda: dpo_loss([0.0] * 2, [0.0] * 2, [0.0] * 2, [0.0] * 2, 1.0,
+                                     weights=[-1.0, 1.0]), ValueError, "weights",
+     "expected nonnegative pair weights, got min "),
+    ("dpo smoothing", lambda: dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, "ipo", 0.1), ValueError,
+     "label_smoothing", "expected 0 unless variant='conservative', got 0.1 with variant='ipo'"),
+    ("grad mask", lambda: token_grad([1.0, 2.0], [[1.0, 1.0]]), ValueError, "mask",
+     "expected shape (2, any), got (1, 2)"),
+    ("bt mu", lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.25, 0.25]], 1,
+                                            np.random.default_rng(0)), ValueError, "mu",
+     "expected shape (1, 2), got (1, 3)"),
+    ("bt mu0", lambda: bt_sample_preferences(np.zeros((2, 2)), np.full((2, 2), 0.5), 1,
+                                             np.random.default_rng(0), mu0=[0.5, 0.25, 0.25]),
+     ValueError, "mu0", "expected shape (2,), got (3,)"),
+    ("bt n_pairs", lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.5]], 0,
+                                                 np.random.default_rng(0)), ValueError, "n_pairs",
+     "expected an integer >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize("label, call, exc, arg, fragment", MESSAGES, ids=[m[0] for m in MESSAGES])
+def test_bad_input_message_names_the_argument(label, call, exc, arg, fragment):
+    msg = raises(exc, call)
+    assert msg.startswith(f"{arg}: {fragment}")
+
+
+def test_message_samples_one_per_template():
+    assert raises(ValueError, MESSAGES[0][1]) == "r_rejected: expected 1 dimension, got shape (1, 1)"
+    assert raises(ValueError, MESSAGES[2][1]) == "r_rejected: expected the shape of r_chosen (2,), got (1,)"
+    assert raises(ValueError, MESSAGES[3][1]) == "r_chosen: expected at least one pair, got shape (0,)"
+    assert raises(ValueError, MESSAGES[-1][1]) == "n_pairs: expected an integer >= 1, got 0"
+    assert raises(ValueError, MESSAGES[-3][1]) == "mu: expected shape (1, 2), got (1, 3)"
+    # the overflow template: m = -1e308 - 1e308 = -inf, softplus(-m) = inf
+    assert raises(ValueError, lambda: bradley_terry_loss([-1e308], [1e308])) == overflow(
+        "r_chosen", "the margin r_chosen - r_rejected", "inf")
+
+
+OVERFLOWS = [
+    # (label, call, argument, what, kind): every reachable overflow, silently an error
+    # m = r_phi[0, 0] - r_phi[0, 1] = 1e308 + 1e308 = inf
+    ("table margin", lambda: reward_table_loss([[1e308, -1e308]], [0], [0], [1]), "r_phi",
+     "the reward margins", "inf"),
+    # h = (1e308 + 1e308) - 0 = inf
+    ("dpo margin inf", lambda: dpo_loss([1e308], [0.0], [-1e308], [0.0], 1.0), "seq_logp_c",
+     "the log-ratio margin h", "inf"),
+    # h = (1e308 + 1e308) - (1e308 + 1e308) = inf - inf = NaN
+    ("dpo margin nan", lambda: dpo_loss([1e308], [1e308], [-1e308], [-1e308], 1.0), "seq_logp_c",
+     "the log-ratio margin h", "NaN"),
+    # z = 1e308 * -2 = -inf: -log sigma(-inf) = inf
+    ("dpo loss inf", lambda: dpo_loss([-2.0], [0.0], [0.0], [0.0], 1e308), "beta", "the loss",
+     "inf"),
+    # the same pair with weight 0 next to a finite one: 0 * inf = NaN in the weighted sum
+    ("dpo loss nan", lambda: dpo_loss([-2.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], 1e308,
+                                      weights=[0.0, 1.0]), "beta", "the loss", "NaN"),
+]
+
+
+@pytest.mark.parametrize("label, call, arg, what, kind", OVERFLOWS, ids=[o[0] for o in OVERFLOWS])
+def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(label, call, arg,
+                                                                            what, kind):
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{arg}: expected a value for which {what} is finite")
+    assert msg.endswith(f"makes it {kind} (overflow)")
+
+
+@pytest.mark.parametrize("h, arg", [
+    # IPO at beta = 5e-155: the target 1/(2 beta) = 1e154, e = h - 1e154, e^2 beyond float64.
+    # Named beta when the target is at least |h| (a tie included), else the log-probs
+    (-1e154, "beta"), (-0.8e154, "beta"), (-1.5e154, "seq_logp_c"),
+])
+def test_ipo_overflow_names_beta_when_its_target_dominates_the_margin(h, arg):
+    msg = raises(ValueError, lambda: dpo_loss([h], [0.0], [0.0], [0.0], 5e-155, "ipo"))
+    assert msg == overflow(arg, "the loss")
+
+
+def test_dpo_margin_overflow_names_the_largest_reference():
+    # h = (-1e308 - 0) - (0 + 1.7e308) = -inf: seq_logp_ref_r is the largest input
+    msg = raises(ValueError, lambda: dpo_loss([-1e308], [0.0], [0.0], [-1.7e308], 1.0))
+    assert msg == overflow("seq_logp_ref_r", "the log-ratio margin h")

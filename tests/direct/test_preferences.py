@@ -1,5 +1,6 @@
 """IPO (summed, averaged), SimPO, ORPO, KTO and online DPO: finite differences, TRL's definitions,
-edge cases, bad input, and a failing online step that changes nothing."""
+edge cases, the public defaults, bad input, overflows named after their driver, the grader behind
+a judge, the pairs a judge is asked about, and a failing online step that changes nothing."""
 
 import importlib.util
 from pathlib import Path
@@ -7,14 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirl_lm.direct.dpo import dpo_loss
-from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.values.optimum import tilted_optimum
-from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
-                                   orpo_loss, simpo_loss)
-
 from gradcheck import fd_grad
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.direct.preferences import (
+    bradley_terry_judge,
+    ipo_loss,
+    kto_loss,
+    online_dpo_step,
+    orpo_loss,
+    simpo_loss,
+)
+from minirl_lm.values.optimum import tilted_optimum
+from quiet import overflow, raises, silent
 
 FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10
 
@@ -256,8 +263,8 @@ M = np.ones((3, 2))
     (lambda: kto_loss(Z, M, np.zeros(4), np.ones(3, bool), 1.0), ValueError, "seq_logp_ref"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---------------------------------------------------------------- online DPO
@@ -316,8 +323,8 @@ def test_a_failing_online_step_changes_no_state(judge, exc, match):
     mdp, policy, ref, _ = _online_setup()
     theta0 = policy.theta.copy()
     rng = np.random.default_rng(3)
-    with pytest.raises(exc, match=match):
-        online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng)
+    msg = raises(exc, lambda: online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng))
+    assert match is None or msg.startswith(f"{match}: expected a probability")
     np.testing.assert_array_equal(policy.theta, theta0)
     assert rng.random() == np.random.default_rng(3).random()   # the generator did not advance
 
@@ -338,8 +345,7 @@ def test_bad_online_arguments_change_no_state(kwargs, exc, match):
                 lr=1.0, rng=np.random.default_rng(3), pairs_per_prompt=4)
     args.update(kwargs)
     theta0 = policy.theta.copy()
-    with pytest.raises(exc, match=match):
-        online_dpo_step(**args)
+    assert raises(exc, lambda: online_dpo_step(**args)).startswith(f"{match}: ")
     np.testing.assert_array_equal(policy.theta, theta0)
     if isinstance(args["rng"], np.random.Generator):
         assert args["rng"].random() == np.random.default_rng(3).random()
@@ -445,3 +451,313 @@ def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
         target[x] = pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))
     tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
     assert gmax < 1e-9 and tv < 1e-8
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+M1, M2 = np.ones((1, 1)), np.ones((2, 1))
+LOGP_MSG = "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
+
+DRIVER = [
+    # z = (-2 + 1) - 0.5 per pair, l = softplus(1.5) = 1.7: w l = 2.9e308, the weights drove it
+    ("simpo weights", lambda: simpo_loss([[-2.0]] * 2, M2, [[-1.0]] * 2, M2, 1.0,
+                                         weights=[1.7e308, 1.7e308]), "weights"),
+    # z = 1e308 (-3 + 0.5) - 0.5 = -inf
+    ("simpo beta", lambda: simpo_loss([[-3.0]], M1, [[-0.5]], M1, 1e308), "beta"),
+    # IPO's target 1/(2 beta) = inf: beta, not the log-probs (no error caught and re-labelled)
+    ("ipo beta", lambda: ipo_loss([[-1.0]], M1, [[-2.0]], M1, [0.0], [0.0], 5e-324), "beta"),
+    ("ipo margin", lambda: ipo_loss([[-1e200]], M1, [[-1.0]], M1, [0.0], [0.0], 1.0), "logp_c"),
+    ("ipo ref", lambda: ipo_loss([[-1.0]], M1, [[-1.0]], M1, [1e200], [0.0], 1.0),
+     "seq_logp_ref_c"),
+    # chosen worse than rejected: lam softplus(-z) = 1.7e308 * 1.2 = inf
+    ("orpo lam", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, lam=1.7e308), "lam"),
+    ("orpo weights", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, weights=[1.7e308]), "weights"),
+    # w lam sigma(-u) = 1.7e308 * 2 * sigma(0) = 1.7e308: lambda_d 2 < weights 1.7e308
+    ("kto weights", lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
+                                     1.0, lambda_d=2.0, weights=[1.7e308, 1.7e308]), "weights"),
+]
+
+
+@pytest.mark.parametrize("label, call, arg", DRIVER, ids=[d[0] for d in DRIVER])
+def test_an_overflow_names_the_argument_that_drove_it(label, call, arg):
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{arg}: expected a value for which the loss is finite in float64")
+
+
+def test_an_overflow_sample_message_of_each_template():
+    assert raises(ValueError, DRIVER[0][1]) == overflow("weights", "the loss", "inf")
+    # the sum of two tokens of -1e308 is -inf: the log-probs drove it, their own message
+    call = lambda: simpo_loss([[-1e308, -1e308]], np.ones((1, 2)), [[-0.5]], M1, 1.0)
+    assert raises(ValueError, call) == LOGP_MSG
+
+
+@pytest.mark.parametrize("side", ["c", "r"])
+def test_orpo_odds_near_probability_one_name_that_side(side):
+    # a = -5e-324: 1 / expm1(a) = -2e323, beyond float64, on the side whose log-prob it is
+    tiny, ok = [[-5e-324]], [[-1.0]]
+    lc, lr = (tiny, ok) if side == "c" else (ok, tiny)
+    msg = raises(ValueError, lambda: orpo_loss(lc, M1, lr, M1, lam=1.0))
+    assert msg.startswith(f"logp_{side}: expected log-probs for which the loss is finite")
+
+
+def test_kto_at_a_huge_beta_is_silent_and_finite():
+    # u = +-1.7e308 (h - z0) saturates sigma: loss and gradient finite, no warning
+    loss, d = silent(lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
+                                      1.7e308))
+    assert np.isfinite(loss) and np.isfinite(d).all()
+
+
+# ---------------------------------------------------------------- the grader behind a judge
+
+@pytest.mark.parametrize("reward, exc, fragment", [
+    ("1.0", TypeError, "got str '1.0'"),
+    (None, TypeError, "got NoneType None"),
+    (np.array([1.0]), TypeError, "got array of shape (1,) and dtype float64"),
+    (True, TypeError, "got bool True"),
+    (float("nan"), ValueError, "got nan"),
+    (float("inf"), ValueError, "got inf"),
+])
+def test_bradley_terry_judge_rejects_a_grader_reward_that_is_not_a_finite_real(reward, exc,
+                                                                                fragment):
+    judge = bradley_terry_judge(lambda x, y: reward)
+    msg = raises(exc, lambda: judge("p", (1,), (2, 0)))
+    assert msg.startswith("grader: expected a ") and fragment in msg
+
+
+def test_bradley_terry_judge_message_sample_and_a_margin_beyond_float64():
+    judge = bradley_terry_judge(lambda x, y: float("nan"))
+    assert raises(ValueError, lambda: judge("p", (1,), (2, 0))) == (
+        "grader: expected a finite number (a finite reward) for response (1,), got nan")
+    huge = bradley_terry_judge(lambda x, y: 1e308 if len(y) == 1 else -1e308)
+    assert silent(lambda: huge("p", (1,), (2, 0))) == 1.0          # sigma(2e308 = inf)
+    assert silent(lambda: huge("p", (2, 0), (1,))) == 0.0
+
+
+# ---------------------------------------------------------------- online DPO: the judge's pairs
+
+def test_online_step_asks_the_judge_about_each_pair_in_order():
+    """The judge gets (the prompt's text, row 2i, row 2i+1) of the rollout for pair i: replay
+    the rollout with the same seed and compare every call; a judge saying 1.0 picks y_a."""
+    mdp, policy, ref, _ = _online_setup()
+    theta0 = policy.theta.copy()
+    calls = []
+
+    def judge(prompt, y_a, y_b):
+        calls.append((prompt, y_a, y_b))
+        return 1.0
+
+    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.7, np.random.default_rng(1),
+                          pairs_per_prompt=3)
+    prompts = np.repeat(np.arange(2), 3)
+    resp = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1),
+                       prompts=prompts).responses()
+    want = [(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts)]
+    assert calls == want
+    assert any(a != b for _, a, b in want)                     # a swap would be seen
+    assert out["chosen"] == [a for _, a, _ in want] and out["rejected"] == [b for _, _, b in want]
+    np.testing.assert_array_equal(out["prompt"], prompts)
+
+
+def test_online_step_a_judge_saying_zero_picks_y_b():
+    mdp, policy, ref, _ = _online_setup()
+    calls = []
+    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: calls.append((a, b)) or 0.0, 1.0, 1.0,
+                          np.random.default_rng(2))
+    assert out["chosen"] == [b for _, b in calls] and out["rejected"] == [a for a, _ in calls]
+
+
+@pytest.mark.parametrize("kwargs, arg, fragment", [
+    ({"pairs_per_prompt": 2**63}, "pairs_per_prompt", "expected an integer <= "),
+    ({"beta": 1e308}, "beta", "the gradient on theta is finite"),
+])
+def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_nothing(
+        kwargs, arg, fragment):
+    mdp, policy, ref, grader = _online_setup()
+    args = dict(mdp=mdp, policy=policy, ref=ref, judge=bradley_terry_judge(grader), beta=1.0,
+                lr=1.0, rng=np.random.default_rng(1), pairs_per_prompt=1)
+    args.update(kwargs)
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(**args))
+    assert msg.startswith(f"{arg}: ") and fragment in msg
+    np.testing.assert_array_equal(policy.theta, theta0)
+    assert args["rng"].random() == np.random.default_rng(1).random()
+
+
+def test_kto_ragged_desirable_is_a_type_error_naming_it():
+    msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), [[True], [True, False], [True]],
+                                             1.0))
+    assert msg.startswith("desirable: expected an array, got list")
+
+
+# ---------------------------------------------------------------- the public defaults
+
+def test_defaults_gamma_lam_z0_lambdas_average_and_weights():
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(14)
+    same = lambda a, b: a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1]))
+    mean = np.full(5, 0.2)
+    assert same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.5, mean))
+    assert not same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.0))
+    assert same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.1, mean))
+    assert not same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.2))
+    assert same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
+                ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, False, mean))
+    assert not same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
+                    ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, True))
+    des = np.array([True, False, True, False, True])
+    k = kto_loss(lc, mc, ref_c, des, 0.8)
+    kk = kto_loss(lc, mc, ref_c, des, 0.8, 0.0, 1.0, 1.0, mean)
+    assert k[0] == kk[0] and np.array_equal(k[1], kk[1])
+    for other in ({"z0": 0.3}, {"lambda_d": 2.0}, {"lambda_u": 2.0}):
+        assert kto_loss(lc, mc, ref_c, des, 0.8, **other)[0] != k[0]
+
+
+def test_online_step_defaults_to_one_pair_per_prompt():
+    mdp, policy, ref, grader = _online_setup()
+    p2 = policy.copy()
+    judge = bradley_terry_judge(grader)
+    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.5, np.random.default_rng(4))
+    again = online_dpo_step(mdp, p2, ref, judge, 0.5, 0.5, np.random.default_rng(4), 1)
+    np.testing.assert_array_equal(out["prompt"], [0, 1])
+    assert out["chosen"] == again["chosen"] and out["loss"] == again["loss"]
+    np.testing.assert_array_equal(policy.theta, p2.theta)
+
+
+# ---------------------------------------------------------------- overflow: every stage and driver
+
+NEG = [[-1e308, -1e308]]                                       # a sum beyond float64: -inf
+M12 = np.ones((1, 2))
+
+
+def test_ipo_margin_of_two_infinite_sums_is_a_silent_nan_naming_logp_c():
+    # s_c = s_r = -inf: h = -inf - -inf = NaN
+    msg = raises(ValueError, lambda: ipo_loss(NEG, M12, NEG, M12, [0.0], [0.0], 1.0))
+    assert msg == overflow("logp_c", "the log-ratio margin h", "NaN")
+
+
+@pytest.mark.parametrize("lc, lr, ref_c, ref_r, arg", [
+    ([[-1e308]], [[-1.0]], [1e308], [0.0], "logp_c"),          # s_c - ref_c = -2e308: overflow
+    ([[-1.0]], NEG, [0.0], [0.0], "logp_r"),                   # s_r = -inf: h = +inf
+    ([[-1.0]], [[-1.0]], [0.0], [1e200], "seq_logp_ref_r"),    # h = 1e200, e^2 = inf
+])
+def test_ipo_overflow_names_the_largest_input_of_the_margin(lc, lr, ref_c, ref_r, arg):
+    msg = raises(ValueError, lambda: ipo_loss(lc, np.ones(np.shape(lc)), lr, np.ones(np.shape(lr)),
+                                              ref_c, ref_r, 1.0))
+    assert msg.startswith(f"{arg}: expected a value for which the ")
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_ipo_gradients_are_float64_arrays(average):
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(15)
+    _, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average)
+    assert dc.dtype == dr.dtype == np.float64 and dc.shape == lc.shape and dr.shape == lr.shape
+
+
+def test_simpo_margin_of_two_infinite_sums_is_a_silent_error_naming_logp_c():
+    msg = raises(ValueError, lambda: simpo_loss(NEG, M12, NEG, M12, 1.0))
+    assert msg == LOGP_MSG.replace("(loss inf)", "(loss nan)")
+
+
+@pytest.mark.parametrize("lc, beta, gamma, arg", [
+    # a_c - a_r = -1e308 + 0.5; z = 1 (-1e308) - 1.7e308 = -inf: gamma is the largest
+    ([[-1e308]], 1.0, 1.7e308, "gamma"),
+    # z = 2 (-1e308) - 0.5 = -inf: the margin of the log-probs is the largest
+    ([[-1e308]], 2.0, 0.5, "logp_c"),
+])
+def test_simpo_overflow_of_z_names_its_largest_input(lc, beta, gamma, arg):
+    msg = raises(ValueError, lambda: simpo_loss(lc, M1, [[-0.5]], M1, beta, gamma))
+    assert msg.startswith(f"{arg}: expected ")
+
+
+def test_orpo_overflow_of_the_log_odds_ratio_names_the_log_probs():
+    # s_c = -inf: z = -inf, lam softplus(inf) = inf
+    msg = raises(ValueError, lambda: orpo_loss(NEG, M12, [[-1.0]], M1))
+    assert msg == LOGP_MSG
+    # both -inf: z = NaN; with lam = 2 the log-probs, not lam, are named
+    msg = raises(ValueError, lambda: orpo_loss(NEG, M12, NEG, M12, lam=2.0))
+    assert msg.startswith("logp_c: expected log-probs for which the loss is finite")
+
+
+@pytest.mark.parametrize("kwargs, desirable, arg", [
+    # u = 0 (h = z0 = 0): |dl/dh| = w lam sigma(0)^2 beta = 0.5 * 1.7e308 * 0.25 * 16 = inf
+    ({"lambda_d": 1.7e308, "beta": 16.0}, [True, True], "lambda_d"),
+    ({"lambda_u": 1.7e308, "beta": 16.0}, [False, False], "lambda_u"),
+    ({"lambda_d": 8.0, "beta": 1.7e308, "weights": [1.0, 1.0]}, [True, True], "beta"),
+])
+def test_kto_overflow_names_the_largest_coefficient(kwargs, desirable, arg):
+    msg = raises(ValueError, lambda: kto_loss([[-1.0], [-1.0]], M2, [-1.0, -1.0],
+                                              np.array(desirable), **kwargs))
+    assert msg == overflow(arg, "the loss")
+
+
+def test_kto_huge_weight_times_a_saturated_sigma_is_a_silent_error():
+    # w lam = 1.7e308 * 2 = inf, times sigma(u) sigma(-u) = 0 at u = -inf: NaN, named weights
+    msg = raises(ValueError, lambda: kto_loss([[-1e308, -1e308], [-1.0, -1.0]], np.ones((2, 2)),
+                                              [0.0, 0.0], np.array([True, False]), 1.0,
+                                              lambda_d=2.0, weights=[1.7e308, 1.0]))
+    assert msg.startswith("weights: expected a value for which the loss is finite")
+
+
+def test_bradley_terry_judge_grader_messages_and_the_prompt_it_gets():
+    assert raises(TypeError, lambda: bradley_terry_judge(3)) == (
+        "grader: expected a callable grader(prompt, response), got int 3")
+    assert raises(TypeError, lambda: bradley_terry_judge(lambda y: 0.0)) == (
+        "grader: expected a callable grader(prompt, response) taking 2 positional arguments, "
+        "got one with signature (y)")
+    judge = bradley_terry_judge(lambda x, y: float(len(x) * len(y)))
+    assert judge("abc", (1,), (1, 2)) == pytest.approx(_sig(3.0 - 6.0), rel=1e-15)
+
+
+def test_online_step_labels_each_pair_with_one_uniform_draw_strictly_below_p():
+    """After the rollout, one u ~ U[0, 1) per pair, in order; y_a wins iff u < p. A judge that
+    answers p = u exactly (known by replaying the generator) loses every pair."""
+    mdp, policy, ref, _ = _online_setup()
+    theta0 = policy.theta.copy()
+    prompts = np.repeat(np.arange(2), 3)
+    replay = np.random.default_rng(6)
+    resp = mdp.rollout(TabularPolicy(theta0), 2, replay, prompts=prompts).responses()
+    u = replay.random(prompts.size)
+    for shift, a_wins in ((0.0, False), (1e-9, True)):
+        it = iter(u + shift)
+        p2 = TabularPolicy(theta0.copy())
+        out = online_dpo_step(mdp, p2, ref, lambda x, a, b: float(next(it)), 0.5, 0.5,
+                              np.random.default_rng(6), pairs_per_prompt=3)
+        pick = 0 if a_wins else 1
+        assert out["chosen"] == [resp[2 * i + pick] for i in range(prompts.size)]
+
+
+def test_online_step_a_reference_forbidding_sampled_tokens_is_named():
+    # the reference gives token 1 probability 0 everywhere: pairs where both responses hold it
+    # have h = inf - inf = NaN; the policy samples token 1 often
+    mdp, policy, _, grader = _online_setup()
+    theta = np.zeros((mdp.S, mdp.V))
+    theta[:, 1] = -np.inf
+    rng = np.random.default_rng(0)
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta),
+                                                     bradley_terry_judge(grader), 1.0, 1.0, rng, 8))
+    assert msg.startswith("ref: expected a value for which the log-ratio margin h is finite")
+    np.testing.assert_array_equal(policy.theta, theta0)
+
+
+def test_online_step_whose_update_leaves_float64_names_lr():
+    mdp, policy, ref, grader = _online_setup()
+    theta0 = policy.theta.copy()
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, ref, bradley_terry_judge(grader),
+                                                     5.0, 1.7e308, np.random.default_rng(1)))
+    assert msg == "lr: expected a step that keeps theta finite, got a non-finite update with lr=1.7e+308"
+    np.testing.assert_array_equal(policy.theta, theta0)
+
+
+def test_online_step_a_reference_far_below_the_policy_is_named_when_the_loss_overflows():
+    """The reference puts log-prob -5e307 on token 1 (at most 3 of them: -1.5e308, finite); the
+    judge prefers responses without it. A rejected response holding token 1 has a log-ratio of
+    at least 5e307, so h <= -5e307 and beta h = -inf at beta = 4 while h is finite: the loss
+    overflows, driven by the reference (|h| > beta)."""
+    mdp, policy, _, _ = _online_setup()
+    theta = np.zeros((mdp.S, mdp.V))
+    theta[:, 1] = -5e307
+    has = lambda y: 1 in y                                      # noqa: E731
+    judge = lambda x, a, b: 0.5 if has(a) == has(b) else float(has(b))   # noqa: E731
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), judge, 4.0,
+                                                     1.0, np.random.default_rng(0), 8))
+    assert msg == overflow("ref", "the loss")

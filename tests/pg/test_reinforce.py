@@ -3,10 +3,10 @@ to the bandit view sample for sample (and what breaks the equality)."""
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradcheck import fd_grad
 from minirl_lm.pg.reinforce import (
     AGGS,
     reinforce_loss,
@@ -239,3 +239,72 @@ def test_reinforce_defaults_are_seq_sum():
     want = reinforce_loss(logp, adv, mask, "seq_sum", None)
     assert loss == want[0] and np.array_equal(d, want[1])
     assert loss != reinforce_loss(logp, adv, mask, "token_mean")[0]
+# ---- folded from tests/test_kills_dpo_reinforce.py ------------------------------------------
+# Exact answers of token_weights, reinforce_loss and sequence_reinforce_loss: the default agg and
+# the lower bound of max_len, a hand-computed loss, and every argument check and reachable
+# overflow (the inf and the NaN kind) named, silently.
+
+from quiet import overflow, raises  # noqa: E402
+
+MASK_2x3 = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+
+
+def test_token_weights_default_agg_is_seq_sum():
+    default = token_weights(MASK_2x3)
+    assert np.array_equal(default, token_weights(MASK_2x3, agg="seq_sum"))
+    assert np.array_equal(default, MASK_2x3 / 2)                   # w = 1/B on real tokens
+    assert not np.array_equal(default, token_weights(MASK_2x3, agg="token_mean"))
+
+
+def test_token_weights_max_len_one_is_allowed_zero_is_not():
+    # constant: w = mask / (B max_len) = mask / (1 * 1)
+    assert np.array_equal(token_weights([[1.0, 0.0]], "constant", max_len=1), [[1.0, 0.0]])
+    msg = raises(ValueError, lambda: token_weights([[1.0, 0.0]], "constant", max_len=0))
+    assert msg == "max_len: expected an integer >= 1, got 0"
+
+
+def test_reinforce_loss_exact():
+    # seq_sum, B = 2: w = [[1/2, 1/2], [1/2, 0]], A = (1, 2) per response
+    # loss = -(1/2 * 1 * -1 + 1/2 * 1 * -2 + 1/2 * 2 * -3) = 4.5; grad = -w A
+    loss, g = reinforce_loss([[-1.0, -2.0], [-3.0, 0.0]], [1.0, 2.0], [[1.0, 1.0], [1.0, 0.0]])
+    assert loss == 4.5 and np.array_equal(g, [[-0.5, -0.5], [-1.0, 0.0]])
+
+
+@pytest.mark.parametrize("call, arg, fragment", [
+    (lambda: reinforce_loss(np.zeros((1, 2)), [1.0], np.ones((1, 3))), "mask",
+     "expected the shape of logp (1, 2), got (1, 3)"),
+    (lambda: reinforce_loss(np.zeros((2, 3)), [1.0, 2.0, 3.0], np.ones((2, 3))), "adv",
+     "expected shape (2,) or (2, 3), got (3,)"),
+    (lambda: sequence_reinforce_loss([0.0], [[0.0]]), "adv", "expected 1 dimension, got shape (1, 1)"),
+    (lambda: sequence_reinforce_loss([0.0], 0.0), "adv", "expected 1 dimension, got shape ()"),
+    (lambda: sequence_reinforce_loss([0.0, 0.0], [0.0]), "adv",
+     "expected the shape of seq_logp (2,), got (1,)"),
+    (lambda: sequence_reinforce_loss([], []), "seq_logp",
+     "expected a non-empty array (every axis of length >= 1), got shape (0,)"),
+])
+def test_reinforce_argument_messages_name_the_argument(call, arg, fragment):
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{arg}: ") and fragment in msg
+
+
+@pytest.mark.parametrize("call, arg, what, kind", [
+    # w = 1: A logp = 1e308 * -1e308 = -inf, loss = +inf
+    (lambda: reinforce_loss([[-1e308]], [1e308], [[1.0]]), "logp", "the loss -sum w A logp", "inf"),
+    # per-token A: the products are -inf and +inf, their sum NaN
+    (lambda: reinforce_loss([[-1e308, -1e308]], [[1e308, -1e308]], [[1.0, 1.0]]), "logp",
+     "the loss -sum w A logp", "NaN"),
+    # A s = -1e308 * 1e308 = -inf on both: loss = -(-inf) / 2 = inf
+    (lambda: sequence_reinforce_loss([1e308, 1e308], [-1e308, -1e308]), "seq_logp",
+     "the loss -(1/B) sum A seq_logp", "inf"),
+    # A s = (+inf, -inf): the sum is NaN
+    (lambda: sequence_reinforce_loss([1e308, 1e308], [1e308, -1e308]), "seq_logp",
+     "the loss -(1/B) sum A seq_logp", "NaN"),
+])
+def test_reinforce_overflow_is_a_silent_value_error_naming_its_driver(call, arg, what, kind):
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{arg}: ") and what in msg and f"makes it {kind} (overflow)" in msg
+
+
+def test_reinforce_overflow_message_sample():
+    msg = raises(ValueError, lambda: reinforce_loss([[-1e308]], [1e308], [[1.0]]))
+    assert msg == overflow("logp", "the loss -sum w A logp", "inf")

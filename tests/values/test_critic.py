@@ -1,18 +1,29 @@
-"""The token-MDP view: TD errors, GAE identities, KL shaping, the tabular critic's loss and fit."""
+"""The token-MDP view: TD errors, GAE identities, KL shaping, the tabular critic's loss and fit,
+PPO's clipped value loss; every overflow a ValueError naming its driver with no warning first,
+every argument check named, per-token rewards 0 at padding, the value loss averaged over exactly
+one real token, and the public defaults (gamma, lam, lr, target) against hand-computed steps."""
 
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from minirl_lm.values.critic import (fit_values, gae, monte_carlo_returns, per_token_rewards,
-                              td_errors, value_loss)
+from gradcheck import fd_grad
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.values import critic
-
-from gradcheck import fd_grad
+from minirl_lm.values.critic import (
+    clipped_value_loss,
+    fit_values,
+    gae,
+    monte_carlo_returns,
+    per_token_rewards,
+    td_errors,
+    value_loss,
+)
+from quiet import overflow, raises, silent
 
 
 def _rollout(seed=0, K=6, max_len=4):
@@ -186,8 +197,8 @@ V3 = np.zeros(3)
     (lambda: fit_values(V3, S2, Z, M, lr=0.0), ValueError, "lr"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
@@ -251,3 +262,302 @@ def test_clipped_value_loss_edges():
         critic.clipped_value_loss(z, z, z, np.ones((2, 2)), 0.0)
     with pytest.raises(ValueError, match="^returns"):
         critic.clipped_value_loss(z, z, np.zeros((2, 3)), np.ones((2, 2)), 0.5)
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+ONE = [[1.0]]
+
+
+@pytest.mark.parametrize("vpreds, values_old, returns, arg", [
+    ([[0.0]], [[0.0]], [[1e308]], "returns"),          # (0 - 1e308)^2: both squares overflow
+    ([[0.0]], [[1e308]], [[0.0]], "values_old"),       # v_clip = 1e308 - 0.5: the clipped one
+    ([[1e308]], [[0.0]], [[0.0]], "vpreds"),
+    # each square 1e308 is finite, their sum over two tokens is not
+    ([[1e154, 1e154]], [[1e154, 1e154]], [[0.0, 0.0]], "vpreds"),
+])
+def test_clipped_value_loss_overflow_names_its_largest_input(vpreds, values_old, returns, arg):
+    mask = np.ones(np.shape(vpreds))
+    msg = raises(ValueError, lambda: clipped_value_loss(vpreds, values_old, returns, mask, 0.5))
+    assert msg == f"{arg}: the squared value error overflows float64"
+
+
+def test_per_token_rewards_overflow_of_beta_times_a_huge_log_ratio_names_logp():
+    # u = -1e308 (finite), r = -2 u = 2e308: logp drove it, beta is 2
+    msg = raises(ValueError, lambda: per_token_rewards([0.0], [[-1e308]], [[0.0]], ONE, 2.0))
+    assert msg == overflow("logp", "beta (logp - logp_ref)")
+
+
+def test_td_errors_overflow_driven_by_the_rewards_names_them():
+    # delta_1 = 1.7e308 + V(s_2) = 1.7e308 + 1e308 = inf, V(s_1) = 0
+    msg = raises(ValueError, lambda: td_errors([0.0, 1e308], [[0, 1]], [[1.7e308, 0.0]],
+                                               [[1.0, 1.0]]))
+    assert msg.startswith("rewards: expected a value for which delta = r + gamma V(s') - V(s) is finite")
+
+
+def test_value_loss_overflow_driven_by_the_values_names_them():
+    # err = 1e200 - 0: err^2 = 1e400, the value 1e200 drove it
+    msg = raises(ValueError, lambda: value_loss([1e200], [[0]], [[0.0]], ONE))
+    assert msg.startswith("values: expected a value for which the squared error (V(s) - target)^2 is finite")
+
+
+# ---------------------------------------------------------------- folded from tests/test_kills_critic.py
+
+# ---------------------------------------------------------------- overflow: one input per call site
+
+OVERFLOW = [
+    # u = logp - logp_ref = -1e308 - 1e308 = -2e308 > max float: -inf
+    ("per_token_rewards logp",
+     lambda: per_token_rewards([0.0], [[-1e308]], [[1e308]], [[1.0]], 1.0),
+     overflow("logp", "logp - logp_ref")),
+    # u = -100 (finite); r = -1e307 * -100 = 1e309: inf
+    ("per_token_rewards beta",
+     lambda: per_token_rewards([0.0], [[-100.0]], [[0.0]], [[1.0]], 1e307),
+     overflow("beta", "beta (logp - logp_ref)")),
+    # u = 0 - (-1e308) = 1e308, r = -1e308 (finite); r + R = -1e308 + -1e308 = -2e308: -inf
+    ("per_token_rewards terminal_reward",
+     lambda: per_token_rewards([-1e308], [[0.0]], [[-1e308]], [[1.0]], 1.0),
+     overflow("terminal_reward", "the last token's reward")),
+    # delta = 1e308 + 1 * 0 - (-1e308) = 2e308: inf
+    ("td_errors",
+     lambda: td_errors([-1e308], [[0]], [[1e308]], [[1.0]]),
+     overflow("values", "delta = r + gamma V(s') - V(s)")),
+    # A_2 = 1e308, A_1 = 1e308 + 1 * 1 * 1e308 = 2e308: inf
+    ("gae",
+     lambda: gae([[1e308, 1e308]], [[1.0, 1.0]]),
+     overflow("deltas", "the discounted sum")),
+    # G_2 = 1e308, G_1 = 1e308 + 1 * 1e308 = 2e308: inf
+    ("monte_carlo_returns",
+     lambda: monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]),
+     overflow("rewards", "the discounted sum")),
+    # err = 1e308 - (-1e308) = 2e308: inf, and so is the loss
+    ("value_loss",
+     lambda: value_loss([1e308], [[0]], [[-1e308]], [[1.0]]),
+     overflow("targets", "the squared error (V(s) - target)^2")),
+    # err = 1e200 - 0 (finite); err^2 = 1e400: the loss is inf, driven by the value 1e200
+    ("value_loss square",
+     lambda: value_loss([1e200], [[0]], [[0.0]], [[1.0]]),
+     overflow("values", "the squared error (V(s) - target)^2")),
+    # the Monte-Carlo target G_1 = 1e308 + 1e308 = 2e308: inf
+    ("fit_values targets",
+     lambda: fit_values([0.0], [[0, 0]], [[1e308, 1e308]], [[1.0, 1.0]]),
+     overflow("rewards", "the regression targets")),
+    # the TD(0) target r_1 + V(s_2) = 1e308 + 1e308 = 2e308: inf
+    ("fit_values td0 targets",
+     lambda: fit_values([1e308], [[0, 0]], [[1e308, 0.0]], [[1.0, 1.0]], target="td0"),
+     overflow("rewards", "the regression targets")),
+    # target G = -1e308 (finite); err = 1e308 - (-1e308) = 2e308: inf
+    ("fit_values squared error",
+     lambda: fit_values([1e308], [[0]], [[-1e308]], [[1.0]]),
+     overflow("rewards", "the squared error (V(s) - target)^2")),
+    # err = 0 - 1e100, M = 1, dvalues = -1e100; lr * dvalues = -1e400: new value +inf
+    ("fit_values lr",
+     lambda: fit_values([0.0], [[0]], [[1e100]], [[1.0]], lr=1e300),
+     overflow("lr", "values - lr * dvalues")),
+]
+
+
+@pytest.mark.parametrize("label, call, message", OVERFLOW, ids=[o[0] for o in OVERFLOW])
+def test_overflow_raises_a_value_error_naming_its_driver_and_no_warning(label, call, message):
+    arg, what = message.split(": expected a value for which ")
+    msg = raises(ValueError, call)
+    assert msg.split(", got")[0] == message.split(", got")[0]
+
+
+def test_overflow_message_sample():
+    assert raises(ValueError, OVERFLOW[0][1]) == OVERFLOW[0][2] == (
+        "logp: expected a value for which logp - logp_ref is finite in float64, got one that "
+        "makes it inf (overflow)")
+
+
+def test_value_loss_overflow_at_a_padding_entry_is_a_nan_namedsilent():
+    # the real token: err = 1e308 - 1e308 = 0; the padding token: V - target = 1e308 + 1e308
+    # overflows to inf, times mask 0 gives NaN (an invalid operation), and the loss is NaN
+    msg = raises(ValueError, lambda: value_loss([1e308], [[0, 0]], [[1e308, -1e308]], [[1.0, 0.0]]))
+    assert msg == overflow("targets", "the squared error (V(s) - target)^2", "NaN")
+
+
+# ---------------------------------------------------------------- argument checks, exact messages
+
+MASK_MSG = "mask: expected only 0 and 1, got value 0.5"
+
+BAD = [
+    ("per_token_rewards mask", lambda: per_token_rewards([0.0], [[0.0]], [[0.0]], [[0.5]], 0.1),
+     MASK_MSG),
+    ("td_errors mask", lambda: td_errors([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
+    ("value_loss mask", lambda: value_loss([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
+    ("fit_values mask", lambda: fit_values([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
+    ("gae mask", lambda: gae([[0.0]], [[0.5]]), MASK_MSG),
+    ("monte_carlo_returns mask", lambda: monte_carlo_returns([[0.0]], [[0.5]]), MASK_MSG),
+    ("clipped_value_loss mask",
+     lambda: clipped_value_loss([[0.0]], [[0.0]], [[0.0]], [[0.5]], 0.5), MASK_MSG),
+    # states of the wrong shape: the id check names the shape the mask fixes
+    ("td_errors states shape",
+     lambda: td_errors([0.0, 0.0, 0.0], np.zeros(3, np.int64), np.zeros((2, 3)),
+                       np.ones((2, 3))),
+     "states: expected shape (2, 3), got (3,)"),
+    ("value_loss states shape",
+     lambda: value_loss([0.0], np.zeros((1, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
+     "states: expected shape (2, 1), got (1, 2)"),
+    ("fit_values states shape",
+     lambda: fit_values([0.0], np.zeros((2, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
+     "states: expected shape (2, 1), got (2, 2)"),
+]
+
+
+@pytest.mark.parametrize("label, call, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_argument_message_names_the_argument(label, call, message):
+    arg, rest = message.split(": ", 1)
+    msg = raises(ValueError, call)
+    assert msg.split(", got")[0] == message.split(", got")[0]
+
+
+def test_bad_argument_message_samples():
+    assert raises(ValueError, BAD[0][1]) == "mask: expected only 0 and 1, got value 0.5"
+    assert raises(ValueError, BAD[-1][1]) == "states: expected shape (2, 1), got (2, 2)"
+
+
+# ---------------------------------------------------------------- per-token rewards at padding
+
+def test_per_token_rewards_are_zero_at_padding_whatever_the_logps_there():
+    # real token: r = -beta (logp - logp_ref) + R = -2 * (-1 - (-2)) + 0.5 = -2 + 0.5 = -1.5;
+    # padding: 0 although logp - logp_ref = -5 - 3 = -8 there
+    r = per_token_rewards([0.5], [[-1.0, -5.0]], [[-2.0, 3.0]], [[1.0, 0.0]], 2.0)
+    assert np.array_equal(r, [[-1.5, 0.0]])
+
+
+def test_per_token_rewards_ignore_an_overflowing_difference_at_padding():
+    # logp - logp_ref = -1e308 - 1e308 would overflow, but only at padding: never computed
+    r = silent(lambda: per_token_rewards([1.0], [[0.0, -1e308]], [[0.0, 1e308]],
+                                            [[1.0, 0.0]], 1.0))
+    assert np.array_equal(r, [[1.0, 0.0]])
+
+
+# ---------------------------------------------------------------- value loss over one real token
+
+def test_value_loss_averages_over_exactly_one_real_token():
+    # M = 1; err = 3 - 1 = 2; loss = 0.5 * 2^2 / 1 = 2.0; dV[0] = 2 / 1 = 2.0
+    loss, d = value_loss([3.0], [[0]], [[1.0]], [[1.0]])
+    assert loss == 2.0 and np.array_equal(d, [2.0])
+    # a padding token does not count: the same numbers
+    loss, d = value_loss([3.0], [[0, 0]], [[1.0, 7.0]], [[1.0, 0.0]])
+    assert loss == 2.0 and np.array_equal(d, [2.0])
+
+
+# ---------------------------------------------------------------- fit_values defaults
+
+FV_V = [0.0, 4.0]
+FV_S = [[0, 1]]
+FV_R = [[1.0, 2.0]]
+FV_M = [[1.0, 1.0]]
+
+
+def test_fit_values_default_lr_is_one_half():
+    # one token, V = 3, r = 1: G = 1, err = 2, M = 1, loss = 0.5 * 4 = 2, dV = 2
+    # lr = 0.5: 3 - 0.5 * 2 = 2.0; lr = 1.0: 3 - 1 * 2 = 1.0
+    new, loss = fit_values([3.0], [[0]], [[1.0]], [[1.0]])
+    assert np.array_equal(new, [2.0]) and loss == 2.0
+    new_half, _ = fit_values([3.0], [[0]], [[1.0]], [[1.0]], lr=0.5)
+    assert np.array_equal(new_half, new)
+    new_one, _ = fit_values([3.0], [[0]], [[1.0]], [[1.0]], lr=1.0)
+    assert np.array_equal(new_one, [1.0])
+
+
+def test_fit_values_mc_target_is_the_default_and_differs_from_td0():
+    # mc: G = [1 + 2, 2] = [3, 2]; err = V - G = [0 - 3, 4 - 2] = [-3, 2], M = 2
+    #     loss = 0.5 * (9 + 4) / 2 = 3.25; dV = [-1.5, 1.0]; new = V - 0.5 dV = [0.75, 3.5]
+    new, loss = fit_values(FV_V, FV_S, FV_R, FV_M)
+    assert loss == 3.25 and np.array_equal(new, [0.75, 3.5])
+    new_mc, loss_mc = fit_values(FV_V, FV_S, FV_R, FV_M, target="mc")
+    assert loss_mc == loss and np.array_equal(new_mc, new)
+    # td0: target = [r_1 + V(s_2), r_2 + 0] = [1 + 4, 2] = [5, 2]; err = [-5, 2]
+    #      loss = 0.5 * (25 + 4) / 2 = 7.25; dV = [-2.5, 1.0]; new = [1.25, 3.5]
+    new_td, loss_td = fit_values(FV_V, FV_S, FV_R, FV_M, target="td0")
+    assert loss_td == 7.25 and np.array_equal(new_td, [1.25, 3.5])
+
+
+# ---------------------------------------------------------------- PPO's clipped value loss
+
+def test_clipped_value_loss_hand_values_both_branches_and_padding():
+    # c = 0.5, M = 4 real tokens (the fifth is padding holding junk); v_clip = clip(v, v_old -+ c)
+    # token 1: v = 2, v_old = 1, G = 0: v_clip = 1.5, squares 4 >= 2.25: unclipped, grad 2 / M
+    # token 2: v = 0, v_old = 1, G = 3: v_clip = 0.5, squares 9 >= 6.25: unclipped, grad -3 / M
+    # token 3: v = 2, v_old = 0, G = 4: v_clip = 0.5 (the upper bound), 4 < 12.25: clipped, 0
+    # token 4: v = -1, v_old = 0, G = -3: v_clip = -0.5 (the lower bound), 4 < 6.25: clipped, 0
+    v = [[2.0, 0.0, 2.0, -1.0, 9.0]]
+    v_old = [[1.0, 1.0, 0.0, 0.0, 9.0]]
+    G = [[0.0, 3.0, 4.0, -3.0, -9.0]]
+    mask = [[1.0, 1.0, 1.0, 1.0, 0.0]]
+    loss, d = clipped_value_loss(v, v_old, G, mask, 0.5)
+    assert loss == 0.5 * (4.0 + 9.0 + 12.25 + 6.25) / 4
+    np.testing.assert_array_equal(d, [[2.0 / 4, -3.0 / 4, 0.0, 0.0, 0.0]])
+
+
+def test_clipped_value_loss_over_one_real_token_and_over_none():
+    # M = 1: loss = 0.5 (2 - 0)^2 / 1 = 2, grad 2 / 1 (v inside the band)
+    loss, d = clipped_value_loss([[2.0, 5.0]], [[2.0, 0.0]], [[0.0, 0.0]], [[1.0, 0.0]], 0.5)
+    assert loss == 2.0 and np.array_equal(d, [[2.0, 0.0]])
+    loss, d = clipped_value_loss([[2.0]], [[2.0]], [[0.0]], [[0.0]], 0.5)   # all padding
+    assert loss == 0.0 and np.array_equal(d, [[0.0]])
+
+
+def test_clipped_value_loss_overflow_at_padding_is_named_silently():
+    # the padding token's square (1e308)^2 is inf, times mask 0 NaN: an error, no warning
+    msg = raises(ValueError, lambda: clipped_value_loss([[0.0, 1e308]], [[0.0, 0.0]], [[0.0, 0.0]],
+                                                        [[1.0, 0.0]], 0.5))
+    assert msg == "vpreds: the squared value error overflows float64"
+
+
+def test_clipped_value_loss_gradient_matches_finite_differences_away_from_the_band_edges():
+    rng = np.random.default_rng(12)
+    mask = np.array([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    v_old = rng.normal(size=mask.shape)
+    v = v_old + rng.choice([-1.0, -0.1, 0.1, 1.0], size=mask.shape)   # |v - v_old| != c
+    G = v_old + rng.normal(size=mask.shape) * 2
+    _, d = clipped_value_loss(v, v_old, G, mask, 0.5)
+    fd = fd_grad(lambda x: clipped_value_loss(x, v_old, G, mask, 0.5)[0], v)
+    # piecewise quadratic in v: no truncation error within a branch, rounding ~ 1e-16 / 1e-6
+    assert np.abs(d - fd * mask).max() < 1e-8
+    real = d[mask > 0]                                            # both branches present
+    assert (d[mask == 0] == 0).all() and (real == 0).any() and (real != 0).any()
+
+
+
+def test_defaults_gamma_and_lam_are_one():
+    mdp, _, ro, R = _rollout(13)
+    values = np.random.default_rng(14).normal(size=mdp.S)
+    r = per_token_rewards(R, ro.mask * 0, ro.mask * 0, ro.mask, 0.0)
+    d = td_errors(values, ro.states, r, ro.mask)
+    np.testing.assert_array_equal(d, td_errors(values, ro.states, r, ro.mask, 1.0))
+    assert not np.array_equal(d, td_errors(values, ro.states, r, ro.mask, 0.9))
+    np.testing.assert_array_equal(gae(d, ro.mask), gae(d, ro.mask, 1.0, 1.0))
+    assert not np.array_equal(gae(d, ro.mask), gae(d, ro.mask, 1.0, 0.9))
+    assert not np.array_equal(gae(d, ro.mask), gae(d, ro.mask, 0.9, 1.0))
+    G = monte_carlo_returns(r, ro.mask)
+    np.testing.assert_array_equal(G, monte_carlo_returns(r, ro.mask, 1.0))
+    assert not np.array_equal(G, monte_carlo_returns(r, ro.mask, 0.9))
+    new, _ = fit_values(values, ro.states, r, ro.mask)
+    np.testing.assert_array_equal(new, fit_values(values, ro.states, r, ro.mask, 1.0)[0])
+    assert not np.array_equal(new, fit_values(values, ro.states, r, ro.mask, 0.9)[0])
+
+
+def test_per_token_rewards_beta_zero_times_an_overflowing_log_ratio_is_named_silently():
+    # u = -1e308 - 1e308 = -inf, and 0 * -inf = NaN: the log-ratio is named, no warning
+    msg = raises(ValueError, lambda: per_token_rewards([0.0], [[-1e308]], [[1e308]], ONE, 0.0))
+    assert msg == overflow("logp", "logp - logp_ref")
+
+
+def test_per_token_rewards_last_token_overflow_driven_by_the_log_ratio_names_logp():
+    # r = -1 (0 - 1.5e308) = 1.5e308, R = 0.5e308: r + R = 2e308, the larger part is r
+    msg = raises(ValueError, lambda: per_token_rewards([0.5e308], [[0.0]], [[1.5e308]], ONE, 1.0))
+    assert msg == overflow("logp", "the last token's reward")
+
+
+def test_fit_values_overflow_driven_by_the_values_names_them():
+    # td0: y_1 = r_1 + V(s_2) = 1e308 + 1.7e308 = inf
+    msg = raises(ValueError, lambda: fit_values([0.0, 1.7e308], [[0, 1]], [[1e308, 0.0]],
+                                                [[1.0, 1.0]], target="td0"))
+    assert msg == overflow("values", "the regression targets")
+    # mc: y = 0, err = 1e200: err^2 = inf, the value drove it
+    msg = raises(ValueError, lambda: fit_values([1e200], [[0]], [[0.0]], ONE))
+    assert msg == overflow("values", "the squared error (V(s) - target)^2")

@@ -1,12 +1,28 @@
-"""The tilted optimum: closed form, tiny beta, the objective's value, the prefix tree, the threshold."""
+"""The tilted optimum: closed form, tiny beta, the objective's value, the prefix tree, the threshold;
+every argument check (the beta bounds, the shapes of pi, pi_ref and weights, the TokenMDP and the
+grader, the grader's reward) and every reachable overflow, named after its driver, silently; the
+reward shift and the log-sum-exp shift of the tilt taken row by row, pi* a distribution at any
+beta, the tree optimum in float64 whatever the dtype of pi_ref, and the uniform default weights."""
+
+import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.values.optimum import (exploit_threshold, hedge_odds, kl_objective, kl_objective_tree,
-                               optimal_value, soft_values, tilted_optimum, tilted_optimum_tree)
+from minirl_lm.values.optimum import (
+    exploit_threshold,
+    hedge_odds,
+    kl_objective,
+    kl_objective_tree,
+    optimal_value,
+    soft_values,
+    tilted_optimum,
+    tilted_optimum_tree,
+)
+from quiet import overflow, raises, silent
 
 
 def _bandit(seed=0, N=3, Y=5):
@@ -212,5 +228,322 @@ MDP = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)
     (lambda: hedge_odds(None, 4.0, 1.0), TypeError, "gap"),
 ])
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call()
+    msg = raises(exc, call)
+    assert msg.startswith(match if ":" in match else f"{match}: ")
+
+
+# ---------------------------------------------------------------- an overflow names its driver
+
+
+@pytest.mark.parametrize("call, arg, what", [
+    (lambda: exploit_threshold(1.0, 5e-324), "log_odds", "g / l"),      # 1 / 5e-324 = inf
+    (lambda: exploit_threshold(1e308, 1e-10), "gap", "g / l"),
+    (lambda: hedge_odds(1e308, 4.0, 1.0), "gap", "the odds"),           # exp(-4 + 1e308)
+    (lambda: hedge_odds(1.0, -1e308, 1.0), "log_odds", "the odds"),     # exp(1e308 + 1)
+    (lambda: hedge_odds(1.0, 4.0, 1e-10), "beta", "the odds"),          # exp(-4 + 1e10)
+    # one prompt, J(pi*) = MAX, times the weight 1 + 5e-10: the reward drove it (beta = 1)
+    (lambda: optimal_value([[1.0]], [[np.finfo(float).max]], 1.0, weights=[1 + 5e-10]),
+     "reward", "J(pi*) = beta log Z"),
+])
+def test_an_overflow_names_the_argument_that_drove_it(call, arg, what):
+    assert raises(ValueError, call) == overflow(arg, what)
+
+
+# ---------------------------------------------------------------- folded from tests/test_kills_optimum.py
+
+MAX = np.finfo(np.float64).max          # 1.7976931348623157e308
+ZERO = lambda x, y: 0.0                 # a grader
+
+
+# ---------------------------------------------------------------- argument checks
+
+@pytest.mark.parametrize("call", [
+    lambda b: tilted_optimum(P, Z, b),
+    lambda b: optimal_value(P, Z, b),
+    lambda b: soft_values(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
+    lambda b: tilted_optimum_tree(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
+    lambda b: hedge_odds(1.0, 4.0, b),
+], ids=["tilted_optimum", "optimal_value", "soft_values", "tilted_optimum_tree", "hedge_odds"])
+def test_beta_must_be_positive(call):
+    for beta in (0.0, -1.0):
+        msg = raises(ValueError, lambda b=beta: call(b))
+        assert msg.startswith("beta: expected a number > 0.0")
+
+
+def test_beta_message_sample():
+    assert raises(ValueError, lambda: tilted_optimum(P, Z, 0.0)) == "beta: expected a number > 0.0, got 0.0"
+
+
+def test_beta_zero_is_allowed_in_the_tree_objective_and_negative_beta_is_not():
+    mdp = TokenMDP(prompts=[0], V=2, max_len=1)
+    # beta = 0: J = E_pi r = 0.25 * 1 + 0.75 * 3 = 2.5
+    assert kl_objective_tree(mdp, [[0.25, 0.75]], [[0.5, 0.5]], lambda x, y: 1.0 + 2 * y[0],
+                             0.0) == 2.5
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.5, 0.5]], ZERO, -1.0))
+    assert msg.startswith("beta: expected a number >= 0.0")
+
+
+def test_tables_must_be_two_dimensional():
+    msg = raises(ValueError, lambda: tilted_optimum([0.5, 0.5], [0.0, 0.0], 1.0))
+    assert msg.startswith("pi_ref: expected 2 dimensions")
+    msg = raises(ValueError, lambda: kl_objective([0.5, 0.5], [0.5, 0.5], [0.0, 0.0], 1.0))
+    assert msg.startswith("pi: expected 2 dimensions")
+
+
+def test_pi_ref_must_have_the_shape_of_pi():
+    for pi_ref in (np.full((2, 2), 0.5), np.full((1, 3), 1 / 3)):     # (1, 3) would broadcast
+        msg = raises(ValueError, lambda p=pi_ref: kl_objective(P, p, Z, 1.0))
+        assert msg == f"pi_ref: expected shape (2, 3), got {pi_ref.shape}"
+
+
+def test_weights_are_one_probability_per_prompt():
+    msg = raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[1.0]))
+    assert msg.startswith("weights: expected shape (2,)")
+    msg = raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[[0.5, 0.5]]))
+    assert msg.startswith("weights: expected 1 dimension")
+
+
+def test_tree_pi_must_have_the_shape_of_pi_ref():
+    mdp = TokenMDP(prompts=[0], V=2, max_len=2)                     # S = 3 states, V = 2
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((2, 2), 0.5),
+                                                        np.full((3, 2), 0.5), ZERO, 1.0))
+    assert msg.startswith("pi: expected shape (3, 2)")
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((1, 2), 0.5),
+                                                        np.full((3, 2), 0.5), ZERO, 1.0))
+    assert msg.startswith("pi: expected shape (3, 2)")
+
+
+def test_the_tree_functions_need_an_enumerated_token_mdp():
+    msg = raises(TypeError, lambda: soft_values("mdp", [[0.5, 0.5]], ZERO, 1.0))
+    assert msg.startswith("mdp: expected a TokenMDP with ids='enumerate'")
+    lazy = TokenMDP(prompts=[0], V=2, max_len=2, ids="lazy", capacity=3)
+    msg = raises(TypeError, lambda: soft_values(lazy, np.full((3, 2), 0.5), ZERO, 1.0))
+    assert msg.startswith("mdp: expected a TokenMDP with ids='enumerate'")
+
+
+def test_the_grader_is_a_two_argument_callable():
+    mdp = TokenMDP(prompts=[0], V=2, max_len=1)
+    msg = raises(TypeError, lambda: soft_values(mdp, [[0.5, 0.5]], 3, 1.0))
+    assert msg.startswith("grader: expected a callable grader(prompt, response)")
+    msg = raises(TypeError, lambda: soft_values(mdp, [[0.5, 0.5]], lambda y: 0.0, 1.0))
+    assert msg == ("grader: expected a callable grader(prompt, response) taking 2 positional "
+                   "arguments, got one with signature (y)")
+
+
+def test_a_bad_reward_names_the_grader_and_the_response():
+    mdp = TokenMDP(prompts=[0], V=2, max_len=2)
+    nan_at_01 = lambda x, y: np.nan if y == (0, 1) else 0.0
+    msg = raises(ValueError, lambda: soft_values(mdp, np.full((3, 2), 0.5), nan_at_01, 1.0))
+    assert msg.startswith("grader: expected a finite number (a finite reward) for response (0, 1)")
+    text_at_10 = lambda x, y: "high" if y == (1, 0) else 0.0
+    msg = raises(TypeError, lambda: kl_objective_tree(mdp, np.full((3, 2), 0.5),
+                                                       np.full((3, 2), 0.5), text_at_10, 1.0))
+    assert msg == ("grader: expected a real number (a finite reward) for response (1, 0), "
+                   "got str 'high'")
+
+
+# ---------------------------------------------------------------- the tilt, row by row
+
+def test_the_best_reward_is_subtracted_row_by_row():
+    """Row 0's rewards 0 and 1 must not be shifted by row 1's 1e17 (0 - 1e17 and 1 - 1e17 round
+    to the same float, which would erase the gap)."""
+    pi = silent(lambda: tilted_optimum([[0.5, 0.5], [0.5, 0.5]], [[0.0, 1.0], [1e17, 1e17]], 1.0))
+    e = math.e                            # row 0: (0.5, 0.5 e) / (0.5 + 0.5 e) = (1, e) / (1 + e)
+    np.testing.assert_allclose(pi, [[1 / (1 + e), e / (1 + e)], [0.5, 0.5]], rtol=1e-15)
+
+
+def test_the_log_sum_exp_shift_is_taken_row_by_row():
+    """Row 1: pi_ref = (2^-1060, 1), rewards (0, -745.5), beta = 1. Shifted by row 0's largest
+    exponent (0) instead of its own (log 2^-1060 = -734.7), its terms underflow to subnormals
+    and to 0; row by row they are 1 and r = exp(-745.5 + 1060 log 2) = 2.11e-5."""
+    pi = silent(lambda: tilted_optimum([[1.0, 0.0], [2.0 ** -1060, 1.0]],
+                                        [[0.0, 0.0], [0.0, -745.5]], 1.0))
+    r = math.exp(-745.5 + 1060 * math.log(2))    # pi*(1) / pi*(0) = 1 e^-745.5 / (2^-1060 e^0)
+    assert pi[0].tolist() == [1.0, 0.0]
+    np.testing.assert_allclose(pi[1], [1 / (1 + r), r / (1 + r)], rtol=1e-12)
+
+
+def test_an_overflowing_reward_gap_gives_the_best_response_silently():
+    # q - m = (0, -1e308 - 1e308 = -inf): an overflow, pi* = (1, 0) exactly
+    pi = silent(lambda: tilted_optimum([[0.5, 0.5]], [[1e308, -1e308]], 1.0))
+    assert pi.tolist() == [[1.0, 0.0]]
+
+
+@pytest.mark.parametrize("beta", [5e-324, 1e-300, 1.0, 1e300, MAX])
+def test_tilted_optimum_is_a_distribution_at_any_beta(beta):
+    """log pi* <= 0, finite at the best reward: pi* is a distribution even at the extremes.
+    Row 0: rewards (MAX, -MAX, 0) on pi_ref (1/4, 1/4, 1/2): up to beta = 1e300 the gap MAX / beta
+    >= 1.8e8 leaves (1, 0, 0); at beta = MAX the weights are (1/4, 0, e^-1 / 2) (the gap 2 MAX
+    overflows to inf), pi* = (1, 0, 2/e) / (1 + 2/e). Row 1: a tie at MAX between pi_ref 1e-300
+    and 1/2, split by pi_ref: (2e-300, 0, 1) up to rounding (exp(log 1e-300): rtol 1e-13)."""
+    pi_ref = [[0.25, 0.25, 0.5, 0.0], [1e-300, 0.5, 0.5, 0.0]]
+    reward = [[MAX, -MAX, 0.0, MAX], [MAX, -MAX, MAX, MAX]]    # column 3: off the support
+    pi = silent(lambda: tilted_optimum(pi_ref, reward, beta))
+    c = 2 / math.e
+    row0 = [1 / (1 + c), 0.0, c / (1 + c), 0.0] if beta == MAX else [1.0, 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(pi, [row0, [1e-300 / (0.5 + 1e-300), 0.0, 1.0, 0.0]], rtol=1e-13)
+
+
+def test_the_tree_optimum_computes_in_float64_for_a_float32_pi_ref():
+    """A constant reward leaves pi_ref unchanged: pi* = float64(float32(0.3)), float64(float32(0.7))
+    (they sum to 1 exactly); logs taken in float32 would be off by ~1e-8."""
+    mdp = TokenMDP(prompts=[0], V=2, max_len=1)
+    pi_ref = np.array([[0.3, 0.7]], dtype=np.float32)
+    pi = silent(lambda: tilted_optimum_tree(mdp, pi_ref, ZERO, 1.0))
+    assert pi.dtype == np.float64
+    np.testing.assert_allclose(pi, [[float(np.float32(0.3)), float(np.float32(0.7))]], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- overflow: exact messages, no warning
+
+def test_kl_objective_reward_overflow():
+    # pi = 1 + 4e-10 (a row summing to 1 within 1e-9) times the largest float: E_pi r = inf
+    msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10]], [[1.0]], [[MAX]], 0.0))
+    assert msg.startswith("reward: expected a value for which E_pi r is finite")
+    assert msg.endswith("makes it inf (overflow)")
+    # rows E_pi r = +inf and -inf, averaged: 0.5 inf - 0.5 inf = NaN (inf - inf in the matmul)
+    msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10], [1 + 4e-10]], [[1.0], [1.0]],
+                                                   [[MAX], [-MAX]], 0.0))
+    assert msg.startswith("reward: expected a value for which E_pi r is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+
+
+def test_kl_objective_beta_overflow():
+    # log(pi / pi_ref) = (log 1/9, log 9) = (-2.197, 2.197); times 1e308: (-inf, +inf) (overflow);
+    # r - beta log ratio = (+inf, -inf); their pi-weighted sum is inf - inf = NaN
+    msg = raises(ValueError, lambda: kl_objective([[0.1, 0.9]], [[0.9, 0.1]], [[0.0, 0.0]], 1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+    # log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2): beta log ratio = (-6.9e307, +inf): J = -inf
+    msg = raises(ValueError, lambda: kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]],
+                                                   1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_optimal_value_overflow():
+    # one prompt, V = beta log Z = MAX + 1 * log 1 = MAX; weight 1 + 5e-10 times MAX = inf,
+    # driven by the reward MAX (beta is 1)
+    assert silent(lambda: optimal_value([[1.0]], [[MAX]], 1.0)) == MAX
+    msg = raises(ValueError, lambda: optimal_value([[1.0]], [[MAX]], 1.0, weights=[1 + 5e-10]))
+    assert msg.startswith("reward: expected a value for which J(pi*) = beta log Z is finite")
+    assert msg.endswith("makes it inf (overflow)")
+    # prompt 1: pi_ref (1e-300, 1), rewards (1e308, -1e308): q - m = (0, -inf),
+    # log Z = log 1e-300 = -690.8, beta log Z = -6.9e310 = -inf (overflow): V = -inf;
+    # weights (1, 0): 1 * 0 + 0 * -inf = NaN
+    msg = raises(ValueError, lambda: optimal_value([[1.0, 0.0], [1e-300, 1.0]],
+                                                    [[0.0, 0.0], [1e308, -1e308]], 1e308,
+                                                    weights=[1.0, 0.0]))
+    assert msg.startswith("beta: expected a value for which J(pi*) = beta log Z is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+
+
+def test_soft_values_overflow():
+    """States (), (0,), (1,). At (0,) and (1,): pi_ref (1e-300, 1), rewards (1e308, -1e308), so
+    v = 1e308 + 1e308 log 1e-300 = -inf (overflow). At the root both q are -inf: q - max q is
+    -inf - -inf = NaN. The returned q (checked first) holds -inf: the error says inf."""
+    mdp = TokenMDP(prompts=[0], V=2, max_len=2)
+    pi_ref = np.array([[0.5, 0.5], [1e-300, 1.0], [1e-300, 1.0]])
+    grader = lambda x, y: 1e308 if y[-1] == 0 else -1e308
+    msg = raises(ValueError, lambda: soft_values(mdp, pi_ref, grader, 1e308))
+    assert msg.startswith("beta: expected a value for which the soft values is finite")
+    assert msg.endswith("makes it inf (overflow)")
+    msg = raises(ValueError, lambda: tilted_optimum_tree(mdp, pi_ref, grader, 1e308))
+    assert msg.startswith("beta: expected a value for which the soft values is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl():
+    # one state: log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2), beta = 1e308:
+    # v = 0.5 (6.9e307) + 0.5 (-inf) = -inf, with pi_ref > 0 wherever pi > 0 (a finite KL)
+    mdp = TokenMDP(prompts=[0], V=2, max_len=1)
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.999, 0.001]],
+                                                        ZERO, 1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_kl_objective_tree_overflow_to_nan():
+    # log ratio (log 1/9, log 9), beta = 1e308: pi (q - beta log ratio) = (+inf, -inf), sum NaN
+    mdp = TokenMDP(prompts=[0], V=2, max_len=1)
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9]], [[0.9, 0.1]], ZERO, 1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+    # the same with an action pi takes where pi_ref = 0 (an infinite log ratio): still an error
+    msg = raises(ValueError, lambda: kl_objective_tree(
+        TokenMDP(prompts=[0], V=3, max_len=1), [[0.1, 0.8, 0.1]], [[0.9, 0.1, 0.0]], ZERO, 1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+
+
+def test_kl_objective_tree_overflow_across_prompts():
+    mdp = TokenMDP(prompts=[0, 1], V=2, max_len=1)             # two root states, one per prompt
+    # root 0: log ratio (log 1/7, log 3) = (-1.95, 1.10): beta log ratio (-inf, 1.1e308): v = +inf
+    # root 1: log ratio (log 7, log 1/3): beta log ratio (+inf, -1.1e308): v = -inf
+    # mean: 0.5 inf + 0.5 (-inf) = NaN
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9], [0.7, 0.3]],
+                                                        [[0.7, 0.3], [0.1, 0.9]], ZERO, 1e308))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it NaN (overflow)")
+    # beta = 0, one prompt with value MAX, weight 1 + 5e-10: the weighted sum overflows
+    one = TokenMDP(prompts=[0], V=1, max_len=1)
+    assert silent(lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0)) == MAX
+    msg = raises(ValueError, lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX,
+                                                        0.0, weights=[1 + 5e-10]))
+    assert msg.startswith("beta: expected a value for which J(pi) is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
+    mdp = TokenMDP(prompts=[0], V=3, max_len=1)
+    r = lambda x, y: float(y[0])                                   # rewards 0, 1, 2
+    # pi = pi_ref = (0.5, 0.5, 0): no KL, J = 0.5 * 0 + 0.5 * 1 = 0.5; the (0, 0) entry is 0 log 0
+    table = [[0.5, 0.5, 0.0]]
+    assert silent(lambda: kl_objective_tree(mdp, table, table, r, 1.0)) == 0.5
+    # pi takes action 2 where pi_ref = 0: the KL is +inf, J = -inf, without a warning
+    assert silent(lambda: kl_objective_tree(mdp, [[0.5, 0.0, 0.5]], table, r, 1.0)) == -np.inf
+
+
+def test_exploit_threshold_overflow():
+    assert silent(lambda: exploit_threshold(1.0, 4.0)) == 0.25     # 1 / 4
+    msg = raises(ValueError, lambda: exploit_threshold(1e308, 1e-10))  # 1e318: inf
+    assert msg.startswith("gap: expected a value for which g / l is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_hedge_odds_overflow():
+    assert silent(lambda: hedge_odds(4.0, 4.0, 1.0)) == 1.0        # exp(-4 + 4 / 1) = exp(0)
+    msg = raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
+    assert msg.startswith("beta: expected a value for which the odds is finite")
+    assert msg.endswith("makes it inf (overflow)")
+    msg = raises(ValueError, lambda: hedge_odds(1e308, 0.0, 1e-10))  # exp(1e318 = inf) = inf
+    # gap * beta = 1e298 > 1: gap is the farther from 1
+    assert msg.startswith("gap: expected a value for which the odds is finite")
+    assert msg.endswith("makes it inf (overflow)")
+
+
+def test_weights_default_to_the_uniform_prompt_distribution():
+    pi_ref, r = _bandit(6, N=2, Y=3)
+    pi = np.random.default_rng(7).dirichlet(np.ones(3), size=2)
+    for f, args in ((kl_objective, (pi, pi_ref, r, 0.5)), (optimal_value, (pi_ref, r, 0.5))):
+        assert f(*args) == f(*args, weights=[0.5, 0.5])
+        assert f(*args) != f(*args, weights=[0.9, 0.1])
+    mdp = TokenMDP(prompts=[0, 1], V=2, max_len=1)
+    tree = np.random.default_rng(8).dirichlet(np.ones(2), size=mdp.S)
+    g = lambda x, y: float(x + y[0])
+    J = kl_objective_tree(mdp, tree, np.full((mdp.S, 2), 0.5), g, 0.3)
+    assert J == kl_objective_tree(mdp, tree, np.full((mdp.S, 2), 0.5), g, 0.3, weights=[0.5, 0.5])
+    assert J != kl_objective_tree(mdp, tree, np.full((mdp.S, 2), 0.5), g, 0.3, weights=[0.9, 0.1])
+
+
+
+@pytest.mark.parametrize("call, arg, what", [
+    # gap * log_odds = 1 exactly and g / l = 2^1200 = inf: a tie goes to gap
+    (lambda: exploit_threshold(2.0 ** 600, 2.0 ** -600), "gap", "g / l"),
+    # |log_odds| = |gap / beta| = 1e308: a tie goes to log_odds
+    (lambda: hedge_odds(1e308, -1e308, 1.0), "log_odds", "the odds"),
+    # gap * beta = 1 exactly and t = gap / beta = 2^1200 = inf: a tie goes to gap
+    (lambda: hedge_odds(2.0 ** 600, 4.0, 2.0 ** -600), "gap", "the odds"),
+])
+def test_an_overflow_on_a_tie_names_the_first_driver(call, arg, what):
+    assert raises(ValueError, call) == overflow(arg, what)
