@@ -254,15 +254,13 @@ MUTANTS = (
         "minirl_lm/values/critic.py",
         (
             (
-                "        r = -beta * u"
-                "                                             # (B, T) eq. (kl_shaped_reward)\n"
-                '        finite_result(r, "beta", "beta (logp - logp_ref)")\n'
+                "        out = r.copy()\n"
                 "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
-                "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all\n",
+                "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all",
                 "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
                 "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all\n"
-                "        r = np.zeros_like(mask)\n"
-                "        r[rows, lengths[rows] - 1] = -beta * u.sum(axis=1)[rows]\n",
+                "        out = np.zeros_like(mask)\n"
+                "        out[rows, lengths[rows] - 1] = -beta * u.sum(axis=1)[rows]",
             ),
         ),
         ("tests/values/test_critic.py",),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.mdp import Rollout, TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from quiet import raises
 
@@ -49,6 +49,7 @@ def test_rollout_invariants(ids):
     S = mdp.S
     pol = TabularPolicy(np.random.default_rng(3).normal(size=(S, 4)))
     ro = mdp.rollout(pol, K=5, rng=np.random.default_rng(7))
+    assert isinstance(ro, Rollout)
     B, T = 15, 4
     assert ro.states.shape == ro.tokens.shape == ro.mask.shape == (B, T)
     np.testing.assert_array_equal(ro.prompt, np.repeat(np.arange(3), 5))     # prompt-major
