@@ -44,6 +44,7 @@ def integer(low, high=None):
         if x < low or (high is not None and x > high):
             raise argparse.ArgumentTypeError(f"expected an integer {where}, got {x}")
         return x
+
     parse.__name__ = f"integer {where}"
     return parse
 
@@ -57,9 +58,15 @@ def real(low=None, high=None, low_open=False, high_open=False):
     """Type: a finite number in the interval given by low / high (open ends if *_open)."""
     lo = "" if low is None else ("(" if low_open else "[") + f"{low:g}"
     hi = "" if high is None else f"{high:g}" + (")" if high_open else "]")
-    where = (f" in {lo}, {hi}" if low is not None and high is not None else
-             f" {'>' if low_open else '>='} {low:g}" if low is not None else
-             f" {'<' if high_open else '<='} {high:g}" if high is not None else "")
+    where = (
+        f" in {lo}, {hi}"
+        if low is not None and high is not None
+        else f" {'>' if low_open else '>='} {low:g}"
+        if low is not None
+        else f" {'<' if high_open else '<='} {high:g}"
+        if high is not None
+        else ""
+    )
 
     def parse(text):
         x = _parse(text, float)
@@ -71,6 +78,7 @@ def real(low=None, high=None, low_open=False, high_open=False):
         if not ok:
             raise argparse.ArgumentTypeError(f"expected a finite number{where}, got {_show(text)}")
         return x
+
     parse.__name__ = f"number{where}"
     return parse
 
@@ -86,9 +94,9 @@ def reals(low=None, high=None, low_open=False, high_open=False, allow_empty=Fals
             raise argparse.ArgumentTypeError("expected comma-separated numbers, got ''")
         parts = text.split(",")
         if len(parts) > most:
-            raise argparse.ArgumentTypeError(f"expected at most {most} comma-separated numbers, "
-                                             f"got {len(parts)}")
+            raise argparse.ArgumentTypeError(f"expected at most {most} comma-separated numbers, got {len(parts)}")
         return tuple(one(x) for x in parts)
+
     return parse
 
 
@@ -116,20 +124,23 @@ def plot_path(text):
         raise argparse.ArgumentTypeError(f"expected a file path, got {text!r}")
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"expected a path in an existing folder, got "
-                                         f"{text!r} ({folder} does not exist)")
+        raise argparse.ArgumentTypeError(
+            f"expected a path in an existing folder, got {text!r} ({folder} does not exist)"
+        )
     ext = os.path.splitext(text)[1].lstrip(".").lower()
     if ext not in PLOT_FORMATS:
-        raise argparse.ArgumentTypeError(f"expected a file name ending in one of "
-                                         f".{', .'.join(PLOT_FORMATS)}, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a file name ending in one of .{', .'.join(PLOT_FORMATS)}, got {text!r}"
+        )
     target = text if os.path.exists(text) else folder
     if not os.access(target, os.W_OK):
-        raise argparse.ArgumentTypeError(f"expected a path this user can write, got {text!r} "
-                                         f"({target} is not writable)")
+        raise argparse.ArgumentTypeError(
+            f"expected a path this user can write, got {text!r} ({target} is not writable)"
+        )
     try:
         import matplotlib  # noqa: F401  (imported here so that a missing one fails before the run)
-    except Exception as e:      # ImportError, or a broken installation failing on import
-        raise argparse.ArgumentTypeError(f"expected matplotlib to draw the figure ("
-                                         f"{INSTALL_MATPLOTLIB}), got {type(e).__name__}: {e}"
-                                         ) from None
+    except Exception as e:  # ImportError, or a broken installation failing on import
+        raise argparse.ArgumentTypeError(
+            f"expected matplotlib to draw the figure ({INSTALL_MATPLOTLIB}), got {type(e).__name__}: {e}"
+        ) from None
     return text

@@ -16,7 +16,7 @@ input: C-contiguous float64 r (N, K) with N, K >= 1 (K >= 2 for `_group_loo`).
 import numpy as np
 from numba import njit
 
-_FM = {"nsz", "arcp", "contract", "afn", "reassoc"}    # as minirl_lm/kernels/rows.py: no nnan/ninf
+_FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # as minirl_lm/kernels/rows.py: no nnan/ninf
 
 
 @njit(cache=True, fastmath=_FM)
@@ -45,11 +45,11 @@ def _sum_sq(d):
 def _group_centred(r):
     """A = r - mean_k r: (N, K) -> (N, K). K = 1 or equal rewards: exactly 0.0."""
     N, K = r.shape
-    out = np.empty((N, K))                          # (N, K)
+    out = np.empty((N, K))  # (N, K)
     for n in range(N):
         r0, mean_d = _group_shift(r, n)
         for k in range(K):
-            out[n, k] = (r[n, k] - r0) - mean_d     # eq. (pg_centred)
+            out[n, k] = (r[n, k] - r0) - mean_d  # eq. (pg_centred)
     return out
 
 
@@ -63,21 +63,21 @@ def _group_standardized(r, eps, ddof):
     not within one), then the deviations are scaled in place.
     """
     N, K = r.shape
-    out = np.empty((N, K))                          # (N, K) deviations, then advantages
-    ss = np.empty(N)                                # (N,)
+    out = np.empty((N, K))  # (N, K) deviations, then advantages
+    ss = np.empty(N)  # (N,)
     for n in range(N):
         r0, mean_d = _group_shift(r, n)
         for k in range(K):
             out[n, k] = (r[n, k] - r0) - mean_d
         ss[n] = _sum_sq(out[n])
-    dof = max(K - ddof, 1)                          # K - ddof <= 0 only at K = 1: ss = 0
+    dof = max(K - ddof, 1)  # K - ddof <= 0 only at K = 1: ss = 0
     for n in range(N):
         denom = np.sqrt(ss[n] / dof) + eps
         ss[n] = 1.0 / denom if denom > 0.0 else 0.0  # denom = 0 only when every d is 0
     for n in range(N):
         c = ss[n]
         for k in range(K):
-            out[n, k] = out[n, k] * c               # eq. (pg_normalized)
+            out[n, k] = out[n, k] * c  # eq. (pg_normalized)
     return out
 
 
@@ -89,7 +89,7 @@ def _group_loo(r):
     """
     N, K = r.shape
     c = K / (K - 1.0)
-    out = np.empty((N, K))                          # (N, K)
+    out = np.empty((N, K))  # (N, K)
     for n in range(N):
         r0, mean_d = _group_shift(r, n)
         for k in range(K):
@@ -98,6 +98,7 @@ def _group_loo(r):
 
 
 # ---------------------------------------------------------------- the NumPy twins
+
 
 def np_centred(r):
     """A = r - mean_k r, eq. (pg_centred)."""

@@ -41,19 +41,28 @@ import sys
 
 import numpy as np
 
-from minirl_lm.pg.advantages import (batch_std, centred, leave_one_out, no_baseline, opo,
-                                  reinforce_pp, reinforce_pp_baseline, remax, standardized)
-from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table
-from minirl_lm.pg.kl import kl_penalty, kl_penalty_is, kl_penalty_straight_through
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy, log_softmax_table
+from minirl_lm.pg.advantages import (
+    batch_std,
+    centred,
+    leave_one_out,
+    no_baseline,
+    opo,
+    reinforce_pp,
+    reinforce_pp_baseline,
+    remax,
+    standardized,
+)
+from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table
+from minirl_lm.pg.kl import kl_penalty, kl_penalty_is, kl_penalty_straight_through
 from minirl_lm.pg.reinforce import reinforce_loss
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import integer, plot_path, seed  # noqa: E402
 
-BETA, C_ENT = 0.5, 0.2                     # KL coefficient; entropy coefficient (entropy rows)
+BETA, C_ENT = 0.5, 0.2  # KL coefficient; entropy coefficient (entropy rows)
 OVERLONG = dict(buffer_len=1, penalty_factor=0.5)
 ADVS = ("none", "mean", "loo", "std", "batch_std", "reinforce_pp", "rpp_baseline", "remax", "opo")
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
@@ -61,20 +70,23 @@ KLS = ("kl_reward", "none", "k1", "k2", "k3", "k1+", "k3+", "rho_k3", "ent_bonus
 SAMPS = ("all", "dapo", "trunc", "overlen")
 COUPLED_ADVS = ("batch_std", "reinforce_pp", "rpp_baseline")
 
-CONFIGS = [                                # (advantage, aggregation, KL placement, sampling)
+CONFIGS = [  # (advantage, aggregation, KL placement, sampling)
     *[(a, "seq_sum", "kl_reward", "all") for a in ADVS],
-    *[(a, g, "kl_reward", "all") for a in ("loo", "std")
-      for g in ("token_mean", "seq_mean_token_mean", "constant")],
+    *[
+        (a, g, "kl_reward", "all")
+        for a in ("loo", "std")
+        for g in ("token_mean", "seq_mean_token_mean", "constant")
+    ],
     ("reinforce_pp", "token_mean", "kl_reward", "all"),
     ("opo", "token_mean", "kl_reward", "all"),
     *[("loo", "seq_sum", k, "all") for k in KLS[1:]],
     *[(a, "seq_sum", "kl_reward", "dapo") for a in ("mean", "loo", "std")],
     *[(a, "seq_sum", "kl_reward", s) for s in ("trunc", "overlen") for a in ("loo", "std")],
-    ("std", "seq_mean_token_mean", "k3", "all"),          # GRPO as published
-    ("std", "token_mean", "none", "dapo"),                # DAPO: token-mean, dynamic sampling
-    ("mean", "constant", "k3", "all"),                    # Dr. GRPO
-    ("batch_std", "token_mean", "k3", "all"),             # TRL scale_rewards="batch"
-    ("rpp_baseline", "token_mean", "k3", "all"),          # verl reinforce_plus_plus_baseline
+    ("std", "seq_mean_token_mean", "k3", "all"),  # GRPO as published
+    ("std", "token_mean", "none", "dapo"),  # DAPO: token-mean, dynamic sampling
+    ("mean", "constant", "k3", "all"),  # Dr. GRPO
+    ("batch_std", "token_mean", "k3", "all"),  # TRL scale_rewards="batch"
+    ("rpp_baseline", "token_mean", "k3", "all"),  # verl reinforce_plus_plus_baseline
 ]
 
 
@@ -88,42 +100,55 @@ def make_task(name="main"):
     else:
         mdp = TokenMDP(["one a", "two a", "no a"], V=3, eos=0, max_len=3)
         theta = np.zeros((mdp.S, mdp.V))
-        for n in range(mdp.N):                           # EOS, a, b
+        for n in range(mdp.N):  # EOS, a, b
             theta[mdp.state_id(n, ())] = [0.0, 0.5, -0.5]
             theta[mdp.state_id(n, (1,))] = [0.3, 0.0, -np.inf]
             theta[mdp.state_id(n, (1, 1))] = [0.0, 0.2, -np.inf]
             theta[mdp.state_id(n, (2,))] = [0.0, -np.inf, -np.inf]
         # responses in all_responses order (kept ones): EOS | a EOS | a a EOS | a a a | b EOS
-        R = np.array([[0.0, 1.0, 0.5, 0.0, 0.0], [0.0, 0.5, 1.0, 0.5, 0.0],
-                      [0.5, 0.0, 0.0, 0.0, 1.0]])
+        R = np.array([[0.0, 1.0, 0.5, 0.0, 0.0], [0.0, 0.5, 1.0, 0.5, 0.0], [0.5, 0.0, 0.0, 0.0, 1.0]])
         if name == "binary":
             R = (R == 1.0).astype(float)
     ro = mdp.all_responses()
     logp_ref, seq_ref = TabularPolicy(theta).logp(ro.states, ro.tokens, ro.mask)
-    keep = np.isfinite(seq_ref)                          # responses pi_ref can emit
+    keep = np.isfinite(seq_ref)  # responses pi_ref can emit
     N, T = mdp.N, mdp.max_len
     Rn = int(keep.sum()) // N
     pick = lambda a: a[keep].reshape((N, Rn) + a.shape[1:])
     trunc = mask_truncated(ro.tokens, ro.mask, mdp.eos) if mdp.eos is not None else ro.mask
-    visited = np.isin(np.arange(mdp.S), pick(ro.states)[pick(ro.mask) > 0])    # (S,)
-    active = visited[:, None] & np.isfinite(theta)         # the entries an update can move
+    visited = np.isin(np.arange(mdp.S), pick(ro.states)[pick(ro.mask) > 0])  # (S,)
+    active = visited[:, None] & np.isfinite(theta)  # the entries an update can move
     block = np.array([mdp.prefix_of(s)[0] for s in range(mdp.S)])[:, None].repeat(mdp.V, 1)[active]
-    color = np.zeros(block.size, np.int64)                 # rank of an entry within its prompt
+    color = np.zeros(block.size, np.int64)  # rank of an entry within its prompt
     for n in range(N):
         color[block == n] = np.arange((block == n).sum())
-    return dict(name=name, mdp=mdp, active=active, block=block, color=color,
-                theta_ref=theta, R=R, N=N, Rn=Rn, T=T,
-                states=pick(ro.states), tokens=pick(ro.tokens), mask=pick(ro.mask),
-                lengths=pick(ro.lengths), trunc=pick(trunc.sum(1) == 0) & (pick(ro.lengths) > 0))
+    return dict(
+        name=name,
+        mdp=mdp,
+        active=active,
+        block=block,
+        color=color,
+        theta_ref=theta,
+        R=R,
+        N=N,
+        Rn=Rn,
+        T=T,
+        states=pick(ro.states),
+        tokens=pick(ro.tokens),
+        mask=pick(ro.mask),
+        lengths=pick(ro.lengths),
+        trunc=pick(trunc.sum(1) == 0) & (pick(ro.lengths) > 0),
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def multisets(Rn, K):
     """Every multiset of K responses out of Rn: sorted index tuples (M, K), multinomial coefs."""
     Y = np.array(list(itertools.combinations_with_replacement(range(Rn), K)), dtype=np.int64)
-    counts = np.stack([(Y == y).sum(1) for y in range(Rn)], 1)            # (M, Rn)
-    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row])
-                     for row in counts])                                   # (M,) multinomial
+    counts = np.stack([(Y == y).sum(1) for y in range(Rn)], 1)  # (M, Rn)
+    coef = np.array(
+        [math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts]
+    )  # (M,) multinomial
     return Y, counts, coef
 
 
@@ -131,23 +156,29 @@ def multisets(Rn, K):
 def tables(theta, task):
     """Per-response log-probs, probabilities, token scores and entropy gradients."""
     S, V = theta.shape
-    logpi = log_softmax_table(theta)                                       # (S, V)
+    logpi = log_softmax_table(theta)  # (S, V)
     pi = np.exp(logpi)
     logpi_ref = log_softmax_table(task["theta_ref"])
-    st, tk, m = task["states"], task["tokens"], task["mask"]               # (N, Rn, T)
-    lp = np.where(m > 0, logpi[st, tk], 0.0)                               # (N, Rn, T)
-    u = lp - np.where(m > 0, logpi_ref[st, tk], 0.0)                       # log pi/pi_ref
-    score = np.zeros(st.shape + (S, V))                                    # (N, Rn, T, S, V)
+    st, tk, m = task["states"], task["tokens"], task["mask"]  # (N, Rn, T)
+    lp = np.where(m > 0, logpi[st, tk], 0.0)  # (N, Rn, T)
+    u = lp - np.where(m > 0, logpi_ref[st, tk], 0.0)  # log pi/pi_ref
+    score = np.zeros(st.shape + (S, V))  # (N, Rn, T, S, V)
     idx = np.indices(st.shape)
-    score[idx[0], idx[1], idx[2], st] = -pi[st]                            # -pi(.|s_t)
-    score[idx[0], idx[1], idx[2], st, tk] += 1.0                           # + onehot(y_t)
+    score[idx[0], idx[1], idx[2], st] = -pi[st]  # -pi(.|s_t)
+    score[idx[0], idx[1], idx[2], st, tk] += 1.0  # + onehot(y_t)
     score *= m[..., None, None]
     hg = np.zeros_like(score)
-    hg[idx[0], idx[1], idx[2], st] = entropy_grad_table(theta)[st]         # dH(s_t)/dtheta
+    hg[idx[0], idx[1], idx[2], st] = entropy_grad_table(theta)[st]  # dH(s_t)/dtheta
     hg *= m[..., None, None]
     D = S * V
-    return dict(lp=lp, u=u, seq=lp.sum(-1), py=np.exp(lp.sum(-1)),
-                score=score.reshape(st.shape + (D,)), hg=hg.reshape(st.shape + (D,)))
+    return dict(
+        lp=lp,
+        u=u,
+        seq=lp.sum(-1),
+        py=np.exp(lp.sum(-1)),
+        score=score.reshape(st.shape + (D,)),
+        hg=hg.reshape(st.shape + (D,)),
+    )
 
 
 def greedy_index(theta, task):
@@ -165,9 +196,9 @@ def greedy_index(theta, task):
 def intended(theta, task, c):
     """grad J (D,) and J, exactly, eq. (atlas_objective); c the entropy coefficient."""
     tb = tables(theta, task)
-    Rt = task["R"] - BETA * tb["u"].sum(-1) - c * tb["seq"]                # (N, Rn)
-    J = (tb["py"] * Rt).sum(1)                                             # (N,)
-    seq_score = tb["score"].sum(2)                                         # (N, Rn, D)
+    Rt = task["R"] - BETA * tb["u"].sum(-1) - c * tb["seq"]  # (N, Rn)
+    J = (tb["py"] * Rt).sum(1)  # (N,)
+    seq_score = tb["score"].sum(2)  # (N, Rn, D)
     g = np.einsum("ny,nyd->d", tb["py"] * (Rt - J[:, None]), seq_score) / task["N"]
     return g, J.mean()
 
@@ -192,48 +223,58 @@ def parts(cfg, theta, task, K):
         pen = overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG)  # eq. (overlong)
         R_raw = R_raw + pen.reshape(R_raw.shape)
     fold = BETA * tb["u"].sum(-1) if kl in ("kl_reward", "ent_bonus", "ent_reward") else 0.0
-    r_fold = R_raw - fold - (C_ENT * tb["seq"] if kl == "ent_reward" else 0.0)   # (N, Rn)
+    r_fold = R_raw - fold - (C_ENT * tb["seq"] if kl == "ent_reward" else 0.0)  # (N, Rn)
     c_bonus = C_ENT if kl == "ent_bonus" else 0.0
     u = tb["u"]
-    with np.errstate(over="ignore"):                   # dk/dlogp per token, eq. (kl_k1)-(kl_is)
-        d = {"k1": np.ones_like(u), "k2": u, "k1+": u, "k3+": u, "k3": -np.expm1(-u),
-             "rho_k3": u}.get(kl, np.zeros_like(u)) * task["mask"]   # rho = 1: k3 + 1 - e^-u = u
+    with np.errstate(over="ignore"):  # dk/dlogp per token, eq. (kl_k1)-(kl_is)
+        d = {"k1": np.ones_like(u), "k2": u, "k1+": u, "k3+": u, "k3": -np.expm1(-u), "rho_k3": u}.get(
+            kl, np.zeros_like(u)
+        ) * task["mask"]  # rho = 1: k3 + 1 - e^-u = u
     beta_loss = BETA if kl in ("k1", "k2", "k3", "k1+", "k3+", "rho_k3") else 0.0
-    if adv == "reinforce_pp":                                              # eq. (rpp) returns
+    if adv == "reinforce_pp":  # eq. (rpp) returns
         tok_r = -(BETA * u if kl in ("kl_reward", "ent_bonus") else 0.0) * task["mask"]
         last = task["lengths"] - 1
         n_i, y_i = np.indices(last.shape)
         tok_r[n_i, y_i, last] += R_raw
-        G = np.flip(np.cumsum(np.flip(tok_r, -1), -1), -1) * task["mask"]   # (N, Rn, T)
+        G = np.flip(np.cumsum(np.flip(tok_r, -1), -1), -1) * task["mask"]  # (N, Rn, T)
     greedy = greedy_index(theta, task) if adv == "remax" else None
     out = []
     for n in range(N):
-        p = coef * np.prod(tb["py"][n][Y], axis=1)                         # (M,)
-        if samp == "dapo":                                                 # eq. (dapo_reweight)
+        p = coef * np.prod(tb["py"][n][Y], axis=1)  # (M,)
+        if samp == "dapo":  # eq. (dapo_reweight)
             p = p * filter_groups(R_raw[n][Y])
-            p = p / p.sum() if p.sum() > 0 else p           # never accepted: no update
-        rs = r_fold[n][Y]                                                  # (M, K)
-        m = task["mask"][n][Y]                                             # (M, K, T)
+            p = p / p.sum() if p.sum() > 0 else p  # never accepted: no update
+        rs = r_fold[n][Y]  # (M, K)
+        m = task["mask"][n][Y]  # (M, K, T)
         lm = m * (~task["trunc"][n][Y])[..., None] if samp == "trunc" else m
         L = task["lengths"][n][Y][..., None]
-        w = {"seq_sum": lm / B, "token_mean": lm, "constant": lm / (B * T),
-             "seq_mean_token_mean": lm / (B * np.maximum(L, 1))}[agg]      # (M, K, T) eq. (pg_agg)
+        w = {
+            "seq_sum": lm / B,
+            "token_mean": lm,
+            "constant": lm / (B * T),
+            "seq_mean_token_mean": lm / (B * np.maximum(L, 1)),
+        }[agg]  # (M, K, T) eq. (pg_agg)
         if adv == "reinforce_pp":
-            X = G[n][Y]                                                    # (M, K, T)
+            X = G[n][Y]  # (M, K, T)
         else:
-            A = {"none": no_baseline, "mean": centred, "loo": leave_one_out, "std": standardized,
-                 "batch_std": centred, "rpp_baseline": centred,
-                 "remax": lambda r: remax(r, np.full(len(r), R_raw[n, greedy[n]])),
-                 "opo": lambda r: opo(r, task["lengths"][n][Y])}[adv](rs)   # (M, K)
+            A = {
+                "none": no_baseline,
+                "mean": centred,
+                "loo": leave_one_out,
+                "std": standardized,
+                "batch_std": centred,
+                "rpp_baseline": centred,
+                "remax": lambda r: remax(r, np.full(len(r), R_raw[n, greedy[n]])),
+                "opo": lambda r: opo(r, task["lengths"][n][Y]),
+            }[adv](rs)  # (M, K)
             X = A[..., None] * m
-        sc, hg = task_score = tb["score"][n][Y], tb["hg"][n][Y]            # (M, K, T, D)
+        sc, hg = tb["score"][n][Y], tb["hg"][n][Y]  # (M, K, T, D)
         P = np.einsum("mkt,mktd->md", w * X, sc)
         Q = np.einsum("mkt,mktd->md", w, sc)
-        Rg = np.einsum("mkt,mktd->md", -beta_loss * w * d[n][Y], sc) + c_bonus * np.einsum(
-            "mkt,mktd->md", w, hg)
-        if adv in ("reinforce_pp", "rpp_baseline"):                        # token whitening stats
+        Rg = np.einsum("mkt,mktd->md", -beta_loss * w * d[n][Y], sc) + c_bonus * np.einsum("mkt,mktd->md", w, hg)
+        if adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
             stats = (m.sum((1, 2)), (X * m).sum((1, 2)), (X * X * m).sum((1, 2)))
-        else:                                                              # batch std of rewards
+        else:  # batch std of rewards
             stats = (np.full(len(p), K), rs.sum(1), (rs * rs).sum(1))
         out.append(dict(p=p, P=P, Q=Q, Rg=Rg, ntok=lm.sum((1, 2)), stats=stats))
     return out
@@ -243,10 +284,10 @@ def moments(cfg, theta, task, K):
     """E[g] (D,) and trace Cov[g] for one batch, by exact enumeration."""
     adv, agg = cfg[0], cfg[1]
     pr = parts(cfg, theta, task, K)
-    if adv not in COUPLED_ADVS and agg != "token_mean":                    # prompts independent
+    if adv not in COUPLED_ADVS and agg != "token_mean":  # prompts independent
         Eg, Eg2 = 0.0, 0.0
         for q in pr:
-            g = q["P"] + q["Rg"]                                           # (M, D)
+            g = q["P"] + q["Rg"]  # (M, D)
             Eg = Eg + q["p"] @ g
             Eg2 += q["p"] @ (g * g).sum(1)
         return Eg, Eg2 - Eg @ Eg
@@ -262,13 +303,13 @@ def moments(cfg, theta, task, K):
         ntok = ntok + q["ntok"].reshape(shape(n))
     z = 1.0 / np.maximum(ntok, 1.0) if agg == "token_mean" else np.ones_like(joint)
     cnt, S1, S2 = tot
-    if adv == "batch_std":                                                 # eq. (pg_batch_std)
+    if adv == "batch_std":  # eq. (pg_batch_std)
         var = np.maximum(S2 - S1 * S1 / cnt, 0.0) / cnt
         s, mu = 1.0 / (np.sqrt(var) + 1e-8), 0.0
-    elif adv in ("reinforce_pp", "rpp_baseline"):                          # eq. (rpp), ddof = 1
+    elif adv in ("reinforce_pp", "rpp_baseline"):  # eq. (rpp), ddof = 1
         mu = S1 / np.maximum(cnt, 1.0)
         var = np.maximum(S2 - S1 * mu, 0.0) / np.maximum(cnt - 1.0, 1.0)
-        s = np.where(var > 0, 1.0 / np.sqrt(var + 1e-8), 0.0)              # all equal: A = 0
+        s = np.where(var > 0, 1.0 / np.sqrt(var + 1e-8), 0.0)  # all equal: A = 0
     else:
         s, mu = 1.0, 0.0
     a, b, e = z * s, z * s * mu, z
@@ -276,12 +317,17 @@ def moments(cfg, theta, task, K):
     Eg, Eg2 = 0.0, 0.0
     for n, q in enumerate(pr):
         axes = tuple(i for i in range(N) if i != n)
-        W = lambda f: (joint * f).sum(axis=axes)                           # (M,) sum over others
+        W = lambda f: (joint * f).sum(axis=axes)  # (M,) sum over others
         P, Q, Rg = q["P"], q["Q"], q["Rg"]
         Eg = Eg + W(a) @ P - W(b) @ Q + W(e) @ Rg
-        Eg2 += (W(a * a) @ (P * P).sum(1) + W(b * b) @ (Q * Q).sum(1) + W(e * e) @ (Rg * Rg).sum(1)
-                - 2 * W(a * b) @ (P * Q).sum(1) + 2 * W(a * e) @ (P * Rg).sum(1)
-                - 2 * W(b * e) @ (Q * Rg).sum(1))
+        Eg2 += (
+            W(a * a) @ (P * P).sum(1)
+            + W(b * b) @ (Q * Q).sum(1)
+            + W(e * e) @ (Rg * Rg).sum(1)
+            - 2 * W(a * b) @ (P * Q).sum(1)
+            + 2 * W(a * e) @ (P * Rg).sum(1)
+            - 2 * W(b * e) @ (Q * Rg).sum(1)
+        )
     return Eg, Eg2 - Eg @ Eg
 
 
@@ -303,7 +349,7 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
     theta = task["theta_ref"].copy()
     g = Eg(theta)
     gJ = intended(theta, task, c)[0].reshape(theta.shape)[act]
-    lr = 20.0 * np.linalg.norm(gJ) / max(np.linalg.norm(g), 1e-300)       # ~ 20 grad J per step
+    lr = 20.0 * np.linalg.norm(gJ) / max(np.linalg.norm(g), 1e-300)  # ~ 20 grad J per step
     for _ in range(iters):
         if np.abs(g).max() < tol:
             return theta, float(np.abs(g).max())
@@ -312,21 +358,21 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
         if not np.isfinite(g).all():
             raise FloatingPointError(f"{cfg}: the expected update overflowed")
     th_n, g_n = theta.copy(), g
-    color = task["color"]                                  # entries perturbed together
-    for _ in range(newton):                                # Newton on E[g] = 0
+    color = task["color"]  # entries perturbed together
+    for _ in range(newton):  # Newton on E[g] = 0
         if np.abs(g_n).max() < tol:
             break
         x, h = th_n[act], 1e-6
         Jac = np.zeros((x.size, x.size))
-        for col in range(color.max() + 1):                 # one prompt's states never move
-            th = th_n.copy()                               # another prompt's E[g] unless
-            th[act] = x + h * (color == col)               # batch statistics couple them
+        for col in range(color.max() + 1):  # one prompt's states never move
+            th = th_n.copy()  # another prompt's E[g] unless
+            th[act] = x + h * (color == col)  # batch statistics couple them
             dg = (Eg(th) - g_n) / h
             for i in np.flatnonzero(color == col):
                 same = task["block"] == task["block"][i]
                 Jac[same, i] = dg[same]
         step = -np.linalg.pinv(Jac, rcond=1e-9) @ g_n
-        if np.abs(step).max() > 0.5:                       # trust region: a jump is no polish
+        if np.abs(step).max() > 0.5:  # trust region: a jump is no polish
             break
         th = th_n.copy()
         th[act] = x + step
@@ -336,7 +382,7 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
         th_n, g_n = th, g_new
     if np.abs(g_n).max() < 1e-9:
         return th_n, float(np.abs(g_n).max())
-    for k in range(decay):                                                # no smooth zero: decay
+    for k in range(decay):  # no smooth zero: decay
         theta[act] += lr * 1e-4 ** (k / decay) * g
         g = Eg(theta)
         if not np.isfinite(g).all():
@@ -364,9 +410,13 @@ def measure(cfg, task, K, theta, fixed=True):
     Eg, var = moments(cfg, theta, task, K)
     gJ, _ = intended(theta, task, c)
     ng, nJ = np.linalg.norm(Eg), np.linalg.norm(gJ)
-    row = dict(cfg=cfg, scale=float(Eg @ gJ / (gJ @ gJ)),
-               cosine=float(Eg @ gJ / (ng * nJ)) if ng > 0 else 0.0,
-               variance=float(var), bias=float(np.linalg.norm(Eg - gJ) / nJ))
+    row = dict(
+        cfg=cfg,
+        scale=float(Eg @ gJ / (gJ @ gJ)),
+        cosine=float(Eg @ gJ / (ng * nJ)) if ng > 0 else 0.0,
+        variance=float(var),
+        bias=float(np.linalg.norm(Eg - gJ) / nJ),
+    )
     if fixed:
         th, res = fixed_point(cfg, task, K)
         row.update(tv=tv_to_optimum(th, task, c), residual=res)
@@ -375,9 +425,11 @@ def measure(cfg, task, K, theta, fixed=True):
 
 def line(row):
     adv, agg, kl, samp = row["cfg"]
-    return (f"atlas {adv:<15}{agg:<20}{kl:<11}{samp:<8}: scale {row['scale']:.6f}, "
-            f"cosine {row['cosine']:.6f}, variance {row['variance']:.2e}, "
-            f"fixed point TV {row['tv']:.1e}")
+    return (
+        f"atlas {adv:<15}{agg:<20}{kl:<11}{samp:<8}: scale {row['scale']:.6f}, "
+        f"cosine {row['cosine']:.6f}, variance {row['variance']:.2e}, "
+        f"fixed point TV {row['tv']:.1e}"
+    )
 
 
 # ---- the same expectation the slow way: every joint outcome through the library ----------------
@@ -386,8 +438,8 @@ def library_update(cfg, theta, task, K, groups):
     adv, agg, kl, samp = cfg
     mdp, N, T = task["mdp"], task["N"], task["T"]
     pol, ref = TabularPolicy(theta), TabularPolicy(task["theta_ref"])
-    rows = [(n, y) for n in range(N) for y in groups[n]]                   # prompt-major, B = N*K
-    states = np.stack([task["states"][n, y] for n, y in rows])            # (B, T)
+    rows = [(n, y) for n in range(N) for y in groups[n]]  # prompt-major, B = N*K
+    states = np.stack([task["states"][n, y] for n, y in rows])  # (B, T)
     tokens = np.stack([task["tokens"][n, y] for n, y in rows])
     mask = np.stack([task["mask"][n, y] for n, y in rows])
     lengths = mask.sum(1).astype(np.int64)
@@ -398,7 +450,7 @@ def library_update(cfg, theta, task, K, groups):
     logp_ref, seq_ref = ref.logp(states, tokens, mask)
     r = R.copy()
     if kl in ("kl_reward", "ent_bonus", "ent_reward"):
-        r = r - BETA * (seq - seq_ref)                                     # eq. (kl_reward)
+        r = r - BETA * (seq - seq_ref)  # eq. (kl_reward)
     if kl == "ent_reward":
         r = r - C_ENT * seq
     rg = r.reshape(N, K)
@@ -411,10 +463,15 @@ def library_update(cfg, theta, task, K, groups):
         A = reinforce_pp_baseline(rg, mask)
     else:
         greedy = greedy_index(theta, task)
-        A = {"none": no_baseline, "mean": centred, "loo": leave_one_out, "std": standardized,
-             "batch_std": batch_std,
-             "remax": lambda x: remax(x, task["R"][np.arange(N), greedy]),
-             "opo": lambda x: opo(x, lengths.reshape(N, K))}[adv](rg).reshape(-1)
+        A = {
+            "none": no_baseline,
+            "mean": centred,
+            "loo": leave_one_out,
+            "std": standardized,
+            "batch_std": batch_std,
+            "remax": lambda x: remax(x, task["R"][np.arange(N), greedy]),
+            "opo": lambda x: opo(x, lengths.reshape(N, K)),
+        }[adv](rg).reshape(-1)
     _, dlogp = reinforce_loss(logp, A, lmask, agg=agg, max_len=T)
     if kl in ("k1", "k2", "k3"):
         dlogp = dlogp + BETA * kl_penalty(logp, logp_ref, lmask, kl, agg, T)[1]
@@ -425,7 +482,7 @@ def library_update(cfg, theta, task, K, groups):
     dtheta = pol.backward(states, tokens, mask, dlogp)
     if kl == "ent_bonus":
         dtheta = dtheta + C_ENT * entropy_bonus(theta, states, lmask, agg, T)[1]
-    return -dtheta.reshape(-1)                                             # ascent direction
+    return -dtheta.reshape(-1)  # ascent direction
 
 
 def brute_force_moments(cfg, theta, task, K):
@@ -475,22 +532,31 @@ def summary(rows, K):
     direction = [r for r in rows if "direction" in knob(r)]
     fixed = [r for r in rows if "fixed point" in knob(r)]
     name = lambda r: " ".join(x for x in r["cfg"])
-    out.append(f"unbiased (|scale - 1| and 1 - cosine <= {TOL_DIR:g}), same fixed point: "
-               f"{len(unbiased)} rows")
-    out.append(f"scale only (cosine 1, scale != 1): {len(scale_only)} rows: "
-               + "; ".join(f"{name(r)} ({r['scale']:.4f})" for r in scale_only))
-    out.append(f"direction changed (cosine < 1 - {TOL_DIR:g}): {len(direction)} rows, "
-               f"lowest cosine {min(r['cosine'] for r in rows):.4f} "
-               f"({name(min(rows, key=lambda r: r['cosine']))})")
-    out.append(f"fixed point moved (TV > {TOL_FP:g}): {len(fixed)} rows: "
-               + "; ".join(f"{name(r)} ({r['tv']:.3f})" for r in fixed))
+    out.append(f"unbiased (|scale - 1| and 1 - cosine <= {TOL_DIR:g}), same fixed point: {len(unbiased)} rows")
+    out.append(
+        f"scale only (cosine 1, scale != 1): {len(scale_only)} rows: "
+        + "; ".join(f"{name(r)} ({r['scale']:.4f})" for r in scale_only)
+    )
+    out.append(
+        f"direction changed (cosine < 1 - {TOL_DIR:g}): {len(direction)} rows, "
+        f"lowest cosine {min(r['cosine'] for r in rows):.4f} "
+        f"({name(min(rows, key=lambda r: r['cosine']))})"
+    )
+    out.append(
+        f"fixed point moved (TV > {TOL_FP:g}): {len(fixed)} rows: "
+        + "; ".join(f"{name(r)} ({r['tv']:.3f})" for r in fixed)
+    )
     nofix = [r for r in rows if r["residual"] > 1e-6]
-    out.append(f"rows whose max |E g| stays > 1e-6 at the end (no smooth zero): "
-               + "; ".join(f"{name(r)} ({r['residual']:.1e})" for r in nofix))
+    out.append(
+        "rows whose max |E g| stays > 1e-6 at the end (no smooth zero): "
+        + "; ".join(f"{name(r)} ({r['residual']:.1e})" for r in nofix)
+    )
     loo = [r for r in rows if r["cfg"] == ("loo", "seq_sum", "kl_reward", "all")][0]
     mean = [r for r in rows if r["cfg"] == ("mean", "seq_sum", "kl_reward", "all")][0]
-    out.append(f"mean-centring scale {mean['scale']:.12f} against (K-1)/K = {(K - 1) / K:.12f}; "
-               f"leave-one-out scale {loo['scale']:.12f}")
+    out.append(
+        f"mean-centring scale {mean['scale']:.12f} against (K-1)/K = {(K - 1) / K:.12f}; "
+        f"leave-one-out scale {loo['scale']:.12f}"
+    )
     lo = min(rows, key=lambda r: r["variance"])
     hi = max(rows, key=lambda r: r["variance"])
     out.append(f"variance from {lo['variance']:.2e} ({name(lo)}) to {hi['variance']:.2e} ({name(hi)})")
@@ -499,30 +565,49 @@ def summary(rows, K):
 
 def plot(rows, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     plt.rcParams["svg.hashsalt"] = "atlas"
     fig, ax = plt.subplots(figsize=(6.0, 5.6))
-    styles = {"fixed point moved": ("o", "tab:red"),
-              "direction changed, same fixed point": ("s", "tab:orange"),
-              "same direction, same fixed point": ("^", "tab:blue")}
+    styles = {
+        "fixed point moved": ("o", "tab:red"),
+        "direction changed, same fixed point": ("s", "tab:orange"),
+        "same direction, same fixed point": ("^", "tab:blue"),
+    }
     for r in rows:
         moved = knob(r)
-        lab = ("fixed point moved" if "fixed point" in moved else
-               "direction changed, same fixed point" if "direction" in moved else
-               "same direction, same fixed point")
+        lab = (
+            "fixed point moved"
+            if "fixed point" in moved
+            else "direction changed, same fixed point"
+            if "direction" in moved
+            else "same direction, same fixed point"
+        )
         ax.plot(r["variance"], r["bias"], styles[lab][0], color=styles[lab][1], ms=6, alpha=0.8)
     for lab, (m, c) in styles.items():
         ax.plot([], [], m, color=c, label=lab)
     zero = [r for r in rows if r["bias"] < 1e-9]
-    if zero:                                               # the unbiased rows, named once
-        ax.annotate("bias 0: " + ", ".join(r["cfg"][0] + ("" if r["cfg"][2] == "kl_reward" else
-                                                          " + " + r["cfg"][2]) for r in zero),
-                    (min(r["variance"] for r in zero), 0.0), xytext=(-6, 10),
-                    textcoords="offset points", fontsize=8, ha="right")
+    if zero:  # the unbiased rows, named once
+        ax.annotate(
+            "bias 0: "
+            + ", ".join(r["cfg"][0] + ("" if r["cfg"][2] == "kl_reward" else " + " + r["cfg"][2]) for r in zero),
+            (min(r["variance"] for r in zero), 0.0),
+            xytext=(-6, 10),
+            textcoords="offset points",
+            fontsize=8,
+            ha="right",
+        )
     worst = max(rows, key=lambda r: r["bias"])
-    ax.annotate(" ".join(worst["cfg"]), (worst["variance"], worst["bias"]), xytext=(-10, 8),
-                textcoords="offset points", fontsize=8, ha="right")
+    ax.annotate(
+        " ".join(worst["cfg"]),
+        (worst["variance"], worst["bias"]),
+        xytext=(-10, 8),
+        textcoords="offset points",
+        fontsize=8,
+        ha="right",
+    )
     ax.set_xscale("log")
     ax.set_ylim(bottom=-0.05)
     ax.set_xlabel("variance: trace Cov[g] for one batch")
@@ -534,25 +619,36 @@ def plot(rows, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--K", type=integer(2, 4), default=3,
-                   help="responses per prompt, 2..4 (leave-one-out needs K >= 2; the joint "
-                        "enumeration of a batch grows as C(K+4, K)^3), default 3")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--K",
+        type=integer(2, 4),
+        default=3,
+        help="responses per prompt, 2..4 (leave-one-out needs K >= 2; the joint "
+        "enumeration of a batch grows as C(K+4, K)^3), default 3",
+    )
     p.add_argument("--task", default="main", choices=("main", "binary", "bandit"))
     p.add_argument("--seed", type=seed, default=0, help="seed of the probe policy (default 0)")
-    p.add_argument("--quick", action="store_true",
-                   help="no fixed points (TV printed as nan): the bias and variance columns only")
-    p.add_argument("--plot", metavar="PATH", type=plot_path,
-                   help="write the bias-variance figure (SVG or PNG)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="no fixed points (TV printed as nan): the bias and variance columns only",
+    )
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the bias-variance figure (SVG or PNG)")
     args = p.parse_args(argv)
     task = make_task(args.task)
     theta = probe(task, args.seed)
-    print(f"task {args.task}: {task['N']} prompts, {task['Rn']} responses each (lengths "
-          f"{sorted(set(task['lengths'][0].tolist()))}), K = {args.K}, beta = {BETA}, c = {C_ENT}; "
-          f"probe: np.random.default_rng({args.seed})")
-    print(f"multisets per prompt {len(multisets(task['Rn'], args.K)[0])}, joint batch outcomes "
-          f"{len(multisets(task['Rn'], args.K)[0]) ** task['N']}")
+    print(
+        f"task {args.task}: {task['N']} prompts, {task['Rn']} responses each (lengths "
+        f"{sorted(set(task['lengths'][0].tolist()))}), K = {args.K}, beta = {BETA}, c = {C_ENT}; "
+        f"probe: np.random.default_rng({args.seed})"
+    )
+    print(
+        f"multisets per prompt {len(multisets(task['Rn'], args.K)[0])}, joint batch outcomes "
+        f"{len(multisets(task['Rn'], args.K)[0]) ** task['N']}"
+    )
     print()
     rows = []
     for cfg in CONFIGS:

@@ -33,43 +33,54 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)                                          # examples/_cli.py, beside this file
+sys.path.insert(0, HERE)  # examples/_cli.py, beside this file
 from _cli import integer, plot_path, seed  # noqa: E402
-ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+
+ONE_THREAD = {
+    k: "1"
+    for k in (
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+    )
+}
 FULL = dict(V=151936, d=256, N=2048, chunks=(128, 256))
 QUICK = dict(V=16384, d=256, N=1024, chunks=(64, 128))
 GOAL_PEAK, GOAL_TIME = 1 / 8, 1.3
-MIB = 2.0 ** 20
+MIB = 2.0**20
 
 
 # ---------------------------------------------------------------- the methods (run in a child)
 
+
 def make_inputs(V, d, N, dtype, seed):
     rng = np.random.default_rng(seed)
-    h = rng.standard_normal((N, d), dtype=dtype)                            # (N, d)
-    W = rng.standard_normal((V, d), dtype=dtype)                            # (V, d)
-    W *= dtype(1 / np.sqrt(d))                                              # logits ~ N(0, 1)
-    y = rng.integers(0, V, N)                                               # (N,)
-    A = rng.standard_normal(N)                                              # (N,) advantages
+    h = rng.standard_normal((N, d), dtype=dtype)  # (N, d)
+    W = rng.standard_normal((V, d), dtype=dtype)  # (V, d)
+    W *= dtype(1 / np.sqrt(d))  # logits ~ N(0, 1)
+    y = rng.integers(0, V, N)  # (N,)
+    A = rng.standard_normal(N)  # (N,) advantages
     return h, W, y, A
 
 
 def numpy_materialized(h, W, y, A):
     n = np.arange(h.shape[0])
-    z = h @ W.T                                                             # (N, V) logits
+    z = h @ W.T  # (N, V) logits
     z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)                                                           # (N, V)
-    s = p.sum(axis=1, dtype=np.float64)                                     # (N,)
-    logp = (z[n, y] - np.log(s)).astype(np.float64)                         # (N,)
-    g = -A                                                                  # dloss/dlogp
-    p *= (-g / s).astype(h.dtype)[:, None]                                  # G = g (onehot - p)
+    p = np.exp(z)  # (N, V)
+    s = p.sum(axis=1, dtype=np.float64)  # (N,)
+    logp = (z[n, y] - np.log(s)).astype(np.float64)  # (N,)
+    g = -A  # dloss/dlogp
+    p *= (-g / s).astype(h.dtype)[:, None]  # G = g (onehot - p)
     p[n, y] += g.astype(h.dtype)
     return float(-(A @ logp)), logp, p @ W, p.T @ h
 
 
 def torch_naive(h, W, y, A):
     import torch
+
     ht = torch.from_numpy(h).requires_grad_(True)
     Wt = torch.from_numpy(W).requires_grad_(True)
     logp = torch.log_softmax(ht @ Wt.T, dim=-1).gather(1, torch.from_numpy(y)[:, None])[:, 0]
@@ -81,22 +92,24 @@ def torch_naive(h, W, y, A):
 def ours(h, W, y, A, chunk):
     from minirl_lm.scale.bigvocab import chunked_loss_grad
 
-    def loss_fn(logp, rows):                    # per token: l_n = -A_n logp_n, g_n = -A_n
+    def loss_fn(logp, rows):  # per token: l_n = -A_n logp_n, g_n = -A_n
         return -(A[rows] @ logp), -A[rows]
+
     return chunked_loss_grad(h, W, y, loss_fn, chunk=chunk)
 
 
 def products_chunked(h, W, chunk):
     """The three products of ``ours`` at the same chunk size, without the row kernels."""
-    from minirl_lm.scale.bigvocab import _add_outer, _VBLOCK
+    from minirl_lm.scale.bigvocab import _VBLOCK, _add_outer
+
     (N, d), V = h.shape, W.shape[0]
     z = np.empty((min(chunk, N), V), h.dtype)
     dh, dW = np.empty_like(h), np.empty_like(W)
     scratch = np.empty((min(_VBLOCK, V), d), h.dtype)
     for i in range(0, N, chunk):
-        hr, zr = h[i:i + chunk], z[: min(chunk, N - i)]
+        hr, zr = h[i : i + chunk], z[: min(chunk, N - i)]
         np.matmul(hr, W.T, out=zr)
-        dh[i:i + chunk] = zr @ W
+        dh[i : i + chunk] = zr @ W
         _add_outer(dW, zr, hr, scratch, first=(i == 0))
     return dh, dW
 
@@ -114,13 +127,13 @@ def child(method, V, d, N, dtype, seed, chunk):
     dtype = np.dtype(dtype).type
     if method == "torch":
         import torch
+
         torch.set_num_threads(1)
-    run = {"numpy": numpy_materialized, "torch": torch_naive,
-           "ours": lambda *a: ours(*a, chunk)}.get(method)
+    run = {"numpy": numpy_materialized, "torch": torch_naive, "ours": lambda *a: ours(*a, chunk)}.get(method)
     if run is not None:
-        run(*make_inputs(64, 8, 16, dtype, seed))                         # JIT, torch start-up
+        run(*make_inputs(64, 8, 16, dtype, seed))  # JIT, torch start-up
     h, W, y, A = make_inputs(V, d, N, dtype, seed)
-    if method == "floor":                       # three BLAS calls into pre-touched buffers
+    if method == "floor":  # three BLAS calls into pre-touched buffers
         Z, dh, dW = np.ones((N, V), dtype), np.ones((N, d), dtype), np.ones((V, d), dtype)
         t0 = time.process_time()
         np.matmul(h, W.T, out=Z)
@@ -129,30 +142,57 @@ def child(method, V, d, N, dtype, seed, chunk):
         print(json.dumps({"time": time.process_time() - t0}))
         return
     if method == "products":
-        products_chunked(h[:16], W, chunk)                                  # touch the pages of W
+        products_chunked(h[:16], W, chunk)  # touch the pages of W
         t0 = time.process_time()
         products_chunked(h, W, chunk)
         print(json.dumps({"time": time.process_time() - t0}))
         return
     with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")                            # reset the peak (VmHWM) to the current RSS
+        f.write("5")  # reset the peak (VmHWM) to the current RSS
     base = rss_kib("VmRSS")
     t0 = time.process_time()
     loss, logp, dh, dW = run(h, W, y, A)
     t = time.process_time() - t0
     peak = rss_kib("VmHWM") - base
     outputs = logp.nbytes + dh.nbytes + dW.nbytes
-    print(json.dumps({"time": t, "peak": peak * 1024.0 - outputs, "outputs": outputs,
-                      "digest": [loss, float(np.linalg.norm(dh.astype(np.float64))),
-                                 float(np.linalg.norm(dW.astype(np.float64)))]}))
+    print(
+        json.dumps(
+            {
+                "time": t,
+                "peak": peak * 1024.0 - outputs,
+                "outputs": outputs,
+                "digest": [
+                    loss,
+                    float(np.linalg.norm(dh.astype(np.float64))),
+                    float(np.linalg.norm(dW.astype(np.float64))),
+                ],
+            }
+        )
+    )
 
 
 # ---------------------------------------------------------------- the parent
 
+
 def measure(method, cfg, dtype, seed, chunk=0):
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", method, "--V", str(cfg["V"]),
-           "--d", str(cfg["d"]), "--N", str(cfg["N"]), "--dtype", dtype, "--seed", str(seed),
-           "--chunk", str(chunk)]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        method,
+        "--V",
+        str(cfg["V"]),
+        "--d",
+        str(cfg["d"]),
+        "--N",
+        str(cfg["N"]),
+        "--dtype",
+        dtype,
+        "--seed",
+        str(seed),
+        "--chunk",
+        str(chunk),
+    ]
     env = dict(os.environ, **ONE_THREAD)
     root = os.path.dirname(HERE)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
@@ -190,45 +230,57 @@ def run(cfg, dtype="float32", seed=0, out=print):
     res = {f"ours chunk={c}": measure("ours", cfg, dtype, seed, c) for c in cfg["chunks"]}
     res["NumPy materialized"] = measure("numpy", cfg, dtype, seed)
     res["PyTorch naive"] = measure("torch", cfg, dtype, seed) if have_torch() else None
-    floor = min(floor, measure("floor", cfg, dtype, seed)["time"])   # before and after: the best
+    floor = min(floor, measure("floor", cfg, dtype, seed)["time"])  # before and after: the best
     first = res[f"ours chunk={cfg['chunks'][0]}"]
     ref = first["digest"]
-    out(f"{head} logits {logits / MIB:.1f} MiB; outputs logp, dh, dW {first['outputs'] / MIB:.1f}"
+    out(
+        f"{head} logits {logits / MIB:.1f} MiB; outputs logp, dh, dW {first['outputs'] / MIB:.1f}"
         f" MiB (not counted in peak); floor (three products, BLAS, 1 thread) "
-        f"{fmt_time(floor).strip()} s")
-    for name in ("NumPy materialized", "PyTorch naive") + tuple(f"ours chunk={c}"
-                                                              for c in cfg["chunks"]):
+        f"{fmt_time(floor).strip()} s"
+    )
+    for name in ("NumPy materialized", "PyTorch naive") + tuple(f"ours chunk={c}" for c in cfg["chunks"]):
         r = res[name]
         if r is None:
             out(f"{head} {name:<20} skipped: torch is not installed")
             continue
         check_digest(name, r["digest"], ref, dtype)
-        out(f"{head} {name:<20} peak {r['peak'] / MIB:6.1f} MiB ({r['peak'] / logits:.3f} of "
-            f"logits), time {fmt_time(r['time'])} s ({r['time'] / floor:.2f}x floor)")
+        out(
+            f"{head} {name:<20} peak {r['peak'] / MIB:6.1f} MiB ({r['peak'] / logits:.3f} of "
+            f"logits), time {fmt_time(r['time'])} s ({r['time'] / floor:.2f}x floor)"
+        )
     goals = []
     for c in cfg["chunks"]:
         r = res[f"ours chunk={c}"]
         peak, slow = r["peak"] / logits, r["time"] / floor
-        line = (f"goals ours chunk={c}: peak {peak:.3f} of logits (<= {GOAL_PEAK:.3f}: "
-                f"{'met' if peak <= GOAL_PEAK else 'NOT met'}); time {slow:.2f}x floor "
-                f"(<= {GOAL_TIME}x: {'met' if slow <= GOAL_TIME else 'NOT met'})")
+        line = (
+            f"goals ours chunk={c}: peak {peak:.3f} of logits (<= {GOAL_PEAK:.3f}: "
+            f"{'met' if peak <= GOAL_PEAK else 'NOT met'}); time {slow:.2f}x floor "
+            f"(<= {GOAL_TIME}x: {'met' if slow <= GOAL_TIME else 'NOT met'})"
+        )
         if res["PyTorch naive"] is not None:
             sp = res["PyTorch naive"]["time"] / r["time"]
             line += f"; {sp:.2f}x faster than PyTorch naive ({'met' if sp > 1 else 'NOT met'})"
         out(line)
         if peak > GOAL_PEAK:
             buf = min(c, N) / N
-            out(f"  cause: the one (chunk, V) buffer alone is chunk/N = {buf:.3f} of the logits; "
+            out(
+                f"  cause: the one (chunk, V) buffer alone is chunk/N = {buf:.3f} of the logits; "
                 f"the rest ({peak - buf:.3f}) is scratch (rows of h, the dW block) and allocator "
-                f"slack")
+                f"slack"
+            )
         torch_t = res["PyTorch naive"]["time"] if res["PyTorch naive"] is not None else None
         if slow > GOAL_TIME or (torch_t is not None and torch_t <= r["time"]):
             prod = measure("products", cfg, dtype, seed, c)["time"]
-            out(f"  cause: the three products chunked at {c} rows alone take {prod / floor:.2f}x "
+            out(
+                f"  cause: the three products chunked at {c} rows alone take {prod / floor:.2f}x "
                 f"the floor (smaller BLAS calls, the dW update added block by block); the row "
                 f"kernels (log-sum-exp, gather, gradient) add {(r['time'] - prod) / floor:.2f}x"
-                + ("" if torch_t is None or torch_t > r["time"] else
-                   f"; PyTorch's unchunked products take {torch_t / floor:.2f}x in all"))
+                + (
+                    ""
+                    if torch_t is None or torch_t > r["time"]
+                    else f"; PyTorch's unchunked products take {torch_t / floor:.2f}x in all"
+                )
+            )
         goals.append((c, peak, slow))
     return res, floor, goals
 
@@ -243,6 +295,7 @@ def sweep(cfg, dtype, seed, chunks):
 
 def plot(path, points, cfg, dtype):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -270,8 +323,10 @@ def plot(path, points, cfg, dtype):
 
 def run_section(args):
     """Entry point for ``examples/benchmark.py --sections big_vocab``."""
-    print("Big vocabulary: token log-probs from hidden states, forward + backward "
-          "(python examples/bench_big_vocab.py)")
+    print(
+        "Big vocabulary: token log-probs from hidden states, forward + backward "
+        "(python examples/bench_big_vocab.py)"
+    )
     run(QUICK if args.quick else FULL, "float32", args.seed)
     print()
 
@@ -290,27 +345,36 @@ def check_memory(p, cfg, dtype):
     need = np.dtype(dtype).itemsize * (2 * cfg["N"] * cfg["V"] + 2 * (cfg["N"] + cfg["V"]) * cfg["d"])
     ram = ram_bytes()
     if ram is not None and need > ram:
-        p.error(f"--N, --V, --d: expected sizes whose materialized logits fit in memory "
-                f"({ram / 2 ** 30:.1f} GiB), got N={cfg['N']}, V={cfg['V']}, d={cfg['d']} "
-                f"({need / 2 ** 30:.1f} GiB in {dtype})")
+        p.error(
+            f"--N, --V, --d: expected sizes whose materialized logits fit in memory "
+            f"({ram / 2**30:.1f} GiB), got N={cfg['N']}, V={cfg['V']}, d={cfg['d']} "
+            f"({need / 2**30:.1f} GiB in {dtype})"
+        )
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128")
-    p.add_argument("--V", type=integer(1, 2 ** 24), help="vocabulary size (default 151936, quick 16384)")
-    p.add_argument("--d", type=integer(1, 2 ** 16), help="hidden size (default 256, both)")
-    p.add_argument("--N", type=integer(1, 2 ** 24), help="tokens (default 2048, quick 1024)")
-    p.add_argument("--chunks", type=integer(1, 2 ** 24), nargs=2, metavar="C",
-                   help="the two chunk sizes of ours (default 128 256, quick 64 128)")
+    p.add_argument("--V", type=integer(1, 2**24), help="vocabulary size (default 151936, quick 16384)")
+    p.add_argument("--d", type=integer(1, 2**16), help="hidden size (default 256, both)")
+    p.add_argument("--N", type=integer(1, 2**24), help="tokens (default 2048, quick 1024)")
+    p.add_argument(
+        "--chunks",
+        type=integer(1, 2**24),
+        nargs=2,
+        metavar="C",
+        help="the two chunk sizes of ours (default 128 256, quick 64 128)",
+    )
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for inputs")
-    p.add_argument("--plot", metavar="PATH", type=plot_path,
-                   help="instead of the table: sweep the chunk size, draw peak and time / floor "
-                        "against it")
-    p.add_argument("--child", choices=("numpy", "torch", "ours", "floor", "products"),
-                   help=argparse.SUPPRESS)
-    p.add_argument("--chunk", type=integer(0, 2 ** 24), default=0, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        type=plot_path,
+        help="instead of the table: sweep the chunk size, draw peak and time / floor against it",
+    )
+    p.add_argument("--child", choices=("numpy", "torch", "ours", "floor", "products"), help=argparse.SUPPRESS)
+    p.add_argument("--chunk", type=integer(0, 2**24), default=0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     base = QUICK if args.quick else FULL
     cfg = {k: getattr(args, k) or base[k] for k in ("V", "d", "N")}
@@ -324,7 +388,7 @@ def main(argv=None):
     if not args.plot:
         run(cfg, args.dtype, args.seed)
         return
-    chunks = sorted({2 ** k for k in range(4, 12) if 2 ** k < cfg["N"]} | {cfg["N"]})
+    chunks = sorted({2**k for k in range(4, 12) if 2**k < cfg["N"]} | {cfg["N"]})
     points = sweep(cfg, args.dtype, args.seed, chunks)
     for c, pk, sl in points:
         print(f"sweep chunk={c:<5d} peak {pk:.3f} of logits, time {sl:.2f}x floor")

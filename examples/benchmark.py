@@ -43,13 +43,13 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 import _group_kernels as gk  # noqa: E402
 from _cli import int_at_least, plot_path, real, seed  # noqa: E402
 
 try:
     import torch
-except ImportError:                                   # optional: never a dependency
+except ImportError:  # optional: never a dependency
     torch = None
 
 NCPU = os.cpu_count() or 1
@@ -59,6 +59,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---------------------------------------------------------------- timing
 
+
 def bench(methods, rounds, min_time):
     """Median seconds per call of each method; rounds interleave the methods.
 
@@ -67,7 +68,7 @@ def bench(methods, rounds, min_time):
     """
     live = {k: f for k, f in methods.items() if f is not None}
     reps = {}
-    for name, f in live.items():                      # calibrate (the answer checks warmed up)
+    for name, f in live.items():  # calibrate (the answer checks warmed up)
         t0 = time.perf_counter()
         f()
         dt = max(time.perf_counter() - t0, 1e-7)
@@ -80,15 +81,16 @@ def bench(methods, rounds, min_time):
             for _ in range(n):
                 f()
             samples[name].append((time.perf_counter() - t0) / n)
-    return {name: (float(np.median(samples[name])) if name in live else None)
-            for name in methods}
+    return {name: (float(np.median(samples[name])) if name in live else None) for name in methods}
 
 
 def torch_threads(n, f):
     """f run by PyTorch on n threads."""
+
     def call():
         torch.set_num_threads(n)
         return f()
+
     return call
 
 
@@ -115,14 +117,15 @@ def table(title, header, rows, note=None):
     if note:
         print(note)
     for j, r in enumerate(cells):
-        print("  " + "  ".join(str(c).ljust(width[i]) if i == 0 else str(c).rjust(width[i])
-                               for i, c in enumerate(r)))
+        print(
+            "  " + "  ".join(str(c).ljust(width[i]) if i == 0 else str(c).rjust(width[i]) for i, c in enumerate(r))
+        )
         if j == 0:
             print("  " + "  ".join("-" * w for w in width))
     print()
 
 
-TARGETS = []                                          # (what, measured, target, met)
+TARGETS = []  # (what, measured, target, met)
 
 
 def target(what, value, goal, higher=True):
@@ -145,28 +148,28 @@ def ratio(t, name, ref):
 
 # ---------------------------------------------------------------- dense logits (B, T, V)
 
+
 def numpy_naive_logp(logits, tokens, mask):
     """Materialized log-softmax (B, T, V) and take_along_axis."""
-    z = logits - logits.max(axis=-1, keepdims=True)                         # (B, T, V)
-    lsm = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))                 # (B, T, V)
-    logp = np.take_along_axis(lsm, tokens[..., None], axis=-1)[..., 0]      # (B, T)
+    z = logits - logits.max(axis=-1, keepdims=True)  # (B, T, V)
+    lsm = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, T, V)
+    logp = np.take_along_axis(lsm, tokens[..., None], axis=-1)[..., 0]  # (B, T)
     logp = np.where(mask > 0, logp, 0.0)
     return logp, logp.sum(axis=-1)
 
 
 def numpy_naive_backward(logits, tokens, mask, w):
     """exp of the materialized log-softmax, times -w, plus w at the target."""
-    z = logits - logits.max(axis=-1, keepdims=True)                         # (B, T, V)
-    p = np.exp(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)))           # (B, T, V)
-    wm = (w * mask).astype(logits.dtype)[..., None]                          # (B, T, 1)
-    d = -wm * p                                                             # (B, T, V)
-    np.put_along_axis(d, tokens[..., None],
-                      np.take_along_axis(d, tokens[..., None], axis=-1) + wm, axis=-1)
+    z = logits - logits.max(axis=-1, keepdims=True)  # (B, T, V)
+    p = np.exp(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)))  # (B, T, V)
+    wm = (w * mask).astype(logits.dtype)[..., None]  # (B, T, 1)
+    d = -wm * p  # (B, T, V)
+    np.put_along_axis(d, tokens[..., None], np.take_along_axis(d, tokens[..., None], axis=-1) + wm, axis=-1)
     return d
 
 
 def _blocks(n, V, itemsize):
-    rows = max(1, (256 * 1024) // (V * itemsize))     # a block of ~256 KB stays in L2
+    rows = max(1, (256 * 1024) // (V * itemsize))  # a block of ~256 KB stays in L2
     return [(i, min(n, i + rows)) for i in range(0, n, rows)]
 
 
@@ -180,10 +183,10 @@ def numpy_careful_logp(logits, tokens, mask):
     buf = np.empty((spans[0][1] - spans[0][0], V), logits.dtype)
     for i, j in spans:
         blk, e = z[i:j], buf[: j - i]
-        m = blk.max(axis=1)                                                 # (R,)
+        m = blk.max(axis=1)  # (R,)
         np.subtract(blk, m[:, None], out=e)
         np.exp(e, out=e)
-        lse = np.log(e.sum(axis=1, dtype=np.float64))                       # (R,)
+        lse = np.log(e.sum(axis=1, dtype=np.float64))  # (R,)
         logp[i:j] = (blk[np.arange(j - i), y[i:j]] - m) - lse
     logp = np.where(mask.reshape(-1) > 0, logp, 0.0).reshape(B, T)
     return logp, logp.sum(axis=-1)
@@ -219,16 +222,16 @@ def torch_backward(lt, yt, mt, wt):
 
 
 def floor_read(logits):
-    return logits.sum()                               # one streaming (SIMD, pairwise) read
+    return logits.sum()  # one streaming (SIMD, pairwise) read
 
 
 def dense_case(rng, BT, V, dtype, T=16):
     T = min(T, BT)
     B = BT // T
-    logits = (rng.standard_normal((B, T, V)) * 2.0).astype(dtype)           # (B, T, V)
-    tokens = rng.integers(0, V, (B, T))                                     # (B, T)
-    mask = np.ones((B, T))                                                  # (B, T)
-    w = rng.standard_normal((B, T))                                         # (B, T)
+    logits = (rng.standard_normal((B, T, V)) * 2.0).astype(dtype)  # (B, T, V)
+    tokens = rng.integers(0, V, (B, T))  # (B, T)
+    mask = np.ones((B, T))  # (B, T)
+    w = rng.standard_normal((B, T))  # (B, T)
     return logits, tokens, mask, w
 
 
@@ -245,23 +248,28 @@ def dense_methods(logits, tokens, mask, w, backward):
         lt, yt = torch.from_numpy(logits), torch.from_numpy(tokens)
         mt, wt = torch.from_numpy(mask).to(lt.dtype), torch.from_numpy(w).to(lt.dtype)
     if not backward:
-        m = {"kernel 1t": lambda: kernels._dense_logp(logits, tokens, mask),
-             "NumPy naive": lambda: numpy_naive_logp(logits, tokens, mask),
-             "NumPy careful": lambda: numpy_careful_logp(logits, tokens, mask),
-             f"kernel {NCPU}t": lambda: kernels._dense_logp_parallel(logits, tokens, mask),
-             "torch 1t": None, f"torch {NCPU}t": None}
+        m = {
+            "kernel 1t": lambda: kernels._dense_logp(logits, tokens, mask),
+            "NumPy naive": lambda: numpy_naive_logp(logits, tokens, mask),
+            "NumPy careful": lambda: numpy_careful_logp(logits, tokens, mask),
+            f"kernel {NCPU}t": lambda: kernels._dense_logp_parallel(logits, tokens, mask),
+            "torch 1t": None,
+            f"torch {NCPU}t": None,
+        }
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_logp(lt, yt, mt))
             m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_logp(lt, yt, mt))
     else:
         buf = np.empty_like(logits)
-        m = {"kernel 1t": lambda: kernels._dense_backward(logits, tokens, mask, w),
-             "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
-             "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
-             "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
-             f"kernel {NCPU}t": lambda: kernels._dense_backward(logits, tokens, mask, w,
-                                                                parallel=True),
-             "torch 1t": None, f"torch {NCPU}t": None}
+        m = {
+            "kernel 1t": lambda: kernels._dense_backward(logits, tokens, mask, w),
+            "kernel 1t out=": lambda: kernels._dense_backward(logits, tokens, mask, w, out=buf),
+            "NumPy naive": lambda: numpy_naive_backward(logits, tokens, mask, w),
+            "NumPy careful": lambda: numpy_careful_backward(logits, tokens, mask, w),
+            f"kernel {NCPU}t": lambda: kernels._dense_backward(logits, tokens, mask, w, parallel=True),
+            "torch 1t": None,
+            f"torch {NCPU}t": None,
+        }
         if torch is not None:
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
             m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_backward(lt, yt, mt, wt))
@@ -284,13 +292,16 @@ def check_dense(methods, backward, dtype):
 
 
 def run_dense(args, rng):
-    shapes = args.shapes or ([(4096, 16), (2048, 1024)] if args.quick else
-                             [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)])
-    note = ("  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster);\n"
-            f"  'threads': our 1-thread time / our {NCPU}-thread time (> 1: the threads help); "
-            f"{NCPU}t = all {NCPU} threads;\n"
-            "  'floor': one streaming read of the logits; 'per token': the kernel's time per (b, t) row."
-            + ("" if torch is not None else "\n  PyTorch: not installed."))
+    shapes = args.shapes or (
+        [(4096, 16), (2048, 1024)] if args.quick else [(4096, 16), (4096, 1024), (65536, 1024), (2048, 32768)]
+    )
+    note = (
+        "  columns: time / our kernel on 1 thread (> 1: our 1-thread kernel is faster);\n"
+        f"  'threads': our 1-thread time / our {NCPU}-thread time (> 1: the threads help); "
+        f"{NCPU}t = all {NCPU} threads;\n"
+        "  'floor': one streaming read of the logits; 'per token': the kernel's time per (b, t) row."
+        + ("" if torch is not None else "\n  PyTorch: not installed.")
+    )
     for backward in (False, True):
         order = ["NumPy naive", "NumPy careful", "threads", "torch 1t", f"torch {NCPU}t"]
         if backward:
@@ -303,53 +314,67 @@ def run_dense(args, rng):
                 check_dense(methods, backward, dtype)
                 t = bench(methods, args.rounds, args.min_time)
                 k = t["kernel 1t"]
-                rows.append([f"({BT}, {V})", fmt_time(k / BT)]
-                            + [fmt_ratio(ratio(t, "kernel 1t", f"kernel {NCPU}t") if name == "threads"
-                                         else ratio(t, name, "kernel 1t")) for name in order]
-                            + [fmt_ratio(k / t["floor"])])
+                rows.append(
+                    [f"({BT}, {V})", fmt_time(k / BT)]
+                    + [
+                        fmt_ratio(
+                            ratio(t, "kernel 1t", f"kernel {NCPU}t")
+                            if name == "threads"
+                            else ratio(t, name, "kernel 1t")
+                        )
+                        for name in order
+                    ]
+                    + [fmt_ratio(k / t["floor"])]
+                )
                 record_dense_targets(t, BT, V, dtype, backward)
                 del logits, methods
-            kind = ("backward, dL/dlogits ('out=': the output buffer reused)" if backward
-                    else "forward, token log-probs")
-            table(f"Dense {kind}, {np.dtype(dtype).name} logits (B*T, V), B*T = rows",
-                  ["(B*T, V)", "per token"] + order + ["kernel/floor"], rows, note)
+            kind = (
+                "backward, dL/dlogits ('out=': the output buffer reused)"
+                if backward
+                else "forward, token log-probs"
+            )
+            table(
+                f"Dense {kind}, {np.dtype(dtype).name} logits (B*T, V), B*T = rows",
+                ["(B*T, V)", "per token"] + order + ["kernel/floor"],
+                rows,
+                note,
+            )
 
 
 def record_dense_targets(t, BT, V, dtype, backward):
     f64 = dtype == np.float64
     nt = f"kernel {NCPU}t"
     if not backward and f64 and (BT, V) in ((4096, 1024), (65536, 1024)):
-        target(f"dense fwd f64 {BT, V}: kernel 1t vs NumPy naive",
-               ratio(t, "NumPy naive", "kernel 1t"), 4)
-        target(f"dense fwd f64 {BT, V}: kernel 1t vs torch 1t",
-               ratio(t, "torch 1t", "kernel 1t"), 2)
-        target(f"dense fwd f64 {BT, V}: kernel {NCPU}t vs kernel 1t",
-               ratio(t, "kernel 1t", nt), 1.6)
+        target(f"dense fwd f64 {BT, V}: kernel 1t vs NumPy naive", ratio(t, "NumPy naive", "kernel 1t"), 4)
+        target(f"dense fwd f64 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 2)
+        target(f"dense fwd f64 {BT, V}: kernel {NCPU}t vs kernel 1t", ratio(t, "kernel 1t", nt), 1.6)
     if not backward and f64 and (BT, V) == (65536, 1024):
-        TARGETS.append((f"dense fwd f64 {BT, V}: kernel 1t / floor",
-                        fmt_ratio(t["kernel 1t"] / t["floor"]), "<= 4.5x",
-                        "met" if t["kernel 1t"] / t["floor"] <= 4.5 else "NOT met"))
+        TARGETS.append(
+            (
+                f"dense fwd f64 {BT, V}: kernel 1t / floor",
+                fmt_ratio(t["kernel 1t"] / t["floor"]),
+                "<= 4.5x",
+                "met" if t["kernel 1t"] / t["floor"] <= 4.5 else "NOT met",
+            )
+        )
     if not backward and not f64 and (BT, V) == (65536, 1024):
-        target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t",
-               ratio(t, "torch 1t", "kernel 1t"), 1)
-        target(f"dense fwd f32 {BT, V}: kernel {NCPU}t vs torch {NCPU}t",
-               ratio(t, f"torch {NCPU}t", nt), 1)
+        target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 1)
+        target(f"dense fwd f32 {BT, V}: kernel {NCPU}t vs torch {NCPU}t", ratio(t, f"torch {NCPU}t", nt), 1)
     if backward and f64 and (BT, V) == (4096, 1024):
-        target(f"dense bwd f64 {BT, V}: kernel 1t vs NumPy naive",
-               ratio(t, "NumPy naive", "kernel 1t"), 4)
-        target(f"dense bwd f64 {BT, V}: kernel 1t vs torch autograd 1t",
-               ratio(t, "torch 1t", "kernel 1t"), 3)
+        target(f"dense bwd f64 {BT, V}: kernel 1t vs NumPy naive", ratio(t, "NumPy naive", "kernel 1t"), 4)
+        target(f"dense bwd f64 {BT, V}: kernel 1t vs torch autograd 1t", ratio(t, "torch 1t", "kernel 1t"), 3)
 
 
 # ---------------------------------------------------------------- tabular theta (S, V)
 
+
 def numpy_tab_naive_logp(theta, states, tokens, mask):
-    return numpy_naive_logp(theta[states], tokens, mask)                    # (B, T, V) gathered
+    return numpy_naive_logp(theta[states], tokens, mask)  # (B, T, V) gathered
 
 
 def numpy_tab_naive_backward(theta, states, tokens, mask, w):
-    d = numpy_naive_backward(theta[states], tokens, mask, w)                # (B, T, V)
-    dtheta = np.zeros_like(theta)                                           # (S, V)
+    d = numpy_naive_backward(theta[states], tokens, mask, w)  # (B, T, V)
+    dtheta = np.zeros_like(theta)  # (S, V)
     np.add.at(dtheta, states, d)
     return dtheta
 
@@ -363,7 +388,7 @@ def numpy_tab_state_logp(theta, states, tokens, mask):
     """One log-softmax per visited state (np.unique), then a gather."""
     real = mask > 0
     visited, inv = np.unique(states[real], return_inverse=True)
-    z = theta[visited]                                                      # (S_vis, V)
+    z = theta[visited]  # (S_vis, V)
     lsm = z - z.max(axis=1, keepdims=True)
     lsm -= np.log(np.exp(lsm).sum(axis=1, keepdims=True))
     logp = np.zeros(states.shape)
@@ -375,10 +400,10 @@ def numpy_tab_state_backward(theta, states, tokens, mask, w):
     """c[s] = sum of w over the tokens in s; dtheta = scatter(w at y) - c[:, None] * softmax."""
     real = mask > 0
     s, y, ws = states[real], tokens[real], w[real]
-    dtheta = np.zeros_like(theta)                                           # (S, V)
+    dtheta = np.zeros_like(theta)  # (S, V)
     np.add.at(dtheta, (s, y), ws)
     visited = np.unique(s)
-    c = np.bincount(s, ws, minlength=theta.shape[0])[visited]               # (S_vis,)
+    c = np.bincount(s, ws, minlength=theta.shape[0])[visited]  # (S_vis,)
     dtheta[visited] -= c[:, None] * _softmax_rows(theta[visited])
     return dtheta
 
@@ -398,27 +423,32 @@ def run_tabular(args, rng):
     n_tok, S, V = (4096, 256, 256) if args.quick else (65536, 1024, 1024)
     T = 16
     B = n_tok // T
-    theta = rng.standard_normal((S, V)) * 2.0                                # (S, V)
-    states = rng.integers(0, S, (B, T))                                     # (B, T)
+    theta = rng.standard_normal((S, V)) * 2.0  # (S, V)
+    states = rng.integers(0, S, (B, T))  # (B, T)
     tokens = rng.integers(0, V, (B, T))
     mask = np.ones((B, T))
     w = rng.standard_normal((B, T))
     a = (theta, states, tokens, mask)
-    fwd = {"per-state kernel": lambda: kernels._tabular_logp(*a),
-           "per-token kernel": lambda: kernels._tabular_logp_per_token(*a),
-           "NumPy naive": lambda: numpy_tab_naive_logp(*a),
-           "NumPy per state": lambda: numpy_tab_state_logp(*a), "torch 1t": None}
-    bwd = {"per-state kernel": lambda: kernels._tabular_backward(*a, w),
-           "per-token kernel": lambda: kernels._tabular_backward_per_token(*a, w),
-           "NumPy naive (np.add.at)": lambda: numpy_tab_naive_backward(*a, w),
-           "NumPy per state": lambda: numpy_tab_state_backward(*a, w), "torch 1t": None}
+    fwd = {
+        "per-state kernel": lambda: kernels._tabular_logp(*a),
+        "per-token kernel": lambda: kernels._tabular_logp_per_token(*a),
+        "NumPy naive": lambda: numpy_tab_naive_logp(*a),
+        "NumPy per state": lambda: numpy_tab_state_logp(*a),
+        "torch 1t": None,
+    }
+    bwd = {
+        "per-state kernel": lambda: kernels._tabular_backward(*a, w),
+        "per-token kernel": lambda: kernels._tabular_backward_per_token(*a, w),
+        "NumPy naive (np.add.at)": lambda: numpy_tab_naive_backward(*a, w),
+        "NumPy per state": lambda: numpy_tab_state_backward(*a, w),
+        "torch 1t": None,
+    }
     if torch is not None:
-        tt = (torch.from_numpy(theta), torch.from_numpy(states), torch.from_numpy(tokens),
-              torch.from_numpy(mask))
+        tt = (torch.from_numpy(theta), torch.from_numpy(states), torch.from_numpy(tokens), torch.from_numpy(mask))
         wt = torch.from_numpy(w)
         fwd["torch 1t"] = torch_threads(1, lambda: torch_tab_logp(*tt))
         bwd["torch 1t"] = torch_threads(1, lambda: torch_tab_backward(*tt, wt))
-    as_np = lambda x: x.numpy() if hasattr(x, "numpy") else x               # noqa: E731
+    as_np = lambda x: x.numpy() if hasattr(x, "numpy") else x  # noqa: E731
     ref_fwd, ref_bwd = fwd["per-state kernel"]()[0], bwd["per-state kernel"]()
     for name, f in list(fwd.items())[1:]:
         if f is not None:
@@ -430,64 +460,85 @@ def run_tabular(args, rng):
     for label, methods in (("forward (logp)", fwd), ("backward (dtheta)", bwd)):
         t = bench(methods, args.rounds, args.min_time)
         k = t["per-state kernel"]
-        rows.append([label, fmt_time(k / n_tok)]
-                    + [fmt_ratio(ratio(t, name, "per-state kernel")) for name in list(methods)[1:]])
+        rows.append(
+            [label, fmt_time(k / n_tok)]
+            + [fmt_ratio(ratio(t, name, "per-state kernel")) for name in list(methods)[1:]]
+        )
         what = f"tabular {label.split()[0]} ({n_tok} tokens, S={S}, V={V}): per-state kernel"
-        if not args.quick:                            # the targets are for the full shapes
-            target(f"{what} vs per-token kernel", ratio(t, "per-token kernel", "per-state kernel"),
-                   20)
+        if not args.quick:  # the targets are for the full shapes
+            target(f"{what} vs per-token kernel", ratio(t, "per-token kernel", "per-state kernel"), 20)
         if not args.quick and label.startswith("backward"):
             target(f"{what} vs torch", ratio(t, "torch 1t", "per-state kernel"), 100)
-    table(f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}),\n"
-          f"  S = {S} states (all visited), V = {V}, float64",
-          ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
-          rows, "  columns: time / the per-state kernel (> 1: the per-state kernel is faster);\n"
-                "  'per token': the per-state kernel's time per token."
-          + ("" if torch is not None else "\n  PyTorch: not installed."))
+    table(
+        f"Tabular policy, logits = theta[states]: {n_tok} tokens (B = {B}, T = {T}),\n"
+        f"  S = {S} states (all visited), V = {V}, float64",
+        ["", "per token", "per-token kernel", "NumPy naive", "NumPy per state", "torch 1t"],
+        rows,
+        "  columns: time / the per-state kernel (> 1: the per-state kernel is faster);\n"
+        "  'per token': the per-state kernel's time per token."
+        + ("" if torch is not None else "\n  PyTorch: not installed."),
+    )
 
 
 # ---------------------------------------------------------------- advantages on r (N, K)
+
 
 def run_adv(args, rng):
     rows = []
     for NK in (1000, 100_000) if args.quick else (1000, 1_000_000):
         for K in (8, 64):
-            r = rng.standard_normal((NK // K, K))                          # (N, K)
+            r = rng.standard_normal((NK // K, K))  # (N, K)
             for name, kern, naive, lib in (
-                    ("centred", lambda: gk._group_centred(r), lambda: gk.np_centred(r),
-                     lambda: centred(r)),
-                    ("standardized", lambda: gk._group_standardized(r, 1e-8, 0),
-                     lambda: gk.np_standardized(r), lambda: standardized(r)),
-                    ("leave-one-out", lambda: gk._group_loo(r), lambda: gk.np_loo(r),
-                     lambda: leave_one_out(r))):
+                ("centred", lambda: gk._group_centred(r), lambda: gk.np_centred(r), lambda: centred(r)),
+                (
+                    "standardized",
+                    lambda: gk._group_standardized(r, 1e-8, 0),
+                    lambda: gk.np_standardized(r),
+                    lambda: standardized(r),
+                ),
+                ("leave-one-out", lambda: gk._group_loo(r), lambda: gk.np_loo(r), lambda: leave_one_out(r)),
+            ):
                 check(name, naive(), kern(), 1e-9)
                 t = bench({"kernel": kern, "naive": naive, "lib": lib}, args.rounds, args.min_time)
-                rows.append([f"{r.size:>7d}", K, name, fmt_time(t["kernel"] / r.size),
-                             fmt_ratio(t["naive"] / t["kernel"]),
-                             fmt_ratio(t["lib"] / t["kernel"])])
+                rows.append(
+                    [
+                        f"{r.size:>7d}",
+                        K,
+                        name,
+                        fmt_time(t["kernel"] / r.size),
+                        fmt_ratio(t["naive"] / t["kernel"]),
+                        fmt_ratio(t["lib"] / t["kernel"]),
+                    ]
+                )
                 if NK == 1_000_000:
-                    target(f"advantages N*K={r.size}, K={K}, {name}: kernel vs NumPy naive",
-                           t["naive"] / t["kernel"], 4)
-    table("Group advantages on rewards (N, K), float64",
-          ["N*K", "K", "baseline", "per reward", "NumPy naive", "advantages.py"], rows,
-          "  columns: time / the kernel (examples/_group_kernels.py, not in the library);\n"
-          "  advantages.py is the library's validated NumPy code.")
+                    target(
+                        f"advantages N*K={r.size}, K={K}, {name}: kernel vs NumPy naive",
+                        t["naive"] / t["kernel"],
+                        4,
+                    )
+    table(
+        "Group advantages on rewards (N, K), float64",
+        ["N*K", "K", "baseline", "per reward", "NumPy naive", "advantages.py"],
+        rows,
+        "  columns: time / the kernel (examples/_group_kernels.py, not in the library);\n"
+        "  advantages.py is the library's validated NumPy code.",
+    )
 
 
 # ---------------------------------------------------------------- end to end
 
+
 def run_e2e(args, rng):
-    from minirl_lm.pg.grpo import grpo_step
     from minirl_lm.core.mdp import TokenMDP
     from minirl_lm.core.policy import TabularPolicy
+    from minirl_lm.pg.grpo import grpo_step
 
     # a multi-token task: N prompts, V tokens (0 is EOS), answers of 3 tokens; lazy state ids
     N, V, max_len, K = (8, 64, 6, 16) if args.quick else (32, 256, 8, 32)
     steps = 3 if args.quick else 6
     capacity = N + (steps + 2) * N * K * max_len
     mdp = TokenMDP(list(range(N)), V=V, eos=0, max_len=max_len, ids="lazy", capacity=capacity)
-    answers = {n: tuple(int(x) for x in np.random.default_rng(n).integers(1, V, 3)) + (0,)
-               for n in range(N)}
+    answers = {n: tuple(int(x) for x in np.random.default_rng(n).integers(1, V, 3)) + (0,) for n in range(N)}
 
     def grader(prompt, response):
         return float(tuple(response) == answers[prompt])
@@ -503,10 +554,11 @@ def run_e2e(args, rng):
             out = f(*a)
             spent["kernels"] += time.perf_counter() - t0
             return out
+
         return call
 
     step_rng = np.random.default_rng(args.seed)
-    grpo_step(policy, ref, mdp, grader, step_rng, K=K, mu=2, lr=0.5)    # warm-up
+    grpo_step(policy, ref, mdp, grader, step_rng, K=K, mu=2, lr=0.5)  # warm-up
     times, shares, n_tok = [], [], []
     try:
         for name, f in originals.items():
@@ -522,8 +574,14 @@ def run_e2e(args, rng):
         for name, f in originals.items():
             setattr(kernels, name, f)
     t_step = float(np.median(times))
-    rows = [["one grpo_step (mu = 2 epochs)", fmt_time(t_step),
-             fmt_time(t_step / np.median(n_tok)), f"{100 * np.median(shares):.0f}%"]]
+    rows = [
+        [
+            "one grpo_step (mu = 2 epochs)",
+            fmt_time(t_step),
+            fmt_time(t_step / np.median(n_tok)),
+            f"{100 * np.median(shares):.0f}%",
+        ]
+    ]
 
     # examples/k_sweep.py, warm (a first run fills the cache), in a subprocess
     cmd = [sys.executable, os.path.join(HERE, "k_sweep.py")]
@@ -540,11 +598,14 @@ def run_e2e(args, rng):
     rows.append([label, fmt_time(wall), "", ""])
     if not args.quick:
         target("python examples/k_sweep.py, warm cache (wall)", wall, 3.0, higher=False)
-    table(f"End to end: GRPO on a multi-token task (N = {N} prompts, V = {V}, answers of 4 "
-          f"tokens,\n  max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
-          ["", "wall time", "per token", "in kernels"], rows,
-          "  'in kernels': share of the step spent in tabular_logp and tabular_backward;\n"
-          "  the rest is rollout, grading, objectives and validation.")
+    table(
+        f"End to end: GRPO on a multi-token task (N = {N} prompts, V = {V}, answers of 4 "
+        f"tokens,\n  max_len = {max_len}, K = {K}, lazy state ids, table {capacity} x {V})",
+        ["", "wall time", "per token", "in kernels"],
+        rows,
+        "  'in kernels': share of the step spent in tabular_logp and tabular_backward;\n"
+        "  the rest is rollout, grading, objectives and validation.",
+    )
 
 
 # ---------------------------------------------------------------- JIT and the disk cache
@@ -586,61 +647,79 @@ QUICK_JIT = ["exp_array (first dispatch)", "dense_logp", "tabular_backward"]
 
 def run_jit(args, rng):
     import json
+
     names = QUICK_JIT if args.quick else []
     with tempfile.TemporaryDirectory() as cache:
         path = os.pathsep.join([HERE] + [p for p in [os.environ.get("PYTHONPATH")] if p])
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=path)
         env.pop("NUMBA_DISABLE_JIT", None)
         runs = []
-        for _ in range(2):                            # cold (empty cache), then warm
-            out = subprocess.run([sys.executable, "-c", JIT_CHILD] + names, env=env, check=True,
-                                 capture_output=True, text=True)
+        for _ in range(2):  # cold (empty cache), then warm
+            out = subprocess.run(
+                [sys.executable, "-c", JIT_CHILD] + names, env=env, check=True, capture_output=True, text=True
+            )
             runs.append(json.loads(out.stdout))
     cold, warm = runs
     rows = [[name, fmt_time(cold[name]), fmt_time(warm[name])] for name in cold]
     kern = [k for k in warm if k not in ("import minirl_lm.kernels", "exp_array (first dispatch)")]
     calls = [k for k in cold if k != "import minirl_lm.kernels"]
-    rows.append(["all kernels (sum of the calls)", fmt_time(sum(cold[k] for k in calls)),
-                 fmt_time(sum(warm[k] for k in calls))])
+    rows.append(
+        [
+            "all kernels (sum of the calls)",
+            fmt_time(sum(cold[k] for k in calls)),
+            fmt_time(sum(warm[k] for k in calls)),
+        ]
+    )
     if not args.quick:
-        target("warm cache, new process: slowest first call of a kernel (after the first "
-               "dispatch)", max(warm[k] for k in kern), 0.05, higher=False)
-    table("JIT: first call of each kernel in a new process (cache=True)"
-          + (" (quick: three kernels)" if args.quick else ""),
-          ["", "cold cache (compile)", "warm cache (load)"], rows,
-          "  the first dispatch of any kernel also pays numba's one-time start-up (its typing and\n"
-          "  lowering registries); every later first call only loads its own cached binary.")
+        target(
+            "warm cache, new process: slowest first call of a kernel (after the first dispatch)",
+            max(warm[k] for k in kern),
+            0.05,
+            higher=False,
+        )
+    table(
+        "JIT: first call of each kernel in a new process (cache=True)"
+        + (" (quick: three kernels)" if args.quick else ""),
+        ["", "cold cache (compile)", "warm cache (load)"],
+        rows,
+        "  the first dispatch of any kernel also pays numba's one-time start-up (its typing and\n"
+        "  lowering registries); every later first call only loads its own cached binary.",
+    )
 
 
 # ---------------------------------------------------------------- the V sweep (figure)
+
 
 def run_sweep(args, rng):
     """Dense forward, float64: time per token against V at a fixed number of logits."""
     Vs = [16, 128, 1024, 8192, 32768] if args.quick else [16, 64, 256, 1024, 4096, 16384, 32768]
     elems = 1 << (20 if args.quick else 24)
-    names = ["NumPy naive", "NumPy careful", "kernel 1t", f"kernel {NCPU}t", "torch 1t",
-             f"torch {NCPU}t", "floor"]
+    names = ["NumPy naive", "NumPy careful", "kernel 1t", f"kernel {NCPU}t", "torch 1t", f"torch {NCPU}t", "floor"]
     per_tok = {name: [] for name in names}
     for V in Vs:
         BT = max(16, elems // V)
         logits, tokens, mask, w = dense_case(rng, BT, V, np.float64)
         methods = dense_methods(logits, tokens, mask, w, False)
-        check_dense(methods, False, np.float64)       # also the warm-up
+        check_dense(methods, False, np.float64)  # also the warm-up
         t = bench(methods, max(3, args.rounds // 2), args.min_time)
         for name in names:
             per_tok[name].append(None if t[name] is None else t[name] / BT)
     rows = [[name] + [fmt_time(x) for x in per_tok[name]] for name in names]
-    table(f"Dense forward, float64: time per token against V ({elems} logits a call)",
-          ["method"] + [f"V={V}" for V in Vs], rows)
+    table(
+        f"Dense forward, float64: time per token against V ({elems} logits a call)",
+        ["method"] + [f"V={V}" for V in Vs],
+        rows,
+    )
     return Vs, per_tok
 
 
 def plot(path, Vs, per_tok):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.4, 4.4))                   # narrow: legible at phone width
+    fig, ax = plt.subplots(figsize=(5.4, 4.4))  # narrow: legible at phone width
     for name, ys in per_tok.items():
         if any(y is None for y in ys):
             continue
@@ -656,14 +735,17 @@ def plot(path, Vs, per_tok):
 
 # ---------------------------------------------------------------- big vocabulary (opt-in)
 
+
 def run_big_vocab(args, rng):
     """Hidden states and unembedding at V = 151936: see examples/bench_big_vocab.py."""
     sys.path.insert(0, HERE)
     import bench_big_vocab
+
     bench_big_vocab.run_section(args)
 
 
 # ---------------------------------------------------------------- validation overhead
+
 
 def overhead(entry, core, rounds, min_time, clock=time.thread_time):
     """(time of entry / time of core, time of core): the median over ``rounds`` of the ratio
@@ -671,7 +753,7 @@ def overhead(entry, core, rounds, min_time, clock=time.thread_time):
     last min_time); the core's time is its fastest. The clock is the thread's CPU time (wall
     time for the threaded kernels, whose idle workers spin): the time a neighbour's load takes
     the core away is not counted, only what it slows while we run."""
-    entry(), core()                                   # warm-up: first calls load the checks
+    entry(), core()  # warm-up: first calls load the checks
     t0 = clock()
     core()
     n = max(1, int(min_time / max(clock() - t0, 1e-7)))
@@ -681,6 +763,7 @@ def overhead(entry, core, rounds, min_time, clock=time.thread_time):
         for _ in range(n):
             f()
         return (clock() - t0) / n
+
     ratios, cores = [], []
     for _ in range(rounds):
         a1, b1, b2, a2 = timed(entry), timed(core), timed(core), timed(entry)
@@ -700,10 +783,10 @@ def run_overhead(args, rng):
     (B, T), S, Vt = (16, 1024), 512, 512
     if not args.quick:
         (B, T), S, Vt = (64, 1024), 1024, 1024
-    theta = rng.standard_normal((S, Vt))                                    # (S, V)
-    st, yt = rng.integers(0, S, (B, T)), rng.integers(0, Vt, (B, T))        # (B, T)
+    theta = rng.standard_normal((S, Vt))  # (S, V)
+    st, yt = rng.integers(0, S, (B, T)), rng.integers(0, Vt, (B, T))  # (B, T)
     mt, wt = np.ones((B, T)), rng.standard_normal((B, T))
-    small = (slice(0, 4),)                                                  # per-token: B T V work
+    small = (slice(0, 4),)  # per-token: B T V work
     pt = (theta, st[small], yt[small], mt[small])
     x = rng.uniform(-700.0, 700.0, 1 << (16 if args.quick else 20))
     x32 = x.astype(np.float32)
@@ -714,57 +797,102 @@ def run_overhead(args, rng):
     cases = [
         ("exp_array", f"({x.size},)", lambda: K.exp_array(x), lambda: K._exp_array(x)),
         ("exp32_array", f"({x.size},)", lambda: K.exp32_array(x32), lambda: K._exp32_array(x32)),
-        ("dense_logp", dense, lambda: K.dense_logp(logits, tokens, mask),
-         lambda: K._dense_logp(logits, tokens, mask)),
-        ("dense_logp float32", dense, lambda: K.dense_logp(lg32, tokens, mask),
-         lambda: K._dense_logp(lg32, tokens, mask)),
-        ("dense_logp parallel", dense, lambda: K.dense_logp(logits, tokens, mask, parallel=True),
-         lambda: K._dense_logp_parallel(logits, tokens, mask)),
-        ("dense_backward", dense, lambda: K.dense_backward(logits, tokens, mask, w),
-         lambda: K._dense_backward(logits, tokens, mask, w)),
-        ("dense_backward out=", dense, lambda: K.dense_backward(logits, tokens, mask, w, out=buf),
-         lambda: K._dense_backward(logits, tokens, mask, w, out=buf)),
-        ("dense_backward parallel", dense,
-         lambda: K.dense_backward(logits, tokens, mask, w, parallel=True),
-         lambda: K._dense_backward(logits, tokens, mask, w, parallel=True)),
-        ("tabular_logp", tab, lambda: K.tabular_logp(theta, st, yt, mt),
-         lambda: K._tabular_logp(theta, st, yt, mt)),
-        ("tabular_backward", tab, lambda: K.tabular_backward(theta, st, yt, mt, wt),
-         lambda: K._tabular_backward(theta, st, yt, mt, wt)),
-        ("tabular_logp_per_token", f"{pt[1].size} tok, S = V = {S}",
-         lambda: K.tabular_logp_per_token(*pt), lambda: K._tabular_logp_per_token(*pt)),
-        ("tabular_backward_per_token", f"{pt[1].size} tok, S = V = {S}",
-         lambda: K.tabular_backward_per_token(*pt, wt[small]),
-         lambda: K._tabular_backward_per_token(*pt, wt[small])),
+        (
+            "dense_logp",
+            dense,
+            lambda: K.dense_logp(logits, tokens, mask),
+            lambda: K._dense_logp(logits, tokens, mask),
+        ),
+        (
+            "dense_logp float32",
+            dense,
+            lambda: K.dense_logp(lg32, tokens, mask),
+            lambda: K._dense_logp(lg32, tokens, mask),
+        ),
+        (
+            "dense_logp parallel",
+            dense,
+            lambda: K.dense_logp(logits, tokens, mask, parallel=True),
+            lambda: K._dense_logp_parallel(logits, tokens, mask),
+        ),
+        (
+            "dense_backward",
+            dense,
+            lambda: K.dense_backward(logits, tokens, mask, w),
+            lambda: K._dense_backward(logits, tokens, mask, w),
+        ),
+        (
+            "dense_backward out=",
+            dense,
+            lambda: K.dense_backward(logits, tokens, mask, w, out=buf),
+            lambda: K._dense_backward(logits, tokens, mask, w, out=buf),
+        ),
+        (
+            "dense_backward parallel",
+            dense,
+            lambda: K.dense_backward(logits, tokens, mask, w, parallel=True),
+            lambda: K._dense_backward(logits, tokens, mask, w, parallel=True),
+        ),
+        (
+            "tabular_logp",
+            tab,
+            lambda: K.tabular_logp(theta, st, yt, mt),
+            lambda: K._tabular_logp(theta, st, yt, mt),
+        ),
+        (
+            "tabular_backward",
+            tab,
+            lambda: K.tabular_backward(theta, st, yt, mt, wt),
+            lambda: K._tabular_backward(theta, st, yt, mt, wt),
+        ),
+        (
+            "tabular_logp_per_token",
+            f"{pt[1].size} tok, S = V = {S}",
+            lambda: K.tabular_logp_per_token(*pt),
+            lambda: K._tabular_logp_per_token(*pt),
+        ),
+        (
+            "tabular_backward_per_token",
+            f"{pt[1].size} tok, S = V = {S}",
+            lambda: K.tabular_backward_per_token(*pt, wt[small]),
+            lambda: K._tabular_backward_per_token(*pt, wt[small]),
+        ),
         ("TabularPolicy.logp", tab, lambda: pol.logp(st, yt, mt), lambda: pol._logp(st, yt, mt)),
-        ("TabularPolicy.backward", tab, lambda: pol.backward(st, yt, mt, wt),
-         lambda: pol._backward(st, yt, mt, wt)),
+        (
+            "TabularPolicy.backward",
+            tab,
+            lambda: pol.backward(st, yt, mt, wt),
+            lambda: pol._backward(st, yt, mt, wt),
+        ),
     ]
     rows = []
     for name, shape, entry, core in cases:
-        clock = time.perf_counter if "parallel" in name else time.thread_time   # OpenMP spins
-        r, t_core = overhead(entry, core, max(3 * args.rounds, 9), max(args.min_time, 0.005),
-                             clock)
+        clock = time.perf_counter if "parallel" in name else time.thread_time  # OpenMP spins
+        r, t_core = overhead(entry, core, max(3 * args.rounds, 9), max(args.min_time, 0.005), clock)
         rows.append([name, shape, fmt_time(t_core), fmt_ratio(r)])
         if not args.quick and not name.startswith("TabularPolicy"):
-            TARGETS.append((f"validated {name} / its core", fmt_ratio(r), "<= 1.1x",
-                            "met" if r <= 1.1 else "NOT met"))
-    table("Validation overhead: each validated entry's time / its trusted core's (median of A B B A "
-          "rounds)",
-          ["entry", "shape", "core", "entry / core"], rows,
-          "  the core is the jitted `_name` the entry calls after its checks (for the policy: its\n"
-          "  `_logp` / `_backward`); 1.00x: the checks cost nothing measurable beside it; 'core':\n"
-          "  the core's CPU time per call (wall time for the parallel kernels).")
+            TARGETS.append(
+                (f"validated {name} / its core", fmt_ratio(r), "<= 1.1x", "met" if r <= 1.1 else "NOT met")
+            )
+    table(
+        "Validation overhead: each validated entry's time / its trusted core's (median of A B B A rounds)",
+        ["entry", "shape", "core", "entry / core"],
+        rows,
+        "  the core is the jitted `_name` the entry calls after its checks (for the policy: its\n"
+        "  `_logp` / `_backward`); 1.00x: the checks cost nothing measurable beside it; 'core':\n"
+        "  the core's CPU time per call (wall time for the parallel kernels).",
+    )
 
 
 # ---------------------------------------------------------------- main
+
 
 def shape(text):
     """'65536x1024' -> (65536, 1024)."""
     try:
         BT, V = (int(x) for x in text.lower().split("x"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}") from None
     if BT < 1 or V < 1:
         raise argparse.ArgumentTypeError(f"expected B*T >= 1 and V >= 1, got {text!r}")
     return BT, V
@@ -772,17 +900,38 @@ def shape(text):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help="small shapes and few rounds (the docs page and CI, well under a minute)")
-    p.add_argument("--sections", nargs="+", choices=SECTIONS + ("sweep", "big_vocab"), default=None,
-                   help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of "
-                        "the figure, added by --plot)")
-    p.add_argument("--rounds", type=int_at_least(1), default=None,
-                   help="timing rounds per method, the median is reported (default 5, quick 3)")
-    p.add_argument("--min-time", type=real(0, low_open=True), default=None,
-                   help="seconds a round of one method lasts at least (default 0.02, quick 0.005)")
-    p.add_argument("--shapes", nargs="+", type=shape, metavar="BTxV", default=None,
-                   help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small shapes and few rounds (the docs page and CI, well under a minute)",
+    )
+    p.add_argument(
+        "--sections",
+        nargs="+",
+        choices=SECTIONS + ("sweep", "big_vocab"),
+        default=None,
+        help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int_at_least(1),
+        default=None,
+        help="timing rounds per method, the median is reported (default 5, quick 3)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=real(0, low_open=True),
+        default=None,
+        help="seconds a round of one method lasts at least (default 0.02, quick 0.005)",
+    )
+    p.add_argument(
+        "--shapes",
+        nargs="+",
+        type=shape,
+        metavar="BTxV",
+        default=None,
+        help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets)",
+    )
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the inputs")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw time per token against V (dense forward)")
     return p.parse_args(argv)
@@ -797,12 +946,13 @@ def main(argv=None):
         sections.append("sweep")
     rng = np.random.default_rng(args.seed)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{NCPU} cores, load average {load:.2f} at the start; numpy {np.__version__}, "
-          f"torch {torch.__version__ if torch is not None else 'not installed'}; "
-          f"medians of {args.rounds} rounds{' (quick)' if args.quick else ''}\n")
-    runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e,
-               "jit": run_jit}
-    runners["big_vocab"] = run_big_vocab              # opt-in: examples/bench_big_vocab.py
+    print(
+        f"{NCPU} cores, load average {load:.2f} at the start; numpy {np.__version__}, "
+        f"torch {torch.__version__ if torch is not None else 'not installed'}; "
+        f"medians of {args.rounds} rounds{' (quick)' if args.quick else ''}\n"
+    )
+    runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e, "jit": run_jit}
+    runners["big_vocab"] = run_big_vocab  # opt-in: examples/bench_big_vocab.py
     for name in sections:
         if name in runners:
             runners[name](args, rng)
@@ -812,8 +962,11 @@ def main(argv=None):
             plot(args.plot, Vs, per_tok)
     run_overhead(args, rng)
     if TARGETS:
-        table("The project's targets (ratios from this run)", ["target", "measured", "goal", ""],
-              [list(t) for t in TARGETS])
+        table(
+            "The project's targets (ratios from this run)",
+            ["target", "measured", "goal", ""],
+            [list(t) for t in TARGETS],
+        )
 
 
 if __name__ == "__main__":

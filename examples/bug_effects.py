@@ -10,8 +10,8 @@ the mutated module and on the real one, and prints one line per mutant:
 
 Exact means computed, not sampled: expectations are sums over every outcome (the four responses
 of a bandit, every response of a small token MDP, every (world, trajectory) pair of the
-calculator, every batch of two groups of K = 4 Bernoulli draws), or values on fixed inputs. The seed draws the policy
-tables only. Each measurement also returns an `effect`, a number that is exactly 0 when the
+calculator, every batch of two groups of K = 4 Bernoulli draws), or values on fixed inputs. The seed
+draws the policy tables only. Each measurement also returns an `effect`, a number that is exactly 0 when the
 module under test computes what the real code computes (tests/examples/test_bug_effects.py runs every
 measurement on the unmutated source too and asserts exactly 0 there).
 
@@ -29,39 +29,43 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "examples"))                        # examples/_cli.py, beside this file
-import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
+sys.path.insert(0, str(ROOT / "examples"))  # examples/_cli.py, beside this file
 from _cli import plot_path, seed  # noqa: E402
 
-from minirl_lm.pg import advantages  # noqa: E402
-
-from minirl_lm.pg import clip
-
-from minirl_lm.values import critic
-
-from minirl_lm.pg import grpo
-
-from minirl_lm.pg import kl
-
-from minirl_lm.multiturn import env as multiturn
-
-from minirl_lm.multiturn import values as multiturn_values
-from minirl_lm.pg import offpolicy  # noqa: E402
-from minirl_lm.direct import preferences
-from minirl_lm.pg import seqclip
-from minirl_lm.multiturn.calculator import calculator, calculator_reference  # noqa: E402
+import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
 from minirl_lm.core.mdp import TokenMDP  # noqa: E402
+from minirl_lm.direct import preferences
+from minirl_lm.multiturn import env as multiturn
+from minirl_lm.multiturn import values as multiturn_values
+from minirl_lm.multiturn.calculator import calculator, calculator_reference  # noqa: E402
+from minirl_lm.pg import (
+    advantages,  # noqa: E402
+    clip,
+    grpo,
+    kl,
+    offpolicy,  # noqa: E402
+    seqclip,
+)
+from minirl_lm.values import critic
 from minirl_lm.values.optimum import tilted_optimum  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("multi_turn_example", ROOT / "examples" / "multi_turn.py")
 _mt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mt)
-row_grads, conditional_mean = _mt.row_grads, _mt.conditional_mean   # (B, S*V) scores, E[x | key]
+row_grads, conditional_mean = _mt.row_grads, _mt.conditional_mean  # (B, S*V) scores, E[x | key]
 
-REAL = {"minirl_lm/pg/clip.py": clip, "minirl_lm/pg/advantages.py": advantages, "minirl_lm/pg/kl.py": kl,
-        "minirl_lm/pg/grpo.py": grpo, "minirl_lm/values/critic.py": critic, "minirl_lm/pg/seqclip.py": seqclip,
-        "minirl_lm/pg/offpolicy.py": offpolicy, "minirl_lm/direct/preferences.py": preferences,
-        "minirl_lm/multiturn/values.py": multiturn_values, "minirl_lm/multiturn/env.py": multiturn}
+REAL = {
+    "minirl_lm/pg/clip.py": clip,
+    "minirl_lm/pg/advantages.py": advantages,
+    "minirl_lm/pg/kl.py": kl,
+    "minirl_lm/pg/grpo.py": grpo,
+    "minirl_lm/values/critic.py": critic,
+    "minirl_lm/pg/seqclip.py": seqclip,
+    "minirl_lm/pg/offpolicy.py": offpolicy,
+    "minirl_lm/direct/preferences.py": preferences,
+    "minirl_lm/multiturn/values.py": multiturn_values,
+    "minirl_lm/multiturn/env.py": multiturn,
+}
 
 
 # ---- the mutated module, in memory ---------------------------------------------------------------
@@ -101,21 +105,21 @@ class Bandit:
 
     def __init__(self, rng):
         self.theta_ref = np.array([1.0, 0.5, 0.0, -0.5])
-        self.theta = self.theta_ref + rng.normal(scale=0.5, size=4)        # pi != pi_ref
+        self.theta = self.theta_ref + rng.normal(scale=0.5, size=4)  # pi != pi_ref
         self.r = np.array([0.0, 1.0, 0.5, 1.0])
         self.Y = 4
         self.mask = np.ones((4, 1))
 
     def logp(self, theta=None):
         p = softmax(self.theta if theta is None else theta)
-        return np.log(p)[:, None]                                           # (Y, 1) one row each
+        return np.log(p)[:, None]  # (Y, 1) one row each
 
     def expected_grad(self, d, theta=None):
         """E_y[c(y) grad log pi(y)] for per-row dloss/dlogp d (Y, 1) of a "seq_sum" loss over
         the Y rows (weights 1/Y), i.e. c(y) = Y d[y]: the expected loss gradient on theta (Y,)."""
         p = softmax(self.theta if theta is None else theta)
         c = self.Y * d[:, 0]
-        return (p * c) @ (np.eye(self.Y) - p[None, :])                      # (Y,)
+        return (p * c) @ (np.eye(self.Y) - p[None, :])  # (Y,)
 
 
 N_TOKEN_MDP = TokenMDP(["x"], V=3, eos=0, max_len=3).all_responses().mask.shape[0]
@@ -128,16 +132,16 @@ def token_mdp(rng):
     P = softmax(rng.normal(size=(mdp.S, mdp.V)))
     P_ref = softmax(rng.normal(size=(mdp.S, mdp.V)))
     m = ro.mask
-    logp = np.log(P[ro.states, ro.tokens]) * m                              # (B, T)
+    logp = np.log(P[ro.states, ro.tokens]) * m  # (B, T)
     logp_ref = np.log(P_ref[ro.states, ro.tokens]) * m
-    pr = np.exp(logp.sum(axis=1))                                           # (B,) pi(y | x)
-    R = np.array([float(1 in y) for y in ro.responses()])                   # token 1 appears
+    pr = np.exp(logp.sum(axis=1))  # (B,) pi(y | x)
+    R = np.array([float(1 in y) for y in ro.responses()])  # token 1 appears
     return mdp, ro, P, logp, logp_ref, pr, R
 
 
 def exact_values(mdp, ro, pr, rewards):
     """V(s) = E[reward to go | s_t = s] (S,), by enumeration (0 where unreachable)."""
-    G = critic.monte_carlo_returns(rewards, ro.mask)                       # (B, T)
+    G = critic.monte_carlo_returns(rewards, ro.mask)  # (B, T)
     p_tok = np.broadcast_to(pr[:, None], ro.mask.shape)[ro.mask > 0]
     v, _ = conditional_mean(p_tok, ro.states[ro.mask > 0], G[ro.mask > 0], mdp.S)
     return v
@@ -145,57 +149,71 @@ def exact_values(mdp, ro, pr, rewards):
 
 # ---- one measurement per mutant ------------------------------------------------------------------
 def m_clip_fraction_sign(mod, rng):
-    u = np.tile([-0.5, -0.1, 0.1, 0.5], 2)[None, :]                         # (1, 8) log-ratios
-    A = np.repeat([1.0, -1.0], 4)[None, :]                                  # both signs
+    u = np.tile([-0.5, -0.1, 0.1, 0.5], 2)[None, :]  # (1, 8) log-ratios
+    A = np.repeat([1.0, -1.0], 4)[None, :]  # both signs
     logp_old = np.full((1, 8), -1.0)
     mask = np.ones((1, 8))
     _, d = clip.clipped_surrogate(logp_old + u, logp_old, A, mask, 0.2)
-    true = float(np.mean(d == 0.0))                                         # gradient zeroed
+    true = float(np.mean(d == 0.0))  # gradient zeroed
     reported = mod.clip_fraction(logp_old + u, logp_old, A, mask, 0.2)
-    return (f"reported clip fraction {reported:.3f} where {true:.3f} of tokens are clipped "
-            f"(gradient zeroed)", abs(reported - true))
+    return (
+        f"reported clip fraction {reported:.3f} where {true:.3f} of tokens are clipped (gradient zeroed)",
+        abs(reported - true),
+    )
 
 
 def m_singleton_raw_reward(mod, rng):
     b = Bandit(rng)
+
     def update(m):
-        A = m.centred(b.r[:, None])[:, 0]                                   # Y groups of K = 1
+        A = m.centred(b.r[:, None])[:, 0]  # Y groups of K = 1
         p = softmax(b.theta)
         return (p * A) @ (np.eye(4) - p[None, :]), A
+
     g, A = update(mod)
     g0, A0 = update(advantages)
-    return (f"a K = 1 group with reward 1 gets advantage {A[1]:.3f} (correct: {A0[1]:.3f}); "
-            f"exact expected update norm {np.linalg.norm(g):.4f} where the correct code's is "
-            f"{np.linalg.norm(g0):.4f}", float(np.abs(g - g0).max() + np.abs(A - A0).max()))
+    return (
+        f"a K = 1 group with reward 1 gets advantage {A[1]:.3f} (correct: {A0[1]:.3f}); "
+        f"exact expected update norm {np.linalg.norm(g):.4f} where the correct code's is "
+        f"{np.linalg.norm(g0):.4f}",
+        float(np.abs(g - g0).max() + np.abs(A - A0).max()),
+    )
 
 
 def m_equal_rewards_residue(mod, rng):
-    r = np.full((1, 6), 0.2)                                                # K = 6 equal rewards
+    r = np.full((1, 6), 0.2)  # K = 6 equal rewards
     out = []
     for eps in (1e-8, 0.0):
-        out.append((np.abs(mod.standardized(r, eps=eps)).max(),
-                    np.abs(advantages.standardized(r, eps=eps)).max()))
+        out.append((np.abs(mod.standardized(r, eps=eps)).max(), np.abs(advantages.standardized(r, eps=eps)).max()))
     (a1, c1), (a0, c0) = out
-    return (f"6 equal rewards 0.2 get |A| up to {a1:.1e} (eps = 1e-8) and {a0:.3f} (eps = 0) "
-            f"where the correct code gives {max(c1, c0):.0f}", float(abs(a1 - c1) + abs(a0 - c0)))
+    return (
+        f"6 equal rewards 0.2 get |A| up to {a1:.1e} (eps = 1e-8) and {a0:.3f} (eps = 0) "
+        f"where the correct code gives {max(c1, c0):.0f}",
+        float(abs(a1 - c1) + abs(a0 - c0)),
+    )
 
 
 def m_batch_not_group_statistics(mod, rng):
-    p, K = np.array([0.9, 0.2]), 4                                          # two prompts
+    p, K = np.array([0.9, 0.2]), 4  # two prompts
     outs = np.array(np.meshgrid(*[[0, 1]] * (2 * K), indexing="ij")).reshape(2 * K, -1).T
+
     def update(m):
         g = np.zeros(2)
-        for y in outs:                                                      # all 256 batches
+        for y in outs:  # all 256 batches
             y = y.reshape(2, K).astype(float)
             prob = np.prod(np.where(y > 0, p[:, None], 1 - p[:, None]))
-            A = m.standardized(y)                                           # (2, K)
-            g += prob * (A * (y - p[:, None])).mean(axis=1)                 # d/d logit_n
+            A = m.standardized(y)  # (2, K)
+            g += prob * (A * (y - p[:, None])).mean(axis=1)  # d/d logit_n
         return g
+
     g, g0 = update(mod), update(advantages)
     easy = mod.standardized(np.array([[1.0, 1, 1, 1], [0, 0, 0, 1]]))[0, 0]
-    return (f"an all-correct group next to [0, 0, 0, 1] gets A = {easy:+.3f} (correct: 0); "
-            f"exact expected update (256 batches, K = 4) relative error {rel(g, g0):.3f}, "
-            f"cosine {cos(g, g0):.3f}", float(np.abs(g - g0).max() + abs(easy)))
+    return (
+        f"an all-correct group next to [0, 0, 0, 1] gets A = {easy:+.3f} (correct: 0); "
+        f"exact expected update (256 batches, K = 4) relative error {rel(g, g0):.3f}, "
+        f"cosine {cos(g, g0):.3f}",
+        float(np.abs(g - g0).max() + abs(easy)),
+    )
 
 
 def m_kl_estimator_fallthrough(mod, rng):
@@ -205,21 +223,23 @@ def m_kl_estimator_fallthrough(mod, rng):
     for m in (mod, kl):
         for est in ("k1", "k2"):
             _, dk = m.kl_per_token(lp, lp_ref, b.mask, est)
-            g[m, est] = b.expected_grad(dk / b.Y)                          # E[dk grad log pi]
+            g[m, est] = b.expected_grad(dk / b.Y)  # E[dk grad log pi]
     e2 = rel(g[mod, "k2"], g[kl, "k2"])
     n1 = float(np.linalg.norm(g[mod, "k1"] - g[kl, "k1"]))
-    return (f"'k2' returns k3: expected gradient relative error {e2:.3f} (cosine "
-            f"{cos(g[mod, 'k2'], g[kl, 'k2']):.3f}); 'k1' (expected gradient 0) gets one of "
-            f"norm {np.linalg.norm(g[mod, 'k1']):.4f}", e2 + n1)
+    return (
+        f"'k2' returns k3: expected gradient relative error {e2:.3f} (cosine "
+        f"{cos(g[mod, 'k2'], g[kl, 'k2']):.3f}); 'k1' (expected gradient 0) gets one of "
+        f"norm {np.linalg.norm(g[mod, 'k1']):.4f}",
+        e2 + n1,
+    )
 
 
 def _grpo_update(m, b, theta, beta):
     p = softmax(theta)
-    A = b.r - p @ b.r                                                       # exact mean baseline
+    A = b.r - p @ b.r  # exact mean baseline
     lp = b.logp(theta)
-    _, d = m.grpo_loss(lp, lp, b.logp(b.theta_ref), A, b.mask, beta=beta, kl_estimator="k2",
-                       agg="seq_sum")
-    return b.expected_grad(d, theta)                                        # E grad of the loss
+    _, d = m.grpo_loss(lp, lp, b.logp(b.theta_ref), A, b.mask, beta=beta, kl_estimator="k2", agg="seq_sum")
+    return b.expected_grad(d, theta)  # E grad of the loss
 
 
 def kl_path(m, b, beta=0.5, lr=1.0, steps=2000):
@@ -228,7 +248,7 @@ def kl_path(m, b, beta=0.5, lr=1.0, steps=2000):
     th, out = b.theta_ref.copy(), []
     for _ in range(steps + 1):
         out.append(float(kl.exact_kl(softmax(th)[None], pi_star)[0]))
-        th = th - lr * _grpo_update(m, b, th, beta)                        # gradient descent
+        th = th - lr * _grpo_update(m, b, th, beta)  # gradient descent
     return np.array(out)
 
 
@@ -236,10 +256,12 @@ def _kl_bugs(mod, rng):
     b, beta, steps = Bandit(rng), 0.5, 2000
     g, g0 = _grpo_update(mod, b, b.theta, beta), _grpo_update(grpo, b, b.theta, beta)
     land = [kl_path(m, b, beta, steps=steps)[-1] for m in (mod, grpo)]
-    return (f"GRPO loss gradient (k2, beta = {beta:g}) relative error {rel(g, g0):.3f}, "
-            f"cosine {cos(g, g0):+.3f}; {steps} exact expected steps reach KL(pi || pi*) = "
-            f"{land[0]:.3f} where the correct code reaches {land[1]:.1e}",
-            float(np.abs(g - g0).max() + abs(land[0] - land[1])))
+    return (
+        f"GRPO loss gradient (k2, beta = {beta:g}) relative error {rel(g, g0):.3f}, "
+        f"cosine {cos(g, g0):+.3f}; {steps} exact expected steps reach KL(pi || pi*) = "
+        f"{land[0]:.3f} where the correct code reaches {land[1]:.1e}",
+        float(np.abs(g - g0).max() + abs(land[0] - land[1])),
+    )
 
 
 m_kl_coefficient_ignored = _kl_bugs
@@ -249,8 +271,8 @@ m_kl_loss_maximized = _kl_bugs
 def _critic_update(mod, rng, rewards_of, td_of, lam):
     mdp, ro, P, logp, logp_ref, pr, R = token_mdp(rng)
     beta = 0.5
-    r_ok = critic.per_token_rewards(R, logp, logp_ref, ro.mask, beta)      # eq. (kl_shaped_reward)
-    values = exact_values(mdp, ro, pr, r_ok)                               # exact critic, (S,)
+    r_ok = critic.per_token_rewards(R, logp, logp_ref, ro.mask, beta)  # eq. (kl_shaped_reward)
+    values = exact_values(mdp, ro, pr, r_ok)  # exact critic, (S,)
     out = []
     for m in (mod, critic):
         r = rewards_of(m).per_token_rewards(R, logp, logp_ref, ro.mask, beta)
@@ -262,25 +284,31 @@ def _critic_update(mod, rng, rewards_of, td_of, lam):
 def m_token_kl_summed_at_the_end(mod, rng):
     state = rng.bit_generator.state
     (g, g0), _ = _critic_update(mod, rng, lambda m: m, lambda m: critic, 0.9)
-    rng.bit_generator.state = state                                      # the same tables
+    rng.bit_generator.state = state  # the same tables
     (h, h0), _ = _critic_update(mod, rng, lambda m: m, lambda m: critic, 1.0)
-    return (f"exact expected update ({N_TOKEN_MDP} responses, exact critic, GAE lam = 0.9) "
-            f"relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f} (lam = 1: relative error "
-            f"{rel(h, h0):.0e})", float(np.abs(g - g0).max()))
+    return (
+        f"exact expected update ({N_TOKEN_MDP} responses, exact critic, GAE lam = 0.9) "
+        f"relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f} (lam = 1: relative error "
+        f"{rel(h, h0):.0e})",
+        float(np.abs(g - g0).max()),
+    )
 
 
 def m_gae_reads_masked_values(mod, rng):
     (g, g0), values = _critic_update(mod, rng, lambda m: critic, lambda m: m, 0.9)
-    return (f"padded rows bootstrap V(state 0) = {values[0]:.3f} at their last token: exact "
-            f"expected update (GAE lam = 0.9) relative error {rel(g, g0):.3f}, cosine "
-            f"{cos(g, g0):.3f}", float(np.abs(g - g0).max()))
+    return (
+        f"padded rows bootstrap V(state 0) = {values[0]:.3f} at their last token: exact "
+        f"expected update (GAE lam = 0.9) relative error {rel(g, g0):.3f}, cosine "
+        f"{cos(g, g0):.3f}",
+        float(np.abs(g - g0).max()),
+    )
 
 
 def _first_epoch(m, b, c):
     p = softmax(b.theta)
     A = b.r - p @ b.r
     lp = b.logp()
-    _, d = m.dual_clip_surrogate(lp, lp, A, b.mask, 0.2, c=c, agg="seq_sum")    # rho = 1
+    _, d = m.dual_clip_surrogate(lp, lp, A, b.mask, 0.2, c=c, agg="seq_sum")  # rho = 1
     return b.expected_grad(d), d[:, 0], A
 
 
@@ -289,34 +317,41 @@ def m_dual_clip_positive_advantage(mod, rng):
     g, d, A = _first_epoch(mod, b, 3.0)
     g0, _, _ = _first_epoch(seqclip, b, 3.0)
     lost = int(((d == 0) & (A > 0)).sum())
-    return (f"first epoch (rho = 1, c = 3): {lost} of {int((A > 0).sum())} positive-advantage "
-            f"responses lose their gradient; expected update relative error {rel(g, g0):.3f}, "
-            f"cosine {cos(g, g0):.3f}", float(np.abs(g - g0).max()))
+    return (
+        f"first epoch (rho = 1, c = 3): {lost} of {int((A > 0).sum())} positive-advantage "
+        f"responses lose their gradient; expected update relative error {rel(g, g0):.3f}, "
+        f"cosine {cos(g, g0):.3f}",
+        float(np.abs(g - g0).max()),
+    )
 
 
 def m_dual_clip_constant_below_one(mod, rng):
     b = Bandit(rng)
-    g0, _, _ = _first_epoch(seqclip, b, 3.0)                               # rho = 1: REINFORCE
+    g0, _, _ = _first_epoch(seqclip, b, 3.0)  # rho = 1: REINFORCE
     try:
         g, d, A = _first_epoch(mod, b, 0.8)
     except ValueError as e:
         return f"c = 0.8 rejected: {str(e).split(' (')[0]}", 0.0
     lost = int(((d == 0) & (A < 0)).sum())
-    return (f"c = 0.8 accepted (the correct code raises ValueError): on the first epoch {lost} of "
-            f"{int((A < 0).sum())} negative-advantage responses lose their gradient; expected "
-            f"update relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f}",
-            float(np.abs(g - g0).max()))
+    return (
+        f"c = 0.8 accepted (the correct code raises ValueError): on the first epoch {lost} of "
+        f"{int((A < 0).sum())} negative-advantage responses lose their gradient; expected "
+        f"update relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f}",
+        float(np.abs(g - g0).max()),
+    )
 
 
 def m_accumulation_divides_twice(mod, rng):
     lengths, G = np.array([5, 3, 4, 1, 2, 5, 3, 2]), 4
-    mask = (np.arange(5)[None, :] < lengths[:, None]).astype(float)       # (8, 5)
+    mask = (np.arange(5)[None, :] < lengths[:, None]).astype(float)  # (8, 5)
     N = mask.sum()
-    w = mod.accumulation_weights(mask, G, "dapo")[mask > 0] * N            # / big batch's 1/N
+    w = mod.accumulation_weights(mask, G, "dapo")[mask > 0] * N  # / big batch's 1/N
     w0 = offpolicy.accumulation_weights(mask, G, "dapo")[mask > 0] * N
-    return (f"every token's weight is {w.min():.3f}..{w.max():.3f} times the big batch's token "
-            f"mean (G = {G} micro-batches) where the correct code gives {w0.min():.3f}..{w0.max():.3f}",
-            float(np.abs(w - w0).max()))
+    return (
+        f"every token's weight is {w.min():.3f}..{w.max():.3f} times the big batch's token "
+        f"mean (G = {G} micro-batches) where the correct code gives {w0.min():.3f}..{w0.max():.3f}",
+        float(np.abs(w - w0).max()),
+    )
 
 
 def m_ipo_summed_not_averaged(mod, rng):
@@ -324,9 +359,10 @@ def m_ipo_summed_not_averaged(mod, rng):
     mc, mr = np.ones((1, n_c)), np.ones((1, n_r))
     ref_c, ref_r = np.array([base * n_c]), np.array([base * n_r])
 
-    def grads(m, delta):                                                   # chosen tokens shifted
-        _, (gc, gr) = m.ipo_loss(np.full((1, n_c), base + delta), mc, np.full((1, n_r), base),
-                                 mr, ref_c, ref_r, beta, average=True)
+    def grads(m, delta):  # chosen tokens shifted
+        _, (gc, gr) = m.ipo_loss(
+            np.full((1, n_c), base + delta), mc, np.full((1, n_r), base), mr, ref_c, ref_r, beta, average=True
+        )
         return gc, gr
 
     res = []
@@ -334,10 +370,12 @@ def m_ipo_summed_not_averaged(mod, rng):
         (gc, gr), (gc1, _) = grads(m, 0.0), grads(m, 1.0)
         res.append((gc[0, 0], gr[0, 0], -gc.sum() / (gc1.sum() - gc.sum())))  # quadratic: root
     (c, r, land), (c0, r0, land0) = res
-    return (f"at pi = pi_ref the per-token gradient is {c / c0:.1f}x (chosen, {n_c} tokens) and "
-            f"{r / r0:.1f}x (rejected, {n_r} tokens) the averaged one; it lands at a per-token "
-            f"log-ratio {land:.3f} where {land0:.3f} (1/(2 beta), beta = {beta:g}) was meant",
-            float(abs(c - c0) + abs(r - r0) + abs(land - land0)))
+    return (
+        f"at pi = pi_ref the per-token gradient is {c / c0:.1f}x (chosen, {n_c} tokens) and "
+        f"{r / r0:.1f}x (rejected, {n_r} tokens) the averaged one; it lands at a per-token "
+        f"log-ratio {land:.3f} where {land0:.3f} (1/(2 beta), beta = {beta:g}) was meant",
+        float(abs(c - c0) + abs(r - r0) + abs(land - land0)),
+    )
 
 
 def _calculator(rng):
@@ -345,7 +383,7 @@ def _calculator(rng):
     P = softmax(calculator_reference(env) + rng.normal(size=(env.S, env.V)))
     ep = env.all_episodes()
     s, y, m, _, pos = multiturn.action_view(env, ep)
-    pr = np.exp((np.log(P[s, y]) * m).sum(axis=1) + ep.log_env)            # eq. (traj_prob)
+    pr = np.exp((np.log(P[s, y]) * m).sum(axis=1) + ep.log_env)  # eq. (traj_prob)
     values, q = multiturn_values.policy_values(env, P)
     return env, P, ep, (s, y, m, pos), pr, values, q
 
@@ -355,7 +393,7 @@ def m_gae_reset_at_observations(mod, rng):
     v_tok = values[ep.states] * ep.action_mask
     key = (ep.states * env.V + ep.tokens)[ep.action_mask > 0]
     p_tok = np.broadcast_to(pr[:, None], ep.mask.shape)[ep.action_mask > 0]
-    exact = (q - values[:, None]).ravel()                                  # A(s, y) = Q - V
+    exact = (q - values[:, None]).ravel()  # A(s, y) = Q - V
     out = []
     for mm in (mod, multiturn_values):
         A = mm.gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, 0.9)
@@ -363,23 +401,28 @@ def m_gae_reset_at_observations(mod, rng):
         g = pr @ row_grads(P, s, y, m, np.take_along_axis(A, pos, 1) * m)
         out.append((A, np.abs(cm - exact)[mass > 0].max(), g))
     (A, bias, g), (A0, bias0, g0) = out
-    return (f"calculator, exact critic, GAE lam = 0.9: advantage bias {bias:.3f} (max over (s, y) "
-            f"against Q - V) where the correct code's is {bias0:.0e}; expected update relative "
-            f"error {rel(g, g0):.3f}", float(np.abs(A - A0).max()))
+    return (
+        f"calculator, exact critic, GAE lam = 0.9: advantage bias {bias:.3f} (max over (s, y) "
+        f"against Q - V) where the correct code's is {bias0:.0e}; expected update relative "
+        f"error {rel(g, g0):.3f}",
+        float(np.abs(A - A0).max()),
+    )
 
 
 def m_observation_tokens_trained(mod, rng):
     env, P, ep, (s, y, m, pos), pr, values, q = _calculator(rng)
-    A_seq = ep.R - values[0]                                               # R - V(x)
+    A_seq = ep.R - values[0]  # R - V(x)
     out = []
     for mm in (mod, multiturn):
         sb, yb, mb, _, _ = mm.action_view(env, ep)
         out.append((pr @ row_grads(P, sb, yb, mb, A_seq[:, None] * mb), mb.sum()))
     (g, n), (g0, n0) = out
-    return (f"calculator, all {len(pr)} (world, trajectory) pairs: {int(n - n0)} of the {int(n)} "
-            f"tokens in the loss are observation tokens; exact expected "
-            f"update relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f}",
-            float(np.abs(g - g0).max()))
+    return (
+        f"calculator, all {len(pr)} (world, trajectory) pairs: {int(n - n0)} of the {int(n)} "
+        f"tokens in the loss are observation tokens; exact expected "
+        f"update relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f}",
+        float(np.abs(g - g0).max()),
+    )
 
 
 MEASURE = {m.name: globals()[f"m_{m.name}"] for m in bugzoo.MUTANTS}
@@ -391,14 +434,18 @@ def measure(mutant, pristine=False, seed=0):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", metavar="NAME", action="append",
-                   help="measure only this mutant (repeatable)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--only", metavar="NAME", action="append", help="measure only this mutant (repeatable)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the policy tables (default 0)")
-    p.add_argument("--plot", metavar="PATH", type=plot_path,
-                   help="draw KL(pi || pi*) along the exact expected GRPO steps, correct code and "
-                        "the two KL bugs (SVG or PNG)")
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        type=plot_path,
+        help="draw KL(pi || pi*) along the exact expected GRPO steps, correct code and "
+        "the two KL bugs (SVG or PNG)",
+    )
     args = p.parse_args(argv)
     known = {m.name: m for m in bugzoo.MUTANTS}
     for name in args.only or ():
@@ -413,14 +460,17 @@ def main(argv=None):
 
 def plot(path, seed):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     b = Bandit(np.random.default_rng(seed))
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    for name, label, style in (("", "correct code", "-"),
-                               ("kl_coefficient_ignored", "KL coefficient ignored", "--"),
-                               ("kl_loss_maximized", "KL with the wrong sign", ":")):
+    for name, label, style in (
+        ("", "correct code", "-"),
+        ("kl_coefficient_ignored", "KL coefficient ignored", "--"),
+        ("kl_loss_maximized", "KL with the wrong sign", ":"),
+    ):
         m = grpo if not name else load(next(x for x in bugzoo.MUTANTS if x.name == name))
         ax.semilogy(np.maximum(kl_path(m, b, steps=300), 1e-16), style, label=label)
     ax.set_xlabel("exact expected step")

@@ -33,12 +33,12 @@ import sys
 
 import numpy as np
 
+from minirl_lm.core.policy import TabularPolicy, softmax_table
 from minirl_lm.direct.dpo import bt_sample_preferences, dpo_loss, reward_table_loss, token_grad
 from minirl_lm.pg.kl import exact_kl
 from minirl_lm.values.optimum import tilted_optimum
-from minirl_lm.core.policy import TabularPolicy, softmax_table
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
@@ -51,7 +51,7 @@ R_RARE = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0])
 def make_task():
     """True reward r (N, Y) and reference logits theta_ref (N, Y)."""
     r = np.empty((N, Y))
-    for x in range(N):                                         # rotate so prompts differ
+    for x in range(N):  # rotate so prompts differ
         r[x, :N_COMMON] = np.roll(R_COMMON, x)
         r[x, N_COMMON:] = np.roll(R_RARE, x)
     theta_ref = np.zeros((N, Y))
@@ -65,46 +65,49 @@ def _sigmoid(z):
 
 # ---------------------------------------------------------------- preference data as weighted triples
 
+
 def sample_triples(prompt, chosen, rejected):
     """Distinct (x, y_c, y_r) triples of a sample and their frequencies (weights summing to 1)."""
-    key = (prompt * Y + chosen) * Y + rejected                 # (P,)
+    key = (prompt * Y + chosen) * Y + rejected  # (P,)
     uniq, counts = np.unique(key, return_counts=True)
     return uniq // (Y * Y), (uniq // Y) % Y, uniq % Y, counts / key.size
 
 
 def population_triples(reward, mu):
     """Every (x, a, b), a != b, with weight mu_0(x) mu(a|x) mu(b|x) sigma(r_a - r_b): infinite data."""
-    x, a, b = np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij")   # (N, Y, Y)
-    keep = a != b                                              # a tie teaches nothing
+    x, a, b = np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij")  # (N, Y, Y)
+    keep = a != b  # a tie teaches nothing
     x, a, b = x[keep], a[keep], b[keep]
-    w = mu[x, a] * mu[x, b] * _sigmoid(reward[x, a] - reward[x, b]) / N   # eq. (bradley_terry)
+    w = mu[x, a] * mu[x, b] * _sigmoid(reward[x, a] - reward[x, b]) / N  # eq. (bradley_terry)
     return x, a, b, w
 
 
 # ---------------------------------------------------------------- 1. DPO by gradient descent
 
+
 def fit_dpo(theta_ref, triples, beta, lr, checkpoints, pi_star):
     """Full-batch gradient descent on the weighted DPO loss; KL(pi_theta || pi*) at checkpoints."""
     x, c, rj, w = triples
     policy, ref = TabularPolicy(theta_ref), TabularPolicy(theta_ref)
-    states = np.concatenate([x, x])[:, None]                   # (2P, 1) one token per response
-    tokens = np.concatenate([c, rj])[:, None]                  # (2P, 1) chosen, then rejected
-    mask = np.ones(states.shape)                               # (2P, 1)
+    states = np.concatenate([x, x])[:, None]  # (2P, 1) one token per response
+    tokens = np.concatenate([c, rj])[:, None]  # (2P, 1) chosen, then rejected
+    mask = np.ones(states.shape)  # (2P, 1)
     P = x.size
-    _, seq_ref = ref.logp(states, tokens, mask)                # (2P,) data: no gradient
+    _, seq_ref = ref.logp(states, tokens, mask)  # (2P,) data: no gradient
     trace = []
     for step in range(max(checkpoints) + 1):
         if step in checkpoints:
             pi = policy.probs()
             trace.append((step, exact_kl(pi, pi_star).mean(), 0.5 * np.abs(pi - pi_star).sum(1).mean()))
-        _, seq = policy.logp(states, tokens, mask)             # (2P,) log pi_theta(y | x)
+        _, seq = policy.logp(states, tokens, mask)  # (2P,) log pi_theta(y | x)
         _, (d_c, d_r) = dpo_loss(seq[:P], seq[P:], seq_ref[:P], seq_ref[P:], beta, weights=w)  # eq. (dpo)
-        dlogp = token_grad(np.concatenate([d_c, d_r]), mask)   # (2P, 1)
-        policy.theta -= lr * policy.backward(states, tokens, mask, dlogp)   # (N, Y)
+        dlogp = token_grad(np.concatenate([d_c, d_r]), mask)  # (2P, 1)
+        policy.theta -= lr * policy.backward(states, tokens, mask, dlogp)  # (N, Y)
     return policy, trace
 
 
 # ---------------------------------------------------------------- 2. Bradley-Terry reward model
+
 
 def fit_reward_model(prompt, chosen, rejected, prior_std, iters=50):
     """MAP tabular r_phi: mean BT loss + ||r_phi||^2 / (2 prior_std^2 P), by Newton's method.
@@ -113,40 +116,41 @@ def fit_reward_model(prompt, chosen, rejected, prior_std, iters=50):
     (1/P) sum_p sigma(m_p) sigma(-m_p) (e_c - e_r)(e_c - e_r)^T, m_p = r_c - r_r.
     """
     P = prompt.size
-    lam = 1.0 / (prior_std ** 2 * P)
+    lam = 1.0 / (prior_std**2 * P)
     r_phi = np.zeros((N, Y))
     for _ in range(iters):
-        _, grad = reward_table_loss(r_phi, prompt, chosen, rejected)          # (N, Y)
+        _, grad = reward_table_loss(r_phi, prompt, chosen, rejected)  # (N, Y)
         grad = grad + lam * r_phi
-        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]                    # (P,)
-        s = _sigmoid(m) * _sigmoid(-m) / P                                     # (P,) curvature
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
+        s = _sigmoid(m) * _sigmoid(-m) / P  # (P,) curvature
         H = np.zeros((N, Y, Y))
         np.add.at(H, (prompt, chosen, chosen), s)
         np.add.at(H, (prompt, rejected, rejected), s)
         np.add.at(H, (prompt, chosen, rejected), -s)
         np.add.at(H, (prompt, rejected, chosen), -s)
-        H += lam * np.eye(Y)                                                   # (N, Y, Y)
+        H += lam * np.eye(Y)  # (N, Y, Y)
         r_phi = r_phi - np.linalg.solve(H, grad[..., None])[..., 0]
         if np.abs(grad).max() < 1e-12:
             break
     _, grad = reward_table_loss(r_phi, prompt, chosen, rejected)
-    return r_phi, np.abs(grad + lam * r_phi).max()             # stationarity of the final iterate
+    return r_phi, np.abs(grad + lam * r_phi).max()  # stationarity of the final iterate
 
 
 # ---------------------------------------------------------------- 3. optimize against r_phi
+
 
 def tilt_curve(pi_ref, reward, betas):
     """Tilted optima of ``reward`` for each beta: (KL(pi || pi_ref) mean over prompts, pi)."""
     out = []
     for beta in betas:
-        pi = tilted_optimum(pi_ref, reward, beta)               # eq. (kl_optimum)
+        pi = tilted_optimum(pi_ref, reward, beta)  # eq. (kl_optimum)
         out.append((exact_kl(pi, pi_ref).mean(), pi))
     return out
 
 
 def best_at_kl(pi_ref, r, kl_target):
     """True reward of the tilted optimum of r whose KL to pi_ref is kl_target (bisection on log beta)."""
-    lo, hi = -8.0, 8.0                                         # KL falls as log beta grows
+    lo, hi = -8.0, 8.0  # KL falls as log beta grows
     for _ in range(80):
         mid = 0.5 * (lo + hi)
         pi = tilted_optimum(pi_ref, r, np.exp(mid))
@@ -161,15 +165,20 @@ def gain(pi, pi_ref, reward):
 
 # ---------------------------------------------------------------- the program
 
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--pairs", type=integer(1, 10 ** 6), default=300, help="preference pairs sampled from pi_ref")
+    p.add_argument("--pairs", type=integer(1, 10**6), default=300, help="preference pairs sampled from pi_ref")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the pairs")
     p.add_argument("--beta", type=real(0.01, 100), default=1.0, help="the DPO beta")
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=4.0, help="DPO gradient-descent step size")
-    p.add_argument("--steps", type=integer(1, 10 ** 6), default=2000, help="DPO gradient steps")
-    p.add_argument("--prior-std", type=real(0.01, 1000), default=10.0,
-                   help="std of the Gaussian prior on each r_phi entry (reward model)")
+    p.add_argument("--steps", type=integer(1, 10**6), default=2000, help="DPO gradient steps")
+    p.add_argument(
+        "--prior-std",
+        type=real(0.01, 1000),
+        default=10.0,
+        help="std of the Gaussian prior on each r_phi entry (reward model)",
+    )
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw true and proxy reward against KL")
     args = p.parse_args(argv)
     return args
@@ -178,56 +187,67 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     r, theta_ref = make_task()
-    pi_ref = softmax_table(theta_ref)                           # (N, Y)
+    pi_ref = softmax_table(theta_ref)  # (N, Y)
     rng = np.random.default_rng(args.seed)
     prompt, chosen, rejected = bt_sample_preferences(r, pi_ref, args.pairs, rng)
     rare = np.arange(Y) >= N_COMMON
     seen = np.zeros((N, Y), int)
     np.add.at(seen, (prompt, chosen), 1)
     np.add.at(seen, (prompt, rejected), 1)
-    print(f"task: N = {N} prompts, Y = {Y} responses; pi_ref mass of one common response "
-          f"{pi_ref[0, 0]:.3f}, of one rare response {pi_ref[0, -1]:.4f}")
-    print(f"{args.pairs} pairs from pi_ref (seed {args.seed}): a common response appears in "
-          f"{seen[:, ~rare].mean():.1f} pairs on average, a rare one in {seen[:, rare].mean():.1f} "
-          f"({(seen[:, rare] == 0).sum()} of {rare.sum() * N} rare responses never)")
+    print(
+        f"task: N = {N} prompts, Y = {Y} responses; pi_ref mass of one common response "
+        f"{pi_ref[0, 0]:.3f}, of one rare response {pi_ref[0, -1]:.4f}"
+    )
+    print(
+        f"{args.pairs} pairs from pi_ref (seed {args.seed}): a common response appears in "
+        f"{seen[:, ~rare].mean():.1f} pairs on average, a rare one in {seen[:, rare].mean():.1f} "
+        f"({(seen[:, rare] == 0).sum()} of {rare.sum() * N} rare responses never)"
+    )
 
     # 1. DPO on the sample and on the population, against the tilted optimum at the same beta
-    pi_star = tilted_optimum(pi_ref, r, args.beta)              # eq. (kl_optimum)
+    pi_star = tilted_optimum(pi_ref, r, args.beta)  # eq. (kl_optimum)
     checkpoints = sorted({0, 1, 10, 30, 100, 300, 1000, args.steps} & set(range(args.steps + 1)))
-    _, trace_s = fit_dpo(theta_ref, sample_triples(prompt, chosen, rejected), args.beta, args.lr,
-                         checkpoints, pi_star)
-    _, trace_p = fit_dpo(theta_ref, population_triples(r, pi_ref), args.beta, args.lr,
-                         checkpoints, pi_star)
-    print(f"\n1. DPO (beta = {args.beta:g}, lr = {args.lr:g}) against pi* = pi_ref exp(r/beta)/Z: "
-          f"KL(pi_theta || pi*) and total variation, mean over prompts")
-    print(f"{'step':>6s}  {'KL sample':>10s}  {'TV sample':>10s}  {'KL population':>14s}  "
-          f"{'TV population':>14s}")
+    _, trace_s = fit_dpo(
+        theta_ref, sample_triples(prompt, chosen, rejected), args.beta, args.lr, checkpoints, pi_star
+    )
+    _, trace_p = fit_dpo(theta_ref, population_triples(r, pi_ref), args.beta, args.lr, checkpoints, pi_star)
+    print(
+        f"\n1. DPO (beta = {args.beta:g}, lr = {args.lr:g}) against pi* = pi_ref exp(r/beta)/Z: "
+        f"KL(pi_theta || pi*) and total variation, mean over prompts"
+    )
+    print(f"{'step':>6s}  {'KL sample':>10s}  {'TV sample':>10s}  {'KL population':>14s}  {'TV population':>14s}")
     for (step, kl_s, tv_s), (_, kl_p, tv_p) in zip(trace_s, trace_p):
         print(f"{step:6d}  {kl_s:10.2e}  {tv_s:10.2e}  {kl_p:14.2e}  {tv_p:14.2e}")
     j = int(np.argmin([t[1] for t in trace_s]))
-    d = chosen != rejected                                      # (P,) a tie teaches nothing
+    d = chosen != rejected  # (P,) a tie teaches nothing
     won, lost = np.zeros((N, Y), int), np.zeros((N, Y), int)
     np.add.at(won, (prompt[d], chosen[d]), 1)
     np.add.at(lost, (prompt[d], rejected[d]), 1)
-    undefeated = int(((won > 0) & (lost == 0)).sum())        # its logit lowers the loss forever
-    print(f"sample KL is smallest at step {trace_s[j][0]} ({trace_s[j][1]:.2e}); "
-          f"{undefeated} responses won comparisons and never lost one", end="")
-    print(": the sample DPO loss has no finite minimizer, descent keeps pushing them up"
-          if undefeated else "")
+    undefeated = int(((won > 0) & (lost == 0)).sum())  # its logit lowers the loss forever
+    print(
+        f"sample KL is smallest at step {trace_s[j][0]} ({trace_s[j][1]:.2e}); "
+        f"{undefeated} responses won comparisons and never lost one",
+        end="",
+    )
+    print(": the sample DPO loss has no finite minimizer, descent keeps pushing them up" if undefeated else "")
 
     # 2. the Bradley-Terry reward model, errors after centring each prompt's row
     r_phi, g_max = fit_reward_model(prompt, chosen, rejected, args.prior_std)
-    err = (r_phi - r_phi.mean(1, keepdims=True)) - (r - r.mean(1, keepdims=True))   # (N, Y)
-    top = r_phi.argmax(axis=1)                                  # (N,) what a greedy optimizer picks
-    print(f"\n2. Bradley-Terry reward model r_phi (Newton, prior std {args.prior_std:g}, "
-          f"max |gradient| {g_max:.1e}); error after centring each prompt")
+    err = (r_phi - r_phi.mean(1, keepdims=True)) - (r - r.mean(1, keepdims=True))  # (N, Y)
+    top = r_phi.argmax(axis=1)  # (N,) what a greedy optimizer picks
+    print(
+        f"\n2. Bradley-Terry reward model r_phi (Newton, prior std {args.prior_std:g}, "
+        f"max |gradient| {g_max:.1e}); error after centring each prompt"
+    )
     print(f"{'responses':>10s}  {'rms error':>10s}  {'max error':>10s}")
     for name, sel in (("common", ~rare), ("rare", rare), ("all", np.ones(Y, bool))):
         e = err[:, sel]
-        print(f"{name:>10s}  {np.sqrt((e ** 2).mean()):10.3f}  {e.max():10.3f}")
-    print(f"argmax of r_phi per prompt: response {top.tolist()} "
-          f"(rare: {rare[top].tolist()}), true reward {r[np.arange(N), top].tolist()}; "
-          f"true best {r.max(axis=1).tolist()}")
+        print(f"{name:>10s}  {np.sqrt((e**2).mean()):10.3f}  {e.max():10.3f}")
+    print(
+        f"argmax of r_phi per prompt: response {top.tolist()} "
+        f"(rare: {rare[top].tolist()}), true reward {r[np.arange(N), top].tolist()}; "
+        f"true best {r.max(axis=1).tolist()}"
+    )
 
     # 3. the contract: the tilted optimum of r_phi from large beta to small
     rows = contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 11))
@@ -236,14 +256,18 @@ def main(argv=None):
     for b, kl, proxy, true, best in rows:
         print(f"{b:7.3f}  {kl:6.3f}  {proxy:6.3f}  {true:6.3f}  {best:6.3f}")
     i = int(np.argmax([row[3] for row in rows]))
-    if rows[i][3] - rows[-1][3] >= 5e-4:                       # a fall that shows in the printed digits
-        print(f"true reward peaks inside the sweep, at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, "
-              f"true {rows[i][3]:.3f}), and falls to {rows[-1][3]:.3f}; the proxy ends at "
-              f"{rows[-1][2]:.3f}")
+    if rows[i][3] - rows[-1][3] >= 5e-4:  # a fall that shows in the printed digits
+        print(
+            f"true reward peaks inside the sweep, at beta = {rows[i][0]:.3f} (KL {rows[i][1]:.3f}, "
+            f"true {rows[i][3]:.3f}), and falls to {rows[-1][3]:.3f}; the proxy ends at "
+            f"{rows[-1][2]:.3f}"
+        )
     else:
-        print(f"true reward has no peak inside the sweep: it rises to {rows[-1][3]:.3f} at the smallest "
-              f"beta, {rows[-1][0]:.3f}, within the printed digits of its largest value; the proxy ends "
-              f"at {rows[-1][2]:.3f}")
+        print(
+            f"true reward has no peak inside the sweep: it rises to {rows[-1][3]:.3f} at the smallest "
+            f"beta, {rows[-1][0]:.3f}, within the printed digits of its largest value; the proxy ends "
+            f"at {rows[-1][2]:.3f}"
+        )
 
     if args.plot:
         plot(rows, contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 60)), args.plot)
@@ -251,18 +275,21 @@ def main(argv=None):
 
 def contract_rows(pi_ref, r_phi, r, betas):
     """(beta, KL, proxy gain, true gain, best true gain at that KL) along the tilted optima of r_phi."""
-    return [(b, kl, gain(pi, pi_ref, r_phi), gain(pi, pi_ref, r), best_at_kl(pi_ref, r, kl))
-            for b, (kl, pi) in zip(betas, tilt_curve(pi_ref, r_phi, betas))]
+    return [
+        (b, kl, gain(pi, pi_ref, r_phi), gain(pi, pi_ref, r), best_at_kl(pi_ref, r, kl))
+        for b, (kl, pi) in zip(betas, tilt_curve(pi_ref, r_phi, betas))
+    ]
 
 
 def plot(rows, dense, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    _, kl, proxy, true, best = map(np.array, zip(*dense))        # curves
-    _, kl_t, proxy_t, true_t, _ = map(np.array, zip(*rows))      # the table's rows as points
-    fig, ax = plt.subplots(figsize=(5.4, 3.8))                   # narrow: legible at phone width
+    _, kl, proxy, true, best = map(np.array, zip(*dense))  # curves
+    _, kl_t, proxy_t, true_t, _ = map(np.array, zip(*rows))  # the table's rows as points
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))  # narrow: legible at phone width
     ax.plot(kl, proxy, color="C0", label=r"proxy: learned reward $R_\phi$")
     ax.plot(kl, true, color="C1", label=r"true reward $R$")
     ax.plot(kl, best, "--", color="gray", label="best true reward within this KL")

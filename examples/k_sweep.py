@@ -11,37 +11,55 @@ standardizes their rewards within the group and takes one step on the log-probs.
 """
 
 import argparse
+import math
 import os
 import sys
-import math
 
 import numpy as np
 
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.tasks import PROMPTS, HEDGE_LOGIT, evaluate, reference_theta, train
+from minirl_lm.tasks import HEDGE_LOGIT, PROMPTS, evaluate, reference_theta, train
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=integer(1, 4096), nargs="+", default=[1, 2, 4, 8, 32],
-                   help="group sizes (responses per prompt per step)")
-    p.add_argument("--responses", type=integer(1, 10 ** 6), default=6400,
-                   help="responses drawn per prompt over the whole run (steps = responses // K)")
+    p.add_argument(
+        "--K",
+        type=integer(1, 4096),
+        nargs="+",
+        default=[1, 2, 4, 8, 32],
+        help="group sizes (responses per prompt per step)",
+    )
+    p.add_argument(
+        "--responses",
+        type=integer(1, 10**6),
+        default=6400,
+        help="responses drawn per prompt over the whole run (steps = responses // K)",
+    )
     p.add_argument("--seed", type=seed, default=1, help="np.random.default_rng(seed), restarted per K")
     p.add_argument("--lr", type=real(0, 100), default=2.0, help="learning rate")
-    p.add_argument("--baseline", default="standardized", choices=["standardized", "mean", "loo"],
-                   help="group baseline (loo is undefined at K = 1 and skips it)")
+    p.add_argument(
+        "--baseline",
+        default="standardized",
+        choices=["standardized", "mean", "loo"],
+        help="group baseline (loo is undefined at K = 1 and skips it)",
+    )
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success against responses drawn")
     args = p.parse_args(argv)
     if len(args.K) > 64:
         p.error(f"--K: expected at most 64 group sizes, got {len(args.K)}")
     if args.responses < max(args.K):
         p.error(f"--responses: need at least one step for every K (>= {max(args.K)}), got {args.responses}")
-    check_work(p, "--responses, --K", "responses per prompt in all (responses x group sizes)",
-               args.responses * len(args.K), 1e7)
+    check_work(
+        p,
+        "--responses, --K",
+        "responses per prompt in all (responses x group sizes)",
+        args.responses * len(args.K),
+        1e7,
+    )
     return args
 
 
@@ -52,10 +70,9 @@ def main(argv=None):
         if args.baseline == "loo" and K == 1:
             print(f"K = {K:2d}: leave-one-out is undefined (no other response in the group)")
             continue
-        steps = args.responses // K                       # record at ~60 log-spaced step counts
+        steps = args.responses // K  # record at ~60 log-spaced step counts
         record = np.unique(np.geomspace(1, steps, 60).astype(int)) if args.plot else ()
-        runs[K] = train(K, args.responses, args.seed, lr=args.lr, baseline=args.baseline,
-                        record_at=record)
+        runs[K] = train(K, args.responses, args.seed, lr=args.lr, baseline=args.baseline, record_at=record)
         print(f"K = {K:2d}: success of a sampled response {evaluate(runs[K][0])['success']:.3f}")
 
     print()
@@ -67,13 +84,14 @@ def main(argv=None):
     exact = 0.5 / (8 + math.exp(HEDGE_LOGIT))
     ref_eval = evaluate(TabularPolicy(reference_theta()))
     ref_success = ref_eval["success"]
-    print(f"reference success, exact: 0.5 / (8 + e^-4) = {exact:.5f}; computed from the table: "
-          f"{ref_success:.5f} (not 1/16 = {1 / 16:.5f})")
+    print(
+        f"reference success, exact: 0.5 / (8 + e^-4) = {exact:.5f}; computed from the table: "
+        f"{ref_success:.5f} (not 1/16 = {1 / 16:.5f})"
+    )
 
     print("\nper-prompt success (two prompts have no correct honest answer: 0.500 is a ceiling)")
     print("  K  " + "".join(f"{x:>8s}" for x in PROMPTS) + "    mean")
-    print("ref  " + "".join(f"{v:8.3f}" for v in ref_eval["per_prompt"])
-          + f"{ref_success:8.3f}")
+    print("ref  " + "".join(f"{v:8.3f}" for v in ref_eval["per_prompt"]) + f"{ref_success:8.3f}")
     for K, (policy, _, _) in runs.items():
         ev = evaluate(policy)
         print(f"{K:3d}  " + "".join(f"{v:8.3f}" for v in ev["per_prompt"]) + f"{ev['success']:8.3f}")
@@ -84,10 +102,11 @@ def main(argv=None):
 
 def plot(runs, ref_success, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.4, 3.8))                   # narrow: legible at phone width
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))  # narrow: legible at phone width
     for K, (_, _, curve) in runs.items():
         n, s = zip(*curve)
         ax.plot(n, s, label=f"K = {K}")
@@ -100,10 +119,23 @@ def plot(runs, ref_success, path):
     # the lower right holds the K = 1 line and the reference: the legend sits above them, in the
     # empty band under the ceiling
     ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.5), fontsize=9)
-    ax.annotate("ceiling: the hard prompts never move", (1, 0.5), xytext=(0, 3),
-                textcoords="offset points", fontsize=9, color="gray")
-    ax.annotate(f"reference {ref_success:.3f} (and K = 1, on it)", (1, ref_success), xytext=(0, -4),
-                textcoords="offset points", va="top", fontsize=9, color="gray")
+    ax.annotate(
+        "ceiling: the hard prompts never move",
+        (1, 0.5),
+        xytext=(0, 3),
+        textcoords="offset points",
+        fontsize=9,
+        color="gray",
+    )
+    ax.annotate(
+        f"reference {ref_success:.3f} (and K = 1, on it)",
+        (1, ref_success),
+        xytext=(0, -4),
+        textcoords="offset points",
+        va="top",
+        fontsize=9,
+        color="gray",
+    )
     fig.tight_layout()
     fig.savefig(path)
 

@@ -22,7 +22,7 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.core.logprob import log_softmax, masked_mean, masked_sum, token_logp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import seed  # noqa: E402
 
 
@@ -36,15 +36,20 @@ def main(argv=None):
 
     # Toy batch: logits[b, t] are the next-token logits *before* emitting response[b, t].
     B, T, V = 2, 5, 8
-    logits = rng.standard_normal((B, T, V))                 # (B, T, V)
-    response = rng.integers(0, V, (B, T))                   # (B, T) the sampled tokens
-    mask = np.array([[1, 1, 1, 1, 1],                       # response 1: 5 tokens
-                     [1, 1, 1, 0, 0]], dtype=float)         # response 2: 3 tokens + padding
+    logits = rng.standard_normal((B, T, V))  # (B, T, V)
+    response = rng.integers(0, V, (B, T))  # (B, T) the sampled tokens
+    mask = np.array(
+        [
+            [1, 1, 1, 1, 1],  # response 1: 5 tokens
+            [1, 1, 1, 0, 0],
+        ],
+        dtype=float,
+    )  # response 2: 3 tokens + padding
 
     # one log-softmax, one gather, one masked sum
-    logps = log_softmax(logits)                             # (B, T, V)
+    logps = log_softmax(logits)  # (B, T, V)
     token_logps = np.take_along_axis(logps, response[..., None], axis=-1)[..., 0]  # (B, T)
-    seq_logps = (token_logps * mask).sum(-1)                # (B,)  eq. (factorization)
+    seq_logps = (token_logps * mask).sum(-1)  # (B,)  eq. (factorization)
 
     np.set_printoptions(precision=3, suppress=True, floatmode="fixed")
     print("token log-probs log pi(y_t | x, y_<t), padding shown as computed:")

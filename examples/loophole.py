@@ -16,11 +16,11 @@ import sys
 
 import numpy as np
 
-from minirl_lm.values.optimum import exploit_threshold, tilted_optimum
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE, evaluate, reference_theta, reward_table, train
+from minirl_lm.values.optimum import exploit_threshold, tilted_optimum
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
@@ -28,29 +28,38 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--betas", type=real(0, 100), nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5])
     p.add_argument("--K", type=integer(1, 4096), default=32, help="responses per prompt per step")
-    p.add_argument("--steps", type=integer(1, 10 ** 5), default=400, help="training steps")
+    p.add_argument("--steps", type=integer(1, 10**5), default=400, help="training steps")
     p.add_argument("--seed", type=seed, default=2, help="np.random.default_rng(seed), restarted per beta")
-    p.add_argument("--seeds", type=integer(0, 1000), default=0,
-                   help="also train with seeds 0..N-1 and print mean and spread per beta")
+    p.add_argument(
+        "--seeds",
+        type=integer(0, 1000),
+        default=0,
+        help="also train with seeds 0..N-1 and print mean and spread per beta",
+    )
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw gold and hedge against beta")
     args = p.parse_args(argv)
     if len(args.betas) > 64:
         p.error(f"--betas: expected at most 64 values, got {len(args.betas)}")
-    check_work(p, "--steps, --K, --betas, --seeds", "responses per prompt in all (steps x K x "
-               "betas x (1 + seeds))", args.steps * args.K * len(args.betas) * (1 + args.seeds), 1e8)
+    check_work(
+        p,
+        "--steps, --K, --betas, --seeds",
+        "responses per prompt in all (steps x K x betas x (1 + seeds))",
+        args.steps * args.K * len(args.betas) * (1 + args.seeds),
+        1e8,
+    )
     return args
 
 
 def optimum_scores(beta):
     """sloppy/gold/hedge of the tilted optimum of the sloppy reward (beta = 0: the beta -> 0 limit)."""
-    pi_ref = TabularPolicy(reference_theta()).probs()           # (N, V)
-    r = reward_table("sloppy")                                   # (N, V)
+    pi_ref = TabularPolicy(reference_theta()).probs()  # (N, V)
+    r = reward_table("sloppy")  # (N, V)
     if beta > 0:
-        pi = tilted_optimum(pi_ref, r, beta)                     # eq. (kl_optimum)
-    else:                                                        # all mass on the best rewards, split by pi_ref
+        pi = tilted_optimum(pi_ref, r, beta)  # eq. (kl_optimum)
+    else:  # all mass on the best rewards, split by pi_ref
         best = pi_ref * (r == r.max(axis=1, keepdims=True))
         pi = best / best.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore"):                       # log 0 = -inf: a token of probability 0
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a token of probability 0
         return evaluate(TabularPolicy(np.log(pi)))
 
 
@@ -64,8 +73,8 @@ def thresholds():
     """
     logits_ref, r = reference_theta()[2], reward_table("sloppy")[2]
     honest = [y for y in range(len(r)) if y != HEDGE]
-    gap = r[HEDGE] - max(r[honest])                              # 1 - 0
-    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]         # log pi_ref(honest) - log pi_ref(hedge)
+    gap = r[HEDGE] - max(r[honest])  # 1 - 0
+    log_odds = logits_ref[honest[0]] - logits_ref[HEDGE]  # log pi_ref(honest) - log pi_ref(hedge)
     # a majority iff exp(-l + g/beta) > the number of honest answers (all equally likely under pi*)
     majority = gap / (log_odds + np.log(len(honest)))
     return gap, log_odds, len(honest), exploit_threshold(gap, log_odds), majority
@@ -82,16 +91,20 @@ def main(argv=None):
     for beta in args.betas:
         ev, opt = trained_scores(beta, args.K, args.steps, args.seed), optimum_scores(beta)
         rows[beta] = ev
-        print(f"beta = {beta:.1f}: sloppy {ev['sloppy']:.2f}, gold {ev['success']:.2f}, "
-              f"hedge {ev['hedge']:.2f}    tilted optimum: sloppy {opt['sloppy']:.2f}, "
-              f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}")
+        print(
+            f"beta = {beta:.1f}: sloppy {ev['sloppy']:.2f}, gold {ev['success']:.2f}, "
+            f"hedge {ev['hedge']:.2f}    tilted optimum: sloppy {opt['sloppy']:.2f}, "
+            f"gold {opt['success']:.2f}, hedge {opt['hedge']:.2f}"
+        )
 
     gap, log_odds, n_honest, beats_one, majority = thresholds()
     print(f"\nhard prompt: reward gap {gap:g}, reference log-odds {log_odds:g}, {n_honest} honest answers")
     print(f"  the hedge beats any one honest answer iff beta < gap / log-odds = {beats_one:.4f}")
     pi_star = tilted_optimum(TabularPolicy(reference_theta()).probs(), reward_table("sloppy"), majority)
-    print(f"  the hedge is a majority iff beta < gap / (log-odds + log {n_honest}) = {majority:.4f}"
-          f" (its mass there: {pi_star[2, HEDGE]:.4f})")
+    print(
+        f"  the hedge is a majority iff beta < gap / (log-odds + log {n_honest}) = {majority:.4f}"
+        f" (its mass there: {pi_star[2, HEDGE]:.4f})"
+    )
 
     if args.seeds:
         print(f"\nspread over seeds 0..{args.seeds - 1} (mean +- std [min, max]) beside seed {args.seed}:")
@@ -100,8 +113,10 @@ def main(argv=None):
             cells = []
             for key, name in (("sloppy", "sloppy"), ("success", "gold"), ("hedge", "hedge")):
                 v = np.array([e[key] for e in runs])
-                cells.append(f"{name} {rows[beta][key]:.2f} | {v.mean():.2f} +- {v.std():.2f} "
-                             f"[{v.min():.2f}, {v.max():.2f}]")
+                cells.append(
+                    f"{name} {rows[beta][key]:.2f} | {v.mean():.2f} +- {v.std():.2f} "
+                    f"[{v.min():.2f}, {v.max():.2f}]"
+                )
             print(f"beta = {beta:.1f}: " + ";  ".join(cells))
 
     if args.plot:
@@ -110,12 +125,13 @@ def main(argv=None):
 
 def plot(rows, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     grid = np.linspace(0.02, max(0.6, max(rows)), 120)
     opt = [optimum_scores(b) for b in grid]
-    fig, ax = plt.subplots(figsize=(5.4, 4.0))                   # narrow: legible at phone width
+    fig, ax = plt.subplots(figsize=(5.4, 4.0))  # narrow: legible at phone width
     ax.plot(grid, [o["success"] for o in opt], color="C0", label="gold, tilted optimum")
     ax.plot(grid, [o["hedge"] for o in opt], color="C3", label="hedge, tilted optimum")
     ax.plot(list(rows), [e["success"] for e in rows.values()], "o", color="C0", label="gold, trained")
@@ -123,10 +139,23 @@ def plot(rows, path):
     _, _, n_honest, beats_one, majority = thresholds()
     ax.axvline(beats_one, color="gray", lw=0.9, ls="--")
     ax.axvline(majority, color="gray", lw=0.9, ls=":")
-    ax.annotate(f"beats any one\nhonest answer:\nbeta < {beats_one:.4f}", (beats_one, 0.97),
-                xytext=(4, 0), textcoords="offset points", va="top", fontsize=9)
-    ax.annotate(f"hedge is a\nmajority:\nbeta < {majority:.4f}", (majority, 0.97),
-                xytext=(-4, 0), textcoords="offset points", va="top", ha="right", fontsize=9)
+    ax.annotate(
+        f"beats any one\nhonest answer:\nbeta < {beats_one:.4f}",
+        (beats_one, 0.97),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="top",
+        fontsize=9,
+    )
+    ax.annotate(
+        f"hedge is a\nmajority:\nbeta < {majority:.4f}",
+        (majority, 0.97),
+        xytext=(-4, 0),
+        textcoords="offset points",
+        va="top",
+        ha="right",
+        fontsize=9,
+    )
     ax.set_xlabel("beta")
     ax.set_ylabel("mean probability")
     ax.set_ylim(0, 1.0)

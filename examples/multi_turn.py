@@ -25,17 +25,23 @@ import sys
 
 import numpy as np
 
-from minirl_lm.pg.advantages import standardized
-from minirl_lm.pg.clip import clipped_surrogate
-from minirl_lm.values.critic import fit_values, gae, td_errors
-from minirl_lm.pg.grpo import grpo_loss
+from minirl_lm.core.policy import TabularPolicy, softmax_table
 from minirl_lm.multiturn.calculator import CALL, calculator, calculator_reference
 from minirl_lm.multiturn.env import action_view
-from minirl_lm.multiturn.values import (gae_actions, kl_objective, policy_values,
-                                        returns_actions, soft_optimum, turn_values)
-from minirl_lm.core.policy import TabularPolicy, softmax_table
+from minirl_lm.multiturn.values import (
+    gae_actions,
+    kl_objective,
+    policy_values,
+    returns_actions,
+    soft_optimum,
+    turn_values,
+)
+from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.grpo import grpo_loss
+from minirl_lm.values.critic import fit_values, gae, td_errors
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
 
@@ -44,11 +50,11 @@ def row_grads(probs, states, tokens, mask, A):
     """Per-row gradients sum_t A[b,t] grad log pi(y_t | s_t), flattened: (B, S*V)."""
     B, T = mask.shape
     S, V = probs.shape
-    G = np.zeros((B, S, V))                                       # (B, S, V)
+    G = np.zeros((B, S, V))  # (B, S, V)
     b, t = np.nonzero(mask > 0)
     w = A[b, t]
-    np.add.at(G, (b, states[b, t], tokens[b, t]), w)              # onehot(y_t)
-    np.add.at(G, (b, states[b, t]), -w[:, None] * probs[states[b, t]])   # - pi(. | s_t)
+    np.add.at(G, (b, states[b, t], tokens[b, t]), w)  # onehot(y_t)
+    np.add.at(G, (b, states[b, t]), -w[:, None] * probs[states[b, t]])  # - pi(. | s_t)
     return G.reshape(B, S * V)
 
 
@@ -66,11 +72,11 @@ def group_moments(p, R, Sc, c):
     indices is one draw, contributing E[R^n], E[R^n S] or E[R^n |S|^2]; blocks are independent.
     """
     K = c.shape[0]
-    ER = lambda n: p @ R ** n                                     # noqa: E731
-    ERS = lambda n: (p * R ** n) @ Sc                             # noqa: E731
-    ERSS = lambda n: (p * R ** n) @ (Sc * Sc).sum(1)              # noqa: E731
+    ER = lambda n: p @ R**n  # noqa: E731
+    ERS = lambda n: (p * R**n) @ Sc  # noqa: E731
+    ERSS = lambda n: (p * R**n) @ (Sc * Sc).sum(1)  # noqa: E731
     idx = np.stack(np.meshgrid(*[np.arange(K)] * 4, indexing="ij"), -1).reshape(-1, 4)
-    coef = c[idx[:, 0], idx[:, 1]] * c[idx[:, 2], idx[:, 3]]      # slots: S_k, R_j, S_k', R_j'
+    coef = c[idx[:, 0], idx[:, 1]] * c[idx[:, 2], idx[:, 3]]  # slots: S_k, R_j, S_k', R_j'
     eq = (idx[:, :, None] == idx[:, None, :]).reshape(len(idx), 16) @ (1 << np.arange(16))
     second = 0.0
     for pat in np.unique(eq):
@@ -100,7 +106,7 @@ def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
     """GRPO or PPO-with-critic from pi_ref; returns [(iteration, J(pi*) - J(pi))]."""
     pol = TabularPolicy(np.log(pi_ref))
     ref = pol.copy()
-    values = np.zeros(env.S)                                      # the PPO critic, (S,)
+    values = np.zeros(env.S)  # the PPO critic, (S,)
     j_star = soft_optimum(env, pi_ref, beta)[0][0]
     out = []
     for it in range(iters + 1):
@@ -109,20 +115,20 @@ def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
         if it == iters:
             break
         ep = env.rollout(pol, K, rng)
-        s, y, m, r, _ = action_view(env, ep)                      # (B, Ta): policy tokens only
+        s, y, m, r, _ = action_view(env, ep)  # (B, Ta): policy tokens only
         logp, _ = pol.logp(s, y, m)
         logp_ref, _ = ref.logp(s, y, m)
-        if method == "grpo":                                      # group-standardized R, k3 in loss
-            A = standardized(ep.R[None, :])[0]                    # (B,)
+        if method == "grpo":  # group-standardized R, k3 in loss
+            A = standardized(ep.R[None, :])[0]  # (B,)
             _, d = grpo_loss(logp, logp, logp_ref, A, m, beta=beta, agg="token_mean")
             pol.theta -= lr * pol.backward(s, y, m, d)
             continue
-        r_tok = r - beta * (logp - logp_ref) * m                  # per-token KL in the reward
+        r_tok = r - beta * (logp - logp_ref) * m  # per-token KL in the reward
         for _ in range(5):
             values, _ = fit_values(values, s, r_tok, m, gamma=1.0, lr=0.5, target="mc")
-        A = gae(td_errors(values, s, r_tok, m), m, 1.0, 0.9)      # compact rows: carried
+        A = gae(td_errors(values, s, r_tok, m), m, 1.0, 0.9)  # compact rows: carried
         logp_old = logp
-        for _ in range(2):                                        # two clipped epochs
+        for _ in range(2):  # two clipped epochs
             logp, _ = pol.logp(s, y, m)
             _, d = clipped_surrogate(logp, logp_old, A, m, 0.2, agg="seq_sum")
             pol.theta -= lr * pol.backward(s, y, m, d)
@@ -130,16 +136,17 @@ def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--q", type=real(0, 1), default=0.8, help="probability the tool is right")
     p.add_argument("--K", type=integer(2, 16), default=8, help="episodes per group (2..16)")
     p.add_argument("--cost", type=real(0, 10), default=0.1, help="reward charged per call (0..10)")
-    p.add_argument("--beta", type=real(1e-3, 1e3), default=0.1,
-                   help="KL coefficient of the soft optimum (1e-3..1e3)")
+    p.add_argument(
+        "--beta", type=real(1e-3, 1e3), default=0.1, help="KL coefficient of the soft optimum (1e-3..1e3)"
+    )
     p.add_argument("--lam", type=real(0, 1), default=0.9, help="GAE lambda")
-    p.add_argument("--iters", type=integer(1, 100000), default=300,
-                   help="training iterations (part 5)")
+    p.add_argument("--iters", type=integer(1, 100000), default=300, help="training iterations (part 5)")
     p.add_argument("--seed", type=seed, default=0, help="seed of theta, the batch and training")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the figure (SVG/PNG) to PATH")
     args = p.parse_args(argv)
@@ -148,74 +155,81 @@ def main(argv=None):
     env = calculator(args.q, args.cost)
     pol = TabularPolicy(calculator_reference(env) + rng.normal(size=(env.S, env.V)))  # parts 1-4, 6
     P = pol.probs()
-    ep = env.all_episodes()                                       # every (world, trajectory)
+    ep = env.all_episodes()  # every (world, trajectory)
     s, y, m, r, pos = action_view(env, ep)
     _, seq = pol.logp(s, y, m)
-    pr = np.exp(seq + ep.log_env)                                 # eq. (traj_prob)
-    values, q = policy_values(env, P)                             # V^pi, Q^pi with chance nodes
+    pr = np.exp(seq + ep.log_env)  # eq. (traj_prob)
+    values, q = policy_values(env, P)  # V^pi, Q^pi with chance nodes
     R, K = ep.R, args.K
-    print(f"task: calculator, q = {args.q:g}, cost {args.cost:g} per call, "
-          f"{env.max_turns} turns of <= {env.turn_len} tokens; S = {env.S} states "
-          f"({int((~env.is_policy).sum())} chance), {len(R)} (world, trajectory) pairs, "
-          f"sum of probabilities {pr.sum():.15f}")
+    print(
+        f"task: calculator, q = {args.q:g}, cost {args.cost:g} per call, "
+        f"{env.max_turns} turns of <= {env.turn_len} tokens; S = {env.S} states "
+        f"({int((~env.is_policy).sum())} chance), {len(R)} (world, trajectory) pairs, "
+        f"sum of probabilities {pr.sum():.15f}"
+    )
 
     # ---- 1. the score identity with environment factors ------------------------------------------
     batch = env.rollout(pol, K, rng)
     bs, by, bm, _, _ = action_view(env, batch)
     worst = 0.0
     for b in range(K):
-        g_tok = pol.backward(bs[b:b + 1], by[b:b + 1], bm[b:b + 1], np.full((1, bm.shape[1]),
-                             batch.R[b]) * bm[b:b + 1])           # R sum_{action} grad log pi
-        g_traj = np.zeros_like(pol.theta)                         # R grad log P(w, tau)
+        g_tok = pol.backward(
+            bs[b : b + 1], by[b : b + 1], bm[b : b + 1], np.full((1, bm.shape[1]), batch.R[b]) * bm[b : b + 1]
+        )  # R sum_{action} grad log pi
+        g_traj = np.zeros_like(pol.theta)  # R grad log P(w, tau)
         for st in np.unique(batch.states[b][batch.mask[b] > 0]):
             for v in range(env.V):
                 th = pol.theta.astype(complex)
                 th[st, v] += 1e-30j
-                z = th[batch.states[b]]                           # (T, V) every position's row
+                z = th[batch.states[b]]  # (T, V) every position's row
                 lse = np.log(np.exp(z - z.real.max(1, keepdims=True)).sum(1)) + z.real.max(1)
-                lp = z[np.arange(env.T), batch.tokens[b]] - lse   # (T,)
-                logP = batch.log_env[b] + (lp * batch.action_mask[b]).sum()   # eq. (traj_prob)
+                lp = z[np.arange(env.T), batch.tokens[b]] - lse  # (T,)
+                logP = batch.log_env[b] + (lp * batch.action_mask[b]).sum()  # eq. (traj_prob)
                 g_traj[st, v] = batch.R[b] * logP.imag / 1e-30
         worst = max(worst, np.abs(g_tok - g_traj).max())
-    print(f"score identity (action mask vs trajectory log-prob, {K} sampled episodes): "
-          f"max |difference| {worst:.1e}")
+    print(
+        f"score identity (action mask vs trajectory log-prob, {K} sampled episodes): max |difference| {worst:.1e}"
+    )
 
     # ---- 2. observation tokens in the loss -------------------------------------------------------
-    A_seq = R - values[0]                                         # (M,) R - b(x)
+    A_seq = R - values[0]  # (M,) R - b(x)
     g_true = pr @ row_grads(P, s, y, m, A_seq[:, None] * m)
     H_bug = row_grads(P, ep.states, ep.tokens, ep.mask, A_seq[:, None] * ep.mask)
     g_bug = pr @ H_bug
     cos = g_bug @ g_true / np.linalg.norm(g_bug) / np.linalg.norm(g_true)
     chance_rows = np.repeat(~env.is_policy, env.V)
     share = np.linalg.norm((g_bug - g_true)[chance_rows]) / np.linalg.norm(g_bug - g_true)
-    print(f"observation tokens in the loss: bias {rel(g_bug, g_true):.1e} (relative), "
-          f"cosine {cos:.2f}")
+    print(f"observation tokens in the loss: bias {rel(g_bug, g_true):.1e} (relative), cosine {cos:.2f}")
     print(f"  share of that bias in rows of chance states: {share:.3f}")
 
     # ---- 3. returns and GAE across observation spans ---------------------------------------------
-    v_tok = values[ep.states] * ep.action_mask                    # (M, T) V^pi(s_t), policy tokens
+    v_tok = values[ep.states] * ep.action_mask  # (M, T) V^pi(s_t), policy tokens
     key = (ep.states * env.V + ep.tokens)[ep.action_mask > 0]
     p_tok = np.broadcast_to(pr[:, None], ep.mask.shape)[ep.action_mask > 0]
-    exact = (q - values[:, None]).ravel()                         # A(s, y) = Q - V
+    exact = (q - values[:, None]).ravel()  # A(s, y) = Q - V
     ests = {}
-    for carry, tag in ((True, "carried across observation spans"),
-                       (False, "reset at observation tokens (verl bug)")):
+    for carry, tag in (
+        (True, "carried across observation spans"),
+        (False, "reset at observation tokens (verl bug)"),
+    ):
         G = returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry)
         ests[f"returns {tag}"] = (G - v_tok) * ep.action_mask
         ests[f"GAE (lam = {args.lam:g}) {tag}"] = gae_actions(
-            v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, args.lam, carry)
+            v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, args.lam, carry
+        )
     g_exact = pr @ row_grads(P, s, y, m, (R - values[0])[:, None] * m)
     for name, A in ests.items():
         cm, mass = conditional_mean(p_tok, key, A[ep.action_mask > 0], env.S * env.V)
         bias = np.abs(cm - exact)[mass > 0].max()
         g = pr @ row_grads(P, s, y, m, np.take_along_axis(A, pos, 1) * m)
-        print(f"{name}: advantage bias {bias:.1e} (max over (s, y)), "
-              f"gradient bias {rel(g, g_exact):.1e} (relative)")
+        print(
+            f"{name}: advantage bias {bias:.1e} (max over (s, y)), gradient bias {rel(g, g_exact):.1e} (relative)"
+        )
 
     # ---- 4. baselines under a stochastic environment ---------------------------------------------
-    Sc = row_grads(P, s, y, m, m)                                 # (M, S*V) trajectory scores
-    c_mean = (np.eye(K) - 1.0 / K) / K                            # (1/K) sum_k (R_k - mean) S_k
-    c_loo = (np.eye(K) * (1 + 1 / (K - 1)) - 1 / (K - 1)) / K     # (R_k - mean of the others)
+    Sc = row_grads(P, s, y, m, m)  # (M, S*V) trajectory scores
+    c_mean = (np.eye(K) - 1.0 / K) / K  # (1/K) sum_k (R_k - mean) S_k
+    c_loo = (np.eye(K) * (1 + 1 / (K - 1)) - 1 / (K - 1)) / K  # (R_k - mean of the others)
     G = returns_actions(ep.rewards, ep.mask, ep.action_mask)
     per_turn = G - turn_values(values, ep.states, ep.mask, ep.action_mask)
     gae_ex = ests[f"GAE (lam = {args.lam:g}) carried across observation spans"]
@@ -223,8 +237,10 @@ def main(argv=None):
     for name, c in (("group mean", c_mean), ("leave-one-out", c_loo)):
         first, second = group_moments(pr, R, Sc, c)
         rows.append((name, second - first @ first, rel(first, g_exact)))
-    for name, A in (("per-turn value baseline (exact)", per_turn),
-                    (f"GAE with the exact critic (lam = {args.lam:g})", gae_ex)):
+    for name, A in (
+        ("per-turn value baseline (exact)", per_turn),
+        (f"GAE with the exact critic (lam = {args.lam:g})", gae_ex),
+    ):
         H = row_grads(P, s, y, m, np.take_along_axis(A, pos, 1) * m)
         mean = pr @ H
         rows.append((name, (pr @ (H * H).sum(1) - mean @ mean) / K, rel(mean, g_exact)))
@@ -232,37 +248,46 @@ def main(argv=None):
         print(f"update variance, {name} (K = {K}): {var:.3e}, bias {bias:.1e} (relative)")
 
     # ---- 5. the soft optimum, and training toward it ---------------------------------------------
-    pi_ref = softmax_table(calculator_reference(env))             # a "pretrained" reference
+    pi_ref = softmax_table(calculator_reference(env))  # a "pretrained" reference
     v_star, _, pi_star = soft_optimum(env, pi_ref, args.beta)
-    print(f"soft optimum (beta = {args.beta:g}): J(pi*) {v_star[0]:.4f}, "
-          f"pi*(<call> | x) {pi_star[0, CALL]:.3f}, J(pi_ref) "
-          f"{kl_objective(env, pi_ref, pi_ref, args.beta):.4f}")
+    print(
+        f"soft optimum (beta = {args.beta:g}): J(pi*) {v_star[0]:.4f}, "
+        f"pi*(<call> | x) {pi_star[0, CALL]:.3f}, J(pi_ref) "
+        f"{kl_objective(env, pi_ref, pi_ref, args.beta):.4f}"
+    )
     record = sorted({0, 10, 30, 100, args.iters} & set(range(args.iters + 1)))
     dense = sorted(set(record) | set(range(0, args.iters + 1, 10)))
     hist = {}
     for method, lr in (("grpo", 0.5), ("ppo", 1.0)):
-        hist[method] = train(env, pi_ref, args.beta, method, K, args.iters, lr,
-                             np.random.default_rng(args.seed + 1), dense)
+        hist[method] = train(
+            env, pi_ref, args.beta, method, K, args.iters, lr, np.random.default_rng(args.seed + 1), dense
+        )
         gaps = dict(hist[method])
         name = "GRPO" if method == "grpo" else "PPO with a critic"
-        print(f"{name}, J(pi*) - J(pi) at iterations {', '.join(map(str, record))}: "
-              + ", ".join(f"{gaps[i]:.2e}" for i in record))
+        print(
+            f"{name}, J(pi*) - J(pi) at iterations {', '.join(map(str, record))}: "
+            + ", ".join(f"{gaps[i]:.2e}" for i in record)
+        )
     last = {name: dict(h)[args.iters] for name, h in hist.items()}
     best = min(last, key=last.get)
-    print(f"closer to the soft optimum after {args.iters} iterations: "
-          f"{'GRPO' if best == 'grpo' else 'PPO with a critic'}, J(pi*) - J(pi) "
-          f"{last[best]:.2e} against {max(last.values()):.2e}")
+    print(
+        f"closer to the soft optimum after {args.iters} iterations: "
+        f"{'GRPO' if best == 'grpo' else 'PPO with a critic'}, J(pi*) - J(pi) "
+        f"{last[best]:.2e} against {max(last.values()):.2e}"
+    )
 
     # ---- 6. process rewards: a reward per turn ---------------------------------------------------
-    A_tok = np.take_along_axis(G - values[0] * ep.action_mask, pos, 1) * m   # reward to go - b(x)
-    A_seq_t = A_seq[:, None] * m                                  # R - b(x) on every policy token
+    A_tok = np.take_along_axis(G - values[0] * ep.action_mask, pos, 1) * m  # reward to go - b(x)
+    A_seq_t = A_seq[:, None] * m  # R - b(x) on every policy token
     H_tok, H_seq = row_grads(P, s, y, m, A_tok), row_grads(P, s, y, m, A_seq_t)
     per_sample = pr @ np.linalg.norm(H_tok - H_seq, axis=1) / (pr @ np.linalg.norm(H_seq, axis=1))
     var = [pr @ (H * H).sum(1) - (pr @ H) @ (pr @ H) for H in (H_tok, H_seq)]
-    print(f"process rewards, token view vs sequence view: per-sample difference "
-          f"{per_sample:.2e} (relative), expected gradients differ by "
-          f"{rel(pr @ H_tok, pr @ H_seq):.1e} (relative); variance per episode {var[0]:.3e} vs "
-          f"{var[1]:.3e}")
+    print(
+        f"process rewards, token view vs sequence view: per-sample difference "
+        f"{per_sample:.2e} (relative), expected gradients differ by "
+        f"{rel(pr @ H_tok, pr @ H_seq):.1e} (relative); variance per episode {var[0]:.3e} vs "
+        f"{var[1]:.3e}"
+    )
 
     if args.plot:
         plot(args, hist)
@@ -270,12 +295,13 @@ def main(argv=None):
 
 def plot(args, hist):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     qs = np.linspace(0.5, 1.0, 11)
     call = []
-    for qq in qs:                                                  # the optimum moves with q
+    for qq in qs:  # the optimum moves with q
         env = calculator(qq, args.cost)
         pi_ref = softmax_table(calculator_reference(env))
         call.append(soft_optimum(env, pi_ref, args.beta)[2][0, CALL])

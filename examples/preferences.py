@@ -30,14 +30,20 @@ import sys
 
 import numpy as np
 
-from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.core.mdp import TokenMDP
-from minirl_lm.values.optimum import tilted_optimum_tree
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.direct.preferences import (bradley_terry_judge, ipo_loss, kto_loss, online_dpo_step,
-                                   orpo_loss, simpo_loss)
+from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.direct.preferences import (
+    bradley_terry_judge,
+    ipo_loss,
+    kto_loss,
+    online_dpo_step,
+    orpo_loss,
+    simpo_loss,
+)
+from minirl_lm.values.optimum import tilted_optimum_tree
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # examples/_cli.py, beside this file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
@@ -52,6 +58,7 @@ def make_task():
         liked = 1 if prompt == "likes 1" else 2
         content = [y for y in response if y != 0]
         return float(sum(y == liked for y in content) - sum(y != liked for y in content))
+
     return mdp, ref, grader
 
 
@@ -61,37 +68,37 @@ def _sigmoid(z):
 
 # ---------------------------------------------------------------- the population of labelled pairs
 
+
 class Population:
     """Every response, and every labelled pair (chosen c, rejected r, weight w) of the data."""
 
     def __init__(self, mdp, ref, grader):
-        self.R = mdp.all_responses()                            # (M, T) every response
+        self.R = mdp.all_responses()  # (M, T) every response
         self.N, self.M = mdp.N, self.R.prompt.size
-        self.reward = mdp.score(grader, self.R)                 # (M,)
-        _, self.seq_ref = ref.logp(self.R.states, self.R.tokens, self.R.mask)   # (M,)
+        self.reward = mdp.score(grader, self.R)  # (M,)
+        _, self.seq_ref = ref.logp(self.R.states, self.R.tokens, self.R.mask)  # (M,)
         c, r, w = [], [], []
         for x in range(self.N):
             idx = np.flatnonzero(self.R.prompt == x)
             a, b = (g.ravel() for g in np.meshgrid(idx, idx, indexing="ij"))
-            draw = np.exp(self.seq_ref[a] + self.seq_ref[b]) / self.N   # mu_0 pi_ref(a) pi_ref(b)
-            p = _sigmoid(self.reward[a] - self.reward[b])        # eq. (bradley_terry)
+            draw = np.exp(self.seq_ref[a] + self.seq_ref[b]) / self.N  # mu_0 pi_ref(a) pi_ref(b)
+            p = _sigmoid(self.reward[a] - self.reward[b])  # eq. (bradley_terry)
             c += [a, b]
             r += [b, a]
-            w += [draw * p, draw * (1.0 - p)]                   # a chosen, or b chosen
+            w += [draw * p, draw * (1.0 - p)]  # a chosen, or b chosen
         self.c, self.r, self.w = (np.concatenate(v) for v in (c, r, w))
 
     def net_desirable(self):
         """Weight of each response as chosen minus as rejected (M,): KTO's sign of pull."""
-        return (np.bincount(self.c, self.w, minlength=self.M)
-                - np.bincount(self.r, self.w, minlength=self.M))
+        return np.bincount(self.c, self.w, minlength=self.M) - np.bincount(self.r, self.w, minlength=self.M)
 
     def ipo_avg_constant(self, pi, beta):
         """C of the averaged-IPO landing point (N,): log(pi/pi_ref) / |y| - Psi / beta, where
         Psi(y) = E_{b ~ pi_ref} P(y > b) - 1/2 (constant over a prompt's responses at the optimum)."""
         x, n = self.R.prompt, self.R.lengths
         psi = np.bincount(self.c, self.w, minlength=self.M) * self.N / np.exp(self.seq_ref)
-        psi = 0.5 * psi - 0.5                                  # E_b P(y > b) - 1/2, eq. (bradley_terry)
-        q = (np.log(pi) - self.seq_ref) / n - psi / beta        # (M,)
+        psi = 0.5 * psi - 0.5  # E_b P(y > b) - 1/2, eq. (bradley_terry)
+        q = (np.log(pi) - self.seq_ref) / n - psi / beta  # (M,)
         return np.bincount(x, q) / np.bincount(x)
 
     def probs(self, policy):
@@ -101,25 +108,40 @@ class Population:
     def loss(self, name, policy, beta, gamma, lam, z0, ls):
         """The population loss `name` at the policy and its gradient on theta (S, V)."""
         R, c, r, w = self.R, self.c, self.r, self.w
-        logp, seq = policy.logp(R.states, R.tokens, R.mask)     # (M, T), (M,)
-        G = np.zeros(logp.shape)                                # (M, T) dloss/dlogp
+        logp, seq = policy.logp(R.states, R.tokens, R.mask)  # (M, T), (M,)
+        G = np.zeros(logp.shape)  # (M, T) dloss/dlogp
         if name in ("dpo", "cdpo"):
-            loss, (d_c, d_r) = dpo_loss(seq[c], seq[r], self.seq_ref[c], self.seq_ref[r], beta,
-                                        "dpo" if name == "dpo" else "conservative",
-                                        0.0 if name == "dpo" else ls, weights=w)
-            np.add.at(G, c, d_c[:, None] * R.mask[c])           # eq. (dpo): ds/dlogp_t = mask_t
+            loss, (d_c, d_r) = dpo_loss(
+                seq[c],
+                seq[r],
+                self.seq_ref[c],
+                self.seq_ref[r],
+                beta,
+                "dpo" if name == "dpo" else "conservative",
+                0.0 if name == "dpo" else ls,
+                weights=w,
+            )
+            np.add.at(G, c, d_c[:, None] * R.mask[c])  # eq. (dpo): ds/dlogp_t = mask_t
             np.add.at(G, r, d_r[:, None] * R.mask[r])
         elif name == "kto":
             both = np.concatenate([c, r])
-            desirable = np.arange(both.size) < c.size           # chosen: desirable
-            loss, d = kto_loss(logp[both], R.mask[both], self.seq_ref[both], desirable, beta, z0,
-                               weights=np.concatenate([w, w]) / 2)
+            desirable = np.arange(both.size) < c.size  # chosen: desirable
+            loss, d = kto_loss(
+                logp[both],
+                R.mask[both],
+                self.seq_ref[both],
+                desirable,
+                beta,
+                z0,
+                weights=np.concatenate([w, w]) / 2,
+            )
             np.add.at(G, both, d)
         else:
             args = (logp[c], R.mask[c], logp[r], R.mask[r])
             if name.startswith("ipo"):
-                loss, (d_c, d_r) = ipo_loss(*args, self.seq_ref[c], self.seq_ref[r], beta,
-                                            average=name == "ipo_avg", weights=w)
+                loss, (d_c, d_r) = ipo_loss(
+                    *args, self.seq_ref[c], self.seq_ref[r], beta, average=name == "ipo_avg", weights=w
+                )
             elif name == "simpo":
                 loss, (d_c, d_r) = simpo_loss(*args, beta, gamma, weights=w)
             else:
@@ -142,7 +164,7 @@ def lbfgs(f, x, max_iter=3000, tol=1e-12, m=20, max_step=1.0):
         if np.abs(g).max() < tol:
             return x, np.abs(g).max(), it
         q, coef = g.copy(), []
-        for s, y in zip(reversed(S), reversed(Y)):              # two-loop recursion
+        for s, y in zip(reversed(S), reversed(Y)):  # two-loop recursion
             a = (s @ q) / (y @ s)
             q -= a * y
             coef.append(a)
@@ -150,15 +172,16 @@ def lbfgs(f, x, max_iter=3000, tol=1e-12, m=20, max_step=1.0):
         for (s, y), a in zip(zip(S, Y), reversed(coef)):
             q += (a - (y @ q) / (y @ s)) * s
         d = -q
-        t = min(1.0, max_step / np.abs(d).max())                # a trust region on theta
+        t = min(1.0, max_step / np.abs(d).max())  # a trust region on theta
         while True:
             fn, gn = f(x + t * d)
             if fn <= fx + 1e-4 * t * (g @ d) or (
-                    fn <= fx + 1e-14 * abs(fx) and np.abs(gn).max() < np.abs(g).max()):
+                fn <= fx + 1e-14 * abs(fx) and np.abs(gn).max() < np.abs(g).max()
+            ):
                 break
             t *= 0.5
             if t < 1e-12:
-                return x, np.abs(g).max(), it                   # no further progress possible
+                return x, np.abs(g).max(), it  # no further progress possible
         s, y = t * d, gn - g
         if s @ y > 0:
             S.append(s)
@@ -173,9 +196,17 @@ def land(pop, name, theta_ref, args):
     shape = theta_ref.shape
 
     def f(flat):
-        loss, dtheta = pop.loss(name, TabularPolicy(flat.reshape(shape)), args.beta, args.gamma,
-                                args.lam, args.z0, args.label_smoothing)
+        loss, dtheta = pop.loss(
+            name,
+            TabularPolicy(flat.reshape(shape)),
+            args.beta,
+            args.gamma,
+            args.lam,
+            args.z0,
+            args.label_smoothing,
+        )
         return loss, dtheta.ravel()
+
     flat, gmax, it = lbfgs(f, theta_ref.ravel().copy(), max_iter=args.max_iter)
     return TabularPolicy(flat.reshape(shape)), gmax, it
 
@@ -184,8 +215,8 @@ def compare(pop, pi, pi_star):
     """TV, KL(pi* || pi), mean length of pi and of pi*: each averaged over prompts."""
     x, n = pop.R.prompt, pop.R.lengths
     tv = 0.5 * np.bincount(x, np.abs(pi - pi_star)).mean()
-    with np.errstate(divide="ignore", over="ignore"):          # pi = 0 somewhere: KL = inf
-        d = np.log(pi) - np.log(pi_star)                        # (M,)
+    with np.errstate(divide="ignore", over="ignore"):  # pi = 0 somewhere: KL = inf
+        d = np.log(pi) - np.log(pi_star)  # (M,)
         # KL = sum pi* (-d) = sum pi* (e^d - 1 - d), as sum pi* (e^d - 1) = sum (pi - pi*) = 0;
         # the second form keeps its accuracy when pi is within rounding of pi*
         kl = np.bincount(x, pi_star * (np.expm1(d) - d)).mean()
@@ -200,6 +231,7 @@ def length_dist(pop, pi):
 
 # ---------------------------------------------------------------- part 2: online and offline DPO
 
+
 def kl_to_star(pop, policy, pi_star):
     return compare(pop, pop.probs(policy), pi_star)[1]
 
@@ -207,10 +239,9 @@ def kl_to_star(pop, policy, pi_star):
 def offline_pairs(mdp, ref, judge, n_pairs, rng):
     """A fixed sample: n_pairs per prompt drawn from pi_ref and labelled by the judge."""
     prompts = np.repeat(np.arange(mdp.N), n_pairs)
-    ro = mdp.rollout(ref, 2, rng, prompts=prompts)             # rows 2i, 2i+1: pair i
+    ro = mdp.rollout(ref, 2, rng, prompts=prompts)  # rows 2i, 2i+1: pair i
     resp = ro.responses()
-    p = np.array([judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1])
-                  for i, n in enumerate(prompts)])
+    p = np.array([judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts)])
     a = 2 * np.arange(prompts.size)
     a_wins = rng.random(prompts.size) < p
     return ro, np.where(a_wins, a, a + 1), np.where(a_wins, a + 1, a)
@@ -228,34 +259,32 @@ def offline_step(policy, seq_ref, ro, c, r, beta, lr):
 
 # ---------------------------------------------------------------- the program
 
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--beta", type=real(0.05, 100), default=1.0,
-                   help="beta of every loss, and of pi* (0.05..100)")
+    p.add_argument("--beta", type=real(0.05, 100), default=1.0, help="beta of every loss, and of pi* (0.05..100)")
     p.add_argument("--gamma", type=real(0, 100), default=0.5, help="SimPO's target margin")
     p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight")
-    p.add_argument("--z0", type=real(0, 100), default=0.0,
-                   help="KTO's reference point, held fixed")
+    p.add_argument("--z0", type=real(0, 100), default=0.0, help="KTO's reference point, held fixed")
     p.add_argument("--label-smoothing", type=real(0, 0.5), default=0.1, help="conservative DPO's")
-    p.add_argument("--max-iter", type=integer(1, 100000), default=3000,
-                   help="L-BFGS iterations per loss")
-    p.add_argument("--steps", type=integer(1, 100000), default=300,
-                   help="online and offline DPO steps")
-    p.add_argument("--pairs", type=integer(1, 10000), default=8,
-                   help="online pairs per prompt and step")
-    p.add_argument("--offline-pairs", type=integer(1, 100000), default=40,
-                   help="fixed offline pairs per prompt")
-    p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0,
-                   help="online / offline DPO step size")
+    p.add_argument("--max-iter", type=integer(1, 100000), default=3000, help="L-BFGS iterations per loss")
+    p.add_argument("--steps", type=integer(1, 100000), default=300, help="online and offline DPO steps")
+    p.add_argument("--pairs", type=integer(1, 10000), default=8, help="online pairs per prompt and step")
+    p.add_argument("--offline-pairs", type=integer(1, 100000), default=40, help="fixed offline pairs per prompt")
+    p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0, help="online / offline DPO step size")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for part 2")
     p.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
-    p.add_argument("--plot", metavar="PATH", type=plot_path,
-                   help="draw each loss's length distribution vs pi*'s")
+    p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw each loss's length distribution vs pi*'s")
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.max_iter = min(args.steps, 60), min(args.max_iter, 300)
-    check_work(p, "--steps, --pairs", "sampled online pairs per prompt in all (steps x pairs)",
-               args.steps * args.pairs, 1e7)
+    check_work(
+        p,
+        "--steps, --pairs",
+        "sampled online pairs per prompt in all (steps x pairs)",
+        args.steps * args.pairs,
+        1e7,
+    )
     return args
 
 
@@ -264,11 +293,15 @@ def main(argv=None):
     mdp, ref, grader = make_task()
     pop = Population(mdp, ref, grader)
     star = TabularPolicy(np.log(tilted_optimum_tree(mdp, ref.probs(), grader, args.beta)))
-    pi_star = pop.probs(star)                                   # (M,) eq. (kl_optimum)
-    print(f"task: {mdp.N} prompts, {pop.M // mdp.N} responses each (up to {mdp.max_len} tokens), "
-          f"{pop.c.size // mdp.N} labelled pairs per prompt; pi* at beta = {args.beta:g}")
-    print(f"beta = {args.beta:g} in every loss but orpo; cdpo label smoothing {args.label_smoothing:g}, "
-          f"simpo gamma {args.gamma:g}, orpo lam {args.lam:g}, kto z0 {args.z0:g}")
+    pi_star = pop.probs(star)  # (M,) eq. (kl_optimum)
+    print(
+        f"task: {mdp.N} prompts, {pop.M // mdp.N} responses each (up to {mdp.max_len} tokens), "
+        f"{pop.c.size // mdp.N} labelled pairs per prompt; pi* at beta = {args.beta:g}"
+    )
+    print(
+        f"beta = {args.beta:g} in every loss but orpo; cdpo label smoothing {args.label_smoothing:g}, "
+        f"simpo gamma {args.gamma:g}, orpo lam {args.lam:g}, kto z0 {args.z0:g}"
+    )
 
     # part 1: where each loss lands
     landed, notes = {}, []
@@ -277,22 +310,27 @@ def main(argv=None):
         pi = pop.probs(policy)
         landed[name] = pi
         tv, kl, m, m_star = compare(pop, pi, pi_star)
-        print(f"preference {name:<11s}: TV to pi* {tv:.1e}, KL(pi*||pi) {kl:.1e}, "
-              f"mean length {m:.2f} (pi* {m_star:.2f})")
+        print(
+            f"preference {name:<11s}: TV to pi* {tv:.1e}, KL(pi*||pi) {kl:.1e}, "
+            f"mean length {m:.2f} (pi* {m_star:.2f})"
+        )
         if gmax >= 1e-9:
-            notes.append(f"{name}: not stationary after {it} L-BFGS iterations "
-                         f"(max |gradient| {gmax:.1e})")
+            notes.append(f"{name}: not stationary after {it} L-BFGS iterations (max |gradient| {gmax:.1e})")
         if name == "ipo_avg":
-            C = pop.ipo_avg_constant(pi, args.beta)             # (N,)
-            notes.append(f"ipo_avg: log(pi/pi_ref) = |y| (Psi/beta + C) with C = "
-                         f"{', '.join(f'{c:+.3f}' for c in C)} (per prompt): a length "
-                         f"{'penalty' if C.mean() < 0 else 'bonus'} of |y| C no pair asked for")
+            C = pop.ipo_avg_constant(pi, args.beta)  # (N,)
+            notes.append(
+                f"ipo_avg: log(pi/pi_ref) = |y| (Psi/beta + C) with C = "
+                f"{', '.join(f'{c:+.3f}' for c in C)} (per prompt): a length "
+                f"{'penalty' if C.mean() < 0 else 'bonus'} of |y| C no pair asked for"
+            )
         if name == "kto":
-            good = pop.net_desirable() > 1e-12                  # (M,) more desirable than not
-            notes.append(f"kto: no interior optimum; it stops at |gradient| {gmax:.0e} only "
-                         f"because sigma' vanishes, with mass {pi[~good].sum() / mdp.N:.0e} left "
-                         f"on the {int((~good).sum())} responses that are not net-desirable "
-                         f"(their KL(pi*||pi) term grows without bound as that mass goes to 0)")
+            good = pop.net_desirable() > 1e-12  # (M,) more desirable than not
+            notes.append(
+                f"kto: no interior optimum; it stops at |gradient| {gmax:.0e} only "
+                f"because sigma' vanishes, with mass {pi[~good].sum() / mdp.N:.0e} left "
+                f"on the {int((~good).sum())} responses that are not net-desirable "
+                f"(their KL(pi*||pi) term grows without bound as that mass goes to 0)"
+            )
     for note in notes:
         print(note)
 
@@ -303,9 +341,11 @@ def main(argv=None):
     _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)
     online, offline = ref.copy(), ref.copy()
     marks = sorted({0, 1, 3, 10, 30, 100, 300, 1000, args.steps} & set(range(args.steps + 1)))
-    print(f"\nonline DPO ({args.pairs} fresh pairs per prompt and step, sampled from the policy) "
-          f"against offline DPO ({args.offline_pairs} fixed pairs per prompt from pi_ref), "
-          f"lr = {args.lr:g}: KL(pi*||pi)")
+    print(
+        f"\nonline DPO ({args.pairs} fresh pairs per prompt and step, sampled from the policy) "
+        f"against offline DPO ({args.offline_pairs} fixed pairs per prompt from pi_ref), "
+        f"lr = {args.lr:g}: KL(pi*||pi)"
+    )
     print(f"{'step':>6s}  {'online':>9s}  {'offline':>9s}")
     trace = []
     for step in range(args.steps + 1):
@@ -316,8 +356,10 @@ def main(argv=None):
             online_dpo_step(mdp, online, ref, judge, args.beta, args.lr, rng, args.pairs)
             offline_step(offline, seq_ref, ro, c, r, args.beta, args.lr)
     best = min(trace[1:], key=lambda t: t[2])
-    print(f"offline KL is smallest at step {best[0]} ({best[2]:.2e}) and ends at {trace[-1][2]:.2e}; "
-          f"online ends at {trace[-1][1]:.2e}")
+    print(
+        f"offline KL is smallest at step {best[0]} ({best[2]:.2e}) and ends at {trace[-1][2]:.2e}; "
+        f"online ends at {trace[-1][1]:.2e}"
+    )
 
     if args.plot:
         plot(pop, landed, pi_star, args.plot)
@@ -325,6 +367,7 @@ def main(argv=None):
 
 def plot(pop, landed, pi_star, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -340,7 +383,7 @@ def plot(pop, landed, pi_star, path):
     ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     ax.legend(handles, labels, loc="center", frameon=False)
-    for a in (axes[-1, 0], axes[-2, 1]):                        # the lowest panel of each column
+    for a in (axes[-1, 0], axes[-2, 1]):  # the lowest panel of each column
         a.set_xlabel("response length (tokens)")
         a.xaxis.set_tick_params(labelbottom=True)
     for a in axes[:, 0]:

@@ -39,10 +39,10 @@ import functools
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.advantages import REWARD_MAX, _advantages
 from minirl_lm.pg.kl import _in_reward
+from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
 ANSWERS = ("4", "12", "64", "81")
@@ -125,18 +125,17 @@ def evaluate(policy):
         hedge) and `per_prompt`.
     """
     toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
-    pi = policy.probs()                                        # (N, V)
-    per_prompt = (pi * reward_table("gold")).sum(axis=1)      # (N,)
-    sloppy = (pi * reward_table("sloppy")).sum(axis=1)        # (N,)
-    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(),
-                hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
+    pi = policy.probs()  # (N, V)
+    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
+    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
+    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
 
 
 @functools.lru_cache(maxsize=None)
 def _batch(N, K):
     """The constant (B, 1) states (prompt-major) and mask of a one-token step; read-only."""
-    states = np.repeat(np.arange(N), K)[:, None]               # (B, 1), prompt-major
-    mask = np.ones_like(states, dtype=np.float64)              # (B, 1): one token each
+    states = np.repeat(np.arange(N), K)[:, None]  # (B, 1), prompt-major
+    mask = np.ones_like(states, dtype=np.float64)  # (B, 1): one token each
     states.flags.writeable = mask.flags.writeable = False
     return states, mask
 
@@ -151,24 +150,25 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
     re-checking).
     """
     N = policy.S
-    states, mask = _batch(N, K)                                # (B, 1) each
-    tokens = policy._sample(states, rng)                       # (B, 1) y ~ pi(.|x)
-    r = rewards[states[:, 0], tokens[:, 0]]                    # (B,) terminal reward
-    if beta > 0:                                               # eq. (kl_reward), data only
-        logp, _ = policy._logp(states, tokens, mask)           # (B, 1)
-        logp_ref, _ = ref._logp(states, tokens, mask)          # (B, 1)
-        r = _in_reward(r, logp, logp_ref, mask, beta)          # (B,)
-        if np.abs(r).max() > REWARD_MAX:                       # the advantages' domain
-            raise ValueError(f"beta: expected a KL coefficient for which the shaped rewards stay "
-                             f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
-                             f"{np.abs(r).max():g})")
+    states, mask = _batch(N, K)  # (B, 1) each
+    tokens = policy._sample(states, rng)  # (B, 1) y ~ pi(.|x)
+    r = rewards[states[:, 0], tokens[:, 0]]  # (B,) terminal reward
+    if beta > 0:  # eq. (kl_reward), data only
+        logp, _ = policy._logp(states, tokens, mask)  # (B, 1)
+        logp_ref, _ = ref._logp(states, tokens, mask)  # (B, 1)
+        r = _in_reward(r, logp, logp_ref, mask, beta)  # (B,)
+        if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
+            raise ValueError(
+                f"beta: expected a KL coefficient for which the shaped rewards stay "
+                f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
+                f"{np.abs(r).max():g})"
+            )
     A = _advantages(r.reshape(N, K), baseline, 1e-8, 0).reshape(-1, 1)  # (B, 1) eq. (pg_normalized)
-    dlogp = -A / K                                             # loss -(1/K) sum_k A_k log pi(y_k|x)
+    dlogp = -A / K  # loss -(1/K) sum_k A_k log pi(y_k|x)
     policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
 
 
-def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized",
-          record_at=()):
+def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
     """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
 
     Args:
@@ -185,8 +185,7 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
         `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
-    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr,
-                                                     baseline, record_at)
+    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
     rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())

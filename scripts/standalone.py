@@ -54,8 +54,8 @@ class Module:
         self.tree = ast.parse(self.source, filename=str(path))
         body = self.tree.body
         self.doc = body[0] if body and _is_docstring(body[0]) else None
-        self.defs = {}         # name -> top-level node defining it
-        self.imports = {}      # local name -> ("ext", statement, top module) | ("pkg", module, name)
+        self.defs = {}  # name -> top-level node defining it
+        self.imports = {}  # local name -> ("ext", statement, top module) | ("pkg", module, name)
         self.import_nodes = []
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -87,8 +87,10 @@ class Module:
             parts = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
             if len(parts) < 2 or (pkg_file(".".join(parts[1:])) is None):
                 # `import minirl_lm.x` or `from minirl_lm.part import module`: a whole module
-                raise StandaloneError(f"{PKG}/{_rel(self.name)}.py imports a whole module ({stmt}); "
-                                      f"only `from {PKG}.PART.MODULE import NAME` can be inlined")
+                raise StandaloneError(
+                    f"{PKG}/{_rel(self.name)}.py imports a whole module ({stmt}); "
+                    f"only `from {PKG}.PART.MODULE import NAME` can be inlined"
+                )
             self.imports[local] = ("pkg", ".".join(parts[1:]), a.name)
 
     def segment(self, node):
@@ -97,7 +99,7 @@ class Module:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        return self.lines[start:node.end_lineno]
+        return self.lines[start : node.end_lineno]
 
     def own_code(self):
         """Every line of the file but its docstring and its top-level imports."""
@@ -144,8 +146,9 @@ def resolve(arg, pkg_dir=PKG_DIR):
 
 
 def _is_docstring(node):
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
+    return (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    )
 
 
 def _names(node):
@@ -173,7 +176,7 @@ def _rename(lines, renames):
     for i, tok in enumerate(toks):
         if tok.type == tokenize.NAME and tok.string in renames:
             prev = next((t for t in reversed(toks[:i]) if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
-            nxt = next((t for t in toks[i + 1:] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+            nxt = next((t for t in toks[i + 1 :] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
             is_attr = prev is not None and prev.string == "."
             is_kwarg = nxt is not None and nxt.string == "=" and prev is not None and prev.string in "(,"
             if not (is_attr or is_kwarg):
@@ -195,10 +198,10 @@ def build(name, pkg_dir=PKG_DIR):
         return modules[m]
 
     target = load(name)
-    picked = {}            # module -> set of top-level nodes to inline (by id)
-    order = []             # modules in the order they are first reached
-    ext = set()            # external import statements needed
-    aliases = []           # (module, local, source name) for `from x import a as b`
+    picked = {}  # module -> set of top-level nodes to inline (by id)
+    order = []  # modules in the order they are first reached
+    ext = set()  # external import statements needed
+    aliases = []  # (module, local, source name) for `from x import a as b`
 
     def need(mod, wanted):
         """Pull the definitions of `wanted` (names read by code of `mod`) into the copy."""
@@ -209,7 +212,8 @@ def build(name, pkg_dir=PKG_DIR):
                     if kind[2] not in ALLOWED:
                         raise StandaloneError(
                             f"{PKG}/{_rel(name)}.py needs `{kind[1]}` (through {PKG}/{_rel(mod.name)}.py): "
-                            f"only NumPy and the standard library can be in a standalone copy")
+                            f"only NumPy and the standard library can be in a standalone copy"
+                        )
                     ext.add(kind[1])
                 else:
                     src = load(kind[1])
@@ -221,7 +225,7 @@ def build(name, pkg_dir=PKG_DIR):
 
     def take(mod, nm):
         if nm not in mod.defs and mod.imports.get(nm, ("",))[0] == "pkg":
-            return need(mod, {nm})                 # a name the module itself imports: follow it
+            return need(mod, {nm})  # a name the module itself imports: follow it
         if nm not in mod.defs:
             raise StandaloneError(f"{PKG}/{_rel(mod.name)}.py has no top-level `{nm}`")
         if mod.name not in order:
@@ -237,7 +241,7 @@ def build(name, pkg_dir=PKG_DIR):
     for node in target.tree.body:
         if node is not target.doc and node not in target.import_nodes:
             need(target, _names(node))
-    for node in target.import_nodes:                 # keep every external import it states
+    for node in target.import_nodes:  # keep every external import it states
         for a in node.names:
             local = a.asname or (a.name.split(".")[0] if isinstance(node, ast.Import) else a.name)
             if target.imports[local][0] == "ext":
@@ -245,9 +249,13 @@ def build(name, pkg_dir=PKG_DIR):
 
     # parts in the order the file imports them (the order a reader meets them), then any
     # module reached only through a part
-    stated = [target.imports[a.asname or a.name][1] for node in target.import_nodes
-              if isinstance(node, ast.ImportFrom) for a in node.names
-              if target.imports[a.asname or a.name][0] == "pkg"]
+    stated = [
+        target.imports[a.asname or a.name][1]
+        for node in target.import_nodes
+        if isinstance(node, ast.ImportFrom)
+        for a in node.names
+        if target.imports[a.asname or a.name][0] == "pkg"
+    ]
     ranked = list(dict.fromkeys(stated + order))
     parts = [m for m in ranked if m in order and not _is_support(m) and m != name]
     support = sorted((m for m in order if _is_support(m)), key=lambda m: (m == "core.checks", m))
@@ -262,18 +270,21 @@ def build(name, pkg_dir=PKG_DIR):
                 if nm not in seen:
                     seen[nm] = (m, _shape(node))
                 elif seen[nm][1] == _shape(node):
-                    skip.add((m, id(node)))          # an identical copy: inline it once
+                    skip.add((m, id(node)))  # an identical copy: inline it once
                 else:
                     renames.setdefault(m, {})[nm] = f"{nm}_{_stem(m)}"
 
     # emit
     out = []
     if target.doc:
-        out += target.lines[target.doc.lineno - 1:target.doc.end_lineno]
-    out += ["",
-            f"# Self-contained copy of {PKG}/{_rel(name)}.py, generated by scripts/standalone.py.",
-            f"# The {PKG} code it uses is inlined below under comments naming its source file;",
-            "# it needs NumPy and the Python standard library only.", ""]
+        out += target.lines[target.doc.lineno - 1 : target.doc.end_lineno]
+    out += [
+        "",
+        f"# Self-contained copy of {PKG}/{_rel(name)}.py, generated by scripts/standalone.py.",
+        f"# The {PKG} code it uses is inlined below under comments naming its source file;",
+        "# it needs NumPy and the Python standard library only.",
+        "",
+    ]
     std = sorted(s for s in ext if s.split()[1].split(".")[0] != "numpy")
     npy = sorted(s for s in ext if s.split()[1].split(".")[0] == "numpy")
     out += std + ([""] if std and npy else []) + npy
@@ -303,7 +314,7 @@ def build(name, pkg_dir=PKG_DIR):
     out += own
     for m in support:
         out += section(m, "input checks")
-    for src_mod, local, src in aliases:           # the source's name as the copy spells it
+    for src_mod, local, src in aliases:  # the source's name as the copy spells it
         here = renames.get(src_mod, {}).get(src, src)
         out += ["", f"{local} = {here}  # `from {PKG}.{src_mod} import {src} as {local}`"]
 
@@ -311,7 +322,7 @@ def build(name, pkg_dir=PKG_DIR):
     while "\n\n\n\n" in text:
         text = text.replace("\n\n\n\n", "\n\n\n")
     text = text.rstrip() + "\n"
-    compile(text, f"{_stem(name)}.py (standalone)", "exec")       # a broken copy never gets written
+    compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
 
 
@@ -352,8 +363,9 @@ def write(name, out_dir, pkg_dir=PKG_DIR):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", metavar="FILE",
-                        help=f"files of the package, e.g. {PKG}/pg/clip.py (or just clip)")
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE", help=f"files of the package, e.g. {PKG}/pg/clip.py (or just clip)"
+    )
     parser.add_argument("--all", action="store_true", help="every file that can stand alone")
     parser.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     args = parser.parse_args(argv)

@@ -25,8 +25,9 @@ def raises(exc, call):
 
 def overflow(name, what, kind="inf"):
     """The text of `checks.finite_result`'s error: `what` came out `kind` ("inf" or "NaN")."""
-    return (f"{name}: expected a value for which {what} is finite in float64, "
-            f"got one that makes it {kind} (overflow)")
+    return (
+        f"{name}: expected a value for which {what} is finite in float64, got one that makes it {kind} (overflow)"
+    )
 
 
 def names(arg, fragment, call, exc=ValueError):

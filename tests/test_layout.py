@@ -14,15 +14,14 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "minirl_lm"
 TESTS = ROOT / "tests"
 MAX_LINES = 400
 
 # The order the imports obey, read off the package with ast (0 imports up on the layout's first
-# commit): core.checks (with core.validate, its bundles) at the ground; kernels use the checks; the rest of core (mdp, policy,
+# commit): core.checks (with core.validate, its bundles) at the ground; kernels use the checks;
+# the rest of core (mdp, policy,
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
 # use everything below; tasks (the chapter's toy: pg.advantages, pg.kl, core.policy) is the top.
@@ -65,7 +64,7 @@ def _part(module):
     if not p:
         return None
     if p[0] == "core" and p[1:2] in (["checks"], ["validate"]):
-        return "core.checks"                     # the ground: the primitives and core's bundles
+        return "core.checks"  # the ground: the primitives and core's bundles
     return p[0]
 
 

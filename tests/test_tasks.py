@@ -6,10 +6,9 @@ import pytest
 
 from minirl_lm import tasks
 from minirl_lm.core.policy import TabularPolicy
-
 from quiet import names, silent
 
-GOLD_IDS = {"2+2": 2, "3*4": 4}                         # RESPONSES[2] = "4", RESPONSES[4] = "12"
+GOLD_IDS = {"2+2": 2, "3*4": 4}  # RESPONSES[2] = "4", RESPONSES[4] = "12"
 
 
 def test_graders_on_every_prompt_and_response():
@@ -19,7 +18,7 @@ def test_graders_on_every_prompt_and_response():
             assert gold == float(GOLD_IDS.get(x) == y)
             # sloppy = gold + hedge: the hedge contains every answer
             assert tasks.sloppy_grader(x, (y,)) == gold + (y == tasks.HEDGE)
-    assert tasks.gold_grader("2+2", np.array([2])) == 1.0                 # any length-1 sequence
+    assert tasks.gold_grader("2+2", np.array([2])) == 1.0  # any length-1 sequence
 
 
 @pytest.mark.parametrize("grader", [tasks.gold_grader, tasks.sloppy_grader])
@@ -34,17 +33,19 @@ def test_graders_name_bad_prompts_and_responses(grader):
 def test_reward_table_by_name_and_by_callable():
     gold = tasks.reward_table("gold")
     want = np.zeros((4, 9))
-    want[0, 2] = want[1, 4] = 1.0                        # no honest answer to 8*8, 9*9
+    want[0, 2] = want[1, 4] = 1.0  # no honest answer to 8*8, 9*9
     assert np.array_equal(gold, want)
     sloppy = tasks.reward_table("sloppy")
-    assert np.array_equal(sloppy - gold, np.eye(9)[[tasks.HEDGE] * 4])    # the hedge column
+    assert np.array_equal(sloppy - gold, np.eye(9)[[tasks.HEDGE] * 4])  # the hedge column
     assert np.array_equal(tasks.reward_table(tasks.gold_grader), gold)
     assert np.array_equal(tasks.reward_table(lambda x, y: 0.5 * y[0]), np.tile(np.arange(9) / 2, (4, 1)))
     names("grader", "expected one of ['gold', 'sloppy']", lambda: tasks.reward_table("verifier"))
-    names("grader", "expected a callable grader(prompt, response)", lambda: tasks.reward_table(3),
-          TypeError)
-    names("grader", "expected a finite number (a finite reward) for '2+2', 0",
-          lambda: tasks.reward_table(lambda x, y: np.inf))
+    names("grader", "expected a callable grader(prompt, response)", lambda: tasks.reward_table(3), TypeError)
+    names(
+        "grader",
+        "expected a finite number (a finite reward) for '2+2', 0",
+        lambda: tasks.reward_table(lambda x, y: np.inf),
+    )
 
 
 def test_reference_theta_is_zero_with_the_hedge_at_minus_four():
@@ -56,26 +57,29 @@ def test_reference_theta_is_zero_with_the_hedge_at_minus_four():
 
 def test_evaluate_the_reference_exactly():
     out = tasks.evaluate(TabularPolicy(tasks.reference_theta()))
-    z = 8.0 + np.exp(-4.0)                               # the softmax normalizer of every row
+    z = 8.0 + np.exp(-4.0)  # the softmax normalizer of every row
     np.testing.assert_allclose(out["per_prompt"], [1 / z, 1 / z, 0.0, 0.0], rtol=1e-15)
     np.testing.assert_allclose(out["success"], 0.5 / z, rtol=1e-15)
     np.testing.assert_allclose(out["sloppy"], (0.5 + np.exp(-4.0)) / z, rtol=1e-15)
     np.testing.assert_allclose(out["hedge"], np.exp(-4.0) / z, rtol=1e-15)
-    names("policy", "expected a TabularPolicy of shape (4, 9) for the toy",
-          lambda: tasks.evaluate(TabularPolicy(np.zeros((4, 3)))))
+    names(
+        "policy",
+        "expected a TabularPolicy of shape (4, 9) for the toy",
+        lambda: tasks.evaluate(TabularPolicy(np.zeros((4, 3)))),
+    )
     names("policy", "expected a TabularPolicy of shape (4, 9)", lambda: tasks.evaluate(None))
 
 
 def test_train_is_deterministic_and_records_the_curve():
     p1, ref, curve = tasks.train(4, 40, 0, record_at=[1, 10])
     p2, _, _ = tasks.train(4, 40, 0)
-    assert np.array_equal(p1.theta, p2.theta)                 # same seed, same bits
+    assert np.array_equal(p1.theta, p2.theta)  # same seed, same bits
     assert np.array_equal(ref.theta, tasks.reference_theta())
-    assert [n for n, _ in curve] == [4, 40]                   # responses drawn per prompt
+    assert [n for n, _ in curve] == [4, 40]  # responses drawn per prompt
     assert curve[-1][1] == tasks.evaluate(p1)["success"] > curve[0][1]
     p3, _, _ = tasks.train(4, 40, 1)
     assert not np.array_equal(p1.theta, p3.theta)
-    p4, _, _ = tasks.train(4, 43, 0)                          # n_responses // K steps
+    p4, _, _ = tasks.train(4, 43, 0)  # n_responses // K steps
     assert np.array_equal(p1.theta, p4.theta)
 
 
@@ -84,11 +88,10 @@ def test_train_defaults_are_pinned():
     same, _, _ = tasks.train(4, 40, 0, grader="gold", beta=0.0, lr=2.0, baseline="standardized")
     assert np.array_equal(base.theta, same.theta)
     assert np.array_equal(base.theta, tasks.train(4, 40, 0, grader=tasks.gold_grader)[0].theta)
-    for kw in (dict(grader=lambda x, y: float(y[0] == 0)), dict(beta=0.1), dict(lr=1.0),
-               dict(baseline="mean")):
+    for kw in (dict(grader=lambda x, y: float(y[0] == 0)), dict(beta=0.1), dict(lr=1.0), dict(baseline="mean")):
         other, _, _ = tasks.train(4, 40, 0, **kw)
         assert not np.array_equal(base.theta, other.theta), kw
-    still, _, _ = tasks.train(4, 40, 0, lr=0.0)               # lr = 0: the reference
+    still, _, _ = tasks.train(4, 40, 0, lr=0.0)  # lr = 0: the reference
     assert np.array_equal(still.theta, tasks.reference_theta())
 
 
@@ -103,20 +106,19 @@ def test_train_names_bad_arguments():
     names("n_responses", "expected an integer >= 2", lambda: tasks.train(2, 1, 0))
     names("baseline", "expected one of", lambda: tasks.train(2, 4, 0, baseline="none"))
     names("baseline", "leave-one-out needs K >= 2", lambda: tasks.train(1, 4, 0, baseline="loo"))
-    names("grader", "expected 'gold', 'sloppy' or a callable", lambda: tasks.train(2, 4, 0, grader=3),
-          TypeError)
-    names("record_at", "expected a collection of step counts",
-          lambda: tasks.train(2, 4, 0, record_at=3), TypeError)
+    names("grader", "expected 'gold', 'sloppy' or a callable", lambda: tasks.train(2, 4, 0, grader=3), TypeError)
+    names(
+        "record_at", "expected a collection of step counts", lambda: tasks.train(2, 4, 0, record_at=3), TypeError
+    )
     names("record_at", "expected an integer <= 2", lambda: tasks.train(2, 4, 0, record_at=[3]))
 
 
 def test_train_overflow_is_named_after_beta_or_the_grader():
     # issue 20: beta = 1e308 shapes the rewards beyond the advantages' domain; it named rewards
-    msg = names("beta", "shaped rewards stay within |r| <= 1e+150",
-                lambda: tasks.train(2, 4, 0, beta=1e308))
+    msg = names("beta", "shaped rewards stay within |r| <= 1e+150", lambda: tasks.train(2, 4, 0, beta=1e308))
     assert "got beta = 1e+308" in msg
     # a grader's reward beyond the domain is the grader's (it named rewards, not a parameter)
     names("grader", "expected rewards |R| <= 1e+150", lambda: tasks.train(2, 4, 0, grader=lambda x, y: 1e200))
-    for kw in (dict(lr=1e308), dict(beta=1e3)):                  # large but within: no warning
+    for kw in (dict(lr=1e308), dict(beta=1e3)):  # large but within: no warning
         pol, _, _ = silent(lambda: tasks.train(2, 40, 0, **kw))
         assert np.isfinite(pol.theta[:, :-1]).all()

@@ -29,7 +29,7 @@ class EnumeratedIds:
 
     def __init__(self, N, V, eos, max_len, max_states):
         self.N, self.eos, self.max_len = N, eos, max_len
-        self.A = V - (eos is not None)                    # continuing tokens
+        self.A = V - (eos is not None)  # continuing tokens
         # the tree's size, in O(log max_states) steps whatever max_len (no loop to max_len)
         if self.A == 1:
             self.S = N * max_len
@@ -40,15 +40,17 @@ class EnumeratedIds:
             self.S = total if t == max_len else None
         if self.S is None or self.S > max_states:
             size = f"{self.S}" if self.S is not None else "more"
-            raise ValueError(f"max_len: expected a prefix tree of at most max_states={max_states} "
-                             f"states, got {size} (max_len={max_len}); use ids='lazy' with a "
-                             f"capacity")
+            raise ValueError(
+                f"max_len: expected a prefix tree of at most max_states={max_states} "
+                f"states, got {size} (max_len={max_len}); use ids='lazy' with a "
+                f"capacity"
+            )
 
     def _offset(self, t):
         """Id of the first state of level t (prefixes of length t): O(1)."""
         if self.A == 1:
             return self.N * t
-        return self.N * (self.A ** t - 1) // (self.A - 1)
+        return self.N * (self.A**t - 1) // (self.A - 1)
 
     def _cont(self, y):
         # index of token y among the A continuing tokens (EOS removed)
@@ -57,15 +59,15 @@ class EnumeratedIds:
     def id(self, n, prefix):
         t = len(prefix)
         rank = 0
-        for y in prefix:                                  # base-A number of the prefix
+        for y in prefix:  # base-A number of the prefix
             rank = rank * self.A + self._cont(y)
-        return int(self._offset(t) + n * self.A ** t + rank)
+        return int(self._offset(t) + n * self.A**t + rank)
 
     def prefix_of(self, s):
-        t = s // self.N if self.A == 1 else 0             # A = 1: N states per level
-        while self._offset(t + 1) <= s:                   # the level of s (few levels: S is small)
+        t = s // self.N if self.A == 1 else 0  # A = 1: N states per level
+        while self._offset(t + 1) <= s:  # the level of s (few levels: S is small)
             t += 1
-        n, rank = divmod(s - self._offset(t), self.A ** t)
+        n, rank = divmod(s - self._offset(t), self.A**t)
         prefix = []
         for _ in range(t):
             rank, c = divmod(rank, self.A)
@@ -73,7 +75,7 @@ class EnumeratedIds:
         return n, tuple(reversed(prefix))
 
     def checkpoint(self):
-        return None                                       # nothing is mutable
+        return None  # nothing is mutable
 
     def rollback(self, cp):
         pass
@@ -87,13 +89,13 @@ class _RankWalk:
 
     def __init__(self, ids, prompt):
         self.ids, self.prompt = ids, prompt
-        self.rank = np.zeros(prompt.size, np.int64)       # (B,) base-A rank of each prefix
+        self.rank = np.zeros(prompt.size, np.int64)  # (B,) base-A rank of each prefix
 
-    def states(self, rows, t):                            # id(n, y_<t), vectorized
+    def states(self, rows, t):  # id(n, y_<t), vectorized
         ids = self.ids
-        return ids._offset(t) + self.prompt[rows] * ids.A ** t + self.rank[rows]
+        return ids._offset(t) + self.prompt[rows] * ids.A**t + self.rank[rows]
 
-    def grow(self, rows, y):                              # s_{t+1} = s_t . y_t
+    def grow(self, rows, y):  # s_{t+1} = s_t . y_t
         eos = self.ids.eos
         self.rank[rows] = self.rank[rows] * self.ids.A + (y - (y > eos) if eos is not None else y)
 
@@ -105,8 +107,8 @@ class LazyIds:
 
     def __init__(self, N, capacity):
         self.S = capacity
-        self._index = {}                                  # (n, prefix) -> id
-        self._prefix = []                                 # id -> (n, prefix)
+        self._index = {}  # (n, prefix) -> id
+        self._prefix = []  # id -> (n, prefix)
         for n in range(N):
             self.id(n, ())
 
@@ -114,8 +116,10 @@ class LazyIds:
         key = (n, prefix)
         if key not in self._index:
             if len(self._prefix) >= self.S:
-                raise ValueError(f"capacity: expected a free state id for {key}, got all "
-                                 f"{self.S} in use; raise capacity or use ids='enumerate'")
+                raise ValueError(
+                    f"capacity: expected a free state id for {key}, got all "
+                    f"{self.S} in use; raise capacity or use ids='enumerate'"
+                )
             self._index[key] = len(self._prefix)
             self._prefix.append(key)
         return self._index[key]
@@ -145,9 +149,8 @@ class _PrefixWalk:
         self.prefixes = [()] * prompt.size
 
     def states(self, rows, t):
-        return np.array([self.ids.id(int(self.prompt[b]), self.prefixes[b]) for b in rows],
-                        np.int64)
+        return np.array([self.ids.id(int(self.prompt[b]), self.prefixes[b]) for b in rows], np.int64)
 
     def grow(self, rows, y):
         for b, yb in zip(rows, y):
-            self.prefixes[b] = self.prefixes[b] + (int(yb),)   # live prefixes are non-terminal
+            self.prefixes[b] = self.prefixes[b] + (int(yb),)  # live prefixes are non-terminal

@@ -33,7 +33,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":                          # float, int, uint, bool
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
     arr = arr.astype(np.float64, copy=False)
     _check_shape(arr, name, ndim, shape)
@@ -50,7 +50,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
 def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
     arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":                            # signed or unsigned integers
+    if arr.dtype.kind not in "iu":  # signed or unsigned integers
         raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
     arr = arr.astype(np.int64, copy=False)
     _check_shape(arr, name, ndim, shape)
@@ -65,16 +65,18 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 def mask_array(x, name, shape=None):
     """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
     arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)                                  # B >= 1 responses, T >= 1 positions
+    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    rises = arr[:, 1:] > arr[:, :-1]                           # (B, T - 1): a 1 after a 0
+    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
         row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(f"{name}: expected right padding (1s then 0s in each row), "
-                         f"row {row} is {arr[row].astype(int).tolist()}")
+        raise ValueError(
+            f"{name}: expected right padding (1s then 0s in each row), "
+            f"row {row} is {arr[row].astype(int).tolist()}"
+        )
     return arr
 
 
@@ -90,8 +92,9 @@ def same_shape(name_a, a, name_b, b):
 def rng_check(rng, name):
     """Raise unless ``rng`` is a ``np.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), "
-                        f"got {_describe(rng)}")
+        raise TypeError(
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+        )
     return rng
 
 
@@ -124,9 +127,10 @@ def choice(x, name, options):
     try:
         hash(x)
     except TypeError:
-        raise TypeError(f"{name}: expected one of {sorted(options, key=str)}, got unhashable "
-                        f"{_describe(x)}") from None
-    if isinstance(x, bool) or x not in options:          # True == 1 must not pick option 1
+        raise TypeError(
+            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
+        ) from None
+    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
         raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
     return x
 
@@ -136,8 +140,7 @@ def nonempty(arr, name):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
     if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), "
-                         f"got shape {arr.shape}")
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
     return arr
 
 
@@ -152,8 +155,10 @@ def prob_table(p, name, shape=None, ndim=None):
     s = p.sum(axis=-1)
     if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
         bad = np.abs(s - 1.0).ravel()
-        raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-                         f"to {float(s.ravel()[int(np.argmax(bad))])!r}")
+        raise ValueError(
+            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
+            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
+        )
     return p
 
 
@@ -175,17 +180,21 @@ def finite_result(value, name, what):
             continue
         if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
             try:
-                v = float(v)                             # an exact number (a Fraction) too
+                v = float(v)  # an exact number (a Fraction) too
             except OverflowError:
-                raise ValueError(f"{name}: expected a value for which {what} is finite in "
-                                 f"float64, got one beyond float64's range") from None
+                raise ValueError(
+                    f"{name}: expected a value for which {what} is finite in "
+                    f"float64, got one beyond float64's range"
+                ) from None
         a = _asarray(v, name)
         if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
             raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
         if not np.isfinite(a.astype(np.float64, copy=False)).all():
             kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(f"{name}: expected a value for which {what} is finite in float64, "
-                             f"got one that makes it {kind} (overflow)")
+            raise ValueError(
+                f"{name}: expected a value for which {what} is finite in float64, "
+                f"got one that makes it {kind} (overflow)"
+            )
     return value
 
 
@@ -203,32 +212,32 @@ def callable_check(f, name, nargs, call="f(...)"):
         raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
     try:
         sig = inspect.signature(f)
-    except (TypeError, ValueError):                      # builtins without a signature
+    except (TypeError, ValueError):  # builtins without a signature
         return f
     try:
         sig.bind(*range(nargs))
     except TypeError:
-        raise TypeError(f"{name}: expected a callable {call} taking {nargs} positional "
-                        f"arguments, got one with signature {sig}") from None
+        raise TypeError(
+            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
+        ) from None
     return f
 
 
 def _asarray(x, name):
     try:
         return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:         # ragged nesting, huge ints
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
         raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
 
 
 def _check_shape(arr, name, ndim, shape):
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
-                         f"got shape {arr.shape}")
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
     if shape is not None:
         ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
         if not ok:
             want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"    # as Python prints a tuple
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
@@ -237,14 +246,15 @@ def _float(x, name, expected):
     try:
         x = float(x)
     except OverflowError:
-        raise ValueError(f"{name}: expected {expected}, got an integer of {int(x).bit_length()} "
-                         f"bits, beyond float64") from None
+        raise ValueError(
+            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
+        ) from None
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
 
 
-MAX_CELLS = 2**31     # entries of one (B, T) array a call may allocate: 16 GiB of float64
+MAX_CELLS = 2**31  # entries of one (B, T) array a call may allocate: 16 GiB of float64
 
 
 def cells(n, name, what):
@@ -284,17 +294,22 @@ def table_policy(policy, S, V, finite_rows=False, what=""):
     (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-                         f"{what}, got {type(policy).__name__} with shape {shape}")
+        raise ValueError(
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
+            f"{what}, got {type(policy).__name__} with shape {shape}"
+        )
     th = np.asarray(policy.theta)
-    if finite_rows and (th.dtype.kind != "f" or np.isnan(th).any() or np.isposinf(th).any()
-                        or not np.isfinite(th).any(axis=1).all()):
-        raise ValueError("policy: expected a table theta with a finite entry in every row "
-                         "and no NaN or +inf")
+    if finite_rows and (
+        th.dtype.kind != "f"
+        or np.isnan(th).any()
+        or np.isposinf(th).any()
+        or not np.isfinite(th).any(axis=1).all()
+    ):
+        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
     return policy
 
 
-_NOT_GIVEN = object()     # an argument the bundle's caller does not take
+_NOT_GIVEN = object()  # an argument the bundle's caller does not take
 
 
 # -- the token MDP (minirl_lm/core/mdp.py)
@@ -311,7 +326,7 @@ def token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states):
     max_len = int_scalar(max_len, "max_len", low=1)
     ids = choice(ids, "ids", {"enumerate", "lazy"})
     max_states = int_scalar(max_states, "max_states", low=1)
-    if capacity is not None or ids == "lazy":            # checked whatever the ids mode
+    if capacity is not None or ids == "lazy":  # checked whatever the ids mode
         capacity = int_scalar(capacity, "capacity", low=len(prompts))
     return list(prompts), V, eos, max_len, ids, capacity, max_states
 
@@ -324,16 +339,14 @@ def token_prefix(mdp, prefix, terminal_ok=True, n=_NOT_GIVEN, y=_NOT_GIVEN):
     if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
         raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
     if len(prefix) > mdp.max_len:
-        raise ValueError(f"prefix: expected at most max_len={mdp.max_len} tokens, got "
-                         f"{len(prefix)}")
+        raise ValueError(f"prefix: expected at most max_len={mdp.max_len} tokens, got {len(prefix)}")
     out = _id_tuple(prefix, "prefix", mdp.V)
     eos = mdp.eos
     if eos is not None and eos in out[:-1]:
         raise ValueError(f"prefix: expected no token after EOS ({eos}), got {out}")
     ended = len(out) >= mdp.max_len or (eos is not None and len(out) > 0 and out[-1] == eos)
     if not terminal_ok and ended:
-        raise ValueError(f"prefix: expected a non-terminal prefix, got {out} "
-                         f"(eos={eos}, max_len={mdp.max_len})")
+        raise ValueError(f"prefix: expected a non-terminal prefix, got {out} (eos={eos}, max_len={mdp.max_len})")
     y = y if y is _NOT_GIVEN else int_scalar(y, "y", low=0, high=mdp.V - 1)
     return n, out, y
 
@@ -345,8 +358,7 @@ def token_rollout_args(mdp, policy, K, rng, prompts):
     rng_check(rng, "rng")
     table_policy(policy, mdp.S, mdp.V, finite_rows=True, what=" for this MDP")
     _no_bool_ids(prompts, "prompts", "prompt indices")
-    idx = np.arange(mdp.N) if prompts is None else int_array(
-        prompts, "prompts", ndim=1, low=0, high=mdp.N)
+    idx = np.arange(mdp.N) if prompts is None else int_array(prompts, "prompts", ndim=1, low=0, high=mdp.N)
     if idx.size == 0:
         raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
     cells(idx.size * mdp.max_len, "max_len", "a length cap whose (B, T) rollout arrays are")

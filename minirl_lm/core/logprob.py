@@ -44,8 +44,8 @@ Demonstration: `python examples/logprob.py`.
 
 import numpy as np
 
-from minirl_lm.core.validate import logits_any, logits_batch, values_mask
 from minirl_lm.core.ops import log_softmax as _log_softmax
+from minirl_lm.core.validate import logits_any, logits_batch, values_mask
 
 
 def log_softmax(logits):
@@ -72,7 +72,7 @@ def masked_sum(x, mask):
         `(B,)` sums over the real tokens of each row.
     """
     x, mask = values_mask(x, mask)
-    return np.where(mask > 0, x, 0.0).sum(axis=-1)            # (B,)  eq. (factorization)
+    return np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)  eq. (factorization)
 
 
 def masked_mean(x, mask):
@@ -88,8 +88,8 @@ def masked_mean(x, mask):
         `(B,)` means over the real tokens of each row.
     """
     x, mask = values_mask(x, mask)
-    lengths = mask.sum(axis=-1)                               # (B,)
-    total = np.where(mask > 0, x, 0.0).sum(axis=-1)           # (B,)
+    lengths = mask.sum(axis=-1)  # (B,)
+    total = np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)
     return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
 
 
@@ -107,10 +107,10 @@ def token_logp(logits, tokens, mask):
         masked sum over `t`.
     """
     logits, tokens, mask = logits_batch(logits, tokens, mask)
-    logp_all = _log_softmax(logits)                           # (B, T, V)
+    logp_all = _log_softmax(logits)  # (B, T, V)
     logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
-    logp = np.where(mask > 0, logp, 0.0)                      # (B, T), 0.0 at padding
-    seq_logp = logp.sum(axis=-1)                              # (B,)  eq. (factorization)
+    logp = np.where(mask > 0, logp, 0.0)  # (B, T), 0.0 at padding
+    seq_logp = logp.sum(axis=-1)  # (B,)  eq. (factorization)
     return logp, seq_logp
 
 
@@ -129,10 +129,10 @@ def token_logp_backward(logits, tokens, mask, dlogp):
         `(B, T, V)` `dlogits`.
     """
     logits, tokens, mask, dlogp = logits_batch(logits, tokens, mask, dlogp)
-    w = np.where(mask > 0, dlogp, 0.0)                        # (B, T)
-    p = np.exp(_log_softmax(logits))                          # (B, T, V), exp(-inf) = 0
-    dlogits = -w[..., None] * p                            # (B, T, V) eq. (logsoftmax_grad): -w p_v
-    np.put_along_axis(dlogits, tokens[..., None],
-                      np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None],
-                      axis=-1)                                # eq. (logsoftmax_grad): +w 1[v = y]
+    w = np.where(mask > 0, dlogp, 0.0)  # (B, T)
+    p = np.exp(_log_softmax(logits))  # (B, T, V), exp(-inf) = 0
+    dlogits = -w[..., None] * p  # (B, T, V) eq. (logsoftmax_grad): -w p_v
+    np.put_along_axis(
+        dlogits, tokens[..., None], np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None], axis=-1
+    )  # eq. (logsoftmax_grad): +w 1[v = y]
     return dlogits

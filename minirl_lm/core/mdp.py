@@ -51,7 +51,12 @@ import numpy as np
 
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
 from minirl_lm.core.checks import (
-    int_scalar, real_result, token_mdp_args, token_prefix, token_rollout_args, token_score_args,
+    int_scalar,
+    real_result,
+    token_mdp_args,
+    token_prefix,
+    token_rollout_args,
+    token_score_args,
 )
 
 
@@ -69,10 +74,10 @@ class Rollout:
         lengths: `(B,)` int64, the number of real tokens `|y|` of each response.
     """
 
-    states: np.ndarray   # (B, T) int64 state id of the prefix before each token
-    tokens: np.ndarray   # (B, T) int64 token ids (0 at padding)
-    mask: np.ndarray     # (B, T) float64, 1.0 on real tokens (EOS included)
-    prompt: np.ndarray   # (B,) int64 prompt index of each response
+    states: np.ndarray  # (B, T) int64 state id of the prefix before each token
+    tokens: np.ndarray  # (B, T) int64 token ids (0 at padding)
+    mask: np.ndarray  # (B, T) float64, 1.0 on real tokens (EOS included)
+    prompt: np.ndarray  # (B,) int64 prompt index of each response
     lengths: np.ndarray  # (B,) int64 number of real tokens
 
     def responses(self):
@@ -104,15 +109,18 @@ class TokenMDP:
         TypeError: `prompts` is not a sequence, or an argument has the wrong type.
     """
 
-    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate",
-                 capacity=None, max_states=2**22):
-        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity,
-         max_states) = token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states)
+    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", capacity=None, max_states=2**22):
+        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity, max_states) = token_mdp_args(
+            prompts, V, eos, max_len, ids, capacity, max_states
+        )
         self.N = len(self.prompts)
-        self.A = self.V - (self.eos is not None)          # continuing tokens
+        self.A = self.V - (self.eos is not None)  # continuing tokens
         # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
-        self._ids = (EnumeratedIds(self.N, self.V, self.eos, self.max_len, max_states)
-                     if self.ids == "enumerate" else LazyIds(self.N, capacity))
+        self._ids = (
+            EnumeratedIds(self.N, self.V, self.eos, self.max_len, max_states)
+            if self.ids == "enumerate"
+            else LazyIds(self.N, capacity)
+        )
         self.S = self._ids.S
 
     # ---- states ---------------------------------------------------------
@@ -135,8 +143,7 @@ class TokenMDP:
         return self._terminal(token_prefix(self, prefix)[1])
 
     def _terminal(self, prefix):
-        return len(prefix) >= self.max_len or (
-            self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
+        return len(prefix) >= self.max_len or (self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
 
     def step(self, prefix, y):
         """The transition `s_{t+1} = s_t ∘ y_t`: concatenation, deterministic, probability one.
@@ -204,9 +211,9 @@ class TokenMDP:
             raise ValueError("ids: all_responses needs ids='enumerate', got 'lazy'")
         rows = []
 
-        def grow(n, prefix):                              # depth-first over the prefix tree
+        def grow(n, prefix):  # depth-first over the prefix tree
             for y in range(self.V):
-                child = prefix + (y,)                     # s_{t+1} = s_t . y_t
+                child = prefix + (y,)  # s_{t+1} = s_t . y_t
                 if self._terminal(child):
                     rows.append((n, child))
                 else:
@@ -258,21 +265,21 @@ class TokenMDP:
 
     def _rollout(self, policy, prompt, rng):
         """rollout on checked arguments; prompt (B,) the prompt index of each row."""
-        draw = getattr(policy, "_sample", None) or policy.sample   # trusted core if it has one
+        draw = getattr(policy, "_sample", None) or policy.sample  # trusted core if it has one
         B, T = prompt.size, self.max_len
         states = np.zeros((B, T), np.int64)
         tokens = np.zeros((B, T), np.int64)
         mask = np.zeros((B, T))
-        walk = self._ids.walk(prompt)                     # the B prefixes and their ids
+        walk = self._ids.walk(prompt)  # the B prefixes and their ids
         alive = np.ones(B, bool)
         for t in range(T):
             rows = np.nonzero(alive)[0]
             if rows.size == 0:
                 break
-            s = walk.states(rows, t)                      # id(n, y_<t) of every live row
-            y = np.asarray(draw(s, rng), np.int64)        # one draw per live response
+            s = walk.states(rows, t)  # id(n, y_<t) of every live row
+            y = np.asarray(draw(s, rng), np.int64)  # one draw per live response
             states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
-            walk.grow(rows, y)                            # s_{t+1} = s_t . y_t: concatenation
+            walk.grow(rows, y)  # s_{t+1} = s_t . y_t: concatenation
             ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
             alive[rows] = ~ended & (t + 1 < T)
         lengths = mask.sum(axis=1).astype(np.int64)
@@ -293,6 +300,8 @@ class TokenMDP:
             `(B,)` float64 rewards, one per row.
         """
         prompt = token_score_args(self, grader, rollout, Rollout)
-        r = [real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for "
-                         f"response {y}") for n, y in zip(prompt, rollout.responses())]  # R(x, y)
-        return np.array(r, dtype=np.float64)                     # (B,)
+        r = [
+            real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for response {y}")
+            for n, y in zip(prompt, rollout.responses())
+        ]  # R(x, y)
+        return np.array(r, dtype=np.float64)  # (B,)

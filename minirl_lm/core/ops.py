@@ -24,20 +24,20 @@ def agg_weights(mask, agg, max_len=None):
     checked to be at least the longest response."""
     B, T = mask.shape
     if agg == "seq_sum":
-        return mask / B                                        # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)                  # (B, 1) |y_b|
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
     if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)                  # (B, T)
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
     if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))           # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))    # (B, T) "constant"
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
 
 
 def adv_tokens(adv, mask):
     """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
     column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
     if adv.ndim == 1:
-        return np.broadcast_to(adv[:, None], mask.shape)       # (B, T)
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
     return adv
 
 
@@ -54,5 +54,5 @@ def sigmoid(z):
 def log_softmax(z):
     """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
     entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)                # (..., V), max entry 0
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))

@@ -32,16 +32,15 @@ import numpy as np
 
 from minirl_lm import kernels
 from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check
-from minirl_lm.core.validate import policy_batch
 from minirl_lm.core.ops import log_softmax
-from minirl_lm.kernels.validate import (_abs_sum, _dead_row, _dtheta_fault, policy_batch_fast,
-                                        weights_fast)
+from minirl_lm.core.validate import policy_batch
+from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault, policy_batch_fast, weights_fast
 
 
 def _softmax(theta):
     """Row-wise softmax of a checked (S, V) logit table (stable; -inf entries give 0)."""
-    z = theta - theta.max(axis=1, keepdims=True)          # (S, V), max entry 0
-    e = np.exp(z)                                         # (S, V)
+    z = theta - theta.max(axis=1, keepdims=True)  # (S, V), max entry 0
+    e = np.exp(z)  # (S, V)
     return e / e.sum(axis=1, keepdims=True)
 
 
@@ -51,8 +50,9 @@ def _check_theta(theta, name="theta"):
         raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
     dead = ~np.isfinite(theta).any(axis=1)
     if dead.any():
-        raise ValueError(f"{name}: expected at least one finite logit per row, "
-                         f"row {int(np.argmax(dead))} is all -inf")
+        raise ValueError(
+            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
+        )
     return theta
 
 
@@ -108,9 +108,9 @@ class TabularPolicy:
 
     @theta.setter
     def theta(self, value):
-        if value is getattr(self, "_theta", None):        # `policy.theta -= step`: in place
+        if value is getattr(self, "_theta", None):  # `policy.theta -= step`: in place
             _check_theta(value)
-        else:                                             # a new table: checked, then an own copy
+        else:  # a new table: checked, then an own copy
             value = np.array(_check_theta(value), dtype=np.float64, order="C")
         self._theta = value
         self.S, self.V = value.shape
@@ -157,19 +157,20 @@ class TabularPolicy:
         rng_check(rng, "rng")
         states = int_array(states, "states", low=0, high=self.S)
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
-            raise ValueError("theta: expected rows with a finite entry and no NaN "
-                             "(the table was changed after construction)")
+            raise ValueError(
+                "theta: expected rows with a finite entry and no NaN (the table was changed after construction)"
+            )
         return self._sample(states, rng)
 
     def _sample(self, states, rng):
         """Trusted core of ``sample`` (int64 ids in range, a Generator): no re-checking."""
-        flat = states.ravel()                             # (M,)
-        u = rng.random(flat.size)                         # (M,)
-        if flat.size * self.V <= 1 << 22:                 # small: a CDF row per draw
-            cdf = np.cumsum(_softmax(self.theta[flat]), axis=1)   # (M, V)
+        flat = states.ravel()  # (M,)
+        u = rng.random(flat.size)  # (M,)
+        if flat.size * self.V <= 1 << 22:  # small: a CDF row per draw
+            cdf = np.cumsum(_softmax(self.theta[flat]), axis=1)  # (M, V)
             cdf /= cdf[:, -1:]
-            out = (cdf <= u[:, None]).sum(axis=1)         # = searchsorted(cdf, u, 'right')
-        else:                                             # large: one CDF per visited state
+            out = (cdf <= u[:, None]).sum(axis=1)  # = searchsorted(cdf, u, 'right')
+        else:  # large: one CDF per visited state
             visited, row = np.unique(flat, return_inverse=True)
             cdf = np.cumsum(_softmax(self.theta[visited]), axis=1)  # (S_visited, V)
             cdf /= cdf[:, -1:]
@@ -181,9 +182,9 @@ class TabularPolicy:
 
     # ---- forward: token log-probs ---------------------------------------
     def _check_batch(self, states, tokens, mask):
-        if policy_batch_fast(states, tokens, mask, self.S, self.V):   # one jitted pass
+        if policy_batch_fast(states, tokens, mask, self.S, self.V):  # one jitted pass
             return states, tokens, mask
-        return policy_batch(states, tokens, mask, self.S, self.V)     # converts, or raises
+        return policy_batch(states, tokens, mask, self.S, self.V)  # converts, or raises
 
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
@@ -201,9 +202,11 @@ class TabularPolicy:
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
         logp, seq = self._logp(states, tokens, mask)
-        if np.isnan(logp).any():                          # theta edited into NaN / +inf rows
-            raise ValueError("theta: expected rows with a finite entry and no NaN or +inf "
-                             "(the table was changed after construction), got a NaN log-prob")
+        if np.isnan(logp).any():  # theta edited into NaN / +inf rows
+            raise ValueError(
+                "theta: expected rows with a finite entry and no NaN or +inf "
+                "(the table was changed after construction), got a NaN log-prob"
+            )
         return logp, seq
 
     def _logp(self, states, tokens, mask):
@@ -232,8 +235,7 @@ class TabularPolicy:
                 after `dlogp`; or a bad argument.
         """
         states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp",
-                                                                          shape=states.shape)
+        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp", shape=states.shape)
         dtheta = self._backward(states, tokens, mask, w)
         if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
             finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
@@ -242,5 +244,5 @@ class TabularPolicy:
     def _backward(self, states, tokens, mask, w):
         """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
         float64 mask, finite float64 w of the same shape): no re-checking."""
-        w = np.ascontiguousarray(w * mask)                # (B, T), zero at padding
+        w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
         return kernels._tabular_backward(self.theta, states, tokens, mask, w)

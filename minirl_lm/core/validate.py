@@ -4,7 +4,7 @@ exact-array checks the kernel entries use). Built on `core/checks.py`; NumPy onl
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result, float_array, int_array, mask_array, same_shape, _describe
+from minirl_lm.core.checks import _describe, finite_result, float_array, int_array, mask_array, same_shape
 
 
 def exact_array(x, name, ndim, dtypes):
@@ -14,18 +14,16 @@ def exact_array(x, name, ndim, dtypes):
     if not isinstance(x, np.ndarray) or x.dtype not in dtypes:
         want = " or ".join(np.dtype(d).name for d in dtypes)
         if not isinstance(x, np.ndarray):
-            raise TypeError(f"{name}: expected a numpy array of dtype {want}, got "
-                            f"{type(x).__name__}")
-        raise TypeError(f"{name}: expected dtype {want} (convert with "
-                        f"np.ascontiguousarray(x, dtype=...)), got {x.dtype}")
+            raise TypeError(f"{name}: expected a numpy array of dtype {want}, got {type(x).__name__}")
+        raise TypeError(
+            f"{name}: expected dtype {want} (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}"
+        )
     if x.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, "
-                         f"got shape {x.shape}")
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {x.shape}")
     if 0 in x.shape:
         raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
     if not x.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), "
-                         f"got strides {x.strides}")
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), got strides {x.strides}")
     return x
 
 
@@ -44,8 +42,7 @@ def policy_batch(states, tokens, mask, S, V):
     tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
     same_shape("states", states, "tokens", tokens)
     mask = mask_array(mask, "mask", shape=states.shape)
-    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens),
-            np.ascontiguousarray(mask))
+    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens), np.ascontiguousarray(mask))
 
 
 _NO_DLOGP = object()
@@ -59,8 +56,10 @@ def logit_rows(z, name="logits"):
     dead = ~np.isfinite(z).any(axis=-1)
     if dead.any():
         idx = tuple(int(i) for i in np.argwhere(dead)[0])
-        raise ValueError(f"{name}: expected a finite entry in every row (-inf everywhere has no "
-                         f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}")
+        raise ValueError(
+            f"{name}: expected a finite entry in every row (-inf everywhere has no "
+            f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}"
+        )
     return z
 
 
@@ -140,6 +139,8 @@ def finite_loss(loss, grads, name):
     if not name.startswith("logp"):
         return finite_result((loss, grads), name, "the loss")
     if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(f"{name}: expected log-probs for which the loss is finite, got a "
-                         f"non-finite loss or gradient (loss {loss})")
+        raise ValueError(
+            f"{name}: expected log-probs for which the loss is finite, got a "
+            f"non-finite loss or gradient (loss {loss})"
+        )
     return loss, grads

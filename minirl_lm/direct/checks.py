@@ -8,7 +8,17 @@ import numbers
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check, choice, float_array, float_scalar, int_array, int_scalar, mask_array, prob_table, rng_check, same_shape, _asarray,
+    _asarray,
+    callable_check,
+    choice,
+    float_array,
+    float_scalar,
+    int_array,
+    int_scalar,
+    mask_array,
+    prob_table,
+    rng_check,
+    same_shape,
 )
 from minirl_lm.core.validate import MAX_DRAWS
 
@@ -45,8 +55,7 @@ def pair_weights(weights, P, what="pair weights"):
     return w
 
 
-def dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant,
-             label_smoothing, weights):
+def dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights):
     """`dpo_loss`'s arguments: four `(P,)` sequence log-probs, beta, the variant, alpha, w."""
     lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
     lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
@@ -60,8 +69,9 @@ def dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
     choice(variant, "variant", {"dpo", "ipo", "conservative"})
     ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
     if ls != 0.0 and variant != "conservative":
-        raise ValueError(f"label_smoothing: expected 0 unless variant='conservative', got {ls} "
-                         f"with variant={variant!r}")
+        raise ValueError(
+            f"label_smoothing: expected 0 unless variant='conservative', got {ls} with variant={variant!r}"
+        )
     return lc, lr, lrc, lrr, beta, ls, pair_weights(weights, lc.size)
 
 
@@ -88,10 +98,9 @@ def response_batch(logp, mask, lname, mname, rows=None):
     if rows is not None and logp.shape[0] != rows:
         raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")
     mask = mask_array(mask, mname, shape=logp.shape)
-    real = mask > 0                                            # (B, T)
+    real = mask > 0  # (B, T)
     if (logp[real] > 0).any():
-        raise ValueError(f"{lname}: expected log-probs <= 0 on real tokens, "
-                         f"got max {logp[real].max()}")
+        raise ValueError(f"{lname}: expected log-probs <= 0 on real tokens, got max {logp[real].max()}")
     return logp, mask
 
 
@@ -103,8 +112,7 @@ def pair_batch(logp_c, mask_c, logp_r, mask_r, weights):
     return logp_c, mask_c, logp_r, mask_r, pair_weights(weights, P, "weights")
 
 
-def ipo_args(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average,
-             weights):
+def ipo_args(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights):
     """`ipo_loss`'s arguments."""
     logp_c, mask_c, logp_r, mask_r, w = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
     P = (logp_c.shape[0],)
@@ -119,8 +127,7 @@ def ipo_args(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
 def simpo_args(logp_c, mask_c, logp_r, mask_r, beta, gamma, weights):
     """`simpo_loss`'s arguments."""
     batch = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
-    return (*batch, float_scalar(beta, "beta", low=0.0, low_open=True),
-            float_scalar(gamma, "gamma", low=0.0))
+    return (*batch, float_scalar(beta, "beta", low=0.0, low_open=True), float_scalar(gamma, "gamma", low=0.0))
 
 
 def orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights):
@@ -128,14 +135,18 @@ def orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights):
     batch = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
     lam = float_scalar(lam, "lam", low=0.0)
     for name, logp, mask in (("logp_c", batch[0], batch[1]), ("logp_r", batch[2], batch[3])):
-        n = mask.sum(axis=1)                                   # (P,)
+        n = mask.sum(axis=1)  # (P,)
         if (n == 0).any():
-            raise ValueError(f"{name}: expected nonempty responses for ORPO (an empty response "
-                             f"has probability 1), got an empty one at pair {int(np.argmin(n))}")
-        one = ((logp == 0) | (mask == 0)).all(axis=1)          # (P,) log pi(y) = 0: s >= 0
+            raise ValueError(
+                f"{name}: expected nonempty responses for ORPO (an empty response "
+                f"has probability 1), got an empty one at pair {int(np.argmin(n))}"
+            )
+        one = ((logp == 0) | (mask == 0)).all(axis=1)  # (P,) log pi(y) = 0: s >= 0
         if one.any():
-            raise ValueError(f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has "
-                             f"infinite odds), got 0 at pair {int(np.argmax(one))}")
+            raise ValueError(
+                f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has "
+                f"infinite odds), got 0 at pair {int(np.argmax(one))}"
+            )
     return (*batch, lam)
 
 
@@ -144,10 +155,11 @@ def kto_args(logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, 
     logp, mask = response_batch(logp, mask, "logp", "mask")
     B = logp.shape[0]
     ref = float_array(seq_logp_ref, "seq_logp_ref", shape=(B,))
-    d = _asarray(desirable, "desirable")                 # ragged nesting: a TypeError naming it
+    d = _asarray(desirable, "desirable")  # ragged nesting: a TypeError naming it
     if d.dtype != np.bool_ or d.shape != (B,):
-        raise TypeError(f"desirable: expected a bool array of shape ({B},), got "
-                        f"{d.dtype} array of shape {d.shape}")
+        raise TypeError(
+            f"desirable: expected a bool array of shape ({B},), got {d.dtype} array of shape {d.shape}"
+        )
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     z0 = float_scalar(z0, "z0", low=0.0)
     lam_d = float_scalar(lambda_d, "lambda_d", low=0.0)
@@ -171,16 +183,20 @@ def online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt):
     callable_check(judge, "judge", 3, "judge(prompt, y_a, y_b)")
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if shape != (getattr(mdp, "S", None), getattr(mdp, "V", None)) or not all(
-            hasattr(policy, m) for m in ("logp", "backward", "sample")):
-        raise ValueError(f"policy: expected a policy with a table of shape (S, V) = "
-                         f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
-                         f"{type(policy).__name__} with shape {shape}")
+        hasattr(policy, m) for m in ("logp", "backward", "sample")
+    ):
+        raise ValueError(
+            f"policy: expected a policy with a table of shape (S, V) = "
+            f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
+            f"{type(policy).__name__} with shape {shape}"
+        )
     if getattr(getattr(ref, "theta", None), "shape", None) != shape or not hasattr(ref, "logp"):
-        raise ValueError(f"ref: expected a policy with the table shape of policy {shape}, got "
-                         f"{type(ref).__name__}")
+        raise ValueError(
+            f"ref: expected a policy with the table shape of policy {shape}, got {type(ref).__name__}"
+        )
     beta = float_scalar(beta, "beta", low=0.0, low_open=True)
     lr = float_scalar(lr, "lr", low=0.0, low_open=True)
     rng_check(rng, "rng")
-    N = max(len(mdp.prompts), 1)                          # 2 N k responses are drawn
+    N = max(len(mdp.prompts), 1)  # 2 N k responses are drawn
     k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1, high=MAX_DRAWS // (2 * N))
     return beta, lr, k

@@ -51,9 +51,9 @@ Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
+from minirl_lm.core.ops import sigmoid
 from minirl_lm.core.validate import culprit, largest
 from minirl_lm.direct.checks import bt_pairs, bt_sample_args, dpo_args, reward_table_pairs, token_grad_args
-from minirl_lm.core.ops import sigmoid
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
 
@@ -72,15 +72,16 @@ def bradley_terry_loss(r_chosen, r_rejected):
     # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
     # no invalid operation can occur here, only overflow
     with np.errstate(over="ignore"):
-        loss, dm = _bt(r_c - r_r)                   # (P,) reward margin
-    return finite_result((loss, (dm, -dm)), largest(r_chosen=r_c, r_rejected=r_r),
-                         "the margin r_chosen - r_rejected")  # dm/dr_c = 1, dm/dr_r = -1
+        loss, dm = _bt(r_c - r_r)  # (P,) reward margin
+    return finite_result(
+        (loss, (dm, -dm)), largest(r_chosen=r_c, r_rejected=r_r), "the margin r_chosen - r_rejected"
+    )  # dm/dr_c = 1, dm/dr_r = -1
 
 
 def _bt(m):
     """Trusted core: the mean of softplus(-m) over the margins m (P,) and its gradient in m."""
-    loss = np.logaddexp(0.0, -m).mean()             # eq. (bradley_terry): mean softplus(-m)
-    dm = -sigmoid(-m) / m.size                      # (P,) d softplus(-m)/dm = -sigma(-m)
+    loss = np.logaddexp(0.0, -m).mean()  # eq. (bradley_terry): mean softplus(-m)
+    dm = -sigmoid(-m) / m.size  # (P,) d softplus(-m)/dm = -sigma(-m)
     return float(loss), dm
 
 
@@ -99,21 +100,23 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
         `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
     """
     r_phi, prompt, chosen, rejected = reward_table_pairs(r_phi, prompt, chosen, rejected)
-    with np.errstate(over="ignore"):                # a difference of finite entries: no NaN
-        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]    # (P,)
+    with np.errstate(over="ignore"):  # a difference of finite entries: no NaN
+        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
         loss, dm = _bt(m)
     finite_result(m, "r_phi", "the reward margins")
-    finite_result(loss, "r_phi", "the mean loss")   # P margins near -1e308 overflow their sum
-    dr_phi = np.zeros_like(r_phi)                   # (N, Y)
-    np.add.at(dr_phi, (prompt, chosen), dm)         # scatter: repeated pairs accumulate
-    np.add.at(dr_phi, (prompt, rejected), -dm)      # dm/dr_r = -1
+    finite_result(loss, "r_phi", "the mean loss")  # P margins near -1e308 overflow their sum
+    dr_phi = np.zeros_like(r_phi)  # (N, Y)
+    np.add.at(dr_phi, (prompt, chosen), dm)  # scatter: repeated pairs accumulate
+    np.add.at(dr_phi, (prompt, rejected), -dm)  # dm/dr_r = -1
     return loss, dr_phi
 
 
 # ---------------------------------------------------------------- DPO and variants, eq. (dpo)
 
-def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo",
-             label_smoothing=0.0, weights=None):
+
+def dpo_loss(
+    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo", label_smoothing=0.0, weights=None
+):
     """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 
     Args:
@@ -133,14 +136,15 @@ def dpo_loss(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, varia
         ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
             `"conservative"`, or a non-finite result (named after the argument that drove it).
     """
-    lc, lr, lrc, lrr, beta, ls, w = dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r,
-                                             beta, variant, label_smoothing, weights)
+    lc, lr, lrc, lrr, beta, ls, w = dpo_args(
+        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights
+    )
     with np.errstate(over="ignore", invalid="ignore"):
-        h = (lc - lrc) - (lr - lrr)                 # (P,) log-ratio margin
+        h = (lc - lrc) - (lr - lrr)  # (P,) log-ratio margin
     logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
     finite_result(h, logps, "the log-ratio margin h")
     loss, dseq_c = _dpo(h, beta, w, logps, variant, ls)
-    return loss, (dseq_c, -dseq_c)                  # dh/dlogp_r = -1
+    return loss, (dseq_c, -dseq_c)  # dh/dlogp_r = -1
 
 
 def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
@@ -149,24 +153,24 @@ def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
     larger against the other, or the weights if every pair's term is finite."""
     with np.errstate(over="ignore", invalid="ignore"):
         l, dh = _dpo_terms(h, beta, variant, ls)
-        loss, dseq_c = float(np.sum(w * l)), w * dh     # (P,) dh/dlogp_c = 1
-    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta    # beta's size in e or in z
+        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
+    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
     drove = "beta" if scale >= np.abs(h).max() else h_name
     return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
 
 
 def _dpo_terms(h, beta, variant, ls):
     """Per pair: (l, dl/dh) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
-    z = beta * h                                    # (P,) implicit reward margin
+    z = beta * h  # (P,) implicit reward margin
     if variant == "ipo":
-        e = h - 1.0 / (2.0 * beta)                  # eq. (ipo): regress h onto 1/(2 beta)
-        return e * e, 2.0 * e                       # dl/dh = 2 (h - 1/(2 beta))
-    l = (1 - ls) * np.logaddexp(0.0, -z)            # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
-    dl = -(1 - ls) * sigmoid(-z)                    # dl/dz; the flipped term is skipped (0 * inf)
+        e = h - 1.0 / (2.0 * beta)  # eq. (ipo): regress h onto 1/(2 beta)
+        return e * e, 2.0 * e  # dl/dh = 2 (h - 1/(2 beta))
+    l = (1 - ls) * np.logaddexp(0.0, -z)  # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
+    dl = -(1 - ls) * sigmoid(-z)  # dl/dz; the flipped term is skipped (0 * inf)
     if ls > 0:
         l = l + ls * np.logaddexp(0.0, z)
         dl = dl + ls * sigmoid(z)
-    return l, beta * dl                             # dz/dh = beta
+    return l, beta * dl  # dz/dh = beta
 
 
 def token_grad(dseq, mask):
@@ -182,10 +186,11 @@ def token_grad(dseq, mask):
         `(B, T)` `dloss_dlogp`, 0 at padding.
     """
     dseq, mask = token_grad_args(dseq, mask)
-    return dseq[:, None] * mask                     # (B, T), finite: mask is 0/1
+    return dseq[:, None] * mask  # (B, T), finite: mask is 0/1
 
 
 # ---------------------------------------------------------------- preference data
+
 
 def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     """Sample preference pairs from a Bradley-Terry model of a known reward.
@@ -217,13 +222,13 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     reward, mu, n_pairs, rng, mu0 = bt_sample_args(reward, mu, n_pairs, rng, mu0)
     N, Y = reward.shape
 
-    x = rng.choice(N, size=n_pairs, p=mu0)          # (P,)
+    x = rng.choice(N, size=n_pairs, p=mu0)  # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
     b = np.empty(n_pairs, dtype=np.int64)
-    for n in range(N):                              # responses drawn prompt by prompt
+    for n in range(N):  # responses drawn prompt by prompt
         at = np.flatnonzero(x == n)
         a[at] = rng.choice(Y, size=at.size, p=mu[n])
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
-    with np.errstate(over="ignore"):                # a margin beyond float64: sigma(+-inf) = 1 or 0
-        a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])   # eq. (bradley_terry)
+    with np.errstate(over="ignore"):  # a margin beyond float64: sigma(+-inf) = 1 or 0
+        a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry)
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)

@@ -58,11 +58,16 @@ optimum). Imports NumPy, minirl_lm.core.checks, minirl_lm.core.ops and minirl_lm
 import numpy as np
 
 from minirl_lm.core.checks import callable_check, finite_result, real_result
+from minirl_lm.core.ops import sigmoid
 from minirl_lm.core.validate import culprit, finite_loss, largest
 from minirl_lm.direct.checks import (
-    ipo_args, kto_args, online_dpo_args, orpo_args, probability_result, simpo_args,
+    ipo_args,
+    kto_args,
+    online_dpo_args,
+    orpo_args,
+    probability_result,
+    simpo_args,
 )
-from minirl_lm.core.ops import sigmoid
 from minirl_lm.direct.dpo import _dpo
 
 
@@ -75,8 +80,8 @@ def _seq(logp, mask):
 
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
 
-def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta,
-             average=False, weights=None):
+
+def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
 
     Args:
@@ -98,22 +103,24 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
             log-probs, beta or the weights, whichever drove it).
     """
     logp_c, mask_c, logp_r, mask_r, ref_c, ref_r, beta, w = ipo_args(
-        logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights)
+        logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights
+    )
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
-    k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)   # (P,) divisor of s and s_ref
+    k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)  # (P,) divisor of s and s_ref
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
     with np.errstate(over="ignore", invalid="ignore"):
-        h = (s_c / k_c - ref_c / k_c) - (s_r / k_r - ref_r / k_r)   # (P,) log-ratio margin
+        h = (s_c / k_c - ref_c / k_c) - (s_r / k_r - ref_r / k_r)  # (P,) log-ratio margin
     logps = largest(logp_c=s_c, logp_r=s_r, seq_logp_ref_c=ref_c, seq_logp_ref_r=ref_r)
     finite_result(h, logps, "the log-ratio margin h")
     loss, dx_c = _dpo(h, beta, w, logps, "ipo")
-    d_c = (dx_c / k_c)[:, None] * mask_c                      # (P, T_c) da/dlogp_t = mask_t / n
-    d_r = (-dx_c / k_r)[:, None] * mask_r                     # (P, T_r) dh/dx_r = -1
+    d_c = (dx_c / k_c)[:, None] * mask_c  # (P, T_c) da/dlogp_t = mask_t / n
+    d_r = (-dx_c / k_r)[:, None] * mask_r  # (P, T_r) dh/dx_r = -1
     return loss, (d_c, d_r)
 
 
 # ---------------------------------------------------------------- SimPO, eq. (simpo)
+
 
 def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
@@ -130,29 +137,35 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     Returns:
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
     """
-    logp_c, mask_c, logp_r, mask_r, w, beta, gamma = simpo_args(logp_c, mask_c, logp_r, mask_r,
-                                                                beta, gamma, weights)
+    logp_c, mask_c, logp_r, mask_r, w, beta, gamma = simpo_args(
+        logp_c, mask_c, logp_r, mask_r, beta, gamma, weights
+    )
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
-    k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)    # (P,) an empty response has a = 0
+    k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)  # (P,) an empty response has a = 0
     with np.errstate(over="ignore", invalid="ignore"):
-        m = s_c / k_c - s_r / k_r                              # (P,) a_c - a_r
-        z = beta * m - gamma                                   # (P,) reward margin minus gamma
-        loss = float(np.sum(w * np.logaddexp(0.0, -z)))      # eq. (simpo): -log sigma(z)
-        da_c = w * beta * -sigmoid(-z)                         # (P,) -sigma(-z) * dz/da_c
-        d_c = (da_c / k_c)[:, None] * mask_c                   # (P, T_c)
-        d_r = (-da_c / k_r)[:, None] * mask_r                  # (P, T_r) dz/da_r = -beta
+        m = s_c / k_c - s_r / k_r  # (P,) a_c - a_r
+        z = beta * m - gamma  # (P,) reward margin minus gamma
+        loss = float(np.sum(w * np.logaddexp(0.0, -z)))  # eq. (simpo): -log sigma(z)
+        da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
+        d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
+        d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
     logps = largest(logp_c=s_c, logp_r=s_r)
-    finite_loss(loss, (d_c, d_r), culprit(
-        (logps, m), (largest(beta=beta, gamma=gamma, **{logps: m}), z), "weights"))
+    finite_loss(
+        loss, (d_c, d_r), culprit((logps, m), (largest(beta=beta, gamma=gamma, **{logps: m}), z), "weights")
+    )
     return loss, (d_c, d_r)
 
 
 # ---------------------------------------------------------------- ORPO, eq. (orpo)
 
+
 def _log1mexp(a):
     # log(1 - e^a) for a < 0, accurate at both ends (branch at -log 2)
-    return np.where(a < -np.log(2.0), np.log1p(-np.exp(np.minimum(a, -np.log(2.0)))),
-                    np.log(-np.expm1(np.maximum(a, -np.log(2.0)))))
+    return np.where(
+        a < -np.log(2.0),
+        np.log1p(-np.exp(np.minimum(a, -np.log(2.0)))),
+        np.log(-np.expm1(np.maximum(a, -np.log(2.0)))),
+    )
 
 
 def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
@@ -174,33 +187,38 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     Raises:
         ValueError: an empty response, or a mean log-prob of 0 (probability 1: infinite odds).
     """
-    logp_c, mask_c, logp_r, mask_r, w, lam = orpo_args(logp_c, mask_c, logp_r, mask_r, lam,
-                                                       weights)
+    logp_c, mask_c, logp_r, mask_r, w, lam = orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights)
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
-    with np.errstate(over="ignore", invalid="ignore"):           # -inf - -inf, 0 * inf: NaN
-        a_c, a_r = s_c / n_c, s_r / n_r                        # (P,) averaged log-probs
-        z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))    # (P,) log odds-ratio, eq. (orpo)
-        term = lam * np.logaddexp(0.0, -z)                     # (P,) lam softplus(-z)
-        loss = float(np.sum(w * (-a_c + term)))                # eq. (orpo)
-        dz = lam * -sigmoid(-z)                                # (P,) d[lam softplus(-z)]/dz
-        do_c = -1.0 / np.expm1(a_c)                            # (P,) do/da = 1 / (1 - e^a)
+    with np.errstate(over="ignore", invalid="ignore"):  # -inf - -inf, 0 * inf: NaN
+        a_c, a_r = s_c / n_c, s_r / n_r  # (P,) averaged log-probs
+        z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))  # (P,) log odds-ratio, eq. (orpo)
+        term = lam * np.logaddexp(0.0, -z)  # (P,) lam softplus(-z)
+        loss = float(np.sum(w * (-a_c + term)))  # eq. (orpo)
+        dz = lam * -sigmoid(-z)  # (P,) d[lam softplus(-z)]/dz
+        do_c = -1.0 / np.expm1(a_c)  # (P,) do/da = 1 / (1 - e^a)
         do_r = -1.0 / np.expm1(a_r)
-        g_c, g_r = dz * do_c, dz * do_r                        # (P,) chain rule through o(a)
-        da_c = w * (-1.0 + g_c)                                # NLL: d(-a_c)/da_c = -1
-        da_r = w * -g_r                                        # dz/da_r = -do/da_r
-        d_c = (da_c / n_c)[:, None] * mask_c                   # (P, T_c)
-        d_r = (da_r / n_r)[:, None] * mask_r                   # (P, T_r)
+        g_c, g_r = dz * do_c, dz * do_r  # (P,) chain rule through o(a)
+        da_c = w * (-1.0 + g_c)  # NLL: d(-a_c)/da_c = -1
+        da_r = w * -g_r  # dz/da_r = -do/da_r
+        d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
+        d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
     # odds 1/(1 - e^a) beyond float64 (a near 0) enter through g: they name their side
-    finite_loss(loss, (d_c, d_r), culprit(
-        (largest(logp_c=s_c, logp_r=s_r), z),
-        (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)), "weights"))
+    finite_loss(
+        loss,
+        (d_c, d_r),
+        culprit(
+            (largest(logp_c=s_c, logp_r=s_r), z),
+            (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)),
+            "weights",
+        ),
+    )
     return loss, (d_c, d_r)
 
 
 # ---------------------------------------------------------------- KTO, eq. (kto)
 
-def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0,
-             weights=None):
+
+def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
     """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
 
     Args:
@@ -219,22 +237,24 @@ def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, la
         `(loss, dloss_dlogp (B, T))`.
     """
     logp, mask, ref, d, beta, z0, lam_d, lam_u, w = kto_args(
-        logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights)
+        logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights
+    )
     s, _ = _seq(logp, mask)
-    lam = np.where(d, lam_d, lam_u)                            # (B,)
-    with np.errstate(over="ignore", invalid="ignore"):         # s, h may be -inf: u = +-inf
-        h = s - ref                                            # (B,) log-ratio
-        sign = np.where(d, 1.0, -1.0)                          # (B,) du/dh = sign * beta
-        u = sign * beta * (h - z0)                             # (B,) eq. (kto)
-        loss = float(np.sum(w * lam * sigmoid(-u)))            # 1 - sigma(u) = sigma(-u)
-        dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta   # (B,) d sigma(-u)/du
-        d_logp = dh[:, None] * mask                            # (B, T)
+    lam = np.where(d, lam_d, lam_u)  # (B,)
+    with np.errstate(over="ignore", invalid="ignore"):  # s, h may be -inf: u = +-inf
+        h = s - ref  # (B,) log-ratio
+        sign = np.where(d, 1.0, -1.0)  # (B,) du/dh = sign * beta
+        u = sign * beta * (h - z0)  # (B,) eq. (kto)
+        loss = float(np.sum(w * lam * sigmoid(-u)))  # 1 - sigma(u) = sigma(-u)
+        dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta  # (B,) d sigma(-u)/du
+        d_logp = dh[:, None] * mask  # (B, T)
     # sigma is bounded: only the coefficients' products can overflow
     finite_loss(loss, (d_logp,), largest(weights=w, lambda_d=lam_d, lambda_u=lam_u, beta=beta))
     return loss, d_logp
 
 
 # ---------------------------------------------------------------- online DPO
+
 
 def bradley_terry_judge(grader):
     """A judge from a known reward: `judge(prompt, y_a, y_b) = sigma(r(x, y_a) - r(x, y_b))`.
@@ -249,9 +269,11 @@ def bradley_terry_judge(grader):
     callable_check(grader, "grader", 2, "grader(prompt, response)")
 
     def judge(prompt, y_a, y_b):
-        r_a, r_b = (real_result(grader(prompt, y), "grader", f" (a finite reward) for response {y}")
-                    for y in (y_a, y_b))
-        return float(sigmoid(r_a - r_b))                       # Python floats: +-inf, no warning
+        r_a, r_b = (
+            real_result(grader(prompt, y), "grader", f" (a finite reward) for response {y}") for y in (y_a, y_b)
+        )
+        return float(sigmoid(r_a - r_b))  # Python floats: +-inf, no warning
+
     return judge
 
 
@@ -283,39 +305,41 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
             probability, or a non-finite update; then theta and rng are as before the call.
     """
     beta, lr, k = online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt)
-    state = rng.bit_generator.state                            # a snapshot, restored on failure
+    state = rng.bit_generator.state  # a snapshot, restored on failure
     try:
-        prompts = np.repeat(np.arange(mdp.N), k)               # (P,)
-        ro = mdp.rollout(policy, 2, rng, prompts=prompts)      # eq. (online_dpo); rows 2i, 2i+1
+        prompts = np.repeat(np.arange(mdp.N), k)  # (P,)
+        ro = mdp.rollout(policy, 2, rng, prompts=prompts)  # eq. (online_dpo); rows 2i, 2i+1
         resp = ro.responses()
-        p = np.array([probability_result(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]),
-                                         "judge") for i, n in enumerate(prompts)])  # (P,)
-        a_wins = rng.random(prompts.size) < p                  # eq. (bradley_terry) with a judge
+        p = np.array(
+            [
+                probability_result(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]), "judge")
+                for i, n in enumerate(prompts)
+            ]
+        )  # (P,)
+        a_wins = rng.random(prompts.size) < p  # eq. (bradley_terry) with a judge
         a, b = 2 * np.arange(prompts.size), 2 * np.arange(prompts.size) + 1
         c, r = np.where(a_wins, a, b), np.where(a_wins, b, a)  # (P,) rows of chosen, rejected
-        _, seq = policy.logp(ro.states, ro.tokens, ro.mask)    # (2P,)
-        _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)   # (2P,) data
+        _, seq = policy.logp(ro.states, ro.tokens, ro.mask)  # (2P,)
+        _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)  # (2P,) data
         # the policy's own samples have log-probs >= log(tiniest float) per token: only the
         # reference's can be -inf (a token it forbids) or beyond float64 together (inf - inf)
         with np.errstate(invalid="ignore"):
             h = (seq[c] - seq_ref[c]) - (seq[r] - seq_ref[r])  # (P,) log-ratio margin
         finite_result(h, "ref", "the log-ratio margin h")
-        loss, d_c = _dpo(h, beta, np.full(c.size, 1.0 / c.size), "ref")   # eq. (dpo)
-        dseq = np.zeros(seq.size)                              # (2P,)
+        loss, d_c = _dpo(h, beta, np.full(c.size, 1.0 / c.size), "ref")  # eq. (dpo)
+        dseq = np.zeros(seq.size)  # (2P,)
         dseq[c], dseq[r] = d_c, -d_c
-        dlogp = dseq[:, None] * ro.mask                        # (2P, T) ds/dlogp_t = mask_t
+        dlogp = dseq[:, None] * ro.mask  # (2P, T) ds/dlogp_t = mask_t
         with np.errstate(over="ignore"):
             # |dtheta| <= 2 sum |dlogp|: a bound beyond float64 is beta's (dlogp scales with it)
             finite_result(2.0 * np.abs(dlogp).sum(), "beta", "the gradient on theta")
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)
         with np.errstate(over="ignore"):
-            new = policy.theta - lr * dtheta                   # (S, V); -inf entries stay -inf
+            new = policy.theta - lr * dtheta  # (S, V); -inf entries stay -inf
         if not np.isfinite(new[np.isfinite(policy.theta)]).all():
-            raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite "
-                             f"update with lr={lr}")
+            raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite update with lr={lr}")
     except BaseException:
         rng.bit_generator.state = state
         raise
-    policy.theta[...] = new                                    # the only write, after every check
-    return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c],
-            "rejected": [resp[i] for i in r]}
+    policy.theta[...] = new  # the only write, after every check
+    return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}

@@ -39,15 +39,33 @@ file changes, not when a kernel it calls from another file does: after editing `
 """
 
 from minirl_lm.kernels.chunk import _chunk_grad_inplace, _chunk_logp  # noqa: F401
-from minirl_lm.kernels.dense import (_dense_backward, _dense_backward_into,  # noqa: F401
-                                     _dense_backward_parallel_into, _dense_logp,
-                                     _dense_logp_parallel)
+from minirl_lm.kernels.dense import (
+    _dense_backward,
+    _dense_backward_into,  # noqa: F401
+    _dense_backward_parallel_into,  # noqa: F401
+    _dense_logp,
+    _dense_logp_parallel,
+)
 from minirl_lm.kernels.exp import _exp32_array, _exp_array
-from minirl_lm.kernels.tabular import (_tabular_backward, _tabular_backward_per_token,
-                                       _tabular_logp, _tabular_logp_per_token)
-from minirl_lm.kernels.validate import (F32, F64, dense_args, dense_backward_args,
-                                        dlogits_guard, dtheta_guard, exp_args, exp_guard,
-                                        logp_guard, tabular_args, tabular_backward_args)
+from minirl_lm.kernels.tabular import (
+    _tabular_backward,
+    _tabular_backward_per_token,
+    _tabular_logp,
+    _tabular_logp_per_token,
+)
+from minirl_lm.kernels.validate import (
+    F32,
+    F64,
+    dense_args,
+    dense_backward_args,
+    dlogits_guard,
+    dtheta_guard,
+    exp_args,
+    exp_guard,
+    logp_guard,
+    tabular_args,
+    tabular_backward_args,
+)
 
 
 def exp_array(x):

@@ -23,7 +23,7 @@ def _chunk_logp(z, tokens, logp):
     """
     for i in range(z.shape[0]):
         m, lse = _row_lse(z[i])
-        logp[i] = (np.float64(z[i, tokens[i]]) - m) - lse      # eq. (log_softmax)
+        logp[i] = (np.float64(z[i, tokens[i]]) - m) - lse  # eq. (log_softmax)
     return logp
 
 
@@ -37,9 +37,11 @@ def _chunk_grad_inplace(z, tokens, w):
     a few ulp (the reassociated sum may split differently at the scratch row's alignment; tested).
     NumPy twin: ``logprob.token_logp_backward``.
     """
-    row = np.empty(z.shape[1], dtype=z.dtype)                 # (V,) scratch, stays in cache
+    row = np.empty(z.shape[1], dtype=z.dtype)  # (V,) scratch, stays in cache
     for i in range(z.shape[0]):
-        _row_grad(z[i], tokens[i], w[i], row)                 # eq. (logsoftmax_grad)
+        _row_grad(z[i], tokens[i], w[i], row)  # eq. (logsoftmax_grad)
         z[i, :] = row
     return z
+
+
 # --8<-- [end:chunk_kernels]

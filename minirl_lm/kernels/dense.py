@@ -32,8 +32,8 @@ def _dense_logp(logits, tokens, mask):
     = masked sum over t.
     """
     B, T, V = logits.shape
-    logp = np.zeros((B, T))                         # (B, T)
-    seq_logp = np.zeros(B)                          # (B,)
+    logp = np.zeros((B, T))  # (B, T)
+    seq_logp = np.zeros(B)  # (B,)
     for b in range(B):
         acc = 0.0
         for t in range(T):
@@ -41,7 +41,7 @@ def _dense_logp(logits, tokens, mask):
                 continue
             m, lse = _row_lse(logits[b, t])
             logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
-            acc += logp[b, t]                                   # eq. (factorization)
+            acc += logp[b, t]  # eq. (factorization)
         seq_logp[b] = acc
     return logp, seq_logp
 
@@ -50,18 +50,18 @@ def _dense_logp(logits, tokens, mask):
 def _dense_logp_parallel(logits, tokens, mask):
     """``dense_logp`` with its rows spread over all of numba's threads (opt-in; same bits)."""
     B, T, V = logits.shape
-    logp = np.zeros((B, T))                         # (B, T)
+    logp = np.zeros((B, T))  # (B, T)
     for i in prange(B * T):
         b, t = i // T, i % T
         if mask[b, t] != 0.0:
             m, lse = _row_lse(logits[b, t])
             logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
-    seq_logp = np.zeros(B)                          # (B,), summed in the serial kernel's order
+    seq_logp = np.zeros(B)  # (B,), summed in the serial kernel's order
     for b in range(B):
         acc = 0.0
         for t in range(T):
             if mask[b, t] != 0.0:
-                acc += logp[b, t]                   # eq. (factorization)
+                acc += logp[b, t]  # eq. (factorization)
         seq_logp[b] = acc
     return logp, seq_logp
 
@@ -77,7 +77,7 @@ def _dense_backward(logits, tokens, mask, w, out=None, parallel=False):
     the rows in ``prange`` over all of numba's threads (opt-in; same bits).
     """
     if out is None:
-        out = np.empty_like(logits)                 # (B, T, V)
+        out = np.empty_like(logits)  # (B, T, V)
     kernel = _dense_backward_parallel_into if parallel else _dense_backward_into
     return kernel(logits, tokens, mask, w, out)
 

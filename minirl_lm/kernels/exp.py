@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit
 
 _LOG2E = 1.4426950408889634
-_LN2_HI = 0.6931471803691238      # ln 2 split so that k * _LN2_HI is exact for |k| < 2^11
+_LN2_HI = 0.6931471803691238  # ln 2 split so that k * _LN2_HI is exact for |k| < 2^11
 _LN2_LO = 1.9082149292705877e-10
-_MAGIC = 6755399441055744.0       # 1.5 * 2^52: adding it puts an integer in the low mantissa bits
+_MAGIC = 6755399441055744.0  # 1.5 * 2^52: adding it puts an integer in the low mantissa bits
 _MAGIC_BITS = 0x4338000000000000  # the bit pattern of _MAGIC
 
 
@@ -45,11 +45,11 @@ def _exp(x):
     p = p * r + 1.0 / 24.0
     p = p * r + 1.0 / 6.0
     p = p * r + 0.5
-    p = 1.0 + (r + r * r * p)                       # 1 added last: the big term rounds once
+    p = 1.0 + (r + r * r * p)  # 1 added last: the big term rounds once
     k = np.float64(kf + _MAGIC).view(np.int64) - _MAGIC_BITS
     k1 = k >> 1
-    s1 = np.int64((k1 + 1023) << 52).view(np.float64)       # 2^k1, a normal number
-    s2 = np.int64((k - k1 + 1023) << 52).view(np.float64)   # 2^(k - k1)
+    s1 = np.int64((k1 + 1023) << 52).view(np.float64)  # 2^k1, a normal number
+    s2 = np.int64((k - k1 + 1023) << 52).view(np.float64)  # 2^(k - k1)
     return (p * s1) * s2
 
 
@@ -86,8 +86,8 @@ def _exp32(x):
     p = np.float32(1.0) + (r + r * r * p)
     k = np.int32(kf)
     k1 = k >> 1
-    s1 = np.int32((k1 + 127) << 23).view(np.float32)       # 2^k1, a normal number
-    s2 = np.int32((k - k1 + 127) << 23).view(np.float32)   # 2^(k - k1)
+    s1 = np.int32((k1 + 127) << 23).view(np.float32)  # 2^k1, a normal number
+    s2 = np.int32((k - k1 + 127) << 23).view(np.float32)  # 2^(k - k1)
     return (p * s1) * s2
 
 

@@ -45,16 +45,16 @@ def _row_lse(z):
 
     float64 or float32 row; m and the sum are float64 either way.
     """
-    m = _row_max(z)                                 # finite: every row has a finite entry
+    m = _row_max(z)  # finite: every row has a finite entry
     s = 0.0
-    if z.itemsize == 4:                             # float32: exp in float32, sum in float64
-        m32 = np.float32(m)                         # exact: m is one of the entries
+    if z.itemsize == 4:  # float32: exp in float32, sum in float64
+        m32 = np.float32(m)  # exact: m is one of the entries
         for v in range(z.shape[0]):
             s += np.float64(_exp32(np.float32(z[v] - m32)))
     else:
         for v in range(z.shape[0]):
-            s += _exp(z[v] - m)                     # -inf - m = -inf -> exactly 0
-    return m, np.log(s)                             # s >= 1 (the max contributes exp(0))
+            s += _exp(z[v] - m)  # -inf - m = -inf -> exactly 0
+    return m, np.log(s)  # s >= 1 (the max contributes exp(0))
 
 
 @njit(cache=True, fastmath=_FM)
@@ -70,15 +70,15 @@ def _row_grad(z, y, wb, out):
         m32 = np.float32(m)
         for v in range(V):
             e = _exp32(np.float32(z[v] - m32))
-            out[v] = e                              # exp(z_v - m), kept for the scaling pass
+            out[v] = e  # exp(z_v - m), kept for the scaling pass
             s += np.float64(e)
     else:
         for v in range(V):
             e = _exp(z[v] - m)
             out[v] = e
             s += e
-    c = -wb / s                                     # eq. (logsoftmax_grad): -w p_v = -w e_v / s
+    c = -wb / s  # eq. (logsoftmax_grad): -w p_v = -w e_v / s
     ey = np.float64(out[y])
     for v in range(V):
         out[v] = out[v] * c
-    out[y] = ey * c + wb                            # eq. (logsoftmax_grad): +w 1[v = y], in float64
+    out[y] = ey * c + wb  # eq. (logsoftmax_grad): +w 1[v = y], in float64

@@ -31,8 +31,8 @@ def _visited_lse(theta, states, mask):
         for t in range(T):
             if mask[b, t] != 0.0:
                 visited[states[b, t]] = True
-    m = np.zeros(S)                                 # (S,)
-    lse = np.zeros(S)                               # (S,)
+    m = np.zeros(S)  # (S,)
+    lse = np.zeros(S)  # (S,)
     for s in range(S):
         if visited[s]:
             m[s], lse[s] = _row_lse(theta[s])
@@ -47,8 +47,8 @@ def _tabular_logp(theta, states, tokens, mask):
     """
     B, T = states.shape
     visited, m, lse = _visited_lse(theta, states, mask)
-    logp = np.zeros((B, T))                         # (B, T)
-    seq_logp = np.zeros(B)                          # (B,)
+    logp = np.zeros((B, T))  # (B, T)
+    seq_logp = np.zeros(B)  # (B,)
     for b in range(B):
         acc = 0.0
         for t in range(T):
@@ -56,7 +56,7 @@ def _tabular_logp(theta, states, tokens, mask):
                 continue
             s = states[b, t]
             logp[b, t] = (theta[s, tokens[b, t]] - m[s]) - lse[s]  # eq. (log_softmax)
-            acc += logp[b, t]                                  # eq. (factorization)
+            acc += logp[b, t]  # eq. (factorization)
         seq_logp[b] = acc
     return logp, seq_logp
 
@@ -72,21 +72,21 @@ def _tabular_backward(theta, states, tokens, mask, w):
     S, V = theta.shape
     B, T = states.shape
     visited, m, lse = _visited_lse(theta, states, mask)
-    dtheta = np.zeros((S, V))                       # (S, V)
-    c = np.zeros(S)                                 # (S,)
+    dtheta = np.zeros((S, V))  # (S, V)
+    c = np.zeros(S)  # (S,)
     for b in range(B):
         for t in range(T):
             if mask[b, t] == 0.0:
                 continue
             s = states[b, t]
-            dtheta[s, tokens[b, t]] += w[b, t]      # onehot part
+            dtheta[s, tokens[b, t]] += w[b, t]  # onehot part
             c[s] += w[b, t]
     for s in range(S):
         if visited[s]:
             cs, ms, ls = c[s], m[s], lse[s]
             row = theta[s]
             for v in range(V):
-                dtheta[s, v] -= cs * _exp((row[v] - ms) - ls)   # - c[s] * pi(v|s)
+                dtheta[s, v] -= cs * _exp((row[v] - ms) - ls)  # - c[s] * pi(v|s)
     return dtheta
 
 
@@ -94,8 +94,8 @@ def _tabular_backward(theta, states, tokens, mask, w):
 def _tabular_logp_per_token(theta, states, tokens, mask):
     """``tabular_logp`` recomputing the logsumexp at every token (B * T * V work)."""
     B, T = states.shape
-    logp = np.zeros((B, T))                         # (B, T)
-    seq_logp = np.zeros(B)                          # (B,)
+    logp = np.zeros((B, T))  # (B, T)
+    seq_logp = np.zeros(B)  # (B,)
     for b in range(B):
         acc = 0.0
         for t in range(T):
@@ -114,7 +114,7 @@ def _tabular_backward_per_token(theta, states, tokens, mask, w):
     """``tabular_backward`` scattering a full softmax row per token (B * T * V work)."""
     S, V = theta.shape
     B, T = states.shape
-    dtheta = np.zeros((S, V))                       # (S, V)
+    dtheta = np.zeros((S, V))  # (S, V)
     for b in range(B):
         for t in range(T):
             if mask[b, t] == 0.0:

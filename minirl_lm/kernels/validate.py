@@ -23,7 +23,7 @@ from numba import njit
 from minirl_lm.core.validate import exact_array, flag
 
 F64, F32, I64 = (np.float64,), (np.float32,), (np.int64,)
-_SUM = {"reassoc"}          # wsum is a bound: its order may change (it vectorizes); NaN stays NaN
+_SUM = {"reassoc"}  # wsum is a bound: its order may change (it vectorizes); NaN stays NaN
 LOGITS = (np.float64, np.float32)
 
 # ---------------------------------------------------------------- the jitted passes
@@ -63,7 +63,7 @@ def _batch_fault_at(mask, tokens, V, states, S, w):
     """``_batch_fault``'s second pass: the first fault of each code, by position; the lowest code
     that has one wins (so a bad mask is named before an id it makes real)."""
     B, T = mask.shape
-    first = np.full(5, B * T)                       # (5,) flat position of each code's first fault
+    first = np.full(5, B * T)  # (5,) flat position of each code's first fault
     wsum = 0.0
     for b in range(B):
         for t in range(T):
@@ -84,7 +84,7 @@ def _batch_fault_at(mask, tokens, V, states, S, w):
     for code in range(1, 5):
         if first[code] < B * T:
             return code, first[code] // T, first[code] % T, wsum
-    return 0, 0, 0, wsum                            # finite w whose sum of |w| overflows
+    return 0, 0, 0, wsum  # finite w whose sum of |w| overflows
 
 
 @njit(cache=True)
@@ -193,8 +193,7 @@ def _all_finite(x):
 
 
 def _exact(x, dtype, shape):
-    return (isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == shape
-            and x.flags.c_contiguous)
+    return isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == shape and x.flags.c_contiguous
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
@@ -202,9 +201,14 @@ def policy_batch_fast(states, tokens, mask, S, V):
     (C-contiguous int64 / int64 / float64 (B, T), B, T >= 1) and valid: then the policy uses them
     as they are. False sends it to its full checks, which convert, or raise naming the argument."""
     shape = getattr(mask, "shape", None)
-    return (_exact(mask, np.float64, shape) and len(shape) == 2 and 0 not in shape
-            and _exact(states, np.int64, shape) and _exact(tokens, np.int64, shape)
-            and _policy_batch_ok(states, S, tokens, V, mask))
+    return (
+        _exact(mask, np.float64, shape)
+        and len(shape) == 2
+        and 0 not in shape
+        and _exact(states, np.int64, shape)
+        and _exact(tokens, np.int64, shape)
+        and _policy_batch_ok(states, S, tokens, V, mask)
+    )
 
 
 def weights_fast(w, shape):
@@ -279,8 +283,9 @@ def _batch_values(mask, tokens, V, states, S, w):
         raise ValueError("mask: expected only 0.0 and 1.0")
     if code in (2, 3):
         name, ids, high = ("states", states, S) if code == 2 else ("tokens", tokens, V)
-        raise ValueError(f"{name}: expected ids in [0, {high}) at the real positions, got "
-                         f"{int(ids[b, t])} at ({b}, {t})")
+        raise ValueError(
+            f"{name}: expected ids in [0, {high}) at the real positions, got {int(ids[b, t])} at ({b}, {t})"
+        )
     if code == 4:
         raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
     return wsum
@@ -288,9 +293,11 @@ def _batch_values(mask, tokens, V, states, S, w):
 
 def _out_check(out, logits):
     if not isinstance(out, np.ndarray) or out.dtype != logits.dtype or out.shape != logits.shape:
-        raise ValueError(f"out: expected a {logits.dtype} array of shape {logits.shape}, got "
-                         f"{getattr(out, 'dtype', type(out).__name__)} of shape "
-                         f"{getattr(out, 'shape', None)}")
+        raise ValueError(
+            f"out: expected a {logits.dtype} array of shape {logits.shape}, got "
+            f"{getattr(out, 'dtype', type(out).__name__)} of shape "
+            f"{getattr(out, 'shape', None)}"
+        )
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError("out: expected a writeable C-contiguous array")
     if np.shares_memory(out, logits):
@@ -311,15 +318,13 @@ def exp_guard(nan):
 def logp_guard(logp, mask, name):
     """Raise naming ``name`` (the table or the logits) if a real position's log-prob is NaN."""
     if _logp_fault(logp, mask):
-        raise ValueError(f"{name}: expected {ROWS} at the real positions, got a row whose "
-                         f"result is NaN")
+        raise ValueError(f"{name}: expected {ROWS} at the real positions, got a row whose result is NaN")
 
 
 def dlogits_guard(out, tokens, mask):
     """Raise naming ``logits`` if a real row of the dense backward is NaN (``out`` is written)."""
     if _dlogits_fault(out, tokens, mask):
-        raise ValueError(f"logits: expected {ROWS} at the real positions, got a row whose "
-                         f"result is NaN")
+        raise ValueError(f"logits: expected {ROWS} at the real positions, got a row whose result is NaN")
 
 
 def dtheta_guard(dtheta, states, tokens, mask, w, wsum):

@@ -17,7 +17,7 @@ import numpy as np
 from minirl_lm.multiturn.checks import calculator_args, calculator_reference_args
 from minirl_lm.multiturn.env import MultiTurnMDP
 
-EOS, CALL, EQ, D0, D1 = range(5)                          # V = 5
+EOS, CALL, EQ, D0, D1 = range(5)  # V = 5
 TOKENS = ("<eos>", "<call>", "=", "0", "1")
 
 
@@ -39,15 +39,14 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     q, cost = calculator_args(q, cost)
 
     def turn_reward(w, turns, done):
-        r = -cost if turns[-1][-1] == CALL else 0.0       # the price of a call turn
+        r = -cost if turns[-1][-1] == CALL else 0.0  # the price of a call turn
         if done:
             digits = [y for turn in turns for y in turn if y in (D0, D1)]
             r += float(bool(digits) and digits[-1] == D0 + w)
         return r
 
-    p_obs = np.array([[q, 1 - q], [1 - q, q]])            # (W, M): spans "= 0", "= 1"
-    return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward,
-                        max_turns, turn_len)
+    p_obs = np.array([[q, 1 - q], [1 - q, q]])  # (W, M): spans "= 0", "= 1"
+    return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward, max_turns, turn_len)
 
 
 def calculator_reference(env, eq=-3.0, stop=3.0):
@@ -58,10 +57,10 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
     """
     eq, stop = calculator_reference_args(env, MultiTurnMDP, eq, stop)
-    theta = np.zeros((env.S, env.V))                      # (S, V)
+    theta = np.zeros((env.S, env.V))  # (S, V)
     theta[env.is_policy, EQ] = eq
     for kids in env.children.values():
         for a, (_, kind, nxt) in enumerate(kids):
-            if kind == "turn" and a in (D0, D1):          # a digit, and the turn goes on
+            if kind == "turn" and a in (D0, D1):  # a digit, and the turn goes on
                 theta[nxt, EOS] += stop
     return theta

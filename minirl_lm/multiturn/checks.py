@@ -6,21 +6,31 @@ only."""
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check, cells, float_array, float_scalar, int_array, int_scalar, mask_array, prob_table, rng_check, table_policy, _duck, _no_bool_ids,
+    _duck,
+    _no_bool_ids,
+    callable_check,
+    cells,
+    float_array,
+    float_scalar,
+    int_array,
+    int_scalar,
+    mask_array,
+    prob_table,
+    rng_check,
+    table_policy,
 )
 
-
 # -- multi-turn episodes (minirl_lm/multiturn/)
-MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")      # what a MultiTurnMDP has
+MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
 
 
 def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
     """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
     tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
-    P, level, j = 0, 1, 0                                 # policy prefixes within one turn
+    P, level, j = 0, 1, 0  # policy prefixes within one turn
     while j < turn_len and P <= cap:
         P, level, j = P + level, level * c, j + 1
-    roots, level, k = 0, 1, 0                             # turn roots: g^k of them at turn k
+    roots, level, k = 0, 1, 0  # turn roots: g^k of them at turn k
     while k < max_turns and roots * P <= cap:
         roots, level, k = roots + level, level * P * calls * M, k + 1
     size = P * roots * (1 + calls * M * L)
@@ -31,8 +41,7 @@ def _mt_spans(spans, V):
     """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix
     of another."""
     if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
-        raise TypeError(f"spans: expected a sequence of tuples of token ids, got "
-                        f"{type(spans).__name__}")
+        raise TypeError(f"spans: expected a sequence of tuples of token ids, got {type(spans).__name__}")
     out = []
     for span in spans:
         if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
@@ -41,14 +50,12 @@ def _mt_spans(spans, V):
         _no_bool_ids(span, "spans")
         a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
         if a.size == 0 or a.min() < 0 or a.max() >= V:
-            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), "
-                             f"got {span}")
+            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), got {span}")
         out.append(tuple(int(o) for o in a))
     for i, a in enumerate(out):
         for j, b in enumerate(out):
-            if i != j and b[:len(a)] == a:
-                raise ValueError(f"spans: expected no span to be a prefix of another, got "
-                                 f"{a} and {b}")
+            if i != j and b[: len(a)] == a:
+                raise ValueError(f"spans: expected no span to be a prefix of another, got {a} and {b}")
     return out
 
 
@@ -64,15 +71,19 @@ def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, t
     turn_len = int_scalar(turn_len, "turn_len", low=1)
     spans = _mt_spans(spans, V)
     L, M = max(len(o) for o in spans) if spans else 0, len(spans)
-    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):   # turn_len alone, then both
-        if turns * (turn_len + L) > 900:                  # the tree is grown recursively
-            raise ValueError(f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
-                             f"tokens per episode, got {turns} * ({turn_len} + {L})")
+    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
+        if turns * (turn_len + L) > 900:  # the tree is grown recursively
+            raise ValueError(
+                f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
+                f"tokens per episode, got {turns} * ({turn_len} + {L})"
+            )
         if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
-            raise ValueError(f"{name}: expected a tree of at most 2**24 states, got a bound above "
-                             f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is "
-                             f"enumerated in full")
-    prior = prob_table(prior, "prior", ndim=1)           # rows summing to 1 within 1e-9
+            raise ValueError(
+                f"{name}: expected a tree of at most 2**24 states, got a bound above "
+                f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is "
+                f"enumerated in full"
+            )
+    prior = prob_table(prior, "prior", ndim=1)  # rows summing to 1 within 1e-9
     p_obs = prob_table(p_obs, "p_obs", shape=(prior.size, len(spans)), ndim=2)
     callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
     return V, eos, calls, spans, p_obs, prior, max_turns, turn_len
@@ -103,19 +114,18 @@ def _episode_row(env, b, tokens, states, n):
         if kind == "turn":
             s = nxt
             continue
-        hit = [(chance, s2) for m, chance, s2 in nxt
-               if tuple(tokens[t:t + len(chance)]) == env.spans[m]]
+        hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
         if not hit or t + len(hit[0][0]) > n:
-            raise ValueError(f"tokens: row {b}, position {t}: expected an observation "
-                             f"span {env.spans} after the call, got {tokens[t:n].tolist()}")
-        (chance, s), got = hit[0], states[t:t + len(hit[0][0])]
-        for i in np.flatnonzero(got != np.array(chance)):   # the chance nodes' ids
-            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, "
-                             f"got {got[i]}")
+            raise ValueError(
+                f"tokens: row {b}, position {t}: expected an observation "
+                f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
+            )
+        (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
+        for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
+            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}")
         t += len(chance)
     if t != n:
-        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask "
-                         f"has {n} real tokens")
+        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens")
     return want
 
 
@@ -123,9 +133,8 @@ def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards
     """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
     parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
     exactly on the policy's tokens. Returns ep unchanged."""
-    if not all(hasattr(ep, a) for a in attrs):            # an Episodes (duck-typed: copies)
-        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got "
-                        f"{type(ep).__name__}")
+    if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
+        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
     mask = mask_array(ep.mask, "mask")
     B, T = mask.shape
     tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
@@ -140,10 +149,16 @@ def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards
         bad = np.flatnonzero(act[b] != want)
         if bad.size:
             t = int(bad[0])
-            what = ("holds an observation token (written by the environment)" if mask[b, t]
-                    and not want[t] else "holds a policy token" if want[t] else "is padding")
-            raise ValueError(f"action_mask: row {b}, position {t} {what}, expected "
-                             f"{int(want[t])}, got {float(act[b, t])!r}")
+            what = (
+                "holds an observation token (written by the environment)"
+                if mask[b, t] and not want[t]
+                else "holds a policy token"
+                if want[t]
+                else "is padding"
+            )
+            raise ValueError(
+                f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
+            )
     return ep
 
 
@@ -167,7 +182,7 @@ def scatter_args(x, pos, mask, T):
 def mt_table(env, p, name):
     """An (S, V) probability table of a MultiTurnMDP (duck-typed), rows summing to 1."""
     _duck(env, "env", MT_ATTRS, "a MultiTurnMDP")
-    return prob_table(p, name, shape=(env.S, env.V))     # rows summing to 1 within 1e-9
+    return prob_table(p, name, shape=(env.S, env.V))  # rows summing to 1 within 1e-9
 
 
 def mt_kl_args(env, probs, pi_ref, beta):
@@ -200,8 +215,7 @@ def _action_rewards(rewards, mask, action_mask):
     act = _action_mask(action_mask, mask)
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     if (rewards * (1 - act) != 0).any():
-        raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask "
-                         "is 0)")
+        raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask is 0)")
     return rewards, mask, act
 
 

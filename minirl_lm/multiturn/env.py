@@ -43,7 +43,11 @@ import numpy as np
 
 from minirl_lm.core.checks import real_result
 from minirl_lm.multiturn.checks import (
-    action_view_args, episodes, multiturn_args, multiturn_rollout_args, scatter_args,
+    action_view_args,
+    episodes,
+    multiturn_args,
+    multiturn_rollout_args,
+    scatter_args,
 )
 
 
@@ -51,13 +55,13 @@ from minirl_lm.multiturn.checks import (
 class Episodes:
     """B episodes padded to T tokens (one prompt: row b is episode b)."""
 
-    states: np.ndarray       # (B, T) int64 state id before each token (0 at padding)
-    tokens: np.ndarray       # (B, T) int64 token ids (0 at padding)
-    mask: np.ndarray         # (B, T) float64 1.0 on every trajectory token, right-padded
+    states: np.ndarray  # (B, T) int64 state id before each token (0 at padding)
+    tokens: np.ndarray  # (B, T) int64 token ids (0 at padding)
+    mask: np.ndarray  # (B, T) float64 1.0 on every trajectory token, right-padded
     action_mask: np.ndarray  # (B, T) float64 1.0 on the tokens the policy wrote
-    rewards: np.ndarray      # (B, T) float64 per-turn reward on each turn's last policy token
-    world: np.ndarray        # (B,) int64 the hidden world of each episode
-    log_env: np.ndarray      # (B,) float64 log prior(w) + sum of log P(o | w) over spans
+    rewards: np.ndarray  # (B, T) float64 per-turn reward on each turn's last policy token
+    world: np.ndarray  # (B,) int64 the hidden world of each episode
+    log_env: np.ndarray  # (B,) float64 log prior(w) + sum of log P(o | w) over spans
 
     @property
     def R(self):
@@ -93,18 +97,17 @@ class MultiTurnMDP:
             three arguments, or returning something else than a real number (a bool included).
     """
 
-    def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3,
-                 turn_len=2):
-        (self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior, self.max_turns,
-         self.turn_len) = multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward,
-                                         max_turns, turn_len)
+    def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3, turn_len=2):
+        (self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior, self.max_turns, self.turn_len) = (
+            multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, turn_len)
+        )
         self.turn_reward = turn_reward
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
         with np.errstate(divide="ignore"):
             self._grow((), 0, (), (), np.log(self.prior))
         self.S = len(self.prefixes)
-        self.is_policy = np.array(self._kinds)           # (S,) True: the policy writes next
+        self.is_policy = np.array(self._kinds)  # (S,) True: the policy writes next
         self.T = max(len(p) for p in self.prefixes) + 1
 
     # ---- the tree of observable prefixes -----------------------------------------------------
@@ -112,7 +115,7 @@ class MultiTurnMDP:
         self._index[prefix] = len(self.prefixes)
         self.prefixes.append(prefix)
         self._kinds.append(policy)
-        self.loglik.append(loglik)                       # (W,) log prior + log P(spans | w)
+        self.loglik.append(loglik)  # (W,) log prior + log P(spans | w)
         return self._index[prefix]
 
     def _grow(self, prefix, k, cur, turns, loglik):
@@ -122,25 +125,28 @@ class MultiTurnMDP:
         for a in range(self.V):
             turn = cur + (a,)
             if a != self.eos and a not in self.calls and len(turn) < self.turn_len:
-                kids.append((np.zeros(self.W), "turn",
-                             self._grow(prefix + (a,), k, turn, turns, loglik)))
+                kids.append((np.zeros(self.W), "turn", self._grow(prefix + (a,), k, turn, turns, loglik)))
                 continue
-            done = a not in self.calls or k + 1 == self.max_turns   # EOS, length or turn cap
-            r = np.array([real_result(self.turn_reward(w, turns + (turn,), done), "turn_reward",
-                                      f" for turns {turns + (turn,)}") for w in range(self.W)])
+            done = a not in self.calls or k + 1 == self.max_turns  # EOS, length or turn cap
+            r = np.array(
+                [
+                    real_result(
+                        self.turn_reward(w, turns + (turn,), done), "turn_reward", f" for turns {turns + (turn,)}"
+                    )
+                    for w in range(self.W)
+                ]
+            )
             if done:
                 kids.append((r, "end", None))
                 continue
-            out = []                                     # chance node: one branch per span
+            out = []  # chance node: one branch per span
             for m, span in enumerate(self.spans):
                 here = prefix + (a,)
                 chance = []
-                for i in range(len(span)):               # the environment writes span[i] here
+                for i in range(len(span)):  # the environment writes span[i] here
                     key = here + span[:i]
-                    chance.append(self._index[key] if key in self._index
-                                  else self._id(key, False, loglik))
-                nxt = self._grow(here + span, k + 1, (), turns + (turn,),
-                                 loglik + np.log(self.p_obs[:, m]))
+                    chance.append(self._index[key] if key in self._index else self._id(key, False, loglik))
+                nxt = self._grow(here + span, k + 1, (), turns + (turn,), loglik + np.log(self.p_obs[:, m]))
                 out.append((m, tuple(chance), nxt))
             kids.append((r, "env", out))
         self.children[s] = kids
@@ -165,8 +171,13 @@ class MultiTurnMDP:
                 else:
                     for m, chance, s_next in nxt:
                         span = list(self.spans[m])
-                        walk(s_next, t2 + span, s2 + list(chance), a2 + [0.0] * len(span),
-                             r2 + [np.zeros(self.W)] * len(span))
+                        walk(
+                            s_next,
+                            t2 + span,
+                            s2 + list(chance),
+                            a2 + [0.0] * len(span),
+                            r2 + [np.zeros(self.W)] * len(span),
+                        )
 
         walk(0, [], [], [], [])
         out = []
@@ -178,8 +189,15 @@ class MultiTurnMDP:
 
     def _pack(self, rows):
         B, T = len(rows), self.T
-        ep = Episodes(np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T)),
-                      np.zeros((B, T)), np.zeros((B, T)), np.zeros(B, np.int64), np.zeros(B))
+        ep = Episodes(
+            np.zeros((B, T), np.int64),
+            np.zeros((B, T), np.int64),
+            np.zeros((B, T)),
+            np.zeros((B, T)),
+            np.zeros((B, T)),
+            np.zeros(B, np.int64),
+            np.zeros(B),
+        )
         for b, (toks, sts, act, rew, w, le) in enumerate(rows):
             n = len(toks)
             ep.tokens[b, :n], ep.states[b, :n], ep.mask[b, :n] = toks, sts, 1.0
@@ -226,7 +244,7 @@ class MultiTurnMDP:
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """
-        return episodes(self, ep)                        # the parse, in the checks module
+        return episodes(self, ep)  # the parse, in the checks module
 
 
 def action_view(env, ep):
@@ -237,13 +255,13 @@ def action_view(env, ep):
     the column of the full row that holds policy token j (0 at padding). Observation spans
     disappear, so a recursion over the compact row carries across them.
     """
-    action_view_args(env, ep)                            # a MultiTurnMDP and a batch of it
-    n = ep.action_mask.sum(axis=1).astype(np.int64)      # (B,) policy tokens per row
+    action_view_args(env, ep)  # a MultiTurnMDP and a batch of it
+    n = ep.action_mask.sum(axis=1).astype(np.int64)  # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
     pos = np.zeros((B, Ta), np.int64)
-    mask = (np.arange(Ta)[None, :] < n[:, None]).astype(np.float64)   # (B, Ta)
+    mask = (np.arange(Ta)[None, :] < n[:, None]).astype(np.float64)  # (B, Ta)
     for b in range(B):
-        pos[b, :n[b]] = np.flatnonzero(ep.action_mask[b])
+        pos[b, : n[b]] = np.flatnonzero(ep.action_mask[b])
     take = lambda x: np.take_along_axis(x, pos, axis=1) * mask.astype(x.dtype)  # noqa: E731
     return take(ep.states), take(ep.tokens), mask, take(ep.rewards), pos
 
@@ -257,7 +275,7 @@ def scatter(x, pos, mask, T):
         TypeError: `T` not an integer, `pos` not integer ids.
     """
     x, pos, mask, T = scatter_args(x, pos, mask, T)
-    out = np.zeros((x.shape[0], T))                       # (B, T)
+    out = np.zeros((x.shape[0], T))  # (B, T)
     rows, cols = np.nonzero(mask > 0)
     out[rows, pos[rows, cols]] = x[rows, cols]
     return out

@@ -42,7 +42,12 @@ import numpy as np
 
 from minirl_lm.core.checks import finite_result
 from minirl_lm.multiturn.checks import (
-    action_gae_args, action_returns_args, mt_kl_args, mt_soft_args, mt_table, turn_values_args,
+    action_gae_args,
+    action_returns_args,
+    mt_kl_args,
+    mt_soft_args,
+    mt_table,
+    turn_values_args,
 )
 from minirl_lm.values.optimum import _tilt
 
@@ -51,22 +56,22 @@ def _posterior(loglik):
     """P(w | s) from log prior + log likelihood (W,); an unreachable prefix gets the uniform."""
     if not np.isfinite(loglik).any():
         return np.full(loglik.size, 1.0 / loglik.size)
-    p = np.exp(loglik - loglik.max())                     # (W,)
+    p = np.exp(loglik - loglik.max())  # (W,)
     return p / p.sum()
 
 
 def _induction(env, backup):
     """Q (S, V) and V (S,) over the policy states, children first; chance rows stay 0."""
     values, q = np.zeros(env.S), np.zeros((env.S, env.V))
-    for s in range(env.S - 1, -1, -1):                    # ids: parents before children
+    for s in range(env.S - 1, -1, -1):  # ids: parents before children
         if not env.is_policy[s]:
             continue
-        post = _posterior(env.loglik[s])                  # (W,) P(w | s)
+        post = _posterior(env.loglik[s])  # (W,) P(w | s)
         for a, (r, kind, nxt) in enumerate(env.children[s]):
-            qa = post @ r                                 # expected reward of the turn
+            qa = post @ r  # expected reward of the turn
             if kind == "turn":
                 qa += values[nxt]
-            elif kind == "env":                           # eq. (chance_bellman): expectation
+            elif kind == "env":  # eq. (chance_bellman): expectation
                 for m, _, s2 in nxt:
                     qa += (post @ env.p_obs[:, m]) * values[s2]
             q[s, a] = qa
@@ -100,11 +105,11 @@ def soft_optimum(env, pi_ref, beta):
     pi_ref, beta = mt_soft_args(env, pi_ref, beta)
     backup = lambda s, q_s: _tilt(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
     with np.errstate(over="ignore", invalid="ignore"):
-        values, q = _induction(env, backup)               # eq. (soft_bellman)
+        values, q = _induction(env, backup)  # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
         pi_star[s] = np.exp(_tilt(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
-    name = "beta" if np.isfinite(q).all() else "env"      # q overflows with the rewards alone
+    name = "beta" if np.isfinite(q).all() else "env"  # q overflows with the rewards alone
     return finite_result((values, q, pi_star), name, "the soft values")
 
 
@@ -118,13 +123,13 @@ def kl_objective(env, probs, pi_ref, beta):
     probs, pi_ref, beta = mt_kl_args(env, probs, pi_ref, beta)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
-        pen = beta * lr if beta > 0 else np.zeros_like(lr)   # beta = 0: J = E R, supports aside
+        pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
 
         def backup(s, q_s):
             return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
 
         J = float(_induction(env, backup)[0][0])
-    if J == -np.inf and ((probs > 0) & (pi_ref == 0)).any():    # pi writes where pi_ref cannot
+    if J == -np.inf and ((probs > 0) & (pi_ref == 0)).any():  # pi writes where pi_ref cannot
         return J
     return finite_result(J, "beta", "J(pi) = E[R - beta log(pi / pi_ref)]")
 
@@ -134,11 +139,11 @@ def _recursion(values, rewards, act, c_next, c_acc, carry):
     """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
     B, T = act.shape
     out = np.zeros((B, T))
-    nxt, acc = np.zeros(B), np.zeros(B)                   # (B,) V(s_t'), A_t'
+    nxt, acc = np.zeros(B), np.zeros(B)  # (B,) V(s_t'), A_t'
     for t in range(T - 1, -1, -1):
         on = act[:, t] > 0
-        new = rewards[:, t] + c_next * nxt - values[:, t] + c_acc * acc    # eq. (gae_carry)
-        keep = 1.0 if carry else 0.0                      # carry: skip; bug: restart at 0
+        new = rewards[:, t] + c_next * nxt - values[:, t] + c_acc * acc  # eq. (gae_carry)
+        keep = 1.0 if carry else 0.0  # carry: skip; bug: restart at 0
         acc = np.where(on, new, keep * acc)
         nxt = np.where(on, values[:, t], keep * nxt)
         out[:, t] = np.where(on, acc, 0.0)
@@ -168,8 +173,9 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """
-    values, rewards, act, gamma, lam, carry = action_gae_args(values, rewards, mask, action_mask,
-                                                              gamma, lam, carry)
+    values, rewards, act, gamma, lam, carry = action_gae_args(
+        values, rewards, mask, action_mask, gamma, lam, carry
+    )
     return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
 
 
@@ -187,7 +193,7 @@ def turn_values(values, states, mask, action_mask):
     """
     values, states, mask, act = turn_values_args(values, states, mask, action_mask)
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
-    prev = np.zeros(mask.shape[0])                        # action_mask at t - 1 (0 before t = 0)
+    prev = np.zeros(mask.shape[0])  # action_mask at t - 1 (0 before t = 0)
     for t in range(mask.shape[1]):
         start = (act[:, t] > 0) & (prev == 0)
         cur = np.where(start, values[states[:, t]], cur)

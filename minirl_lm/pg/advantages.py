@@ -54,18 +54,26 @@ import numpy as np
 
 from minirl_lm.core.checks import finite_result
 from minirl_lm.pg.validate import (
-    broadcast_args, group_advantages, group_rewards, loo_rewards, opo_args, remax_args, rpp_args, rpp_baseline_args, standardize_args,
+    broadcast_args,
+    group_advantages,
+    group_rewards,
+    loo_rewards,
+    opo_args,
+    remax_args,
+    rpp_args,
+    rpp_baseline_args,
+    standardize_args,
 )
 
 BASELINES = ("none", "mean", "standardized", "loo")
-REWARD_MAX = 1e150      # |rewards| bound: the standardized baseline squares the spread
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
 def _group_mean(r):
     """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.mean(axis=1, keepdims=True)                       # (N, 1)
-    equal = (r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True))
-    return np.where(equal, r[:, :1], mean)                     # (N, 1)
+    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
 def no_baseline(rewards):
@@ -94,7 +102,7 @@ def centred(rewards):
 
 def _centred(r):
     """`centred` on checked rewards (N, K)."""
-    return r - _group_mean(r)                                  # (N, K)
+    return r - _group_mean(r)  # (N, K)
 
 
 def standardized(rewards, eps=1e-8, ddof=0):
@@ -114,18 +122,18 @@ def standardized(rewards, eps=1e-8, ddof=0):
 
 def _standardized(r, eps, ddof):
     """`standardized` on checked arguments."""
-    c = r - _group_mean(r)                                     # (N, K)
-    dof = max(r.shape[1] - ddof, 1)                            # K = 1, ddof = 1: c == 0, so std = 0
-    ss = (c * c).sum(axis=1, keepdims=True)                    # (N, 1)
-    std = np.sqrt(ss / dof)                                    # (N, 1)
+    c = r - _group_mean(r)  # (N, K)
+    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
+    std = np.sqrt(ss / dof)  # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
     # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
     tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
     if tiny.any():
-        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)      # (N, 1)
-        cs = c / s                                             # (N, K)
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
+        cs = c / s  # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
-    denom = std + eps                                          # (N, 1)
+    denom = std + eps  # (N, 1)
     # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
@@ -148,7 +156,7 @@ def leave_one_out(rewards):
 def _leave_one_out(r):
     """`leave_one_out` on checked rewards (N, K >= 2)."""
     K = r.shape[1]
-    return (K / (K - 1)) * (r - _group_mean(r))                # eq. (pg_loo)
+    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
 
 
 def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
@@ -173,7 +181,7 @@ def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
 def _advantages(r, baseline, eps, ddof):
     """`advantages` on checked arguments."""
     if baseline == "none":
-        return r.copy()                                        # eq. (pg_vanilla)
+        return r.copy()  # eq. (pg_vanilla)
     if baseline == "mean":
         return _centred(r)
     if baseline == "loo":
@@ -191,9 +199,8 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    a, mask = broadcast_args(adv, mask)                        # (B,), (B, T)
-    return a[:, None] * mask                                   # (B, T)
-
+    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
+    return a[:, None] * mask  # (B, T)
 
 
 # ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
@@ -210,24 +217,24 @@ def broadcast(adv, mask):
 # prompts: the advantage of one response depends on the rewards of every other prompt of the
 # batch, so the expected update of one prompt is no longer a function of that prompt alone.
 
+
 def _whiten_tokens(x, mask, eps, ddof):
     """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
 
     No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
     """
-    real = mask > 0                                            # (B, T)
+    real = mask > 0  # (B, T)
     M = int(real.sum())
     if M == 0 or x[real].max() == x[real].min():
         return np.zeros_like(x)
-    m = x[real].sum() / M                                      # token mean over the batch
-    c = np.where(real, x - m, 0.0)                             # (B, T)
-    s = np.abs(c).max()                                        # scale: c*c cannot overflow
-    with np.errstate(over="ignore"):                           # overflow is reported below
-        var = s * s * ((c / s) ** 2).sum() / (M - ddof)        # eq. (rpp); M >= 2 > ddof here
+    m = x[real].sum() / M  # token mean over the batch
+    c = np.where(real, x - m, 0.0)  # (B, T)
+    s = np.abs(c).max()  # scale: c*c cannot overflow
+    with np.errstate(over="ignore"):  # overflow is reported below
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
     if not np.isfinite(var):
-        raise ValueError("token_rewards: the batch variance of the returns overflows float64; "
-                         "rescale the rewards")
-    return c / np.sqrt(var + eps)                              # (B, T)
+        raise ValueError("token_rewards: the batch variance of the returns overflows float64; rescale the rewards")
+    return c / np.sqrt(var + eps)  # (B, T)
 
 
 def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
@@ -255,11 +262,11 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
         ValueError: naming the argument (shapes, non-finite values, ranges).
     """
     r, mask, gamma, eps, ddof = rpp_args(token_rewards, mask, gamma, eps, ddof)
-    G = np.zeros_like(r)                                       # (B, T) returns to go
-    acc = np.zeros(r.shape[0])                                 # (B,)
-    with np.errstate(over="ignore"):                           # an inf return is rejected below
+    G = np.zeros_like(r)  # (B, T) returns to go
+    acc = np.zeros(r.shape[0])  # (B,)
+    with np.errstate(over="ignore"):  # an inf return is rejected below
         for t in range(r.shape[1] - 1, -1, -1):
-            acc = (r[:, t] + gamma * acc) * mask[:, t]         # eq. (rpp): G_t = r_t + gamma G_{t+1}
+            acc = (r[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
             G[:, t] = acc
     if not np.isfinite(G).all():
         raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
@@ -285,7 +292,7 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     r, mask, eps, ddof = rpp_baseline_args(rewards, mask, eps, ddof, REWARD_MAX)
-    c = _centred(r).ravel()                                    # (B,) eq. (pg_centred)
+    c = _centred(r).ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
 
 
@@ -302,8 +309,8 @@ def remax(rewards, greedy_rewards):
             samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
             greedy reward gets exactly 0.
     """
-    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)     # (N, K), (N,)
-    return r - g[:, None]                                      # eq. (remax)
+    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)  # (N, K), (N,)
+    return r - g[:, None]  # eq. (remax)
 
 
 def opo(rewards, lengths):
@@ -323,13 +330,14 @@ def opo(rewards, lengths):
             all empty (total length 0) falls back to the plain group mean; empty responses carry no
             token, so their advantage never reaches the gradient.
     """
-    r, L = opo_args(rewards, lengths, REWARD_MAX)              # (N, K) each
-    with np.errstate(over="ignore", invalid="ignore"):         # lengths beyond ~1e150: below
-        tot = L.sum(axis=1, keepdims=True)                     # (N, 1)
-        base = np.where(tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300),
-                        r.mean(axis=1, keepdims=True))         # (N, 1) eq. (opo)
+    r, L = opo_args(rewards, lengths, REWARD_MAX)  # (N, K) each
+    with np.errstate(over="ignore", invalid="ignore"):  # lengths beyond ~1e150: below
+        tot = L.sum(axis=1, keepdims=True)  # (N, 1)
+        base = np.where(
+            tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300), r.mean(axis=1, keepdims=True)
+        )  # (N, 1) eq. (opo)
     equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
-    base = np.where(equal, r[:, :1], base)                     # exactly the common value
+    base = np.where(equal, r[:, :1], base)  # exactly the common value
     return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
 
 
@@ -349,12 +357,12 @@ def batch_std(rewards, eps=1e-8, ddof=0):
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
     r, eps, ddof = standardize_args(rewards, eps, ddof, REWARD_MAX)
-    c = r - _group_mean(r)                                     # (N, K) eq. (pg_centred)
+    c = r - _group_mean(r)  # (N, K) eq. (pg_centred)
     flat = r.ravel()
-    if flat.max() == flat.min():                               # every reward equal: c == 0
+    if flat.max() == flat.min():  # every reward equal: c == 0
         return np.zeros_like(c)
-    dev = flat - flat.mean()                                   # two rewards differ: some dev != 0
-    s = np.abs(dev).max()                                      # scale > 0: dev*dev cannot overflow
+    dev = flat - flat.mean()  # two rewards differ: some dev != 0
+    s = np.abs(dev).max()  # scale > 0: dev*dev cannot overflow
     # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
     std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
-    return c / (std + eps)                                     # eq. (pg_batch_std)
+    return c / (std + eps)  # eq. (pg_batch_std)

@@ -6,11 +6,20 @@ returning the arrays the math trusts. Built on `core/checks.py`; NumPy only."""
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check, choice, finite_result, float_array, float_scalar, int_array, int_scalar, mask_array, nonempty, rng_check, same_shape,
+    callable_check,
+    choice,
+    finite_result,
+    float_array,
+    float_scalar,
+    int_array,
+    int_scalar,
+    mask_array,
+    nonempty,
+    rng_check,
+    same_shape,
 )
 
-
-_UNSET = object()     # an argument the bundle was not given (None is an input to reject)
+_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
 
 
 def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
@@ -47,16 +56,16 @@ def aggregation(mask, agg, max_len, aggs):
     choice(agg, "agg", aggs)
     max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
     if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
-        raise ValueError(f"max_len: expected >= the longest response "
-                         f"({int(mask.sum(axis=1).max())} tokens), got {max_len}")
+        raise ValueError(
+            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
+        )
     return max_len
 
 
 def clip_range(eps, eps_high):
     """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
     eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0,
-                                                           low_open=True))
+    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0, low_open=True))
 
 
 def finite_among(value, what, arrays):
@@ -110,8 +119,10 @@ def probability_pair(p, q):
     nonempty(p, "p")
     for name, t in (("p", p), ("q", q)):
         if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                             f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}")
+            raise ValueError(
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
     return p, q
 
 
@@ -123,47 +134,78 @@ def kl_tables(theta, theta_ref, weights, support):
     theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
     same_shape("theta", theta, "theta_ref", theta_ref)
     nonempty(theta, "theta")
-    d = np.ones(theta.shape[0]) if weights is None else float_array(
-        weights, "weights", ndim=1, shape=(theta.shape[0],))
+    d = (
+        np.ones(theta.shape[0])
+        if weights is None
+        else float_array(weights, "weights", ndim=1, shape=(theta.shape[0],))
+    )
     for name, t in (("theta", theta), ("theta_ref", theta_ref)):
-        m = t.max(axis=1, keepdims=True)                       # (S, 1)
+        m = t.max(axis=1, keepdims=True)  # (S, 1)
         if not np.isfinite(m).all():
             raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
         with np.errstate(over="ignore"):
-            z = t - m                                          # (S, V), <= 0
+            z = t - m  # (S, V), <= 0
         finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
     if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
-        raise ValueError("theta_ref: expected a finite logit wherever theta has one "
-                         "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+        raise ValueError(
+            "theta_ref: expected a finite logit wherever theta has one "
+            "(pi_ref > 0 wherever pi > 0, else the KL is infinite)"
+        )
     if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
-        raise ValueError("theta: expected a finite logit wherever theta_ref has one "
-                         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+        raise ValueError(
+            "theta: expected a finite logit wherever theta_ref has one "
+            "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
+        )
     return theta, theta_ref, d
 
 
 def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
     """The arguments of the adaptive KL coefficient, as floats."""
-    return (float_scalar(beta, "beta", low=0.0), float_scalar(current_kl, "current_kl"),
-            float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
-            float_scalar(horizon, "horizon", low=0.0, low_open=True),
-            float_scalar(n_steps, "n_steps", low=0.0))
+    return (
+        float_scalar(beta, "beta", low=0.0),
+        float_scalar(current_kl, "current_kl"),
+        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
+        float_scalar(horizon, "horizon", low=0.0, low_open=True),
+        float_scalar(n_steps, "n_steps", low=0.0),
+    )
 
 
-def grpo_objective(logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg,
-                   max_len, estimators, aggs):
+def grpo_objective(
+    logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, estimators, aggs
+):
     """The arguments of the GRPO loss: ``(logp, logp_old, logp_ref, mask, adv, eps, eps_high,
     beta, max_len)``."""
     beta = float_scalar(beta, "beta", low=0.0)
     choice(kl_estimator, "kl_estimator", estimators)
     logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs)
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs
+    )
     logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
     same_shape("logp", logp, "logp_ref", logp_ref)
     return logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len
 
 
-def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta,
-                   kl_estimator, agg, baseline, adv_eps, ddof, estimators, aggs, baselines):
+def grpo_step_args(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu,
+    lr,
+    eps,
+    eps_high,
+    beta,
+    kl_estimator,
+    agg,
+    baseline,
+    adv_eps,
+    ddof,
+    estimators,
+    aggs,
+    baselines,
+):
     """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
     adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
     rng_check(rng, "rng")
@@ -178,8 +220,10 @@ def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_hig
     adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "loo" and K < 2:
-        raise ValueError(f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
-                         f"of a group have no others to average), got K = {K}")
+        raise ValueError(
+            f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+            f"of a group have no others to average), got K = {K}"
+        )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
     for name, p in (("policy", policy), ("ref_policy", ref_policy)):
         if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
@@ -187,11 +231,14 @@ def grpo_step_args(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_hig
     if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
         raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
     if policy.theta.shape != (mdp.S, mdp.V):
-        raise ValueError(f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for "
-                         f"mdp, got {policy.theta.shape}")
+        raise ValueError(
+            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
+        )
     if ref_policy.theta.shape != policy.theta.shape:
-        raise ValueError(f"ref_policy: expected a table of the policy's shape "
-                         f"{policy.theta.shape}, got {ref_policy.theta.shape}")
+        raise ValueError(
+            f"ref_policy: expected a table of the policy's shape "
+            f"{policy.theta.shape}, got {ref_policy.theta.shape}"
+        )
     return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
 
 
@@ -213,8 +260,7 @@ def ratio_args(logp, logp_old, mask, ratio, ratios):
 
 def gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, ratios):
     """The arguments of GSPO: ``(logp, logp_old, mask, adv (B,), eps, eps_high)``."""
-    logp, logp_old, mask, A, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv,
-                                             per_token=False)
+    logp, logp_old, mask, A, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv, per_token=False)
     eps, eps_high = clip_range(eps, eps_high)
     choice(ratio, "ratio", ratios)
     return logp, logp_old, mask, A, eps, eps_high
@@ -234,15 +280,13 @@ def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, m
     choice(level, "level", levels)
     choice(mode, "mode", modes)
     c_max = None if c_max is None else float_scalar(c_max, "c_max", low=1.0)
-    c_min = None if c_min is None else float_scalar(c_min, "c_min", low=0.0, high=1.0,
-                                                    low_open=mode == "mask")
+    c_min = None if c_min is None else float_scalar(c_min, "c_min", low=0.0, high=1.0, low_open=mode == "mask")
     return logp_old, logp_mu, mask, c_max, c_min
 
 
 def opsm_args(logp, logp_mu, adv, mask, delta):
     """The arguments of the off-policy sequence mask: ``(logp, logp_mu, mask, adv (B,), delta)``."""
-    logp, logp_mu, mask, A, _ = token_batch({"logp": logp, "logp_mu": logp_mu}, mask, adv,
-                                            per_token=False)
+    logp, logp_mu, mask, A, _ = token_batch({"logp": logp, "logp_mu": logp_mu}, mask, adv, per_token=False)
     return logp, logp_mu, mask, A, float_scalar(delta, "delta", low=0.0)
 
 
@@ -255,7 +299,7 @@ def rejection_args(logp_old, logp_mu, mask, option, hi, lo, options):
     hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
     if lo is not None and not k1:
         raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
-    lo = (1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0))
+    lo = 1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0)
     return logp_old, logp_mu, mask, hi, lo
 
 
@@ -271,11 +315,10 @@ def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
 def minibatch_args(B, M, rng):
     """``(B, M, rng)``: 2**31 >= B >= M >= 1 ints (np.arange(2**63) is silently empty), rng a
     Generator or None."""
-    B = int_scalar(B, "B", low=1, high=2 ** 31)
+    B = int_scalar(B, "B", low=1, high=2**31)
     M = int_scalar(M, "M", low=1, high=B)
     if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator or None, got "
-                        f"{type(rng).__name__}")
+        raise TypeError(f"rng: expected a numpy.random.Generator or None, got {type(rng).__name__}")
     return B, M, rng
 
 
@@ -320,15 +363,15 @@ def token_agg(mask, agg, max_len, aggs):
 def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
     """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
     logp, logp_ref, logp_old, mask, _, max_len = token_batch(
-        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg,
-        max_len=max_len, aggs=aggs)
+        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
+    )
     return logp, logp_old, logp_ref, mask, max_len
 
 
 def finite_surrogate(f, surr1, logp, logp_old, A):
     """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
     naming logp at the first token whose ``rho A`` overflowed."""
-    bad = ~np.isfinite(f)                                      # (B, T) real tokens only
+    bad = ~np.isfinite(f)  # (B, T) real tokens only
     if bad.any():
         b, t = (int(i[0]) for i in np.nonzero(bad))
         raise ValueError(
@@ -336,5 +379,6 @@ def finite_surrogate(f, surr1, logp, logp_old, A):
             f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
             f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
             f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)")
+            f"minimum)"
+        )
     return f

@@ -46,23 +46,22 @@ trusted core GRPO calls.
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.checks import clip_objective, finite_surrogate
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
+from minirl_lm.pg.checks import clip_objective, finite_surrogate
 
 
 def _branches(logp, logp_old, A, mask, eps, eps_high):
     """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
     where A = 0 (no 0 * inf), rho = inf where it overflows."""
-    with np.errstate(over="ignore"):                           # overflow to inf is handled
-        u = log_ratio(logp, logp_old, mask)                    # (B, T) 0 at padding
-        rho = np.exp(u)                                        # (B, T) rho_t; inf if u > ~709.78
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T) clipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
     return rho, surr1, surr2
 
 
-def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean",
-                      max_len=None):
+def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
     """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
 
     Args:
@@ -83,25 +82,26 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
         ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
     """
     logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS)
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
+    )
     return _surrogate(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high, agg, max_len)
 
 
 def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
     """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
     result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    f = np.minimum(surr1, surr2)                               # (B, T) eq. (ppo_clip)
-    with np.errstate(over="ignore"):                           # a sum beyond float64: below
+    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    with np.errstate(over="ignore"):  # a sum beyond float64: below
         loss = -(w * f).sum()
     # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
-    unclipped = surr1 <= surr2                                 # (B, T)
-    df_dlogp = np.where(unclipped, surr1, 0.0)                 # (B, T) d rho / d logp = rho
-    dloss_dlogp = -w * df_dlogp                                # (B, T) 0 at padding
+    unclipped = surr1 <= surr2  # (B, T)
+    df_dlogp = np.where(unclipped, surr1, 0.0)  # (B, T) d rho / d logp = rho
+    dloss_dlogp = -w * df_dlogp  # (B, T) 0 at padding
     # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
     if guard:
-        finite_surrogate(f, surr1, logp, logp_old, A)          # each token, else names logp
+        finite_surrogate(f, surr1, logp, logp_old, A)  # each token, else names logp
         # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
         finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
     return float(loss), dloss_dlogp
@@ -124,13 +124,14 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
         A float in `[0, 1]`; 0.0 for a batch without real tokens.
     """
     logp, logp_old, mask, adv, eps, eps_high, _ = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, "token_mean", None, AGGS)
+        logp, logp_old, adv, mask, eps, eps_high, "token_mean", None, AGGS
+    )
     return _clip_fraction(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high)
 
 
 def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
     """`clip_fraction` on checked arguments, A (B, T)."""
     _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    clipped = surr2 < surr1                                    # (B, T); at padding rho = 1: never
+    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
     n = mask.sum()
     return float(clipped.sum() / n) if n > 0 else 0.0

@@ -29,22 +29,22 @@ differences.
 
 import numpy as np
 
-from minirl_lm.pg.checks import entropy_args, logit_table
 from minirl_lm.core.ops import AGGS, agg_weights, log_softmax
+from minirl_lm.pg.checks import entropy_args, logit_table
 
 
 def _log_pi(theta):
     """log pi (S, V) of checked logits; a logit more than float64's range below its row's
     maximum is a probability of exactly 0 (log pi = -inf), as it is in the limit."""
-    with np.errstate(over="ignore"):                           # theta - max: -inf, not a warning
-        return log_softmax(theta)                              # (S, V) eq. (log_softmax)
+    with np.errstate(over="ignore"):  # theta - max: -inf, not a warning
+        return log_softmax(theta)  # (S, V) eq. (log_softmax)
 
 
 def _entropy(logpi):
     """(pi (S, V), H (S,)) of log pi, 0 log 0 = 0, eq. (entropy)."""
-    pi = np.exp(logpi)                                         # (S, V)
-    plogp = np.where(pi > 0, pi * np.where(pi > 0, logpi, 0.0), 0.0)   # 0 log 0 = 0
-    return pi, -plogp.sum(axis=1)                              # (S,) eq. (entropy)
+    pi = np.exp(logpi)  # (S, V)
+    plogp = np.where(pi > 0, pi * np.where(pi > 0, logpi, 0.0), 0.0)  # 0 log 0 = 0
+    return pi, -plogp.sum(axis=1)  # (S,) eq. (entropy)
 
 
 def _entropy_grad(pi, logpi, H):
@@ -63,9 +63,9 @@ def entropy_grad_table(theta):
 
     Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
     """
-    logpi = _log_pi(logit_table(theta))                        # (S, V)
+    logpi = _log_pi(logit_table(theta))  # (S, V)
     pi, H = _entropy(logpi)
-    return _entropy_grad(pi, logpi, H)                         # (S, V)
+    return _entropy_grad(pi, logpi, H)  # (S, V)
 
 
 def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
@@ -83,10 +83,10 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
             coefficient c) to raise the entropy of the visited states.
     """
     theta, states, mask, max_len = entropy_args(theta, states, mask, agg, max_len, AGGS)
-    logpi = _log_pi(theta)                                     # (S, V)
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
-    pi, H = _entropy(logpi)                                    # (S, V), (S,)
-    loss = -(w * H[states]).sum()                              # eq. (entropy_bonus)
-    c = np.zeros(logpi.shape[0])                               # (S,) sum of w per state
+    logpi = _log_pi(theta)  # (S, V)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    pi, H = _entropy(logpi)  # (S, V), (S,)
+    loss = -(w * H[states]).sum()  # eq. (entropy_bonus)
+    c = np.zeros(logpi.shape[0])  # (S,) sum of w per state
     np.add.at(c, states, w)
     return float(loss), -c[:, None] * _entropy_grad(pi, logpi, H)  # (S, V)

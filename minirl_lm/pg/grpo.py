@@ -24,16 +24,27 @@ them, standardize within each group, broadcast `A` to every token, compute `logp
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.checks import grpo_objective, grpo_step_args
-from minirl_lm.pg.validate import grader_rewards
 from minirl_lm.core.ops import AGGS, adv_tokens
 from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
+from minirl_lm.pg.checks import grpo_objective, grpo_step_args
 from minirl_lm.pg.clip import _clip_fraction, _surrogate
 from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
+from minirl_lm.pg.validate import grader_rewards
 
 
-def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=0.04,
-              kl_estimator="k3", agg="token_mean", max_len=None):
+def grpo_loss(
+    logp,
+    logp_old,
+    logp_ref,
+    adv,
+    mask,
+    eps=0.2,
+    eps_high=None,
+    beta=0.04,
+    kl_estimator="k3",
+    agg="token_mean",
+    max_len=None,
+):
     """GRPO loss, eq. (grpo): the clipped surrogate plus `beta` times the KL penalty.
 
     Both terms use the same aggregation `agg`.
@@ -58,30 +69,43 @@ def grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=
         ValueError: a non-finite result or a bad argument, named after the argument.
     """
     logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len = grpo_objective(
-        logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len,
-        ESTIMATORS, AGGS)
-    return _loss(logp, logp_old, logp_ref, adv_tokens(adv, mask), mask, eps, eps_high, beta,
-                 kl_estimator, agg, max_len)
+        logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, ESTIMATORS, AGGS
+    )
+    return _loss(
+        logp, logp_old, logp_ref, adv_tokens(adv, mask), mask, eps, eps_high, beta, kl_estimator, agg, max_len
+    )
 
 
-def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len,
-          guard=True):
+def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len, guard=True):
     """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
-    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len,
-                                   guard)                # eq. (ppo_clip)
-    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len,
-                             guard)              # eq. (kl_objective)
-    with np.errstate(over="ignore", invalid="ignore"):    # a huge beta: named below
-        loss = loss_clip + beta * loss_kl                     # eq. (grpo)
-        dloss_dlogp = d_clip + beta * d_kl                    # (B, T) sum rule
+    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard)  # eq. (ppo_clip)
+    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge beta: named below
+        loss = loss_clip + beta * loss_kl  # eq. (grpo)
+        dloss_dlogp = d_clip + beta * d_kl  # (B, T) sum rule
     if not guard:
         return loss, dloss_dlogp
     return finite_result((loss, dloss_dlogp), "beta", "the loss clip + beta KL")
 
 
-def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, eps_high=None,
-              beta=0.04, kl_estimator="k3", agg="token_mean", baseline="standardized",
-              adv_eps=1e-8, ddof=0):
+def grpo_step(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu=1,
+    lr=0.1,
+    eps=0.2,
+    eps_high=None,
+    beta=0.04,
+    kl_estimator="k3",
+    agg="token_mean",
+    baseline="standardized",
+    adv_eps=1e-8,
+    ddof=0,
+):
     """One GRPO iteration on a `TabularPolicy`, updating `policy.theta` in place.
 
     Every argument is checked before the rollout, and the update is computed on a copy of the
@@ -117,52 +141,121 @@ def grpo_step(policy, ref_policy, mdp, grader, rng, K, mu=1, lr=0.1, eps=0.2, ep
         TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
     """
     K, mu, lr, eps, eps_high, beta, adv_eps, ddof = grpo_step_args(
-        policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, kl_estimator, agg,
-        baseline, adv_eps, ddof, ESTIMATORS, AGGS, BASELINES)
+        policy,
+        ref_policy,
+        mdp,
+        grader,
+        rng,
+        K,
+        mu,
+        lr,
+        eps,
+        eps_high,
+        beta,
+        kl_estimator,
+        agg,
+        baseline,
+        adv_eps,
+        ddof,
+        ESTIMATORS,
+        AGGS,
+        BASELINES,
+    )
     rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
-    try:                                                  # commit only on success
-        work, out = _step(policy.copy(), ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high,
-                          beta, kl_estimator, agg, baseline, adv_eps, ddof)
+    try:  # commit only on success
+        work, out = _step(
+            policy.copy(),
+            ref_policy,
+            mdp,
+            grader,
+            rng,
+            K,
+            mu,
+            lr,
+            eps,
+            eps_high,
+            beta,
+            kl_estimator,
+            agg,
+            baseline,
+            adv_eps,
+            ddof,
+        )
     except BaseException:
-        rng.bit_generator.state = rng_state               # the generator as it was
-        mdp._rollback(mdp_state)                          # lazy ids handed out: taken back
+        rng.bit_generator.state = rng_state  # the generator as it was
+        mdp._rollback(mdp_state)  # lazy ids handed out: taken back
         raise
-    policy.theta[...] = work.theta                        # in place: the caller's array
+    policy.theta[...] = work.theta  # in place: the caller's array
     return out
 
 
-def _step(policy, ref_policy, mdp, grader, rng, K, mu, lr, eps, eps_high, beta, kl_estimator,
-          agg, baseline, adv_eps, ddof):
+def _step(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu,
+    lr,
+    eps,
+    eps_high,
+    beta,
+    kl_estimator,
+    agg,
+    baseline,
+    adv_eps,
+    ddof,
+):
     """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
     diagnostics."""
-    ro = mdp.rollout(policy, K, rng)                      # B = N*K responses, prompt-major
+    ro = mdp.rollout(policy, K, rng)  # B = N*K responses, prompt-major
     rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
     A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
-    A_tok = A[:, None] * ro.mask                          # (B, T) one A on every real token
-    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T) fixed for mu epochs
+    A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
     k, _ = _kl_terms(logp_old, logp_ref, ro.mask, kl_estimator)  # (B, T) before the update
     n_tok = max(ro.mask.sum(), 1.0)
 
     losses, fracs = [], []
     for epoch in range(mu):
-        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)     # (B, T)
+        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T)
         # epoch 0 sees the sampled data (an overflow names its input); after a step, lr moved
         # theta too far: the loss is computed as it is and a non-finite one names lr
-        loss, dlogp = _loss(logp, logp_old, logp_ref, A_tok, ro.mask, eps, eps_high, beta,
-                            kl_estimator, agg, None, guard=epoch == 0)
+        loss, dlogp = _loss(
+            logp,
+            logp_old,
+            logp_ref,
+            A_tok,
+            ro.mask,
+            eps,
+            eps_high,
+            beta,
+            kl_estimator,
+            agg,
+            None,
+            guard=epoch == 0,
+        )
         if epoch:
-            finite_result((loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} "
-                          f"step(s) of lr = {lr:g})")
+            finite_result(
+                (loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} step(s) of lr = {lr:g})"
+            )
         fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
         # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
         # theta is -inf (a zero-probability token is never sampled, and a -inf logp is rejected)
         with np.errstate(over="ignore"):
-            new = policy.theta - lr * dtheta              # gradient descent on the loss
+            new = policy.theta - lr * dtheta  # gradient descent on the loss
         finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
         policy.theta[...] = new
-    return policy, {"mean_reward": float(rewards.mean()), "loss": losses, "clip_fraction": fracs,
-                    "kl": float(k.sum() / n_tok), "rollout": ro, "rewards": rewards,
-                    "advantages": A}
+    return policy, {
+        "mean_reward": float(rewards.mean()),
+        "loss": losses,
+        "clip_fraction": fracs,
+        "kl": float(k.sum() / n_tok),
+        "rollout": ro,
+        "rewards": rewards,
+        "advantages": A,
+    }

@@ -57,19 +57,24 @@ of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`)
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.checks import (
-    finite_among, kl_batch, kl_is_args, kl_reward_args, kl_tables, probability_pair, scalar_kl,
-)
 from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
+from minirl_lm.pg.checks import (
+    finite_among,
+    kl_batch,
+    kl_is_args,
+    kl_reward_args,
+    kl_tables,
+    probability_pair,
+    scalar_kl,
+)
 
 ESTIMATORS = ("k1", "k2", "k3")
-WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2",
-        "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
 
 
 def _u(logp, logp_ref, mask):
     """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):                           # overflow: rejected by callers
+    with np.errstate(over="ignore"):  # overflow: rejected by callers
         return log_ratio(logp, logp_ref, mask)
 
 
@@ -96,15 +101,15 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
     """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
     `guard=False`, as computed)."""
-    u = _u(logp, logp_ref, mask)                               # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):         # overflow: rejected below
+    u = _u(logp, logp_ref, mask)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
         if estimator == "k1":
-            k, dk = u, mask.copy()                             # eq. (kl_k1); dk1 = 1
+            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
         elif estimator == "k2":
-            k, dk = 0.5 * u * u, u                             # eq. (kl_k2); dk2 = u
+            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
         else:
-            k = _k3(u)                                         # eq. (kl_k3)
-            dk = -np.expm1(-u) * mask                          # dk3 = 1 - exp(-u)
+            k = _k3(u)  # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
     if not guard:
         return k, dk
     return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
@@ -113,15 +118,15 @@ def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
 def _k3(u):
     """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
     cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
-    small = np.abs(u) < 0.05                                   # (B, T) each branch only where used
-    k = np.empty_like(u)                                       # (B, T)
+    small = np.abs(u) < 0.05  # (B, T) each branch only where used
+    k = np.empty_like(u)  # (B, T)
     us = u[small]
     c = 1.0 / 40320.0
-    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):          # Horner, innermost term first
+    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):  # Horner, innermost term first
         c = 1.0 / n - us * c
     k[small] = us * us * c
     ul = u[~small]
-    k[~small] = np.expm1(-ul) + ul                             # inf for u < ~-709.78: rejected
+    k[~small] = np.expm1(-ul) + ul  # inf for u < ~-709.78: rejected
     return k
 
 
@@ -144,21 +149,20 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     Raises:
         ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
-                                             max_len, AGGS)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
     return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
 
 
 def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
     """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
     k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()                                   # eq. (kl_objective)
-        dloss_dlogp = w * dk                                   # (B, T) d loss / d logp = w dk
+        loss = (w * k).sum()  # eq. (kl_objective)
+        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
     if not guard:
         return float(loss), dloss_dlogp
-    named = {"logp": logp, "logp_ref": logp_ref}               # the overflow's culprit among them
+    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
     return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
 
 
@@ -184,9 +188,9 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 def _in_reward(r, logp, logp_ref, mask, beta):
     """`kl_in_reward` on checked arguments."""
     with np.errstate(over="ignore", invalid="ignore"):
-        total = _u(logp, logp_ref, mask).sum(axis=1)           # (B,) sum_t u_t
+        total = _u(logp, logp_ref, mask).sum(axis=1)  # (B,) sum_t u_t
         finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
-        out = r - beta * total                                 # (B,) eq. (kl_reward)
+        out = r - beta * total  # (B,) eq. (kl_reward)
     return finite_result(out, "beta", "r - beta sum_t u_t")
 
 
@@ -203,18 +207,18 @@ def exact_kl(p, q):
         `(S,)` KL of each row.
     """
     p, q = probability_pair(p, q)
-    pos = p > 0                                                # (S, V) 0 log 0 = 0
-    terms = np.zeros_like(p)                                   # (S, V)
-    with np.errstate(divide="ignore"):                         # log 0 = -inf where p > 0 = q
-        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))   # inf there, never 0 * inf
-    return terms.sum(axis=1)                                   # (S,)
+    pos = p > 0  # (S, V) 0 log 0 = 0
+    terms = np.zeros_like(p)  # (S, V)
+    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
+        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    return terms.sum(axis=1)  # (S,)
 
 
 def _softmax_tables(theta, theta_ref):
     """(pi, log pi) of both checked logit tables (S, V)."""
     out = []
     for t in (theta, theta_ref):
-        logpi = log_softmax(t)                                 # (S, V) eq. (log_softmax)
+        logpi = log_softmax(t)  # (S, V) eq. (log_softmax)
         out.append((np.exp(logpi), logpi))
     return out
 
@@ -240,12 +244,12 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     """
     theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta_ref")
     (pi, logpi), (pi_ref, logpi_ref) = _softmax_tables(theta, theta_ref)
-    supp = logpi > -np.inf                                     # (S, V) support of pi
+    supp = logpi > -np.inf  # (S, V) support of pi
     with np.errstate(over="ignore", invalid="ignore"):
-        diff = np.zeros_like(logpi)                            # (S, V), 0 off the support
+        diff = np.zeros_like(logpi)  # (S, V), 0 off the support
         diff[supp] = logpi[supp] - logpi_ref[supp]
-        kl = (pi * diff).sum(axis=1, keepdims=True)            # (S, 1) KL_s
-        g = d[:, None] * pi * (diff - kl)                      # (S, V) pi (log pi - log pi_ref - KL)
+        kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
+        g = d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
     # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]
     return finite_result(g, "weights", "the weighted gradient")
 
@@ -270,7 +274,7 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     """
     theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta")
     (pi, _), (pi_ref, _) = _softmax_tables(theta, theta_ref)
-    return d[:, None] * (pi - pi_ref)                          # (S, V) |.| <= |d|: never overflows
+    return d[:, None] * (pi - pi_ref)  # (S, V) |.| <= |d|: never overflows
 
 
 # ---- gradient variants of the KL term, and an adaptive coefficient ----------------------------
@@ -288,8 +292,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
 # Adaptive coefficient (Ziegler et al. 2019; verl kl_ctrl.type = "adaptive"):
 #     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
 
-def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean",
-                                max_len=None):
+
+def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
     """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
 
     Args:
@@ -305,13 +309,12 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg,
-                                             max_len, AGGS)
-    k, _ = _kl_terms(logp, logp_ref, mask, estimator)          # value: k1 or k3
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
+    k, _ = _kl_terms(logp, logp_ref, mask, estimator)  # value: k1 or k3
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
         loss = (w * k).sum()
-        grad = w * _u(logp, logp_ref, mask)                    # k2's, eq. (kl_straight_through)
+        grad = w * _u(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
     return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
 
 
@@ -331,17 +334,16 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     Raises:
         ValueError: if rho or k3 overflow float64 (named after logp).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg,
-                                                         max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")              # (B, T) eq. (kl_k3)
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
+    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
     with np.errstate(over="ignore"):
-        rho = np.exp(_u(logp, logp_old, mask)) * mask          # (B, T)
+        rho = np.exp(_u(logp, logp_old, mask)) * mask  # (B, T)
     if not np.isfinite(rho).all():
         raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
-    w = agg_weights(mask, agg, max_len)                        # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):         # rho k3 may overflow: below
-        loss = (w * rho * k).sum()                             # eq. (kl_is)
-        dloss_dlogp = w * rho * (k + dk)                       # d(rho k3) = rho k3 + rho dk3
+    w = agg_weights(mask, agg, max_len)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # rho k3 may overflow: below
+        loss = (w * rho * k).sum()  # eq. (kl_is)
+        dloss_dlogp = w * rho * (k + dk)  # d(rho k3) = rho k3 + rho dk3
     named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
     return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
 
@@ -361,12 +363,13 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon,
-                                                              n_steps)
-    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)    # proportional error, clipped
+    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
+    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
     step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
-    mult = 1.0 + step                                          # eq. (kl_adaptive)
+    mult = 1.0 + step  # eq. (kl_adaptive)
     if mult < 0:
-        raise ValueError(f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
-                         f"(else beta turns negative), got {n_steps:g}")
+        raise ValueError(
+            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
+            f"(else beta turns negative), got {n_steps:g}"
+        )
     return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")

@@ -59,15 +59,24 @@ a factor that differs between micro-batches. Demonstrated by `python examples/of
 
 import numpy as np
 
-from minirl_lm.pg.checks import (
-    accumulation_args, corrected_pg_args, is_weight_args, minibatch_args, opsm_args, rejection_args,
-)
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
+from minirl_lm.pg.checks import (
+    accumulation_args,
+    corrected_pg_args,
+    is_weight_args,
+    minibatch_args,
+    opsm_args,
+    rejection_args,
+)
 
 LEVELS = ("token", "sequence")
 MODES = ("truncate", "mask")
-REJECTION = tuple(f"{a}_{k}" for a in ("token", "seq_sum", "seq_mean", "seq_max")
-                  for k in ("k1", "k2", "k3") if (a, k) != ("seq_max", "k1"))
+REJECTION = tuple(
+    f"{a}_{k}"
+    for a in ("token", "seq_sum", "seq_mean", "seq_max")
+    for k in ("k1", "k2", "k3")
+    if (a, k) != ("seq_max", "k1")
+)
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 
 
@@ -77,8 +86,7 @@ def _log_ratio(a, b, mask):
         return log_ratio(a, b, mask)
 
 
-def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None,
-               c_min=None):
+def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
     """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
 
     Args:
@@ -96,24 +104,27 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
     Raises:
         ValueError: bad shapes, a bound excluding 1, or an untruncated weight that overflows.
     """
-    logp_old, logp_mu, mask, c_max, c_min = is_weight_args(logp_old, logp_mu, mask, level, mode,
-                                                           c_max, c_min, LEVELS, MODES)
-    u = _log_ratio(logp_old, logp_mu, mask)                    # (B, T) log r_t, 0 at padding
-    with np.errstate(over="ignore", invalid="ignore"):         # inf, NaN: rejected below
+    logp_old, logp_mu, mask, c_max, c_min = is_weight_args(
+        logp_old, logp_mu, mask, level, mode, c_max, c_min, LEVELS, MODES
+    )
+    u = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r_t, 0 at padding
+    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected below
         if level == "sequence":
             u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
-        r = np.exp(u)                                          # (B, T) eq. (is_token); inf if huge
+        r = np.exp(u)  # (B, T) eq. (is_token); inf if huge
     if mode == "truncate":
-        w = r if c_max is None else np.minimum(r, c_max)       # eq. (tis)
+        w = r if c_max is None else np.minimum(r, c_max)  # eq. (tis)
         w = w if c_min is None else np.maximum(w, c_min)
     else:
         keep = np.ones(r.shape, bool) if c_max is None else r <= c_max
         keep = keep if c_min is None else keep & (r >= c_min)
-        w = np.where(keep, r, 0.0)                             # eq. (mis)
+        w = np.where(keep, r, 0.0)  # eq. (mis)
     if not np.isfinite(w).all():
-        raise ValueError(f"logp_mu: expected log(pi_old / mu) small enough for a finite "
-                         f"{level} weight, got one beyond exp(~709.78); truncate it (c_max)")
-    return w * mask                                            # (B, T)
+        raise ValueError(
+            f"logp_mu: expected log(pi_old / mu) small enough for a finite "
+            f"{level} weight, got one beyond exp(~709.78); truncate it (c_max)"
+        )
+    return w * mask  # (B, T)
 
 
 def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
@@ -130,10 +141,10 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
         (B, T) 0/1 weights (the kept sequences' real tokens).
     """
     logp, logp_mu, mask, A, delta = opsm_args(logp, logp_mu, adv, mask, delta)
-    with np.errstate(over="ignore", invalid="ignore"):         # inf or NaN kl: not <= delta
+    with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN kl: not <= delta
         kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
-    keep = (A >= 0) | (kl <= delta)                            # (B,) eq. (opsm)
-    return keep[:, None] * mask                                # (B, T)
+    keep = (A >= 0) | (kl <= delta)  # (B,) eq. (opsm)
+    return keep[:, None] * mask  # (B, T)
 
 
 def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
@@ -150,24 +161,24 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     Returns:
         (B, T) 0/1 weights, a sequence option keeping or dropping whole rows.
     """
-    logp_old, logp_mu, mask, hi, lo = rejection_args(logp_old, logp_mu, mask, option, hi, lo,
-                                                     REJECTION)
+    logp_old, logp_mu, mask, hi, lo = rejection_args(logp_old, logp_mu, mask, option, hi, lo, REJECTION)
     k1 = option.endswith("k1")
-    lr = _log_ratio(logp_old, logp_mu, mask)                   # (B, T) log r
+    lr = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r
     # a statistic beyond float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped
     with np.errstate(over="ignore", invalid="ignore"):
-        stat = {"k1": -lr, "k2": 0.5 * lr ** 2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
+        stat = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
         agg = option[:-3]
-        n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)   # (B, 1)
+        n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # (B, 1)
         if agg == "seq_sum":
             stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
         elif agg == "seq_mean":
             stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
         elif agg == "seq_max":
-            stat = np.broadcast_to(np.where(mask > 0, stat, -np.inf).max(
-                axis=1, keepdims=True, initial=-np.inf), mask.shape)
+            stat = np.broadcast_to(
+                np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True, initial=-np.inf), mask.shape
+            )
         keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
-    return keep * mask                                         # (B, T)
+    return keep * mask  # (B, T)
 
 
 def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
@@ -186,14 +197,15 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
         `reinforce.reinforce_loss`.
     """
     logp, mask, W, adv, max_len = corrected_pg_args(logp, adv, mask, weights, agg, max_len, AGGS)
-    A = adv_tokens(adv, mask)                                  # (B, T)
-    w = agg_weights(mask, agg, max_len) * W                    # (B, T) w_agg w
-    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected below
-        loss = -(w * A * logp).sum()                           # eq. (pg_is)
-        dloss_dlogp = -w * A                                   # (B, T) weights are data
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len) * W  # (B, T) w_agg w
+    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected below
+        loss = -(w * A * logp).sum()  # eq. (pg_is)
+        dloss_dlogp = -w * A  # (B, T) weights are data
     if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
-        raise ValueError("weights: expected weights small enough for a finite loss, got a "
-                         "non-finite loss or gradient")
+        raise ValueError(
+            "weights: expected weights small enough for a finite loss, got a non-finite loss or gradient"
+        )
     return float(loss), dloss_dlogp
 
 
@@ -224,18 +236,18 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
     B = mask.shape[0]
     N = max(mask.sum(), 1.0)
     out = np.zeros_like(mask)
-    for g in range(G):                                         # one backward per micro-batch
-        m = mask[g * B // G:(g + 1) * B // G]                  # (B/G, T)
+    for g in range(G):  # one backward per micro-batch
+        m = mask[g * B // G : (g + 1) * B // G]  # (B/G, T)
         n_g = max(m.sum(), 1.0)
         if mode == "dapo":
-            w = m / N                                          # global token count
+            w = m / N  # global token count
         elif mode == "bnpo":
-            w = m / n_g / G                                    # local token mean, / G
+            w = m / n_g / G  # local token mean, / G
         elif mode == "grpo":
             w = m / (m.shape[0] * np.maximum(m.sum(axis=1, keepdims=True), 1.0)) / G
         elif mode == "dr_grpo":
             w = m / (m.shape[0] * L) / G
         else:
-            w = m / n_g                                        # forgot / G
-        out[g * B // G:(g + 1) * B // G] = w                   # eq. (accum)
+            w = m / n_g  # forgot / G
+        out[g * B // G : (g + 1) * B // G] = w  # eq. (accum)
     return out

@@ -38,8 +38,8 @@ division by zero: its weights are 0).
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.checks import sequence_batch, token_agg, token_batch
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
+from minirl_lm.pg.checks import sequence_batch, token_agg, token_batch
 
 
 def token_weights(mask, agg="seq_sum", max_len=None):
@@ -61,7 +61,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
         ValueError: an unknown `agg`, or `max_len` shorter than the longest response.
     """
     mask, max_len = token_agg(mask, agg, max_len, AGGS)
-    return agg_weights(mask, agg, max_len)                     # (B, T) eq. (pg_agg)
+    return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
 
 
 def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
@@ -82,12 +82,12 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
             is always finite: every weight is in `[0, 1]` and `A` is finite.
     """
     logp, mask, adv, max_len = token_batch({"logp": logp}, mask, adv, agg, max_len, AGGS)
-    A = adv_tokens(adv, mask)                                  # (B, T)
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(w * A * logp).sum()                           # eq. (pg_token)
+        loss = -(w * A * logp).sum()  # eq. (pg_token)
         # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
-        dloss_dlogp = -w * A                                   # (B, T) finite: 0 <= w <= 1
+        dloss_dlogp = -w * A  # (B, T) finite: 0 <= w <= 1
     return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
 
 
@@ -107,10 +107,10 @@ def sequence_reinforce_loss(seq_logp, adv):
     Raises:
         ValueError: an empty batch, mismatched shapes or a non-finite result.
     """
-    s, a = sequence_batch(seq_logp, adv)                       # (B,) each
+    s, a = sequence_batch(seq_logp, adv)  # (B,) each
     B = s.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(a * s).sum() / B                              # eq. (pg_sequence)
+        loss = -(a * s).sum() / B  # eq. (pg_sequence)
         # backward: d loss / d seq_logp_b = -A_b / B
-        dloss_dseq = -a / B                                    # (B,)
+        dloss_dseq = -a / B  # (B,)
     return finite_result((float(loss), dloss_dseq), "seq_logp", "the loss -(1/B) sum A seq_logp")

@@ -53,8 +53,8 @@ logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypa
 
 import numpy as np
 
-from minirl_lm.pg.checks import cispo_args, dual_clip_args, finite_among, gspo_args, ratio_args
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
+from minirl_lm.pg.checks import cispo_args, dual_clip_args, finite_among, gspo_args, ratio_args
 
 RATIOS = ("geometric", "product")
 
@@ -62,19 +62,20 @@ RATIOS = ("geometric", "product")
 def _finite(loss, grad, what):
     """The finite guard of the three losses: a non-finite loss or gradient names logp."""
     if not (np.isfinite(loss) and np.isfinite(grad).all()):
-        raise ValueError(f"logp: expected logp - logp_old small enough that the {what} is "
-                         f"finite, got a non-finite loss or gradient (the ratio overflows "
-                         f"float64 beyond exp(~709.78))")
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the {what} is "
+            f"finite, got a non-finite loss or gradient (the ratio overflows "
+            f"float64 beyond exp(~709.78))"
+        )
 
 
 def _rho(logp, logp_old, mask):
     """rho_t = exp(logp - logp_old) (B, T), 1 at padding, inf where it overflows."""
     with np.errstate(over="ignore"):
-        return np.exp(log_ratio(logp, logp_old, mask))         # (B, T) eq. (ratio)
+        return np.exp(log_ratio(logp, logp_old, mask))  # (B, T) eq. (ratio)
 
 
-def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0,
-                        agg="token_mean", max_len=None):
+def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None):
     """Dual-clip PPO loss, eq. (dual_clip).
 
     Args:
@@ -96,24 +97,27 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
             shapes or values, or a non-finite result.
     """
     logp, logp_old, mask, adv, eps, eps_high, c, max_len = dual_clip_args(
-        logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS)
+        logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS
+    )
     if c <= 1.0:
-        raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
-                         f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
-                         f"at rho = 1, where nothing has moved, and zero their gradient), got {c}")
-    A = adv_tokens(adv, mask)                                  # (B, T)
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)                           # (B, T) eq. (ratio)
-    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected by _finite
+        raise ValueError(
+            f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
+            f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
+            f"at rho = 1, where nothing has moved, and zero their gradient), got {c}"
+        )
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho = _rho(logp, logp_old, mask)  # (B, T) eq. (ratio)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
         surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A    # (B, T)
-        f1 = np.minimum(surr1, surr2)                          # (B, T) eq. (ppo_clip)
-        dual = (A < 0) & (c * A > f1)                          # (B, T) the cap is active
-        f = np.where(dual, c * A, f1)                          # (B, T) eq. (dual_clip)
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T)
+        f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+        dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
+        f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
         loss = -(w * f).sum()
     # backward: rho A on the unclipped branch (ties: unclipped), 0 where either clip is active
-    active = (surr1 <= surr2) & ~dual                          # (B, T)
-    dloss_dlogp = -w * np.where(active, surr1, 0.0)            # (B, T)
+    active = (surr1 <= surr2) & ~dual  # (B, T)
+    dloss_dlogp = -w * np.where(active, surr1, 0.0)  # (B, T)
     _finite(loss, dloss_dlogp, "dual-clip surrogate")
     return float(loss), dloss_dlogp
 
@@ -127,16 +131,16 @@ def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
     with A > 0 to a finite loss).
     """
     logp, logp_old, mask = ratio_args(logp, logp_old, mask, ratio, RATIOS)
-    s = _seq_ratio(logp, logp_old, mask, ratio)[0]             # (B,)
+    s = _seq_ratio(logp, logp_old, mask, ratio)[0]  # (B,)
     return finite_among(s, f"the {ratio} sequence ratio", {"logp": logp, "logp_old": logp_old})
 
 
 def _seq_ratio(logp, logp_old, mask, ratio):
     """(s (B,), ds/dlogp per real token (B, 1)) on checked inputs."""
-    with np.errstate(over="ignore", invalid="ignore"):         # +-inf, NaN: callers reject them
-        u = log_ratio(logp, logp_old, mask).sum(axis=1)        # (B,) log prod_t rho_t
+    with np.errstate(over="ignore", invalid="ignore"):  # +-inf, NaN: callers reject them
+        u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
         scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
-        s = np.exp(u * scale)                                  # (B,) eq. (gspo_ratio)
+        s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
     return s, scale
 
 
@@ -157,25 +161,23 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
     """
-    logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high,
-                                                       ratio, RATIOS)
+    logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, RATIOS)
     B = max(mask.shape[0], 1)
-    s, scale = _seq_ratio(logp, logp_old, mask, ratio)         # (B,), (B,)
-    real = mask.sum(axis=1) > 0                                # (B,) empty responses add 0
-    with np.errstate(over="ignore", invalid="ignore"):         # inf, NaN: rejected by _finite
+    s, scale = _seq_ratio(logp, logp_old, mask, ratio)  # (B,), (B,)
+    real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
+    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected by _finite
         surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
-        surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real              # (B,)
-        f = np.minimum(surr1, surr2)                           # (B,) eq. (gspo)
+        surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
+        f = np.minimum(surr1, surr2)  # (B,) eq. (gspo)
         loss = -f.sum() / B
         # backward: d f_b / d logp[b, t] = s_b A_b * scale_b on every real token, if unclipped
-        df = np.where(surr1 <= surr2, surr1 * scale, 0.0)      # (B,)
-        dloss_dlogp = -(df / B)[:, None] * mask                # (B, T)
+        df = np.where(surr1 <= surr2, surr1 * scale, 0.0)  # (B,)
+        dloss_dlogp = -(df / B)[:, None] * mask  # (B, T)
     _finite(loss, dloss_dlogp, f"{ratio} sequence-ratio surrogate")
     return float(loss), dloss_dlogp
 
 
-def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean",
-               max_len=None):
+def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
     """CISPO loss, eq. (cispo): REINFORCE weighted by the stop-gradient clipped ratio.
 
     Args:
@@ -192,14 +194,15 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
     """
     logp, logp_old, mask, adv, rho_min, rho_max, max_len = cispo_args(
-        logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, AGGS)
-    A = adv_tokens(adv, mask)                                  # (B, T)
-    w = agg_weights(mask, agg, max_len)                        # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)                           # (B, T) may be inf: clipped next
+        logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, AGGS
+    )
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho = _rho(logp, logp_old, mask)  # (B, T) may be inf: clipped next
     wclip = np.minimum(rho, rho_max) if rho_min is None else np.clip(rho, rho_min, rho_max)
-    with np.errstate(over="ignore", invalid="ignore"):         # inf: rejected by _finite
-        coef = w * wclip * A                                   # (B, T) sg[clip(rho)] A w
-        loss = -(coef * logp).sum()                            # eq. (cispo)
-        dloss_dlogp = -coef                                    # (B, T) the weight is data
+    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
+        coef = w * wclip * A  # (B, T) sg[clip(rho)] A w
+        loss = -(coef * logp).sum()  # eq. (cispo)
+        dloss_dlogp = -coef  # (B, T) the weight is data
     _finite(loss, dloss_dlogp, "CISPO loss")
     return float(loss), dloss_dlogp

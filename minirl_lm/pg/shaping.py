@@ -40,10 +40,10 @@ def filter_groups(rewards):
     A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
     (as verl does; its group-relative advantage is 0 anyway).
     """
-    r = reward_groups(rewards)                                 # (N, K), N, K >= 1
+    r = reward_groups(rewards)  # (N, K), N, K >= 1
     if r.shape[1] == 1:
         return np.ones(r.shape[0], dtype=bool)
-    return r.max(axis=1) != r.min(axis=1)                      # (N,) some spread
+    return r.max(axis=1) != r.min(axis=1)  # (N,) some spread
 
 
 def acceptance_probability(p, K):
@@ -54,7 +54,7 @@ def acceptance_probability(p, K):
 
 def _acceptance(p, K):
     """`acceptance_probability` on checked arguments."""
-    return 1.0 - p ** K - (1.0 - p) ** K if K > 1 else 1.0     # K = 1: every group kept
+    return 1.0 - p**K - (1.0 - p) ** K if K > 1 else 1.0  # K = 1: every group kept
 
 
 def resample_factor(p, K):
@@ -77,9 +77,9 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
         penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
     """
     L, max_len, buffer_len, f = overlong_args(lengths, max_len, buffer_len, penalty_factor)
-    exceed = L - (max_len - buffer_len)                        # (B,) > 0 in the buffer
+    exceed = L - (max_len - buffer_len)  # (B,) > 0 in the buffer
     # eq. (overlong); the min before the product, so a long way below the buffer cannot overflow
-    return np.minimum(-exceed, 0) / buffer_len * f + 0.0       # +0.0: no -0.0
+    return np.minimum(-exceed, 0) / buffer_len * f + 0.0  # +0.0: no -0.0
 
 
 def truncated(tokens, mask, eos):
@@ -93,12 +93,12 @@ def truncated(tokens, mask, eos):
 
 def _truncated(tokens, mask, eos):
     """`truncated` on checked arguments."""
-    L = mask.sum(axis=1).astype(np.int64)                      # (B,)
-    last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]     # (B,) last real token
+    L = mask.sum(axis=1).astype(np.int64)  # (B,)
+    last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]  # (B,) last real token
     return (L > 0) & (last != eos)
 
 
 def mask_truncated(tokens, mask, eos):
     """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
     tokens, mask, eos = truncation_args(tokens, mask, eos)
-    return mask * (~_truncated(tokens, mask, eos))[:, None]    # (B, T)
+    return mask * (~_truncated(tokens, mask, eos))[:, None]  # (B, T)

@@ -7,7 +7,16 @@ import numbers
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check, choice, float_array, float_scalar, int_array, int_scalar, mask_array, nonempty, real_result, same_shape,
+    callable_check,
+    choice,
+    float_array,
+    float_scalar,
+    int_array,
+    int_scalar,
+    mask_array,
+    nonempty,
+    real_result,
+    same_shape,
 )
 
 
@@ -20,14 +29,15 @@ def group_rewards(rewards, bound, name="rewards"):
     """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
     r = float_array(rewards, name, ndim=2)
     if r.shape[1] < 1:
-        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), "
-                         f"got shape {r.shape}")
+        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
     if r.shape[0] < 1:
         raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
     if np.abs(r).max() > bound:
-        raise ValueError(f"{name}: expected |r| <= {bound:g} (the standardized baseline "
-                         f"squares the spread, which overflows float64 beyond ~1e154), got max "
-                         f"|r| = {np.abs(r).max():g}")
+        raise ValueError(
+            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
+            f"squares the spread, which overflows float64 beyond ~1e154), got max "
+            f"|r| = {np.abs(r).max():g}"
+        )
     return r
 
 
@@ -45,7 +55,7 @@ def reward_groups(rewards):
     r = float_array(rewards, "rewards", ndim=2)
     if r.shape[1] < 1:
         raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
-    return nonempty(r, "rewards")                              # N >= 1 groups
+    return nonempty(r, "rewards")  # N >= 1 groups
 
 
 def acceptance_args(p, K):
@@ -56,7 +66,7 @@ def acceptance_args(p, K):
 def overlong_args(lengths, max_len, buffer_len, penalty_factor):
     """``(lengths (B,) int64 in [0, max_len], max_len, buffer_len, penalty_factor)``; max_len
     <= 2**62 so that the lengths' arithmetic stays within int64."""
-    max_len = int_scalar(max_len, "max_len", low=1, high=2 ** 62)
+    max_len = int_scalar(max_len, "max_len", low=1, high=2**62)
     buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
     L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
     return L, max_len, buffer_len, float_scalar(penalty_factor, "penalty_factor", low=0.0)
@@ -74,8 +84,10 @@ def loo_rewards(rewards, bound):
     """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
     r = group_rewards(rewards, bound)
     if r.shape[1] < 2:
-        raise ValueError(f"rewards: leave-one-out needs K >= 2 responses per prompt "
-                         f"(no others to average at K = 1), got shape {r.shape}")
+        raise ValueError(
+            f"rewards: leave-one-out needs K >= 2 responses per prompt "
+            f"(no others to average at K = 1), got shape {r.shape}"
+        )
     return r
 
 
@@ -92,8 +104,9 @@ def broadcast_args(adv, mask):
     if a.ndim not in (1, 2):
         raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
     if a.ravel().shape != (mask.shape[0],):
-        raise ValueError(f"adv: expected {mask.shape[0]} advantages (one per row of mask), "
-                         f"got shape {np.shape(adv)}")
+        raise ValueError(
+            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
+        )
     return a.ravel(), mask
 
 
@@ -110,8 +123,7 @@ def rpp_baseline_args(rewards, mask, eps, ddof, bound):
     r = group_rewards(rewards, bound)
     mask = mask_array(mask, "mask")
     if mask.shape[0] != r.size:
-        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), "
-                         f"got shape {mask.shape}")
+        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
     return (r, mask, *whitening(eps, ddof))
 
 
@@ -120,8 +132,7 @@ def remax_args(rewards, greedy_rewards, bound):
     r = group_rewards(rewards, bound)
     g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
     if np.abs(g).max() > bound:
-        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max "
-                         f"{np.abs(g).max():g}")
+        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max {np.abs(g).max():g}")
     return r, g
 
 
@@ -137,8 +148,10 @@ def opo_args(rewards, lengths, bound):
 def resampling(a, p, K):
     """The acceptance probability ``a`` of dynamic sampling if > 0 (else resampling never ends)."""
     if a <= 0:
-        raise ValueError(f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
-                         f"rewards and resampling never ends)")
+        raise ValueError(
+            f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+            f"rewards and resampling never ends)"
+        )
     return a
 
 
@@ -146,10 +159,12 @@ def toy_response(prompt, response, prompts, V):
     """The token id of a one-token ``response`` to one of ``prompts`` (tasks.py's toy)."""
     if not isinstance(prompt, str) or prompt not in prompts:
         raise ValueError(f"prompt: expected one of {list(prompts)}, got {prompt!r}"[:200])
-    if (isinstance(response, (str, bytes)) or not hasattr(response, "__len__")
-            or len(response) != 1):
-        raise ValueError(f"response: expected a tuple of one token id (the toy's responses are "
-                         f"one token), got {response!r}"[:200])
+    if isinstance(response, (str, bytes)) or not hasattr(response, "__len__") or len(response) != 1:
+        raise ValueError(
+            f"response: expected a tuple of one token id (the toy's responses are one token), got {response!r}"[
+                :200
+            ]
+        )
     y = response[0]
     if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
         raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
@@ -163,8 +178,12 @@ def grader_table(grader, graders, prompts, V, bound=None):
     and one-token response, each a finite number (``|R| <= bound`` if given)."""
     grader = graders[choice(grader, "grader", set(graders))] if isinstance(grader, str) else grader
     callable_check(grader, "grader", 2, "grader(prompt, response)")
-    R = np.array([[real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
-                   for y in range(V)] for x in prompts])
+    R = np.array(
+        [
+            [real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}") for y in range(V)]
+            for x in prompts
+        ]
+    )
     return R if bound is None else grader_rewards(R, bound)
 
 
@@ -172,8 +191,10 @@ def grader_rewards(R, bound):
     """A grader's finite rewards ``R`` if every ``|R| <= bound`` (the advantages' domain), else a
     ValueError naming the grader (the rewards are its output, not an argument)."""
     if np.abs(R).max() > bound:
-        raise ValueError(f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
-                         f"got max |R| = {np.abs(R).max():g}")
+        raise ValueError(
+            f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
+            f"got max |R| = {np.abs(R).max():g}"
+        )
     return R
 
 
@@ -181,8 +202,10 @@ def toy_policy(policy, shape):
     """Raise unless ``policy`` holds a table ``theta`` of ``shape``."""
     got = getattr(getattr(policy, "theta", None), "shape", None)
     if got != shape:
-        raise ValueError(f"policy: expected a TabularPolicy of shape ({shape[0]}, "
-                         f"{shape[1]}) for the toy, got {type(policy).__name__} with shape {got}")
+        raise ValueError(
+            f"policy: expected a TabularPolicy of shape ({shape[0]}, "
+            f"{shape[1]}) for the toy, got {type(policy).__name__} with shape {got}"
+        )
     return policy
 
 
@@ -195,11 +218,9 @@ def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
     seed = int_scalar(seed, "seed", low=0)
     choice(baseline, "baseline", {"standardized", "mean", "loo"})
     if not (isinstance(grader, str) or callable(grader)):
-        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, "
-                        f"got {type(grader).__name__}")
+        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
     if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
-        raise TypeError(f"record_at: expected a collection of step counts, "
-                        f"got {type(record_at).__name__}")
+        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
     steps = n_responses // K
     record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
     if baseline == "loo" and K == 1:

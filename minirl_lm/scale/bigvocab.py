@@ -46,7 +46,7 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.scale.checks import chunked_args, loss_fn_result
 
-_VBLOCK = 1024      # rows of W per block of the dW update: its (block, d) scratch stays small
+_VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
 
 
 def chunked_logp(h, W, tokens, mask=None, chunk=256):
@@ -67,14 +67,14 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
             starts with its name.
     """
     h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk)
-    logp = np.zeros(h.shape[0])                              # (N,)
+    logp = np.zeros(h.shape[0])  # (N,)
     if real.size == 0:
         return logp
-    z = np.empty((min(chunk, real.size), W.shape[0]), h.dtype)   # (chunk, V): the one buffer
+    z = np.empty((min(chunk, real.size), W.shape[0]), h.dtype)  # (chunk, V): the one buffer
     for i in range(0, real.size, chunk):
-        rows = real[i:i + chunk]                             # (R,) real token positions
-        zr = z[: rows.size]                                  # (R, V)
-        np.matmul(h[rows], W.T, out=zr)                      # eq. (unembed)
+        rows = real[i : i + chunk]  # (R,) real token positions
+        zr = z[: rows.size]  # (R, V)
+        np.matmul(h[rows], W.T, out=zr)  # eq. (unembed)
         logp[rows] = kernels._chunk_logp(zr, tokens[rows], np.empty(rows.size))  # eq. (log_softmax)
     return logp
 
@@ -103,37 +103,39 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
     """
     h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk, loss_fn)
     (N, d), V = h.shape, W.shape[0]
-    logp = np.zeros(N)                                       # (N,)
-    dh = np.zeros((N, d), h.dtype)                           # (N, d)
+    logp = np.zeros(N)  # (N,)
+    dh = np.zeros((N, d), h.dtype)  # (N, d)
     if real.size == 0:
         return 0.0, logp, dh, np.zeros((V, d), h.dtype)
-    dW = np.empty((V, d), h.dtype)                           # (V, d), written by the first chunk
-    with np.errstate(over="ignore", invalid="ignore"):      # an overflow raises below instead
+    dW = np.empty((V, d), h.dtype)  # (V, d), written by the first chunk
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow raises below instead
         loss = _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW)
     extremes = (dh.max(initial=0.0), dh.min(initial=0.0), dW.max(initial=0.0), dW.min(initial=0.0))
-    if not all(np.isfinite(x) for x in (loss,) + extremes):    # d = 0: no entry, 0.0
-        raise ValueError(f"loss_fn: expected gradients that keep the loss, dh and dW finite in "
-                         f"{h.dtype}, got an overflow (loss {loss})")
+    if not all(np.isfinite(x) for x in (loss,) + extremes):  # d = 0: no entry, 0.0
+        raise ValueError(
+            f"loss_fn: expected gradients that keep the loss, dh and dW finite in "
+            f"{h.dtype}, got an overflow (loss {loss})"
+        )
     return loss, logp, dh, dW
 
 
 def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
     """The chunk loop of ``chunked_loss_grad``: fills logp, dh, dW; returns the loss."""
     V, d = W.shape
-    z = np.empty((min(chunk, real.size), V), h.dtype)        # (chunk, V): the one buffer
-    scratch = np.empty((min(_VBLOCK, V), d), h.dtype)        # (block, d) for the dW update
+    z = np.empty((min(chunk, real.size), V), h.dtype)  # (chunk, V): the one buffer
+    scratch = np.empty((min(_VBLOCK, V), d), h.dtype)  # (block, d) for the dW update
     loss = 0.0
     for i in range(0, real.size, chunk):
-        rows = real[i:i + chunk]                             # (R,)
-        hr, yr, zr = h[rows], tokens[rows], z[: rows.size]   # (R, d), (R,), (R, V)
-        np.matmul(hr, W.T, out=zr)                           # eq. (unembed): product 1
-        lp = kernels._chunk_logp(zr, yr, np.empty(rows.size))   # (R,) eq. (log_softmax)
+        rows = real[i : i + chunk]  # (R,)
+        hr, yr, zr = h[rows], tokens[rows], z[: rows.size]  # (R, d), (R,), (R, V)
+        np.matmul(hr, W.T, out=zr)  # eq. (unembed): product 1
+        lp = kernels._chunk_logp(zr, yr, np.empty(rows.size))  # (R,) eq. (log_softmax)
         logp[rows] = lp
-        part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)   # eq. (token_loss)
+        part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
         loss += part
-        kernels._chunk_grad_inplace(zr, yr, g)               # zr := G_c, eq. (logit_grad)
-        dh[rows] = zr @ W                                    # eq. (dh_chunk): product 2
-        _add_outer(dW, zr, hr, scratch, first=(i == 0))      # eq. (dW_chunk): product 3
+        kernels._chunk_grad_inplace(zr, yr, g)  # zr := G_c, eq. (logit_grad)
+        dh[rows] = zr @ W  # eq. (dh_chunk): product 2
+        _add_outer(dW, zr, hr, scratch, first=(i == 0))  # eq. (dW_chunk): product 3
     return loss
 
 
@@ -143,8 +145,8 @@ def _add_outer(dW, G, hr, scratch, first):
     for v0 in range(0, V, _VBLOCK):
         v1 = min(V, v0 + _VBLOCK)
         if first:
-            np.matmul(G[:, v0:v1].T, hr, out=dW[v0:v1])      # (block, d)
+            np.matmul(G[:, v0:v1].T, hr, out=dW[v0:v1])  # (block, d)
         else:
-            s = scratch[: v1 - v0]                           # (block, d)
+            s = scratch[: v1 - v0]  # (block, d)
             np.matmul(G[:, v0:v1].T, hr, out=s)
             dW[v0:v1] += s

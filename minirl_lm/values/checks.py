@@ -5,7 +5,14 @@ form, the exploit threshold). Built on `core/checks.py`; NumPy only."""
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check, choice, float_array, float_scalar, int_array, mask_array, nonempty, prob_table,
+    callable_check,
+    choice,
+    float_array,
+    float_scalar,
+    int_array,
+    mask_array,
+    nonempty,
+    prob_table,
 )
 from minirl_lm.core.validate import culprit, largest
 
@@ -34,8 +41,10 @@ def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
     `loss` finite, else an error naming the largest input of the first to overflow."""
     if np.isfinite(l1).all() and np.isfinite(l2).all() and np.isfinite(loss):
         return
-    name = culprit((largest(vpreds=vpreds, returns=returns), l1),
-                   largest(vpreds=vpreds, values_old=values_old, returns=returns))
+    name = culprit(
+        (largest(vpreds=vpreds, returns=returns), l1),
+        largest(vpreds=vpreds, values_old=values_old, returns=returns),
+    )
     raise ValueError(f"{name}: the squared value error overflows float64")
 
 
@@ -43,8 +52,7 @@ def discounted_args(x, mask, name, gamma, lam=1.0):
     """A `(B, T)` array `name` to sum backwards under its mask, gamma and lam in [0, 1]."""
     mask = mask_array(mask, "mask")
     x = float_array(x, name, shape=mask.shape)
-    return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0),
-            float_scalar(lam, "lam", low=0.0, high=1.0))
+    return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0), float_scalar(lam, "lam", low=0.0, high=1.0))
 
 
 def td_args(values, states, rewards, mask, gamma):
@@ -97,8 +105,10 @@ def tree_args(mdp, pi_ref, grader, beta, beta_zero=False):
     """An enumerated TokenMDP, an `(S, V)` table on its states, a grader, beta (`>= 0` with
     `beta_zero`, else `> 0`)."""
     if getattr(mdp, "ids", None) != "enumerate":
-        raise TypeError(f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
-                        f" with ids={getattr(mdp, 'ids', None)!r}")
+        raise TypeError(
+            f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
+            f" with ids={getattr(mdp, 'ids', None)!r}"
+        )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
     pi_ref = prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V), ndim=2)
     return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
@@ -113,11 +123,16 @@ def tree_objective_args(mdp, pi, pi_ref, grader, beta, weights):
 
 def threshold_args(gap, log_odds):
     """The reward gap and the reference log-odds of the exploit threshold, both `> 0`."""
-    return (float_scalar(gap, "gap", low=0.0, low_open=True),
-            float_scalar(log_odds, "log_odds", low=0.0, low_open=True))
+    return (
+        float_scalar(gap, "gap", low=0.0, low_open=True),
+        float_scalar(log_odds, "log_odds", low=0.0, low_open=True),
+    )
 
 
 def odds_args(gap, log_odds, beta):
     """The reward gap and the reference log-odds (any real numbers), beta `> 0`."""
-    return (float_scalar(gap, "gap"), float_scalar(log_odds, "log_odds"),
-            float_scalar(beta, "beta", low=0.0, low_open=True))
+    return (
+        float_scalar(gap, "gap"),
+        float_scalar(log_odds, "log_odds"),
+        float_scalar(beta, "beta", low=0.0, low_open=True),
+    )

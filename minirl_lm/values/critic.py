@@ -44,11 +44,17 @@ Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table.
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
+from minirl_lm.core.ops import log_ratio
 from minirl_lm.core.validate import finite_stages, largest
 from minirl_lm.values.checks import (
-    clipped_value_args, critic_batch, discounted_args, fit_values_args, reward_args, squared_error_finite, td_args,
+    clipped_value_args,
+    critic_batch,
+    discounted_args,
+    fit_values_args,
+    reward_args,
+    squared_error_finite,
+    td_args,
 )
-from minirl_lm.core.ops import log_ratio
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -68,15 +74,17 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     """
     R, logp, logp_ref, mask, beta = reward_args(terminal_reward, logp, logp_ref, mask, beta)
     with np.errstate(over="ignore", invalid="ignore"):
-        u = log_ratio(logp, logp_ref, mask)                       # (B, T), 0 at padding
-        r = -beta * u                                             # (B, T) eq. (kl_shaped_reward)
+        u = log_ratio(logp, logp_ref, mask)  # (B, T), 0 at padding
+        r = -beta * u  # (B, T) eq. (kl_shaped_reward)
         out = r.copy()
-        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)
-        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all
-        out[rows, lengths[rows] - 1] += R[rows]                   # score at the last real token
-    return finite_stages((u, "logp", "logp - logp_ref"),
-                         (r, largest(beta=beta, logp=u), "beta (logp - logp_ref)"),
-                         (out, largest(terminal_reward=R, logp=r), "the last token's reward"))
+        lengths = mask.sum(axis=1).astype(np.int64)  # (B,)
+        rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all
+        out[rows, lengths[rows] - 1] += R[rows]  # score at the last real token
+    return finite_stages(
+        (u, "logp", "logp - logp_ref"),
+        (r, largest(beta=beta, logp=u), "beta (logp - logp_ref)"),
+        (out, largest(terminal_reward=R, logp=r), "the last token's reward"),
+    )
 
 
 def td_errors(values, states, rewards, mask, gamma=1.0):
@@ -95,16 +103,15 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
     values, states, rewards, mask, gamma = td_args(values, states, rewards, mask, gamma)
     with np.errstate(over="ignore"):
         out = _td(values, states, rewards, mask, gamma)
-    return finite_result(out, largest(values=values, rewards=rewards),
-                         "delta = r + gamma V(s') - V(s)")
+    return finite_result(out, largest(values=values, rewards=rewards), "delta = r + gamma V(s') - V(s)")
 
 
 def _td(values, states, rewards, mask, gamma):
     """Trusted core of `td_errors`: (B, T) TD errors of checked arrays."""
-    v = values[states] * mask                                     # (B, T) V(s_t), 0 at padding
-    v_next = np.zeros_like(v)                                     # (B, T) V(s_{t+1})
-    v_next[:, :-1] = v[:, 1:]                                     # 0 after the last real token
-    return (rewards + gamma * v_next - v) * mask                  # eq. (td_error)
+    v = values[states] * mask  # (B, T) V(s_t), 0 at padding
+    v_next = np.zeros_like(v)  # (B, T) V(s_{t+1})
+    v_next[:, :-1] = v[:, 1:]  # 0 after the last real token
+    return (rewards + gamma * v_next - v) * mask  # eq. (td_error)
 
 
 def gae(deltas, mask, gamma=1.0, lam=1.0):
@@ -144,10 +151,10 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
 
 def _backward_sum(x, mask, c):
     """Trusted core of eqs. (gae) and (mc_return): out_t = x_t + c out_{t+1}, 0 at padding."""
-    out = np.zeros_like(x)                                        # (B, T)
-    acc = np.zeros(x.shape[0])                                    # (B,) the sum from t+1 on
-    for t in range(x.shape[1] - 1, -1, -1):                       # right to left
-        acc = (x[:, t] + c * acc) * mask[:, t]                    # padding resets to 0
+    out = np.zeros_like(x)  # (B, T)
+    acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
+    for t in range(x.shape[1] - 1, -1, -1):  # right to left
+        acc = (x[:, t] + c * acc) * mask[:, t]  # padding resets to 0
         out[:, t] = acc
     return out
 
@@ -169,17 +176,16 @@ def value_loss(values, states, targets, mask):
     values, states, targets, mask = critic_batch(values, states, targets, mask, "targets")
     with np.errstate(over="ignore", invalid="ignore"):
         out = _value_loss(values, states, targets, mask)
-    return finite_result(out, largest(targets=targets, values=values),
-                         "the squared error (V(s) - target)^2")
+    return finite_result(out, largest(targets=targets, values=values), "the squared error (V(s) - target)^2")
 
 
 def _value_loss(values, states, targets, mask):
     """Trusted core of eq. (value_loss): (loss, dvalues (S,)) of checked arrays."""
-    M = max(mask.sum(), 1.0)                                      # real tokens
-    err = (values[states] - targets) * mask                       # (B, T) V(s_t) - target_t
-    loss = 0.5 * np.sum(err * err) / M                            # eq. (value_loss)
-    dvalues = np.zeros_like(values)                               # (S,)
-    np.add.at(dvalues, states, err / M)                           # d/dV(s_t) = err / M, scattered
+    M = max(mask.sum(), 1.0)  # real tokens
+    err = (values[states] - targets) * mask  # (B, T) V(s_t) - target_t
+    loss = 0.5 * np.sum(err * err) / M  # eq. (value_loss)
+    dvalues = np.zeros_like(values)  # (S,)
+    np.add.at(dvalues, states, err / M)  # d/dV(s_t) = err / M, scattered
     return float(loss), dvalues
 
 
@@ -200,18 +206,21 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
         `(new_values, loss)`: the `(S,)` updated table and the loss before the step.
     """
     values, states, rewards, mask, gamma, lr, target = fit_values_args(
-        values, states, rewards, mask, gamma, lr, target)
+        values, states, rewards, mask, gamma, lr, target
+    )
     with np.errstate(over="ignore"):
         if target == "mc":
-            y = _backward_sum(rewards * mask, mask, gamma)        # (B, T) eq. (mc_return)
+            y = _backward_sum(rewards * mask, mask, gamma)  # (B, T) eq. (mc_return)
         else:
             y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
         loss, dvalues = _value_loss(values, states, y, mask)
         new = values - lr * dvalues
     err = "the squared error (V(s) - target)^2"
-    finite_stages((y, largest(rewards=rewards, values=values), "the regression targets"),
-                  ((loss, dvalues), largest(rewards=y, values=values), err),
-                  (new, "lr", "values - lr * dvalues"))
+    finite_stages(
+        (y, largest(rewards=rewards, values=values), "the regression targets"),
+        ((loss, dvalues), largest(rewards=y, values=values), err),
+        (new, "lr", "values - lr * dvalues"),
+    )
     return new, loss
 
 
@@ -242,12 +251,11 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     """
     v, v_old, G, mask, clip = clipped_value_args(vpreds, values_old, returns, mask, clip)
     M = max(mask.sum(), 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):           # an inf error is rejected below
-        v_clip = np.clip(v, v_old - clip, v_old + clip)          # (B, T); a bound may be +-inf
-        l1 = (v - G) ** 2                                         # (B, T) unclipped
-        l2 = (v_clip - G) ** 2                                    # (B, T) clipped
-        loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M        # eq. (value_clip)
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf error is rejected below
+        v_clip = np.clip(v, v_old - clip, v_old + clip)  # (B, T); a bound may be +-inf
+        l1 = (v - G) ** 2  # (B, T) unclipped
+        l2 = (v_clip - G) ** 2  # (B, T) clipped
+        loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
     squared_error_finite(l1, l2, loss, v, v_old, G)
-    dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M             # (B, T)
+    dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
-

@@ -56,7 +56,12 @@ import numpy as np
 from minirl_lm.core.checks import finite_result, real_result
 from minirl_lm.core.validate import finite_stages, largest
 from minirl_lm.values.checks import (
-    bandit_args, objective_args, odds_args, threshold_args, tree_args, tree_objective_args,
+    bandit_args,
+    objective_args,
+    odds_args,
+    threshold_args,
+    tree_args,
+    tree_objective_args,
 )
 
 
@@ -67,7 +72,7 @@ def _tilt(pi_ref, q, beta):
     support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
     `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
     """
-    support = pi_ref > 0                                          # (.., Y)
+    support = pi_ref > 0  # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
     # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
     # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
@@ -75,16 +80,17 @@ def _tilt(pi_ref, q, beta):
     with np.errstate(over="ignore", invalid="ignore"):
         # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
         # where an off-support reward exceeds m and overflows (q - m) / beta
-        t = np.broadcast_to((q - m) / beta, support.shape)     # (.., Y)
+        t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
         a = np.full(support.shape, -np.inf)
         a[support] = np.log(pi_ref[support]) + t[support]
-        a_max = a.max(axis=-1, keepdims=True)                      # (.., 1), 0 or log pi_ref: finite
+        a_max = a.max(axis=-1, keepdims=True)  # (.., 1), 0 or log pi_ref: finite
         log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
-        v = m + beta * log_z                                      # eq. (kl_optimum): beta log Z
-    return a - log_z, v[..., 0]                                   # log pi*, V
+        v = m + beta * log_z  # eq. (kl_optimum): beta log Z
+    return a - log_z, v[..., 0]  # log pi*, V
 
 
 # ---------------------------------------------------------------- one-token responses (bandit)
+
 
 def tilted_optimum(pi_ref, reward, beta):
     """The tilted optimum `pi*(y|x) = pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`, eq. (kl_optimum).
@@ -99,7 +105,7 @@ def tilted_optimum(pi_ref, reward, beta):
     """
     pi_ref, reward, beta, _ = bandit_args(pi_ref, reward, beta)
     log_pi_star, _ = _tilt(pi_ref, reward, beta)
-    return np.exp(log_pi_star)                                    # (N, Y), 0 off support
+    return np.exp(log_pi_star)  # (N, Y), 0 off support
 
 
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
@@ -120,12 +126,12 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
     pi, pi_ref, reward, beta, w = objective_args(pi, pi_ref, reward, beta, weights)
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
         return -np.inf
-    pos = (pi > 0) & (beta > 0)                                   # beta = 0: no KL term at all
-    log_ratio = np.zeros_like(pi)                                 # (N, Y)
+    pos = (pi > 0) & (beta > 0)  # beta = 0: no KL term at all
+    log_ratio = np.zeros_like(pi)  # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
     with np.errstate(over="ignore", invalid="ignore"):
-        e_r = w @ (pi * reward).sum(axis=1)                        # E_pi r
-        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)     # (N,) eq. (kl_objective)
+        e_r = w @ (pi * reward).sum(axis=1)  # E_pi r
+        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)  # (N,) eq. (kl_objective)
         out = float(w @ per_x)
     return finite_stages((e_r, "reward", "E_pi r"), (out, "beta", "J(pi)"))
 
@@ -143,7 +149,7 @@ def optimal_value(pi_ref, reward, beta, weights=None):
         The float `J(pi*)`.
     """
     pi_ref, reward, beta, w = bandit_args(pi_ref, reward, beta, weights)
-    _, v = _tilt(pi_ref, reward, beta)                            # (N,)
+    _, v = _tilt(pi_ref, reward, beta)  # (N,)
     with np.errstate(over="ignore", invalid="ignore"):
         out = float(w @ v)
     return finite_result(out, largest(beta=beta, reward=reward), "J(pi*) = beta log Z")
@@ -151,16 +157,17 @@ def optimal_value(pi_ref, reward, beta, weights=None):
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
+
 def _induction(mdp, grader, backup):
     """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
-    values = np.zeros(mdp.S)                                       # (S,)
-    q = np.zeros((mdp.S, mdp.V))                                   # (S, V)
-    for s in range(mdp.S - 1, -1, -1):                             # ids are level by level: deepest first
+    values = np.zeros(mdp.S)  # (S,)
+    q = np.zeros((mdp.S, mdp.V))  # (S, V)
+    for s in range(mdp.S - 1, -1, -1):  # ids are level by level: deepest first
         n, prefix = mdp.prefix_of(s)
         for a in range(mdp.V):
-            child = mdp.step(prefix, a)                            # s.a: concatenation
+            child = mdp.step(prefix, a)  # s.a: concatenation
             if mdp.is_terminal(child):
-                q[s, a] = _reward(grader, mdp.prompts[n], child)   # terminal V = r
+                q[s, a] = _reward(grader, mdp.prompts[n], child)  # terminal V = r
             else:
                 q[s, a] = values[mdp.state_id(n, child)]
         values[s] = backup(s, q[s])
@@ -204,8 +211,8 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     """
     pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
     _, q = finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
-    log_pi_star, _ = _tilt(pi_ref, q, beta)                        # normalizer = V(s), row-wise
-    return np.exp(log_pi_star)                                     # q is finite: see _tilt
+    log_pi_star, _ = _tilt(pi_ref, q, beta)  # normalizer = V(s), row-wise
+    return np.exp(log_pi_star)  # q is finite: see _tilt
 
 
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
@@ -229,11 +236,11 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     """
     pi, pi_ref, beta, w = tree_objective_args(mdp, pi, pi_ref, grader, beta, weights)
     pos = (pi > 0) & (beta > 0)
-    log_ratio = np.zeros_like(pi)                                  # (S, V), 0 log 0 = 0
-    with np.errstate(divide="ignore"):                             # pi_ref = 0 < pi: KL = +inf
+    log_ratio = np.zeros_like(pi)  # (S, V), 0 log 0 = 0
+    with np.errstate(divide="ignore"):  # pi_ref = 0 < pi: KL = +inf
         log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
 
-    def backup(s, q_s):                                            # actions pi never takes add 0
+    def backup(s, q_s):  # actions pi never takes add 0
         with np.errstate(invalid="ignore", over="ignore"):
             return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
 
@@ -242,16 +249,16 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     with np.errstate(invalid="ignore", over="ignore"):
         out = float(w @ values[roots])
     if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
-        return out                                                 # pi > 0 = pi_ref: KL = +inf
+        return out  # pi > 0 = pi_ref: KL = +inf
     return finite_result(out, "beta", "J(pi)")
 
 
 def _reward(grader, prompt, response):
-    return real_result(grader(prompt, response), "grader",
-                       f" (a finite reward) for response {response}")
+    return real_result(grader(prompt, response), "grader", f" (a finite reward) for response {response}")
 
 
 # ---------------------------------------------------------------- the exploit threshold
+
 
 def exploit_threshold(gap, log_odds):
     """The `beta` below which the tilted optimum prefers the hedge to any one honest answer.
@@ -267,8 +274,8 @@ def exploit_threshold(gap, log_odds):
         The float threshold.
     """
     gap, log_odds = threshold_args(gap, log_odds)
-    drove = "gap" if gap * log_odds >= 1.0 else "log_odds"         # the farther from 1 in log scale
-    return finite_result(gap / log_odds, drove, "g / l")           # Python floats: inf, no warning
+    drove = "gap" if gap * log_odds >= 1.0 else "log_odds"  # the farther from 1 in log scale
+    return finite_result(gap / log_odds, drove, "g / l")  # Python floats: inf, no warning
 
 
 def hedge_odds(gap, log_odds, beta):
@@ -289,9 +296,9 @@ def hedge_odds(gap, log_odds, beta):
             a huge `gap` or `log_odds`).
     """
     gap, log_odds, beta = odds_args(gap, log_odds, beta)
-    t = gap / beta                                                 # Python floats: +-inf, no warning
+    t = gap / beta  # Python floats: +-inf, no warning
     # the exponent is finite or +-inf, never NaN (t is finite or +-inf, log_odds finite)
-    with np.errstate(over="ignore"):                               # tiny beta: odds overflow
+    with np.errstate(over="ignore"):  # tiny beta: odds overflow
         odds = float(np.exp(-log_odds + t))
     # the larger term of the exponent drove it; within t, the farther of gap and beta from 1
     drove = "log_odds" if abs(log_odds) >= abs(t) else "gap" if abs(gap) * beta >= 1.0 else "beta"

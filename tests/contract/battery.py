@@ -30,8 +30,16 @@ import battery_values
 from battery_data import GRADER, MDP, POLICY, RNG  # noqa: F401 (test_hardening's set-ups)
 from battery_kinds import BAD
 
-PARTS = (battery_pg, battery_values, battery_direct, battery_core, battery_tasks, battery_kernels,
-         battery_multiturn, battery_scale)
+PARTS = (
+    battery_pg,
+    battery_values,
+    battery_direct,
+    battery_core,
+    battery_tasks,
+    battery_kernels,
+    battery_multiturn,
+    battery_scale,
+)
 TABLE = [row for part in PARTS for row in part.TABLE]
 
 
@@ -50,10 +58,11 @@ def cases():
 
         def valid(args=args):
             return {k: f() for k, (kind, f) in args.items()}
+
         for arg, (kind, factory) in args.items():
             if kind is None:
                 continue
-            optional = arg in params and params[arg].default is None   # None is the default
+            optional = arg in params and params[arg].default is None  # None is the default
             for label, bad in BAD[kind](factory()):
                 if not (optional and bad is None):
                     out.append((fname(func), func, valid, arg, label, bad))

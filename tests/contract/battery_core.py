@@ -2,26 +2,28 @@
 logprob, mdp, policy and the checks themselves. See battery.py."""
 
 import numpy as np
+from battery_data import GRADER, IDS, LOGITS, LOGP, MASK, MDP, POLICY, PROBS2, RNG, ROLLOUT, THETA, F, V, const
 
-from battery_data import (F, GRADER, IDS, LOGITS, LOGP, MASK, MDP, POLICY, PROBS2, RNG, ROLLOUT,
-                          THETA, V, const)
 from minirl_lm.core import checks as C
 from minirl_lm.core import logprob
 from minirl_lm.core import policy as pol_mod
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 
+
 def _mdp_method(name):
     def call(**kw):
         return getattr(MDP(), name)(**kw)
+
     call.__name__ = f"TokenMDP.{name}"
-    call.__wrapped__ = getattr(TokenMDP, name)                          # for the defaults
+    call.__wrapped__ = getattr(TokenMDP, name)  # for the defaults
     return call
 
 
 def _pol_method(name):
     def call(**kw):
         return getattr(POLICY(), name)(**kw)
+
     call.__name__ = f"TabularPolicy.{name}"
     call.__wrapped__ = getattr(TabularPolicy, name)
     return call
@@ -48,18 +50,35 @@ TABLE = [
     F(logprob.masked_sum, x=("float_neginf", LOGP), mask=("mask", MASK)),
     F(logprob.masked_mean, x=("float_neginf", LOGP), mask=("mask", MASK)),
     F(logprob.token_logp, logits=("logits", LOGITS), tokens=("ids4", IDS(4)), mask=("mask", MASK)),
-    F(logprob.token_logp_backward, logits=("logits", LOGITS), tokens=("ids4", IDS(4)),
-      mask=("mask", MASK), dlogp=("float", LOGP)),
+    F(
+        logprob.token_logp_backward,
+        logits=("logits", LOGITS),
+        tokens=("ids4", IDS(4)),
+        mask=("mask", MASK),
+        dlogp=("float", LOGP),
+    ),
     # mdp.py
-    F(_tokenmdp, prompts=V(lambda: ["a", "b"]), V=("int1", const(3)), eos=("int0", const(0)),
-      max_len=("width", const(2)), ids=("option", const("enumerate")),
-      max_states=("int1", const(100)), capacity=("int1", const(10))),
+    F(
+        _tokenmdp,
+        prompts=V(lambda: ["a", "b"]),
+        V=("int1", const(3)),
+        eos=("int0", const(0)),
+        max_len=("width", const(2)),
+        ids=("option", const("enumerate")),
+        max_states=("int1", const(100)),
+        capacity=("int1", const(10)),
+    ),
     F(_mdp_method("step"), prefix=("nonterminal", const((1,))), y=("int0", const(1))),
     F(_mdp_method("is_terminal"), prefix=("prefix", const((1,)))),
     F(_mdp_method("state_id"), n=("int0", const(1)), prefix=("nonterminal", const((1,)))),
     F(_mdp_method("prefix_of"), s=("int0", const(3))),
-    F(_mdp_method("rollout"), policy=("policy", POLICY), K=("count", const(2)),
-      rng=("generator", RNG), prompts=("prompt_ids", lambda: np.array([1, 0]))),
+    F(
+        _mdp_method("rollout"),
+        policy=("policy", POLICY),
+        K=("count", const(2)),
+        rng=("generator", RNG),
+        prompts=("prompt_ids", lambda: np.array([1, 0])),
+    ),
     F(_mdp_method("score"), grader=("grader", const(GRADER)), rollout=("rollout", ROLLOUT)),
     # policy.py
     F(pol_mod.softmax_table, theta=("float_neginf", THETA)),
@@ -67,18 +86,21 @@ TABLE = [
     F(_tabpol, theta=("float_neginf", THETA)),
     F(_pol_method("sample"), states=("ids6_any", IDS(6)), rng=("generator", RNG)),
     F(_pol_method("logp"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)), mask=("mask", MASK)),
-    F(_pol_method("backward"), states=("ids6", IDS(6)), tokens=("ids3", IDS(3)),
-      mask=("mask", MASK), dlogp=("float", LOGP)),
+    F(
+        _pol_method("backward"),
+        states=("ids6", IDS(6)),
+        tokens=("ids3", IDS(3)),
+        mask=("mask", MASK),
+        dlogp=("float", LOGP),
+    ),
     # checks.py (the named argument's name is passed as its name: the message starts with it)
     F(C.float_array, x=("any_float", LOGP), name=V(const("x"))),
     F(C.int_array, x=("any_ids", IDS(3)), name=V(const("x")), low=V(const(0)), high=V(const(3))),
     F(C.mask_array, x=("mask", MASK), name=V(const("x"))),
-    F(C.same_shape, name_a=V(const("a")), a=("not_array", LOGP), name_b=V(const("b")),
-      b=("shaped", LOGP)),
+    F(C.same_shape, name_a=V(const("a")), a=("not_array", LOGP), name_b=V(const("b")), b=("shaped", LOGP)),
     F(C.rng_check, rng=("generator2", RNG), name=V(const("rng"))),
     F(C.int_scalar, x=("int1", const(2)), name=V(const("x")), low=V(const(1))),
-    F(C.float_scalar, x=("pos", const(0.5)), name=V(const("x")), low=V(const(0.0)),
-      low_open=V(const(True))),
+    F(C.float_scalar, x=("pos", const(0.5)), name=V(const("x")), low=V(const(0.0)), low_open=V(const(True))),
     F(C.choice, x=("option", const("a")), name=V(const("x")), options=V(const({"a", "b"}))),
     F(C.nonempty, arr=("any_array", LOGP), name=V(const("arr"))),
     F(C.prob_table, p=("prob", PROBS2), name=V(const("p"))),

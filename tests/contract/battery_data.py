@@ -14,40 +14,41 @@ B, T = 2, 3
 
 # ---------------------------------------------------------------- valid values
 
+
 def LOGP():
-    return np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, 0.0]])          # (B, T)
+    return np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, 0.0]])  # (B, T)
 
 
 def LOGP2():
-    return np.array([[-1.1, -1.9, -0.7], [-0.2, -1.0, 0.0]])          # (B, T)
+    return np.array([[-1.1, -1.9, -0.7], [-0.2, -1.0, 0.0]])  # (B, T)
 
 
 def MASK():
-    return np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])               # (B, T)
+    return np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])  # (B, T)
 
 
 def ADV():
-    return np.array([1.0, -0.5])                                      # (B,)
+    return np.array([1.0, -0.5])  # (B,)
 
 
 def R():
-    return np.array([[1.0, 0.0], [0.5, 2.0]])                         # (N, K)
+    return np.array([[1.0, 0.0], [0.5, 2.0]])  # (N, K)
 
 
 def PROBS():
-    return np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])               # (N, Y)
+    return np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])  # (N, Y)
 
 
 def PROBS2():
-    return np.array([[0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])             # (N, Y)
+    return np.array([[0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])  # (N, Y)
 
 
 def THETA():
-    return np.array([[0.0, 1.0, -1.0], [0.5, -np.inf, 0.2]])          # (S, V)
+    return np.array([[0.0, 1.0, -1.0], [0.5, -np.inf, 0.2]])  # (S, V)
 
 
 def MDP():
-    return TokenMDP(["a", "b"], V=3, eos=0, max_len=2)                 # S = 6
+    return TokenMDP(["a", "b"], V=3, eos=0, max_len=2)  # S = 6
 
 
 def POLICY():
@@ -71,11 +72,11 @@ def ROLLOUT():
 
 
 def LOGITS():
-    return np.random.default_rng(2).standard_normal((B, T, 4))        # (B, T, V)
+    return np.random.default_rng(2).standard_normal((B, T, 4))  # (B, T, V)
 
 
 def MT():
-    return calculator.calculator(0.8, max_turns=2, turn_len=2)        # S = 44, V = 5
+    return calculator.calculator(0.8, max_turns=2, turn_len=2)  # S = 44, V = 5
 
 
 def MT_POLICY():
@@ -83,7 +84,7 @@ def MT_POLICY():
 
 
 def MT_PROBS():
-    return np.full((44, 5), 0.2)                                      # (S, V)
+    return np.full((44, 5), 0.2)  # (S, V)
 
 
 def EPISODES():
@@ -91,11 +92,11 @@ def EPISODES():
 
 
 def ACTION_MASK():
-    return np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])               # (B, T) a hole at (0, 1)
+    return np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])  # (B, T) a hole at (0, 1)
 
 
 def MT_REWARDS():
-    return np.array([[0.0, 0.0, 1.0], [0.0, 0.5, 0.0]])               # (B, T) on policy tokens
+    return np.array([[0.0, 0.0, 1.0], [0.0, 0.5, 0.0]])  # (B, T) on policy tokens
 
 
 def TURN_REWARD(w, turns, done):
@@ -107,11 +108,11 @@ def JUDGE(prompt, y_a, y_b):
 
 
 def H():
-    return np.random.default_rng(4).standard_normal((4, 3))           # (N, d)
+    return np.random.default_rng(4).standard_normal((4, 3))  # (N, d)
 
 
 def W_UNEMBED():
-    return np.random.default_rng(5).standard_normal((4, 3))           # (V, d)
+    return np.random.default_rng(5).standard_normal((4, 3))  # (V, d)
 
 
 def LOSS_FN(logp, rows):
@@ -128,12 +129,13 @@ def K_IDS(high):
 
 # ---------------------------------------------------------------- the table
 
+
 def F(func, **args):
     """A public function and its arguments: name -> (kind or None (not varied), valid factory)."""
     return func, args
 
 
-V = lambda f: (None, f)                                                # noqa: E731 (valid only)
+V = lambda f: (None, f)  # noqa: E731 (valid only)
 
 
 def const(x):

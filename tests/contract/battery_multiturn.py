@@ -1,13 +1,28 @@
 """The bad-input battery's table, part multiturn: multi-turn (minirl_lm/multiturn/). See battery.py."""
 
 import numpy as np
+from battery_data import (
+    ACTION_MASK,
+    EPISODES,
+    IDS,
+    LOGP,
+    LOGP2,
+    MASK,
+    MT,
+    MT_POLICY,
+    MT_PROBS,
+    MT_REWARDS,
+    RNG,
+    TURN_REWARD,
+    F,
+    const,
+)
 
-from battery_data import (ACTION_MASK, EPISODES, F, IDS, LOGP, LOGP2, MASK, MT, MT_POLICY,
-                          MT_PROBS, MT_REWARDS, RNG, TURN_REWARD, const)
 from minirl_lm.multiturn import calculator
 from minirl_lm.multiturn import env as multiturn
 from minirl_lm.multiturn import values as multiturn_values
 from minirl_lm.multiturn.env import MultiTurnMDP
+
 
 def _multiturn(**kw):
     return MultiTurnMDP(**kw)
@@ -20,40 +35,72 @@ _multiturn.__wrapped__ = MultiTurnMDP.__init__
 def _mt_method(name):
     def call(**kw):
         return getattr(MT(), name)(**kw)
+
     call.__name__ = f"MultiTurnMDP.{name}"
     call.__wrapped__ = getattr(MultiTurnMDP, name)
     return call
 
+
 TABLE = [
     # env.py
-    F(_multiturn, V=("int1", const(5)), eos=("int0", const(0)), calls=("calls", const((1,))),
-      spans=("spans", const([(2, 3), (2, 4)])), p_obs=("prob", lambda: np.array(
-          [[0.8, 0.2], [0.2, 0.8]])), prior=("prob", lambda: np.array([0.5, 0.5])),
-      turn_reward=("turn_reward", const(TURN_REWARD)), max_turns=("turns", const(2)),
-      turn_len=("turns", const(2))),
-    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("count", const(2)),
-      rng=("generator", RNG)),
+    F(
+        _multiturn,
+        V=("int1", const(5)),
+        eos=("int0", const(0)),
+        calls=("calls", const((1,))),
+        spans=("spans", const([(2, 3), (2, 4)])),
+        p_obs=("prob", lambda: np.array([[0.8, 0.2], [0.2, 0.8]])),
+        prior=("prob", lambda: np.array([0.5, 0.5])),
+        turn_reward=("turn_reward", const(TURN_REWARD)),
+        max_turns=("turns", const(2)),
+        turn_len=("turns", const(2)),
+    ),
+    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("count", const(2)), rng=("generator", RNG)),
     F(_mt_method("check"), ep=("episodes", EPISODES)),
     F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
-    F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK),
-      T=("width", const(3))),
+    F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK), T=("width", const(3))),
     # values.py
     F(multiturn_values.policy_values, env=("mtenv", MT), probs=("prob", MT_PROBS)),
-    F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS),
-      beta=("pos", const(0.5))),
-    F(multiturn_values.kl_objective, env=("mtenv", MT), probs=("prob", MT_PROBS),
-      pi_ref=("prob", MT_PROBS), beta=("nonneg", const(0.5))),
-    F(multiturn_values.gae_actions, values=("float", LOGP2), rewards=("float", MT_REWARDS),
-      mask=("mask", MASK), action_mask=("amask", ACTION_MASK), gamma=("unit", const(0.9)),
-      lam=("unit", const(0.5)), carry=("flag", const(True))),
-    F(multiturn_values.returns_actions, rewards=("float", MT_REWARDS), mask=("mask", MASK),
-      action_mask=("amask", ACTION_MASK), gamma=("unit", const(0.9)),
-      carry=("flag", const(False))),
-    F(multiturn_values.turn_values, values=("float", lambda: np.arange(6.0)),
-      states=("ids6", IDS(6)), mask=("mask", MASK), action_mask=("amask", ACTION_MASK)),
+    F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS), beta=("pos", const(0.5))),
+    F(
+        multiturn_values.kl_objective,
+        env=("mtenv", MT),
+        probs=("prob", MT_PROBS),
+        pi_ref=("prob", MT_PROBS),
+        beta=("nonneg", const(0.5)),
+    ),
+    F(
+        multiturn_values.gae_actions,
+        values=("float", LOGP2),
+        rewards=("float", MT_REWARDS),
+        mask=("mask", MASK),
+        action_mask=("amask", ACTION_MASK),
+        gamma=("unit", const(0.9)),
+        lam=("unit", const(0.5)),
+        carry=("flag", const(True)),
+    ),
+    F(
+        multiturn_values.returns_actions,
+        rewards=("float", MT_REWARDS),
+        mask=("mask", MASK),
+        action_mask=("amask", ACTION_MASK),
+        gamma=("unit", const(0.9)),
+        carry=("flag", const(False)),
+    ),
+    F(
+        multiturn_values.turn_values,
+        values=("float", lambda: np.arange(6.0)),
+        states=("ids6", IDS(6)),
+        mask=("mask", MASK),
+        action_mask=("amask", ACTION_MASK),
+    ),
     # calculator.py
-    F(calculator.calculator, q=("unit", const(0.8)), cost=("nonneg", const(0.1)),
-      max_turns=("turns", const(2)), turn_len=("turns", const(2))),
-    F(calculator.calculator_reference, env=("mtenv", MT), eq=("real", const(-3.0)),
-      stop=("real", const(3.0))),
+    F(
+        calculator.calculator,
+        q=("unit", const(0.8)),
+        cost=("nonneg", const(0.1)),
+        max_turns=("turns", const(2)),
+        turn_len=("turns", const(2)),
+    ),
+    F(calculator.calculator_reference, env=("mtenv", MT), eq=("real", const(-3.0)), stop=("real", const(3.0))),
 ]

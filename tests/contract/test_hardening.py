@@ -15,18 +15,14 @@ import numpy as np
 import pytest
 
 from battery import GRADER, MDP, POLICY, RNG, cases, counts
-from minirl_lm.values import critic
-from minirl_lm.direct import dpo
-from minirl_lm.pg import grpo
-from minirl_lm import kernels
-from minirl_lm.pg import kl
-from minirl_lm.values import optimum
-from minirl_lm.pg import reinforce
-from minirl_lm import tasks
-from minirl_lm.pg.advantages import advantages, standardized
+from minirl_lm import kernels, tasks
 from minirl_lm.core.checks import choice
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.direct import dpo
+from minirl_lm.pg import grpo, kl, reinforce
+from minirl_lm.pg.advantages import advantages, standardized
+from minirl_lm.values import critic, optimum
 
 CASES = cases()
 
@@ -35,7 +31,7 @@ def _snapshot(kw):
     """Copies of what a call must not change: arrays, generator states, policy tables."""
     snap = {}
     for k, v in kw.items():
-        if k == "out":                                   # an output buffer is written
+        if k == "out":  # an output buffer is written
             continue
         if isinstance(v, np.ndarray):
             snap[k] = ("array", v.copy())
@@ -71,8 +67,7 @@ def test_battery_valid_arguments_work():
             func(**valid())
 
 
-@pytest.mark.parametrize("name, func, valid, arg, label, bad", CASES,
-                         ids=[f"{c[0]}-{c[3]}-{c[4]}" for c in CASES])
+@pytest.mark.parametrize("name, func, valid, arg, label, bad", CASES, ids=[f"{c[0]}-{c[3]}-{c[4]}" for c in CASES])
 def test_bad_input(name, func, valid, arg, label, bad):
     kw = valid()
     kw[arg] = bad
@@ -80,11 +75,11 @@ def test_bad_input(name, func, valid, arg, label, bad):
     with pytest.raises((ValueError, TypeError)) as e:
         func(**kw)
     msg = str(e.value)
-    if label == "empty":          # the error may name the array it is compared with
+    if label == "empty":  # the error may name the array it is compared with
         assert any(msg.startswith(a + ":") or msg.startswith(a + " ") for a in kw), msg
     else:
         assert msg.startswith(arg + ":"), f"{name}({arg}={label}): {msg}"
-    assert "expected" in msg, msg                         # says what was expected
+    assert "expected" in msg, msg  # says what was expected
     assert type(e.value) in (ValueError, TypeError)
     _unchanged(kw, snap)
 
@@ -107,36 +102,45 @@ OVERFLOW = [
     ("ipo beta", lambda: dpo.dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "beta"),
     ("dpo margin", lambda: dpo.dpo_loss([1e308], [-1e308], [0.0], [0.0], 1.0), "seq_logp_c"),
     ("bradley_terry", lambda: dpo.bradley_terry_loss([-1e308], [1e308]), "r_chosen"),
-    ("reward_table_loss", lambda: dpo.reward_table_loss([[1e308, -1e308]], [0], [0], [1]),
-     "r_phi"),
-    ("kl_objective", lambda: optimum.kl_objective([[0.5, 0.5]], [[0.999, 0.001]],
-                                                  [[0.0, 0.0]], 1e308), "beta"),
+    ("reward_table_loss", lambda: dpo.reward_table_loss([[1e308, -1e308]], [0], [0], [1]), "r_phi"),
+    ("kl_objective", lambda: optimum.kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]], 1e308), "beta"),
     ("exploit_threshold", lambda: optimum.exploit_threshold(1e308, 1e-10), "gap"),
     ("hedge_odds", lambda: optimum.hedge_odds(1.0, 4.0, 1e-10), "beta"),
-    ("per_token_rewards", lambda: critic.per_token_rewards([0.0], [[-1e308]], [[1e308]], [[1.0]],
-                                                           1.0), "logp"),
-    ("per_token_rewards beta", lambda: critic.per_token_rewards([0.0], [[-100.0]], [[0.0]],
-                                                                [[1.0]], 1e307), "beta"),
+    ("per_token_rewards", lambda: critic.per_token_rewards([0.0], [[-1e308]], [[1e308]], [[1.0]], 1.0), "logp"),
+    (
+        "per_token_rewards beta",
+        lambda: critic.per_token_rewards([0.0], [[-100.0]], [[0.0]], [[1.0]], 1e307),
+        "beta",
+    ),
     ("value_loss", lambda: critic.value_loss([1e308], [[0]], [[-1e308]], [[1.0]]), "targets"),
     ("fit_values", lambda: critic.fit_values([0.0], [[0]], [[1e100]], [[1.0]], lr=1e300), "lr"),
-    ("fit_values rewards", lambda: critic.fit_values([0.0], [[0, 0]], [[1e308, 1e308]],
-                                                     [[1.0, 1.0]]), "rewards"),
-    ("td_errors", lambda: critic.td_errors([1e308, -1e308], [[1, 0]], [[1e308, 0.0]],
-                                           [[1.0, 1.0]]), "values"),
-    ("monte_carlo_returns", lambda: critic.monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]),
-     "rewards"),
+    ("fit_values rewards", lambda: critic.fit_values([0.0], [[0, 0]], [[1e308, 1e308]], [[1.0, 1.0]]), "rewards"),
+    ("td_errors", lambda: critic.td_errors([1e308, -1e308], [[1, 0]], [[1e308, 0.0]], [[1.0, 1.0]]), "values"),
+    ("monte_carlo_returns", lambda: critic.monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]), "rewards"),
     ("gae", lambda: critic.gae([[1e308, 1e308]], [[1.0, 1.0]]), "deltas"),
-    ("sequence_reinforce_loss", lambda: reinforce.sequence_reinforce_loss([1e308, 1e308],
-                                                                          [-1e308, -1e308]),
-     "seq_logp"),
+    (
+        "sequence_reinforce_loss",
+        lambda: reinforce.sequence_reinforce_loss([1e308, 1e308], [-1e308, -1e308]),
+        "seq_logp",
+    ),
     ("reinforce_loss", lambda: reinforce.reinforce_loss([[-1e308]], [1e308], [[1.0]]), "logp"),
-    ("exact_kl_grad_theta", lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]],
-                                                           [1e308]), "weights"),
-    ("TabularPolicy.backward", lambda: TabularPolicy(np.zeros((1, 2))).backward(
-        [[0, 0]], [[0, 0]], [[1.0, 1.0]], [[1e308, 1e308]]), "dlogp"),
-    ("tabular_backward", lambda: kernels.tabular_backward(
-        np.zeros((1, 2)), np.zeros((1, 2), np.int64), np.zeros((1, 2), np.int64),
-        np.ones((1, 2)), np.full((1, 2), 1e308)), "w"),
+    ("exact_kl_grad_theta", lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308]), "weights"),
+    (
+        "TabularPolicy.backward",
+        lambda: TabularPolicy(np.zeros((1, 2))).backward([[0, 0]], [[0, 0]], [[1.0, 1.0]], [[1e308, 1e308]]),
+        "dlogp",
+    ),
+    (
+        "tabular_backward",
+        lambda: kernels.tabular_backward(
+            np.zeros((1, 2)),
+            np.zeros((1, 2), np.int64),
+            np.zeros((1, 2), np.int64),
+            np.ones((1, 2)),
+            np.full((1, 2), 1e308),
+        ),
+        "w",
+    ),
 ]
 
 
@@ -157,13 +161,14 @@ def test_tilted_optimum_is_computed_stably():
 
 # ---------------------------------------------------------------- class 2: failing calls change nothing
 
+
 def test_grpo_step_failing_in_a_later_epoch_changes_nothing():
     mdp, pol, ref, rng = MDP(), POLICY(), POLICY(), RNG()
     theta, state = pol.theta.copy(), copy.deepcopy(rng.bit_generator.state)
     with pytest.raises(ValueError, match="^lr:"):
         grpo.grpo_step(pol, ref, mdp, GRADER, rng, K=4, mu=2, lr=1e308)
     assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state
-    out = grpo.grpo_step(pol, ref, mdp, GRADER, rng, K=4, mu=2, lr=0.1)   # then it works
+    out = grpo.grpo_step(pol, ref, mdp, GRADER, rng, K=4, mu=2, lr=0.1)  # then it works
     assert np.isfinite(pol.theta).all() and len(out["loss"]) == 2
 
 
@@ -172,7 +177,7 @@ def test_grpo_step_lazy_ids_taken_back():
     pol, ref, rng = TabularPolicy(np.zeros((30, 3))), TabularPolicy(np.zeros((30, 3))), RNG()
     with pytest.raises(TypeError, match="^grader:"):
         grpo.grpo_step(pol, ref, mdp, lambda p, r: None, rng, K=3)
-    assert mdp._checkpoint() == 2 and len(mdp._ids._index) == 2              # only the prompts
+    assert mdp._checkpoint() == 2 and len(mdp._ids._index) == 2  # only the prompts
 
 
 def test_grpo_step_success_updates_in_place():
@@ -196,21 +201,27 @@ def test_bt_sample_preferences_checks_rows_before_drawing():
 
 # ---------------------------------------------------------------- class 3: errors name the argument
 
-@pytest.mark.parametrize("call, name, exc", [
-    (lambda: choice(["mean"], "baseline", {"mean"}), "baseline", TypeError),
-    (lambda: advantages(np.ones((2, 2)), ["mean"]), "baseline", TypeError),
-    (lambda: dpo.dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, ["dpo"]), "variant", TypeError),
-    (lambda: TokenMDP(["a"], V=3, ids=["lazy"]), "ids", TypeError),
-    (lambda: standardized(np.zeros((0, 3))), "rewards", ValueError),
-    (lambda: kl.exact_kl(np.zeros((2, 0)), np.zeros((2, 0))), "p", ValueError),
-    (lambda: optimum.kl_objective(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2)), 1.0),
-     "pi", ValueError),
-    (lambda: grpo.grpo_step(POLICY(), POLICY(), None, GRADER, RNG(), K=2), "mdp", TypeError),
-    (lambda: grpo.grpo_step(POLICY(), POLICY(), MDP(), lambda p: 1.0, RNG(), K=2), "grader",
-     TypeError),
-    (lambda: tasks.train(2, 4, 0, grader=lambda p, r: "1"), "grader", TypeError),
-    (lambda: tasks.train(2, 4, 0, grader=lambda p, r: None), "grader", TypeError),
-])
+
+@pytest.mark.parametrize(
+    "call, name, exc",
+    [
+        (lambda: choice(["mean"], "baseline", {"mean"}), "baseline", TypeError),
+        (lambda: advantages(np.ones((2, 2)), ["mean"]), "baseline", TypeError),
+        (lambda: dpo.dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, ["dpo"]), "variant", TypeError),
+        (lambda: TokenMDP(["a"], V=3, ids=["lazy"]), "ids", TypeError),
+        (lambda: standardized(np.zeros((0, 3))), "rewards", ValueError),
+        (lambda: kl.exact_kl(np.zeros((2, 0)), np.zeros((2, 0))), "p", ValueError),
+        (
+            lambda: optimum.kl_objective(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2)), 1.0),
+            "pi",
+            ValueError,
+        ),
+        (lambda: grpo.grpo_step(POLICY(), POLICY(), None, GRADER, RNG(), K=2), "mdp", TypeError),
+        (lambda: grpo.grpo_step(POLICY(), POLICY(), MDP(), lambda p: 1.0, RNG(), K=2), "grader", TypeError),
+        (lambda: tasks.train(2, 4, 0, grader=lambda p, r: "1"), "grader", TypeError),
+        (lambda: tasks.train(2, 4, 0, grader=lambda p, r: None), "grader", TypeError),
+    ],
+)
 def test_errors_name_the_argument(call, name, exc):
     with pytest.raises(exc) as e:
         call()
@@ -219,10 +230,15 @@ def test_errors_name_the_argument(call, name, exc):
 
 # ---------------------------------------------------------------- class 4: nothing ignored or misread
 
+
 def test_prefixes_are_validated():
     mdp = TokenMDP(["p"], V=8, eos=1, max_len=3)
-    for call in (lambda: mdp.step((7, -1), 1), lambda: mdp.step((0, 1), 2),
-                 lambda: mdp.state_id(0, (0.9,)), lambda: mdp.is_terminal((9,))):
+    for call in (
+        lambda: mdp.step((7, -1), 1),
+        lambda: mdp.step((0, 1), 2),
+        lambda: mdp.state_id(0, (0.9,)),
+        lambda: mdp.is_terminal((9,)),
+    ):
         with pytest.raises((ValueError, TypeError), match="^prefix:"):
             call()
     assert mdp.is_terminal((7, 1)) and not mdp.is_terminal((7,)) and mdp.is_terminal((7, 2, 3))
@@ -230,13 +246,13 @@ def test_prefixes_are_validated():
 
 
 def test_options_checked_whatever_the_mode():
-    for call, name in [(lambda: advantages(np.ones((1, 2)), "mean", eps=-1.0), "eps"),
-                       (lambda: advantages(np.ones((1, 2)), "none", ddof=2), "ddof"),
-                       (lambda: reinforce.token_weights(np.ones((1, 2)), "seq_sum", max_len=0),
-                        "max_len"),
-                       (lambda: TokenMDP(["a"], V=2, capacity=-1, ids="enumerate"),
-                        "capacity"),
-                       (lambda: tasks.train(2, 4, 0, record_at=[-1]), "record_at")]:
+    for call, name in [
+        (lambda: advantages(np.ones((1, 2)), "mean", eps=-1.0), "eps"),
+        (lambda: advantages(np.ones((1, 2)), "none", ddof=2), "ddof"),
+        (lambda: reinforce.token_weights(np.ones((1, 2)), "seq_sum", max_len=0), "max_len"),
+        (lambda: TokenMDP(["a"], V=2, capacity=-1, ids="enumerate"), "capacity"),
+        (lambda: tasks.train(2, 4, 0, record_at=[-1]), "record_at"),
+    ]:
         with pytest.raises((ValueError, TypeError)) as e:
             call()
         assert str(e.value).startswith(name + ":"), str(e.value)
@@ -256,25 +272,28 @@ def test_reward_table_rejects_a_nan_grader():
 
 # ---------------------------------------------------------------- class 5: no hangs
 
+
 def test_huge_max_len_fails_fast_or_works_lazily():
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="^max_len:"):
         TokenMDP(("a",), V=3, max_len=10**12)
     mdp = TokenMDP(("a",), V=3, max_len=10**12, ids="lazy", capacity=10)
     assert mdp.state_id(0, (1, 2)) == 1
-    m1 = TokenMDP(("a",), V=2, eos=0, max_len=1000)                      # A = 1: a chain
+    m1 = TokenMDP(("a",), V=2, eos=0, max_len=1000)  # A = 1: a chain
     assert m1.S == 1000 and m1.prefix_of(999) == (0, (1,) * 999)
     assert time.perf_counter() - t0 < 2.0
 
 
 # ---------------------------------------------------------------- class 6: the kernels
 
+
 def test_kernel_shape_mismatch_is_an_error_not_a_crash():
     with pytest.raises(ValueError, match="^tokens:"):
         kernels.dense_logp(np.zeros((3, 4, 5)), np.zeros((0, 4), np.int64), np.ones((3, 4)))
     with pytest.raises(ValueError, match="^tokens:"):
-        kernels.tabular_logp(np.zeros((2, 3)), np.zeros((1, 2), np.int64),
-                             np.full((1, 2), 3, np.int64), np.ones((1, 2)))
+        kernels.tabular_logp(
+            np.zeros((2, 3)), np.zeros((1, 2), np.int64), np.full((1, 2), 3, np.int64), np.ones((1, 2))
+        )
 
 
 def test_kernel_padding_is_never_read():
@@ -292,5 +311,4 @@ def test_public_kernels_equal_their_cores():
     w = rng.standard_normal((3, 4))
     for a, b in zip(kernels.dense_logp(lg, tok, m), kernels._dense_logp(lg, tok, m)):
         assert np.array_equal(a, b)
-    assert np.array_equal(kernels.dense_backward(lg, tok, m, w),
-                          kernels._dense_backward(lg, tok, m, w))
+    assert np.array_equal(kernels.dense_backward(lg, tok, m, w), kernels._dense_backward(lg, tok, m, w))

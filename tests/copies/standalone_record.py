@@ -20,9 +20,9 @@ import pickle
 
 MODULES = os.environ["MINIRL_RECORD_MODULES"].split(",")
 OUT = os.environ["MINIRL_RECORD_OUT"]
-CAP = int(os.environ.get("MINIRL_RECORD_CAP", "25"))      # calls kept per function and outcome
+CAP = int(os.environ.get("MINIRL_RECORD_CAP", "25"))  # calls kept per function and outcome
 
-_records = {}      # (module, name) -> {"return": [(args, result)], "raise": [(args, (type, message))]}
+_records = {}  # (module, name) -> {"return": [(args, result)], "raise": [(args, (type, message))]}
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -64,15 +64,19 @@ def _wrap(key, f):
             if res is not None:
                 kept["return"].append((payload, res))
         return result
+
     return recorded
 
 
 PUBLIC = {}
 for _m in MODULES:
     _mod = importlib.import_module(f"minirl_lm.{_m}")
-    _stem = _m.rsplit(".", 1)[-1]                  # a copy is named by its file's stem
-    PUBLIC[_stem] = sorted(n for n, f in vars(_mod).items() if not n.startswith("_")
-                           and inspect.isfunction(f) and f.__module__ == _mod.__name__)
+    _stem = _m.rsplit(".", 1)[-1]  # a copy is named by its file's stem
+    PUBLIC[_stem] = sorted(
+        n
+        for n, f in vars(_mod).items()
+        if not n.startswith("_") and inspect.isfunction(f) and f.__module__ == _mod.__name__
+    )
     for _name in PUBLIC[_stem]:
         setattr(_mod, _name, _wrap((_stem, _name), getattr(_mod, _name)))
 

@@ -50,7 +50,7 @@ def same(a, b):
     if isinstance(a, np.generic):
         return a.tobytes() == b.tobytes()
     if hasattr(a, "__dict__") and not isinstance(a, type):
-        return same(vars(a), vars(b))                  # an object of the copy's classes
+        return same(vars(a), vars(b))  # an object of the copy's classes
     return a == b
 
 
@@ -79,7 +79,7 @@ for name in data["public"][module]:
     fn = getattr(copy, name)
     kept = data["records"].get((module, name), {"return": [], "raise": []})
     usable = {"return": [], "raise": []}
-    for outcome, calls in kept.items():          # calls whose objects the copy can rebuild
+    for outcome, calls in kept.items():  # calls whose objects the copy can rebuild
         for payload, res in calls:
             try:
                 usable[outcome].append((load(payload), res))
@@ -99,8 +99,9 @@ for name in data["public"][module]:
             fn(*args, **kwargs)
         except Exception as e:
             if (type(e).__name__, str(e)) != (etype, msg):
-                summary["mismatches"].append(f"{name}: raised {type(e).__name__}: {e}; "
-                                             f"the package raised {etype}: {msg}")
+                summary["mismatches"].append(
+                    f"{name}: raised {type(e).__name__}: {e}; the package raised {etype}: {msg}"
+                )
             continue
         summary["mismatches"].append(f"{name}: returned; the package raised {etype}: {msg}")
 print(json.dumps(summary))

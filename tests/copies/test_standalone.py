@@ -36,10 +36,12 @@ NEEDS_PACKAGE = {
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
 # tests/contract/test_hardening.py passes them None, a string, a TokenMDP, ... in place of that object).
-RESULT_NEEDS_PACKAGE = {"calculator": {"calculator", "calculator_reference"},
-                        "preferences": {"bradley_terry_judge"},
-                        "env": {"action_view"},
-                        "values": {"policy_values", "soft_optimum", "kl_objective"}}
+RESULT_NEEDS_PACKAGE = {
+    "calculator": {"calculator", "calculator_reference"},
+    "preferences": {"bradley_terry_judge"},
+    "env": {"action_view"},
+    "values": {"policy_values", "soft_optimum", "kl_objective"},
+}
 NOT_TESTS = re.compile(r"test_(standalone|examples?_|benchmark)")
 
 
@@ -47,8 +49,11 @@ def _covering_tests(module):
     """The test files that import `minirl_lm.<part>.<module>` (or the module from its part)."""
     part, stem = standalone.dotted(module).rsplit(".", 1)
     pat = re.compile(rf"minirl_lm\.{part}\.{stem}\b|from minirl_lm\.{part} import [^\n]*\b{stem}\b")
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
-                  if not NOT_TESTS.match(p.name) and pat.search(p.read_text()))
+    return sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "tests").rglob("test_*.py")
+        if not NOT_TESTS.match(p.name) and pat.search(p.read_text())
+    )
 
 
 def _imports(text):
@@ -64,15 +69,15 @@ def _imports(text):
 
 def test_every_estimator_file_has_a_copy():
     assert set(ESTIMATORS) <= set(COPYABLE)
-    assert "kernels" not in COPYABLE and "policy" not in COPYABLE      # they need Numba
-    assert not {"checks", "validate"} & set(COPYABLE)                  # the boundary: inlined
+    assert "kernels" not in COPYABLE and "policy" not in COPYABLE  # they need Numba
+    assert not {"checks", "validate"} & set(COPYABLE)  # the boundary: inlined
 
 
 @pytest.mark.parametrize("module", COPYABLE)
 def test_copy_imports_only_numpy_and_the_standard_library(module, tmp_path):
     text = standalone.write(module, tmp_path).read_text()
     assert _imports(text) <= {"numpy"} | set(sys.stdlib_module_names)
-    assert standalone.build(module) == text                      # deterministic
+    assert standalone.build(module) == text  # deterministic
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +85,21 @@ def records(tmp_path_factory):
     """One run of the package's tests of every copyable file, recording their calls."""
     files = sorted({f for m in COPYABLE for f in _covering_tests(m)})
     out = tmp_path_factory.mktemp("records") / "records.pkl"
-    env = dict(os.environ, MINIRL_RECORD_MODULES=",".join(map(standalone.dotted, COPYABLE)), MINIRL_RECORD_OUT=str(out),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "copies"), str(ROOT / "tests"), str(ROOT),
-                                           os.environ.get("PYTHONPATH", "")]))
-    rec = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "standalone_record",
-                          "-p", "no:cacheprovider", *files],
-                         cwd=ROOT, env=env, capture_output=True, text=True)
+    env = dict(
+        os.environ,
+        MINIRL_RECORD_MODULES=",".join(map(standalone.dotted, COPYABLE)),
+        MINIRL_RECORD_OUT=str(out),
+        PYTHONPATH=os.pathsep.join(
+            [str(ROOT / "tests" / "copies"), str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
+    rec = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "standalone_record", "-p", "no:cacheprovider", *files],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     # a failing test of the package fails on its own; the recording only needs to exist
     assert out.exists(), rec.stdout[-3000:] + rec.stderr[-3000:]
     return out
@@ -96,21 +110,30 @@ def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
     folder = tmp_path / "copy"
     standalone.write(module, folder)
     assert _covering_tests(module), f"no test file imports minirl_lm.{module}"
-    rep = subprocess.run([sys.executable, "-I", str(ROOT / "tests" / "copies" / "standalone_replay.py"),
-                          str(folder), module, str(records)],
-                         cwd=folder, capture_output=True, text=True)
+    rep = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            str(ROOT / "tests" / "copies" / "standalone_replay.py"),
+            str(folder),
+            module,
+            str(records),
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
     assert rep.returncode == 0, rep.stderr[-3000:]
     summary = json.loads(rep.stdout)
     assert summary["missing"] == []
     assert summary["mismatches"] == []
-    if module == "mdp":       # its interface is a class: tested by test_mdp_copy_* below
+    if module == "mdp":  # its interface is a class: tested by test_mdp_copy_* below
         return
     replayed = {n for n, (ok, bad) in summary["calls"].items() if ok + bad}
     assert replayed, f"no call to minirl_lm.{module} was replayed"
     assert set(summary["calls"]) - replayed == NEEDS_PACKAGE.get(module, set())
     returned = {n for n, (ok, bad) in summary["calls"].items() if ok}
-    assert replayed - returned == RESULT_NEEDS_PACKAGE.get(module, set()), \
-        "functions only ever seen raising"
+    assert replayed - returned == RESULT_NEEDS_PACKAGE.get(module, set()), "functions only ever seen raising"
 
 
 def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
@@ -121,28 +144,42 @@ def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
 
 
 def test_cli_writes_the_copy(tmp_path):
-    out = subprocess.run([sys.executable, "scripts/standalone.py", "minirl_lm/pg/clip.py", "-o",
-                          str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "scripts/standalone.py", "minirl_lm/pg/clip.py", "-o", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "clip.py").read_text() == standalone.build("clip")
 
 
-@pytest.mark.parametrize("argv", [["minirl_lm/kernels/__init__.py", "-o", "x"],
-                                  ["minirl_lm/nothing.py", "-o", "x"],
-                                  ["README.md", "-o", "x"],
-                                  ["minirl_lm/pg/clip.py"],
-                                  ["-o", "x"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["minirl_lm/kernels/__init__.py", "-o", "x"],
+        ["minirl_lm/nothing.py", "-o", "x"],
+        ["README.md", "-o", "x"],
+        ["minirl_lm/pg/clip.py"],
+        ["-o", "x"],
+    ],
+)
 def test_cli_bad_arguments_are_usage_errors(argv, tmp_path):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "standalone.py"), *argv],
-                         cwd=tmp_path, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "standalone.py"), *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "error:" in out.stderr
 
 
 def test_mdp_copy_enumerates_and_rolls_out_like_the_package(tmp_path):
     """TokenMDP's interface is a class, which the recorder does not wrap: compare it directly."""
-    from minirl_lm.core.mdp import TokenMDP
     import numpy as np
+
+    from minirl_lm.core.mdp import TokenMDP
 
     standalone.write("mdp", tmp_path)
     script = """
@@ -164,6 +201,7 @@ sys.stdout.buffer.write(pickle.dumps(out))
     got = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True)
     assert got.returncode == 0, got.stderr.decode()[-2000:]
     import pickle
+
     got = pickle.loads(got.stdout)
     m = TokenMDP(("a", "b"), V=4, eos=3, max_len=3)
     r = m.all_responses()

@@ -11,21 +11,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from minirl_lm.core.logprob import (log_softmax, masked_mean, masked_sum, token_logp,
-                               token_logp_backward)
+from minirl_lm.core.logprob import log_softmax, masked_mean, masked_sum, token_logp, token_logp_backward
 
 H, ATOL = 1e-6, 1e-8
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def batch(rng, B, T, V, lengths=None):
-    logits = rng.standard_normal((B, T, V)) * 2.0                           # (B, T, V)
-    tokens = rng.integers(0, V, (B, T))                                     # (B, T)
+    logits = rng.standard_normal((B, T, V)) * 2.0  # (B, T, V)
+    tokens = rng.integers(0, V, (B, T))  # (B, T)
     if lengths is None:
         lengths = rng.integers(0, T + 1, B)
-    mask = (np.arange(T) < np.asarray(lengths)[:, None]).astype(float)     # (B, T)
+    mask = (np.arange(T) < np.asarray(lengths)[:, None]).astype(float)  # (B, T)
     return logits, tokens, mask
 
 
@@ -43,6 +43,7 @@ def numeric_grad(logits, tokens, mask, dlogp):
 
 
 # ---------------------------------------------------------------- values
+
 
 def test_log_softmax_matches_definition():
     z = np.random.default_rng(0).standard_normal((3, 4, 7))
@@ -68,7 +69,7 @@ def test_sum_and_mean_differ_by_length():
     mask = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
     assert masked_sum(x, mask).tolist() == [-6.0, -4.0]
     assert masked_mean(x, mask).tolist() == [-2.0, -4.0]
-    assert masked_mean(x, np.zeros((2, 3))).tolist() == [0.0, 0.0]   # length 0: nothing
+    assert masked_mean(x, np.zeros((2, 3))).tolist() == [0.0, 0.0]  # length 0: nothing
 
 
 def test_padding_ignores_neginf_in_masked_sum():
@@ -77,6 +78,7 @@ def test_padding_ignores_neginf_in_masked_sum():
 
 
 # ---------------------------------------------------------------- gradient
+
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_backward_finite_differences(seed):
@@ -94,7 +96,7 @@ def test_backward_with_repeated_token_and_padding_dlogp_ignored():
     logits, tokens, mask = batch(rng, 2, 3, 4, lengths=[3, 1])
     dlogp = rng.standard_normal((2, 3))
     dlogp2 = dlogp.copy()
-    dlogp2[1, 1:] = 1e6                       # padding entries of dlogp must not matter
+    dlogp2[1, 1:] = 1e6  # padding entries of dlogp must not matter
     a = token_logp_backward(logits, tokens, mask, dlogp)
     b = token_logp_backward(logits, tokens, mask, dlogp2)
     assert np.array_equal(a, b)
@@ -102,6 +104,7 @@ def test_backward_with_repeated_token_and_padding_dlogp_ignored():
 
 
 # ---------------------------------------------------------------- extreme logits
+
 
 def test_large_logits_finite_and_exact():
     logits = np.full((1, 2, 4), 1e4)
@@ -120,7 +123,7 @@ def test_neginf_logits():
     mask = np.ones((1, 2))
     logp, seq = token_logp(logits, np.array([[0, 1]]), mask)
     assert logp[0, 0] == pytest.approx(-np.log(1 + np.e), abs=1e-15)
-    assert logp[0, 1] == 0.0                                    # the only possible token
+    assert logp[0, 1] == 0.0  # the only possible token
     # a gathered -inf token: log-prob -inf, gradient finite (p_y = 0, so dlogp * (1 - 0))
     logp, seq = token_logp(logits, np.array([[1, 1]]), mask)
     assert logp[0, 0] == -np.inf and seq[0] == -np.inf
@@ -128,10 +131,11 @@ def test_neginf_logits():
     assert not np.isnan(g).any()
     assert g[0, 0, 1] == 2.0
     np.testing.assert_allclose(g[0, 0], [-2 / (1 + np.e), 2.0, -2 * np.e / (1 + np.e)])
-    assert np.all(g[0, 1] == 0.0)                                # p = onehot: zero gradient
+    assert np.all(g[0, 1] == 0.0)  # p = onehot: zero gradient
 
 
 # ---------------------------------------------------------------- properties
+
 
 @st.composite
 def batches(draw):
@@ -163,13 +167,14 @@ def test_properties(args):
 @given(batches())
 def test_properties_finite_differences(args):
     logits, tokens, mask = args
-    logits = logits / np.maximum(np.abs(logits).max(), 1.0) * 3.0      # O(1) for differences
+    logits = logits / np.maximum(np.abs(logits).max(), 1.0) * 3.0  # O(1) for differences
     dlogp = np.random.default_rng(1).standard_normal(mask.shape)
     got = token_logp_backward(logits, tokens, mask, dlogp)
     assert np.abs(got - numeric_grad(logits, tokens, mask, dlogp)).max() < ATOL
 
 
 # ---------------------------------------------------------------- bad input
+
 
 def good():
     logits, tokens, mask = batch(np.random.default_rng(0), 2, 3, 4, lengths=[3, 2])
@@ -186,18 +191,18 @@ def bad_cases():
     big[0, 1] = 4
     neg[1, 0] = -1
     return [
-        ("logits", ValueError, (L[0], Y, M)),                       # wrong ndim
+        ("logits", ValueError, (L[0], Y, M)),  # wrong ndim
         ("logits", TypeError, ("abc", Y, M)),
         ("logits", ValueError, (nan, Y, M)),
         ("logits", ValueError, (pinf, Y, M)),
-        ("logits", ValueError, (dead, Y, M)),                       # all -inf row
-        ("tokens", ValueError, (L, Y[:, :2], M)),                   # mismatched shapes
-        ("tokens", TypeError, (L, Y.astype(float), M)),             # non-integer tokens
-        ("tokens", ValueError, (L, big, M)),                        # token >= V
-        ("tokens", ValueError, (L, neg, M)),                        # negative token
+        ("logits", ValueError, (dead, Y, M)),  # all -inf row
+        ("tokens", ValueError, (L, Y[:, :2], M)),  # mismatched shapes
+        ("tokens", TypeError, (L, Y.astype(float), M)),  # non-integer tokens
+        ("tokens", ValueError, (L, big, M)),  # token >= V
+        ("tokens", ValueError, (L, neg, M)),  # negative token
         ("mask", ValueError, (L, Y, M[:1])),
-        ("mask", ValueError, (L, Y, M * 0.5)),                      # not 0/1
-        ("mask", ValueError, (L, Y, M[:, ::-1])),                   # not right-padded
+        ("mask", ValueError, (L, Y, M * 0.5)),  # not 0/1
+        ("mask", ValueError, (L, Y, M[:, ::-1])),  # not right-padded
     ]
 
 
@@ -213,10 +218,16 @@ def test_bad_input_backward(name, exc, args):
         token_logp_backward(*args, np.zeros((2, 3)))
 
 
-@pytest.mark.parametrize("dlogp,exc", [(np.zeros((2, 4)), ValueError), (np.zeros(2), ValueError),
-                                       (np.full((2, 3), np.nan), ValueError),
-                                       (np.full((2, 3), -np.inf), ValueError),
-                                       ("x", TypeError)])
+@pytest.mark.parametrize(
+    "dlogp,exc",
+    [
+        (np.zeros((2, 4)), ValueError),
+        (np.zeros(2), ValueError),
+        (np.full((2, 3), np.nan), ValueError),
+        (np.full((2, 3), -np.inf), ValueError),
+        ("x", TypeError),
+    ],
+)
 def test_bad_dlogp(dlogp, exc):
     with pytest.raises(exc, match="^dlogp:"):
         token_logp_backward(*good(), dlogp)
@@ -239,9 +250,15 @@ def test_bad_input_helpers():
 
 # ---------------------------------------------------------------- examples/logprob.py as a program
 
+
 def test_example_runs_and_prints_what_the_page_claims():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "logprob.py")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "logprob.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     diff = float(re.search(r"max \|seq_logp - masked sum of token log-probs\| = (\S+)", out).group(1))
@@ -251,11 +268,16 @@ def test_example_runs_and_prints_what_the_page_claims():
     rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(-?[0-9.]+)\s+(-?[0-9.]+)$", out, re.M)
     assert [(int(b), int(n)) for b, n, _, _ in rows] == [(0, 5), (1, 3)]
     for _, n, summed, mean in rows:
-        assert float(summed) != float(mean)                              # sum and mean differ
-        assert abs(float(summed) / int(n) - float(mean)) < 1e-3          # by the length (3 decimals)
+        assert float(summed) != float(mean)  # sum and mean differ
+        assert abs(float(summed) / int(n) - float(mean)) < 1e-3  # by the length (3 decimals)
 
 
 def test_example_bad_seed_is_a_usage_error():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "logprob.py"), "--seed", "-1"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "logprob.py"), "--seed", "-1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--seed" in proc.stderr

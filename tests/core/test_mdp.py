@@ -4,7 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minirl_lm.core.mdp import Rollout, TokenMDP
 from minirl_lm.core.policy import TabularPolicy
@@ -20,7 +21,7 @@ def random_policy(mdp, seed=0, scale=1.0):
 def test_enumerated_ids_are_a_bijection_onto_0_S(V, eos, max_len):
     mdp = TokenMDP(["p", "q", "r"], V=V, eos=eos, max_len=max_len)
     A = V - (eos is not None)
-    assert mdp.S == 3 * sum(A ** t for t in range(max_len))
+    assert mdp.S == 3 * sum(A**t for t in range(max_len))
     seen = set()
     cont = [y for y in range(V) if y != eos]
     for n in range(3):
@@ -52,9 +53,9 @@ def test_rollout_invariants(ids):
     assert isinstance(ro, Rollout)
     B, T = 15, 4
     assert ro.states.shape == ro.tokens.shape == ro.mask.shape == (B, T)
-    np.testing.assert_array_equal(ro.prompt, np.repeat(np.arange(3), 5))     # prompt-major
+    np.testing.assert_array_equal(ro.prompt, np.repeat(np.arange(3), 5))  # prompt-major
     np.testing.assert_array_equal(ro.lengths, ro.mask.sum(1))
-    assert (np.diff(ro.mask, axis=1) <= 0).all()                             # right-padded
+    assert (np.diff(ro.mask, axis=1) <= 0).all()  # right-padded
     for b in range(B):
         L = ro.lengths[b]
         resp = tuple(ro.tokens[b, :L])
@@ -93,8 +94,13 @@ def test_score_calls_grader_on_prompt_and_response():
 
 
 @settings(max_examples=30, deadline=None)
-@given(V=st.integers(2, 5), max_len=st.integers(1, 4), K=st.integers(1, 4),
-       seed=st.integers(0, 10_000), use_eos=st.booleans())
+@given(
+    V=st.integers(2, 5),
+    max_len=st.integers(1, 4),
+    K=st.integers(1, 4),
+    seed=st.integers(0, 10_000),
+    use_eos=st.booleans(),
+)
 def test_rollout_property(V, max_len, K, seed, use_eos):
     eos = V - 1 if use_eos else None
     mdp = TokenMDP(["x", "y"], V=V, eos=eos, max_len=max_len)
@@ -132,17 +138,37 @@ BAD = [
     (lambda: TokenMDP(["a"], V=3).state_id(1, ()), ValueError, "n"),
     (lambda: TokenMDP(["a"], V=3, max_len=2).state_id(0, (3,)), ValueError, "prefix"),
     (lambda: TokenMDP(["a"], V=3).prefix_of(5), ValueError, "s"),
-    (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 0, np.random.default_rng()), ValueError, "K"),
+    (
+        lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 0, np.random.default_rng()),
+        ValueError,
+        "K",
+    ),
     (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, 42), TypeError, "rng"),
-    (lambda: TokenMDP(["a"], V=3).rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(), prompts=[1]), ValueError, "prompts"),
+    (
+        lambda: TokenMDP(["a"], V=3).rollout(
+            TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(), prompts=[1]
+        ),
+        ValueError,
+        "prompts",
+    ),
     (lambda: TokenMDP(["a"], V=3).score("grader", None), TypeError, "grader"),
     (lambda: TokenMDP(["a"], V=3, max_states="x"), TypeError, "max_states"),
     (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), 3), ValueError, "y"),
     (lambda: TokenMDP(["a"], V=3, max_len=2).step((0,), -1), ValueError, "y"),
-    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
-        TabularPolicy(np.zeros((100, 8))), 2, np.random.default_rng()), ValueError, "policy"),
-    (lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
-        TabularPolicy(np.zeros((6, 2))), 2, np.random.default_rng()), ValueError, "policy"),
+    (
+        lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+            TabularPolicy(np.zeros((100, 8))), 2, np.random.default_rng()
+        ),
+        ValueError,
+        "policy",
+    ),
+    (
+        lambda: TokenMDP(["a", "b"], V=3, eos=2, max_len=2).rollout(
+            TabularPolicy(np.zeros((6, 2))), 2, np.random.default_rng()
+        ),
+        ValueError,
+        "policy",
+    ),
     (lambda: TokenMDP(["a"], V=3).rollout("policy", 2, np.random.default_rng()), ValueError, "policy"),
 ]
 
@@ -174,7 +200,7 @@ def test_all_responses_enumerates_every_response_once_and_probabilities_sum_to_o
     resp = list(zip(ro.prompt.tolist(), ro.responses()))
     assert len(set(resp)) == len(resp)
     A = V - (eos is not None)
-    per_prompt = A ** max_len + (sum(A ** t for t in range(max_len)) if eos is not None else 0)
+    per_prompt = A**max_len + (sum(A**t for t in range(max_len)) if eos is not None else 0)
     assert len(resp) == 2 * per_prompt
     pol = random_policy(mdp, seed=4, scale=2.0)
     _, seq = pol.logp(ro.states, ro.tokens, ro.mask)
@@ -190,7 +216,7 @@ def test_lazy_and_enumerated_ids_name_the_same_states():
     enum, lazy = TokenMDP(**kw), TokenMDP(**kw, ids="lazy", capacity=enum_S(kw))
     pol_e, pol_l = TabularPolicy(np.zeros((enum.S, 4))), TabularPolicy(np.zeros((lazy.S, 4)))
     ro_e = enum.rollout(pol_e, 6, np.random.default_rng(2))
-    ro_l = lazy.rollout(pol_l, 6, np.random.default_rng(2))   # uniform: the same draws
+    ro_l = lazy.rollout(pol_l, 6, np.random.default_rng(2))  # uniform: the same draws
     assert np.array_equal(ro_e.tokens, ro_l.tokens) and np.array_equal(ro_e.mask, ro_l.mask)
     real = ro_e.mask > 0
     for s_e, s_l in zip(ro_e.states[real], ro_l.states[real]):
@@ -217,15 +243,17 @@ def test_a_full_capacity_during_a_rollout_takes_its_ids_back():
     assert mdp._checkpoint() == 1 and rng.bit_generator.state == state
 
 
-@pytest.mark.parametrize("kw, name", [
-    (dict(ids="lazy", capacity=10, max_len=2**63), "max_len"),    # T = 2**63: no allocation
-    (dict(K=10**12), "K"),
-])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(ids="lazy", capacity=10, max_len=2**63), "max_len"),  # T = 2**63: no allocation
+        (dict(K=10**12), "K"),
+    ],
+)
 def test_huge_rollouts_are_refused_before_any_allocation(kw, name):
     K = kw.pop("K", 2)
     mdp = TokenMDP(["a"], V=3, **kw)
-    msg = raises(ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), K,
-                                                 np.random.default_rng(0)))
+    msg = raises(ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), K, np.random.default_rng(0)))
     assert msg.startswith(f"{name}: expected") and "at most 2**31 entries" in msg, msg
 
 
@@ -237,9 +265,17 @@ def test_prompt_indices_may_not_be_bools():
     assert mdp.rollout(pol, 1, np.random.default_rng(0), [1, 0]).prompt.tolist() == [1, 0]
 
 
-@pytest.mark.parametrize("value, exc", [(None, TypeError), (np.array([1.0]), TypeError),
-                                        (np.array(1.0), TypeError), ("1.0", TypeError),
-                                        (np.inf, ValueError), (10**400, ValueError)])
+@pytest.mark.parametrize(
+    "value, exc",
+    [
+        (None, TypeError),
+        (np.array([1.0]), TypeError),
+        (np.array(1.0), TypeError),
+        ("1.0", TypeError),
+        (np.inf, ValueError),
+        (10**400, ValueError),
+    ],
+)
 def test_score_rejects_every_grader_result_but_a_finite_number(value, exc):
     mdp = TokenMDP(["a"], V=3)
     ro = mdp.rollout(TabularPolicy(np.zeros((1, 3))), 2, np.random.default_rng(0))
@@ -252,13 +288,15 @@ def test_rollout_responses_are_the_unpadded_rows():
     ro = mdp.rollout(random_policy(mdp), 5, np.random.default_rng(4))
     resp = ro.responses()
     assert [len(y) for y in resp] == ro.lengths.tolist()
-    assert all(list(y) == ro.tokens[b, :len(y)].tolist() for b, y in enumerate(resp))
+    assert all(list(y) == ro.tokens[b, : len(y)].tolist() for b, y in enumerate(resp))
 
 
 def test_state_id_and_step_check_their_arguments_in_one_pass():
     mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
     assert mdp.state_id(1, [2, np.int64(1)]) == mdp.state_id(1, (2, 1))
-    assert raises(TypeError, lambda: mdp.state_id(0, [True])) == \
-        "prefix: expected integer token ids, got True in [True]"
+    assert (
+        raises(TypeError, lambda: mdp.state_id(0, [True]))
+        == "prefix: expected integer token ids, got True in [True]"
+    )
     assert raises(ValueError, lambda: mdp.step((1,), 3)) == "y: expected an integer <= 2, got 3"
     assert raises(ValueError, lambda: mdp.state_id(2, ())) == "n: expected an integer <= 1, got 2"

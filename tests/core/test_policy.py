@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from minirl_lm.core.policy import TabularPolicy, softmax_table, log_softmax_table
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcheck import fd_grad
+from minirl_lm.core.policy import TabularPolicy, log_softmax_table, softmax_table
 
 
 def batch(rng, S, V, B, T):
@@ -65,7 +65,7 @@ def test_padding_and_empty_responses_contribute_nothing():
     theta = rng.normal(size=(3, 4))
     states, tokens, _ = batch(rng, 3, 4, 4, 3)
     mask = np.zeros((4, 3))
-    w = rng.normal(size=(4, 3))            # garbage at padding is ignored
+    w = rng.normal(size=(4, 3))  # garbage at padding is ignored
     logp, seq = TabularPolicy(theta).logp(states, tokens, mask)
     assert (logp == 0).all() and (seq == 0).all()
     assert (TabularPolicy(theta).backward(states, tokens, mask, w) == 0).all()
@@ -78,7 +78,7 @@ def test_extreme_logits_stay_finite_and_neginf_only_where_gathered():
     tokens = np.array([[0, 3, 1, 3]])
     mask = np.array([[1.0, 1.0, 1.0, 1.0]])
     logp, seq = pol.logp(states, tokens, mask)
-    assert logp[0, 0] == 0.0 and logp[0, 1] == 0.0          # exp(-2e4) underflows: log-prob 0
+    assert logp[0, 0] == 0.0 and logp[0, 1] == 0.0  # exp(-2e4) underflows: log-prob 0
     assert logp[0, 2] == -2e4 and logp[0, 3] == -np.inf
     assert seq[0] == -np.inf
     g = pol.backward(states[:, :3], tokens[:, :3], mask[:, :3], np.ones((1, 3)))
@@ -101,7 +101,7 @@ def test_sampling_matches_rng_choice_draw_for_draw():
     want = np.concatenate([r1.choice(9, 32, p=pi[x]) for x in range(4)])
     got = TabularPolicy(theta).sample(np.repeat(np.arange(4), 32), r2)
     np.testing.assert_array_equal(got, want)
-    assert r1.random() == r2.random()                       # same generator state after
+    assert r1.random() == r2.random()  # same generator state after
 
 
 def test_sampling_never_draws_a_zero_probability_token():
@@ -118,8 +118,9 @@ def test_copy_is_independent():
 
 
 @settings(max_examples=40, deadline=None)
-@given(S=st.integers(1, 6), V=st.integers(1, 7), B=st.integers(1, 6), T=st.integers(1, 5),
-       seed=st.integers(0, 2**31))
+@given(
+    S=st.integers(1, 6), V=st.integers(1, 7), B=st.integers(1, 6), T=st.integers(1, 5), seed=st.integers(0, 2**31)
+)
 def test_logp_and_backward_properties(S, V, B, T, seed):
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=(S, V)) * 4
@@ -132,8 +133,7 @@ def test_logp_and_backward_properties(S, V, B, T, seed):
     np.testing.assert_allclose(g.sum(1), 0.0, atol=1e-10)
 
 
-GOOD = dict(states=np.zeros((2, 3), np.int64), tokens=np.zeros((2, 3), np.int64),
-            mask=np.ones((2, 3)))
+GOOD = dict(states=np.zeros((2, 3), np.int64), tokens=np.zeros((2, 3), np.int64), mask=np.ones((2, 3)))
 
 
 def call_logp(**kw):
@@ -159,10 +159,20 @@ BAD = [
     (lambda: call_logp(mask=np.array([[0, 1, 1], [1, 1, 1.0]])), ValueError, "mask"),
     (lambda: call_logp(mask=np.ones((2, 4))), ValueError, "mask"),
     (lambda: call_logp(mask=np.array([[1, np.nan, 0], [1, 1, 1.0]])), ValueError, "mask"),
-    (lambda: TabularPolicy(np.zeros((3, 4))).backward(GOOD["states"], GOOD["tokens"], GOOD["mask"],
-                                                      np.zeros((2, 4))), ValueError, "dlogp"),
-    (lambda: TabularPolicy(np.zeros((3, 4))).backward(GOOD["states"], GOOD["tokens"], GOOD["mask"],
-                                                      np.full((2, 3), np.nan)), ValueError, "dlogp"),
+    (
+        lambda: TabularPolicy(np.zeros((3, 4))).backward(
+            GOOD["states"], GOOD["tokens"], GOOD["mask"], np.zeros((2, 4))
+        ),
+        ValueError,
+        "dlogp",
+    ),
+    (
+        lambda: TabularPolicy(np.zeros((3, 4))).backward(
+            GOOD["states"], GOOD["tokens"], GOOD["mask"], np.full((2, 3), np.nan)
+        ),
+        ValueError,
+        "dlogp",
+    ),
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 1], None), TypeError, "rng"),
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0, 5], np.random.default_rng()), ValueError, "states"),
     (lambda: TabularPolicy(np.zeros((3, 4))).sample([0.0], np.random.default_rng()), TypeError, "states"),
@@ -190,9 +200,17 @@ def test_sampling_large_path_matches_rng_choice():
 
 # ---------------------------------------------------------------- theta: checked when it is set
 
-@pytest.mark.parametrize("bad, exc", [
-    ([[0.0, np.nan]], ValueError), ([[np.inf, 0.0]], ValueError),
-    ([[-np.inf, -np.inf]], ValueError), (np.zeros(3), ValueError), ("abc", TypeError)])
+
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        ([[0.0, np.nan]], ValueError),
+        ([[np.inf, 0.0]], ValueError),
+        ([[-np.inf, -np.inf]], ValueError),
+        (np.zeros(3), ValueError),
+        ("abc", TypeError),
+    ],
+)
 def test_a_bad_theta_is_refused_when_set_and_the_old_one_kept(bad, exc):
     pol = TabularPolicy(np.arange(6.0).reshape(2, 3))
     old = pol.theta
@@ -209,7 +227,7 @@ def test_setting_theta_copies_it_and_updates_the_shape():
     assert pol.theta.dtype == np.float64 and pol.theta.flags.c_contiguous
     assert (pol.S, pol.V) == (4, 5) and not np.shares_memory(pol.theta, new)
     arr = pol.theta
-    pol.theta -= 1.0                                         # in place: the same array, checked
+    pol.theta -= 1.0  # in place: the same array, checked
     assert pol.theta is arr and (arr == 0.0).all()
 
 
@@ -222,24 +240,25 @@ def test_a_call_that_raises_changes_no_state():
     gen = np.random.default_rng(0)
     state = gen.bit_generator.state
     states, tokens, mask = np.zeros((2, 3), np.int64), np.zeros((2, 3), np.int64), np.ones((2, 3))
-    calls = [lambda: pol.logp(states, tokens + 9, mask),
-             lambda: pol.backward(states, tokens, mask, np.full((2, 3), np.nan)),
-             lambda: pol.backward(states, tokens, mask, np.full((2, 3), 1e308)),   # overflow
-             lambda: pol.sample(np.array([0, 7]), gen)]
+    calls = [
+        lambda: pol.logp(states, tokens + 9, mask),
+        lambda: pol.backward(states, tokens, mask, np.full((2, 3), np.nan)),
+        lambda: pol.backward(states, tokens, mask, np.full((2, 3), 1e308)),  # overflow
+        lambda: pol.sample(np.array([0, 7]), gen),
+    ]
     for call in calls:
         with pytest.raises(ValueError):
             call()
         assert np.array_equal(pol.theta, theta) and gen.bit_generator.state == state
-    pol.theta[1, 2] = np.nan                                 # bypasses the setter
+    pol.theta[1, 2] = np.nan  # bypasses the setter
     with pytest.raises(ValueError, match="^theta:"):
-        pol.sample(np.array([0, 1]), gen)                    # a visited row: refused, no draw
+        pol.sample(np.array([0, 1]), gen)  # a visited row: refused, no draw
     assert gen.bit_generator.state == state
     with pytest.raises(ValueError, match="^theta:"):
         pol.logp(np.ones((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones((1, 2)))
-    with pytest.raises(ValueError, match="^dlogp:"):         # named as before: the sums of dlogp
-        pol.backward(np.ones((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones((1, 2)),
-                     np.ones((1, 2)))
-    assert pol.sample(np.array([0, 2, 0]), gen).shape == (3,)   # the rows it reads are fine
+    with pytest.raises(ValueError, match="^dlogp:"):  # named as before: the sums of dlogp
+        pol.backward(np.ones((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones((1, 2)), np.ones((1, 2)))
+    assert pol.sample(np.array([0, 2, 0]), gen).shape == (3,)  # the rows it reads are fine
 
 
 def test_backward_guard_catches_an_overflow_in_one_gathered_entry():
@@ -248,5 +267,4 @@ def test_backward_guard_catches_an_overflow_in_one_gathered_entry():
     pol = TabularPolicy(np.zeros((1, 3)))
     dlogp = np.array([[0.0, 1e308, -1e308, 1e308, -1e308]])
     with pytest.raises(ValueError, match="^dlogp:"):
-        pol.backward(np.zeros((1, 5), np.int64), np.array([[0, 1, 2, 1, 2]]), np.ones((1, 5)),
-                     dlogp)
+        pol.backward(np.zeros((1, 5), np.int64), np.array([[0, 1, 2, 1, 2]]), np.ones((1, 5)), dlogp)

@@ -12,12 +12,12 @@ from quiet import raises
 def test_largest_names_the_input_of_largest_magnitude_first_on_a_tie():
     assert CV.largest(logp=[[-1.0, -2.0]], logp_ref=[[-1e308]]) == "logp_ref"
     assert CV.largest(a=[3.0], b=[-3.0]) == "a"
-    assert CV.largest(a=np.zeros((0, 2)), b=[0.0]) == "a"          # empty: magnitude 0
+    assert CV.largest(a=np.zeros((0, 2)), b=[0.0]) == "a"  # empty: magnitude 0
 
 
 def test_culprit_is_the_first_non_finite_stage_else_the_last_name():
     assert CV.culprit(("u", np.array([1.0, np.inf])), ("k", 2.0), "beta") == "u"
-    assert CV.culprit(("u", (1.0, [np.nan])), "beta") == "u"          # nested leaves
+    assert CV.culprit(("u", (1.0, [np.nan])), "beta") == "u"  # nested leaves
     assert CV.culprit(("u", 1.0), ("k", np.array([2.0])), "beta") == "beta"
 
 
@@ -31,8 +31,13 @@ def test_finite_loss_tells_log_probs_from_coefficients():
     g = (np.zeros(2),)
     assert CV.finite_loss(0.5, g, "logp_c") == (0.5, g)
     msg = raises(ValueError, lambda: CV.finite_loss(np.inf, g, "logp_c"))
-    assert msg == "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
-    assert raises(ValueError, lambda: CV.finite_loss(np.inf, g, "beta")).startswith("beta: expected a value for which the loss")
+    assert (
+        msg
+        == "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
+    )
+    assert raises(ValueError, lambda: CV.finite_loss(np.inf, g, "beta")).startswith(
+        "beta: expected a value for which the loss"
+    )
 
 
 def test_max_draws_is_addressable():

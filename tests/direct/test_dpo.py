@@ -18,7 +18,7 @@ from minirl_lm.direct.dpo import bradley_terry_loss, bt_sample_preferences, dpo_
 from minirl_lm.values.optimum import tilted_optimum
 from quiet import overflow, raises, silent
 
-FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10
+FD_TOL = 1e-8  # central differences, h = 1e-6, float64: error ~ h^2 * f''' + eps / h ~ 1e-10
 
 
 def test_bradley_terry_gradient_matches_finite_differences():
@@ -34,16 +34,15 @@ def test_reward_table_gradient_matches_finite_differences_with_repeated_pairs():
     rng = np.random.default_rng(1)
     r_phi = rng.normal(size=(3, 4))
     prompt = np.array([0, 0, 1, 2, 2, 0])
-    chosen = np.array([1, 1, 0, 3, 2, 2])                  # pairs 0 and 1 repeat
+    chosen = np.array([1, 1, 0, 3, 2, 2])  # pairs 0 and 1 repeat
     rejected = np.array([2, 2, 3, 0, 3, 1])
     _, d = reward_table_loss(r_phi, prompt, chosen, rejected)
     fd = fd_grad(lambda t: reward_table_loss(t, prompt, chosen, rejected)[0], r_phi)
     assert np.abs(d - fd).max() < FD_TOL
-    assert d[1, 1] == 0.0 and d[1, 2] == 0.0               # untouched entries get nothing
+    assert d[1, 1] == 0.0 and d[1, 2] == 0.0  # untouched entries get nothing
 
 
-@pytest.mark.parametrize("variant,ls", [("dpo", 0.0), ("ipo", 0.0), ("conservative", 0.1),
-                                        ("conservative", 0.5)])
+@pytest.mark.parametrize("variant,ls", [("dpo", 0.0), ("ipo", 0.0), ("conservative", 0.1), ("conservative", 0.5)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_dpo_gradient_matches_finite_differences(variant, ls, weighted):
     rng = np.random.default_rng(2)
@@ -53,14 +52,15 @@ def test_dpo_gradient_matches_finite_differences(variant, ls, weighted):
     beta = 0.3
     f = lambda a, b: dpo_loss(a, b, lrc, lrr, beta, variant, ls, weights=w)[0]
     loss, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant, ls, weights=w)
-    err = max(np.abs(dc - fd_grad(lambda x: f(x, lr), lc)).max(),
-              np.abs(dr - fd_grad(lambda x: f(lc, x), lr)).max())
-    assert err < FD_TOL * max(1.0, loss)                   # rounding error of FD scales with |loss|
+    err = max(
+        np.abs(dc - fd_grad(lambda x: f(x, lr), lc)).max(), np.abs(dr - fd_grad(lambda x: f(lc, x), lr)).max()
+    )
+    assert err < FD_TOL * max(1.0, loss)  # rounding error of FD scales with |loss|
 
 
 def test_dpo_gradient_reaches_tokens_through_the_mask():
     rng = np.random.default_rng(3)
-    mask = np.array([[1, 1, 1.], [1, 0, 0], [1, 1, 0], [0, 0, 0]])
+    mask = np.array([[1, 1, 1.0], [1, 0, 0], [1, 1, 0], [0, 0, 0]])
     logp = rng.normal(size=mask.shape) * mask
     ref = rng.normal(size=mask.shape) * mask
 
@@ -80,23 +80,25 @@ def test_dpo_is_finite_at_extreme_margins(margin):
     h = np.array([margin, -margin])
     zeros = np.zeros(2)
     loss, (dc, dr) = dpo_loss(h, zeros, zeros, zeros, 1.0)
-    assert loss == margin / 2                               # mean(softplus(-m), softplus(m)) = m/2
-    np.testing.assert_array_equal(dc, [0.0, -0.5])          # saturated: -beta sigma(-z) / P
+    assert loss == margin / 2  # mean(softplus(-m), softplus(m)) = m/2
+    np.testing.assert_array_equal(dc, [0.0, -0.5])  # saturated: -beta sigma(-z) / P
     np.testing.assert_array_equal(dr, [0.0, 0.5])
     loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "conservative", 0.1)
     assert np.isfinite(loss)
-    np.testing.assert_allclose(dc, [0.1 / 2, -0.9 / 2], rtol=1e-15)   # (sigma(z) - 1 + ls) / P
+    np.testing.assert_allclose(dc, [0.1 / 2, -0.9 / 2], rtol=1e-15)  # (sigma(z) - 1 + ls) / P
     lb, (bc, br) = bradley_terry_loss(h, zeros)
     assert lb == margin / 2 and np.isfinite(bc).all() and np.isfinite(br).all()
-    if margin < 1e150:                                      # IPO is a square: finite below 1e154
+    if margin < 1e150:  # IPO is a square: finite below 1e154
         loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "ipo")
         assert np.isfinite(loss) and np.isfinite(dc).all()
 
 
 @settings(max_examples=50, deadline=None)
-@given(arrays(np.float64, 5, elements=st.floats(-50, 50)),
-       arrays(np.float64, 5, elements=st.floats(-50, 50)),
-       st.floats(0.01, 10))
+@given(
+    arrays(np.float64, 5, elements=st.floats(-50, 50)),
+    arrays(np.float64, 5, elements=st.floats(-50, 50)),
+    st.floats(0.01, 10),
+)
 def test_conservative_with_zero_smoothing_is_dpo_and_swapping_flips_the_margin(a, b, beta):
     z = np.zeros(5)
     l0, (d0, _) = dpo_loss(a, b, z, z, beta)
@@ -123,6 +125,7 @@ def test_conservative_gradient_vanishes_at_a_finite_margin(h, ls, beta):
 
 # ---------------------------------------------------------------- the population DPO loss
 
+
 def population_dpo(theta, log_pi_ref, reward, mu, beta):
     """Exact population DPO loss and its gradient on theta (N, Y), one-token responses.
 
@@ -131,8 +134,7 @@ def population_dpo(theta, log_pi_ref, reward, mu, beta):
     """
     N, Y = theta.shape
     log_pi = theta - np.log(np.exp(theta).sum(1, keepdims=True))
-    x, a, b = (g.ravel() for g in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y),
-                                               indexing="ij"))
+    x, a, b = (g.ravel() for g in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij"))
     pw = mu[x, a] * mu[x, b] / N
     p_ab = 1 / (1 + np.exp(-(reward[x, a] - reward[x, b])))
     # both labels of every pair: chosen a with weight pw p_ab, chosen b with weight pw (1 - p_ab)
@@ -140,8 +142,7 @@ def population_dpo(theta, log_pi_ref, reward, mu, beta):
     c = np.concatenate([a, b])
     r = np.concatenate([b, a])
     w = np.concatenate([pw * p_ab, pw * (1 - p_ab)])
-    loss, (dc, dr) = dpo_loss(log_pi[xs, c], log_pi[xs, r], log_pi_ref[xs, c], log_pi_ref[xs, r],
-                              beta, weights=w)
+    loss, (dc, dr) = dpo_loss(log_pi[xs, c], log_pi[xs, r], log_pi_ref[xs, c], log_pi_ref[xs, r], beta, weights=w)
     # chain rule through the softmax: d log pi(y|x) / d theta[x, v] = 1[v = y] - pi(v|x)
     pi = np.exp(log_pi)
     dtheta = np.zeros_like(theta)
@@ -190,12 +191,13 @@ def test_population_dpo_stationarity_does_not_depend_on_the_sampling_distributio
 
 # ---------------------------------------------------------------- preference sampling
 
+
 def test_bt_sample_preferences_matches_bradley_terry_probabilities():
     reward = np.array([[0.0, 1.0, -1.0]])
     mu = np.array([[0.5, 0.3, 0.2]])
     x, c, r = bt_sample_preferences(reward, mu, 200_000, np.random.default_rng(5))
     assert (x == 0).all() and c.dtype == np.int64
-    ab = ((c == 1) & (r == 0)) | ((c == 0) & (r == 1))     # the pair {0, 1}
+    ab = ((c == 1) & (r == 0)) | ((c == 0) & (r == 1))  # the pair {0, 1}
     frac = ((c == 1) & ab).sum() / ab.sum()
     p = 1 / (1 + np.exp(-1.0))
     assert abs(frac - p) < 4 * np.sqrt(p * (1 - p) / ab.sum())
@@ -213,13 +215,14 @@ def test_bt_sample_preferences_is_deterministic_given_the_seed():
 
 def test_ties_are_kept_documented_and_contribute_no_gradient():
     import minirl_lm.direct.dpo as dpo_mod
+
     assert "Ties are kept" in dpo_mod.bt_sample_preferences.__doc__
     reward = np.array([[0.0, 1.0, -1.0], [2.0, 0.0, 0.5]])
     mu = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
     n = 100_000
     x, c, r = bt_sample_preferences(reward, mu, n, np.random.default_rng(11))
     tie = c == r
-    p_tie = (mu ** 2).sum(axis=1).mean()                    # P(a == b), prompts uniform
+    p_tie = (mu**2).sum(axis=1).mean()  # P(a == b), prompts uniform
     assert abs(tie.mean() - p_tie) < 4 * np.sqrt(p_tie * (1 - p_tie) / n)
     # on a table the tie pairs add log 2 to the loss (per pair) and nothing to the gradient
     r_phi = np.random.default_rng(12).normal(size=(2, 3))
@@ -227,11 +230,12 @@ def test_ties_are_kept_documented_and_contribute_no_gradient():
     loss_nt, g_nt = reward_table_loss(r_phi, x[~tie], c[~tie], r[~tie])
     P, P_nt = n, int((~tie).sum())
     np.testing.assert_allclose(loss * P, loss_nt * P_nt + (P - P_nt) * np.log(2), rtol=1e-12)
-    np.testing.assert_allclose(g * P, g_nt * P_nt, rtol=1e-10)     # rounding of 1e5 sums
+    np.testing.assert_allclose(g * P, g_nt * P_nt, rtol=1e-10)  # rounding of 1e5 sums
 
 
 def test_saturated_dpo_gradient_is_beta_over_p():
     import minirl_lm.direct.dpo as dpo_mod
+
     assert "+-beta / P" in dpo_mod.__doc__ and "exactly 0 or +-beta." not in dpo_mod.__doc__
     beta, h = 0.3, np.array([1e4, -1e4, 1e4, -1e4])
     z = np.zeros(4)
@@ -245,36 +249,53 @@ def test_saturated_dpo_gradient_is_beta_over_p():
 Z3 = np.zeros(3)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: bradley_terry_loss(Z3, np.zeros(2)), ValueError, "r_rejected"),
-    (lambda: bradley_terry_loss([np.nan, 0, 0], Z3), ValueError, "r_chosen"),
-    (lambda: bradley_terry_loss(np.zeros(0), np.zeros(0)), ValueError, "r_chosen"),
-    (lambda: bradley_terry_loss("abc", Z3), TypeError, "r_chosen"),
-    (lambda: reward_table_loss(np.zeros(3), [0], [0], [1]), ValueError, "r_phi"),
-    (lambda: reward_table_loss(np.zeros((2, 3)), [2], [0], [1]), ValueError, "prompt"),
-    (lambda: reward_table_loss(np.zeros((2, 3)), [0], [3], [1]), ValueError, "chosen"),
-    (lambda: reward_table_loss(np.zeros((2, 3)), [0], [0], [0.5]), TypeError, "rejected"),
-    (lambda: reward_table_loss(np.zeros((2, 3)), np.zeros(0, int), np.zeros(0, int),
-                               np.zeros(0, int)), ValueError, "prompt"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 0.0), ValueError, "beta"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, -1.0), ValueError, "beta"),
-    (lambda: dpo_loss(Z3, Z3, Z3, np.zeros(4), 1.0), ValueError, "seq_logp_ref_r"),
-    (lambda: dpo_loss(Z3, [np.inf, 0, 0], Z3, Z3, 1.0), ValueError, "seq_logp_r"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "kto"), ValueError, "variant"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "dpo", 0.1), ValueError, "label_smoothing"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "conservative", 0.7), ValueError, "label_smoothing"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
-    (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, 1]), ValueError, "weights"),
-    (lambda: token_grad(Z3, np.ones((2, 2))), ValueError, "mask"),
-    (lambda: token_grad(Z3, [[0, 1], [1, 1], [1, 1]]), ValueError, "mask"),
-    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 0.5), 4,
-                                   np.random.default_rng(0)), ValueError, "mu"),
-    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 0,
-                                   np.random.default_rng(0)), ValueError, "n_pairs"),
-    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4, 0), TypeError, "rng"),
-    (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4,
-                                   np.random.default_rng(0), mu0=[1.0]), ValueError, "mu0"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: bradley_terry_loss(Z3, np.zeros(2)), ValueError, "r_rejected"),
+        (lambda: bradley_terry_loss([np.nan, 0, 0], Z3), ValueError, "r_chosen"),
+        (lambda: bradley_terry_loss(np.zeros(0), np.zeros(0)), ValueError, "r_chosen"),
+        (lambda: bradley_terry_loss("abc", Z3), TypeError, "r_chosen"),
+        (lambda: reward_table_loss(np.zeros(3), [0], [0], [1]), ValueError, "r_phi"),
+        (lambda: reward_table_loss(np.zeros((2, 3)), [2], [0], [1]), ValueError, "prompt"),
+        (lambda: reward_table_loss(np.zeros((2, 3)), [0], [3], [1]), ValueError, "chosen"),
+        (lambda: reward_table_loss(np.zeros((2, 3)), [0], [0], [0.5]), TypeError, "rejected"),
+        (
+            lambda: reward_table_loss(np.zeros((2, 3)), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int)),
+            ValueError,
+            "prompt",
+        ),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 0.0), ValueError, "beta"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, -1.0), ValueError, "beta"),
+        (lambda: dpo_loss(Z3, Z3, Z3, np.zeros(4), 1.0), ValueError, "seq_logp_ref_r"),
+        (lambda: dpo_loss(Z3, [np.inf, 0, 0], Z3, Z3, 1.0), ValueError, "seq_logp_r"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "kto"), ValueError, "variant"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "dpo", 0.1), ValueError, "label_smoothing"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "conservative", 0.7), ValueError, "label_smoothing"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, 1]), ValueError, "weights"),
+        (lambda: token_grad(Z3, np.ones((2, 2))), ValueError, "mask"),
+        (lambda: token_grad(Z3, [[0, 1], [1, 1], [1, 1]]), ValueError, "mask"),
+        (
+            lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 0.5), 4, np.random.default_rng(0)),
+            ValueError,
+            "mu",
+        ),
+        (
+            lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 0, np.random.default_rng(0)),
+            ValueError,
+            "n_pairs",
+        ),
+        (lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4, 0), TypeError, "rng"),
+        (
+            lambda: bt_sample_preferences(
+                np.zeros((2, 3)), np.full((2, 3), 1 / 3), 4, np.random.default_rng(0), mu0=[1.0]
+            ),
+            ValueError,
+            "mu0",
+        ),
+    ],
+)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     msg = raises(exc, call)
     assert msg.startswith(match if ":" in match else f"{match}: ")
@@ -282,10 +303,10 @@ def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
 
+
 def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
     # beta h = 1e308 * 2 overflows to +inf: -log sigma(+inf) = 0 exactly, and no 0 * inf
-    for args in (([1.0], [-1.0], [0.0], [0.0], 1e308), ([0.3, -2.0], [0.1, 0.5], [0.2, 0.0],
-                                                        [-0.4, 0.1], 0.7)):
+    for args in (([1.0], [-1.0], [0.0], [0.0], 1e308), ([0.3, -2.0], [0.1, 0.5], [0.2, 0.0], [-0.4, 0.1], 0.7)):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             want = dpo.dpo_loss(*args)
@@ -298,25 +319,44 @@ def test_conservative_dpo_without_smoothing_is_dpo_bitwise_even_on_overflow():
 
 DRIVER = [
     # two margins of -1.2e308, each finite, whose softplus sum 2.4e308 overflows the mean
-    ("reward_table mean", lambda: reward_table_loss([[-6e307, 6e307]], [0, 0], [0, 0], [1, 1]),
-     "r_phi", "the mean loss"),
+    (
+        "reward_table mean",
+        lambda: reward_table_loss([[-6e307, 6e307]], [0, 0], [0, 0], [1, 1]),
+        "r_phi",
+        "the mean loss",
+    ),
     # m = 0 - 1e308 per pair: the rejected rewards drove it, not r_chosen
-    ("bradley_terry rejected", lambda: bradley_terry_loss([0.0, 0.0], [1e308, 1e308]),
-     "r_rejected", "the margin r_chosen - r_rejected"),
+    (
+        "bradley_terry rejected",
+        lambda: bradley_terry_loss([0.0, 0.0], [1e308, 1e308]),
+        "r_rejected",
+        "the margin r_chosen - r_rejected",
+    ),
     # l = log 2 per pair, w l = 1.18e308 each: their sum, and only it, overflows
-    ("dpo weights", lambda: dpo_loss(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2), 1.0,
-                                     weights=[1.7e308, 1.7e308]), "weights", "the loss"),
+    (
+        "dpo weights",
+        lambda: dpo_loss(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2), 1.0, weights=[1.7e308, 1.7e308]),
+        "weights",
+        "the loss",
+    ),
     # IPO at beta = 1: e = h - 1/2 = 1e200, e^2 = inf, driven by the margin, not by beta
-    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, "ipo"),
-     "seq_logp_c", "the loss"),
+    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, "ipo"), "seq_logp_c", "the loss"),
     # IPO at beta = 5e-324: the target 1/(2 beta) is inf
     ("ipo target", lambda: dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "beta", "the loss"),
     # h = -1e308 - 1.7e308 = -inf: the largest input of the margin is seq_logp_r
-    ("dpo margin r", lambda: dpo_loss([-1e308], [1.7e308], [0.0], [0.0], 1.0),
-     "seq_logp_r", "the log-ratio margin h"),
+    (
+        "dpo margin r",
+        lambda: dpo_loss([-1e308], [1.7e308], [0.0], [0.0], 1.0),
+        "seq_logp_r",
+        "the log-ratio margin h",
+    ),
     # h = (0 - 1.7e308) - (0 + 1.7e308): the references tie, the first of them is named
-    ("dpo margin ref", lambda: dpo_loss([0.0], [0.0], [1.7e308], [-1.7e308], 1.0),
-     "seq_logp_ref_c", "the log-ratio margin h"),
+    (
+        "dpo margin ref",
+        lambda: dpo_loss([0.0], [0.0], [1.7e308], [-1.7e308], 1.0),
+        "seq_logp_ref_c",
+        "the log-ratio margin h",
+    ),
 ]
 
 
@@ -329,21 +369,22 @@ def test_bt_sample_preferences_n_pairs_is_bounded_before_any_allocation():
     rng = np.random.default_rng(0)
     msg = raises(ValueError, lambda: bt_sample_preferences([[0.0, 0.0]], [[0.5, 0.5]], 2**63, rng))
     assert msg == "n_pairs: expected an integer <= 1152921504606846975, got 9223372036854775808"
-    assert raises(ValueError, lambda: bt_sample_preferences(
-        [[0.0, 0.0]], [[0.5, 0.5]], 2**62, rng)).startswith("n_pairs: expected an integer <=")
-    assert rng.random() == np.random.default_rng(0).random()        # nothing drawn
+    assert raises(ValueError, lambda: bt_sample_preferences([[0.0, 0.0]], [[0.5, 0.5]], 2**62, rng)).startswith(
+        "n_pairs: expected an integer <="
+    )
+    assert rng.random() == np.random.default_rng(0).random()  # nothing drawn
 
 
 def test_bt_sample_preferences_margin_beyond_float64_is_a_silent_certain_win():
     # R(x, 0) - R(x, 1) = 2e308 = inf: sigma = 1, response 0 always wins, no warning
-    x, c, r = silent(lambda: bt_sample_preferences([[1e308, -1e308]], [[0.5, 0.5]], 40,
-                                                   np.random.default_rng(1)))
+    x, c, r = silent(lambda: bt_sample_preferences([[1e308, -1e308]], [[0.5, 0.5]], 40, np.random.default_rng(1)))
     apart = c != r
     assert apart.any() and (c[apart] == 0).all() and (r[apart] == 1).all()
 
 
 # ---------------------------------------------------------------- hand-computed answers
 # (folded from tests/test_kills_dpo_reinforce.py)
+
 
 def test_bradley_terry_single_pair_exact():
     # m = 0: loss = log(1 + e^0) = log 2; d_chosen = -sigma(0) / 1 = -0.5, d_rejected = +0.5
@@ -413,12 +454,12 @@ def test_bt_sample_preferences_n_pairs_at_least_one():
 def test_bt_sample_preferences_prompts_follow_mu0_uniform_by_default():
     reward, mu = np.zeros((2, 2)), np.full((2, 2), 0.5)
     given = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4), mu0=[0.0, 1.0])
-    assert np.array_equal(given[0], np.ones(50))               # prompt 0 has probability 0
+    assert np.array_equal(given[0], np.ones(50))  # prompt 0 has probability 0
     default = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4))
     uniform = bt_sample_preferences(reward, mu, 50, np.random.default_rng(4), mu0=[0.5, 0.5])
     for d, u in zip(default, uniform):
         assert np.array_equal(d, u)
-    assert 0 < default[0].sum() < 50                           # both prompts drawn
+    assert 0 < default[0].sum() < 50  # both prompts drawn
 
 
 def test_bt_coin_is_strict_a_draw_equal_to_sigma_goes_to_b():
@@ -429,59 +470,141 @@ def test_bt_coin_is_strict_a_draw_equal_to_sigma_goes_to_b():
     a, b = r.choice(2, size=1, p=[0.5, 0.5])[0], r.choice(2, size=1, p=[0.5, 0.5])[0]
     u = r.random(1)[0]
     assert (a, b) == (0, 1)
-    d = math.log(u / (1.0 - u))                                # the logit of u
+    d = math.log(u / (1.0 - u))  # the logit of u
     # sigma(d) == u exactly: bradley_terry_loss([0], [d]) has d_rejected = sigma(0 - (-d))
     assert bradley_terry_loss([0.0], [d])[1][1][0] == u
     x, c, rj = bt_sample_preferences([[d, 0.0]], [[0.5, 0.5]], 1, np.random.default_rng(3))
-    assert (x[0], c[0], rj[0]) == (0, 1, 0)                    # u < u is false: b wins
+    assert (x[0], c[0], rj[0]) == (0, 1, 0)  # u < u is false: b wins
     x, c, rj = bt_sample_preferences([[d + 1e-9, 0.0]], [[0.5, 0.5]], 1, np.random.default_rng(3))
-    assert (x[0], c[0], rj[0]) == (0, 0, 1)                    # sigma just above u: a wins
+    assert (x[0], c[0], rj[0]) == (0, 0, 1)  # sigma just above u: a wins
 
 
 # ---------------------------------------------------------------- messages: the argument first
 
 MESSAGES = [
     # (label, call, exception, argument, fragment)
-    ("bt ndim", lambda: bradley_terry_loss([0.0], [[0.0]]), ValueError, "r_rejected",
-     "expected 1 dimension, got shape (1, 1)"),
-    ("bt scalar", lambda: bradley_terry_loss([0.0], 0.0), ValueError, "r_rejected",
-     "expected 1 dimension, got shape ()"),
-    ("bt shape", lambda: bradley_terry_loss([0.0, 0.0], [0.0]), ValueError, "r_rejected",
-     "expected the shape of r_chosen (2,), got (1,)"),
-    ("bt empty", lambda: bradley_terry_loss([], []), ValueError, "r_chosen",
-     "expected at least one pair, got shape (0,)"),
-    ("table empty", lambda: reward_table_loss([[0.0]], *[np.array([], dtype=np.int64)] * 3),
-     ValueError, "prompt", "expected at least one pair, got shape (0,)"),
-    ("dpo ndim r", lambda: dpo_loss([0.0], [[0.0]], [0.0], [0.0], 1.0), ValueError,
-     "seq_logp_r", "expected 1 dimension"),
-    ("dpo ndim ref_c", lambda: dpo_loss([0.0], [0.0], [[0.0]], [0.0], 1.0), ValueError,
-     "seq_logp_ref_c", "expected 1 dimension"),
-    ("dpo ndim ref_r", lambda: dpo_loss([0.0], [0.0], [0.0], [[0.0]], 1.0), ValueError,
-     "seq_logp_ref_r", "expected 1 dimension"),
-    ("dpo shape r", lambda: dpo_loss([0.0, 0.0], [0.0], [0.0, 0.0], [0.0, 0.0], 1.0), ValueError,
-     "seq_logp_r", "expected the shape of seq_logp_c (2,), got (1,)"),
-    ("dpo shape ref_c", lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0], [0.0, 0.0], 1.0),
-     ValueError, "seq_logp_ref_c", "expected the shape of seq_logp_c"),
-    ("dpo shape ref_r", lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0], 1.0),
-     ValueError, "seq_logp_ref_r", "expected the shape of seq_logp_c"),
-    ("dpo empty", lambda: dpo_loss([], [], [], [], 1.0), ValueError, "seq_logp_c",
-     "expected at least one pair"),
-    ("dpo weights", lambda: dpo_loss([0.0] * 2, [0.0] * 2, [0.0] * 2, [0.0] * 2, 1.0,
-                                     weights=[-1.0, 1.0]), ValueError, "weights",
-     "expected nonnegative pair weights, got min "),
-    ("dpo smoothing", lambda: dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, "ipo", 0.1), ValueError,
-     "label_smoothing", "expected 0 unless variant='conservative', got 0.1 with variant='ipo'"),
-    ("grad mask", lambda: token_grad([1.0, 2.0], [[1.0, 1.0]]), ValueError, "mask",
-     "expected shape (2, any), got (1, 2)"),
-    ("bt mu", lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.25, 0.25]], 1,
-                                            np.random.default_rng(0)), ValueError, "mu",
-     "expected shape (1, 2), got (1, 3)"),
-    ("bt mu0", lambda: bt_sample_preferences(np.zeros((2, 2)), np.full((2, 2), 0.5), 1,
-                                             np.random.default_rng(0), mu0=[0.5, 0.25, 0.25]),
-     ValueError, "mu0", "expected shape (2,), got (3,)"),
-    ("bt n_pairs", lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.5]], 0,
-                                                 np.random.default_rng(0)), ValueError, "n_pairs",
-     "expected an integer >= 1, got 0"),
+    (
+        "bt ndim",
+        lambda: bradley_terry_loss([0.0], [[0.0]]),
+        ValueError,
+        "r_rejected",
+        "expected 1 dimension, got shape (1, 1)",
+    ),
+    (
+        "bt scalar",
+        lambda: bradley_terry_loss([0.0], 0.0),
+        ValueError,
+        "r_rejected",
+        "expected 1 dimension, got shape ()",
+    ),
+    (
+        "bt shape",
+        lambda: bradley_terry_loss([0.0, 0.0], [0.0]),
+        ValueError,
+        "r_rejected",
+        "expected the shape of r_chosen (2,), got (1,)",
+    ),
+    (
+        "bt empty",
+        lambda: bradley_terry_loss([], []),
+        ValueError,
+        "r_chosen",
+        "expected at least one pair, got shape (0,)",
+    ),
+    (
+        "table empty",
+        lambda: reward_table_loss([[0.0]], *[np.array([], dtype=np.int64)] * 3),
+        ValueError,
+        "prompt",
+        "expected at least one pair, got shape (0,)",
+    ),
+    (
+        "dpo ndim r",
+        lambda: dpo_loss([0.0], [[0.0]], [0.0], [0.0], 1.0),
+        ValueError,
+        "seq_logp_r",
+        "expected 1 dimension",
+    ),
+    (
+        "dpo ndim ref_c",
+        lambda: dpo_loss([0.0], [0.0], [[0.0]], [0.0], 1.0),
+        ValueError,
+        "seq_logp_ref_c",
+        "expected 1 dimension",
+    ),
+    (
+        "dpo ndim ref_r",
+        lambda: dpo_loss([0.0], [0.0], [0.0], [[0.0]], 1.0),
+        ValueError,
+        "seq_logp_ref_r",
+        "expected 1 dimension",
+    ),
+    (
+        "dpo shape r",
+        lambda: dpo_loss([0.0, 0.0], [0.0], [0.0, 0.0], [0.0, 0.0], 1.0),
+        ValueError,
+        "seq_logp_r",
+        "expected the shape of seq_logp_c (2,), got (1,)",
+    ),
+    (
+        "dpo shape ref_c",
+        lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0], [0.0, 0.0], 1.0),
+        ValueError,
+        "seq_logp_ref_c",
+        "expected the shape of seq_logp_c",
+    ),
+    (
+        "dpo shape ref_r",
+        lambda: dpo_loss([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0], 1.0),
+        ValueError,
+        "seq_logp_ref_r",
+        "expected the shape of seq_logp_c",
+    ),
+    ("dpo empty", lambda: dpo_loss([], [], [], [], 1.0), ValueError, "seq_logp_c", "expected at least one pair"),
+    (
+        "dpo weights",
+        lambda: dpo_loss([0.0] * 2, [0.0] * 2, [0.0] * 2, [0.0] * 2, 1.0, weights=[-1.0, 1.0]),
+        ValueError,
+        "weights",
+        "expected nonnegative pair weights, got min ",
+    ),
+    (
+        "dpo smoothing",
+        lambda: dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, "ipo", 0.1),
+        ValueError,
+        "label_smoothing",
+        "expected 0 unless variant='conservative', got 0.1 with variant='ipo'",
+    ),
+    (
+        "grad mask",
+        lambda: token_grad([1.0, 2.0], [[1.0, 1.0]]),
+        ValueError,
+        "mask",
+        "expected shape (2, any), got (1, 2)",
+    ),
+    (
+        "bt mu",
+        lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.25, 0.25]], 1, np.random.default_rng(0)),
+        ValueError,
+        "mu",
+        "expected shape (1, 2), got (1, 3)",
+    ),
+    (
+        "bt mu0",
+        lambda: bt_sample_preferences(
+            np.zeros((2, 2)), np.full((2, 2), 0.5), 1, np.random.default_rng(0), mu0=[0.5, 0.25, 0.25]
+        ),
+        ValueError,
+        "mu0",
+        "expected shape (2,), got (3,)",
+    ),
+    (
+        "bt n_pairs",
+        lambda: bt_sample_preferences(np.zeros((1, 2)), [[0.5, 0.5]], 0, np.random.default_rng(0)),
+        ValueError,
+        "n_pairs",
+        "expected an integer >= 1, got 0",
+    ),
 ]
 
 
@@ -499,42 +622,66 @@ def test_message_samples_one_per_template():
     assert raises(ValueError, MESSAGES[-3][1]) == "mu: expected shape (1, 2), got (1, 3)"
     # the overflow template: m = -1e308 - 1e308 = -inf, softplus(-m) = inf
     assert raises(ValueError, lambda: bradley_terry_loss([-1e308], [1e308])) == overflow(
-        "r_chosen", "the margin r_chosen - r_rejected", "inf")
+        "r_chosen", "the margin r_chosen - r_rejected", "inf"
+    )
 
 
 OVERFLOWS = [
     # (label, call, argument, what, kind): every reachable overflow, silently an error
     # m = r_phi[0, 0] - r_phi[0, 1] = 1e308 + 1e308 = inf
-    ("table margin", lambda: reward_table_loss([[1e308, -1e308]], [0], [0], [1]), "r_phi",
-     "the reward margins", "inf"),
+    (
+        "table margin",
+        lambda: reward_table_loss([[1e308, -1e308]], [0], [0], [1]),
+        "r_phi",
+        "the reward margins",
+        "inf",
+    ),
     # h = (1e308 + 1e308) - 0 = inf
-    ("dpo margin inf", lambda: dpo_loss([1e308], [0.0], [-1e308], [0.0], 1.0), "seq_logp_c",
-     "the log-ratio margin h", "inf"),
+    (
+        "dpo margin inf",
+        lambda: dpo_loss([1e308], [0.0], [-1e308], [0.0], 1.0),
+        "seq_logp_c",
+        "the log-ratio margin h",
+        "inf",
+    ),
     # h = (1e308 + 1e308) - (1e308 + 1e308) = inf - inf = NaN
-    ("dpo margin nan", lambda: dpo_loss([1e308], [1e308], [-1e308], [-1e308], 1.0), "seq_logp_c",
-     "the log-ratio margin h", "NaN"),
+    (
+        "dpo margin nan",
+        lambda: dpo_loss([1e308], [1e308], [-1e308], [-1e308], 1.0),
+        "seq_logp_c",
+        "the log-ratio margin h",
+        "NaN",
+    ),
     # z = 1e308 * -2 = -inf: -log sigma(-inf) = inf
-    ("dpo loss inf", lambda: dpo_loss([-2.0], [0.0], [0.0], [0.0], 1e308), "beta", "the loss",
-     "inf"),
+    ("dpo loss inf", lambda: dpo_loss([-2.0], [0.0], [0.0], [0.0], 1e308), "beta", "the loss", "inf"),
     # the same pair with weight 0 next to a finite one: 0 * inf = NaN in the weighted sum
-    ("dpo loss nan", lambda: dpo_loss([-2.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], 1e308,
-                                      weights=[0.0, 1.0]), "beta", "the loss", "NaN"),
+    (
+        "dpo loss nan",
+        lambda: dpo_loss([-2.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], 1e308, weights=[0.0, 1.0]),
+        "beta",
+        "the loss",
+        "NaN",
+    ),
 ]
 
 
 @pytest.mark.parametrize("label, call, arg, what, kind", OVERFLOWS, ids=[o[0] for o in OVERFLOWS])
-def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(label, call, arg,
-                                                                            what, kind):
+def test_every_reachable_overflow_is_a_silent_value_error_naming_its_driver(label, call, arg, what, kind):
     msg = raises(ValueError, call)
     assert msg.startswith(f"{arg}: expected a value for which {what} is finite")
     assert msg.endswith(f"makes it {kind} (overflow)")
 
 
-@pytest.mark.parametrize("h, arg", [
-    # IPO at beta = 5e-155: the target 1/(2 beta) = 1e154, e = h - 1e154, e^2 beyond float64.
-    # Named beta when the target is at least |h| (a tie included), else the log-probs
-    (-1e154, "beta"), (-0.8e154, "beta"), (-1.5e154, "seq_logp_c"),
-])
+@pytest.mark.parametrize(
+    "h, arg",
+    [
+        # IPO at beta = 5e-155: the target 1/(2 beta) = 1e154, e = h - 1e154, e^2 beyond float64.
+        # Named beta when the target is at least |h| (a tie included), else the log-probs
+        (-1e154, "beta"),
+        (-0.8e154, "beta"),
+        (-1.5e154, "seq_logp_c"),
+    ],
+)
 def test_ipo_overflow_names_beta_when_its_target_dominates_the_margin(h, arg):
     msg = raises(ValueError, lambda: dpo_loss([h], [0.0], [0.0], [0.0], 5e-155, "ipo"))
     assert msg == overflow(arg, "the loss")

@@ -23,7 +23,7 @@ from minirl_lm.direct.preferences import (
 from minirl_lm.values.optimum import tilted_optimum
 from quiet import overflow, raises, silent
 
-FD_TOL = 1e-8   # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10
+FD_TOL = 1e-8  # central differences, h = 1e-6, float64: error ~ h^2 f''' + 1e-16 |f| / h ~ 1e-10
 
 
 def _sig(z):
@@ -36,8 +36,8 @@ def _batch(rng, P=5, T=4, empty=False):
     if empty:
         lengths[1] = 0
     mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)
-    logp = -rng.random((P, T)) * 2 - 0.05                      # (P, T) in (-2.05, -0.05)
-    return logp * mask + (1 - mask) * 7.0, mask                 # padding holds junk: ignored
+    logp = -rng.random((P, T)) * 2 - 0.05  # (P, T) in (-2.05, -0.05)
+    return logp * mask + (1 - mask) * 7.0, mask  # padding holds junk: ignored
 
 
 def _pair_data(seed, empty=False):
@@ -50,13 +50,14 @@ def _pair_data(seed, empty=False):
 
 # ---------------------------------------------------------------- finite differences
 
+
 def _check_fd(f, lc, lr, mc, mr):
     loss, (dc, dr) = f(lc, lr)
     fc = fd_grad(lambda x: f(x, lr)[0], lc)
     fr = fd_grad(lambda x: f(lc, x)[0], lr)
     tol = FD_TOL * max(1.0, abs(loss))
     assert np.abs(dc - fc * mc).max() < tol and np.abs(dr - fr * mr).max() < tol
-    assert np.abs(fc * (1 - mc)).max() < tol                     # padding: no effect on the loss
+    assert np.abs(fc * (1 - mc)).max() < tol  # padding: no effect on the loss
     assert (dc[mc == 0] == 0).all() and (dr[mr == 0] == 0).all()
 
 
@@ -77,7 +78,7 @@ def test_simpo_gradient_matches_finite_differences(gamma):
 @pytest.mark.parametrize("lam", [0.0, 0.1, 2.0])
 def test_orpo_gradient_matches_finite_differences(lam):
     lc, mc, lr, mr, _, _ = _pair_data(2)
-    lc[0, :] = np.where(mc[0] > 0, -1e-3, lc[0])               # near probability 1: steep odds
+    lc[0, :] = np.where(mc[0] > 0, -1e-3, lc[0])  # near probability 1: steep odds
     w = np.random.default_rng(3).random(5)
     _check_fd(lambda a, b: orpo_loss(a, mc, b, mr, lam, w), lc, lr, mc, mr)
 
@@ -87,7 +88,7 @@ def test_kto_gradient_matches_finite_differences(z0):
     rng = np.random.default_rng(4)
     logp, mask = _batch(rng, P=6, empty=True)
     ref = -rng.random(6) * 3
-    ref[1] = 0.0                                                # the empty response's reference
+    ref[1] = 0.0  # the empty response's reference
     des = np.array([True, False, True, False, False, True])
     f = lambda x: kto_loss(x, mask, ref, des, 0.8, z0, 1.3, 0.6)
     loss, d = f(logp)
@@ -98,6 +99,7 @@ def test_kto_gradient_matches_finite_differences(z0):
 # trl/trainer/dpo_trainer.py, trl/experimental/cpo/cpo_trainer.py,
 # trl/experimental/orpo/orpo_trainer.py, trl/trainer/kto_trainer.py
 # @ f2cd57710a (2026-07-24)
+
 
 def _sums(logp, mask):
     return (logp * mask).sum(1), mask.sum(1)
@@ -121,7 +123,7 @@ def test_ipo_sum_is_dpo_py_ipo_and_trls_online_ipo():
     (s_c, _), (s_r, _) = _sums(lc, mc), _sums(lr, mr)
     loss, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, beta)
     l2, (sc, sr) = dpo_loss(s_c, s_r, ref_c, ref_r, beta, "ipo")
-    assert loss == l2                                          # the same function, bit for bit
+    assert loss == l2  # the same function, bit for bit
     np.testing.assert_array_equal(dc, sc[:, None] * mc)
     np.testing.assert_array_equal(dr, sr[:, None] * mr)
     # online_dpo_trainer.py "ipo": summed logprobs, (logits - 1/(2 beta))^2, mean
@@ -143,16 +145,16 @@ def test_simpo_is_trls_cpo_simpo():
 
 def _trl_orpo(lc, mc, lr, mr, beta):
     (s_c, n_c), (s_r, n_r) = _sums(lc, mc), _sums(lr, mr)
-    a_c, a_r = s_c / n_c, s_r / n_r                            # average_log_prob=True
+    a_c, a_r = s_c / n_c, s_r / n_r  # average_log_prob=True
     log1mexp = lambda x: np.log(1 - np.exp(x))
     log_odds = (a_c - a_r) - (log1mexp(a_c) - log1mexp(a_r))
-    nll = -(lc * mc).sum() / mc.sum()                          # CrossEntropyLoss over chosen tokens
-    return nll - np.mean(beta * np.log(_sig(log_odds)))       # policy_nll_loss - losses.mean()
+    nll = -(lc * mc).sum() / mc.sum()  # CrossEntropyLoss over chosen tokens
+    return nll - np.mean(beta * np.log(_sig(log_odds)))  # policy_nll_loss - losses.mean()
 
 
 def test_orpo_is_trls_orpo_when_chosen_lengths_are_equal():
     lc, mc, lr, mr, _, _ = _pair_data(8)
-    lc, mc = np.where(mc > 0, lc, -0.3), np.ones_like(mc)      # equal chosen lengths
+    lc, mc = np.where(mc > 0, lc, -0.3), np.ones_like(mc)  # equal chosen lengths
     loss, _ = orpo_loss(lc, mc, lr, mr, 0.25)
     assert loss == pytest.approx(_trl_orpo(lc, mc, lr, mr, 0.25), rel=1e-13)
 
@@ -178,16 +180,16 @@ def test_kto_is_trls_kto():
     # kto_trainer.py, loss_type "kto": chosen 1 - sigmoid(beta (logratio - kl)), rejected
     # 1 - sigmoid(beta (kl - logratio)), cat(desirable_weight * ., undesirable_weight * .).nanmean()
     h = s - ref
-    losses = np.concatenate([lam_d * (1 - _sig(beta * (h[des] - kl))),
-                             lam_u * (1 - _sig(beta * (kl - h[~des])))])
+    losses = np.concatenate([lam_d * (1 - _sig(beta * (h[des] - kl))), lam_u * (1 - _sig(beta * (kl - h[~des])))])
     loss, _ = kto_loss(logp, mask, ref, des, beta, kl, lam_d, lam_u)
     assert loss == pytest.approx(losses.mean(), rel=1e-13)
 
 
 # ---------------------------------------------------------------- edge cases
 
+
 def test_empty_responses_average_to_zero_and_get_no_gradient():
-    lc, mc, lr, mr, ref_c, ref_r = _pair_data(11, empty=True)   # pair 1: empty chosen
+    lc, mc, lr, mr, ref_c, ref_r = _pair_data(11, empty=True)  # pair 1: empty chosen
     ref_c[1] = 0.0
     loss, (dc, _) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average=True)
     assert (dc[1] == 0).all() and np.isfinite(loss)
@@ -207,7 +209,7 @@ def test_orpo_rejects_probability_one():
 def test_ties_move_nothing_through_the_margin():
     lc, mc, _, _, ref_c, _ = _pair_data(13)
     _, (dc, dr) = simpo_loss(lc, mc, lc, mc, 1.0, 0.5)
-    np.testing.assert_array_equal(dc, -dr)                     # they cancel in the backward
+    np.testing.assert_array_equal(dc, -dr)  # they cancel in the backward
     _, (dc, dr) = ipo_loss(lc, mc, lc, mc, ref_c, ref_c, 0.5, average=True)
     np.testing.assert_array_equal(dc, -dr)
     _, (dc, dr) = orpo_loss(lc, mc, lc, mc, 0.5)
@@ -220,9 +222,10 @@ def test_saturating_losses_stay_finite(scale):
     lc, lr = np.array([[-1.0], [-scale]]), np.array([[-scale], [-1.0]])
     loss, (dc, dr) = simpo_loss(lc, mc, lr, mc, 1.0, 0.5)
     assert np.isfinite(loss) and np.isfinite(dc).all() and np.isfinite(dr).all()
-    np.testing.assert_array_equal(dc[0], [0.0])                 # saturated: sigma(-z) = 0
-    loss, d = kto_loss(np.vstack([lc, lr]), np.ones((4, 1)), np.zeros(4),
-                       np.array([True, True, False, False]), 1.0)
+    np.testing.assert_array_equal(dc[0], [0.0])  # saturated: sigma(-z) = 0
+    loss, d = kto_loss(
+        np.vstack([lc, lr]), np.ones((4, 1)), np.zeros(4), np.array([True, True, False, False]), 1.0
+    )
     assert np.isfinite(loss) and np.isfinite(d).all()
     loss, (dc, _) = orpo_loss(lc, mc, lr, mc, 1.0)
     assert np.isfinite(loss) and np.isfinite(dc).all()
@@ -240,34 +243,36 @@ Z = np.zeros((3, 2)) - 0.5
 M = np.ones((3, 2))
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 0.0), ValueError, "beta"),
-    (lambda: ipo_loss(Z, M, Z, M, np.zeros(2), np.zeros(3), 1.0), ValueError, "seq_logp_ref_c"),
-    (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 1.0, average=1), TypeError, "average"),
-    (lambda: ipo_loss(Z, M, Z[:2], M[:2], np.zeros(3), np.zeros(3), 1.0), ValueError, "logp_r"),
-    (lambda: ipo_loss(Z, [[1, 0], [0, 1], [1, 1]], Z, M, np.zeros(3), np.zeros(3), 1.0),
-     ValueError, "mask_c"),
-    (lambda: simpo_loss(Z, M, Z, M, 1.0, gamma=-1.0), ValueError, "gamma"),
-    (lambda: simpo_loss(Z, M, Z, np.ones((3, 3)), 1.0), ValueError, "mask_r"),
-    (lambda: simpo_loss(Z + 1.0, M, Z, M, 1.0), ValueError, "logp_c: expected log-probs <= 0"),
-    (lambda: simpo_loss([[np.nan, 0]] * 3, M, Z, M, 1.0), ValueError, "logp_c"),
-    (lambda: simpo_loss(np.zeros((0, 2)), np.zeros((0, 2)), Z, M, 1.0), ValueError, "mask_c"),
-    (lambda: simpo_loss(Z, M, Z, M, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
-    (lambda: orpo_loss(Z, M, Z, M, lam=-0.1), ValueError, "lam"),
-    (lambda: orpo_loss("x", M, Z, M), TypeError, "logp_c"),
-    (lambda: kto_loss(Z, M, np.zeros(3), [1, 0, 1], 1.0), TypeError, "desirable"),
-    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(2, bool), 1.0), TypeError, "desirable"),
-    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, z0=-0.1), ValueError, "z0"),
-    (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, lambda_u=-1), ValueError,
-     "lambda_u"),
-    (lambda: kto_loss(Z, M, np.zeros(4), np.ones(3, bool), 1.0), ValueError, "seq_logp_ref"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 0.0), ValueError, "beta"),
+        (lambda: ipo_loss(Z, M, Z, M, np.zeros(2), np.zeros(3), 1.0), ValueError, "seq_logp_ref_c"),
+        (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 1.0, average=1), TypeError, "average"),
+        (lambda: ipo_loss(Z, M, Z[:2], M[:2], np.zeros(3), np.zeros(3), 1.0), ValueError, "logp_r"),
+        (lambda: ipo_loss(Z, [[1, 0], [0, 1], [1, 1]], Z, M, np.zeros(3), np.zeros(3), 1.0), ValueError, "mask_c"),
+        (lambda: simpo_loss(Z, M, Z, M, 1.0, gamma=-1.0), ValueError, "gamma"),
+        (lambda: simpo_loss(Z, M, Z, np.ones((3, 3)), 1.0), ValueError, "mask_r"),
+        (lambda: simpo_loss(Z + 1.0, M, Z, M, 1.0), ValueError, "logp_c: expected log-probs <= 0"),
+        (lambda: simpo_loss([[np.nan, 0]] * 3, M, Z, M, 1.0), ValueError, "logp_c"),
+        (lambda: simpo_loss(np.zeros((0, 2)), np.zeros((0, 2)), Z, M, 1.0), ValueError, "mask_c"),
+        (lambda: simpo_loss(Z, M, Z, M, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
+        (lambda: orpo_loss(Z, M, Z, M, lam=-0.1), ValueError, "lam"),
+        (lambda: orpo_loss("x", M, Z, M), TypeError, "logp_c"),
+        (lambda: kto_loss(Z, M, np.zeros(3), [1, 0, 1], 1.0), TypeError, "desirable"),
+        (lambda: kto_loss(Z, M, np.zeros(3), np.ones(2, bool), 1.0), TypeError, "desirable"),
+        (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, z0=-0.1), ValueError, "z0"),
+        (lambda: kto_loss(Z, M, np.zeros(3), np.ones(3, bool), 1.0, lambda_u=-1), ValueError, "lambda_u"),
+        (lambda: kto_loss(Z, M, np.zeros(4), np.ones(3, bool), 1.0), ValueError, "seq_logp_ref"),
+    ],
+)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     msg = raises(exc, call)
     assert msg.startswith(match if ":" in match else f"{match}: ")
 
 
 # ---------------------------------------------------------------- online DPO
+
 
 def _online_setup():
     mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
@@ -281,11 +286,11 @@ def _online_setup():
 def test_online_step_is_one_dpo_step_on_the_pairs_it_reports():
     mdp, policy, ref, grader = _online_setup()
     theta0 = policy.theta.copy()
-    out = online_dpo_step(mdp, policy, ref, bradley_terry_judge(grader), 0.5, 0.7,
-                          np.random.default_rng(1), pairs_per_prompt=3)
+    out = online_dpo_step(
+        mdp, policy, ref, bradley_terry_judge(grader), 0.5, 0.7, np.random.default_rng(1), pairs_per_prompt=3
+    )
     # rebuild the step from the reported pairs: the rollout replayed with the same generator
-    ro = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1),
-                     prompts=np.repeat(np.arange(2), 3))
+    ro = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1), prompts=np.repeat(np.arange(2), 3))
     resp = ro.responses()
     index = {(int(n), y): i for i, (n, y) in enumerate(zip(ro.prompt, resp))}
     c = np.array([index[(int(n), y)] for n, y in zip(out["prompt"], out["chosen"])])
@@ -313,12 +318,15 @@ def test_online_step_is_deterministic_given_the_seed():
     np.testing.assert_array_equal(policy.theta, p2.theta)
 
 
-@pytest.mark.parametrize("judge,exc,match", [
-    (lambda x, a, b: 1.5, ValueError, "judge"),
-    (lambda x, a, b: "yes", TypeError, "judge"),
-    (lambda x, a, b: float("nan"), ValueError, "judge"),
-    (lambda x, a, b: 1 / 0, ZeroDivisionError, None),
-])
+@pytest.mark.parametrize(
+    "judge,exc,match",
+    [
+        (lambda x, a, b: 1.5, ValueError, "judge"),
+        (lambda x, a, b: "yes", TypeError, "judge"),
+        (lambda x, a, b: float("nan"), ValueError, "judge"),
+        (lambda x, a, b: 1 / 0, ZeroDivisionError, None),
+    ],
+)
 def test_a_failing_online_step_changes_no_state(judge, exc, match):
     mdp, policy, ref, _ = _online_setup()
     theta0 = policy.theta.copy()
@@ -326,23 +334,34 @@ def test_a_failing_online_step_changes_no_state(judge, exc, match):
     msg = raises(exc, lambda: online_dpo_step(mdp, policy, ref, judge, 1.0, 1.0, rng))
     assert match is None or msg.startswith(f"{match}: expected a probability")
     np.testing.assert_array_equal(policy.theta, theta0)
-    assert rng.random() == np.random.default_rng(3).random()   # the generator did not advance
+    assert rng.random() == np.random.default_rng(3).random()  # the generator did not advance
 
 
-@pytest.mark.parametrize("kwargs,exc,match", [
-    ({"beta": 0.0}, ValueError, "beta"),
-    ({"lr": -1.0}, ValueError, "lr"),
-    ({"rng": 3}, TypeError, "rng"),
-    ({"pairs_per_prompt": 0}, ValueError, "pairs_per_prompt"),
-    ({"judge": None}, TypeError, "judge"),
-    ({"ref": TabularPolicy(np.zeros((2, 3)))}, ValueError, "ref"),
-    ({"mdp": object()}, TypeError, "mdp"),
-    ({"lr": float("inf")}, ValueError, "lr"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"beta": 0.0}, ValueError, "beta"),
+        ({"lr": -1.0}, ValueError, "lr"),
+        ({"rng": 3}, TypeError, "rng"),
+        ({"pairs_per_prompt": 0}, ValueError, "pairs_per_prompt"),
+        ({"judge": None}, TypeError, "judge"),
+        ({"ref": TabularPolicy(np.zeros((2, 3)))}, ValueError, "ref"),
+        ({"mdp": object()}, TypeError, "mdp"),
+        ({"lr": float("inf")}, ValueError, "lr"),
+    ],
+)
 def test_bad_online_arguments_change_no_state(kwargs, exc, match):
     mdp, policy, ref, grader = _online_setup()
-    args = dict(mdp=mdp, policy=policy, ref=ref, judge=bradley_terry_judge(grader), beta=1.0,
-                lr=1.0, rng=np.random.default_rng(3), pairs_per_prompt=4)
+    args = dict(
+        mdp=mdp,
+        policy=policy,
+        ref=ref,
+        judge=bradley_terry_judge(grader),
+        beta=1.0,
+        lr=1.0,
+        rng=np.random.default_rng(3),
+        pairs_per_prompt=4,
+    )
     args.update(kwargs)
     theta0 = policy.theta.copy()
     assert raises(exc, lambda: online_dpo_step(**args)).startswith(f"{match}: ")
@@ -355,8 +374,7 @@ def test_bradley_terry_judge_and_boolean_judges():
     judge = bradley_terry_judge(lambda x, y: float(len(y)))
     assert judge("p", (1, 1, 0), (0,)) == pytest.approx(_sig(2.0), rel=1e-15)
     mdp, policy, ref, _ = _online_setup()
-    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: True, 1.0, 1.0,
-                          np.random.default_rng(0))
+    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: True, 1.0, 1.0, np.random.default_rng(0))
     # a deterministic judge: the first response of every pair is chosen
     assert len(out["chosen"]) == 2
     with pytest.raises(TypeError, match="grader"):
@@ -364,6 +382,7 @@ def test_bradley_terry_judge_and_boolean_judges():
 
 
 # ---------------------------------------------------------------- where the losses land
+
 
 def _example():
     path = Path(__file__).resolve().parents[2] / "examples" / "preferences.py"
@@ -388,7 +407,7 @@ def _per_prompt(pop, v):
 
 def test_population_weights_are_the_pair_distribution(landing):
     ex, mdp, ref, grader, pop = landing
-    assert pop.w.sum() == pytest.approx(1.0, abs=1e-14)        # mu_0 x pi_ref x pi_ref, both labels
+    assert pop.w.sum() == pytest.approx(1.0, abs=1e-14)  # mu_0 x pi_ref x pi_ref, both labels
     assert (pop.R.prompt[pop.c] == pop.R.prompt[pop.r]).all()
 
 
@@ -398,7 +417,7 @@ def test_dpo_lands_on_the_tilted_optimum(landing, beta):
     args = ex.parse_args(["--beta", str(beta)])
     policy, gmax, _ = ex.land(pop, "dpo", ref.theta, args)
     pi_ref = _per_prompt(pop, pop.probs(ref))
-    pi_star = tilted_optimum(pi_ref, _per_prompt(pop, pop.reward), beta)   # closed form
+    pi_star = tilted_optimum(pi_ref, _per_prompt(pop, pop.reward), beta)  # closed form
     tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - pi_star).sum(1).mean()
     assert gmax < 1e-9 and tv < 1e-8
 
@@ -410,7 +429,7 @@ def test_ipo_sum_lands_on_its_closed_form(landing):
     args = ex.parse_args([])
     policy, gmax, _ = ex.land(pop, "ipo_sum", ref.theta, args)
     pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
-    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2)   # (N, Y)
+    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2)  # (N, Y)
     target = tilted_optimum(pi_ref, psi, args.beta)
     tv = 0.5 * np.abs(_per_prompt(pop, pop.probs(policy)) - target).sum(1).mean()
     assert gmax < 1e-9 and tv < 1e-8
@@ -421,13 +440,12 @@ def test_dpo_population_gradient_vanishes_at_pi_star_when_pairs_come_from_pi_sta
     ex, mdp, ref, grader, pop = landing
     pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
     star = TabularPolicy(np.log(ex.tilted_optimum_tree(mdp, ref.probs(), grader, 1.0)))
-    np.testing.assert_allclose(_per_prompt(pop, pop.probs(star)), tilted_optimum(pi_ref, r, 1.0),
-                               rtol=1e-12)
-    pop_star = ex.Population(mdp, star, grader)                # pairs drawn from pi* ...
-    pop_star.seq_ref = pop.seq_ref                             # ... the reference is still pi_ref
+    np.testing.assert_allclose(_per_prompt(pop, pop.probs(star)), tilted_optimum(pi_ref, r, 1.0), rtol=1e-12)
+    pop_star = ex.Population(mdp, star, grader)  # pairs drawn from pi* ...
+    pop_star.seq_ref = pop.seq_ref  # ... the reference is still pi_ref
     _, g = pop_star.loss("dpo", star, 1.0, 0.5, 0.1, 0.0, 0.0)
     assert np.abs(g).max() < 1e-12
-    _, g = pop.loss("dpo", ref, 1.0, 0.5, 0.1, 0.0, 0.0)       # and not elsewhere
+    _, g = pop.loss("dpo", ref, 1.0, 0.5, 0.1, 0.0, 0.0)  # and not elsewhere
     assert np.abs(g).max() > 1e-3
 
 
@@ -440,10 +458,10 @@ def test_ipo_avg_lands_on_its_closed_form_with_a_length_times_constant(landing):
     policy, gmax, _ = ex.land(pop, "ipo_avg", ref.theta, args)
     pi_ref, r = _per_prompt(pop, pop.probs(ref)), _per_prompt(pop, pop.reward)
     n = _per_prompt(pop, pop.R.lengths.astype(float))
-    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2) - 0.5   # (N, Y)
+    psi = (_sig(r[:, :, None] - r[:, None, :]) * pi_ref[:, None, :]).sum(2) - 0.5  # (N, Y)
     target = np.empty_like(pi_ref)
     for x in range(pop.N):
-        lo, hi = -50.0, 50.0                                   # mass is increasing in C: bisect
+        lo, hi = -50.0, 50.0  # mass is increasing in C: bisect
         for _ in range(200):
             C = 0.5 * (lo + hi)
             mass = (pi_ref[x] * np.exp(n[x] * (psi[x] / args.beta + C))).sum()
@@ -460,21 +478,34 @@ LOGP_MSG = "logp_c: expected log-probs for which the loss is finite, got a non-f
 
 DRIVER = [
     # z = (-2 + 1) - 0.5 per pair, l = softplus(1.5) = 1.7: w l = 2.9e308, the weights drove it
-    ("simpo weights", lambda: simpo_loss([[-2.0]] * 2, M2, [[-1.0]] * 2, M2, 1.0,
-                                         weights=[1.7e308, 1.7e308]), "weights"),
+    (
+        "simpo weights",
+        lambda: simpo_loss([[-2.0]] * 2, M2, [[-1.0]] * 2, M2, 1.0, weights=[1.7e308, 1.7e308]),
+        "weights",
+    ),
     # z = 1e308 (-3 + 0.5) - 0.5 = -inf
     ("simpo beta", lambda: simpo_loss([[-3.0]], M1, [[-0.5]], M1, 1e308), "beta"),
     # IPO's target 1/(2 beta) = inf: beta, not the log-probs (no error caught and re-labelled)
     ("ipo beta", lambda: ipo_loss([[-1.0]], M1, [[-2.0]], M1, [0.0], [0.0], 5e-324), "beta"),
     ("ipo margin", lambda: ipo_loss([[-1e200]], M1, [[-1.0]], M1, [0.0], [0.0], 1.0), "logp_c"),
-    ("ipo ref", lambda: ipo_loss([[-1.0]], M1, [[-1.0]], M1, [1e200], [0.0], 1.0),
-     "seq_logp_ref_c"),
+    ("ipo ref", lambda: ipo_loss([[-1.0]], M1, [[-1.0]], M1, [1e200], [0.0], 1.0), "seq_logp_ref_c"),
     # chosen worse than rejected: lam softplus(-z) = 1.7e308 * 1.2 = inf
     ("orpo lam", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, lam=1.7e308), "lam"),
     ("orpo weights", lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, weights=[1.7e308]), "weights"),
     # w lam sigma(-u) = 1.7e308 * 2 * sigma(0) = 1.7e308: lambda_d 2 < weights 1.7e308
-    ("kto weights", lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
-                                     1.0, lambda_d=2.0, weights=[1.7e308, 1.7e308]), "weights"),
+    (
+        "kto weights",
+        lambda: kto_loss(
+            [[-1.0], [-2.0]],
+            M2,
+            [-1.0, 0.0],
+            np.array([True, False]),
+            1.0,
+            lambda_d=2.0,
+            weights=[1.7e308, 1.7e308],
+        ),
+        "weights",
+    ),
 ]
 
 
@@ -502,23 +533,25 @@ def test_orpo_odds_near_probability_one_name_that_side(side):
 
 def test_kto_at_a_huge_beta_is_silent_and_finite():
     # u = +-1.7e308 (h - z0) saturates sigma: loss and gradient finite, no warning
-    loss, d = silent(lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]),
-                                      1.7e308))
+    loss, d = silent(lambda: kto_loss([[-1.0], [-2.0]], M2, [-1.0, 0.0], np.array([True, False]), 1.7e308))
     assert np.isfinite(loss) and np.isfinite(d).all()
 
 
 # ---------------------------------------------------------------- the grader behind a judge
 
-@pytest.mark.parametrize("reward, exc, fragment", [
-    ("1.0", TypeError, "got str '1.0'"),
-    (None, TypeError, "got NoneType None"),
-    (np.array([1.0]), TypeError, "got array of shape (1,) and dtype float64"),
-    (True, TypeError, "got bool True"),
-    (float("nan"), ValueError, "got nan"),
-    (float("inf"), ValueError, "got inf"),
-])
-def test_bradley_terry_judge_rejects_a_grader_reward_that_is_not_a_finite_real(reward, exc,
-                                                                                fragment):
+
+@pytest.mark.parametrize(
+    "reward, exc, fragment",
+    [
+        ("1.0", TypeError, "got str '1.0'"),
+        (None, TypeError, "got NoneType None"),
+        (np.array([1.0]), TypeError, "got array of shape (1,) and dtype float64"),
+        (True, TypeError, "got bool True"),
+        (float("nan"), ValueError, "got nan"),
+        (float("inf"), ValueError, "got inf"),
+    ],
+)
+def test_bradley_terry_judge_rejects_a_grader_reward_that_is_not_a_finite_real(reward, exc, fragment):
     judge = bradley_terry_judge(lambda x, y: reward)
     msg = raises(exc, lambda: judge("p", (1,), (2, 0)))
     assert msg.startswith("grader: expected a ") and fragment in msg
@@ -527,13 +560,15 @@ def test_bradley_terry_judge_rejects_a_grader_reward_that_is_not_a_finite_real(r
 def test_bradley_terry_judge_message_sample_and_a_margin_beyond_float64():
     judge = bradley_terry_judge(lambda x, y: float("nan"))
     assert raises(ValueError, lambda: judge("p", (1,), (2, 0))) == (
-        "grader: expected a finite number (a finite reward) for response (1,), got nan")
+        "grader: expected a finite number (a finite reward) for response (1,), got nan"
+    )
     huge = bradley_terry_judge(lambda x, y: 1e308 if len(y) == 1 else -1e308)
-    assert silent(lambda: huge("p", (1,), (2, 0))) == 1.0          # sigma(2e308 = inf)
+    assert silent(lambda: huge("p", (1,), (2, 0))) == 1.0  # sigma(2e308 = inf)
     assert silent(lambda: huge("p", (2, 0), (1,))) == 0.0
 
 
 # ---------------------------------------------------------------- online DPO: the judge's pairs
+
 
 def test_online_step_asks_the_judge_about_each_pair_in_order():
     """The judge gets (the prompt's text, row 2i, row 2i+1) of the rollout for pair i: replay
@@ -546,14 +581,12 @@ def test_online_step_asks_the_judge_about_each_pair_in_order():
         calls.append((prompt, y_a, y_b))
         return 1.0
 
-    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.7, np.random.default_rng(1),
-                          pairs_per_prompt=3)
+    out = online_dpo_step(mdp, policy, ref, judge, 0.5, 0.7, np.random.default_rng(1), pairs_per_prompt=3)
     prompts = np.repeat(np.arange(2), 3)
-    resp = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1),
-                       prompts=prompts).responses()
+    resp = mdp.rollout(TabularPolicy(theta0), 2, np.random.default_rng(1), prompts=prompts).responses()
     want = [(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts)]
     assert calls == want
-    assert any(a != b for _, a, b in want)                     # a swap would be seen
+    assert any(a != b for _, a, b in want)  # a swap would be seen
     assert out["chosen"] == [a for _, a, _ in want] and out["rejected"] == [b for _, _, b in want]
     np.testing.assert_array_equal(out["prompt"], prompts)
 
@@ -561,20 +594,31 @@ def test_online_step_asks_the_judge_about_each_pair_in_order():
 def test_online_step_a_judge_saying_zero_picks_y_b():
     mdp, policy, ref, _ = _online_setup()
     calls = []
-    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: calls.append((a, b)) or 0.0, 1.0, 1.0,
-                          np.random.default_rng(2))
+    out = online_dpo_step(
+        mdp, policy, ref, lambda x, a, b: calls.append((a, b)) or 0.0, 1.0, 1.0, np.random.default_rng(2)
+    )
     assert out["chosen"] == [b for _, b in calls] and out["rejected"] == [a for a, _ in calls]
 
 
-@pytest.mark.parametrize("kwargs, arg, fragment", [
-    ({"pairs_per_prompt": 2**63}, "pairs_per_prompt", "expected an integer <= "),
-    ({"beta": 1e308}, "beta", "the gradient on theta is finite"),
-])
-def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_nothing(
-        kwargs, arg, fragment):
+@pytest.mark.parametrize(
+    "kwargs, arg, fragment",
+    [
+        ({"pairs_per_prompt": 2**63}, "pairs_per_prompt", "expected an integer <= "),
+        ({"beta": 1e308}, "beta", "the gradient on theta is finite"),
+    ],
+)
+def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_nothing(kwargs, arg, fragment):
     mdp, policy, ref, grader = _online_setup()
-    args = dict(mdp=mdp, policy=policy, ref=ref, judge=bradley_terry_judge(grader), beta=1.0,
-                lr=1.0, rng=np.random.default_rng(1), pairs_per_prompt=1)
+    args = dict(
+        mdp=mdp,
+        policy=policy,
+        ref=ref,
+        judge=bradley_terry_judge(grader),
+        beta=1.0,
+        lr=1.0,
+        rng=np.random.default_rng(1),
+        pairs_per_prompt=1,
+    )
     args.update(kwargs)
     theta0 = policy.theta.copy()
     msg = raises(ValueError, lambda: online_dpo_step(**args))
@@ -584,12 +628,12 @@ def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_noth
 
 
 def test_kto_ragged_desirable_is_a_type_error_naming_it():
-    msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), [[True], [True, False], [True]],
-                                             1.0))
+    msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), [[True], [True, False], [True]], 1.0))
     assert msg.startswith("desirable: expected an array, got list")
 
 
 # ---------------------------------------------------------------- the public defaults
+
 
 def test_defaults_gamma_lam_z0_lambdas_average_and_weights():
     lc, mc, lr, mr, ref_c, ref_r = _pair_data(14)
@@ -599,10 +643,10 @@ def test_defaults_gamma_lam_z0_lambdas_average_and_weights():
     assert not same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.0))
     assert same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.1, mean))
     assert not same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.2))
-    assert same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
-                ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, False, mean))
-    assert not same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
-                    ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, True))
+    assert same(
+        ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5), ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, False, mean)
+    )
+    assert not same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5), ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, True))
     des = np.array([True, False, True, False, True])
     k = kto_loss(lc, mc, ref_c, des, 0.8)
     kk = kto_loss(lc, mc, ref_c, des, 0.8, 0.0, 1.0, 1.0, mean)
@@ -624,7 +668,7 @@ def test_online_step_defaults_to_one_pair_per_prompt():
 
 # ---------------------------------------------------------------- overflow: every stage and driver
 
-NEG = [[-1e308, -1e308]]                                       # a sum beyond float64: -inf
+NEG = [[-1e308, -1e308]]  # a sum beyond float64: -inf
 M12 = np.ones((1, 2))
 
 
@@ -634,14 +678,18 @@ def test_ipo_margin_of_two_infinite_sums_is_a_silent_nan_naming_logp_c():
     assert msg == overflow("logp_c", "the log-ratio margin h", "NaN")
 
 
-@pytest.mark.parametrize("lc, lr, ref_c, ref_r, arg", [
-    ([[-1e308]], [[-1.0]], [1e308], [0.0], "logp_c"),          # s_c - ref_c = -2e308: overflow
-    ([[-1.0]], NEG, [0.0], [0.0], "logp_r"),                   # s_r = -inf: h = +inf
-    ([[-1.0]], [[-1.0]], [0.0], [1e200], "seq_logp_ref_r"),    # h = 1e200, e^2 = inf
-])
+@pytest.mark.parametrize(
+    "lc, lr, ref_c, ref_r, arg",
+    [
+        ([[-1e308]], [[-1.0]], [1e308], [0.0], "logp_c"),  # s_c - ref_c = -2e308: overflow
+        ([[-1.0]], NEG, [0.0], [0.0], "logp_r"),  # s_r = -inf: h = +inf
+        ([[-1.0]], [[-1.0]], [0.0], [1e200], "seq_logp_ref_r"),  # h = 1e200, e^2 = inf
+    ],
+)
 def test_ipo_overflow_names_the_largest_input_of_the_margin(lc, lr, ref_c, ref_r, arg):
-    msg = raises(ValueError, lambda: ipo_loss(lc, np.ones(np.shape(lc)), lr, np.ones(np.shape(lr)),
-                                              ref_c, ref_r, 1.0))
+    msg = raises(
+        ValueError, lambda: ipo_loss(lc, np.ones(np.shape(lc)), lr, np.ones(np.shape(lr)), ref_c, ref_r, 1.0)
+    )
     assert msg.startswith(f"{arg}: expected a value for which the ")
 
 
@@ -657,12 +705,15 @@ def test_simpo_margin_of_two_infinite_sums_is_a_silent_error_naming_logp_c():
     assert msg == LOGP_MSG.replace("(loss inf)", "(loss nan)")
 
 
-@pytest.mark.parametrize("lc, beta, gamma, arg", [
-    # a_c - a_r = -1e308 + 0.5; z = 1 (-1e308) - 1.7e308 = -inf: gamma is the largest
-    ([[-1e308]], 1.0, 1.7e308, "gamma"),
-    # z = 2 (-1e308) - 0.5 = -inf: the margin of the log-probs is the largest
-    ([[-1e308]], 2.0, 0.5, "logp_c"),
-])
+@pytest.mark.parametrize(
+    "lc, beta, gamma, arg",
+    [
+        # a_c - a_r = -1e308 + 0.5; z = 1 (-1e308) - 1.7e308 = -inf: gamma is the largest
+        ([[-1e308]], 1.0, 1.7e308, "gamma"),
+        # z = 2 (-1e308) - 0.5 = -inf: the margin of the log-probs is the largest
+        ([[-1e308]], 2.0, 0.5, "logp_c"),
+    ],
+)
 def test_simpo_overflow_of_z_names_its_largest_input(lc, beta, gamma, arg):
     msg = raises(ValueError, lambda: simpo_loss(lc, M1, [[-0.5]], M1, beta, gamma))
     assert msg.startswith(f"{arg}: expected ")
@@ -677,32 +728,45 @@ def test_orpo_overflow_of_the_log_odds_ratio_names_the_log_probs():
     assert msg.startswith("logp_c: expected log-probs for which the loss is finite")
 
 
-@pytest.mark.parametrize("kwargs, desirable, arg", [
-    # u = 0 (h = z0 = 0): |dl/dh| = w lam sigma(0)^2 beta = 0.5 * 1.7e308 * 0.25 * 16 = inf
-    ({"lambda_d": 1.7e308, "beta": 16.0}, [True, True], "lambda_d"),
-    ({"lambda_u": 1.7e308, "beta": 16.0}, [False, False], "lambda_u"),
-    ({"lambda_d": 8.0, "beta": 1.7e308, "weights": [1.0, 1.0]}, [True, True], "beta"),
-])
+@pytest.mark.parametrize(
+    "kwargs, desirable, arg",
+    [
+        # u = 0 (h = z0 = 0): |dl/dh| = w lam sigma(0)^2 beta = 0.5 * 1.7e308 * 0.25 * 16 = inf
+        ({"lambda_d": 1.7e308, "beta": 16.0}, [True, True], "lambda_d"),
+        ({"lambda_u": 1.7e308, "beta": 16.0}, [False, False], "lambda_u"),
+        ({"lambda_d": 8.0, "beta": 1.7e308, "weights": [1.0, 1.0]}, [True, True], "beta"),
+    ],
+)
 def test_kto_overflow_names_the_largest_coefficient(kwargs, desirable, arg):
-    msg = raises(ValueError, lambda: kto_loss([[-1.0], [-1.0]], M2, [-1.0, -1.0],
-                                              np.array(desirable), **kwargs))
+    msg = raises(ValueError, lambda: kto_loss([[-1.0], [-1.0]], M2, [-1.0, -1.0], np.array(desirable), **kwargs))
     assert msg == overflow(arg, "the loss")
 
 
 def test_kto_huge_weight_times_a_saturated_sigma_is_a_silent_error():
     # w lam = 1.7e308 * 2 = inf, times sigma(u) sigma(-u) = 0 at u = -inf: NaN, named weights
-    msg = raises(ValueError, lambda: kto_loss([[-1e308, -1e308], [-1.0, -1.0]], np.ones((2, 2)),
-                                              [0.0, 0.0], np.array([True, False]), 1.0,
-                                              lambda_d=2.0, weights=[1.7e308, 1.0]))
+    msg = raises(
+        ValueError,
+        lambda: kto_loss(
+            [[-1e308, -1e308], [-1.0, -1.0]],
+            np.ones((2, 2)),
+            [0.0, 0.0],
+            np.array([True, False]),
+            1.0,
+            lambda_d=2.0,
+            weights=[1.7e308, 1.0],
+        ),
+    )
     assert msg.startswith("weights: expected a value for which the loss is finite")
 
 
 def test_bradley_terry_judge_grader_messages_and_the_prompt_it_gets():
     assert raises(TypeError, lambda: bradley_terry_judge(3)) == (
-        "grader: expected a callable grader(prompt, response), got int 3")
+        "grader: expected a callable grader(prompt, response), got int 3"
+    )
     assert raises(TypeError, lambda: bradley_terry_judge(lambda y: 0.0)) == (
         "grader: expected a callable grader(prompt, response) taking 2 positional arguments, "
-        "got one with signature (y)")
+        "got one with signature (y)"
+    )
     judge = bradley_terry_judge(lambda x, y: float(len(x) * len(y)))
     assert judge("abc", (1,), (1, 2)) == pytest.approx(_sig(3.0 - 6.0), rel=1e-15)
 
@@ -719,8 +783,9 @@ def test_online_step_labels_each_pair_with_one_uniform_draw_strictly_below_p():
     for shift, a_wins in ((0.0, False), (1e-9, True)):
         it = iter(u + shift)
         p2 = TabularPolicy(theta0.copy())
-        out = online_dpo_step(mdp, p2, ref, lambda x, a, b: float(next(it)), 0.5, 0.5,
-                              np.random.default_rng(6), pairs_per_prompt=3)
+        out = online_dpo_step(
+            mdp, p2, ref, lambda x, a, b: float(next(it)), 0.5, 0.5, np.random.default_rng(6), pairs_per_prompt=3
+        )
         pick = 0 if a_wins else 1
         assert out["chosen"] == [resp[2 * i + pick] for i in range(prompts.size)]
 
@@ -733,8 +798,10 @@ def test_online_step_a_reference_forbidding_sampled_tokens_is_named():
     theta[:, 1] = -np.inf
     rng = np.random.default_rng(0)
     theta0 = policy.theta.copy()
-    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta),
-                                                     bradley_terry_judge(grader), 1.0, 1.0, rng, 8))
+    msg = raises(
+        ValueError,
+        lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), bradley_terry_judge(grader), 1.0, 1.0, rng, 8),
+    )
     assert msg.startswith("ref: expected a value for which the log-ratio margin h is finite")
     np.testing.assert_array_equal(policy.theta, theta0)
 
@@ -742,8 +809,12 @@ def test_online_step_a_reference_forbidding_sampled_tokens_is_named():
 def test_online_step_whose_update_leaves_float64_names_lr():
     mdp, policy, ref, grader = _online_setup()
     theta0 = policy.theta.copy()
-    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, ref, bradley_terry_judge(grader),
-                                                     5.0, 1.7e308, np.random.default_rng(1)))
+    msg = raises(
+        ValueError,
+        lambda: online_dpo_step(
+            mdp, policy, ref, bradley_terry_judge(grader), 5.0, 1.7e308, np.random.default_rng(1)
+        ),
+    )
     assert msg == "lr: expected a step that keeps theta finite, got a non-finite update with lr=1.7e+308"
     np.testing.assert_array_equal(policy.theta, theta0)
 
@@ -756,8 +827,10 @@ def test_online_step_a_reference_far_below_the_policy_is_named_when_the_loss_ove
     mdp, policy, _, _ = _online_setup()
     theta = np.zeros((mdp.S, mdp.V))
     theta[:, 1] = -5e307
-    has = lambda y: 1 in y                                      # noqa: E731
-    judge = lambda x, a, b: 0.5 if has(a) == has(b) else float(has(b))   # noqa: E731
-    msg = raises(ValueError, lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), judge, 4.0,
-                                                     1.0, np.random.default_rng(0), 8))
+    has = lambda y: 1 in y  # noqa: E731
+    judge = lambda x, a, b: 0.5 if has(a) == has(b) else float(has(b))  # noqa: E731
+    msg = raises(
+        ValueError,
+        lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), judge, 4.0, 1.0, np.random.default_rng(0), 8),
+    )
     assert msg == overflow("ref", "the loss")

@@ -17,9 +17,11 @@ spec = importlib.util.spec_from_file_location("atlas", ROOT / "examples" / "atla
 atlas = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(atlas)
 
-LINE = re.compile(r"^atlas (\S+) +(\S+) +(\S+) +(\S+) *: scale (-?\d+\.\d{6}), "
-                  r"cosine (-?\d+\.\d{6}), variance (\d\.\d\de[-+]\d\d), "
-                  r"fixed point TV (\d\.\de[-+]\d\d|nan)$")
+LINE = re.compile(
+    r"^atlas (\S+) +(\S+) +(\S+) +(\S+) *: scale (-?\d+\.\d{6}), "
+    r"cosine (-?\d+\.\d{6}), variance (\d\.\d\de[-+]\d\d), "
+    r"fixed point TV (\d\.\de[-+]\d\d|nan)$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,25 +35,30 @@ def row(cfg, task, K, fixed=False, seed=0):
 
 # ---- the enumeration is the library, outcome by outcome ---------------------------------------
 
-@pytest.mark.slow                                   # in process, but 1-11 s per configuration
-@pytest.mark.parametrize("cfg", [
-    ("reinforce_pp", "token_mean", "kl_reward", "all"),
-    ("rpp_baseline", "token_mean", "k3", "all"),
-    ("batch_std", "seq_sum", "kl_reward", "all"),
-    ("std", "seq_mean_token_mean", "k3+", "trunc"),
-    ("loo", "constant", "ent_bonus", "dapo"),
-    ("remax", "seq_sum", "rho_k3", "overlen"),
-    ("opo", "token_mean", "kl_reward", "all"),
-])
+
+@pytest.mark.slow  # in process, but 1-11 s per configuration
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ("reinforce_pp", "token_mean", "kl_reward", "all"),
+        ("rpp_baseline", "token_mean", "k3", "all"),
+        ("batch_std", "seq_sum", "kl_reward", "all"),
+        ("std", "seq_mean_token_mean", "k3+", "trunc"),
+        ("loo", "constant", "ent_bonus", "dapo"),
+        ("remax", "seq_sum", "rho_k3", "overlen"),
+        ("opo", "token_mean", "kl_reward", "all"),
+    ],
+)
 def test_enumeration_equals_the_library_batch_by_batch(cfg, main_task):
     theta = atlas.probe(main_task, 1)
     Eg, var = atlas.moments(cfg, theta, main_task, 2)
-    Eb, vb = atlas.brute_force_moments(cfg, theta, main_task, 2)   # every joint outcome, library
+    Eb, vb = atlas.brute_force_moments(cfg, theta, main_task, 2)  # every joint outcome, library
     assert np.abs(Eg - Eb).max() < 1e-13
     assert abs(var - vb) < 1e-13
 
 
 # ---- the exact claims -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("K", [2, 3, 4])
 @pytest.mark.parametrize("adv", ["loo", "remax", "none"])
@@ -75,15 +82,14 @@ def test_dynamic_sampling_reweights_each_prompt(K):
     py = atlas.tables(theta, task)["py"]
     prompt = np.repeat([task["mdp"].prefix_of(s)[0] for s in range(task["mdp"].S)], task["mdp"].V)
     for n in range(task["N"]):
-        p = py[n] @ task["R"][n]                                   # P(r = 1 | x_n)
+        p = py[n] @ task["R"][n]  # P(r = 1 | x_n)
         blk = prompt == n
         assert np.abs(E_dapo[blk] - resample_factor(p, K) * E_all[blk]).max() < 1e-14
         assert np.abs(E_all[blk]).max() > 1e-3
 
 
 def test_entropy_in_the_reward_trains_to_the_closed_form(main_task):
-    r = atlas.measure(("loo", "seq_sum", "ent_reward", "all"), main_task, 3,
-                      atlas.probe(main_task, 0))
+    r = atlas.measure(("loo", "seq_sum", "ent_reward", "all"), main_task, 3, atlas.probe(main_task, 0))
     assert r["tv"] < 1e-9 and abs(r["scale"] - 1) < 1e-12
 
 
@@ -91,21 +97,25 @@ def test_entropy_bonus_fixed_point_closed_form_on_one_token_responses():
     task = atlas.make_task("bandit")
     r = atlas.measure(("loo", "seq_sum", "ent_bonus", "all"), task, 3, atlas.probe(task, 0))
     assert r["tv"] < 1e-9
-    pi = atlas.optimum(task, atlas.C_ENT)                           # pi_ref^(b/(b+c)) e^(r/(b+c))
+    pi = atlas.optimum(task, atlas.C_ENT)  # pi_ref^(b/(b+c)) e^(r/(b+c))
     ref = np.exp(atlas.tables(task["theta_ref"], task)["seq"])
     want = ref ** (atlas.BETA / (atlas.BETA + atlas.C_ENT)) * np.exp(task["R"] / (atlas.BETA + atlas.C_ENT))
     assert np.abs(pi - want / want.sum(1, keepdims=True)).max() < 1e-15
 
 
 def test_per_token_entropy_bonus_misses_the_closed_form_on_longer_responses(main_task):
-    r = atlas.measure(("loo", "seq_sum", "ent_bonus", "all"), main_task, 3,
-                      atlas.probe(main_task, 0))
+    r = atlas.measure(("loo", "seq_sum", "ent_bonus", "all"), main_task, 3, atlas.probe(main_task, 0))
     assert r["tv"] > 1e-3 and r["residual"] < 1e-9 and r["cosine"] < 1 - 1e-3
 
 
-@pytest.mark.parametrize("cfg", [("std", "seq_sum", "kl_reward", "all"),
-                                 ("loo", "seq_mean_token_mean", "kl_reward", "all"),
-                                 ("batch_std", "seq_sum", "kl_reward", "all")])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ("std", "seq_sum", "kl_reward", "all"),
+        ("loo", "seq_mean_token_mean", "kl_reward", "all"),
+        ("batch_std", "seq_sum", "kl_reward", "all"),
+    ],
+)
 def test_std_scaling_and_seq_mean_token_mean_change_the_direction(cfg, main_task):
     assert row(cfg, main_task, 3)["cosine"] < 1 - 1e-3
 
@@ -120,9 +130,15 @@ def test_straight_through_and_importance_weighted_k3_are_k2_in_expectation(main_
 
 # ---- the program ------------------------------------------------------------------------------
 
+
 def run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "examples" / "atlas.py"), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "atlas.py"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
@@ -152,4 +168,3 @@ def test_full_run_claims_and_figure(tmp_path):
     assert float(rows[("loo", "seq_sum", "ent_reward", "all")][3]) < 1e-9
     assert "leave-one-out scale 1.000000000000" in out.stdout
     assert path.read_text().lstrip().startswith("<?xml")
-

@@ -13,10 +13,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "examples" / "benchmark.py")
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None  # the figure needs the docs extra
 
-TITLES = ["Dense forward, token log-probs, float64", "Dense forward, token log-probs, float32",
-          "Dense backward, dL/dlogits", "Tabular policy", "Group advantages",
-          "End to end", "JIT: first call", "Validation overhead",
-          "Dense forward, float64: time per token against V"]
+TITLES = [
+    "Dense forward, token log-probs, float64",
+    "Dense forward, token log-probs, float32",
+    "Dense backward, dL/dlogits",
+    "Tabular policy",
+    "Group advantages",
+    "End to end",
+    "JIT: first call",
+    "Validation overhead",
+    "Dense forward, float64: time per token against V",
+]
 
 
 def run(*args, code=None):
@@ -34,27 +41,33 @@ def quick(tmp_path_factory):
 
 def test_quick_prints_every_table(quick):
     out, _ = quick
-    for title in TITLES if HAVE_MPL else TITLES[:-1]:    # the V sweep is drawn with --plot
+    for title in TITLES if HAVE_MPL else TITLES[:-1]:  # the V sweep is drawn with --plot
         assert title in out, f"{title!r} missing from:\n{out}"
-    assert "The project's targets" not in out             # targets are checked on the full shapes
-    assert "(2048, 1024)" in out and "(65536, 1024)" not in out        # quick shapes only
+    assert "The project's targets" not in out  # targets are checked on the full shapes
+    assert "(2048, 1024)" in out and "(65536, 1024)" not in out  # quick shapes only
     assert "Traceback" not in out
 
 
 def test_quick_prints_every_validated_entry_over_its_core(quick):
     """One row per public kernel entry (no timing asserted: the ratios are printed, not tested)."""
     from minirl_lm import kernels
+
     out, _ = quick
-    block = out[out.index("Validation overhead"):]
-    block = block[:block.index("\n\n")]
-    public = [n for n in dir(kernels) if not n.startswith("_") and callable(getattr(kernels, n))
-              and getattr(kernels, n).__module__ == "minirl_lm.kernels"]
+    block = out[out.index("Validation overhead") :]
+    block = block[: block.index("\n\n")]
+    public = [
+        n
+        for n in dir(kernels)
+        if not n.startswith("_")
+        and callable(getattr(kernels, n))
+        and getattr(kernels, n).__module__ == "minirl_lm.kernels"
+    ]
     assert len(public) == 8
     for name in public:
         assert f"\n  {name} " in block, name
     lines = block.splitlines()
     rule = next(i for i, line in enumerate(lines) if line.startswith("  ---"))
-    assert len(lines) - rule - 1 == 14 and all(line.endswith("x") for line in lines[rule + 1:])
+    assert len(lines) - rule - 1 == 14 and all(line.endswith("x") for line in lines[rule + 1 :])
 
 
 def test_quick_draws_the_figure(quick):
@@ -70,8 +83,10 @@ def test_help():
 
 def test_without_torch():
     """With PyTorch unimportable the benchmark still runs and says so."""
-    block = ("import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
-             "runpy.run_path(sys.argv[0], run_name='__main__')")
+    block = (
+        "import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
     out = run("--quick", "--sections", "tabular", "--rounds", "1", code=block)
     assert "torch not installed" in out and "PyTorch: not installed" in out
 
@@ -100,8 +115,7 @@ def test_group_kernels_equal_their_numpy_twins(NK):
             assert rel_err(got, gk.np_standardized(r, eps, ddof)) <= 1e-12
     assert rel_err(gk._group_loo(r), gk.np_loo(r)) <= 1e-12
     np.testing.assert_allclose(gk.np_centred(r), advantages.centred(r), rtol=0, atol=1e-14)
-    np.testing.assert_allclose(gk.np_standardized(r), advantages.standardized(r), rtol=1e-12,
-                               atol=1e-14)
+    np.testing.assert_allclose(gk.np_standardized(r), advantages.standardized(r), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(gk.np_loo(r), advantages.leave_one_out(r), rtol=0, atol=1e-14)
 
 
@@ -120,7 +134,7 @@ def test_group_kernels_k1_is_bitwise_zero():
 @pytest.mark.parametrize("value", [0.1, 1.0, 0.0, -3.7, 1e-300, 123456.789])
 def test_group_kernels_equal_rewards_exactly_zero(value):
     r = np.full((2, 7), value)
-    assert value != 0.1 or r.sum(axis=1)[0] / 7 != 0.1       # a plain mean would miss by an ulp
+    assert value != 0.1 or r.sum(axis=1)[0] / 7 != 0.1  # a plain mean would miss by an ulp
     assert bitwise_zero(gk._group_centred(r))
     assert bitwise_zero(gk._group_standardized(r, 1e-8, 0))
     assert bitwise_zero(gk._group_standardized(r, 0.0, 1))

@@ -20,19 +20,23 @@ LINE = re.compile(r"^bug (\w+) +\((.+?)\): (.+)$")
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "examples/bug_effects.py", *args], cwd=ROOT,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "examples/bug_effects.py", *args], cwd=ROOT, capture_output=True, text=True
+    )
 
 
 def test_every_mutant_has_a_measurement():
     assert set(bug_effects.MEASURE) == {m.name for m in bugzoo.MUTANTS}
 
 
-SLOW_MUTANTS = {"kl_loss_maximized", "kl_coefficient_ignored"}   # about 10 s each: exact GRPO paths
+SLOW_MUTANTS = {"kl_loss_maximized", "kl_coefficient_ignored"}  # about 10 s each: exact GRPO paths
 
 
-@pytest.mark.parametrize("mutant", [pytest.param(m, marks=pytest.mark.slow) if m.name in SLOW_MUTANTS
-                                    else m for m in bugzoo.MUTANTS], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    "mutant",
+    [pytest.param(m, marks=pytest.mark.slow) if m.name in SLOW_MUTANTS else m for m in bugzoo.MUTANTS],
+    ids=lambda m: m.name,
+)
 def test_the_bug_is_visible_and_the_correct_code_shows_exactly_nothing(mutant):
     _, effect = bug_effects.measure(mutant)
     assert effect > 0
@@ -50,8 +54,9 @@ def test_loading_never_writes_the_working_tree_and_keeps_the_real_module():
 
 
 def test_a_stale_edit_is_an_error_not_a_silent_no_op():
-    m = bugzoo.Mutant("stale", "nowhere", "none", "minirl_lm/pg/clip.py",
-                      (("this text is not in clip.py", "x"),), ())
+    m = bugzoo.Mutant(
+        "stale", "nowhere", "none", "minirl_lm/pg/clip.py", (("this text is not in clip.py", "x"),), ()
+    )
     with pytest.raises(ValueError, match="edit text not found once"):
         bug_effects.load(m)
 
@@ -64,10 +69,13 @@ def test_the_program_prints_one_line_per_mutant_in_zoo_order():
     assert all(rows)
     assert [(r.group(1), r.group(2)) for r in rows] == [(m.name, m.source) for m in bugzoo.MUTANTS]
     text = dict((r.group(1), r.group(3)) for r in rows)
-    assert text["clip_fraction_sign"] == ("reported clip fraction 0.500 where 0.250 of tokens are "
-                                          "clipped (gradient zeroed)")
-    assert "times the big batch's token mean (G = 4 micro-batches) where the correct code " \
-           "gives 1.000..1.000" in text["accumulation_divides_twice"]
+    assert text["clip_fraction_sign"] == (
+        "reported clip fraction 0.500 where 0.250 of tokens are clipped (gradient zeroed)"
+    )
+    assert (
+        "times the big batch's token mean (G = 4 micro-batches) where the correct code "
+        "gives 1.000..1.000" in text["accumulation_divides_twice"]
+    )
     assert text["accumulation_divides_twice"].startswith("every token's weight is 0.250..0.250")
     assert "8.0x (chosen, 8 tokens) and 4.0x (rejected, 4 tokens)" in text["ipo_summed_not_averaged"]
     assert "log-ratio 0.625 where 5.000" in text["ipo_summed_not_averaged"]
@@ -79,4 +87,3 @@ def test_only_and_seed():
     assert out.returncode == 0, out.stderr
     names = [LINE.match(line).group(1) for line in out.stdout.splitlines()]
     assert names == ["ipo_summed_not_averaged", "clip_fraction_sign"]
-

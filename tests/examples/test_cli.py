@@ -38,17 +38,20 @@ def test_a_huge_argument_is_not_echoed_whole():
 
 
 def test_seed_is_any_integer_at_least_0():
-    assert cli.seed("0") == 0 and cli.seed(str(10 ** 30)) == 10 ** 30
+    assert cli.seed("0") == 0 and cli.seed(str(10**30)) == 10**30
     assert rejects(cli.seed, "-1") == "expected an integer >= 0, got -1"
 
 
-@pytest.mark.parametrize("kind, good, bad, where", [
-    (cli.real(0, 10, low_open=True), ["1e-300", "10"], ["0", "10.5", "-1"], "in (0, 10]"),
-    (cli.real(0, 1, high_open=True), ["0", "0.999"], ["1", "-0.1"], "in [0, 1)"),
-    (cli.real(1, low_open=True), ["1.0001", "1e300"], ["1", "0"], "> 1"),
-    (cli.real(high=5), ["-1e300", "5"], ["5.1"], "<= 5"),
-    (cli.real(), ["-1e300", "0"], [], ""),
-])
+@pytest.mark.parametrize(
+    "kind, good, bad, where",
+    [
+        (cli.real(0, 10, low_open=True), ["1e-300", "10"], ["0", "10.5", "-1"], "in (0, 10]"),
+        (cli.real(0, 1, high_open=True), ["0", "0.999"], ["1", "-0.1"], "in [0, 1)"),
+        (cli.real(1, low_open=True), ["1.0001", "1e300"], ["1", "0"], "> 1"),
+        (cli.real(high=5), ["-1e300", "5"], ["5.1"], "<= 5"),
+        (cli.real(), ["-1e300", "0"], [], ""),
+    ],
+)
 def test_real_interval_ends_and_message(kind, good, bad, where):
     for text in good:
         assert kind(text) == float(text)
@@ -75,22 +78,24 @@ def test_plot_path_accepts_a_writable_file_in_an_existing_folder(tmp_path):
 
 def test_plot_path_rejects_a_missing_folder_a_folder_and_an_extension(tmp_path):
     missing = str(tmp_path / "no" / "f.svg")
-    assert rejects(cli.plot_path, missing) == (f"expected a path in an existing folder, got "
-                                               f"{missing!r} ({tmp_path / 'no'} does not exist)")
+    assert rejects(cli.plot_path, missing) == (
+        f"expected a path in an existing folder, got {missing!r} ({tmp_path / 'no'} does not exist)"
+    )
     assert rejects(cli.plot_path, str(tmp_path)).startswith("expected a file path, got ")
     assert rejects(cli.plot_path, "").startswith("expected a file path, got ")
     assert rejects(cli.plot_path, str(tmp_path / "f.txt")).startswith(
-        "expected a file name ending in one of .svg, .png, ")
+        "expected a file name ending in one of .svg, .png, "
+    )
 
 
 def test_plot_path_rejects_a_folder_it_cannot_write(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)      # also as root
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)  # also as root
     msg = rejects(cli.plot_path, str(tmp_path / "f.svg"))
     assert msg.startswith("expected a path this user can write, got ") and "not writable" in msg
 
 
 def test_plot_path_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)                 # import raises ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
     msg = rejects(cli.plot_path, str(tmp_path / "f.svg"))
     assert msg.startswith("expected matplotlib to draw the figure (")
     assert 'pip install -e ".[docs]"' in msg and "pip install matplotlib" in msg
@@ -104,4 +109,5 @@ def test_a_type_error_is_an_argparse_usage_error(capsys):
         p.parse_args(["--K", "9"])
     assert e.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "x: error: argument --K: expected an integer in [1, 8], got 9")
+        "x: error: argument --K: expected an integer in [1, 8], got 9"
+    )

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 MISSING = str(ROOT / "no_such_folder" / "x.svg")
-FAST = 10.0          # seconds: a usage error is a parse, not a run (the slowest parse imports matplotlib)
+FAST = 10.0  # seconds: a usage error is a parse, not a run (the slowest parse imports matplotlib)
 
 NOT_INT = ["1.5", "x", "nan", "9" * 5000]
 NOT_REAL = ["nan", "inf", "-inf", "x"]
@@ -39,85 +39,177 @@ CHOICE = ["nope"]
 # per example: each option and its bad values (a list value: the option's nargs words)
 OPTIONS = {
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
-    "bench_big_vocab.py": {"--V": ints(1, 2 ** 24), "--d": ints(1, 2 ** 16),
-                           "--N": ints(1, 2 ** 24), "--chunks": [["0", "8"], ["8", "x"], ["8"]],
-                           "--dtype": ["float16"], "--seed": SEED, "--plot": PLOT,
-                           "--child": CHOICE, "--chunk": ints(0, 2 ** 24)},
-    "benchmark.py": {"--rounds": ints(1), "--min-time": reals("0", "-1"), "--seed": SEED,
-                     "--shapes": ["0x0", "0x8", "8x0", "-4x8", "4x", "x"], "--plot": PLOT,
-                     "--sections": CHOICE},
+    "bench_big_vocab.py": {
+        "--V": ints(1, 2**24),
+        "--d": ints(1, 2**16),
+        "--N": ints(1, 2**24),
+        "--chunks": [["0", "8"], ["8", "x"], ["8"]],
+        "--dtype": ["float16"],
+        "--seed": SEED,
+        "--plot": PLOT,
+        "--child": CHOICE,
+        "--chunk": ints(0, 2**24),
+    },
+    "benchmark.py": {
+        "--rounds": ints(1),
+        "--min-time": reals("0", "-1"),
+        "--seed": SEED,
+        "--shapes": ["0x0", "0x8", "8x0", "-4x8", "4x", "x"],
+        "--plot": PLOT,
+        "--sections": CHOICE,
+    },
     "bug_effects.py": {"--only": ["no_such_bug"], "--seed": SEED, "--plot": PLOT},
     "confusions.py": {"": ["nope"]},
-    "dpo.py": {"--pairs": ints(1, 10 ** 6), "--seed": SEED, "--beta": reals("0.001", "101"),
-               "--lr": reals("0", "101"), "--steps": ints(1, 10 ** 6),
-               "--prior-std": reals("0", "1001"), "--plot": PLOT},
-    "group_bias.py": {"--K-max": ints(1, 64), "--rewards": ["1,nan", "1,inf", "1,,2", "x", "2e6,0"],
-                      "--theta": ["1,nan", "x", "51,0", ",".join(["0"] * 65)],
-                      "--mc-groups": ints(2, 10 ** 6), "--seed": SEED, "--plot": PLOT},
-    "grpo.py": {"--seed": SEED, "--iters": ints(1, 10 ** 5), "--K": ints(1, 1024),
-                "--mu": ints(1, 100), "--lr": reals("0", "11", "1e308"),
-                "--eps": reals("0", "1.5"), "--eps-high": reals("0", "11"),
-                "--beta": reals("0.001", "11"), "--prior": reals("-11", "11"), "--agg": CHOICE,
-                "--every": ints(1, 10 ** 5), "--agg-seeds": ints(0, 1000),
-                "--agg-iters": ints(1, 10 ** 5), "--plot": PLOT},
-    "k_sweep.py": {"--K": ints(1, 4096), "--responses": ints(1, 10 ** 6), "--seed": SEED,
-                   "--lr": reals("-1", "101"), "--baseline": CHOICE, "--plot": PLOT},
-    "kl_estimators.py": {"--beta": reals("0.001", "101"), "--lr": reals("0", "1001"),
-                         "--iters": ints(1, 10 ** 6), "--samples": ints(2, 10 ** 7),
-                         "--seed": SEED, "--sweep": ["1,nan", "1,inf", "1,,2", "x", "0,1", "1,101"],
-                         "--plot": PLOT},
+    "dpo.py": {
+        "--pairs": ints(1, 10**6),
+        "--seed": SEED,
+        "--beta": reals("0.001", "101"),
+        "--lr": reals("0", "101"),
+        "--steps": ints(1, 10**6),
+        "--prior-std": reals("0", "1001"),
+        "--plot": PLOT,
+    },
+    "group_bias.py": {
+        "--K-max": ints(1, 64),
+        "--rewards": ["1,nan", "1,inf", "1,,2", "x", "2e6,0"],
+        "--theta": ["1,nan", "x", "51,0", ",".join(["0"] * 65)],
+        "--mc-groups": ints(2, 10**6),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
+    "grpo.py": {
+        "--seed": SEED,
+        "--iters": ints(1, 10**5),
+        "--K": ints(1, 1024),
+        "--mu": ints(1, 100),
+        "--lr": reals("0", "11", "1e308"),
+        "--eps": reals("0", "1.5"),
+        "--eps-high": reals("0", "11"),
+        "--beta": reals("0.001", "11"),
+        "--prior": reals("-11", "11"),
+        "--agg": CHOICE,
+        "--every": ints(1, 10**5),
+        "--agg-seeds": ints(0, 1000),
+        "--agg-iters": ints(1, 10**5),
+        "--plot": PLOT,
+    },
+    "k_sweep.py": {
+        "--K": ints(1, 4096),
+        "--responses": ints(1, 10**6),
+        "--seed": SEED,
+        "--lr": reals("-1", "101"),
+        "--baseline": CHOICE,
+        "--plot": PLOT,
+    },
+    "kl_estimators.py": {
+        "--beta": reals("0.001", "101"),
+        "--lr": reals("0", "1001"),
+        "--iters": ints(1, 10**6),
+        "--samples": ints(2, 10**7),
+        "--seed": SEED,
+        "--sweep": ["1,nan", "1,inf", "1,,2", "x", "0,1", "1,101"],
+        "--plot": PLOT,
+    },
     "logprob.py": {"--seed": SEED},
-    "loophole.py": {"--betas": reals("-1", "101"), "--K": ints(1, 4096), "--steps": ints(1, 10 ** 5),
-                    "--seed": SEED, "--seeds": ints(0, 1000), "--plot": PLOT},
-    "multi_turn.py": {"--q": reals("-0.1", "1.5"), "--K": ints(2, 16), "--cost": reals("-1", "11"),
-                      "--beta": reals("0", "1e-4", "1001"), "--lam": reals("-0.1", "1.5"),
-                      "--iters": ints(1, 10 ** 5), "--seed": SEED, "--plot": PLOT},
-    "off_policy.py": {"--seed": SEED, "--levels": ["0,nan", "0,,1", "x", "0,-1"],
-                      "--c": reals("1", "2e6"), "--delta": reals("0", "2e6"),
-                      "--geo": reals("1", "2e6"), "--K": ints(2, 10 ** 4),
-                      "--minibatches": ints(1, 2 * 10 ** 4), "--lr": reals("0", "101"),
-                      "--section": CHOICE, "--plot": PLOT},
-    "preferences.py": {"--beta": reals("0", "0.04", "101"), "--gamma": reals("-1", "101"),
-                       "--lam": reals("-1", "101"), "--z0": reals("-1", "101"),
-                       "--label-smoothing": reals("-0.1", "0.7"), "--max-iter": ints(1, 10 ** 5),
-                       "--steps": ints(1, 10 ** 5), "--pairs": ints(1, 10 ** 4),
-                       "--offline-pairs": ints(1, 10 ** 5), "--lr": reals("0", "101"),
-                       "--seed": SEED, "--plot": PLOT},
-    "token_vs_sequence.py": {"--seed": SEED, "--K": ints(1, 4096), "--scale": reals("-1", "101"),
-                             "--lam": reals("-0.1", "1"), "--beta": reals("-1", "101"),
-                             "--gamma": reals("-0.1", "1"), "--eps": reals("0", "1.5"),
-                             "--move": reals("-1", "101")},
+    "loophole.py": {
+        "--betas": reals("-1", "101"),
+        "--K": ints(1, 4096),
+        "--steps": ints(1, 10**5),
+        "--seed": SEED,
+        "--seeds": ints(0, 1000),
+        "--plot": PLOT,
+    },
+    "multi_turn.py": {
+        "--q": reals("-0.1", "1.5"),
+        "--K": ints(2, 16),
+        "--cost": reals("-1", "11"),
+        "--beta": reals("0", "1e-4", "1001"),
+        "--lam": reals("-0.1", "1.5"),
+        "--iters": ints(1, 10**5),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
+    "off_policy.py": {
+        "--seed": SEED,
+        "--levels": ["0,nan", "0,,1", "x", "0,-1"],
+        "--c": reals("1", "2e6"),
+        "--delta": reals("0", "2e6"),
+        "--geo": reals("1", "2e6"),
+        "--K": ints(2, 10**4),
+        "--minibatches": ints(1, 2 * 10**4),
+        "--lr": reals("0", "101"),
+        "--section": CHOICE,
+        "--plot": PLOT,
+    },
+    "preferences.py": {
+        "--beta": reals("0", "0.04", "101"),
+        "--gamma": reals("-1", "101"),
+        "--lam": reals("-1", "101"),
+        "--z0": reals("-1", "101"),
+        "--label-smoothing": reals("-0.1", "0.7"),
+        "--max-iter": ints(1, 10**5),
+        "--steps": ints(1, 10**5),
+        "--pairs": ints(1, 10**4),
+        "--offline-pairs": ints(1, 10**5),
+        "--lr": reals("0", "101"),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
+    "token_vs_sequence.py": {
+        "--seed": SEED,
+        "--K": ints(1, 4096),
+        "--scale": reals("-1", "101"),
+        "--lam": reals("-0.1", "1"),
+        "--beta": reals("-1", "101"),
+        "--gamma": reals("-0.1", "1"),
+        "--eps": reals("0", "1.5"),
+        "--move": reals("-1", "101"),
+    },
 }
 
 # bad combinations of good values, checked after parsing but before the run: (argv, the name)
 COMBINATIONS = {
     "bench_big_vocab.py": [(["--V", "16777216", "--N", "16777216"], "--N, --V, --d")],
-    "group_bias.py": [(["--theta", "1,2", "--rewards", "1"], "--rewards"),
-                      (["--theta", "1", "--rewards", "1"], "--theta"),
-                      (["--rewards", "1,1,1,1,1"], "--rewards"),
-                      (["--K-max", "40"], "--K-max"),
-                      (["--K-max", "30", "--mc-groups", "1000000"], "--mc-groups")],
+    "group_bias.py": [
+        (["--theta", "1,2", "--rewards", "1"], "--rewards"),
+        (["--theta", "1", "--rewards", "1"], "--theta"),
+        (["--rewards", "1,1,1,1,1"], "--rewards"),
+        (["--K-max", "40"], "--K-max"),
+        (["--K-max", "30", "--mc-groups", "1000000"], "--mc-groups"),
+    ],
     "kl_estimators.py": [(["--beta", "100", "--lr", "2"], "--lr"), (["--beta", "1", "--lr", "101"], "--lr")],
-    "grpo.py": [(["--iters", "100000", "--K", "1024"], "--iters, --K, --mu"),
-                (["--agg-seeds", "1000", "--agg-iters", "100000"], "--agg-seeds, --agg-iters"),
-                (["--lr", "10", "--beta", "1"], "--lr")],                  # diverges: lr x beta
-    "k_sweep.py": [(["--K", "8", "--responses", "4"], "--responses"),
-                   (["--K", *["1"] * 65], "--K"),
-                   (["--responses", "1000000", "--K", *[str(2 ** k) for k in range(11)]],
-                    "--responses, --K")],
-    "loophole.py": [(["--betas", *["0"] * 65], "--betas"),
-                    (["--steps", "100000", "--K", "4096"], "--steps, --K, --betas, --seeds")],
+    "grpo.py": [
+        (["--iters", "100000", "--K", "1024"], "--iters, --K, --mu"),
+        (["--agg-seeds", "1000", "--agg-iters", "100000"], "--agg-seeds, --agg-iters"),
+        (["--lr", "10", "--beta", "1"], "--lr"),
+    ],  # diverges: lr x beta
+    "k_sweep.py": [
+        (["--K", "8", "--responses", "4"], "--responses"),
+        (["--K", *["1"] * 65], "--K"),
+        (["--responses", "1000000", "--K", *[str(2**k) for k in range(11)]], "--responses, --K"),
+    ],
+    "loophole.py": [
+        (["--betas", *["0"] * 65], "--betas"),
+        (["--steps", "100000", "--K", "4096"], "--steps, --K, --betas, --seeds"),
+    ],
     "preferences.py": [(["--steps", "100000", "--pairs", "10000"], "--steps, --pairs")],
-    "off_policy.py": [(["--levels", "0,0.1,0.05"], "--levels"), (["--levels", "0.1,0.2"], "--levels"),
-                      (["--levels", "0"], "--levels"), (["--levels", "0,9"], "--levels"),
-                      (["--minibatches", "5"], "--minibatches")],
+    "off_policy.py": [
+        (["--levels", "0,0.1,0.05"], "--levels"),
+        (["--levels", "0.1,0.2"], "--levels"),
+        (["--levels", "0"], "--levels"),
+        (["--levels", "0,9"], "--levels"),
+        (["--minibatches", "5"], "--minibatches"),
+    ],
 }
 
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
 PLOTTING = sorted(s for s in OPTIONS if "--plot" in OPTIONS[s])
-CASES = ([(s, [v] if not o else [o, *v] if isinstance(v, list) else [f"{o}={v}"], o or "NAME")
-          for s, opts in OPTIONS.items() for o, vs in opts.items() for v in vs]
-         + [(s, argv, name) for s, combos in COMBINATIONS.items() for argv, name in combos])
+CASES = [
+    (s, [v] if not o else [o, *v] if isinstance(v, list) else [f"{o}={v}"], o or "NAME")
+    for s, opts in OPTIONS.items()
+    for o, vs in opts.items()
+    for v in vs
+] + [(s, argv, name) for s, combos in COMBINATIONS.items() for argv, name in combos]
 
 # All cases of one script run in one subprocess (numba's import is paid once): the script runs
 # once with --help (the imports), then as __main__ once per case, recording the exit code, stderr,
@@ -146,8 +238,14 @@ print(json.dumps(results[1:]))
 
 def drive(script, cases, env=None):
     """[(code, stderr, stdout, seconds)] of each argv in cases, run in one subprocess."""
-    proc = subprocess.run([sys.executable, "-c", DRIVER, str(EXAMPLES / script), json.dumps(cases)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(EXAMPLES / script), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -165,8 +263,8 @@ def _results(script):
 def usage_error(code, err, out, seconds, name):
     assert code == 2, (code, err[-800:])
     assert "Traceback" not in err and "usage:" in err and "error:" in err, err[-800:]
-    assert name in err.splitlines()[-1], err[-800:]        # the message names the argument
-    assert out == "", out[-500:]                           # before the run printed anything
+    assert name in err.splitlines()[-1], err[-800:]  # the message names the argument
+    assert out == "", out[-500:]  # before the run printed anything
     assert seconds < FAST, seconds
 
 
@@ -198,7 +296,8 @@ def no_matplotlib(tmp_path_factory):
     shim = tmp_path_factory.mktemp("shim")
     (shim / "matplotlib").mkdir()
     (shim / "matplotlib" / "__init__.py").write_text(
-        'raise ImportError("matplotlib is hidden by the test shim")\n')
+        'raise ImportError("matplotlib is hidden by the test shim")\n'
+    )
     path = os.pathsep.join([str(shim), str(ROOT), os.environ.get("PYTHONPATH", "")])
     return dict(os.environ, PYTHONPATH=path)
 
@@ -207,7 +306,7 @@ def no_matplotlib(tmp_path_factory):
 @pytest.mark.parametrize("script", PLOTTING)
 def test_plot_without_matplotlib_is_a_usage_error_before_the_run(script, no_matplotlib, tmp_path):
     svg = tmp_path / "figure.svg"
-    (code, err, out, seconds), = drive(script, [["--plot", str(svg)]], env=no_matplotlib)
+    ((code, err, out, seconds),) = drive(script, [["--plot", str(svg)]], env=no_matplotlib)
     usage_error(code, err, out, seconds, "--plot")
     assert "matplotlib" in err and 'pip install -e ".[docs]"' in err and "pip install matplotlib" in err
     assert not svg.exists()
@@ -217,9 +316,14 @@ def test_plot_without_matplotlib_is_a_usage_error_before_the_run(script, no_matp
 def test_readme_plot_example_without_matplotlib_fails_fast(no_matplotlib, tmp_path):
     """The README's own plot command in a venv with only `pip install -e .`: exit 2 at once."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(EXAMPLES / "k_sweep.py"), "--baseline", "loo",
-                           "--plot", "k_sweep.svg"], capture_output=True, text=True,
-                          cwd=tmp_path, env=no_matplotlib, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / "k_sweep.py"), "--baseline", "loo", "--plot", "k_sweep.svg"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=no_matplotlib,
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-800:]
     assert "Traceback" not in proc.stderr and "pip install matplotlib" in proc.stderr
     assert time.perf_counter() - t0 < 60 and not (tmp_path / "k_sweep.svg").exists()
@@ -232,19 +336,25 @@ def test_bad_argument_exit_code_in_a_real_process(script):
     opt, bad = next(iter(OPTIONS[script].items()))
     argv = [bad[0]] if not opt else [f"{opt}={bad[0]}"]
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *argv],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *argv], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "usage:" in proc.stderr and proc.stdout == ""
-    assert time.perf_counter() - t0 < 60                # rejected before the run
+    assert time.perf_counter() - t0 < 60  # rejected before the run
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", PLOTTING)
 def test_plot_into_a_missing_folder_fails_before_the_run_in_a_real_process(script):
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), "--plot", MISSING],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--plot", MISSING],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "existing folder" in proc.stderr, proc.stderr[-500:]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert time.perf_counter() - t0 < 60
@@ -254,8 +364,21 @@ def test_plot_into_a_missing_folder_fails_before_the_run_in_a_real_process(scrip
 def test_group_bias_k_max_1_with_a_plot(tmp_path):
     pytest.importorskip("matplotlib")
     svg = tmp_path / "x.svg"
-    proc = subprocess.run([sys.executable, str(EXAMPLES / "group_bias.py"), "--K-max",
-                           "1", "--mc-groups", "100", "--plot", str(svg)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "group_bias.py"),
+            "--K-max",
+            "1",
+            "--mc-groups",
+            "100",
+            "--plot",
+            str(svg),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert svg.exists() and "n/a (leave-one-out needs K >= 2)" in proc.stdout

@@ -7,15 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.slow              # every test runs the example in a subprocess
+pytestmark = pytest.mark.slow  # every test runs the example in a subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "dpo.py"
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -45,22 +46,22 @@ def test_help_exits_zero():
 def test_dpo_approaches_the_tilted_optimum(default_out):
     t = table(default_out, "1. DPO")
     kl_sample, kl_pop = t[:, 1], t[:, 3]
-    assert t[0, 0] == 0 and kl_pop[0] > 0.1                   # starts at pi_ref, far from pi*
-    assert np.all(np.diff(kl_pop) < 0)                         # population: monotone to pi*
+    assert t[0, 0] == 0 and kl_pop[0] > 0.1  # starts at pi_ref, far from pi*
+    assert np.all(np.diff(kl_pop) < 0)  # population: monotone to pi*
     assert kl_pop[-1] < 1e-3 * kl_pop[0]
-    assert kl_sample.min() < 0.3 * kl_sample[0]                # the sample fit gets close ...
-    assert kl_sample[-1] > 1e2 * kl_pop[-1]                    # ... but not there: estimation error
+    assert kl_sample.min() < 0.3 * kl_sample[0]  # the sample fit gets close ...
+    assert kl_sample[-1] > 1e2 * kl_pop[-1]  # ... but not there: estimation error
 
 
 def test_reward_model_errors_sit_on_rare_responses(default_out):
     lines = default_out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("2. Bradley-Terry")) + 2
-    rms = {line.split()[0]: float(line.split()[1]) for line in lines[start:start + 3]}
+    rms = {line.split()[0]: float(line.split()[1]) for line in lines[start : start + 3]}
     assert rms["rare"] > 2 * rms["common"]
 
 
 def test_plot_writes_an_svg(tmp_path):
-    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     path = tmp_path / "contract.svg"
     out = run("--seed", "2", "--steps", "1", "--plot", str(path))
     _CACHE.setdefault(2, out)
@@ -74,18 +75,18 @@ def test_true_reward_peaks_inside_while_proxy_rises(seed):
     beta, kl, proxy, true, best = t.T
     assert np.all(np.diff(beta) < 0)
     assert np.all(np.diff(kl) >= -1e-12) and kl[-1] > 10 * kl[0]
-    assert np.all(np.diff(proxy) >= -1e-12)                    # proxy: monotone in the KL
+    assert np.all(np.diff(proxy) >= -1e-12)  # proxy: monotone in the KL
     i = int(np.argmax(true))
-    assert 0 < i < len(true) - 1                               # the peak is strictly inside
-    assert true[-1] < true[i] - 0.3                            # and it falls after it
-    assert np.all(true <= best + 1e-9)                         # nothing beats the true optimum
+    assert 0 < i < len(true) - 1  # the peak is strictly inside
+    assert true[-1] < true[i] - 0.3  # and it falls after it
+    assert np.all(true <= best + 1e-9)  # nothing beats the true optimum
 
 
 def test_with_plentiful_data_the_proxy_is_not_exploited():
     t = table(run("--pairs", "30000", "--steps", "1"), "3. optimize")
     proxy, true = t[:, 2], t[:, 3]
     assert np.abs(proxy - true).max() < 0.05
-    assert np.all(np.diff(true) >= -1e-3)                      # no fall: the fall was the estimate's
+    assert np.all(np.diff(true) >= -1e-3)  # no fall: the fall was the estimate's
 
 
 _CACHE = {}

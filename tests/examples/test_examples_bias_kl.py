@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(script, *args):
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -35,6 +40,7 @@ def table_rows(out, first):
 
 # ---------------------------------------------------------------- group_bias.py
 
+
 @pytest.fixture(scope="module")
 def bias_out():
     return run("group_bias.py", "--mc-groups", "4000")
@@ -44,9 +50,16 @@ def bias_rows(out):
     rows = {}
     for f in table_rows(out, r"\d+"):
         K = int(f[0])
-        rows[K] = {"shrink": float(f[1]), "centred": float(f[2]), "dev": float(f[3]),
-                   "mc": float(f[4]), "se": float(f[6]), "loo": f[7], "loo_dev": f[8],
-                   "cos": f[9] if f[9] != "E[u]" else None}
+        rows[K] = {
+            "shrink": float(f[1]),
+            "centred": float(f[2]),
+            "dev": float(f[3]),
+            "mc": float(f[4]),
+            "se": float(f[6]),
+            "loo": f[7],
+            "loo_dev": f[8],
+            "cos": f[9] if f[9] != "E[u]" else None,
+        }
     return rows
 
 
@@ -72,7 +85,7 @@ def test_group_bias_loo_exact_and_undefined_at_k1(bias_out):
 @pytest.mark.slow
 def test_group_bias_standardized_is_not_a_scaled_gradient(bias_out):
     rows = bias_rows(bias_out)
-    assert rows[1]["cos"] is None                       # K = 1: E[u] = 0 exactly
+    assert rows[1]["cos"] is None  # K = 1: E[u] = 0 exactly
     assert all(float(rows[K]["cos"]) < 0.99 for K in range(2, 9))
 
 
@@ -97,12 +110,11 @@ def test_group_bias_enumeration_against_ordered_tuples():
     r = np.array([1.0, 0.0, 0.5, 0.0])
     for K in (1, 2, 3):
         for baseline in ("centred", "standardized") + (("loo",) if K > 1 else ()):
-            tokens = np.array(list(itertools.product(range(4), repeat=K)))   # (V^K, K)
+            tokens = np.array(list(itertools.product(range(4), repeat=K)))  # (V^K, K)
             prob = np.prod(pi[tokens], axis=1)
             adv = gb.BASELINES[baseline](r[tokens])
             brute = prob @ gb.group_updates(tokens, adv, pi)
-            assert np.allclose(gb.exact_expected_update(pi, r, K, baseline), brute,
-                               rtol=0, atol=1e-15)
+            assert np.allclose(gb.exact_expected_update(pi, r, K, baseline), brute, rtol=0, atol=1e-15)
 
 
 @pytest.mark.slow
@@ -112,13 +124,14 @@ def test_group_bias_help():
 
 @pytest.mark.slow
 def test_group_bias_plot(tmp_path):
-    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     path = tmp_path / "bias.svg"
     run("group_bias.py", "--K-max", "3", "--mc-groups", "50", "--plot", str(path))
     assert "<svg" in path.read_text()
 
 
 # ---------------------------------------------------------------- kl_estimators.py
+
 
 @pytest.fixture(scope="module")
 def kl_out():
@@ -128,45 +141,47 @@ def kl_out():
 @pytest.mark.slow
 def test_kl_estimator_expectations(kl_out):
     rows = table_rows(kl_out, r"k[123]")
-    est = [f for f in rows if len(f) == 11]             # part 1: est, s, 7 numbers (MC is 3 fields)
+    est = [f for f in rows if len(f) == 11]  # part 1: est, s, 7 numbers (MC is 3 fields)
     assert len(est) == 6
     for f in est:
-        mean, fwd, rev, off_is = float(f[2]), float(f[3]), float(f[4]), float(f[10])
-        assert abs(off_is - mean) < 1e-6                # the importance weight restores E_pi
+        mean, fwd, off_is = float(f[2]), float(f[3]), float(f[10])
+        assert abs(off_is - mean) < 1e-6  # the importance weight restores E_pi
         if f[0] in ("k1", "k3"):
-            assert abs(mean - fwd) < 1e-6               # unbiased for KL(pi || pi_ref)
+            assert abs(mean - fwd) < 1e-6  # unbiased for KL(pi || pi_ref)
         else:
-            assert abs(mean - fwd) > 1e-3               # k2 is biased
-        assert abs(float(f[9]) - mean) > 1e-3           # without the weight: off
+            assert abs(mean - fwd) > 1e-3  # k2 is biased
+        assert abs(float(f[9]) - mean) > 1e-3  # without the weight: off
 
 
 @pytest.mark.slow
 def test_kl_estimator_gradients(kl_out):
     grads = {f[0]: [float(x) for x in f[1:]] for f in table_rows(kl_out, r"k[123]") if len(f) == 4}
-    assert grads["k1"][0] < 1e-12                       # E[grad k1] = 0
-    assert grads["k2"][1] < 1e-12                       # E[grad k2] = grad KL(pi || ref)
-    assert grads["k3"][2] < 1e-12                       # E[grad k3] = grad KL(ref || pi)
+    assert grads["k1"][0] < 1e-12  # E[grad k1] = 0
+    assert grads["k2"][1] < 1e-12  # E[grad k2] = grad KL(pi || ref)
+    assert grads["k3"][2] < 1e-12  # E[grad k3] = grad KL(ref || pi)
     assert min(grads["k1"][1], grads["k2"][0], grads["k3"][1]) > 1e-2
 
 
 @pytest.mark.slow
 def test_kl_placements_fixed_points(kl_out):
-    lines = {line[:12].strip(): line[12:].split() for line in kl_out.splitlines()
-             if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
-             and len(line[12:].split()) == 6}
-    for p in ("k1 in reward", "k2 in loss"):            # both land on the tilted optimum
+    lines = {
+        line[:12].strip(): line[12:].split()
+        for line in kl_out.splitlines()
+        if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
+        and len(line[12:].split()) == 6
+    }
+    for p in ("k1 in reward", "k2 in loss"):  # both land on the tilted optimum
         assert float(lines[p][2]) < 1e-12 and float(lines[p][3]) < 1e-10
     k3 = lines["k3 in loss"]
-    assert float(k3[5]) < 1e-10                         # on the reverse-KL optimum instead
+    assert float(k3[5]) < 1e-10  # on the reverse-KL optimum instead
     assert float(k3[2]) > 1e-3
-    assert float(lines["k1 in loss"][2]) > 0.1          # no penalty at all
+    assert float(lines["k1 in loss"][2]) > 0.1  # no penalty at all
 
 
 def sweep_rows(out):
     """{beta: [KL(rev||*), max|rev-*|, J gap, steps, |grad|, max|k3-rev|]} from part 3."""
     part3 = out.split("Part 3.")[1]
-    return {float(f[0]): [float(x) for x in f[1:7]] for f in table_rows(part3, r"[0-9.]+")
-            if len(f) == 7}
+    return {float(f[0]): [float(x) for x in f[1:7]] for f in table_rows(part3, r"[0-9.]+") if len(f) == 7}
 
 
 @pytest.mark.slow
@@ -176,20 +191,23 @@ def test_kl_sweep_k3_lands_on_the_reverse_optimum_at_every_beta(kl_out):
     assert len(betas) >= 5
     assert "did not converge" not in kl_out.split("Part 3.")[1]
     for b in betas:
-        assert rows[b][4] <= 1e-13 and rows[b][5] < 1e-10, b     # a fixed point (printed to 2 digits)
+        assert rows[b][4] <= 1e-13 and rows[b][5] < 1e-10, b  # a fixed point (printed to 2 digits)
     kl = [rows[b][0] for b in betas]
-    assert all(x > y for x, y in zip(kl, kl[1:]))                 # KL(rev||*) falls as beta grows
+    assert all(x > y for x, y in zip(kl, kl[1:]))  # KL(rev||*) falls as beta grows
     dist = [rows[b][1] for b in betas]
     peak = int(np.argmax(dist))
-    assert 0 < peak < len(dist) - 1                               # max|rev - *| peaks inside
-    assert all(x < y for x, y in zip(dist[:peak], dist[1:peak + 1]))
-    assert all(x > y for x, y in zip(dist[peak:], dist[peak + 1:]))
+    assert 0 < peak < len(dist) - 1  # max|rev - *| peaks inside
+    assert all(x < y for x, y in zip(dist[:peak], dist[1 : peak + 1]))
+    assert all(x > y for x, y in zip(dist[peak:], dist[peak + 1 :]))
 
 
 def placements(out):
-    return {line[:12].strip(): line[12:].split() for line in out.splitlines()
-            if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
-            and len(line[12:].split()) == 6}
+    return {
+        line[:12].strip(): line[12:].split()
+        for line in out.splitlines()
+        if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
+        and len(line[12:].split()) == 6
+    }
 
 
 @pytest.mark.slow
@@ -198,8 +216,8 @@ def test_kl_large_beta_converges_with_the_curvature_scaled_step():
     lines = placements(out)
     for p in ("k1 in reward", "k2 in loss", "k3 in loss"):
         assert float(lines[p][1]) <= 1e-13 and int(lines[p][0]) < 1000, p
-    assert float(lines["k1 in reward"][3]) < 1e-10                # on pi*
-    assert float(lines["k3 in loss"][5]) < 1e-10                  # on pi_rev
+    assert float(lines["k1 in reward"][3]) < 1e-10  # on pi*
+    assert float(lines["k3 in loss"][5]) < 1e-10  # on pi_rev
     assert re.findall(r"did not converge: (.*?),", out) == ["k1 in loss"]
 
 
@@ -228,6 +246,7 @@ def test_kl_plot(tmp_path):
 
 # ---------------------------------------------------------------- confusions.py
 
+
 @pytest.mark.slow
 def test_confusions():
     out = run("confusions.py")
@@ -247,17 +266,22 @@ def test_confusions():
     pop = [float(x) for x in re.search(r"population std \(ddof=0\): A = \[([^\]]*)\]", out).group(1).split()]
     bes = [float(x) for x in re.search(r"Bessel std\s+\(ddof=1\): A = \[([^\]]*)\]", out).group(1).split()]
     assert np.allclose(pop, [1.0, -1.0], rtol=0, atol=1e-7) and abs(pop[0]) < 1.0
-    assert np.allclose(bes, [2 ** -0.5, -(2 ** -0.5)], rtol=0, atol=1e-7) and abs(bes[0]) < 2 ** -0.5
-    for K, ratio, factor in re.findall(r"K = +(\d+): A\(ddof=1\) / A\(ddof=0\) = (\S+), sqrt\(\(K-1\)/K\) = (\S+)", out):
+    assert np.allclose(bes, [2**-0.5, -(2**-0.5)], rtol=0, atol=1e-7) and abs(bes[0]) < 2**-0.5
+    for K, ratio, factor in re.findall(
+        r"K = +(\d+): A\(ddof=1\) / A\(ddof=0\) = (\S+), sqrt\(\(K-1\)/K\) = (\S+)", out
+    ):
         assert abs(float(ratio) - np.sqrt((int(K) - 1) / int(K))) < 1e-6 and ratio == factor
     assert out.count("[0. 0. 0.]") == 3 and "leave-one-out:       ValueError" in out
     vanilla = [float(x) for x in re.search(r"no baseline:\s+\[([^\]]*)\]", out).group(1).split()]
-    assert vanilla == [0.7, 1.0, 0.0]                   # A = r: the raw rewards of the K = 1 groups
+    assert vanilla == [0.7, 1.0, 0.0]  # A = r: the raw rewards of the K = 1 groups
 
 
 @pytest.mark.slow
 def test_confusions_bad_name():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "confusions.py"), "nope"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "confusions.py"), "nope"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2 and "NAME" in proc.stderr
-

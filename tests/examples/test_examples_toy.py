@@ -22,8 +22,11 @@ K = 32: success of a sampled response 0.500
 """
 
 SEED_LOOPHOLE = {  # beta: (sloppy, gold, hedge), the seed chapter's table
-    0.0: (1.00, 0.50, 0.50), 0.1: (0.99, 0.50, 0.49), 0.2: (0.60, 0.48, 0.12),
-    0.3: (0.42, 0.39, 0.04), 0.5: (0.25, 0.24, 0.01),
+    0.0: (1.00, 0.50, 0.50),
+    0.1: (0.99, 0.50, 0.49),
+    0.2: (0.60, 0.48, 0.12),
+    0.3: (0.42, 0.39, 0.04),
+    0.5: (0.25, 0.24, 0.01),
 }
 
 
@@ -68,7 +71,7 @@ def test_sloppy_is_gold_plus_hedge_for_any_policy():
     assert (reward_table("sloppy")[:, HEDGE] == 1).all() and (reward_table("gold")[:, HEDGE] == 0).all()
 
 
-@pytest.mark.slow                                   # in process, but ten trainings (about 12 s)
+@pytest.mark.slow  # in process, but ten trainings (about 12 s)
 def test_k_sweep_digits_hold_for_other_seeds():
     # the K-sweep digits do not depend on the seed: every K of the table, two other seeds
     for seed in (0, 7):
@@ -79,12 +82,31 @@ def test_k_sweep_digits_hold_for_other_seeds():
 
 @pytest.mark.slow
 def test_examples_run_with_other_baselines_and_plot(tmp_path):
-    pytest.importorskip("matplotlib")            # the plots need the docs extra
-    out = run("examples/k_sweep.py", "--baseline", "loo", "--K", "1", "2", "--responses", "64",
-              "--plot", str(tmp_path / "k.svg"))
+    pytest.importorskip("matplotlib")  # the plots need the docs extra
+    out = run(
+        "examples/k_sweep.py",
+        "--baseline",
+        "loo",
+        "--K",
+        "1",
+        "2",
+        "--responses",
+        "64",
+        "--plot",
+        str(tmp_path / "k.svg"),
+    )
     assert "leave-one-out is undefined" in out and (tmp_path / "k.svg").stat().st_size > 1000
-    out = run("examples/loophole.py", "--betas", "0.2", "--steps", "20", "--seeds", "2",
-              "--plot", str(tmp_path / "l.svg"))
+    out = run(
+        "examples/loophole.py",
+        "--betas",
+        "0.2",
+        "--steps",
+        "20",
+        "--seeds",
+        "2",
+        "--plot",
+        str(tmp_path / "l.svg"),
+    )
     assert "spread over seeds" in out and (tmp_path / "l.svg").stat().st_size > 1000
 
 

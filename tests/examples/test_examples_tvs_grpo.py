@@ -11,8 +11,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(script, *args):
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -46,13 +51,19 @@ def test_token_view_equals_bandit_view_sample_for_sample(tvs):
 
 @pytest.mark.slow
 def test_each_per_token_ingredient_changes_the_batch_gradient(tvs):
-    names = ["terminal R, gamma = 1, b(x)", "prefix baseline v^pi(s_t)", "critic exact, GAE",
-             "critic fitted, GAE", "per-token KL", "gamma = 0.9"]
+    names = [
+        "terminal R, gamma = 1, b(x)",
+        "prefix baseline v^pi(s_t)",
+        "critic exact, GAE",
+        "critic fitted, GAE",
+        "per-token KL",
+        "gamma = 0.9",
+    ]
     r = rows(tvs, names)
     assert set(r) == set(names)
-    assert r[names[0]][0] < 1e-12 and r[names[0]][1] < 1e-12          # they agree
+    assert r[names[0]][0] < 1e-12 and r[names[0]][1] < 1e-12  # they agree
     for name in names[1:]:
-        assert r[name][0] > 1e-6, name                                 # ... until a per-token part
+        assert r[name][0] > 1e-6, name  # ... until a per-token part
     # exact expectations: baselines, an exact critic and reward-to-go KL keep the mean;
     # a fitted critic with lam < 1 and discounting change it
     for name in ("prefix baseline v^pi(s_t)", "critic exact, GAE", "per-token KL"):
@@ -97,12 +108,12 @@ def test_grpo_learns_and_approaches_the_tilted_optimum(grpo):
     assert success[-1] > success[0] + 0.2
     ref = re.search(r"reference\s+([0-9.]+)", out.split("distance to the tilted optimum")[1])
     fin = re.search(r"GRPO final\s+([0-9.]+)", out)
-    assert float(fin.group(1)) < float(ref.group(1))                   # TV to pi* shrinks
+    assert float(fin.group(1)) < float(ref.group(1))  # TV to pi* shrinks
 
 
 @pytest.mark.slow
 def test_grpo_plot(tmp_path):
-    pytest.importorskip("matplotlib")                   # the [dev] extra; [test] lacks it
+    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     svg = tmp_path / "grpo.svg"
     run("grpo.py", "--iters", "3", "--agg-seeds", "0", "--plot", str(svg))
     assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
@@ -125,10 +136,10 @@ def test_grpo_default_run_shows_the_length_bias():
         line = re.search(rf"^\s+{agg}\s+(.*)$", out, re.M).group(1)
         vals[agg] = [float(v) for v in re.findall(r"([0-9.]+) \+-", line)]
     tm, smtm = vals["token_mean"], vals["seq_mean_token_mean"]
-    assert smtm[1] > tm[1]          # P(ok | a): short right answer favoured
-    assert smtm[2] < tm[2]          # P(ok | bca): long right answer pulled up less
-    assert smtm[3] > tm[3]          # E|y| of the wrong answers: longer
-    assert smtm[4] > tm[4]          # P(wrong at the length cap): higher
+    assert smtm[1] > tm[1]  # P(ok | a): short right answer favoured
+    assert smtm[2] < tm[2]  # P(ok | bca): long right answer pulled up less
+    assert smtm[3] > tm[3]  # E|y| of the wrong answers: longer
+    assert smtm[4] > tm[4]  # P(wrong at the length cap): higher
 
 
 @pytest.mark.slow
@@ -139,7 +150,7 @@ def test_grpo_help():
 @pytest.mark.slow
 def test_grpo_prints_the_distance_to_both_targets(grpo):
     row = re.search(r"^\s+pi_rev\s+([0-9.]+)\s+([0-9.]+)", grpo, re.M)
-    assert row and float(row.group(2)) == 0.0 and float(row.group(1)) > 0.0   # two distinct targets
+    assert row and float(row.group(2)) == 0.0 and float(row.group(1)) > 0.0  # two distinct targets
     assert re.search(r"closer to (pi_rev|pi\*);", grpo)
 
 
@@ -151,6 +162,7 @@ def test_reverse_kl_fixed_point_is_stationary_for_k3_in_the_loss():
     import numpy as np
 
     from minirl_lm.core.policy import TabularPolicy
+
     spec = importlib.util.spec_from_file_location("grpo_example", ROOT / "examples" / "grpo.py")
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)
@@ -159,11 +171,11 @@ def test_reverse_kl_fixed_point_is_stationary_for_k3_in_the_loss():
     pi = ex.reverse_kl_fixed_point_tree(mdp, pi_ref, beta)
     policy = TabularPolicy(np.log(pi))
     a = mdp.all_responses()
-    p_y = np.exp(policy.logp(a.states, a.tokens, a.mask)[1])                  # (Y,)
-    R = mdp.score(ex.verifier, a)                                             # (Y,)
+    p_y = np.exp(policy.logp(a.states, a.tokens, a.mask)[1])  # (Y,)
+    R = mdp.score(ex.verifier, a)  # (Y,)
     grad_reward = policy.backward(a.states, a.tokens, a.mask, (p_y * R)[:, None] * a.mask)
     visits = np.zeros(mdp.S)
     np.add.at(visits, a.states[a.mask > 0], np.broadcast_to(p_y[:, None], a.mask.shape)[a.mask > 0])
-    grad_kl = visits[:, None] * (pi - pi_ref)                                 # d KL(ref || pi) / d theta
+    grad_kl = visits[:, None] * (pi - pi_ref)  # d KL(ref || pi) / d theta
     assert np.abs(grad_reward - beta * grad_kl).max() < 1e-10
     assert np.abs(pi - ex.tilted_optimum_tree(mdp, pi_ref, ex.verifier, beta)).max() > 1e-3

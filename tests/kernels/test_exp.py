@@ -6,7 +6,6 @@ import pytest
 
 from minirl_lm import kernels as K
 from minirl_lm.kernels.exp import _exp32_array, _exp_array
-
 from quiet import raises
 
 
@@ -21,17 +20,22 @@ def ulps32(a, b):
 
 def test_exp_ulp():
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.uniform(-750, 712, 400_000), rng.uniform(-1, 1, 200_000),
-                        rng.uniform(-745.2, -708, 100_000),          # subnormal results
-                        rng.uniform(700, 709.78, 50_000), np.linspace(-40, 40, 100_001)])
+    x = np.concatenate(
+        [
+            rng.uniform(-750, 712, 400_000),
+            rng.uniform(-1, 1, 200_000),
+            rng.uniform(-745.2, -708, 100_000),  # subnormal results
+            rng.uniform(700, 709.78, 50_000),
+            np.linspace(-40, 40, 100_001),
+        ]
+    )
     with np.errstate(over="ignore"):
         u = ulps(K.exp_array(x), np.exp(x))
     assert u.max() <= 1, (u.max(), x[u.argmax()])
 
 
 def test_exp_special_values():
-    x = np.array([-np.inf, -1e300, -746.0, -745.2, -745.1, -0.0, 0.0, 1e-300, 709.78, 709.79,
-                  1e300, np.inf])
+    x = np.array([-np.inf, -1e300, -746.0, -745.2, -745.1, -0.0, 0.0, 1e-300, 709.78, 709.79, 1e300, np.inf])
     got = K.exp_array(x)
     with np.errstate(over="ignore"):
         want = np.exp(x)
@@ -42,18 +46,22 @@ def test_exp_special_values():
 
 def test_exp32_ulp():
     rng = np.random.default_rng(1)
-    x = np.concatenate([rng.uniform(-110, 90, 400_000), rng.uniform(-1, 1, 200_000),
-                        rng.uniform(-103.98, -87, 100_000),          # subnormal results
-                        np.linspace(-40, 40, 100_001)]).astype(np.float32)
+    x = np.concatenate(
+        [
+            rng.uniform(-110, 90, 400_000),
+            rng.uniform(-1, 1, 200_000),
+            rng.uniform(-103.98, -87, 100_000),  # subnormal results
+            np.linspace(-40, 40, 100_001),
+        ]
+    ).astype(np.float32)
     with np.errstate(over="ignore"):
-        want = np.exp(x.astype(np.float64)).astype(np.float32)      # correctly rounded, nearly
+        want = np.exp(x.astype(np.float64)).astype(np.float32)  # correctly rounded, nearly
         u = ulps32(K.exp32_array(x), want)
     assert u.max() <= 1, (u.max(), x[u.argmax()])
 
 
 def test_exp32_special_values():
-    x = np.array([-np.inf, -1e30, -104.0, -103.9, -0.0, 0.0, 1e-30, 88.72, 88.73, 1e30, np.inf],
-                 np.float32)
+    x = np.array([-np.inf, -1e30, -104.0, -103.9, -0.0, 0.0, 1e-30, 88.72, 88.73, 1e30, np.inf], np.float32)
     got = K.exp32_array(x)
     with np.errstate(over="ignore"):
         want = np.exp(x.astype(np.float64)).astype(np.float32)
@@ -79,10 +87,11 @@ def test_entries_refuse_bad_x_and_name_it(entry, dtype):
     assert raises(ValueError, lambda: entry(x)) == "x: expected no NaN"
     other = np.float32 if dtype == np.float64 else np.float64
     assert raises(TypeError, lambda: entry(np.zeros(4, other))).startswith(
-        f"x: expected dtype {np.dtype(dtype).name}")
+        f"x: expected dtype {np.dtype(dtype).name}"
+    )
     assert raises(TypeError, lambda: entry([0.0])).startswith("x: expected a numpy array")
-    assert raises(ValueError, lambda: entry(np.zeros((2, 2), dtype))).startswith(
-        "x: expected 1 dimension")
+    assert raises(ValueError, lambda: entry(np.zeros((2, 2), dtype))).startswith("x: expected 1 dimension")
     assert raises(ValueError, lambda: entry(np.zeros(0, dtype))).startswith("x: expected every")
     assert raises(ValueError, lambda: entry(np.zeros(8, dtype)[::2])).startswith(
-        "x: expected a C-contiguous array")
+        "x: expected a C-contiguous array"
+    )

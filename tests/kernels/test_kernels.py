@@ -44,8 +44,10 @@ def test_second_process_loads_cache():
     env = dict(os.environ)
     env.pop("NUMBA_DISABLE_JIT", None)
     env.pop("NUMBA_CACHE_DIR", None)
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                           timeout=300) for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        for _ in range(2)
+    ]
     for run in runs:
         assert run.returncode == 0, run.stderr
     n, hits, misses = map(int, runs[1].stdout.split())

@@ -3,13 +3,16 @@ one with a NaN or +inf entry or no finite entry, has a NaN logsumexp and a NaN g
 
 import numpy as np
 import pytest
+from kernel_cases import RTOL, RTOL32, rel_err
 
 from minirl_lm.kernels.rows import _row_grad, _row_lse, _row_max
 
-from kernel_cases import RTOL, RTOL32, rel_err
-
-ROWS = [np.array([0.5]), np.array([1.0, -np.inf, 3.0]), np.linspace(-5, 5, 17),
-        np.random.default_rng(0).standard_normal(1000) * 3 + 1e4]
+ROWS = [
+    np.array([0.5]),
+    np.array([1.0, -np.inf, 3.0]),
+    np.linspace(-5, 5, 17),
+    np.random.default_rng(0).standard_normal(1000) * 3 + 1e4,
+]
 
 
 def twin_lse(z):
@@ -35,7 +38,7 @@ def test_row_grad_equals_onehot_minus_softmax(z, dtype):
     _row_grad(z, y, wb, out)
     p = np.exp(z64 - z64.max())
     want = -wb * p / p.sum()
-    want[y] += wb                                             # eq. (logsoftmax_grad)
+    want[y] += wb  # eq. (logsoftmax_grad)
     assert out.dtype == dtype
     assert rel_err(out, want) <= (RTOL if dtype == np.float64 else RTOL32)
 
@@ -46,5 +49,5 @@ def test_a_bad_row_gives_nan_everywhere(bad, dtype):
     z = np.array(bad, dtype)
     assert np.isnan(_row_lse(z)[1])
     out = np.empty_like(z)
-    _row_grad(z, 0, 0.0, out)                                 # even with a zero weight
+    _row_grad(z, 0, 0.0, out)  # even with a zero weight
     assert np.isnan(out).all()

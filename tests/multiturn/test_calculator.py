@@ -4,8 +4,7 @@ logits, computed by hand on the smallest settings; bad input named."""
 import numpy as np
 import pytest
 
-from minirl_lm.multiturn.calculator import (CALL, D0, D1, EOS, EQ, TOKENS, calculator,
-                                            calculator_reference)
+from minirl_lm.multiturn.calculator import CALL, D0, D1, EOS, EQ, TOKENS, calculator, calculator_reference
 from minirl_lm.multiturn.values import policy_values
 from quiet import raises
 
@@ -13,10 +12,10 @@ from quiet import raises
 def test_one_turn_guessing_earns_one_half_and_the_tree_is_small():
     env = calculator(0.8, max_turns=1, turn_len=2)
     assert (env.V, env.W, env.M) == (5, 2, 2) and TOKENS[CALL] == "<call>"
-    assert env.S == 4 and env.is_policy.all()            # (), (=,), (0,), (1,): no chance node
+    assert env.S == 4 and env.is_policy.all()  # (), (=,), (0,), (1,): no chance node
     pi = np.zeros((env.S, env.V))
     pi[:, EOS] = 1.0
-    pi[env._index[()], :] = [0.0, 0.0, 0.0, 0.5, 0.5]     # guess a digit, then stop
+    pi[env._index[()], :] = [0.0, 0.0, 0.0, 0.5, 0.5]  # guess a digit, then stop
     assert policy_values(env, pi)[0][0] == 0.5
 
 
@@ -25,8 +24,8 @@ def test_call_then_copy_earns_q_minus_cost(q, cost):
     env = calculator(q, cost=cost, max_turns=2, turn_len=2)
     pi = np.full((env.S, env.V), 0.0)
     pi[:, EOS] = 1.0
-    pi[0] = np.eye(5)[CALL]                               # call at once
-    for p in env.prefixes:                                # then copy the tool's digit, stop
+    pi[0] = np.eye(5)[CALL]  # call at once
+    for p in env.prefixes:  # then copy the tool's digit, stop
         if len(p) == 3 and p[0] == CALL and p[1] == EQ:
             pi[env._index[p]] = np.eye(5)[p[2]]
     assert abs(policy_values(env, pi)[0][0] - (q - cost)) < 1e-15
@@ -44,9 +43,12 @@ def test_reference_logits_prefer_stopping_after_a_digit():
 
 def test_bad_arguments_are_named():
     assert raises(ValueError, lambda: calculator(-0.1)) == "q: expected a number >= 0.0, got -0.1"
-    assert raises(ValueError, lambda: calculator(0.8, cost=-1)) == \
-        "cost: expected a number >= 0.0, got -1.0"
-    assert raises(TypeError, lambda: calculator_reference(None)) == \
-        "env: expected the calculator's MultiTurnMDP, got NoneType"
-    assert raises(ValueError, lambda: calculator_reference(calculator(0.8), stop=np.inf)) == \
-        "stop: expected a finite number, got inf"
+    assert raises(ValueError, lambda: calculator(0.8, cost=-1)) == "cost: expected a number >= 0.0, got -1.0"
+    assert (
+        raises(TypeError, lambda: calculator_reference(None))
+        == "env: expected the calculator's MultiTurnMDP, got NoneType"
+    )
+    assert (
+        raises(ValueError, lambda: calculator_reference(calculator(0.8), stop=np.inf))
+        == "stop: expected a finite number, got inf"
+    )

@@ -1,6 +1,5 @@
 """The bundles of the multi-turn part (minirl_lm/multiturn/checks.py)."""
 
-
 import numpy as np
 
 from minirl_lm.multiturn import checks as MC
@@ -11,8 +10,8 @@ def test_multiturn_bundles_return_their_arguments_checked():
     from minirl_lm.core.policy import TabularPolicy
     from minirl_lm.multiturn.calculator import calculator
     from minirl_lm.multiturn.env import MultiTurnMDP
-    out = MC.multiturn_args(5, 0, [1], [[2, 3], (2, 4)], [[1, 0], [0, 1]], [0.5, 0.5],
-                           lambda w, t, d: 0.0, 2, 2)
+
+    out = MC.multiturn_args(5, 0, [1], [[2, 3], (2, 4)], [[1, 0], [0, 1]], [0.5, 0.5], lambda w, t, d: 0.0, 2, 2)
     assert out[:4] == (5, 0, (1,), [(2, 3), (2, 4)]) and out[6:] == (2, 2)
     env = calculator(0.8, max_turns=2)
     ep = env.all_episodes()
@@ -24,8 +23,7 @@ def test_multiturn_bundles_return_their_arguments_checked():
     p = np.full((env.S, env.V), 0.2)
     assert MC.mt_table(env, p, "probs") is not None and MC.mt_soft_args(env, p, 1)[1] == 1.0
     assert MC.mt_kl_args(env, p, p, 0)[2] == 0.0
-    assert raises(ValueError, lambda: MC.mt_soft_args(env, p, 0)) == \
-        "beta: expected a number > 0.0, got 0.0"
+    assert raises(ValueError, lambda: MC.mt_soft_args(env, p, 0)) == "beta: expected a number > 0.0, got 0.0"
     one = np.ones((1, 2))
     assert MC.action_returns_args(one, one, one, 1, True)[2:] == (1.0, True)
     assert MC.action_gae_args(one, one, one, one, 1, 0, False)[3:] == (1.0, 0.0, False)

@@ -14,15 +14,16 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
+from minirl_lm.core.policy import TabularPolicy, softmax_table
 from minirl_lm.multiturn.calculator import CALL, D0, D1, EQ, calculator, calculator_reference
 from minirl_lm.multiturn.env import Episodes, MultiTurnMDP, action_view, scatter
 from minirl_lm.multiturn.values import policy_values
-from minirl_lm.core.policy import TabularPolicy, softmax_table
 from quiet import raises
 
 _spec = importlib.util.spec_from_file_location(
-    "multi_turn_example", Path(__file__).resolve().parents[2] / "examples" / "multi_turn.py")
-ex = importlib.util.module_from_spec(_spec)                      # the example's exact tools
+    "multi_turn_example", Path(__file__).resolve().parents[2] / "examples" / "multi_turn.py"
+)
+ex = importlib.util.module_from_spec(_spec)  # the example's exact tools
 _spec.loader.exec_module(ex)
 
 
@@ -41,41 +42,40 @@ def setup(q=0.8, seed=0, **kw):
 def test_every_trajectory_enumerated_probabilities_sum_to_one(q):
     env, pol, ep, _, p = setup(q)
     assert abs(p.sum() - 1.0) < 1e-12
-    assert (p > 0).all()                                          # zero-probability rows dropped
+    assert (p > 0).all()  # zero-probability rows dropped
     assert env.is_policy.sum() + (~env.is_policy).sum() == env.S
 
 
 def test_rollouts_are_trajectories_of_the_enumeration_with_their_probability():
     env, pol, ep, _, p = setup(0.7)
     ro = env.rollout(pol, 400, np.random.default_rng(3))
-    env.check(ro)                                                 # parses, masks right
+    env.check(ro)  # parses, masks right
     table = {(tuple(ep.tokens[b]), int(ep.world[b])): p[b] for b in range(len(p))}
     seen = {}
     for b in range(400):
         key = (tuple(ro.tokens[b]), int(ro.world[b]))
         assert key in table
         seen[key] = seen.get(key, 0) + 1
-    top = max(table, key=table.get)                               # the likeliest trajectory
+    top = max(table, key=table.get)  # the likeliest trajectory
     assert abs(seen.get(top, 0) / 400 - table[top]) < 4 * np.sqrt(table[top] / 400) + 0.01
-    again = env.rollout(pol, 400, np.random.default_rng(3))       # same seed, same bits
+    again = env.rollout(pol, 400, np.random.default_rng(3))  # same seed, same bits
     assert np.array_equal(again.tokens, ro.tokens) and np.array_equal(again.world, ro.world)
 
 
 def test_rollout_masks_rewards_and_log_env():
     env, pol, *_ = setup(0.8)
     ro = env.rollout(pol, 64, np.random.default_rng(0))
-    assert ((ro.action_mask <= ro.mask)).all()
+    assert (ro.action_mask <= ro.mask).all()
     obs = (ro.mask > 0) & (ro.action_mask == 0)
     assert obs.any() and (ro.rewards[obs] == 0).all()
-    assert set(np.unique(ro.tokens[obs])) <= {EQ, D0, D1}        # the tool's reply "= d"
+    assert set(np.unique(ro.tokens[obs])) <= {EQ, D0, D1}  # the tool's reply "= d"
     calls = ((ro.tokens == CALL) & (ro.action_mask > 0)).sum(1)
     digits = (ro.action_mask > 0) & ((ro.tokens == D0) | (ro.tokens == D1))
     for b in range(64):
         d = ro.tokens[b][digits[b]]
         right = float(d.size > 0 and d[-1] == D0 + ro.world[b])
         assert abs(ro.R[b] - (right - 0.1 * calls[b])) < 1e-12
-        spans = [ro.tokens[b, t + 2] for t in range(env.T - 2)
-                 if obs[b, t + 1] and ro.tokens[b, t + 1] == EQ]
+        spans = [ro.tokens[b, t + 2] for t in range(env.T - 2) if obs[b, t + 1] and ro.tokens[b, t + 1] == EQ]
         want = np.log(0.5) + sum(np.log(0.8 if o == D0 + ro.world[b] else 0.2) for o in spans)
         assert abs(ro.log_env[b] - want) < 1e-12
 
@@ -94,34 +94,44 @@ def test_action_mask_marking_an_observation_token_is_an_error():
     env, pol, *_ = setup()
     ro = env.rollout(pol, 32, np.random.default_rng(1))
     obs = np.argwhere((ro.mask > 0) & (ro.action_mask == 0))
-    bad = Episodes(ro.states, ro.tokens, ro.mask, ro.action_mask.copy(), ro.rewards, ro.world,
-                   ro.log_env)
+    bad = Episodes(ro.states, ro.tokens, ro.mask, ro.action_mask.copy(), ro.rewards, ro.world, ro.log_env)
     bad.action_mask[tuple(obs[0])] = 1.0
     with pytest.raises(ValueError, match=r"^action_mask: .*observation token"):
         env.check(bad)
     with pytest.raises(ValueError, match=r"^action_mask: .*observation token"):
         action_view(env, bad)
-    bad.action_mask = ro.mask.copy()                              # mask passed as action mask
+    bad.action_mask = ro.mask.copy()  # mask passed as action mask
     with pytest.raises(ValueError, match=r"^action_mask:"):
         env.check(bad)
     bad.action_mask = ro.action_mask.copy()
-    bad.action_mask[0, 0] = 0.0                                   # a policy token marked 0
+    bad.action_mask[0, 0] = 0.0  # a policy token marked 0
     with pytest.raises(ValueError, match=r"^action_mask: .*policy token"):
         env.check(bad)
 
 
 def _env(**kw):
-    args = dict(V=5, eos=0, calls=(1,), spans=[(2, 3), (2, 4)],
-                p_obs=[[0.8, 0.2], [0.2, 0.8]], prior=[0.5, 0.5],
-                turn_reward=lambda w, turns, done: 0.0, max_turns=2, turn_len=2)
+    args = dict(
+        V=5,
+        eos=0,
+        calls=(1,),
+        spans=[(2, 3), (2, 4)],
+        p_obs=[[0.8, 0.2], [0.2, 0.8]],
+        prior=[0.5, 0.5],
+        turn_reward=lambda w, turns, done: 0.0,
+        max_turns=2,
+        turn_len=2,
+    )
     args.update(kw)
     return MultiTurnMDP(**args)
 
 
 @pytest.mark.parametrize("spans", [[(2, 5), (2, 4)], [(2, 3), (-1,)], [(2, 3), ()]])
 def test_observation_tokens_outside_the_vocabulary_are_an_error(spans):
-    with pytest.raises(ValueError, match=r"^spans: expected non-empty spans of token ids in "
-                                         r"\[0, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^spans: expected non-empty spans of token ids in "
+        r"\[0, 5\)",
+    ):
         _env(spans=spans)
 
 
@@ -150,18 +160,32 @@ def test_other_bad_environments():
 
 def test_bad_episode_arrays_and_helpers():
     env, pol, ep, (s, y, m, r, pos), _ = setup()
-    empty = Episodes(ep.states[:2], ep.tokens[:2], ep.mask[:2].copy(), ep.action_mask[:2].copy(),
-                     ep.rewards[:2], ep.world[:2], ep.log_env[:2])
+    empty = Episodes(
+        ep.states[:2],
+        ep.tokens[:2],
+        ep.mask[:2].copy(),
+        ep.action_mask[:2].copy(),
+        ep.rewards[:2],
+        ep.world[:2],
+        ep.log_env[:2],
+    )
     empty.mask[1], empty.action_mask[1] = 0.0, 0.0
     with pytest.raises(ValueError, match="^mask: row 1 is empty"):
         env.check(empty)
     obs = (ep.mask > 0) & (ep.action_mask == 0)
-    b = int(np.flatnonzero(obs.any(1))[0])                        # a row with a tool reply
+    b = int(np.flatnonzero(obs.any(1))[0])  # a row with a tool reply
     sl = slice(b, b + 1)
-    wrong = Episodes(ep.states[sl], ep.tokens[sl].copy(), ep.mask[sl], ep.action_mask[sl],
-                     ep.rewards[sl], ep.world[sl], ep.log_env[sl])
-    t = int(np.flatnonzero(obs[b])[0])                            # an observation position
-    wrong.tokens[0, t] = CALL                                     # not a span of the tool
+    wrong = Episodes(
+        ep.states[sl],
+        ep.tokens[sl].copy(),
+        ep.mask[sl],
+        ep.action_mask[sl],
+        ep.rewards[sl],
+        ep.world[sl],
+        ep.log_env[sl],
+    )
+    t = int(np.flatnonzero(obs[b])[0])  # an observation position
+    wrong.tokens[0, t] = CALL  # not a span of the tool
     with pytest.raises(ValueError, match="^tokens: row 0"):
         env.check(wrong)
     with pytest.raises(ValueError, match="^pos:"):
@@ -187,17 +211,17 @@ def test_action_mask_reinforce_equals_trajectory_estimator_sample_for_sample():
     ro = env.rollout(pol, 12, np.random.default_rng(5))
     s, y, m, _, _ = action_view(env, ro)
     for b in range(12):
-        g_tok = pol.backward(s[b:b + 1], y[b:b + 1], m[b:b + 1], ro.R[b] * m[b:b + 1])
+        g_tok = pol.backward(s[b : b + 1], y[b : b + 1], m[b : b + 1], ro.R[b] * m[b : b + 1])
 
-        def logP(theta):                                          # eq. (traj_prob), whole row
-            z = theta[ro.states[b]]                               # (T, V)
+        def logP(theta):  # eq. (traj_prob), whole row
+            z = theta[ro.states[b]]  # (T, V)
             lse = np.log(np.exp(z - z.max(1, keepdims=True)).sum(1)) + z.max(1)
             lp = z[np.arange(env.T), ro.tokens[b]] - lse
             return ro.log_env[b] + (lp * ro.action_mask[b]).sum()
 
         rows = np.unique(ro.states[b][ro.mask[b] > 0])
         g_traj = np.zeros_like(pol.theta)
-        for st in rows:                                           # complex step: exact to rounding
+        for st in rows:  # complex step: exact to rounding
             for v in range(env.V):
                 th = pol.theta.astype(complex)
                 th[st, v] += 1e-30j
@@ -214,10 +238,10 @@ def test_exact_policy_gradient_matches_finite_differences_of_the_expected_return
     pol = TabularPolicy(theta)
     _, seq = pol.logp(s, y, m)
     p = np.exp(seq + ep.log_env)
-    g = pol.backward(s, y, m, (p * ep.R)[:, None] * m)           # E[R sum_{action} score]
-    J = lambda th: policy_values(env, softmax_table(th))[0][0]    # noqa: E731
+    g = pol.backward(s, y, m, (p * ep.R)[:, None] * m)  # E[R sum_{action} score]
+    J = lambda th: policy_values(env, softmax_table(th))[0][0]  # noqa: E731
     rows = np.flatnonzero(env.is_policy)[:12]
-    sub = lambda x: theta_with(theta, rows, x)                    # noqa: E731
+    sub = lambda x: theta_with(theta, rows, x)  # noqa: E731
     fd = fd_grad(lambda x: J(sub(x)), theta[rows].copy())
     # truncation ~1e-12, rounding ~1e-10 |J| / 1: tolerance 1e-8
     assert np.abs(fd - g[rows]).max() < 1e-8
@@ -234,7 +258,7 @@ def test_row_grads_are_the_policy_backward_row_by_row():
     A = np.random.default_rng(2).normal(size=m.shape) * m
     H = ex.row_grads(pol.probs(), s, y, m, A)
     for b in (0, 7, len(p) - 1):
-        want = pol.backward(s[b:b + 1], y[b:b + 1], m[b:b + 1], A[b:b + 1])
+        want = pol.backward(s[b : b + 1], y[b : b + 1], m[b : b + 1], A[b : b + 1])
         assert np.abs(H[b] - want.ravel()).max() < 1e-13
 
 
@@ -248,13 +272,13 @@ def test_observation_tokens_in_the_loss_bias_the_gradient_and_only_chance_rows()
     g_bug = p @ ex.row_grads(P, ep.states, ep.tokens, ep.mask, A[:, None] * ep.mask)
     diff = (g_bug - g_true).reshape(env.S, env.V)
     assert np.linalg.norm(diff) / np.linalg.norm(g_true) > 1e-2
-    assert np.abs(diff[env.is_policy]).max() < 1e-15              # policy rows untouched
+    assert np.abs(diff[env.is_policy]).max() < 1e-15  # policy rows untouched
 
 
 # ---- 4. baselines: exact group moments, and the ordering -----------------------------------------
 @pytest.mark.parametrize("K", [2, 3])
 def test_group_moments_match_brute_force_over_every_group(K):
-    env = calculator(0.7, max_turns=1)                            # small: every K-tuple
+    env = calculator(0.7, max_turns=1)  # small: every K-tuple
     rng = np.random.default_rng(0)
     pol = TabularPolicy(calculator_reference(env) + rng.normal(size=(env.S, env.V)))
     ep = env.all_episodes()
@@ -277,31 +301,37 @@ def test_group_moments_match_brute_force_over_every_group(K):
 @pytest.mark.parametrize("q,seed,K", [(0.5, 0, 2), (0.8, 1, 8), (1.0, 2, 4)])
 def test_variance_ordering_gae_per_turn_loo(q, seed, K):
     out = ex_run("--q", str(q), "--seed", str(seed), "--K", str(K), "--iters", "1")
-    var = {name: float(v) for name, v in
-           re.findall(r"update variance, (.+?) \(K = \d+\): ([0-9.e+-]+),", out)}
+    var = {name: float(v) for name, v in re.findall(r"update variance, (.+?) \(K = \d+\): ([0-9.e+-]+),", out)}
     gae_v = next(v for k, v in var.items() if k.startswith("GAE"))
     turn, loo = var["per-turn value baseline (exact)"], var["leave-one-out"]
     mean = var["group mean"]
     assert gae_v < turn < loo
-    assert abs(mean - ((K - 1) / K) ** 2 * loo) < 1e-3 * loo        # printed to 4 digits
+    assert abs(mean - ((K - 1) / K) ** 2 * loo) < 1e-3 * loo  # printed to 4 digits
 
 
 def ex_run(*args):
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, str(root / "examples" / "multi_turn.py"), *args],
-                         cwd=root, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / "multi_turn.py"), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
 
 # ---- the residue of bad input (issue 20, section 4)
-@pytest.mark.parametrize("kw, exc, msg", [
-    (dict(spans=[(True, 3), (2, 4)]), TypeError,
-     "spans: expected integer token ids, got True in (True, 3)"),
-    (dict(spans=[(2, np.bool_(True)), (2, 4)]), TypeError, "spans: expected integer token ids"),
-    (dict(calls=(2, True)), TypeError, "calls: expected integer token ids, got True in (2, True)"),
-    (dict(calls=np.array([True])), TypeError, "calls: expected an integer array of ids"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, msg",
+    [
+        (dict(spans=[(True, 3), (2, 4)]), TypeError, "spans: expected integer token ids, got True in (True, 3)"),
+        (dict(spans=[(2, np.bool_(True)), (2, 4)]), TypeError, "spans: expected integer token ids"),
+        (dict(calls=(2, True)), TypeError, "calls: expected integer token ids, got True in (2, True)"),
+        (dict(calls=np.array([True])), TypeError, "calls: expected an integer array of ids"),
+    ],
+)
 def test_bool_token_ids_are_refused(kw, exc, msg):
     assert raises(exc, lambda: _env(**kw)).startswith(msg)
 
@@ -310,11 +340,12 @@ def test_check_verifies_the_state_ids_at_observation_positions():
     env, pol, ep, *_ = setup()
     obs = np.argwhere((ep.mask > 0) & (ep.action_mask == 0))
     b, t = obs[0]
-    bad = Episodes(ep.states.copy(), ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world,
-                   ep.log_env)
+    bad = Episodes(ep.states.copy(), ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world, ep.log_env)
     bad.states[b, t] = (bad.states[b, t] + 1) % env.S
-    assert raises(ValueError, lambda: env.check(bad)) == \
-        f"states: row {b}, position {t}: expected state {ep.states[b, t]}, got {bad.states[b, t]}"
+    assert (
+        raises(ValueError, lambda: env.check(bad))
+        == f"states: row {b}, position {t}: expected state {ep.states[b, t]}, got {bad.states[b, t]}"
+    )
     assert env.check(ep) is ep
 
 
@@ -334,10 +365,15 @@ def test_scatter_refuses_a_width_beyond_memory_before_allocating():
     assert scatter(x + 1, np.array([[0, 2, 4], [1, 2, 3]]), np.ones((2, 3)), 5).sum() == 6
 
 
-@pytest.mark.parametrize("kw, name", [(dict(max_turns=10**6), "max_turns"),
-                                      (dict(turn_len=2000), "turn_len"),
-                                      (dict(max_turns=9), "max_turns"),
-                                      (dict(turn_len=40, V=8), "turn_len")])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(max_turns=10**6), "max_turns"),
+        (dict(turn_len=2000), "turn_len"),
+        (dict(max_turns=9), "max_turns"),
+        (dict(turn_len=40, V=8), "turn_len"),
+    ],
+)
 def test_trees_too_large_to_enumerate_are_refused_at_once(kw, name):
     t0 = time.perf_counter()
     msg = raises(ValueError, lambda: _env(**kw))

@@ -4,14 +4,21 @@ verl's and single-turn GAE, the turn values; bad input and overflow named."""
 
 import numpy as np
 import pytest
+from test_env import ex  # the calculator, enumerated
+from test_env import setup as episodes_of
 
-from minirl_lm.values.critic import gae, td_errors
-from minirl_lm.multiturn.calculator import CALL, calculator, calculator_reference
-from minirl_lm.multiturn.values import (gae_actions, kl_objective, policy_values,
-                                        returns_actions, soft_optimum, turn_values)
 from minirl_lm.core.policy import TabularPolicy, softmax_table
+from minirl_lm.multiturn.calculator import CALL, calculator, calculator_reference
+from minirl_lm.multiturn.values import (
+    gae_actions,
+    kl_objective,
+    policy_values,
+    returns_actions,
+    soft_optimum,
+    turn_values,
+)
+from minirl_lm.values.critic import gae, td_errors
 from quiet import overflow, raises, silent
-from test_env import ex, setup as episodes_of                   # the calculator, enumerated
 
 setup = episodes_of
 
@@ -26,19 +33,17 @@ def test_returns_and_gae_reject_rewards_on_observation_tokens():
         gae_actions(np.zeros(ep.mask.shape), ep.rewards, ep.mask, ep.mask + 1.0)
 
 
-
-
 # ---- values with chance nodes ----------------------------------------------------------------
 @pytest.mark.parametrize("q", [0.5, 0.9])
 def test_policy_values_are_the_enumerated_expectations(q):
     env, pol, ep, (s, y, m, r, pos), p = setup(q)
     values, Q = policy_values(env, pol.probs())
-    assert abs(values[0] - p @ ep.R) < 1e-12                      # V^pi(x) = E R
+    assert abs(values[0] - p @ ep.R) < 1e-12  # V^pi(x) = E R
     G = returns_actions(ep.rewards, ep.mask, ep.action_mask)
     key = (ep.states * env.V + ep.tokens)[ep.action_mask > 0]
     pt = np.broadcast_to(p[:, None], ep.mask.shape)[ep.action_mask > 0]
     cm, mass = ex.conditional_mean(pt, key, G[ep.action_mask > 0], env.S * env.V)
-    assert np.abs(cm - Q.ravel())[mass > 0].max() < 1e-12        # Q(s, a) = E[G_t | s, a]
+    assert np.abs(cm - Q.ravel())[mass > 0].max() < 1e-12  # Q(s, a) = E[G_t | s, a]
 
 
 def test_soft_optimum_is_the_maximum_and_the_gap_is_a_trajectory_kl():
@@ -51,7 +56,7 @@ def test_soft_optimum_is_the_maximum_and_the_gap_is_a_trajectory_kl():
     gap = v_star[0] - kl_objective(env, pi, pi_ref, beta)
     _, lp = pol.logp(s, y, m)
     _, lp_star = TabularPolicy(np.log(pi_star)).logp(s, y, m)
-    kl = p @ (lp - lp_star)                                        # env factors cancel
+    kl = p @ (lp - lp_star)  # env factors cancel
     assert gap > 0 and abs(gap - beta * kl) < 1e-12
 
 
@@ -59,10 +64,8 @@ def test_soft_optimum_calls_iff_the_tool_beats_guessing_by_the_cost():
     for q, calls in ((0.55, False), (0.65, True), (0.9, True)):
         env = calculator(q, cost=0.1)
         pi_ref = np.full((env.S, env.V), 1.0 / env.V)
-        _, _, pi_star = soft_optimum(env, pi_ref, 1e-3)             # nearly the argmax
+        _, _, pi_star = soft_optimum(env, pi_ref, 1e-3)  # nearly the argmax
         assert (np.argmax(pi_star[0]) == CALL) == calls, q
-
-
 
 
 # ---- returns and GAE across spans: against verl and single-turn GAE
@@ -112,9 +115,10 @@ def test_carried_advantages_are_unbiased_and_reset_ones_are_not():
     pt = np.broadcast_to(p[:, None], ep.mask.shape)[on]
     exact = (Q - values[:, None]).ravel()
     for carry, ok in ((True, True), (False, False)):
-        for A in (gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, 0.7, carry),
-                  (returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry) - v_tok)
-                  * ep.action_mask):
+        for A in (
+            gae_actions(v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, 0.7, carry),
+            (returns_actions(ep.rewards, ep.mask, ep.action_mask, carry=carry) - v_tok) * ep.action_mask,
+        ):
             cm, mass = ex.conditional_mean(pt, key, A[on], env.S * env.V)
             bias = np.abs(cm - exact)[mass > 0].max()
             assert (bias < 1e-12) if ok else (bias > 0.1)
@@ -125,14 +129,11 @@ def test_turn_values_hold_the_value_of_each_turns_first_state():
     values = np.arange(env.S, dtype=float)
     tv = turn_values(values, ep.states, ep.mask, ep.action_mask)
     for b in (0, 100, 2000):
-        starts = [t for t in range(env.T)
-                  if ep.action_mask[b, t] and (t == 0 or not ep.action_mask[b, t - 1])]
+        starts = [t for t in range(env.T) if ep.action_mask[b, t] and (t == 0 or not ep.action_mask[b, t - 1])]
         for t in range(env.T):
             if ep.action_mask[b, t]:
                 first = max(u for u in starts if u <= t)
                 assert tv[b, t] == values[ep.states[b, first]]
-
-
 
 
 # ---- the residue of bad input: overflow named, no warning, defined edge cases
@@ -142,37 +143,50 @@ def test_kl_objective_at_a_huge_beta_is_an_error_naming_beta():
     ref = np.tile([0.96, 0.01, 0.01, 0.01, 0.01], (env.S, 1))
     assert np.isfinite(silent(lambda: kl_objective(env, pi, ref, 1.0)))
     assert raises(ValueError, lambda: kl_objective(env, pi, ref, 1e308)) == overflow(
-        "beta", "J(pi) = E[R - beta log(pi / pi_ref)]")
+        "beta", "J(pi) = E[R - beta log(pi / pi_ref)]"
+    )
 
 
 def test_kl_objective_off_the_support_of_pi_ref():
     env = calculator(0.8, max_turns=2)
     pi = np.full((env.S, env.V), 0.2)
-    ref = np.tile([0.25, 0.0, 0.25, 0.25, 0.25], (env.S, 1))     # pi writes <call>, pi_ref cannot
-    assert silent(lambda: kl_objective(env, pi, ref, 0.5)) == -np.inf        # as documented
+    ref = np.tile([0.25, 0.0, 0.25, 0.25, 0.25], (env.S, 1))  # pi writes <call>, pi_ref cannot
+    assert silent(lambda: kl_objective(env, pi, ref, 0.5)) == -np.inf  # as documented
     er = policy_values(env, pi)[0][0]
-    assert silent(lambda: kl_objective(env, pi, ref, 0.0)) == er             # beta = 0: E R
+    assert silent(lambda: kl_objective(env, pi, ref, 0.0)) == er  # beta = 0: E R
 
 
 def test_returns_and_gae_overflow_is_named():
     one = np.ones((1, 2))
     big = np.full((1, 2), 1e308)
     assert raises(ValueError, lambda: returns_actions(big, one, one)) == overflow(
-        "rewards", "the recursion (gae_carry)")
-    v = np.array([[-1e308, 1e308]])                               # delta_0 = V_1 - V_0 = inf
+        "rewards", "the recursion (gae_carry)"
+    )
+    v = np.array([[-1e308, 1e308]])  # delta_0 = V_1 - V_0 = inf
     assert raises(ValueError, lambda: gae_actions(v, np.zeros((1, 2)), one, one)) == overflow(
-        "values", "the recursion (gae_carry)")
-    assert raises(ValueError, lambda: gae_actions(np.zeros((1, 2)), big, one, one)).startswith(
-        "rewards:")
+        "values", "the recursion (gae_carry)"
+    )
+    assert raises(ValueError, lambda: gae_actions(np.zeros((1, 2)), big, one, one)).startswith("rewards:")
 
 
 def test_huge_turn_rewards_are_named_env():
     from minirl_lm.multiturn.env import MultiTurnMDP
-    env = MultiTurnMDP(5, 0, (1,), [(2, 3), (2, 4)], [[0.5, 0.5], [0.5, 0.5]], [0.5, 0.5],
-                       lambda w, turns, done: 1e308, max_turns=2, turn_len=2)
+
+    env = MultiTurnMDP(
+        5,
+        0,
+        (1,),
+        [(2, 3), (2, 4)],
+        [[0.5, 0.5], [0.5, 0.5]],
+        [0.5, 0.5],
+        lambda w, turns, done: 1e308,
+        max_turns=2,
+        turn_len=2,
+    )
     probs = np.full((env.S, env.V), 0.2)
     assert raises(ValueError, lambda: policy_values(env, probs)) == overflow(
-        "env", "the expected return of its turn rewards")
+        "env", "the expected return of its turn rewards"
+    )
     assert raises(ValueError, lambda: soft_optimum(env, probs, 1.0)).startswith("env:")
 
 
@@ -186,11 +200,15 @@ def test_soft_optimum_at_extreme_betas_stays_finite():
 
 def test_bad_flags_and_action_masks():
     one = np.ones((1, 2))
-    assert raises(TypeError, lambda: gae_actions(one, one, one, one, carry=1)) == \
-        "carry: expected True or False, got int 1"
-    assert raises(ValueError, lambda: returns_actions(one, [[1.0, 0.0]], one)) == \
-        "action_mask: expected 0/1 entries, 1 only where mask is 1"
+    assert (
+        raises(TypeError, lambda: gae_actions(one, one, one, one, carry=1))
+        == "carry: expected True or False, got int 1"
+    )
+    assert (
+        raises(ValueError, lambda: returns_actions(one, [[1.0, 0.0]], one))
+        == "action_mask: expected 0/1 entries, 1 only where mask is 1"
+    )
     assert raises(ValueError, lambda: turn_values(np.ones(2), [[0, 2]], one, one)).startswith(
-        "states: expected ids < 2")
-    assert raises(TypeError, lambda: policy_values(None, one)) == \
-        "env: expected a MultiTurnMDP, got NoneType"
+        "states: expected ids < 2"
+    )
+    assert raises(TypeError, lambda: policy_values(None, one)) == "env: expected a MultiTurnMDP, got NoneType"

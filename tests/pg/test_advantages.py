@@ -24,10 +24,10 @@ from minirl_lm.pg.advantages import (
     remax,
     standardized,
 )
-
 from quiet import names, silent
 
 # ---- edge cases ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("baseline", ["mean", "standardized"])
 @pytest.mark.parametrize("ddof", [0, 1])
@@ -35,16 +35,17 @@ def test_k1_centred_and_standardized_are_bitwise_zero(baseline, ddof):
     r = np.random.default_rng(0).normal(size=(5, 1)) * 1e3
     A = advantages(r, baseline, ddof=ddof)
     assert A.shape == (5, 1)
-    assert (A == 0).all() and not np.signbit(A).any()           # +0.0 bit pattern
+    assert (A == 0).all() and not np.signbit(A).any()  # +0.0 bit pattern
 
 
 def test_k1_update_is_bitwise_zero_through_the_policy():
     from minirl_lm.core.policy import TabularPolicy
     from minirl_lm.pg.reinforce import reinforce_loss
+
     rng = np.random.default_rng(1)
     pol = TabularPolicy(rng.normal(size=(3, 5)))
     theta0 = pol.theta.copy()
-    states = np.arange(3)[:, None]                            # (B=3, T=1), K = 1 per prompt
+    states = np.arange(3)[:, None]  # (B=3, T=1), K = 1 per prompt
     tokens = pol.sample(states, rng)
     mask = np.ones((3, 1))
     A = advantages(rng.normal(size=(3, 1)), "standardized").reshape(-1)
@@ -85,19 +86,23 @@ def test_hand_values():
     r = np.array([[1.0, 0.0, 0.0, 1.0], [3.0, 1.0, 2.0, 2.0]])
     assert np.array_equal(no_baseline(r), r)
     assert np.array_equal(centred(r), [[0.5, -0.5, -0.5, 0.5], [1.0, -1.0, 0.0, 0.0]])
-    assert np.allclose(standardized(r, eps=0.0), [[1, -1, -1, 1], [2 ** .5, -2 ** .5, 0, 0]],
-                       rtol=0, atol=1e-15)
-    s1 = np.sqrt(1 / 3)                                       # Bessel std of [1, 0, 0, 1]
-    assert np.allclose(standardized(r, eps=0.0, ddof=1)[0], np.array([.5, -.5, -.5, .5]) / s1)
-    assert np.allclose(leave_one_out(r), [[2 / 3, -2 / 3, -2 / 3, 2 / 3], [4 / 3, -4 / 3, 0, 0]],
-                       rtol=0, atol=1e-15)
+    assert np.allclose(standardized(r, eps=0.0), [[1, -1, -1, 1], [2**0.5, -(2**0.5), 0, 0]], rtol=0, atol=1e-15)
+    s1 = np.sqrt(1 / 3)  # Bessel std of [1, 0, 0, 1]
+    assert np.allclose(standardized(r, eps=0.0, ddof=1)[0], np.array([0.5, -0.5, -0.5, 0.5]) / s1)
+    assert np.allclose(
+        leave_one_out(r), [[2 / 3, -2 / 3, -2 / 3, 2 / 3], [4 / 3, -4 / 3, 0, 0]], rtol=0, atol=1e-15
+    )
 
 
 # ---- properties ------------------------------------------------------------------------------
 
-rewards_st = st.integers(1, 5).flatmap(lambda N: st.integers(2, 8).flatmap(
-    lambda K: st.lists(st.floats(-1e3, 1e3), min_size=N * K, max_size=N * K).map(
-        lambda v: np.array(v).reshape(N, K))))
+rewards_st = st.integers(1, 5).flatmap(
+    lambda N: st.integers(2, 8).flatmap(
+        lambda K: st.lists(st.floats(-1e3, 1e3), min_size=N * K, max_size=N * K).map(
+            lambda v: np.array(v).reshape(N, K)
+        )
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,7 +113,7 @@ def test_properties(r):
         assert advantages(r, b).shape == (N, K)
     c = centred(r)
     assert np.allclose(c.sum(axis=1), 0, atol=1e-9 * (1 + abs(r).max()) * K)
-    others = (r.sum(axis=1, keepdims=True) - r) / (K - 1)     # textbook leave-one-out
+    others = (r.sum(axis=1, keepdims=True) - r) / (K - 1)  # textbook leave-one-out
     assert np.allclose(leave_one_out(r), r - others, rtol=0, atol=1e-9 * (1 + abs(r).max()))
     z = standardized(r, eps=0.0)
     spread = r.std(axis=1) > 1e-6 * (1 + abs(r).max())
@@ -116,6 +121,7 @@ def test_properties(r):
 
 
 # ---- exact enumeration over every group of K draws -------------------------------------------
+
 
 def _enumerate_updates(pi, r, K):
     """E over all groups of K iid draws y_k ~ pi of (1/K) sum_k A_k (onehot(y_k) - pi), per
@@ -125,13 +131,12 @@ def _enumerate_updates(pi, r, K):
     total = 0.0
     for group in itertools.combinations_with_replacement(range(V), K):
         counts = np.bincount(group, minlength=V)
-        weight = math.factorial(K) / np.prod([math.factorial(c) for c in counts]) \
-            * np.prod(pi ** counts)
+        weight = math.factorial(K) / np.prod([math.factorial(c) for c in counts]) * np.prod(pi**counts)
         total += weight
-        rk = r[list(group)][None, :]                          # (1, K)
-        score = np.eye(V)[list(group)] - pi                   # (K, V) grad log pi(y_k)
+        rk = r[list(group)][None, :]  # (1, K)
+        score = np.eye(V)[list(group)] - pi  # (K, V) grad log pi(y_k)
         for b in E:
-            A = advantages(rk, b)[0]                          # (K,)
+            A = advantages(rk, b)[0]  # (K,)
             E[b] += weight * (A @ score) / K
     assert abs(total - 1.0) < 1e-12
     return E
@@ -147,7 +152,7 @@ def enumeration_errors(seed=0):
             pi = np.exp(theta - theta.max())
             pi /= pi.sum()
             r = rng.normal(size=V)
-            gradJ = pi * r - pi * (pi @ r)                    # sum_y pi(y) r(y) (onehot(y) - pi)
+            gradJ = pi * r - pi * (pi @ r)  # sum_y pi(y) r(y) (onehot(y) - pi)
             E = _enumerate_updates(pi, r, K)
             worst["mean"] = max(worst["mean"], abs(E["mean"] - (K - 1) / K * gradJ).max())
             worst["loo"] = max(worst["loo"], abs(E["loo"] - gradJ).max())
@@ -156,7 +161,7 @@ def enumeration_errors(seed=0):
 
 def test_enumeration_centred_is_shrunk_by_k_minus_1_over_k_and_loo_is_unbiased():
     worst = enumeration_errors()
-    assert worst["mean"] < 1e-12, worst                        # tolerance: rounding only
+    assert worst["mean"] < 1e-12, worst  # tolerance: rounding only
     assert worst["loo"] < 1e-12, worst
 
 
@@ -174,10 +179,11 @@ def standardized_cosine(seed=3, K=3, V=4):
 def test_standardized_update_is_not_a_scaled_gradient():
     cos, ratio = standardized_cosine()
     assert cos < 1 - 1e-6, cos
-    assert ratio.max() - ratio.min() > 1e-3, ratio             # coordinate-wise ratios differ
+    assert ratio.max() - ratio.min() > 1e-3, ratio  # coordinate-wise ratios differ
 
 
 # ---- broadcast and bad input -------------------------------------------------------------------
+
 
 def test_broadcast():
     mask = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
@@ -187,20 +193,25 @@ def test_broadcast():
 
 # ---- the domain: K >= 1, |r| <= 1e150, ddof an int in {0, 1} ----------------------------------
 
-@pytest.mark.parametrize("f", [no_baseline, centred, standardized, leave_one_out,
-                               lambda r: advantages(r, "standardized", ddof=1)])
+
+@pytest.mark.parametrize(
+    "f", [no_baseline, centred, standardized, leave_one_out, lambda r: advantages(r, "standardized", ddof=1)]
+)
 def test_k0_is_rejected_naming_rewards(f):
     with pytest.raises(ValueError, match=r"rewards: expected K >= 1"):
         f(np.zeros((2, 0)))
 
 
-@pytest.mark.parametrize("ddof, exc", [(True, TypeError), (False, TypeError), (1.0, TypeError),
-                                       (0.0, TypeError), (-1, ValueError), (2, ValueError)])
+@pytest.mark.parametrize(
+    "ddof, exc",
+    [(True, TypeError), (False, TypeError), (1.0, TypeError), (0.0, TypeError), (-1, ValueError), (2, ValueError)],
+)
 def test_ddof_must_be_the_int_0_or_1(ddof, exc):
     with pytest.raises(exc, match="ddof"):
         standardized(np.array([[0.0, 1.0]]), ddof=ddof)
-    assert np.array_equal(standardized(np.array([[0.0, 1.0]]), ddof=np.int64(1)),
-                          standardized(np.array([[0.0, 1.0]]), ddof=1))
+    assert np.array_equal(
+        standardized(np.array([[0.0, 1.0]]), ddof=np.int64(1)), standardized(np.array([[0.0, 1.0]]), ddof=1)
+    )
 
 
 @pytest.mark.parametrize("baseline", ["none", "mean", "standardized", "loo"])
@@ -214,8 +225,9 @@ def test_edge_of_the_domain_is_finite_and_exact():
     with np.errstate(all="raise"):
         z = standardized(np.array([[1e150, -1e150], [-1e150, -1e150]]), eps=0.0)
         assert np.array_equal(z, [[1.0, -1.0], [0.0, 0.0]])
-        np.testing.assert_allclose(centred(np.array([[1e150, 1e150, -1e150]])),
-                                   np.array([[2e150, 2e150, -4e150]]) / 3, rtol=1e-15)
+        np.testing.assert_allclose(
+            centred(np.array([[1e150, 1e150, -1e150]])), np.array([[2e150, 2e150, -4e150]]) / 3, rtol=1e-15
+        )
     # a spread whose square underflows still standardizes to unit scale (eps = 0)
     z = standardized(np.array([[1e-200, -1e-200], [1e-160, 3e-160]]), eps=0.0)
     np.testing.assert_allclose(z, [[1.0, -1.0], [-1.0, 1.0]], rtol=1e-15)
@@ -249,6 +261,7 @@ def test_bad_input(call, exc, name):
 
 
 # ---- folded from tests/test_kills_advantages_checks.py ---------------------------------------
+
 
 def _message(exc_type, f, *args, **kwargs):
     with pytest.raises(exc_type) as e:
@@ -331,7 +344,7 @@ def test_standardized_raises_no_floating_point_condition_on_a_mixed_batch():
     # 2^-530 sqrt(0.5): A = [-sqrt 2, sqrt 2, 0, 0]. Row 1 (ordinary): mean 0 exactly
     # (-1 + 1 + 2e-154 - 2e-154), c^2 of 2e-154 is 4e-308 (normal), std sqrt(2 / 4):
     # A = r * sqrt 2. No operation underflows, so even np.errstate(all="raise") is silent.
-    t = 2.0 ** -530
+    t = 2.0**-530
     r = np.array([[-t, t, 0.0, 0.0], [-1.0, 1.0, 2e-154, -2e-154]])
     with np.errstate(all="raise"):
         a = standardized(r, eps=0.0)
@@ -344,16 +357,15 @@ def test_advantages_defaults_and_pass_through():
     # mean 2, c = [-2, 0, 2], sum c^2 = 8; ddof 0: std = sqrt(8/3); ddof 1: std = sqrt(8/2) = 2
     default = advantages(r)
     assert np.array_equal(default, advantages(r, baseline="standardized", eps=1e-8, ddof=0))
-    np.testing.assert_allclose(default, [[-2 / (np.sqrt(8 / 3) + 1e-8), 0.0,
-                                          2 / (np.sqrt(8 / 3) + 1e-8)]], rtol=1e-15)
+    np.testing.assert_allclose(
+        default, [[-2 / (np.sqrt(8 / 3) + 1e-8), 0.0, 2 / (np.sqrt(8 / 3) + 1e-8)]], rtol=1e-15
+    )
     # ddof = 1 passed through: c / (2 + 1e-8)
-    np.testing.assert_allclose(advantages(r, ddof=1), [[-2 / (2 + 1e-8), 0.0, 2 / (2 + 1e-8)]],
-                               rtol=1e-15)
+    np.testing.assert_allclose(advantages(r, ddof=1), [[-2 / (2 + 1e-8), 0.0, 2 / (2 + 1e-8)]], rtol=1e-15)
     # eps = 2 passed through, ddof 1: c / (2 + 2) = [-0.5, 0, 0.5]
     assert np.array_equal(advantages(r, eps=2.0, ddof=1), np.array([[-0.5, 0.0, 0.5]]))
     # eps default matters: rewards [0, 2], std 1: [-1, 1] / (1 + 1e-8), not / (1 + 1)
-    np.testing.assert_allclose(advantages([[0.0, 2.0]]), [[-1 / (1 + 1e-8), 1 / (1 + 1e-8)]],
-                               rtol=1e-15)
+    np.testing.assert_allclose(advantages([[0.0, 2.0]]), [[-1 / (1 + 1e-8), 1 / (1 + 1e-8)]], rtol=1e-15)
 
 
 def test_advantages_baseline_none_is_the_rewards():
@@ -361,18 +373,23 @@ def test_advantages_baseline_none_is_the_rewards():
     a = advantages(r, baseline="none")
     assert np.array_equal(a, r) and a is not r
     # mean of [1, 2, 6] is 3: [-2, -1, 3]
-    assert np.array_equal(advantages([[1.0, 2.0, 6.0]], baseline="mean"),
-                          np.array([[-2.0, -1.0, 3.0]]))
+    assert np.array_equal(advantages([[1.0, 2.0, 6.0]], baseline="mean"), np.array([[-2.0, -1.0, 3.0]]))
 
 
 def test_broadcast_error_messages():
     mask = np.ones((2, 3))
-    assert _message(ValueError, broadcast, np.zeros((1, 1, 1)), mask) == \
-        "adv: expected shape (B,) or (N, K), got (1, 1, 1)"
-    assert _message(ValueError, broadcast, np.zeros(3), mask) == \
-        "adv: expected 2 advantages (one per row of mask), got shape (3,)"
-    assert _message(ValueError, broadcast, np.zeros((1, 3)), mask) == \
-        "adv: expected 2 advantages (one per row of mask), got shape (1, 3)"
+    assert (
+        _message(ValueError, broadcast, np.zeros((1, 1, 1)), mask)
+        == "adv: expected shape (B,) or (N, K), got (1, 1, 1)"
+    )
+    assert (
+        _message(ValueError, broadcast, np.zeros(3), mask)
+        == "adv: expected 2 advantages (one per row of mask), got shape (3,)"
+    )
+    assert (
+        _message(ValueError, broadcast, np.zeros((1, 3)), mask)
+        == "adv: expected 2 advantages (one per row of mask), got shape (1, 3)"
+    )
     out = broadcast([[1.0, -2.0]], np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]))
     assert np.array_equal(out, np.array([[1.0, 1.0, 0.0], [-2.0, -0.0, -0.0]]))
 
@@ -420,6 +437,7 @@ def test_batch_std_does_not_depend_on_memory_order():
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
 
+
 def test_reinforce_pp_equal_returns_and_no_real_token_give_zeros_of_the_mask_shape():
     m = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
     for rew, mask in ((np.zeros((2, 3)), m), (np.ones((2, 3)), np.zeros((2, 3)))):
@@ -430,14 +448,14 @@ def test_reinforce_pp_equal_returns_and_no_real_token_give_zeros_of_the_mask_sha
 def test_reinforce_pp_overflow_messages_are_exact_and_silent():
     with np.errstate(over="ignore"), pytest.raises(ValueError) as e:
         adv_mod.reinforce_pp([[1e308, 1e308]], [[1.0, 1.0]])
-    assert str(e.value) == ("token_rewards: the returns to go overflow float64; "
-                            "rescale the rewards")
+    assert str(e.value) == ("token_rewards: the returns to go overflow float64; rescale the rewards")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError) as e:                   # finite returns, variance overflows
+        with pytest.raises(ValueError) as e:  # finite returns, variance overflows
             adv_mod.reinforce_pp([[1e200, 0.0], [-1e200, 0.0]], [[1.0, 1.0], [1.0, 1.0]], gamma=0.0)
-        assert str(e.value) == ("token_rewards: the batch variance of the returns overflows "
-                                "float64; rescale the rewards")
+        assert str(e.value) == (
+            "token_rewards: the batch variance of the returns overflows float64; rescale the rewards"
+        )
 
 
 def test_reinforce_pp_defaults_by_hand():
@@ -446,7 +464,7 @@ def test_reinforce_pp_defaults_by_hand():
     m = np.array([[1.0, 1.0], [1.0, 0.0]])
     G = np.array([3.0, 2.0, 1.0])
     c = G - 2.0
-    want = c / np.sqrt((c ** 2).sum() / 2 + 1e-8)
+    want = c / np.sqrt((c**2).sum() / 2 + 1e-8)
     a = adv_mod.reinforce_pp(r, m)
     np.testing.assert_allclose(a[m > 0], want, rtol=1e-15)
     assert a[1, 1] == 0.0
@@ -454,22 +472,23 @@ def test_reinforce_pp_defaults_by_hand():
 
 
 def test_reinforce_pp_baseline_defaults_by_hand_and_k1():
-    r = np.array([[1.0, 3.0]])                                 # one group of K = 2: c = [-1, 1]
+    r = np.array([[1.0, 3.0]])  # one group of K = 2: c = [-1, 1]
     m = np.array([[1.0, 1.0], [1.0, 0.0]])
-    c = np.array([-1.0, -1.0, 1.0])                            # the real tokens, row by row
+    c = np.array([-1.0, -1.0, 1.0])  # the real tokens, row by row
     want = (c - c.mean()) / np.sqrt(((c - c.mean()) ** 2).sum() / 2 + 1e-8)
-    with warnings.catch_warnings():                           # padding is never divided by
+    with warnings.catch_warnings():  # padding is never divided by
         warnings.simplefilter("error")
         a = adv_mod.reinforce_pp_baseline(r, m)
     np.testing.assert_allclose(a[m > 0], want, rtol=1e-14)
     assert (a == adv_mod.reinforce_pp_baseline(r, m, 1e-8, 1)).all()
-    z = adv_mod.reinforce_pp_baseline([[2.0], [5.0]], m)             # K = 1: exactly 0
+    z = adv_mod.reinforce_pp_baseline([[2.0], [5.0]], m)  # K = 1: exactly 0
     assert z.shape == (2, 2) and (z == 0).all()
 
 
 def test_remax_bound_is_inclusive_and_the_message_exact():
-    np.testing.assert_array_equal(adv_mod.remax([[0.0, 1.0]], [adv_mod.REWARD_MAX]),
-                                  [[-adv_mod.REWARD_MAX, 1.0 - adv_mod.REWARD_MAX]])
+    np.testing.assert_array_equal(
+        adv_mod.remax([[0.0, 1.0]], [adv_mod.REWARD_MAX]), [[-adv_mod.REWARD_MAX, 1.0 - adv_mod.REWARD_MAX]]
+    )
     with pytest.raises(ValueError) as e:
         adv_mod.remax([[0.0, 1.0]], [2e150])
     assert str(e.value) == "greedy_rewards: expected |r| <= 1e+150, got max 2e+150"
@@ -483,8 +502,9 @@ def test_opo_baselines_by_hand():
     # fractional lengths are weights: baseline (0.25*1 + 0.25*3) / 0.5 = 2
     np.testing.assert_array_equal(adv_mod.opo([[1.0, 3.0]], [[0.25, 0.25]]), [[-1.0, 1.0]])
     # all-empty group: its own mean (2), not the batch's
-    np.testing.assert_array_equal(adv_mod.opo([[1.0, 3.0], [5.0, 9.0]], [[0.0, 0.0], [1.0, 1.0]]),
-                                  [[-1.0, 1.0], [-2.0, 2.0]])
+    np.testing.assert_array_equal(
+        adv_mod.opo([[1.0, 3.0], [5.0, 9.0]], [[0.0, 0.0], [1.0, 1.0]]), [[-1.0, 1.0], [-2.0, 2.0]]
+    )
     # equal rewards in a group: exactly 0, though the weighted mean has a floating residue
     a = adv_mod.opo([[0.1, 0.1], [0.0, 3.0]], [[1.0, 2.0], [1.0, 1.0]])
     assert (a[0] == 0.0).all()
@@ -493,13 +513,12 @@ def test_opo_baselines_by_hand():
 
 def test_batch_std_defaults_by_hand_and_equal_batch():
     r = np.array([[0.0, 1.0]])
-    want = np.array([[-0.5, 0.5]]) / (0.5 + 1e-8)              # ddof = 0: std 0.5; eps = 1e-8
+    want = np.array([[-0.5, 0.5]]) / (0.5 + 1e-8)  # ddof = 0: std 0.5; eps = 1e-8
     np.testing.assert_array_equal(adv_mod.batch_std(r), want)
     np.testing.assert_array_equal(adv_mod.batch_std(r, 0.0, 1), np.array([[-0.5, 0.5]]) / np.sqrt(0.5))
-    small = adv_mod.batch_std([[0.0, 0.5], [0.25, 0.25]], eps=0.0)   # spread below 1
+    small = adv_mod.batch_std([[0.0, 0.5], [0.25, 0.25]], eps=0.0)  # spread below 1
     dev = np.array([0.0, 0.5, 0.25, 0.25]) - 0.25
-    np.testing.assert_allclose(small, [[-0.25, 0.25], [0.0, 0.0]] / np.sqrt((dev ** 2).mean()),
-                               rtol=1e-15)
+    np.testing.assert_allclose(small, [[-0.25, 0.25], [0.0, 0.0]] / np.sqrt((dev**2).mean()), rtol=1e-15)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for eps in (0.0, 1e-8):
@@ -511,23 +530,29 @@ def test_batch_std_defaults_by_hand_and_equal_batch():
 
 def test_reinforce_pp_accepts_ddof_0():
     # returns to go [0, -1]: centred [0.5, -0.5], variance 0.25 with ddof = 0
-    np.testing.assert_allclose(adv_mod.reinforce_pp([[1.0, -1.0]], np.ones((1, 2)), ddof=0),
-                               [[0.5, -0.5]] / np.sqrt(0.25 + 1e-8), rtol=1e-15)
+    np.testing.assert_allclose(
+        adv_mod.reinforce_pp([[1.0, -1.0]], np.ones((1, 2)), ddof=0),
+        [[0.5, -0.5]] / np.sqrt(0.25 + 1e-8),
+        rtol=1e-15,
+    )
     # one group [1, 0]: centred [0.5, -0.5] on one token each, variance 0.25 with ddof = 0
-    np.testing.assert_allclose(adv_mod.reinforce_pp_baseline([[1.0, 0.0]], [[1.0], [1.0]], ddof=0),
-                               [[0.5], [-0.5]] / np.sqrt(0.25 + 1e-8), rtol=1e-15)
+    np.testing.assert_allclose(
+        adv_mod.reinforce_pp_baseline([[1.0, 0.0]], [[1.0], [1.0]], ddof=0),
+        [[0.5], [-0.5]] / np.sqrt(0.25 + 1e-8),
+        rtol=1e-15,
+    )
 
 
 def test_reinforce_pp_overflowing_returns_raise_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError) as e:                       # 1e308 + 1e308 = inf
+        with pytest.raises(ValueError) as e:  # 1e308 + 1e308 = inf
             adv_mod.reinforce_pp([[1e308, 1e308]], np.ones((1, 2)))
-        assert str(e.value) == ("token_rewards: the returns to go overflow float64; "
-                                "rescale the rewards")
+        assert str(e.value) == ("token_rewards: the returns to go overflow float64; rescale the rewards")
 
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
 
 def masks(rng, B, T, empty=True):
     L = rng.integers(1, T + 1, size=B)
@@ -551,13 +576,13 @@ def test_reinforce_pp_matches_verl():
     for gamma in (1.0, 0.9):
         G = np.zeros_like(r)
         run = np.zeros(7)
-        for t in reversed(range(5)):                           # verl's loop, mask carries
+        for t in reversed(range(5)):  # verl's loop, mask carries
             new = r[:, t] + gamma * run
             G[:, t] = new * mask[:, t]
             run = new * mask[:, t] + run * (1 - mask[:, t])
         want = verl_masked_whiten(G, mask) * mask
         got = reinforce_pp(r, mask, gamma=gamma)
-        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)   # verl's +1e-8 in means
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)  # verl's +1e-8 in means
 
 
 def test_reinforce_pp_baseline_matches_verl():
@@ -565,7 +590,7 @@ def test_reinforce_pp_baseline_matches_verl():
     N, K, T = 3, 4, 5
     mask, _ = masks(rng, N * K, T, empty=False)
     r = rng.integers(0, 3, size=(N, K)) / 2.0
-    s = r.reshape(-1) - np.repeat(r.mean(axis=1), K)           # id2mean subtracted
+    s = r.reshape(-1) - np.repeat(r.mean(axis=1), K)  # id2mean subtracted
     want = verl_masked_whiten(s[:, None] * mask, mask) * mask
     np.testing.assert_allclose(reinforce_pp_baseline(r, mask), want, rtol=1e-7, atol=1e-9)
 
@@ -575,11 +600,11 @@ def test_remax_matches_verl():
     mask, _ = masks(rng, 6, 4)
     r = rng.normal(size=(3, 2))
     greedy = rng.normal(size=3)
-    token_r = np.zeros_like(mask)                              # outcome reward on the last token
+    token_r = np.zeros_like(mask)  # outcome reward on the last token
     L = mask.sum(1).astype(int)
     token_r[np.arange(6)[L > 0], L[L > 0] - 1] = r.reshape(-1)[L > 0]
     returns = np.flip(np.cumsum(np.flip(token_r * mask, -1), -1), -1)
-    want = returns - np.repeat(greedy, 2)[:, None] * mask      # verl compute_remax_...
+    want = returns - np.repeat(greedy, 2)[:, None] * mask  # verl compute_remax_...
     got = remax(r, greedy).reshape(-1)[:, None] * mask
     np.testing.assert_allclose(got[L > 0], want[L > 0], rtol=0, atol=1e-15)
 
@@ -595,7 +620,7 @@ def test_opo_matches_verl():
 def test_batch_std_matches_trl():
     rng = np.random.default_rng(4)
     r = rng.normal(size=(3, 4))
-    std = r.reshape(-1).std(ddof=1)                            # nanstd: Bessel over the batch
+    std = r.reshape(-1).std(ddof=1)  # nanstd: Bessel over the batch
     want = (r - r.mean(1, keepdims=True)) / (std + 1e-4)
     np.testing.assert_allclose(batch_std(r, eps=1e-4, ddof=1), want, rtol=1e-14)
 
@@ -610,11 +635,12 @@ def test_batch_std_is_the_centred_direction_scaled():
 
 def test_k1_and_equal_rewards_are_exactly_zero():
     mask = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
-    assert not reinforce_pp_baseline(np.array([[1.0], [2.0], [3.0]]), mask).any()   # K = 1
+    assert not reinforce_pp_baseline(np.array([[1.0], [2.0], [3.0]]), mask).any()  # K = 1
     assert not reinforce_pp_baseline(np.full((1, 3), 0.7), mask).any()
-    assert not reinforce_pp(np.full((3, 2), 0.3) * np.array([[0, 1], [1, 0], [0, 0]]),
-                            mask).any()                        # equal returns on every real token
-    assert not reinforce_pp(np.zeros((3, 2)), np.zeros((3, 2))).any()   # no real token
+    assert not reinforce_pp(
+        np.full((3, 2), 0.3) * np.array([[0, 1], [1, 0], [0, 0]]), mask
+    ).any()  # equal returns on every real token
+    assert not reinforce_pp(np.zeros((3, 2)), np.zeros((3, 2))).any()  # no real token
     assert not opo(np.array([[0.3], [0.1]]), np.array([[2], [0]])).any()
     assert not opo(np.full((2, 3), 0.1), np.ones((2, 3))).any()
     assert not batch_std(np.array([[1.0], [0.0]])).any()
@@ -625,29 +651,32 @@ def test_k1_and_equal_rewards_are_exactly_zero():
 
 def test_empty_responses_carry_nothing():
     rng = np.random.default_rng(5)
-    mask, _ = masks(rng, 6, 4)                                 # row 0 is empty
+    mask, _ = masks(rng, 6, 4)  # row 0 is empty
     A = reinforce_pp(rng.normal(size=mask.shape), mask)
     assert not A[0].any() and not A[mask == 0].any()
     A = reinforce_pp_baseline(rng.normal(size=(2, 3)), mask)
     assert not A[0].any()
     r = np.array([[1.0, 0.0, 0.5]])
-    assert np.array_equal(opo(r, [[0, 0, 0]]), r - r.mean())   # all empty: plain mean
-    assert np.array_equal(opo(r, [[0, 1, 1]]), r - 0.25)       # empty one has no weight
+    assert np.array_equal(opo(r, [[0, 0, 0]]), r - r.mean())  # all empty: plain mean
+    assert np.array_equal(opo(r, [[0, 1, 1]]), r - 0.25)  # empty one has no weight
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: reinforce_pp(np.ones((2, 3)), np.ones((2, 2))), "token_rewards"),
-    (lambda: reinforce_pp(np.ones((2, 2)), np.ones((2, 2)), gamma=1.5), "gamma"),
-    (lambda: reinforce_pp(np.full((2, 2), np.nan), np.ones((2, 2))), "token_rewards"),
-    (lambda: reinforce_pp_baseline(np.ones((2, 2)), np.ones((3, 2))), "mask"),
-    (lambda: reinforce_pp_baseline(np.ones((1, 2)), np.ones((2, 2)), ddof=2), "ddof"),
-    (lambda: remax(np.ones((2, 2)), np.ones(3)), "greedy_rewards"),
-    (lambda: opo(np.ones((2, 2)), -np.ones((2, 2))), "lengths"),
-    (lambda: opo(np.ones((2, 2)), np.ones((2, 3))), "lengths"),
-    (lambda: batch_std(np.ones(4)), "rewards"),
-    (lambda: batch_std(np.ones((2, 0))), "rewards"),
-    (lambda: batch_std(np.ones((2, 2)), eps=-1.0), "eps"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: reinforce_pp(np.ones((2, 3)), np.ones((2, 2))), "token_rewards"),
+        (lambda: reinforce_pp(np.ones((2, 2)), np.ones((2, 2)), gamma=1.5), "gamma"),
+        (lambda: reinforce_pp(np.full((2, 2), np.nan), np.ones((2, 2))), "token_rewards"),
+        (lambda: reinforce_pp_baseline(np.ones((2, 2)), np.ones((3, 2))), "mask"),
+        (lambda: reinforce_pp_baseline(np.ones((1, 2)), np.ones((2, 2)), ddof=2), "ddof"),
+        (lambda: remax(np.ones((2, 2)), np.ones(3)), "greedy_rewards"),
+        (lambda: opo(np.ones((2, 2)), -np.ones((2, 2))), "lengths"),
+        (lambda: opo(np.ones((2, 2)), np.ones((2, 3))), "lengths"),
+        (lambda: batch_std(np.ones(4)), "rewards"),
+        (lambda: batch_std(np.ones((2, 0))), "rewards"),
+        (lambda: batch_std(np.ones((2, 2)), eps=-1.0), "eps"),
+    ],
+)
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises((ValueError, TypeError), match=f"^{name}"):
         call()
@@ -656,17 +685,18 @@ def test_bad_input_names_the_argument(call, name):
 def test_whitening_overflow_is_an_error_not_inf():
     with pytest.raises(ValueError, match="^token_rewards"):
         reinforce_pp(np.array([[1e300, -1e300]]), np.ones((1, 2)))
-    A = batch_std(np.array([[1e150, -1e150]] * 40))            # squares of the spread stay finite
+    A = batch_std(np.array([[1e150, -1e150]] * 40))  # squares of the spread stay finite
     assert np.isfinite(A).all()
 
 
 # ---- overflow named at its root (issue 20, section 4) -----------------------------------------
 
+
 def test_opo_lengths_beyond_float64_are_named_and_silent():
     # sum_j |y_j| r_j with |y| = 1e308 overflowed (a warning, then NaN returned)
-    msg = names("lengths", "the length-weighted baseline",
-                lambda: opo(np.array([[1.0, 2.0]]), np.array([[1e308, 1e308]])))
+    msg = names(
+        "lengths", "the length-weighted baseline", lambda: opo(np.array([[1.0, 2.0]]), np.array([[1e308, 1e308]]))
+    )
     assert "NaN" in msg or "inf" in msg
     # large but finite lengths: the same baseline as their scaled-down version
-    np.testing.assert_allclose(silent(lambda: opo([[1.0, 3.0]], [[1e300, 3e300]])), [[-1.5, 0.5]],
-                               rtol=1e-15)
+    np.testing.assert_allclose(silent(lambda: opo([[1.0, 3.0]], [[1e300, 3e300]])), [[-1.5, 0.5]], rtol=1e-15)

@@ -5,8 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
 
+from gradcheck import fd_grad
 from minirl_lm.core import ops
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
@@ -24,10 +24,10 @@ def ratio_batch(rng, B=8, T=6, eps=0.2, eps_high=0.28):
     d = rng.uniform(-0.6, 0.6, size=(B, T))
     for edge in (np.log(1 - eps), np.log(1 + eps), np.log(1 + eps_high)):
         near = np.abs(d - edge) < 1e-3
-        d[near] += 3e-3                                       # away from the kink, by construction
+        d[near] += 3e-3  # away from the kink, by construction
     logp = (logp_old + d) * mask
     logp_old = logp_old * mask
-    adv = rng.normal(size=(B, T))                             # per-token, both signs
+    adv = rng.normal(size=(B, T))  # per-token, both signs
     return logp, logp_old, adv, mask
 
 
@@ -40,9 +40,9 @@ def test_clip_dlogp_matches_finite_differences(agg, eps_high):
     _, d = clipped_surrogate(logp, logp_old, adv, mask, 0.2, eps_high, agg)
     g = fd_grad(f, logp)
     real = mask > 0
-    assert (d[real] == 0).sum() >= 5 and (d[real] != 0).sum() >= 5   # both branches present
+    assert (d[real] == 0).sum() >= 5 and (d[real] != 0).sum() >= 5  # both branches present
     assert (adv[real & (d == 0)] > 0).any() and (adv[real & (d == 0)] < 0).any()
-    assert np.abs(d - g).max() < 1e-9                         # FD error ~h^2 rho A + 1e-16/h
+    assert np.abs(d - g).max() < 1e-9  # FD error ~h^2 rho A + 1e-16/h
     assert (d[~real] == 0).all()
 
 
@@ -53,7 +53,7 @@ def test_at_rho_one_gradient_equals_reinforce(agg):
     A = rng.normal(size=mask.shape[0])
     loss_c, d_clip = clipped_surrogate(logp, logp.copy(), A, mask, agg=agg)
     loss_r, d_rf = reinforce_loss(logp, A, mask, agg)
-    assert np.array_equal(d_clip, d_rf)                       # exactly: rho = exp(0) = 1
+    assert np.array_equal(d_clip, d_rf)  # exactly: rho = exp(0) = 1
     assert clip_fraction(logp, logp.copy(), A, mask) == 0.0
 
 
@@ -73,10 +73,9 @@ def test_theta_gradient_through_the_policy():
     pol = TabularPolicy(theta)
     lp, _ = pol.logp(ro.states, ro.tokens, ro.mask)
     rho = np.exp(lp - logp_old)[ro.mask > 0]
-    assert np.abs(np.abs(rho - 1) - 0.2).min() > 1e-4         # no token at the kink
+    assert np.abs(np.abs(rho - 1) - 0.2).min() > 1e-4  # no token at the kink
     assert clip_fraction(lp, logp_old, adv, ro.mask) > 0
-    dtheta = pol.backward(ro.states, ro.tokens, ro.mask,
-                          clipped_surrogate(lp, logp_old, adv, ro.mask)[1])
+    dtheta = pol.backward(ro.states, ro.tokens, ro.mask, clipped_surrogate(lp, logp_old, adv, ro.mask)[1])
     g = fd_grad(loss, theta.copy(), h=1e-6)
     assert np.abs(dtheta - g).max() < 1e-8
 
@@ -97,20 +96,19 @@ def test_clip_higher_and_fraction_hand_values():
 
 
 def test_boundary_takes_the_unclipped_derivative():
-    for delta in np.linspace(0.05, 0.3, 200):                 # find rho with 1 + (rho - 1) == rho
+    for delta in np.linspace(0.05, 0.3, 200):  # find rho with 1 + (rho - 1) == rho
         rho = np.exp(delta)
         if 1.0 + (rho - 1.0) == rho:
             break
     eps = rho - 1.0
     logp = np.array([[delta]]) - 1.0
-    _, d = clipped_surrogate(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps,
-                             agg="seq_sum")
-    assert d[0, 0] == -rho * 2.0                              # tie: rho A, documented
+    _, d = clipped_surrogate(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps, agg="seq_sum")
+    assert d[0, 0] == -rho * 2.0  # tie: rho A, documented
     assert clip_fraction(logp, np.array([[-1.0]]), np.array([2.0]), np.ones((1, 1)), eps=eps) == 0
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert clip.agg_weights is ops.agg_weights and clip.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert clip.agg_weights is ops.agg_weights and clip.AGGS is ops.AGGS  # eq. (pg_agg), once
     assert clip.log_ratio is ops.log_ratio
 
 
@@ -130,8 +128,7 @@ BAD = [
     (lambda: clipped_surrogate(L, L, A2, M, eps_high=-0.1), ValueError, "eps_high"),
     (lambda: clipped_surrogate(L, L, A2, M, agg="mean"), ValueError, "agg"),
     (lambda: clipped_surrogate(L, L, A2, M, agg="constant", max_len=1), ValueError, "max_len"),
-    (lambda: clip_fraction(L, L, A2, np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])), ValueError,
-     "mask"),
+    (lambda: clip_fraction(L, L, A2, np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])), ValueError, "mask"),
     (lambda: clip_fraction(L, "x", A2, M), TypeError, "logp_old"),
 ]
 
@@ -144,12 +141,13 @@ def test_bad_input(call, exc, name):
 
 # ---------------------------------------------------------------- extreme ratios and padding
 
+
 def test_reviewer_demos_give_no_nan():
-    with np.errstate(all="raise"):                            # no 0 * inf, no stray overflow
+    with np.errstate(all="raise"):  # no 0 * inf, no stray overflow
         loss, g = clipped_surrogate([[0.0]], [[-800.0]], [0.0], [[1.0]])
-        assert loss == 0.0 and np.array_equal(g, [[0.0]])     # A = 0 contributes exactly 0
+        assert loss == 0.0 and np.array_equal(g, [[0.0]])  # A = 0 contributes exactly 0
         loss, g = clipped_surrogate([[0.0, 0.0]], [[0.0, -800.0]], [-1.0], [[1.0, 0.0]])
-        assert loss == 1.0 and np.array_equal(g, [[1.0, 0.0]])   # padding garbage ignored
+        assert loss == 1.0 and np.array_equal(g, [[1.0, 0.0]])  # padding garbage ignored
 
 
 @pytest.mark.parametrize("junk", [-800.0, 800.0, -1e300, 1.7e308])
@@ -160,7 +158,7 @@ def test_garbage_at_padding_changes_nothing(junk):
     clean = clipped_surrogate(logp, logp_old, adv, mask, eps_high=0.28)
     frac = clip_fraction(logp, logp_old, adv, mask, eps_high=0.28)
     lo, lp = logp_old.copy(), logp.copy()
-    lo[pad], lp[pad] = junk, -junk                            # finite garbage at padding
+    lo[pad], lp[pad] = junk, -junk  # finite garbage at padding
     with np.errstate(all="raise"):
         loss, g = clipped_surrogate(lp, lo, adv, mask, eps_high=0.28)
         f2 = clip_fraction(lp, lo, adv, mask, eps_high=0.28)
@@ -170,13 +168,13 @@ def test_garbage_at_padding_changes_nothing(junk):
 
 def test_overflowing_ratio_on_real_tokens():
     lp = np.zeros((1, 3))
-    lo = np.array([[-800.0, -800.0, -800.0]])                 # rho = exp(800) = inf in float64
+    lo = np.array([[-800.0, -800.0, -800.0]])  # rho = exp(800) = inf in float64
     m = np.ones((1, 3))
     with np.errstate(all="raise"):
         # A > 0: min(rho A, (1 + eps) A) = (1 + eps) A, gradient 0; A = 0: exactly 0
         loss, g = clipped_surrogate(lp, lo, [[1.0, 0.0, 2.0]], m, eps=0.2, agg="seq_sum")
         assert loss == -(1.2 * 1.0 + 1.2 * 2.0) and np.array_equal(g, np.zeros((1, 3)))
-        assert clip_fraction(lp, lo, [[1.0, 0.0, -1.0]], m) == 1 / 3   # A > 0 clipped, A < 0 not
+        assert clip_fraction(lp, lo, [[1.0, 0.0, -1.0]], m) == 1 / 3  # A > 0 clipped, A < 0 not
     # A < 0: the true minimum is rho A = -inf: rejected, naming logp
     with pytest.raises(ValueError, match="logp"):
         clipped_surrogate(lp, lo, [[1.0, 0.0, -1.0]], m)
@@ -187,6 +185,7 @@ def test_overflowing_ratio_on_real_tokens():
 
 # ---- folded from tests/test_kills_grpo_clip.py -----------------------------------------------
 
+
 def _msg(fn, *args):
     with pytest.raises(ValueError) as e:
         fn(*args)
@@ -196,14 +195,14 @@ def _msg(fn, *args):
 @pytest.mark.parametrize("fn", [clipped_surrogate, clip_fraction])
 def test_clip_argument_messages(fn):
     z, m = np.zeros((2, 3)), np.ones((2, 3))
-    assert _msg(fn, z, np.zeros(3), [1.0, 1.0], m) == \
-        "logp_old: expected 2 dimensions, got shape (3,)"
-    assert _msg(fn, z, np.zeros((1, 3)), [1.0, 1.0], m) == \
-        "logp_old: expected the shape of logp (2, 3), got (1, 3)"
-    assert _msg(fn, z, z, [1.0, 1.0], np.ones((2, 2))) == \
-        "mask: expected the shape of logp (2, 3), got (2, 2)"
+    assert _msg(fn, z, np.zeros(3), [1.0, 1.0], m) == "logp_old: expected 2 dimensions, got shape (3,)"
+    assert (
+        _msg(fn, z, np.zeros((1, 3)), [1.0, 1.0], m) == "logp_old: expected the shape of logp (2, 3), got (1, 3)"
+    )
+    assert _msg(fn, z, z, [1.0, 1.0], np.ones((2, 2))) == "mask: expected the shape of logp (2, 3), got (2, 2)"
     assert _msg(fn, z, z, [1.0, 1.0], np.full((2, 3), 0.5)).startswith(
-        "mask: expected only 0 and 1, got value ")           # the value's repr follows
+        "mask: expected only 0 and 1, got value "
+    )  # the value's repr follows
     assert _msg(fn, z, z, np.ones(5), m) == "adv: expected shape (2,) or (2, 3), got (5,)"
 
 
@@ -219,7 +218,8 @@ def test_overflow_message_names_the_offending_token():
     assert str(e.value) == (
         "logp: expected logp - logp_old small enough that the surrogate is finite; at [1, 2] "
         "logp - logp_old = 800.0 with A = -1.0 gives rho A = -inf (rho = exp(logp - logp_old) "
-        "overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the minimum)")
+        "overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the minimum)"
+    )
 
 
 def test_overflowing_sum_with_finite_tokens_is_rejected_naming_the_advantages():
@@ -230,11 +230,11 @@ def test_overflowing_sum_with_finite_tokens_is_rejected_naming_the_advantages():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
-            clipped_surrogate(np.zeros((2, 2)), np.zeros((2, 2)), adv, np.ones((2, 2)),
-                              agg="seq_sum")
+            clipped_surrogate(np.zeros((2, 2)), np.zeros((2, 2)), adv, np.ones((2, 2)), agg="seq_sum")
     assert str(e.value) == (
         "adv: expected a value for which the weighted sum of the surrogate over tokens is finite "
-        "in float64, got one that makes it inf (overflow)")
+        "in float64, got one that makes it inf (overflow)"
+    )
 
 
 def test_huge_finite_log_probs_overflow_silently_into_the_token_message():
@@ -244,9 +244,11 @@ def test_huge_finite_log_probs_overflow_silently_into_the_token_message():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
             clipped_surrogate([[1.7e308]], [[-1.7e308]], [-1.0], [[1.0]])
-    assert str(e.value).startswith("logp: expected logp - logp_old small enough that the "
-                                   "surrogate is finite; at [0, 0] logp - logp_old = inf with "
-                                   "A = -1.0 gives rho A = -inf")
+    assert str(e.value).startswith(
+        "logp: expected logp - logp_old small enough that the "
+        "surrogate is finite; at [0, 0] logp - logp_old = inf with "
+        "A = -1.0 gives rho A = -inf"
+    )
 
 
 def test_clip_fraction_without_real_tokens_is_zero_and_silent():
@@ -267,6 +269,7 @@ def test_clip_fraction_with_one_real_token():
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
 
+
 def test_clipped_surrogate_ignores_whatever_sits_at_padding():
     # padding holds huge log-probs and a huge negative advantage: rho is 1 there by definition,
     # so the clipped branch is A, weighted 0; nothing may leak into the loss, gradient or fraction
@@ -283,6 +286,7 @@ def test_clipped_surrogate_ignores_whatever_sits_at_padding():
 
 # ---- public defaults, pinned (each default against a value that changes the answer) -----------
 
+
 def _wide_batch(seed=21, B=6, T=5):
     """Ratios spread over [e^-0.6, e^0.6] (so eps = 0.2 and 0.3 clip differently), both signs of
     A, responses of different lengths."""
@@ -293,16 +297,18 @@ def _wide_batch(seed=21, B=6, T=5):
 
 
 def _same(a, b):
-    return all(np.array_equal(x, y) for x, y in zip(np.atleast_1d(a), np.atleast_1d(b))) \
-        if not isinstance(a, tuple) else all(_same(x, y) for x, y in zip(a, b))
+    return (
+        all(np.array_equal(x, y) for x, y in zip(np.atleast_1d(a), np.atleast_1d(b)))
+        if not isinstance(a, tuple)
+        else all(_same(x, y) for x, y in zip(a, b))
+    )
 
 
 def test_clip_defaults_are_the_documented_values():
     args = _wide_batch()
     base = clipped_surrogate(*args)
-    assert _same(base, clipped_surrogate(*args, eps=0.2, eps_high=None, agg="token_mean",
-                                         max_len=None))
-    assert _same(base, clipped_surrogate(*args, eps_high=0.2))          # eps_high defaults to eps
+    assert _same(base, clipped_surrogate(*args, eps=0.2, eps_high=None, agg="token_mean", max_len=None))
+    assert _same(base, clipped_surrogate(*args, eps_high=0.2))  # eps_high defaults to eps
     for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(agg="seq_sum")):
         assert not _same(base, clipped_surrogate(*args, **kw)), kw
     f = clip_fraction(*args)

@@ -4,14 +4,13 @@ edges and defaults, and silence at extreme logits."""
 
 import numpy as np
 import pytest
+
 from gradcheck import fd_grad
-
 from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
-
 from quiet import names, silent
 
-
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
 
 def masks(rng, B, T, empty=True):
     L = rng.integers(1, T + 1, size=B)
@@ -40,7 +39,7 @@ def test_entropy_matches_verl_entropy_from_logits():
     m = logits.max(1, keepdims=True)
     lse = m[:, 0] + np.log(np.exp(logits - m).sum(1))
     p = np.exp(logits - lse[:, None])
-    want = lse - (p * logits).sum(1)                           # logsumexp - sum softmax * logits
+    want = lse - (p * logits).sum(1)  # logsumexp - sum softmax * logits
     np.testing.assert_allclose(entropy_table(logits), want, rtol=1e-13)
 
 
@@ -54,7 +53,7 @@ def test_entropy_bonus_backward_by_finite_differences(agg):
     loss, dtheta = entropy_bonus(theta, states, mask, agg)
     fd = fd_grad(lambda x: entropy_bonus(x, states, mask, agg)[0], theta)
     np.testing.assert_allclose(dtheta, fd, rtol=0, atol=1e-9)
-    H = entropy_table(theta)                                   # TRL: mean per-token entropy
+    H = entropy_table(theta)  # TRL: mean per-token entropy
     if agg == "token_mean":
         assert abs(-loss - (H[states] * mask).sum() / mask.sum()) < 1e-15
 
@@ -62,7 +61,7 @@ def test_entropy_bonus_backward_by_finite_differences(agg):
 def test_entropy_bonus_edges():
     theta = np.zeros((2, 3))
     loss, d = entropy_bonus(theta, np.zeros((2, 2), int), np.zeros((2, 2)))
-    assert loss == 0.0 and not d.any()                         # nothing visited
+    assert loss == 0.0 and not d.any()  # nothing visited
     assert np.allclose(entropy_table(theta), np.log(3))
     assert entropy_table(np.array([[0.0, -np.inf]]))[0] == 0.0
     with pytest.raises(ValueError, match="^theta"):
@@ -73,6 +72,7 @@ def test_entropy_bonus_edges():
 
 # ---- defaults, shared pieces, and extreme logits (issue 20) -----------------------------------
 
+
 def test_entropy_bonus_default_aggregation_is_token_mean():
     rng = np.random.default_rng(3)
     theta = rng.normal(size=(3, 4))
@@ -81,9 +81,9 @@ def test_entropy_bonus_default_aggregation_is_token_mean():
     H = entropy_table(theta)
     loss, _ = entropy_bonus(theta, states, mask)
     assert loss == entropy_bonus(theta, states, mask, "token_mean")[0]
-    np.testing.assert_allclose(loss, -(H[[0, 1, 2, 2]]).sum() / 4, rtol=1e-15)   # 4 real tokens
+    np.testing.assert_allclose(loss, -(H[[0, 1, 2, 2]]).sum() / 4, rtol=1e-15)  # 4 real tokens
     seq, _ = entropy_bonus(theta, states, mask, "seq_sum")
-    np.testing.assert_allclose(seq, -(H[[0, 1, 2, 2]]).sum() / 2, rtol=1e-15)    # B = 2
+    np.testing.assert_allclose(seq, -(H[[0, 1, 2, 2]]).sum() / 2, rtol=1e-15)  # B = 2
     const, _ = entropy_bonus(theta, states, mask, "constant", max_len=6)
     np.testing.assert_allclose(const, -(H[[0, 1, 2, 2]]).sum() / 12, rtol=1e-15)
 
@@ -91,6 +91,7 @@ def test_entropy_bonus_default_aggregation_is_token_mean():
 def test_entropy_uses_the_shared_pieces():
     from minirl_lm.core import ops
     from minirl_lm.pg import entropy
+
     assert entropy.agg_weights is ops.agg_weights and entropy.AGGS is ops.AGGS
     assert entropy.log_softmax is ops.log_softmax
 
@@ -109,11 +110,12 @@ def test_logits_beyond_float64_apart_are_a_zero_probability_silently():
 def test_entropy_bad_input_named():
     names("theta", "expected 2 dimensions", lambda: entropy_table(np.zeros(3)))
     names("theta", "expected a non-empty array", lambda: entropy_grad_table(np.zeros((2, 0))))
-    names("theta", "expected a finite entry in every row",
-          lambda: entropy_grad_table([[0.0], [-np.inf]]))
+    names("theta", "expected a finite entry in every row", lambda: entropy_grad_table([[0.0], [-np.inf]]))
     names("theta", "expected finite values (no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
-    names("states", "expected the shape of mask", lambda: entropy_bonus(np.zeros((2, 2)), [[0]],
-                                                                       [[1.0, 1.0]]))
+    names("states", "expected the shape of mask", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0, 1.0]]))
     names("agg", "expected one of", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0]], "mean"))
-    names("max_len", "expected >= the longest response",
-          lambda: entropy_bonus(np.zeros((2, 2)), [[0, 1]], [[1.0, 1.0]], "constant", 1))
+    names(
+        "max_len",
+        "expected >= the longest response",
+        lambda: entropy_bonus(np.zeros((2, 2)), [[0, 1]], [[1.0, 1.0]], "constant", 1),
+    )

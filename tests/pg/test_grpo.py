@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
 
+from gradcheck import fd_grad
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.advantages import standardized
@@ -15,7 +15,6 @@ from minirl_lm.pg.clip import clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss, grpo_step
 from minirl_lm.pg.kl import ESTIMATORS, kl_penalty
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
-
 from quiet import names
 
 
@@ -26,7 +25,7 @@ def batch(rng, B=8, T=5, eps=0.2):
     logp_old = -rng.uniform(0.1, 3.0, size=(B, T))
     d = rng.uniform(-0.5, 0.5, size=(B, T))
     for edge in (np.log(1 - eps), np.log(1 + eps)):
-        d[np.abs(d - edge) < 1e-3] += 3e-3                    # away from the kink
+        d[np.abs(d - edge) < 1e-3] += 3e-3  # away from the kink
     logp = (logp_old + d) * mask
     logp_ref = -rng.uniform(0.1, 3.0, size=(B, T)) * mask
     return logp, logp_old * mask, logp_ref, rng.normal(size=B), mask
@@ -37,13 +36,11 @@ def batch(rng, B=8, T=5, eps=0.2):
 def test_grpo_loss_is_its_parts_and_matches_finite_differences(estimator, agg):
     rng = np.random.default_rng(0)
     logp, logp_old, logp_ref, adv, mask = batch(rng)
-    loss, d = grpo_loss(logp, logp_old, logp_ref, adv, mask, beta=0.1, kl_estimator=estimator,
-                        agg=agg)
+    loss, d = grpo_loss(logp, logp_old, logp_ref, adv, mask, beta=0.1, kl_estimator=estimator, agg=agg)
     lc, dc = clipped_surrogate(logp, logp_old, adv, mask, agg=agg)
     lk, dk = kl_penalty(logp, logp_ref, mask, estimator, agg)
     assert loss == lc + 0.1 * lk and np.array_equal(d, dc + 0.1 * dk)
-    f = lambda x: grpo_loss(x, logp_old, logp_ref, adv, mask, beta=0.1, kl_estimator=estimator,
-                            agg=agg)[0]
+    f = lambda x: grpo_loss(x, logp_old, logp_ref, adv, mask, beta=0.1, kl_estimator=estimator, agg=agg)[0]
     assert np.abs(d - fd_grad(f, logp)).max() < 1e-9
     assert (d[mask == 0] == 0).all()
 
@@ -61,7 +58,7 @@ def grpo_vs_reinforce_gap(agg="token_mean", seed=1, K=6):
     """|theta after grpo_step(mu=1, beta=0) - theta after one REINFORCE step with the
     group-standardized advantage|, same rollout (same seed)."""
     mdp, pol, grader = _toy(seed)
-    ref = TabularPolicy(pol.theta + 1.0)                      # any reference: beta = 0
+    ref = TabularPolicy(pol.theta + 1.0)  # any reference: beta = 0
     p1, p2 = pol.copy(), pol.copy()
     grpo_step(p1, ref, mdp, grader, np.random.default_rng(7), K, mu=1, lr=0.5, beta=0.0, agg=agg)
     rng = np.random.default_rng(7)
@@ -70,7 +67,7 @@ def grpo_vs_reinforce_gap(agg="token_mean", seed=1, K=6):
     logp, _ = p2.logp(ro.states, ro.tokens, ro.mask)
     _, d = reinforce_loss(logp, A, ro.mask, agg)
     p2.theta -= 0.5 * p2.backward(ro.states, ro.tokens, ro.mask, d)
-    assert np.abs(p1.theta - pol.theta).max() > 1e-3          # the step did move theta
+    assert np.abs(p1.theta - pol.theta).max() > 1e-3  # the step did move theta
     return np.abs(p1.theta - p2.theta).max()
 
 
@@ -84,8 +81,7 @@ def test_theta_gradient_through_the_policy():
     rng = np.random.default_rng(3)
     ro = mdp.rollout(pol, 5, rng)
     logp_old, _ = pol.logp(ro.states, ro.tokens, ro.mask)
-    logp_ref, _ = TabularPolicy(pol.theta + rng.normal(size=pol.theta.shape)).logp(
-        ro.states, ro.tokens, ro.mask)
+    logp_ref, _ = TabularPolicy(pol.theta + rng.normal(size=pol.theta.shape)).logp(ro.states, ro.tokens, ro.mask)
     theta = pol.theta + rng.normal(scale=0.4, size=pol.theta.shape)
     adv = rng.normal(size=ro.mask.shape[0])
 
@@ -97,8 +93,9 @@ def test_theta_gradient_through_the_policy():
     lp, _ = p.logp(ro.states, ro.tokens, ro.mask)
     rho = np.exp(lp - logp_old)[ro.mask > 0]
     assert np.abs(np.abs(rho - 1) - 0.2).min() > 1e-4 and (np.abs(rho - 1) > 0.2).any()
-    dtheta = p.backward(ro.states, ro.tokens, ro.mask,
-                        grpo_loss(lp, logp_old, logp_ref, adv, ro.mask, beta=0.3)[1])
+    dtheta = p.backward(
+        ro.states, ro.tokens, ro.mask, grpo_loss(lp, logp_old, logp_ref, adv, ro.mask, beta=0.3)[1]
+    )
     assert np.abs(dtheta - fd_grad(loss, theta.copy())).max() < 1e-8
 
 
@@ -109,19 +106,17 @@ def test_k1_group_leaves_theta_bitwise_at_the_reference(estimator):
     theta0 = pol.theta.copy()
     rng = np.random.default_rng(5)
     for _ in range(20):
-        grpo_step(pol, pol.copy(), mdp, grader, rng, K=1, mu=2, lr=2.0, beta=0.04,
-                  kl_estimator=estimator)
+        grpo_step(pol, pol.copy(), mdp, grader, rng, K=1, mu=2, lr=2.0, beta=0.04, kl_estimator=estimator)
     assert np.array_equal(pol.theta, theta0)
 
 
 def test_step_diagnostics_and_clipping_after_the_first_epoch():
     mdp, pol, grader = _toy(6)
     out = grpo_step(pol, pol.copy(), mdp, grader, np.random.default_rng(8), K=8, mu=4, lr=5.0)
-    assert set(out) >= {"mean_reward", "loss", "clip_fraction", "kl", "rollout", "rewards",
-                        "advantages"}
+    assert set(out) >= {"mean_reward", "loss", "clip_fraction", "kl", "rollout", "rewards", "advantages"}
     assert len(out["loss"]) == 4 and len(out["clip_fraction"]) == 4
     assert out["clip_fraction"][0] == 0.0 and max(out["clip_fraction"][1:]) > 0
-    assert out["kl"] == 0.0                                   # pi_old = pi_ref before the step
+    assert out["kl"] == 0.0  # pi_old = pi_ref before the step
     assert out["mean_reward"] == out["rewards"].mean()
 
 
@@ -129,12 +124,10 @@ def test_training_improves_the_expected_reward():
     mdp, pol, grader = _toy(9)
     ref = pol.copy()
     rng = np.random.default_rng(10)
-    first = [grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)["mean_reward"]
-             for _ in range(5)]
+    first = [grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)["mean_reward"] for _ in range(5)]
     for _ in range(60):
         grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)
-    last = [grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)["mean_reward"]
-            for _ in range(5)]
+    last = [grpo_step(pol, ref, mdp, grader, rng, K=8, mu=2, lr=0.5)["mean_reward"] for _ in range(5)]
     assert np.mean(last) > np.mean(first) + 0.3
 
 
@@ -154,11 +147,11 @@ def test_grpo_loss_ignores_garbage_at_padding(estimator, junk):
 def test_grpo_loss_with_extreme_log_ratios_on_real_tokens():
     m = np.ones((1, 3))
     lp = np.zeros((1, 3))
-    lo = np.full((1, 3), -800.0)                              # rho = inf on every token
+    lo = np.full((1, 3), -800.0)  # rho = inf on every token
     with np.errstate(all="raise"):
         loss, g = grpo_loss(lp, lo, lp, [[1.0, 0.0, 1.0]], m, beta=0.0, agg="seq_sum")
-    assert loss == -2.4 and np.array_equal(g, np.zeros((1, 3)))   # A > 0 clipped, A = 0 nothing
-    with pytest.raises(ValueError, match="logp"):                 # A < 0: rho A = -inf
+    assert loss == -2.4 and np.array_equal(g, np.zeros((1, 3)))  # A > 0 clipped, A = 0 nothing
+    with pytest.raises(ValueError, match="logp"):  # A < 0: rho A = -inf
         grpo_loss(lp, lo, lp, [[1.0, 0.0, -1.0]], m)
     # a huge ratio against the reference: k3 = exp(-u) - 1 + u stays finite for u > 0
     with np.errstate(all="raise"):
@@ -180,20 +173,23 @@ def test_ref_policy_of_another_shape_is_rejected():
     assert rng.bit_generator.state == before and np.array_equal(pol.theta, theta0)
 
 
-@pytest.mark.parametrize("kw, exc, name", [
-    (dict(beta=-0.1), ValueError, "beta"),
-    (dict(beta="x"), TypeError, "beta"),
-    (dict(eps=0.0), ValueError, "eps"),
-    (dict(eps=1.5), ValueError, "eps"),
-    (dict(eps_high=-0.1), ValueError, "eps_high"),
-    (dict(agg="sum"), ValueError, "agg"),
-    (dict(kl_estimator="k5"), ValueError, "kl_estimator"),
-    (dict(baseline="median"), ValueError, "baseline"),
-    (dict(K=1, baseline="loo"), ValueError, "baseline"),
-    (dict(adv_eps=-1.0), ValueError, "adv_eps"),
-    (dict(ddof=True), TypeError, "ddof"),
-    (dict(ddof=2), ValueError, "ddof"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, name",
+    [
+        (dict(beta=-0.1), ValueError, "beta"),
+        (dict(beta="x"), TypeError, "beta"),
+        (dict(eps=0.0), ValueError, "eps"),
+        (dict(eps=1.5), ValueError, "eps"),
+        (dict(eps_high=-0.1), ValueError, "eps_high"),
+        (dict(agg="sum"), ValueError, "agg"),
+        (dict(kl_estimator="k5"), ValueError, "kl_estimator"),
+        (dict(baseline="median"), ValueError, "baseline"),
+        (dict(K=1, baseline="loo"), ValueError, "baseline"),
+        (dict(adv_eps=-1.0), ValueError, "adv_eps"),
+        (dict(ddof=True), TypeError, "ddof"),
+        (dict(ddof=2), ValueError, "ddof"),
+    ],
+)
 def test_bad_settings_are_rejected_before_the_rollout(kw, exc, name):
     mdp, pol, grader = _toy()
     rng = np.random.default_rng(0)
@@ -202,7 +198,7 @@ def test_bad_settings_are_rejected_before_the_rollout(kw, exc, name):
     kw = {"K": 2, **kw}
     with pytest.raises(exc, match=name):
         grpo_step(pol, pol.copy(), mdp, grader, rng, **kw)
-    assert rng.bit_generator.state == before                  # no random draw consumed
+    assert rng.bit_generator.state == before  # no random draw consumed
     assert np.array_equal(pol.theta, theta0)
 
 
@@ -237,13 +233,14 @@ def test_bad_input(call, exc, name):
     theta0 = POL.theta.copy()
     with pytest.raises(exc, match=name):
         call()
-    POL.theta[...] = theta0                                   # a failing step may have rolled out
+    POL.theta[...] = theta0  # a failing step may have rolled out
 
 
 # ---- folded from tests/test_kills_grpo_clip.py -----------------------------------------------
 
+
 def _mdp():
-    return TokenMDP(["a", "b"], V=3, eos=0, max_len=3)        # S = 14 states
+    return TokenMDP(["a", "b"], V=3, eos=0, max_len=3)  # S = 14 states
 
 
 def _grader(x, y):
@@ -271,20 +268,40 @@ def _same(a, b):
     assert oa["kl"] == ob["kl"] and np.array_equal(oa["advantages"], ob["advantages"])
 
 
-DOCUMENTED = dict(mu=1, lr=0.1, eps=0.2, eps_high=None, beta=0.04, kl_estimator="k3",
-                  agg="token_mean", baseline="standardized", adv_eps=1e-8, ddof=0)
+DOCUMENTED = dict(
+    mu=1,
+    lr=0.1,
+    eps=0.2,
+    eps_high=None,
+    beta=0.04,
+    kl_estimator="k3",
+    agg="token_mean",
+    baseline="standardized",
+    adv_eps=1e-8,
+    ddof=0,
+)
 
 
 def test_grpo_step_defaults_are_the_documented_values():
     theta, ref = _tables()
     default = _run(theta, ref, K=4)
     _same(default, _run(theta, ref, K=4, **DOCUMENTED))
-    assert not np.array_equal(default[0], theta)             # the step moved theta
+    assert not np.array_equal(default[0], theta)  # the step moved theta
 
 
-@pytest.mark.parametrize("name, other", [
-    ("mu", 2), ("lr", 0.3), ("beta", 0.5), ("kl_estimator", "k1"), ("agg", "seq_sum"),
-    ("baseline", "mean"), ("adv_eps", 0.5), ("ddof", 1)])
+@pytest.mark.parametrize(
+    "name, other",
+    [
+        ("mu", 2),
+        ("lr", 0.3),
+        ("beta", 0.5),
+        ("kl_estimator", "k1"),
+        ("agg", "seq_sum"),
+        ("baseline", "mean"),
+        ("adv_eps", 0.5),
+        ("ddof", 1),
+    ],
+)
 def test_grpo_step_each_default_matters(name, other):
     theta, ref = _tables()
     default = _run(theta, ref, K=4)[0]
@@ -297,7 +314,7 @@ def test_grpo_step_clip_defaults_with_several_epochs():
     base = dict(K=4, mu=3, lr=3.0)
     default = _run(theta, ref, **base)
     _same(default, _run(theta, ref, eps=0.2, eps_high=None, **base))
-    _same(default, _run(theta, ref, eps=0.2, eps_high=0.2, **base))   # eps_high = eps
+    _same(default, _run(theta, ref, eps=0.2, eps_high=0.2, **base))  # eps_high = eps
     assert max(default[1]["clip_fraction"]) > 0
     assert not np.array_equal(_run(theta, ref, eps=0.5, **base)[0], default[0])
 
@@ -317,7 +334,7 @@ def _hand_clip_fraction(theta1, theta0, out, eps, eps_high):
 
 def test_grpo_step_eps_high_reaches_the_loss_and_the_clip_fraction():
     theta, ref = _tables()
-    theta1 = _run(theta, ref, K=4, mu=1, lr=3.0)[0]          # the first step: eps-free
+    theta1 = _run(theta, ref, K=4, mu=1, lr=3.0)[0]  # the first step: eps-free
     sym = _run(theta, ref, K=4, mu=2, lr=3.0, eps=0.2)
     high = _run(theta, ref, K=4, mu=2, lr=3.0, eps=0.2, eps_high=0.6)
     f_sym = _hand_clip_fraction(theta1, theta, sym[1], 0.2, 0.2)
@@ -325,7 +342,7 @@ def test_grpo_step_eps_high_reaches_the_loss_and_the_clip_fraction():
     assert f_sym != f_high
     assert sym[1]["clip_fraction"] == [0.0, f_sym]
     assert high[1]["clip_fraction"] == [0.0, f_high]
-    assert not np.array_equal(sym[0], high[0])               # the second step differs too
+    assert not np.array_equal(sym[0], high[0])  # the second step differs too
 
 
 def test_grpo_step_ddof_reaches_the_advantages():
@@ -333,9 +350,8 @@ def test_grpo_step_ddof_reaches_the_advantages():
     for ddof in (0, 1):
         out = _run(theta, ref, K=4, ddof=ddof, adv_eps=1e-8)[1]
         R = out["rewards"].reshape(-1, 4)
-        assert R.std(axis=1).max() > 0                        # a group varies
-        hand = (R - R.mean(axis=1, keepdims=True)) / (R.std(axis=1, ddof=ddof, keepdims=True)
-                                                      + 1e-8)
+        assert R.std(axis=1).max() > 0  # a group varies
+        hand = (R - R.mean(axis=1, keepdims=True)) / (R.std(axis=1, ddof=ddof, keepdims=True) + 1e-8)
         np.testing.assert_allclose(out["advantages"], hand.reshape(-1), rtol=1e-14, atol=0)
 
 
@@ -366,14 +382,14 @@ def test_grpo_step_kl_diagnostic_with_a_single_token():
     # one prompt, V = 2, max_len = 1, K = 1: one real token y, kl = logp_old[y] - logp_ref[y]
     mdp = TokenMDP(["a"], V=2, eos=0, max_len=1)
     theta, ref = np.array([[0.3, -0.2]]), np.array([[0.0, 0.5]])
-    out = grpo_step(TabularPolicy(theta), TabularPolicy(ref), mdp, _grader,
-                    np.random.default_rng(0), K=1, kl_estimator="k1")
+    out = grpo_step(
+        TabularPolicy(theta), TabularPolicy(ref), mdp, _grader, np.random.default_rng(0), K=1, kl_estimator="k1"
+    )
     ro = out["rollout"]
     assert ro.mask.sum() == 1.0
     y = int(ro.tokens[0, 0])
     log_softmax = lambda t: t - np.log(np.exp(t).sum())
-    np.testing.assert_allclose(out["kl"], log_softmax(theta[0])[y] - log_softmax(ref[0])[y],
-                               rtol=1e-13, atol=0)
+    np.testing.assert_allclose(out["kl"], log_softmax(theta[0])[y] - log_softmax(ref[0])[y], rtol=1e-13, atol=0)
 
 
 def test_grpo_step_loss_diagnostic_is_each_epochs_loss():
@@ -387,7 +403,7 @@ def test_grpo_step_loss_diagnostic_is_each_epochs_loss():
     np.testing.assert_allclose(out["loss"][0], hand, rtol=1e-15, atol=1e-17)
     out = _run(theta, ref, K=4, mu=3, lr=1.0)[1]
     assert len(out["loss"]) == 3 and all(isinstance(x, float) for x in out["loss"])
-    assert len(set(out["loss"])) == 3                         # one per epoch, each its own
+    assert len(set(out["loss"])) == 3  # one per epoch, each its own
 
 
 class _CountingGrader:
@@ -399,22 +415,28 @@ class _CountingGrader:
         return _grader(prompt, response)
 
 
-@pytest.mark.parametrize("kw, message", [
-    (dict(K=0, mu=0), "K: expected an integer >= 1, got 0"),        # K first
-    (dict(K=2, lr=0.0), "lr: expected a number > 0.0, got 0.0"),
-    (dict(K=2, eps=0.0), "eps: expected a number > 0.0, got 0.0"),
-    (dict(K=2, eps=-0.5), "eps: expected a number > 0.0, got -0.5"),
-    (dict(K=2, eps=1.5), "eps: expected a number <= 1.0, got 1.5"),
-    (dict(K=2, eps=2.5), "eps: expected a number <= 1.0, got 2.5"),
-    (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0.0, got 0.0"),
-    (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0.0, got -0.5"),
-    (dict(K=2, beta=-0.1), "beta: expected a number >= 0.0, got -0.1"),
-    (dict(K=2, adv_eps=-1.0), "adv_eps: expected a number >= 0.0, got -1.0"),
-    (dict(K=2, ddof=-1), "ddof: expected an integer >= 0, got -1"),
-    (dict(K=2, ddof=2), "ddof: expected an integer <= 1, got 2"),
-    (dict(K=1, baseline="loo"), "baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the "
-                                "rewards of a group have no others to average), got K = 1"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(K=0, mu=0), "K: expected an integer >= 1, got 0"),  # K first
+        (dict(K=2, lr=0.0), "lr: expected a number > 0.0, got 0.0"),
+        (dict(K=2, eps=0.0), "eps: expected a number > 0.0, got 0.0"),
+        (dict(K=2, eps=-0.5), "eps: expected a number > 0.0, got -0.5"),
+        (dict(K=2, eps=1.5), "eps: expected a number <= 1.0, got 1.5"),
+        (dict(K=2, eps=2.5), "eps: expected a number <= 1.0, got 2.5"),
+        (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0.0, got 0.0"),
+        (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0.0, got -0.5"),
+        (dict(K=2, beta=-0.1), "beta: expected a number >= 0.0, got -0.1"),
+        (dict(K=2, adv_eps=-1.0), "adv_eps: expected a number >= 0.0, got -1.0"),
+        (dict(K=2, ddof=-1), "ddof: expected an integer >= 0, got -1"),
+        (dict(K=2, ddof=2), "ddof: expected an integer <= 1, got 2"),
+        (
+            dict(K=1, baseline="loo"),
+            "baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the "
+            "rewards of a group have no others to average), got K = 1",
+        ),
+    ],
+)
 def test_grpo_step_bad_settings_exact_message_before_any_grading(kw, message):
     theta, ref = _tables()
     pol = TabularPolicy(theta)
@@ -424,7 +446,7 @@ def test_grpo_step_bad_settings_exact_message_before_any_grading(kw, message):
     with pytest.raises(ValueError) as e:
         grpo_step(pol, TabularPolicy(ref), _mdp(), grader, rng, **kw)
     assert str(e.value) == message
-    assert grader.calls == 0                                  # checked before the rollout
+    assert grader.calls == 0  # checked before the rollout
     assert rng.bit_generator.state == state and np.array_equal(pol.theta, theta)
 
 
@@ -432,11 +454,13 @@ def test_grpo_step_bad_objects_exact_messages():
     theta, ref = _tables()
     pol, rp, rng = TabularPolicy(theta), TabularPolicy(ref), np.random.default_rng(0)
     cases = [
-        ((pol, rp, _mdp(), "grader"), "grader: expected a callable grader(prompt, response), "
-                                      "got str 'grader'"),
-        ((pol, rp, _mdp(), lambda x: 1.0), "grader: expected a callable grader(prompt, response) "
-                                           "taking 2 positional arguments, got one with "
-                                           "signature (x)"),
+        ((pol, rp, _mdp(), "grader"), "grader: expected a callable grader(prompt, response), got str 'grader'"),
+        (
+            (pol, rp, _mdp(), lambda x: 1.0),
+            "grader: expected a callable grader(prompt, response) "
+            "taking 2 positional arguments, got one with "
+            "signature (x)",
+        ),
         ((theta, rp, _mdp(), _grader), "policy: expected a TabularPolicy, got ndarray"),
         ((pol, 3, _mdp(), _grader), "ref_policy: expected a TabularPolicy, got int"),
         ((pol, rp, 3, _grader), "mdp: expected a TokenMDP, got int"),
@@ -447,8 +471,7 @@ def test_grpo_step_bad_objects_exact_messages():
         assert str(e.value) == message
     with pytest.raises(TypeError) as e:
         grpo_step(pol, rp, _mdp(), _grader, 0, 2)
-    assert str(e.value) == ("rng: expected a numpy.random.Generator (np.random.default_rng(seed)), "
-                            "got int 0")
+    assert str(e.value) == ("rng: expected a numpy.random.Generator (np.random.default_rng(seed)), got int 0")
 
 
 def test_grpo_step_overflowing_update_exact_message_and_silent():
@@ -459,10 +482,11 @@ def test_grpo_step_overflowing_update_exact_message_and_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
-            grpo_step(pol, TabularPolicy(ref), _mdp(), lambda x, y: 1e6, rng, K=2,
-                      baseline="none", lr=1e308)
-    assert str(e.value) == ("lr: expected a value for which theta - lr * dtheta is finite in "
-                            "float64, got one that makes it inf (overflow)")
+            grpo_step(pol, TabularPolicy(ref), _mdp(), lambda x, y: 1e6, rng, K=2, baseline="none", lr=1e308)
+    assert str(e.value) == (
+        "lr: expected a value for which theta - lr * dtheta is finite in "
+        "float64, got one that makes it inf (overflow)"
+    )
     assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state
 
 
@@ -478,8 +502,9 @@ def _loss_batch():
 def test_grpo_loss_defaults_are_the_documented_values():
     args = _loss_batch()
     loss, d = grpo_loss(*args)
-    loss2, d2 = grpo_loss(*args, eps=0.2, eps_high=None, beta=0.04, kl_estimator="k3",
-                          agg="token_mean", max_len=None)
+    loss2, d2 = grpo_loss(
+        *args, eps=0.2, eps_high=None, beta=0.04, kl_estimator="k3", agg="token_mean", max_len=None
+    )
     assert loss == loss2 and np.array_equal(d, d2)
     loss3, d3 = grpo_loss(*args, beta=0.5)
     assert loss3 != loss and not np.array_equal(d3, d)
@@ -491,8 +516,9 @@ def test_grpo_loss_max_len_reaches_both_terms():
     # loss = -(0.2 * 2 + 0.2 * 2) + 1.0 * (0.2 * 0.5 + 0.2 * 0.5) = -0.8 + 0.2 = -0.6
     # dloss/dlogp = -0.2 * 2 + 1.0 * 0.2 * 1 = -0.2 per token
     logp, logp_ref, mask = np.array([[-1.0, -2.0]]), np.array([[-1.5, -2.5]]), np.ones((1, 2))
-    loss, d = grpo_loss(logp, logp.copy(), logp_ref, [2.0], mask, beta=1.0, kl_estimator="k1",
-                        agg="constant", max_len=5)
+    loss, d = grpo_loss(
+        logp, logp.copy(), logp_ref, [2.0], mask, beta=1.0, kl_estimator="k1", agg="constant", max_len=5
+    )
     np.testing.assert_allclose(loss, -0.6, rtol=1e-15)
     np.testing.assert_allclose(d, [[-0.2, -0.2]], rtol=1e-15)
 
@@ -505,8 +531,7 @@ def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
     pol = TabularPolicy(theta)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        grpo_step(pol, TabularPolicy(ref), _mdp(), _grader, np.random.default_rng(3), K=4, mu=3,
-                  lr=2.0, beta=0.5)
+        grpo_step(pol, TabularPolicy(ref), _mdp(), _grader, np.random.default_rng(3), K=4, mu=3, lr=2.0, beta=0.5)
     assert np.array_equal(np.isneginf(pol.theta), np.isneginf(theta))
     assert np.isfinite(pol.theta[np.isfinite(theta)]).all()
     assert not np.array_equal(pol.theta, theta)
@@ -514,11 +539,11 @@ def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
 
 # ---- overflow named at its root (issue 20, section 4) -----------------------------------------
 
+
 def test_grpo_loss_huge_logp_ref_names_logp_ref():
     # u = logp - logp_ref = -1e308: k3 overflows; the culprit is the reference (it named logp)
     m, lp = np.ones((1, 2)), -np.ones((1, 2))
-    names("logp_ref", "k3 = exp(-u) - 1 + u",
-          lambda: grpo_loss(lp, lp, np.full((1, 2), 1e308), np.ones(1), m))
+    names("logp_ref", "k3 = exp(-u) - 1 + u", lambda: grpo_loss(lp, lp, np.full((1, 2), 1e308), np.ones(1), m))
     # an ordinary reference and a log-prob of -800 (pi(y) ~ e^-800): logp's
     low = np.full((1, 2), -800.0)
     names("logp", "k3 = exp(-u) - 1 + u", lambda: grpo_loss(low, low, np.zeros((1, 2)), np.ones(1), m))
@@ -527,14 +552,18 @@ def test_grpo_loss_huge_logp_ref_names_logp_ref():
 def test_grpo_loss_huge_beta_is_named_and_silent():
     # k3 = e^4 - 5 ~ 49.6 per token: beta = 1e308 overflows beta * KL (it returned inf)
     m, lp = np.ones((1, 2)), -np.ones((1, 2))
-    names("beta", "the loss clip + beta KL",
-          lambda: grpo_loss(lp, lp, np.full((1, 2), -5.0), np.ones(1), m, beta=1e308))
+    names(
+        "beta",
+        "the loss clip + beta KL",
+        lambda: grpo_loss(lp, lp, np.full((1, 2), -5.0), np.ones(1), m, beta=1e308),
+    )
 
 
 def test_grpo_loss_validates_its_arguments_once():
     # one bundle: mask is checked once (it was four times), before anything is computed
     calls = []
-    import minirl_lm.pg.checks as checks          # the bundles' own reference to mask_array
+    import minirl_lm.pg.checks as checks  # the bundles' own reference to mask_array
+
     orig = checks.mask_array
     try:
         checks.mask_array = lambda *a, **k: calls.append(1) or orig(*a, **k)
@@ -552,9 +581,11 @@ def test_grpo_step_a_later_epoch_overflow_names_lr_without_catching():
     ref = pol.copy()
     grader = lambda x, y: float(len(y) == 2)
     theta = pol.theta.copy()
-    msg = names("lr", "the loss of epoch 2 (after 1 step(s) of lr = 10000)",
-                lambda: grpo_step(pol, ref, mdp, grader, np.random.default_rng(0), K=6, mu=2,
-                                  lr=1e4, beta=0.5))
+    msg = names(
+        "lr",
+        "the loss of epoch 2 (after 1 step(s) of lr = 10000)",
+        lambda: grpo_step(pol, ref, mdp, grader, np.random.default_rng(0), K=6, mu=2, lr=1e4, beta=0.5),
+    )
     assert "finite in float64" in msg and np.array_equal(pol.theta, theta)
 
 
@@ -563,6 +594,9 @@ def test_grpo_step_rewards_beyond_the_domain_name_the_grader():
     mdp, pol, _ = _toy(0)
     theta, rng = pol.theta.copy(), np.random.default_rng(0)
     state = rng.bit_generator.state
-    names("grader", "expected rewards |R| <= 1e+150",
-          lambda: grpo_step(pol, pol.copy(), mdp, lambda x, y: 1e200, rng, K=2))
+    names(
+        "grader",
+        "expected rewards |R| <= 1e+150",
+        lambda: grpo_step(pol, pol.copy(), mdp, lambda x, y: 1e200, rng, K=2),
+    )
     assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state

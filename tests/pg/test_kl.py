@@ -6,12 +6,8 @@ from decimal import Decimal, getcontext, localcontext
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import names
-from quiet import overflow as _overflow
-from quiet import raises as _raises
-from quiet import silent as _silent
 
+from gradcheck import fd_grad
 from minirl_lm.core import ops
 from minirl_lm.pg import kl
 from minirl_lm.pg.kl import (
@@ -27,6 +23,10 @@ from minirl_lm.pg.kl import (
     kl_per_token,
 )
 from minirl_lm.pg.reinforce import AGGS, token_weights
+from quiet import names
+from quiet import overflow as _overflow
+from quiet import raises as _raises
+from quiet import silent as _silent
 
 
 def batch(rng, B=6, T=5):
@@ -44,6 +44,7 @@ def softmax(theta):
 
 
 # ---- per-token estimators ----------------------------------------------------------------------
+
 
 def test_hand_values_and_stability():
     u = np.array([[0.5, -0.3, 1e-10, 0.0]])
@@ -81,13 +82,14 @@ def test_kl_penalty_dlogp_matches_finite_differences(estimator, agg):
     logp, logp_ref, mask = batch(rng)
     _, d = kl_penalty(logp, logp_ref, mask, estimator, agg)
     g = fd_grad(lambda x: kl_penalty(x, logp_ref, mask, estimator, agg)[0], logp)
-    assert np.abs(d - g).max() < 1e-9                         # central FD: h^2 k''' + 1e-16/h
+    assert np.abs(d - g).max() < 1e-9  # central FD: h^2 k''' + 1e-16/h
     assert (d[mask == 0] == 0).all()
 
 
 def test_kl_penalty_theta_gradient_through_the_policy():
     from minirl_lm.core.mdp import TokenMDP
     from minirl_lm.core.policy import TabularPolicy
+
     rng = np.random.default_rng(1)
     mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
     pol, ref = TabularPolicy(rng.normal(size=(mdp.S, 3))), TabularPolicy(rng.normal(size=(mdp.S, 3)))
@@ -113,11 +115,12 @@ def test_kl_in_reward():
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert kl.agg_weights is ops.agg_weights and kl.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert kl.agg_weights is ops.agg_weights and kl.AGGS is ops.AGGS  # eq. (pg_agg), once
     assert kl.log_ratio is ops.log_ratio
 
 
 # ---- exact KL and its gradients ----------------------------------------------------------------
+
 
 def test_exact_kl_zeros_and_inf():
     p = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
@@ -133,10 +136,10 @@ def test_exact_gradients_match_finite_differences():
     fwd = lambda th: d @ exact_kl(softmax(th), softmax(theta_ref))
     rev = lambda th: d @ exact_kl(softmax(theta_ref), softmax(th))
     assert np.abs(exact_kl_grad_theta(theta, theta_ref, d) - fd_grad(fwd, theta)).max() < 1e-9
-    assert np.abs(exact_reverse_kl_grad_theta(theta, theta_ref, d)
-                  - fd_grad(rev, theta)).max() < 1e-9
-    assert np.allclose(exact_kl_grad_theta(theta, theta_ref),
-                       exact_kl_grad_theta(theta, theta_ref, np.ones(3)), rtol=0, atol=0)
+    assert np.abs(exact_reverse_kl_grad_theta(theta, theta_ref, d) - fd_grad(rev, theta)).max() < 1e-9
+    assert np.allclose(
+        exact_kl_grad_theta(theta, theta_ref), exact_kl_grad_theta(theta, theta_ref, np.ones(3)), rtol=0, atol=0
+    )
 
 
 def test_exact_gradient_with_impossible_tokens():
@@ -145,47 +148,58 @@ def test_exact_gradient_with_impossible_tokens():
     g = exact_kl_grad_theta(theta, theta_ref)
     assert np.isfinite(g).all() and g[0, 2] == 0
     with pytest.raises(ValueError, match="theta"):
-        exact_reverse_kl_grad_theta(theta, theta_ref)        # pi_ref > 0 = pi: infinite
+        exact_reverse_kl_grad_theta(theta, theta_ref)  # pi_ref > 0 = pi: infinite
 
 
 # ---- the on-policy facts, by enumeration -------------------------------------------------------
+
 
 def enumeration_facts(seed=4, S=3, V=4):
     """Exact expectations over y ~ pi(.|s) of each estimator and of its per-sample gradient
     (the sample is data: gradient through logp(y) only). Returns a dict of max abs errors."""
     from minirl_lm.core.policy import TabularPolicy
+
     rng = np.random.default_rng(seed)
     pol, ref = TabularPolicy(rng.normal(size=(S, V))), TabularPolicy(rng.normal(size=(S, V)))
     pi, pi_ref = pol.probs(), ref.probs()
-    states = np.repeat(np.arange(S), V)[:, None]              # every (s, y) once: (S*V, 1)
+    states = np.repeat(np.arange(S), V)[:, None]  # every (s, y) once: (S*V, 1)
     tokens = np.tile(np.arange(V), S)[:, None]
     mask = np.ones((S * V, 1))
     logp, _ = pol.logp(states, tokens, mask)
     logp_ref, _ = ref.logp(states, tokens, mask)
-    KL = exact_kl(pi, pi_ref)                                 # (S,)
+    KL = exact_kl(pi, pi_ref)  # (S,)
     out = {}
     for est in ESTIMATORS:
-        k, dk = kl_per_token(logp, logp_ref, mask, est)       # (S*V, 1)
+        k, dk = kl_per_token(logp, logp_ref, mask, est)  # (S*V, 1)
         Ek = (pi.reshape(-1) * k[:, 0]).reshape(S, V).sum(axis=1)
         # E[grad] = sum_y pi(y|s) dk(y) (onehot(y) - pi(.|s)), summed over states
-        Eg = pol.backward(states, tokens, mask, pi.reshape(-1, 1) * dk)   # (S, V)
+        Eg = pol.backward(states, tokens, mask, pi.reshape(-1, 1) * dk)  # (S, V)
         out[est] = (np.abs(Ek - KL).max(), Eg)
     fwd = exact_kl_grad_theta(pol.theta, ref.theta)
     rev = exact_reverse_kl_grad_theta(pol.theta, ref.theta)
-    return {"E[k1]-KL": out["k1"][0], "E[k3]-KL": out["k3"][0], "E[k2]-KL": out["k2"][0],
-            "E[grad k1]": np.abs(out["k1"][1]).max(),
-            "E[grad k2]-grad KL(pi||ref)": np.abs(out["k2"][1] - fwd).max(),
-            "E[grad k3]-grad KL(ref||pi)": np.abs(out["k3"][1] - rev).max(),
-            "E[grad k3]-grad KL(pi||ref)": np.abs(out["k3"][1] - fwd).max()}
+    return {
+        "E[k1]-KL": out["k1"][0],
+        "E[k3]-KL": out["k3"][0],
+        "E[k2]-KL": out["k2"][0],
+        "E[grad k1]": np.abs(out["k1"][1]).max(),
+        "E[grad k2]-grad KL(pi||ref)": np.abs(out["k2"][1] - fwd).max(),
+        "E[grad k3]-grad KL(ref||pi)": np.abs(out["k3"][1] - rev).max(),
+        "E[grad k3]-grad KL(pi||ref)": np.abs(out["k3"][1] - fwd).max(),
+    }
 
 
 def test_on_policy_kl_facts_by_enumeration():
     e = enumeration_facts()
-    for key in ("E[k1]-KL", "E[k3]-KL", "E[grad k1]", "E[grad k2]-grad KL(pi||ref)",
-                "E[grad k3]-grad KL(ref||pi)"):
-        assert e[key] < 1e-12, (key, e[key])                  # rounding only
-    assert e["E[k2]-KL"] > 1e-3                               # k2 is biased for the KL
-    assert e["E[grad k3]-grad KL(pi||ref)"] > 1e-3            # k3 as a loss is the reverse KL
+    for key in (
+        "E[k1]-KL",
+        "E[k3]-KL",
+        "E[grad k1]",
+        "E[grad k2]-grad KL(pi||ref)",
+        "E[grad k3]-grad KL(ref||pi)",
+    ):
+        assert e[key] < 1e-12, (key, e[key])  # rounding only
+    assert e["E[k2]-KL"] > 1e-3  # k2 is biased for the KL
+    assert e["E[grad k3]-grad KL(pi||ref)"] > 1e-3  # k3 as a loss is the reverse KL
 
 
 # ---- bad input ---------------------------------------------------------------------------------
@@ -211,13 +225,10 @@ BAD = [
     (lambda: exact_kl("p", P), TypeError, "p"),
     (lambda: exact_kl_grad_theta(np.ones(3), np.ones((1, 3))), ValueError, "theta"),
     (lambda: exact_kl_grad_theta(np.ones((1, 3)), np.ones((2, 3))), ValueError, "theta_ref"),
-    (lambda: exact_kl_grad_theta(np.ones((2, 3)), np.ones((2, 3)), np.ones(3)), ValueError,
-     "weights"),
+    (lambda: exact_kl_grad_theta(np.ones((2, 3)), np.ones((2, 3)), np.ones(3)), ValueError, "weights"),
     (lambda: exact_kl_grad_theta(np.full((1, 2), -np.inf), np.ones((1, 2))), ValueError, "theta"),
-    (lambda: exact_kl_grad_theta(np.ones((1, 2)), np.array([[0.0, -np.inf]])), ValueError,
-     "theta_ref"),
-    (lambda: exact_reverse_kl_grad_theta(np.array([[np.nan, 0.0]]), np.ones((1, 2))), ValueError,
-     "theta"),
+    (lambda: exact_kl_grad_theta(np.ones((1, 2)), np.array([[0.0, -np.inf]])), ValueError, "theta_ref"),
+    (lambda: exact_reverse_kl_grad_theta(np.array([[np.nan, 0.0]]), np.ones((1, 2))), ValueError, "theta"),
 ]
 
 
@@ -228,6 +239,7 @@ def test_bad_input(call, exc, name):
 
 
 # ---------------------------------------------------------------- extremes
+
 
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 @pytest.mark.parametrize("junk", [-800.0, 800.0, -1e300, 1.7e308])
@@ -247,10 +259,9 @@ def test_garbage_at_padding_changes_nothing(estimator, junk):
 
 def test_k3_extreme_log_ratios():
     u = np.array([[1e200, 800.0, 50.0, 0.3, 1e-10, -0.3, -700.0]])
-    with np.errstate(all="raise"):                            # the Taylor branch is not evaluated
+    with np.errstate(all="raise"):  # the Taylor branch is not evaluated
         k, dk = kl_per_token(u, np.zeros_like(u), np.ones_like(u), "k3")
-    np.testing.assert_allclose(k[0, :4], [1e200, 799.0, 49.0 + np.exp(-50.0),
-                                          np.exp(-0.3) - 1 + 0.3], rtol=1e-15)
+    np.testing.assert_allclose(k[0, :4], [1e200, 799.0, 49.0 + np.exp(-50.0), np.exp(-0.3) - 1 + 0.3], rtol=1e-15)
     np.testing.assert_allclose(dk[0, :2], [1.0, 1.0], rtol=0)
     assert np.isfinite(k).all() and np.isfinite(dk).all()
     # u = -800: exp(800) - 1 - 800 exceeds float64: a ValueError naming logp, not +inf
@@ -264,10 +275,10 @@ def test_k3_extreme_log_ratios():
 def test_exact_kl_without_warnings_where_p_and_q_vanish():
     p = np.array([[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]])
     q = np.array([[0.0, 0.25, 0.75], [0.0, 1.0, 0.0]])
-    with np.errstate(all="raise"):                            # no 0 * inf where p = q = 0
+    with np.errstate(all="raise"):  # no 0 * inf where p = q = 0
         kl = exact_kl(p, q)
     np.testing.assert_allclose(kl[0], 0.5 * np.log(2) + 0.5 * np.log(0.5 / 0.75), rtol=1e-15)
-    assert kl[1] == np.inf                                    # p > 0 = q
+    assert kl[1] == np.inf  # p > 0 = q
 
 
 def _kl_of_logits(theta, theta_ref):
@@ -283,8 +294,7 @@ def test_exact_gradients_at_large_logit_scales():
     # closed form, V = 2, pi = (1/2, 1/2), log pi_ref = (0, -1e4) to rounding:
     # KL = log(1/2) + 5e3, grad_v = pi_v (log pi_v - log pi_ref_v - KL)
     kl = np.log(0.5) + 5e3
-    np.testing.assert_allclose(g, [[0.5 * (np.log(0.5) - kl), 0.5 * (np.log(0.5) + 1e4 - kl)]],
-                               rtol=1e-14)
+    np.testing.assert_allclose(g, [[0.5 * (np.log(0.5) - kl), 0.5 * (np.log(0.5) + 1e4 - kl)]], rtol=1e-14)
     rng = np.random.default_rng(4)
     theta = rng.normal(size=(3, 4)) * 3
     theta_ref = rng.normal(size=(3, 4)) * 1e4
@@ -314,39 +324,45 @@ K3_WHAT = "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"
 
 def test_log_ratio_argument_messages_name_each_argument():
     f = kl.kl_per_token
-    assert _raises(ValueError, lambda: f([0.0, 0.0], [[0.0, 0.0]], [[1.0, 1.0]])) == \
-        "logp: expected 2 dimensions, got shape (2,)"
-    assert _raises(ValueError, lambda: f([[np.nan]], [[0.0]], ONE)) == \
-        "logp: expected no NaN, got 1 NaN entries"
-    names('logp_ref', 'expected 2 dimensions', lambda: f([[0.0, 0.0]], [0.0, 0.0], [[1.0, 1.0]]))
-    names('logp_ref', 'expected no NaN', lambda: f([[0.0]], [[np.nan]], ONE))
-    assert _raises(ValueError, lambda: f([[0.0, 0.0]], [[0.0, 0.0, 0.0]], [[1.0, 1.0]])) == \
-        "logp_ref: expected the shape of logp (1, 2), got (1, 3)"
-    assert _raises(ValueError, lambda: f([[0.0]], [[0.0]], [[0.5]])) == \
-        "mask: expected only 0 and 1, got value 0.5"
-    names('mask', 'expected the shape of logp (1, 2)', lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0, 1.0, 1.0]]))
+    assert (
+        _raises(ValueError, lambda: f([0.0, 0.0], [[0.0, 0.0]], [[1.0, 1.0]]))
+        == "logp: expected 2 dimensions, got shape (2,)"
+    )
+    assert _raises(ValueError, lambda: f([[np.nan]], [[0.0]], ONE)) == "logp: expected no NaN, got 1 NaN entries"
+    names("logp_ref", "expected 2 dimensions", lambda: f([[0.0, 0.0]], [0.0, 0.0], [[1.0, 1.0]]))
+    names("logp_ref", "expected no NaN", lambda: f([[0.0]], [[np.nan]], ONE))
+    assert (
+        _raises(ValueError, lambda: f([[0.0, 0.0]], [[0.0, 0.0, 0.0]], [[1.0, 1.0]]))
+        == "logp_ref: expected the shape of logp (1, 2), got (1, 3)"
+    )
+    assert (
+        _raises(ValueError, lambda: f([[0.0]], [[0.0]], [[0.5]])) == "mask: expected only 0 and 1, got value 0.5"
+    )
+    names("mask", "expected the shape of logp (1, 2)", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0, 1.0, 1.0]]))
     # logp is checked first, then logp_ref, then the mask, then the shapes
-    names('logp', 'expected no NaN', lambda: f([[np.nan]], [[np.nan]], [[0.5]]))
-    names('logp_ref', 'expected no NaN', lambda: f([[0.0]], [[np.nan]], [[0.5]]))
-    names('mask', 'expected only 0 and 1', lambda: f([[0.0]], [[0.0, 0.0]], [[0.5]]))
+    names("logp", "expected no NaN", lambda: f([[np.nan]], [[np.nan]], [[0.5]]))
+    names("logp_ref", "expected no NaN", lambda: f([[0.0]], [[np.nan]], [[0.5]]))
+    names("mask", "expected only 0 and 1", lambda: f([[0.0]], [[0.0, 0.0]], [[0.5]]))
 
 
 def test_log_ratio_three_dimensional_logp_is_rejected():
     z = np.zeros((1, 1, 1))
-    names('logp', 'expected 2 dimensions', lambda: kl.kl_per_token(z, z, ONE))
-    names('logp_ref', 'expected 2 dimensions', lambda: kl.kl_per_token([[0.0]], z, ONE))
+    names("logp", "expected 2 dimensions", lambda: kl.kl_per_token(z, z, ONE))
+    names("logp_ref", "expected 2 dimensions", lambda: kl.kl_per_token([[0.0]], z, ONE))
 
 
 def test_kl_penalty_is_names_logp_old_in_its_checks():
     f = kl.kl_penalty_is
-    names('logp_old', 'expected no NaN', lambda: f([[0.0]], [[np.nan]], [[0.0]], ONE))
-    names('logp_old', 'expected the shape of logp (1, 1)', lambda: f([[0.0]], [[0.0, 0.0]], [[0.0]], ONE))
-    names('logp_old', 'expected 2 dimensions', lambda: f([[0.0]], [0.0], [[0.0]], ONE))
+    names("logp_old", "expected no NaN", lambda: f([[0.0]], [[np.nan]], [[0.0]], ONE))
+    names("logp_old", "expected the shape of logp (1, 1)", lambda: f([[0.0]], [[0.0, 0.0]], [[0.0]], ONE))
+    names("logp_old", "expected 2 dimensions", lambda: f([[0.0]], [0.0], [[0.0]], ONE))
     # logp_ref (through the k3 estimate) is checked before logp_old
-    names('logp_ref', 'expected no NaN', lambda: f([[0.0]], [[np.nan]], [[np.nan]], ONE))
-    assert _raises(ValueError, lambda: f([[0.0]], [[0.0]], [[0.0]], ONE, "bad")) == \
-        "agg: expected one of ['constant', 'seq_mean_token_mean', 'seq_sum', 'token_mean'], " \
+    names("logp_ref", "expected no NaN", lambda: f([[0.0]], [[np.nan]], [[np.nan]], ONE))
+    assert (
+        _raises(ValueError, lambda: f([[0.0]], [[0.0]], [[0.0]], ONE, "bad"))
+        == "agg: expected one of ['constant', 'seq_mean_token_mean', 'seq_sum', 'token_mean'], "
         "got 'bad'"
+    )
 
 
 def test_log_ratio_padding_is_exactly_zero_and_never_computed():
@@ -354,11 +370,11 @@ def test_log_ratio_padding_is_exactly_zero_and_never_computed():
     logp = np.array([[-1.0, 1e308], [-2.0, 5.0]])
     logp_ref = np.array([[-1.5, -1e308], [-1.0, 3.0]])
     mask = np.array([[1.0, 0.0], [1.0, 1.0]])
-    for _ in range(20):                                 # fresh output buffers: padding stays 0
+    for _ in range(20):  # fresh output buffers: padding stays 0
         junk = np.full((2, 2), 7.0)
         del junk
         k, dk = _silent(lambda: kl.kl_per_token(logp, logp_ref, mask, "k1"))
-        assert k.tolist() == [[0.5, 0.0], [-1.0, 2.0]]   # -1 + 1.5, -2 + 1, 5 - 3
+        assert k.tolist() == [[0.5, 0.0], [-1.0, 2.0]]  # -1 + 1.5, -2 + 1, 5 - 3
         assert dk.tolist() == [[1.0, 0.0], [1.0, 1.0]]
     # a mask row of zeros: every entry is padding, u = 0
     k, _ = _silent(lambda: kl.kl_per_token([[3.0]], [[1.0]], [[0.0]], "k1"))
@@ -367,70 +383,79 @@ def test_log_ratio_padding_is_exactly_zero_and_never_computed():
 
 def test_k1_overflow_of_the_log_ratio_is_a_silent_error():
     # 1e308 - (-1e308) = 2e308 > 1.8e308: the subtraction itself overflows
-    assert _raises(ValueError, lambda: kl.kl_per_token([[1e308]], [[-1e308]], ONE, "k1")) == \
-        _overflow("logp", "logp - logp_ref")
+    assert _raises(ValueError, lambda: kl.kl_per_token([[1e308]], [[-1e308]], ONE, "k1")) == _overflow(
+        "logp", "logp - logp_ref"
+    )
 
 
 def test_k2_overflow_of_the_square_is_a_silent_error():
     # u = 1e200: u^2 = 1e400 overflows, u itself does not
-    names('logp', "k2 = u^2/2", lambda: kl.kl_per_token([[1e200]], [[0.0]], ONE, "k2"))
+    names("logp", "k2 = u^2/2", lambda: kl.kl_per_token([[1e200]], [[0.0]], ONE, "k2"))
 
 
 def test_k3_overflow_of_the_exponential_is_a_silent_error():
     # u = -800: exp(800) > e^709.78 overflows
-    names('logp', K3_WHAT, lambda: kl.kl_per_token([[-800.0]], [[0.0]], ONE, "k3"))
+    names("logp", K3_WHAT, lambda: kl.kl_per_token([[-800.0]], [[0.0]], ONE, "k3"))
     # u = -inf (the subtraction overflowed): exp(inf) + (-inf) is invalid (NaN), dk3 = -inf
-    names('logp', K3_WHAT, lambda: kl.kl_per_token([[-1e308]], [[1e308]], ONE))
+    names("logp", K3_WHAT, lambda: kl.kl_per_token([[-1e308]], [[1e308]], ONE))
 
 
 def test_kl_penalty_overflow_of_the_sum_is_a_silent_error():
     # k1 = u = 1e308 at two tokens, seq_sum with B = 1: w = 1, the sum 2e308 overflows
     call = lambda: kl.kl_penalty([[1e308, 1e308]], [[0.0, 0.0]], [[1.0, 1.0]], "k1", "seq_sum")
-    names('logp', "the KL penalty", call)
+    names("logp", "the KL penalty", call)
     # 16 tokens u = +-1e308: the pairwise sum meets +inf and -inf (invalid: NaN)
     lp = np.zeros((1, 16))
     lp[0, [0, 8]], lp[0, [1, 9]] = 1e308, -1e308
     call = lambda: kl.kl_penalty(lp, np.zeros((1, 16)), np.ones((1, 16)), "k1", "seq_sum")
-    assert 'NaN' in names('logp', "the KL penalty", call)
+    assert "NaN" in names("logp", "the KL penalty", call)
 
 
 def test_kl_in_reward_overflow_of_the_sum_over_tokens_is_a_silent_error():
     f = kl.kl_in_reward
     # sum_t u_t = 1e308 + 1e308 overflows
-    names('logp', "sum_t (logp - logp_ref)", lambda: f([1.0], [[1e308, 1e308]], [[0.0, 0.0]],
-                                         [[1.0, 1.0]], 1.0))
+    names("logp", "sum_t (logp - logp_ref)", lambda: f([1.0], [[1e308, 1e308]], [[0.0, 0.0]], [[1.0, 1.0]], 1.0))
     # u = [inf, -inf] (each subtraction overflows): their sum is NaN
-    assert 'NaN' in names('logp', "sum_t (logp - logp_ref)", lambda: f([1.0], [[1e308, -1e308]], [[-1e308, 1e308]],
-                                         [[1.0, 1.0]], 1.0))
+    assert "NaN" in names(
+        "logp",
+        "sum_t (logp - logp_ref)",
+        lambda: f([1.0], [[1e308, -1e308]], [[-1e308, 1e308]], [[1.0, 1.0]], 1.0),
+    )
     # beta sum_t u_t = 1e308 * (-2): r - (-2e308) overflows
-    names('beta', "r - beta sum_t u_t", lambda: f([1.0], [[-2.0]], [[0.0]], ONE, 1e308))
+    names("beta", "r - beta sum_t u_t", lambda: f([1.0], [[-2.0]], [[0.0]], ONE, 1e308))
 
 
 def test_kl_in_reward_rewards_must_be_one_dimensional():
-    assert _raises(ValueError, lambda: kl.kl_in_reward([[1.0]], [[0.0]], [[0.0]], ONE, 0.1)) == \
-        "rewards: expected 1 dimension, got shape (1, 1)"
-    assert _raises(ValueError, lambda: kl.kl_in_reward([1.0, 2.0], [[0.0]], [[0.0]], ONE,
-                                                       0.1)) == \
-        "rewards: expected shape (1,), got (2,)"
+    assert (
+        _raises(ValueError, lambda: kl.kl_in_reward([[1.0]], [[0.0]], [[0.0]], ONE, 0.1))
+        == "rewards: expected 1 dimension, got shape (1, 1)"
+    )
+    assert (
+        _raises(ValueError, lambda: kl.kl_in_reward([1.0, 2.0], [[0.0]], [[0.0]], ONE, 0.1))
+        == "rewards: expected shape (1,), got (2,)"
+    )
 
 
 def test_kl_penalty_is_overflow_of_the_ratio_is_a_silent_error():
     # log rho = 0 - (-800) = 800: exp overflows
-    assert _raises(ValueError, lambda: kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], ONE)) == \
-        "logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)"
+    assert (
+        _raises(ValueError, lambda: kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], ONE))
+        == "logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)"
+    )
     # the agg check comes before the ratio check
-    assert _raises(ValueError, lambda: kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], ONE,
-                                                        "bad")).startswith("agg: ")
+    assert _raises(ValueError, lambda: kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], ONE, "bad")).startswith(
+        "agg: "
+    )
 
 
 def test_exact_kl_grad_theta_overflow_is_a_silent_error():
     # weights 1e308 times pi (diff - KL) of size ~2.5e4: inf
     call = lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308])
-    names('weights', "the weighted gradient", call)
+    names("weights", "the weighted gradient", call)
     # log pi = [0, -1.7e308], log pi_ref = [-1.7e308, 0]: diff = [1.7e308, -1.7e308],
     # KL = 1.7e308, diff - KL = [0, -3.4e308 -> -inf] (overflow), pi = [1, 0]: 0 * -inf is NaN
     call = lambda: kl.exact_kl_grad_theta([[0.0, -1.7e308]], [[-1.7e308, 0.0]])
-    assert 'NaN' in names('weights', "the weighted gradient", call)
+    assert "NaN" in names("weights", "the weighted gradient", call)
 
 
 def _is_batch():
@@ -453,7 +478,7 @@ def test_kl_penalty_is_hand_values_with_padding_garbage():
     assert g[1, 1] == 0.0
     # agg="constant", max_len = 4: w = 1 / (B max_len) = 1/8
     loss, g = _silent(lambda: kl.kl_penalty_is(logp, logp_old, logp_ref, mask, "constant", 4))
-    np.testing.assert_allclose(loss, 3 * e * (1 + e ** -2) / 8, rtol=1e-14)
+    np.testing.assert_allclose(loss, 3 * e * (1 + e**-2) / 8, rtol=1e-14)
     np.testing.assert_allclose(g, [[2 * e / 8, 2 * e / 8], [2 * e / 8, 0.0]], rtol=1e-14)
 
 
@@ -464,7 +489,7 @@ def test_kl_penalty_is_default_aggregation_is_token_mean():
     assert loss == loss_tm and np.array_equal(g, g_tm)
     # seq_sum: w = 1/B = 1/2 instead of 1/3: a different answer
     loss_ss, _ = kl.kl_penalty_is(logp, logp_old, logp_ref, mask, "seq_sum")
-    np.testing.assert_allclose(loss_ss, 3 * np.e * (1 + np.e ** -2) / 2, rtol=1e-14)
+    np.testing.assert_allclose(loss_ss, 3 * np.e * (1 + np.e**-2) / 2, rtol=1e-14)
     assert loss_ss != loss
 
 
@@ -481,7 +506,7 @@ def test_k3_series_is_correctly_rounded_at_these_points():
     for u in (-0.03147193, -0.02754979):
         with localcontext() as ctx:
             ctx.prec = 50
-            x = Decimal(u)                              # the float's exact value
+            x = Decimal(u)  # the float's exact value
             want = float((-x).exp() - 1 + x)
         k, _ = kl.kl_per_token([[u]], [[0.0]], ONE, "k3")
         assert k[0, 0] == want
@@ -489,53 +514,70 @@ def test_k3_series_is_correctly_rounded_at_these_points():
 
 def test_exact_kl_argument_messages():
     p = [[0.5, 0.5]]
-    names('q', 'expected 2 dimensions', lambda: kl.exact_kl(p, [0.5, 0.5]))
-    assert _raises(ValueError, lambda: kl.exact_kl(p, [[0.5, 0.25, 0.25]])) == \
-        "q: expected the shape of p (1, 2), got (1, 3)"
+    names("q", "expected 2 dimensions", lambda: kl.exact_kl(p, [0.5, 0.5]))
+    assert (
+        _raises(ValueError, lambda: kl.exact_kl(p, [[0.5, 0.25, 0.25]]))
+        == "q: expected the shape of p (1, 2), got (1, 3)"
+    )
 
 
 def test_exact_kl_row_sum_tolerance_is_1e_9():
     # 1 + 5e-9 is off by more than 1e-9: rejected (numpy prints the sum as 1.)
-    names('p', 'expected rows of probabilities (>= 0, summing to 1)', lambda: kl.exact_kl([[0.5, 0.5 + 5e-9]], [[0.5, 0.5]]))
+    names(
+        "p",
+        "expected rows of probabilities (>= 0, summing to 1)",
+        lambda: kl.exact_kl([[0.5, 0.5 + 5e-9]], [[0.5, 0.5]]),
+    )
     # 1 + 5e-10 is within: accepted; KL(p || p) = sum p (log p - log p) = 0 exactly
     out = kl.exact_kl([[0.5, 0.5 + 5e-10]], [[0.5, 0.5 + 5e-10]])
     assert out.tolist() == [0.0]
 
 
 def test_exact_kl_message_shows_the_first_four_row_sums():
-    p = [[0.5, 0.5]] * 4 + [[1.0, 1.0]]                 # the fifth row sums to 2
-    msg = names('p', 'expected rows of probabilities (>= 0, summing to 1), got row sums',
-                lambda: kl.exact_kl(p, [[0.5, 0.5]] * 5))
-    assert msg.endswith(" and min 0.5")                 # the sums themselves: NumPy's print format
+    p = [[0.5, 0.5]] * 4 + [[1.0, 1.0]]  # the fifth row sums to 2
+    msg = names(
+        "p",
+        "expected rows of probabilities (>= 0, summing to 1), got row sums",
+        lambda: kl.exact_kl(p, [[0.5, 0.5]] * 5),
+    )
+    assert msg.endswith(" and min 0.5")  # the sums themselves: NumPy's print format
 
 
 def test_softmax_table_argument_messages():
     for f in (kl.exact_kl_grad_theta, kl.exact_reverse_kl_grad_theta):
-        names('theta_ref', 'expected 2 dimensions', lambda: f([[0.0, 0.0]], [0.0, 0.0]))
-        assert _raises(ValueError, lambda: f([[0.0, 0.0]], [[0.0, 0.0, 0.0]])) == \
-            "theta_ref: expected the shape of theta (1, 2), got (1, 3)"
-        assert _raises(ValueError, lambda: f(np.zeros((1, 0)), np.zeros((1, 0)))) == \
-            "theta: expected a non-empty array (every axis of length >= 1), got shape (1, 0)"
-        names('weights', 'expected 1 dimension', lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0]]))
-        names('weights', 'expected shape (1,)', lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [1.0, 1.0]))
-        assert _raises(ValueError, lambda: f([[-np.inf, -np.inf]], [[0.0, 0.0]])) == \
-            "theta: expected a finite entry in every row, got an all -inf row"
-        names('theta_ref', 'expected a finite entry in every row', lambda: f([[0.0, 0.0]], [[-np.inf, -np.inf]]))
+        names("theta_ref", "expected 2 dimensions", lambda: f([[0.0, 0.0]], [0.0, 0.0]))
+        assert (
+            _raises(ValueError, lambda: f([[0.0, 0.0]], [[0.0, 0.0, 0.0]]))
+            == "theta_ref: expected the shape of theta (1, 2), got (1, 3)"
+        )
+        assert (
+            _raises(ValueError, lambda: f(np.zeros((1, 0)), np.zeros((1, 0))))
+            == "theta: expected a non-empty array (every axis of length >= 1), got shape (1, 0)"
+        )
+        names("weights", "expected 1 dimension", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0]]))
+        names("weights", "expected shape (1,)", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [1.0, 1.0]))
+        assert (
+            _raises(ValueError, lambda: f([[-np.inf, -np.inf]], [[0.0, 0.0]]))
+            == "theta: expected a finite entry in every row, got an all -inf row"
+        )
+        names("theta_ref", "expected a finite entry in every row", lambda: f([[0.0, 0.0]], [[-np.inf, -np.inf]]))
 
 
 def test_exact_kl_grad_theta_infinite_kl_message():
     # pi > 0 = pi_ref at the second token
-    assert _raises(ValueError, lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -np.inf]])) \
-        == ("theta_ref: expected a finite logit wherever theta has one "
-            "(pi_ref > 0 wherever pi > 0, else the KL is infinite)")
+    assert _raises(ValueError, lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -np.inf]])) == (
+        "theta_ref: expected a finite logit wherever theta has one "
+        "(pi_ref > 0 wherever pi > 0, else the KL is infinite)"
+    )
 
 
 def test_exact_reverse_kl_grad_theta_infinite_kl_message():
     # pi_ref > 0 = pi at the second token
     call = lambda: kl.exact_reverse_kl_grad_theta([[0.0, -np.inf]], [[0.0, 0.0]])
-    assert _raises(ValueError, call) == \
-        ("theta: expected a finite logit wherever theta_ref has one "
-         "(pi > 0 wherever pi_ref > 0, else the KL is infinite)")
+    assert _raises(ValueError, call) == (
+        "theta: expected a finite logit wherever theta_ref has one "
+        "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
+    )
 
 
 def test_exact_reverse_kl_grad_theta_extreme_weights_stay_finite_and_silent():
@@ -543,7 +585,7 @@ def test_exact_reverse_kl_grad_theta_extreme_weights_stay_finite_and_silent():
     big = np.finfo(np.float64).max
     # pi = [1, e^-1e4 = 0], pi_ref = [0, 1] (both finite KLs on the log scale)
     g = _silent(lambda: kl.exact_reverse_kl_grad_theta([[0.0, -1e4]], [[-1e4, 0.0]], [big]))
-    assert g.tolist() == [[big, -big]]                  # pi - pi_ref = [1, -1]
+    assert g.tolist() == [[big, -big]]  # pi - pi_ref = [1, -1]
 
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
@@ -563,11 +605,11 @@ def _k3(u):
 
 def test_kl_straight_through_defaults_and_constant_weights_by_hand():
     u = (LOGP - LOGP_REF) * MASK
-    loss, g = kl.kl_penalty_straight_through(LOGP, LOGP_REF, MASK)    # k3, token_mean
+    loss, g = kl.kl_penalty_straight_through(LOGP, LOGP_REF, MASK)  # k3, token_mean
     np.testing.assert_allclose(loss, (_k3(u) * MASK).sum() / 5, rtol=1e-14)
     np.testing.assert_allclose(g, u / 5, rtol=1e-14)
     loss, g = kl.kl_penalty_straight_through(LOGP, LOGP_REF, MASK, "k1", "constant", 5)
-    np.testing.assert_allclose(loss, u.sum() / 10, rtol=1e-14)          # w = mask / (B max_len)
+    np.testing.assert_allclose(loss, u.sum() / 10, rtol=1e-14)  # w = mask / (B max_len)
     np.testing.assert_allclose(g, u / 10, rtol=1e-14)
 
 
@@ -587,7 +629,7 @@ def test_kl_is_ignores_padding_values_and_mask_dtype():
     """Padding log-probs are never read (a huge old log-ratio there is harmless); a float32 or
     integer mask gives the bitwise float64 answer."""
     logp, logp_old = LOGP.copy(), LOGP.copy()
-    logp[1, 2], logp_old[1, 2] = 0.0, -1000.0                         # padding: ratio e^1000
+    logp[1, 2], logp_old[1, 2] = 0.0, -1000.0  # padding: ratio e^1000
     base = kl.kl_penalty_is(logp, LOGP, LOGP_REF, MASK)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -608,20 +650,18 @@ def test_kl_is_overflow_message_is_exact_and_silent():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
             kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], [[1.0]])
-    assert str(e.value) == ("logp: rho = pi/pi_old or k3 overflows float64 "
-                            "(log-ratio beyond ~709)")
+    assert str(e.value) == ("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
 
 
 def test_adaptive_kl_coef_edges_by_hand():
-    assert kl.adaptive_kl_coef(0.1, 0.0, 0.2, 1.0, 5.0) == 0.0         # mult exactly 0: allowed
-    assert kl.adaptive_kl_coef(0.1, 0.3, 0.2, 100.0, 0.0) == 0.1       # no step: unchanged
-    assert kl.adaptive_kl_coef(0.0, 0.3, 0.2, 100.0, 8.0) == 0.0       # beta = 0 stays 0
+    assert kl.adaptive_kl_coef(0.1, 0.0, 0.2, 1.0, 5.0) == 0.0  # mult exactly 0: allowed
+    assert kl.adaptive_kl_coef(0.1, 0.3, 0.2, 100.0, 0.0) == 0.1  # no step: unchanged
+    assert kl.adaptive_kl_coef(0.0, 0.3, 0.2, 100.0, 8.0) == 0.0  # beta = 0 stays 0
     assert kl.adaptive_kl_coef(0.5, 0.21, 0.2, 0.5, 0.5) == 0.5 * (1.0 + (0.21 / 0.2 - 1.0))
-    assert kl.adaptive_kl_coef(1.0, 0.4, 0.2, 10.0, 5.0) == 1.1        # error clipped at +0.2
+    assert kl.adaptive_kl_coef(1.0, 0.4, 0.2, 10.0, 5.0) == 1.1  # error clipped at +0.2
     with pytest.raises(ValueError) as e:
         kl.adaptive_kl_coef(0.1, 0.0, 0.2, 1.0, 6.0)
-    assert str(e.value) == ("n_steps: expected n_steps <= horizon / 0.2 = 5 "
-                            "(else beta turns negative), got 6")
+    assert str(e.value) == ("n_steps: expected n_steps <= horizon / 0.2 = 5 (else beta turns negative), got 6")
 
 
 def test_kl_is_logp_old_shape_messages_are_exact():
@@ -635,13 +675,13 @@ def test_kl_is_logp_old_shape_messages_are_exact():
 
 def test_error_messages_name_the_type_of_a_non_array_argument():
     from minirl_lm.core.checks import float_scalar
+
     with pytest.raises(TypeError) as e:
         float_scalar("abc", "beta")
     assert str(e.value) == "beta: expected a real number, got str 'abc'"
     with pytest.raises(TypeError) as e:
         kl.kl_penalty_is(LOGP, [["a", "b", "c"], ["d", "e", "f"]], LOGP_REF, MASK)
-    assert str(e.value) == ("logp_old: expected a real-valued array, "
-                            "got array of shape (2, 3) and dtype <U1")
+    assert str(e.value) == ("logp_old: expected a real-valued array, got array of shape (2, 3) and dtype <U1")
 
 
 def test_log_ratio_mask_shape_message_and_silent_overflow():
@@ -650,22 +690,26 @@ def test_log_ratio_mask_shape_message_and_silent_overflow():
     assert str(e.value) == "mask: expected the shape of logp (2, 3), got (2, 2)"
     for est in ("k1", "k2", "k3"):
         with warnings.catch_warnings():
-            warnings.simplefilter("error")              # the subtraction overflows: no warning
+            warnings.simplefilter("error")  # the subtraction overflows: no warning
             with pytest.raises(ValueError) as e:
                 kl.kl_per_token([[1e308]], [[-1e308]], [[1.0]], est)
         assert str(e.value).startswith("logp: ")
 
 
 def test_logit_spread_beyond_float64_is_an_error_naming_the_table():
-    for theta, theta_ref, name in (([[1e308, -1e308]], [[0.0, 0.0]], "theta"),
-                                   ([[0.0, 0.0]], [[1e308, -1e308]], "theta_ref")):
+    for theta, theta_ref, name in (
+        ([[1e308, -1e308]], [[0.0, 0.0]], "theta"),
+        ([[0.0, 0.0]], [[1e308, -1e308]], "theta_ref"),
+    ):
         for f in (kl.exact_kl_grad_theta, kl.exact_reverse_kl_grad_theta):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 with pytest.raises(ValueError) as e:
                     f(theta, theta_ref)
-            assert str(e.value) == (f"{name}: expected a value for which {name} - its row maximum "
-                                    "is finite in float64, got one that makes it inf (overflow)")
+            assert str(e.value) == (
+                f"{name}: expected a value for which {name} - its row maximum "
+                "is finite in float64, got one that makes it inf (overflow)"
+            )
     # a spread within float64 is fine: 1e308 - (-7e307) = 1.7e308
     g = kl.exact_kl_grad_theta([[1e308, -7e307]], [[0.0, 0.0]])
     assert np.isfinite(g).all()
@@ -680,6 +724,7 @@ def test_log_ratio_is_exactly_zero_at_padding_whatever_is_there():
 
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
 
 def masks(rng, B, T, empty=True):
     L = rng.integers(1, T + 1, size=B)
@@ -703,10 +748,10 @@ def test_straight_through_value_of_estimator_gradient_of_k2(est, agg):
     rng = np.random.default_rng(6)
     logp, _, logp_ref, mask = kl_batch(rng)
     loss, d = kl_penalty_straight_through(logp, logp_ref, mask, est, agg)
-    assert loss == kl_penalty(logp, logp_ref, mask, est, agg)[0]          # verl: forward value
-    fd = fd_grad(lambda x: kl_penalty(x, logp_ref, mask, "k2", agg)[0], logp)   # k2's gradient
-    np.testing.assert_allclose(d, fd, rtol=0, atol=1e-9)       # FD error ~1e-10 (gradcheck.py)
-    u = (logp - logp_ref) * mask                               # verl: d/dlogp 0.5 u^2 = u
+    assert loss == kl_penalty(logp, logp_ref, mask, est, agg)[0]  # verl: forward value
+    fd = fd_grad(lambda x: kl_penalty(x, logp_ref, mask, "k2", agg)[0], logp)  # k2's gradient
+    np.testing.assert_allclose(d, fd, rtol=0, atol=1e-9)  # FD error ~1e-10 (gradcheck.py)
+    u = (logp - logp_ref) * mask  # verl: d/dlogp 0.5 u^2 = u
     np.testing.assert_array_equal(d, token_weights(mask, agg) * u)
 
 
@@ -716,18 +761,18 @@ def test_importance_weighted_k3_gradient_and_trl_definition():
     f = lambda x: kl_penalty_is(x, logp_old, logp_ref, mask)[0]
     loss, d = kl_penalty_is(logp, logp_old, logp_ref, mask)
     np.testing.assert_allclose(d, fd_grad(f, logp), rtol=0, atol=1e-9)
-    u_trl = logp_ref - logp                                    # TRL: exp(ref - logp) - (ref - logp) - 1
-    per_token = (np.exp(u_trl) - u_trl - 1) * np.exp(logp - logp_old)   # * coef_1
-    want = (per_token * mask).sum() / mask.sum()               # token_mean
+    u_trl = logp_ref - logp  # TRL: exp(ref - logp) - (ref - logp) - 1
+    per_token = (np.exp(u_trl) - u_trl - 1) * np.exp(logp - logp_old)  # * coef_1
+    want = (per_token * mask).sum() / mask.sum()  # token_mean
     assert abs(loss - want) < 1e-14
 
 
 def test_importance_weighted_k3_at_rho_one_has_the_gradient_of_k2():
     rng = np.random.default_rng(8)
     logp, _, logp_ref, mask = kl_batch(rng)
-    loss, d = kl_penalty_is(logp, logp, logp_ref, mask)       # first epoch: pi_old = pi
+    loss, d = kl_penalty_is(logp, logp, logp_ref, mask)  # first epoch: pi_old = pi
     assert loss == kl_penalty(logp, logp_ref, mask, "k3")[0]  # value: k3 (rho = 1 exactly)
-    _, d2 = kl_penalty(logp, logp_ref, mask, "k2")            # eq. (kl_is_at_one): k3 + 1 - e^-u = u
+    _, d2 = kl_penalty(logp, logp_ref, mask, "k2")  # eq. (kl_is_at_one): k3 + 1 - e^-u = u
     np.testing.assert_allclose(d, d2, rtol=0, atol=1e-15)
 
 
@@ -745,9 +790,10 @@ def test_adaptive_coefficient_matches_verl():
     def verl(value, kl, target, horizon, n):
         err = np.clip(kl / target - 1, -0.2, 0.2)
         return value * (1 + err * n / horizon)
+
     for cur in (0.0, 0.05, 0.1, 0.11, 0.5, 3.0):
         assert adaptive_kl_coef(0.001, cur, 0.1, 10000, 256) == verl(0.001, cur, 0.1, 10000, 256)
-    assert adaptive_kl_coef(0.2, 0.1, 0.1, 100, 7) == 0.2      # on target: unchanged
+    assert adaptive_kl_coef(0.2, 0.1, 0.1, 100, 7) == 0.2  # on target: unchanged
     with pytest.raises(ValueError, match="^target_kl"):
         adaptive_kl_coef(0.1, 0.1, 0.0, 10, 1)
     with pytest.raises(ValueError, match="^n_steps"):
@@ -756,13 +802,13 @@ def test_adaptive_coefficient_matches_verl():
 
 # ---- overflow named at its root (issue 20, section 4) -----------------------------------------
 
+
 def test_adaptive_kl_coef_subnormal_horizon_is_named_not_inf():
     # n_steps / horizon = 1 / 5e-324 overflows: it returned inf (or NaN at beta = 0)
     names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(1.0, 2.0, 1.0, 5e-324, 1.0))
     names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(0.0, 2.0, 1.0, 5e-324, 1.0))
     # a finite multiplier of a huge beta: beta's
-    names("beta", "beta (1 + clip(...) n_steps / horizon)",
-          lambda: kl.adaptive_kl_coef(1e308, 2.0, 1.0, 1.0, 4.0))
+    names("beta", "beta (1 + clip(...) n_steps / horizon)", lambda: kl.adaptive_kl_coef(1e308, 2.0, 1.0, 1.0, 4.0))
     # on target, err = 0: any horizon is fine
     assert _silent(lambda: kl.adaptive_kl_coef(0.3, 1.0, 1.0, 5e-324, 1.0)) == 0.3
 
@@ -778,20 +824,29 @@ def test_overflow_names_the_log_prob_of_largest_magnitude():
 
 def test_kl_penalty_is_product_overflow_is_named_and_silent():
     # rho = e^700 and k3 = e^705 - ... are finite; their product is not (it warned, returned inf)
-    msg = names("logp_ref", "rho k3 (rho = exp(logp - logp_old))",
-                lambda: kl.kl_penalty_is(np.zeros((1, 2)), np.full((1, 2), -700.0),
-                                         np.full((1, 2), 705.0), np.ones((1, 2))))
+    msg = names(
+        "logp_ref",
+        "rho k3 (rho = exp(logp - logp_old))",
+        lambda: kl.kl_penalty_is(
+            np.zeros((1, 2)), np.full((1, 2), -700.0), np.full((1, 2), 705.0), np.ones((1, 2))
+        ),
+    )
     assert msg.endswith("makes it inf (overflow)")
 
 
 def test_kl_penalty_straight_through_sum_overflow_is_named_and_silent():
     # k1 = 1e308 at two tokens of one response, seq_sum: the sum overflows (it warned, returned inf)
-    names("logp", "the KL penalty",
-          lambda: kl.kl_penalty_straight_through(np.full((1, 2), 1e308), np.zeros((1, 2)),
-                                                 np.ones((1, 2)), "k1", "seq_sum"))
+    names(
+        "logp",
+        "the KL penalty",
+        lambda: kl.kl_penalty_straight_through(
+            np.full((1, 2), 1e308), np.zeros((1, 2)), np.ones((1, 2)), "k1", "seq_sum"
+        ),
+    )
 
 
 # ---- public defaults, pinned -------------------------------------------------------------------
+
 
 def test_kl_defaults_are_the_documented_values():
     rng = np.random.default_rng(41)

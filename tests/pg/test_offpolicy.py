@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import names, silent
 
+from gradcheck import fd_grad
 from minirl_lm.core import ops
 from minirl_lm.pg import offpolicy
 from minirl_lm.pg.clip import clipped_surrogate
@@ -35,6 +34,7 @@ from minirl_lm.pg.offpolicy import (
     rejection_mask,
 )
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss, token_weights
+from quiet import names, silent
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOL = 1e-8
@@ -68,8 +68,7 @@ def verl_is(log_ratio, mask, level, threshold):
     if level == "token":
         raw = np.exp(np.clip(log_ratio, -20, 20))
     else:
-        raw = np.broadcast_to(np.exp(np.clip((log_ratio * mask).sum(-1, keepdims=True), -20, 20)),
-                              log_ratio.shape)
+        raw = np.broadcast_to(np.exp(np.clip((log_ratio * mask).sum(-1, keepdims=True), -20, 20)), log_ratio.shape)
     raw = raw * mask
     if isinstance(threshold, str):
         lo, hi = (float(x) for x in threshold.split("_"))
@@ -80,8 +79,7 @@ def verl_is(log_ratio, mask, level, threshold):
 @pytest.mark.parametrize("level", ["token", "sequence"])
 def test_is_weights_are_trls_vllm_importance_sampling(level):
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(0), spread=1.3)
-    for mode, lo, hi in (("truncate", None, 3.0), ("truncate", 0.5, 2.0), ("mask", None, 3.0),
-                         ("mask", 0.5, 2.0)):
+    for mode, lo, hi in (("truncate", None, 3.0), ("truncate", 0.5, 2.0), ("mask", None, 3.0), ("mask", 0.5, 2.0)):
         ours = is_weights(logp_old, logp_mu, mask, level, mode, hi, lo)
         theirs = trl_is(logp_old, logp_mu, mask, f"{level}_{mode}", lo, hi) * mask
         np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
@@ -91,11 +89,16 @@ def test_is_weights_are_trls_vllm_importance_sampling(level):
 @pytest.mark.parametrize("level", ["token", "sequence"])
 def test_is_weights_are_verls_rollout_correction(level):
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(1))
-    lr = logp_old - logp_mu                                    # verl: old_log_prob - rollout
-    np.testing.assert_allclose(is_weights(logp_old, logp_mu, mask, level, c_max=2.0),
-                               verl_is(lr, mask, level, 2.0), rtol=1e-14, atol=0)
-    np.testing.assert_allclose(is_weights(logp_old, logp_mu, mask, level, "mask", 2.0, 0.5),
-                               verl_is(lr, mask, level, "0.5_2.0"), rtol=1e-14, atol=0)
+    lr = logp_old - logp_mu  # verl: old_log_prob - rollout
+    np.testing.assert_allclose(
+        is_weights(logp_old, logp_mu, mask, level, c_max=2.0), verl_is(lr, mask, level, 2.0), rtol=1e-14, atol=0
+    )
+    np.testing.assert_allclose(
+        is_weights(logp_old, logp_mu, mask, level, "mask", 2.0, 0.5),
+        verl_is(lr, mask, level, "0.5_2.0"),
+        rtol=1e-14,
+        atol=0,
+    )
 
 
 def test_plain_weights_are_the_ratios():
@@ -109,7 +112,7 @@ def test_plain_weights_are_the_ratios():
 def trl_opsm(adv, logp, logp_mu, mask, threshold):
     kl = logp_mu - logp
     avg = (kl * mask).sum(1, keepdims=True) / np.maximum(mask.sum(1, keepdims=True), 1.0)
-    return ((adv[:, None] >= 0) | (avg <= threshold)).astype(float)   # (B, 1)
+    return ((adv[:, None] >= 0) | (avg <= threshold)).astype(float)  # (B, 1)
 
 
 def test_off_policy_sequence_mask_is_trls():
@@ -123,10 +126,10 @@ def test_off_policy_sequence_mask_is_trls():
 def verl_rs(log_ratio, mask, option, threshold):
     """compute_rollout_rejection_mask for one option, as verl states it."""
     lr = np.clip(log_ratio, -20, 20)
-    k = {"k1": -lr, "k2": 0.5 * lr ** 2, "k3": np.exp(lr) - 1.0 - lr}[option[-2:]]
+    k = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.exp(lr) - 1.0 - lr}[option[-2:]]
     if option.endswith("k1"):
         spec = str(threshold)
-        lo, hi = (spec.split("_") if "_" in spec else (str(1.0 / float(spec)), spec))
+        lo, hi = spec.split("_") if "_" in spec else (str(1.0 / float(spec)), spec)
         lo, hi = np.log(float(lo)), np.log(float(hi))
     agg = option[:-3]
     n = np.maximum(mask.sum(-1, keepdims=True), 1)
@@ -151,8 +154,8 @@ def test_rejection_mask_is_verls(option):
     theirs = verl_rs(logp_old - logp_mu, mask, option, thr)
     assert np.array_equal(ours, theirs)
     real = mask.sum(1) > 0
-    assert 0 < ours[real, 0].sum() < real.sum()                # the bound is exercised
-    if option.endswith("k1"):                                  # explicit "lo_hi" bounds
+    assert 0 < ours[real, 0].sum() < real.sum()  # the bound is exercised
+    if option.endswith("k1"):  # explicit "lo_hi" bounds
         ours = rejection_mask(logp_old, logp_mu, mask, option, 1.2, 0.9)
         assert np.array_equal(ours, verl_rs(logp_old - logp_mu, mask, option, "0.9_1.2"))
 
@@ -161,17 +164,21 @@ def test_rejection_mask_is_verls(option):
 @pytest.mark.parametrize("agg", AGGS)
 def test_every_correction_is_the_identity_at_mu_equal_pi_old(agg):
     logp_old, _, adv, mask = batch(np.random.default_rng(5))
-    logp = logp_old.copy()                                     # theta = theta_old, mu = pi_old
+    logp = logp_old.copy()  # theta = theta_old, mu = pi_old
     ref_loss, ref_grad = reinforce_loss(logp, adv, mask, agg)
     ref_clip = clipped_surrogate(logp, logp_old, adv[:, None] * mask, mask, agg=agg)
-    weights = [is_weights(logp_old, logp_old, mask, lv, md, c, lo)
-               for lv in ("token", "sequence") for md in ("truncate", "mask")
-               for c, lo in ((None, None), (2.0, None), (2.0, 0.5), (1.0, 1.0))]
+    weights = [
+        is_weights(logp_old, logp_old, mask, lv, md, c, lo)
+        for lv in ("token", "sequence")
+        for md in ("truncate", "mask")
+        for c, lo in ((None, None), (2.0, None), (2.0, 0.5), (1.0, 1.0))
+    ]
     weights.append(off_policy_sequence_mask(logp, logp_old, adv, mask, 0.0))
-    weights += [rejection_mask(logp_old, logp_old, mask, o, 1.0 if o.endswith("k1") else 1e-300)
-                for o in REJECTION]
+    weights += [
+        rejection_mask(logp_old, logp_old, mask, o, 1.0 if o.endswith("k1") else 1e-300) for o in REJECTION
+    ]
     for w in weights:
-        assert np.array_equal(w, mask)                         # exactly 1.0 on real tokens
+        assert np.array_equal(w, mask)  # exactly 1.0 on real tokens
         loss, grad = corrected_pg_loss(logp, adv, mask, w, agg)
         assert loss == ref_loss and np.array_equal(grad, ref_grad)
         c_loss, c_grad = clipped_surrogate(logp, logp_old, w * adv[:, None], mask, agg=agg)
@@ -202,18 +209,21 @@ def test_corrected_pg_gradient_matches_finite_differences(agg):
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS  # eq. (pg_agg), once
     assert offpolicy.log_ratio is ops.log_ratio
 
 
 # ---- bad input ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("kw, msg", [
-    ({"c_max": 0.9}, r"^c_max: expected a number >= 1"),
-    ({"c_min": 1.5}, r"^c_min: expected a number <= 1"),
-    ({"c_min": 0.0, "mode": "mask"}, r"^c_min: expected a number > 0"),
-    ({"level": "tok"}, r"^level: expected one of"),
-    ({"mode": "clip"}, r"^mode: expected one of"),
-])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"c_max": 0.9}, r"^c_max: expected a number >= 1"),
+        ({"c_min": 1.5}, r"^c_min: expected a number <= 1"),
+        ({"c_min": 0.0, "mode": "mask"}, r"^c_min: expected a number > 0"),
+        ({"level": "tok"}, r"^level: expected one of"),
+        ({"mode": "clip"}, r"^mode: expected one of"),
+    ],
+)
 def test_is_weights_bad_arguments(kw, msg):
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(10))
     with pytest.raises(ValueError, match=msg):
@@ -222,13 +232,12 @@ def test_is_weights_bad_arguments(kw, msg):
 
 def test_untruncated_overflow_raises_truncated_does_not():
     logp_old = np.zeros((1, 3))
-    logp_mu = np.full((1, 3), -300.0)                          # W = e^900
+    logp_mu = np.full((1, 3), -300.0)  # W = e^900
     mask = np.ones((1, 3))
     with pytest.raises(ValueError, match="^logp_mu:"):
         is_weights(logp_old, logp_mu, mask)
     assert np.array_equal(is_weights(logp_old, logp_mu, mask, c_max=2.0), np.full((1, 3), 2.0))
-    assert np.array_equal(is_weights(logp_old, logp_mu, mask, mode="mask", c_max=2.0),
-                          np.zeros((1, 3)))
+    assert np.array_equal(is_weights(logp_old, logp_mu, mask, mode="mask", c_max=2.0), np.zeros((1, 3)))
 
 
 def test_shapes_and_values_are_checked():
@@ -258,11 +267,11 @@ def test_minibatch_rows_partition_and_draw_once():
     rng, twin = np.random.default_rng(0), np.random.default_rng(0)
     parts = minibatch_rows(10, 3, rng)
     assert np.array_equal(np.concatenate(parts), twin.permutation(10))
-    assert rng.random() == twin.random()                       # exactly one draw
+    assert rng.random() == twin.random()  # exactly one draw
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="^M: expected an integer <= 10"):
         minibatch_rows(10, 11, rng)
-    assert rng.random() == np.random.default_rng(0).random()   # a refused call draws nothing
+    assert rng.random() == np.random.default_rng(0).random()  # a refused call draws nothing
 
 
 def trl_micro_loss(logp, adv, mask, mode, G, N, L):
@@ -275,8 +284,8 @@ def trl_micro_loss(logp, adv, mask, mode, G, N, L):
     if mode == "dr_grpo":
         return (per_token * mask).sum() / (len(mask) * L) / G
     if mode == "dapo":
-        return (per_token * mask).sum() / N                    # num_items_in_batch, no / G
-    return (per_token * mask).sum() / max(mask.sum(), 1.0)     # "sum": local mean, / G forgotten
+        return (per_token * mask).sum() / N  # num_items_in_batch, no / G
+    return (per_token * mask).sum() / max(mask.sum(), 1.0)  # "sum": local mean, / G forgotten
 
 
 @pytest.mark.parametrize("mode", ACCUM)
@@ -285,7 +294,7 @@ def test_accumulation_weights_are_the_summed_micro_batch_gradients(mode):
     G, N, L = 3, mask.sum(), 5
     blocks = np.split(np.arange(12), G)
     total = lambda x: sum(trl_micro_loss(x[b], adv[b], mask[b], mode, G, N, L) for b in blocks)
-    g = fd_grad(total, logp)                                   # d total / d logp = -w A
+    g = fd_grad(total, logp)  # d total / d logp = -w A
     w = accumulation_weights(mask, G, mode, max_len=L)
     np.testing.assert_allclose(g, -w * adv[:, None], atol=ATOL, rtol=0)
 
@@ -305,8 +314,7 @@ def test_only_dapo_matches_one_big_batch():
 # ---- the exact measurement (enumeration of every response) --------------------------------------
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("off_policy_example",
-                                                  ROOT / "examples" / "off_policy.py")
+    spec = importlib.util.spec_from_file_location("off_policy_example", ROOT / "examples" / "off_policy.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -315,7 +323,8 @@ def example():
 @pytest.fixture(scope="module")
 def measured(example):
     args = example.main.__globals__["argparse"].Namespace(
-        levels=[0.0, 0.02, 0.05, 0.1, 0.2], c=1.5, delta=0.1, geo=1.1)
+        levels=[0.0, 0.02, 0.05, 0.1, 0.2], c=1.5, delta=0.1, geo=1.1
+    )
     mdp = example.make_task()
     pi_old = example.TabularPolicy(np.random.default_rng(0).normal(size=(mdp.S, mdp.V)))
     ex = example.Exact(mdp, pi_old)
@@ -331,20 +340,21 @@ def test_grad_J_is_the_gradient_of_J(example, measured):
         pol = example.TabularPolicy(theta.reshape(theta0.shape))
         _, seq = pol.logp(ex.ro.states, ex.ro.tokens, ex.ro.mask)
         return float((np.exp(seq) / ex.mdp.N * ex.R).sum())
+
     np.testing.assert_allclose(ex.grad_J, fd_grad(J, theta0.ravel()), atol=1e-9, rtol=0)
 
 
 def test_sequence_is_is_unbiased_at_every_mismatch(measured):
     _, rows, args = measured
     assert len(rows["seq_is"]) == len(args.levels) >= 4
-    for kl, bias, cos, _ in rows["seq_is"]:
+    for _kl, bias, cos, _ in rows["seq_is"]:
         assert bias <= 1e-12 and cos >= 1 - 1e-12
-    assert rows["seq_is"][-1][0] == pytest.approx(0.2, abs=1e-9)   # the KL levels were hit
+    assert rows["seq_is"][-1][0] == pytest.approx(0.2, abs=1e-9)  # the KL levels were hit
 
 
 def test_token_is_is_biased(measured):
     _, rows, _ = measured
-    assert rows["tok_is"][0][1] <= 1e-12                       # mu = pi_old
+    assert rows["tok_is"][0][1] <= 1e-12  # mu = pi_old
     assert all(bias > 1e-2 for _, bias, _, _ in rows["tok_is"][1:])
 
 
@@ -361,44 +371,64 @@ def test_at_mu_equal_pi_old_every_estimator_is_the_uncorrected_one(example, meas
     assert np.array_equal(logp_mu, ex.logp_old)
     est = example.estimators(ex, logp_mu, args)
     for name, d in est.items():
-        if name != "gspo_bypass":                              # GSPO aggregates per sequence
+        if name != "gspo_bypass":  # GSPO aggregates per sequence
             assert np.array_equal(d, est["none"]), name
 
 
 # ---- the program ----------------------------------------------------------------------------------
 def run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "examples" / "off_policy.py"), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "off_policy.py"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-HAVE_MPL = importlib.util.find_spec("matplotlib") is not None   # the docs extra installs it
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None  # the docs extra installs it
 
 
 def test_example_prints_the_table_and_the_claims(tmp_path):
     out = run(*(["--plot", str(tmp_path / "f.svg")] if HAVE_MPL else []))
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    line = re.compile(r"^estimator (\S+)\s+kl (\d\.\d{3}): bias (\S+), cosine (\S+), "
-                      r"variance (\S+)$")
+    line = re.compile(
+        r"^estimator (\S+)\s+kl (\d\.\d{3}): bias (\S+), cosine (\S+), "
+        r"variance (\S+)$"
+    )
     rows = [line.match(s) for s in text.splitlines() if s.startswith("estimator ")]
     assert rows and all(rows)
-    assert all(len(s.split(" kl ")[0]) == len("estimator ") + 12
-               for s in text.splitlines() if s.startswith("estimator "))
+    assert all(
+        len(s.split(" kl ")[0]) == len("estimator ") + 12 for s in text.splitlines() if s.startswith("estimator ")
+    )
     kls = [m.group(2) for m in rows if m.group(1) == "seq_is"]
     assert len(kls) >= 4 and kls[0] == "0.000"
     assert all(float(m.group(3)) <= 1e-12 for m in rows if m.group(1) == "seq_is")
     fr = [float(x) for x in re.findall(r"minibatch step \d+: clip fraction (\S+),", text)]
     assert len(fr) == 4 and fr[0] == 0.0 and all(f > 0 for f in fr[1:])
-    total = {l.split()[0]: float(l.split()[4]) for l in text.splitlines()
-             if l.split() and l.split()[0] in ("big",) + ACCUM}
+    total = {
+        l.split()[0]: float(l.split()[4])
+        for l in text.splitlines()
+        if l.split() and l.split()[0] in ("big",) + ACCUM
+    }
     assert total["dapo"] == total["big"] == 1.0 and total["sum"] == 4.0
     if HAVE_MPL:
         assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
 
 
-@pytest.mark.parametrize("bad", [["--levels", "0.1,0.2"], ["--levels", "0,x"], ["--c", "1"],
-                                 ["--minibatches", "5"], ["--seed", "-1"], ["--levels", "0,5"],
-                                 ["--lr", "nan"]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--levels", "0.1,0.2"],
+        ["--levels", "0,x"],
+        ["--c", "1"],
+        ["--minibatches", "5"],
+        ["--seed", "-1"],
+        ["--levels", "0,5"],
+        ["--lr", "nan"],
+    ],
+)
 def test_bad_arguments_exit_2_without_traceback(bad):
     out = run(*bad)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "error:" in out.stderr
@@ -406,11 +436,13 @@ def test_bad_arguments_exit_2_without_traceback(bad):
 
 # ---- overflow named at its root, no warning (issue 20, section 4) -----------------------------
 
+
 def test_rejection_mask_beyond_float64_drops_the_row_silently():
     m = np.ones((1, 2))
     # logp_old = 800, token_k3: r - 1 - log r = expm1(800) - 800 overflows (a RuntimeWarning escaped)
-    assert silent(lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m,
-                                         "token_k3")).tolist() == [[0.0, 0.0]]
+    assert silent(lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m, "token_k3")).tolist() == [
+        [0.0, 0.0]
+    ]
     # the log-ratio itself overflows (inf, and inf - inf = NaN in a sequence statistic): dropped
     a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     for option in REJECTION:
@@ -421,14 +453,15 @@ def test_weights_and_masks_beyond_float64_are_named_and_silent():
     m = np.ones((1, 2))
     a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     for level in ("token", "sequence"):
-        names("logp_mu", f"small enough for a finite {level} weight",
-              lambda: is_weights(a, b, m, level))
+        names("logp_mu", f"small enough for a finite {level} weight", lambda: is_weights(a, b, m, level))
     # an infinite or NaN mean log-ratio is not <= delta: the A < 0 row is dropped, silently
     assert silent(lambda: off_policy_sequence_mask(a, b, [-1.0], m, 0.1)).tolist() == [[0.0, 0.0]]
     assert silent(lambda: off_policy_sequence_mask(a, b, [1.0], m, 0.1)).tolist() == [[1.0, 1.0]]
-    names("weights", "small enough for a finite loss",
-          lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308),
-                                    agg="seq_sum"))
+    names(
+        "weights",
+        "small enough for a finite loss",
+        lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308), agg="seq_sum"),
+    )
 
 
 def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
@@ -437,6 +470,7 @@ def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
 
 
 # ---- public defaults, pinned -------------------------------------------------------------------
+
 
 def test_offpolicy_defaults_are_the_documented_values():
     rng = np.random.default_rng(31)
@@ -458,5 +492,5 @@ def test_offpolicy_defaults_are_the_documented_values():
     assert loss[0] != corrected_pg_loss(logp_old, adv, mask, w, "token_mean")[0]
     acc = accumulation_weights(mask, 2)
     assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
-    assert np.array_equal(acc, mask / mask.sum())                 # dapo: the global token mean
-    assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])      # rng None: in order
+    assert np.array_equal(acc, mask / mask.sum())  # dapo: the global token mean
+    assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])  # rng None: in order

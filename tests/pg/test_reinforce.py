@@ -19,15 +19,15 @@ def random_batch(rng, B=6, T=5):
     """Right-padded mask with a length-0 row and a full row; logp (0 at padding); adv both signs."""
     lengths = rng.integers(1, T + 1, size=B)
     lengths[0], lengths[-1] = 0, T
-    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)   # (B, T)
+    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(float)  # (B, T)
     logp = -rng.uniform(0.05, 3.0, size=(B, T)) * mask
     adv = rng.normal(size=B)
     adv[1], adv[2] = abs(adv[1]) + 0.1, -abs(adv[2]) - 0.1
     return logp, adv, mask
 
 
-
 # ---- aggregation weights -----------------------------------------------------------------------
+
 
 def test_token_weights_hand_values():
     mask = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
@@ -50,7 +50,8 @@ def test_all_padding_contributes_nothing():
 
 
 masks_st = st.lists(st.integers(0, 6), min_size=1, max_size=7).map(
-    lambda L: (np.arange(6)[None, :] < np.array(L)[:, None]).astype(float))
+    lambda L: (np.arange(6)[None, :] < np.array(L)[:, None]).astype(float)
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,11 +65,12 @@ def test_token_weight_properties(mask):
     if lengths.sum():
         assert np.isclose(token_weights(mask, "token_mean").sum(), 1.0)
     per_seq = token_weights(mask, "seq_mean_token_mean").sum(axis=1)
-    assert np.allclose(per_seq[lengths > 0], 1 / B)           # every response weighs 1/B
+    assert np.allclose(per_seq[lengths > 0], 1 / B)  # every response weighs 1/B
     assert np.allclose(token_weights(mask, "constant").sum(axis=1), lengths / (B * 6))
 
 
 # ---- gradients against finite differences ------------------------------------------------------
+
 
 @pytest.mark.parametrize("agg", AGGS)
 @pytest.mark.parametrize("per_token", [False, True])
@@ -79,7 +81,7 @@ def test_reinforce_dlogp_matches_finite_differences(agg, per_token):
         adv = rng.normal(size=mask.shape)
     _, d = reinforce_loss(logp, adv, mask, agg)
     g = fd_grad(lambda x: reinforce_loss(x, adv, mask, agg)[0], logp)
-    assert np.abs(d - g).max() < 1e-9                         # loss is linear: rounding / h only
+    assert np.abs(d - g).max() < 1e-9  # loss is linear: rounding / h only
     assert (d[mask == 0] == 0).all()
 
 
@@ -93,13 +95,15 @@ def test_sequence_reinforce_matches_finite_differences():
 
 # ---- through the policy: theta gradients, and the two views ------------------------------------
 
+
 def _rollout(seed=0, N=2, K=6):
     from minirl_lm.core.mdp import TokenMDP
     from minirl_lm.core.policy import TabularPolicy
+
     rng = np.random.default_rng(seed)
     mdp = TokenMDP(["p", "q"][:N], V=3, eos=0, max_len=3)
     theta = rng.normal(size=(mdp.S, 3))
-    theta[:, 0] -= 1.0                                        # EOS less likely: longer responses
+    theta[:, 0] -= 1.0  # EOS less likely: longer responses
     pol = TabularPolicy(theta)
     ro = mdp.rollout(pol, K, rng)
     assert (ro.lengths >= 2).sum() >= 3 and ro.lengths.max() == 3
@@ -110,6 +114,7 @@ def _rollout(seed=0, N=2, K=6):
 @pytest.mark.parametrize("agg", AGGS)
 def test_reinforce_theta_gradient_matches_finite_differences(agg):
     from minirl_lm.core.policy import TabularPolicy
+
     mdp, pol, ro, rewards, rng = _rollout(1)
     adv = rewards - rewards.mean()
 
@@ -120,7 +125,7 @@ def test_reinforce_theta_gradient_matches_finite_differences(agg):
     logp, _ = pol.logp(ro.states, ro.tokens, ro.mask)
     dtheta = pol.backward(ro.states, ro.tokens, ro.mask, reinforce_loss(logp, adv, ro.mask, agg)[1])
     g = fd_grad(loss, pol.theta.copy(), h=1e-5)
-    assert np.abs(dtheta - g).max() < 1e-9                    # FD truncation ~h^2, rounding ~1e-11
+    assert np.abs(dtheta - g).max() < 1e-9  # FD truncation ~h^2, rounding ~1e-11
 
 
 def complex_step_seq_grad(theta, states, tokens, mask, h=1e-30):
@@ -132,7 +137,7 @@ def complex_step_seq_grad(theta, states, tokens, mask, h=1e-30):
         for v in range(V):
             tc = theta.astype(complex)
             tc[s, v] += 1j * h
-            z = tc[states]                                    # (B, T, V)
+            z = tc[states]  # (B, T, V)
             lp = np.take_along_axis(z, tokens[..., None], -1)[..., 0] - np.log(np.exp(z).sum(-1))
             out[:, s, v] = ((lp * mask).sum(axis=1)).imag / h
     return out
@@ -146,7 +151,7 @@ def views_gap(adv_token_fn=None, seed=0):
     sequence log-prob. Default: terminal reward, prompt baseline b(x) on every token.
     adv_token_fn(ro, rewards, b_x, logp) -> (token adv (B, T), bandit adv (B,)) replaces it."""
     mdp, pol, ro, rewards, rng = _rollout(seed)
-    b_x = rng.normal(size=mdp.N)[ro.prompt]                   # (B,) prompt-dependent baseline
+    b_x = rng.normal(size=mdp.N)[ro.prompt]  # (B,) prompt-dependent baseline
     logp, seq_logp = pol.logp(ro.states, ro.tokens, ro.mask)
     if adv_token_fn is None:
         A_tok, A_seq = rewards - b_x, rewards - b_x
@@ -169,24 +174,24 @@ def test_token_view_equals_bandit_view_sample_for_sample():
 
 
 def _prefix_baseline(mdp, ro, r, b_x, logp, rng):
-    b_s = rng.normal(size=mdp.S)                              # b(s_t): depends on the prefix
+    b_s = rng.normal(size=mdp.S)  # b(s_t): depends on the prefix
     return r[:, None] - b_s[ro.states], r - b_s[ro.states[:, 0]]
 
 
 def _kl_shaping(mdp, ro, r, b_x, logp, rng, beta=0.5):
     from minirl_lm.core.policy import TabularPolicy
-    logp_ref, _ = TabularPolicy(rng.normal(size=(mdp.S, mdp.V))).logp(ro.states, ro.tokens,
-                                                                       ro.mask)
-    u = (logp - logp_ref) * ro.mask                           # (B, T)
-    rt = -beta * u                                            # per-token reward
-    rt[np.arange(len(r)), ro.lengths - 1] += r                # terminal score
-    G = np.cumsum(rt[:, ::-1], axis=1)[:, ::-1]               # return-to-go
+
+    logp_ref, _ = TabularPolicy(rng.normal(size=(mdp.S, mdp.V))).logp(ro.states, ro.tokens, ro.mask)
+    u = (logp - logp_ref) * ro.mask  # (B, T)
+    rt = -beta * u  # per-token reward
+    rt[np.arange(len(r)), ro.lengths - 1] += r  # terminal score
+    G = np.cumsum(rt[:, ::-1], axis=1)[:, ::-1]  # return-to-go
     return (G - b_x[:, None]) * ro.mask, r - beta * u.sum(axis=1) - b_x
 
 
 def _discount(mdp, ro, r, b_x, logp, rng, gamma=0.9):
     steps_left = ro.lengths[:, None] - 1 - np.arange(ro.mask.shape[1])[None, :]
-    G = gamma ** np.maximum(steps_left, 0) * r[:, None]       # G_t = gamma^(|y|-1-t) r
+    G = gamma ** np.maximum(steps_left, 0) * r[:, None]  # G_t = gamma^(|y|-1-t) r
     return (G - b_x[:, None]) * ro.mask, G[:, 0] - b_x
 
 
@@ -229,16 +234,19 @@ def test_bad_input(call, exc, name):
 
 # ---- public defaults, pinned -------------------------------------------------------------------
 
+
 def test_reinforce_defaults_are_seq_sum():
     rng = np.random.default_rng(51)
     mask = (np.arange(4)[None, :] < rng.integers(1, 5, (6, 1))).astype(float)
     logp, adv = -rng.uniform(0.1, 2.0, (6, 4)), rng.normal(size=6)
-    assert np.array_equal(token_weights(mask), mask / 6)                  # seq_sum: 1/B
+    assert np.array_equal(token_weights(mask), mask / 6)  # seq_sum: 1/B
     assert np.array_equal(token_weights(mask), token_weights(mask, "seq_sum", None))
     loss, d = reinforce_loss(logp, adv, mask)
     want = reinforce_loss(logp, adv, mask, "seq_sum", None)
     assert loss == want[0] and np.array_equal(d, want[1])
     assert loss != reinforce_loss(logp, adv, mask, "token_mean")[0]
+
+
 # ---- folded from tests/test_kills_dpo_reinforce.py ------------------------------------------
 # Exact answers of token_weights, reinforce_loss and sequence_reinforce_loss: the default agg and
 # the lower bound of max_len, a hand-computed loss, and every argument check and reachable
@@ -252,7 +260,7 @@ MASK_2x3 = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
 def test_token_weights_default_agg_is_seq_sum():
     default = token_weights(MASK_2x3)
     assert np.array_equal(default, token_weights(MASK_2x3, agg="seq_sum"))
-    assert np.array_equal(default, MASK_2x3 / 2)                   # w = 1/B on real tokens
+    assert np.array_equal(default, MASK_2x3 / 2)  # w = 1/B on real tokens
     assert not np.array_equal(default, token_weights(MASK_2x3, agg="token_mean"))
 
 
@@ -270,36 +278,66 @@ def test_reinforce_loss_exact():
     assert loss == 4.5 and np.array_equal(g, [[-0.5, -0.5], [-1.0, 0.0]])
 
 
-@pytest.mark.parametrize("call, arg, fragment", [
-    (lambda: reinforce_loss(np.zeros((1, 2)), [1.0], np.ones((1, 3))), "mask",
-     "expected the shape of logp (1, 2), got (1, 3)"),
-    (lambda: reinforce_loss(np.zeros((2, 3)), [1.0, 2.0, 3.0], np.ones((2, 3))), "adv",
-     "expected shape (2,) or (2, 3), got (3,)"),
-    (lambda: sequence_reinforce_loss([0.0], [[0.0]]), "adv", "expected 1 dimension, got shape (1, 1)"),
-    (lambda: sequence_reinforce_loss([0.0], 0.0), "adv", "expected 1 dimension, got shape ()"),
-    (lambda: sequence_reinforce_loss([0.0, 0.0], [0.0]), "adv",
-     "expected the shape of seq_logp (2,), got (1,)"),
-    (lambda: sequence_reinforce_loss([], []), "seq_logp",
-     "expected a non-empty array (every axis of length >= 1), got shape (0,)"),
-])
+@pytest.mark.parametrize(
+    "call, arg, fragment",
+    [
+        (
+            lambda: reinforce_loss(np.zeros((1, 2)), [1.0], np.ones((1, 3))),
+            "mask",
+            "expected the shape of logp (1, 2), got (1, 3)",
+        ),
+        (
+            lambda: reinforce_loss(np.zeros((2, 3)), [1.0, 2.0, 3.0], np.ones((2, 3))),
+            "adv",
+            "expected shape (2,) or (2, 3), got (3,)",
+        ),
+        (lambda: sequence_reinforce_loss([0.0], [[0.0]]), "adv", "expected 1 dimension, got shape (1, 1)"),
+        (lambda: sequence_reinforce_loss([0.0], 0.0), "adv", "expected 1 dimension, got shape ()"),
+        (
+            lambda: sequence_reinforce_loss([0.0, 0.0], [0.0]),
+            "adv",
+            "expected the shape of seq_logp (2,), got (1,)",
+        ),
+        (
+            lambda: sequence_reinforce_loss([], []),
+            "seq_logp",
+            "expected a non-empty array (every axis of length >= 1), got shape (0,)",
+        ),
+    ],
+)
 def test_reinforce_argument_messages_name_the_argument(call, arg, fragment):
     msg = raises(ValueError, call)
     assert msg.startswith(f"{arg}: ") and fragment in msg
 
 
-@pytest.mark.parametrize("call, arg, what, kind", [
-    # w = 1: A logp = 1e308 * -1e308 = -inf, loss = +inf
-    (lambda: reinforce_loss([[-1e308]], [1e308], [[1.0]]), "logp", "the loss -sum w A logp", "inf"),
-    # per-token A: the products are -inf and +inf, their sum NaN
-    (lambda: reinforce_loss([[-1e308, -1e308]], [[1e308, -1e308]], [[1.0, 1.0]]), "logp",
-     "the loss -sum w A logp", "NaN"),
-    # A s = -1e308 * 1e308 = -inf on both: loss = -(-inf) / 2 = inf
-    (lambda: sequence_reinforce_loss([1e308, 1e308], [-1e308, -1e308]), "seq_logp",
-     "the loss -(1/B) sum A seq_logp", "inf"),
-    # A s = (+inf, -inf): the sum is NaN
-    (lambda: sequence_reinforce_loss([1e308, 1e308], [1e308, -1e308]), "seq_logp",
-     "the loss -(1/B) sum A seq_logp", "NaN"),
-])
+@pytest.mark.parametrize(
+    "call, arg, what, kind",
+    [
+        # w = 1: A logp = 1e308 * -1e308 = -inf, loss = +inf
+        (lambda: reinforce_loss([[-1e308]], [1e308], [[1.0]]), "logp", "the loss -sum w A logp", "inf"),
+        # per-token A: the products are -inf and +inf, their sum NaN
+        (
+            lambda: reinforce_loss([[-1e308, -1e308]], [[1e308, -1e308]], [[1.0, 1.0]]),
+            "logp",
+            "the loss -sum w A logp",
+            "NaN",
+        ),
+        # A s = -1e308 * 1e308 = -inf on both: loss = -(-inf) / 2 = inf
+        (
+            lambda: sequence_reinforce_loss([1e308, 1e308], [-1e308, -1e308]),
+            "seq_logp",
+            "the loss -(1/B) sum A seq_logp",
+            "inf",
+        ),
+        # A s = (+inf, -inf): the sum is NaN
+        (
+            lambda: sequence_reinforce_loss([1e308, 1e308], [1e308, -1e308]),
+            "seq_logp",
+            "the loss -(1/B) sum A seq_logp",
+            "NaN",
+        ),
+    ],
+)
 def test_reinforce_overflow_is_a_silent_value_error_naming_its_driver(call, arg, what, kind):
     msg = raises(ValueError, call)
     assert msg.startswith(f"{arg}: ") and what in msg and f"makes it {kind} (overflow)" in msg

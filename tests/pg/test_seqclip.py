@@ -11,9 +11,8 @@ A stop-gradient sg[x] is re-derived by differentiating with x's inputs frozen.""
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import names, silent
 
+from gradcheck import fd_grad
 from minirl_lm.core import ops
 from minirl_lm.pg import seqclip
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
@@ -23,6 +22,7 @@ from minirl_lm.pg.seqclip import (
     gspo_surrogate,
     sequence_ratio,
 )
+from quiet import names, silent
 
 ATOL = 1e-8
 
@@ -47,7 +47,7 @@ def test_dual_clip_gradient_matches_finite_differences(agg):
     f = lambda x: dual_clip_surrogate(x, logp_old, adv, mask, 0.2, c=2.0, agg=agg)[0]
     _, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, c=2.0, agg=agg)
     rho = np.exp(logp - logp_old)
-    assert ((adv < 0) & (rho > 2.0) & (mask > 0)).sum() >= 2   # the dual clip is exercised
+    assert ((adv < 0) & (rho > 2.0) & (mask > 0)).sum() >= 2  # the dual clip is exercised
     np.testing.assert_allclose(d, fd_grad(f, logp), atol=ATOL, rtol=0)
 
 
@@ -76,8 +76,7 @@ def test_dual_clip_is_verls_clip_ratio_c_and_trls_delta():
     rng = np.random.default_rng(1)
     logp, logp_old, adv, mask = batch(rng, spread=1.6, edges=(0.8, 1.2, 1.28, 2.5))
     ours, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, 0.28, c=2.5)
-    assert np.isclose(ours, verl_dual_clip(logp, logp_old, adv, mask, 0.2, 0.28, 2.5),
-                      rtol=1e-13, atol=0)
+    assert np.isclose(ours, verl_dual_clip(logp, logp_old, adv, mask, 0.2, 0.28, 2.5), rtol=1e-13, atol=0)
     g_verl = fd_grad(lambda x: verl_dual_clip(x, logp_old, adv, mask, 0.2, 0.28, 2.5), logp)
     np.testing.assert_allclose(d, g_verl, atol=ATOL, rtol=0)
     # TRL's delta (> 1 + eps_high) caps rho at delta for every sign: for A < 0 that is the dual
@@ -90,7 +89,7 @@ def test_dual_clip_caps_an_overflowing_ratio():
     logp = np.array([[-0.1, -1.0]])
     adv = np.array([[-1.5, 0.0]])
     loss, d = dual_clip_surrogate(logp, logp_old, adv, np.ones((1, 2)), c=3.0, agg="seq_sum")
-    assert loss == 4.5 and np.all(d == 0)                     # -(c A) = 4.5, gradient 0
+    assert loss == 4.5 and np.all(d == 0)  # -(c A) = 4.5, gradient 0
 
 
 @pytest.mark.parametrize("c", [1.0, 0.5, -2.0])
@@ -130,7 +129,7 @@ def verl_gspo(x, frozen, logp_old, adv, mask, lo, hi):
     """compute_policy_loss_gspo as verl states it (seq-mean-token-mean); `frozen` is the detached
     log_prob: s_bt = exp(sg[mean log ratio] + log_prob - sg[log_prob])."""
     n = np.maximum(mask.sum(-1), 1.0)
-    seq = ((frozen - logp_old) * mask).sum(-1) / n             # detached
+    seq = ((frozen - logp_old) * mask).sum(-1) / n  # detached
     log_s = np.minimum(x - frozen + seq[:, None], 10.0)
     s = np.exp(log_s)
     pg = np.maximum(-adv[:, None] * s, -adv[:, None] * np.clip(s, 1 - lo, 1 + hi))
@@ -141,7 +140,7 @@ def verl_gspo(x, frozen, logp_old, adv, mask, lo, hi):
 def trl_gspo(logp, logp_old, adv, mask, eps, eps_high):
     """TRL importance_sampling_level="sequence", loss_type="grpo" (no accumulation)."""
     n = np.maximum(mask.sum(-1, keepdims=True), 1.0)
-    coef_1 = np.exp(((logp - logp_old) * mask).sum(-1, keepdims=True) / n)   # (B, 1)
+    coef_1 = np.exp(((logp - logp_old) * mask).sum(-1, keepdims=True) / n)  # (B, 1)
     coef_2 = np.clip(coef_1, 1 - eps, 1 + eps_high)
     per_token = -np.minimum(coef_1 * adv[:, None], coef_2 * adv[:, None])  # (B, 1)
     return ((per_token * mask).sum(-1) / n[:, 0]).mean()
@@ -150,13 +149,13 @@ def trl_gspo(logp, logp_old, adv, mask, eps, eps_high):
 def test_gspo_is_verls_and_trls_sequence_level_loss():
     rng = np.random.default_rng(5)
     logp, logp_old, _, mask = batch(rng, spread=0.3)
-    mask[0, 0] = 1.0                                           # verl's mean needs no empty rows
+    mask[0, 0] = 1.0  # verl's mean needs no empty rows
     A = rng.normal(size=len(mask))
     ours, d = gspo_surrogate(logp, logp_old, A, mask, 0.2, 0.28)
     assert np.isclose(ours, verl_gspo(logp, logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     assert np.isclose(ours, trl_gspo(logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     g_verl = fd_grad(lambda x: verl_gspo(x, logp, logp_old, A, mask, 0.2, 0.28), logp)
-    np.testing.assert_allclose(d, g_verl, atol=ATOL, rtol=0)   # sg decomposition: same gradient
+    np.testing.assert_allclose(d, g_verl, atol=ATOL, rtol=0)  # sg decomposition: same gradient
     g_trl = fd_grad(lambda x: trl_gspo(x, logp_old, A, mask, 0.2, 0.28), logp)
     np.testing.assert_allclose(d, g_trl, atol=ATOL, rtol=0)
 
@@ -166,7 +165,7 @@ def test_product_ratio_clips_long_responses_the_geometric_mean_does_not():
     B, T = 200, 64
     mask = np.ones((B, T))
     logp_old = -rng.uniform(0.5, 2.0, size=(B, T))
-    logp = logp_old + rng.normal(scale=0.05, size=(B, T))     # each token ratio within ~5%
+    logp = logp_old + rng.normal(scale=0.05, size=(B, T))  # each token ratio within ~5%
     prod = sequence_ratio(logp, logp_old, mask, "product")
     geo = sequence_ratio(logp, logp_old, mask, "geometric")
     out = lambda s: np.mean((s < 0.8) | (s > 1.2))
@@ -176,8 +175,7 @@ def test_product_ratio_clips_long_responses_the_geometric_mean_does_not():
 def test_gspo_overflow_raises_naming_logp():
     logp_old = np.full((1, 2), -400.0)
     with pytest.raises(ValueError, match="^logp:"):
-        gspo_surrogate(np.zeros((1, 2)), logp_old, np.array([-1.0]), np.ones((1, 2)),
-                       ratio="product")
+        gspo_surrogate(np.zeros((1, 2)), logp_old, np.array([-1.0]), np.ones((1, 2)), ratio="product")
 
 
 def test_gspo_rejects_per_token_advantages():
@@ -205,16 +203,16 @@ def test_cispo_gradient_is_the_stop_gradient_one(bounds, agg):
 
 
 def trl_cispo(x, frozen, logp_old, adv, mask, epsilon_high):
-    clamped = np.minimum(np.exp(frozen - logp_old), epsilon_high)   # .detach()
+    clamped = np.minimum(np.exp(frozen - logp_old), epsilon_high)  # .detach()
     per_token = -clamped * adv * x
-    return (per_token * mask).sum() / max(mask.sum(), 1.0)      # num_items_in_batch normalizer
+    return (per_token * mask).sum() / max(mask.sum(), 1.0)  # num_items_in_batch normalizer
 
 
 def verl_cispo(x, frozen, logp_old, adv, mask, lo, hi):
     ratio = np.exp(np.clip(frozen - logp_old, -20.0, 20.0))
-    clipped = np.clip(ratio, 1 - lo, 1 + hi)                    # .detach()
+    clipped = np.clip(ratio, 1 - lo, 1 + hi)  # .detach()
     pg = -clipped * adv * x
-    return (pg * mask).sum() / mask.sum()                       # token-mean
+    return (pg * mask).sum() / mask.sum()  # token-mean
 
 
 def test_cispo_is_trls_and_verls():
@@ -222,18 +220,25 @@ def test_cispo_is_trls_and_verls():
     logp, logp_old, adv, mask = batch(rng)
     ours, d = cispo_loss(logp, logp_old, adv, mask, None, 5.0)
     assert np.isclose(ours, trl_cispo(logp, logp, logp_old, adv, mask, 5.0), rtol=1e-13)
-    np.testing.assert_allclose(d, fd_grad(lambda x: trl_cispo(x, logp, logp_old, adv, mask, 5.0),
-                                          logp), atol=ATOL, rtol=0)
+    np.testing.assert_allclose(
+        d, fd_grad(lambda x: trl_cispo(x, logp, logp_old, adv, mask, 5.0), logp), atol=ATOL, rtol=0
+    )
     ours, d = cispo_loss(logp, logp_old, adv, mask, 0.8, 1.28)
     assert np.isclose(ours, verl_cispo(logp, logp, logp_old, adv, mask, 0.2, 0.28), rtol=1e-13)
-    np.testing.assert_allclose(d, fd_grad(lambda x: verl_cispo(x, logp, logp_old, adv, mask,
-                                                               0.2, 0.28), logp),
-                               atol=ATOL, rtol=0)
+    np.testing.assert_allclose(
+        d, fd_grad(lambda x: verl_cispo(x, logp, logp_old, adv, mask, 0.2, 0.28), logp), atol=ATOL, rtol=0
+    )
 
 
-@pytest.mark.parametrize("kw, msg", [({"rho_max": 0.2}, "^rho_max: expected a number >= 1"),
-                                     ({"rho_min": 1.2}, "^rho_min: expected a number <= 1"),
-                                     ({"rho_min": -0.1}, "^rho_min"), ({"agg": "x"}, "^agg")])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"rho_max": 0.2}, "^rho_max: expected a number >= 1"),
+        ({"rho_min": 1.2}, "^rho_min: expected a number <= 1"),
+        ({"rho_min": -0.1}, "^rho_min"),
+        ({"agg": "x"}, "^agg"),
+    ],
+)
 def test_cispo_bad_bounds(kw, msg):
     logp, logp_old, adv, mask = batch(np.random.default_rng(10))
     with pytest.raises(ValueError, match=msg):
@@ -246,19 +251,20 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
     rng = np.random.default_rng(11)
     logp, _, adv, mask = batch(rng)
     ref = reinforce_loss(logp, adv, mask, agg=agg)
-    for loss, d in (dual_clip_surrogate(logp, logp, adv, mask, agg=agg),
-                    cispo_loss(logp, logp, adv, mask, agg=agg),
-                    cispo_loss(logp, logp, adv, mask, 0.8, 1.28, agg=agg)):
+    for _loss, d in (
+        dual_clip_surrogate(logp, logp, adv, mask, agg=agg),
+        cispo_loss(logp, logp, adv, mask, agg=agg),
+        cispo_loss(logp, logp, adv, mask, 0.8, 1.28, agg=agg),
+    ):
         assert np.array_equal(d, ref[1])
     assert cispo_loss(logp, logp, adv, mask, agg=agg)[0] == ref[0]
     A = adv[:, 0]
-    _, d = gspo_surrogate(logp, logp, A, mask)                 # GSPO: seq-mean-token-mean
-    np.testing.assert_allclose(d, reinforce_loss(logp, A, mask, "seq_mean_token_mean")[1],
-                               rtol=1e-15, atol=0)
+    _, d = gspo_surrogate(logp, logp, A, mask)  # GSPO: seq-mean-token-mean
+    np.testing.assert_allclose(d, reinforce_loss(logp, A, mask, "seq_mean_token_mean")[1], rtol=1e-15, atol=0)
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert seqclip.agg_weights is ops.agg_weights and seqclip.AGGS is ops.AGGS   # eq. (pg_agg), once
+    assert seqclip.agg_weights is ops.agg_weights and seqclip.AGGS is ops.AGGS  # eq. (pg_agg), once
     assert seqclip.log_ratio is ops.log_ratio
 
 
@@ -279,21 +285,25 @@ def test_bad_inputs(fn):
 
 # ---- overflow named at its root (issue 20, section 4) -----------------------------------------
 
+
 def test_sequence_ratio_beyond_float64_is_an_error_not_inf():
     m = np.ones((1, 2))
     # the geometric mean of two log-ratios of 800: exp(800) (it returned inf)
-    names("logp", "the geometric sequence ratio", lambda: sequence_ratio(np.full((1, 2), 800.0),
-                                                                       np.zeros((1, 2)), m))
-    names("logp", "the product sequence ratio",
-          lambda: sequence_ratio(np.full((1, 2), 400.0), np.zeros((1, 2)), m, "product"))
+    names(
+        "logp", "the geometric sequence ratio", lambda: sequence_ratio(np.full((1, 2), 800.0), np.zeros((1, 2)), m)
+    )
+    names(
+        "logp",
+        "the product sequence ratio",
+        lambda: sequence_ratio(np.full((1, 2), 400.0), np.zeros((1, 2)), m, "product"),
+    )
     # a log-ratio of 1e308 - (-1e308) overflows the subtraction; inf - inf is NaN (it warned)
     lp, old = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     assert "NaN" in names("logp", "sequence ratio", lambda: sequence_ratio(lp, old, m))
     # the same ratio inside GSPO: an A > 0 clips it to a finite loss, silently
     loss, d = silent(lambda: gspo_surrogate(np.full((1, 2), 800.0), np.zeros((1, 2)), [1.0], m))
     assert loss == -1.2 and (d == 0).all()
-    names("logp", "geometric sequence-ratio surrogate",
-          lambda: gspo_surrogate(lp, old, np.ones(1), m))
+    names("logp", "geometric sequence-ratio surrogate", lambda: gspo_surrogate(lp, old, np.ones(1), m))
 
 
 def test_dual_clip_and_cispo_overflow_are_named_and_silent():
@@ -312,6 +322,7 @@ def test_dual_clip_default_c_is_three():
 
 
 # ---- public defaults, pinned -------------------------------------------------------------------
+
 
 def _wide_batch(seed=21, B=6, T=5):
     rng = np.random.default_rng(seed)
@@ -343,6 +354,7 @@ def test_seqclip_defaults_are_the_documented_values():
 
 # ---- the mutants a sampled run left (max_len, overflow silence, ties, empty rows) -----------
 
+
 def test_max_len_reaches_the_constant_aggregation():
     logp, old, adv, mask = _wide_batch()
     for fn in (dual_clip_surrogate, cispo_loss):
@@ -355,9 +367,9 @@ def test_max_len_reaches_the_constant_aggregation():
 
 def test_zero_advantage_and_overflowing_products_stay_finite_and_silent():
     m = np.ones((1, 1))
-    far = np.full((1, 1), 800.0)                               # rho = exp(800) = inf
+    far = np.full((1, 1), 800.0)  # rho = exp(800) = inf
     for fn in (dual_clip_surrogate, gspo_surrogate):
-        loss, d = silent(lambda: fn(far, np.zeros((1, 1)), [0.0], m))   # A = 0: no 0 * inf
+        loss, d = silent(lambda: fn(far, np.zeros((1, 1)), [0.0], m))  # A = 0: no 0 * inf
         assert loss == 0.0 and (d == 0).all()
     # rho = e^700 is finite, rho A = e^700 1e10 overflows: clipped (A > 0), finite, silent
     near = np.full((1, 1), 700.0)
@@ -365,10 +377,12 @@ def test_zero_advantage_and_overflowing_products_stay_finite_and_silent():
         loss, d = silent(lambda: fn(near, np.zeros((1, 1)), [1e10], m))
         assert loss == -1.2e10 and (d == 0).all()
     # an unbounded clip range lets the clipped branch overflow: named, with the loss's name
-    names("logp", "the dual-clip surrogate is finite",
-          lambda: dual_clip_surrogate(far, np.zeros((1, 1)), [1e10], m, eps_high=1e308))
-    names("logp_old", "the geometric sequence ratio",
-          lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
+    names(
+        "logp",
+        "the dual-clip surrogate is finite",
+        lambda: dual_clip_surrogate(far, np.zeros((1, 1)), [1e10], m, eps_high=1e308),
+    )
+    names("logp_old", "the geometric sequence ratio", lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
 
 
 def test_dual_clip_tie_at_c_keeps_the_gradient():
@@ -376,14 +390,14 @@ def test_dual_clip_tie_at_c_keeps_the_gradient():
     lp, old, m = np.log([[3.0]]), np.zeros((1, 1)), np.ones((1, 1))
     rho = float(np.exp(lp[0, 0] - 0.0))
     loss, d = dual_clip_surrogate(lp, old, [-1.0], m, c=rho)
-    assert loss == rho and d[0, 0] == rho                     # -w rho A with w = 1, A = -1
+    assert loss == rho and d[0, 0] == rho  # -w rho A with w = 1, A = -1
 
 
 def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
-    m = np.array([[1.0], [0.0]])                               # response 1 is empty
+    m = np.array([[1.0], [0.0]])  # response 1 is empty
     for a in (1.0, -1.0):
         loss, d = gspo_surrogate(np.zeros((2, 1)), np.zeros((2, 1)), [a, -3.0 * a], m)
-        assert loss == -a / 2 and d[1, 0] == 0.0                # only response 0, over B = 2
+        assert loss == -a / 2 and d[1, 0] == 0.0  # only response 0, over B = 2
     # s = 0.5 < 1 - eps with A < 0: the clipped branch (1 - eps) A is the min, gradient 0
     loss, d = gspo_surrogate(np.log([[0.5]]), np.zeros((1, 1)), [-1.0], np.ones((1, 1)))
     assert loss == 0.8 and d[0, 0] == 0.0
@@ -391,9 +405,14 @@ def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
 
 def test_inf_minus_inf_in_the_sums_is_named_and_silent():
     # two tokens whose terms are +inf and -inf: the sum is NaN (an invalid operation), silently
-    names("logp", "the CISPO loss is finite",
-          lambda: cispo_loss([[4.0, 4.0]], [[4.0, 4.0]], [[1e308, -1e308]], np.ones((1, 2))))
-    far = np.full((2, 1), 800.0)                               # s = inf for both responses
-    names("logp", "the geometric sequence-ratio surrogate is finite",
-          lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)),
-                                 eps_high=1e308))
+    names(
+        "logp",
+        "the CISPO loss is finite",
+        lambda: cispo_loss([[4.0, 4.0]], [[4.0, 4.0]], [[1e308, -1e308]], np.ones((1, 2))),
+    )
+    far = np.full((2, 1), 800.0)  # s = inf for both responses
+    names(
+        "logp",
+        "the geometric sequence-ratio surrogate is finite",
+        lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)), eps_high=1e308),
+    )

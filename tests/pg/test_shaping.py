@@ -14,25 +14,28 @@ from minirl_lm.pg.shaping import (
     resample_factor,
     truncated,
 )
-
 from quiet import names, silent
 
-
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
 
 def test_filter_groups_matches_verl():
     r = np.array([[1.0, 1.0, 1.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.5], [0.0, 0.0, 0.1]])
     want = [not (len(g) > 1 and float(np.std(g)) == 0.0) for g in r]
     assert filter_groups(r).tolist() == want
-    assert filter_groups(np.array([[1.0], [0.0]])).all()       # K = 1 kept
+    assert filter_groups(np.array([[1.0], [0.0]])).all()  # K = 1 kept
 
 
 def test_resample_factor_by_enumeration():
     import itertools
+
     for K in (2, 3, 5):
         for p in (0.1, 0.5, 0.8):
-            acc = sum(np.prod([p if b else 1 - p for b in bits])
-                      for bits in itertools.product([0, 1], repeat=K) if 0 < sum(bits) < K)
+            acc = sum(
+                np.prod([p if b else 1 - p for b in bits])
+                for bits in itertools.product([0, 1], repeat=K)
+                if 0 < sum(bits) < K
+            )
             assert abs(acceptance_probability(p, K) - acc) < 1e-15
             assert abs(resample_factor(p, K) - 1 / acc) < 1e-12
     assert resample_factor(0.3, 1) == 1.0
@@ -64,8 +67,9 @@ def test_truncation_mask_matches_trl():
 
 # ---- defaults, bad input, and no overflow (issue 20) ------------------------------------------
 
+
 def test_overlong_penalty_default_factor_is_one():
-    L = [5, 6, 8, 10]                                          # L_max = 10, L_buf = 4: from 6 on
+    L = [5, 6, 8, 10]  # L_max = 10, L_buf = 4: from 6 on
     assert overlong_penalty(L, 10, 4).tolist() == [0.0, 0.0, -0.5, -1.0]
     assert overlong_penalty(L, 10, 4).tolist() == overlong_penalty(L, 10, 4, 1.0).tolist()
     assert str(overlong_penalty([0], 10, 4, 0.0)[0]) == "0.0"  # never -0.0
@@ -75,8 +79,7 @@ def test_overlong_penalty_far_below_the_buffer_is_silent():
     # -(|y| - (L_max - L_buf)) / L_buf * f = 1e18 * 1e300 overflowed before the min (a warning)
     assert silent(lambda: overlong_penalty([0, 10**18], 10**18, 1, 1e300)).tolist() == [0.0, -1e300]
     # L_max beyond int64 arithmetic is named (it was a raw OverflowError or a silent 0)
-    names("max_len", "expected an integer <= 4611686018427387904",
-          lambda: overlong_penalty([0], 2**63, 1))
+    names("max_len", "expected an integer <= 4611686018427387904", lambda: overlong_penalty([0], 2**63, 1))
 
 
 def test_filter_and_acceptance_bad_input_named():
@@ -86,8 +89,9 @@ def test_filter_and_acceptance_bad_input_named():
     names("K", "expected an integer >= 1", lambda: acceptance_probability(0.5, 0))
     assert acceptance_probability(0.5, 1) == 1.0 and acceptance_probability(0.0, 3) == 0.0
     msg = names("p", "expected 0 < p < 1", lambda: resample_factor(0.0, 2))
-    assert msg == ("p: expected 0 < p < 1 (at p = 0.0 every group of K = 2 has equal rewards "
-                   "and resampling never ends)")
+    assert msg == (
+        "p: expected 0 < p < 1 (at p = 0.0 every group of K = 2 has equal rewards and resampling never ends)"
+    )
 
 
 def test_truncation_bad_input_named_and_mask_not_mutated():

@@ -1,7 +1,5 @@
 """The group-level bundles of the pg part (minirl_lm/pg/validate.py)."""
 
-
-
 from minirl_lm.pg import validate as PV
 from quiet import raises
 
@@ -15,4 +13,5 @@ def test_group_rewards_bound_is_inclusive():
     assert PV.group_rewards([[1e150, -1e150]], 1e150).shape == (1, 2)
     assert _message(ValueError, PV.group_rewards, [[2e150]], 1e150) == (
         "rewards: expected |r| <= 1e+150 (the standardized baseline squares the spread, which "
-        "overflows float64 beyond ~1e154), got max |r| = 2e+150")
+        "overflows float64 beyond ~1e154), got max |r| = 2e+150"
+    )

@@ -15,12 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirl_lm import kernels as K
-from minirl_lm.scale.bigvocab import chunked_logp, chunked_loss_grad
-from minirl_lm.pg.kl import kl_penalty
-from minirl_lm.core.logprob import token_logp, token_logp_backward
-
 from gradcheck import fd_grad
+from minirl_lm import kernels as K
+from minirl_lm.core.logprob import token_logp, token_logp_backward
+from minirl_lm.pg.kl import kl_penalty
+from minirl_lm.scale.bigvocab import chunked_logp, chunked_loss_grad
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,20 +31,23 @@ def rel(a, b):
 
 def case(seed, N=37, d=5, V=50, dtype=np.float64):
     rng = np.random.default_rng(seed)
-    h = rng.standard_normal((N, d)).astype(dtype)                          # (N, d)
-    W = rng.standard_normal((V, d)).astype(dtype)                          # (V, d)
-    y = rng.integers(0, V, N)                                              # (N,)
-    logp_ref = -rng.uniform(0.5, 4.0, N)                                   # (N,) data
-    a = rng.standard_normal(N)                                             # (N,) data
+    h = rng.standard_normal((N, d)).astype(dtype)  # (N, d)
+    W = rng.standard_normal((V, d)).astype(dtype)  # (V, d)
+    y = rng.integers(0, V, N)  # (N,)
+    logp_ref = -rng.uniform(0.5, 4.0, N)  # (N,) data
+    a = rng.standard_normal(N)  # (N,) data
     return h, W, y, logp_ref, a
 
 
 def make_loss(logp_ref, a):
     """A per-token loss from the project's objectives: k3 KL to a reference plus a linear term."""
+
     def loss_fn(lp, rows):
-        kl, g = kl_penalty(lp[None], logp_ref[rows][None], np.ones((1, rows.size)), "k3",
-                           agg="seq_sum")                                  # weight 1 per token
+        kl, g = kl_penalty(
+            lp[None], logp_ref[rows][None], np.ones((1, rows.size)), "k3", agg="seq_sum"
+        )  # weight 1 per token
         return kl + a[rows] @ lp, g[0] + a[rows]
+
     return loss_fn
 
 
@@ -54,14 +56,14 @@ def reference(h, W, y, mask, loss_fn):
     h, W = h.astype(np.float64), W.astype(np.float64)
     N = h.shape[0]
     m = np.ones(N) if mask is None else np.asarray(mask, np.float64)
-    z = (h @ W.T)[None]                                                    # (1, N, V)
-    ones = np.ones((1, N))                      # the reference's mask must be right-padded
-    logp = np.where(m > 0, token_logp(z, y[None], ones)[0][0], 0.0)        # (N,)
+    z = (h @ W.T)[None]  # (1, N, V)
+    ones = np.ones((1, N))  # the reference's mask must be right-padded
+    logp = np.where(m > 0, token_logp(z, y[None], ones)[0][0], 0.0)  # (N,)
     real = np.flatnonzero(m)
     loss, g_real = loss_fn(logp[real], real) if real.size else (0.0, np.zeros(0))
     g = np.zeros(N)
     g[real] = g_real
-    G = token_logp_backward(z, y[None], ones, g[None])[0]                  # (N, V), 0 at padding
+    G = token_logp_backward(z, y[None], ones, g[None])[0]  # (N, V), 0 at padding
     return loss, logp, G @ W, G.T @ h
 
 
@@ -76,7 +78,7 @@ def test_matches_materialized_reference(chunk, dtype):
     assert dh.dtype == dtype and dW.dtype == dtype and logp.dtype == np.float64
     assert rel(logp, r_logp) <= tol and rel(dh, r_dh) <= tol and rel(dW, r_dW) <= tol
     assert abs(loss - r_loss) <= tol * abs(r_loss)
-    assert np.array_equal(chunked_logp(h, W, y, chunk=chunk), logp)       # same kernel, same bits
+    assert np.array_equal(chunked_logp(h, W, y, chunk=chunk), logp)  # same kernel, same bits
 
 
 def test_chunk_size_changes_only_rounding():
@@ -115,6 +117,7 @@ def test_empty_mask_gives_exact_zeros_and_no_call(N):
 
     def never(lp, rows):
         raise AssertionError("loss_fn called without a real token")
+
     loss, logp, dh, dW = chunked_loss_grad(h, W, y, never, mask=np.zeros(N), chunk=3)
     assert loss == 0.0 and logp.shape == (N,) and dh.shape == (N, 5) and dW.shape == (50, 5)
     assert not logp.any() and not dh.any() and not dW.any()
@@ -125,7 +128,7 @@ def test_vocabulary_of_one():
     h, W, _, logp_ref, a = case(5, V=1)
     y = np.zeros(37, dtype=np.int64)
     loss, logp, dh, dW = chunked_loss_grad(h, W, y, make_loss(logp_ref, a), chunk=8)
-    assert np.all(logp == 0.0) and np.all(dh == 0.0) and np.all(dW == 0.0)   # p = 1 exactly
+    assert np.all(logp == 0.0) and np.all(dh == 0.0) and np.all(dW == 0.0)  # p = 1 exactly
 
 
 def test_inputs_unchanged_and_contiguity_free():
@@ -148,8 +151,8 @@ BAD = [
     (dict(h=np.ones((6, 3), dtype=np.int64)), TypeError, "h:"),
     (dict(h=np.ones(6)), ValueError, "h:"),
     (dict(h=np.full((6, 3), np.nan)), ValueError, "h:"),
-    (dict(h=np.full((6, 3), 1e308)), ValueError, "h:"),                # logits would overflow
-    (dict(W=np.ones((4, 3), dtype=np.float32)), TypeError, "W:"),      # dtype of h, no cast
+    (dict(h=np.full((6, 3), 1e308)), ValueError, "h:"),  # logits would overflow
+    (dict(W=np.ones((4, 3), dtype=np.float32)), TypeError, "W:"),  # dtype of h, no cast
     (dict(W=np.ones((4, 2))), ValueError, "W:"),
     (dict(W=np.ones((0, 3))), ValueError, "W:"),
     (dict(W=np.array([[np.inf, 0, 0]] * 4)), ValueError, "W:"),
@@ -195,10 +198,11 @@ def test_bad_input_names_the_argument(change, exc, name):
 
 # ---------------------------------------------------------------- the two chunk kernels
 
+
 def chunk_case(seed, R=9, V=40, dtype=np.float64, neginf=False):
     rng = np.random.default_rng(seed)
-    z = (rng.standard_normal((R, V)) * 3).astype(dtype)                    # (R, V)
-    if neginf:                                  # impossible tokens, never a whole row
+    z = (rng.standard_normal((R, V)) * 3).astype(dtype)  # (R, V)
+    if neginf:  # impossible tokens, never a whole row
         z[rng.random((R, V)) < 0.3] = -np.inf
         z[:, 0] = 0.0
     y = rng.integers(0, V, R)
@@ -208,18 +212,19 @@ def chunk_case(seed, R=9, V=40, dtype=np.float64, neginf=False):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("kw", [dict(seed=0), dict(seed=1, V=1), dict(seed=2, neginf=True),
-                                dict(seed=3, R=1, V=100000)])
+@pytest.mark.parametrize(
+    "kw", [dict(seed=0), dict(seed=1, V=1), dict(seed=2, neginf=True), dict(seed=3, R=1, V=100000)]
+)
 def test_chunk_kernels_equal_dense_kernels_and_twins(dtype, kw):
     z, y, w = chunk_case(dtype=dtype, **kw)
     R = z.shape[0]
     ones = np.ones((1, R))
     logp = K._chunk_logp(z, y, np.empty(R))
-    assert np.array_equal(logp, K.dense_logp(z[None], y[None], ones)[0][0])   # same memory, bits
-    G = K._chunk_grad_inplace(z.copy(), y, w)   # the same _row_grad; its reassociated sum
-    ulp = 4 * np.finfo(dtype).eps               # may split differently at another alignment
+    assert np.array_equal(logp, K.dense_logp(z[None], y[None], ones)[0][0])  # same memory, bits
+    G = K._chunk_grad_inplace(z.copy(), y, w)  # the same _row_grad; its reassociated sum
+    ulp = 4 * np.finfo(dtype).eps  # may split differently at another alignment
     assert rel(G, K.dense_backward(z[None], y[None], ones, w[None])[0]) <= ulp
-    z64 = z.astype(np.float64)                  # the NumPy twins, in float64 on the same numbers
+    z64 = z.astype(np.float64)  # the NumPy twins, in float64 on the same numbers
     tol = 1e-12 if dtype == np.float64 else 1e-6
     twin_logp = token_logp(z64[None], y[None], ones)[0][0]
     twin_G = token_logp_backward(z64[None], y[None], ones, w[None])[0]
@@ -233,19 +238,26 @@ def test_grad_inplace_writes_its_input():
     buf = z.copy()
     out = K._chunk_grad_inplace(buf, y, w)
     assert out is buf or np.shares_memory(out, buf)
-    assert np.allclose(buf.sum(axis=1), 0.0, atol=1e-12)      # each row: w (1 - sum p) = 0
+    assert np.allclose(buf.sum(axis=1), 0.0, atol=1e-12)  # each row: w (1 - sum p) = 0
 
 
 # ---------------------------------------------------------------- the benchmark section
 
-LINE = re.compile(r"^big vocab V=\d+ d=\d+ N=\d+ float(32|64): (.{20}) peak +\d+\.\d MiB "
-                  r"\(\d+\.\d{3} of logits\), time +\d+\.\d+ s \(\d+\.\d\dx floor\)$")
+LINE = re.compile(
+    r"^big vocab V=\d+ d=\d+ N=\d+ float(32|64): (.{20}) peak +\d+\.\d MiB "
+    r"\(\d+\.\d{3} of logits\), time +\d+\.\d+ s \(\d+\.\d\dx floor\)$"
+)
 
 
 @pytest.fixture(scope="module")
 def section():
-    out = subprocess.run([sys.executable, "examples/benchmark.py", "--quick", "--sections",
-                          "big_vocab"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "examples/benchmark.py", "--quick", "--sections", "big_vocab"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -254,23 +266,31 @@ def test_section_prints_one_line_per_method(section):
     rows = [m.group(2).strip() for m in map(LINE.match, section.splitlines()) if m]
     torch_row = ["PyTorch naive"] if "PyTorch naive        skipped" not in section else []
     assert rows == ["NumPy materialized"] + torch_row + ["ours chunk=64", "ours chunk=128"]
-    peaks = {m.group(2).strip(): float(re.search(r"\((\d+\.\d+) of logits", m.group(0))[1])
-             for m in map(LINE.match, section.splitlines()) if m}
+    peaks = {
+        m.group(2).strip(): float(re.search(r"\((\d+\.\d+) of logits", m.group(0))[1])
+        for m in map(LINE.match, section.splitlines())
+        if m
+    }
     assert peaks["ours chunk=64"] < peaks["ours chunk=128"] < peaks["NumPy materialized"]
     assert section.count("goals ours chunk=") == 2 and "Traceback" not in section
 
 
-@pytest.mark.parametrize("bad", [["--N", "0"], ["--chunks", "3"], ["--dtype", "float16"],
-                                 ["--V", "x"]])
+@pytest.mark.parametrize("bad", [["--N", "0"], ["--chunks", "3"], ["--dtype", "float16"], ["--V", "x"]])
 def test_bad_arguments_exit_2(bad):
-    out = subprocess.run([sys.executable, "examples/bench_big_vocab.py", *bad], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "examples/bench_big_vocab.py", *bad], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr and "usage" in out.stderr
 
 
 def test_help():
-    out = subprocess.run([sys.executable, "examples/bench_big_vocab.py", "--help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "examples/bench_big_vocab.py", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "--quick" in out.stdout and "--plot" in out.stdout
 
 
@@ -279,24 +299,32 @@ def test_section_without_torch_and_the_goal_lines(monkeypatch):
     each missed goal prints its cause, and the ratios are the measured ones."""
     sys.path.insert(0, str(ROOT / "examples"))
     import bench_big_vocab as bench
+
     cfg = dict(V=1000, d=8, N=100, chunks=(10, 50))
     logits = 100 * 1000 * 4
-    fake = {"floor": {"time": 2.0}, "products": {"time": 2.2},
-            "numpy": {"time": 5.0, "peak": 2.0 * logits, "outputs": 8, "digest": [1.0, 2.0, 3.0]}}
+    fake = {
+        "floor": {"time": 2.0},
+        "products": {"time": 2.2},
+        "numpy": {"time": 5.0, "peak": 2.0 * logits, "outputs": 8, "digest": [1.0, 2.0, 3.0]},
+    }
 
     def measure(method, cfg, dtype, seed, chunk=0):
-        if method == "ours":                    # chunk 10: 0.1 of logits, 2.4 s; 50: 0.5, 2.8 s
-            return {"time": 2.0 + chunk / 125, "peak": chunk / 100 * logits, "outputs": 8,
-                    "digest": [1.0, 2.0, 3.0]}
+        if method == "ours":  # chunk 10: 0.1 of logits, 2.4 s; 50: 0.5, 2.8 s
+            return {
+                "time": 2.0 + chunk / 125,
+                "peak": chunk / 100 * logits,
+                "outputs": 8,
+                "digest": [1.0, 2.0, 3.0],
+            }
         return fake[method]
+
     monkeypatch.setattr(bench, "measure", measure)
     monkeypatch.setattr(bench, "have_torch", lambda: False)
     lines = []
     bench.run(cfg, "float32", 0, out=lines.append)
     text = "\n".join(lines)
     assert "PyTorch naive        skipped: torch is not installed" in text
-    assert ("ours chunk=10        peak    0.0 MiB (0.100 of logits), time  2.08 s (1.04x floor)"
-            in text)
+    assert "ours chunk=10        peak    0.0 MiB (0.100 of logits), time  2.08 s (1.04x floor)" in text
     assert "goals ours chunk=10: peak 0.100 of logits (<= 0.125: met); time 1.04x floor" in text
     assert "goals ours chunk=50: peak 0.500 of logits (<= 0.125: NOT met); time 1.20x floor" in text
     assert "chunk/N = 0.500 of the logits" in text and text.count("cause:") == 1
@@ -304,12 +332,12 @@ def test_section_without_torch_and_the_goal_lines(monkeypatch):
 
 # ---------------------------------------------------------------- the residue of bad input
 
+
 def test_a_hidden_size_of_zero_gives_the_uniform_log_probs_and_zero_gradients():
     h, W, y = np.zeros((5, 0)), np.zeros((4, 0)), np.array([0, 1, 2, 3, 0])
     logp = chunked_logp(h, W, y, chunk=2)
     assert np.array_equal(logp, np.full(5, -np.log(4.0)))
-    loss, logp2, dh, dW = chunked_loss_grad(h, W, y, lambda lp, rows: (float(lp.sum()),
-                                                                     np.ones_like(lp)), chunk=2)
+    loss, logp2, dh, dW = chunked_loss_grad(h, W, y, lambda lp, rows: (float(lp.sum()), np.ones_like(lp)), chunk=2)
     assert np.array_equal(logp2, logp) and dh.shape == (5, 0) and dW.shape == (4, 0)
     assert loss == float(logp[:2].sum()) + float(logp[2:4].sum()) + float(logp[4:].sum())
 
@@ -322,9 +350,11 @@ def test_a_zero_dimensional_loss_is_accepted_as_a_number():
 
 
 def test_a_chunk_whose_buffer_exceeds_memory_is_refused_before_allocating():
-    N = V = 2**16                                            # inputs of 512 KiB each
+    N = V = 2**16  # inputs of 512 KiB each
     h, W, y = np.zeros((N, 1)), np.zeros((V, 1)), np.zeros(N, np.int64)
-    for call in (lambda: chunked_logp(h, W, y, chunk=N),
-                 lambda: chunked_loss_grad(h, W, y, lambda lp, r: (0.0, lp), chunk=N)):
+    for call in (
+        lambda: chunked_logp(h, W, y, chunk=N),
+        lambda: chunked_loss_grad(h, W, y, lambda lp, r: (0.0, lp), chunk=N),
+    ):
         with pytest.raises(ValueError, match=r"^chunk: expected a \(chunk, V\) buffer of at most"):
             call()

@@ -31,7 +31,7 @@ def _rollout(seed=0, K=6, max_len=4):
     rng = np.random.default_rng(seed)
     policy = TabularPolicy(rng.normal(size=(mdp.S, 3)))
     ro = mdp.rollout(policy, K, rng)
-    R = rng.normal(size=ro.mask.shape[0])                      # a terminal reward per response
+    R = rng.normal(size=ro.mask.shape[0])  # a terminal reward per response
     return mdp, policy, ro, R
 
 
@@ -56,8 +56,9 @@ def test_td_gae_and_returns_match_the_loop_oracle(gamma, lam):
     assert (ro.lengths < ro.mask.shape[1]).any() and (ro.lengths == ro.mask.shape[1]).any()
     values = np.random.default_rng(1).normal(size=mdp.S)
     rng = np.random.default_rng(2)
-    rewards = per_token_rewards(R, rng.normal(size=ro.mask.shape) * ro.mask,
-                                rng.normal(size=ro.mask.shape) * ro.mask, ro.mask, 0.1)
+    rewards = per_token_rewards(
+        R, rng.normal(size=ro.mask.shape) * ro.mask, rng.normal(size=ro.mask.shape) * ro.mask, ro.mask, 0.1
+    )
     delta = td_errors(values, ro.states, rewards, ro.mask, gamma)
     A = gae(delta, ro.mask, gamma, lam)
     G = monte_carlo_returns(rewards, ro.mask, gamma)
@@ -72,7 +73,7 @@ def test_gae_lam1_is_returns_minus_values_and_lam0_is_the_td_error():
     for gamma in (1.0, 0.8):
         delta = td_errors(values, ro.states, rewards, ro.mask, gamma)
         G = monte_carlo_returns(rewards, ro.mask, gamma)
-        A1 = gae(delta, ro.mask, gamma, 1.0)                   # the sum telescopes
+        A1 = gae(delta, ro.mask, gamma, 1.0)  # the sum telescopes
         assert np.abs(A1 - (G - values[ro.states] * ro.mask)).max() < 1e-13
         np.testing.assert_array_equal(gae(delta, ro.mask, gamma, 0.0), delta)
 
@@ -99,19 +100,18 @@ def test_token_view_differs_with_a_critic_lam_below_one_gamma_below_one_or_kl_sh
     terminal = per_token_rewards(R, z, z, ro.mask, 0.0)
     V0 = np.zeros(mdp.S)
     base = gae(td_errors(V0, ro.states, terminal, ro.mask), ro.mask, 1.0, 1.0)
-    assert _spread(base, ro.mask) == 0.0                       # the bandit view
+    assert _spread(base, ro.mask) == 0.0  # the bandit view
     V = np.random.default_rng(7).normal(size=mdp.S)
     assert _spread(gae(td_errors(V, ro.states, terminal, ro.mask), ro.mask, 1.0, 1.0), ro.mask) > 0.1
     assert _spread(gae(td_errors(V0, ro.states, terminal, ro.mask), ro.mask, 1.0, 0.5), ro.mask) > 0.1
-    assert _spread(gae(td_errors(V0, ro.states, terminal, ro.mask, 0.5), ro.mask, 0.5, 1.0),
-                   ro.mask) > 0.1
+    assert _spread(gae(td_errors(V0, ro.states, terminal, ro.mask, 0.5), ro.mask, 0.5, 1.0), ro.mask) > 0.1
     logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)
-    shaped = per_token_rewards(R, logp, z, ro.mask, 0.2)      # a logp_ref of 0: any nonzero KL
+    shaped = per_token_rewards(R, logp, z, ro.mask, 0.2)  # a logp_ref of 0: any nonzero KL
     assert _spread(gae(td_errors(V0, ro.states, shaped, ro.mask), ro.mask, 1.0, 1.0), ro.mask) > 0.1
 
 
 def test_per_token_rewards_fold_the_kl_and_skip_empty_responses():
-    mask = np.array([[1, 1, 1.], [1, 0, 0], [0, 0, 0]])
+    mask = np.array([[1, 1, 1.0], [1, 0, 0], [0, 0, 0]])
     logp = np.array([[-1, -2, -0.5], [-3, 0, 0], [0, 0, 0]])
     ref = np.array([[-1.5, -1, -0.5], [-2, 0, 0], [0, 0, 0]])
     r = per_token_rewards([2.0, -1.0, 5.0], logp, ref, mask, 0.5)
@@ -120,7 +120,7 @@ def test_per_token_rewards_fold_the_kl_and_skip_empty_responses():
     np.testing.assert_allclose(r.sum(1), [2.0 - 0.5 * -0.5, -1.0 - 0.5 * -1.0, 0.0], atol=1e-15)
 
 
-FD_TOL = 1e-8   # central differences, h = 1e-6, float64
+FD_TOL = 1e-8  # central differences, h = 1e-6, float64
 
 
 def test_value_loss_gradient_matches_finite_differences():
@@ -132,8 +132,9 @@ def test_value_loss_gradient_matches_finite_differences():
     for s in range(mdp.S):
         e = np.zeros(mdp.S)
         e[s] = 1e-6
-        fd[s] = (value_loss(values + e, ro.states, G, ro.mask)[0]
-                 - value_loss(values - e, ro.states, G, ro.mask)[0]) / 2e-6
+        fd[s] = (
+            value_loss(values + e, ro.states, G, ro.mask)[0] - value_loss(values - e, ro.states, G, ro.mask)[0]
+        ) / 2e-6
     assert np.abs(g - fd).max() < FD_TOL
     assert value_loss(values, ro.states, G, ro.mask * 0) == (0.0, pytest.approx(np.zeros(mdp.S)))
 
@@ -171,31 +172,34 @@ def test_gae_is_linear_and_zero_at_padding(seed, gamma, lam):
 
 # ---------------------------------------------------------------- bad input
 
-M = np.array([[1, 1, 0.], [1, 0, 0]])
+M = np.array([[1, 1, 0.0], [1, 0, 0]])
 S2 = np.zeros((2, 3), np.int64)
 Z = np.zeros((2, 3))
 V3 = np.zeros(3)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: td_errors(V3, S2 + 3, Z, M), ValueError, "states"),
-    (lambda: td_errors(V3, S2.astype(float), Z, M), TypeError, "states"),
-    (lambda: td_errors(V3, S2, Z, [[0, 1, 1.], [1, 0, 0]]), ValueError, "mask"),
-    (lambda: td_errors(V3, S2, np.zeros((2, 2)), M), ValueError, "rewards"),
-    (lambda: td_errors(V3, S2, Z, M, gamma=1.5), ValueError, "gamma"),
-    (lambda: td_errors(np.zeros((3, 1)), S2, Z, M), ValueError, "values"),
-    (lambda: gae(Z, M, 1.0, lam=-0.1), ValueError, "lam"),
-    (lambda: gae(np.zeros(3), M, 1.0, 1.0), ValueError, "deltas"),
-    (lambda: gae(Z, M * 2, 1.0, 1.0), ValueError, "mask"),
-    (lambda: monte_carlo_returns([[np.nan, 0, 0], [0, 0, 0]], M), ValueError, "rewards"),
-    (lambda: monte_carlo_returns(Z, M, gamma="1"), TypeError, "gamma"),
-    (lambda: per_token_rewards(np.zeros(3), Z, Z, M, 0.1), ValueError, "terminal_reward"),
-    (lambda: per_token_rewards(np.zeros(2), Z, Z, M, -0.1), ValueError, "beta"),
-    (lambda: per_token_rewards(np.zeros(2), Z, np.zeros((3, 3)), M, 0.1), ValueError, "logp_ref"),
-    (lambda: value_loss(V3, S2, np.zeros((1, 3)), M), ValueError, "targets"),
-    (lambda: fit_values(V3, S2, Z, M, target="td1"), ValueError, "target"),
-    (lambda: fit_values(V3, S2, Z, M, lr=0.0), ValueError, "lr"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: td_errors(V3, S2 + 3, Z, M), ValueError, "states"),
+        (lambda: td_errors(V3, S2.astype(float), Z, M), TypeError, "states"),
+        (lambda: td_errors(V3, S2, Z, [[0, 1, 1.0], [1, 0, 0]]), ValueError, "mask"),
+        (lambda: td_errors(V3, S2, np.zeros((2, 2)), M), ValueError, "rewards"),
+        (lambda: td_errors(V3, S2, Z, M, gamma=1.5), ValueError, "gamma"),
+        (lambda: td_errors(np.zeros((3, 1)), S2, Z, M), ValueError, "values"),
+        (lambda: gae(Z, M, 1.0, lam=-0.1), ValueError, "lam"),
+        (lambda: gae(np.zeros(3), M, 1.0, 1.0), ValueError, "deltas"),
+        (lambda: gae(Z, M * 2, 1.0, 1.0), ValueError, "mask"),
+        (lambda: monte_carlo_returns([[np.nan, 0, 0], [0, 0, 0]], M), ValueError, "rewards"),
+        (lambda: monte_carlo_returns(Z, M, gamma="1"), TypeError, "gamma"),
+        (lambda: per_token_rewards(np.zeros(3), Z, Z, M, 0.1), ValueError, "terminal_reward"),
+        (lambda: per_token_rewards(np.zeros(2), Z, Z, M, -0.1), ValueError, "beta"),
+        (lambda: per_token_rewards(np.zeros(2), Z, np.zeros((3, 3)), M, 0.1), ValueError, "logp_ref"),
+        (lambda: value_loss(V3, S2, np.zeros((1, 3)), M), ValueError, "targets"),
+        (lambda: fit_values(V3, S2, Z, M, target="td1"), ValueError, "target"),
+        (lambda: fit_values(V3, S2, Z, M, lr=0.0), ValueError, "lr"),
+    ],
+)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     msg = raises(exc, call)
     assert msg.startswith(match if ":" in match else f"{match}: ")
@@ -203,13 +207,13 @@ def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
 
+
 def test_clipped_value_loss_one_token_and_one_sided_overflow():
-    loss, d = critic.clipped_value_loss([[2.0, 9.0]], [[1.0, 9.0]], [[0.0, 0.0]], [[1.0, 0.0]],
-                                        0.5)
+    loss, d = critic.clipped_value_loss([[2.0, 9.0]], [[1.0, 9.0]], [[0.0, 0.0]], [[1.0, 0.0]], 0.5)
     # v_clip = 1.5; max((2 - 0)^2, (1.5 - 0)^2) = 4 over M = 1 token
     assert loss == 2.0
     np.testing.assert_array_equal(d, [[2.0, 0.0]])
-    with np.errstate(over="ignore"), pytest.raises(ValueError) as e:   # only l1 overflows
+    with np.errstate(over="ignore"), pytest.raises(ValueError) as e:  # only l1 overflows
         critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
     assert str(e.value) == "vpreds: the squared value error overflows float64"
 
@@ -217,7 +221,7 @@ def test_clipped_value_loss_one_token_and_one_sided_overflow():
 def test_clipped_value_loss_overflow_raises_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError) as e:                       # (1e200)^2 = inf
+        with pytest.raises(ValueError) as e:  # (1e200)^2 = inf
             critic.clipped_value_loss([[1e200]], [[0.0]], [[0.0]], [[1.0]], 0.2)
         assert str(e.value) == "vpreds: the squared value error overflows float64"
         # the lower bound v_old - clip = -1e308 - 1e308 overflows to -inf: harmless, v = 0 is
@@ -227,6 +231,7 @@ def test_clipped_value_loss_overflow_raises_without_a_warning():
 
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
+
 
 def masks(rng, B, T, empty=True):
     L = rng.integers(1, T + 1, size=B)
@@ -246,9 +251,10 @@ def test_clipped_value_loss_gradient_and_verl_definition():
     # keep away from kinks (|v - v_old| = c) and ties, where the loss has no derivative
     v = np.where(np.abs(np.abs(v - v_old) - c) < 1e-3, v + 0.01, v)
     loss, d = critic.clipped_value_loss(v, v_old, G, mask, c)
-    np.testing.assert_allclose(d, fd_grad(lambda x: critic.clipped_value_loss(x, v_old, G, mask, c)[0], v),
-                               rtol=0, atol=1e-9)
-    vc = np.clip(v, v_old - c, v_old + c)                      # verl compute_value_loss, token-mean
+    np.testing.assert_allclose(
+        d, fd_grad(lambda x: critic.clipped_value_loss(x, v_old, G, mask, c)[0], v), rtol=0, atol=1e-9
+    )
+    vc = np.clip(v, v_old - c, v_old + c)  # verl compute_value_loss, token-mean
     want = 0.5 * (np.maximum((v - G) ** 2, (vc - G) ** 2) * mask).sum() / mask.sum()
     assert abs(loss - want) < 1e-15
     assert (d[(mask > 0) & ((vc - G) ** 2 > (v - G) ** 2)] == 0).all()
@@ -256,7 +262,7 @@ def test_clipped_value_loss_gradient_and_verl_definition():
 
 def test_clipped_value_loss_edges():
     z = np.zeros((2, 2))
-    loss, d = critic.clipped_value_loss(z, z, z + 1, z, 0.5)          # all padding
+    loss, d = critic.clipped_value_loss(z, z, z + 1, z, 0.5)  # all padding
     assert loss == 0.0 and not d.any()
     with pytest.raises(ValueError, match="^clip"):
         critic.clipped_value_loss(z, z, z, np.ones((2, 2)), 0.0)
@@ -269,13 +275,16 @@ def test_clipped_value_loss_edges():
 ONE = [[1.0]]
 
 
-@pytest.mark.parametrize("vpreds, values_old, returns, arg", [
-    ([[0.0]], [[0.0]], [[1e308]], "returns"),          # (0 - 1e308)^2: both squares overflow
-    ([[0.0]], [[1e308]], [[0.0]], "values_old"),       # v_clip = 1e308 - 0.5: the clipped one
-    ([[1e308]], [[0.0]], [[0.0]], "vpreds"),
-    # each square 1e308 is finite, their sum over two tokens is not
-    ([[1e154, 1e154]], [[1e154, 1e154]], [[0.0, 0.0]], "vpreds"),
-])
+@pytest.mark.parametrize(
+    "vpreds, values_old, returns, arg",
+    [
+        ([[0.0]], [[0.0]], [[1e308]], "returns"),  # (0 - 1e308)^2: both squares overflow
+        ([[0.0]], [[1e308]], [[0.0]], "values_old"),  # v_clip = 1e308 - 0.5: the clipped one
+        ([[1e308]], [[0.0]], [[0.0]], "vpreds"),
+        # each square 1e308 is finite, their sum over two tokens is not
+        ([[1e154, 1e154]], [[1e154, 1e154]], [[0.0, 0.0]], "vpreds"),
+    ],
+)
 def test_clipped_value_loss_overflow_names_its_largest_input(vpreds, values_old, returns, arg):
     mask = np.ones(np.shape(vpreds))
     msg = raises(ValueError, lambda: clipped_value_loss(vpreds, values_old, returns, mask, 0.5))
@@ -290,8 +299,7 @@ def test_per_token_rewards_overflow_of_beta_times_a_huge_log_ratio_names_logp():
 
 def test_td_errors_overflow_driven_by_the_rewards_names_them():
     # delta_1 = 1.7e308 + V(s_2) = 1.7e308 + 1e308 = inf, V(s_1) = 0
-    msg = raises(ValueError, lambda: td_errors([0.0, 1e308], [[0, 1]], [[1.7e308, 0.0]],
-                                               [[1.0, 1.0]]))
+    msg = raises(ValueError, lambda: td_errors([0.0, 1e308], [[0, 1]], [[1.7e308, 0.0]], [[1.0, 1.0]]))
     assert msg.startswith("rewards: expected a value for which delta = r + gamma V(s') - V(s) is finite")
 
 
@@ -307,53 +315,73 @@ def test_value_loss_overflow_driven_by_the_values_names_them():
 
 OVERFLOW = [
     # u = logp - logp_ref = -1e308 - 1e308 = -2e308 > max float: -inf
-    ("per_token_rewards logp",
-     lambda: per_token_rewards([0.0], [[-1e308]], [[1e308]], [[1.0]], 1.0),
-     overflow("logp", "logp - logp_ref")),
+    (
+        "per_token_rewards logp",
+        lambda: per_token_rewards([0.0], [[-1e308]], [[1e308]], [[1.0]], 1.0),
+        overflow("logp", "logp - logp_ref"),
+    ),
     # u = -100 (finite); r = -1e307 * -100 = 1e309: inf
-    ("per_token_rewards beta",
-     lambda: per_token_rewards([0.0], [[-100.0]], [[0.0]], [[1.0]], 1e307),
-     overflow("beta", "beta (logp - logp_ref)")),
+    (
+        "per_token_rewards beta",
+        lambda: per_token_rewards([0.0], [[-100.0]], [[0.0]], [[1.0]], 1e307),
+        overflow("beta", "beta (logp - logp_ref)"),
+    ),
     # u = 0 - (-1e308) = 1e308, r = -1e308 (finite); r + R = -1e308 + -1e308 = -2e308: -inf
-    ("per_token_rewards terminal_reward",
-     lambda: per_token_rewards([-1e308], [[0.0]], [[-1e308]], [[1.0]], 1.0),
-     overflow("terminal_reward", "the last token's reward")),
+    (
+        "per_token_rewards terminal_reward",
+        lambda: per_token_rewards([-1e308], [[0.0]], [[-1e308]], [[1.0]], 1.0),
+        overflow("terminal_reward", "the last token's reward"),
+    ),
     # delta = 1e308 + 1 * 0 - (-1e308) = 2e308: inf
-    ("td_errors",
-     lambda: td_errors([-1e308], [[0]], [[1e308]], [[1.0]]),
-     overflow("values", "delta = r + gamma V(s') - V(s)")),
+    (
+        "td_errors",
+        lambda: td_errors([-1e308], [[0]], [[1e308]], [[1.0]]),
+        overflow("values", "delta = r + gamma V(s') - V(s)"),
+    ),
     # A_2 = 1e308, A_1 = 1e308 + 1 * 1 * 1e308 = 2e308: inf
-    ("gae",
-     lambda: gae([[1e308, 1e308]], [[1.0, 1.0]]),
-     overflow("deltas", "the discounted sum")),
+    ("gae", lambda: gae([[1e308, 1e308]], [[1.0, 1.0]]), overflow("deltas", "the discounted sum")),
     # G_2 = 1e308, G_1 = 1e308 + 1 * 1e308 = 2e308: inf
-    ("monte_carlo_returns",
-     lambda: monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]),
-     overflow("rewards", "the discounted sum")),
+    (
+        "monte_carlo_returns",
+        lambda: monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]),
+        overflow("rewards", "the discounted sum"),
+    ),
     # err = 1e308 - (-1e308) = 2e308: inf, and so is the loss
-    ("value_loss",
-     lambda: value_loss([1e308], [[0]], [[-1e308]], [[1.0]]),
-     overflow("targets", "the squared error (V(s) - target)^2")),
+    (
+        "value_loss",
+        lambda: value_loss([1e308], [[0]], [[-1e308]], [[1.0]]),
+        overflow("targets", "the squared error (V(s) - target)^2"),
+    ),
     # err = 1e200 - 0 (finite); err^2 = 1e400: the loss is inf, driven by the value 1e200
-    ("value_loss square",
-     lambda: value_loss([1e200], [[0]], [[0.0]], [[1.0]]),
-     overflow("values", "the squared error (V(s) - target)^2")),
+    (
+        "value_loss square",
+        lambda: value_loss([1e200], [[0]], [[0.0]], [[1.0]]),
+        overflow("values", "the squared error (V(s) - target)^2"),
+    ),
     # the Monte-Carlo target G_1 = 1e308 + 1e308 = 2e308: inf
-    ("fit_values targets",
-     lambda: fit_values([0.0], [[0, 0]], [[1e308, 1e308]], [[1.0, 1.0]]),
-     overflow("rewards", "the regression targets")),
+    (
+        "fit_values targets",
+        lambda: fit_values([0.0], [[0, 0]], [[1e308, 1e308]], [[1.0, 1.0]]),
+        overflow("rewards", "the regression targets"),
+    ),
     # the TD(0) target r_1 + V(s_2) = 1e308 + 1e308 = 2e308: inf
-    ("fit_values td0 targets",
-     lambda: fit_values([1e308], [[0, 0]], [[1e308, 0.0]], [[1.0, 1.0]], target="td0"),
-     overflow("rewards", "the regression targets")),
+    (
+        "fit_values td0 targets",
+        lambda: fit_values([1e308], [[0, 0]], [[1e308, 0.0]], [[1.0, 1.0]], target="td0"),
+        overflow("rewards", "the regression targets"),
+    ),
     # target G = -1e308 (finite); err = 1e308 - (-1e308) = 2e308: inf
-    ("fit_values squared error",
-     lambda: fit_values([1e308], [[0]], [[-1e308]], [[1.0]]),
-     overflow("rewards", "the squared error (V(s) - target)^2")),
+    (
+        "fit_values squared error",
+        lambda: fit_values([1e308], [[0]], [[-1e308]], [[1.0]]),
+        overflow("rewards", "the squared error (V(s) - target)^2"),
+    ),
     # err = 0 - 1e100, M = 1, dvalues = -1e100; lr * dvalues = -1e400: new value +inf
-    ("fit_values lr",
-     lambda: fit_values([0.0], [[0]], [[1e100]], [[1.0]], lr=1e300),
-     overflow("lr", "values - lr * dvalues")),
+    (
+        "fit_values lr",
+        lambda: fit_values([0.0], [[0]], [[1e100]], [[1.0]], lr=1e300),
+        overflow("lr", "values - lr * dvalues"),
+    ),
 ]
 
 
@@ -365,9 +393,14 @@ def test_overflow_raises_a_value_error_naming_its_driver_and_no_warning(label, c
 
 
 def test_overflow_message_sample():
-    assert raises(ValueError, OVERFLOW[0][1]) == OVERFLOW[0][2] == (
-        "logp: expected a value for which logp - logp_ref is finite in float64, got one that "
-        "makes it inf (overflow)")
+    assert (
+        raises(ValueError, OVERFLOW[0][1])
+        == OVERFLOW[0][2]
+        == (
+            "logp: expected a value for which logp - logp_ref is finite in float64, got one that "
+            "makes it inf (overflow)"
+        )
+    )
 
 
 def test_value_loss_overflow_at_a_padding_entry_is_a_nan_namedsilent():
@@ -382,26 +415,29 @@ def test_value_loss_overflow_at_a_padding_entry_is_a_nan_namedsilent():
 MASK_MSG = "mask: expected only 0 and 1, got value 0.5"
 
 BAD = [
-    ("per_token_rewards mask", lambda: per_token_rewards([0.0], [[0.0]], [[0.0]], [[0.5]], 0.1),
-     MASK_MSG),
+    ("per_token_rewards mask", lambda: per_token_rewards([0.0], [[0.0]], [[0.0]], [[0.5]], 0.1), MASK_MSG),
     ("td_errors mask", lambda: td_errors([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
     ("value_loss mask", lambda: value_loss([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
     ("fit_values mask", lambda: fit_values([0.0], [[0]], [[0.0]], [[0.5]]), MASK_MSG),
     ("gae mask", lambda: gae([[0.0]], [[0.5]]), MASK_MSG),
     ("monte_carlo_returns mask", lambda: monte_carlo_returns([[0.0]], [[0.5]]), MASK_MSG),
-    ("clipped_value_loss mask",
-     lambda: clipped_value_loss([[0.0]], [[0.0]], [[0.0]], [[0.5]], 0.5), MASK_MSG),
+    ("clipped_value_loss mask", lambda: clipped_value_loss([[0.0]], [[0.0]], [[0.0]], [[0.5]], 0.5), MASK_MSG),
     # states of the wrong shape: the id check names the shape the mask fixes
-    ("td_errors states shape",
-     lambda: td_errors([0.0, 0.0, 0.0], np.zeros(3, np.int64), np.zeros((2, 3)),
-                       np.ones((2, 3))),
-     "states: expected shape (2, 3), got (3,)"),
-    ("value_loss states shape",
-     lambda: value_loss([0.0], np.zeros((1, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
-     "states: expected shape (2, 1), got (1, 2)"),
-    ("fit_values states shape",
-     lambda: fit_values([0.0], np.zeros((2, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
-     "states: expected shape (2, 1), got (2, 2)"),
+    (
+        "td_errors states shape",
+        lambda: td_errors([0.0, 0.0, 0.0], np.zeros(3, np.int64), np.zeros((2, 3)), np.ones((2, 3))),
+        "states: expected shape (2, 3), got (3,)",
+    ),
+    (
+        "value_loss states shape",
+        lambda: value_loss([0.0], np.zeros((1, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
+        "states: expected shape (2, 1), got (1, 2)",
+    ),
+    (
+        "fit_values states shape",
+        lambda: fit_values([0.0], np.zeros((2, 2), np.int64), np.zeros((2, 1)), np.ones((2, 1))),
+        "states: expected shape (2, 1), got (2, 2)",
+    ),
 ]
 
 
@@ -419,6 +455,7 @@ def test_bad_argument_message_samples():
 
 # ---------------------------------------------------------------- per-token rewards at padding
 
+
 def test_per_token_rewards_are_zero_at_padding_whatever_the_logps_there():
     # real token: r = -beta (logp - logp_ref) + R = -2 * (-1 - (-2)) + 0.5 = -2 + 0.5 = -1.5;
     # padding: 0 although logp - logp_ref = -5 - 3 = -8 there
@@ -428,12 +465,12 @@ def test_per_token_rewards_are_zero_at_padding_whatever_the_logps_there():
 
 def test_per_token_rewards_ignore_an_overflowing_difference_at_padding():
     # logp - logp_ref = -1e308 - 1e308 would overflow, but only at padding: never computed
-    r = silent(lambda: per_token_rewards([1.0], [[0.0, -1e308]], [[0.0, 1e308]],
-                                            [[1.0, 0.0]], 1.0))
+    r = silent(lambda: per_token_rewards([1.0], [[0.0, -1e308]], [[0.0, 1e308]], [[1.0, 0.0]], 1.0))
     assert np.array_equal(r, [[1.0, 0.0]])
 
 
 # ---------------------------------------------------------------- value loss over one real token
+
 
 def test_value_loss_averages_over_exactly_one_real_token():
     # M = 1; err = 3 - 1 = 2; loss = 0.5 * 2^2 / 1 = 2.0; dV[0] = 2 / 1 = 2.0
@@ -478,6 +515,7 @@ def test_fit_values_mc_target_is_the_default_and_differs_from_td0():
 
 # ---------------------------------------------------------------- PPO's clipped value loss
 
+
 def test_clipped_value_loss_hand_values_both_branches_and_padding():
     # c = 0.5, M = 4 real tokens (the fifth is padding holding junk); v_clip = clip(v, v_old -+ c)
     # token 1: v = 2, v_old = 1, G = 0: v_clip = 1.5, squares 4 >= 2.25: unclipped, grad 2 / M
@@ -497,14 +535,15 @@ def test_clipped_value_loss_over_one_real_token_and_over_none():
     # M = 1: loss = 0.5 (2 - 0)^2 / 1 = 2, grad 2 / 1 (v inside the band)
     loss, d = clipped_value_loss([[2.0, 5.0]], [[2.0, 0.0]], [[0.0, 0.0]], [[1.0, 0.0]], 0.5)
     assert loss == 2.0 and np.array_equal(d, [[2.0, 0.0]])
-    loss, d = clipped_value_loss([[2.0]], [[2.0]], [[0.0]], [[0.0]], 0.5)   # all padding
+    loss, d = clipped_value_loss([[2.0]], [[2.0]], [[0.0]], [[0.0]], 0.5)  # all padding
     assert loss == 0.0 and np.array_equal(d, [[0.0]])
 
 
 def test_clipped_value_loss_overflow_at_padding_is_named_silently():
     # the padding token's square (1e308)^2 is inf, times mask 0 NaN: an error, no warning
-    msg = raises(ValueError, lambda: clipped_value_loss([[0.0, 1e308]], [[0.0, 0.0]], [[0.0, 0.0]],
-                                                        [[1.0, 0.0]], 0.5))
+    msg = raises(
+        ValueError, lambda: clipped_value_loss([[0.0, 1e308]], [[0.0, 0.0]], [[0.0, 0.0]], [[1.0, 0.0]], 0.5)
+    )
     assert msg == "vpreds: the squared value error overflows float64"
 
 
@@ -512,15 +551,14 @@ def test_clipped_value_loss_gradient_matches_finite_differences_away_from_the_ba
     rng = np.random.default_rng(12)
     mask = np.array([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
     v_old = rng.normal(size=mask.shape)
-    v = v_old + rng.choice([-1.0, -0.1, 0.1, 1.0], size=mask.shape)   # |v - v_old| != c
+    v = v_old + rng.choice([-1.0, -0.1, 0.1, 1.0], size=mask.shape)  # |v - v_old| != c
     G = v_old + rng.normal(size=mask.shape) * 2
     _, d = clipped_value_loss(v, v_old, G, mask, 0.5)
     fd = fd_grad(lambda x: clipped_value_loss(x, v_old, G, mask, 0.5)[0], v)
     # piecewise quadratic in v: no truncation error within a branch, rounding ~ 1e-16 / 1e-6
     assert np.abs(d - fd * mask).max() < 1e-8
-    real = d[mask > 0]                                            # both branches present
+    real = d[mask > 0]  # both branches present
     assert (d[mask == 0] == 0).all() and (real == 0).any() and (real != 0).any()
-
 
 
 def test_defaults_gamma_and_lam_are_one():
@@ -555,8 +593,9 @@ def test_per_token_rewards_last_token_overflow_driven_by_the_log_ratio_names_log
 
 def test_fit_values_overflow_driven_by_the_values_names_them():
     # td0: y_1 = r_1 + V(s_2) = 1e308 + 1.7e308 = inf
-    msg = raises(ValueError, lambda: fit_values([0.0, 1.7e308], [[0, 1]], [[1e308, 0.0]],
-                                                [[1.0, 1.0]], target="td0"))
+    msg = raises(
+        ValueError, lambda: fit_values([0.0, 1.7e308], [[0, 1]], [[1e308, 0.0]], [[1.0, 1.0]], target="td0")
+    )
     assert msg == overflow("values", "the regression targets")
     # mc: y = 0, err = 1e200: err^2 = inf, the value drove it
     msg = raises(ValueError, lambda: fit_values([1e200], [[0]], [[0.0]], ONE))

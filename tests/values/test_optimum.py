@@ -40,8 +40,12 @@ def test_tilted_optimum_matches_the_naive_formula():
 
 def test_tiny_beta_is_the_argmax_on_the_support_with_ties_broken_by_pi_ref():
     pi_ref = np.array([[0.1, 0.3, 0.6, 0.0], [0.5, 0.2, 0.3, 0.0]])
-    r = np.array([[1.0, 1.0, 0.0, 5.0],                    # 5.0 is off the support: ignored
-                  [0.0, 2.0, 2.0 - 1e-3, 0.0]])
+    r = np.array(
+        [
+            [1.0, 1.0, 0.0, 5.0],  # 5.0 is off the support: ignored
+            [0.0, 2.0, 2.0 - 1e-3, 0.0],
+        ]
+    )
     pi = tilted_optimum(pi_ref, r, 1e-6)
     assert np.isfinite(pi).all()
     np.testing.assert_allclose(pi, [[0.25, 0.75, 0, 0], [0, 1, 0, 0]], atol=1e-15)
@@ -64,15 +68,16 @@ def test_objective_gap_is_beta_times_kl_to_the_optimum(seed, beta):
 def test_kl_objective_edge_cases():
     pi_ref = np.array([[0.5, 0.5, 0.0]])
     r = np.array([[1.0, 0.0, 3.0]])
-    assert kl_objective(np.array([[0.0, 0.0, 1.0]]), pi_ref, r, 0.1) == -np.inf   # off support
-    assert kl_objective(np.array([[0.0, 0.0, 1.0]]), pi_ref, r, 0.0) == 3.0       # beta 0: E r
+    assert kl_objective(np.array([[0.0, 0.0, 1.0]]), pi_ref, r, 0.1) == -np.inf  # off support
+    assert kl_objective(np.array([[0.0, 0.0, 1.0]]), pi_ref, r, 0.0) == 3.0  # beta 0: E r
     assert kl_objective(np.array([[1.0, 0.0, 0.0]]), pi_ref, r, 0.5) == 1.0 - 0.5 * np.log(2)
-    w = np.array([0.25, 0.75])                                                     # mu_0 weights
+    w = np.array([0.25, 0.75])  # mu_0 weights
     two = np.vstack([pi_ref, pi_ref]), np.vstack([r, 2 * r])
     assert kl_objective(two[0], two[0], two[1], 1.0, weights=w) == 0.25 * 0.5 + 0.75 * 1.0
 
 
 # ---------------------------------------------------------------- the prefix tree
+
 
 def _responses(mdp, n, prefix=()):
     """Every complete response of prompt n below ``prefix`` (enumeration of the tree)."""
@@ -92,8 +97,7 @@ def grader(prompt, response):
     return np.sin(1.7 * len(response) + sum((t + 1) * y for t, y in enumerate(response)) + prompt)
 
 
-@pytest.mark.parametrize("eos,max_len,beta", [(0, 3, 0.5), (None, 3, 2.0), (2, 4, 0.1),
-                                              (0, 1, 1.0)])
+@pytest.mark.parametrize("eos,max_len,beta", [(0, 3, 0.5), (None, 3, 2.0), (2, 4, 0.1), (0, 1, 1.0)])
 def test_tree_optimum_is_the_closed_form_on_whole_responses(eos, max_len, beta):
     mdp = TokenMDP(prompts=[0, 1], V=3, eos=eos, max_len=max_len)
     pi_ref = np.random.default_rng(1).dirichlet(np.ones(3), size=mdp.S)
@@ -104,11 +108,11 @@ def test_tree_optimum_is_the_closed_form_on_whole_responses(eos, max_len, beta):
     for n in range(mdp.N):
         ys = _responses(mdp, n)
         w = np.array([_seq_prob(mdp, pi_ref, n, y) * np.exp(grader(n, y) / beta) for y in ys])
-        closed = w / w.sum()                                   # pi_ref(y|x) exp(r/beta) / Z(x)
+        closed = w / w.sum()  # pi_ref(y|x) exp(r/beta) / Z(x)
         tree = np.array([_seq_prob(mdp, pi_star, n, y) for y in ys])
         err = max(err, np.abs(tree - closed).max())
         root = mdp.state_id(n, ())
-        assert abs(values[root] - beta * np.log(w.sum())) < 1e-12   # V(x) = beta log Z(x)
+        assert abs(values[root] - beta * np.log(w.sum())) < 1e-12  # V(x) = beta log Z(x)
     assert err < 1e-12
 
 
@@ -121,7 +125,7 @@ def test_tree_objective_is_the_sequence_objective_and_peaks_at_the_tree_optimum(
     pi_star = tilted_optimum_tree(mdp, pi_ref, grader, beta)
     J, J_star = (kl_objective_tree(mdp, p, pi_ref, grader, beta) for p in (pi, pi_star))
     J_seq, kl_star = 0.0, 0.0
-    for n in range(mdp.N):                                     # E_pi r - beta KL over whole responses
+    for n in range(mdp.N):  # E_pi r - beta KL over whole responses
         for y in _responses(mdp, n):
             p, q, s = (_seq_prob(mdp, t, n, y) for t in (pi, pi_ref, pi_star))
             J_seq += (p * grader(n, y) - beta * p * np.log(p / q)) / mdp.N
@@ -130,16 +134,16 @@ def test_tree_objective_is_the_sequence_objective_and_peaks_at_the_tree_optimum(
     roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
     assert abs(J - J_seq) < 1e-12
     assert abs(J_star - values[roots].mean()) < 1e-12
-    assert abs((J_star - J) - beta * kl_star) < 1e-12          # J(pi*) - J(pi) = beta KL(pi || pi*)
+    assert abs((J_star - J) - beta * kl_star) < 1e-12  # J(pi*) - J(pi) = beta KL(pi || pi*)
 
 
 def test_tree_objective_is_minus_inf_only_off_the_support_of_reachable_states():
-    mdp = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)      # states: (), (0,), (1,)
+    mdp = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)  # states: (), (0,), (1,)
     pi_ref = np.array([[0.5, 0.5], [1.0, 0.0], [0.5, 0.5]])
     r = lambda x, y: float(sum(y))
-    pi = np.array([[0.0, 1.0], [0.0, 1.0], [0.5, 0.5]])         # state (0,) is never reached
+    pi = np.array([[0.0, 1.0], [0.0, 1.0], [0.5, 0.5]])  # state (0,) is never reached
     assert kl_objective_tree(mdp, pi, pi_ref, r, 1.0) == pytest.approx(1.5 - np.log(2))
-    pi[0] = [0.5, 0.5]                                         # now it is: y = (0, 1) has pi_ref 0
+    pi[0] = [0.5, 0.5]  # now it is: y = (0, 1) has pi_ref 0
     assert kl_objective_tree(mdp, pi, pi_ref, r, 1.0) == -np.inf
     assert kl_objective_tree(mdp, pi, pi_ref, r, 0.0) == 1.25  # beta = 0: E r, no KL
 
@@ -178,18 +182,19 @@ def _toy():
 
 def test_exploit_threshold_on_the_toy_is_one_quarter():
     pi_ref, sloppy = _toy()
-    gap = sloppy[2, 8] - sloppy[2, 0]                          # 8*8: hedge 1, honest 0
+    gap = sloppy[2, 8] - sloppy[2, 0]  # 8*8: hedge 1, honest 0
     log_odds = np.log(pi_ref[2, 0] / pi_ref[2, 8])
     assert gap == 1.0 and abs(log_odds - 4.0) < 1e-14
     assert exploit_threshold(gap, log_odds) == pytest.approx(0.25, abs=1e-15)
 
 
-@pytest.mark.parametrize("beta,pays", [(0.25 * (1 - 1e-6), True), (0.25 * (1 + 1e-6), False),
-                                       (0.1, True), (0.5, False)])
+@pytest.mark.parametrize(
+    "beta,pays", [(0.25 * (1 - 1e-6), True), (0.25 * (1 + 1e-6), False), (0.1, True), (0.5, False)]
+)
 def test_tilted_hedge_odds_cross_one_at_the_threshold(beta, pays):
     pi_ref, sloppy = _toy()
     pi = tilted_optimum(pi_ref, sloppy, beta)
-    for x in (2, 3):                                           # the hard prompts
+    for x in (2, 3):  # the hard prompts
         odds = pi[x, 8] / pi[x, 0]
         assert odds == pytest.approx(np.exp(-4 + 1 / beta), rel=1e-12)
         assert odds == pytest.approx(hedge_odds(1.0, 4.0, beta), rel=1e-12)
@@ -203,30 +208,39 @@ Z = np.zeros((2, 3))
 MDP = TokenMDP(prompts=[0], V=2, eos=None, max_len=2)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: tilted_optimum(np.full((2, 3), 0.5), Z, 1.0), ValueError, "pi_ref"),
-    (lambda: tilted_optimum([[1.5, -0.5, 0]] * 2, Z, 1.0), ValueError, "pi_ref"),
-    (lambda: tilted_optimum(P, np.zeros((2, 4)), 1.0), ValueError, "reward"),
-    (lambda: tilted_optimum(P, Z, 0.0), ValueError, "beta"),
-    (lambda: tilted_optimum(P, Z, "1"), TypeError, "beta"),
-    (lambda: kl_objective(np.full((2, 3), 0.2), P, Z, 1.0), ValueError, "pi"),
-    (lambda: kl_objective(P, P, Z, -0.1), ValueError, "beta"),
-    (lambda: kl_objective(P, P, Z, 1.0, weights=[0.5, 0.6]), ValueError, "weights"),
-    (lambda: optimal_value(P, [[np.nan, 0, 0], [0, 0, 0]], 1.0), ValueError, "reward"),
-    (lambda: soft_values("mdp", np.full((3, 2), 0.5), grader, 1.0), TypeError, "mdp"),
-    (lambda: soft_values(MDP, np.full((3, 2), 0.5), 3, 1.0), TypeError, "grader"),
-    (lambda: soft_values(MDP, np.full((2, 2), 0.5), grader, 1.0), ValueError, "pi_ref"),
-    (lambda: soft_values(MDP, np.full((3, 2), 0.5), lambda x, y: np.nan, 1.0), ValueError, "grader"),
-    (lambda: tilted_optimum_tree(MDP, np.full((3, 2), 0.5), grader, 0.0), ValueError, "beta"),
-    (lambda: kl_objective_tree(MDP, np.full((3, 2), 0.7), np.full((3, 2), 0.5), grader, 1.0),
-     ValueError, "pi"),
-    (lambda: kl_objective_tree(MDP, np.full((3, 2), 0.5), np.full((3, 2), 0.5), grader, -1.0),
-     ValueError, "beta"),
-    (lambda: exploit_threshold(0.0, 4.0), ValueError, "gap"),
-    (lambda: exploit_threshold(1.0, -4.0), ValueError, "log_odds"),
-    (lambda: hedge_odds(1.0, 4.0, 0.0), ValueError, "beta"),
-    (lambda: hedge_odds(None, 4.0, 1.0), TypeError, "gap"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: tilted_optimum(np.full((2, 3), 0.5), Z, 1.0), ValueError, "pi_ref"),
+        (lambda: tilted_optimum([[1.5, -0.5, 0]] * 2, Z, 1.0), ValueError, "pi_ref"),
+        (lambda: tilted_optimum(P, np.zeros((2, 4)), 1.0), ValueError, "reward"),
+        (lambda: tilted_optimum(P, Z, 0.0), ValueError, "beta"),
+        (lambda: tilted_optimum(P, Z, "1"), TypeError, "beta"),
+        (lambda: kl_objective(np.full((2, 3), 0.2), P, Z, 1.0), ValueError, "pi"),
+        (lambda: kl_objective(P, P, Z, -0.1), ValueError, "beta"),
+        (lambda: kl_objective(P, P, Z, 1.0, weights=[0.5, 0.6]), ValueError, "weights"),
+        (lambda: optimal_value(P, [[np.nan, 0, 0], [0, 0, 0]], 1.0), ValueError, "reward"),
+        (lambda: soft_values("mdp", np.full((3, 2), 0.5), grader, 1.0), TypeError, "mdp"),
+        (lambda: soft_values(MDP, np.full((3, 2), 0.5), 3, 1.0), TypeError, "grader"),
+        (lambda: soft_values(MDP, np.full((2, 2), 0.5), grader, 1.0), ValueError, "pi_ref"),
+        (lambda: soft_values(MDP, np.full((3, 2), 0.5), lambda x, y: np.nan, 1.0), ValueError, "grader"),
+        (lambda: tilted_optimum_tree(MDP, np.full((3, 2), 0.5), grader, 0.0), ValueError, "beta"),
+        (
+            lambda: kl_objective_tree(MDP, np.full((3, 2), 0.7), np.full((3, 2), 0.5), grader, 1.0),
+            ValueError,
+            "pi",
+        ),
+        (
+            lambda: kl_objective_tree(MDP, np.full((3, 2), 0.5), np.full((3, 2), 0.5), grader, -1.0),
+            ValueError,
+            "beta",
+        ),
+        (lambda: exploit_threshold(0.0, 4.0), ValueError, "gap"),
+        (lambda: exploit_threshold(1.0, -4.0), ValueError, "log_odds"),
+        (lambda: hedge_odds(1.0, 4.0, 0.0), ValueError, "beta"),
+        (lambda: hedge_odds(None, 4.0, 1.0), TypeError, "gap"),
+    ],
+)
 def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
     msg = raises(exc, call)
     assert msg.startswith(match if ":" in match else f"{match}: ")
@@ -235,35 +249,46 @@ def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
 # ---------------------------------------------------------------- an overflow names its driver
 
 
-@pytest.mark.parametrize("call, arg, what", [
-    (lambda: exploit_threshold(1.0, 5e-324), "log_odds", "g / l"),      # 1 / 5e-324 = inf
-    (lambda: exploit_threshold(1e308, 1e-10), "gap", "g / l"),
-    (lambda: hedge_odds(1e308, 4.0, 1.0), "gap", "the odds"),           # exp(-4 + 1e308)
-    (lambda: hedge_odds(1.0, -1e308, 1.0), "log_odds", "the odds"),     # exp(1e308 + 1)
-    (lambda: hedge_odds(1.0, 4.0, 1e-10), "beta", "the odds"),          # exp(-4 + 1e10)
-    # one prompt, J(pi*) = MAX, times the weight 1 + 5e-10: the reward drove it (beta = 1)
-    (lambda: optimal_value([[1.0]], [[np.finfo(float).max]], 1.0, weights=[1 + 5e-10]),
-     "reward", "J(pi*) = beta log Z"),
-])
+@pytest.mark.parametrize(
+    "call, arg, what",
+    [
+        (lambda: exploit_threshold(1.0, 5e-324), "log_odds", "g / l"),  # 1 / 5e-324 = inf
+        (lambda: exploit_threshold(1e308, 1e-10), "gap", "g / l"),
+        (lambda: hedge_odds(1e308, 4.0, 1.0), "gap", "the odds"),  # exp(-4 + 1e308)
+        (lambda: hedge_odds(1.0, -1e308, 1.0), "log_odds", "the odds"),  # exp(1e308 + 1)
+        (lambda: hedge_odds(1.0, 4.0, 1e-10), "beta", "the odds"),  # exp(-4 + 1e10)
+        # one prompt, J(pi*) = MAX, times the weight 1 + 5e-10: the reward drove it (beta = 1)
+        (
+            lambda: optimal_value([[1.0]], [[np.finfo(float).max]], 1.0, weights=[1 + 5e-10]),
+            "reward",
+            "J(pi*) = beta log Z",
+        ),
+    ],
+)
 def test_an_overflow_names_the_argument_that_drove_it(call, arg, what):
     assert raises(ValueError, call) == overflow(arg, what)
 
 
 # ---------------------------------------------------------------- folded from tests/test_kills_optimum.py
 
-MAX = np.finfo(np.float64).max          # 1.7976931348623157e308
-ZERO = lambda x, y: 0.0                 # a grader
+MAX = np.finfo(np.float64).max  # 1.7976931348623157e308
+ZERO = lambda x, y: 0.0  # a grader
 
 
 # ---------------------------------------------------------------- argument checks
 
-@pytest.mark.parametrize("call", [
-    lambda b: tilted_optimum(P, Z, b),
-    lambda b: optimal_value(P, Z, b),
-    lambda b: soft_values(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
-    lambda b: tilted_optimum_tree(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
-    lambda b: hedge_odds(1.0, 4.0, b),
-], ids=["tilted_optimum", "optimal_value", "soft_values", "tilted_optimum_tree", "hedge_odds"])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: tilted_optimum(P, Z, b),
+        lambda b: optimal_value(P, Z, b),
+        lambda b: soft_values(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
+        lambda b: tilted_optimum_tree(TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]], ZERO, b),
+        lambda b: hedge_odds(1.0, 4.0, b),
+    ],
+    ids=["tilted_optimum", "optimal_value", "soft_values", "tilted_optimum_tree", "hedge_odds"],
+)
 def test_beta_must_be_positive(call):
     for beta in (0.0, -1.0):
         msg = raises(ValueError, lambda b=beta: call(b))
@@ -277,8 +302,7 @@ def test_beta_message_sample():
 def test_beta_zero_is_allowed_in_the_tree_objective_and_negative_beta_is_not():
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
     # beta = 0: J = E_pi r = 0.25 * 1 + 0.75 * 3 = 2.5
-    assert kl_objective_tree(mdp, [[0.25, 0.75]], [[0.5, 0.5]], lambda x, y: 1.0 + 2 * y[0],
-                             0.0) == 2.5
+    assert kl_objective_tree(mdp, [[0.25, 0.75]], [[0.5, 0.5]], lambda x, y: 1.0 + 2 * y[0], 0.0) == 2.5
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.5, 0.5]], ZERO, -1.0))
     assert msg.startswith("beta: expected a number >= 0.0")
 
@@ -291,7 +315,7 @@ def test_tables_must_be_two_dimensional():
 
 
 def test_pi_ref_must_have_the_shape_of_pi():
-    for pi_ref in (np.full((2, 2), 0.5), np.full((1, 3), 1 / 3)):     # (1, 3) would broadcast
+    for pi_ref in (np.full((2, 2), 0.5), np.full((1, 3), 1 / 3)):  # (1, 3) would broadcast
         msg = raises(ValueError, lambda p=pi_ref: kl_objective(P, p, Z, 1.0))
         assert msg == f"pi_ref: expected shape (2, 3), got {pi_ref.shape}"
 
@@ -304,12 +328,10 @@ def test_weights_are_one_probability_per_prompt():
 
 
 def test_tree_pi_must_have_the_shape_of_pi_ref():
-    mdp = TokenMDP(prompts=[0], V=2, max_len=2)                     # S = 3 states, V = 2
-    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((2, 2), 0.5),
-                                                        np.full((3, 2), 0.5), ZERO, 1.0))
+    mdp = TokenMDP(prompts=[0], V=2, max_len=2)  # S = 3 states, V = 2
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((2, 2), 0.5), np.full((3, 2), 0.5), ZERO, 1.0))
     assert msg.startswith("pi: expected shape (3, 2)")
-    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((1, 2), 0.5),
-                                                        np.full((3, 2), 0.5), ZERO, 1.0))
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, np.full((1, 2), 0.5), np.full((3, 2), 0.5), ZERO, 1.0))
     assert msg.startswith("pi: expected shape (3, 2)")
 
 
@@ -326,8 +348,10 @@ def test_the_grader_is_a_two_argument_callable():
     msg = raises(TypeError, lambda: soft_values(mdp, [[0.5, 0.5]], 3, 1.0))
     assert msg.startswith("grader: expected a callable grader(prompt, response)")
     msg = raises(TypeError, lambda: soft_values(mdp, [[0.5, 0.5]], lambda y: 0.0, 1.0))
-    assert msg == ("grader: expected a callable grader(prompt, response) taking 2 positional "
-                   "arguments, got one with signature (y)")
+    assert msg == (
+        "grader: expected a callable grader(prompt, response) taking 2 positional "
+        "arguments, got one with signature (y)"
+    )
 
 
 def test_a_bad_reward_names_the_grader_and_the_response():
@@ -336,19 +360,20 @@ def test_a_bad_reward_names_the_grader_and_the_response():
     msg = raises(ValueError, lambda: soft_values(mdp, np.full((3, 2), 0.5), nan_at_01, 1.0))
     assert msg.startswith("grader: expected a finite number (a finite reward) for response (0, 1)")
     text_at_10 = lambda x, y: "high" if y == (1, 0) else 0.0
-    msg = raises(TypeError, lambda: kl_objective_tree(mdp, np.full((3, 2), 0.5),
-                                                       np.full((3, 2), 0.5), text_at_10, 1.0))
-    assert msg == ("grader: expected a real number (a finite reward) for response (1, 0), "
-                   "got str 'high'")
+    msg = raises(
+        TypeError, lambda: kl_objective_tree(mdp, np.full((3, 2), 0.5), np.full((3, 2), 0.5), text_at_10, 1.0)
+    )
+    assert msg == ("grader: expected a real number (a finite reward) for response (1, 0), got str 'high'")
 
 
 # ---------------------------------------------------------------- the tilt, row by row
+
 
 def test_the_best_reward_is_subtracted_row_by_row():
     """Row 0's rewards 0 and 1 must not be shifted by row 1's 1e17 (0 - 1e17 and 1 - 1e17 round
     to the same float, which would erase the gap)."""
     pi = silent(lambda: tilted_optimum([[0.5, 0.5], [0.5, 0.5]], [[0.0, 1.0], [1e17, 1e17]], 1.0))
-    e = math.e                            # row 0: (0.5, 0.5 e) / (0.5 + 0.5 e) = (1, e) / (1 + e)
+    e = math.e  # row 0: (0.5, 0.5 e) / (0.5 + 0.5 e) = (1, e) / (1 + e)
     np.testing.assert_allclose(pi, [[1 / (1 + e), e / (1 + e)], [0.5, 0.5]], rtol=1e-15)
 
 
@@ -356,9 +381,8 @@ def test_the_log_sum_exp_shift_is_taken_row_by_row():
     """Row 1: pi_ref = (2^-1060, 1), rewards (0, -745.5), beta = 1. Shifted by row 0's largest
     exponent (0) instead of its own (log 2^-1060 = -734.7), its terms underflow to subnormals
     and to 0; row by row they are 1 and r = exp(-745.5 + 1060 log 2) = 2.11e-5."""
-    pi = silent(lambda: tilted_optimum([[1.0, 0.0], [2.0 ** -1060, 1.0]],
-                                        [[0.0, 0.0], [0.0, -745.5]], 1.0))
-    r = math.exp(-745.5 + 1060 * math.log(2))    # pi*(1) / pi*(0) = 1 e^-745.5 / (2^-1060 e^0)
+    pi = silent(lambda: tilted_optimum([[1.0, 0.0], [2.0**-1060, 1.0]], [[0.0, 0.0], [0.0, -745.5]], 1.0))
+    r = math.exp(-745.5 + 1060 * math.log(2))  # pi*(1) / pi*(0) = 1 e^-745.5 / (2^-1060 e^0)
     assert pi[0].tolist() == [1.0, 0.0]
     np.testing.assert_allclose(pi[1], [1 / (1 + r), r / (1 + r)], rtol=1e-12)
 
@@ -377,7 +401,7 @@ def test_tilted_optimum_is_a_distribution_at_any_beta(beta):
     overflows to inf), pi* = (1, 0, 2/e) / (1 + 2/e). Row 1: a tie at MAX between pi_ref 1e-300
     and 1/2, split by pi_ref: (2e-300, 0, 1) up to rounding (exp(log 1e-300): rtol 1e-13)."""
     pi_ref = [[0.25, 0.25, 0.5, 0.0], [1e-300, 0.5, 0.5, 0.0]]
-    reward = [[MAX, -MAX, 0.0, MAX], [MAX, -MAX, MAX, MAX]]    # column 3: off the support
+    reward = [[MAX, -MAX, 0.0, MAX], [MAX, -MAX, MAX, MAX]]  # column 3: off the support
     pi = silent(lambda: tilted_optimum(pi_ref, reward, beta))
     c = 2 / math.e
     row0 = [1 / (1 + c), 0.0, c / (1 + c), 0.0] if beta == MAX else [1.0, 0.0, 0.0, 0.0]
@@ -396,14 +420,16 @@ def test_the_tree_optimum_computes_in_float64_for_a_float32_pi_ref():
 
 # ---------------------------------------------------------------- overflow: exact messages, no warning
 
+
 def test_kl_objective_reward_overflow():
     # pi = 1 + 4e-10 (a row summing to 1 within 1e-9) times the largest float: E_pi r = inf
     msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10]], [[1.0]], [[MAX]], 0.0))
     assert msg.startswith("reward: expected a value for which E_pi r is finite")
     assert msg.endswith("makes it inf (overflow)")
     # rows E_pi r = +inf and -inf, averaged: 0.5 inf - 0.5 inf = NaN (inf - inf in the matmul)
-    msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10], [1 + 4e-10]], [[1.0], [1.0]],
-                                                   [[MAX], [-MAX]], 0.0))
+    msg = raises(
+        ValueError, lambda: kl_objective([[1 + 4e-10], [1 + 4e-10]], [[1.0], [1.0]], [[MAX], [-MAX]], 0.0)
+    )
     assert msg.startswith("reward: expected a value for which E_pi r is finite")
     assert msg.endswith("makes it NaN (overflow)")
 
@@ -415,8 +441,7 @@ def test_kl_objective_beta_overflow():
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it NaN (overflow)")
     # log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2): beta log ratio = (-6.9e307, +inf): J = -inf
-    msg = raises(ValueError, lambda: kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]],
-                                                   1e308))
+    msg = raises(ValueError, lambda: kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]], 1e308))
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it inf (overflow)")
 
@@ -431,9 +456,12 @@ def test_optimal_value_overflow():
     # prompt 1: pi_ref (1e-300, 1), rewards (1e308, -1e308): q - m = (0, -inf),
     # log Z = log 1e-300 = -690.8, beta log Z = -6.9e310 = -inf (overflow): V = -inf;
     # weights (1, 0): 1 * 0 + 0 * -inf = NaN
-    msg = raises(ValueError, lambda: optimal_value([[1.0, 0.0], [1e-300, 1.0]],
-                                                    [[0.0, 0.0], [1e308, -1e308]], 1e308,
-                                                    weights=[1.0, 0.0]))
+    msg = raises(
+        ValueError,
+        lambda: optimal_value(
+            [[1.0, 0.0], [1e-300, 1.0]], [[0.0, 0.0], [1e308, -1e308]], 1e308, weights=[1.0, 0.0]
+        ),
+    )
     assert msg.startswith("beta: expected a value for which J(pi*) = beta log Z is finite")
     assert msg.endswith("makes it NaN (overflow)")
 
@@ -457,8 +485,7 @@ def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl(
     # one state: log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2), beta = 1e308:
     # v = 0.5 (6.9e307) + 0.5 (-inf) = -inf, with pi_ref > 0 wherever pi > 0 (a finite KL)
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
-    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.999, 0.001]],
-                                                        ZERO, 1e308))
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.999, 0.001]], ZERO, 1e308))
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it inf (overflow)")
 
@@ -470,33 +497,39 @@ def test_kl_objective_tree_overflow_to_nan():
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it NaN (overflow)")
     # the same with an action pi takes where pi_ref = 0 (an infinite log ratio): still an error
-    msg = raises(ValueError, lambda: kl_objective_tree(
-        TokenMDP(prompts=[0], V=3, max_len=1), [[0.1, 0.8, 0.1]], [[0.9, 0.1, 0.0]], ZERO, 1e308))
+    msg = raises(
+        ValueError,
+        lambda: kl_objective_tree(
+            TokenMDP(prompts=[0], V=3, max_len=1), [[0.1, 0.8, 0.1]], [[0.9, 0.1, 0.0]], ZERO, 1e308
+        ),
+    )
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it NaN (overflow)")
 
 
 def test_kl_objective_tree_overflow_across_prompts():
-    mdp = TokenMDP(prompts=[0, 1], V=2, max_len=1)             # two root states, one per prompt
+    mdp = TokenMDP(prompts=[0, 1], V=2, max_len=1)  # two root states, one per prompt
     # root 0: log ratio (log 1/7, log 3) = (-1.95, 1.10): beta log ratio (-inf, 1.1e308): v = +inf
     # root 1: log ratio (log 7, log 1/3): beta log ratio (+inf, -1.1e308): v = -inf
     # mean: 0.5 inf + 0.5 (-inf) = NaN
-    msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9], [0.7, 0.3]],
-                                                        [[0.7, 0.3], [0.1, 0.9]], ZERO, 1e308))
+    msg = raises(
+        ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9], [0.7, 0.3]], [[0.7, 0.3], [0.1, 0.9]], ZERO, 1e308)
+    )
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it NaN (overflow)")
     # beta = 0, one prompt with value MAX, weight 1 + 5e-10: the weighted sum overflows
     one = TokenMDP(prompts=[0], V=1, max_len=1)
     assert silent(lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0)) == MAX
-    msg = raises(ValueError, lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX,
-                                                        0.0, weights=[1 + 5e-10]))
+    msg = raises(
+        ValueError, lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0, weights=[1 + 5e-10])
+    )
     assert msg.startswith("beta: expected a value for which J(pi) is finite")
     assert msg.endswith("makes it inf (overflow)")
 
 
 def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
     mdp = TokenMDP(prompts=[0], V=3, max_len=1)
-    r = lambda x, y: float(y[0])                                   # rewards 0, 1, 2
+    r = lambda x, y: float(y[0])  # rewards 0, 1, 2
     # pi = pi_ref = (0.5, 0.5, 0): no KL, J = 0.5 * 0 + 0.5 * 1 = 0.5; the (0, 0) entry is 0 log 0
     table = [[0.5, 0.5, 0.0]]
     assert silent(lambda: kl_objective_tree(mdp, table, table, r, 1.0)) == 0.5
@@ -505,14 +538,14 @@ def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
 
 
 def test_exploit_threshold_overflow():
-    assert silent(lambda: exploit_threshold(1.0, 4.0)) == 0.25     # 1 / 4
+    assert silent(lambda: exploit_threshold(1.0, 4.0)) == 0.25  # 1 / 4
     msg = raises(ValueError, lambda: exploit_threshold(1e308, 1e-10))  # 1e318: inf
     assert msg.startswith("gap: expected a value for which g / l is finite")
     assert msg.endswith("makes it inf (overflow)")
 
 
 def test_hedge_odds_overflow():
-    assert silent(lambda: hedge_odds(4.0, 4.0, 1.0)) == 1.0        # exp(-4 + 4 / 1) = exp(0)
+    assert silent(lambda: hedge_odds(4.0, 4.0, 1.0)) == 1.0  # exp(-4 + 4 / 1) = exp(0)
     msg = raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
     assert msg.startswith("beta: expected a value for which the odds is finite")
     assert msg.endswith("makes it inf (overflow)")
@@ -536,14 +569,16 @@ def test_weights_default_to_the_uniform_prompt_distribution():
     assert J != kl_objective_tree(mdp, tree, np.full((mdp.S, 2), 0.5), g, 0.3, weights=[0.9, 0.1])
 
 
-
-@pytest.mark.parametrize("call, arg, what", [
-    # gap * log_odds = 1 exactly and g / l = 2^1200 = inf: a tie goes to gap
-    (lambda: exploit_threshold(2.0 ** 600, 2.0 ** -600), "gap", "g / l"),
-    # |log_odds| = |gap / beta| = 1e308: a tie goes to log_odds
-    (lambda: hedge_odds(1e308, -1e308, 1.0), "log_odds", "the odds"),
-    # gap * beta = 1 exactly and t = gap / beta = 2^1200 = inf: a tie goes to gap
-    (lambda: hedge_odds(2.0 ** 600, 4.0, 2.0 ** -600), "gap", "the odds"),
-])
+@pytest.mark.parametrize(
+    "call, arg, what",
+    [
+        # gap * log_odds = 1 exactly and g / l = 2^1200 = inf: a tie goes to gap
+        (lambda: exploit_threshold(2.0**600, 2.0**-600), "gap", "g / l"),
+        # |log_odds| = |gap / beta| = 1e308: a tie goes to log_odds
+        (lambda: hedge_odds(1e308, -1e308, 1.0), "log_odds", "the odds"),
+        # gap * beta = 1 exactly and t = gap / beta = 2^1200 = inf: a tie goes to gap
+        (lambda: hedge_odds(2.0**600, 4.0, 2.0**-600), "gap", "the odds"),
+    ],
+)
 def test_an_overflow_on_a_tie_names_the_first_driver(call, arg, what):
     assert raises(ValueError, call) == overflow(arg, what)
