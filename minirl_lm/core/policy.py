@@ -33,7 +33,7 @@ import numpy as np
 from minirl_lm import kernels
 from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check
 from minirl_lm.core.ops import log_softmax
-from minirl_lm.core.validate import policy_batch
+from minirl_lm.core.validate import policy_batch, theta_table
 from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault, policy_batch_fast, weights_fast
 
 
@@ -42,18 +42,6 @@ def _softmax(theta):
     z = theta - theta.max(axis=1, keepdims=True)  # (S, V), max entry 0
     e = np.exp(z)  # (S, V)
     return e / e.sum(axis=1, keepdims=True)
-
-
-def _check_theta(theta, name="theta"):
-    theta = float_array(theta, name, ndim=2, allow_neginf=True)
-    if theta.shape[0] < 1 or theta.shape[1] < 1:
-        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
-    dead = ~np.isfinite(theta).any(axis=1)
-    if dead.any():
-        raise ValueError(
-            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
-        )
-    return theta
 
 
 def softmax_table(theta):
@@ -66,7 +54,7 @@ def softmax_table(theta):
     Returns:
         `(S, V)` probabilities, rows summing to 1.
     """
-    return _softmax(_check_theta(theta))
+    return _softmax(theta_table(theta))
 
 
 def log_softmax_table(theta):
@@ -78,7 +66,7 @@ def log_softmax_table(theta):
     Returns:
         `(S, V)` log-probabilities.
     """
-    return log_softmax(_check_theta(theta))
+    return log_softmax(theta_table(theta))
 
 
 class TabularPolicy:
@@ -109,9 +97,9 @@ class TabularPolicy:
     @theta.setter
     def theta(self, value):
         if value is getattr(self, "_theta", None):  # `policy.theta -= step`: in place
-            _check_theta(value)
+            theta_table(value)
         else:  # a new table: checked, then an own copy
-            value = np.array(_check_theta(value), dtype=np.float64, order="C")
+            value = np.array(theta_table(value), dtype=np.float64, order="C")
         self._theta = value
         self.S, self.V = value.shape
 

@@ -91,6 +91,20 @@ def values_mask(x, mask):
     return x, mask_array(mask, "mask", shape=x.shape)
 
 
+def theta_table(theta, name="theta"):
+    """A logit table `(S, V)`, `S, V >= 1`, float64, entries finite or `-inf` (an impossible
+    token), every row with a finite entry (the policy's softmax needs one)."""
+    theta = float_array(theta, name, ndim=2, allow_neginf=True)
+    if theta.shape[0] < 1 or theta.shape[1] < 1:
+        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
+    dead = ~np.isfinite(theta).any(axis=1)
+    if dead.any():
+        raise ValueError(
+            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
+        )
+    return theta
+
+
 # ---- which argument an overflow names, when several enter one expression
 
 # the longest draw a sampler allocates: an int64 array of it is addressable (np.empty(2**63)
