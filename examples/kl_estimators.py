@@ -278,7 +278,7 @@ def sweep(ref, reward, betas, iters, tol=1e-13):
         pi_star = tilted_optimum(pi_ref, reward, beta)
         pi_rev = reverse_kl_optimum(pi_ref, reward, beta)
         policy, grad = ref.copy(), None
-        for _ in range(iters):
+        for step in range(iters):  # noqa: B007 (read below: the step the ascent stopped at)
             grad = expected_ascent(policy, ref, reward, beta, "k3 in loss")
             if np.abs(grad).max() < tol:
                 break
