@@ -337,7 +337,7 @@ MUTANTS = (
                 "    return _scan(values, rewards, act, gamma, gamma * lam, False)",
             ),
         ),
-        ("tests/multiturn/test_env.py",),
+        ("tests/multiturn/test_values.py",),
         function="gae_actions",
     ),
     Mutant(
