@@ -180,7 +180,7 @@ def run_own(path, max_children=2):
     if not tests:  # an empty selection would make mutmut run every test
         return None, None
     work = Path(tempfile.mkdtemp(prefix="mutscore-"))
-    for part in ("minirl_lm", "tests"):
+    for part in ("minirl_lm", "tests", "examples", "scripts"):  # tests load examples and scripts
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (work / "pyproject.toml").write_text(with_selection((ROOT / "pyproject.toml").read_text(), [path], tests))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
