@@ -114,7 +114,7 @@ def test_train_names_bad_arguments():
 
 
 def test_train_overflow_is_named_after_beta_or_the_grader():
-    # issue 20: beta = 1e308 shapes the rewards beyond the advantages' domain; it named rewards
+    # beta = 1e308 shapes the rewards beyond the advantages' domain; it named rewards
     msg = names("beta", "shaped rewards stay within |r| <= 1e+150", lambda: tasks.train(2, 4, 0, beta=1e308))
     assert "got beta = 1e+308" in msg
     # a grader's reward beyond the domain is the grader's (it named rewards, not a parameter)

@@ -355,7 +355,7 @@ BAD["toy_response"] = lambda v: [
 BAD["toy_grader"] = lambda v: bad_grader(v) + [("unknown", "exact"), ("unhashable", ["gold"])]
 
 
-# the residue of issue 20: sizes that must be refused before any allocation, bools among ids
+# sizes that must be refused before any allocation, bools among ids
 BAD["count"] = lambda v: BAD["int1"](v) + [("10**12", 10**12)]  # K
 BAD["width"] = lambda v: BAD["int1"](v) + [("2**63", 2**63)]  # T, max_len
 BAD["turns"] = lambda v: BAD["int1"](v) + [("10**6", 10**6)]  # a tree's depth

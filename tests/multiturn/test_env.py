@@ -322,7 +322,7 @@ def ex_run(*args):
     return out.stdout
 
 
-# ---- the residue of bad input (issue 20, section 4)
+# ---- the residue of bad input: each class fixed where it arises
 @pytest.mark.parametrize(
     "kw, exc, msg",
     [

@@ -689,7 +689,7 @@ def test_whitening_overflow_is_an_error_not_inf():
     assert np.isfinite(A).all()
 
 
-# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+# ---- overflow named at its root --------------------------------------------------------------
 
 
 def test_opo_lengths_beyond_float64_are_named_and_silent():

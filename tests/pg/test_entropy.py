@@ -70,7 +70,7 @@ def test_entropy_bonus_edges():
         entropy_bonus(theta, np.full((1, 1), 5), np.ones((1, 1)))
 
 
-# ---- defaults, shared pieces, and extreme logits (issue 20) -----------------------------------
+# ---- defaults, shared pieces, and extreme logits -------------------------------------------
 
 
 def test_entropy_bonus_default_aggregation_is_token_mean():

@@ -537,7 +537,7 @@ def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
     assert not np.array_equal(pol.theta, theta)
 
 
-# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+# ---- overflow named at its root --------------------------------------------------------------
 
 
 def test_grpo_loss_huge_logp_ref_names_logp_ref():

@@ -800,7 +800,7 @@ def test_adaptive_coefficient_matches_verl():
         adaptive_kl_coef(0.1, 0.0, 0.1, 10, 100)
 
 
-# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+# ---- overflow named at its root --------------------------------------------------------------
 
 
 def test_adaptive_kl_coef_subnormal_horizon_is_named_not_inf():

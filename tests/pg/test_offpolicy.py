@@ -434,7 +434,7 @@ def test_bad_arguments_exit_2_without_traceback(bad):
     assert out.returncode == 2 and "Traceback" not in out.stderr and "error:" in out.stderr
 
 
-# ---- overflow named at its root, no warning (issue 20, section 4) -----------------------------
+# ---- overflow named at its root, no warning ------------------------------------------------
 
 
 def test_rejection_mask_beyond_float64_drops_the_row_silently():

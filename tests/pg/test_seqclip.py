@@ -283,7 +283,7 @@ def test_bad_inputs(fn):
         fn(logp, logp_old, adv, mask * 0.5)
 
 
-# ---- overflow named at its root (issue 20, section 4) -----------------------------------------
+# ---- overflow named at its root --------------------------------------------------------------
 
 
 def test_sequence_ratio_beyond_float64_is_an_error_not_inf():

@@ -65,7 +65,7 @@ def test_truncation_mask_matches_trl():
     assert np.array_equal(mask_truncated(tokens, mask, eos), mask * ~np.array(want)[:, None])
 
 
-# ---- defaults, bad input, and no overflow (issue 20) ------------------------------------------
+# ---- defaults, bad input, and no overflow -------------------------------------------------
 
 
 def test_overlong_penalty_default_factor_is_one():
