@@ -102,3 +102,26 @@ def test_truncation_bad_input_named_and_mask_not_mutated():
     names("tokens", "expected the shape of mask", lambda: truncated([[1]], mask, 0))
     names("eos", "expected an integer >= 0", lambda: truncated(tokens, mask, -1))
     names("mask", "expected right padding", lambda: mask_truncated(tokens, [[0.0, 1.0]], 0))
+
+
+# ---- the edges a mutant would move ------------------------------------------------------------
+def test_filter_groups_k1_keeps_every_group_as_bools_and_k2_drops_ties():
+    keep = filter_groups(np.array([[0.0], [1.0], [1.0]]))
+    assert keep.dtype == np.bool_ and keep.tolist() == [True, True, True]  # K = 1: all kept
+    assert filter_groups(np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 0.0]])).tolist() == [False, True, False]
+
+
+def test_overlong_penalty_is_plus_zero_below_the_buffer():
+    p = overlong_penalty(np.array([0, 3, 6]), 10, 4, 0.5)  # the buffer starts at 6
+    assert p.tolist() == [0.0, 0.0, 0.0] and not np.signbit(p).any()  # +0.0, never -0.0
+    assert overlong_penalty(np.array([8]), 10, 4, 1.0).tolist() == [-0.5]
+
+
+def test_truncated_reads_the_last_real_token_only():
+    eos = 2
+    tokens = np.array([[0, 2], [2, 0], [1, 0], [2, 2], [0, 0]])
+    mask = np.array([[1, 0], [1, 1], [1, 0], [1, 0], [0, 0]], dtype=float)
+    # row 0: last real token 0 (the padding holds eos); row 1: ends in 0 after an eos; row 2: one
+    # real non-eos token; row 3: one real eos; row 4: empty (not truncated)
+    assert truncated(tokens, mask, eos).tolist() == [True, True, True, False, False]
+    assert mask_truncated(tokens, mask, eos).tolist() == [[0, 0], [0, 0], [0, 0], [1, 0], [0, 0]]
