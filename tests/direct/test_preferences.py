@@ -337,6 +337,23 @@ def test_a_failing_online_step_changes_no_state(judge, exc, match):
     assert rng.random() == np.random.default_rng(3).random()  # the generator did not advance
 
 
+def _online_args(seed, pairs_per_prompt, kwargs):
+    """(the toy's policy, the keyword arguments of one online_dpo_step, `kwargs` replacing any)."""
+    mdp, policy, ref, grader = _online_setup()
+    args = dict(
+        mdp=mdp,
+        policy=policy,
+        ref=ref,
+        judge=bradley_terry_judge(grader),
+        beta=1.0,
+        lr=1.0,
+        rng=np.random.default_rng(seed),
+        pairs_per_prompt=pairs_per_prompt,
+    )
+    args.update(kwargs)
+    return policy, args  # the toy's policy, whose theta a refused call must leave as it was
+
+
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
@@ -351,18 +368,7 @@ def test_a_failing_online_step_changes_no_state(judge, exc, match):
     ],
 )
 def test_bad_online_arguments_change_no_state(kwargs, exc, match):
-    mdp, policy, ref, grader = _online_setup()
-    args = dict(
-        mdp=mdp,
-        policy=policy,
-        ref=ref,
-        judge=bradley_terry_judge(grader),
-        beta=1.0,
-        lr=1.0,
-        rng=np.random.default_rng(3),
-        pairs_per_prompt=4,
-    )
-    args.update(kwargs)
+    policy, args = _online_args(3, 4, kwargs)
     theta0 = policy.theta.copy()
     assert raises(exc, lambda: online_dpo_step(**args)).startswith(f"{match}: ")
     np.testing.assert_array_equal(policy.theta, theta0)
@@ -608,18 +614,7 @@ def test_online_step_a_judge_saying_zero_picks_y_b():
     ],
 )
 def test_online_step_huge_sizes_and_coefficients_name_themselves_and_change_nothing(kwargs, arg, fragment):
-    mdp, policy, ref, grader = _online_setup()
-    args = dict(
-        mdp=mdp,
-        policy=policy,
-        ref=ref,
-        judge=bradley_terry_judge(grader),
-        beta=1.0,
-        lr=1.0,
-        rng=np.random.default_rng(1),
-        pairs_per_prompt=1,
-    )
-    args.update(kwargs)
+    policy, args = _online_args(1, 1, kwargs)
     theta0 = policy.theta.copy()
     msg = raises(ValueError, lambda: online_dpo_step(**args))
     assert msg.startswith(f"{arg}: ") and fragment in msg
