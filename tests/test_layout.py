@@ -24,7 +24,8 @@ MAX_LINES = 400
 # the rest of core (mdp, policy,
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
-# use everything below; tasks (the chapter's toy: pg.advantages, pg.kl, core.policy) is the top.
+# use everything below; tasks (the chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
+# (a user's implementation against any estimator) are the top.
 RANKS = {
     "core.checks": 0,
     "kernels": 1,
@@ -35,6 +36,7 @@ RANKS = {
     "multiturn": 5,
     "scale": 5,
     "tasks": 6,
+    "oracle": 6,
 }
 
 # The boundary: core/checks.py (the primitives) and each part's checks.py / validate.py (its

@@ -32,6 +32,7 @@ NEEDS_PACKAGE = {
     "grpo": {"grpo_step"},
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
     "preferences": {"online_dpo_step"},
+    "oracle": {"compare"},  # its arguments are functions: yours and ours
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
@@ -41,14 +42,16 @@ RESULT_NEEDS_PACKAGE = {
     "preferences": {"bradley_terry_judge"},
     "env": {"action_view"},
     "values": {"policy_values", "soft_optimum", "kl_objective"},
+    "oracle": {"cases"},  # a reference function of the package
 }
 NOT_TESTS = re.compile(r"test_(standalone|examples?_|benchmark)")
 
 
 def _covering_tests(module):
     """The test files that import `minirl_lm.<part>.<module>` (or the module from its part)."""
-    part, stem = standalone.dotted(module).rsplit(".", 1)
-    pat = re.compile(rf"minirl_lm\.{part}\.{stem}\b|from minirl_lm\.{part} import [^\n]*\b{stem}\b")
+    part, _, stem = standalone.dotted(module).rpartition(".")
+    dotted, parent = (f"{part}.{stem}", f"minirl_lm\\.{part}") if part else (stem, "minirl_lm")
+    pat = re.compile(rf"minirl_lm\.{dotted}\b|from {parent} import [^\n]*\b{stem}\b")
     return sorted(
         str(p.relative_to(ROOT))
         for p in (ROOT / "tests").rglob("test_*.py")
