@@ -320,3 +320,21 @@ def test_the_helpers_see_what_the_rules_need():
     assert _test_files(LIB / "pg" / "clip.py") == [TESTS / "pg" / "test_clip.py"]
     assert _test_files(LIB / "tasks.py") == [TESTS / "test_tasks.py"]
     assert _test_files(LIB / "pg" / "__init__.py") is None
+
+
+def test_every_snippet_line_of_the_pages_is_one_the_snippets_extension_reads():
+    """`--8<-- "path"` exactly: a reformatted `--8 < --"path"` is shown verbatim instead of the file."""
+    bad = [
+        f"{p.name}:{i}"
+        for p in sorted((ROOT / "docs").glob("*.md"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if "8 <" in line or ("--8<--" in line and not re.fullmatch(r'\s*--8<-- "[^"]+"', line))
+    ]
+    assert not bad, bad
+    paths = [
+        line.split('"')[1].split(":")[0]
+        for p in (ROOT / "docs").glob("*.md")
+        for line in p.read_text().splitlines()
+        if line.strip().startswith("--8<--")
+    ]
+    assert paths and all((ROOT / x).is_file() for x in paths)

@@ -220,3 +220,17 @@ sys.stdout.buffer.write(pickle.dumps(out))
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
         else:
             assert a == b
+
+
+def test_the_committed_copies_are_current():
+    """copies/ in the repository holds every copy, for a reader who wants one without building the site."""
+    folder = ROOT / "copies"
+    stale = [
+        n
+        for n in COPYABLE
+        if not (folder / f"{n}.py").is_file() or (folder / f"{n}.py").read_text() != standalone.build(n)
+    ]
+    extra = sorted(p.stem for p in folder.glob("*.py") if p.stem not in COPYABLE)
+    assert not stale and not extra, (
+        f"copies/ is stale ({stale}) or holds removed files ({extra}): python scripts/standalone.py --all -o copies"
+    )

@@ -1,0 +1,659 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/pg/advantages.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/pg/advantages.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+"""Baselines: the group of K responses to one prompt is its own baseline.
+
+Rewards come as an `(N, K)` array: `N` prompts, `K` sampled responses each (row `n` of the array
+is the group of prompt `n`; flattened prompt-major it is rows `n*K .. n*K + K - 1` of a `(B,)`
+batch). With `R_k` the reward of member `k`:
+
+```text
+none          A_k = R_k                                               eq. (pg_vanilla)
+mean          A_k = R_k - mean(R)                                     eq. (pg_centred)
+standardized  A_k = (R_k - mean(R)) / (std(R) + xi)                   eq. (pg_normalized)
+loo           A_k = R_k - (1/(K-1)) sum_{j != k} R_j                  eq. (pg_loo)
+                  = (K / (K-1)) (R_k - mean(R))
+```
+
+The stabilizer `xi` is the argument `eps` of `standardized` and `advantages` (a different
+quantity from the clip range `epsilon` of `clip.py`).
+
+The update these weights feed is `(1/K) sum_k A_k grad log pi(y_k | x)`. Over the draws of a
+group, `E[centred update] = ((K-1)/K) grad J`: `R_k` is part of its own baseline, so the term
+`R_k grad log pi(y_k)` is shrunk by `1/K` (self-inclusion bias); leave-one-out removes `R_k`
+from its baseline and is unbiased. Standardizing divides by a random spread and is not a scaled
+gradient in general.
+
+Defined edge cases (no gradient here: rewards are data):
+
+- a group of equal rewards gives `A = 0` exactly (the mean of such a group is taken as the
+  common value itself, because `np.mean` of identical floats can differ from them in the last
+  bit);
+- `K = 1` is a group of equal rewards: centred and standardized advantages are bitwise 0, so the
+  update vanishes identically. With the Bessel std (`ddof=1`) the `K = 1` spread is `0/0`; it is
+  defined as 0 here, so the advantage is `0 / (0 + xi) = 0` as well;
+- leave-one-out at `K = 1` has no "others" and raises ValueError.
+
+Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
+same number algebraically (to rounding), so that equal rewards give exactly 0.
+
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
+`trl/trainer/utils.py` `nanstd` @ `f2cd57710a` (2026-07-24); verl
+`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` @ `1dda039b9c` (2026-08-22);
+the page "Where to go next" maps the rest). `ddof` is the int 0 or 1 (not a bool, not a float).
+
+Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
+baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
+finite: the standardized baseline squares the spread `(R - mean)^2`, which overflows float64
+(max about `1.8e308`) for spreads beyond about `1e154`, and a group mean sums `K` rewards; at
+`1e150` both stay finite for any practical `K` (up to about `4e7`). Inside the domain, a group
+whose squared spread underflows (sum of `(R - mean)^2 < 1e-290`, i.e. `|R - mean| < 1e-145` or
+so) has its std computed on the rescaled deviations, so a tiny spread with `eps = 0` still
+standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
+inputs.
+"""
+
+import numbers
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/pg/advantages.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+BASELINES = ("none", "mean", "standardized", "loo")
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
+
+
+def no_baseline(rewards):
+    """No baseline, eq. (pg_vanilla): `A = R`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages (a copy of the rewards).
+    """
+    return group_rewards(rewards, REWARD_MAX).copy()
+
+
+def centred(rewards):
+    """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    return _centred(group_rewards(rewards, REWARD_MAX))
+
+
+def _centred(r):
+    """`centred` on checked rewards (N, K)."""
+    return r - _group_mean(r)  # (N, K)
+
+
+def standardized(rewards, eps=1e-8, ddof=0):
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        eps: the stabilizer `xi >= 0`.
+        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
+            `K = 1`).
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    return _standardized(*standardize_args(rewards, eps, ddof, REWARD_MAX))
+
+
+def _standardized(r, eps, ddof):
+    """`standardized` on checked arguments."""
+    c = r - _group_mean(r)  # (N, K)
+    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
+    std = np.sqrt(ss / dof)  # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if tiny.any():
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
+        cs = c / s  # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
+    denom = std + eps  # (N, 1)
+    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+def leave_one_out(rewards):
+    """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
+
+    Args:
+        rewards: `(N, K)` rewards with `K >= 2`.
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: `K < 2`, naming `rewards`.
+    """
+    return _leave_one_out(loo_rewards(rewards, REWARD_MAX))
+
+
+def _leave_one_out(r):
+    """`leave_one_out` on checked rewards (N, K >= 2)."""
+    K = r.shape[1]
+    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
+
+
+def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
+    """Group advantages with the chosen baseline.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
+        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
+
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
+    """
+    r, eps, ddof = group_advantages(rewards, baseline, eps, ddof, BASELINES, REWARD_MAX)
+    return _advantages(r, baseline, eps, ddof)
+
+
+def _advantages(r, baseline, eps, ddof):
+    """`advantages` on checked arguments."""
+    if baseline == "none":
+        return r.copy()  # eq. (pg_vanilla)
+    if baseline == "mean":
+        return _centred(r)
+    if baseline == "loo":
+        return _leave_one_out(r)
+    return _standardized(r, eps, ddof)
+
+
+def broadcast(adv, mask):
+    """Put each response's advantage on every one of its real tokens.
+
+    Args:
+        adv: `(B,)` advantages, or `(N, K)` (flattened prompt-major to `B = N*K`).
+        mask: `(B, T)` 0/1 float mask.
+
+    Returns:
+        `(B, T)` per-token advantages, 0 at padding.
+    """
+    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
+    return a[:, None] * mask  # (B, T)
+
+
+# ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
+#
+#     reinforce_pp           A_{b,t} = whiten_batch(G_{b,t}),  G_{b,t} = sum_{t' >= t} gamma^(t'-t) r_{b,t'}
+#                                                                                  eq. (rpp)
+#     reinforce_pp_baseline  A_{b,t} = whiten_batch(r_b - mean_group(r))         eq. (rpp_baseline)
+#     remax                  A_k = r_k - R(x, y_greedy(x))                         eq. (remax)
+#     opo                    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|             eq. (opo)
+#     batch_std              A_k = (r_k - mean_group(r)) / (std_batch(r) + eps)    eq. (pg_batch_std)
+#
+# whiten_batch(x) = (x - m) / sqrt(v + eps) with m, v the mean and variance of x over every real
+# token of the batch (v with ddof), eps inside the square root. Batch statistics couple the
+# prompts: the advantage of one response depends on the rewards of every other prompt of the
+# batch, so the expected update of one prompt is no longer a function of that prompt alone.
+
+
+def _whiten_tokens(x, mask, eps, ddof):
+    """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
+
+    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
+    """
+    real = mask > 0  # (B, T)
+    M = int(real.sum())
+    if M == 0 or x[real].max() == x[real].min():
+        return np.zeros_like(x)
+    m = x[real].sum() / M  # token mean over the batch
+    c = np.where(real, x - m, 0.0)  # (B, T)
+    s = np.abs(c).max()  # scale: c*c cannot overflow
+    with np.errstate(over="ignore"):  # overflow is reported below
+        var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
+    if not np.isfinite(var):
+        raise ValueError("token_rewards: the batch variance of the returns overflows float64; rescale the rewards")
+    return c / np.sqrt(var + eps)  # (B, T)
+
+
+def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
+    """REINFORCE++ advantages (B, T), eq. (rpp): returns to go, whitened over the batch's tokens.
+
+    ```text
+    G_{b,t} = r_{b,t} + gamma G_{b,t+1},  G = 0 after the last real token
+    A_{b,t} = (G_{b,t} - m) / sqrt(v + eps),  m, v over every real token of the batch
+    ```
+
+    Args:
+        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
+            instance `critic.per_token_rewards`); values at padding are ignored.
+        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        gamma (float): discount in `[0, 1]`.
+        eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
+            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
+            (defined here; verl raises) and advantage 0.
+
+    Raises:
+        ValueError: naming the argument (shapes, non-finite values, ranges).
+    """
+    r, mask, gamma, eps, ddof = rpp_args(token_rewards, mask, gamma, eps, ddof)
+    G = np.zeros_like(r)  # (B, T) returns to go
+    acc = np.zeros(r.shape[0])  # (B,)
+    with np.errstate(over="ignore"):  # an inf return is rejected below
+        for t in range(r.shape[1] - 1, -1, -1):
+            acc = (r[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
+            G[:, t] = acc
+    if not np.isfinite(G).all():
+        raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
+    return _whiten_tokens(G, mask, eps, ddof)
+
+
+def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
+    """REINFORCE++-baseline advantages (B, T), eq. (rpp_baseline): group mean off, then whitened.
+
+    ```text
+    A_{b,t} = whiten_batch(r_b - mean_group(r))   on every real token of response b
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask (np.ndarray): `(B, T)` with `B = N*K`.
+        eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
+
+    Returns:
+        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
+            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
+            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+    """
+    r, mask, eps, ddof = rpp_baseline_args(rewards, mask, eps, ddof, REWARD_MAX)
+    c = _centred(r).ravel()  # (B,) eq. (pg_centred)
+    return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
+
+
+def remax(rewards, greedy_rewards):
+    """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
+
+    Args:
+        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
+        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
+            response.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
+            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
+            greedy reward gets exactly 0.
+    """
+    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)  # (N, K), (N,)
+    return r - g[:, None]  # eq. (remax)
+
+
+def opo(rewards, lengths):
+    """OPO advantages (N, K), eq. (opo): the group baseline weighted by response length.
+
+    ```text
+    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|
+    ```
+
+    Args:
+        rewards (np.ndarray): `(N, K)` sequence rewards.
+        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+
+    Returns:
+        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
+            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
+            all empty (total length 0) falls back to the plain group mean; empty responses carry no
+            token, so their advantage never reaches the gradient.
+    """
+    r, L = opo_args(rewards, lengths, REWARD_MAX)  # (N, K) each
+    with np.errstate(over="ignore", invalid="ignore"):  # lengths beyond ~1e150: below
+        tot = L.sum(axis=1, keepdims=True)  # (N, 1)
+        base = np.where(
+            tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300), r.mean(axis=1, keepdims=True)
+        )  # (N, 1) eq. (opo)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    base = np.where(equal, r[:, :1], base)  # exactly the common value
+    return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
+
+
+def batch_std(rewards, eps=1e-8, ddof=0):
+    """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
+
+    ```text
+    A_k = (r_k - mean_group(r)) / (std(all N*K rewards) + eps)
+    ```
+
+    TRL `scale_rewards="batch"` is `eps=1e-4, ddof=1`. Every prompt's advantage is divided by
+    the same number, so the direction within a batch is the mean-centred one; over the draws the
+    divisor depends on every prompt's rewards.
+
+    Returns:
+        A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
+            of one reward with `ddof=1` has std defined as 0 (as TRL does).
+    """
+    r, eps, ddof = standardize_args(rewards, eps, ddof, REWARD_MAX)
+    c = r - _group_mean(r)  # (N, K) eq. (pg_centred)
+    flat = r.ravel()
+    if flat.max() == flat.min():  # every reward equal: c == 0
+        return np.zeros_like(c)
+    dev = flat - flat.mean()  # two rewards differ: some dev != 0
+    s = np.abs(dev).max()  # scale > 0: dev*dev cannot overflow
+    # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
+    std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
+    return c / (std + eps)  # eq. (pg_batch_std)
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/pg/validate.py
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+# ----------------------------------------------------------------------------------------------
+
+
+def whitening(eps, ddof):
+    """``(eps, ddof)`` of a std or variance: eps >= 0, ddof the int 0 or 1."""
+    return float_scalar(eps, "eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
+
+
+def group_rewards(rewards, bound, name="rewards"):
+    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
+    r = float_array(rewards, name, ndim=2)
+    if r.shape[1] < 1:
+        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
+    if r.shape[0] < 1:
+        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
+    if np.abs(r).max() > bound:
+        raise ValueError(
+            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
+            f"squares the spread, which overflows float64 beyond ~1e154), got max "
+            f"|r| = {np.abs(r).max():g}"
+        )
+    return r
+
+
+def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
+    """The arguments of ``advantages.advantages``: ``(r (N, K), eps, ddof)``; leave-one-out
+    needs K >= 2."""
+    choice(baseline, "baseline", baselines)
+    eps, ddof = whitening(eps, ddof)
+    r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
+    return r, eps, ddof
+
+
+def loo_rewards(rewards, bound):
+    """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
+    r = group_rewards(rewards, bound)
+    if r.shape[1] < 2:
+        raise ValueError(
+            f"rewards: leave-one-out needs K >= 2 responses per prompt "
+            f"(no others to average at K = 1), got shape {r.shape}"
+        )
+    return r
+
+
+def standardize_args(rewards, eps, ddof, bound):
+    """``(r (N, K), eps, ddof)`` of a standardized baseline."""
+    r = group_rewards(rewards, bound)
+    return (r, *whitening(eps, ddof))
+
+
+def broadcast_args(adv, mask):
+    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
+    mask = mask_array(mask, "mask")
+    a = float_array(adv, "adv")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
+    if a.ravel().shape != (mask.shape[0],):
+        raise ValueError(
+            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
+        )
+    return a.ravel(), mask
+
+
+def rpp_args(token_rewards, mask, gamma, eps, ddof):
+    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
+    mask = mask_array(mask, "mask")
+    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
+    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
+    return (r, mask, gamma, *whitening(eps, ddof))
+
+
+def rpp_baseline_args(rewards, mask, eps, ddof, bound):
+    """``(r (N, K), mask (N*K, T), eps, ddof)`` of REINFORCE++-baseline."""
+    r = group_rewards(rewards, bound)
+    mask = mask_array(mask, "mask")
+    if mask.shape[0] != r.size:
+        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
+    return (r, mask, *whitening(eps, ddof))
+
+
+def remax_args(rewards, greedy_rewards, bound):
+    """``(r (N, K), g (N,))`` of ReMax, both within ``|r| <= bound``."""
+    r = group_rewards(rewards, bound)
+    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
+    if np.abs(g).max() > bound:
+        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max {np.abs(g).max():g}")
+    return r, g
+
+
+def opo_args(rewards, lengths, bound):
+    """``(r (N, K), lengths (N, K) >= 0)`` of OPO."""
+    r = group_rewards(rewards, bound)
+    L = float_array(lengths, "lengths", shape=r.shape)
+    if L.min() < 0:
+        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
+    return r, L
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/checks.py
+#   Input checks at the public boundary.
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
+    """Return ``x`` as a float64 array after checking it.
+
+    ndim:  required number of dimensions (None: any).
+    shape: required shape; a None entry matches any length.
+    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
+        (log-probabilities of impossible tokens), NaN and +inf never are.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
+    arr = _asarray(x, name)
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
+    arr = arr.astype(np.float64, copy=False)
+    _check_shape(arr, name, ndim, shape)
+    if finite and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
+        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
+        if bad.any():
+            what = "+inf" if allow_neginf else "+-inf"
+            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
+    return arr
+
+
+def mask_array(x, name, shape=None):
+    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+    arr = float_array(x, name, ndim=2, shape=shape)
+    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
+    binary = (arr == 0.0) | (arr == 1.0)
+    if not binary.all():
+        bad = arr[~binary]
+        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        raise ValueError(
+            f"{name}: expected right padding (1s then 0s in each row), "
+            f"row {row} is {arr[row].astype(int).tolist()}"
+        )
+    return arr
+
+
+def int_scalar(x, name, low=None, high=None):
+    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
+    x = int(x)
+    if low is not None and x < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
+    return x
+
+
+def float_scalar(x, name, low=None, high=None, low_open=False):
+    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
+    x = _float(x, name, "a finite number")
+    if low is not None and (x <= low if low_open else x < low):
+        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
+    return x
+
+
+def choice(x, name, options):
+    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
+        ) from None
+    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
+        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
+    return x
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
+    return arr
+
+
+def finite_result(value, name, what):
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
+    else raise a ValueError naming ``name``, the argument that drove the overflow.
+
+    Call it on what a public function is about to return, computed under
+    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
+    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
+    """
+    if not (isinstance(name, str) and isinstance(what, str)):
+        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
+    parts = [value]
+    while parts:
+        v = parts.pop()
+        if isinstance(v, (tuple, list)):
+            parts.extend(v)
+            continue
+        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
+            try:
+                v = float(v)  # an exact number (a Fraction) too
+            except OverflowError:
+                raise ValueError(
+                    f"{name}: expected a value for which {what} is finite in "
+                    f"float64, got one beyond float64's range"
+                ) from None
+        a = _asarray(v, name)
+        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
+            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
+        if not np.isfinite(a.astype(np.float64, copy=False)).all():
+            kind = "NaN" if np.isnan(a).any() else "inf"
+            raise ValueError(
+                f"{name}: expected a value for which {what} is finite in float64, "
+                f"got one that makes it {kind} (overflow)"
+            )
+    return value
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+
+
+def _check_shape(arr, name, ndim, shape):
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
+    if shape is not None:
+        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+def _float(x, name, expected):
+    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
+    try:
+        x = float(x)
+    except OverflowError:
+        raise ValueError(
+            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
+        ) from None
+    if not np.isfinite(x):
+        raise ValueError(f"{name}: expected {expected}, got {x}")
+    return x

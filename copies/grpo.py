@@ -1,0 +1,874 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/pg/grpo.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/pg/grpo.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+"""GRPO, assembled from owned parts; it adds nothing new.
+
+```text
+A_b         = (R_b - mean_group(R)) / (std_group(R) + xi)    advantages.py, eq. (pg_normalized)
+f[b,t]      = min(rho A_b, clip(rho, 1-eps, 1+eps_high) A_b)  clip.py, eq. (ppo_clip)
+k[b,t]      = exp(-u) - 1 + u,  u = logp - logp_ref           kl.py, eq. (kl_k3)
+loss        = -sum w f + beta sum w k                         eq. (grpo)
+dloss/dlogp = clip's gradient + beta KL's gradient            (the sum rule)
+```
+
+Two other policies at once: the ratio `rho` is against the previous iterate `pi_old` (the
+policy that sampled the group; fixed during the `mu` epochs), the penalty against the frozen
+reference `pi_ref`. `grpo_step` takes one optimizer step per epoch on the whole sampled batch
+(no mini-batches), so with `mu = 1` every token has `rho = 1`, nothing is clipped, and with
+`beta = 0` the gradient is REINFORCE's with the group-standardized advantage
+(`tests/pg/test_grpo.py` checks it to `1e-12`). With mini-batches, `rho != 1` from the second
+optimizer step on, even at `mu = 1`.
+
+One training step on a tabular policy (`grpo_step`): roll out `K` responses per prompt, score
+them, standardize within each group, broadcast `A` to every token, compute `logp_old` and
+`logp_ref` once, then `mu` epochs of loss, `policy.backward`, `theta -= lr dtheta`.
+"""
+
+import inspect
+import numbers
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
+    checked to be at least the longest response."""
+    B, T = mask.shape
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def adv_tokens(adv, mask):
+    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
+    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
+    if adv.ndim == 1:
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
+    return adv
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
+# ----------------------------------------------------------------------------------------------
+
+
+BASELINES = ("none", "mean", "standardized", "loo")
+
+
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
+    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
+
+
+def _centred(r):
+    """`centred` on checked rewards (N, K)."""
+    return r - _group_mean(r)  # (N, K)
+
+
+def _standardized(r, eps, ddof):
+    """`standardized` on checked arguments."""
+    c = r - _group_mean(r)  # (N, K)
+    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
+    std = np.sqrt(ss / dof)  # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if tiny.any():
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
+        cs = c / s  # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
+    denom = std + eps  # (N, 1)
+    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+def _leave_one_out(r):
+    """`leave_one_out` on checked rewards (N, K >= 2)."""
+    K = r.shape[1]
+    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
+
+
+def _advantages(r, baseline, eps, ddof):
+    """`advantages` on checked arguments."""
+    if baseline == "none":
+        return r.copy()  # eq. (pg_vanilla)
+    if baseline == "mean":
+        return _centred(r)
+    if baseline == "loo":
+        return _leave_one_out(r)
+    return _standardized(r, eps, ddof)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 3: from minirl_lm/pg/clip.py
+#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
+# ----------------------------------------------------------------------------------------------
+
+
+def _branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
+    where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
+
+
+def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
+    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
+    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    with np.errstate(over="ignore"):  # a sum beyond float64: below
+        loss = -(w * f).sum()
+    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
+    unclipped = surr1 <= surr2  # (B, T)
+    df_dlogp = np.where(unclipped, surr1, 0.0)  # (B, T) d rho / d logp = rho
+    dloss_dlogp = -w * df_dlogp  # (B, T) 0 at padding
+    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
+    if guard:
+        finite_surrogate(f, surr1, logp, logp_old, A)  # each token, else names logp
+        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
+        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
+    return float(loss), dloss_dlogp
+
+
+def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
+    """`clip_fraction` on checked arguments, A (B, T)."""
+    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
+    n = mask.sum()
+    return float(clipped.sum() / n) if n > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# part 4: from minirl_lm/pg/kl.py
+#   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
+# ----------------------------------------------------------------------------------------------
+
+
+ESTIMATORS = ("k1", "k2", "k3")
+
+
+WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+
+
+def _u(logp, logp_ref, mask):
+    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
+    with np.errstate(over="ignore"):  # overflow: rejected by callers
+        return log_ratio(logp, logp_ref, mask)
+
+
+def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
+    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
+    `guard=False`, as computed)."""
+    u = _u(logp, logp_ref, mask)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        if estimator == "k1":
+            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
+        elif estimator == "k2":
+            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+        else:
+            k = _k3(u)  # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
+    if not guard:
+        return k, dk
+    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+
+
+def _k3(u):
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
+    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    small = np.abs(u) < 0.05  # (B, T) each branch only where used
+    k = np.empty_like(u)  # (B, T)
+    us = u[small]
+    c = 1.0 / 40320.0
+    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):  # Horner, innermost term first
+        c = 1.0 / n - us * c
+    k[small] = us * us * c
+    ul = u[~small]
+    k[~small] = np.expm1(-ul) + ul  # inf for u < ~-709.78: rejected
+    return k
+
+
+def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
+    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
+    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()  # eq. (kl_objective)
+        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
+    if not guard:
+        return float(loss), dloss_dlogp
+    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
+    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/pg/grpo.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+def grpo_loss(
+    logp,
+    logp_old,
+    logp_ref,
+    adv,
+    mask,
+    eps=0.2,
+    eps_high=None,
+    beta=0.04,
+    kl_estimator="k3",
+    agg="token_mean",
+    max_len=None,
+):
+    """GRPO loss, eq. (grpo): the clipped surrogate plus `beta` times the KL penalty.
+
+    Both terms use the same aggregation `agg`.
+
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        logp_ref: `(B, T)` token log-probs under the frozen reference `pi_ref`.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        beta: the KL coefficient, `>= 0`.
+        kl_estimator: `"k1"`, `"k2"` or `"k3"`, an estimate of `KL(pi || pi_ref)`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite result or a bad argument, named after the argument.
+    """
+    logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len = grpo_objective(
+        logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, ESTIMATORS, AGGS
+    )
+    return _loss(
+        logp, logp_old, logp_ref, adv_tokens(adv, mask), mask, eps, eps_high, beta, kl_estimator, agg, max_len
+    )
+
+
+def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len, guard=True):
+    """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
+    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard)  # eq. (ppo_clip)
+    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge beta: named below
+        loss = loss_clip + beta * loss_kl  # eq. (grpo)
+        dloss_dlogp = d_clip + beta * d_kl  # (B, T) sum rule
+    if not guard:
+        return loss, dloss_dlogp
+    return finite_result((loss, dloss_dlogp), "beta", "the loss clip + beta KL")
+
+
+def grpo_step(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu=1,
+    lr=0.1,
+    eps=0.2,
+    eps_high=None,
+    beta=0.04,
+    kl_estimator="k3",
+    agg="token_mean",
+    baseline="standardized",
+    adv_eps=1e-8,
+    ddof=0,
+):
+    """One GRPO iteration on a `TabularPolicy`, updating `policy.theta` in place.
+
+    Every argument is checked before the rollout, and the update is computed on a copy of the
+    table: a call that raises (a bad argument, a grader returning garbage, a step that overflows
+    in any epoch) leaves `policy.theta`, the generator's state and the MDP's lazy ids as they
+    were.
+
+    Args:
+        policy: the `TabularPolicy` being trained.
+        ref_policy: the frozen reference, a `TabularPolicy` of the same table shape `(S, V)`.
+        mdp: a `TokenMDP` (its `rollout` and `score` are used).
+        grader: `grader(prompt, response) -> R(x, y)`, a finite number.
+        rng: the `np.random.Generator` the rollout draws from.
+        K: responses per prompt (`>= 2` for `baseline="loo"`).
+        mu: epochs on the sampled batch, one optimizer step each.
+        lr: the step size `eta > 0`.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+        beta: the KL coefficient.
+        kl_estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the loss aggregation.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        adv_eps: the std stabilizer `xi` of the standardized baseline.
+        ddof: 0 (population std) or 1 (Bessel).
+
+    Returns:
+        A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one
+        entry per epoch; `kl`, the mean per-token estimate against `pi_ref` before the update;
+        and the `rollout`, `rewards` `(B,)` and `advantages` `(B,)`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite step.
+        TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
+    """
+    K, mu, lr, eps, eps_high, beta, adv_eps, ddof = grpo_step_args(
+        policy,
+        ref_policy,
+        mdp,
+        grader,
+        rng,
+        K,
+        mu,
+        lr,
+        eps,
+        eps_high,
+        beta,
+        kl_estimator,
+        agg,
+        baseline,
+        adv_eps,
+        ddof,
+        ESTIMATORS,
+        AGGS,
+        BASELINES,
+    )
+    rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
+    try:  # commit only on success
+        work, out = _step(
+            policy.copy(),
+            ref_policy,
+            mdp,
+            grader,
+            rng,
+            K,
+            mu,
+            lr,
+            eps,
+            eps_high,
+            beta,
+            kl_estimator,
+            agg,
+            baseline,
+            adv_eps,
+            ddof,
+        )
+    except BaseException:
+        rng.bit_generator.state = rng_state  # the generator as it was
+        mdp._rollback(mdp_state)  # lazy ids handed out: taken back
+        raise
+    policy.theta[...] = work.theta  # in place: the caller's array
+    return out
+
+
+def _step(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu,
+    lr,
+    eps,
+    eps_high,
+    beta,
+    kl_estimator,
+    agg,
+    baseline,
+    adv_eps,
+    ddof,
+):
+    """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
+    diagnostics."""
+    ro = mdp.rollout(policy, K, rng)  # B = N*K responses, prompt-major
+    rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
+    A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
+    A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
+    logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
+    k, _ = _kl_terms(logp_old, logp_ref, ro.mask, kl_estimator)  # (B, T) before the update
+    n_tok = max(ro.mask.sum(), 1.0)
+
+    losses, fracs = [], []
+    for epoch in range(mu):
+        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T)
+        # epoch 0 sees the sampled data (an overflow names its input); after a step, lr moved
+        # theta too far: the loss is computed as it is and a non-finite one names lr
+        loss, dlogp = _loss(
+            logp,
+            logp_old,
+            logp_ref,
+            A_tok,
+            ro.mask,
+            eps,
+            eps_high,
+            beta,
+            kl_estimator,
+            agg,
+            None,
+            guard=epoch == 0,
+        )
+        if epoch:
+            finite_result(
+                (loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} step(s) of lr = {lr:g})"
+            )
+        fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        losses.append(loss)
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
+        # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
+        # theta is -inf (a zero-probability token is never sampled, and a -inf logp is rejected)
+        with np.errstate(over="ignore"):
+            new = policy.theta - lr * dtheta  # gradient descent on the loss
+        finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
+        policy.theta[...] = new
+    return policy, {
+        "mean_reward": float(rewards.mean()),
+        "loss": losses,
+        "clip_fraction": fracs,
+        "kl": float(k.sum() / n_tok),
+        "rollout": ro,
+        "rewards": rewards,
+        "advantages": A,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/pg/checks.py
+#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# ----------------------------------------------------------------------------------------------
+
+
+_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
+
+
+def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
+
+    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
+        shape the others and the 0/1 right-padded ``mask`` must have;
+    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
+    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
+        ``"constant"`` at least the longest response.
+    """
+    names = list(logps)
+    arrays = [float_array(logps[n], n, ndim=2) for n in names]
+    mask = mask_array(mask, "mask")
+    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
+        same_shape(names[0], arrays[0], n, a)
+    A = None if adv is _UNSET else advantage(adv, mask, per_token)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return (*arrays, mask, A, max_len)
+
+
+def advantage(adv, mask, per_token=True):
+    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
+    A = float_array(adv, "adv")
+    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
+        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
+        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
+    return A
+
+
+def aggregation(mask, agg, max_len, aggs):
+    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
+    choice(agg, "agg", aggs)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
+    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
+        raise ValueError(
+            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
+        )
+    return max_len
+
+
+def clip_range(eps, eps_high):
+    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
+    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
+    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0, low_open=True))
+
+
+def finite_among(value, what, arrays):
+    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
+    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
+    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
+    was subtracted from; the first name on a tie)."""
+    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
+        return value
+    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
+    return finite_result(value, max(big, key=big.get), what)
+
+
+def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
+    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
+    max_len)``."""
+    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
+    eps, eps_high = clip_range(eps, eps_high)
+    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
+
+
+def grpo_objective(
+    logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, estimators, aggs
+):
+    """The arguments of the GRPO loss: ``(logp, logp_old, logp_ref, mask, adv, eps, eps_high,
+    beta, max_len)``."""
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
+        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs
+    )
+    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
+    same_shape("logp", logp, "logp_ref", logp_ref)
+    return logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len
+
+
+def grpo_step_args(
+    policy,
+    ref_policy,
+    mdp,
+    grader,
+    rng,
+    K,
+    mu,
+    lr,
+    eps,
+    eps_high,
+    beta,
+    kl_estimator,
+    agg,
+    baseline,
+    adv_eps,
+    ddof,
+    estimators,
+    aggs,
+    baselines,
+):
+    """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
+    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    rng_check(rng, "rng")
+    K = int_scalar(K, "K", low=1)
+    mu = int_scalar(mu, "mu", low=1)
+    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
+    eps, eps_high = clip_range(eps, eps_high)
+    beta = float_scalar(beta, "beta", low=0.0)
+    choice(kl_estimator, "kl_estimator", estimators)
+    choice(agg, "agg", aggs)
+    choice(baseline, "baseline", baselines)
+    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    ddof = int_scalar(ddof, "ddof", low=0, high=1)
+    if baseline == "loo" and K < 2:
+        raise ValueError(
+            f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+            f"of a group have no others to average), got K = {K}"
+        )
+    callable_check(grader, "grader", 2, "grader(prompt, response)")
+    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
+        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
+            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
+    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
+        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
+    if policy.theta.shape != (mdp.S, mdp.V):
+        raise ValueError(
+            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
+        )
+    if ref_policy.theta.shape != policy.theta.shape:
+        raise ValueError(
+            f"ref_policy: expected a table of the policy's shape "
+            f"{policy.theta.shape}, got {ref_policy.theta.shape}"
+        )
+    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+
+
+def finite_surrogate(f, surr1, logp, logp_old, A):
+    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
+    naming logp at the first token whose ``rho A`` overflowed."""
+    bad = ~np.isfinite(f)  # (B, T) real tokens only
+    if bad.any():
+        b, t = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(
+            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
+            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
+            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
+            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
+            f"minimum)"
+        )
+    return f
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/pg/validate.py
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+# ----------------------------------------------------------------------------------------------
+
+
+def grader_rewards(R, bound):
+    """A grader's finite rewards ``R`` if every ``|R| <= bound`` (the advantages' domain), else a
+    ValueError naming the grader (the rewards are its output, not an argument)."""
+    if np.abs(R).max() > bound:
+        raise ValueError(
+            f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
+            f"got max |R| = {np.abs(R).max():g}"
+        )
+    return R
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/checks.py
+#   Input checks at the public boundary.
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
+    """Return ``x`` as a float64 array after checking it.
+
+    ndim:  required number of dimensions (None: any).
+    shape: required shape; a None entry matches any length.
+    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
+        (log-probabilities of impossible tokens), NaN and +inf never are.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
+    arr = _asarray(x, name)
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
+    arr = arr.astype(np.float64, copy=False)
+    _check_shape(arr, name, ndim, shape)
+    if finite and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
+        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
+        if bad.any():
+            what = "+inf" if allow_neginf else "+-inf"
+            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
+    return arr
+
+
+def mask_array(x, name, shape=None):
+    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+    arr = float_array(x, name, ndim=2, shape=shape)
+    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
+    binary = (arr == 0.0) | (arr == 1.0)
+    if not binary.all():
+        bad = arr[~binary]
+        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        raise ValueError(
+            f"{name}: expected right padding (1s then 0s in each row), "
+            f"row {row} is {arr[row].astype(int).tolist()}"
+        )
+    return arr
+
+
+def same_shape(name_a, a, name_b, b):
+    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
+    for nm, x in ((name_a, a), (name_b, b)):
+        if not isinstance(getattr(x, "shape", None), tuple):
+            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
+    if a.shape != b.shape:
+        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+
+
+def rng_check(rng, name):
+    """Raise unless ``rng`` is a ``np.random.Generator``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+        )
+    return rng
+
+
+def int_scalar(x, name, low=None, high=None):
+    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
+    x = int(x)
+    if low is not None and x < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
+    return x
+
+
+def float_scalar(x, name, low=None, high=None, low_open=False):
+    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
+    x = _float(x, name, "a finite number")
+    if low is not None and (x <= low if low_open else x < low):
+        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
+    return x
+
+
+def choice(x, name, options):
+    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
+        ) from None
+    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
+        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
+    return x
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
+    return arr
+
+
+def finite_result(value, name, what):
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
+    else raise a ValueError naming ``name``, the argument that drove the overflow.
+
+    Call it on what a public function is about to return, computed under
+    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
+    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
+    """
+    if not (isinstance(name, str) and isinstance(what, str)):
+        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
+    parts = [value]
+    while parts:
+        v = parts.pop()
+        if isinstance(v, (tuple, list)):
+            parts.extend(v)
+            continue
+        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
+            try:
+                v = float(v)  # an exact number (a Fraction) too
+            except OverflowError:
+                raise ValueError(
+                    f"{name}: expected a value for which {what} is finite in "
+                    f"float64, got one beyond float64's range"
+                ) from None
+        a = _asarray(v, name)
+        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
+            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
+        if not np.isfinite(a.astype(np.float64, copy=False)).all():
+            kind = "NaN" if np.isnan(a).any() else "inf"
+            raise ValueError(
+                f"{name}: expected a value for which {what} is finite in float64, "
+                f"got one that makes it {kind} (overflow)"
+            )
+    return value
+
+
+def callable_check(f, name, nargs, call="f(...)"):
+    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
+    if not callable(f) or isinstance(f, type):
+        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):  # builtins without a signature
+        return f
+    try:
+        sig.bind(*range(nargs))
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
+        ) from None
+    return f
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+
+
+def _check_shape(arr, name, ndim, shape):
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
+    if shape is not None:
+        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+def _float(x, name, expected):
+    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
+    try:
+        x = float(x)
+    except OverflowError:
+        raise ValueError(
+            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
+        ) from None
+    if not np.isfinite(x):
+        raise ValueError(f"{name}: expected {expected}, got {x}")
+    return x

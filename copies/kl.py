@@ -1,0 +1,754 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/pg/kl.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/pg/kl.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+"""KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
+
+Per token, with `u = logp - logp_ref = log(pi(y_t|s_t) / pi_ref(y_t|s_t))` and `y_t ~ pi`:
+
+```text
+k1 = u                        dk1/dlogp = 1                                  eq. (kl_k1)
+k2 = u^2 / 2                  dk2/dlogp = u                                  eq. (kl_k2)
+k3 = exp(-u) - 1 + u          dk3/dlogp = 1 - exp(-u)                        eq. (kl_k3)
+```
+
+k3 is computed as `expm1(-u) + u`, and by its Taylor series for `|u| < 0.05` where those two
+terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative error `< 1e-14`,
+`k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
+gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
+(`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
+naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
+`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
+
+On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
+the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
+`E[grad k2] = grad KL(pi || pi_ref)` and `E[grad k3] = grad KL(pi_ref || pi)`: k3 in the loss
+descends the KL with its arguments swapped. `tests/pg/test_kl.py` checks all of it by enumeration.
+
+Two placements of `beta KL`:
+
+- in the loss (GRPO), eq. (kl_objective): `loss = sum_{b,t} w[b,t] k[b,t]`, gradient `w dk`;
+  it is added to the policy loss times `beta`;
+- in the reward (the RLHF / PPO habit), eq. (kl_reward): `R~_b = R_b - beta sum_t u[b,t]`,
+  treated as data (no gradient flows through it), then used by any estimator.
+
+Exact KL between tables (rows are distributions), eq. (kl_exact), with `0 log 0 = 0` and `inf`
+where `p > 0 = q`:
+
+```text
+KL(p || q)_s = sum_y p(y|s) log(p(y|s) / q(y|s))
+```
+
+Its gradient on `theta` for `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)`, summed over
+rows with weights `d_s` (default 1 for every row: the sum over states; pass a state
+distribution to weight):
+
+```text
+d/dtheta[s, v] KL(pi || pi_ref)_s = pi(v|s) (log pi(v|s) - log pi_ref(v|s) - KL_s)
+d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
+```
+
+(the second because `d/dtheta[s, v]` of `-sum_y pi_ref(y|s) log pi(y|s)` is
+`pi(v|s) - pi_ref(v|s)`).
+
+The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
+(`reinforce.token_weights` is its checked entry; a standalone copy of this file,
+`scripts/standalone.py`, inlines it). `_kl_terms` and `_penalty` are the trusted cores of
+`kl_per_token` and `kl_penalty` (GRPO calls `_penalty`). An overflow is named after the log-prob
+of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`).
+"""
+
+import numbers
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
+    checked to be at least the longest response."""
+    B, T = mask.shape
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/pg/kl.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+ESTIMATORS = ("k1", "k2", "k3")
+WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+
+
+def _u(logp, logp_ref, mask):
+    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
+    with np.errstate(over="ignore"):  # overflow: rejected by callers
+        return log_ratio(logp, logp_ref, mask)
+
+
+def kl_per_token(logp, logp_ref, mask, estimator="k3"):
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+
+    Returns:
+        `(k, dk)`: both `(B, T)`, 0 at padding.
+
+    Raises:
+        ValueError: a non-finite estimate (named after `logp` or `logp_ref`, whichever holds the
+            entry of largest magnitude: the one that drove the overflow), or a bad argument.
+    """
+    logp, logp_ref, mask, _ = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS)
+    return _kl_terms(logp, logp_ref, mask, estimator)
+
+
+def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
+    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
+    `guard=False`, as computed)."""
+    u = _u(logp, logp_ref, mask)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        if estimator == "k1":
+            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
+        elif estimator == "k2":
+            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+        else:
+            k = _k3(u)  # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
+    if not guard:
+        return k, dk
+    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+
+
+def _k3(u):
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
+    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    small = np.abs(u) < 0.05  # (B, T) each branch only where used
+    k = np.empty_like(u)  # (B, T)
+    us = u[small]
+    c = 1.0 / 40320.0
+    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):  # Horner, innermost term first
+        c = 1.0 / n - us * c
+    k[small] = us * us * c
+    ul = u[~small]
+    k[~small] = np.expm1(-ul) + ul  # inf for u < ~-709.78: rejected
+    return k
+
+
+def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
+    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
+
+    The caller multiplies by `beta`.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        estimator: `"k1"`, `"k2"` or `"k3"`.
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
+
+    Raises:
+        ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
+    """
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
+    return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
+
+
+def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
+    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
+    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()  # eq. (kl_objective)
+        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
+    if not guard:
+        return float(loss), dloss_dlogp
+    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
+    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
+
+
+def kl_in_reward(rewards, logp, logp_ref, mask, beta):
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
+
+    Data, not an objective: no gradient flows through the shaping.
+
+    Args:
+        rewards: `(B,)` sequence rewards `R(x, y)`.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        `(B,)` shaped rewards.
+    """
+    r, logp, logp_ref, mask, beta = kl_reward_args(rewards, logp, logp_ref, mask, beta)
+    return _in_reward(r, logp, logp_ref, mask, beta)
+
+
+def _in_reward(r, logp, logp_ref, mask, beta):
+    """`kl_in_reward` on checked arguments."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = _u(logp, logp_ref, mask).sum(axis=1)  # (B,) sum_t u_t
+        finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
+        out = r - beta * total  # (B,) eq. (kl_reward)
+    return finite_result(out, "beta", "r - beta sum_t u_t")
+
+
+def exact_kl(p, q):
+    """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
+
+    `0 log 0 = 0`; a row with `q = 0` where `p > 0` has `KL = inf`.
+
+    Args:
+        p: `(S, V)` probabilities, rows summing to 1.
+        q: `(S, V)` probabilities, rows summing to 1.
+
+    Returns:
+        `(S,)` KL of each row.
+    """
+    p, q = probability_pair(p, q)
+    pos = p > 0  # (S, V) 0 log 0 = 0
+    terms = np.zeros_like(p)  # (S, V)
+    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
+        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    return terms.sum(axis=1)  # (S,)
+
+
+def _softmax_tables(theta, theta_ref):
+    """(pi, log pi) of both checked logit tables (S, V)."""
+    out = []
+    for t in (theta, theta_ref):
+        logpi = log_softmax(t)  # (S, V) eq. (log_softmax)
+        out.append((np.exp(logpi), logpi))
+    return out
+
+
+def exact_kl_grad_theta(theta, theta_ref, weights=None):
+    """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
+
+    `pi = softmax(theta)`, `pi_ref = softmax(theta_ref)` row-wise. "`> 0`" and "`= 0`" are read
+    on the log scale: a finite logit has a finite log-prob (`log pi > -inf`) even where `pi`
+    itself underflows to 0, so `theta_ref = [0, -1e4]` is a finite KL (about `5e3`), not an
+    infinite one; only a `-inf` logit makes a probability exactly 0.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
+    """
+    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta_ref")
+    (pi, logpi), (pi_ref, logpi_ref) = _softmax_tables(theta, theta_ref)
+    supp = logpi > -np.inf  # (S, V) support of pi
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.zeros_like(logpi)  # (S, V), 0 off the support
+        diff[supp] = logpi[supp] - logpi_ref[supp]
+        kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
+        g = d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
+    # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]
+    return finite_result(g, "weights", "the weighted gradient")
+
+
+def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
+    """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
+
+    The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
+    loss descends in expectation.
+
+    Args:
+        theta: `(S, V)` logits of `pi`.
+        theta_ref: `(S, V)` logits of `pi_ref`.
+        weights: `(S,)` nonnegative state weights `d`, default ones.
+
+    Returns:
+        `(S, V)` gradient.
+
+    Raises:
+        ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
+            `exact_kl_grad_theta`), named after `theta`.
+    """
+    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta")
+    (pi, _), (pi_ref, _) = _softmax_tables(theta, theta_ref)
+    return d[:, None] * (pi - pi_ref)  # (S, V) |.| <= |d|: never overflows
+
+
+# ---- gradient variants of the KL term, and an adaptive coefficient ----------------------------
+#
+# Straight-through ("k1+", "k3+" in verl): the value of k1 or k3, the gradient of k2,
+#     value = sum w k_est,   d/dlogp = w u                                      eq. (kl_straight_through)
+# so that E[gradient] is the per-state gradient of KL(pi || pi_ref) (k2's) while the logged value
+# stays an unbiased estimate of the KL (k1's or k3's).
+#
+# Importance-weighted k3 (TRL use_bias_correction_kl), rho = pi / pi_old on the token:
+#     value = sum w rho k3,   d/dlogp = w rho (k3 + 1 - exp(-u))                 eq. (kl_is)
+# At pi = pi_old (rho = 1) its expected gradient is d/dtheta E_{y~pi}[k3] = the per-state
+# gradient of KL(pi || pi_ref): the same as k2's, with a different variance.
+#
+# Adaptive coefficient (Ziegler et al. 2019; verl kl_ctrl.type = "adaptive"):
+#     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
+
+
+def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
+    """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained.
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+        estimator (str): "k1" or "k3" (verl "k1+" / "k3+"); "k2" is k2 itself.
+        agg (str): aggregation weights w, eq. (pg_agg).
+        max_len (int or None): the constant of agg="constant".
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))`: loss = `sum w k_est` (the caller multiplies by
+            beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
+            not the derivative of the returned value: that is the point of the construction.
+    """
+    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
+    k, _ = _kl_terms(logp, logp_ref, mask, estimator)  # value: k1 or k3
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()
+        grad = w * _u(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
+    return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
+
+
+def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
+    """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
+
+    Args:
+        logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
+        logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
+        mask (np.ndarray): `(B, T)`.
+
+    Returns:
+        result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,
+            `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
+
+    Raises:
+        ValueError: if rho or k3 overflow float64 (named after logp).
+    """
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
+    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    with np.errstate(over="ignore"):
+        rho = np.exp(_u(logp, logp_old, mask)) * mask  # (B, T)
+    if not np.isfinite(rho).all():
+        raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
+    w = agg_weights(mask, agg, max_len)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # rho k3 may overflow: below
+        loss = (w * rho * k).sum()  # eq. (kl_is)
+        dloss_dlogp = w * rho * (k + dk)  # d(rho k3) = rho k3 + rho dk3
+    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
+    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
+
+
+def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
+    """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
+
+    Args:
+        beta (float): current coefficient, `>= 0`.
+        current_kl (float): measured KL (any finite number; verl passes the batch's mean per-token
+            KL estimate, averaged per sequence).
+        target_kl (float): `> 0`.
+        horizon (float): `> 0`.
+        n_steps (float): `>= 0` (verl passes the batch size).
+
+    Returns:
+        beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
+            step larger than `horizon / 0.2` could make it negative, which raises instead.
+    """
+    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
+    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
+    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
+    mult = 1.0 + step  # eq. (kl_adaptive)
+    if mult < 0:
+        raise ValueError(
+            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
+            f"(else beta turns negative), got {n_steps:g}"
+        )
+    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/pg/checks.py
+#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# ----------------------------------------------------------------------------------------------
+
+
+_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
+
+
+def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
+
+    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
+        shape the others and the 0/1 right-padded ``mask`` must have;
+    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
+    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
+        ``"constant"`` at least the longest response.
+    """
+    names = list(logps)
+    arrays = [float_array(logps[n], n, ndim=2) for n in names]
+    mask = mask_array(mask, "mask")
+    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
+        same_shape(names[0], arrays[0], n, a)
+    A = None if adv is _UNSET else advantage(adv, mask, per_token)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return (*arrays, mask, A, max_len)
+
+
+def advantage(adv, mask, per_token=True):
+    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
+    A = float_array(adv, "adv")
+    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
+        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
+        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
+    return A
+
+
+def aggregation(mask, agg, max_len, aggs):
+    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
+    choice(agg, "agg", aggs)
+    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
+    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
+        raise ValueError(
+            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
+        )
+    return max_len
+
+
+def finite_among(value, what, arrays):
+    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
+    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
+    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
+    was subtracted from; the first name on a tie)."""
+    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
+        return value
+    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
+    return finite_result(value, max(big, key=big.get), what)
+
+
+def kl_batch(logp, logp_ref, mask, estimator, estimators, agg=_UNSET, max_len=None, aggs=()):
+    """The arguments of a KL term: ``(logp, logp_ref, mask, max_len)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    choice(estimator, "estimator", estimators)
+    if agg is not _UNSET:
+        max_len = aggregation(mask, agg, max_len, aggs)
+    return logp, logp_ref, mask, max_len
+
+
+def kl_reward_args(rewards, logp, logp_ref, mask, beta):
+    """The arguments of the KL folded into the reward: ``(r (B,), logp, logp_ref, mask, beta)``."""
+    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
+    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
+    return r, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
+
+
+def probability_pair(p, q):
+    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
+    p = float_array(p, "p", ndim=2)
+    q = float_array(q, "q", ndim=2)
+    same_shape("p", p, "q", q)
+    nonempty(p, "p")
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError(
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
+    return p, q
+
+
+def kl_tables(theta, theta_ref, weights, support):
+    """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
+    spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
+    the table that must have a finite logit wherever the other has one."""
+    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    same_shape("theta", theta, "theta_ref", theta_ref)
+    nonempty(theta, "theta")
+    d = (
+        np.ones(theta.shape[0])
+        if weights is None
+        else float_array(weights, "weights", ndim=1, shape=(theta.shape[0],))
+    )
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        m = t.max(axis=1, keepdims=True)  # (S, 1)
+        if not np.isfinite(m).all():
+            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+        with np.errstate(over="ignore"):
+            z = t - m  # (S, V), <= 0
+        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
+    if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
+        raise ValueError(
+            "theta_ref: expected a finite logit wherever theta has one "
+            "(pi_ref > 0 wherever pi > 0, else the KL is infinite)"
+        )
+    if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
+        raise ValueError(
+            "theta: expected a finite logit wherever theta_ref has one "
+            "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
+        )
+    return theta, theta_ref, d
+
+
+def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
+    """The arguments of the adaptive KL coefficient, as floats."""
+    return (
+        float_scalar(beta, "beta", low=0.0),
+        float_scalar(current_kl, "current_kl"),
+        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
+        float_scalar(horizon, "horizon", low=0.0, low_open=True),
+        float_scalar(n_steps, "n_steps", low=0.0),
+    )
+
+
+def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
+    """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
+    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
+        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
+    )
+    return logp, logp_old, logp_ref, mask, max_len
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/checks.py
+#   Input checks at the public boundary.
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
+    """Return ``x`` as a float64 array after checking it.
+
+    ndim:  required number of dimensions (None: any).
+    shape: required shape; a None entry matches any length.
+    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
+        (log-probabilities of impossible tokens), NaN and +inf never are.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
+    arr = _asarray(x, name)
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
+    arr = arr.astype(np.float64, copy=False)
+    _check_shape(arr, name, ndim, shape)
+    if finite and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
+        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
+        if bad.any():
+            what = "+inf" if allow_neginf else "+-inf"
+            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
+    return arr
+
+
+def mask_array(x, name, shape=None):
+    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+    arr = float_array(x, name, ndim=2, shape=shape)
+    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
+    binary = (arr == 0.0) | (arr == 1.0)
+    if not binary.all():
+        bad = arr[~binary]
+        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        raise ValueError(
+            f"{name}: expected right padding (1s then 0s in each row), "
+            f"row {row} is {arr[row].astype(int).tolist()}"
+        )
+    return arr
+
+
+def same_shape(name_a, a, name_b, b):
+    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
+    for nm, x in ((name_a, a), (name_b, b)):
+        if not isinstance(getattr(x, "shape", None), tuple):
+            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
+    if a.shape != b.shape:
+        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+
+
+def int_scalar(x, name, low=None, high=None):
+    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
+    x = int(x)
+    if low is not None and x < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
+    return x
+
+
+def float_scalar(x, name, low=None, high=None, low_open=False):
+    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
+    x = _float(x, name, "a finite number")
+    if low is not None and (x <= low if low_open else x < low):
+        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
+    return x
+
+
+def choice(x, name, options):
+    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
+        ) from None
+    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
+        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
+    return x
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
+    return arr
+
+
+def finite_result(value, name, what):
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
+    else raise a ValueError naming ``name``, the argument that drove the overflow.
+
+    Call it on what a public function is about to return, computed under
+    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
+    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
+    """
+    if not (isinstance(name, str) and isinstance(what, str)):
+        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
+    parts = [value]
+    while parts:
+        v = parts.pop()
+        if isinstance(v, (tuple, list)):
+            parts.extend(v)
+            continue
+        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
+            try:
+                v = float(v)  # an exact number (a Fraction) too
+            except OverflowError:
+                raise ValueError(
+                    f"{name}: expected a value for which {what} is finite in "
+                    f"float64, got one beyond float64's range"
+                ) from None
+        a = _asarray(v, name)
+        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
+            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
+        if not np.isfinite(a.astype(np.float64, copy=False)).all():
+            kind = "NaN" if np.isnan(a).any() else "inf"
+            raise ValueError(
+                f"{name}: expected a value for which {what} is finite in float64, "
+                f"got one that makes it {kind} (overflow)"
+            )
+    return value
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+
+
+def _check_shape(arr, name, ndim, shape):
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
+    if shape is not None:
+        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+def _float(x, name, expected):
+    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
+    try:
+        x = float(x)
+    except OverflowError:
+        raise ValueError(
+            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
+        ) from None
+    if not np.isfinite(x):
+        raise ValueError(f"{name}: expected {expected}, got {x}")
+    return x

@@ -1,0 +1,86 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/core/ops.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/core/ops.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+"""The small pieces every objective shares, one definition each.
+
+Trusted cores: each takes arguments already validated at a public boundary (by a bundle of
+`minirl_lm.core.checks`) and does the arithmetic only. The estimator files import them; their
+standalone copies inline them.
+
+- `AGGS`, `agg_weights`: the loss aggregations as per-token weights `w`, eq. (pg_agg) of the
+  REINFORCE page (`minirl_lm.pg.reinforce.token_weights` is the checked entry).
+- `adv_tokens`: one advantage per response, or one per token, as a `(B, T)` array.
+- `log_ratio`: the masked log-ratio `logp - logp_other`, exactly 0 at padding.
+- `sigmoid`, `log_softmax`: stable at both tails.
+
+Imports NumPy only.
+"""
+
+import numpy as np
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
+    checked to be at least the longest response."""
+    B, T = mask.shape
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def adv_tokens(adv, mask):
+    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
+    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
+    if adv.ndim == 1:
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
+    return adv
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
