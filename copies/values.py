@@ -1,7 +1,8 @@
 # minirl_lm 0.1.0: a self-contained copy of minirl_lm/multiturn/values.py (needs NumPy only).
 # The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
 # Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/multiturn/values.py -o DIR
-# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository.
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository,
+# and a page named below (the page "...") is a page of the minirl_lm documentation site.
 #
 # MIT License
 #

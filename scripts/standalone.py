@@ -334,7 +334,8 @@ def header(name):
             f"# {PKG} {version}: a self-contained copy of {PKG}/{_rel(name)}.py (needs NumPy only).",
             f"# The {PKG} code it uses is inlined below, each part under a comment naming its source file.",
             f"# Regenerate it in a clone of {PKG}: python scripts/standalone.py {PKG}/{_rel(name)}.py -o DIR",
-            f"# Files named below (tests/, examples/, docs/, scripts/) are files of the {PKG} repository.",
+            f"# Files named below (tests/, examples/, docs/, scripts/) are files of the {PKG} repository,",
+            f'# and a page named below (the page "...") is a page of the {PKG} documentation site.',
             "#",
         ]
         + [f"# {line}".rstrip() for line in notice]
