@@ -204,6 +204,13 @@ def dual_floor(ex, taus):
 
 
 # ---- the sampled length sweep: responses of 8 to 64 tokens -----------------------------------
+def per_sample_updates(p, y, c):
+    """g_b = sum_t c[b, t] (e_{y_bt} - p[t]) in row t: (n, L*V), one update per response of a
+    policy whose state is the position (p: (L, V) its probabilities, y: (n, L) tokens)."""
+    score = np.eye(p.shape[1])[y] - p[None]  # (n, L, V) d logp_t / d theta[t]
+    return (c[:, :, None] * score).reshape(len(y), -1)
+
+
 def length_sweep(seed_, kl_token, n, lengths, V=3):
     """Sampled variance of none, tok_is and seq_is on fixed-length responses (L tokens).
 
@@ -244,7 +251,6 @@ def length_sweep(seed_, kl_token, n, lengths, V=3):
         lp_mu, _ = TabularPolicy(theta[:L] / kappa).logp(states, y, mask)
         R = (y == target[:L]).mean(axis=1)  # (n,)
         A = R - p[np.arange(L), target[:L]].mean()  # (n,) v = E_pi_old[R] exactly
-        score = np.eye(V)[y] - p[None]  # (n, L, V) d logp_t / d theta[t]
         row = {"L": L, "kl": float((q * np.log(q / p)).sum()), "var_W": float(np.prod((p**2 / q).sum(axis=1)) - 1)}
         for name, w in (
             ("none", mask),
@@ -252,7 +258,7 @@ def length_sweep(seed_, kl_token, n, lengths, V=3):
             ("seq_is", is_weights(lp_old, lp_mu, mask, "sequence")),  # eq. (is_seq)
         ):
             c = -n * corrected_pg_loss(lp_old, A, mask, w, agg="seq_sum")[1]  # (n, L) w A
-            g = (c[:, :, None] * score).reshape(n, -1)  # (n, L*V) one update per response
+            g = per_sample_updates(p, y, c)  # (n, L*V) one update per response
             sq = ((g - g.mean(axis=0)) ** 2).sum(axis=1)  # (n,)
             row[name] = (float(sq.mean()), float(sq.std() / np.sqrt(n)))
         logW = (lp_old - lp_mu).sum(axis=1)  # (n,) log W
@@ -327,6 +333,10 @@ def sentences(res):
     tok_none = [r["tok_is"][0] / r["none"][0] for r in sw]
     claim(max(tok_none) < 2, "sweep: token IS's variance stays within 2x the uncorrected one's")
     claim(long_["out_W"] > long_["out_geo"], "sweep: the product leaves the clip range more often than the mean")
+    claim(
+        long_["out_W"] > 0.5,
+        "sweep: at the longest length the product leaves [1 - eps, 1 + eps] on most responses",
+    )
     fr = [f for f, _ in res["steps"]]
     claim(fr[0] == 0.0 and res["steps"][0][1] == 0.0, "the first mini-batch step sees rho = 1 exactly")
     claim(all(f > 0 for f in fr[1:]) and res["bypass"] > 0, "every later step, and the bypass step, clips")
@@ -399,7 +409,7 @@ def sentences(res):
     drawn = f"dual_bypass is {' and '.join(coincide)}'s line exactly (one line, both labels). " if coincide else ""
     caption = (
         "The relative bias of each estimator's expected update against the sequence-level "
-        "KL(mu || pi_old) of the sampler, token-level weights and the token-level clip family "
+        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and the token-level clip family "
         "(top), sequence-level weights and masks (bottom); the uncorrected estimator is the grey "
         "line in both. "
         + drawn
@@ -444,11 +454,11 @@ def plot(rows, path):
                 label=name + (" = dual_bypass" if same and name == "ppo_bypass" else ""),
             )
         a.set_title(title, fontsize=11)
-        a.set_ylabel("bias |E[g] - grad J| / |grad J|", fontsize=10)
+        a.set_ylabel(r"bias $\|E_\mu[\hat\nabla] - \nabla J\| \,/\, \|\nabla J\|$", fontsize=10)
         a.legend(fontsize=10, ncol=2, loc="upper left", frameon=False)
         a.set_ylim(bottom=-0.02, top=1.45 * max(np.array(rows[n])[:, 1].max() for n in names + ("none",)))
         a.grid(alpha=0.3)
-    ax[1].set_xlabel("KL(mu || pi_old) per response", fontsize=10)
+    ax[1].set_xlabel(r"KL($\mu\ \|\ \pi_{\theta_\mathrm{old}}$) per response", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, bbox_inches="tight")
 
