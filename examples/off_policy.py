@@ -409,9 +409,9 @@ def sentences(res):
     drawn = f"dual_bypass is {' and '.join(coincide)}'s line exactly (one line, both labels). " if coincide else ""
     caption = (
         "The relative bias of each estimator's expected update against the sequence-level "
-        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and the token-level clip family "
-        "(top), sequence-level weights and masks (bottom); the uncorrected estimator is the grey "
-        "line in both. "
+        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and "
+        "the token-level clip family (top), sequence-level weights and masks (bottom); the "
+        "uncorrected estimator is the grey line in both. "
         + drawn
         + "seq_is stays at zero bias at every mismatch; every bounded row leaves zero where its bound "
         "first binds on some response."
