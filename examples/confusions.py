@@ -1,29 +1,41 @@
 """Common confusions about GRPO-style losses, each settled by a few lines of arithmetic.
 
 One function per confusion, each a few lines on the library's public functions, printing what it
-measures. Everything is deterministic (the one sampled group uses np.random.default_rng(0)). The
-docs page "Common confusions" shows each function (a snippet section) and runs it.
+measures and checking (examples/_claims.py) every comparison the docs page states about it: a
+claim that no longer holds stops the run with exit status 1. Everything is deterministic (each
+sampled run seeds its own np.random.default_rng). The docs page "Common confusions" shows each
+function (a snippet section) and runs it.
 
     loss_zero      the loss is ~0 but the policy moves (rho = 1, centred advantages)
     never_clips    one epoch per group means rho = 1: the clip fraction is 0
+    minibatches    two mini-batches of one group: the second step's ratios are not 1
     aggregation    per-token weights of a short and a long response under each normalizer
     bessel         population versus Bessel std at K = 2 (and the factor sqrt((K-1)/K))
     k_equals_1     what K = 1 does in each baseline: r, 0, 0, ValueError
+    clip_fraction  one epoch in four mini-batches, and a ratio taken against a sampler
+    accumulation   gradient accumulation: each normalizer against its own big batch
 
     $ python examples/confusions.py              # all of them
     $ python examples/confusions.py loss_zero    # one
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.advantages import centred, leave_one_out, no_baseline, standardized
+from minirl_lm.pg.clip import clip_fraction as clip_frac
 from minirl_lm.pg.clip import clipped_surrogate
 from minirl_lm.pg.grpo import grpo_step
+from minirl_lm.pg.offpolicy import ACCUM, accumulation_weights, minibatch_rows
 from minirl_lm.pg.reinforce import token_weights
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_claims.py, beside this file
+from _claims import claim  # noqa: E402
 
 
 # --8<-- [start:loss_zero]
@@ -44,6 +56,8 @@ def loss_zero():
     before = policy.probs()[0] @ r
     policy.theta -= 1.0 * dtheta  # one step, lr = 1
     print(f"E_pi[r] before/after one step: {before:.4f} -> {policy.probs()[0] @ r:.4f}")
+    claim(abs(loss) < 1e-12 and np.abs(dlogp).max() > 0, "the loss is zero up to rounding, its gradient is not")
+    claim(bool(policy.probs()[0] @ r > before), "one step on a zero loss raises the expected reward")
 
 
 # --8<-- [end:loss_zero]
@@ -53,17 +67,45 @@ def loss_zero():
 def never_clips():
     mdp = TokenMDP(prompts=[0], V=4, max_len=1)  # one prompt, one-token answers
     grader = lambda prompt, response: float(response[0] in (0, 3))  # tokens 0 and 3 are right
-    for mu in (1, 4):  # epochs on each group
+    fractions = {}
+    for E in (1, 4):  # update epochs on each group (grpo_step's `mu`)
         policy = TabularPolicy(np.zeros((mdp.S, mdp.V)))
         rng = np.random.default_rng(0)
         for group in range(3):
-            info = grpo_step(policy, policy.copy(), mdp, grader, rng, K=8, mu=mu, lr=1.0, beta=0.0)
-            print(
-                f"mu = {mu}, group {group}: clip fraction per epoch {np.round(info['clip_fraction'], 3).tolist()}"
-            )
+            info = grpo_step(policy, policy.copy(), mdp, grader, rng, K=8, mu=E, lr=1.0, beta=0.0)
+            fractions.setdefault(E, []).append(list(info["clip_fraction"]))
+            print(f"E = {E}, group {group}: clip fraction per epoch {np.round(fractions[E][-1], 3).tolist()}")
+    claim(all(f == [0.0] for f in fractions[1]), "one epoch per group: the clip fraction is 0 on every step")
+    claim(all(f[0] == 0.0 for f in fractions[4]), "E = 4: the first epoch of every group clips nothing")
+    claim(max(max(f[1:]) for f in fractions[4]) > 0, "E = 4: a later epoch clips")
 
 
 # --8<-- [end:never_clips]
+
+
+# --8<-- [start:minibatches]
+def minibatches():
+    rng = np.random.default_rng(1)
+    mdp = TokenMDP(["x0", "x1"], V=3, eos=0, max_len=2)
+    policy = TabularPolicy(rng.normal(size=(mdp.S, mdp.V)))
+    ro = mdp.rollout(policy, 8, rng)  # B = 16: two groups of K = 8
+    A = standardized(np.array([float(1 in y) for y in ro.responses()]).reshape(2, 8))
+    A = A.reshape(-1)[:, None] * ro.mask  # (B, T)
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)
+    spans = []
+    for step, rows in enumerate((np.arange(0, 16, 2), np.arange(1, 16, 2)), 1):  # two mini-batches
+        st, tk, m = ro.states[rows], ro.tokens[rows], ro.mask[rows]
+        logp, _ = policy.logp(st, tk, m)
+        rho = np.exp(logp - logp_old[rows])[m > 0]
+        spans.append((rho.min(), rho.max()))
+        print(f"mini-batch step {step}: rho in [{rho.min():.3f}, {rho.max():.3f}]")
+        _, g = clipped_surrogate(logp, logp_old[rows], A[rows], m, 0.2, agg="token_mean")
+        policy.theta -= 2.0 * policy.backward(st, tk, m, g)
+    claim(spans[0] == (1.0, 1.0), "the first mini-batch step reads rho = 1 exactly")
+    claim(spans[1] != (1.0, 1.0), "the second mini-batch step, same epoch, reads rho != 1")
+
+
+# --8<-- [end:minibatches]
 
 
 # --8<-- [start:aggregation]
@@ -75,10 +117,15 @@ def aggregation():
         ]
     )  # a long response: 8 tokens
     print(f"{'agg':>20}  {'w per token (short, long)':>26}  {'total (short, long)':>20}")
+    w = {}
     for agg in ("seq_sum", "token_mean", "seq_mean_token_mean", "constant"):
-        w = token_weights(mask, agg, max_len=8 if agg == "constant" else None)  # (B, T)
-        per_token, total = w[:, 0], w.sum(axis=1)
+        w[agg] = token_weights(mask, agg, max_len=8 if agg == "constant" else None)  # (B, T)
+        per_token, total = w[agg][:, 0], w[agg].sum(axis=1)
         print(f"{agg:>20}  {per_token[0]:12.4f} {per_token[1]:12.4f}  {total[0]:9.4f} {total[1]:9.4f}")
+    smtm = w["seq_mean_token_mean"]
+    claim(bool(smtm[0].sum() == smtm[1].sum() and smtm[0, 0] > smtm[1, 0]), "seq_mean_token_mean: equal totals")
+    claim(bool(np.ptp(w["token_mean"][mask > 0]) == 0), "token_mean: every token of the batch the same weight")
+    claim(np.allclose(w["constant"], w["seq_sum"] / 8, rtol=1e-15, atol=0), "constant: seq_sum / T_max")
 
 
 # --8<-- [end:aggregation]
@@ -87,15 +134,21 @@ def aggregation():
 # --8<-- [start:bessel]
 def bessel():
     r = np.array([[1.0, 0.0]])  # K = 2, one right, one wrong
-    print(f"population std (ddof=0): A = {standardized(r, ddof=0)[0]}")
-    print(f"Bessel std     (ddof=1): A = {standardized(r, ddof=1)[0]}")
+    pop, bes = standardized(r, ddof=0)[0], standardized(r, ddof=1)[0]
+    print(f"population std (ddof=0): A = {pop}")
+    print(f"Bessel std     (ddof=1): A = {bes}")
     print(f"1/sqrt(2)              =     {1 / np.sqrt(2):.8f}")
+    claim(
+        np.allclose(pop, [1, -1], atol=1e-7) and np.allclose(bes, [2**-0.5, -(2**-0.5)], atol=1e-7),
+        "+-1, +-1/sqrt 2",
+    )
     for K in (2, 4, 8, 64):
         r = np.random.default_rng(K).random((1, K))  # any rewards with a spread
         ratio = standardized(r, eps=0.0, ddof=1) / standardized(r, eps=0.0, ddof=0)
         print(
             f"K = {K:2d}: A(ddof=1) / A(ddof=0) = {ratio.mean():.6f}, sqrt((K-1)/K) = {np.sqrt((K - 1) / K):.6f}"
         )
+        claim(np.allclose(ratio, np.sqrt((K - 1) / K), rtol=1e-12), "the two differ by the factor sqrt((K-1)/K)")
 
 
 # --8<-- [end:bessel]
@@ -108,16 +161,78 @@ def k_equals_1():
     print(f"centred:             {centred(r).ravel()}")
     print(f"standardized ddof=0: {standardized(r, ddof=0).ravel()}")
     print(f"standardized ddof=1: {standardized(r, ddof=1).ravel()}")
+    zero = [centred(r), standardized(r, ddof=0), standardized(r, ddof=1)]
+    claim(all(np.array_equal(a, np.zeros_like(r)) for a in zero), "K = 1: centred, standardized are 0 exactly")
+    claim(np.array_equal(no_baseline(r), r), "K = 1: no baseline keeps the raw reward")
     try:
         leave_one_out(r)
     except ValueError as err:
         print(f"leave-one-out:       ValueError\n  {err}")
+    else:
+        claim(False, "K = 1: leave-one-out refuses")
 
 
 # --8<-- [end:k_equals_1]
 
 
-CONFUSIONS = {f.__name__: f for f in (loss_zero, never_clips, aggregation, bessel, k_equals_1)}
+# --8<-- [start:clip_fraction]
+def clip_fraction():
+    rng = np.random.default_rng(0)
+    mdp = TokenMDP(["x0", "x1"], V=3, eos=0, max_len=3)
+    policy = TabularPolicy(rng.normal(size=(mdp.S, mdp.V)))
+    ro = mdp.rollout(policy, 16, rng)  # B = 32: two groups of K = 16
+    A = standardized(np.array([float(y[0] == 1) for y in ro.responses()]).reshape(2, 16)).reshape(-1)
+    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T), fixed for the epoch
+    logp_mu, _ = TabularPolicy(policy.theta / 2.0).logp(ro.states, ro.tokens, ro.mask)  # a sampler
+    fractions = []
+    for rows in minibatch_rows(32, 4, rng):  # one epoch, four optimizer steps
+        st, tk, m = ro.states[rows], ro.tokens[rows], ro.mask[rows]
+        logp, _ = policy.logp(st, tk, m)
+        fractions.append(clip_frac(logp, logp_old[rows], A[rows], m, 0.2))
+        print(f"minibatch step {len(fractions)}: clip fraction {fractions[-1]:.3f}")
+        _, g = clipped_surrogate(logp, logp_old[rows], A[rows], m, 0.2)
+        policy.theta -= 3.0 * policy.backward(st, tk, m, g)
+    bypass = clip_frac(logp_old, logp_mu, A, ro.mask, 0.2)  # first step, ratio against mu
+    print(f"bypass step 1 (ratio against a sampler at temperature 2): clip fraction {bypass:.3f}")
+    claim(fractions[0] == 0.0, "the first step of an epoch clips nothing")
+    claim(min(fractions[1:]) > 0 and bypass > 0, "every later mini-batch step, and the bypass step, clips")
+
+
+# --8<-- [end:clip_fraction]
+
+
+# --8<-- [start:accumulation]
+def accumulation():
+    lengths = np.array([1, 8, 3, 5, 2, 7, 4, 6])  # B = 8 responses
+    mask = (np.arange(8)[None, :] < lengths[:, None]).astype(float)  # (B, T)
+    print(f"B = 8 responses of lengths {lengths.tolist()}, M = {int(mask.sum())} real tokens")
+    own_big = {"dapo": "token_mean", "bnpo": "token_mean", "grpo": "seq_mean_token_mean"}
+    own_big |= {"dr_grpo": "constant", "sum": "token_mean"}  # sum: bnpo with the 1/G forgotten
+    for G in (2, 4):  # gradient_accumulation_steps at a fixed batch
+        M_g = mask.reshape(G, -1).sum(axis=1)  # (G,) real tokens per micro-batch
+        print(f"G = {G}, M_g = {M_g.astype(int).tolist()}: accumulated weight / own big batch's, per micro-batch")
+        for mode in ACCUM:
+            w = accumulation_weights(mask, G, mode)  # (B, T) summed over the G backward passes
+            big = token_weights(mask, own_big[mode])  # (B, T) one backward over the batch
+            ratio = np.array([(w[b][mask[b] > 0] / big[b][mask[b] > 0]).mean() for b in np.split(np.arange(8), G)])
+            print(f"  {mode:8s} vs {own_big[mode]:20s} {np.round(ratio, 4).tolist()}")
+            exact = np.allclose(w, big, rtol=1e-15, atol=0)
+            if mode in ("dapo", "grpo", "dr_grpo"):
+                claim(exact, "dapo, grpo and dr_grpo reproduce their own big batch at every G")
+            if mode == "bnpo":
+                claim(np.allclose(ratio, mask.sum() / (G * M_g), rtol=1e-14), "bnpo: the factor M / (G M_g)")
+                claim(not exact, "bnpo: its weights are not its own big batch's")
+            if mode == "sum":
+                claim(np.allclose(w.sum(), G, rtol=1e-14), "without 1/G: the total weight is G")
+
+
+# --8<-- [end:accumulation]
+
+
+CONFUSIONS = {
+    f.__name__: f
+    for f in (loss_zero, never_clips, minibatches, aggregation, bessel, k_equals_1, clip_fraction, accumulation)
+}
 
 
 def main(argv=None):

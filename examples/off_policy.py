@@ -1,7 +1,7 @@
 """Off the policy: the sampler mu is not pi_old; what each correction does to the update, exactly.
 
 A small multi-token task (2 prompts, EOS + 2 letters, up to 3 tokens: 15 responses per prompt).
-pi_old is a random tabular policy; the sampler mu is pi_old at temperature tau >= 1, with tau
+pi_old is a random tabular policy; the sampler mu is pi_old at temperature kappa >= 1, with kappa
 chosen so that the sequence-level KL(mu || pi_old) hits each level of --levels (the first is 0:
 mu = pi_old). For every estimator and level, by enumerating every response (no sampling):
 
@@ -14,10 +14,17 @@ pi_old. Estimators: sampler corrections as weights on REINFORCE (none, token/seq
 truncated, masked, TRL's default sequence mask, TRL's off-policy sequence mask, verl's
 geometric rejection), and the clip family in verl's "bypass" mode (the ratio taken against mu).
 
-Then one epoch over a sampled batch in M mini-batches (the clip fraction per optimizer step), and
-the loss normalizers under gradient accumulation against one big batch.
+Then, in order: token IS with mu changed at one depth only (the prefix and the continuation as
+the two sources of its bias); why dual-clip prints PPO's numbers (its floor never binds); a
+sampled length sweep (responses of 8 to 64 tokens from a per-position policy) where the product
+W's variance explodes; one epoch over a sampled batch in mini-batches (the clip fraction per
+optimizer step); and the loss normalizers under gradient accumulation, each against its own big
+batch. Every comparison the docs page states is checked here (examples/_claims.py).
 
     $ python examples/off_policy.py                  # the tables on the page
+    $ python examples/off_policy.py --section takeaway      # the page's three opening lines
+    $ python examples/off_policy.py --section conclusions   # its "What to conclude", as Markdown
+    $ python examples/off_policy.py --quick          # a smaller sweep (the tests)
     $ python examples/off_policy.py --section minibatch --lr 1 --minibatches 8
     $ python examples/off_policy.py --plot off_policy.svg --levels 0,0.05,0.1,0.25 --seed 1
 """
@@ -41,12 +48,19 @@ from minirl_lm.pg.offpolicy import (
     off_policy_sequence_mask,
     rejection_mask,
 )
+from minirl_lm.pg.reinforce import token_weights
 from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real, reals, seed  # noqa: E402
 
 EOS, PROMPTS = 0, ("ab", "b")  # token 0 is EOS, tokens 1, 2 are "a", "b"
+DUAL_C, EPS = 3.0, 0.2  # the bypass rows' dual-clip bound c and clip range epsilon
+SWEEP_LENGTHS, QUICK_LENGTHS = (8, 16, 32, 64), (8, 64)
+# each accumulation mode against the loss it computes in one backward over the whole batch
+OWN_BIG = {"dapo": "token_mean", "bnpo": "token_mean", "grpo": "seq_mean_token_mean", "dr_grpo": "constant"}
+OWN_BIG["sum"] = "token_mean"  # the local token mean with the 1/G forgotten
 
 
 def grader(prompt, response):
@@ -79,18 +93,28 @@ class Exact:
                 e[0, t] = 1.0
                 sl = slice(b, b + 1)
                 self.score[b, t] = pi_old.backward(ro.states[sl], ro.tokens[sl], ro.mask[sl], e).ravel()
-        self.grad_J = np.einsum("b,btp->p", self.p_old * self.A, self.score)  # eq. (pg_is) on-policy
+        self.grad_J = np.einsum("b,btp->p", self.p_old * self.A, self.score)  # eq. (on_policy)
 
-    def sampler(self, tau):
-        """mu = softmax(theta_old / tau): (its token log-probs (B, T), mu_0(x) mu(y|x) (B,))."""
-        mu = TabularPolicy(self.pi_old.theta / tau)
-        lp, seq = mu.logp(self.ro.states, self.ro.tokens, self.ro.mask)
+    def sampler(self, tau, depth=None):
+        """mu = softmax(theta_old / tau) (at the states s_depth only, if depth is given): its token
+        log-probs (B, T) and mu_0(x) mu(y|x) (B,)."""
+        theta = self.pi_old.theta / tau
+        if depth is not None:  # mu = pi_old except where token `depth` is chosen
+            at = np.unique(self.ro.states[self.ro.lengths >= depth, depth - 1])  # ids of s_depth
+            theta = self.pi_old.theta.copy()
+            theta[at] /= tau
+        lp, seq = TabularPolicy(theta).logp(self.ro.states, self.ro.tokens, self.ro.mask)
         return lp, np.exp(seq) / self.mdp.N
 
-    def kl(self, tau):
+    def kl(self, tau, depth=None):
         """Sequence-level KL(mu || pi_old) = E_x sum_y mu(y|x) log(mu(y|x) / pi_old(y|x))."""
-        lp, q = self.sampler(tau)
+        lp, q = self.sampler(tau, depth)
         return float((q * ((lp - self.logp_old) * self.ro.mask).sum(axis=1)).sum())
+
+    def var_W(self, tau):
+        """Var_mu(W) = E_mu[W^2] - 1 of the sequence weight W = pi_old(y|x) / mu(y|x), exactly."""
+        _, q = self.sampler(tau)
+        return float((self.p_old**2 / q).sum() - 1.0)
 
     def tau_for(self, target):
         """The temperature tau >= 1 with KL(mu || pi_old) = target (bisection on log tau)."""
@@ -142,9 +166,9 @@ def estimators(ex, logp_mu, args):
         "opsm_trl": pg(trl * off_policy_sequence_mask(lo, logp_mu, A, m, args.delta)),  # eq. (opsm)
         "rs_geo_verl": pg(rejection_mask(lo, logp_mu, m, "seq_mean_k1", args.geo)),  # eq. (rejection)
         # verl's bypass mode: the ratio is taken against the sampler (logp_old := logp_mu)
-        "ppo_bypass": clipped_surrogate(lo, logp_mu, A, m, 0.2, agg="seq_sum")[1],
-        "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, 0.2, c=3.0, agg="seq_sum")[1],
-        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, 0.2)[1],
+        "ppo_bypass": clipped_surrogate(lo, logp_mu, A, m, EPS, agg="seq_sum")[1],
+        "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, EPS, c=DUAL_C, agg="seq_sum")[1],
+        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, EPS)[1],
         "cispo_bypass": cispo_loss(lo, logp_mu, A, m, 0.8, 1.28, agg="seq_sum")[1],
     }
 
@@ -160,9 +184,93 @@ def measure(ex, args, taus):
     return rows
 
 
+def one_depth(ex, args, tau):
+    """{depth: {name: (kl, bias, cosine, variance)}} for none, tok_is, seq_is with mu changed
+    (temperature tau) only at the states s_depth: depth 1 moves the first token only (a prefix
+    source for every later token), the last depth the last token only (a continuation source)."""
+    out = {}
+    for depth in (1, ex.mdp.max_len):
+        logp_mu, q = ex.sampler(tau, depth)
+        est = estimators(ex, logp_mu, args)
+        out[depth] = {k: (ex.kl(tau, depth),) + ex.moments(est[k], q) for k in ("none", "tok_is", "seq_is")}
+    return out
+
+
+def dual_floor(ex, taus):
+    """The largest bypass ratio pi_old / mu over the tokens with A < 0, per level: dual-clip's
+    floor c A binds on a token iff A < 0 and rho > c (rho > 1 + eps > clip(rho) there)."""
+    neg = (ex.A < 0)[:, None] & (ex.ro.mask > 0)  # (B, T)
+    return [float(np.exp(ex.logp_old - ex.sampler(tau)[0])[neg].max()) for tau in taus]
+
+
+# ---- the sampled length sweep: responses of 8 to 64 tokens -----------------------------------
+def per_sample_updates(p, y, c):
+    """g_b = sum_t c[b, t] (e_{y_bt} - p[t]) in row t: (n, L*V), one update per response of a
+    policy whose state is the position (p: (L, V) its probabilities, y: (n, L) tokens)."""
+    score = np.eye(p.shape[1])[y] - p[None]  # (n, L, V) d logp_t / d theta[t]
+    return (c[:, :, None] * score).reshape(len(y), -1)
+
+
+def length_sweep(seed_, kl_token, n, lengths, V=3):
+    """Sampled variance of none, tok_is and seq_is on fixed-length responses (L tokens).
+
+    The prefix tree of 64 tokens has V^64 states, so the policy here is tabular in the position:
+    state t is the t-th token's row (pi_old random, mu = pi_old at one temperature kappa with a
+    mean per-token KL(mu || pi_old) of kl_token). Reward: the fraction of tokens equal to a fixed
+    target string; A = R - v with v = E_pi_old[R] exact. Per length: the exact sequence KL, the
+    exact Var_mu(W) = prod_t sum_v pi_old^2 / mu - 1, and over n responses y ~ mu the trace of the
+    covariance of the per-sample update g (with its standard error), and the fraction of
+    responses whose ratio pi_old/mu leaves [1 - eps, 1 + eps] as the product W and as the
+    geometric mean W^(1/L). Returns (kappa, [dict per length])."""
+    rng = np.random.default_rng([seed_, 64])
+    Lmax = max(lengths)
+    theta = rng.normal(size=(Lmax, V))  # (Lmax, V) one row per position
+    target = rng.integers(V, size=Lmax)  # (Lmax,)
+    p_old = TabularPolicy(theta).probs()  # (Lmax, V)
+
+    def kl_mean(kappa):
+        q = TabularPolicy(theta / kappa).probs()
+        return float((q * np.log(q / p_old)).sum(axis=1).mean())
+
+    lo, hi = 0.0, 8.0  # bisection on log kappa
+    if kl_mean(np.exp(hi)) < kl_token:
+        raise ValueError(f"expected a per-token KL below {kl_mean(np.exp(hi)):.4g}, got {kl_token:g}")
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if kl_mean(np.exp(mid)) < kl_token else (lo, mid)
+    kappa = float(np.exp(0.5 * (lo + hi)))
+    q_mu = TabularPolicy(theta / kappa).probs()  # (Lmax, V)
+    out = []
+    for L in lengths:
+        p, q = p_old[:L], q_mu[:L]
+        u = rng.random((n, L))  # inverse-CDF draws, y_t ~ mu(. | t)
+        y = np.minimum((u[:, :, None] > np.cumsum(q, axis=1)[None]).sum(axis=2), V - 1)  # (n, L)
+        states = np.broadcast_to(np.arange(L), (n, L)).copy()  # (n, L) state t = position t
+        mask = np.ones((n, L))
+        lp_old, _ = TabularPolicy(theta[:L]).logp(states, y, mask)  # (n, L)
+        lp_mu, _ = TabularPolicy(theta[:L] / kappa).logp(states, y, mask)
+        R = (y == target[:L]).mean(axis=1)  # (n,)
+        A = R - p[np.arange(L), target[:L]].mean()  # (n,) v = E_pi_old[R] exactly
+        row = {"L": L, "kl": float((q * np.log(q / p)).sum()), "var_W": float(np.prod((p**2 / q).sum(axis=1)) - 1)}
+        for name, w in (
+            ("none", mask),
+            ("tok_is", is_weights(lp_old, lp_mu, mask, "token")),  # eq. (is_token)
+            ("seq_is", is_weights(lp_old, lp_mu, mask, "sequence")),  # eq. (is_seq)
+        ):
+            c = -n * corrected_pg_loss(lp_old, A, mask, w, agg="seq_sum")[1]  # (n, L) w A
+            g = per_sample_updates(p, y, c)  # (n, L*V) one update per response
+            sq = ((g - g.mean(axis=0)) ** 2).sum(axis=1)  # (n,)
+            row[name] = (float(sq.mean()), float(sq.std() / np.sqrt(n)))
+        logW = (lp_old - lp_mu).sum(axis=1)  # (n,) log W
+        row["out_W"] = float((np.abs(np.exp(logW) - 1) > EPS).mean())
+        row["out_geo"] = float((np.abs(np.exp(logW / L) - 1) > EPS).mean())
+        out.append(row)
+    return kappa, out
+
+
 # ---- one epoch in mini-batches, and the normalizers ------------------------------------------
 def minibatch_epoch(mdp, pi_old, rng, args, tau):
-    """Clip fraction before each optimizer step of one epoch over M mini-batches, and the clip
+    """Clip fraction before each optimizer step of one epoch over the mini-batches, and the clip
     fraction of the first step if the ratio is taken against a sampler at temperature tau."""
     pol = pi_old.copy()
     ro = mdp.rollout(pol, args.K, rng)
@@ -170,29 +278,145 @@ def minibatch_epoch(mdp, pi_old, rng, args, tau):
     A = standardized(r.reshape(-1, args.K)).reshape(-1)  # (B,)
     logp_old, _ = pi_old.logp(ro.states, ro.tokens, ro.mask)  # fixed for the epoch
     logp_mu, _ = TabularPolicy(pi_old.theta / tau).logp(ro.states, ro.tokens, ro.mask)
-    bypass = clip_fraction(logp_old, logp_mu, A, ro.mask, 0.2)  # theta = theta_old
+    bypass = clip_fraction(logp_old, logp_mu, A, ro.mask, EPS)  # theta = theta_old
     out = []
     for rows in minibatch_rows(len(A), args.minibatches, rng):
         s, y, m = ro.states[rows], ro.tokens[rows], ro.mask[rows]
         lp, _ = pol.logp(s, y, m)
-        frac = clip_fraction(lp, logp_old[rows], A[rows], m, 0.2)
+        frac = clip_fraction(lp, logp_old[rows], A[rows], m, EPS)
         rho = np.exp((lp - logp_old[rows]) * m)
-        _, d = clipped_surrogate(lp, logp_old[rows], A[rows], m, 0.2)
+        _, d = clipped_surrogate(lp, logp_old[rows], A[rows], m, EPS)
         pol.theta -= args.lr * pol.backward(s, y, m, d)  # one optimizer step
         out.append((frac, float(np.abs(rho - 1).max())))
     return out, bypass, ro
 
 
-def normalizers(ro, G):
-    """{mode: (weights x N (B, T), per-micro-batch mean factor (G,))} for every ACCUM mode."""
-    m = ro.mask
-    N = m.sum()
-    res = {"big": (m / N * N, np.ones(G))}
+def normalizers(mask, G):
+    """{mode: (accumulated / own-big-batch weight on real tokens, total ratio, factor per
+    micro-batch (G,))}: each mode of eq. (accum) against the loss it computes in one backward
+    over the whole batch (OWN_BIG), and M_g, the real tokens of each micro-batch (G,)."""
+    blocks = np.split(np.arange(len(mask)), G)  # consecutive micro-batches of B/G rows
+    M_g = np.array([mask[b].sum() for b in blocks])  # (G,)
+    res = {}
     for mode in ACCUM:
-        w = accumulation_weights(m, G, mode) * N  # eq. (accum), x N
-        blocks = np.split(np.arange(len(m)), G)
-        res[mode] = (w, np.array([w[b][m[b] > 0].mean() for b in blocks]))
-    return res
+        w = accumulation_weights(mask, G, mode)  # (B, T) eq. (accum)
+        big = token_weights(mask, OWN_BIG[mode])  # (B, T) eq. (pg_agg), one backward
+        ratio = w[mask > 0] / big[mask > 0]  # (M,)
+        fac = np.array([(w[b][mask[b] > 0] / big[b][mask[b] > 0]).mean() for b in blocks])
+        res[mode] = (ratio, float(w.sum() / big.sum()), fac)
+    return res, M_g
+
+
+# ---- the page's sentences: each computed from the results or asserted here -----------------
+def sentences(res):
+    """(takeaway: 3 lines, conclusions: Markdown bullets, caption), every comparison claimed."""
+    rows, levels, sw, norm, G = res["rows"], res["levels"], res["sweep"], res["norm"], res["G"]
+    last = {k: v[-1] for k, v in rows.items()}
+    kl = last["seq_is"][0]
+    n_lv = len(levels) - 1
+    claim(all(r[1] <= 1e-12 for r in rows["seq_is"]), "sequence IS has bias at most 1e-12 at every level")
+    claim(all(r[1] > 1e-3 for r in rows["tok_is"][1:]), "token IS is biased at every mismatch")
+    d_first, d_last = res["depth"][1], res["depth"][max(res["depth"])]
+    for d in (d_first, d_last):
+        claim(d["tok_is"][1] > 1e-3 and d["seq_is"][1] <= 1e-12, "one changed depth: tok_is biased, seq_is not")
+    same0 = all(np.array_equal(v[0][1:], rows["none"][0][1:]) for k, v in rows.items() if k != "gspo_bypass")
+    claim(same0, "at KL 0 every estimator but GSPO prints the uncorrected row's numbers exactly")
+    claim(rows["dual_bypass"] == rows["ppo_bypass"], "dual_bypass prints ppo_bypass's numbers at every level")
+    claim(max(res["floor"]) < DUAL_C, "the dual-clip floor c never binds: every A < 0 ratio is below c")
+    claim(last["seq_tis"][3] < last["seq_is"][3] and last["seq_tis"][1] > 1e-3, "truncation: bias for variance")
+    tok_lower = sum(t[3] < s[3] for t, s in zip(rows["tok_is"][1:], rows["seq_is"][1:]))
+    seq_below_none = sum(s[3] < u[3] for s, u in zip(rows["seq_is"][1:], rows["none"][1:]))
+    short, long_ = sw[0], sw[-1]
+    r_short, r_long = short["seq_is"][0] / short["tok_is"][0], long_["seq_is"][0] / long_["tok_is"][0]
+    claim(r_long > 3 and r_long > r_short, "sweep: seq_is's variance explodes with length, token IS's does not")
+    claim(all(a["var_W"] < b["var_W"] for a, b in zip(sw, sw[1:])), "sweep: Var(W) grows with the length")
+    tok_none = [r["tok_is"][0] / r["none"][0] for r in sw]
+    claim(max(tok_none) < 2, "sweep: token IS's variance stays within 2x the uncorrected one's")
+    claim(long_["out_W"] > long_["out_geo"], "sweep: the product leaves the clip range more often than the mean")
+    claim(
+        long_["out_W"] > 0.5,
+        "sweep: at the longest length the product leaves [1 - eps, 1 + eps] on most responses",
+    )
+    fr = [f for f, _ in res["steps"]]
+    claim(fr[0] == 0.0 and res["steps"][0][1] == 0.0, "the first mini-batch step sees rho = 1 exactly")
+    claim(all(f > 0 for f in fr[1:]) and res["bypass"] > 0, "every later step, and the bypass step, clips")
+    dev = {k: float(np.abs(r - 1).max()) for k, (r, _, _) in norm.items()}
+    exact = [k for k in ("dapo", "grpo", "dr_grpo") if dev[k] <= 1e-15]
+    claim(len(exact) == 3, "dapo, grpo and dr_grpo reproduce their own big batch to rounding")
+    worst = max(dev[k] for k in exact)
+    exactly = "bit for bit" if worst == 0 else f"to {worst:.0e}"
+    M_g, M = res["M_g"], res["M_g"].sum()
+    claim(np.allclose(norm["bnpo"][2], M / (G * M_g), rtol=1e-14), "bnpo's factor is M / (G M_g)")
+    claim(np.ptp(norm["bnpo"][2]) > 0 and abs(norm["sum"][1] - G) < 1e-12, "bnpo moves weight; sum is G x")
+
+    takeaway = [
+        f"- **Only the sequence weight is unbiased.** Sequence IS has bias at most "
+        f"{max(r[1] for r in rows['seq_is']):.0e} at every level; token IS has bias "
+        f"{last['tok_is'][1]:.3f} at KL {kl:.3f}, and {d_last['tok_is'][1]:.3f} even when the sampler "
+        f"differs from the trainer only where the last token is chosen (sequence IS: "
+        f"{d_last['seq_is'][1]:.0e}).",
+        f"- **The product's variance is a matter of length.** On these responses of at most "
+        f"{res['max_len']} tokens sequence IS's variance is below the uncorrected estimator's at "
+        f"{seq_below_none} of {n_lv} levels; in the sampled sweep at {long_['L']} tokens it is "
+        f"{r_long:.1f} times token IS's ({r_short:.2f} times at {short['L']}).",
+        f"- **Every bound is a bias where it binds, and one normalizer is an accumulation bug.** "
+        f"Truncating the sequence weight at {res['c']:g} costs bias {last['seq_tis'][1]:.3f} at "
+        f"KL {kl:.3f}; the PPO clip against the sampler, {last['ppo_bypass'][1]:.3f}. Under "
+        f"gradient accumulation {', '.join(exact)} reproduce their own big batch ("
+        + exactly
+        + f"); bnpo's micro-batches are re-weighted by "
+        f"{norm['bnpo'][2].min():.3f} to {norm['bnpo'][2].max():.3f}, and a dropped 1/G scales by {G}.",
+    ]
+    explode = next(r["L"] for r in sw if r["seq_is"][0] > 2 * r["tok_is"][0]) if r_long > 2 else None
+    conclusions = [
+        f"- At KL {kl:.3f}, untruncated sequence IS has bias {last['seq_is'][1]:.1e} (rounding) and "
+        f"variance {last['seq_is'][3]:.3e}; token IS has bias {last['tok_is'][1]:.3f} (variance "
+        f"{last['tok_is'][3]:.3e}); uncorrected samples from the sampler have bias {last['none'][1]:.3f}.",
+        f"- **Token IS is biased through both sources.** With the sampler changed only at the first "
+        f"token (the prefix of every later token comes from it) token IS has bias "
+        f"{d_first['tok_is'][1]:.3f}; changed only at the last token (the continuation of every "
+        f"earlier token comes from it), {d_last['tok_is'][1]:.3f}. Sequence IS: "
+        f"{d_first['seq_is'][1]:.0e} and {d_last['seq_is'][1]:.0e}.",
+        f"- **Variance, short responses.** Token IS has the lower variance of the two at {tok_lower} "
+        f"of {n_lv} levels, and sequence IS's variance is below the uncorrected estimator's at "
+        f"{seq_below_none} of {n_lv}: with at most {res['max_len']} tokens the product is a product "
+        f"of at most {res['max_len']} ratios (exact Var(W) at most {max(res['var_W']):.3f}).",
+        f"- **Variance, long responses.** In the sampled sweep Var(W) grows from "
+        f"{short['var_W']:.3f} at {short['L']} tokens to {long_['var_W']:.1f} at {long_['L']}, and "
+        f"sequence IS's variance from {r_short:.2f} to {r_long:.1f} times token IS's"
+        + (f" (above twice from {explode} tokens on)" if explode else "")
+        + f"; token IS's variance stays between {min(tok_none):.2f} and {max(tok_none):.2f} times the "
+        f"uncorrected one's. At {long_['L']} tokens the product ratio leaves [{1 - EPS:g}, {1 + EPS:g}] on "
+        f"{long_['out_W']:.0%} of the responses, the geometric mean on {long_['out_geo']:.0%} (GSPO's "
+        f"choice).",
+        f"- Sequence truncation at {res['c']:g} has bias {last['seq_tis'][1]:.3f} and variance "
+        f"{last['seq_tis'][3]:.3e}, lower than untruncated sequence IS's: truncation trades bias for "
+        f"variance.",
+        f"- The PPO clip in bypass mode has bias {last['ppo_bypass'][1]:.3f}: with the ratio taken "
+        f"against the sampler, the clip zeroes the gradient of every token whose ratio "
+        r"\(\pi_{\theta_\text{old}} / \mu\) left the clip range"
+        f" on the side its advantage pushes. Dual-clip prints the same "
+        f"numbers at every level because its floor binds only on a token with \\(A < 0\\) and a ratio "
+        f"above \\(c = {DUAL_C:g}\\), and the largest such ratio here is {max(res['floor']):.3f}.",
+        "- At KL 0 every estimator but GSPO prints the uncorrected row's numbers exactly.",
+        f"- **Accumulation.** Against its own big batch, {', '.join(exact)} are exact ("
+        + exactly
+        + "); bnpo's factor M/(G M_g) is "
+        + ", ".join(f"{f:.4f}" for f in norm["bnpo"][2])
+        + f" on the {G} micro-batches; the local mean without 1/G is {norm['sum'][1]:g} times too large.",
+    ]
+    coincide = [k for k in rows if k != "dual_bypass" and rows[k] == rows["dual_bypass"]]
+    drawn = f"dual_bypass is {' and '.join(coincide)}'s line exactly (one line, both labels). " if coincide else ""
+    caption = (
+        "The relative bias of each estimator's expected update against the sequence-level "
+        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and "
+        "the token-level clip family (top), sequence-level weights and masks (bottom); the "
+        "uncorrected estimator is the grey line in both. "
+        + drawn
+        + "seq_is stays at zero bias at every mismatch; every bounded row leaves zero where its bound "
+        "first binds on some response."
+    )
+    return takeaway, conclusions, caption
 
 
 def plot(rows, path):
@@ -201,19 +425,40 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(2, 1, figsize=(6.4, 9.6), sharex=True)
-    for i, (name, rs) in enumerate(rows.items()):
-        kl, bias, _, var = np.array(rs).T
-        style = dict(marker="osv^D<>ph*xP+d"[i % 14], ls="-" if i < 10 else "--", label=name)
-        ax[0].plot(kl, bias, **style)
-        ax[1].plot(kl, var, **style)
-    ax[0].set_ylabel("bias |E[g] - grad J| / |grad J|")
-    ax[1].set_ylabel("variance (trace of Cov g)")
-    ax[1].set_yscale("log")
-    ax[1].set_xlabel("KL(mu || pi_old) per response")
-    ax[1].legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14))
-    for a in ax:
+    panels = (
+        ("token-level weights, token clip family", ("tok_is", "tok_tis", "tok_mis", "ppo_bypass", "cispo_bypass")),
+        (
+            "sequence-level weights and masks",
+            ("seq_is", "seq_tis", "seq_mis", "seq_mis_trl", "opsm_trl", "rs_geo_verl", "gspo_bypass"),
+        ),
+    )
+    colors = plt.get_cmap("tab10").colors
+    same = rows["dual_bypass"] == rows["ppo_bypass"]  # one line, labelled twice (else drawn too)
+    if not same:
+        panels = ((panels[0][0], panels[0][1] + ("dual_bypass",)), panels[1])
+    fig, ax = plt.subplots(2, 1, figsize=(6.4, 8.4), sharex=True)
+    for a, (title, names) in zip(ax, panels):
+        kl, bias = np.array(rows["none"])[:, :2].T
+        a.plot(kl, bias, color="0.55", lw=3, label="none (uncorrected)")
+        for i, name in enumerate(names):  # drawn first = widest, so a line drawn over it shows it
+            kl, bias = np.array(rows[name])[:, :2].T
+            a.plot(
+                kl,
+                bias,
+                color=colors[i],
+                lw=2.6 - 0.3 * i,
+                ls=("-", "--", "-.", ":")[i % 4],
+                marker="osD^v<>"[i],
+                ms=10 - i,
+                mfc="none",
+                label=name + (" = dual_bypass" if same and name == "ppo_bypass" else ""),
+            )
+        a.set_title(title, fontsize=11)
+        a.set_ylabel(r"bias $\|E_\mu[\hat\nabla] - \nabla J\| \,/\, \|\nabla J\|$", fontsize=10)
+        a.legend(fontsize=10, ncol=2, loc="upper left", frameon=False)
+        a.set_ylim(bottom=-0.02, top=1.45 * max(np.array(rows[n])[:, 1].max() for n in names + ("none",)))
         a.grid(alpha=0.3)
+    ax[1].set_xlabel(r"KL($\mu\ \|\ \pi_{\theta_\mathrm{old}}$) per response", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, bbox_inches="tight")
 
@@ -222,7 +467,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of pi_old and of the sampled batch")
+    p.add_argument("--seed", type=seed, default=0, help="seed of pi_old, the sampled batch and the sweep")
     p.add_argument(
         "--levels",
         type=reals(0),
@@ -230,22 +475,34 @@ def main(argv=None):
         help="KL(mu || pi_old) levels, comma-separated, increasing, the first 0",
     )
     p.add_argument(
-        "--c", type=real(1, 1e6, low_open=True), default=1.5, help="truncation bound C (masks: [1/C, C])"
+        "--c", type=real(1, 1e6, low_open=True), default=1.5, help="truncation bound c_max (masks: [1/c, c])"
     )
     p.add_argument("--delta", type=real(0, 1e6, low_open=True), default=0.1, help="TRL off-policy mask threshold")
     p.add_argument(
         "--geo", type=real(1, 1e6, low_open=True), default=1.1, help="verl geometric rejection bound (> 1)"
     )
     p.add_argument("--K", type=integer(2, 10000), default=16, help="responses per prompt in the mini-batch run")
-    p.add_argument("--minibatches", type=integer(1, 20000), default=4, help="M mini-batches (and G micro-batches)")
+    p.add_argument("--minibatches", type=integer(1, 20000), default=4, help="mini-batches (and G micro-batches)")
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=3.0, help="step size of the mini-batch run")
     p.add_argument(
-        "--section",
-        choices=("all", "estimators", "minibatch", "normalizers"),
-        default="all",
-        help="print only one part of the output",
+        "--sweep-kl",
+        type=real(0, 0.5, low_open=True),
+        default=0.025,
+        help="mean per-token KL(mu || pi_old) of the length sweep",
     )
-    p.add_argument("--plot", metavar="PATH", type=plot_path, help="write bias and variance against the KL")
+    p.add_argument(
+        "--sweep-samples", type=integer(100, 100000), default=20000, help="sampled responses per sweep length"
+    )
+    p.add_argument("--quick", action="store_true", help="a small sweep: lengths 8 and 64, 4000 samples each")
+    p.add_argument(
+        "--section",
+        choices=("all", "estimators", "sweep", "minibatch", "normalizers", "takeaway", "conclusions", "caption"),
+        default="all",
+        help="print only one part of the output (takeaway, conclusions, caption: the page's sentences)",
+    )
+    p.add_argument(
+        "--plot", metavar="PATH", type=plot_path, help="write the bias of every estimator against the KL"
+    )
     args = p.parse_args(argv)
     args.levels = list(args.levels)
     lv = np.array(args.levels)
@@ -255,6 +512,7 @@ def main(argv=None):
         p.error(
             f"--minibatches: expected a divisor of the batch size {args.K * len(PROMPTS)}, got {args.minibatches}"
         )
+    lengths, n_sweep = (QUICK_LENGTHS, 4000) if args.quick else (SWEEP_LENGTHS, args.sweep_samples)
 
     rng = np.random.default_rng(args.seed)
     mdp = make_task()
@@ -264,47 +522,88 @@ def main(argv=None):
         taus = [ex.tau_for(target) for target in args.levels]  # before the run
     except ValueError as e:
         p.error(f"--levels: {e}")
+    try:
+        kappa_sweep, sweep = length_sweep(args.seed, args.sweep_kl, n_sweep, lengths)
+    except ValueError as e:
+        p.error(f"--sweep-kl: {e}")
     rows = measure(ex, args, taus)
-    if args.section in ("all", "estimators"):
+    depth = one_depth(ex, args, taus[-1])
+    floor = dual_floor(ex, taus)
+    steps, bypass, ro = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
+    G = args.minibatches
+    norm, M_g = normalizers(ro.mask, G)
+    res = dict(rows=rows, levels=args.levels, depth=depth, floor=floor, sweep=sweep, steps=steps)
+    res.update(bypass=bypass, norm=norm, M_g=M_g, G=G, c=args.c, max_len=mdp.max_len)
+    res["var_W"] = [ex.var_W(tau) for tau in taus]
+    takeaway, conclusions, caption = sentences(res)  # the claims: checked on every run
+    sec = args.section
+    if sec in ("all", "estimators"):
         print(
             f"task: prompts {', '.join(PROMPTS)}, V = {mdp.V} (EOS, a, b), max_len = "
             f"{mdp.max_len}, {len(ex.R)} responses; |grad J| = {np.linalg.norm(ex.grad_J):.4f}"
         )
         print(
-            "sampler temperatures: " + ", ".join(f"kl {k:.3f} at tau {t:.4f}" for k, t in zip(args.levels, taus))
+            "sampler temperatures: "
+            + ", ".join(
+                f"kl {k:.3f} at kappa {t:.4f} (Var W {v:.3f})" for k, t, v in zip(args.levels, taus, res["var_W"])
+            )
         )
         print()
         for name, rs in rows.items():
             for kl, bias, cos, var in rs:
                 print(f"estimator {name:12s} kl {kl:.3f}: bias {bias:.3e}, cosine {cos:.6f}, variance {var:.3e}")
-
-    steps, bypass, ro = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
-    if args.section in ("all", "minibatch"):
+        print(f"\nmu changed at one depth only (kappa {taus[-1]:.4f} there, pi_old elsewhere):")
+        for d, est in depth.items():
+            for name, (kl, bias, cos, var) in est.items():
+                print(
+                    f"depth {d} only  {name:8s} kl {kl:.3f}: bias {bias:.3e}, cosine {cos:.6f}, variance {var:.3e}"
+                )
+        print(
+            f"\ndual-clip floor c = {DUAL_C:g}: largest bypass ratio pi_old/mu on an A < 0 token per level: "
+            + ", ".join(f"{f:.3f}" for f in floor)
+        )
+    if sec in ("all", "sweep"):
+        print(
+            f"\nlength sweep (sampled, {n_sweep} responses per length): a per-position tabular "
+            f"pi_old, V = 3, mu at kappa {kappa_sweep:.4f} (mean KL {args.sweep_kl:g} per token)"
+        )
+        for r in sweep:
+            print(
+                f"sweep L {r['L']:2d}: kl {r['kl']:.3f}, Var W {r['var_W']:.3e} (exact); variance "
+                + ", ".join(f"{k} {r[k][0]:.3e} +- {r[k][1]:.1e}" for k in ("none", "tok_is", "seq_is"))
+                + f"; ratio outside [{1 - EPS:g}, {1 + EPS:g}]: W {r['out_W']:.3f}, W^(1/L) {r['out_geo']:.3f}"
+            )
+    if sec in ("all", "minibatch"):
         print(
             f"\none epoch over B = {len(ro.lengths)} responses from pi_old in "
-            f"M = {args.minibatches} mini-batches (PPO clip, eps 0.2, lr {args.lr:g}):"
+            f"{args.minibatches} mini-batches (PPO clip, eps {EPS:g}, lr {args.lr:g}):"
         )
         for i, (frac, dev) in enumerate(steps, 1):
             print(f"minibatch step {i}: clip fraction {frac:.3f}, max |rho - 1| {dev:.3e}")
         print(f"bypass step 1 (ratio against mu at kl {args.levels[-1]:.3f}): clip fraction {bypass:.3f}")
-
-    if args.section in ("all", "normalizers"):
-        G = args.minibatches
-        N = int(ro.mask.sum())
+    if sec in ("all", "normalizers"):
+        M = int(ro.mask.sum())
         print(
-            f"\nnormalizers: N = {N} tokens in B = {len(ro.lengths)} responses, gradient "
-            f"accumulation over G = {G} micro-batches; weight per token x N (big batch: 1)"
+            f"\nnormalizers: M = {M} real tokens in B = {len(ro.lengths)} responses, gradient accumulation "
+            f"over G = {G} micro-batches (M_g = {', '.join(str(int(m)) for m in M_g)}); each mode's weight "
+            f"per token against its own big batch (one backward over all B rows: ratio 1)"
         )
-        print(f"{'mode':8s} {'weight x N min .. max':>22s} {'total':>7s}   factor per micro-batch")
-        for mode, (w, fac) in normalizers(ro, G).items():
-            w_real = w[ro.mask > 0]
+        print(f"{'mode':8s} {'ratio min .. max':>20s} {'total':>7s}   {'own big batch':20s} ratio per micro-batch")
+        for mode, (ratio, total, fac) in norm.items():
             print(
-                f"{mode:8s} {w_real.min():10.4f} .. {w_real.max():8.4f} {w.sum() / N:7.4f}   "
+                f"{mode:8s} {ratio.min():9.4f} .. {ratio.max():7.4f} {total:7.4f}   {OWN_BIG[mode]:20s} "
                 + " ".join(f"{f:.4f}" for f in fac)
             )
+    if sec == "takeaway":
+        print("\n".join(takeaway))
+    if sec == "conclusions":
+        print("\n".join(conclusions))
+    if sec == "caption":
+        print(caption)
     if args.plot:
         plot(rows, args.plot)
-        print(f"\nfigure written to {args.plot}")
+        if sec != "caption":
+            print(f"\nfigure written to {args.plot}")
 
 
 if __name__ == "__main__":

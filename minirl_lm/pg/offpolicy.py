@@ -12,8 +12,10 @@ masked IS       w = r * 1[c_min <= r <= c_max]   (MIS, IcePop)      eq. (mis)
 ```
 
 Only the sequence weight is exact: `E_{y ~ mu}[W(y) g(y)] = E_{y ~ pi_old}[g(y)]` for any g,
-so untruncated sequence IS is unbiased. Token IS reweights each token but leaves its prefix drawn
-from mu, which is biased as soon as mu != pi_old on earlier tokens. Truncation and masking bound
+so untruncated sequence IS is unbiased. Token IS reweights the choice of each token and nothing
+else: the prefix y_<t (the state the token is chosen in) and the continuation y_>t (the reward
+its advantage credits it with) are still drawn from mu, so it is biased whenever mu != pi_old at
+any position, the last included. Truncation and masking bound
 the weight (lower variance) and give up exactness (bias). A bound that excludes 1 is rejected
 (`c_max >= 1 >= c_min`): then mu = pi_old would not be the identity.
 
@@ -43,18 +45,21 @@ ones bit for bit.
 
 Mini-batches and gradient accumulation (`accumulation_weights`): a generation batch of B rows split
 into G micro-batches of B/G rows, one backward each, summed. The weight each token gets in the
-summed gradient, N = tokens of the whole batch, n_g of micro-batch g, B_g = B/G rows:
+summed gradient, M = real tokens of the whole batch, M_g of micro-batch g (`n_g` in the code),
+B_g = B/G rows:
 
 ```text
-dapo   1/N                     (TRL: num_items_in_batch, the global count)   eq. (accum)
-bnpo   1/(G n_g)               (TRL: local token mean / G)
-grpo   1/(G B_g |y_b|)         (per-sequence token mean / G)
-dr_grpo 1/(G B_g L)            (constant L = max_len)
-sum    1/n_g                   (local token mean, no / G: G times too large)
+dapo   1/M                               (TRL: num_items_in_batch, the global count)  eq. (accum)
+bnpo   1/(G M_g)                         (TRL: local token mean / G)
+grpo   1/(G B_g |y_b|) = 1/(B |y_b|)     (per-sequence token mean / G)
+dr_grpo 1/(G B_g L) = 1/(B L)            (constant L = max_len)
+sum    1/M_g                             (local token mean, no / G: G times too large)
 ```
 
-Only dapo equals the big batch's token mean 1/N for every token; bnpo is off by N/(G n_g),
-a factor that differs between micro-batches. Demonstrated by `python examples/off_policy.py`.
+Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reproduce it for any G
+(the token mean 1/M, `seq_mean_token_mean`, `constant`); only bnpo, off the token mean by
+M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
+accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
 """
 
 import numpy as np

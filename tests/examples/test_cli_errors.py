@@ -138,6 +138,8 @@ OPTIONS = {
         "--K": ints(2, 10**4),
         "--minibatches": ints(1, 2 * 10**4),
         "--lr": reals("0", "101"),
+        "--sweep-kl": reals("0", "0.6"),
+        "--sweep-samples": ints(100, 10**5),
         "--section": CHOICE,
         "--plot": PLOT,
     },
@@ -199,6 +201,7 @@ COMBINATIONS = {
         (["--levels", "0"], "--levels"),
         (["--levels", "0,9"], "--levels"),
         (["--minibatches", "5"], "--minibatches"),
+        (["--sweep-kl", "0.5"], "--sweep-kl"),  # beyond the uniform sampler's per-token KL
     ],
 }
 

@@ -255,11 +255,24 @@ def test_confusions():
     assert abs(loss) < 1e-12 and max(abs(float(x)) for x in dlogp) > 0.05
     before, after = map(float, re.search(r"one step: (\S+) -> (\S+)", out).groups())
     assert after > before
-    mu1 = re.findall(r"mu = 1, group \d: clip fraction per epoch (.*)", out)
-    assert mu1 == ["[0.0]"] * 3
-    mu4 = [eval(f) for f in re.findall(r"mu = 4, group \d: clip fraction per epoch (.*)", out)]
-    assert len(mu4) == 3 and all(len(f) == 4 and f[0] == 0.0 for f in mu4)
-    assert max(max(f) for f in mu4) > 0
+    e1 = re.findall(r"E = 1, group \d: clip fraction per epoch (.*)", out)  # E: epochs per group
+    assert e1 == ["[0.0]"] * 3
+    e4 = [eval(f) for f in re.findall(r"E = 4, group \d: clip fraction per epoch (.*)", out)]
+    assert len(e4) == 3 and all(len(f) == 4 and f[0] == 0.0 for f in e4)
+    assert max(max(f) for f in e4) > 0
+    spans = [tuple(map(float, m)) for m in re.findall(r"mini-batch step \d: rho in \[(\S+), (\S+)\]", out)]
+    assert spans[0] == (1.0, 1.0) and spans[1] != (1.0, 1.0)
+    fr = [float(f) for f in re.findall(r"minibatch step \d: clip fraction (\S+)", out)]
+    bypass = float(re.search(r"bypass step 1 .*: clip fraction (\S+)", out).group(1))
+    assert len(fr) == 4 and fr[0] == 0.0 and min(fr[1:]) > 0 and bypass > 0
+    # accumulation: each mode against its own big batch, at G = 2 and G = 4
+    for G, block in re.findall(r"G = (\d), M_g = .*\n((?:  .*\n?)+)", out):
+        ratio = {l.split()[0]: eval(l.split(None, 3)[3]) for l in block.splitlines()}
+        assert len(ratio["bnpo"]) == int(G)
+        assert all(r == [1.0] * int(G) for k, r in ratio.items() if k in ("dapo", "grpo", "dr_grpo"))
+        assert ratio["bnpo"] != [1.0] * int(G) and np.allclose(
+            ratio["sum"], np.multiply(ratio["bnpo"], int(G)), atol=5e-4 * int(G)
+        )  # 4 decimals
     # K = 2, rewards (1, 0): r - mean = +-1/2, population std 1/2, Bessel std 1/sqrt(2), so
     # A = +-(1/2) / (std + eps) with eps = 1e-8: +-1 and +-1/sqrt(2), each shrunk by about eps.
     # Tolerance 1e-7: the eps effect (~1e-8) plus the 8 printed decimals (5e-9).
@@ -285,3 +298,16 @@ def test_confusions_bad_name():
         cwd=ROOT,
     )
     assert proc.returncode == 2 and "NAME" in proc.stderr
+
+
+@pytest.mark.slow
+def test_confusions_claims_are_checked():
+    """Every function of the page is in the one program, and each one's comparisons are claimed."""
+    mod = load("confusions.py")
+    page = (ROOT / "docs" / "confusions.md").read_text()
+    shown = set(re.findall(r"examples/confusions\.py:(\w+)", page))
+    run_ = set(re.findall(r"\$ python examples/confusions\.py (\w+)", page))
+    assert shown == run_ == set(mod.CONFUSIONS)
+    assert "$ python examples/off_policy.py" not in page  # nothing on the page runs other code
+    claims = mod.main.__globals__["claim"]
+    assert claims.__module__ == "_claims"

@@ -407,12 +407,8 @@ def test_example_prints_the_table_and_the_claims(tmp_path):
     assert all(float(m.group(3)) <= 1e-12 for m in rows if m.group(1) == "seq_is")
     fr = [float(x) for x in re.findall(r"minibatch step \d+: clip fraction (\S+),", text)]
     assert len(fr) == 4 and fr[0] == 0.0 and all(f > 0 for f in fr[1:])
-    total = {
-        l.split()[0]: float(l.split()[4])
-        for l in text.splitlines()
-        if l.split() and l.split()[0] in ("big",) + ACCUM
-    }
-    assert total["dapo"] == total["big"] == 1.0 and total["sum"] == 4.0
+    total = {l.split()[0]: float(l.split()[4]) for l in text.splitlines() if l.split() and l.split()[0] in ACCUM}
+    assert total["dapo"] == total["grpo"] == total["dr_grpo"] == 1.0 and total["sum"] == 4.0  # own big batch
     if HAVE_MPL:
         assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
 
