@@ -23,11 +23,14 @@ GARBAGE = (-1e6, -37.5, 0.0, 2.5, 1e6)  # finite values at untrained positions (
 
 class Pair:
     """A (B, T) mask with holes and its compacted twin, from ``rng`` (every row a random 0/1
-    pattern, so empty rows, full rows, leading 0s and holes all occur)."""
+    pattern, so empty rows, full rows, leading 0s and holes all occur; no empty row with
+    ``nonempty``)."""
 
-    def __init__(self, rng, B, T, p=0.6):
+    def __init__(self, rng, B, T, p=0.6, nonempty=False):
         self.rng = rng
         self.mask = (rng.random((B, T)) < p).astype(np.float64)  # (B, T) holes anywhere
+        if nonempty:  # one trained token at least in each row (ORPO needs it)
+            self.mask[np.arange(B), rng.integers(0, T, B)] = 1.0
         self.cols = [np.flatnonzero(m) for m in self.mask]  # trained columns of each row
         n = self.mask.sum(axis=1).astype(np.int64)  # (B,) trained tokens
         self.packed = (np.arange(T)[None, :] < n[:, None]).astype(np.float64)  # (B, T) right-padded
