@@ -19,11 +19,7 @@ from minirl_lm.core.checks import (
 )
 from minirl_lm.core.validate import culprit, largest
 
-CRITIC = ("the critic (values over prefixes)", f"{GAE_HOLES}, or {COMPACT}")
-SUMS = {
-    "deltas": ("GAE (a sum over the later tokens)", GAE_HOLES),
-    "rewards": ("the returns to go (a sum over the later tokens)", RETURNS_HOLES),
-}
+CRITIC = "the critic (values over prefixes)"  # what needs right padding (mask_array's prefix)
 
 
 def critic_batch(values, states, per_token, mask, name):
@@ -31,7 +27,7 @@ def critic_batch(values, states, per_token, mask, name):
     (right-padded: a critic reads the rows as prefixes)."""
     values = float_array(values, "values", ndim=1)
     nonempty(values, "values")
-    mask = mask_array(mask, "mask", prefix=CRITIC)
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)
     return values, states, per_token, mask
@@ -61,7 +57,9 @@ def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
 def discounted_args(x, mask, name, gamma, lam=1.0):
     """A `(B, T)` array `name` to sum backwards under its right-padded mask, gamma and lam in
     [0, 1]."""
-    mask = mask_array(mask, "mask", prefix=SUMS[name])
+    gae = name == "deltas"  # else the rewards of the returns to go
+    what = "GAE (a sum over the later tokens)" if gae else "the returns to go (a sum over the later tokens)"
+    mask = mask_array(mask, "mask", prefix=(what, GAE_HOLES if gae else RETURNS_HOLES))
     x = float_array(x, name, shape=mask.shape)
     return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0), float_scalar(lam, "lam", low=0.0, high=1.0))
 
@@ -81,7 +79,7 @@ def fit_values_args(values, states, rewards, mask, gamma, lr, target):
 
 def clipped_value_args(vpreds, values_old, returns, mask, clip):
     """`clipped_value_loss`' arguments."""
-    mask = mask_array(mask, "mask", prefix=CRITIC)
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     v = float_array(vpreds, "vpreds", shape=mask.shape)
     v_old = float_array(values_old, "values_old", shape=mask.shape)
     G = float_array(returns, "returns", shape=mask.shape)
