@@ -62,7 +62,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-# where a mask with holes goes, for the callers that need right padding (``mask_array(prefix=)``)
+# where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
 ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
 GAE_HOLES = f"minirl_lm.multiturn.values.gae_actions {ACTIONS}"
 RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
@@ -73,13 +73,10 @@ def mask_array(x, name, shape=None, prefix=None):
     """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
 
     Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output inside a response, what TRL's ``tool_mask`` or verl's multi-turn
-    ``response_mask`` holds). Their loss and gradient on such a row equal those of the compacted
-    row (holes removed, the trained tokens moved left in order).
-
-    prefix: None, or ``(what, where)`` for a caller that reads the mask as a prefix (values over
-        prefixes, GAE, returns to go, the MDP's rows): then the rows must be right-padded (no 1
-        after a 0), and the error names ``what`` needs it and ``where`` a mask with holes goes.
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
     """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions

@@ -93,7 +93,8 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
         logp_old: (B, T) token log-probs under pi_old (the trainer).
         logp_mu: (B, T) token log-probs under the sampler mu.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
-        level: "token" (one ratio per token) or "sequence" (the product, on every token).
+        level: "token" (one ratio per token) or "sequence" (the product over the trained tokens,
+            holes skipped, on every trained token).
         mode: "truncate" (clip into `[c_min, c_max]`) or "mask" (0 outside it).
         c_max: upper bound `>= 1`, or None (none). Both None: plain, untruncated IS.
         c_min: lower bound in `(0, 1]` for "mask", `[0, 1]` for "truncate", or None.

@@ -125,7 +125,9 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
     """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
 
-    logp, logp_old, mask are (B, T). A response of length 0 has ratio 1. A ratio beyond float64
+    logp, logp_old, mask are (B, T). The sum and the length `|y_b|` run over the trained tokens
+    of a row (holes skipped), so a row with holes has its compacted row's ratio. A response of
+    length 0 has ratio 1. A ratio beyond float64
     (the product of long responses, or a mean log-ratio beyond ~709.78) is a ValueError naming the
     log-prob of largest magnitude, never inf or NaN (`gspo_surrogate` clips an infinite ratio
     with A > 0 to a finite loss).
