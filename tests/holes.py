@@ -11,8 +11,9 @@ Tolerance. A per-token result (a gradient that depends on its own token and on i
 is compared bitwise. A sum over tokens adds the same terms in another order, or with zeros in
 other places (NumPy's pairwise summation groups by position), so a loss, and a gradient that
 goes through a row sum (GSPO's sequence ratio, the preference losses' `s` and `n`), is compared
-to `RTOL = 1e-12` relative with an absolute floor of `RTOL` (the values are O(1) to O(100); the
-reordering error is below 64 ulp of the largest term here).
+to `RTOL = 1e-12` relative with an absolute floor of `RTOL`: a sum of n terms reordered moves
+by at most about n ulp of the sum of their magnitudes, far below that for the batches drawn here
+(n <= 45 terms; log-ratios within +-1.5 per token, so an exp of a sum stays relative to ~n ulp).
 """
 
 import numpy as np

@@ -108,7 +108,8 @@ def test_every_token_level_mask_takes_holes(func, args):
     """Every argument of kind "mask" (a token-level mask) accepts a mask with holes: the call
     that works with the right-padded mask works with HOLES, and returns finite values."""
     out = func(**_valid(args, "mask", HOLES))
-    leaves = [out] if not isinstance(out, tuple) else [x for o in out for x in (o if isinstance(o, tuple) else (o,))]
+    leaves = list(out) if isinstance(out, tuple) else [out]
+    leaves = [x for o in leaves for x in (o if isinstance(o, tuple) else (o,))]  # (loss, (dc, dr))
     assert all(np.isfinite(np.asarray(x, dtype=np.float64)).all() for x in leaves)
 
 
