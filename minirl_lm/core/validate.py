@@ -36,8 +36,9 @@ def flag(x, name):
 
 def policy_batch(states, tokens, mask, S, V):
     """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and
-    [0, V) at every position (padding too), the same shape, and a right-padded 0/1 mask; returned
-    as C-contiguous int64, int64, float64 (the kernels read them by pointer)."""
+    [0, V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
+    token is gathered on its own); returned as C-contiguous int64, int64, float64 (the kernels
+    read them by pointer)."""
     states = int_array(states, "states", ndim=2, low=0, high=S)
     tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
     same_shape("states", states, "tokens", tokens)
@@ -72,7 +73,7 @@ def logits_any(logits):
 
 
 def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
-    """(logits (B, T, V), tokens (B, T) ids in [0, V), right-padded 0/1 mask (B, T)), and with
+    """(logits (B, T, V), tokens (B, T) ids in [0, V), a 0/1 mask (B, T), holes allowed), and with
     ``dlogp`` also the upstream gradient (B, T), finite."""
     logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
     B, T, V = logits.shape
@@ -86,7 +87,7 @@ def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
 
 
 def values_mask(x, mask):
-    """(x (B, T) float, -inf allowed; a right-padded 0/1 mask of its shape)."""
+    """(x (B, T) float, -inf allowed; a 0/1 mask of its shape, holes allowed)."""
     x = float_array(x, "x", ndim=2, allow_neginf=True)
     return x, mask_array(mask, "mask", shape=x.shape)
 

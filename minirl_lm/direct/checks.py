@@ -93,7 +93,7 @@ def bt_sample_args(reward, mu, n_pairs, rng, mu0):
 
 
 def response_batch(logp, mask, lname, mname, rows=None):
-    """`(B, T)` token log-probs (`<= 0` on real tokens) and their right-padded mask."""
+    """`(B, T)` token log-probs (`<= 0` on real tokens) and their 0/1 mask (holes allowed)."""
     logp = float_array(logp, lname, ndim=2)
     if rows is not None and logp.shape[0] != rows:
         raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")

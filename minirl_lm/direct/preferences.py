@@ -86,7 +86,8 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
 
     Args:
         logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta.
-        mask_c: (P, T_c) 0/1 right-padded mask of the chosen responses.
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed: `s` and `n` count
+            the trained tokens).
         logp_r: (P, T_r) token log-probs of the rejected responses.
         mask_r: (P, T_r) mask of the rejected responses.
         seq_logp_ref_c: (P,) `log pi_ref(y_c | x)` (data, no gradient).

@@ -168,17 +168,15 @@ def _dead_row(theta, ids):
 @njit(cache=True)
 def _policy_batch_ok(states, S, tokens, V, mask):
     """True iff a (B, T) batch meets the policy's rules (those of `checks.int_array` and
-    `checks.mask_array`): ids in range at every position, padding too; a 0/1 mask, right-padded
-    (no 1 after a 0). One branch-free pass; NaN fails every comparison."""
+    `checks.mask_array`): ids in range at every position, padding too; a 0/1 mask (holes
+    allowed). One branch-free pass; NaN fails every comparison."""
     ok = True
     for b in range(mask.shape[0]):
-        prev = 1.0
         for t in range(mask.shape[1]):
             x = mask[b, t]
             ok &= (states[b, t] >= 0) & (states[b, t] < S)
             ok &= (tokens[b, t] >= 0) & (tokens[b, t] < V)
-            ok &= ((x == 0.0) | (x == 1.0)) & (x <= prev)
-            prev = x
+            ok &= (x == 0.0) | (x == 1.0)
     return ok
 
 

@@ -21,6 +21,12 @@ from minirl_lm.core.checks import (
 )
 
 # -- multi-turn episodes (minirl_lm/multiturn/)
+# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
+TRAJECTORY = (
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
+COMPACT_ROWS = ("the compact rows of action_view", "the mask action_view returns")
 MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
 
 
@@ -135,7 +141,7 @@ def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards
     exactly on the policy's tokens. Returns ep unchanged."""
     if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
         raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask")
+    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
     B, T = mask.shape
     tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
     states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
@@ -175,7 +181,7 @@ def scatter_args(x, pos, mask, T):
     T = int_scalar(T, "T", low=1)
     cells(x.shape[0] * T, "T", "a width whose (B, T) output is")
     pos = int_array(pos, "pos", shape=x.shape, low=0, high=T)
-    mask = mask_array(mask, "mask", shape=x.shape)
+    mask = mask_array(mask, "mask", shape=x.shape, prefix=COMPACT_ROWS)
     return x, pos, mask, T
 
 
@@ -211,7 +217,7 @@ def _action_mask(action_mask, mask):
 
 
 def _action_rewards(rewards, mask, action_mask):
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
     act = _action_mask(action_mask, mask)
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     if (rewards * (1 - act) != 0).any():
@@ -238,7 +244,7 @@ def action_gae_args(values, rewards, mask, action_mask, gamma, lam, carry):
 def turn_values_args(values, states, mask, action_mask):
     """turn_values' arguments: values (S,), states, mask, action_mask (B, T)."""
     values = float_array(values, "values", ndim=1)
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     return values, states, mask, _action_mask(action_mask, mask)
 

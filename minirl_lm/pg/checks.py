@@ -26,10 +26,10 @@ def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_
     """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
 
     logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 right-padded ``mask`` must have;
+        shape the others and the 0/1 ``mask`` (holes allowed) must have;
     adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
     agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response.
+        ``"constant"`` at least the longest response (the most trained tokens in a row).
     """
     names = list(logps)
     arrays = [float_array(logps[n], n, ndim=2) for n in names]
@@ -55,10 +55,9 @@ def aggregation(mask, agg, max_len, aggs):
     """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
     choice(agg, "agg", aggs)
     max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
-        raise ValueError(
-            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
-        )
+    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
+    if agg == "constant" and max_len is not None and max_len < n:
+        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
     return max_len
 
 
@@ -333,7 +332,7 @@ def accumulation_args(mask, G, mode, max_len, modes):
     choice(mode, "mode", modes)
     L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
     if L < mask.sum(axis=1).max():
-        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+        raise ValueError(f"max_len: expected >= the longest response (its trained tokens), got {L}")
     return mask, G, L
 
 

@@ -68,7 +68,7 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
         logp: `(B, T)` token log-probs under the policy being trained, `pi`.
         logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
         adv: `(B,)` one advantage per response, or `(B, T)`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         eps: the clip range `epsilon`, in `(0, 1]`.
         eps_high: the upper clip range `epsilon_high` (default `eps`).
         agg: the aggregation of `reinforce.token_weights`.

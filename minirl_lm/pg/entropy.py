@@ -74,7 +74,7 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     Args:
         theta (np.ndarray): `(S, V)` logits of the policy.
         states (np.ndarray): `(B, T)` int state id of every token (`Rollout.states`).
-        mask (np.ndarray): `(B, T)` 0/1, right-padded.
+        mask (np.ndarray): `(B, T)` 0/1; holes allowed (untrained positions inside a row).
         agg (str): the aggregation weights w (token_mean: the mean per-token entropy).
         max_len (int or None): the constant of agg="constant".
 

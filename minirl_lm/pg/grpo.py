@@ -54,7 +54,7 @@ def grpo_loss(
         logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
         logp_ref: `(B, T)` token log-probs under the frozen reference `pi_ref`.
         adv: `(B,)` one advantage per response, or `(B, T)`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         eps: the clip range `epsilon`, in `(0, 1]`.
         eps_high: the upper clip range `epsilon_high` (default `eps`).
         beta: the KL coefficient, `>= 0`.

@@ -84,7 +84,7 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
     Args:
         logp: `(B, T)` token log-probs under `pi` (the sampling policy).
         logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         estimator: `"k1"`, `"k2"` or `"k3"`.
 
     Returns:
@@ -138,7 +138,7 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     Args:
         logp: `(B, T)` token log-probs under `pi`.
         logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         estimator: `"k1"`, `"k2"` or `"k3"`.
         agg: the aggregation of `reinforce.token_weights`.
         max_len: the constant `T_max` of `agg="constant"`.

@@ -97,8 +97,9 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
     Args:
         logp_old: (B, T) token log-probs under pi_old (the trainer).
         logp_mu: (B, T) token log-probs under the sampler mu.
-        mask: (B, T) 0/1, right-padded.
-        level: "token" (one ratio per token) or "sequence" (the product, on every token).
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
+        level: "token" (one ratio per token) or "sequence" (the product over the trained tokens,
+            holes skipped, on every trained token).
         mode: "truncate" (clip into `[c_min, c_max]`) or "mask" (0 outside it).
         c_max: upper bound `>= 1`, or None (none). Both None: plain, untruncated IS.
         c_min: lower bound in `(0, 1]` for "mask", `[0, 1]` for "truncate", or None.
@@ -139,7 +140,7 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
         logp: (B, T) log-probs under the current pi_theta (treated as data).
         logp_mu: (B, T) log-probs under the sampler.
         adv: (B,) one advantage per response.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         delta: the threshold `>= 0` on the mean of `logp_mu - logp` over the response.
 
     Returns:
@@ -158,7 +159,7 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     Args:
         logp_old: (B, T) log-probs under pi_old and the sampler.
         logp_mu: see `logp_old`.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
         hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
         lo: k1 only, the lower ratio bound in `(0, 1]` (default 1/hi).
@@ -192,7 +193,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
     Args:
         logp: (B, T) token log-probs under pi_theta.
         adv: (B,) or (B, T) advantages.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         weights: (B, T) nonnegative finite weights (from is_weights, the masks, or their product).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.

@@ -48,17 +48,27 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
     estimators call on their own checked masks).
 
+    Any 0/1 mask is accepted. A 0 between 1s is a hole: a position inside a response that is
+    not trained (a tool output; what TRL's `tool_mask` or verl's multi-turn `response_mask`
+    holds). `|y_b|` is the number of trained tokens of row `b` (`mask.sum(axis=1)`), wherever
+    they sit, so the weights of a row with holes are those of its compacted row (holes removed,
+    the trained tokens moved left in order) scattered back, for every `agg`; every token-level
+    objective built on them inherits it (loss and gradient).
+
     Args:
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`.
         max_len: the constant `T_max` of `"constant"` (default: the padded width `T`); must be
-            at least the longest response.
+            at least the longest response, the largest `|y_b|` (trained tokens, holes not
+            counted). Compaction keeps the weights at a given `max_len`; the default is the
+            compacted batch's too when its rows keep the width `T`.
 
     Returns:
         `(B, T)` weights, 0 at padding.
 
     Raises:
-        ValueError: an unknown `agg`, or `max_len` shorter than the longest response.
+        ValueError: an unknown `agg`, or `max_len` shorter than the longest response (its
+            trained tokens).
     """
     mask, max_len = token_agg(mask, agg, max_len, AGGS)
     return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
@@ -70,7 +80,7 @@ def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
     Args:
         logp: `(B, T)` token log-probs.
         adv: `(B,)` one advantage per response, or `(B, T)` one per token.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         agg: the aggregation of `token_weights`.
         max_len: the constant `T_max` of `agg="constant"`.
 

@@ -82,7 +82,7 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         logp: (B, T) token log-probs under pi_theta.
         logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         eps: the PPO clip range `[1 - eps, 1 + eps_high]` (eps_high defaults to eps).
         eps_high: see `eps`.
         c: the dual-clip bound, `c > 1` (verl's `clip_ratio_c`, default 3.0).
@@ -125,7 +125,9 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
     """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
 
-    logp, logp_old, mask are (B, T). A response of length 0 has ratio 1. A ratio beyond float64
+    logp, logp_old, mask are (B, T). The sum and the length `|y_b|` run over the trained tokens
+    of a row (holes skipped), so a row with holes has its compacted row's ratio. A response of
+    length 0 has ratio 1. A ratio beyond float64
     (the product of long responses, or a mean log-ratio beyond ~709.78) is a ValueError naming the
     log-prob of largest magnitude, never inf or NaN (`gspo_surrogate` clips an infinite ratio
     with A > 0 to a finite loss).
@@ -151,7 +153,7 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
         logp: (B, T) token log-probs under pi_theta and pi_old.
         logp_old: see `logp`.
         adv: (B,) one advantage per response.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         eps: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
             in `clip.py`; the GSPO paper reports ranges of order 1e-4 for the geometric mean,
             unverified here).
@@ -184,7 +186,7 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
         logp: (B, T) token log-probs under pi_theta and pi_old.
         logp_old: see `logp`.
         adv: (B,) or (B, T) advantages.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         rho_min: lower bound of the weight, `<= 1`, or None for none (TRL).
         rho_max: upper bound, `>= 1` (TRL: `epsilon_high`; verl: `1 + clip_ratio_high`).
         agg: the aggregation of eq. (pg_agg).

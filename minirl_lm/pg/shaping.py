@@ -70,6 +70,13 @@ def resample_factor(p, K):
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
     """DAPO's soft overlong penalty, eq. (overlong): lengths `(B,)` -> additive rewards `(B,)`.
 
+    The length `|y|` is the response's extent, every token it occupies (tool outputs inside it
+    included), not its number of trained tokens: the cap L_max bounds what the response fills
+    of the context, tool outputs too, and verl's DAPO reward manager reads the length off the
+    attention mask (`verl/workers/reward_manager/dapo.py`, commit 003364bc), not off the loss
+    mask. For a right-padded mask both are `mask.sum(axis=1)`; for a mask with holes pass the
+    last trained position + 1 (when the response ends on a trained token), not the sum.
+
     Args:
         lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
         max_len (int or None): the length cap L_max, `>= 1`.
@@ -85,7 +92,9 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
 def truncated(tokens, mask, eos):
     """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
 
-    A row is truncated when it is non-empty and its last real token is not `eos`.
+    A row is truncated when it is non-empty and its last real token is not `eos`. With holes in
+    the mask that is the token at the row's last trained position (the last 1 of the row), the
+    same token as in the compacted row.
     """
     tokens, mask, eos = truncation_args(tokens, mask, eos)
     return _truncated(tokens, mask, eos)
@@ -93,9 +102,10 @@ def truncated(tokens, mask, eos):
 
 def _truncated(tokens, mask, eos):
     """`truncated` on checked arguments."""
-    L = mask.sum(axis=1).astype(np.int64)  # (B,)
-    last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]  # (B,) last real token
-    return (L > 0) & (last != eos)
+    real = mask > 0  # (B, T)
+    at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
+    last = tokens[np.arange(len(at)), at]  # (B,) last real token (any token for an empty row)
+    return real.any(axis=1) & (last != eos)
 
 
 def mask_truncated(tokens, mask, eos):

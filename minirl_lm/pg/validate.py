@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from minirl_lm.core.checks import (
+    RETURNS_HOLES,
     callable_check,
     choice,
     float_array,
@@ -111,8 +112,11 @@ def broadcast_args(adv, mask):
 
 
 def rpp_args(token_rewards, mask, gamma, eps, ddof):
-    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
-    mask = mask_array(mask, "mask")
+    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++ (the mask
+    right-padded: the returns to go sum over the later tokens)."""
+    mask = mask_array(
+        mask, "mask", prefix=("REINFORCE++'s returns to go (a sum over the later tokens)", RETURNS_HOLES)
+    )
     r = float_array(token_rewards, "token_rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     return (r, mask, gamma, *whitening(eps, ddof))

@@ -5,6 +5,9 @@ form, the exploit threshold). Built on `core/checks.py`; NumPy only."""
 import numpy as np
 
 from minirl_lm.core.checks import (
+    COMPACT,
+    GAE_HOLES,
+    RETURNS_HOLES,
     callable_check,
     choice,
     float_array,
@@ -16,20 +19,23 @@ from minirl_lm.core.checks import (
 )
 from minirl_lm.core.validate import culprit, largest
 
+CRITIC = "the critic (values over prefixes)"  # what needs right padding (mask_array's prefix)
+
 
 def critic_batch(values, states, per_token, mask, name):
-    """An `(S,)` value table, `(B, T)` state ids into it, a `(B, T)` array `name`, the mask."""
+    """An `(S,)` value table, `(B, T)` state ids into it, a `(B, T)` array `name`, the mask
+    (right-padded: a critic reads the rows as prefixes)."""
     values = float_array(values, "values", ndim=1)
     nonempty(values, "values")
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)
     return values, states, per_token, mask
 
 
 def reward_args(terminal_reward, logp, logp_ref, mask, beta):
-    """`per_token_rewards`' arguments."""
-    mask = mask_array(mask, "mask")
+    """`per_token_rewards`' arguments (the mask right-padded: R goes on the last real token)."""
+    mask = mask_array(mask, "mask", prefix=("the terminal reward on the last real token", COMPACT))
     R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
@@ -49,8 +55,11 @@ def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
 
 
 def discounted_args(x, mask, name, gamma, lam=1.0):
-    """A `(B, T)` array `name` to sum backwards under its mask, gamma and lam in [0, 1]."""
-    mask = mask_array(mask, "mask")
+    """A `(B, T)` array `name` to sum backwards under its right-padded mask, gamma and lam in
+    [0, 1]."""
+    gae = name == "deltas"  # else the rewards of the returns to go
+    what = "GAE (a sum over the later tokens)" if gae else "the returns to go (a sum over the later tokens)"
+    mask = mask_array(mask, "mask", prefix=(what, GAE_HOLES if gae else RETURNS_HOLES))
     x = float_array(x, name, shape=mask.shape)
     return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0), float_scalar(lam, "lam", low=0.0, high=1.0))
 
@@ -70,7 +79,7 @@ def fit_values_args(values, states, rewards, mask, gamma, lr, target):
 
 def clipped_value_args(vpreds, values_old, returns, mask, clip):
     """`clipped_value_loss`' arguments."""
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     v = float_array(vpreds, "vpreds", shape=mask.shape)
     v_old = float_array(values_old, "values_old", shape=mask.shape)
     G = float_array(returns, "returns", shape=mask.shape)

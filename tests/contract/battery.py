@@ -1,7 +1,8 @@
 """One table of the public functions' arguments and their kinds, and the bad inputs made from it.
 
 ``TABLE`` lists every public function with a factory of valid arguments and, per argument, its
-kind (``float2``: a finite float array of fixed shape, ``mask``, ``ids``, ``pos``: a finite
+kind (``float2``: a finite float array of fixed shape, ``mask``: a token-level 0/1 mask, holes
+allowed, ``pmask``: one read as a prefix, right-padded, ``ids``, ``pos``: a finite
 number > 0, ``option``, ``generator``, ``policy``, ``grader``, ...). ``BAD[kind]`` turns a valid
 value into bad ones (wrong type, NaN, inf, wrong shape, empty, out of range, unhashable option,
 ...), each with the argument whose name must start the error message. ``cases()`` crosses the

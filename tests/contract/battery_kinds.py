@@ -45,9 +45,15 @@ def bad_logits(v):
 
 
 def bad_mask(v):
+    """A token-level mask: any 0/1 pattern is valid (holes too)."""
+    return bad_float(v) + [("0.5", _first(v, 0.5))]
+
+
+def bad_prefix_mask(v):
+    """A mask read as a prefix (returns, GAE, the critic, the trajectory): right padding too."""
     left = np.array(v, dtype=np.float64)
     left[0, 0] = 0.0  # 0 then 1: left padding
-    return bad_float(v) + [("0.5", _first(v, 0.5)), ("left padded", left)]
+    return bad_mask(v) + [("left padded", left)]
 
 
 def bad_ids(high):
@@ -294,6 +300,7 @@ BAD = {
     "float_neginf": lambda v: bad_float(v, True),
     "logits": bad_logits,
     "mask": bad_mask,
+    "pmask": bad_prefix_mask,
     "pos": bad_number(0.0, low_open=True),
     "nonneg": bad_number(0.0),
     "unit": bad_number(0.0, 1.0),

@@ -58,7 +58,7 @@ TABLE = [
     F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("count", const(2)), rng=("generator", RNG)),
     F(_mt_method("check"), ep=("episodes", EPISODES)),
     F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
-    F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("mask", MASK), T=("width", const(3))),
+    F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("pmask", MASK), T=("width", const(3))),
     # values.py
     F(multiturn_values.policy_values, env=("mtenv", MT), probs=("prob", MT_PROBS)),
     F(multiturn_values.soft_optimum, env=("mtenv", MT), pi_ref=("prob", MT_PROBS), beta=("pos", const(0.5))),
@@ -73,7 +73,7 @@ TABLE = [
         multiturn_values.gae_actions,
         values=("float", LOGP2),
         rewards=("float", MT_REWARDS),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         action_mask=("amask", ACTION_MASK),
         gamma=("unit", const(0.9)),
         lam=("unit", const(0.5)),
@@ -82,7 +82,7 @@ TABLE = [
     F(
         multiturn_values.returns_actions,
         rewards=("float", MT_REWARDS),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         action_mask=("amask", ACTION_MASK),
         gamma=("unit", const(0.9)),
         carry=("flag", const(False)),
@@ -91,7 +91,7 @@ TABLE = [
         multiturn_values.turn_values,
         values=("float", lambda: np.arange(6.0)),
         states=("ids6", IDS(6)),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         action_mask=("amask", ACTION_MASK),
     ),
     # calculator.py

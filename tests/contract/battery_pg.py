@@ -34,7 +34,7 @@ TABLE = [
     F(
         adv_mod.reinforce_pp,
         token_rewards=("float", LOGP),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         gamma=("unit", const(0.9)),
         eps=("nonneg", const(1e-8)),
         ddof=("ddof", const(1)),

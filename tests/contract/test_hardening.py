@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from battery import GRADER, MDP, POLICY, RNG, cases, counts
+from battery import GRADER, MDP, POLICY, RNG, TABLE, cases, counts, fname
 from minirl_lm import kernels, tasks
 from minirl_lm.core.checks import choice
 from minirl_lm.core.mdp import TokenMDP
@@ -88,6 +88,46 @@ def test_case_counts():
     c = counts()
     assert sum(c.values()) == len(CASES) and len(c) >= 70
     assert min(c.values()) >= 4
+
+
+# ---------------------------------------------------------------- masks: holes, or right padding said so
+
+HOLES = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])  # (B, T): a hole at (0, 1), a leading 0 in row 1
+
+
+def _rows(kind):
+    return [(func, args) for func, args in TABLE if any(k == kind for k, _ in args.values())]
+
+
+def _valid(args, kind, mask):
+    return {k: (mask.copy() if k_ == kind else f()) for k, (k_, f) in args.items()}
+
+
+@pytest.mark.parametrize("func, args", _rows("mask"), ids=[fname(f) for f, _ in _rows("mask")])
+def test_every_token_level_mask_takes_holes(func, args):
+    """Every argument of kind "mask" (a token-level mask) accepts a mask with holes: the call
+    that works with the right-padded mask works with HOLES, and returns finite values."""
+    out = func(**_valid(args, "mask", HOLES))
+    leaves = list(out) if isinstance(out, tuple) else [out]
+    leaves = [x for o in leaves for x in (o if isinstance(o, tuple) else (o,))]  # (loss, (dc, dr))
+    assert all(np.isfinite(np.asarray(x, dtype=np.float64)).all() for x in leaves)
+
+
+@pytest.mark.parametrize("func, args", _rows("pmask"), ids=[fname(f) for f, _ in _rows("pmask")])
+def test_every_prefix_mask_refuses_holes_and_says_where_they_go(func, args):
+    """Every argument of kind "pmask" (a mask read as a prefix) refuses HOLES with a message that
+    says what needs right padding and names the function that takes a mask with holes."""
+    with pytest.raises(ValueError) as e:
+        func(**_valid(args, "pmask", HOLES))
+    msg = str(e.value)
+    assert msg.startswith("mask: expected right padding (1s then 0s in each row) for "), msg
+    assert "; a mask with holes (tool outputs) is accepted by the token-level objectives; here use " in msg
+    where = msg.rsplit("here use ", 1)[1]
+    assert "action_mask" in where or "action_view" in where, where  # the multi-turn tools, named
+
+
+def test_the_mask_kinds_cover_both_sides():
+    assert len(_rows("mask")) >= 30 and len(_rows("pmask")) >= 10
 
 
 # ---------------------------------------------------------------- class 1: overflow is an error

@@ -41,12 +41,17 @@ def test_int_array_bounds():
     assert raises(ValueError, lambda: C.int_array([-1], "ids", low=0)) == "ids: expected ids >= 0, got min -1"
 
 
-def test_mask_array_binary_right_padded_non_empty():
+PREFIX = ("GAE", "gae_actions")  # what needs right padding, where a mask with holes goes
+TAIL = "; a mask with holes (tool outputs) is accepted by the token-level objectives; here use gae_actions"
+
+
+def test_mask_array_binary_non_empty_and_right_padded_for_a_prefix():
     assert C.mask_array([[1, 1, 0]], "mask").tolist() == [[1.0, 1.0, 0.0]]
+    assert C.mask_array([[0, 1]], "mask").tolist() == [[0.0, 1.0]]  # a hole: any 0/1 pattern
     assert "expected only 0 and 1" in raises(ValueError, lambda: C.mask_array([[0.5]], "mask"))
     assert (
-        raises(ValueError, lambda: C.mask_array([[0, 1]], "mask"))
-        == "mask: expected right padding (1s then 0s in each row), row 0 is [0, 1]"
+        raises(ValueError, lambda: C.mask_array([[0, 1]], "mask", prefix=PREFIX))
+        == "mask: expected right padding (1s then 0s in each row) for GAE, row 0 is [0, 1]" + TAIL
     )
     assert raises(ValueError, lambda: C.mask_array(np.zeros((0, 2)), "mask")).startswith(
         "mask: expected a non-empty array"
@@ -308,13 +313,16 @@ def test_mask_array_messages():
     )
     # row 0 has a flat step (diff 0) but no rise; row 1 is the first with a 1 after a 0
     assert (
-        _message(ValueError, C.mask_array, [[1, 0, 0], [0, 1, 1], [0, 1, 0]], "m")
-        == "m: expected right padding (1s then 0s in each row), row 1 is [0, 1, 1]"
+        _message(ValueError, C.mask_array, [[1, 0, 0], [0, 1, 1], [0, 1, 0]], "m", prefix=PREFIX)
+        == "m: expected right padding (1s then 0s in each row) for GAE, row 1 is [0, 1, 1]" + TAIL
     )
     assert (
-        _message(ValueError, C.mask_array, [[0.0, 1.0]], "m")
-        == "m: expected right padding (1s then 0s in each row), row 0 is [0, 1]"
+        _message(ValueError, C.mask_array, [[0.0, 1.0]], "m", prefix=PREFIX)
+        == "m: expected right padding (1s then 0s in each row) for GAE, row 0 is [0, 1]" + TAIL
     )
+    # without prefix the same masks are holes, accepted as they are
+    m = [[1, 0, 0], [0, 1, 1], [0, 1, 0]]
+    assert np.array_equal(C.mask_array(m, "m"), np.array(m, dtype=np.float64))
 
 
 def test_rng_check_2():
@@ -409,13 +417,15 @@ def test_checks_are_silent():
         C.finite_result(np.array([1.0]), "x", "f")
 
 
-def test_a_one_after_a_zero_anywhere_in_a_row_is_left_padding():
+def test_a_one_after_a_zero_anywhere_in_a_row_is_refused_for_a_prefix_only():
     from minirl_lm.core.checks import mask_array
 
     for m, row in (([[1.0, 0.0, 1.0]], 0), ([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]], 1), ([[0.0, 1.0]], 0)):
         with pytest.raises(ValueError) as e:
-            mask_array(m, "mask")
+            mask_array(m, "mask", prefix=PREFIX)
         assert str(e.value) == (
-            f"mask: expected right padding (1s then 0s in each row), row {row} is {[int(v) for v in m[row]]}"
+            f"mask: expected right padding (1s then 0s in each row) for GAE, row {row} is "
+            f"{[int(v) for v in m[row]]}" + TAIL
         )
-    assert mask_array([[1.0], [0.0]], "mask").shape == (2, 1)  # T = 1: nothing can rise
+        assert np.array_equal(mask_array(m, "mask"), np.array(m))  # holes: accepted
+    assert mask_array([[1.0], [0.0]], "mask", prefix=PREFIX).shape == (2, 1)  # T = 1: nothing can rise

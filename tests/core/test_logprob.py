@@ -202,7 +202,7 @@ def bad_cases():
         ("tokens", ValueError, (L, neg, M)),  # negative token
         ("mask", ValueError, (L, Y, M[:1])),
         ("mask", ValueError, (L, Y, M * 0.5)),  # not 0/1
-        ("mask", ValueError, (L, Y, M[:, ::-1])),  # not right-padded
+        ("mask", ValueError, (L, Y, M - 2.0)),  # not 0/1
     ]
 
 

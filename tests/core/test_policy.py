@@ -156,7 +156,7 @@ BAD = [
     (lambda: call_logp(tokens=np.zeros((2, 2), np.int64)), ValueError, "tokens"),
     (lambda: call_logp(tokens=np.zeros((2, 3), bool)), TypeError, "tokens"),
     (lambda: call_logp(mask=np.full((2, 3), 0.5)), ValueError, "mask"),
-    (lambda: call_logp(mask=np.array([[0, 1, 1], [1, 1, 1.0]])), ValueError, "mask"),
+    (lambda: call_logp(mask=np.array([[0, 1, -1], [1, 1, 1.0]])), ValueError, "mask"),
     (lambda: call_logp(mask=np.ones((2, 4))), ValueError, "mask"),
     (lambda: call_logp(mask=np.array([[1, np.nan, 0], [1, 1, 1.0]])), ValueError, "mask"),
     (

@@ -275,7 +275,7 @@ Z3 = np.zeros(3)
         (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
         (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, 1]), ValueError, "weights"),
         (lambda: token_grad(Z3, np.ones((2, 2))), ValueError, "mask"),
-        (lambda: token_grad(Z3, [[0, 1], [1, 1], [1, 1]]), ValueError, "mask"),
+        (lambda: token_grad(Z3, [[0, 2], [1, 1], [1, 1]]), ValueError, "mask"),
         (
             lambda: bt_sample_preferences(np.zeros((2, 3)), np.full((2, 3), 0.5), 4, np.random.default_rng(0)),
             ValueError,

@@ -250,7 +250,7 @@ M = np.ones((3, 2))
         (lambda: ipo_loss(Z, M, Z, M, np.zeros(2), np.zeros(3), 1.0), ValueError, "seq_logp_ref_c"),
         (lambda: ipo_loss(Z, M, Z, M, np.zeros(3), np.zeros(3), 1.0, average=1), TypeError, "average"),
         (lambda: ipo_loss(Z, M, Z[:2], M[:2], np.zeros(3), np.zeros(3), 1.0), ValueError, "logp_r"),
-        (lambda: ipo_loss(Z, [[1, 0], [0, 1], [1, 1]], Z, M, np.zeros(3), np.zeros(3), 1.0), ValueError, "mask_c"),
+        (lambda: ipo_loss(Z, [[1, 0], [0, 3], [1, 1]], Z, M, np.zeros(3), np.zeros(3), 1.0), ValueError, "mask_c"),
         (lambda: simpo_loss(Z, M, Z, M, 1.0, gamma=-1.0), ValueError, "gamma"),
         (lambda: simpo_loss(Z, M, Z, np.ones((3, 3)), 1.0), ValueError, "mask_r"),
         (lambda: simpo_loss(Z + 1.0, M, Z, M, 1.0), ValueError, "logp_c: expected log-probs <= 0"),

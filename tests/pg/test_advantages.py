@@ -250,7 +250,7 @@ BAD = [
     (lambda: no_baseline(None), TypeError, "rewards"),
     (lambda: broadcast(np.ones(3), np.ones((2, 2))), ValueError, "adv"),
     (lambda: broadcast(np.ones(2), np.full((2, 2), 0.5)), ValueError, "mask"),
-    (lambda: broadcast(np.ones(2), np.array([[0.0, 1.0], [1.0, 1.0]])), ValueError, "mask"),
+    (lambda: reinforce_pp(np.ones((2, 2)), np.array([[0.0, 1.0], [1.0, 1.0]])), ValueError, "mask"),
 ]
 
 
@@ -395,11 +395,43 @@ def test_broadcast_error_messages():
 
 
 def test_mask_is_named_mask_in_errors_of_the_token_advantages():
-    bad = np.array([[0.0, 1.0]])
-    want = "mask: expected right padding (1s then 0s in each row), row 0 is [0, 1]"
+    bad = np.array([[0.5, 1.0]])
+    want = "mask: expected only 0 and 1, got value 0.5"
     assert _message(ValueError, broadcast, [1.0], bad) == want
     assert _message(ValueError, reinforce_pp, np.zeros((1, 2)), bad) == want
     assert _message(ValueError, reinforce_pp_baseline, [[1.0]], bad) == want
+
+
+def test_returns_to_go_need_right_padding_and_say_where_holes_go():
+    """REINFORCE++ sums over the later tokens: a hole is refused, and the error names the
+    function that sums over the trained tokens of a row with holes."""
+    msg = _message(ValueError, reinforce_pp, np.zeros((1, 3)), [[1.0, 0.0, 1.0]])
+    assert msg == (
+        "mask: expected right padding (1s then 0s in each row) for REINFORCE++'s returns to go "
+        "(a sum over the later tokens), row 0 is [1, 0, 1]; a mask with holes (tool outputs) is "
+        "accepted by the token-level objectives; here use minirl_lm.multiturn.values.returns_actions "
+        "(mask: every token of the row, action_mask: the trained ones)"
+    )
+
+
+def test_the_token_advantages_take_holes_as_their_compacted_rows():
+    """broadcast and REINFORCE++-baseline read the mask token by token: a row with holes gives
+    its compacted row's values, scattered back (the whitening sums in another order: 1e-12)."""
+    mask = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
+    packed = np.array([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    cols = [[0, 2, 3], [1]]
+
+    def back(x):
+        out = np.zeros_like(mask)
+        for b, c in enumerate(cols):
+            out[b, c] = x[b, : len(c)]
+        return out
+
+    assert np.array_equal(broadcast([2.0, -1.0], mask), back(broadcast([2.0, -1.0], packed)))
+    r = [[1.0, 0.0]]
+    np.testing.assert_allclose(
+        reinforce_pp_baseline(r, mask), back(reinforce_pp_baseline(r, packed)), rtol=1e-12, atol=0
+    )
 
 
 def test_batch_std_and_token_whitening_values():

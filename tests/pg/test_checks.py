@@ -38,7 +38,7 @@ def test_token_batch_checks_in_order_and_returns_the_trusted_arrays():
         _message(
             ValueError, PC.token_batch, {"logp": [[0.0, 0.0]]}, [[1.0, 1.0]], [1.0], "constant", 1, ("constant",)
         )
-        == "max_len: expected >= the longest response (2 tokens), got 1"
+        == "max_len: expected >= the longest response (2 trained tokens), got 1"
     )
     # None is an input like any other (rejected), not "not given"
     assert (

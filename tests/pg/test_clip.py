@@ -128,7 +128,7 @@ BAD = [
     (lambda: clipped_surrogate(L, L, A2, M, eps_high=-0.1), ValueError, "eps_high"),
     (lambda: clipped_surrogate(L, L, A2, M, agg="mean"), ValueError, "agg"),
     (lambda: clipped_surrogate(L, L, A2, M, agg="constant", max_len=1), ValueError, "max_len"),
-    (lambda: clip_fraction(L, L, A2, np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])), ValueError, "mask"),
+    (lambda: clip_fraction(L, L, A2, np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 0.0]])), ValueError, "mask"),
     (lambda: clip_fraction(L, "x", A2, M), TypeError, "logp_old"),
 ]
 

@@ -207,7 +207,7 @@ L = -np.ones((2, 3)) * M
 BAD = [
     (lambda: token_weights(np.ones(3)), ValueError, "mask"),
     (lambda: token_weights(M * 0.5), ValueError, "mask"),
-    (lambda: token_weights(np.array([[0.0, 1.0]])), ValueError, "mask"),
+    (lambda: token_weights(np.array([[0.0, -1.0]])), ValueError, "mask"),
     (lambda: token_weights(M, "mean"), ValueError, "agg"),
     (lambda: token_weights(M, "constant", max_len=1), ValueError, "max_len"),
     (lambda: token_weights(M, "constant", max_len=0), ValueError, "max_len"),

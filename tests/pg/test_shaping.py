@@ -101,7 +101,7 @@ def test_truncation_bad_input_named_and_mask_not_mutated():
     assert mask_truncated(tokens, mask, 2).tolist() == [[1.0, 1.0]]
     names("tokens", "expected the shape of mask", lambda: truncated([[1]], mask, 0))
     names("eos", "expected an integer >= 0", lambda: truncated(tokens, mask, -1))
-    names("mask", "expected right padding", lambda: mask_truncated(tokens, [[0.0, 1.0]], 0))
+    names("mask", "expected only 0 and 1", lambda: mask_truncated(tokens, [[0.0, 0.5]], 0))
 
 
 # ---- the edges a mutant would move ------------------------------------------------------------
