@@ -458,8 +458,11 @@ def broadcast_args(adv, mask):
 
 
 def rpp_args(token_rewards, mask, gamma, eps, ddof):
-    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
-    mask = mask_array(mask, "mask")
+    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++ (the mask
+    right-padded: the returns to go sum over the later tokens)."""
+    mask = mask_array(
+        mask, "mask", prefix=("REINFORCE++'s returns to go (a sum over the later tokens)", RETURNS_HOLES)
+    )
     r = float_array(token_rewards, "token_rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
     return (r, mask, gamma, *whitening(eps, ddof))
@@ -529,20 +532,38 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+# where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
+ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
+
+
+RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
+
+
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

@@ -87,8 +87,14 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
-    checked to be at least the longest response."""
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
     B, T = mask.shape
     if agg == "seq_sum":
         return mask / B  # (B, T)
@@ -136,7 +142,7 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
         logp: `(B, T)` token log-probs under the policy being trained, `pi`.
         logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
         adv: `(B,)` one advantage per response, or `(B, T)`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
         eps: the clip range `epsilon`, in `(0, 1]`.
         eps_high: the upper clip range `epsilon_high` (default `eps`).
         agg: the aggregation of `reinforce.token_weights`.
@@ -218,10 +224,10 @@ def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_
     """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
 
     logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 right-padded ``mask`` must have;
+        shape the others and the 0/1 ``mask`` (holes allowed) must have;
     adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
     agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response.
+        ``"constant"`` at least the longest response (the most trained tokens in a row).
     """
     names = list(logps)
     arrays = [float_array(logps[n], n, ndim=2) for n in names]
@@ -247,10 +253,9 @@ def aggregation(mask, agg, max_len, aggs):
     """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
     choice(agg, "agg", aggs)
     max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
-        raise ValueError(
-            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
-        )
+    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
+    if agg == "constant" and max_len is not None and max_len < n:
+        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
     return max_len
 
 
@@ -321,20 +326,31 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

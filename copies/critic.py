@@ -341,19 +341,23 @@ def _leaves(value):
 # ----------------------------------------------------------------------------------------------
 
 
+CRITIC = "the critic (values over prefixes)"  # what needs right padding (mask_array's prefix)
+
+
 def critic_batch(values, states, per_token, mask, name):
-    """An `(S,)` value table, `(B, T)` state ids into it, a `(B, T)` array `name`, the mask."""
+    """An `(S,)` value table, `(B, T)` state ids into it, a `(B, T)` array `name`, the mask
+    (right-padded: a critic reads the rows as prefixes)."""
     values = float_array(values, "values", ndim=1)
     nonempty(values, "values")
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     per_token = float_array(per_token, name, shape=mask.shape)
     return values, states, per_token, mask
 
 
 def reward_args(terminal_reward, logp, logp_ref, mask, beta):
-    """`per_token_rewards`' arguments."""
-    mask = mask_array(mask, "mask")
+    """`per_token_rewards`' arguments (the mask right-padded: R goes on the last real token)."""
+    mask = mask_array(mask, "mask", prefix=("the terminal reward on the last real token", COMPACT))
     R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
     logp = float_array(logp, "logp", shape=mask.shape)
     logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
@@ -373,8 +377,11 @@ def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
 
 
 def discounted_args(x, mask, name, gamma, lam=1.0):
-    """A `(B, T)` array `name` to sum backwards under its mask, gamma and lam in [0, 1]."""
-    mask = mask_array(mask, "mask")
+    """A `(B, T)` array `name` to sum backwards under its right-padded mask, gamma and lam in
+    [0, 1]."""
+    gae = name == "deltas"  # else the rewards of the returns to go
+    what = "GAE (a sum over the later tokens)" if gae else "the returns to go (a sum over the later tokens)"
+    mask = mask_array(mask, "mask", prefix=(what, GAE_HOLES if gae else RETURNS_HOLES))
     x = float_array(x, name, shape=mask.shape)
     return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0), float_scalar(lam, "lam", low=0.0, high=1.0))
 
@@ -394,7 +401,7 @@ def fit_values_args(values, states, rewards, mask, gamma, lr, target):
 
 def clipped_value_args(vpreds, values_old, returns, mask, clip):
     """`clipped_value_loss`' arguments."""
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
     v = float_array(vpreds, "vpreds", shape=mask.shape)
     v_old = float_array(values_old, "values_old", shape=mask.shape)
     G = float_array(returns, "returns", shape=mask.shape)
@@ -453,20 +460,44 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+# where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
+ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
+
+
+GAE_HOLES = f"minirl_lm.multiturn.values.gae_actions {ACTIONS}"
+
+
+RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
+
+
+COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
+
+
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

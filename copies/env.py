@@ -314,6 +314,16 @@ def scatter(x, pos, mask, T):
 
 
 # -- multi-turn episodes (minirl_lm/multiturn/)
+# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
+TRAJECTORY = (
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
+
+
+COMPACT_ROWS = ("the compact rows of action_view", "the mask action_view returns")
+
+
 MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
 
 
@@ -428,7 +438,7 @@ def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards
     exactly on the policy's tokens. Returns ep unchanged."""
     if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
         raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask")
+    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
     B, T = mask.shape
     tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
     states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
@@ -468,7 +478,7 @@ def scatter_args(x, pos, mask, T):
     T = int_scalar(T, "T", low=1)
     cells(x.shape[0] * T, "T", "a width whose (B, T) output is")
     pos = int_array(pos, "pos", shape=x.shape, low=0, high=T)
-    mask = mask_array(mask, "mask", shape=x.shape)
+    mask = mask_array(mask, "mask", shape=x.shape, prefix=COMPACT_ROWS)
     return x, pos, mask, T
 
 
@@ -524,20 +534,31 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

@@ -214,7 +214,7 @@ def logits_any(logits):
 
 
 def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
-    """(logits (B, T, V), tokens (B, T) ids in [0, V), right-padded 0/1 mask (B, T)), and with
+    """(logits (B, T, V), tokens (B, T) ids in [0, V), a 0/1 mask (B, T), holes allowed), and with
     ``dlogp`` also the upstream gradient (B, T), finite."""
     logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
     B, T, V = logits.shape
@@ -228,7 +228,7 @@ def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
 
 
 def values_mask(x, mask):
-    """(x (B, T) float, -inf allowed; a right-padded 0/1 mask of its shape)."""
+    """(x (B, T) float, -inf allowed; a 0/1 mask of its shape, holes allowed)."""
     x = float_array(x, "x", ndim=2, allow_neginf=True)
     return x, mask_array(mask, "mask", shape=x.shape)
 
@@ -285,20 +285,31 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

@@ -40,8 +40,10 @@ masked IS       w = r * 1[c_min <= r <= c_max]   (MIS, IcePop)      eq. (mis)
 ```
 
 Only the sequence weight is exact: `E_{y ~ mu}[W(y) g(y)] = E_{y ~ pi_old}[g(y)]` for any g,
-so untruncated sequence IS is unbiased. Token IS reweights each token but leaves its prefix drawn
-from mu, which is biased as soon as mu != pi_old on earlier tokens. Truncation and masking bound
+so untruncated sequence IS is unbiased. Token IS reweights the choice of each token and nothing
+else: the prefix y_<t (the state the token is chosen in) and the continuation y_>t (the reward
+its advantage credits it with) are still drawn from mu, so it is biased whenever mu != pi_old at
+any position, the last included. Truncation and masking bound
 the weight (lower variance) and give up exactness (bias). A bound that excludes 1 is rejected
 (`c_max >= 1 >= c_min`): then mu = pi_old would not be the identity.
 
@@ -71,18 +73,21 @@ ones bit for bit.
 
 Mini-batches and gradient accumulation (`accumulation_weights`): a generation batch of B rows split
 into G micro-batches of B/G rows, one backward each, summed. The weight each token gets in the
-summed gradient, N = tokens of the whole batch, n_g of micro-batch g, B_g = B/G rows:
+summed gradient, M = real tokens of the whole batch, M_g of micro-batch g (`n_g` in the code),
+B_g = B/G rows:
 
 ```text
-dapo   1/N                     (TRL: num_items_in_batch, the global count)   eq. (accum)
-bnpo   1/(G n_g)               (TRL: local token mean / G)
-grpo   1/(G B_g |y_b|)         (per-sequence token mean / G)
-dr_grpo 1/(G B_g L)            (constant L = max_len)
-sum    1/n_g                   (local token mean, no / G: G times too large)
+dapo   1/M                               (TRL: num_items_in_batch, the global count)  eq. (accum)
+bnpo   1/(G M_g)                         (TRL: local token mean / G)
+grpo   1/(G B_g |y_b|) = 1/(B |y_b|)     (per-sequence token mean / G)
+dr_grpo 1/(G B_g L) = 1/(B L)            (constant L = max_len)
+sum    1/M_g                             (local token mean, no / G: G times too large)
 ```
 
-Only dapo equals the big batch's token mean 1/N for every token; bnpo is off by N/(G n_g),
-a factor that differs between micro-batches. Demonstrated by `python examples/off_policy.py`.
+Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reproduce it for any G
+(the token mean 1/M, `seq_mean_token_mean`, `constant`); only bnpo, off the token mean by
+M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
+accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
 """
 
 import numbers
@@ -101,8 +106,14 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
-    checked to be at least the longest response."""
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
     B, T = mask.shape
     if agg == "seq_sum":
         return mask / B  # (B, T)
@@ -155,8 +166,9 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
     Args:
         logp_old: (B, T) token log-probs under pi_old (the trainer).
         logp_mu: (B, T) token log-probs under the sampler mu.
-        mask: (B, T) 0/1, right-padded.
-        level: "token" (one ratio per token) or "sequence" (the product, on every token).
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
+        level: "token" (one ratio per token) or "sequence" (the product over the trained tokens,
+            holes skipped, on every trained token).
         mode: "truncate" (clip into `[c_min, c_max]`) or "mask" (0 outside it).
         c_max: upper bound `>= 1`, or None (none). Both None: plain, untruncated IS.
         c_min: lower bound in `(0, 1]` for "mask", `[0, 1]` for "truncate", or None.
@@ -197,7 +209,7 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
         logp: (B, T) log-probs under the current pi_theta (treated as data).
         logp_mu: (B, T) log-probs under the sampler.
         adv: (B,) one advantage per response.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         delta: the threshold `>= 0` on the mean of `logp_mu - logp` over the response.
 
     Returns:
@@ -216,7 +228,7 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     Args:
         logp_old: (B, T) log-probs under pi_old and the sampler.
         logp_mu: see `logp_old`.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
         hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
         lo: k1 only, the lower ratio bound in `(0, 1]` (default 1/hi).
@@ -250,7 +262,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
     Args:
         logp: (B, T) token log-probs under pi_theta.
         adv: (B,) or (B, T) advantages.
-        mask: (B, T) 0/1, right-padded.
+        mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         weights: (B, T) nonnegative finite weights (from is_weights, the masks, or their product).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
@@ -329,10 +341,10 @@ def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_
     """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
 
     logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 right-padded ``mask`` must have;
+        shape the others and the 0/1 ``mask`` (holes allowed) must have;
     adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
     agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response.
+        ``"constant"`` at least the longest response (the most trained tokens in a row).
     """
     names = list(logps)
     arrays = [float_array(logps[n], n, ndim=2) for n in names]
@@ -358,10 +370,9 @@ def aggregation(mask, agg, max_len, aggs):
     """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
     choice(agg, "agg", aggs)
     max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    if agg == "constant" and max_len is not None and max_len < mask.sum(axis=1).max():
-        raise ValueError(
-            f"max_len: expected >= the longest response ({int(mask.sum(axis=1).max())} tokens), got {max_len}"
-        )
+    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
+    if agg == "constant" and max_len is not None and max_len < n:
+        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
     return max_len
 
 
@@ -424,7 +435,7 @@ def accumulation_args(mask, G, mode, max_len, modes):
     choice(mode, "mode", modes)
     L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
     if L < mask.sum(axis=1).max():
-        raise ValueError(f"max_len: expected >= the longest response, got {L}")
+        raise ValueError(f"max_len: expected >= the longest response (its trained tokens), got {L}")
     return mask, G, L
 
 
@@ -465,20 +476,31 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

@@ -49,8 +49,14 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg). `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already
-    checked to be at least the longest response."""
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
     B, T = mask.shape
     if agg == "seq_sum":
         return mask / B  # (B, T)

@@ -152,7 +152,8 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
 
     Args:
         logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta.
-        mask_c: (P, T_c) 0/1 right-padded mask of the chosen responses.
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed: `s` and `n` count
+            the trained tokens).
         logp_r: (P, T_r) token log-probs of the rejected responses.
         mask_r: (P, T_r) mask of the rejected responses.
         seq_logp_ref_c: (P,) `log pi_ref(y_c | x)` (data, no gradient).
@@ -479,7 +480,7 @@ def pair_weights(weights, P, what="pair weights"):
 
 
 def response_batch(logp, mask, lname, mname, rows=None):
-    """`(B, T)` token log-probs (`<= 0` on real tokens) and their right-padded mask."""
+    """`(B, T)` token log-probs (`<= 0` on real tokens) and their 0/1 mask (holes allowed)."""
     logp = float_array(logp, lname, ndim=2)
     if rows is not None and logp.shape[0] != rows:
         raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")
@@ -625,20 +626,31 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

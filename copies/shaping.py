@@ -103,6 +103,13 @@ def resample_factor(p, K):
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
     """DAPO's soft overlong penalty, eq. (overlong): lengths `(B,)` -> additive rewards `(B,)`.
 
+    The length `|y|` is the response's extent, every token it occupies (tool outputs inside it
+    included), not its number of trained tokens: the cap L_max bounds what the response fills
+    of the context, tool outputs too, and verl's DAPO reward manager reads the length off the
+    attention mask (`verl/workers/reward_manager/dapo.py`, commit 003364bc), not off the loss
+    mask. For a right-padded mask both are `mask.sum(axis=1)`; for a mask with holes pass the
+    last trained position + 1 (when the response ends on a trained token), not the sum.
+
     Args:
         lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
         max_len (int or None): the length cap L_max, `>= 1`.
@@ -118,7 +125,9 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
 def truncated(tokens, mask, eos):
     """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
 
-    A row is truncated when it is non-empty and its last real token is not `eos`.
+    A row is truncated when it is non-empty and its last real token is not `eos`. With holes in
+    the mask that is the token at the row's last trained position (the last 1 of the row), the
+    same token as in the compacted row.
     """
     tokens, mask, eos = truncation_args(tokens, mask, eos)
     return _truncated(tokens, mask, eos)
@@ -126,9 +135,10 @@ def truncated(tokens, mask, eos):
 
 def _truncated(tokens, mask, eos):
     """`truncated` on checked arguments."""
-    L = mask.sum(axis=1).astype(np.int64)  # (B,)
-    last = tokens[np.arange(len(L)), np.maximum(L - 1, 0)]  # (B,) last real token
-    return (L > 0) & (last != eos)
+    real = mask > 0  # (B, T)
+    at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
+    last = tokens[np.arange(len(at)), at]  # (B,) last real token (any token for an empty row)
+    return real.any(axis=1) & (last != eos)
 
 
 def mask_truncated(tokens, mask, eos):
@@ -235,20 +245,31 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 

@@ -263,6 +263,13 @@ def turn_values(values, states, mask, action_mask):
 
 
 # -- multi-turn episodes (minirl_lm/multiturn/)
+# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
+TRAJECTORY = (
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
+
+
 MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
 
 
@@ -298,7 +305,7 @@ def _action_mask(action_mask, mask):
 
 
 def _action_rewards(rewards, mask, action_mask):
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
     act = _action_mask(action_mask, mask)
     rewards = float_array(rewards, "rewards", shape=mask.shape)
     if (rewards * (1 - act) != 0).any():
@@ -325,7 +332,7 @@ def action_gae_args(values, rewards, mask, action_mask, gamma, lam, carry):
 def turn_values_args(values, states, mask, action_mask):
     """turn_values' arguments: values (S,), states, mask, action_mask (B, T)."""
     values = float_array(values, "values", ndim=1)
-    mask = mask_array(mask, "mask")
+    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
     states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
     return values, states, mask, _action_mask(action_mask, mask)
 
@@ -382,20 +389,31 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
     return arr
 
 
-def mask_array(x, name, shape=None):
-    """Return a (B, T) float64 mask of 0.0/1.0, right-padded (no 1 after a 0 in a row)."""
+def mask_array(x, name, shape=None, prefix=None):
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
+
+    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
+    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
+    such a row they give the loss and gradient of the compacted row (holes removed).
+    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
+    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
+    """
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
     if not binary.all():
         bad = arr[~binary]
         raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
+    if prefix is None:
+        return arr
     rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
     if rises.any():
+        what, where = prefix
         row = int(np.nonzero(rises.any(axis=1))[0][0])
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row), "
-            f"row {row} is {arr[row].astype(int).tolist()}"
+            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            f"is accepted by the token-level objectives; here use {where}"
         )
     return arr
 
