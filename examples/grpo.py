@@ -13,7 +13,8 @@ E R - beta KL(pi_ref || pi) state by state (forward_kl_fixed_point_tree). The de
 enough to settle (the distances at half-way and at the end are printed side by side); where it
 rests is neither target: the standardized advantage multiplies the reward term by
 chi = E[A | R = 1] - E[A | R = 0] (standardized_gain), so the k3 term's effective coefficient
-is beta / chi, and the program fits the beta' of the pi_fwd (and the pi*) nearest the final policy.
+is beta / chi, and the program fits beta_fwd, the coefficient of the pi_fwd nearest the final
+policy (and beta_tilt, that of the nearest pi*).
 
 The second table trains the same task once per loss aggregation (seq_sum, token_mean,
 seq_mean_token_mean, constant) and measures what each leaves behind: success on the short and the
@@ -246,7 +247,7 @@ def plot(path, log, pi_star_success, pi_star_kl, pi_fwd_success, rest):
     ax[0].axhline(pi_star_success, color="k", ls="--", lw=1, label="tilted optimum pi*")
     ax[0].axhline(pi_fwd_success, color="C3", ls=":", lw=1.2, label="k3 fixed point pi_fwd")
     beta_rest, rest_success = rest
-    ax[0].axhline(rest_success, color="C2", ls="-.", lw=1, label=f"pi_fwd at beta' = {beta_rest:.3g}")
+    ax[0].axhline(rest_success, color="C2", ls="-.", lw=1, label=f"pi_fwd at beta_fwd = {beta_rest:.3g}")
     ax[0].set(ylabel="success (exact)", ylim=(0, 1.02))
     ax[0].legend(loc="lower right", fontsize="small")
     ax[1].plot(it, kl, label="KL(pi || pi_ref), exact, after the update")
@@ -478,10 +479,10 @@ def main(argv=None):
         f"{'where GRPO rests' if settled else 'where the stopped run is'}, the member of each "
         f"family nearest the final policy:"
     )
-    print(f"  pi_fwd at beta'  = {b_fwd:.4f}: TV {tv_fwd:.4f}")
-    print(f"  pi*    at beta'' = {b_star:.4f}: TV {tv_star:.4f}")
+    print(f"  pi_fwd at beta_fwd  = {b_fwd:.4f}: TV {tv_fwd:.4f}")
+    print(f"  pi*    at beta_tilt = {b_star:.4f}: TV {tv_star:.4f}")
     print(
-        f"beta' {'<' if b_fwd < args.beta else '>='} beta: the standardized advantage multiplies "
+        f"beta_fwd {'<' if b_fwd < args.beta else '>='} beta: the standardized advantage multiplies "
         f"the reward term by\nchi = E[A | R = 1] - E[A | R = 0]; at the final success per prompt "
         f"({' '.join(f'{v:.3f}' for v in succ)}, K = {args.K})\nchi = "
         f"{' '.join(f'{v:.2f}' for v in gain)}, so k3 weighs beta / chi = "
@@ -496,9 +497,9 @@ def main(argv=None):
     if page_run:  # the sentences of grpo.md about the page's run
         claim(bool(np.all(np.diff(by_epoch) > 0)), "the mean clip fraction grows with the epoch")
         claim(settled, "the page's run has settled: the second half moves both distances by less than 0.005")
-        claim(bool(tv_fwd < min(to_star, to_fwd)), "GRPO rests nearer pi_fwd(beta') than either target of beta")
+        claim(bool(tv_fwd < min(to_star, to_fwd)), "GRPO rests nearer pi_fwd(beta_fwd) than either target of beta")
         claim(bool(tv_pred < min(to_star, to_fwd)), "pi_fwd(beta / chi) is nearer GRPO than either target of beta")
-        claim(bool(abs(np.log(b_pred.mean() / b_fwd)) < np.log(1.5)), "beta / chi is the fitted beta' within 50%")
+        claim(bool(abs(np.log(b_pred.mean() / b_fwd)) < np.log(1.5)), "beta / chi is the fitted beta_fwd within 50%")
     if args.plot:
         plot(
             args.plot,

@@ -153,7 +153,7 @@ def test_grpo_prints_the_distance_to_both_targets(grpo):
     assert row and float(row.group(2)) == 0.0 and float(row.group(1)) > 0.0  # two distinct targets
     assert re.search(r"closer to (pi_fwd|pi\*);", grpo)
     assert "the run is stopped before it settles" in grpo  # 12 iterations: the verdict says so
-    fit = re.search(r"pi_fwd at beta'  = ([0-9.]+): TV ([0-9.]+)", grpo)
+    fit = re.search(r"pi_fwd at beta_fwd  = ([0-9.]+): TV ([0-9.]+)", grpo)
     assert fit and 1e-3 <= float(fit.group(1)) <= 1.0
 
 
