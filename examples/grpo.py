@@ -497,9 +497,12 @@ def main(argv=None):
     if page_run:  # the sentences of grpo.md about the page's run
         claim(bool(np.all(np.diff(by_epoch) > 0)), "the mean clip fraction grows with the epoch")
         claim(settled, "the page's run has settled: the second half moves both distances by less than 0.005")
+        e_star, e_fwd = tv[f"GRPO at iter {EARLY}"]
+        claim((e_fwd < e_star) != (to_fwd < to_star), "the verdict at iteration 40 disagrees with the end's")
         claim(bool(tv_fwd < min(to_star, to_fwd)), "GRPO rests nearer pi_fwd(beta_fwd) than either target of beta")
         claim(bool(tv_pred < min(to_star, to_fwd)), "pi_fwd(beta / chi) is nearer GRPO than either target of beta")
-        claim(bool(abs(np.log(b_pred.mean() / b_fwd)) < np.log(1.5)), "beta / chi is the fitted beta_fwd within 50%")
+        near = abs(np.log(b_pred.mean() / b_fwd)) < np.log(1.5)
+        claim(bool(near), "beta / chi is the fitted beta_fwd within 50%")
     if args.plot:
         plot(
             args.plot,
