@@ -7,19 +7,19 @@ and a reward per response. The exact policy gradient of J = E_{y~pi} r(y) on the
 
 A group is K independent draws y_1..y_K ~ pi; its update is
 
-    u = (1/K) sum_k A_k (onehot(y_k) - pi)
+    g_hat = (1/K) sum_k A_k (onehot(y_k) - pi)
 
 with A from advantages.py: mean-centred, eq. (pg_centred), leave-one-out, eq. (pg_loo), or
 standardized (population std, eps = 1e-8), eq. (pg_normalized). The update depends on the group
-only through its multiset of draws, so E[u] is an exact finite sum: every multiset of K draws
+only through its multiset of draws, so E[g_hat] is an exact finite sum: every multiset of K draws
 from V responses (C(V+K-1, K) of them, 495 at V = 5, K = 8), weighted by its multinomial
 probability K! / prod(c_y!) prod pi(y)^c_y.
 
 Printed per K = 1..8:
-- centred: <E u, g> / <g, g> beside (K-1)/K, and max |E u - ((K-1)/K) g| (zero to rounding:
-  E u is parallel to g, not just its projection);
-- leave-one-out: the same ratio (1 to rounding) and max |E u - g|; undefined at K = 1;
-- standardized: the cosine of E u to g and its scale <E u, g> / <g, g>;
+- centred: <E g_hat, g> / <g, g> beside (K-1)/K, and max |E g_hat - ((K-1)/K) g| (zero to rounding:
+  E g_hat is parallel to g, not just its projection);
+- leave-one-out: the same ratio (1 to rounding) and max |E g_hat - g|; undefined at K = 1;
+- standardized: the cosine of E g_hat to g and its scale <E g_hat, g> / <g, g>;
 - Monte Carlo: the centred ratio from --mc-groups sampled groups, mean of <u_i, g> / <g, g>
   with its standard error, np.random.default_rng(seed) restarted for each K.
 
@@ -30,7 +30,7 @@ levels matter for its cosine: with binary rewards (try --rewards 1,0,0,1,0) the 
 standardized update of one prompt is exactly parallel to g, because the update sums to zero over
 the vocabulary and is symmetric among the correct and among the wrong responses; with three
 levels it is not. Here most small groups hold no correct response, and standardizing blows the
-0.1-versus-0 difference up to unit size, so E[u] leans toward the partial-credit response.
+0.1-versus-0 difference up to unit size, so E[g_hat] leans toward the partial-credit response.
 
     $ python examples/group_bias.py
     $ python examples/group_bias.py --rewards 1,0,0,1,0 --plot bias.svg
@@ -48,6 +48,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, reals, seed  # noqa: E402
 
 THETA = (1.0, 0.5, 0.0, -0.5, -1.0)  # the fixed reference logits, V = 5
@@ -57,7 +58,7 @@ MAX_MC_ENTRIES = 10**8  # sampled groups x K x V (the score array: 0.8 GB)
 
 
 def group_updates(tokens, adv, pi):
-    """u = (1/K) sum_k A_k (onehot(y_k) - pi) for G groups: tokens, adv (G, K), pi (V,) -> (G, V)."""
+    """g_hat = (1/K) sum_k A_k (onehot(y_k) - pi) for G groups: tokens, adv (G, K), pi (V,) -> (G, V)."""
     V = pi.shape[0]
     score = np.eye(V)[tokens] - pi  # (G, K, V) grad log pi(y_k)
     return (adv[:, :, None] * score).mean(axis=1)  # (G, V)
@@ -82,14 +83,14 @@ BASELINES = {
 
 
 def exact_expected_update(pi, r, K, baseline):
-    """E[u] over all groups of K draws, by enumeration: (V,). Raises as the baseline does (loo, K = 1)."""
+    """E[g_hat] over all groups of K draws, by enumeration: (V,). Raises as the baseline does (loo, K = 1)."""
     tokens, prob = multisets(pi.shape[0], K, pi)  # (M, K), (M,)
     adv = BASELINES[baseline](r[tokens])  # (M, K)
     return prob @ group_updates(tokens, adv, pi)  # (V,)
 
 
 def mc_ratio(policy, r, K, g, baseline, n, seed):
-    """Mean and standard error of <u_i, g> / <g, g> over n sampled groups of K."""
+    """Mean and standard error of <g_hat_i, g> / <g, g> over n sampled groups of K."""
     rng = np.random.default_rng(seed)
     pi = policy.probs()[0]
     tokens = policy.sample(np.zeros((n, K), dtype=np.int64), rng)  # (n, K)
@@ -136,18 +137,18 @@ def print_table(pi, r, g, rows, mc_groups, seed):
     print()
     head = (
         f"{'K':>2}  {'(K-1)/K':>8}  {'centred':>17}  {'max dev':>8}  "
-        f"{'MC centred':>18}  {'LOO':>17}  {'max dev':>8}  {'std cos':>8}  {'std scale':>9}"
+        f"{'MC centred':>18}  {'LOO':>17}  {'max dev':>8}  {'std cos':>13}  {'std scale':>9}"
     )
     print(head)
     print("-" * len(head))
     for w in rows:
         loo = "undefined" if w["loo"] is None else f"{w['loo']:.15f}"
         loo_dev = "-" if w["loo_dev"] is None else f"{w['loo_dev']:.1e}"
-        cos = "E[u] = 0" if w["std_cos"] is None else f"{w['std_cos']:.6f}"
+        cos = "E[update] = 0" if w["std_cos"] is None else f"{w['std_cos']:.6f}"
         mc = f"{w['mc']:.4f} +- {w['mc_se']:.4f}"
         print(
             f"{w['K']:>2}  {w['shrink']:8.6f}  {w['centred']:17.15f}  {w['centred_dev']:8.1e}  "
-            f"{mc:>18}  {loo:>17}  {loo_dev:>8}  {cos:>8}  {w['std_scale']:9.6f}"
+            f"{mc:>18}  {loo:>17}  {loo_dev:>8}  {cos:>13}  {w['std_scale']:9.6f}"
         )
     devs = [w["centred_dev"] for w in rows]
     loo_devs = [w["loo_dev"] for w in rows if w["loo_dev"] is not None]
@@ -251,6 +252,11 @@ def main(argv=None):
         )
     pi, g, rows = measure(args.theta, r, range(1, args.K_max + 1), args.mc_groups, args.seed)
     print_table(pi, r, g, rows, args.mc_groups, args.seed)
+    if tuple(args.rewards) == REWARDS and tuple(args.theta) == THETA:  # the sentences of baselines.md
+        devs = [w["centred_dev"] for w in rows] + [w["loo_dev"] for w in rows if w["loo_dev"] is not None]
+        claim(bool(max(devs) < 1e-12), "the centred and the leave-one-out columns both hold to rounding")
+        cos = [w["std_cos"] for w in rows if w["K"] >= 2]
+        claim(bool(all(c < 1 - 1e-6 for c in cos)), "the standardized update's cosine is below 1 at every K >= 2")
     if args.plot:
         plot(rows, args.plot)
         print(f"\nfigure written to {args.plot}")

@@ -5,10 +5,16 @@ the verifier, standardizes the rewards within each group, and takes mu > 1 gradi
 same group: the first epoch has rho = 1 everywhere, later epochs move rho away from 1 and the clip
 starts to fire. The KL to the frozen reference is a separate k3 term in the loss, eq. (grpo).
 Everything is measured exactly on the prefix tree (all responses enumerated): the success of a
-sampled response, the KL(pi || pi_ref) of whole responses, and at the end the distance to the
-tilted optimum pi* of the same beta (the maximizer of E R - beta KL(pi || pi_ref), computed by
-backward induction in minirl_lm/values/optimum.py) and to pi_rev, where k3 in the loss actually pulls:
-the stationary point of E R - beta KL(pi_ref || pi) state by state (reverse_kl_fixed_point_tree).
+sampled response and the KL(pi || pi_ref) of whole responses after each iteration's update, and
+at the end the distance to the tilted optimum pi* of the same beta (the maximizer of
+E R - beta KL(pi || pi_ref), computed by backward induction in minirl_lm/values/optimum.py) and
+to pi_fwd, where k3 in the loss pulls at the same beta: the stationary point of
+E R - beta KL(pi_ref || pi) state by state (forward_kl_fixed_point_tree). The default run is long
+enough to settle (the distances at half-way and at the end are printed side by side); where it
+rests is neither target: the standardized advantage multiplies the reward term by
+chi = E[A | R = 1] - E[A | R = 0] (standardized_gain), so the k3 term's effective coefficient
+is beta / chi, and the program fits beta_fwd, the coefficient of the pi_fwd nearest the final
+policy (and beta_tilt, that of the nearest pi*).
 
 The second table trains the same task once per loss aggregation (seq_sum, token_mean,
 seq_mean_token_mean, constant) and measures what each leaves behind: success on the short and the
@@ -16,12 +22,13 @@ long answer, the mean length of the remaining wrong answers, and the probability
 that runs to the length cap. The per-sequence token mean weighs a token by 1/|y|: a long wrong
 answer is pushed down less per token, a long right answer pulled up less.
 
-    $ python examples/grpo.py                        # both tables (a few seconds)
+    $ python examples/grpo.py                        # both tables (about ten seconds)
     $ python examples/grpo.py --plot grpo.svg        # and the success / KL / clip curves
     $ python examples/grpo.py --iters 100 --mu 8 --beta 0.1
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -34,7 +41,12 @@ from minirl_lm.pg.reinforce import AGGS
 from minirl_lm.values.optimum import tilted_optimum_tree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+
+ITERS = 300  # the default run: long enough that its second half no longer moves (SETTLED)
+EARLY = 40  # an earlier snapshot printed beside it, while success is still rising
+SETTLED = 0.005  # TV both distances may move by over the second half of a settled run
 
 # ---- the task: copy the prompt, exactly, then stop ---------------------------------------------
 EOS, ALPHABET = 0, "abc"  # token 0 is EOS, tokens 1..3 are the letters
@@ -65,7 +77,7 @@ def reference_logits(mdp, prior):
     return theta
 
 
-def reverse_kl_fixed_point_tree(mdp, pi_ref, beta):
+def forward_kl_fixed_point_tree(mdp, pi_ref, beta):
     """Where k3 in the loss pulls: per state, the stationary point of E R - beta KL(pi_ref || pi).
 
     A per-token k3 term differentiates KL(pi_ref(.|s) || pi(.|s)) at each visited state, the
@@ -73,24 +85,70 @@ def reverse_kl_fixed_point_tree(mdp, pi_ref, beta):
     pi(a|s) (q(s, a) - v(s)), equal to beta (pi(a|s) - pi_ref(a|s)) gives
     pi(a|s) = beta pi_ref(a|s) / (nu_s - q(s, a)) with nu_s = v(s) + beta, where q and v
     are the plain expected rewards of that same policy (no KL in them). Solved by backward
-    induction from the leaves, nu_s by bisection in (max_a q, max_a q + beta]. Returns (S, V).
+    induction from the leaves, level by level, nu_s by bisection in (max_a q, max_a q + beta].
+    beta: a float, or one coefficient per prompt (N,). Returns (S, V).
     """
+    beta_n = np.broadcast_to(np.asarray(beta, dtype=float), (mdp.N,))  # (N,)
     pi = np.zeros((mdp.S, mdp.V))  # (S, V)
     values = np.zeros(mdp.S)  # (S,) plain expected reward v(s)
-    for s in range(mdp.S - 1, -1, -1):  # ids are level by level: deepest first
-        n, prefix = mdp.prefix_of(s)
-        q = np.empty(mdp.V)  # (V,) q(s, a)
-        for a in range(mdp.V):
-            child = mdp.step(prefix, a)  # s . a: concatenation
-            q[a] = verifier(mdp.prompts[n], child) if mdp.is_terminal(child) else values[mdp.state_id(n, child)]
-        lo, hi = q.max(), q.max() + beta  # sum(pi) > 1 at lo+, <= 1 at hi
+    levels = {}
+    for s in range(mdp.S):
+        levels.setdefault(len(mdp.prefix_of(s)[1]), []).append(s)
+    for depth in sorted(levels, reverse=True):  # deepest first: children are solved
+        ids = np.array(levels[depth])  # (L,) the states of this level
+        q = np.empty((len(ids), mdp.V))  # (L, V) q(s, a)
+        b = np.empty(len(ids))  # (L,) the state's beta
+        for i, s in enumerate(ids):
+            n, prefix = mdp.prefix_of(s)
+            b[i] = beta_n[n]
+            for a in range(mdp.V):
+                child = mdp.step(prefix, a)  # s . a: concatenation
+                q[i, a] = (
+                    verifier(mdp.prompts[n], child) if mdp.is_terminal(child) else values[mdp.state_id(n, child)]
+                )
+        ref = pi_ref[ids]  # (L, V)
+        lo, hi = q.max(axis=1), q.max(axis=1) + b  # sum(pi) > 1 at lo+, <= 1 at hi
         for _ in range(200):
-            nu = 0.5 * (lo + hi)  # the multiplier nu_s
-            lo, hi = (nu, hi) if (beta * pi_ref[s] / (nu - q)).sum() > 1.0 else (lo, nu)
-        p = beta * pi_ref[s] / (hi - q)
-        pi[s] = p / p.sum()
-        values[s] = pi[s] @ q
+            nu = 0.5 * (lo + hi)  # (L,) the multiplier nu_s
+            over = (b[:, None] * ref / (nu[:, None] - q)).sum(axis=1) > 1.0
+            lo, hi = np.where(over, nu, lo), np.where(over, hi, nu)
+        p = b[:, None] * ref / (hi[:, None] - q)  # (L, V)
+        pi[ids] = p / p.sum(axis=1, keepdims=True)
+        values[ids] = (pi[ids] * q).sum(axis=1)
     return pi
+
+
+def standardized_gain(p, K, xi=1e-8):
+    """chi = E[A_k | R_k = 1] - E[A_k | R_k = 0] of the group-standardized advantage, binary rewards.
+
+    With success probability p and the other K - 1 rewards of the group Binomial(K - 1, p),
+    E[(1/K) sum_k A_k grad log pi(y_k)] = chi grad p for one prompt: the reward term of GRPO is
+    chi times the policy gradient, so k3 in the loss weighs beta / chi against the plain reward.
+    As K grows, A -> (R - p) / sigma_R and chi -> 1 / sigma_R, sigma_R = sqrt(p (1 - p)).
+    """
+    chi = 0.0
+    for n in range(K):  # n correct among the other K - 1
+        log_w = math.lgamma(K) - math.lgamma(n + 1) - math.lgamma(K - n)  # log C(K - 1, n)
+        log_w += (n * math.log(p) if n else 0.0) + ((K - 1 - n) * math.log1p(-p) if K - 1 - n else 0.0)
+        w = math.exp(log_w)  # P(n correct among the other K - 1)
+        for r, ones in ((1.0, n + 1), (0.0, n)):
+            m = ones / K  # the group's mean reward
+            sd = math.sqrt(m * (1 - m))  # population std, ddof = 0
+            chi += (1 if r else -1) * w * (r - m) / (sd + xi)
+    return chi
+
+
+def fit_beta(tv_of, lo=1e-3, hi=1.0):
+    """The beta in [lo, hi] minimizing tv_of(beta): a log grid, then golden section around its best."""
+    grid = np.geomspace(lo, hi, 25)
+    best = int(np.argmin([tv_of(b) for b in grid]))
+    a, b = np.log(grid[max(best - 1, 0)]), np.log(grid[min(best + 1, len(grid) - 1)])
+    g = (np.sqrt(5) - 1) / 2
+    for _ in range(30):
+        c, d = b - g * (b - a), a + g * (b - a)
+        a, b = (a, d) if tv_of(np.exp(c)) < tv_of(np.exp(d)) else (c, b)
+    beta = float(np.exp(0.5 * (a + b)))
+    return beta, tv_of(beta)
 
 
 # ---- exact evaluation on the prefix tree ------------------------------------------------------
@@ -105,7 +163,7 @@ class Exact:
     def log_pi(self, log_table):
         """log pi(y | x) for every response (Y,), from a (S, V) table of log-probs."""
         a = self.all
-        lp = log_table[a.states, a.tokens] * a.mask  # (Y, T) 0 at padding
+        lp = np.where(a.mask > 0, log_table[a.states, a.tokens], 0.0)  # (Y, T) 0 at padding
         return lp.sum(axis=1)
 
     def per_prompt(self, values):
@@ -130,11 +188,13 @@ class Exact:
         return mean_len, at_cap
 
 
-def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs=None, iters=None):
+def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs=None, iters=None, keep=None):
     """GRPO from the reference for args.iters iterations; returns the final policy.
 
-    log: a list that receives one row per iteration (exact success, clip fractions, KL);
-    epochs: a list that receives each iteration's clip fraction per epoch.
+    log: a list that receives one row per iteration: exact success and KL after the iteration's
+    update, clip fractions and the k3 estimate of its sampled group (k3 before the update);
+    epochs: a list that receives each iteration's clip fraction per epoch;
+    keep: a dict {iteration: None} whose values receive a copy of the policy at that iteration.
     """
     rng = np.random.default_rng(seed)
     policy, ref = TabularPolicy(theta_ref), TabularPolicy(theta_ref)  # start at pi_ref
@@ -157,6 +217,8 @@ def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs
         )
         if epochs is not None:
             epochs.append(d["clip_fraction"])
+        if keep is not None and it in keep:
+            keep[it] = policy.copy()
         if log is not None:
             lp = exact.log_pi(policy.log_probs())
             log.append(
@@ -172,7 +234,7 @@ def train(mdp, theta_ref, args, agg, seed, exact=None, log=None, lr=None, epochs
     return policy
 
 
-def plot(path, log, pi_star_success, pi_star_kl, pi_rev_success):
+def plot(path, log, pi_star_success, pi_star_kl, pi_fwd_success, rest):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,14 +245,17 @@ def plot(path, log, pi_star_success, pi_star_kl, pi_rev_success):
     fig, ax = plt.subplots(3, 1, figsize=(6.4, 7.2), sharex=True)
     ax[0].plot(it, succ, label="GRPO")
     ax[0].axhline(pi_star_success, color="k", ls="--", lw=1, label="tilted optimum pi*")
-    ax[0].axhline(pi_rev_success, color="C3", ls=":", lw=1.2, label="k3 fixed point pi_rev")
+    ax[0].axhline(pi_fwd_success, color="C3", ls=":", lw=1.2, label="k3 fixed point pi_fwd")
+    beta_rest, rest_success = rest
+    ax[0].axhline(rest_success, color="C2", ls="-.", lw=1, label=f"pi_fwd at beta_fwd = {beta_rest:.3g}")
     ax[0].set(ylabel="success (exact)", ylim=(0, 1.02))
     ax[0].legend(loc="lower right", fontsize="small")
-    ax[1].plot(it, kl, label="KL(pi || pi_ref), exact")
-    ax[1].plot(it, k3, label="k3 per token, sampled")
+    ax[1].plot(it, kl, label="KL(pi || pi_ref), exact, after the update")
+    ax[1].plot(it, k3, lw=0.8, label="k3 per token, sampled, before the update")
     ax[1].axhline(pi_star_kl, color="k", ls="--", lw=1, label="KL(pi* || pi_ref)")
-    ax[1].set(ylabel="KL")
-    ax[1].legend(loc="lower right", fontsize="small")
+    top = max(np.max(kl), np.max(k3), pi_star_kl)
+    ax[1].set(ylabel="KL", ylim=(0, 1.75 * top))  # headroom: the legend sits above every line
+    ax[1].legend(loc="upper left", fontsize="small")
     ax[2].plot(it, clip)
     ax[2].set(xlabel="iteration", ylabel="clip fraction\n(mean over epochs)")
     fig.tight_layout()
@@ -202,7 +267,7 @@ def main(argv=None):
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--seed", type=seed, default=0, help="seed of the main run")
-    p.add_argument("--iters", type=integer(1, 100000), default=40, help="GRPO iterations")
+    p.add_argument("--iters", type=integer(1, 100000), default=ITERS, help="GRPO iterations")
     p.add_argument("--K", type=integer(1, 1024), default=8, help="responses per prompt (group size)")
     p.add_argument("--mu", type=integer(1, 100), default=4, help="gradient epochs per group (> 1: clipping fires)")
     p.add_argument("--lr", type=real(0, 10, low_open=True), default=4.0, help="step size on theta")
@@ -213,7 +278,7 @@ def main(argv=None):
     p.add_argument("--beta", type=real(0.01, 10), default=0.04, help="KL coefficient (k3 term in the loss)")
     p.add_argument("--prior", type=real(-10, 10), default=1.0, help="reference logit on the right token")
     p.add_argument("--agg", default="token_mean", choices=AGGS, help="aggregation of the main run")
-    p.add_argument("--every", type=integer(1, 100000), default=5, help="print every this many iterations")
+    p.add_argument("--every", type=integer(1, 100000), default=25, help="print every this many iterations")
     p.add_argument(
         "--agg-seeds",
         type=integer(0, 1000),
@@ -228,6 +293,11 @@ def main(argv=None):
     )
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
+    unchecked = ("plot", "every", "agg_seeds", "agg_iters")  # the main run's claims do not depend on these
+    defaults = vars(p.parse_args([]))
+    page_run = all(v == defaults[k] for k, v in vars(args).items() if k not in unchecked)
+    agg_keys = ("K", "mu", "lr", "eps", "eps_high", "beta", "prior", "agg_seeds", "agg_iters")  # the table's
+    agg_page = all(getattr(args, k) == defaults[k] for k in agg_keys)
     check_work(
         p,
         "--iters, --K, --mu, --agg-seeds, --agg-iters",
@@ -277,9 +347,11 @@ def main(argv=None):
             ]
         )
 
-    log, epochs = [], []
+    log, epochs, half = [], [], max(args.iters // 2, 1)
+    early = EARLY if EARLY < half else None  # a snapshot of an unsettled run, beside the end
+    keep = {half: None, early: None}  # the policy half-way: is the second half still moving?
     try:
-        policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs)
+        policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs, keep=keep)
         by_agg = {agg: agg_runs(agg) for agg in AGGS} if args.agg_seeds > 0 else {}
     except ValueError as e:
         if not str(e).startswith("lr: "):
@@ -305,6 +377,11 @@ def main(argv=None):
     )
 
     print(
+        "success, KL(pi||ref): exact, after the iteration's update; clip frac, (max epoch) and "
+        "k3/token:\non the iteration's sampled group (k3/token at the policy that sampled it, "
+        "before the update)"
+    )
+    print(
         f"{'iter':>5s} {'success':>8s} {'clip frac':>10s} {'(max epoch)':>11s} "
         f"{'k3/token':>9s} {'KL(pi||ref)':>12s}"
     )
@@ -322,43 +399,118 @@ def main(argv=None):
         f"iterations is {np.max(np.array(epochs)[:, 0]):.3f})"
     )
 
-    lp = exact.log_pi(policy.log_probs())
-    lr_ = exact.log_pi(
-        np.log(reverse_kl_fixed_point_tree(mdp, TabularPolicy(theta_ref).probs(), args.beta))
-    )  # log pi_rev(y|x)
+    first_epoch = float(np.max(np.array(epochs)[:, 0]))
+    claim(first_epoch == 0.0, "epoch 1 of every group clips nothing (rho = 1 before the first step)")
+
+    pi_ref = TabularPolicy(theta_ref).probs()
+    lp, l_half = exact.log_pi(policy.log_probs()), exact.log_pi(keep[half].log_probs())
+    snapshots = [(f"GRPO at iter {early}", exact.log_pi(keep[early].log_probs()))] if early else []
+    lf = exact.log_pi(np.log(forward_kl_fixed_point_tree(mdp, pi_ref, args.beta)))  # log pi_fwd(y|x)
     print(
-        f"\ndistance to the tilted optimum pi* and to the k3 fixed point pi_rev "
+        f"\ndistance to the tilted optimum pi* and to the k3 fixed point pi_fwd "
         f"(beta = {args.beta:g}),\nwhole responses, mean over prompts:"
     )
     print("  pi*    maximizes E R - beta KL(pi || pi_ref): KL folded into the reward lands here")
-    print("  pi_rev is stationary for E R - beta KL(pi_ref || pi) per state: k3 in the loss lands here")
+    print("  pi_fwd is stationary for E R - beta KL(pi_ref || pi) per state: k3 in the loss lands here")
     print(
-        f"  {'':12s} {'TV(pi, pi*)':>12s} {'TV(pi, pi_rev)':>15s} {'KL(pi* || pi)':>14s} "
+        f"  {'':18s} {'TV(pi, pi*)':>12s} {'TV(pi, pi_fwd)':>15s} {'KL(pi* || pi)':>14s} "
         f"{'KL(pi || pi*)':>14s} {'success':>8s}"
     )
     tv = {}
-    for name, l in (("reference", lq), ("GRPO final", lp), ("pi_rev", lr_)):
-        tv[name] = (exact.mu0 @ exact.tv(l, ls), exact.mu0 @ exact.tv(l, lr_))
+    for name, l in (
+        ("reference", lq),
+        *snapshots,
+        (f"GRPO at iter {half}", l_half),
+        (f"GRPO at iter {args.iters}", lp),
+        ("pi_fwd", lf),
+    ):
+        tv[name] = (exact.mu0 @ exact.tv(l, ls), exact.mu0 @ exact.tv(l, lf))
         print(
-            f"  {name:12s} {tv[name][0]:12.4f} {tv[name][1]:15.4f} "
+            f"  {name:18s} {tv[name][0]:12.4f} {tv[name][1]:15.4f} "
             f"{exact.mu0 @ exact.kl(ls, l):14.4f} {exact.mu0 @ exact.kl(l, ls):14.4f} "
             f"{exact.mu0 @ exact.success(l):8.3f}"
         )
-    gap, (to_star, to_rev) = tv["pi_rev"][0], tv["GRPO final"]
-    closer = "pi_rev" if to_rev < to_star else "pi*"
+    gap, (to_star, to_fwd) = tv["pi_fwd"][0], tv[f"GRPO at iter {args.iters}"]
+    moved = max(abs(u - v) for u, v in zip(tv[f"GRPO at iter {half}"], (to_star, to_fwd)))
+    closer = "pi_fwd" if to_fwd < to_star else "pi*"
     print(
-        f"GRPO (k3 in the loss) ends TV {to_star:.4f} from pi* and {to_rev:.4f} from pi_rev, "
-        f"closer to {closer};\nthe k3 estimator alone puts its target TV {gap:.4f} from pi*, "
-        f"the sampled, standardized, clipped\noptimization leaves GRPO TV {to_rev:.4f} from "
-        f"that target"
+        f"GRPO (k3 in the loss) ends TV {to_star:.4f} from pi* and {to_fwd:.4f} from pi_fwd, "
+        f"closer to {closer};\nthe two targets are TV {gap:.4f} apart "
+        f"(TV(pi, pi*) <= TV(pi, pi_fwd) + {gap:.4f}: a bound, not a split)"
     )
+    if early:
+        e_star, e_fwd = tv[f"GRPO at iter {early}"]
+        print(
+            f"(at iteration {early}, with success still rising, it was TV {e_star:.4f} from pi* and "
+            f"{e_fwd:.4f} from pi_fwd: closer to {'pi_fwd' if e_fwd < e_star else 'pi*'})"
+        )
+    settled = moved < SETTLED
+    print(
+        f"from iteration {half} to {args.iters} both distances moved by at most {moved:.4f}:\n"
+        + (
+            f"below {SETTLED:g}, the run has settled (its iterates jitter around one point)"
+            if settled
+            else f"not below {SETTLED:g}, the run is stopped before it settles (try --iters {4 * args.iters})"
+        )
+    )
+
+    # Where it rests: the closest member of each family, and the coefficient the k3 term really has.
+    cache = {}
+
+    def fwd_of(b):  # log pi_fwd(y|x) at coefficient b, (Y,); b a float or one per prompt (N,)
+        key = tuple(np.atleast_1d(b))
+        if key not in cache:
+            cache[key] = exact.log_pi(np.log(forward_kl_fixed_point_tree(mdp, pi_ref, b)))
+        return cache[key]
+
+    def star_of(b):  # log pi*(y|x) at coefficient b, (Y,); a small b underflows some rows to 0
+        with np.errstate(divide="ignore"):
+            return exact.log_pi(np.log(tilted_optimum_tree(mdp, pi_ref, verifier, b)))
+
+    b_fwd, tv_fwd = fit_beta(lambda b: exact.mu0 @ exact.tv(lp, fwd_of(b)))
+    b_star, tv_star = fit_beta(lambda b: exact.mu0 @ exact.tv(lp, star_of(b)))
+    succ = np.clip(exact.success(lp), 1e-12, 1 - 1e-12)  # (N,) final success per prompt
+    gain = np.array([standardized_gain(p_, args.K) for p_ in succ])  # (N,) chi per prompt
+    b_pred = args.beta / gain  # (N,) the k3 term's weight against the plain reward
+    tv_pred = exact.mu0 @ exact.tv(lp, fwd_of(b_pred))
+    sigma = np.sqrt(succ * (1 - succ))  # (N,) sigma_R per prompt
+    flat = exact.mu0 @ (succ**args.K + (1 - succ) ** args.K)  # P(a group of equal rewards)
+    print(
+        f"{'where GRPO rests' if settled else 'where the stopped run is'}, the member of each "
+        f"family nearest the final policy:"
+    )
+    print(f"  pi_fwd at beta_fwd  = {b_fwd:.4f}: TV {tv_fwd:.4f}")
+    print(f"  pi*    at beta_tilt = {b_star:.4f}: TV {tv_star:.4f}")
+    print(
+        f"beta_fwd {'<' if b_fwd < args.beta else '>='} beta: the standardized advantage multiplies "
+        f"the reward term by\nchi = E[A | R = 1] - E[A | R = 0]; at the final success per prompt "
+        f"({' '.join(f'{v:.3f}' for v in succ)}, K = {args.K})\nchi = "
+        f"{' '.join(f'{v:.2f}' for v in gain)}, so k3 weighs beta / chi = "
+        f"{' '.join(f'{v:.4f}' for v in b_pred)} against the reward;\npi_fwd at those "
+        f"coefficients is TV {tv_pred:.4f} from GRPO"
+    )
+    print(
+        f"(beta sigma_R = {' '.join(f'{v:.4f}' for v in args.beta * sigma)} is the K -> infinity "
+        f"limit, where chi -> 1 / sigma_R;\nat K = {args.K} a group has equal rewards, so A = 0, "
+        f"with probability {flat:.3f})"
+    )
+    if page_run:  # the sentences of grpo.md about the page's run
+        claim(bool(np.all(np.diff(by_epoch) > 0)), "the mean clip fraction grows with the epoch")
+        claim(settled, "the page's run has settled: the second half moves both distances by less than 0.005")
+        e_star, e_fwd = tv[f"GRPO at iter {EARLY}"]
+        claim((e_fwd < e_star) != (to_fwd < to_star), "the verdict at iteration 40 disagrees with the end's")
+        claim(bool(tv_fwd < min(to_star, to_fwd)), "GRPO rests nearer pi_fwd(beta_fwd) than either target of beta")
+        claim(bool(tv_pred < min(to_star, to_fwd)), "pi_fwd(beta / chi) is nearer GRPO than either target of beta")
+        near = abs(np.log(b_pred.mean() / b_fwd)) < np.log(1.5)
+        claim(bool(near), "beta / chi is the fitted beta_fwd within 50%")
     if args.plot:
         plot(
             args.plot,
             log,
             exact.mu0 @ exact.success(ls),
             exact.mu0 @ exact.kl(ls, lq),
-            exact.mu0 @ exact.success(lr_),
+            exact.mu0 @ exact.success(lf),
+            (b_fwd, exact.mu0 @ exact.success(fwd_of(b_fwd))),
         )
         print(f"\nfigure written to {args.plot}")
 
@@ -379,6 +531,19 @@ def main(argv=None):
         m = runs.mean(axis=0)
         se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else 0 * m
         print(f"  {agg:20s}" + "".join(f" {a:6.3f} +-{e:5.3f}" for a, e in zip(m, se)))
+    if agg_page:  # the sentences of grpo.md about the page's table
+        mean = {agg: runs.mean(axis=0) for agg, runs in by_agg.items()}  # (5,) each
+        claim(
+            np.array_equal(np.round(mean["seq_sum"], 3), np.round(mean["constant"], 3)),
+            "seq_sum and constant print the same row (their weights differ by a constant)",
+        )
+        d_tm, d_smtm = (np.abs(mean[a] - mean["seq_sum"]) for a in ("token_mean", "seq_mean_token_mean"))
+        claim(bool(np.all(d_tm < d_smtm)), "token_mean is nearer seq_sum than seq_mean_token_mean in every column")
+        tm, sm = mean["token_mean"], mean["seq_mean_token_mean"]
+        claim(
+            bool(sm[1] > tm[1] and sm[2] < tm[2] and sm[3] > tm[3] and sm[4] > tm[4]),
+            "seq_mean_token_mean: higher P(ok | a), lower P(ok | bca), longer wrong answers, more at the cap",
+        )
 
 
 if __name__ == "__main__":

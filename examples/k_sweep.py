@@ -21,6 +21,7 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.tasks import HEDGE_LOGIT, PROMPTS, evaluate, reference_theta, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 
@@ -96,7 +97,25 @@ def main(argv=None):
         ev = evaluate(policy)
         print(f"{K:3d}  " + "".join(f"{v:8.3f}" for v in ev["per_prompt"]) + f"{ev['success']:8.3f}")
 
+    print(f"\nstep (toy_step): eta = lr = {args.lr:g}, one {args.baseline} update per group, beta = 0")
+    final = {K: f"{evaluate(policy)['success']:.3f}" for K, (policy, _, _) in runs.items() if K >= 2}
+    if len(set(final.values())) == 1:
+        print(
+            f"every K >= 2 ends at {next(iter(final.values()))}: a factor on the expected step (the "
+            f"(K-1)/K of mean-centring)\nchanges how fast a run climbs, not where it stops; this "
+            f"table cannot show it, the figure's curves can"
+        )
+    elif final:
+        print("the K >= 2 runs end apart: " + ", ".join(f"K = {K}: {v}" for K, v in final.items()))
+    defaults = vars(parse_args([]))
+    if all(v == defaults[k] for k, v in vars(args).items() if k != "plot"):  # the page's run
+        claim(len(set(final.values())) == 1, "every K >= 2 ends at the same success, the ceiling")
+
     if args.plot:
+        if all(v == defaults[k] for k, v in vars(args).items() if k != "plot"):  # the figure's caption
+            # responses drawn per prompt until success first reaches 0.45, for each K >= 2
+            reach = [min(n for n, v in runs[K][2] if v >= 0.45) for K in runs if K >= 2]
+            claim(reach == sorted(reach), "larger groups reach the ceiling later in responses drawn")
         plot(runs, ref_success, args.plot)
 
 

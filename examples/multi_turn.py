@@ -42,6 +42,7 @@ from minirl_lm.pg.grpo import grpo_loss
 from minirl_lm.values.critic import fit_values, gae, td_errors
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
 
@@ -149,7 +150,16 @@ def main(argv=None):
     p.add_argument("--iters", type=integer(1, 100000), default=300, help="training iterations (part 5)")
     p.add_argument("--seed", type=seed, default=0, help="seed of theta, the batch and training")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the figure (SVG/PNG) to PATH")
+    p.add_argument(
+        "--takeaway",
+        action="store_true",
+        help="print only the page's three opening lines (parts 1-3, no training)",
+    )
     args = p.parse_args(argv)
+    takeaway, lines = args.takeaway, []
+    defaults = vars(p.parse_args([]))
+    page_run = all(v == defaults[k] for k, v in vars(args).items() if k not in ("plot", "takeaway"))
+    say = (lambda *a, **k: None) if takeaway else print  # parts 1-3 print through this
 
     rng = np.random.default_rng(args.seed)
     env = calculator(args.q, args.cost)
@@ -161,7 +171,7 @@ def main(argv=None):
     pr = np.exp(seq + ep.log_env)  # eq. (traj_prob)
     values, q = policy_values(env, P)  # V^pi, Q^pi with chance nodes
     R, K = ep.R, args.K
-    print(
+    say(
         f"task: calculator, q = {args.q:g}, cost {args.cost:g} per call, "
         f"{env.max_turns} turns of <= {env.turn_len} tokens; S = {env.S} states "
         f"({int((~env.is_policy).sum())} chance), {len(R)} (world, trajectory) pairs, "
@@ -187,9 +197,7 @@ def main(argv=None):
                 logP = batch.log_env[b] + (lp * batch.action_mask[b]).sum()  # eq. (traj_prob)
                 g_traj[st, v] = batch.R[b] * logP.imag / 1e-30
         worst = max(worst, np.abs(g_tok - g_traj).max())
-    print(
-        f"score identity (action mask vs trajectory log-prob, {K} sampled episodes): max |difference| {worst:.1e}"
-    )
+    say(f"score identity (action mask vs trajectory log-prob, {K} sampled episodes): max |difference| {worst:.1e}")
 
     # ---- 2. observation tokens in the loss -------------------------------------------------------
     A_seq = R - values[0]  # (M,) R - b(x)
@@ -199,8 +207,33 @@ def main(argv=None):
     cos = g_bug @ g_true / np.linalg.norm(g_bug) / np.linalg.norm(g_true)
     chance_rows = np.repeat(~env.is_policy, env.V)
     share = np.linalg.norm((g_bug - g_true)[chance_rows]) / np.linalg.norm(g_bug - g_true)
-    print(f"observation tokens in the loss: bias {rel(g_bug, g_true):.1e} (relative), cosine {cos:.2f}")
-    print(f"  share of that bias in rows of chance states: {share:.3f}")
+    say(f"observation tokens in the loss: bias {rel(g_bug, g_true):.1e} (relative), cosine {cos:.2f}")
+    say(f"  share of that bias in rows of chance states: {share:.3f}")
+    # the bias is E[(R - b) sum_obs grad log pi] = g_R - b g_1: a baseline b moves it along g_1
+    H_obs = row_grads(P, ep.states, ep.tokens, ep.mask, ep.mask * (1 - ep.action_mask))  # (M, S*V)
+    g_R, g_1 = pr @ (R[:, None] * H_obs), pr @ H_obs  # E[R sum_obs score], E[sum_obs score]
+    b_best = g_R @ g_1 / (g_1 @ g_1)  # the scalar b that minimizes |g_R - b g_1|
+    bias_of = {
+        name: np.linalg.norm(g_R - b * g_1) / np.linalg.norm(g_true)
+        for name, b in (
+            ("b = 0", 0.0),
+            (f"b = v(x) = {values[0]:.3f}", values[0]),
+            (f"the best scalar b = {b_best:.3f}", b_best),
+        )
+    }
+    say(
+        "  the same bias under three baselines (relative): "
+        + ", ".join(f"{name}: {v:.1e}" for name, v in bias_of.items())
+    )
+    claim(
+        bool(min(bias_of.values()) > 1e-6),
+        "no baseline removes the observation-token bias: b moves it along E[sum_obs grad log pi]",
+    )
+    if takeaway:
+        lines.append(
+            f"2. Observation tokens in the loss bias the expected gradient by {rel(g_bug, g_true):.0%} "
+            f"(relative); the best scalar baseline leaves {bias_of[f'the best scalar b = {b_best:.3f}']:.0%}."
+        )
 
     # ---- 3. returns and GAE across observation spans ---------------------------------------------
     v_tok = values[ep.states] * ep.action_mask  # (M, T) V^pi(s_t), policy tokens
@@ -218,13 +251,32 @@ def main(argv=None):
             v_tok, ep.rewards, ep.mask, ep.action_mask, 1.0, args.lam, carry
         )
     g_exact = pr @ row_grads(P, s, y, m, (R - values[0])[:, None] * m)
+    biases = {}
     for name, A in ests.items():
         cm, mass = conditional_mean(p_tok, key, A[ep.action_mask > 0], env.S * env.V)
         bias = np.abs(cm - exact)[mass > 0].max()
         g = pr @ row_grads(P, s, y, m, np.take_along_axis(A, pos, 1) * m)
-        print(
-            f"{name}: advantage bias {bias:.1e} (max over (s, y)), gradient bias {rel(g, g_exact):.1e} (relative)"
+        biases[name] = (bias, rel(g, g_exact))
+        say(f"{name}: advantage bias {bias:.1e} (max over (s, y)), gradient bias {rel(g, g_exact):.1e} (relative)")
+
+    claim(bool(worst < 1e-12), "REINFORCE over the action mask is the trajectory estimator to rounding")
+    claim(bool(share > 1 - 1e-12), "the observation-token bias sits in the rows of chance states")
+    reset = [rel_g for name, (adv_b, rel_g) in biases.items() if "reset" in name]
+    carried = [max(adv_b, rel_g) for name, (adv_b, rel_g) in biases.items() if "carried" in name]
+    claim(bool(max(carried) < 1e-12), "returns and GAE carried across observation spans are unbiased")
+    claim(bool(min(reset) > 1e-3), "returns and GAE reset at observation tokens are biased")
+    if takeaway:
+        lines.insert(
+            0,
+            f"1. The tool's factors drop out of the score: REINFORCE over the action mask is the "
+            f"trajectory estimator to {worst:.0e}.",
         )
+        lines.append(
+            f"3. Returns and GAE reset at a tool reply bias the gradient by {min(reset):.0%} or more; "
+            f"carried across it, by {max(carried):.0e}."
+        )
+        print("\n".join(lines))
+        return
 
     # ---- 4. baselines under a stochastic environment ---------------------------------------------
     Sc = row_grads(P, s, y, m, m)  # (M, S*V) trajectory scores
@@ -246,6 +298,14 @@ def main(argv=None):
         rows.append((name, (pr @ (H * H).sum(1) - mean @ mean) / K, rel(mean, g_exact)))
     for name, var, bias in rows:
         print(f"update variance, {name} (K = {K}): {var:.3e}, bias {bias:.1e} (relative)")
+    (_, v_mean, b_mean), (_, v_loo, b_loo), (_, v_turn, b_turn), (_, v_gae, b_gae) = rows
+    claim(bool(abs(v_mean / v_loo - ((K - 1) / K) ** 2) < 1e-9), "group mean's variance is ((K-1)/K)^2 of LOO's")
+    claim(bool(abs(b_mean - 1 / K) < 1e-9), "the group mean's relative bias is 1/K")
+    claim(
+        bool(max(b_loo, b_turn, b_gae) < 1e-12), "leave-one-out, the per-turn value baseline and GAE are unbiased"
+    )
+    if page_run:
+        claim(bool(v_gae < v_turn < v_loo), "GAE below the per-turn value baseline below leave-one-out")
 
     # ---- 5. the soft optimum, and training toward it ---------------------------------------------
     pi_ref = softmax_table(calculator_reference(env))  # a "pretrained" reference
@@ -288,6 +348,9 @@ def main(argv=None):
         f"{rel(pr @ H_tok, pr @ H_seq):.1e} (relative); variance per episode {var[0]:.3e} vs "
         f"{var[1]:.3e}"
     )
+
+    claim(bool(per_sample > 1e-3), "with process rewards the two views differ sample by sample")
+    claim(bool(rel(pr @ H_tok, pr @ H_seq) < 1e-12), "with process rewards the two views agree in expectation")
 
     if args.plot:
         plot(args, hist)

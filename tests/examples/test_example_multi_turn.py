@@ -121,3 +121,20 @@ def test_plot_is_written(tmp_path):
     path = tmp_path / "mt.svg"
     run("--iters", "10", "--plot", str(path))
     assert path.read_text().count("<svg") == 1
+
+
+def test_a_baseline_moves_the_observation_bias_and_cannot_remove_it(text):
+    b0, v, bv, best, bbest = grab(
+        text,
+        rf"^  the same bias under three baselines \(relative\): b = 0: {NUM}, "
+        rf"b = v\(x\) = {NUM}: {NUM}, the best scalar b = {NUM}: {NUM}$",
+    )
+    obs, _ = grab(text, rf"^observation tokens in the loss: bias {NUM} \(relative\), cosine {NUM}$")
+    assert abs(bv - obs) <= 0.051 * obs  # b = v(x) is the bias of the line above (two digits)
+    assert 0 < bbest <= min(b0, bv) and bbest > 1e-2 and b0 != bv
+
+
+def test_takeaway_prints_three_computed_lines():
+    out = run("--takeaway").stdout.splitlines()
+    assert [line[:3] for line in out] == ["1. ", "2. ", "3. "]
+    assert "trajectory estimator to" in out[0] and "best scalar baseline leaves" in out[1]

@@ -58,7 +58,7 @@ def bias_rows(out):
             "se": float(f[6]),
             "loo": f[7],
             "loo_dev": f[8],
-            "cos": f[9] if f[9] != "E[u]" else None,
+            "cos": f[9] if f[9] != "E[update]" else None,
         }
     return rows
 
@@ -85,7 +85,7 @@ def test_group_bias_loo_exact_and_undefined_at_k1(bias_out):
 @pytest.mark.slow
 def test_group_bias_standardized_is_not_a_scaled_gradient(bias_out):
     rows = bias_rows(bias_out)
-    assert rows[1]["cos"] is None  # K = 1: E[u] = 0 exactly
+    assert rows[1]["cos"] is None  # K = 1: E[update] = 0 exactly
     assert all(float(rows[K]["cos"]) < 0.99 for K in range(2, 9))
 
 
