@@ -28,10 +28,10 @@ from collections import OrderedDict
 import numpy as np
 
 from minirl_lm.direct.dpo import dpo_loss, token_grad
-from minirl_lm.direct.preferences import orpo_loss, simpo_loss
+from minirl_lm.direct.preferences import ipo_loss, orpo_loss, simpo_loss
 from minirl_lm.multiturn.values import gae_actions
 from minirl_lm.pg import advantages as adv_mod
-from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.entropy import entropy_grad_table, entropy_table
 from minirl_lm.pg.kl import (
     adaptive_kl_coef,
@@ -41,7 +41,13 @@ from minirl_lm.pg.kl import (
     kl_penalty_straight_through,
     kl_per_token,
 )
-from minirl_lm.pg.offpolicy import accumulation_weights, is_weights, off_policy_sequence_mask, rejection_mask
+from minirl_lm.pg.offpolicy import (
+    accumulation_weights,
+    corrected_pg_loss,
+    is_weights,
+    off_policy_sequence_mask,
+    rejection_mask,
+)
 from minirl_lm.pg.reinforce import reinforce_loss
 from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
@@ -169,6 +175,26 @@ def _register(fn):
 
 
 @_register
+def _clip_fraction(d, eps, eps_high=None):
+    return {"value": clip_fraction(d["logp"], d["logp_old"], d["adv"], d["mask"], eps, eps_high)}
+
+
+@_register
+def _corrected_pg(d, agg, level, mode, c_max):
+    """verl's REINFORCE with truncated token IS weights pi_old / mu (rollout_is_weights)."""
+    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level, mode, c_max)
+    return _vg(corrected_pg_loss(d["logp"], d["adv"], d["mask"], w, agg))
+
+
+@_register
+def _ipo_avg(d, beta):
+    loss, (gc, gr) = ipo_loss(
+        d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], d["seq_ref_c"], d["seq_ref_r"], beta, average=True
+    )
+    return {"value": loss, "grad": gc, "grad1": gr}
+
+
+@_register
 def _value_loss(d):
     """OpenRLHF's unclipped value loss: a table with one state per (b, t), so dL/dv[s] is dL/dvpred."""
     loss, dv = value_loss(d["vpreds"].ravel(), _flat_states(d["vpreds"]), d["returns"], d["mask"])
@@ -269,6 +295,13 @@ def _dpo(d, variant, beta, label_smoothing=0.0):
         d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant, label_smoothing
     )
     return {"value": loss, "grad": gc, "grad1": gr}
+
+
+@_register
+def _dpo_tokens(d, variant, beta):
+    """DPO on the masked sums of the token log-probs, the gradient spread back over each response's tokens."""
+    loss, (gc, gr) = dpo_loss(d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant)
+    return {"value": loss, "grad": token_grad(gc, d["mask_c"]), "grad1": token_grad(gr, d["mask_r"])}
 
 
 def _reference_free(d, beta, variant, label_smoothing=0.0):

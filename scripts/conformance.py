@@ -413,6 +413,50 @@ def verl_pairs():
             tol_why=tol[1],
         )
 
+    for mode, is_w in [("seq-mean-token-sum", False), ("token-mean", False), ("seq-mean-token-sum", True)]:
+
+        def run(inp, mode=mode, is_w=is_w):
+            lp = tt(inp["logp"], True)
+            w = tt(np.minimum(np.exp(inp["logp_old"] - inp["logp_mu"]), 2.0)) if is_w else None
+            loss, _ = ca.compute_policy_loss_reinforce(
+                tt(inp["logp_mu"]), lp, adv_bt(inp), tt(inp["mask"]), mode, cfg(), rollout_is_weights=w
+            )
+            return val_grad(loss, lp)
+
+        pair(
+            "verl",
+            f"compute_policy_loss_reinforce({mode}{', rollout_is_weights' if is_w else ''})",
+            where_fn(ca.compute_policy_loss_reinforce),
+            "offpolicy.corrected_pg_loss" if is_w else "reinforce.reinforce_loss",
+            "corrected_pg" if is_w else "reinforce_loss",
+            {"agg": modes[mode], **({"level": "token", "mode": "truncate", "c_max": 2.0} if is_w else {})},
+            run,
+            cases(PAD + HOLES, TOK + ("logp_mu",))
+            if is_w
+            else cases(PAD + HOLES, ("mask", "logp", "adv", "logp_mu")),
+        )
+
+    for low, high in [(0.2, 0.2), (0.2, 0.28)]:
+
+        def run(inp, low=low, high=high):
+            _, met = ca.compute_policy_loss_vanilla(
+                tt(inp["logp_old"]), tt(inp["logp"]), adv_bt(inp), tt(inp["mask"]), "token-mean", cfg(low, high)
+            )
+            return val(met["actor/pg_clipfrac"])
+
+        pair(
+            "verl",
+            f"compute_policy_loss_vanilla metrics['actor/pg_clipfrac'] (clip_ratio_high={high})",
+            where_fn(ca.compute_policy_loss_vanilla),
+            "clip.clip_fraction",
+            "clip_fraction",
+            {"eps": low, "eps_high": high},
+            run,
+            cases(PAD + HOLES + EMPTY, TOK),
+            tol=TOL_EPS[0],
+            tol_why="verl's masked_mean divides by the token count + 1e-8",
+        )
+
     # GSPO: the release follows loss_agg_mode
     for mode, high in [("seq-mean-token-mean", 0.2), ("seq-mean-token-mean", 0.28), ("token-mean", 0.2)]:
 
@@ -1699,6 +1743,30 @@ def trl_pairs():
         extracted=True,
     )
 
+    from trl.trainer.dpo_trainer import DPOTrainer
+
+    for lt, beta, replay, conf in [
+        ("sigmoid", 0.1, "dpo_tokens", {"variant": "dpo", "beta": 0.1}),
+        ("sigmoid", 0.5, "dpo_tokens", {"variant": "dpo", "beta": 0.5}),
+        ("ipo", 0.1, "ipo_avg", {"beta": 0.1}),
+        ("ipo", 0.5, "ipo_avg", {"beta": 0.5}),
+    ]:
+
+        def run(inp, lt=lt, beta=beta):
+            lc, lr = tt(inp["logp_c"], True), tt(inp["logp_r"], True)
+            return val_grad(trl_dpo_loss(DPOTrainer, lt, beta, lc, lr, inp), lc, lr)
+
+        pair(
+            "TRL",
+            f"DPOTrainer._compute_loss(loss_type={lt!r}, beta={beta})",
+            where_fn(DPOTrainer._compute_loss),
+            "preferences.ipo_loss(average=True)" if lt == "ipo" else "dpo.dpo_loss",
+            replay,
+            conf,
+            run,
+            pref_cases(),
+        )
+
     # preference losses: CPO (SimPO, sigmoid, IPO), ORPO
     for lt, extra, replay, conf in [
         ("simpo", {"simpo_gamma": 0.5}, "simpo", {"beta": 2.0, "gamma": 0.5}),
@@ -1772,6 +1840,44 @@ def trl_pairs():
         tol_why=TOL_F32[1],
         diff="trl_orpo_nll",
     )
+
+
+def trl_dpo_loss(DPOTrainer, loss_type, beta, lc, lr, inp):
+    """DPOTrainer._compute_loss, unbound: a stand-in `self` (the attributes it reads) and a stand-in model whose
+    `log_probs` are the given per-token log-probs where the labels are real and 0 where they are -100, as the
+    fused LM head returns them; the reference log-probs are precomputed (`precompute_ref_logps=True`)."""
+    P = lc.shape[0]
+    cm = np.concatenate([inp["mask_c"], inp["mask_r"]])  # (2P, T)
+    comp = np.concatenate([np.zeros((2 * P, 1)), cm], axis=1)  # (2P, T + 1): one prompt token
+    logps = torch.cat([lc, lr]) * tt(cm)
+
+    def model(**kw):
+        z = torch.zeros(2 * P, T)
+        return types.SimpleNamespace(log_probs=logps, entropy=z, mean_logits=z, is_top1=z.bool())
+
+    s = types.SimpleNamespace(
+        model=types.SimpleNamespace(training=True),
+        accelerator=_Accel(),
+        aux_loss_enabled=False,
+        ld_alpha=None,
+        precompute_ref_logps=True,
+        f_divergence_type="reverse_kl",
+        loss_types=[loss_type],
+        loss_weights=[1.0],
+        beta=beta,
+        use_weighting=False,
+        _metrics={"train": defaultdict(list), "eval": defaultdict(list)},
+        _total_train_tokens=0,
+        _tp_size=1,
+    )
+    inputs = {
+        "input_ids": torch.zeros((2 * P, T + 1), dtype=torch.long),
+        "attention_mask": torch.ones((2 * P, T + 1), dtype=torch.long),
+        "completion_mask": torch.tensor(comp, dtype=torch.long),
+        "ref_chosen_logps": tt(inp["seq_ref_c"]),
+        "ref_rejected_logps": tt(inp["seq_ref_r"]),
+    }
+    return DPOTrainer._compute_loss(s, model, inputs, return_outputs=False)
 
 
 def extracted_trl_num_items(mask):
