@@ -63,6 +63,7 @@ from minirl_lm.values.critic import (
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _claims import claim  # noqa: E402
+
 FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "conformance")
 
 # ---- documented differences: where minirl_lm and the framework part ways, and why ----------------
@@ -74,7 +75,7 @@ DIFFERENCES = {
         "also its GSPO) divide by the number of rows with at least one real token; minirl_lm divides by B, as "
         "TRL's grpo and dr_grpo do. The framework's loss is ours times B / B_kept: multiply ours by that factor "
         "to reproduce it (verl's sequence-level rejection sampling empties rejected rows this way)",
-        "verl/trainer/ppo/core_algos.py:1186 (seq_mask = (torch.sum(loss_mask, dim=-1) > 0)); "
+        "verl/trainer/ppo/core_algos.py:1183 and :1197 (seq_mask: rows with a real token); "
         "openrlhf/models/loss.py:36",
     ),
     "verl_gspo_token_mean": (
@@ -82,13 +83,13 @@ DIFFERENCES = {
         "verl 0.9.1's compute_policy_loss_gspo aggregates with the caller's loss_agg_mode (actor.yaml's default "
         "is token-mean), so a long response weighs more; gspo_surrogate is the paper's sequence mean, which is "
         "verl's GSPO with loss_agg_mode='seq-mean-token-mean' (agrees above)",
-        "verl/trainer/ppo/core_algos.py:1604 (agg_loss(..., loss_agg_mode=loss_agg_mode, ...))",
+        "verl/trainer/ppo/core_algos.py:1606 (agg_loss(..., loss_agg_mode=loss_agg_mode, ...))",
     ),
     "verl_k3_clamp": (
         "k3 clamped to [-10, 10]",
         "verl clamps the log-ratio to [-20, 20] and k3 to [-10, 10]; minirl_lm's k3 is exact (e^12 - 13 here), "
         "with its exact gradient, where verl's clamped value has gradient 0",
-        "verl/trainer/ppo/core_algos.py:2244 (torch.clamp(kld, min=-10, max=10))",
+        "verl/trainer/ppo/core_algos.py:2245 (torch.clamp(kld, min=-10, max=10))",
     ),
     "verl_k1": (
         "K = 1: verl uses a 0 baseline",
@@ -96,25 +97,25 @@ DIFFERENCES = {
         "K/(K-1) rescaling), so the advantage is the raw reward (REINFORCE++-baseline: the raw reward whitened "
         "over the batch); minirl_lm's centred, standardized and OPO advantages are exactly 0 at K = 1 and "
         "leave-one-out raises",
-        "verl/trainer/ppo/core_algos.py:316 (id2mean[idx] = torch.tensor(0.0)), :574, :623, :675",
+        "verl/trainer/ppo/core_algos.py:316 (GRPO: id2mean[idx] = torch.tensor(0.0)), :573 (REINFORCE++-baseline), :623 (RLOO), :679 (OPO)",
     ),
     "trl_cispo_cap": (
         "epsilon_high < 1 caps every ratio",
         "TRL's cispo caps the ratio at epsilon_high itself; left at a PPO-style 0.28 every token's weight is "
         "0.28 instead of 1 at rho = 1. cispo_loss refuses rho_max < 1 (the first epoch would not be REINFORCE)",
-        "trl/trainer/grpo_trainer.py:3106 (torch.clamp(coef_1, max=self.epsilon_high))",
+        "trl/trainer/grpo_trainer.py:3110 (torch.clamp(coef_1, max=self.epsilon_high))",
     ),
     "trl_seq_bias_kl": (
         "bias-corrected KL uses the sequence ratio",
         "with importance_sampling_level='sequence', TRL multiplies the per-token k3 by the broadcast sequence "
         "ratio (geometric mean), with its gradient through every token; kl_penalty_is uses the token ratio",
-        "trl/trainer/grpo_trainer.py:3100 (per_token_kl = per_token_kl * coef_1)",
+        "trl/trainer/grpo_trainer.py:3105 (per_token_kl = per_token_kl * coef_1)",
     ),
     "trl_orpo_nll": (
         "ORPO's NLL is a batch token mean",
         "TRL's NLL term is the mean over every chosen token of the batch; orpo_loss takes the mean over pairs "
         "of each chosen response's token mean. They agree when the chosen responses have equal lengths (above)",
-        "trl/experimental/orpo/orpo_trainer.py:779 (cross_entropy_loss in concatenated_forward)",
+        "trl/experimental/orpo/orpo_trainer.py:800 (chosen_nll_loss = cross_entropy_loss(...), a token mean)",
     ),
 }
 
