@@ -97,7 +97,8 @@ DIFFERENCES = {
         "K/(K-1) rescaling), so the advantage is the raw reward (REINFORCE++-baseline: the raw reward whitened "
         "over the batch); minirl_lm's centred, standardized and OPO advantages are exactly 0 at K = 1 and "
         "leave-one-out raises",
-        "verl/trainer/ppo/core_algos.py:316 (GRPO: id2mean[idx] = torch.tensor(0.0)), :573 (REINFORCE++-baseline), :623 (RLOO), :679 (OPO)",
+        "verl/trainer/ppo/core_algos.py:316 (GRPO: id2mean[idx] = torch.tensor(0.0)), "
+        ":573 (REINFORCE++-baseline), :623 (RLOO), :679 (OPO)",
     ),
     "trl_cispo_cap": (
         "epsilon_high < 1 caps every ratio",
