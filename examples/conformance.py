@@ -425,6 +425,18 @@ def nonempty_recipe(meta, arrays):
     return n, worst, tol
 
 
+def largest_log_ratio(meta, arrays):
+    """The largest |logp - logp_old| on a real token over every recorded case (verl and OpenRLHF clamp at 20)."""
+    worst = 0.0
+    for e in meta["pairs"]:
+        for case in e["cases"]:
+            if {"logp", "logp_old", "mask"} <= set(case["inputs"]):
+                key = f"{e['id']}|{case['name']}|in|"
+                u = np.abs(arrays[key + "logp"] - arrays[key + "logp_old"])[arrays[key + "mask"] > 0]
+                worst = max(worst, float(u.max(initial=0.0)))
+    return worst
+
+
 def base_name(fw_function):
     return re.split(r"[(,]", fw_function)[0].strip()
 
@@ -525,6 +537,10 @@ def main(argv=None):
             f"non-empty rows: ours times B / B_kept reproduces the framework on all {n} such pairs "
             f"(max rel err {worst:.1e})",
         )
+    )
+    u = largest_log_ratio(meta, arrays)
+    print(
+        claim(u < 20.0, f"largest |logp - logp_old| on a real token: {u:.2f}, inside the frameworks' clamp at 20")
     )
     print(summary(rows))
     return 1 if any(r["mismatch"] for r in rows) else 0
