@@ -475,8 +475,8 @@ def print_text(rows, meta):
         "framework function",
         "minirl_lm function",
         "configuration",
-        "err value",
-        "err grad",
+        "max rel err value",
+        "max rel err grad",
         "result",
     )
     print(" | ".join(head))
@@ -493,7 +493,7 @@ def print_text(rows, meta):
 def print_markdown(rows, meta):
     print(
         "| framework | framework function (file:line) | minirl_lm | configuration "
-        "| err value | err grad | result |"
+        "| max rel err value | max rel err grad | result |"
     )
     print("|---|---|---|---|---|---|---|")
     seen = set()

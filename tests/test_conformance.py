@@ -124,3 +124,21 @@ def test_index_is_json_of_the_npz():
                 assert f"{p['id']}|{c['name']}|in|{k}" in names
             for k in c["outputs"]:
                 assert f"{p['id']}|{c['name']}|out|{k}" in names
+
+
+def test_example_prints_the_table_and_ends_with_the_summary():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", "conformance.py")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT},
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.rstrip("\n").split("\n")
+    assert SUMMARY.match(lines[-1]), lines[-1]
+    assert lines[1].startswith("framework | framework function | minirl_lm function | configuration")
+    assert sum(1 for x in lines if x.startswith(("verl | ", "OpenRLHF | ", "TRL | "))) == len(PAIRS)
