@@ -27,12 +27,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minirl_lm.direct.dpo import dpo_loss, token_grad
-from minirl_lm.direct.preferences import ipo_loss, orpo_loss, simpo_loss
-from minirl_lm.multiturn.values import gae_actions
+from minirl_lm.direct.dpo import bradley_terry_loss, dpo_loss, token_grad
+from minirl_lm.direct.preferences import ipo_loss, kto_loss, orpo_loss, simpo_loss
+from minirl_lm.multiturn.values import gae_actions, returns_actions
 from minirl_lm.pg import advantages as adv_mod
 from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
-from minirl_lm.pg.entropy import entropy_grad_table, entropy_table
+from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
 from minirl_lm.pg.kl import (
     adaptive_kl_coef,
     kl_in_reward,
@@ -196,6 +196,51 @@ def _ipo_avg(d, beta):
         d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], d["seq_ref_c"], d["seq_ref_r"], beta, average=True
     )
     return {"value": loss, "grad": gc, "grad1": gr}
+
+
+@_register
+def _entropy_bonus(d, agg):
+    """verl's entropy term on (B, T, V) logits: one table row per (b, t), so dtheta is d/dlogits."""
+    Bv, Tv, V = d["logits"].shape
+    loss, dth = entropy_bonus(d["logits"].reshape(Bv * Tv, V), np.arange(Bv * Tv).reshape(Bv, Tv), d["mask"], agg)
+    return {"value": loss, "grad": dth.reshape(Bv, Tv, V)}
+
+
+@_register
+def _returns_actions(d, gamma):
+    """verl's REINFORCE++ returns, which carry across masked positions and ignore their rewards."""
+    act = d["mask"]
+    return {"value": returns_actions(d["token_rewards"] * act, d["hull"], act, gamma, carry=True) * act}
+
+
+@_register
+def _bradley_terry(d):
+    loss, (gc, gr) = bradley_terry_loss(d["seq_c"], d["seq_r"])
+    return {"value": loss, "grad": gc, "grad1": gr}
+
+
+@_register
+def _kto(d, beta, lambda_d, lambda_u):
+    loss, g = kto_loss(
+        d["logp"], d["mask"], d["seq_ref"], d["desirable"] > 0, beta, float(d["z0"]), lambda_d, lambda_u
+    )
+    return {"value": loss, "grad": g}
+
+
+@_register
+def _online_dpo(d, variant, beta):
+    """TRL's labels (the first completion of a prompt is chosen when its reward is at least the second's), then
+    DPO on the masked sums, the gradient spread back over the tokens of the two completions."""
+    P = d["mask"].shape[0] // 2
+    first = d["rewards"][:P] >= d["rewards"][P:]
+    c = np.where(first, np.arange(P), np.arange(P) + P)
+    r = np.where(first, np.arange(P) + P, np.arange(P))
+    s = np.where(d["mask"] > 0, d["logp"], 0.0).sum(1)
+    s_ref = np.where(d["mask"] > 0, d["logp_ref"], 0.0).sum(1)
+    loss, (gc, gr) = dpo_loss(s[c], s[r], s_ref[c], s_ref[r], beta, variant)
+    dseq = np.zeros(2 * P)
+    dseq[c], dseq[r] = gc, gr
+    return {"value": loss, "grad": token_grad(dseq, d["mask"])}
 
 
 @_register

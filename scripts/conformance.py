@@ -226,6 +226,7 @@ def reward_cases(Kg, seeds=(0, 1, 2), ties=True):
 
 # ---- torch helpers --------------------------------------------------------------------------------
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -983,6 +984,56 @@ def verl_pairs():
     )
 
 
+def verl_more_pairs():
+    import verl.trainer.ppo.core_algos as ca
+
+    for mode, agg in [("token-mean", "token_mean"), ("seq-mean-token-mean", "seq_mean_token_mean")]:
+
+        def run(inp, mode=mode):
+            z = tt(inp["logits"], True)
+            loss = -ca.compute_entropy_loss(z, tt(inp["mask"]), mode)  # the bonus enters the loss with a minus
+            return val_grad(loss, z)
+
+        ent = []
+        for name, kind, c in cases(PAD + HOLES, ("mask",)):
+            c["logits"] = np.random.default_rng(50 + len(ent)).normal(0.0, 2.0, (B, T, 5))
+            ent.append((name, kind, c))
+        pair(
+            "verl",
+            f"-compute_entropy_loss({mode!r})",
+            where_fn(ca.compute_entropy_loss),
+            "entropy.entropy_bonus",
+            "entropy_bonus",
+            {"agg": agg},
+            run,
+            ent,
+            tol=TOL_EPS[0] if mode != "token-mean" else 1e-10,
+            tol_why=TOL_EPS[1] if mode != "token-mean" else "",
+            note="one table row per (b, t): theta = the logits, states = arange(B T)",
+        )
+
+    for gamma in (1.0, 0.9):
+
+        def run(inp, gamma=gamma):
+            _, ret = ca.compute_reinforce_plus_plus_outcome_advantage(
+                token_level_rewards=tt(inp["token_rewards"]),
+                response_mask=tt(inp["mask"]),
+                config=types.SimpleNamespace(gamma=gamma),
+            )
+            return val(ret)
+
+        pair(
+            "verl",
+            f"compute_reinforce_plus_plus_outcome_advantage(gamma={gamma}) returns, observation spans",
+            where_fn(ca.compute_reinforce_plus_plus_outcome_advantage),
+            "multiturn.values.returns_actions(carry=True)",
+            "returns_actions",
+            {"gamma": gamma},
+            run,
+            cases(HOLES + [("holes5", 5, "holes")] + PAD[:1], ("mask", "hull", "token_rewards")),
+        )
+
+
 def extracted_verl_filter_groups(values):
     """verl/trainer/ppo/v1/replay_buffer.py (ReplayBuffer._classify_dapo_groups, the line holding
     `float(np.std(values)) == 0.0`): a group is filtered out (True here means kept) when it has more than one
@@ -1180,6 +1231,24 @@ def openrlhf_pairs():
             variant,
             run,
             pref_cases(),
+        )
+
+    for cls in (ol.PairWiseLoss, ol.LogExpLoss):
+
+        def run(inp, cls=cls):
+            c, r = tt(inp["seq_c"], True), tt(inp["seq_r"], True)
+            return val_grad(cls()(c, r), c, r)
+
+        pair(
+            "OpenRLHF",
+            f"{cls.__name__}",
+            where_fn(cls.forward),
+            "dpo.bradley_terry_loss",
+            "bradley_terry",
+            {},
+            run,
+            pref_cases(),
+            note="the rewards of the chosen and rejected responses are the seq_c, seq_r arrays",
         )
 
     for est in ("k1", "k2", "k3"):
@@ -1767,6 +1836,78 @@ def trl_pairs():
             pref_cases(),
         )
 
+    from trl.trainer.kto_trainer import KTOTrainer
+
+    for beta, wd, wu, calc in [
+        (0.1, 1.0, 1.0, False),
+        (0.5, 1.33, 1.0, False),
+        (0.1, 1.0, 1.0, True),
+        (0.5, 1.0, 1.5, True),
+    ]:
+
+        def run(inp, beta=beta, wd=wd, wu=wu, calc=calc):
+            lp = tt(inp["logp"], True)
+            loss, z0 = trl_kto_loss(KTOTrainer, beta, wd, wu, calc, lp, inp)
+            inp["z0"] = np.float64(z0)  # recorded as an input: the reference point TRL computed (0 without KL)
+            return val_grad(loss, lp)
+
+        kc = []
+        for s_ in range(3):
+            c = token_case(60 + s_, "pad")
+            rng = np.random.default_rng(70 + s_)
+            kc.append(
+                (
+                    f"seed{s_}",
+                    "pad",
+                    {
+                        "logp": np.where(c["mask"] > 0, -np.abs(c["logp"]), c["logp"]),
+                        "mask": c["mask"],
+                        "seq_ref": np.where(c["mask"] > 0, c["logp_ref"], 0).sum(1),
+                        "desirable": np.array([1.0, 0, 1, 1, 0, 0]),
+                        "kl_logp": rng.normal(-2.5, 0.5, B),
+                        "kl_ref": rng.normal(-3.3, 0.5, B),
+                    },
+                )
+            )
+        pair(
+            "TRL",
+            f"KTOTrainer._compute_loss(beta={beta}, desirable_weight={wd}, "
+            f"undesirable_weight={wu}, calculate_KL={calc})",
+            where_fn(KTOTrainer._compute_loss),
+            "preferences.kto_loss",
+            "kto",
+            {"beta": beta, "lambda_d": wd, "lambda_u": wu},
+            run,
+            kc,
+            note="z0 (TRL's detached, clamped KL estimate on mismatched pairs) is read from the trainer's metrics",
+        )
+
+    for lt, beta in [("sigmoid", 0.1), ("ipo", 0.1)]:
+
+        def run(inp, lt=lt, beta=beta):
+            lp = tt(inp["logp"], True)
+            return val_grad(
+                extracted_trl_online_dpo(lp, tt(inp["logp_ref"]), tt(inp["mask"]), tt(inp["rewards"]), lt, beta),
+                lp,
+            )
+
+        oc = []
+        for name, kind, c in cases(PAD + EMPTY, ("mask", "logp", "logp_ref")):
+            c["rewards"] = np.round(np.random.default_rng(80 + len(oc)).normal(0, 1, B), 1)
+            c["rewards"][0] = c["rewards"][3]  # a tie: TRL takes the first completion as chosen
+            oc.append((name, kind, c))
+        pair(
+            "TRL",
+            f"OnlineDPOTrainer.training_step loss (loss_type={lt!r}, beta={beta}), labels from rewards",
+            where_text("trl/experimental/online_dpo/online_dpo_trainer.py", "mask = first_half >= second_half"),
+            "dpo.dpo_loss on TRL's labels",
+            "online_dpo",
+            {"variant": "dpo" if lt == "sigmoid" else "ipo", "beta": beta},
+            run,
+            oc,
+            extracted=True,
+        )
+
     # preference losses: CPO (SimPO, sigmoid, IPO), ORPO
     for lt, extra, replay, conf in [
         ("simpo", {"simpo_gamma": 0.5}, "simpo", {"beta": 2.0, "gamma": 0.5}),
@@ -1880,6 +2021,77 @@ def trl_dpo_loss(DPOTrainer, loss_type, beta, lc, lr, inp):
     return DPOTrainer._compute_loss(s, model, inputs, return_outputs=False)
 
 
+def trl_kto_loss(KTOTrainer, beta, wd, wu, calc, lp, inp):
+    """KTOTrainer._compute_loss, unbound, with a stand-in `self` and model (as for DPO): the model returns the
+    given per-token log-probs (0 where the labels are -100), or the mismatched pairs' sequence log-probs
+    `kl_logp` when called on the KL batch; the reference log-probs are precomputed."""
+    Bk = lp.shape[0]
+    comp = np.concatenate([np.zeros((Bk, 1)), inp["mask"]], axis=1)
+    kl_ids = torch.zeros((Bk, 2), dtype=torch.long)
+
+    def model(**kw):
+        z = torch.zeros(Bk, T)
+        if kw["input_ids"] is kl_ids:
+            return types.SimpleNamespace(log_probs=tt(inp["kl_logp"])[:, None])
+        return types.SimpleNamespace(log_probs=lp * tt(inp["mask"]), entropy=z, mean_logits=z)
+
+    s = types.SimpleNamespace(
+        model=types.SimpleNamespace(training=True),
+        accelerator=_Accel(),
+        aux_loss_enabled=False,
+        precompute_ref_logps=True,
+        calculate_KL=calc,
+        loss_type="kto",
+        beta=beta,
+        desirable_weight=wd,
+        undesirable_weight=wu,
+        _metrics={"train": defaultdict(list), "eval": defaultdict(list)},
+        _total_train_tokens=0,
+        _tp_size=1,
+    )
+    s._compute_kl_logps = lambda m, b: KTOTrainer._compute_kl_logps(s, m, b)
+    batch = {
+        "input_ids": torch.zeros((Bk, T + 1), dtype=torch.long),
+        "attention_mask": torch.ones((Bk, T + 1), dtype=torch.long),
+        "completion_mask": torch.tensor(comp, dtype=torch.long),
+        "label": torch.tensor(inp["desirable"] > 0),
+        "ref_logps": tt(inp["seq_ref"]),
+        "ref_KL_logps": tt(inp["kl_ref"]),
+        "KL_input_ids": kl_ids,
+        "KL_attention_mask": torch.ones((Bk, 2), dtype=torch.long),
+        "KL_completion_mask": torch.ones((Bk, 2), dtype=torch.long),
+    }
+    loss = KTOTrainer._compute_loss(s, model, batch, return_outputs=False)
+    return loss, s._metrics["train"]["kl"][-1]
+
+
+def extracted_trl_online_dpo(logprobs, ref_logprobs, completion_mask, rewards, loss_type, beta):
+    """trl/experimental/online_dpo/online_dpo_trainer.py (OnlineDPOTrainer.training_step, from
+    `first_half, second_half = rewards.split(batch_size)` to `loss = losses.mean()`): rows 0..P-1 and P..2P-1
+    are the two completions of each prompt."""
+    batch_size = logprobs.shape[0] // 2
+    first_half, second_half = rewards.split(batch_size)
+    mask = first_half >= second_half
+    batch_range = torch.arange(batch_size)
+    chosen_indices = batch_range + (~mask * batch_size)
+    rejected_indices = batch_range + (mask * batch_size)
+    cr_indices = torch.cat((chosen_indices, rejected_indices), dim=0)
+    cr_logprobs = logprobs[cr_indices]
+    cr_ref_logprobs = ref_logprobs[cr_indices]
+    padding_mask = ~completion_mask.bool()
+    cr_padding_mask = padding_mask[cr_indices]
+    cr_logprobs_sum = (cr_logprobs * ~cr_padding_mask).sum(1)
+    cr_ref_logprobs_sum = (cr_ref_logprobs * ~cr_padding_mask).sum(1)
+    chosen_logprobs_sum, rejected_logprobs_sum = torch.split(cr_logprobs_sum, batch_size)
+    chosen_ref_logprobs_sum, rejected_ref_logprobs_sum = torch.split(cr_ref_logprobs_sum, batch_size)
+    logits = (chosen_logprobs_sum - rejected_logprobs_sum) - (chosen_ref_logprobs_sum - rejected_ref_logprobs_sum)
+    if loss_type == "sigmoid":
+        losses = -F.logsigmoid(beta * logits)
+    else:
+        losses = (logits - 1 / (2 * beta)) ** 2
+    return losses.mean()
+
+
 def extracted_trl_num_items(mask):
     """trl/trainer/grpo_trainer.py (_generate_and_score_completions, the line
     `num_items_in_batch = self.accelerator.gather(loss_mask.sum()).sum()`), one process."""
@@ -1942,6 +2154,7 @@ def main():
         if versions[k] != v:
             raise SystemExit(f"{k}: expected version {v}, got {versions[k]}")
     verl_pairs()
+    verl_more_pairs()
     openrlhf_pairs()
     trl_pairs()
     arrays, index = {}, []
@@ -1981,8 +2194,10 @@ def main():
         "stand_ins": [{"module": m, "replaced_by": r, "why": w} for m, r, w in STAND_INS],
         "pairs": index,
     }
-    with open(os.path.join(args.out, "index.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    pairs = meta.pop("pairs")
+    with open(os.path.join(args.out, "index.json"), "w") as f:  # one pair a line: small, and diffs read well
+        text = json.dumps(meta, indent=1)
+        f.write(text[:-2] + ',\n "pairs": [\n' + ",\n".join(json.dumps(p) for p in pairs) + "\n ]\n}\n")
     n_cases = sum(len(e["cases"]) for e in index)
     print(f"wrote {len(index)} pairs, {n_cases} cases to {args.out} in {time.time() - t0:.1f} s")
 
