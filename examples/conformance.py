@@ -87,7 +87,8 @@ DIFFERENCES = {
     ),
     "verl_k3_clamp": (
         "k3 clamped to [-10, 10]",
-        "verl clamps the log-ratio to [-20, 20] and k3 to [-10, 10]; minirl_lm's k3 is exact (the case has logp_ref - logp near 12), "
+        "verl clamps the log-ratio to [-20, 20] and k3 to [-10, 10]; minirl_lm's k3 is exact "
+        "(the case has logp_ref - logp near 12), "
         "with its exact gradient, where verl's clamped value has gradient 0",
         "verl/trainer/ppo/core_algos.py:2245 (torch.clamp(kld, min=-10, max=10))",
     ),
