@@ -38,6 +38,8 @@ CHOICE = ["nope"]
 
 # per example: each option and its bad values (a list value: the option's nargs words)
 OPTIONS = {
+    "conformance.py": {},  # its flags are store_true only
+    "oracle.py": {},  # no options
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "bench_big_vocab.py": {
         "--V": ints(1, 2**24),
