@@ -112,7 +112,11 @@ def test_a_page_local_symbol_is_defined_only_on_its_page(tmp_path):
 
 
 def test_formulas_in_code_are_not_read(tmp_path):
-    page = "```python\nprint(r'\\(zeta\\) \\(\\zeta\\)')\n```\n\n    ```text\n    \\(\\zeta\\)\n    ```\n\nand `\\(\\zeta\\)`\n"
+    page = (
+        "```python\nprint(r'\\(\\zeta\\)')\n```\n\n"  # a fenced block
+        "    ```text\n    \\(\\zeta\\)\n    ```\n\n"  # an indented one (in an admonition)
+        "and `\\(\\zeta\\)`\n"  # inline code
+    )
     status, out = run(tmp_path, {"a": page})
     assert status == 0, out
 
