@@ -20,6 +20,12 @@ window.MathJax = {
   // by default): on a phone a long line wraps instead of scrolling. The lines of an aligned
   // block are the page's own; two statements side by side on one line must still be stacked.
   chtml: { displayOverflow: "linebreak" },
+  startup: {
+    pageReady() {
+      if (window.matchMedia("(max-width: 600px)").matches) labelsUnderFormulas();
+      return MathJax.startup.defaultPageReady();
+    },
+  },
   options: {
     ignoreHtmlClass: ".*|",
     processHtmlClass: "arithmatex",
@@ -27,6 +33,24 @@ window.MathJax = {
     menuOptions: { settings: { enrich: false, speech: false, braille: false, collapsible: false } },
   },
 };
+
+// On a phone, a display formula's label, \tag{token_mdp}, goes on its own line under the formula
+// (stylesheets/extra.css: div.eqlabel). Typeset beside the formula, MathJax would reserve the
+// label's width on both sides of a centred box and break the formula to what is left, a third
+// of a phone's width less. The label is taken out of the TeX before MathJax reads the page; the
+// pages cite labels by name, never by \eqref, so nothing links to MathJax's own label.
+function labelsUnderFormulas() {
+  document.querySelectorAll("div.arithmatex").forEach((div) => {
+    const tex = div.textContent;
+    const tag = tex.match(/\\tag\{([^{}]*)\}/);
+    if (!tag || tex.indexOf("\\tag{", tag.index + 1) !== -1) return;
+    div.textContent = tex.slice(0, tag.index) + tex.slice(tag.index + tag[0].length);
+    const label = document.createElement("div");
+    label.className = "eqlabel";
+    label.textContent = "(" + tag[1] + ")";
+    div.appendChild(label);
+  });
+}
 
 // Re-typeset after Material swaps the page content (instant loading). Material's documented
 // snippet typesets on every document$ event, including the first one; with a local, synchronous
