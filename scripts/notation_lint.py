@@ -1,10 +1,10 @@
-"""The notation check: every symbol of every formula on the site is defined in docs/notation.md.
+r"""The notation check: every symbol of every formula on the site is defined in docs/notation.md.
 
     python scripts/notation_lint.py            # every page under docs/
     python scripts/notation_lint.py --verbose  # also list each page's symbols
 
-CI runs it (``.ci/run``). It reads every formula of every page (``\\(...\\)``, ``\\[...\\]``,
-``$$...$$`` and ``\\begin{env} ... \\end{env}`` blocks; fenced code blocks and inline code are
+CI runs it (``.ci/run``). It reads every formula of every page (``\(...\)``, ``\[...\]``,
+``$$...$$`` and ``\begin{env} ... \end{env}`` blocks; fenced code blocks and inline code are
 skipped, so formulas printed by a build-time run are not seen), extracts the symbols, and fails
 (exit status 1) on
 
@@ -13,38 +13,49 @@ skipped, so formulas printed by a build-time run are not seen), extracts the sym
   names the page by a link, ``[text](page.md)``; notation.md itself may use every row;
 - a **clash**, a symbol with two meanings on one page. The meanings live in notation.md, one per
   row, so a clash is found there:
-  1. two global rows define the same symbol (a symbol with two meanings on every page);
+  1. two global rows both define the same symbol written bare, with no index (``q(s, a)`` and
+     ``q(y \mid x)``: a symbol with two meanings on every page). A row that defines an indexed
+     instance elaborates, it does not clash (``R_k`` beside ``R(x, y)``); the Indices table's
+     letters are bound variables and clash with nothing (``b`` the row beside ``b(x)``);
   2. a page-local row defines a symbol a global row also defines (the page would read the local
      meaning, the notation page the global one), or two page-local rows naming the same page do;
-  3. a page applies a symbol as a function, ``s(y)``, that every row defining it writes as a value,
-     ``s_t``: a function of a response is not the state it shares a letter with.
-  A row *defines* the head symbol of each formula of its symbol cell (the first symbol, before any
-  ``=``), unless the formula restates it (``R_k = R(x, y_k)`` defines nothing new) or opens with an
-  operator (``\\lvert y \\rvert``, ``\\log \\pi_\\theta(y \\mid x)``: notations built from symbols
-  defined elsewhere).
+  3. a page applies a symbol as a function, ``s(y)``, whose letter notation.md never applies
+     (it writes ``s_t``, a state): a function of a response is not the state it shares a letter
+     with. A parenthesis whose contents have a top-level ``+`` or ``-`` is a product, not an
+     application (``\beta(\rho - z_0)``).
+  A row *defines* the head symbol (the first one) of each formula of its symbol cell, unless the
+  formula opens with an operator (``\lvert y \rvert``, ``\log \pi_\theta(y \mid x)``: notations
+  built from symbols defined elsewhere).
+
+The lint cannot see a letter reused with a new meaning that no row records (``\gamma`` as a
+margin on a page that never says so): recording it, in a page-local row, is what makes rule 2
+catch it.
 
 What counts as one symbol (the normalization):
 
-- a **base**: a Latin letter (``x``, ``R``), ``\\ell``, a Greek letter, or one letter under a font
-  command (``\\mathcal{L}``); multi-letter words (``\\text{KL}``, ``\\mathrm{mask}``,
-  ``\\operatorname{clip}``) and TeX operators (``\\log``, ``\\sum``, ``\\max``) are words, not
+- a **base**: a Latin letter (``x``, ``R``), ``\ell``, a Greek letter, or one letter under a font
+  command (``\mathcal{L}``); multi-letter words (``\text{KL}``, ``\mathrm{mask}``,
+  ``\operatorname{clip}``) and TeX operators (``\log``, ``\sum``, ``\max``) are words, not
   symbols;
-- its **decorations**: ``\\hat``, ``\\tilde``, ``\\bar``, ``\\overline``, ... make a new symbol
-  (``\\hat\\omega`` is not ``\\omega``); primes do not (``s'`` is another state);
-- its **named subscripts and superscripts**, which are part of the name: a word (``\\text{ref}``,
-  ``\\mathrm{ref}`` and ``\\text{ref}`` are the same), ``\\min``/``\\max``, a capital letter
-  (``w_D``), a Greek letter or a symbol (``\\pi_\\theta``, ``\\pi_{\\theta_\\text{old}}``,
-  ``v^\\pi``), a digit (``k_1``; ``\\mu_0``), ``*``. So ``\\pi_{\\text{ref}}``, ``c_{\\min}`` and
-  ``\\ell_{\\text{ref}}`` are three symbols, none of them ``\\pi``, ``c`` or ``\\ell``;
+- its **decorations**: ``\hat``, ``\tilde``, ``\bar``, ``\overline``, ... make a new symbol
+  (``\hat\omega`` is not ``\omega``), and so does a difference ``\Delta R``; primes do not
+  (``s'`` is another state);
+- its **named subscripts and superscripts**, which are part of the name: a word (``\text{ref}``,
+  ``\mathrm{ref}`` and ``\text{ref}`` are the same), ``\min``/``\max``, a capital letter
+  (``w_D``), a Greek letter or a symbol (``\pi_\theta``, ``\pi_{\theta_\text{old}}``,
+  ``v^\pi``), a digit (``k_1``; ``\mu_0``), ``*``. So ``\pi_{\text{ref}}``, ``c_{\min}`` and
+  ``\ell_{\text{ref}}`` are three symbols, none of them ``\pi``, ``c`` or ``\ell``;
 - **index subscripts** are dropped from the name: lower-case letters and expressions of them
-  (``\\ell_{b,t}``, ``\\ell_t``, ``y_{<t}``, ``s_{t+1}``, ``x_{nK+k}`` are ``\\ell``, ``y``, ``s``,
+  (``\ell_{b,t}``, ``\ell_t``, ``y_{<t}``, ``s_{t+1}``, ``x_{nK+k}`` are ``\ell``, ``y``, ``s``,
   ``x``), but the letters inside them are symbols in their own right and must be defined (the
-  index letters b, t, k, ... have their own table). A symbol with a digit subscript that is not
-  defined falls back to its base (``y_1`` is ``y``, ``s_1`` is ``s``);
-- superscripts that are powers (``u^2``, ``\\gamma^{j-t}``, ``e^{R/\\beta}``) are dropped, their
+  index letters b, t, k, ... have their own table). A lower-case letter that is not an index
+  letter and that notation.md writes as the subscript of that symbol in a symbol cell is a name
+  (``V_c``, ``y_c``, ``y_r``, ``c_s``). A symbol with a digit subscript that is not defined falls
+  back to its base (``y_1`` is ``y``, ``s_1`` is ``s``);
+- superscripts that are powers (``u^2``, ``\gamma^{j-t}``, ``e^{R/\beta}``) are dropped, their
   contents checked; ``e`` with a superscript is Euler's number;
-- standard mathematics needs no row: ``\\mathbb{E}``, ``\\mathbb{R}``, ``\\mathbb{1}``,
-  ``\\nabla``, ``\\partial``, ``\\infty`` (``STANDARD`` below).
+- standard mathematics needs no row: ``\mathbb{E}``, ``\mathbb{R}``, ``\mathbb{1}``,
+  ``\nabla``, ``\partial``, ``\infty`` (``STANDARD`` below).
 
 Standard library only, no NumPy: it runs in well under a second. The last line of the output is
 ``notation: P pages, S symbols, U undefined, C clashes``; S counts the distinct (page, symbol)
