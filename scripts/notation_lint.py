@@ -42,8 +42,8 @@ What counts as one symbol (the normalization):
   (``s'`` is another state);
 - its **named subscripts and superscripts**, which are part of the name: a word (``\text{ref}``,
   ``\mathrm{ref}`` and ``\text{ref}`` are the same), ``\min``/``\max``, a capital letter
-  (``w_D``), a Greek letter or a symbol (``\pi_\theta``, ``\pi_{\theta_\text{old}}``,
-  ``v^\pi``), a digit (``k_1``; ``\mu_0``), ``*``. So ``\pi_{\text{ref}}``, ``c_{\min}`` and
+  (``w_D``; but ``R_K``, with K a defined symbol, is R at index K), a Greek letter or a symbol
+  (``\pi_\theta``, ``\pi_{\theta_\text{old}}``, ``v^\pi``), a digit (``k_1``; ``\mu_0``), ``*``. So ``\pi_{\text{ref}}``, ``c_{\min}`` and
   ``\ell_{\text{ref}}`` are three symbols, none of them ``\pi``, ``c`` or ``\ell``;
 - **index subscripts** are dropped from the name: lower-case letters and expressions of them
   (``\ell_{b,t}``, ``\ell_t``, ``y_{<t}``, ``s_{t+1}``, ``x_{nK+k}`` are ``\ell``, ``y``, ``s``,
@@ -197,8 +197,12 @@ def name_part(toks, base=None):
         return None
     head = toks[0]
     if head.startswith("\\") and head[1:] in WORDS:
-        inner, _ = read_group(toks, 1)
-        return raw(inner)
+        # \mathrm{IPO}\text{-avg}: the words of the part, joined
+        words, i = [], 0
+        while i < len(toks) and toks[i].startswith("\\") and toks[i][1:] in WORDS:
+            inner, i = read_group(toks, i + 1)
+            words.append(re.sub(r"\\[A-Za-z]+\s*|[{}]", "", raw(inner)))
+        return "".join(words)
     if head.startswith("\\") and head[1:] in NAMED_OPS:
         return head[1:]
     if toks == ["*"]:
@@ -450,6 +454,10 @@ def lookup(key, table):
     stripped = re.sub(r"_\{[0-9,]+\}$", "", key)
     if stripped in table:
         return stripped
+    # R_K, y_K: a capital that is itself a defined symbol (the group size) is an index
+    m = re.fullmatch(r"(.+)_\{([A-Z])\}", key)
+    if m and m.group(2) in table and m.group(1) in table:
+        return m.group(1)
     return None
 
 
