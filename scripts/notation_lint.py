@@ -43,8 +43,9 @@ What counts as one symbol (the normalization):
 - its **named subscripts and superscripts**, which are part of the name: a word (``\text{ref}``,
   ``\mathrm{ref}`` and ``\text{ref}`` are the same), ``\min``/``\max``, a capital letter
   (``w_D``; but ``R_K``, with K a defined symbol, is R at index K), a Greek letter or a symbol
-  (``\pi_\theta``, ``\pi_{\theta_\text{old}}``, ``v^\pi``), a digit (``k_1``; ``\mu_0``), ``*``. So ``\pi_{\text{ref}}``, ``c_{\min}`` and
-  ``\ell_{\text{ref}}`` are three symbols, none of them ``\pi``, ``c`` or ``\ell``;
+  (``\pi_\theta``, ``\pi_{\theta_\text{old}}``, ``v^\pi``), a digit (``k_1``; ``\mu_0``), ``*``.
+  So ``\pi_{\text{ref}}``, ``c_{\min}`` and ``\ell_{\text{ref}}`` are three symbols, none of them
+  ``\pi``, ``c`` or ``\ell``;
 - **index subscripts** are dropped from the name: lower-case letters and expressions of them
   (``\ell_{b,t}``, ``\ell_t``, ``y_{<t}``, ``s_{t+1}``, ``x_{nK+k}`` are ``\ell``, ``y``, ``s``,
   ``x``), but the letters inside them are symbols in their own right and must be defined (the
