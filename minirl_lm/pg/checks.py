@@ -200,14 +200,15 @@ def grpo_step_args(
     kl_estimator,
     agg,
     baseline,
-    adv_eps,
+    std_eps,
     ddof,
     estimators,
     aggs,
     baselines,
 ):
     """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
-    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    std_eps, ddof)``; the policies and the environment are checked by what the step uses of them
+    (``protocol``; grpo.py's docstring lists it), the policies' tables against the MDP's shape."""
     rng_check(rng, "rng")
     K = int_scalar(K, "K", low=1)
     mu = int_scalar(mu, "mu", low=1)
@@ -217,7 +218,7 @@ def grpo_step_args(
     choice(kl_estimator, "kl_estimator", estimators)
     choice(agg, "agg", aggs)
     choice(baseline, "baseline", baselines)
-    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    std_eps = float_scalar(std_eps, "std_eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "loo" and K < 2:
         raise ValueError(
@@ -225,12 +226,14 @@ def grpo_step_args(
             f"of a group have no others to average), got K = {K}"
         )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
-    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
-        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
-            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
-    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    if policy.theta.shape != (mdp.S, mdp.V):
+    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
+    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
+    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
+    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
+        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
+    if hasattr(mdp, "checkpoint"):
+        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
         raise ValueError(
             f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
         )
@@ -239,7 +242,43 @@ def grpo_step_args(
             f"ref_policy: expected a table of the policy's shape "
             f"{policy.theta.shape}, got {ref_policy.theta.shape}"
         )
-    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+    return K, mu, lr, eps, eps_high, beta, std_eps, ddof
+
+
+def protocol(obj, name, what, methods, attributes):
+    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
+    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    missing += [a for a in attributes if not hasattr(obj, a)]
+    if missing:
+        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
+        raise TypeError(
+            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
+        )
+    return obj
+
+
+def env_rollout(ro, K):
+    """What an environment's rollout returned to one GRPO step: an object with (B, T)
+    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
+    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
+    if missing:
+        raise TypeError(
+            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
+            f"{type(ro).__name__} without {', '.join(missing)}"
+        )
+    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
+    if B < 1 or B % K:
+        raise ValueError(
+            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
+            f"{np.shape(ro.mask)}"
+        )
+    return B
+
+
+def env_rewards(R, B):
+    """What an environment's score returned: (B,) finite rewards, as float64."""
+    return float_array(R, "mdp", ndim=1, shape=(B,))
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):

@@ -20,9 +20,9 @@ from minirl_lm.core.checks import (
 )
 
 
-def whitening(eps, ddof):
-    """``(eps, ddof)`` of a std or variance: eps >= 0, ddof the int 0 or 1."""
-    return float_scalar(eps, "eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
+def whitening(std_eps, ddof):
+    """``(std_eps, ddof)`` of a std or variance: the stabilizer std_eps >= 0, ddof the int 0 or 1."""
+    return float_scalar(std_eps, "std_eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
 
 
 def group_rewards(rewards, bound, name="rewards"):
@@ -41,13 +41,13 @@ def group_rewards(rewards, bound, name="rewards"):
     return r
 
 
-def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
-    """The arguments of ``advantages.advantages``: ``(r (N, K), eps, ddof)``; leave-one-out
+def group_advantages(rewards, baseline, std_eps, ddof, baselines, bound):
+    """The arguments of ``advantages.advantages``: ``(r (N, K), std_eps, ddof)``; leave-one-out
     needs K >= 2."""
     choice(baseline, "baseline", baselines)
-    eps, ddof = whitening(eps, ddof)
+    std_eps, ddof = whitening(std_eps, ddof)
     r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
-    return r, eps, ddof
+    return r, std_eps, ddof
 
 
 def reward_groups(rewards):
@@ -91,10 +91,10 @@ def loo_rewards(rewards, bound):
     return r
 
 
-def standardize_args(rewards, eps, ddof, bound):
-    """``(r (N, K), eps, ddof)`` of a standardized baseline."""
+def standardize_args(rewards, std_eps, ddof, bound):
+    """``(r (N, K), std_eps, ddof)`` of a standardized baseline."""
     r = group_rewards(rewards, bound)
-    return (r, *whitening(eps, ddof))
+    return (r, *whitening(std_eps, ddof))
 
 
 def broadcast_args(adv, mask):
@@ -110,21 +110,21 @@ def broadcast_args(adv, mask):
     return a.ravel(), mask
 
 
-def rpp_args(token_rewards, mask, gamma, eps, ddof):
-    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++."""
+def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
+    """``(token_rewards (B, T), mask, gamma in [0, 1], std_eps, ddof)`` of REINFORCE++."""
     mask = mask_array(mask, "mask")
     r = float_array(token_rewards, "token_rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return (r, mask, gamma, *whitening(eps, ddof))
+    return (r, mask, gamma, *whitening(std_eps, ddof))
 
 
-def rpp_baseline_args(rewards, mask, eps, ddof, bound):
-    """``(r (N, K), mask (N*K, T), eps, ddof)`` of REINFORCE++-baseline."""
+def rpp_baseline_args(rewards, mask, std_eps, ddof, bound):
+    """``(r (N, K), mask (N*K, T), std_eps, ddof)`` of REINFORCE++-baseline."""
     r = group_rewards(rewards, bound)
     mask = mask_array(mask, "mask")
     if mask.shape[0] != r.size:
         raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
-    return (r, mask, *whitening(eps, ddof))
+    return (r, mask, *whitening(std_eps, ddof))
 
 
 def remax_args(rewards, greedy_rewards, bound):
