@@ -18,6 +18,7 @@ from minirl_lm.core.checks import (
     rng_check,
     same_shape,
 )
+from minirl_lm.pg.validate import step_protocol
 
 _UNSET = object()  # an argument the bundle was not given (None is an input to reject)
 
@@ -226,13 +227,7 @@ def grpo_step_args(
             f"of a group have no others to average), got K = {K}"
         )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
-    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
-    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
-    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
-    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
-        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
-    if hasattr(mdp, "checkpoint"):
-        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
+    step_protocol(policy, ref_policy, mdp)
     if np.shape(policy.theta) != (mdp.S, mdp.V):
         raise ValueError(
             f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
@@ -243,42 +238,6 @@ def grpo_step_args(
             f"{policy.theta.shape}, got {ref_policy.theta.shape}"
         )
     return K, mu, lr, eps, eps_high, beta, std_eps, ddof
-
-
-def protocol(obj, name, what, methods, attributes):
-    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
-    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
-    missing = [m for m in methods if not callable(getattr(obj, m, None))]
-    missing += [a for a in attributes if not hasattr(obj, a)]
-    if missing:
-        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
-        raise TypeError(
-            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
-        )
-    return obj
-
-
-def env_rollout(ro, K):
-    """What an environment's rollout returned to one GRPO step: an object with (B, T)
-    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
-    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
-    if missing:
-        raise TypeError(
-            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
-            f"{type(ro).__name__} without {', '.join(missing)}"
-        )
-    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
-    if B < 1 or B % K:
-        raise ValueError(
-            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
-            f"{np.shape(ro.mask)}"
-        )
-    return B
-
-
-def env_rewards(R, B):
-    """What an environment's score returned: (B,) finite rewards, as float64."""
-    return float_array(R, "mdp", ndim=1, shape=(B,))
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):

@@ -44,10 +44,10 @@ import numpy as np
 from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import AGGS, adv_tokens
 from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
-from minirl_lm.pg.checks import env_rewards, env_rollout, grpo_objective, grpo_step_args
+from minirl_lm.pg.checks import grpo_objective, grpo_step_args
 from minirl_lm.pg.clip import _clip_fraction, _surrogate
 from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
-from minirl_lm.pg.validate import grader_rewards
+from minirl_lm.pg.validate import env_rewards, env_rollout, grader_rewards
 
 
 def grpo_loss(

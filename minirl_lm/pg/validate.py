@@ -1,6 +1,7 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
-(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping) and of
-the chapter's toy, `tasks.py`. Built on `core/checks.py`; NumPy only."""
+(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping), of
+the chapter's toy, `tasks.py`, and the protocol of `grpo_step`'s policies and environment.
+Built on `core/checks.py`; NumPy only."""
 
 import numbers
 
@@ -226,3 +227,53 @@ def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
     return K, steps, seed, beta, lr, record_at
+
+
+# ---- what grpo_step uses of its policies and its environment (grpo.py's docstring lists it)
+
+
+def step_protocol(policy, ref_policy, mdp):
+    """The objects of one GRPO step, checked by what the step calls (not by type)."""
+    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
+    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
+    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
+    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
+        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
+    if hasattr(mdp, "checkpoint"):
+        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
+
+
+def protocol(obj, name, what, methods, attributes):
+    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
+    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    missing += [a for a in attributes if not hasattr(obj, a)]
+    if missing:
+        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
+        raise TypeError(
+            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
+        )
+    return obj
+
+
+def env_rollout(ro, K):
+    """What an environment's rollout returned to one GRPO step: an object with (B, T)
+    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
+    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
+    if missing:
+        raise TypeError(
+            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
+            f"{type(ro).__name__} without {', '.join(missing)}"
+        )
+    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
+    if B < 1 or B % K:
+        raise ValueError(
+            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
+            f"{np.shape(ro.mask)}"
+        )
+    return B
+
+
+def env_rewards(R, B):
+    """What an environment's score returned: (B,) finite rewards, as float64."""
+    return float_array(R, "mdp", ndim=1, shape=(B,))
