@@ -66,7 +66,8 @@ class Bandit:
 
     def rollout(self, policy, K, rng):
         states = np.repeat(np.arange(self.S), K)[:, None]  # (B, 1) prompt-major
-        return type("Batch", (), dict(states=states, tokens=policy.sample(states, rng), mask=np.ones(states.shape)))
+        tokens = policy.sample(states, rng)  # (B, 1)
+        return type("Batch", (), dict(states=states, tokens=tokens, mask=np.ones(states.shape)))
 
     def score(self, grader, rollout):
         return [grader(int(s), int(y)) for s, y in zip(rollout.states[:, 0], rollout.tokens[:, 0])]
