@@ -181,7 +181,7 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     return keep * mask  # (B, T)
 
 
-def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
+def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     """REINFORCE with importance weights on data, eq. (pg_is).
 
     Args:

@@ -42,7 +42,7 @@ from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
 from minirl_lm.pg.checks import sequence_batch, token_agg, token_batch
 
 
-def token_weights(mask, agg="seq_sum", max_len=None):
+def token_weights(mask, agg="token_mean", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
 
     The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
@@ -64,7 +64,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
 
 
-def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
+def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
     """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
 
     Args:
