@@ -48,6 +48,24 @@ whose squared spread underflows (sum of `(R - mean)^2 < 1e-290`, i.e. `|R - mean
 so) has its std computed on the rescaled deviations, so a tiny spread with `std_eps = 0` still
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF
+                          --rollout.n_samples_per_prompt (1)
+"standardized"            TRL scale_rewards="group"; verl adv_estimator=grpo; OpenRLHF
+                          --algo.advantage.estimator group_norm
+std_eps (1e-8)            TRL 1e-4; verl epsilon=1e-6; OpenRLHF 1e-9 (none is a setting)
+ddof (0)                  TRL, verl and OpenRLHF: 1 (Bessel)
+"mean"                    TRL scale_rewards="none"; verl norm_adv_by_std_in_grpo=False; OpenRLHF
+                          dr_grpo (reinforce_baseline: then whitened over the batch)
+"loo"                     TRL RLOOTrainer; verl adv_estimator=rloo; OpenRLHF rloo
+reinforce_pp              verl adv_estimator=reinforce_plus_plus; OpenRLHF reinforce
+batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
+```
 """
 
 import numpy as np

@@ -37,6 +37,20 @@ policy.theta                 the (S, V) table, updated in place; policy.copy(), 
 ```
 
 `TokenMDP` (`minirl_lm/core/mdp.py`) and `TabularPolicy` (`minirl_lm/core/policy.py`) are these.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+grpo_loss, grpo_step        TRL GRPOTrainer; verl adv_estimator=grpo with actor.use_kl_loss;
+                            OpenRLHF --algo.advantage.estimator group_norm with
+                            --algo.kl.use_loss --algo.kl.estimator k3
+eps, eps_high, agg          as in clip.py and reinforce.py; beta and kl_estimator as in kl.py
+mu (1)                      TRL num_iterations (1); verl actor.ppo_epochs (1); OpenRLHF
+                            --train.max_epochs (1)
+K, baseline, std_eps, ddof  as in advantages.py
+```
 """
 
 import numpy as np

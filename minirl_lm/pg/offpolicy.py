@@ -55,6 +55,24 @@ sum    1/n_g                   (local token mean, no / G: G times too large)
 
 Only dapo equals the big batch's token mean 1/N for every token; bnpo is off by N/(G n_g),
 a factor that differs between micro-batches. Demonstrated by `python examples/off_policy.py`.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+is_weights                   TRL vllm_importance_sampling_correction (True), _mode, _clip_max
+                             (3.0); verl algorithm.rollout_correction.rollout_is (null),
+                             rollout_is_threshold (2.0); OpenRLHF
+                             --algo.advantage.is_correction_level (off), _mode (mask), _gating
+                             (ratio), _threshold (0.5 5.0)
+rejection_mask               verl algorithm.rollout_correction.rollout_rs (null),
+                             rollout_rs_threshold
+off_policy_sequence_mask     TRL off_policy_mask_threshold (None)
+accumulation_weights "dapo"  TRL loss_type="dapo"; verl loss_agg_mode="token-mean" (global token
+                             count)
+corrected_pg_loss agg        as in reinforce.py
+```
 """
 
 import numpy as np
