@@ -173,3 +173,26 @@ def test_a_users_training_loop_with_hole_masks_runs_on_the_copies(tmp_path):
     out = _run(tmp_path, HOLES)
     assert len(out["losses"]) == 6 and out["grad_at_holes"] == 0.0
     assert out["compaction"] == [True, True]
+
+
+def test_the_copier_takes_the_numpy_path_and_says_what_a_refused_file_needs():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import standalone
+
+    text = standalone.build("policy")
+    assert "kernels" not in "".join(l for l in text.splitlines() if l.lstrip().startswith(("from ", "import ")))
+    assert "# part 2: from minirl_lm/core/_tabular.py" in text
+    for name, why in [
+        (
+            "bigvocab",
+            "minirl_lm/scale/bigvocab.py needs Numba: it imports the Numba kernels "
+            "(`from minirl_lm import kernels`)",
+        ),
+        (
+            "kernels.exp",
+            "minirl_lm/kernels/exp.py needs Numba (`from numba import njit` in minirl_lm/kernels/exp.py)",
+        ),
+    ]:
+        with pytest.raises(standalone.StandaloneError) as e:
+            standalone.build(name)
+        assert str(e.value).startswith(why)
