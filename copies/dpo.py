@@ -74,6 +74,21 @@ loss is the same function with weights; label smoothing is accepted by the conse
 only. Demonstrated by `pytest tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
 
 Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+beta                    TRL DPOConfig.beta (0.1); OpenRLHF train_dpo --model.beta (0.1); verl:
+                        no DPO trainer mapped
+variant="dpo"           TRL loss_type="sigmoid" (default); OpenRLHF the default
+variant="ipo"           TRL loss_type="ipo" (length-averaged:
+                        preferences.ipo_loss(average=True)); OpenRLHF --model.ipo_enable
+                        (summed, as here)
+variant="conservative"  OpenRLHF --model.label_smoothing (0.0); TRL CPOTrainer "sigmoid" with
+                        label_smoothing
+```
 """
 
 import numbers

@@ -53,6 +53,15 @@ responses it is. The caller multiplies L_H by the coefficient c and adds it to t
 A response of length 0 visits no state and contributes nothing. Imports NumPy and
 minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
 differences.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0); OpenRLHF
+                             --actor.entropy_coef (None: off), aggregated as the loss
+```
 """
 
 import numbers

@@ -47,6 +47,38 @@ optimizer step on, even at `mu = 1`.
 One training step on a tabular policy (`grpo_step`): roll out `K` responses per prompt, score
 them, standardize within each group, broadcast `A` to every token, compute `logp_old` and
 `logp_ref` once, then `mu` epochs of loss, `policy.backward`, `theta -= lr dtheta`.
+
+What `grpo_step` uses of its arguments, checked by name (a missing one is a TypeError naming
+the argument and what it lacks), not by type: a class of your own with these works.
+
+```text
+mdp.S, mdp.V                 the table shape (S, V) of both policies
+mdp.rollout(policy, K, rng)  K responses per prompt drawn from policy with rng: an object with
+                             states, tokens (B, T) int ids and mask (B, T) 0/1, right-padded,
+                             B = N*K rows prompt-major (rows n*K .. n*K+K-1: prompt n's group)
+mdp.score(grader, rollout)   (B,) finite rewards R(x, y)
+mdp.checkpoint()             optional, with mdp.rollback(cp): the environment's own state (the
+mdp.rollback(cp)             lazy ids of a TokenMDP), taken back when the step raises
+policy.theta                 the (S, V) table, updated in place; policy.copy(), policy.logp(
+                             states, tokens, mask) -> (logp (B, T), seq (B,)), policy.backward(
+                             states, tokens, mask, dlogp) -> (S, V); ref_policy: theta, logp
+```
+
+`TokenMDP` (`minirl_lm/core/mdp.py`) and `TabularPolicy` (`minirl_lm/core/policy.py`) are these.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+grpo_loss, grpo_step        TRL GRPOTrainer; verl adv_estimator=grpo with actor.use_kl_loss;
+                            OpenRLHF --algo.advantage.estimator group_norm with
+                            --algo.kl.use_loss --algo.kl.estimator k3
+eps, eps_high, agg          as in clip.py and reinforce.py; beta and kl_estimator as in kl.py
+mu (1)                      TRL num_iterations (1); verl actor.ppo_epochs (1); OpenRLHF
+                            --train.max_epochs (1)
+K, baseline, std_eps, ddof  as in advantages.py
+```
 """
 
 import inspect
@@ -122,7 +154,7 @@ def _centred(r):
     return r - _group_mean(r)  # (N, K)
 
 
-def _standardized(r, eps, ddof):
+def _standardized(r, std_eps, ddof):
     """`standardized` on checked arguments."""
     c = r - _group_mean(r)  # (N, K)
     dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
@@ -135,8 +167,8 @@ def _standardized(r, eps, ddof):
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
         cs = c / s  # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
-    denom = std + eps  # (N, 1)
-    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    denom = std + std_eps  # (N, 1)
+    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
@@ -146,7 +178,7 @@ def _leave_one_out(r):
     return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
 
 
-def _advantages(r, baseline, eps, ddof):
+def _advantages(r, baseline, std_eps, ddof):
     """`advantages` on checked arguments."""
     if baseline == "none":
         return r.copy()  # eq. (pg_vanilla)
@@ -154,7 +186,7 @@ def _advantages(r, baseline, eps, ddof):
         return _centred(r)
     if baseline == "loo":
         return _leave_one_out(r)
-    return _standardized(r, eps, ddof)
+    return _standardized(r, std_eps, ddof)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -341,20 +373,23 @@ def grpo_step(
     kl_estimator="k3",
     agg="token_mean",
     baseline="standardized",
-    adv_eps=1e-8,
+    std_eps=1e-8,
     ddof=0,
 ):
     """One GRPO iteration on a `TabularPolicy`, updating `policy.theta` in place.
 
     Every argument is checked before the rollout, and the update is computed on a copy of the
     table: a call that raises (a bad argument, a grader returning garbage, a step that overflows
-    in any epoch) leaves `policy.theta`, the generator's state and the MDP's lazy ids as they
-    were.
+    in any epoch) leaves `policy.theta` and the generator's state as they were, and the
+    environment too when it has `checkpoint()` and `rollback(cp)` (a `TokenMDP` has: its lazy
+    ids); an environment without them is taken to keep no state a rollout changes.
 
     Args:
-        policy: the `TabularPolicy` being trained.
+        policy: the `TabularPolicy` being trained (or any policy with what the module docstring
+            lists).
         ref_policy: the frozen reference, a `TabularPolicy` of the same table shape `(S, V)`.
-        mdp: a `TokenMDP` (its `rollout` and `score` are used).
+        mdp: a `TokenMDP`, or an environment of your own with `S`, `V`, `rollout(policy, K,
+            rng)` and `score(grader, rollout)` (the module docstring says what they return).
         grader: `grader(prompt, response) -> R(x, y)`, a finite number.
         rng: the `np.random.Generator` the rollout draws from.
         K: responses per prompt (`>= 2` for `baseline="loo"`).
@@ -366,7 +401,7 @@ def grpo_step(
         kl_estimator: `"k1"`, `"k2"` or `"k3"`.
         agg: the loss aggregation.
         baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        adv_eps: the std stabilizer `xi` of the standardized baseline.
+        std_eps: the std stabilizer `xi` of the standardized baseline.
         ddof: 0 (population std) or 1 (Bessel).
 
     Returns:
@@ -376,9 +411,10 @@ def grpo_step(
 
     Raises:
         ValueError: a bad argument (named), or a non-finite step.
-        TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
+        TypeError: a `grader` that is not callable, or a policy or environment without a method
+            or attribute it needs (named).
     """
-    K, mu, lr, eps, eps_high, beta, adv_eps, ddof = grpo_step_args(
+    K, mu, lr, eps, eps_high, beta, std_eps, ddof = grpo_step_args(
         policy,
         ref_policy,
         mdp,
@@ -393,13 +429,14 @@ def grpo_step(
         kl_estimator,
         agg,
         baseline,
-        adv_eps,
+        std_eps,
         ddof,
         ESTIMATORS,
         AGGS,
         BASELINES,
     )
-    rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
+    rng_state = rng.bit_generator.state
+    mdp_state = mdp.checkpoint() if hasattr(mdp, "checkpoint") else None
     try:  # commit only on success
         work, out = _step(
             policy.copy(),
@@ -416,12 +453,13 @@ def grpo_step(
             kl_estimator,
             agg,
             baseline,
-            adv_eps,
+            std_eps,
             ddof,
         )
     except BaseException:
         rng.bit_generator.state = rng_state  # the generator as it was
-        mdp._rollback(mdp_state)  # lazy ids handed out: taken back
+        if hasattr(mdp, "rollback"):
+            mdp.rollback(mdp_state)  # the environment's state (lazy ids handed out): taken back
         raise
     policy.theta[...] = work.theta  # in place: the caller's array
     return out
@@ -442,14 +480,15 @@ def _step(
     kl_estimator,
     agg,
     baseline,
-    adv_eps,
+    std_eps,
     ddof,
 ):
     """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
     diagnostics."""
     ro = mdp.rollout(policy, K, rng)  # B = N*K responses, prompt-major
-    rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
-    A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
+    B = env_rollout(ro, K)
+    rewards = grader_rewards(env_rewards(mdp.score(grader, ro), B), REWARD_MAX)  # (B,) |R| <= 1e150
+    A = _advantages(rewards.reshape(-1, K), baseline, std_eps, ddof).ravel()  # (B,)
     A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
     logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
@@ -602,14 +641,15 @@ def grpo_step_args(
     kl_estimator,
     agg,
     baseline,
-    adv_eps,
+    std_eps,
     ddof,
     estimators,
     aggs,
     baselines,
 ):
     """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
-    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    std_eps, ddof)``; the policies and the environment are checked by what the step uses of them
+    (``protocol``; grpo.py's docstring lists it), the policies' tables against the MDP's shape."""
     rng_check(rng, "rng")
     K = int_scalar(K, "K", low=1)
     mu = int_scalar(mu, "mu", low=1)
@@ -619,7 +659,7 @@ def grpo_step_args(
     choice(kl_estimator, "kl_estimator", estimators)
     choice(agg, "agg", aggs)
     choice(baseline, "baseline", baselines)
-    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    std_eps = float_scalar(std_eps, "std_eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "loo" and K < 2:
         raise ValueError(
@@ -627,12 +667,8 @@ def grpo_step_args(
             f"of a group have no others to average), got K = {K}"
         )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
-    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
-        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
-            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
-    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    if policy.theta.shape != (mdp.S, mdp.V):
+    step_protocol(policy, ref_policy, mdp)
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
         raise ValueError(
             f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
         )
@@ -641,7 +677,7 @@ def grpo_step_args(
             f"ref_policy: expected a table of the policy's shape "
             f"{policy.theta.shape}, got {ref_policy.theta.shape}"
         )
-    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+    return K, mu, lr, eps, eps_high, beta, std_eps, ddof
 
 
 def finite_surrogate(f, surr1, logp, logp_old, A):
@@ -675,6 +711,53 @@ def grader_rewards(R, bound):
             f"got max |R| = {np.abs(R).max():g}"
         )
     return R
+
+
+def step_protocol(policy, ref_policy, mdp):
+    """The objects of one GRPO step, checked by what the step calls (not by type)."""
+    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
+    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
+    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
+    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
+        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
+    if hasattr(mdp, "checkpoint"):
+        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
+
+
+def protocol(obj, name, what, methods, attributes):
+    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
+    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    missing += [a for a in attributes if not hasattr(obj, a)]
+    if missing:
+        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
+        raise TypeError(
+            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
+        )
+    return obj
+
+
+def env_rollout(ro, K):
+    """What an environment's rollout returned to one GRPO step: an object with (B, T)
+    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
+    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
+    if missing:
+        raise TypeError(
+            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
+            f"{type(ro).__name__} without {', '.join(missing)}"
+        )
+    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
+    if B < 1 or B % K:
+        raise ValueError(
+            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
+            f"{np.shape(ro.mask)}"
+        )
+    return B
+
+
+def env_rewards(R, B):
+    """What an environment's score returned: (B,) finite rewards, as float64."""
+    return float_array(R, "mdp", ndim=1, shape=(B,))
 
 
 # ----------------------------------------------------------------------------------------------

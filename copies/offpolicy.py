@@ -88,6 +88,25 @@ Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reprod
 (the token mean 1/M, `seq_mean_token_mean`, `constant`); only bnpo, off the token mean by
 M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
 accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+is_weights                   TRL vllm_importance_sampling_correction (True), _mode, _clip_max
+                             (3.0); verl algorithm.rollout_correction.rollout_is (null in the yaml,
+                              "sequence" in the dataclass),
+                             rollout_is_threshold (2.0); OpenRLHF
+                             --algo.advantage.is_correction_level (off), _mode (mask), _gating
+                             (ratio), _threshold (0.5 5.0)
+rejection_mask               verl algorithm.rollout_correction.rollout_rs (null),
+                             rollout_rs_threshold
+off_policy_sequence_mask     TRL off_policy_mask_threshold (None)
+accumulation_weights "dapo"  TRL loss_type="dapo"; verl loss_agg_mode="token-mean" (global token
+                             count)
+corrected_pg_loss agg        as in reinforce.py
+```
 """
 
 import numbers
@@ -256,7 +275,7 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     return keep * mask  # (B, T)
 
 
-def corrected_pg_loss(logp, adv, mask, weights, agg="seq_sum", max_len=None):
+def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     """REINFORCE with importance weights on data, eq. (pg_is).
 
     Args:

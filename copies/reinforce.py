@@ -60,7 +60,22 @@ the number of real tokens of response `b`, `B` responses, `T_max` a constant len
 | `constant` | `1/(B T_max)` | `seq_sum` divided by a constant (Dr. GRPO, `T_max = max_len`): unbiased, no length-dependent weight. |
 
 Padding has `w = 0`, so the gradient is 0 there; a response of length 0 contributes nothing (no
-division by zero: its weights are 0).
+division by zero: its weights are 0). One default for every loss of the library and for
+`token_weights`: `agg="token_mean"` (the frameworks' default too, below).
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+agg="token_mean" (default)  TRL loss_type="dapo" (default) or "bnpo"; verl
+                            actor.loss_agg_mode="token-mean" (default); OpenRLHF
+                            --actor.loss_agg_mode token-mean (default)
+agg="seq_sum"               verl "seq-mean-token-sum"; TRL, OpenRLHF: none
+agg="seq_mean_token_mean"   TRL "grpo"; verl "seq-mean-token-mean"; OpenRLHF seq-mean-token-mean
+agg="constant", max_len     TRL "dr_grpo" (T_max = max_completion_length); verl
+                            "seq-mean-token-sum-norm" (T_max = loss_scale_factor); OpenRLHF: none
+```
 """
 
 import numbers
@@ -111,7 +126,7 @@ def adv_tokens(adv, mask):
 # ----------------------------------------------------------------------------------------------
 
 
-def token_weights(mask, agg="seq_sum", max_len=None):
+def token_weights(mask, agg="token_mean", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
 
     The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
@@ -143,7 +158,7 @@ def token_weights(mask, agg="seq_sum", max_len=None):
     return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
 
 
-def reinforce_loss(logp, adv, mask, agg="seq_sum", max_len=None):
+def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
     """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
 
     Args:

@@ -144,7 +144,7 @@ def bessel():
     )
     for K in (2, 4, 8, 64):
         r = np.random.default_rng(K).random((1, K))  # any rewards with a spread
-        ratio = standardized(r, eps=0.0, ddof=1) / standardized(r, eps=0.0, ddof=0)
+        ratio = standardized(r, std_eps=0.0, ddof=1) / standardized(r, std_eps=0.0, ddof=0)
         print(
             f"K = {K:2d}: A(ddof=1) / A(ddof=0) = {ratio.mean():.6f}, sqrt((K-1)/K) = {np.sqrt((K - 1) / K):.6f}"
         )

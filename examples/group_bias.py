@@ -10,7 +10,7 @@ A group is K independent draws y_1..y_K ~ pi; its update is
     g_hat = (1/K) sum_k A_k (onehot(y_k) - pi)
 
 with A from advantages.py: mean-centred, eq. (pg_centred), leave-one-out, eq. (pg_loo), or
-standardized (population std, eps = 1e-8), eq. (pg_normalized). The update depends on the group
+standardized (population std, std_eps = 1e-8), eq. (pg_normalized). The update depends on the group
 only through its multiset of draws, so E[g_hat] is an exact finite sum: every multiset of K draws
 from V responses (C(V+K-1, K) of them, 495 at V = 5, K = 8), weighted by its multinomial
 probability K! / prod(c_y!) prod pi(y)^c_y.
@@ -78,7 +78,7 @@ def multisets(V, K, pi):
 BASELINES = {
     "centred": centred,
     "loo": leave_one_out,
-    "standardized": lambda r: standardized(r, eps=1e-8, ddof=0),
+    "standardized": lambda r: standardized(r, std_eps=1e-8, ddof=0),
 }
 
 

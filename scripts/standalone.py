@@ -13,8 +13,10 @@ definition uses), so a copy carries no dead helper. Two parts that define the sa
 with different code are told apart by suffixing the later one with its module name.
 
 A file that needs more than NumPy (anything reaching `minirl_lm/kernels/`, which needs Numba)
-cannot stand alone and is refused. The output is deterministic: the same sources give the same
-bytes. This script uses the standard library only.
+cannot stand alone and is refused, with a message saying what it needs. The one exception is a
+NumPy fallback: a top-level `try:` importing from `minirl_lm.kernels` with an `except
+ImportError:` that imports NumPy code instead (`core/policy.py`); the copy takes the fallback.
+The output is deterministic: the same sources give the same bytes. This script uses the standard library only.
 """
 
 import argparse
@@ -57,7 +59,14 @@ class Module:
         self.defs = {}  # name -> top-level node defining it
         self.imports = {}  # local name -> ("ext", statement, top module) | ("pkg", module, name)
         self.import_nodes = []
+        self.optional = []  # `try: <Numba imports> except ImportError: <NumPy imports>` blocks
         for node in body:
+            if _numba_fallback(node):  # a copy takes the fallback (the copy is NumPy-only)
+                self.optional.append(node)
+                for sub in node.handlers[0].body:
+                    self.import_nodes.append(sub)
+                    self._add_import(sub)
+                continue
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defs[node.name] = node
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -85,6 +94,10 @@ class Module:
                 self.imports[local] = ("ext", stmt, top)
                 continue
             parts = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
+            if parts[1:2] == ["kernels"] or (isinstance(node, ast.ImportFrom) and a.name == "kernels"):
+                raise StandaloneError(
+                    f"{PKG}/{_rel(self.name)}.py needs Numba: it imports the Numba kernels (`{stmt}`)"
+                )
             if len(parts) < 2 or (pkg_file(".".join(parts[1:])) is None):
                 # `import minirl_lm.x` or `from minirl_lm.part import module`: a whole module
                 raise StandaloneError(
@@ -104,7 +117,7 @@ class Module:
     def own_code(self):
         """Every line of the file but its docstring and its top-level imports."""
         drop = set()
-        for node in ([self.doc] if self.doc else []) + self.import_nodes:
+        for node in ([self.doc] if self.doc else []) + self.import_nodes + self.optional:
             drop.update(range(node.lineno - 1, node.end_lineno))
         return [l for i, l in enumerate(self.lines) if i not in drop]
 
@@ -143,6 +156,26 @@ def resolve(arg, pkg_dir=PKG_DIR):
     if len(hits) != 1:
         return None
     return ".".join(hits[0].relative_to(pkg_dir).with_suffix("").parts)
+
+
+def _numba_fallback(node):
+    """True for a top-level `try:` that imports from `minirl_lm.kernels` (or numba) and whose one
+    `except ImportError:` imports a NumPy fallback: the package takes the kernels when Numba is
+    there, a copy the fallback."""
+    if not (isinstance(node, ast.Try) and len(node.handlers) == 1 and not node.orelse and not node.finalbody):
+        return False
+    h = node.handlers[0]
+    imports = (ast.Import, ast.ImportFrom)
+    kernels = all(
+        isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[:2] in ([PKG, "kernels"], ["numba"])
+        for n in node.body
+    )
+    return (
+        kernels
+        and isinstance(h.type, ast.Name)
+        and h.type.id == "ImportError"
+        and all(isinstance(n, imports) for n in h.body)
+    )
 
 
 def _is_docstring(node):
@@ -210,9 +243,10 @@ def build(name, pkg_dir=PKG_DIR):
                 kind = mod.imports[nm]
                 if kind[0] == "ext":
                     if kind[2] not in ALLOWED:
+                        what = "Numba" if kind[2] == "numba" else f"`{kind[2]}`"
                         raise StandaloneError(
-                            f"{PKG}/{_rel(name)}.py needs `{kind[1]}` (through {PKG}/{_rel(mod.name)}.py): "
-                            f"only NumPy and the standard library can be in a standalone copy"
+                            f"{PKG}/{_rel(name)}.py needs {what} (`{kind[1]}` in {PKG}/{_rel(mod.name)}.py); "
+                            f"a standalone copy holds NumPy and the standard library only"
                         )
                     ext.add(kind[1])
                 else:

@@ -124,11 +124,21 @@ class TokenMDP:
         self.S = self._ids.S
 
     # ---- states ---------------------------------------------------------
-    def _checkpoint(self):
-        """The mutable state (lazy ids handed out so far), for ``_rollback`` after a failure."""
+    def checkpoint(self):
+        """The MDP's mutable state: the lazy ids handed out so far (None in enumerate mode).
+
+        Returns:
+            A token for `rollback`.
+        """
         return self._ids.checkpoint()
 
-    def _rollback(self, cp):
+    def rollback(self, cp):
+        """Take back every lazy id handed out since `checkpoint()` returned `cp` (what
+        `grpo_step` does when a step raises).
+
+        Args:
+            cp: what `checkpoint()` returned.
+        """
         self._ids.rollback(cp)
 
     def is_terminal(self, prefix):
@@ -255,12 +265,12 @@ class TokenMDP:
                 (naming `max_len`, or `K`), before any allocation; a lazy MDP out of capacity.
         """
         K, idx = token_rollout_args(self, policy, K, rng, prompts)
-        rng_state, cp = rng.bit_generator.state, self._checkpoint()
+        rng_state, cp = rng.bit_generator.state, self.checkpoint()
         try:
             return self._rollout(policy, np.repeat(idx, K), rng)
         except BaseException:
             rng.bit_generator.state = rng_state
-            self._rollback(cp)
+            self.rollback(cp)
             raise
 
     def _rollout(self, policy, prompt, rng):

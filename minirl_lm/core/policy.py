@@ -19,6 +19,11 @@ Many tokens share a state (every response of a prompt starts in the prompt's sta
 kernels compute each visited state's softmax once: with `c[s]` = the sum of `g` over its
 tokens, row `s` gets (the scatter of `g` into column `y`) minus `c[s] pi(. | s)`.
 
+Two paths, one result: with Numba installed, the fused kernels of `minirl_lm/kernels/`; without
+it (and in a standalone copy of this file, which needs NumPy only), their NumPy twins of
+`minirl_lm/core/_tabular.py`, equal to the kernels to rounding (not bit for bit: the kernels
+have their own `exp`).
+
 Entries of `theta` may be `-inf` (a token of probability zero); NaN and `+inf` are rejected,
 and every row needs at least one finite entry. The frozen reference policy `pi_ref` is
 `policy.copy()`: an independent table that training leaves alone.
@@ -30,11 +35,23 @@ does, so results match draw for draw.
 
 import numpy as np
 
-from minirl_lm import kernels
 from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.core.validate import policy_batch, theta_table
-from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault, policy_batch_fast, weights_fast
+
+try:  # the Numba kernels and their one-pass checks (minirl_lm/kernels/)
+    from minirl_lm.kernels.tabular import _tabular_backward, _tabular_logp
+    from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault, policy_batch_fast, weights_fast
+except ImportError:  # no Numba (and every standalone copy): the NumPy path, the same results to rounding
+    from minirl_lm.core._tabular import (
+        _abs_sum,
+        _dead_row,
+        _dtheta_fault,
+        _tabular_backward,
+        _tabular_logp,
+        policy_batch_fast,
+        weights_fast,
+    )
 
 
 def _softmax(theta):
@@ -199,7 +216,7 @@ class TabularPolicy:
 
     def _logp(self, states, tokens, mask):
         """Trusted core of ``logp`` (C-contiguous int64 ids in range, a 0/1 float64 mask)."""
-        return kernels._tabular_logp(self.theta, states, tokens, mask)
+        return _tabular_logp(self.theta, states, tokens, mask)
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     def backward(self, states, tokens, mask, dlogp):
@@ -233,4 +250,4 @@ class TabularPolicy:
         """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
         float64 mask, finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
-        return kernels._tabular_backward(self.theta, states, tokens, mask, w)
+        return _tabular_backward(self.theta, states, tokens, mask, w)

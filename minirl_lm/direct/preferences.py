@@ -53,6 +53,20 @@ raises leaves `policy.theta` and the generator as they were.
 
 Demonstrated by `python examples/preferences.py` (where each loss lands against the tilted
 optimum). Imports NumPy, minirl_lm.core.checks, minirl_lm.core.ops and minirl_lm.direct.dpo.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+ipo_loss average        TRL DPOTrainer loss_type="ipo" (average=True); OnlineDPOTrainer "ipo"
+                        (average=False)
+simpo_loss beta, gamma  TRL CPOTrainer loss_type="simpo", simpo_gamma (0.5), cpo_alpha=0.0
+orpo_loss lam           TRL ORPOTrainer beta (0.1)
+kto_loss                TRL KTOTrainer loss_type="kto" (it estimates z0 each step)
+online_dpo_step         TRL OnlineDPOTrainer (hard labels); verl and OpenRLHF: none of these
+                        losses (OpenRLHF train_dpo has DPO and IPO: dpo.py)
+```
 """
 
 import numpy as np

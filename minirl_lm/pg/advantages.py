@@ -12,8 +12,8 @@ loo           A_k = R_k - (1/(K-1)) sum_{j != k} R_j                  eq. (pg_lo
                   = (K / (K-1)) (R_k - mean(R))
 ```
 
-The stabilizer `xi` is the argument `eps` of `standardized` and `advantages` (a different
-quantity from the clip range `epsilon` of `clip.py`).
+The stabilizer `xi` is the argument `std_eps` of every function here (`eps` is the clip range
+`epsilon` of `clip.py`, never this one).
 
 The update these weights feed is `(1/K) sum_k A_k grad log pi(y_k | x)`. Over the draws of a
 group, `E[centred update] = ((K-1)/K) grad J`: `R_k` is part of its own baseline, so the term
@@ -45,9 +45,27 @@ finite: the standardized baseline squares the spread `(R - mean)^2`, which overf
 (max about `1.8e308`) for spreads beyond about `1e154`, and a group mean sums `K` rewards; at
 `1e150` both stay finite for any practical `K` (up to about `4e7`). Inside the domain, a group
 whose squared spread underflows (sum of `(R - mean)^2 < 1e-290`, i.e. `|R - mean| < 1e-145` or
-so) has its std computed on the rescaled deviations, so a tiny spread with `eps = 0` still
+so) has its std computed on the rescaled deviations, so a tiny spread with `std_eps = 0` still
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF
+                          --rollout.n_samples_per_prompt (1)
+"standardized"            TRL scale_rewards="group"; verl adv_estimator=grpo; OpenRLHF
+                          --algo.advantage.estimator group_norm
+std_eps (1e-8)            TRL 1e-4; verl epsilon=1e-6; OpenRLHF 1e-9 (none is a setting)
+ddof (0)                  TRL, verl and OpenRLHF: 1 (Bessel)
+"mean"                    TRL scale_rewards="none"; verl norm_adv_by_std_in_grpo=False; OpenRLHF
+                          dr_grpo (reinforce_baseline: then whitened over the batch)
+"loo"                     TRL RLOOTrainer; verl adv_estimator=rloo; OpenRLHF rloo
+reinforce_pp              verl adv_estimator=reinforce_plus_plus; OpenRLHF reinforce
+batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
+```
 """
 
 import numpy as np
@@ -105,22 +123,22 @@ def _centred(r):
     return r - _group_mean(r)  # (N, K)
 
 
-def standardized(rewards, eps=1e-8, ddof=0):
+def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
     Args:
         rewards: `(N, K)` rewards.
-        eps: the stabilizer `xi >= 0`.
+        std_eps: the stabilizer `xi >= 0`.
         ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
             `K = 1`).
 
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return _standardized(*standardize_args(rewards, eps, ddof, REWARD_MAX))
+    return _standardized(*standardize_args(rewards, std_eps, ddof, REWARD_MAX))
 
 
-def _standardized(r, eps, ddof):
+def _standardized(r, std_eps, ddof):
     """`standardized` on checked arguments."""
     c = r - _group_mean(r)  # (N, K)
     dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
@@ -133,8 +151,8 @@ def _standardized(r, eps, ddof):
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
         cs = c / s  # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
-    denom = std + eps  # (N, 1)
-    # eq. (pg_normalized); a zero spread with eps = 0 gives 0, not 0/0
+    denom = std + std_eps  # (N, 1)
+    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
@@ -159,13 +177,13 @@ def _leave_one_out(r):
     return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
 
 
-def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
+def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """Group advantages with the chosen baseline.
 
     Args:
         rewards: `(N, K)` rewards.
         baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
+        std_eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
         ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
 
     Returns:
@@ -174,11 +192,11 @@ def advantages(rewards, baseline="standardized", eps=1e-8, ddof=0):
     Raises:
         ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
     """
-    r, eps, ddof = group_advantages(rewards, baseline, eps, ddof, BASELINES, REWARD_MAX)
-    return _advantages(r, baseline, eps, ddof)
+    r, std_eps, ddof = group_advantages(rewards, baseline, std_eps, ddof, BASELINES, REWARD_MAX)
+    return _advantages(r, baseline, std_eps, ddof)
 
 
-def _advantages(r, baseline, eps, ddof):
+def _advantages(r, baseline, std_eps, ddof):
     """`advantages` on checked arguments."""
     if baseline == "none":
         return r.copy()  # eq. (pg_vanilla)
@@ -186,7 +204,7 @@ def _advantages(r, baseline, eps, ddof):
         return _centred(r)
     if baseline == "loo":
         return _leave_one_out(r)
-    return _standardized(r, eps, ddof)
+    return _standardized(r, std_eps, ddof)
 
 
 def broadcast(adv, mask):
@@ -210,16 +228,16 @@ def broadcast(adv, mask):
 #     reinforce_pp_baseline  A_{b,t} = whiten_batch(r_b - mean_group(r))         eq. (rpp_baseline)
 #     remax                  A_k = r_k - R(x, y_greedy(x))                         eq. (remax)
 #     opo                    A_k = r_k - sum_j |y_j| r_j / sum_j |y_j|             eq. (opo)
-#     batch_std              A_k = (r_k - mean_group(r)) / (std_batch(r) + eps)    eq. (pg_batch_std)
+#     batch_std              A_k = (r_k - mean_group(r)) / (std_batch(r) + std_eps)    eq. (pg_batch_std)
 #
-# whiten_batch(x) = (x - m) / sqrt(v + eps) with m, v the mean and variance of x over every real
-# token of the batch (v with ddof), eps inside the square root. Batch statistics couple the
+# whiten_batch(x) = (x - m) / sqrt(v + std_eps) with m, v the mean and variance of x over every real
+# token of the batch (v with ddof), std_eps inside the square root. Batch statistics couple the
 # prompts: the advantage of one response depends on the rewards of every other prompt of the
 # batch, so the expected update of one prompt is no longer a function of that prompt alone.
 
 
-def _whiten_tokens(x, mask, eps, ddof):
-    """(x - mean) / sqrt(var + eps) over the real tokens of a (B, T) array; 0 at padding.
+def _whiten_tokens(x, mask, std_eps, ddof):
+    """(x - mean) / sqrt(var + std_eps) over the real tokens of a (B, T) array; 0 at padding.
 
     No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
     """
@@ -234,15 +252,15 @@ def _whiten_tokens(x, mask, eps, ddof):
         var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
     if not np.isfinite(var):
         raise ValueError("token_rewards: the batch variance of the returns overflows float64; rescale the rewards")
-    return c / np.sqrt(var + eps)  # (B, T)
+    return c / np.sqrt(var + std_eps)  # (B, T)
 
 
-def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
+def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):
     """REINFORCE++ advantages (B, T), eq. (rpp): returns to go, whitened over the batch's tokens.
 
     ```text
     G_{b,t} = r_{b,t} + gamma G_{b,t+1},  G = 0 after the last real token
-    A_{b,t} = (G_{b,t} - m) / sqrt(v + eps),  m, v over every real token of the batch
+    A_{b,t} = (G_{b,t} - m) / sqrt(v + std_eps),  m, v over every real token of the batch
     ```
 
     Args:
@@ -250,7 +268,7 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
             instance `critic.per_token_rewards`); values at padding are ignored.
         mask (np.ndarray): `(B, T)` 0/1, right-padded.
         gamma (float): discount in `[0, 1]`.
-        eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        std_eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
         ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
 
     Returns:
@@ -261,7 +279,7 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
     Raises:
         ValueError: naming the argument (shapes, non-finite values, ranges).
     """
-    r, mask, gamma, eps, ddof = rpp_args(token_rewards, mask, gamma, eps, ddof)
+    r, mask, gamma, std_eps, ddof = rpp_args(token_rewards, mask, gamma, std_eps, ddof)
     G = np.zeros_like(r)  # (B, T) returns to go
     acc = np.zeros(r.shape[0])  # (B,)
     with np.errstate(over="ignore"):  # an inf return is rejected below
@@ -270,10 +288,10 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, eps=1e-8, ddof=1):
             G[:, t] = acc
     if not np.isfinite(G).all():
         raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
-    return _whiten_tokens(G, mask, eps, ddof)
+    return _whiten_tokens(G, mask, std_eps, ddof)
 
 
-def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
+def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
     """REINFORCE++-baseline advantages (B, T), eq. (rpp_baseline): group mean off, then whitened.
 
     ```text
@@ -283,7 +301,7 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
     Args:
         rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
         mask (np.ndarray): `(B, T)` with `B = N*K`.
-        eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        std_eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
         ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
 
     Returns:
@@ -291,9 +309,9 @@ def reinforce_pp_baseline(rewards, mask, eps=1e-8, ddof=1):
             advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
-    r, mask, eps, ddof = rpp_baseline_args(rewards, mask, eps, ddof, REWARD_MAX)
+    r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
     c = _centred(r).ravel()  # (B,) eq. (pg_centred)
-    return _whiten_tokens(c[:, None] * mask, mask, eps, ddof)  # eq. (rpp_baseline)
+    return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
 def remax(rewards, greedy_rewards):
@@ -341,14 +359,14 @@ def opo(rewards, lengths):
     return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
 
 
-def batch_std(rewards, eps=1e-8, ddof=0):
+def batch_std(rewards, std_eps=1e-8, ddof=0):
     """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
 
     ```text
-    A_k = (r_k - mean_group(r)) / (std(all N*K rewards) + eps)
+    A_k = (r_k - mean_group(r)) / (std(all N*K rewards) + std_eps)
     ```
 
-    TRL `scale_rewards="batch"` is `eps=1e-4, ddof=1`. Every prompt's advantage is divided by
+    TRL `scale_rewards="batch"` is `std_eps=1e-4, ddof=1`. Every prompt's advantage is divided by
     the same number, so the direction within a batch is the mean-centred one; over the draws the
     divisor depends on every prompt's rewards.
 
@@ -356,7 +374,7 @@ def batch_std(rewards, eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    r, eps, ddof = standardize_args(rewards, eps, ddof, REWARD_MAX)
+    r, std_eps, ddof = standardize_args(rewards, std_eps, ddof, REWARD_MAX)
     c = r - _group_mean(r)  # (N, K) eq. (pg_centred)
     flat = r.ravel()
     if flat.max() == flat.min():  # every reward equal: c == 0
@@ -365,4 +383,4 @@ def batch_std(rewards, eps=1e-8, ddof=0):
     s = np.abs(dev).max()  # scale > 0: dev*dev cannot overflow
     # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
     std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
-    return c / (std + eps)  # eq. (pg_batch_std)
+    return c / (std + std_eps)  # eq. (pg_batch_std)

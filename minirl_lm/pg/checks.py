@@ -18,6 +18,7 @@ from minirl_lm.core.checks import (
     rng_check,
     same_shape,
 )
+from minirl_lm.pg.validate import step_protocol
 
 _UNSET = object()  # an argument the bundle was not given (None is an input to reject)
 
@@ -199,14 +200,15 @@ def grpo_step_args(
     kl_estimator,
     agg,
     baseline,
-    adv_eps,
+    std_eps,
     ddof,
     estimators,
     aggs,
     baselines,
 ):
     """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
-    adv_eps, ddof)``; the policies are duck-typed ``TabularPolicy`` objects of the MDP's shape."""
+    std_eps, ddof)``; the policies and the environment are checked by what the step uses of them
+    (``protocol``; grpo.py's docstring lists it), the policies' tables against the MDP's shape."""
     rng_check(rng, "rng")
     K = int_scalar(K, "K", low=1)
     mu = int_scalar(mu, "mu", low=1)
@@ -216,7 +218,7 @@ def grpo_step_args(
     choice(kl_estimator, "kl_estimator", estimators)
     choice(agg, "agg", aggs)
     choice(baseline, "baseline", baselines)
-    adv_eps = float_scalar(adv_eps, "adv_eps", low=0.0)
+    std_eps = float_scalar(std_eps, "std_eps", low=0.0)
     ddof = int_scalar(ddof, "ddof", low=0, high=1)
     if baseline == "loo" and K < 2:
         raise ValueError(
@@ -224,12 +226,8 @@ def grpo_step_args(
             f"of a group have no others to average), got K = {K}"
         )
     callable_check(grader, "grader", 2, "grader(prompt, response)")
-    for name, p in (("policy", policy), ("ref_policy", ref_policy)):
-        if not all(hasattr(p, a) for a in ("logp", "backward", "theta", "copy")):
-            raise TypeError(f"{name}: expected a TabularPolicy, got {type(p).__name__}")
-    if not all(hasattr(mdp, a) for a in ("rollout", "score", "S", "V", "_checkpoint")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    if policy.theta.shape != (mdp.S, mdp.V):
+    step_protocol(policy, ref_policy, mdp)
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
         raise ValueError(
             f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
         )
@@ -238,7 +236,7 @@ def grpo_step_args(
             f"ref_policy: expected a table of the policy's shape "
             f"{policy.theta.shape}, got {ref_policy.theta.shape}"
         )
-    return K, mu, lr, eps, eps_high, beta, adv_eps, ddof
+    return K, mu, lr, eps, eps_high, beta, std_eps, ddof
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):

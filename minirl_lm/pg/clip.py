@@ -41,6 +41,20 @@ The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one defini
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
 `scripts/standalone.py`, inlines it). `clipped_surrogate` is the checked entry of `_surrogate`, the
 trusted core GRPO calls.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+eps (0.2)         TRL epsilon (0.2); verl actor.clip_ratio_low (0.2); OpenRLHF --actor.eps_clip
+                  (0.2)
+eps_high (= eps)  TRL epsilon_high; verl actor.clip_ratio_high (0.2); OpenRLHF
+                  --actor.eps_clip_low_high LOW HIGH
+agg               as in reinforce.py
+(no dual clip)    TRL delta (None); verl actor.clip_ratio_c (3.0: always on); OpenRLHF
+                  --actor.dual_clip (None)
+```
 """
 
 import numpy as np

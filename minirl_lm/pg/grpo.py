@@ -19,6 +19,38 @@ optimizer step on, even at `mu = 1`.
 One training step on a tabular policy (`grpo_step`): roll out `K` responses per prompt, score
 them, standardize within each group, broadcast `A` to every token, compute `logp_old` and
 `logp_ref` once, then `mu` epochs of loss, `policy.backward`, `theta -= lr dtheta`.
+
+What `grpo_step` uses of its arguments, checked by name (a missing one is a TypeError naming
+the argument and what it lacks), not by type: a class of your own with these works.
+
+```text
+mdp.S, mdp.V                 the table shape (S, V) of both policies
+mdp.rollout(policy, K, rng)  K responses per prompt drawn from policy with rng: an object with
+                             states, tokens (B, T) int ids and mask (B, T) 0/1, right-padded,
+                             B = N*K rows prompt-major (rows n*K .. n*K+K-1: prompt n's group)
+mdp.score(grader, rollout)   (B,) finite rewards R(x, y)
+mdp.checkpoint()             optional, with mdp.rollback(cp): the environment's own state (the
+mdp.rollback(cp)             lazy ids of a TokenMDP), taken back when the step raises
+policy.theta                 the (S, V) table, updated in place; policy.copy(), policy.logp(
+                             states, tokens, mask) -> (logp (B, T), seq (B,)), policy.backward(
+                             states, tokens, mask, dlogp) -> (S, V); ref_policy: theta, logp
+```
+
+`TokenMDP` (`minirl_lm/core/mdp.py`) and `TabularPolicy` (`minirl_lm/core/policy.py`) are these.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+grpo_loss, grpo_step        TRL GRPOTrainer; verl adv_estimator=grpo with actor.use_kl_loss;
+                            OpenRLHF --algo.advantage.estimator group_norm with
+                            --algo.kl.use_loss --algo.kl.estimator k3
+eps, eps_high, agg          as in clip.py and reinforce.py; beta and kl_estimator as in kl.py
+mu (1)                      TRL num_iterations (1); verl actor.ppo_epochs (1); OpenRLHF
+                            --train.max_epochs (1)
+K, baseline, std_eps, ddof  as in advantages.py
+```
 """
 
 import numpy as np
@@ -29,7 +61,7 @@ from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
 from minirl_lm.pg.checks import grpo_objective, grpo_step_args
 from minirl_lm.pg.clip import _clip_fraction, _surrogate
 from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
-from minirl_lm.pg.validate import grader_rewards
+from minirl_lm.pg.validate import env_rewards, env_rollout, grader_rewards
 
 
 def grpo_loss(
@@ -103,20 +135,23 @@ def grpo_step(
     kl_estimator="k3",
     agg="token_mean",
     baseline="standardized",
-    adv_eps=1e-8,
+    std_eps=1e-8,
     ddof=0,
 ):
     """One GRPO iteration on a `TabularPolicy`, updating `policy.theta` in place.
 
     Every argument is checked before the rollout, and the update is computed on a copy of the
     table: a call that raises (a bad argument, a grader returning garbage, a step that overflows
-    in any epoch) leaves `policy.theta`, the generator's state and the MDP's lazy ids as they
-    were.
+    in any epoch) leaves `policy.theta` and the generator's state as they were, and the
+    environment too when it has `checkpoint()` and `rollback(cp)` (a `TokenMDP` has: its lazy
+    ids); an environment without them is taken to keep no state a rollout changes.
 
     Args:
-        policy: the `TabularPolicy` being trained.
+        policy: the `TabularPolicy` being trained (or any policy with what the module docstring
+            lists).
         ref_policy: the frozen reference, a `TabularPolicy` of the same table shape `(S, V)`.
-        mdp: a `TokenMDP` (its `rollout` and `score` are used).
+        mdp: a `TokenMDP`, or an environment of your own with `S`, `V`, `rollout(policy, K,
+            rng)` and `score(grader, rollout)` (the module docstring says what they return).
         grader: `grader(prompt, response) -> R(x, y)`, a finite number.
         rng: the `np.random.Generator` the rollout draws from.
         K: responses per prompt (`>= 2` for `baseline="loo"`).
@@ -128,7 +163,7 @@ def grpo_step(
         kl_estimator: `"k1"`, `"k2"` or `"k3"`.
         agg: the loss aggregation.
         baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        adv_eps: the std stabilizer `xi` of the standardized baseline.
+        std_eps: the std stabilizer `xi` of the standardized baseline.
         ddof: 0 (population std) or 1 (Bessel).
 
     Returns:
@@ -138,9 +173,10 @@ def grpo_step(
 
     Raises:
         ValueError: a bad argument (named), or a non-finite step.
-        TypeError: a `grader` that is not callable or a policy that is not a `TabularPolicy`.
+        TypeError: a `grader` that is not callable, or a policy or environment without a method
+            or attribute it needs (named).
     """
-    K, mu, lr, eps, eps_high, beta, adv_eps, ddof = grpo_step_args(
+    K, mu, lr, eps, eps_high, beta, std_eps, ddof = grpo_step_args(
         policy,
         ref_policy,
         mdp,
@@ -155,13 +191,14 @@ def grpo_step(
         kl_estimator,
         agg,
         baseline,
-        adv_eps,
+        std_eps,
         ddof,
         ESTIMATORS,
         AGGS,
         BASELINES,
     )
-    rng_state, mdp_state = rng.bit_generator.state, mdp._checkpoint()
+    rng_state = rng.bit_generator.state
+    mdp_state = mdp.checkpoint() if hasattr(mdp, "checkpoint") else None
     try:  # commit only on success
         work, out = _step(
             policy.copy(),
@@ -178,12 +215,13 @@ def grpo_step(
             kl_estimator,
             agg,
             baseline,
-            adv_eps,
+            std_eps,
             ddof,
         )
     except BaseException:
         rng.bit_generator.state = rng_state  # the generator as it was
-        mdp._rollback(mdp_state)  # lazy ids handed out: taken back
+        if hasattr(mdp, "rollback"):
+            mdp.rollback(mdp_state)  # the environment's state (lazy ids handed out): taken back
         raise
     policy.theta[...] = work.theta  # in place: the caller's array
     return out
@@ -204,14 +242,15 @@ def _step(
     kl_estimator,
     agg,
     baseline,
-    adv_eps,
+    std_eps,
     ddof,
 ):
     """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
     diagnostics."""
     ro = mdp.rollout(policy, K, rng)  # B = N*K responses, prompt-major
-    rewards = grader_rewards(mdp.score(grader, ro), REWARD_MAX)  # (B,) finite, |R| <= 1e150
-    A = _advantages(rewards.reshape(-1, K), baseline, adv_eps, ddof).ravel()  # (B,)
+    B = env_rollout(ro, K)
+    rewards = grader_rewards(env_rewards(mdp.score(grader, ro), B), REWARD_MAX)  # (B,) |R| <= 1e150
+    A = _advantages(rewards.reshape(-1, K), baseline, std_eps, ddof).ravel()  # (B,)
     A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
     logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
     logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference

@@ -49,6 +49,21 @@ would no longer be 1 and the first epoch would not be REINFORCE.
 
 Non-finite results (the product ratio overflowing with A < 0, say) raise ValueError naming
 logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypass rows).
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+dual_clip_surrogate c (3.0)  TRL delta (None); verl actor.clip_ratio_c (3.0); OpenRLHF
+                             --actor.dual_clip (None: off)
+gspo_surrogate               TRL importance_sampling_level="sequence"; verl
+                             policy_loss.loss_mode="gspo"; OpenRLHF --actor.policy_loss_type
+                             gspo (the ratio is the exp of the mean token log-ratio; each
+                             sequence's token mean, whatever the loss_agg_mode)
+cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); verl
+                             policy_loss.loss_mode="cispo"; OpenRLHF: none
+```
 """
 
 import numpy as np

@@ -27,6 +27,18 @@ without emitting EOS is truncated; its mask row is zeroed, so it is left out of 
 a token count that normalizes it). An empty response (length 0) is not truncated.
 
 Imports NumPy and minirl_lm.core.checks only.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+filter_groups     verl algorithm.filter_groups.enable; OpenRLHF --algo.dynamic_filtering_enable,
+                  --algo.dynamic_filtering_range (0 1)
+overlong_penalty  verl reward manager dapo, overlong_buffer.len, .penalty_factor; OpenRLHF
+                  --reward.overlong_buffer_len (None), --reward.overlong_penalty_factor (1)
+mask_truncated    TRL mask_truncated_completions (False)
+```
 """
 
 import numpy as np

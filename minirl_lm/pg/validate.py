@@ -1,6 +1,7 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
-(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping) and of
-the chapter's toy, `tasks.py`. Built on `core/checks.py`; NumPy only."""
+(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping), of
+the chapter's toy, `tasks.py`, and the protocol of `grpo_step`'s policies and environment.
+Built on `core/checks.py`; NumPy only."""
 
 import numbers
 
@@ -21,9 +22,9 @@ from minirl_lm.core.checks import (
 )
 
 
-def whitening(eps, ddof):
-    """``(eps, ddof)`` of a std or variance: eps >= 0, ddof the int 0 or 1."""
-    return float_scalar(eps, "eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
+def whitening(std_eps, ddof):
+    """``(std_eps, ddof)`` of a std or variance: the stabilizer std_eps >= 0, ddof the int 0 or 1."""
+    return float_scalar(std_eps, "std_eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
 
 
 def group_rewards(rewards, bound, name="rewards"):
@@ -42,13 +43,13 @@ def group_rewards(rewards, bound, name="rewards"):
     return r
 
 
-def group_advantages(rewards, baseline, eps, ddof, baselines, bound):
-    """The arguments of ``advantages.advantages``: ``(r (N, K), eps, ddof)``; leave-one-out
+def group_advantages(rewards, baseline, std_eps, ddof, baselines, bound):
+    """The arguments of ``advantages.advantages``: ``(r (N, K), std_eps, ddof)``; leave-one-out
     needs K >= 2."""
     choice(baseline, "baseline", baselines)
-    eps, ddof = whitening(eps, ddof)
+    std_eps, ddof = whitening(std_eps, ddof)
     r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
-    return r, eps, ddof
+    return r, std_eps, ddof
 
 
 def reward_groups(rewards):
@@ -92,10 +93,10 @@ def loo_rewards(rewards, bound):
     return r
 
 
-def standardize_args(rewards, eps, ddof, bound):
-    """``(r (N, K), eps, ddof)`` of a standardized baseline."""
+def standardize_args(rewards, std_eps, ddof, bound):
+    """``(r (N, K), std_eps, ddof)`` of a standardized baseline."""
     r = group_rewards(rewards, bound)
-    return (r, *whitening(eps, ddof))
+    return (r, *whitening(std_eps, ddof))
 
 
 def broadcast_args(adv, mask):
@@ -111,24 +112,24 @@ def broadcast_args(adv, mask):
     return a.ravel(), mask
 
 
-def rpp_args(token_rewards, mask, gamma, eps, ddof):
-    """``(token_rewards (B, T), mask, gamma in [0, 1], eps, ddof)`` of REINFORCE++ (the mask
+def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
+    """``(token_rewards (B, T), mask, gamma in [0, 1], std_eps, ddof)`` of REINFORCE++ (the mask
     right-padded: the returns to go sum over the later tokens)."""
     mask = mask_array(
         mask, "mask", prefix=("REINFORCE++'s returns to go (a sum over the later tokens)", RETURNS_HOLES)
     )
     r = float_array(token_rewards, "token_rewards", shape=mask.shape)
     gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return (r, mask, gamma, *whitening(eps, ddof))
+    return (r, mask, gamma, *whitening(std_eps, ddof))
 
 
-def rpp_baseline_args(rewards, mask, eps, ddof, bound):
-    """``(r (N, K), mask (N*K, T), eps, ddof)`` of REINFORCE++-baseline."""
+def rpp_baseline_args(rewards, mask, std_eps, ddof, bound):
+    """``(r (N, K), mask (N*K, T), std_eps, ddof)`` of REINFORCE++-baseline."""
     r = group_rewards(rewards, bound)
     mask = mask_array(mask, "mask")
     if mask.shape[0] != r.size:
         raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
-    return (r, mask, *whitening(eps, ddof))
+    return (r, mask, *whitening(std_eps, ddof))
 
 
 def remax_args(rewards, greedy_rewards, bound):
@@ -230,3 +231,53 @@ def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
     return K, steps, seed, beta, lr, record_at
+
+
+# ---- what grpo_step uses of its policies and its environment (grpo.py's docstring lists it)
+
+
+def step_protocol(policy, ref_policy, mdp):
+    """The objects of one GRPO step, checked by what the step calls (not by type)."""
+    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
+    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
+    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
+    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
+        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
+    if hasattr(mdp, "checkpoint"):
+        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
+
+
+def protocol(obj, name, what, methods, attributes):
+    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
+    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    missing += [a for a in attributes if not hasattr(obj, a)]
+    if missing:
+        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
+        raise TypeError(
+            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
+        )
+    return obj
+
+
+def env_rollout(ro, K):
+    """What an environment's rollout returned to one GRPO step: an object with (B, T)
+    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
+    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
+    if missing:
+        raise TypeError(
+            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
+            f"{type(ro).__name__} without {', '.join(missing)}"
+        )
+    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
+    if B < 1 or B % K:
+        raise ValueError(
+            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
+            f"{np.shape(ro.mask)}"
+        )
+    return B
+
+
+def env_rewards(R, B):
+    """What an environment's score returned: (B,) finite rewards, as float64."""
+    return float_array(R, "mdp", ndim=1, shape=(B,))

@@ -39,6 +39,20 @@ error, no advantage, no loss.
 
 Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
 `pytest tests/values/test_critic.py`. Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
+
+Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
+`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
+values in parentheses are their defaults, not results of this library.
+
+```text
+gae gamma, lam (1, 1)    verl algorithm.gamma, algorithm.lam (1.0, 1.0), adv_estimator=gae
+                         (whitened); OpenRLHF --algo.advantage.gamma, --algo.advantage.lambd (1,
+                         1), estimator gae (whitened over the batch's tokens); TRL GRPO: no
+                         critic
+clipped_value_loss clip  verl critic.cliprange_value (0.5); OpenRLHF --critic.value_clip (0.5)
+per_token_rewards        verl algorithm.use_kl_in_reward; OpenRLHF the default (the KL in the
+                         reward)
+```
 """
 
 import numpy as np

@@ -49,6 +49,12 @@ functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `To
 `ids="enumerate"` and use its prefix enumeration (`S`, `V`, `prompts`, `prefix_of`,
 `state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Demonstrated by
 `pytest tests/values/test_optimum.py`. Imports NumPy and `minirl_lm.core.checks` only.
+
+No knob: the tilted optimum and its exploit threshold are analysis, not a training option in
+TRL, verl or OpenRLHF.
+
+Names in the frameworks: none. The tilted optimum and its exploit threshold are analysis, not
+a setting of TRL (@ `f2cd57710a`), verl (@ `1dda039b9c`) or OpenRLHF 0.11.2.
 """
 
 import numpy as np

@@ -40,7 +40,7 @@ def _snapshot(kw):
         elif isinstance(v, TabularPolicy):
             snap[k] = ("theta", v.theta.copy())
         elif isinstance(v, TokenMDP) and v.ids == "lazy":
-            snap[k] = ("lazy", v._checkpoint())
+            snap[k] = ("lazy", v.checkpoint())
     return snap
 
 
@@ -54,7 +54,7 @@ def _unchanged(kw, snap):
         elif what == "theta":
             assert np.array_equal(v.theta, old), f"{k}: theta written"
         else:
-            assert v._checkpoint() == old, f"{k}: lazy ids handed out"
+            assert v.checkpoint() == old, f"{k}: lazy ids handed out"
 
 
 def test_battery_valid_arguments_work():
@@ -217,7 +217,7 @@ def test_grpo_step_lazy_ids_taken_back():
     pol, ref, rng = TabularPolicy(np.zeros((30, 3))), TabularPolicy(np.zeros((30, 3))), RNG()
     with pytest.raises(TypeError, match="^grader:"):
         grpo.grpo_step(pol, ref, mdp, lambda p, r: None, rng, K=3)
-    assert mdp._checkpoint() == 2 and len(mdp._ids._index) == 2  # only the prompts
+    assert mdp.checkpoint() == 2 and len(mdp._ids._index) == 2  # only the prompts
 
 
 def test_grpo_step_success_updates_in_place():
@@ -287,7 +287,7 @@ def test_prefixes_are_validated():
 
 def test_options_checked_whatever_the_mode():
     for call, name in [
-        (lambda: advantages(np.ones((1, 2)), "mean", eps=-1.0), "eps"),
+        (lambda: advantages(np.ones((1, 2)), "mean", std_eps=-1.0), "std_eps"),
         (lambda: advantages(np.ones((1, 2)), "none", ddof=2), "ddof"),
         (lambda: reinforce.token_weights(np.ones((1, 2)), "seq_sum", max_len=0), "max_len"),
         (lambda: TokenMDP(["a"], V=2, capacity=-1, ids="enumerate"), "capacity"),

@@ -1,12 +1,14 @@
 """Replay recorded calls against a standalone copy, in a process where the package cannot load.
 
-    python -I tests/standalone_replay.py FOLDER MODULE RECORDS
+    python -I tests/standalone_replay.py FOLDER MODULE RECORDS [RTOL]
 
 FOLDER holds the copy MODULE.py; RECORDS is what tests/standalone_record.py wrote. Any import of
 minirl_lm or numba fails here, and the import path holds FOLDER, the standard library and the
 installed third-party packages (NumPy) only. Every recorded call is made again on the copy and its
 result compared with the package's bit for bit (arrays: dtype, shape and bytes; floats: their
-bits), and every recorded error by type and message. Prints a JSON summary on stdout.
+bits), and every recorded error by type and message. With RTOL > 0, float arrays and floats are
+compared norm-wise instead, max |copy - package| <= RTOL max |package| (a copy that runs the
+policy's NumPy path where the package ran the Numba kernels). Prints a JSON summary on stdout.
 """
 
 import importlib.abc
@@ -26,6 +28,7 @@ class _Blocked(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _Blocked())
 folder, module, records_path = sys.argv[1:4]
+RTOL = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
 here = sys.path[0]
 sys.path[:] = [folder] + [p for p in sys.path[1:] if p != here]
 
@@ -35,14 +38,24 @@ copy = importlib.import_module(module)
 assert copy.__file__.startswith(folder), copy.__file__
 
 
+def close(a, b):
+    """Norm-wise equality to RTOL; non-finite entries must match exactly."""
+    fin = np.isfinite(b)
+    if not np.array_equal(np.isfinite(a), fin) or not np.array_equal(a[~fin], b[~fin], equal_nan=True):
+        return False
+    return np.abs(a[fin] - b[fin]).max(initial=0.0) <= RTOL * max(np.abs(b[fin]).max(initial=0.0), 1e-300)
+
+
 def same(a, b):
     """Bit-for-bit equality of two results."""
     if type(a) is not type(b):
         return False
     if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        if not (a.dtype == b.dtype and a.shape == b.shape):
+            return False
+        return a.tobytes() == b.tobytes() or (RTOL > 0 and a.dtype.kind == "f" and close(a, b))
     if isinstance(a, float):
-        return struct.pack("<d", a) == struct.pack("<d", b)
+        return struct.pack("<d", a) == struct.pack("<d", b) or (RTOL > 0 and close(np.array(a), np.array(b)))
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):

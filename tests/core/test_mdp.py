@@ -240,7 +240,7 @@ def test_a_full_capacity_during_a_rollout_takes_its_ids_back():
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match="^capacity: expected a free state id for"):
         mdp.rollout(TabularPolicy(np.zeros((3, 3))), 20, rng)
-    assert mdp._checkpoint() == 1 and rng.bit_generator.state == state
+    assert mdp.checkpoint() == 1 and rng.bit_generator.state == state
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,38 @@
-"""The tabular softmax policy: log-probs, the backward against finite differences, sampling."""
+"""The tabular softmax policy: log-probs, the backward against finite differences, sampling.
+
+Every test runs twice, on the Numba kernels and on the NumPy path (`core/_tabular.py`, what the
+policy runs when Numba cannot be imported, and what its standalone copy holds); the NumPy path is
+then tested equal to the kernels, and picked when `numba` cannot be imported."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_cases import CASES, RTOL, case, rel_err
 
+import minirl_lm.core.policy as policy_mod
 from gradcheck import fd_grad
+from minirl_lm import kernels
+from minirl_lm.core import _tabular
 from minirl_lm.core.policy import TabularPolicy, log_softmax_table, softmax_table
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMPY_PATH = ("_tabular_logp", "_tabular_backward", "_abs_sum", "_dead_row", "_dtheta_fault")
+NUMPY_PATH += ("policy_batch_fast", "weights_fast")
+
+
+@pytest.fixture(autouse=True, params=["numba", "numpy"])
+def path(request, monkeypatch):
+    """The policy's two paths: as imported (Numba is installed here), and the NumPy fallback."""
+    if request.param == "numpy":
+        for name in NUMPY_PATH:
+            monkeypatch.setattr(policy_mod, name, getattr(_tabular, name))
+    return request.param
 
 
 def batch(rng, S, V, B, T):
@@ -268,3 +294,76 @@ def test_backward_guard_catches_an_overflow_in_one_gathered_entry():
     dlogp = np.array([[0.0, 1e308, -1e308, 1e308, -1e308]])
     with pytest.raises(ValueError, match="^dlogp:"):
         pol.backward(np.zeros((1, 5), np.int64), np.array([[0, 1, 2, 1, 2]]), np.ones((1, 5)), dlogp)
+
+
+# ---------------------------------------------------------------- the NumPy path (core/_tabular.py)
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_numpy_path_equals_the_kernels(kw, path):
+    if path == "numpy":
+        pytest.skip("compares the two paths itself")
+    theta, _, states, tokens, mask, w = case(**kw)
+    for a, b in zip(
+        _tabular._tabular_logp(theta, states, tokens, mask), kernels.tabular_logp(theta, states, tokens, mask)
+    ):
+        assert rel_err(a, b) <= RTOL
+    got = _tabular._tabular_backward(theta, states, tokens, mask, w)
+    assert rel_err(got, kernels.tabular_backward(theta, states, tokens, mask, w)) <= RTOL
+    unvisited = np.setdiff1d(np.arange(theta.shape[0]), states[mask > 0])
+    assert np.all(got[unvisited] == 0.0)
+
+
+def test_numpy_path_reads_nothing_at_the_padding_and_flags_bad_rows(path):
+    theta = np.array([[0.0, 1.0], [np.nan, 0.0], [np.inf, 0.0], [-np.inf, -np.inf]])
+    states, tokens, mask = np.array([[0, 99]]), np.array([[1, -5]]), np.array([[1.0, 0.0]])
+    logp, seq = _tabular._tabular_logp(theta, states, tokens, mask)
+    assert logp[0, 1] == 0.0 and np.isfinite(seq).all()
+    assert _tabular._dead_row(theta, np.array([0, 0])) == -1
+    for bad in (1, 2, 3):
+        assert _tabular._dead_row(theta, np.array([0, bad])) == bad
+        assert np.isnan(
+            _tabular._tabular_logp(theta, np.array([[bad]]), np.array([[1]]), np.ones((1, 1)))[0]
+        ).all()
+    d = _tabular._tabular_backward(theta, np.array([[1]]), np.array([[1]]), np.ones((1, 1)), np.ones((1, 1)))
+    assert _tabular._dtheta_fault(d, None, None, None, 1.0)
+    assert not _tabular.policy_batch_fast(states, tokens, mask, 4, 2) and not _tabular.weights_fast(mask, (1, 2))
+
+
+def test_without_numba_the_policy_takes_the_numpy_path(path):
+    """A process where `numba` cannot be imported: policy.py imports the NumPy path, and its
+    log-probs and gradient equal this process's (the kernels') to rounding, its draws bit for bit."""
+    if path == "numpy":
+        pytest.skip("one subprocess suffices")
+    script = """
+import importlib.abc, pickle, sys
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "numba":
+            raise ImportError("numba is blocked")
+sys.meta_path.insert(0, Blocked())
+import numpy as np
+import minirl_lm.core.policy as P
+assert P._tabular_logp.__module__ == "minirl_lm.core._tabular", P._tabular_logp.__module__
+rng = np.random.default_rng(0)
+pol = P.TabularPolicy(rng.normal(size=(5, 6)) * 3)
+s, y = rng.integers(0, 5, (4, 3)), rng.integers(0, 6, (4, 3))
+m = np.array([[1.0, 1, 1], [1, 1, 0], [1, 0, 0], [0, 0, 0]])
+out = [pol.theta, pol.logp(s, y, m), pol.backward(s, y, m, rng.normal(size=(4, 3))), pol.sample(s, rng)]
+sys.stdout.buffer.write(pickle.dumps(out))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    got = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True)
+    assert got.returncode == 0, got.stderr.decode()[-2000:]
+    import pickle
+
+    theta, (logp, seq), dtheta, draws = pickle.loads(got.stdout)
+    rng = np.random.default_rng(0)
+    pol = TabularPolicy(rng.normal(size=(5, 6)) * 3)
+    s, y = rng.integers(0, 5, (4, 3)), rng.integers(0, 6, (4, 3))
+    m = np.array([[1.0, 1, 1], [1, 1, 0], [1, 0, 0], [0, 0, 0]])
+    assert np.array_equal(theta, pol.theta)
+    want = pol.logp(s, y, m)
+    assert rel_err(logp, want[0]) <= RTOL and rel_err(seq, want[1]) <= RTOL
+    assert rel_err(dtheta, pol.backward(s, y, m, rng.normal(size=(4, 3)))) <= RTOL
+    assert np.array_equal(draws, pol.sample(s, rng))

@@ -61,7 +61,7 @@ def test_k1_update_is_bitwise_zero_through_the_policy():
 @pytest.mark.parametrize("K", [1, 2, 7, 33])
 def test_equal_rewards_give_exactly_zero(value, K):
     r = np.full((2, K), value)
-    outs = [centred(r), standardized(r), standardized(r, ddof=1), standardized(r, eps=0.0)]
+    outs = [centred(r), standardized(r), standardized(r, ddof=1), standardized(r, std_eps=0.0)]
     if K > 1:
         outs.append(leave_one_out(r))
     for A in outs:
@@ -86,9 +86,11 @@ def test_hand_values():
     r = np.array([[1.0, 0.0, 0.0, 1.0], [3.0, 1.0, 2.0, 2.0]])
     assert np.array_equal(no_baseline(r), r)
     assert np.array_equal(centred(r), [[0.5, -0.5, -0.5, 0.5], [1.0, -1.0, 0.0, 0.0]])
-    assert np.allclose(standardized(r, eps=0.0), [[1, -1, -1, 1], [2**0.5, -(2**0.5), 0, 0]], rtol=0, atol=1e-15)
+    assert np.allclose(
+        standardized(r, std_eps=0.0), [[1, -1, -1, 1], [2**0.5, -(2**0.5), 0, 0]], rtol=0, atol=1e-15
+    )
     s1 = np.sqrt(1 / 3)  # Bessel std of [1, 0, 0, 1]
-    assert np.allclose(standardized(r, eps=0.0, ddof=1)[0], np.array([0.5, -0.5, -0.5, 0.5]) / s1)
+    assert np.allclose(standardized(r, std_eps=0.0, ddof=1)[0], np.array([0.5, -0.5, -0.5, 0.5]) / s1)
     assert np.allclose(
         leave_one_out(r), [[2 / 3, -2 / 3, -2 / 3, 2 / 3], [4 / 3, -4 / 3, 0, 0]], rtol=0, atol=1e-15
     )
@@ -115,7 +117,7 @@ def test_properties(r):
     assert np.allclose(c.sum(axis=1), 0, atol=1e-9 * (1 + abs(r).max()) * K)
     others = (r.sum(axis=1, keepdims=True) - r) / (K - 1)  # textbook leave-one-out
     assert np.allclose(leave_one_out(r), r - others, rtol=0, atol=1e-9 * (1 + abs(r).max()))
-    z = standardized(r, eps=0.0)
+    z = standardized(r, std_eps=0.0)
     spread = r.std(axis=1) > 1e-6 * (1 + abs(r).max())
     assert np.allclose(z[spread].std(axis=1), 1.0, atol=1e-9)
 
@@ -223,15 +225,15 @@ def test_rewards_beyond_1e150_are_rejected(baseline, r):
 
 def test_edge_of_the_domain_is_finite_and_exact():
     with np.errstate(all="raise"):
-        z = standardized(np.array([[1e150, -1e150], [-1e150, -1e150]]), eps=0.0)
+        z = standardized(np.array([[1e150, -1e150], [-1e150, -1e150]]), std_eps=0.0)
         assert np.array_equal(z, [[1.0, -1.0], [0.0, 0.0]])
         np.testing.assert_allclose(
             centred(np.array([[1e150, 1e150, -1e150]])), np.array([[2e150, 2e150, -4e150]]) / 3, rtol=1e-15
         )
-    # a spread whose square underflows still standardizes to unit scale (eps = 0)
-    z = standardized(np.array([[1e-200, -1e-200], [1e-160, 3e-160]]), eps=0.0)
+    # a spread whose square underflows still standardizes to unit scale (std_eps = 0)
+    z = standardized(np.array([[1e-200, -1e-200], [1e-160, 3e-160]]), std_eps=0.0)
     np.testing.assert_allclose(z, [[1.0, -1.0], [-1.0, 1.0]], rtol=1e-15)
-    z = standardized(np.array([[1e-200, 2e-200, 4e-200]]), eps=0.0, ddof=1)
+    z = standardized(np.array([[1e-200, 2e-200, 4e-200]]), std_eps=0.0, ddof=1)
     c = np.array([-4.0, -1.0, 5.0]) / 3
     np.testing.assert_allclose(z, [c / np.sqrt((c * c).sum() / 2)], rtol=1e-14)
 
@@ -242,8 +244,8 @@ BAD = [
     (lambda: advantages(np.array([[1.0, np.nan]])), ValueError, "rewards"),
     (lambda: advantages(np.array([[1.0, np.inf]])), ValueError, "rewards"),
     (lambda: advantages(np.ones((2, 2)), "median"), ValueError, "baseline"),
-    (lambda: advantages(np.ones((2, 2)), eps=-1.0), ValueError, "eps"),
-    (lambda: advantages(np.ones((2, 2)), eps="x"), TypeError, "eps"),
+    (lambda: advantages(np.ones((2, 2)), std_eps=-1.0), ValueError, "std_eps"),
+    (lambda: advantages(np.ones((2, 2)), std_eps="x"), TypeError, "std_eps"),
     (lambda: advantages(np.ones((2, 2)), ddof=2), ValueError, "ddof"),
     (lambda: leave_one_out(np.ones((2, 1))), ValueError, "rewards"),
     (lambda: centred(np.ones((2, 2, 2))), ValueError, "rewards"),
@@ -279,31 +281,31 @@ def test_equal_group_is_exactly_zero_beside_a_spread_group():
     assert np.array_equal(centred(r), want)
     # loo: (K / (K - 1)) (R - mean) = 1.5 * [-1, 0, 1]
     assert np.array_equal(leave_one_out(r), np.array([[0.0, 0.0, 0.0], [-1.5, 0.0, 1.5]]))
-    # standardized, eps = 0: the second group has std sqrt(2/3), A = [-1, 0, 1] / sqrt(2/3)
-    a = standardized(r, eps=0.0)
+    # standardized, std_eps = 0: the second group has std sqrt(2/3), A = [-1, 0, 1] / sqrt(2/3)
+    a = standardized(r, std_eps=0.0)
     assert np.array_equal(a[0], np.zeros(3))
     np.testing.assert_allclose(a[1], [-np.sqrt(1.5), 0.0, np.sqrt(1.5)], rtol=1e-15)
 
 
 def test_standardized_eps_is_added_to_the_std():
-    # rewards [0, 2]: mean 1, c = [-1, 1], population std 1; eps = 1: A = c / (1 + 1) = [-0.5, 0.5]
-    assert np.array_equal(standardized([[0.0, 2.0]], eps=1.0), np.array([[-0.5, 0.5]]))
-    # eps = 3: c / 4
-    assert np.array_equal(standardized([[0.0, 2.0]], eps=3.0), np.array([[-0.25, 0.25]]))
+    # rewards [0, 2]: mean 1, c = [-1, 1], population std 1; std_eps = 1: A = c / (1 + 1) = [-0.5, 0.5]
+    assert np.array_equal(standardized([[0.0, 2.0]], std_eps=1.0), np.array([[-0.5, 0.5]]))
+    # std_eps = 3: c / 4
+    assert np.array_equal(standardized([[0.0, 2.0]], std_eps=3.0), np.array([[-0.25, 0.25]]))
 
 
 def test_standardized_bessel_std_at_two_responses():
     # K = 2, ddof = 1: dof = 1, std = sqrt(((-1)^2 + 1^2) / 1) = sqrt(2); A = [-1, 1] / sqrt(2)
-    a = standardized([[0.0, 2.0]], eps=0.0, ddof=1)
+    a = standardized([[0.0, 2.0]], std_eps=0.0, ddof=1)
     assert np.array_equal(a, np.array([[-1.0, 1.0]]) / np.sqrt(2.0))
     # ddof = 0: std = sqrt(2 / 2) = 1, A = [-1, 1]
-    assert np.array_equal(standardized([[0.0, 2.0]], eps=0.0, ddof=0), np.array([[-1.0, 1.0]]))
+    assert np.array_equal(standardized([[0.0, 2.0]], std_eps=0.0, ddof=0), np.array([[-1.0, 1.0]]))
 
 
 def test_standardized_rescales_a_tiny_spread_with_eps_zero():
     # c = [-1e-160, 0, 1e-160] squares to (sub)normal dust; on the rescaled deviations
     # [-1, 0, 1] the std is 1e-160 * sqrt(2/3), so A = [-1, 0, 1] / sqrt(2/3) = +-sqrt(1.5)
-    a = standardized([[-1e-160, 0.0, 1e-160]], eps=0.0)
+    a = standardized([[-1e-160, 0.0, 1e-160]], std_eps=0.0)
     np.testing.assert_allclose(a, [[-np.sqrt(1.5), 0.0, np.sqrt(1.5)]], rtol=1e-15)
 
 
@@ -312,16 +314,16 @@ def test_standardized_mixed_batch_tiny_group_and_ordinary_group():
     # bit-identical to that group on its own, std = sqrt(sum c^2 / 3); row 1 is tiny and uses its
     # own scale max|c| = 1e-160 (not the batch's), giving +-sqrt(1.5) as alone.
     r = np.array([[0.0, 0.1, 0.3], [-1e-160, 0.0, 1e-160]])
-    a = standardized(r, eps=0.0)
+    a = standardized(r, std_eps=0.0)
     c0 = r[0] - r[0].mean()
     assert np.array_equal(a[0], c0 / np.sqrt((c0 * c0).sum() / 3))
-    assert np.array_equal(a[0], standardized(r[:1], eps=0.0)[0])
+    assert np.array_equal(a[0], standardized(r[:1], std_eps=0.0)[0])
     # the rescaled std of this group differs in the last bit from the direct one: only the
     # direct path gives the value pinned above
     s = np.abs(c0).max()
     assert np.sqrt((c0 * c0).sum() / 3) != s * np.sqrt(((c0 / s) ** 2).sum() / 3)
     np.testing.assert_allclose(a[1], [-np.sqrt(1.5), 0.0, np.sqrt(1.5)], rtol=1e-15)
-    assert np.array_equal(a[1], standardized(r[1:], eps=0.0)[0])
+    assert np.array_equal(a[1], standardized(r[1:], std_eps=0.0)[0])
 
 
 def test_standardized_threshold_is_strict():
@@ -332,7 +334,7 @@ def test_standardized_threshold_is_strict():
     r = np.array([[-1e-160, 1e-160, 0.0, 0.0], [-y, y, -z, z]])
     assert ((r[1] * r[1]).sum()) == 1e-290
     assert np.sqrt(1e-290 / 4) == 5.0000000000000005e-146
-    a = standardized(r, eps=0.0)
+    a = standardized(r, std_eps=0.0)
     assert np.array_equal(a[1], r[1] / 5.0000000000000005e-146)
     assert not np.array_equal(a[1], r[1] / 5e-146)
     # row 0: c = [-1e-160, 1e-160, 0, 0], std = 1e-160 * sqrt(2 / 4): A = c / (1e-160 sqrt(0.5))
@@ -347,7 +349,7 @@ def test_standardized_raises_no_floating_point_condition_on_a_mixed_batch():
     t = 2.0**-530
     r = np.array([[-t, t, 0.0, 0.0], [-1.0, 1.0, 2e-154, -2e-154]])
     with np.errstate(all="raise"):
-        a = standardized(r, eps=0.0)
+        a = standardized(r, std_eps=0.0)
     np.testing.assert_allclose(a[0], [-np.sqrt(2.0), np.sqrt(2.0), 0.0, 0.0], rtol=1e-15)
     np.testing.assert_allclose(a[1], r[1] * np.sqrt(2.0), rtol=1e-15)
 
@@ -356,15 +358,15 @@ def test_advantages_defaults_and_pass_through():
     r = [[0.0, 2.0, 4.0]]
     # mean 2, c = [-2, 0, 2], sum c^2 = 8; ddof 0: std = sqrt(8/3); ddof 1: std = sqrt(8/2) = 2
     default = advantages(r)
-    assert np.array_equal(default, advantages(r, baseline="standardized", eps=1e-8, ddof=0))
+    assert np.array_equal(default, advantages(r, baseline="standardized", std_eps=1e-8, ddof=0))
     np.testing.assert_allclose(
         default, [[-2 / (np.sqrt(8 / 3) + 1e-8), 0.0, 2 / (np.sqrt(8 / 3) + 1e-8)]], rtol=1e-15
     )
     # ddof = 1 passed through: c / (2 + 1e-8)
     np.testing.assert_allclose(advantages(r, ddof=1), [[-2 / (2 + 1e-8), 0.0, 2 / (2 + 1e-8)]], rtol=1e-15)
-    # eps = 2 passed through, ddof 1: c / (2 + 2) = [-0.5, 0, 0.5]
-    assert np.array_equal(advantages(r, eps=2.0, ddof=1), np.array([[-0.5, 0.0, 0.5]]))
-    # eps default matters: rewards [0, 2], std 1: [-1, 1] / (1 + 1e-8), not / (1 + 1)
+    # std_eps = 2 passed through, ddof 1: c / (2 + 2) = [-0.5, 0, 0.5]
+    assert np.array_equal(advantages(r, std_eps=2.0, ddof=1), np.array([[-0.5, 0.0, 0.5]]))
+    # std_eps default matters: rewards [0, 2], std 1: [-1, 1] / (1 + 1e-8), not / (1 + 1)
     np.testing.assert_allclose(advantages([[0.0, 2.0]]), [[-1 / (1 + 1e-8), 1 / (1 + 1e-8)]], rtol=1e-15)
 
 
@@ -435,18 +437,18 @@ def test_the_token_advantages_take_holes_as_their_compacted_rows():
 
 
 def test_batch_std_and_token_whitening_values():
-    # batch_std: c = [[-1, 1]], all rewards [0, 2]: std 1 (ddof 0): c / (1 + 1) with eps = 1
-    assert np.array_equal(batch_std([[0.0, 2.0]], eps=1.0), np.array([[-0.5, 0.5]]))
+    # batch_std: c = [[-1, 1]], all rewards [0, 2]: std 1 (ddof 0): c / (1 + 1) with std_eps = 1
+    assert np.array_equal(batch_std([[0.0, 2.0]], std_eps=1.0), np.array([[-0.5, 0.5]]))
     # reinforce_pp_baseline, K = 2, one token each: centred [-1, 1], mean 0, Bessel var 2,
-    # eps 2: [-1, 1] / sqrt(2 + 2) = [-0.5, 0.5]
-    out = reinforce_pp_baseline([[0.0, 2.0]], np.ones((2, 1)), eps=2.0)
+    # std_eps 2: [-1, 1] / sqrt(2 + 2) = [-0.5, 0.5]
+    out = reinforce_pp_baseline([[0.0, 2.0]], np.ones((2, 1)), std_eps=2.0)
     assert np.array_equal(out, np.array([[-0.5], [0.5]]))
 
 
 def test_standardized_tiny_spread_is_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        standardized([[-1e-160, 0.0, 1e-160], [0.0, 0.1, 0.3]], eps=0.0)
+        standardized([[-1e-160, 0.0, 1e-160], [0.0, 0.1, 0.3]], std_eps=0.0)
 
 
 def test_batch_std_does_not_depend_on_memory_order():
@@ -462,9 +464,9 @@ def test_batch_std_does_not_depend_on_memory_order():
     dev_f = f - f.mean()
     assert s * np.sqrt(((dev_f / s) ** 2).sum() / 9) != std
     c = r - r.mean(axis=1, keepdims=True)
-    assert np.array_equal(batch_std(r, eps=0.0), c / std)
-    assert np.array_equal(batch_std(f, eps=0.0), c / std)
-    assert np.array_equal(batch_std(r.T.copy().T, eps=0.0), c / std)
+    assert np.array_equal(batch_std(r, std_eps=0.0), c / std)
+    assert np.array_equal(batch_std(f, std_eps=0.0), c / std)
+    assert np.array_equal(batch_std(r.T.copy().T, std_eps=0.0), c / std)
 
 
 # ---- folded from tests/test_mutation_kills.py ------------------------------------------------
@@ -491,7 +493,7 @@ def test_reinforce_pp_overflow_messages_are_exact_and_silent():
 
 
 def test_reinforce_pp_defaults_by_hand():
-    """gamma = 1, eps = 1e-8, ddof = 1: returns to go [[3, 2], [1, 0]] over 3 real tokens."""
+    """gamma = 1, std_eps = 1e-8, ddof = 1: returns to go [[3, 2], [1, 0]] over 3 real tokens."""
     r = np.array([[1.0, 2.0], [1.0, 0.0]])
     m = np.array([[1.0, 1.0], [1.0, 0.0]])
     G = np.array([3.0, 2.0, 1.0])
@@ -545,18 +547,18 @@ def test_opo_baselines_by_hand():
 
 def test_batch_std_defaults_by_hand_and_equal_batch():
     r = np.array([[0.0, 1.0]])
-    want = np.array([[-0.5, 0.5]]) / (0.5 + 1e-8)  # ddof = 0: std 0.5; eps = 1e-8
+    want = np.array([[-0.5, 0.5]]) / (0.5 + 1e-8)  # ddof = 0: std 0.5; std_eps = 1e-8
     np.testing.assert_array_equal(adv_mod.batch_std(r), want)
     np.testing.assert_array_equal(adv_mod.batch_std(r, 0.0, 1), np.array([[-0.5, 0.5]]) / np.sqrt(0.5))
-    small = adv_mod.batch_std([[0.0, 0.5], [0.25, 0.25]], eps=0.0)  # spread below 1
+    small = adv_mod.batch_std([[0.0, 0.5], [0.25, 0.25]], std_eps=0.0)  # spread below 1
     dev = np.array([0.0, 0.5, 0.25, 0.25]) - 0.25
     np.testing.assert_allclose(small, [[-0.25, 0.25], [0.0, 0.0]] / np.sqrt((dev**2).mean()), rtol=1e-15)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for eps in (0.0, 1e-8):
-            z = adv_mod.batch_std([[2.0, 2.0], [2.0, 2.0]], eps=eps)
+        for std_eps in (0.0, 1e-8):
+            z = adv_mod.batch_std([[2.0, 2.0], [2.0, 2.0]], std_eps=std_eps)
             assert z.shape == (2, 2) and (z == 0).all()
-        z = adv_mod.batch_std([[2.0]], eps=0.0, ddof=1)
+        z = adv_mod.batch_std([[2.0]], std_eps=0.0, ddof=1)
         assert z.shape == (1, 1) and (z == 0).all()
 
 
@@ -654,7 +656,7 @@ def test_batch_std_matches_trl():
     r = rng.normal(size=(3, 4))
     std = r.reshape(-1).std(ddof=1)  # nanstd: Bessel over the batch
     want = (r - r.mean(1, keepdims=True)) / (std + 1e-4)
-    np.testing.assert_allclose(batch_std(r, eps=1e-4, ddof=1), want, rtol=1e-14)
+    np.testing.assert_allclose(batch_std(r, std_eps=1e-4, ddof=1), want, rtol=1e-14)
 
 
 def test_batch_std_is_the_centred_direction_scaled():
@@ -706,7 +708,7 @@ def test_empty_responses_carry_nothing():
         (lambda: opo(np.ones((2, 2)), np.ones((2, 3))), "lengths"),
         (lambda: batch_std(np.ones(4)), "rewards"),
         (lambda: batch_std(np.ones((2, 0))), "rewards"),
-        (lambda: batch_std(np.ones((2, 2)), eps=-1.0), "eps"),
+        (lambda: batch_std(np.ones((2, 2)), std_eps=-1.0), "std_eps"),
     ],
 )
 def test_bad_input_names_the_argument(call, name):

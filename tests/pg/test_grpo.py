@@ -3,6 +3,7 @@ REINFORCE with the standardized advantage, and the training step behaves."""
 
 import re
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -185,7 +186,7 @@ def test_ref_policy_of_another_shape_is_rejected():
         (dict(kl_estimator="k5"), ValueError, "kl_estimator"),
         (dict(baseline="median"), ValueError, "baseline"),
         (dict(K=1, baseline="loo"), ValueError, "baseline"),
-        (dict(adv_eps=-1.0), ValueError, "adv_eps"),
+        (dict(std_eps=-1.0), ValueError, "std_eps"),
         (dict(ddof=True), TypeError, "ddof"),
         (dict(ddof=2), ValueError, "ddof"),
     ],
@@ -277,7 +278,7 @@ DOCUMENTED = dict(
     kl_estimator="k3",
     agg="token_mean",
     baseline="standardized",
-    adv_eps=1e-8,
+    std_eps=1e-8,
     ddof=0,
 )
 
@@ -298,7 +299,7 @@ def test_grpo_step_defaults_are_the_documented_values():
         ("kl_estimator", "k1"),
         ("agg", "seq_sum"),
         ("baseline", "mean"),
-        ("adv_eps", 0.5),
+        ("std_eps", 0.5),
         ("ddof", 1),
     ],
 )
@@ -348,7 +349,7 @@ def test_grpo_step_eps_high_reaches_the_loss_and_the_clip_fraction():
 def test_grpo_step_ddof_reaches_the_advantages():
     theta, ref = _tables()
     for ddof in (0, 1):
-        out = _run(theta, ref, K=4, ddof=ddof, adv_eps=1e-8)[1]
+        out = _run(theta, ref, K=4, ddof=ddof, std_eps=1e-8)[1]
         R = out["rewards"].reshape(-1, 4)
         assert R.std(axis=1).max() > 0  # a group varies
         hand = (R - R.mean(axis=1, keepdims=True)) / (R.std(axis=1, ddof=ddof, keepdims=True) + 1e-8)
@@ -427,7 +428,7 @@ class _CountingGrader:
         (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0.0, got 0.0"),
         (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0.0, got -0.5"),
         (dict(K=2, beta=-0.1), "beta: expected a number >= 0.0, got -0.1"),
-        (dict(K=2, adv_eps=-1.0), "adv_eps: expected a number >= 0.0, got -1.0"),
+        (dict(K=2, std_eps=-1.0), "std_eps: expected a number >= 0.0, got -1.0"),
         (dict(K=2, ddof=-1), "ddof: expected an integer >= 0, got -1"),
         (dict(K=2, ddof=2), "ddof: expected an integer <= 1, got 2"),
         (
@@ -461,9 +462,20 @@ def test_grpo_step_bad_objects_exact_messages():
             "taking 2 positional arguments, got one with "
             "signature (x)",
         ),
-        ((theta, rp, _mdp(), _grader), "policy: expected a TabularPolicy, got ndarray"),
-        ((pol, 3, _mdp(), _grader), "ref_policy: expected a TabularPolicy, got int"),
-        ((pol, rp, 3, _grader), "mdp: expected a TokenMDP, got int"),
+        (
+            (theta, rp, _mdp(), _grader),
+            "policy: expected a TabularPolicy (with logp(), backward(), copy(), theta), "
+            "got ndarray without logp, backward, theta",
+        ),
+        (
+            (pol, 3, _mdp(), _grader),
+            "ref_policy: expected a TabularPolicy (with logp(), theta), got int without logp, theta",
+        ),
+        (
+            (pol, rp, 3, _grader),
+            "mdp: expected a TokenMDP or an environment of your own (with rollout(), score(), S, V), "
+            "got int without rollout, score, S, V",
+        ),
     ]
     for args, message in cases:
         with pytest.raises(TypeError) as e:
@@ -600,3 +612,128 @@ def test_grpo_step_rewards_beyond_the_domain_name_the_grader():
         lambda: grpo_step(pol, pol.copy(), mdp, lambda x, y: 1e200, rng, K=2),
     )
     assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state
+
+
+# ---------------------------------------------------------------- the environment protocol
+
+
+class UserEnv:
+    """An environment of a user's own, no TokenMDP: one prompt per group, responses of 2 tokens
+    drawn from states 0 (first token) and 1 + y_1 (second), V = 3; what grpo_step's docstring lists."""
+
+    S, V = 4, 3
+
+    def __init__(self, N=2):
+        self.N, self.scored = N, 0
+
+    def rollout(self, policy, K, rng):
+        B = self.N * K
+        first = policy.sample(np.zeros(B, np.int64), rng)  # (B,)
+        second = policy.sample(1 + first, rng)  # (B,)
+        return SimpleNamespace(
+            states=np.stack([np.zeros(B, np.int64), 1 + first], axis=1),
+            tokens=np.stack([first, second], axis=1),
+            mask=np.ones((B, 2)),
+        )
+
+    def score(self, grader, rollout):
+        self.scored += 1
+        K = len(rollout.tokens) // self.N
+        return np.array([grader(b // K, tuple(y)) for b, y in enumerate(rollout.tokens)], dtype=float)
+
+
+def test_grpo_step_runs_on_a_users_own_environment():
+    env, pol = UserEnv(), TabularPolicy(np.zeros((4, 3)))
+    ref = pol.copy()
+    rng = np.random.default_rng(0)
+    out = grpo_step(pol, ref, env, lambda n, y: float(y[0] == 0), rng, K=4, lr=0.5)
+    assert env.scored == 1 and len(out["loss"]) == 1 and out["rollout"].tokens.shape == (8, 2)
+    ro, R = out["rollout"], out["rewards"]
+    assert np.array_equal(R, ro.tokens[:, 0] == 0) and R.reshape(2, 4).std(axis=1).max() > 0
+    assert np.array_equal(out["advantages"], standardized(R.reshape(-1, 4)).ravel())
+    # the same step by hand on the same draws: grpo_loss at rho = 1, the policy's backward
+    logp, _ = ref.logp(ro.states, ro.tokens, ro.mask)
+    _, dlogp = grpo_loss(logp, logp, logp, out["advantages"], ro.mask)
+    assert np.array_equal(pol.theta, ref.theta - 0.5 * ref.backward(ro.states, ro.tokens, ro.mask, dlogp))
+
+
+def test_grpo_step_names_what_a_users_environment_lacks():
+    pol, rng = TabularPolicy(np.zeros((4, 3))), np.random.default_rng(0)
+
+    class NoScore:
+        S, V = 4, 3
+
+        def rollout(self, policy, K, rng):
+            return None
+
+    class HalfCheckpoint(UserEnv):
+        def checkpoint(self):
+            return 0
+
+    class BadRollout(UserEnv):
+        def rollout(self, policy, K, rng):
+            return SimpleNamespace(states=0, tokens=0)
+
+    class OddRows(UserEnv):
+        def rollout(self, policy, K, rng):
+            return SimpleNamespace(states=np.zeros((3, 1)), tokens=np.zeros((3, 1)), mask=np.ones((3, 1)))
+
+    class ShortScore(UserEnv):
+        def score(self, grader, rollout):
+            return [1.0]
+
+    cases = [
+        (
+            NoScore(),
+            TypeError,
+            "mdp: expected a TokenMDP or an environment of your own (with rollout(), score(), S, V), "
+            "got NoScore without score",
+        ),
+        (
+            HalfCheckpoint(),
+            TypeError,
+            "mdp: expected both checkpoint() and rollback(cp) or neither, got HalfCheckpoint",
+        ),
+        (
+            BadRollout(),
+            TypeError,
+            "mdp: expected rollout() to return an object with states, tokens and mask, "
+            "got SimpleNamespace without mask",
+        ),
+        (
+            OddRows(),
+            ValueError,
+            "mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = 2), got shape (3, 1)",
+        ),
+        (ShortScore(), ValueError, "mdp: expected shape (4,), got (1,)"),
+    ]
+    for env, exc, message in cases:
+        state = rng.bit_generator.state
+        with pytest.raises(exc) as e:
+            grpo_step(pol, pol.copy(), env, _grader, rng, K=2)
+        assert str(e.value) == message
+        assert rng.bit_generator.state == state and (pol.theta == 0).all()
+
+
+def test_grpo_step_rolls_a_users_environment_back_through_its_public_checkpoint():
+    class Counting(UserEnv):
+        """An environment with state: the number of rollouts, taken back on a failed step."""
+
+        rollouts = 0
+
+        def rollout(self, policy, K, rng):
+            self.rollouts += 1
+            return super().rollout(policy, K, rng)
+
+        def checkpoint(self):
+            return self.rollouts
+
+        def rollback(self, cp):
+            self.rollouts = cp
+
+    env, pol, rng = Counting(), TabularPolicy(np.zeros((4, 3))), np.random.default_rng(0)
+    with pytest.raises(ValueError, match="^mdp: expected no NaN"):  # score's rewards, after the rollout
+        grpo_step(pol, pol.copy(), env, lambda n, y: np.nan, rng, K=2)
+    assert env.rollouts == 0
+    grpo_step(pol, pol.copy(), env, _grader, rng, K=2)
+    assert env.rollouts == 1

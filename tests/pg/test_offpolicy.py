@@ -484,8 +484,8 @@ def test_offpolicy_defaults_are_the_documented_values():
         assert not np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, **kw)), kw
     adv = rng.normal(size=B)
     loss = corrected_pg_loss(logp_old, adv, mask, w)
-    assert loss[0] == corrected_pg_loss(logp_old, adv, mask, w, "seq_sum", None)[0]
-    assert loss[0] != corrected_pg_loss(logp_old, adv, mask, w, "token_mean")[0]
+    assert loss[0] == corrected_pg_loss(logp_old, adv, mask, w, "token_mean", None)[0]
+    assert loss[0] != corrected_pg_loss(logp_old, adv, mask, w, "seq_sum")[0]
     acc = accumulation_weights(mask, 2)
     assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
     assert np.array_equal(acc, mask / mask.sum())  # dapo: the global token mean

@@ -235,16 +235,16 @@ def test_bad_input(call, exc, name):
 # ---- public defaults, pinned -------------------------------------------------------------------
 
 
-def test_reinforce_defaults_are_seq_sum():
+def test_reinforce_defaults_are_token_mean():
     rng = np.random.default_rng(51)
     mask = (np.arange(4)[None, :] < rng.integers(1, 5, (6, 1))).astype(float)
     logp, adv = -rng.uniform(0.1, 2.0, (6, 4)), rng.normal(size=6)
-    assert np.array_equal(token_weights(mask), mask / 6)  # seq_sum: 1/B
-    assert np.array_equal(token_weights(mask), token_weights(mask, "seq_sum", None))
+    assert np.array_equal(token_weights(mask), mask / mask.sum())  # token_mean: 1 / sum_b |y_b|
+    assert np.array_equal(token_weights(mask), token_weights(mask, "token_mean", None))
     loss, d = reinforce_loss(logp, adv, mask)
-    want = reinforce_loss(logp, adv, mask, "seq_sum", None)
+    want = reinforce_loss(logp, adv, mask, "token_mean", None)
     assert loss == want[0] and np.array_equal(d, want[1])
-    assert loss != reinforce_loss(logp, adv, mask, "token_mean")[0]
+    assert loss != reinforce_loss(logp, adv, mask, "seq_sum")[0]
 
 
 # ---- folded from tests/test_kills_dpo_reinforce.py ------------------------------------------
@@ -257,11 +257,11 @@ from quiet import overflow, raises  # noqa: E402
 MASK_2x3 = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
 
 
-def test_token_weights_default_agg_is_seq_sum():
+def test_token_weights_default_agg_is_token_mean():
     default = token_weights(MASK_2x3)
-    assert np.array_equal(default, token_weights(MASK_2x3, agg="seq_sum"))
-    assert np.array_equal(default, MASK_2x3 / 2)  # w = 1/B on real tokens
-    assert not np.array_equal(default, token_weights(MASK_2x3, agg="token_mean"))
+    assert np.array_equal(default, token_weights(MASK_2x3, agg="token_mean"))
+    assert np.array_equal(default, MASK_2x3 / 4)  # w = 1 / (4 real tokens)
+    assert not np.array_equal(default, token_weights(MASK_2x3, agg="seq_sum"))
 
 
 def test_token_weights_max_len_one_is_allowed_zero_is_not():
@@ -274,7 +274,7 @@ def test_token_weights_max_len_one_is_allowed_zero_is_not():
 def test_reinforce_loss_exact():
     # seq_sum, B = 2: w = [[1/2, 1/2], [1/2, 0]], A = (1, 2) per response
     # loss = -(1/2 * 1 * -1 + 1/2 * 1 * -2 + 1/2 * 2 * -3) = 4.5; grad = -w A
-    loss, g = reinforce_loss([[-1.0, -2.0], [-3.0, 0.0]], [1.0, 2.0], [[1.0, 1.0], [1.0, 0.0]])
+    loss, g = reinforce_loss([[-1.0, -2.0], [-3.0, 0.0]], [1.0, 2.0], [[1.0, 1.0], [1.0, 0.0]], "seq_sum")
     assert loss == 4.5 and np.array_equal(g, [[-0.5, -0.5], [-1.0, 0.0]])
 
 
