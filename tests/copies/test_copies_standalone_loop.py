@@ -165,9 +165,8 @@ def test_grpo_step_runs_from_the_copies_on_a_users_environment(tmp_path):
     assert best[0] > 0.25 and best[-1] > 0.9  # the user's bandit learns its best token (1/4 at the start)
 
 
-# The copied grpo_loss with holes in the mask: it needs token-level objectives that accept any 0/1
-# mask (a change made beside this one); until both are merged the copy refuses the holes with
-# "mask: expected right padding". Remove the marker when they are: strict, so a pass fails here.
+# The copied grpo_loss with holes in the mask (tool outputs inside a response): trained on the
+# policy's tokens only, gradient exactly 0 at the holes.
 def test_a_users_training_loop_with_hole_masks_runs_on_the_copies(tmp_path):
     out = _run(tmp_path, HOLES)
     assert len(out["losses"]) == 6 and out["grad_at_holes"] == 0.0
