@@ -333,3 +333,17 @@ def test_confusions_bad_name():
         cwd=ROOT,
     )
     assert proc.returncode == 2 and "NAME" in proc.stderr
+
+
+def test_kl_run_stops_when_the_printed_kl_no_longer_matches_the_objective_gap(monkeypatch, capsys):
+    # the units bug the KL column once had: summed over states while J is averaged
+    kl = load("kl_estimators.py")
+    from _claims import ClaimFailed
+
+    ref = kl.TabularPolicy(kl.THETA_REF)
+    pi_star, out = kl.train(ref, kl.REWARD, 0.5, 2.0, 20)
+    kl.print_placements(ref, kl.REWARD, 0.5, 2.0, 20, pi_star, out)  # holds as printed
+    exact = kl.exact_kl
+    monkeypatch.setattr(kl, "exact_kl", lambda p, q: exact(p, q) * p.shape[0])  # "mean" -> sum
+    with pytest.raises(ClaimFailed, match="beta KL"):
+        kl.print_placements(ref, kl.REWARD, 0.5, 2.0, 20, pi_star, out)
