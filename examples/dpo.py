@@ -10,8 +10,9 @@ responses are compared only a handful of times.
    dpo_loss's, reaching theta through policy.backward). With Bradley-Terry temperature 1 its
    population optimum is the tilted optimum pi* = pi_ref exp(r / beta) / Z at the DPO beta,
    eq. (kl_optimum). KL(pi_theta || pi*) is printed as training goes, on the sample and on the
-   population loss (infinite data): the gap between the two is estimation error, the population
-   column is optimization error alone.
+   population loss (infinite data): the population column is optimization error alone; the
+   sample column adds estimation error, which shows once optimization has run its course (early
+   on the two fits follow different gradients, and the sample one can be the closer).
 2. A tabular Bradley-Terry reward model r_phi fitted on the same pairs (Newton's method to
    convergence, a weak Gaussian prior of std --prior-std so that a response that won every
    comparison it was in has a finite estimate). r is identifiable up to a per-prompt constant:
@@ -25,6 +26,9 @@ responses are compared only a handful of times.
     $ python examples/dpo.py
     $ python examples/dpo.py --pairs 30000          # more data: smaller errors, later peak
     $ python examples/dpo.py --plot contract.svg
+
+The page's comparisons are checked with _claims.claim (a claim that no longer holds stops the
+run, exit status 1) for the page's two runs, the default and --pairs 30000.
 """
 
 import argparse
@@ -39,6 +43,7 @@ from minirl_lm.pg.kl import exact_kl
 from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
@@ -218,6 +223,11 @@ def main(argv=None):
     print(f"{'step':>6s}  {'KL sample':>10s}  {'TV sample':>10s}  {'KL population':>14s}  {'TV population':>14s}")
     for (step, kl_s, tv_s), (_, kl_p, tv_p) in zip(trace_s, trace_p):
         print(f"{step:6d}  {kl_s:10.2e}  {tv_s:10.2e}  {kl_p:14.2e}  {tv_p:14.2e}")
+    below = [step for (step, kl_s, _), (_, kl_p, _) in zip(trace_s, trace_p) if step > 0 and kl_s < kl_p]
+    print(
+        "steps at which the sample KL is below the population KL: "
+        + (", ".join(str(b) for b in below) if below else "none")
+    )
     j = int(np.argmin([t[1] for t in trace_s]))
     d = chosen != rejected  # (P,) a tie teaches nothing
     won, lost = np.zeros((N, Y), int), np.zeros((N, Y), int)
@@ -269,8 +279,44 @@ def main(argv=None):
             f"at {rows[-1][2]:.3f}"
         )
 
+    settings = (args.seed, args.beta, args.lr, args.steps, args.prior_std) == (0, 1.0, 4.0, 2000, 10.0)
+    if settings and args.pairs == 300:  # the page's first run
+        check_scarce(trace_s, trace_p, below, undefeated, err, rare, top, r, rows)
+    if settings and args.pairs == 30000:  # the page's second run
+        claim(
+            bool(trace_s[-1][1] < 1e-3 and max(abs(row[2] - row[3]) for row in rows) < 0.01),
+            "with 30000 pairs the sample fit stays close to pi* and the proxy tracks the true reward",
+        )
+
     if args.plot:
         plot(rows, contract_rows(pi_ref, r_phi, r, np.geomspace(10.0, 0.03, 60)), args.plot)
+
+
+def check_scarce(trace_s, trace_p, below, undefeated, err, rare, top, r, rows):
+    """The page's sentences about the default run (300 pairs), checked."""
+    kl_p = [t[1] for t in trace_p]
+    claim(
+        all(a > b for a, b in zip(kl_p, kl_p[1:])) and kl_p[-1] < 1e-3,
+        "on the population loss the KL to pi* falls toward zero",
+    )
+    kl_s = [t[1] for t in trace_s]
+    j = int(np.argmin(kl_s))
+    claim(0 < j < len(kl_s) - 1 and kl_s[-1] > kl_s[j], "on the sample the KL falls, then rises again")
+    claim(
+        bool(below) and kl_s[-1] > 100 * kl_p[-1], "the sample column is below early on and far above at the end"
+    )
+    claim(undefeated > 0, "some responses never lost a comparison")
+    rms = [np.sqrt((err[:, sel] ** 2).mean()) for sel in (~rare, rare)]
+    claim(bool(rms[0] < rms[1]), "the reward model's error is smaller on the common responses than on the rare")
+    picked = rare[top]  # (N,) prompts whose argmax of r_phi is a rare response
+    claim(
+        bool(picked.any() and (r[np.arange(len(top)), top][picked] < r.max(axis=1)[picked]).all()),
+        "where the argmax of r_phi is a rare response, its true reward is below the best",
+    )
+    proxy, true = [row[2] for row in rows], [row[3] for row in rows]
+    claim(all(a <= b for a, b in zip(proxy, proxy[1:])), "the proxy rises monotonically as beta falls")
+    i = int(np.argmax(true))
+    claim(0 < i < len(true) - 1 and true[i] - true[-1] >= 5e-4, "the true reward peaks inside the sweep and falls")
 
 
 def contract_rows(pi_ref, r_phi, r, betas):

@@ -53,6 +53,15 @@ def test_dpo_approaches_the_tilted_optimum(default_out):
     assert kl_sample[-1] > 1e2 * kl_pop[-1]  # ... but not there: estimation error
 
 
+def test_the_steps_where_the_sample_column_is_below_are_listed(default_out):
+    t = table(default_out, "1. DPO")
+    want = [int(step) for step, kl_s, _, kl_p, _ in t if step > 0 and kl_s < kl_p]
+    line = next(x for x in default_out.splitlines() if x.startswith("steps at which the sample KL"))
+    got = line.split(": ")[1]
+    assert got == (", ".join(map(str, want)) if want else "none")
+    assert want  # with 300 pairs the sample fit is the closer one early on
+
+
 def test_reward_model_errors_sit_on_rare_responses(default_out):
     lines = default_out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("2. Bradley-Terry")) + 2

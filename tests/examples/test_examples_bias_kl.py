@@ -153,39 +153,96 @@ def test_kl_estimator_expectations(kl_out):
         assert abs(float(f[9]) - mean) > 1e-3  # without the weight: off
 
 
+PLACEMENTS = tuple(f"{e} in {w}" for w in ("reward", "loss") for e in ("k1", "k2", "k3"))
+
+
+def update_rows(out):
+    """{placement: (from its closed form, from grad KL(pi||ref))} of the 3 x 2 update table."""
+    rows = {}
+    for line in out.split("Part 2.")[0].splitlines():
+        name = line[:12].strip()
+        if name in PLACEMENTS:
+            f = line.split()
+            rows[name] = (float(f[-2]), float(f[-1]))
+    return rows
+
+
 @pytest.mark.slow
-def test_kl_estimator_gradients(kl_out):
-    grads = {f[0]: [float(x) for x in f[1:]] for f in table_rows(kl_out, r"k[123]") if len(f) == 4}
-    assert grads["k1"][0] < 1e-12  # E[grad k1] = 0
-    assert grads["k2"][1] < 1e-12  # E[grad k2] = grad KL(pi || ref)
-    assert grads["k3"][2] < 1e-12  # E[grad k3] = grad KL(ref || pi)
-    assert min(grads["k1"][1], grads["k2"][0], grads["k3"][1]) > 1e-2
+def test_kl_update_table_three_estimators_times_two_placements(kl_out):
+    rows = update_rows(kl_out)
+    assert set(rows) == set(PLACEMENTS)
+    for p, (closed, _) in rows.items():
+        assert closed < (1e-8 if p == "k2 in reward" else 1e-12), p  # k2's oracle: central differences
+    exact = {p for p, (_, off) in rows.items() if off < 1e-12}
+    assert exact == {"k1 in reward", "k2 in loss"}
+    assert min(off for p, (_, off) in rows.items() if p not in exact) > 1e-2
+
+
+def test_kl_expected_updates_against_an_independent_oracle():
+    # the closed forms of the table, against finite differences of the exact expectations
+    kl = load("kl_estimators.py")
+    policy, ref = kl.TabularPolicy(kl.THETA), kl.TabularPolicy(kl.THETA_REF)
+    g_pr = kl.exact_kl_grad_theta(policy.theta, ref.theta)
+    g_rp = kl.exact_reverse_kl_grad_theta(policy.theta, ref.theta)
+    np.testing.assert_allclose(kl.kl_update(policy, ref, "k3", "reward"), g_pr - g_rp, atol=1e-15)
+    np.testing.assert_allclose(
+        kl.kl_update(policy, ref, "k2", "reward"), kl.grad_expected_k2(policy, ref) - g_pr, atol=1e-8
+    )
+    np.testing.assert_allclose(kl.kl_update(policy, ref, "k1", "reward"), g_pr, atol=1e-15)
+    # k3's value is KL(pi || ref): its reward-placed update is grad E[k3] - E[grad k3]
+    assert np.abs(kl.kl_update(policy, ref, "k3", "reward") - g_pr).max() > 1e-2
+
+
+def test_kl_hessian_is_the_softmax_covariance_for_kl_ref_pi_only():
+    kl = load("kl_estimators.py")
+    ref = kl.TabularPolicy(kl.THETA_REF)
+    at_pi = kl.hessian_check(kl.TabularPolicy(kl.THETA), ref)
+    at_ref = kl.hessian_check(ref.copy(), ref)
+    assert at_pi["KL(ref||pi)"] < 1e-8 and at_ref["KL(pi||ref)"] < 1e-8  # central differences, h = 1e-5
+    assert at_pi["KL(pi||ref)"] > 1e-2
+
+
+def placements(out):
+    """{placement: 6 fields} of part 2's table."""
+    return {
+        line[:12].strip(): line[12:].split()
+        for line in out.split("Part 2.")[1].split("Part 3.")[0].splitlines()
+        if line[:12].strip() in PLACEMENTS and len(line[12:].split()) == 6
+    }
 
 
 @pytest.mark.slow
 def test_kl_placements_fixed_points(kl_out):
-    lines = {
-        line[:12].strip(): line[12:].split()
-        for line in kl_out.splitlines()
-        if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
-        and len(line[12:].split()) == 6
-    }
+    lines = placements(kl_out)
+    assert set(lines) == set(PLACEMENTS)
     for p in ("k1 in reward", "k2 in loss"):  # both land on the tilted optimum
         assert float(lines[p][2]) < 1e-12 and float(lines[p][3]) < 1e-10
     k3 = lines["k3 in loss"]
-    assert float(k3[5]) < 1e-10  # on the reverse-KL optimum instead
+    assert float(k3[5]) < 1e-10  # on the forward-KL optimum instead
     assert float(k3[2]) > 1e-3
-    assert float(lines["k1 in loss"][2]) > 0.1  # no penalty at all
+    for p in ("k1 in loss", "k2 in reward", "k3 in reward"):  # no penalty that holds
+        assert float(lines[p][2]) > 0.1, p
+    assert "k3 overflows float64" in kl_out
+
+
+@pytest.mark.slow
+def test_kl_objective_gap_is_beta_times_the_printed_kl(kl_out):
+    # J(pi*) - J(pi) = beta KL(pi || pi*) as printed (3 significant digits), part 2 and part 3
+    for f in placements(kl_out).values():
+        kl, gap = float(f[2]), float(f[4])
+        assert abs(gap - 0.5 * kl) <= 0.01 * gap + 1e-15
+    for beta, (kl, _, gap, *_) in sweep_rows(kl_out).items():
+        assert abs(gap - beta * kl) <= 2e-3 * gap
 
 
 def sweep_rows(out):
-    """{beta: [KL(rev||*), max|rev-*|, J gap, steps, |grad|, max|k3-rev|]} from part 3."""
+    """{beta: [KL(fwd||*), max|fwd-*|, J gap, steps, |grad|, max|k3-fwd|]} from part 3."""
     part3 = out.split("Part 3.")[1]
     return {float(f[0]): [float(x) for x in f[1:7]] for f in table_rows(part3, r"[0-9.]+") if len(f) == 7}
 
 
 @pytest.mark.slow
-def test_kl_sweep_k3_lands_on_the_reverse_optimum_at_every_beta(kl_out):
+def test_kl_sweep_k3_lands_on_the_forward_optimum_at_every_beta(kl_out):
     rows = sweep_rows(kl_out)
     betas = sorted(rows)
     assert len(betas) >= 5
@@ -193,21 +250,12 @@ def test_kl_sweep_k3_lands_on_the_reverse_optimum_at_every_beta(kl_out):
     for b in betas:
         assert rows[b][4] <= 1e-13 and rows[b][5] < 1e-10, b  # a fixed point (printed to 2 digits)
     kl = [rows[b][0] for b in betas]
-    assert all(x > y for x, y in zip(kl, kl[1:]))  # KL(rev||*) falls as beta grows
+    assert all(x > y for x, y in zip(kl, kl[1:]))  # KL(fwd||*) falls as beta grows
     dist = [rows[b][1] for b in betas]
     peak = int(np.argmax(dist))
-    assert 0 < peak < len(dist) - 1  # max|rev - *| peaks inside
+    assert 0 < peak < len(dist) - 1  # max|fwd - *| peaks inside
     assert all(x < y for x, y in zip(dist[:peak], dist[1 : peak + 1]))
     assert all(x > y for x, y in zip(dist[peak:], dist[peak + 1 :]))
-
-
-def placements(out):
-    return {
-        line[:12].strip(): line[12:].split()
-        for line in out.splitlines()
-        if line[:12].strip() in ("k1 in reward", "k1 in loss", "k2 in loss", "k3 in loss")
-        and len(line[12:].split()) == 6
-    }
 
 
 @pytest.mark.slow
@@ -217,18 +265,18 @@ def test_kl_large_beta_converges_with_the_curvature_scaled_step():
     for p in ("k1 in reward", "k2 in loss", "k3 in loss"):
         assert float(lines[p][1]) <= 1e-13 and int(lines[p][0]) < 1000, p
     assert float(lines["k1 in reward"][3]) < 1e-10  # on pi*
-    assert float(lines["k3 in loss"][5]) < 1e-10  # on pi_rev
-    assert re.findall(r"did not converge: (.*?),", out) == ["k1 in loss"]
+    assert float(lines["k3 in loss"][5]) < 1e-10  # on pi_fwd
+    assert set(re.findall(r"did not converge: (.*?),", out)) == {"k1 in loss", "k2 in reward", "k3 in reward"}
 
 
 @pytest.mark.slow
 def test_kl_non_convergence_is_reported():
     out = run("kl_estimators.py", "--lr", "50", "--iters", "50", "--samples", "10", "--sweep", "")
     lines = placements(out)
-    reported = re.findall(r"did not converge: (.*?), 50 steps, final max\|E grad\| (\S+)", out)
-    assert {p for p, _ in reported} == set(lines)
-    for p, g in reported:
-        assert float(g) == float(lines[p][1]) and float(g) >= 1e-13
+    reported = re.findall(r"did not converge: (.*?), (\d+) steps, final max\|E grad\| (\S+)", out)
+    assert {p for p, _, _ in reported} == set(lines)
+    for p, n, g in reported:
+        assert int(n) == int(lines[p][0]) <= 50 and float(g) == float(lines[p][1]) and float(g) >= 1e-13
 
 
 @pytest.mark.slow
@@ -311,3 +359,17 @@ def test_confusions_claims_are_checked():
     assert "$ python examples/off_policy.py" not in page  # nothing on the page runs other code
     claims = mod.main.__globals__["claim"]
     assert claims.__module__ == "_claims"
+
+
+def test_kl_run_stops_when_the_printed_kl_no_longer_matches_the_objective_gap(monkeypatch, capsys):
+    # the units bug the KL column once had: summed over states while J is averaged
+    kl = load("kl_estimators.py")
+    from _claims import ClaimFailed
+
+    ref = kl.TabularPolicy(kl.THETA_REF)
+    pi_star, out = kl.train(ref, kl.REWARD, 0.5, 2.0, 20)
+    kl.print_placements(ref, kl.REWARD, 0.5, 2.0, 20, pi_star, out)  # holds as printed
+    exact = kl.exact_kl
+    monkeypatch.setattr(kl, "exact_kl", lambda p, q: exact(p, q) * p.shape[0])  # "mean" -> sum
+    with pytest.raises(ClaimFailed, match="beta KL"):
+        kl.print_placements(ref, kl.REWARD, 0.5, 2.0, 20, pi_star, out)

@@ -51,6 +51,27 @@ def test_loophole_prints_the_seed_table_digit_for_digit():
     assert "gap / log-odds = 0.2500" in out
 
 
+@pytest.mark.slow
+def test_loophole_prints_the_hard_prompt_mass_and_the_jitter_from_pi_star():
+    out = run("examples/loophole.py", "--betas", "0.1", "0.3", "--steps", "20")
+    hard = dict(re.findall(r"^\s+(\d\.\d)\s+\d\.\d\d\s+(\d\.\d\d)$", out, re.M))  # beta: optimum
+    assert set(hard) == {"0.1", "0.3"} and float(hard["0.1"]) > 0.5 > float(hard["0.3"])
+    std = float(re.search(r"largest std (\S+)\)", out).group(1))
+    assert std < 1e-15  # at pi* the shaped rewards agree to rounding
+    tv = [float(x) for x in re.findall(r"(\S+) after \d+ steps?", out)]
+    assert tv[0] < 1e-6 and tv[-1] > 1e-2  # rounding noise, blown up by standardization
+
+
+def test_loophole_jitter_starts_on_the_optimum():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("loophole", ROOT / "examples" / "loophole.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    spread, trace = mod.jitter(0.3, 8, 1, seed=0)
+    assert spread < 1e-15 and trace[0][1] < 1e-6
+
+
 def test_k1_leaves_theta_bitwise_at_the_reference_for_every_baseline_that_defines_it():
     for baseline in ("standardized", "mean"):
         policy, ref, _ = train(1, 200, seed=3, baseline=baseline)
