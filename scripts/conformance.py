@@ -628,7 +628,7 @@ def verl_pairs():
             where_fn(ca.compute_grpo_outcome_advantage),
             "advantages.advantages",
             "advantages",
-            {"baseline": "standardized", "eps": 1e-6, "ddof": 1},
+            {"baseline": "standardized", "std_eps": 1e-6, "ddof": 1},
             adv_run(ca.compute_grpo_outcome_advantage),
             reward_cases(Kg),
         )
@@ -648,7 +648,7 @@ def verl_pairs():
         where_fn(ca.compute_grpo_vectorized_outcome_advantage),
         "advantages.advantages",
         "advantages",
-        {"baseline": "standardized", "eps": 1e-6, "ddof": 1},
+        {"baseline": "standardized", "std_eps": 1e-6, "ddof": 1},
         adv_run(ca.compute_grpo_vectorized_outcome_advantage),
         reward_cases(4),
         tol=TOL_GROUP32[0],
@@ -660,7 +660,7 @@ def verl_pairs():
         where_fn(ca.compute_grpo_outcome_advantage),
         "advantages.advantages",
         "advantages",
-        {"baseline": "standardized", "eps": 1e-6, "ddof": 1},
+        {"baseline": "standardized", "std_eps": 1e-6, "ddof": 1},
         adv_run(ca.compute_grpo_outcome_advantage),
         reward_cases(1, ties=False),
         diff="verl_k1",
@@ -1353,7 +1353,7 @@ def openrlhf_pairs():
         ("rloo", "advantages", {"baseline": "loo"}),
         ("reinforce_baseline", "advantages", {"baseline": "mean"}),
         ("dr_grpo", "advantages", {"baseline": "mean"}),
-        ("group_norm", "advantages", {"baseline": "standardized", "eps": 1e-9, "ddof": 1}),
+        ("group_norm", "advantages", {"baseline": "standardized", "std_eps": 1e-9, "ddof": 1}),
     ]:
 
         def run(inp, est=est):
@@ -1385,7 +1385,7 @@ def openrlhf_pairs():
         wh,
         "advantages.reinforce_pp_baseline",
         "rpp_baseline",
-        {"eps": 0.0, "ddof": 0},
+        {"std_eps": 0.0, "ddof": 0},
         run,
         reward_cases(4, ties=False),
         extracted=True,
@@ -1403,7 +1403,7 @@ def openrlhf_pairs():
         wh,
         "advantages.reinforce_pp",
         "rpp",
-        {"gamma": 1.0, "eps": 0.0, "ddof": 0},
+        {"gamma": 1.0, "std_eps": 0.0, "ddof": 0},
         run,
         cases(PAD + EMPTY, ("mask", "token_rewards")),
         extracted=True,
@@ -1742,9 +1742,9 @@ def trl_pairs():
 
     adv_where = where_text(gt, 'elif self.scale_rewards == "batch":')
     for scale, replay, conf in [
-        ("group", "advantages", {"baseline": "standardized", "eps": 1e-4, "ddof": 1}),
+        ("group", "advantages", {"baseline": "standardized", "std_eps": 1e-4, "ddof": 1}),
         ("none", "advantages", {"baseline": "mean"}),
-        ("batch", "batch_std", {"eps": 1e-4, "ddof": 1}),
+        ("batch", "batch_std", {"std_eps": 1e-4, "ddof": 1}),
     ]:
 
         def run(inp, scale=scale):

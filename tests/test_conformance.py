@@ -68,7 +68,10 @@ HOLES = [(p, c) for p in PAIRS for c in p["cases"] if c["kind"] == "holes"]
 def test_hole_cases(entry, case):
     status, ev, eg, why = conf.replay_case(entry, case, ARRAYS)
     if status == "holes":
-        pytest.skip(f"needs holes: minirl_lm refuses the mask ({why[:80]})")
+        # only functions over prefixes (the critic's values and returns) refuse holes, by design:
+        # their error names the function that takes an interleaved mask
+        assert "right padding" in why and "use minirl_lm." in why, why
+        pytest.skip(f"a function over prefixes keeps right padding: {why[:60]}")
     if entry["diff"] is None:
         assert status == "ok", (entry["fw_function"], ev, eg, why)
 
