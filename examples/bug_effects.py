@@ -184,7 +184,9 @@ def m_equal_rewards_residue(mod, rng):
     r = np.full((1, 6), 0.2)  # K = 6 equal rewards
     out = []
     for eps in (1e-8, 0.0):
-        out.append((np.abs(mod.standardized(r, std_eps=eps)).max(), np.abs(advantages.standardized(r, std_eps=eps)).max()))
+        out.append(
+            (np.abs(mod.standardized(r, std_eps=eps)).max(), np.abs(advantages.standardized(r, std_eps=eps)).max())
+        )
     (a1, c1), (a0, c0) = out
     return (
         f"6 equal rewards 0.2 get |A| up to {a1:.1e} (eps = 1e-8) and {a0:.3f} (eps = 0) "

@@ -151,7 +151,13 @@ def test_no_test_file_without_its_module():
     # tests/<part>/test_<module>.py names a module; at the top of tests/ only tasks and the
     # tooling's own tests (this file, the scripts' tests)
     expected = {f for path, _ in _modules() for f in (_test_files(path) or [])}
-    top = {"test_layout.py", "test_mutation_score.py", "test_bugzoo.py", "test_conformance.py", "test_notation_lint.py"}
+    top = {
+        "test_layout.py",
+        "test_mutation_score.py",
+        "test_bugzoo.py",
+        "test_conformance.py",
+        "test_notation_lint.py",
+    }
     stray = []
     for f in sorted(TESTS.glob("test_*.py")) + sorted(TESTS.glob("*/test_*.py")):
         if f.parent.name in ("contract", "examples", "copies"):
