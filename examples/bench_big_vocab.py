@@ -174,9 +174,14 @@ def child(method, V, d, N, dtype, seed, chunk):
 # ---------------------------------------------------------------- the parent
 
 
+# The interpreter of the PyTorch row: this one, unless a record names another (one with torch and
+# NumPy; the row imports nothing of minirl_lm).
+TORCH_PYTHON = [sys.executable]
+
+
 def measure(method, cfg, dtype, seed, chunk=0):
     cmd = [
-        sys.executable,
+        TORCH_PYTHON[0] if method == "torch" else sys.executable,
         os.path.abspath(__file__),
         "--child",
         method,
@@ -202,12 +207,22 @@ def measure(method, cfg, dtype, seed, chunk=0):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def torch_version():
+    """The version of PyTorch the PyTorch row runs with, or None if it does not import."""
+    if TORCH_PYTHON[0] == sys.executable:
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch.__version__
+    out = subprocess.run(
+        [TORCH_PYTHON[0], "-c", "import torch, numpy; print(torch.__version__)"], capture_output=True, text=True
+    )
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 def have_torch():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return torch_version() is not None
 
 
 def check_digest(name, got, ref, dtype):
@@ -342,12 +357,6 @@ def machine():
     except OSError:
         pass
     try:
-        import torch
-
-        torch_version = torch.__version__
-    except ImportError:
-        torch_version = None
-    try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=os.path.dirname(HERE), capture_output=True, text=True
         ).stdout.strip()
@@ -363,7 +372,7 @@ def machine():
         "python": platform.python_version(),
         "numpy": np.__version__,
         "numba": numba.__version__,
-        "torch": torch_version,
+        "torch": torch_version(),
         "commit": commit or None,
     }
 
@@ -379,7 +388,8 @@ def record(path=RECORD, dtype="float32", seed=0, out=print):
     fig = collect(cfg, dtype, seed)
     points = sweep(cfg, dtype, seed, sweep_chunks(cfg["N"]))
     rec = {
-        "command": "python scripts/record_big_vocab.py",
+        "command": "python scripts/record_big_vocab.py"
+        + ("" if TORCH_PYTHON[0] == sys.executable else " --torch-python PYTHON"),
         "machine": meta,
         "cfg": {k: cfg[k] for k in ("V", "d", "N")} | {"chunks": list(cfg["chunks"])},
         "dtype": dtype,

@@ -8,6 +8,7 @@ versions (Python, NumPy, Numba, PyTorch if it imports), the commit, and every fi
 each method's time and peak, the chunked products alone, and a sweep of the chunk size.
 
     $ python scripts/record_big_vocab.py            # measure (minutes) and write the record
+    $ python scripts/record_big_vocab.py --torch-python /path/to/python   # PyTorch from another env
     $ python scripts/record_big_vocab.py --show     # print the record: table, sweep, chunk to use
     $ python scripts/record_big_vocab.py --takeaway # three lines from the record
 """
@@ -25,6 +26,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--show", action="store_true", help="print the recorded run instead of measuring")
     p.add_argument("--takeaway", action="store_true", help="print three lines from the recorded run")
+    p.add_argument(
+        "--torch-python",
+        metavar="PYTHON",
+        help="the interpreter of the PyTorch row, if not this one (it needs torch and NumPy only)",
+    )
     p.add_argument("--path", default=bench.RECORD, help="the record file (default docs/records/big_vocab.json)")
     args = p.parse_args(argv)
     if args.show or args.takeaway:
@@ -37,6 +43,12 @@ def main(argv=None):
         p.error(f"--path: expected a file in an existing folder, got {args.path!r}")
     if not os.path.exists("/proc/self/clear_refs"):
         p.error("peak memory is read from /proc/self (Linux only)")
+    if args.torch_python:
+        if not (os.path.isfile(args.torch_python) and os.access(args.torch_python, os.X_OK)):
+            p.error(f"--torch-python: expected an executable Python, got {args.torch_python!r}")
+        bench.TORCH_PYTHON[0] = args.torch_python
+        if not bench.have_torch():
+            p.error(f"--torch-python: expected a Python where torch and numpy import, got {args.torch_python!r}")
     bench.record(args.path)
 
 
