@@ -484,6 +484,11 @@ def takeaway(path=RECORD, out=print):
         f"time: {ours['time'] / fig['floor']:.2f}x the floor of three matrix products, against "
         f"{mat['time'] / fig['floor']:.2f}x for the materialized method: {mat['time'] / ours['time']:.1f}x "
         f"faster"
+        + (
+            ""
+            if fig["methods"]["PyTorch naive"] is None
+            else f"; PyTorch naive takes {fig['methods']['PyTorch naive']['time'] / fig['floor']:.2f}x"
+        )
     )
     out(
         f"use chunk={c} at V={cfg['V']} (a {c * cfg['V'] * 4 / MIB:.0f} MiB float32 buffer): the "
