@@ -690,7 +690,7 @@ def plot(rows, path):
     )
     ax.set_xscale("log")
     ax.set_ylim(bottom=-0.05)
-    ax.set_xlabel("variance: trace Cov[g] for one batch")
+    ax.set_xlabel("variance: trace Cov[Δθ] for one batch")
     ax.set_ylabel("bias: |E Δθ - grad J| / |grad J|")
     fig.legend(fontsize=9, loc="lower center", ncol=1, frameon=False)
     fig.tight_layout(rect=(0, 0.15, 1, 1))
