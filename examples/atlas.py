@@ -60,6 +60,7 @@ from minirl_lm.pg.reinforce import reinforce_loss
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, seed  # noqa: E402
 
 BETA, C_ENT = 0.5, 0.2  # KL coefficient; entropy coefficient (entropy rows)
@@ -563,6 +564,83 @@ def summary(rows, K):
     return out
 
 
+def page_claims(rows, K, task):
+    """The sentences of the atlas page about its run (K = 3, task main), checked."""
+    by = {r["cfg"]: r for r in rows}
+    unbiased = [r for r in rows if not knob(r)]
+    scale_only = [r for r in rows if knob(r) == ["scale"]]
+    direction = [r for r in rows if "direction" in knob(r)]
+    moved = [r for r in rows if "fixed point" in knob(r)]
+    stuck = [r for r in rows if r["residual"] > 1e-6]
+    claim(
+        all(
+            r["cfg"][0] in ("none", "loo", "remax") and r["cfg"][2] in ("kl_reward", "ent_reward")
+            for r in unbiased
+        )
+        and {r["cfg"][0] for r in unbiased} == {"none", "loo", "remax"},
+        "the unbiased rows are no baseline, leave-one-out and ReMax with the KL (or the entropy) in the reward",
+    )
+    claim("opo" in {r["cfg"][0] for r in direction}, "OPO changes the direction: it is biased")
+    T_max = task["T"]
+    claim(
+        all(
+            np.isclose(
+                r["scale"],
+                ((K - 1) / K if r["cfg"][0] == "mean" else 1) / (T_max if r["cfg"][1] == "constant" else 1),
+            )
+            for r in scale_only
+        ),
+        "scale only: mean-centring shrinks by (K-1)/K, the constant aggregation divides by the length cap",
+    )
+    dapo = by[("mean", "seq_sum", "kl_reward", "dapo")]
+    claim(
+        dapo in direction and dapo not in moved, "dynamic sampling turns the direction and keeps the fixed point"
+    )
+    claim(any(r not in moved for r in direction), "some rows change the direction and still train to pi*")
+    objective = ("k2", "k3", "k1+", "k3+", "rho_k3", "ent_bonus")
+    claim(
+        all(
+            r["cfg"][2] in objective or r["cfg"][3] == "overlen" or r["cfg"][0] == "reinforce_pp" or r in stuck
+            for r in moved
+        ),
+        "what moves the fixed point: a per-token KL or entropy term, the overlong penalty, "
+        "REINFORCE++'s whitening, or no smooth zero",
+    )
+    claim(
+        all(r["cfg"][2] in ("none", "k1") or r["cfg"][0] == "std" for r in stuck),
+        "the rows with no smooth zero have no KL gradient in expectation or a standardized advantage",
+    )
+    k2 = by[("loo", "seq_sum", "k2", "all")]
+    same = [
+        k
+        for k in ("k1+", "k3+", "rho_k3")
+        if all(by[("loo", "seq_sum", k, "all")][f] == k2[f] for f in ("scale", "cosine", "variance", "tv"))
+    ]
+    claim(len(same) == 3, "k1+, k3+ and rho_k3 print exactly the numbers of k2")
+    ent, bonus = by[("loo", "seq_sum", "ent_reward", "all")], by[("loo", "seq_sum", "ent_bonus", "all")]
+    claim(
+        ent["tv"] <= TOL_FP < bonus["tv"],
+        "the entropy in the reward reaches the closed form; the per-token bonus misses it",
+    )
+    k1, none_ = by[("loo", "seq_sum", "k1", "all")], by[("loo", "seq_sum", "none", "all")]
+    claim(
+        abs(k1["scale"] - none_["scale"]) < 1e-9 and k1["variance"] > none_["variance"],
+        "k1 in the loss has the expected update of none and a larger variance",
+    )
+    claim(
+        min(r["variance"] for r in unbiased) > min(r["variance"] for r in rows),
+        "the unbiased rows are not the quietest",
+    )
+    kept = [r["bias"] for r in rows if "direction" in knob(r) and r not in moved]
+    claim(max(kept) > min(r["bias"] for r in moved), "the size of the bias does not tell where training ends")
+    v = np.array([r["variance"] for r in rows])
+    v2 = v / np.array([r["scale"] for r in rows]) ** 2
+    claim(
+        bool(v.max() / v.min() > v2.max() / v2.min()),
+        "variance / scale^2 spans a smaller range than the variance",
+    )
+
+
 def plot(rows, path):
     import matplotlib
 
@@ -586,6 +664,8 @@ def plot(rows, path):
             else "same direction, same fixed point"
         )
         ax.plot(r["variance"], r["bias"], styles[lab][0], color=styles[lab][1], ms=6, alpha=0.8)
+    for i, r in enumerate(rows, 1):  # each point numbered by its row of the table
+        ax.annotate(str(i), (r["variance"], r["bias"]), xytext=(3, 3), textcoords="offset points", fontsize=6)
     for lab, (m, c) in styles.items():
         ax.plot([], [], m, color=c, label=lab)
     zero = [r for r in rows if r["bias"] < 1e-9]
@@ -610,8 +690,8 @@ def plot(rows, path):
     )
     ax.set_xscale("log")
     ax.set_ylim(bottom=-0.05)
-    ax.set_xlabel("variance: trace Cov[g] for one batch")
-    ax.set_ylabel("bias: |E g - grad J| / |grad J|")
+    ax.set_xlabel("variance: trace Cov[Δθ] for one batch")
+    ax.set_ylabel("bias: |E Δθ - grad J| / |grad J|")
     fig.legend(fontsize=9, loc="lower center", ncol=1, frameon=False)
     fig.tight_layout(rect=(0, 0.15, 1, 1))
     fig.savefig(path)
@@ -642,7 +722,8 @@ def main(argv=None):
     theta = probe(task, args.seed)
     print(
         f"task {args.task}: {task['N']} prompts, {task['Rn']} responses each (lengths "
-        f"{sorted(set(task['lengths'][0].tolist()))}), K = {args.K}, beta = {BETA}, c = {C_ENT}; "
+        f"{sorted(set(task['lengths'][0].tolist()))}), K = {args.K}, beta = {BETA}, entropy "
+        f"coefficient c_H = {C_ENT}; "
         f"probe: np.random.default_rng({args.seed})"
     )
     print(
@@ -661,6 +742,8 @@ def main(argv=None):
         print()
         for s in summary(rows, args.K):
             print(s)
+        if args.task == "main" and args.K == 3:  # the page's run
+            page_claims(rows, args.K, task)
     if args.plot:
         plot(rows, args.plot)
         print(f"\nfigure written to {args.plot}")

@@ -174,9 +174,14 @@ def child(method, V, d, N, dtype, seed, chunk):
 # ---------------------------------------------------------------- the parent
 
 
+# The interpreter of the PyTorch row: this one, unless a record names another (one with torch and
+# NumPy; the row imports nothing of minirl_lm).
+TORCH_PYTHON = [sys.executable]
+
+
 def measure(method, cfg, dtype, seed, chunk=0):
     cmd = [
-        sys.executable,
+        TORCH_PYTHON[0] if method == "torch" else sys.executable,
         os.path.abspath(__file__),
         "--child",
         method,
@@ -202,12 +207,22 @@ def measure(method, cfg, dtype, seed, chunk=0):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def torch_version():
+    """The version of PyTorch the PyTorch row runs with, or None if it does not import."""
+    if TORCH_PYTHON[0] == sys.executable:
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch.__version__
+    out = subprocess.run(
+        [TORCH_PYTHON[0], "-c", "import torch, numpy; print(torch.__version__)"], capture_output=True, text=True
+    )
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 def have_torch():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return torch_version() is not None
 
 
 def check_digest(name, got, ref, dtype):
@@ -221,16 +236,34 @@ def fmt_time(t):
     return f"{t:5.2f}" if t >= 1 else f"{t:5.3f}"
 
 
-def run(cfg, dtype="float32", seed=0, out=print):
-    """Measure every method at cfg (V, d, N, chunks); print one line per method and the goals."""
-    V, d, N = cfg["V"], cfg["d"], cfg["N"]
-    logits = N * V * np.dtype(dtype).itemsize
-    head = f"big vocab V={V} d={d} N={N} {dtype}:"
+def collect(cfg, dtype="float32", seed=0):
+    """Measure every method at cfg (V, d, N, chunks): the figures a report is printed from.
+
+    Returns a dict: floor (s, the faster of before and after), methods (name -> the child's
+    JSON, None for a PyTorch that does not import) and products (chunk -> the time of the three
+    products chunked at that size, without the row kernels)."""
     floor = measure("floor", cfg, dtype, seed)["time"]
     res = {f"ours chunk={c}": measure("ours", cfg, dtype, seed, c) for c in cfg["chunks"]}
     res["NumPy materialized"] = measure("numpy", cfg, dtype, seed)
     res["PyTorch naive"] = measure("torch", cfg, dtype, seed) if have_torch() else None
+    products = {c: measure("products", cfg, dtype, seed, c)["time"] for c in cfg["chunks"]}
     floor = min(floor, measure("floor", cfg, dtype, seed)["time"])  # before and after: the best
+    return {"floor": floor, "methods": res, "products": products}
+
+
+def split_time(fig, c):
+    """(products chunked, row kernels) of ours at chunk c, each as a multiple of the floor: the
+    time over the floor is the chunking's share (products - 1) plus the row kernels' share."""
+    t, prod, floor = fig["methods"][f"ours chunk={c}"]["time"], fig["products"][c], fig["floor"]
+    return prod / floor, (t - prod) / floor
+
+
+def report(cfg, dtype, fig, out=print):
+    """Print one line per method, the goals, and each missed goal's cause, from collect()'s figures."""
+    V, d, N = cfg["V"], cfg["d"], cfg["N"]
+    logits = N * V * np.dtype(dtype).itemsize
+    head = f"big vocab V={V} d={d} N={N} {dtype}:"
+    res, floor = fig["methods"], fig["floor"]
     first = res[f"ours chunk={cfg['chunks'][0]}"]
     ref = first["digest"]
     out(
@@ -249,6 +282,7 @@ def run(cfg, dtype="float32", seed=0, out=print):
             f"logits), time {fmt_time(r['time'])} s ({r['time'] / floor:.2f}x floor)"
         )
     goals = []
+    torch_t = res["PyTorch naive"]["time"] if res["PyTorch naive"] is not None else None
     for c in cfg["chunks"]:
         r = res[f"ours chunk={c}"]
         peak, slow = r["peak"] / logits, r["time"] / floor
@@ -257,8 +291,8 @@ def run(cfg, dtype="float32", seed=0, out=print):
             f"{'met' if peak <= GOAL_PEAK else 'NOT met'}); time {slow:.2f}x floor "
             f"(<= {GOAL_TIME}x: {'met' if slow <= GOAL_TIME else 'NOT met'})"
         )
-        if res["PyTorch naive"] is not None:
-            sp = res["PyTorch naive"]["time"] / r["time"]
+        if torch_t is not None:
+            sp = torch_t / r["time"]
             line += f"; {sp:.2f}x faster than PyTorch naive ({'met' if sp > 1 else 'NOT met'})"
         out(line)
         if peak > GOAL_PEAK:
@@ -268,13 +302,12 @@ def run(cfg, dtype="float32", seed=0, out=print):
                 f"the rest ({peak - buf:.3f}) is scratch (rows of h, the dW block) and allocator "
                 f"slack"
             )
-        torch_t = res["PyTorch naive"]["time"] if res["PyTorch naive"] is not None else None
         if slow > GOAL_TIME or (torch_t is not None and torch_t <= r["time"]):
-            prod = measure("products", cfg, dtype, seed, c)["time"]
+            prod, rows = split_time(fig, c)
             out(
-                f"  cause: the three products chunked at {c} rows alone take {prod / floor:.2f}x "
+                f"  cause: the three products chunked at {c} rows alone take {prod:.2f}x "
                 f"the floor (smaller BLAS calls, the dW update added block by block); the row "
-                f"kernels (log-sum-exp, gather, gradient) add {(r['time'] - prod) / floor:.2f}x"
+                f"kernels (log-sum-exp, gather, gradient) add {rows:.2f}x"
                 + (
                     ""
                     if torch_t is None or torch_t > r["time"]
@@ -282,7 +315,21 @@ def run(cfg, dtype="float32", seed=0, out=print):
                 )
             )
         goals.append((c, peak, slow))
-    return res, floor, goals
+    for c in cfg["chunks"]:
+        prod, rows = split_time(fig, c)
+        bigger = "the row kernels" if rows > prod - 1 else "the chunking of the products"
+        out(
+            f"time over the floor, chunk={c}: chunking the products {prod - 1:+.2f}x, the row "
+            f"kernels {rows:+.2f}x; the larger share is {bigger}"
+        )
+    return goals
+
+
+def run(cfg, dtype="float32", seed=0, out=print):
+    """Measure every method at cfg (V, d, N, chunks); print one line per method and the goals."""
+    fig = collect(cfg, dtype, seed)
+    goals = report(cfg, dtype, fig, out)
+    return fig["methods"], fig["floor"], goals
 
 
 def sweep(cfg, dtype, seed, chunks):
@@ -291,6 +338,163 @@ def sweep(cfg, dtype, seed, chunks):
     logits = cfg["N"] * cfg["V"] * np.dtype(dtype).itemsize
     rows = [(c, measure("ours", cfg, dtype, seed, c)) for c in chunks]
     return [(c, r["peak"] / logits, r["time"] / floor) for c, r in rows]
+
+
+RECORD = os.path.join(os.path.dirname(HERE), "docs", "records", "big_vocab.json")
+
+
+def machine():
+    """What the record was measured on: date, CPU, cores, memory, versions, commit."""
+    import datetime
+    import platform
+
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=os.path.dirname(HERE), capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    ram = ram_bytes()
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": None if ram is None else round(ram / 2**30, 1),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "torch": torch_version(),
+        "commit": commit or None,
+    }
+
+
+def sweep_chunks(N):
+    return sorted({2**k for k in range(4, 12) if 2**k < N} | {N})
+
+
+def record(path=RECORD, dtype="float32", seed=0, out=print):
+    """Run the full shapes (the table and the chunk sweep) and write the figures to path (JSON)."""
+    cfg = dict(FULL)
+    meta = machine()
+    fig = collect(cfg, dtype, seed)
+    points = sweep(cfg, dtype, seed, sweep_chunks(cfg["N"]))
+    rec = {
+        "command": "python scripts/record_big_vocab.py"
+        + ("" if TORCH_PYTHON[0] == sys.executable else " --torch-python PYTHON"),
+        "machine": meta,
+        "cfg": {k: cfg[k] for k in ("V", "d", "N")} | {"chunks": list(cfg["chunks"])},
+        "dtype": dtype,
+        "seed": seed,
+        "floor": fig["floor"],
+        "methods": fig["methods"],
+        "products": {str(c): t for c, t in fig["products"].items()},
+        "sweep": [{"chunk": c, "peak": pk, "time": sl} for c, pk, sl in points],
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")
+    out(f"wrote {path}")
+    return rec
+
+
+def load_record(path=RECORD):
+    with open(path) as f:
+        rec = json.load(f)
+    cfg = dict(rec["cfg"], chunks=tuple(rec["cfg"]["chunks"]))
+    fig = {
+        "floor": rec["floor"],
+        "methods": rec["methods"],
+        "products": {int(c): t for c, t in rec["products"].items()},
+    }
+    points = [(p["chunk"], p["peak"], p["time"]) for p in rec["sweep"]]
+    return rec, cfg, fig, points
+
+
+def recommend(points, cfg, dtype):
+    """The fastest swept chunk whose peak meets the memory goal: (chunk, peak, time / floor)."""
+    ok = [p for p in points if p[1] <= GOAL_PEAK]
+    if not ok:
+        raise ValueError(f"points: no swept chunk meets the peak goal {GOAL_PEAK:.3f}, got {points}")
+    return min(ok, key=lambda p: p[2])
+
+
+def show(path=RECORD, out=print):
+    """Print a recorded full run: where and when, the table, the goals, the sweep, the chunk to use."""
+    from _claims import claim
+
+    rec, cfg, fig, points = load_record(path)
+    m = rec["machine"]
+    out(
+        f"recorded {m['date']} by `{rec['command']}` at commit {m['commit']}: {m['cpu']}, "
+        f"{m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, NumPy {m['numpy']}, "
+        f"Numba {m['numba']}, "
+        + (f"PyTorch {m['torch']}" if m["torch"] else "PyTorch not installed (its row is not measured)")
+    )
+    report(cfg, rec["dtype"], fig, out)
+    for c, pk, sl in points:
+        out(f"sweep chunk={c:<5d} peak {pk:.3f} of logits, time {sl:.2f}x floor")
+    c, pk, sl = recommend(points, cfg, rec["dtype"])
+    buf = c * cfg["V"] * np.dtype(rec["dtype"]).itemsize / MIB
+    fastest = min(points, key=lambda p: p[2])
+    out(
+        f"use chunk={c} (a {buf:.0f} MiB buffer at V={cfg['V']}): the fastest swept chunk whose peak "
+        f"meets the 1/8 goal, peak {pk:.3f} of logits, time {sl:.2f}x floor; the fastest of all, "
+        f"chunk={fastest[0]}, takes {fastest[2]:.2f}x at {fastest[1]:.3f} of the logits"
+    )
+    shares = [split_time(fig, c)[0] for c in sorted(cfg["chunks"])]
+    claim(bool(shares[0] > shares[-1]), "the chunking's share of the time grows as the chunk shrinks")
+    claim(bool(points[0][2] > sl), "the sweep's time turns up at the small end")
+    numpy_peak = rec["methods"]["NumPy materialized"]["peak"] / (cfg["N"] * cfg["V"] * 4)
+    out(
+        claim(
+            bool(numpy_peak >= 2.0),
+            f"the materialized NumPy method's peak is {numpy_peak:.2f} logits: it holds the logits "
+            f"and one more array of their size (the softmax, overwritten by G) at once",
+        )
+    )
+    return rec
+
+
+def takeaway(path=RECORD, out=print):
+    """Three lines from a recorded full run: memory, time, the chunk to use."""
+    from _claims import claim
+
+    rec, cfg, fig, points = load_record(path)
+    logits = cfg["N"] * cfg["V"] * np.dtype(rec["dtype"]).itemsize
+    c, pk, sl = recommend(points, cfg, rec["dtype"])
+    ours, mat = fig["methods"][f"ours chunk={c}"], fig["methods"]["NumPy materialized"]
+    claim(bool(ours["peak"] < mat["peak"] and ours["time"] < mat["time"]), "ours beats the materialized method")
+    where = f"V={cfg['V']}, d={cfg['d']}, N={cfg['N']}, {rec['dtype']}, recorded {rec['machine']['date'][:10]}"
+    out(
+        f"memory: the fused pass at chunk={c} peaks at {ours['peak'] / logits:.3f} of the logits "
+        f"({ours['peak'] / MIB:.0f} MiB), the materialized one at {mat['peak'] / logits:.2f} "
+        f"({mat['peak'] / MIB:.0f} MiB): {mat['peak'] / ours['peak']:.0f}x less ({where})"
+    )
+    out(
+        f"time: {ours['time'] / fig['floor']:.2f}x the floor of three matrix products, against "
+        f"{mat['time'] / fig['floor']:.2f}x for the materialized method: {mat['time'] / ours['time']:.1f}x "
+        f"faster"
+        + (
+            ""
+            if fig["methods"]["PyTorch naive"] is None
+            else f"; PyTorch naive takes {fig['methods']['PyTorch naive']['time'] / fig['floor']:.2f}x"
+        )
+    )
+    out(
+        f"use chunk={c} at V={cfg['V']} (a {c * cfg['V'] * 4 / MIB:.0f} MiB float32 buffer): the "
+        f"fastest chunk of the sweep whose peak meets the 1/8 goal ({pk:.3f} of the logits, {sl:.2f}x "
+        f"the floor in the sweep)"
+    )
 
 
 def plot(path, points, cfg, dtype):
@@ -388,8 +592,7 @@ def main(argv=None):
     if not args.plot:
         run(cfg, args.dtype, args.seed)
         return
-    chunks = sorted({2**k for k in range(4, 12) if 2**k < cfg["N"]} | {cfg["N"]})
-    points = sweep(cfg, args.dtype, args.seed, chunks)
+    points = sweep(cfg, args.dtype, args.seed, sweep_chunks(cfg["N"]))
     for c, pk, sl in points:
         print(f"sweep chunk={c:<5d} peak {pk:.3f} of logits, time {sl:.2f}x floor")
     plot(args.plot, points, cfg, args.dtype)

@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "examples"))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import plot_path, seed  # noqa: E402
 
 import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
@@ -84,6 +85,16 @@ def load(mutant, pristine=False):
     mod.__file__ = str(path)
     exec(compile(text, str(path), "exec"), mod.__dict__)
     return mod
+
+
+# ---- the claims a page makes about a measurement (checked on mutants, not on the real code)
+_CHECK = [True]
+
+
+def _claim(ok, sentence):
+    """`claim` on a mutant's measurement; on the unmutated source (pristine) the bug's claims do
+    not apply, and nothing is checked."""
+    return claim(ok, sentence) if _CHECK[0] else sentence
 
 
 # ---- shared exact tools --------------------------------------------------------------------------
@@ -156,6 +167,7 @@ def m_clip_fraction_sign(mod, rng):
     _, d = clip.clipped_surrogate(logp_old + u, logp_old, A, mask, 0.2)
     true = float(np.mean(d == 0.0))  # gradient zeroed
     reported = mod.clip_fraction(logp_old + u, logp_old, A, mask, 0.2)
+    _claim(bool(reported > true), "the buggy clip fraction counts tokens that keep their gradient")
     return (
         f"reported clip fraction {reported:.3f} where {true:.3f} of tokens are clipped (gradient zeroed)",
         abs(reported - true),
@@ -172,6 +184,8 @@ def m_singleton_raw_reward(mod, rng):
 
     g, A = update(mod)
     g0, A0 = update(advantages)
+    _claim(bool(A[1] == b.r[1]), "the mutant gives a singleton group its raw reward")
+    _claim(bool(np.all(g0 == 0) and np.any(g != 0)), "the correct K = 1 update is exactly 0, the mutant's is not")
     return (
         f"a K = 1 group with reward 1 gets advantage {A[1]:.3f} (correct: {A0[1]:.3f}); "
         f"exact expected update norm {np.linalg.norm(g):.4f} where the correct code's is "
@@ -188,6 +202,11 @@ def m_equal_rewards_residue(mod, rng):
             (np.abs(mod.standardized(r, std_eps=eps)).max(), np.abs(advantages.standardized(r, std_eps=eps)).max())
         )
     (a1, c1), (a0, c0) = out
+    _claim(
+        bool(a0 == 1.0 and c1 == c0 == 0),
+        "with eps = 0 the residue standardizes to |A| = 1; the correct code gives 0",
+    )
+    _claim(bool(0 < a1 < 1e-6), "with eps = 1e-8 the mutant's advantage is residue over eps, nonzero")
     return (
         f"6 equal rewards 0.2 get |A| up to {a1:.1e} (eps = 1e-8) and {a0:.3f} (eps = 0) "
         f"where the correct code gives {max(c1, c0):.0f}",
@@ -199,22 +218,32 @@ def m_batch_not_group_statistics(mod, rng):
     p, K = np.array([0.9, 0.2]), 4  # two prompts
     outs = np.array(np.meshgrid(*[[0, 1]] * (2 * K), indexing="ij")).reshape(2 * K, -1).T
 
-    def update(m):
-        g = np.zeros(2)
+    def moments(m):
+        """Exact mean (2,) and total variance (trace of the covariance) of the update, and the
+        part of the mean that comes from groups of equal rewards (2,)."""
+        g, g2, flat = np.zeros(2), 0.0, np.zeros(2)
         for y in outs:  # all 256 batches
             y = y.reshape(2, K).astype(float)
             prob = np.prod(np.where(y > 0, p[:, None], 1 - p[:, None]))
             A = m.standardized(y)  # (2, K)
-            g += prob * (A * (y - p[:, None])).mean(axis=1)  # d/d logit_n
-        return g
+            u = (A * (y - p[:, None])).mean(axis=1)  # d/d logit_n of one batch
+            g, g2 = g + prob * u, g2 + prob * float(u @ u)
+            flat += prob * u * (y.min(axis=1) == y.max(axis=1))  # no signal in that group
+        return g, g2 - float(g @ g), flat
 
-    g, g0 = update(mod), update(advantages)
+    (g, var, flat), (g0, var0, _) = moments(mod), moments(advantages)
     easy = mod.standardized(np.array([[1.0, 1, 1, 1], [0, 0, 0, 1]]))[0, 0]
+    share = flat[0] / g[0]  # the easy prompt's expected update from its equal-reward groups
+    _claim(bool(easy > 0), "under batch statistics an all-correct group gets a positive advantage")
+    _claim(bool(share > 0), "under batch statistics groups of equal rewards move the easy prompt")
     return (
         f"an all-correct group next to [0, 0, 0, 1] gets A = {easy:+.3f} (correct: 0); "
         f"exact expected update (256 batches, K = 4) relative error {rel(g, g0):.3f}, "
-        f"cosine {cos(g, g0):.3f}",
-        float(np.abs(g - g0).max() + abs(easy)),
+        f"cosine {cos(g, g0):.3f}, {share:.3f} of the easy prompt's from groups of equal "
+        f"rewards (correct: 0); its variance (trace of the covariance over the batches) "
+        f"{var:.4f} where the correct code's is {var0:.4f}: {var / var0:.2f}x, "
+        f"{'lower' if var < var0 else 'higher'}",
+        float(np.abs(g - g0).max() + abs(easy) + abs(var - var0)),
     )
 
 
@@ -228,10 +257,14 @@ def m_kl_estimator_fallthrough(mod, rng):
             g[m, est] = b.expected_grad(dk / b.Y)  # E[dk grad log pi]
     e2 = rel(g[mod, "k2"], g[kl, "k2"])
     n1 = float(np.linalg.norm(g[mod, "k1"] - g[kl, "k1"]))
+    g3 = b.expected_grad(kl.kl_per_token(lp, lp_ref, b.mask, "k3")[1] / b.Y)
+    _claim(bool(np.all(g[kl, "k1"] == 0) or np.abs(g[kl, "k1"]).max() < 1e-15), "k1's expected gradient is 0")
+    _claim(bool(np.array_equal(g[mod, "k1"], g3)), "the mutant's 'k1' is k3")
+    _claim(bool(e2 == 0), "the mutant's 'k2' is unaffected")
     return (
-        f"'k2' returns k3: expected gradient relative error {e2:.3f} (cosine "
-        f"{cos(g[mod, 'k2'], g[kl, 'k2']):.3f}); 'k1' (expected gradient 0) gets one of "
-        f"norm {np.linalg.norm(g[mod, 'k1']):.4f}",
+        f"'k1' returns k3: its expected gradient (0 for k1) has norm "
+        f"{np.linalg.norm(g[mod, 'k1']):.4f}, k3's own; 'k2' falls through to nothing "
+        f"(relative error {e2:.3f})",
         e2 + n1,
     )
 
@@ -257,7 +290,14 @@ def kl_path(m, b, beta=0.5, lr=1.0, steps=2000):
 def _kl_bugs(mod, rng):
     b, beta, steps = Bandit(rng), 0.5, 2000
     g, g0 = _grpo_update(mod, b, b.theta, beta), _grpo_update(grpo, b, b.theta, beta)
-    land = [kl_path(m, b, beta, steps=steps)[-1] for m in (mod, grpo)]
+    paths = [kl_path(m, b, beta, steps=steps) for m in (mod, grpo)]
+    land = [x[-1] for x in paths]
+    _claim(bool(land[1] < 1e-12), "the correct code's exact steps converge to the tilted optimum")
+    _claim(
+        bool(0 < np.argmin(paths[0]) < 50 and land[0] > paths[0][0]),
+        "the mutant's steps first approach pi*, then end farther from it than pi_ref is",
+    )
+    _claim(bool(cos(g, g0) > 0), "one step of the mutant has a positive cosine with the correct one")
     return (
         f"GRPO loss gradient (k2, beta = {beta:g}) relative error {rel(g, g0):.3f}, "
         f"cosine {cos(g, g0):+.3f}; {steps} exact expected steps reach KL(pi || pi*) = "
@@ -288,6 +328,10 @@ def m_token_kl_summed_at_the_end(mod, rng):
     (g, g0), _ = _critic_update(mod, rng, lambda m: m, lambda m: critic, 0.9)
     rng.bit_generator.state = state  # the same tables
     (h, h0), _ = _critic_update(mod, rng, lambda m: m, lambda m: critic, 1.0)
+    _claim(
+        bool(rel(h, h0) < 1e-12 < rel(g, g0)),
+        "at lam = 1 only rounding separates the two; at lam = 0.9 they differ",
+    )
     return (
         f"exact expected update ({N_TOKEN_MDP} responses, exact critic, GAE lam = 0.9) "
         f"relative error {rel(g, g0):.3f}, cosine {cos(g, g0):.3f} (lam = 1: relative error "
@@ -298,6 +342,7 @@ def m_token_kl_summed_at_the_end(mod, rng):
 
 def m_gae_reads_masked_values(mod, rng):
     (g, g0), values = _critic_update(mod, rng, lambda m: critic, lambda m: m, 0.9)
+    _claim(bool(values[0] != 0 and rel(g, g0) > 0), "the prompt state's value is not 0 and the update moves")
     return (
         f"padded rows bootstrap V(state 0) = {values[0]:.3f} at their last token: exact "
         f"expected update (GAE lam = 0.9) relative error {rel(g, g0):.3f}, cosine "
@@ -319,6 +364,7 @@ def m_dual_clip_positive_advantage(mod, rng):
     g, d, A = _first_epoch(mod, b, 3.0)
     g0, _, _ = _first_epoch(seqclip, b, 3.0)
     lost = int(((d == 0) & (A > 0)).sum())
+    _claim(bool(lost == (A > 0).sum() > 0), "every positive-advantage response loses its gradient")
     return (
         f"first epoch (rho = 1, c = 3): {lost} of {int((A > 0).sum())} positive-advantage "
         f"responses lose their gradient; expected update relative error {rel(g, g0):.3f}, "
@@ -335,6 +381,7 @@ def m_dual_clip_constant_below_one(mod, rng):
     except ValueError as e:
         return f"c = 0.8 rejected: {str(e).split(' (')[0]}", 0.0
     lost = int(((d == 0) & (A < 0)).sum())
+    _claim(bool(lost == (A < 0).sum() > 0), "every negative-advantage response loses its gradient")
     return (
         f"c = 0.8 accepted (the correct code raises ValueError): on the first epoch {lost} of "
         f"{int((A < 0).sum())} negative-advantage responses lose their gradient; expected "
@@ -349,6 +396,9 @@ def m_accumulation_divides_twice(mod, rng):
     N = mask.sum()
     w = mod.accumulation_weights(mask, G, "dapo")[mask > 0] * N  # / big batch's 1/N
     w0 = offpolicy.accumulation_weights(mask, G, "dapo")[mask > 0] * N
+    _claim(
+        bool(np.allclose(w, 1 / G, rtol=1e-12) and np.allclose(w0, 1, rtol=1e-12)), "the step is G times too small"
+    )
     return (
         f"every token's weight is {w.min():.3f}..{w.max():.3f} times the big batch's token "
         f"mean (G = {G} micro-batches) where the correct code gives {w0.min():.3f}..{w0.max():.3f}",
@@ -372,6 +422,10 @@ def m_ipo_summed_not_averaged(mod, rng):
         (gc, gr), (gc1, _) = grads(m, 0.0), grads(m, 1.0)
         res.append((gc[0, 0], gr[0, 0], -gc.sum() / (gc1.sum() - gc.sum())))  # quadratic: root
     (c, r, land), (c0, r0, land0) = res
+    _claim(
+        bool(np.isclose(c / c0, n_c) and np.isclose(r / r0, n_r) and np.isclose(land * n_c, land0)),
+        "the summed gradient is n times the averaged one, and its landing point n times smaller",
+    )
     return (
         f"at pi = pi_ref the per-token gradient is {c / c0:.1f}x (chosen, {n_c} tokens) and "
         f"{r / r0:.1f}x (rejected, {n_r} tokens) the averaged one; it lands at a per-token "
@@ -403,6 +457,9 @@ def m_gae_reset_at_observations(mod, rng):
         g = pr @ row_grads(P, s, y, m, np.take_along_axis(A, pos, 1) * m)
         out.append((A, np.abs(cm - exact)[mass > 0].max(), g))
     (A, bias, g), (A0, bias0, g0) = out
+    _claim(
+        bool(bias0 < 1e-12 < bias), "carried GAE is unbiased to rounding with the exact critic; reset GAE is not"
+    )
     return (
         f"calculator, exact critic, GAE lam = 0.9: advantage bias {bias:.3f} (max over (s, y) "
         f"against Q - V) where the correct code's is {bias0:.0e}; expected update relative "
@@ -419,6 +476,7 @@ def m_observation_tokens_trained(mod, rng):
         sb, yb, mb, _, _ = mm.action_view(env, ep)
         out.append((pr @ row_grads(P, sb, yb, mb, A_seq[:, None] * mb), mb.sum()))
     (g, n), (g0, n0) = out
+    _claim(bool(n > n0 and rel(g, g0) > 0), "observation tokens enter the loss and bias the expected update")
     return (
         f"calculator, all {len(pr)} (world, trajectory) pairs: {int(n - n0)} of the {int(n)} "
         f"tokens in the loss are observation tokens; exact expected "
@@ -432,7 +490,11 @@ MEASURE = {m.name: globals()[f"m_{m.name}"] for m in bugzoo.MUTANTS}
 
 def measure(mutant, pristine=False, seed=0):
     """(text, effect) of one mutant's measurement; pristine runs it on the unmutated source."""
-    return MEASURE[mutant.name](load(mutant, pristine), np.random.default_rng(seed))
+    _CHECK[0] = not pristine
+    try:
+        return MEASURE[mutant.name](load(mutant, pristine), np.random.default_rng(seed))
+    finally:
+        _CHECK[0] = True
 
 
 def main(argv=None):

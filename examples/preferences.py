@@ -25,6 +25,7 @@ takes full-batch steps on one fixed sample of pairs drawn from pi_ref. KL(pi* ||
 """
 
 import argparse
+import builtins
 import os
 import sys
 
@@ -44,6 +45,7 @@ from minirl_lm.direct.preferences import (
 from minirl_lm.values.optimum import tilted_optimum_tree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
@@ -263,8 +265,10 @@ def offline_step(policy, seq_ref, ro, c, r, beta, lr):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--beta", type=real(0.05, 100), default=1.0, help="beta of every loss, and of pi* (0.05..100)")
-    p.add_argument("--gamma", type=real(0, 100), default=0.5, help="SimPO's target margin")
-    p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight")
+    p.add_argument(
+        "--gamma", type=real(0, 100), default=0.5, help="SimPO's target margin zeta (TRL's simpo_gamma)"
+    )
+    p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight chi (TRL's beta)")
     p.add_argument("--z0", type=real(0, 100), default=0.0, help="KTO's reference point, held fixed")
     p.add_argument("--label-smoothing", type=real(0, 0.5), default=0.1, help="conservative DPO's")
     p.add_argument("--max-iter", type=integer(1, 100000), default=3000, help="L-BFGS iterations per loss")
@@ -274,6 +278,7 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0, help="online / offline DPO step size")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for part 2")
     p.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    p.add_argument("--takeaway", action="store_true", help="print only three lines that sum the run up")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw each loss's length distribution vs pi*'s")
     args = p.parse_args(argv)
     if args.quick:
@@ -290,6 +295,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    print = builtins.print if not args.takeaway else (lambda *a, **k: None)  # noqa: A001
     mdp, ref, grader = make_task()
     pop = Population(mdp, ref, grader)
     star = TabularPolicy(np.log(tilted_optimum_tree(mdp, ref.probs(), grader, args.beta)))
@@ -300,16 +306,17 @@ def main(argv=None):
     )
     print(
         f"beta = {args.beta:g} in every loss but orpo; cdpo label smoothing {args.label_smoothing:g}, "
-        f"simpo gamma {args.gamma:g}, orpo lam {args.lam:g}, kto z0 {args.z0:g}"
+        f"simpo margin zeta {args.gamma:g}, orpo weight chi {args.lam:g}, kto z0 {args.z0:g}"
     )
 
     # part 1: where each loss lands
-    landed, notes = {}, []
+    landed, notes, res = {}, [], {}
     for name in LOSSES:
         policy, gmax, it = land(pop, name, ref.theta, args)
         pi = pop.probs(policy)
         landed[name] = pi
         tv, kl, m, m_star = compare(pop, pi, pi_star)
+        res[name] = (tv, kl, m, m_star)
         print(
             f"preference {name:<11s}: TV to pi* {tv:.1e}, KL(pi*||pi) {kl:.1e}, "
             f"mean length {m:.2f} (pi* {m_star:.2f})"
@@ -325,6 +332,7 @@ def main(argv=None):
             )
         if name == "kto":
             good = pop.net_desirable() > 1e-12  # (M,) more desirable than not
+            kto_mass = pi[~good].sum() / mdp.N
             notes.append(
                 f"kto: no interior optimum; it stops at |gradient| {gmax:.0e} only "
                 f"because sigma' vanishes, with mass {pi[~good].sum() / mdp.N:.0e} left "
@@ -361,8 +369,50 @@ def main(argv=None):
         f"online ends at {trace[-1][1]:.2e}"
     )
 
+    page_run = {k: v for k, v in vars(args).items() if k not in ("plot", "takeaway")} == {
+        k: v for k, v in vars(parse_args([])).items() if k not in ("plot", "takeaway")
+    }
+    if page_run or args.takeaway:  # the page's claims are about its run, the defaults
+        summary = conclusions(res, trace, kto_mass)
+    if args.takeaway:
+        for line in summary:
+            builtins.print(line)
     if args.plot:
         plot(pop, landed, pi_star, args.plot)
+
+
+def conclusions(res, trace, kto_mass):
+    """The page's claims, checked on this run, and its three-line takeaway (returned)."""
+    others = {k: v for k, v in res.items() if k != "dpo"}
+    near = min(others, key=lambda k: others[k][0])
+    length = {k: v[2] for k, v in res.items()}
+    m_star = res["dpo"][3]
+    claim(
+        bool(res["dpo"][0] < 1e-6 and min(v[0] for v in others.values()) > 1e-3),
+        "only DPO lands on pi*; every other loss lands at a nonzero distance",
+    )
+    claim(bool(abs(length["dpo"] - m_star) < 5e-3), "DPO's mean length is pi*'s")
+    claim(bool(length["ipo_avg"] > length["ipo_sum"]), "averaged IPO lands on longer responses than summed IPO")
+    claim(
+        bool(length["simpo"] > m_star > length["orpo"]),
+        "SimPO lands on longer responses than pi*, ORPO on shorter",
+    )
+    claim(bool(kto_mass < 1e-6), "KTO leaves almost no mass on the responses that are not net-desirable")
+    steps, online, offline = zip(*trace)
+    i = int(np.argmin(offline))
+    claim(
+        bool(0 < i < len(offline) - 1 and offline[-1] > offline[i] < offline[0]),
+        "offline DPO on a fixed sample first improves, then its KL rises again after its minimum",
+    )
+    claim(bool(online[-1] < min(offline)), "online DPO ends nearer pi* than offline DPO ever gets")
+    longer = ", ".join(f"{k} {length[k]:.2f}" for k in ("ipo_sum", "ipo_avg", "simpo", "orpo"))
+    return [
+        f"only DPO lands on pi*: TV {res['dpo'][0]:.0e} (the solver's tolerance); the nearest other "
+        f"loss, {near}, lands at TV {others[near][0]:.2f}",
+        f"the others move the length: pi* (and DPO) {m_star:.2f} tokens on average, {longer}",
+        f"online DPO ends at KL(pi*||pi) {online[-1]:.2e}, offline DPO on a fixed sample at "
+        f"{offline[-1]:.2e}, after its best {offline[i]:.2e} at step {steps[i]}",
+    ]
 
 
 def plot(pop, landed, pi_star, path):

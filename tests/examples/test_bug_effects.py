@@ -79,6 +79,24 @@ def test_the_program_prints_one_line_per_mutant_in_zoo_order():
     assert text["accumulation_divides_twice"].startswith("every token's weight is 0.250..0.250")
     assert "8.0x (chosen, 8 tokens) and 4.0x (rejected, 4 tokens)" in text["ipo_summed_not_averaged"]
     assert "log-ratio 0.625 where 5.000" in text["ipo_summed_not_averaged"]
+    var = re.search(
+        r"variance .* ([\d.]+) where the correct code's is ([\d.]+): ([\d.]+)x, (\w+)$",
+        text["batch_not_group_statistics"],
+    )
+    assert var and var[4] == ("lower" if float(var[1]) < float(var[2]) else "higher")
+    assert (
+        text["kl_estimator_fallthrough"].startswith("'k1' returns k3")
+        and "(relative error 0.000)" in text["kl_estimator_fallthrough"]
+    )
+
+
+def test_a_claim_that_breaks_stops_the_measurement(monkeypatch):
+    """A claim of the page checked on the mutant: reversed, it raises; on the pristine source
+    the bug's claims are not checked."""
+    m = next(x for x in bugzoo.MUTANTS if x.name == "dual_clip_positive_advantage")
+    monkeypatch.setattr(bug_effects, "_claim", lambda ok, s: bug_effects.claim(not ok, s))
+    with pytest.raises(AssertionError, match="claim no longer holds: every positive-advantage"):
+        bug_effects.measure(m)
 
 
 @pytest.mark.slow

@@ -85,3 +85,34 @@ def test_quick_run_and_plot(tmp_path):
 
 def test_help_exits_zero():
     assert "--plot" in run("--help")
+
+
+def _example():
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    spec = importlib.util.spec_from_file_location("preferences_example", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_takeaway_is_three_lines_and_a_reversed_claim_stops_the_run():
+    """The page's claims on synthetic figures: they hold, the takeaway has three lines; with
+    SimPO shorter than pi* the run stops (ClaimFailed), so the build would fail."""
+    ex = _example()
+    res = {
+        "dpo": (1e-10, 1e-19, 3.19, 3.19),
+        "cdpo": (0.26, 0.2, 2.7, 3.19),
+        "ipo_sum": (0.47, 0.8, 2.4, 3.19),
+        "ipo_avg": (0.32, 0.4, 2.5, 3.19),
+        "simpo": (0.7, 3.5, 3.9, 3.19),
+        "orpo": (0.5, 1.1, 1.8, 3.19),
+        "kto": (0.45, 11.0, 3.1, 3.19),
+    }
+    trace = [(0, 1.0, 1.0), (10, 0.5, 0.6), (100, 0.1, 0.5), (300, 0.08, 0.8)]
+    lines = ex.conclusions(res, trace, 1e-17)
+    assert len(lines) == 3 and lines[0].startswith("only DPO lands on pi*")
+    res["simpo"] = (0.7, 3.5, 3.0, 3.19)
+    with pytest.raises(AssertionError, match="claim no longer holds: SimPO lands on longer"):
+        ex.conclusions(res, trace, 1e-17)
