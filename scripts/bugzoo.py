@@ -198,7 +198,7 @@ MUTANTS = (
     Mutant(
         "kl_estimator_fallthrough",
         "areal-project/AReaL PR #408",
-        "every KL estimator falls through to k3 (an if chain without elif)",
+        "k1 falls through to k3 (an if chain without elif: the else of the k2 test overwrites k1)",
         "minirl_lm/pg/kl.py",
         (
             (
