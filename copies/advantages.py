@@ -63,9 +63,10 @@ Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k -
 same number algebraically (to rounding), so that equal rewards give exactly 0.
 
 Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
-`trl/trainer/utils.py` `nanstd` @ `f2cd57710a` (2026-07-24); verl
-`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` @ `1dda039b9c` (2026-08-22);
-the page "Where to go next" maps the rest). `ddof` is the int 0 or 1 (not a bool, not a float).
+`trl/trainer/utils.py` `nanstd`, TRL 1.16.0 as at commit `f2cd57710a` (2026-07-24); verl
+`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` (`torch.std`), verl 0.9.1 as at
+commit `1dda039b9c` (2026-08-22); the page "Where to go next" maps the rest). `ddof` is the int 0
+or 1 (not a bool, not a float).
 
 Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
 baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
@@ -77,20 +78,22 @@ so) has its std computed on the rescaled deviations, so a tiny spread with `std_
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF
-                          --rollout.n_samples_per_prompt (1)
+                          --rollout.n_samples_per_prompt (1; rloo, reinforce_baseline, group_norm
+                          and dr_grpo assert it is > 1)
 "standardized"            TRL scale_rewards="group"; verl adv_estimator=grpo; OpenRLHF
                           --algo.advantage.estimator group_norm
 std_eps (1e-8)            TRL 1e-4; verl epsilon=1e-6; OpenRLHF 1e-9 (none is a setting)
 ddof (0)                  TRL, verl and OpenRLHF: 1 (Bessel)
 "mean"                    TRL scale_rewards="none"; verl norm_adv_by_std_in_grpo=False; OpenRLHF
                           dr_grpo (reinforce_baseline: then whitened over the batch)
-"loo"                     TRL RLOOTrainer; verl adv_estimator=rloo; OpenRLHF rloo
+"loo"                     TRL RLOOTrainer; verl adv_estimator=rloo (or rloo_vectorized); OpenRLHF
+                          rloo
 reinforce_pp              verl adv_estimator=reinforce_plus_plus; OpenRLHF reinforce
 batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 ```

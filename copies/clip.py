@@ -70,9 +70,9 @@ The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one defini
 `scripts/standalone.py`, inlines it). `clipped_surrogate` is the checked entry of `_surrogate`, the
 trusted core GRPO calls.
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 eps (0.2)         TRL epsilon (0.2); verl actor.clip_ratio_low (0.2); OpenRLHF --actor.eps_clip

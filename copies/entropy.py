@@ -54,13 +54,14 @@ A response of length 0 visits no state and contributes nothing. Imports NumPy an
 minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
 differences.
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0); OpenRLHF
-                             --actor.entropy_coef (None: off), aggregated as the loss
+                             --actor.entropy_coef (None: off), always the token mean over the
+                             batch's action tokens, whatever --actor.loss_agg_mode
 ```
 """
 

@@ -81,9 +81,9 @@ The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one defini
 `kl_per_token` and `kl_penalty` (GRPO calls `_penalty`). An overflow is named after the log-prob
 of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`).
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 beta              TRL beta (0.0); verl actor.kl_loss_coef (0.001), algorithm.kl_ctrl.kl_coef
@@ -92,8 +92,11 @@ kl_penalty        TRL GRPO (k3, beta > 0); verl actor.use_kl_loss (False); OpenR
                   --algo.kl.use_loss (False: the KL goes into the reward, per token)
 kl_in_reward      TRL RLOOTrainer (k1, summed); verl algorithm.use_kl_in_reward (False)
 estimator         verl kl, mse, low_var_kl (or k1, k2, k3); OpenRLHF --algo.kl.estimator (k1)
-*_straight_through  verl kl_loss_type k1+, k3+
-kl_penalty_is     TRL use_bias_correction_kl; OpenRLHF --algo.kl.unbiased_gradient (False)
+*_straight_through  verl kl_loss_type k1+, k3+; OpenRLHF --algo.kl.unbiased_gradient (False;
+                  with the old log-probs it also weights each token's gradient by rho, clamped
+                  at 10: kl_penalty_is's gradient with the unweighted value)
+kl_penalty_is     TRL use_bias_correction_kl (True; with importance_sampling_level="sequence" rho
+                  is the broadcast sequence ratio, not modelled here)
 adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.kl.horizon
 ```
 """

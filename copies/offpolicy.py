@@ -89,9 +89,9 @@ Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reprod
 M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
 accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 is_weights                   TRL vllm_importance_sampling_correction (True), _mode, _clip_max

@@ -82,7 +82,7 @@ No knob: the tilted optimum and its exploit threshold are analysis, not a traini
 TRL, verl or OpenRLHF.
 
 Names in the frameworks: none. The tilted optimum and its exploit threshold are analysis, not
-a setting of TRL (@ `f2cd57710a`), verl (@ `1dda039b9c`) or OpenRLHF 0.11.2.
+a setting of TRL 1.16.0, verl 0.9.1 or OpenRLHF 0.11.2.
 """
 
 import inspect

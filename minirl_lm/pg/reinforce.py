@@ -35,18 +35,22 @@ Padding has `w = 0`, so the gradient is 0 there; a response of length 0 contribu
 division by zero: its weights are 0). One default for every loss of the library and for
 `token_weights`: `agg="token_mean"` (the frameworks' default too, below).
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 agg="token_mean" (default)  TRL loss_type="dapo" (default) or "bnpo"; verl
                             actor.loss_agg_mode="token-mean" (default); OpenRLHF
                             --actor.loss_agg_mode token-mean (default)
-agg="seq_sum"               verl "seq-mean-token-sum"; TRL, OpenRLHF: none
+agg="seq_sum"               TRL loss_type="luspo"; verl "seq-mean-token-sum"; OpenRLHF: none
 agg="seq_mean_token_mean"   TRL "grpo"; verl "seq-mean-token-mean"; OpenRLHF seq-mean-token-mean
+                            (verl's seq-mean modes and OpenRLHF's divide by the rows with a real
+                            token, not by B)
 agg="constant", max_len     TRL "dr_grpo" (T_max = max_completion_length); verl
-                            "seq-mean-token-sum-norm" (T_max = loss_scale_factor); OpenRLHF: none
+                            "seq-mean-token-sum-norm" (T_max = loss_scale_factor, or the padded
+                            width T when null, the default); OpenRLHF: none
+(none)                      verl "token-sum" (the masked sum, no normalizer)
 ```
 """
 

@@ -50,19 +50,24 @@ would no longer be 1 and the first epoch would not be REINFORCE.
 Non-finite results (the product ratio overflowing with A < 0, say) raise ValueError naming
 logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypass rows).
 
-Names in the frameworks: TRL @ `f2cd57710a` and verl @ `1dda039b9c` (the commits of
-`docs/next.md` in the minirl_lm repository, which maps the rest), OpenRLHF 0.11.2; the
-values in parentheses are their defaults, not results of this library.
+Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
+0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
+parentheses are their defaults at those versions, not results of this library.
 
 ```text
 dual_clip_surrogate c (3.0)  TRL delta (None); verl actor.clip_ratio_c (3.0); OpenRLHF
                              --actor.dual_clip (None: off)
 gspo_surrogate               TRL importance_sampling_level="sequence"; verl
-                             policy_loss.loss_mode="gspo"; OpenRLHF --actor.policy_loss_type
-                             gspo (the ratio is the exp of the mean token log-ratio; each
-                             sequence's token mean, whatever the loss_agg_mode)
+                             policy_loss.loss_mode="gspo" with loss_agg_mode="seq-mean-token-mean"
+                             (at 0.9.1 GSPO follows loss_agg_mode, default token-mean; at commit
+                             1dda039b9c it used seq-mean-token-mean whatever loss_agg_mode said);
+                             OpenRLHF --actor.policy_loss_type gspo (the ratio is the exp of the
+                             mean token log-ratio; each sequence's token mean, whatever
+                             --actor.loss_agg_mode)
+sequence_ratio "product"     TRL loss_type="vespo" (in a detached weight, not a clip)
 cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); verl
-                             policy_loss.loss_mode="cispo"; OpenRLHF: none
+                             policy_loss.loss_mode="cispo" ([1 - clip_ratio_low, 1 +
+                             clip_ratio_high], [0.8, 1.2] at the defaults); OpenRLHF: none
 ```
 """
 
