@@ -36,16 +36,17 @@ Every loss is a function of per-token log-probs: a response's sequence log-prob 
 h      = (s_c - s_ref_c) - (s_r - s_ref_r)                      summed log-ratio margin
 h_avg  = (s_c - s_ref_c) / n_c - (s_r - s_ref_r) / n_r          averaged log-ratio margin
 IPO:      l = (h - 1/(2 beta))^2            or (h_avg - 1/(2 beta))^2     eq. (ipo), eq. (ipo_avg)
-SimPO:    l = -log sigma(beta (a_c - a_r) - gamma)                        eq. (simpo)
-ORPO:     l = -a_c - lam log sigma(o(a_c) - o(a_r)),  o(a) = a - log(1 - e^a)   eq. (orpo)
+SimPO:    l = -log sigma(beta (a_c - a_r) - zeta)                         eq. (simpo)
+ORPO:     l = -a_c - chi log sigma(o(a_c) - o(a_r)),  o(a) = a - log(1 - e^a)   eq. (orpo)
 ```
 
 and for B single examples, each desirable (label 1) or undesirable (label 0), with the reference
-point z0 held fixed (data, no gradient):
+point z0 held fixed (data, no gradient); the page's names: zeta is the argument `gamma`,
+chi the argument `lam`, omega_D and omega_U the arguments `lambda_d` and `lambda_u`:
 
 ```text
-KTO:  l = lambda_D (1 - sigma(beta (h - z0)))   desirable,   h = s - s_ref
-      l = lambda_U (1 - sigma(beta (z0 - h)))   undesirable                     eq. (kto)
+KTO:  l = omega_D (1 - sigma(beta (h - z0)))    desirable,   h = s - s_ref
+      l = omega_U (1 - sigma(beta (z0 - h)))    undesirable                     eq. (kto)
 ```
 
 The loss is the weighted sum over pairs (examples) with weights `w` (default: the mean).
@@ -57,10 +58,10 @@ are one line each, with `d/dz [-log sigma(z)] = -sigma(-z)`:
 
 ```text
 IPO:    dl/dh = 2 (h - 1/(2 beta));   dh/ds_c = 1 (or 1/n_c),  dh/ds_r = -1 (or -1/n_r)
-SimPO:  dl/da_c = -beta sigma(-z) = -dl/da_r,                  z = beta (a_c - a_r) - gamma
-ORPO:   o'(a) = 1 / (1 - e^a);  dl/da_c = -1 - lam sigma(-z) o'(a_c);  dl/da_r = lam sigma(-z) o'(a_r)
-KTO:    dl/dh = -lambda_D beta sigma(u) sigma(-u)  (desirable),  +lambda_U beta sigma(u) sigma(-u)
-        (undesirable), with u the argument of that example's sigma
+SimPO:  dl/da_c = -beta sigma(-z) = -dl/da_r,                  z = beta (a_c - a_r) - zeta
+ORPO:   o'(a) = 1 / (1 - e^a);  dl/da_c = -1 - chi sigma(-z) o'(a_c);  dl/da_r = chi sigma(-z) o'(a_r)
+KTO:    dl/dh = -omega_D beta sigma(z) sigma(-z)  (desirable),  +omega_U beta sigma(z) sigma(-z)
+        (undesirable), with z the argument of that example's sigma
 ```
 
 Deviations and edge cases. The summed IPO is `dpo.dpo_loss(variant="ipo")`; the averaged one
