@@ -338,8 +338,8 @@ def test_readme_plot_example_without_matplotlib_fails_fast(no_matplotlib, tmp_pa
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_bad_argument_exit_code_in_a_real_process(script):
     """One bad argument per script as a real command line: exit status 2, no traceback, fast."""
-    opt, bad = next(iter(OPTIONS[script].items()))
-    argv = [bad[0]] if not opt else [f"{opt}={bad[0]}"]
+    opt, bad = next(iter(OPTIONS[script].items()), ("--no-such-option", [None]))
+    argv = [bad[0]] if not opt else [f"{opt}={bad[0]}" if bad[0] is not None else opt]
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / script), *argv], capture_output=True, text=True, cwd=ROOT, timeout=120
