@@ -163,7 +163,7 @@ def cases(reference, seed=0):
     for combo in itertools.product(*(values for _, values in axes)):
         kwargs = {name: value for (name, _), (_, value) in zip(axes, combo)}
         for key in [k for k in kwargs if k.startswith("logp")]:  # garbage where the mask is 0
-            m = kwargs.get("mask", kwargs.get("mask_c"))
+            m = kwargs.get({"logp_c": "mask_c", "logp_r": "mask_r"}.get(key, "mask"))  # its own mask
             if m is not None and kwargs[key].shape == m.shape:
                 kwargs[key] = np.where(m > 0, kwargs[key], gen["_garbage"])
         label = ", ".join(lab for (_, _), (lab, _) in zip(axes, combo) if lab) or "default"

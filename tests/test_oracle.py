@@ -95,3 +95,12 @@ def test_report_lists_every_case_and_ends_with_the_count():
 def test_bad_arguments_are_named(call, arg, fragment):
     msg = raises((TypeError, ValueError), call)
     assert msg.startswith(f"{arg}: ") and fragment in msg
+
+
+def test_each_token_array_gets_garbage_where_its_own_mask_is_zero():
+    from minirl_lm.direct.preferences import ipo_loss
+
+    for _, kw in oracle.cases(ipo_loss):
+        for lp, m in (("logp_c", "mask_c"), ("logp_r", "mask_r")):
+            real, pad = kw[lp][kw[m] > 0], kw[lp][kw[m] == 0]
+            assert (real < 0).all() and np.abs(pad).max() > 5.0  # log-probs where trained, garbage elsewhere
