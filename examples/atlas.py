@@ -33,9 +33,7 @@ of the entropy of the response distribution).
 """
 
 import argparse
-import functools
 import itertools
-import math
 import os
 import sys
 
@@ -43,6 +41,9 @@ import numpy as np
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy, log_softmax_table
+from minirl_lm.exact.batch import batch_moments
+from minirl_lm.exact.groups import group_law, group_updates, multisets
+from minirl_lm.exact.scores import token_scores
 from minirl_lm.pg.advantages import (
     batch_std,
     centred,
@@ -142,20 +143,10 @@ def make_task(name="main"):
     )
 
 
-@functools.lru_cache(maxsize=None)
-def multisets(Rn, K):
-    """Every multiset of K responses out of Rn: sorted index tuples (M, K), multinomial coefs."""
-    Y = np.array(list(itertools.combinations_with_replacement(range(Rn), K)), dtype=np.int64)
-    counts = np.stack([(Y == y).sum(1) for y in range(Rn)], 1)  # (M, Rn)
-    coef = np.array(
-        [math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts]
-    )  # (M,) multinomial
-    return Y, counts, coef
-
-
 # ---- everything that depends on theta ---------------------------------------------------------
-def tables(theta, task):
-    """Per-response log-probs, probabilities, token scores and entropy gradients."""
+def tables(theta, task, entropy=True):
+    """Per-response log-probs, probabilities, and the bases of the updates: each token's score
+    and (for the entropy rows) the entropy's gradient at its state, (N, Rn, T, D)."""
     S, V = theta.shape
     logpi = log_softmax_table(theta)  # (S, V)
     pi = np.exp(logpi)
@@ -163,23 +154,17 @@ def tables(theta, task):
     st, tk, m = task["states"], task["tokens"], task["mask"]  # (N, Rn, T)
     lp = np.where(m > 0, logpi[st, tk], 0.0)  # (N, Rn, T)
     u = lp - np.where(m > 0, logpi_ref[st, tk], 0.0)  # log pi/pi_ref
-    score = np.zeros(st.shape + (S, V))  # (N, Rn, T, S, V)
-    idx = np.indices(st.shape)
-    score[idx[0], idx[1], idx[2], st] = -pi[st]  # -pi(.|s_t)
-    score[idx[0], idx[1], idx[2], st, tk] += 1.0  # + onehot(y_t)
-    score *= m[..., None, None]
-    hg = np.zeros_like(score)
-    hg[idx[0], idx[1], idx[2], st] = entropy_grad_table(theta)[st]  # dH(s_t)/dtheta
-    hg *= m[..., None, None]
-    D = S * V
-    return dict(
-        lp=lp,
-        u=u,
-        seq=lp.sum(-1),
-        py=np.exp(lp.sum(-1)),
-        score=score.reshape(st.shape + (D,)),
-        hg=hg.reshape(st.shape + (D,)),
-    )
+    N, Rn, T = st.shape
+    flat = lambda a: a.reshape(N * Rn, T)  # noqa: E731
+    score = token_scores(pi, flat(st), flat(tk), flat(m)).reshape(N, Rn, T, S * V)  # eq. (exact_score)
+    out = dict(lp=lp, u=u, seq=lp.sum(-1), py=np.exp(lp.sum(-1)), score=score)
+    if entropy:
+        hg = entropy_grad_table(theta)[st] * m[..., None]  # (N, Rn, T, V) dH(s_t)/dtheta[s_t]
+        rows = np.zeros((N, Rn, T, S, V))
+        idx = np.indices(st.shape)
+        rows[idx[0], idx[1], idx[2], st] = hg
+        out["hg"] = rows.reshape(N, Rn, T, S * V)
+    return out
 
 
 def greedy_index(theta, task):
@@ -196,7 +181,7 @@ def greedy_index(theta, task):
 
 def intended(theta, task, c):
     """grad J (D,) and J, exactly, eq. (atlas_objective); c the entropy coefficient."""
-    tb = tables(theta, task)
+    tb = tables(theta, task, entropy=False)
     Rt = task["R"] - BETA * tb["u"].sum(-1) - c * tb["seq"]  # (N, Rn)
     J = (tb["py"] * Rt).sum(1)  # (N,)
     seq_score = tb["score"].sum(2)  # (N, Rn, D)
@@ -206,7 +191,7 @@ def intended(theta, task, c):
 
 def optimum(task, c):
     """pi*(y|x) (N, Rn): pi_ref^(beta/(beta+c)) exp(R/(beta+c)), normalized."""
-    seq_ref = tables(task["theta_ref"], task)["seq"]
+    seq_ref = tables(task["theta_ref"], task, entropy=False)["seq"]
     z = (BETA * seq_ref + task["R"]) / (BETA + c)
     z -= z.max(1, keepdims=True)
     return np.exp(z) / np.exp(z).sum(1, keepdims=True)
@@ -216,9 +201,8 @@ def optimum(task, c):
 def parts(cfg, theta, task, K):
     """Per prompt: multisets, their probabilities and the pieces of each group's update."""
     adv, agg, kl, samp = cfg
-    tb = tables(theta, task)
+    tb = tables(theta, task, entropy=kl == "ent_bonus")
     N, T, B = task["N"], task["T"], task["N"] * K
-    Y, _, coef = multisets(task["Rn"], K)
     R_raw = task["R"].copy()
     if samp == "overlen":
         pen = overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG)  # eq. (overlong)
@@ -241,7 +225,7 @@ def parts(cfg, theta, task, K):
     greedy = greedy_index(theta, task) if adv == "remax" else None
     out = []
     for n in range(N):
-        p = coef * np.prod(tb["py"][n][Y], axis=1)  # (M,)
+        Y, p = group_law(tb["py"][n], K)  # (M, K), (M,) eq. (exact_multinomial)
         if samp == "dapo":  # eq. (dapo_reweight)
             p = p * filter_groups(R_raw[n][Y])
             p = p / p.sum() if p.sum() > 0 else p  # never accepted: no update
@@ -269,10 +253,12 @@ def parts(cfg, theta, task, K):
                 "opo": lambda r: opo(r, task["lengths"][n][Y]),
             }[adv](rs)  # (M, K)
             X = A[..., None] * m
-        sc, hg = tb["score"][n][Y], tb["hg"][n][Y]  # (M, K, T, D)
-        P = np.einsum("mkt,mktd->md", w * X, sc)
-        Q = np.einsum("mkt,mktd->md", w, sc)
-        Rg = np.einsum("mkt,mktd->md", -beta_loss * w * d[n][Y], sc) + c_bonus * np.einsum("mkt,mktd->md", w, hg)
+        sc = [tb["score"][n]]  # (Rn, T, D) the basis, eq. (exact_group)
+        P = group_updates(Y, [w * X], sc)  # (M, D)
+        Q = group_updates(Y, [w], sc)
+        Rg = group_updates(Y, [-beta_loss * w * d[n][Y]], sc)
+        if c_bonus:  # the entropy's gradient: a second basis
+            Rg = Rg + c_bonus * group_updates(Y, [w], [tb["hg"][n]])
         if adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
             stats = (m.sum((1, 2)), (X * m).sum((1, 2)), (X * X * m).sum((1, 2)))
         else:  # batch std of rewards
@@ -281,8 +267,12 @@ def parts(cfg, theta, task, K):
     return out
 
 
-def moments(cfg, theta, task, K):
-    """E[g] (D,) and trace Cov[g] for one batch, by exact enumeration."""
+def moments(cfg, theta, task, K, second=True):
+    """E[g] (D,) and trace Cov[g] for one batch (0.0 unless `second`), exactly.
+
+    Prompts independent: each group's law, eq. (exact_group). Coupled by a batch statistic
+    (batch std, REINFORCE++'s whitening, token_mean's token count): the joint outcome, through
+    per-prompt marginals, eq. (exact_batch)."""
     adv, agg = cfg[0], cfg[1]
     pr = parts(cfg, theta, task, K)
     if adv not in COUPLED_ADVS and agg != "token_mean":  # prompts independent
@@ -290,46 +280,19 @@ def moments(cfg, theta, task, K):
         for q in pr:
             g = q["P"] + q["Rg"]  # (M, D)
             Eg = Eg + q["p"] @ g
-            Eg2 += q["p"] @ (g * g).sum(1)
-        return Eg, Eg2 - Eg @ Eg
-    # coupled: g_n = a P_n - b Q_n + e Rg_n with batch scalars a, b, e over the joint outcome
-    N = len(pr)
-    shape = lambda n: tuple(-1 if i == n else 1 for i in range(N))
-    joint = 1.0
-    tot = [0.0, 0.0, 0.0]
-    ntok = 0.0
-    for n, q in enumerate(pr):
-        joint = joint * q["p"].reshape(shape(n))
-        tot = [t + s.reshape(shape(n)) for t, s in zip(tot, q["stats"])]
-        ntok = ntok + q["ntok"].reshape(shape(n))
-    z = 1.0 / np.maximum(ntok, 1.0) if agg == "token_mean" else np.ones_like(joint)
-    cnt, S1, S2 = tot
-    if adv == "batch_std":  # eq. (pg_batch_std)
-        var = np.maximum(S2 - S1 * S1 / cnt, 0.0) / cnt
-        s, mu = 1.0 / (np.sqrt(var) + 1e-8), 0.0
-    elif adv in ("reinforce_pp", "rpp_baseline"):  # eq. (rpp), ddof = 1
-        mu = S1 / np.maximum(cnt, 1.0)
-        var = np.maximum(S2 - S1 * mu, 0.0) / np.maximum(cnt - 1.0, 1.0)
-        s = np.where(var > 0, 1.0 / np.sqrt(var + 1e-8), 0.0)  # all equal: A = 0
-    else:
-        s, mu = 1.0, 0.0
-    a, b, e = z * s, z * s * mu, z
-    a, b, e = [np.broadcast_to(x, joint.shape) for x in (a, b, e)]
-    Eg, Eg2 = 0.0, 0.0
-    for n, q in enumerate(pr):
-        axes = tuple(i for i in range(N) if i != n)
-        W = lambda f: (joint * f).sum(axis=axes)  # (M,) sum over others
-        P, Q, Rg = q["P"], q["Q"], q["Rg"]
-        Eg = Eg + W(a) @ P - W(b) @ Q + W(e) @ Rg
-        Eg2 += (
-            W(a * a) @ (P * P).sum(1)
-            + W(b * b) @ (Q * Q).sum(1)
-            + W(e * e) @ (Rg * Rg).sum(1)
-            - 2 * W(a * b) @ (P * Q).sum(1)
-            + 2 * W(a * e) @ (P * Rg).sum(1)
-            - 2 * W(b * e) @ (Q * Rg).sum(1)
-        )
-    return Eg, Eg2 - Eg @ Eg
+            if second:
+                Eg2 += q["p"] @ (g * g).sum(1)
+        return Eg, (Eg2 - Eg @ Eg if second else 0.0)
+    kind = {"batch_std": "batch_std", "reinforce_pp": "whiten", "rpp_baseline": "whiten"}.get(adv, "none")
+    Eg, Eg2 = batch_moments(
+        [q["p"] for q in pr],
+        [np.stack(list(q["stats"]) + [q["ntok"]]) for q in pr],  # (4, M): cnt, S1, S2, ntok
+        [(q["P"], q["Q"], q["Rg"]) for q in pr],
+        kind=kind,
+        token_mean=agg == "token_mean",
+        second=second,
+    )
+    return Eg, (Eg2 - Eg @ Eg if second else 0.0)
 
 
 # ---- the fixed point --------------------------------------------------------------------------
@@ -346,7 +309,7 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
     """
     act = task["active"]
     c = C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0
-    Eg = lambda th: moments(cfg, th, task, K)[0].reshape(th.shape)[act]
+    Eg = lambda th: moments(cfg, th, task, K, second=False)[0].reshape(th.shape)[act]
     theta = task["theta_ref"].copy()
     g = Eg(theta)
     gJ = intended(theta, task, c)[0].reshape(theta.shape)[act]
@@ -392,7 +355,7 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
 
 
 def tv_to_optimum(theta, task, c):
-    py = tables(theta, task)["py"]
+    py = tables(theta, task, entropy=False)["py"]
     return float(0.5 * np.abs(py - optimum(task, c)).sum(1).mean())
 
 
@@ -488,11 +451,10 @@ def library_update(cfg, theta, task, K, groups):
 
 def brute_force_moments(cfg, theta, task, K):
     """E[g], trace Cov[g] by looping over every joint outcome through library_update (slow)."""
-    Y, _, coef = multisets(task["Rn"], K)
-    py = tables(theta, task)["py"]
+    py = tables(theta, task, entropy=False)["py"]
     probs = []
     for n in range(task["N"]):
-        p = coef * np.prod(py[n][Y], axis=1)
+        Y, p = group_law(py[n], K)
         if cfg[3] == "dapo":
             R = task["R"][n][Y]
             p = p * filter_groups(R)

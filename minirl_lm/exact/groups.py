@@ -1,0 +1,205 @@
+"""Groups of K i.i.d. responses: the multinomial law of a group and the moments of its update.
+
+K responses drawn i.i.d. from `p` over R responses form a multiset; its probability is
+
+    P(counts n_1..n_R) = K! / (n_1! ... n_R!) prod_r p_r^{n_r}                     (exact_multinomial)
+
+so an expectation over a group is a finite sum over the `C(R + K - 1, K)` multisets, not over
+the `R^K` ordered draws. A group's update is linear in per-token coefficients on fixed basis
+vectors (the scores of `minirl_lm.exact.scores`, or any other per-token vectors, such as the
+entropy's gradient): with `C_m` the coefficients of multiset `m` summed onto its distinct
+responses and `Phi` the basis stacked as rows,
+
+    E[g] = (sum_m P_m C_m) Phi,    E|g|^2 = sum_m P_m C_m (Phi Phi^T) C_m^T        (exact_group)
+
+(the Gram matrix `Phi Phi^T` is computed once). `iid_moments` takes the other road for a
+bilinear update `g = sum_{k,j} c[k, j] R_j S_k`: its second moment depends only on which of the
+four indices coincide, so it needs no list of groups at all.
+
+    $ python examples/atlas.py --K 4    # every configuration's exact moments at K = 4
+"""
+
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from minirl_lm.exact.checks import group_args, iid_args, law_args, ordered_args
+
+
+@functools.lru_cache(maxsize=64)
+def _multisets(R, K):
+    Y = np.array(list(itertools.combinations_with_replacement(range(R), K)), dtype=np.int64)  # (M, K)
+    counts = np.stack([(Y == y).sum(1) for y in range(R)], 1)  # (M, R)
+    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts])  # (M,)
+    for a in (Y, counts, coef):
+        a.setflags(write=False)  # cached: shared by every caller
+    return Y, counts, coef
+
+
+def multisets(R, K):
+    """Every multiset of K responses out of R, and its multinomial coefficient.
+
+    Args:
+        R: number of distinct responses, >= 1.
+        K: group size, >= 1.
+
+    Returns:
+        `(Y, counts, coef)`: `(M, K)` int64 sorted index tuples, `(M, R)` int64 counts, `(M,)`
+        float64 `K! / prod n_r!`, `M = C(R + K - 1, K)`. Read-only (cached).
+    """
+    R, K = law_args(R, K)
+    return _multisets(R, K)
+
+
+def group_law(p, K):
+    """The multisets of K i.i.d. draws from each row of `p`, and their probabilities.
+
+    Args:
+        p: `(R,)` or `(N, R)` probabilities, each row summing to 1.
+        K: group size, >= 1.
+
+    Returns:
+        `(Y, P)`: `(M, K)` int64 multisets and `(M,)` or `(N, M)` float64 probabilities,
+        eq. (exact_multinomial).
+    """
+    p, K = law_args(p, K, probs=True)
+    return _group_law(p, K)
+
+
+def _group_law(p, K):
+    Y, _, coef = _multisets(p.shape[-1], K)
+    return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
+
+
+def group_moments(P, Y, coefs, bases, second=True):
+    """`E[g]` and `E|g|^2` of a group's update `g = sum_f sum_{k,t} coefs[f][m, k, t] bases[f][Y[m, k], t]`.
+
+    Eq. (exact_group). `coefs[f]` gives, for multiset `m`, the coefficient of slot `k`'s token `t`
+    on basis family `f` (for instance the score and the entropy's gradient); equal responses in a
+    group share their basis vectors, so the coefficients are summed onto distinct responses first.
+
+    Args:
+        P: `(M,)` probabilities of the multisets (summing to at most 1: a law conditioned on an
+            event that may fail, such as a filter, sums below 1).
+        Y: `(M, K)` int response indices in `[0, R)`.
+        coefs: a list of F `(M, K, T)` finite coefficient arrays.
+        bases: a list of F `(R, T, D)` finite basis arrays.
+        second: also compute `E|g|^2` (else it is returned as 0.0).
+
+    Returns:
+        `(mean, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
+    """
+    P, Y, coefs, bases = group_args(P, Y, coefs, bases)
+    return _group_moments(P, Y, coefs, bases, second)
+
+
+def _stack(Y, coefs, bases):
+    """The coefficients summed onto distinct responses, C (M, F R T), and the basis Phi (F R T, D)."""
+    R, T, D = bases[0].shape
+    onehot = (Y[:, :, None] == np.arange(R)).astype(float)  # (M, K, R)
+    C = np.concatenate([np.einsum("mkr,mkt->mrt", onehot, c).reshape(len(Y), R * T) for c in coefs], 1)
+    return C, np.concatenate([b.reshape(R * T, D) for b in bases], 0)
+
+
+def group_updates(Y, coefs, bases):
+    """Every multiset's update vector `g_m = C_m Phi`: `(M, D)`, eq. (exact_group).
+
+    Summed slot by slot over the gathered basis `(M, K, T, D)` (not through the Gram form of
+    `group_moments`): for small bases this is as fast, and it is the summation order of the
+    atlas's first exact code, which the rounding-sensitive fixed points reproduce bit for bit.
+
+    Args:
+        Y, coefs, bases: as `group_moments`.
+
+    Returns:
+        `(M, D)` float64, the update of each multiset.
+    """
+    _, Y, coefs, bases = group_args(None, Y, coefs, bases)
+    return _group_updates(Y, coefs, bases)
+
+
+def _group_updates(Y, coefs, bases):
+    g = 0.0
+    for c, b in zip(coefs, bases):  # each slot's tokens on its own response's basis vectors
+        g = g + np.einsum("mkt,mktd->md", c, b[Y])  # (M, D)
+    return g
+
+
+def _group_moments(P, Y, coefs, bases, second=True):
+    C, Phi = _stack(Y, coefs, bases)
+    mean = (P @ C) @ Phi  # (D,) eq. (exact_group)
+    if not second:
+        return mean, 0.0
+    CG = C @ (Phi @ Phi.T)  # (M, F R T)
+    return mean, float(P @ (CG * C).sum(1))
+
+
+def ordered_groups(p, prompt, K):
+    """Every ordered K-tuple of responses of one prompt, and its probability under i.i.d. draws.
+
+    Args:
+        p: `(B,)` probabilities of the responses, each prompt's summing to 1.
+        prompt: `(B,)` int prompt index of each response, in `[0, N)`.
+        K: tuple size, >= 1.
+
+    Returns:
+        `(idx, prob)`: `(O, K)` int64 response indices (prompt-major, then lexicographic) and
+        `(O,)` float64 `prod_k p[idx_k]`; `O = sum_x R_x^K`.
+    """
+    p, prompt, K = ordered_args(p, prompt, K)
+    idx = []
+    for x in range(int(prompt.max()) + 1):
+        rows = np.flatnonzero(prompt == x)
+        grids = np.meshgrid(*[rows] * K, indexing="ij")
+        idx.append(np.stack([g.ravel() for g in grids], 1))
+    idx = np.concatenate(idx, 0)  # (O, K)
+    return idx, np.prod(p[idx], axis=1)
+
+
+def iid_moments(p, R, Sc, c):
+    """Exact `E[g]` and `E|g|^2` of `g = sum_{k,j} c[k, j] R_j S_k` over K i.i.d. draws.
+
+    `E[R_j R_j' S_k . S_k']` depends only on which of `(k, j, k', j')` coincide: each block of
+    equal indices is one draw, contributing `E[R^n]`, `E[R^n S]` or `E[R^n |S|^2]`, and the
+    blocks are independent. No group is listed: work `K^4 + 16 M D`.
+
+    Args:
+        p: `(M,)` probabilities of the outcomes of one draw, summing to 1.
+        R: `(M,)` finite scalar of each outcome (a reward).
+        Sc: `(M, D)` finite vector of each outcome (a score).
+        c: `(K, K)` finite coefficients.
+
+    Returns:
+        `(first, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
+    """
+    p, R, Sc, c = iid_args(p, R, Sc, c)
+    return _iid_moments(p, R, Sc, c)
+
+
+def _iid_moments(p, R, Sc, c):
+    K = c.shape[0]
+    ER = lambda n: p @ R**n  # noqa: E731
+    ERS = lambda n: (p * R**n) @ Sc  # noqa: E731
+    ERSS = lambda n: (p * R**n) @ (Sc * Sc).sum(1)  # noqa: E731
+    idx = np.stack(np.meshgrid(*[np.arange(K)] * 4, indexing="ij"), -1).reshape(-1, 4)
+    coef = c[idx[:, 0], idx[:, 1]] * c[idx[:, 2], idx[:, 3]]  # slots: S_k, R_j, S_k', R_j'
+    eq = (idx[:, :, None] == idx[:, None, :]).reshape(len(idx), 16) @ (1 << np.arange(16))
+    second = 0.0
+    for pat in np.unique(eq):
+        rep = idx[np.argmax(eq == pat)]
+        val, vecs = 1.0, []
+        for lab in np.unique(rep):
+            slots = np.flatnonzero(rep == lab)
+            nS, nR = np.isin(slots, (0, 2)).sum(), np.isin(slots, (1, 3)).sum()
+            if nS == 0:
+                val *= ER(nR)
+            elif nS == 1:
+                vecs.append(ERS(nR))
+            else:
+                val *= ERSS(nR)
+        second += coef[eq == pat].sum() * val * (vecs[0] @ vecs[1] if vecs else 1.0)
+    ES = p @ Sc
+    first = np.trace(c) * ERS(1) + (c.sum() - np.trace(c)) * ER(1) * ES
+    return first, float(second)
