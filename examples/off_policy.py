@@ -37,6 +37,8 @@ import numpy as np
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.exact.scores import draw_moments
+from minirl_lm.exact.tree import children, tree_product, tree_sum
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.offpolicy import (
@@ -69,52 +71,57 @@ def grader(prompt, response):
     return sum(a == b for a, b in zip(text, prompt)) / max(len(text), len(prompt))
 
 
-def make_task():
-    return TokenMDP(PROMPTS, V=3, eos=EOS, max_len=3)
+def make_task(max_len=3):
+    return TokenMDP(PROMPTS, V=3, eos=EOS, max_len=max_len)
 
 
-# ---- exact machinery: every response, its scores, its probabilities -------------------------
+# ---- exact machinery: every response, its probabilities; the moments by the engine ----------
 class Exact:
-    """All responses of the task, their token scores d logp[b, t] / d theta, rewards, values."""
+    """All responses of the task, rewards, values; the moments of any per-token update exactly
+    (minirl_lm.exact: eq. (exact_moments) over the responses, the prefix tree for KL and Var W)."""
 
     def __init__(self, mdp, pi_old):
         self.mdp, self.pi_old = mdp, pi_old
         self.ro = ro = mdp.all_responses()
-        B, T = ro.mask.shape
         self.R = mdp.score(grader, ro)  # (B,)
         self.logp_old, seq = pi_old.logp(ro.states, ro.tokens, ro.mask)  # (B, T), (B,)
         self.p_old = np.exp(seq) / mdp.N  # (B,) mu_0(x) pi_old(y|x)
         v = np.bincount(ro.prompt, self.p_old * self.R) * mdp.N  # (N,) v(x) = E_pi_old[R|x]
         self.A = self.R - v[ro.prompt]  # (B,)
-        self.score = np.zeros((B, T, pi_old.theta.size))  # (B, T, S*V)
-        for b in range(B):
-            for t in range(int(ro.lengths[b])):
-                e = np.zeros((1, T))
-                e[0, t] = 1.0
-                sl = slice(b, b + 1)
-                self.score[b, t] = pi_old.backward(ro.states[sl], ro.tokens[sl], ro.mask[sl], e).ravel()
-        self.grad_J = np.einsum("b,btp->p", self.p_old * self.A, self.score)  # eq. (on_policy)
+        self.P_old = pi_old.probs()  # (S, V)
+        self.child, self.roots = children(mdp)  # the prefix tree, eq. (tree_sum)
+        self.grad_J = self.update(self.A[:, None] * ro.mask, self.p_old)[0]  # eq. (on_policy)
 
-    def sampler(self, tau, depth=None):
-        """mu = softmax(theta_old / tau) (at the states s_depth only, if depth is given): its token
-        log-probs (B, T) and mu_0(x) mu(y|x) (B,)."""
+    def update(self, c, q):
+        """E[g] (S*V,) and tr Cov[g] of g_b = sum_t c[b, t] score[b, t], b ~ q, eq. (exact_moments)."""
+        ro = self.ro
+        mean, var = draw_moments(q, c, self.P_old, ro.states, ro.tokens, ro.mask)
+        return mean.ravel(), var
+
+    def theta_mu(self, tau, depth=None):
+        """The sampler's logits: theta_old / tau (at the states s_depth only, if depth is given)."""
         theta = self.pi_old.theta / tau
         if depth is not None:  # mu = pi_old except where token `depth` is chosen
             at = np.unique(self.ro.states[self.ro.lengths >= depth, depth - 1])  # ids of s_depth
             theta = self.pi_old.theta.copy()
             theta[at] /= tau
-        lp, seq = TabularPolicy(theta).logp(self.ro.states, self.ro.tokens, self.ro.mask)
+        return theta
+
+    def sampler(self, tau, depth=None):
+        """mu = softmax(theta_old / tau) (at the states s_depth only, if depth is given): its token
+        log-probs (B, T) and mu_0(x) mu(y|x) (B,)."""
+        lp, seq = TabularPolicy(self.theta_mu(tau, depth)).logp(self.ro.states, self.ro.tokens, self.ro.mask)
         return lp, np.exp(seq) / self.mdp.N
 
     def kl(self, tau, depth=None):
-        """Sequence-level KL(mu || pi_old) = E_x sum_y mu(y|x) log(mu(y|x) / pi_old(y|x))."""
-        lp, q = self.sampler(tau, depth)
-        return float((q * ((lp - self.logp_old) * self.ro.mask).sum(axis=1)).sum())
+        """Sequence-level KL(mu || pi_old) = E_x E_mu[sum_t log mu/pi_old], over the tree, eq. (tree_sum)."""
+        mu = TabularPolicy(self.theta_mu(tau, depth)).probs()  # (S, V)
+        return float(tree_sum(self.child, self.roots, mu, np.log(mu / self.P_old)).mean())
 
     def var_W(self, tau):
-        """Var_mu(W) = E_mu[W^2] - 1 of the sequence weight W = pi_old(y|x) / mu(y|x), exactly."""
-        _, q = self.sampler(tau)
-        return float((self.p_old**2 / q).sum() - 1.0)
+        """Var_mu(W) = E_mu[W^2] - 1 of W = pi_old(y|x) / mu(y|x), over the tree, eq. (tree_product)."""
+        mu = TabularPolicy(self.theta_mu(tau)).probs()  # (S, V)
+        return float(tree_product(self.child, self.roots, mu, (self.P_old / mu) ** 2).mean() - 1.0)
 
     def tau_for(self, target):
         """The temperature tau >= 1 with KL(mu || pi_old) = target (bisection on log tau)."""
@@ -134,10 +141,7 @@ class Exact:
 
     def moments(self, dlogp, q):
         """Per-sample updates g_b = -B dloss/dlogp . score (seq_sum agg): E[g], bias, cosine, var."""
-        c = -len(self.R) * dlogp  # (B, T)
-        g = np.einsum("bt,btp->bp", c, self.score)  # (B, S*V) one per response
-        Eg = q @ g  # (S*V,) E_mu[g]
-        var = float(q @ ((g - Eg) ** 2).sum(axis=1))  # trace of the covariance
+        Eg, var = self.update(-len(self.R) * dlogp, q)  # E_mu[g], tr Cov
         gj = self.grad_J
         bias = float(np.linalg.norm(Eg - gj) / np.linalg.norm(gj))
         norms = np.linalg.norm(Eg) * np.linalg.norm(gj)
@@ -145,10 +149,36 @@ class Exact:
         return bias, cos, var
 
 
-def estimators(ex, logp_mu, args):
-    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses."""
+def length_curve(seed_, tau, lengths, args):
+    """The exact lab at each response length T: pi_old the T = max(lengths) table restricted to
+    the shorter prefixes (one policy for every T; its EOS logits lowered by 2, so that most
+    responses run to the cap), mu at the fixed temperature tau (a constant per-token mismatch),
+    every response enumerated. Per T: responses, KL(mu || pi_old), exact
+    Var W, and (bias, variance) of none, tok_is and seq_is."""
+    big = make_task(max(lengths))
+    theta_big = np.random.default_rng([seed_, 8]).normal(size=(big.S, big.V))
+    theta_big[:, EOS] -= 2.0  # EOS rarer: most responses run to the cap, so length matters
+    out = []
+    for T in lengths:
+        mdp = make_task(T)
+        rows = [big.state_id(n, pre) for n, pre in mdp.all_states()]  # the same prefixes
+        ex = Exact(mdp, TabularPolicy(theta_big[rows]))
+        logp_mu, q = ex.sampler(tau)
+        est = estimators(ex, logp_mu, args, names=("none", "tok_is", "seq_is"))
+        row = {"T": T, "B": len(ex.R), "kl": ex.kl(tau), "var_W": ex.var_W(tau)}
+        row.update({k: ex.moments(d, q)[::2] for k, d in est.items()})  # (bias, variance)
+        out.append(row)
+    return out
+
+
+def estimators(ex, logp_mu, args, names=None):
+    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses
+    (only `names`, if given)."""
     ro, lo, A = ex.ro, ex.logp_old, ex.A
     m, C = ro.mask, args.c
+    if names is not None:
+        w = {"none": m, "tok_is": is_weights(lo, logp_mu, m, "token"), "seq_is": is_weights(lo, logp_mu, m, "sequence")}
+        return {k: corrected_pg_loss(lo, A, m, w[k], agg="seq_sum")[1] for k in names}
 
     def pg(w):
         return corrected_pg_loss(lo, A, m, w, agg="seq_sum")[1]  # eq. (pg_is)
@@ -493,10 +523,29 @@ def main(argv=None):
     p.add_argument(
         "--sweep-samples", type=integer(100, 100000), default=20000, help="sampled responses per sweep length"
     )
+    p.add_argument(
+        "--max-len", type=integer(1, 10), default=3, help="response length cap T of the exact lab (1..10, default 3)"
+    )
+    p.add_argument(
+        "--curve-max",
+        type=integer(1, 10),
+        default=8,
+        help="the exact length curve runs T = 1..this (1..10, default 8)",
+    )
     p.add_argument("--quick", action="store_true", help="a small sweep: lengths 8 and 64, 4000 samples each")
     p.add_argument(
         "--section",
-        choices=("all", "estimators", "sweep", "minibatch", "normalizers", "takeaway", "conclusions", "caption"),
+        choices=(
+            "all",
+            "estimators",
+            "curve",
+            "sweep",
+            "minibatch",
+            "normalizers",
+            "takeaway",
+            "conclusions",
+            "caption",
+        ),
         default="all",
         help="print only one part of the output (takeaway, conclusions, caption: the page's sentences)",
     )
@@ -505,6 +554,8 @@ def main(argv=None):
     )
     args = p.parse_args(argv)
     args.levels = list(args.levels)
+    if args.max_len != 3 and args.section in ("takeaway", "conclusions", "caption"):
+        p.error(f"--section: the page's sentences are about the task of --max-len 3, got --max-len {args.max_len}")
     lv = np.array(args.levels)
     if len(lv) < 2 or lv[0] != 0 or np.any(np.diff(lv) <= 0):
         p.error(f"--levels: expected increasing finite levels starting at 0, got {args.levels}")
@@ -515,7 +566,7 @@ def main(argv=None):
     lengths, n_sweep = (QUICK_LENGTHS, 4000) if args.quick else (SWEEP_LENGTHS, args.sweep_samples)
 
     rng = np.random.default_rng(args.seed)
-    mdp = make_task()
+    mdp = make_task(args.max_len)
     pi_old = TabularPolicy(rng.normal(size=(mdp.S, mdp.V)))
     ex = Exact(mdp, pi_old)
     try:
@@ -535,7 +586,10 @@ def main(argv=None):
     res = dict(rows=rows, levels=args.levels, depth=depth, floor=floor, sweep=sweep, steps=steps)
     res.update(bypass=bypass, norm=norm, M_g=M_g, G=G, c=args.c, max_len=mdp.max_len)
     res["var_W"] = [ex.var_W(tau) for tau in taus]
-    takeaway, conclusions, caption = sentences(res)  # the claims: checked on every run
+    curve = length_curve(args.seed, taus[-1], range(1, args.curve_max + 1), args)
+    res["curve"] = curve
+    if args.max_len == 3:  # the page's task: its sentences, every claim checked
+        takeaway, conclusions, caption = sentences(res)
     sec = args.section
     if sec in ("all", "estimators"):
         print(
@@ -562,6 +616,17 @@ def main(argv=None):
             f"\ndual-clip floor c = {DUAL_C:g}: largest bypass ratio pi_old/mu on an A < 0 token per level: "
             + ", ".join(f"{f:.3f}" for f in floor)
         )
+    if sec in ("all", "curve"):
+        print(
+            f"\nexact length curve: mu at kappa {taus[-1]:.4f} (the last level's temperature) on the same "
+            f"pi_old at every length, every response enumerated (minirl_lm.exact)"
+        )
+        for r in curve:
+            print(
+                f"curve T {r['T']:2d}: {r['B']:5d} responses, kl {r['kl']:.3f}, Var W {r['var_W']:.3e}; variance "
+                + ", ".join(f"{k} {r[k][1]:.3e}" for k in ("none", "tok_is", "seq_is"))
+                + f"; tok_is bias {r['tok_is'][0]:.3e}"
+            )
     if sec in ("all", "sweep"):
         print(
             f"\nlength sweep (sampled, {n_sweep} responses per length): a per-position tabular "

@@ -37,36 +37,62 @@ def _scalars(kind, token_mean, eps, cnt, S1, S2, ntok):
 
 @njit(cache=True)
 def _batch_marginals(P, stats, sizes, kind, token_mean, eps, nf):
-    """W (N, nf, M_max) from P (N, M_max) and stats (N, 4, M_max) [cnt, S1, S2, ntok], padded."""
+    """W (N, nf, M_max) from P (N, M_max) and stats (N, 4, M_max) [cnt, S1, S2, ntok], padded.
+
+    An odometer over the outer prompts 0..N-2 keeps running prefix products and sums (only the
+    levels that turned are recomputed); the last prompt is the inner loop, whose sum is added
+    once to each outer prompt's entry: work ~2 nf per joint point, not N nf.
+    """
     N = sizes.shape[0]
+    L = N - 1  # the inner prompt
     W = np.zeros((N, nf, P.shape[1]))
     idx = np.zeros(N, np.int64)
+    pre_p = np.ones(N + 1)  # pre_p[n]: product of P over prompts < n
+    pre_s = np.zeros((N + 1, 4))  # pre_s[n]: stats summed over prompts < n
     vals = np.empty(9)
-    total = 1
-    for n in range(N):
-        total *= sizes[n]
-    for _ in range(total):
-        p, cnt, S1, S2, nt = 1.0, 0.0, 0.0, 0.0, 0.0
-        for n in range(N):
+    acc = np.empty(9)
+    outer = 1
+    for n in range(L):
+        outer *= sizes[n]
+    level = 0  # the first level whose prefix is stale
+    for _ in range(outer):
+        for n in range(level, L):
             i = idx[n]
-            p = p * P[n, i]
-            cnt += stats[n, 0, i]
-            S1 += stats[n, 1, i]
-            S2 += stats[n, 2, i]
-            nt += stats[n, 3, i]
-        if p != 0.0:
-            a, b, e = _scalars(kind, token_mean, eps, cnt, S1, S2, nt)
-            vals[0], vals[1], vals[2] = a, b, e
-            vals[3], vals[4], vals[5] = a * a, b * b, e * e
-            vals[6], vals[7], vals[8] = a * b, a * e, b * e
-            for n in range(N):
+            pre_p[n + 1] = pre_p[n] * P[n, i]
+            for k in range(4):
+                pre_s[n + 1, k] = pre_s[n, k] + stats[n, k, i]
+        for f in range(nf):
+            acc[f] = 0.0
+        if pre_p[L] != 0.0:
+            for i in range(sizes[L]):
+                p = pre_p[L] * P[L, i]
+                if p == 0.0:
+                    continue
+                a, b, e = _scalars(
+                    kind,
+                    token_mean,
+                    eps,
+                    pre_s[L, 0] + stats[L, 0, i],
+                    pre_s[L, 1] + stats[L, 1, i],
+                    pre_s[L, 2] + stats[L, 2, i],
+                    pre_s[L, 3] + stats[L, 3, i],
+                )
+                vals[0], vals[1], vals[2] = a, b, e
+                vals[3], vals[4], vals[5] = a * a, b * b, e * e
+                vals[6], vals[7], vals[8] = a * b, a * e, b * e
                 for f in range(nf):
-                    W[n, f, idx[n]] += p * vals[f]
-        n = N - 1  # the odometer: the last prompt turns fastest
+                    x = p * vals[f]
+                    W[L, f, i] += x
+                    acc[f] += x
+            for n in range(L):
+                for f in range(nf):
+                    W[n, f, idx[n]] += acc[f]
+        n = L - 1  # the odometer over the outer prompts: the last one turns fastest
         while n >= 0:
             idx[n] += 1
             if idx[n] < sizes[n]:
                 break
             idx[n] = 0
             n -= 1
+        level = max(n, 0)
     return W
