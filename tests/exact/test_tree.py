@@ -1,0 +1,61 @@
+"""minirl_lm.exact.tree: recursions over the prefix tree against the list of every response."""
+
+import numpy as np
+import pytest
+
+from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.exact.tree import children, tree_product, tree_sum
+
+
+def _setup(max_len, eos=0, seed=0):
+    mdp = TokenMDP(["ab", "b", "x"], V=3, eos=eos, max_len=max_len)
+    rng = np.random.default_rng(seed)
+    pi, mu = (TabularPolicy(rng.normal(size=(mdp.S, mdp.V))) for _ in range(2))
+    return mdp, pi, mu
+
+
+def test_children_follow_the_mdp():
+    mdp, _, _ = _setup(3)
+    child, roots = children(mdp)
+    for s, (n, prefix) in enumerate(mdp.all_states()):
+        for y in range(mdp.V):
+            nxt = prefix + (y,)
+            assert child[s, y] == (-1 if mdp.is_terminal(nxt) else mdp.state_id(n, nxt))
+    assert [mdp.prefix_of(r) for r in roots] == [(n, ()) for n in range(mdp.N)]
+
+
+@pytest.mark.parametrize("max_len, eos", [(1, 0), (4, 0), (3, None)])
+def test_tree_sum_and_product_equal_the_list(max_len, eos):
+    mdp, pi, mu = _setup(max_len, eos)
+    ro = mdp.all_responses()
+    lp_pi, seq_pi = pi.logp(ro.states, ro.tokens, ro.mask)
+    lp_mu, seq_mu = mu.logp(ro.states, ro.tokens, ro.mask)
+    q = np.exp(seq_mu)  # mu(y|x)
+    child, roots = children(mdp)
+    kl = tree_sum(child, roots, mu.probs(), np.log(mu.probs() / pi.probs()))
+    np.testing.assert_allclose(kl, np.bincount(ro.prompt, q * (seq_mu - seq_pi)), rtol=1e-12)
+    w2 = tree_product(child, roots, mu.probs(), (pi.probs() / mu.probs()) ** 2)
+    np.testing.assert_allclose(w2, np.bincount(ro.prompt, np.exp(seq_pi) ** 2 / q), rtol=1e-12)
+    ones = tree_product(child, roots, mu.probs(), np.ones((mdp.S, mdp.V)))
+    np.testing.assert_allclose(ones, 1.0, rtol=0, atol=1e-14)  # the responses' probabilities sum to 1
+
+
+def test_zero_probability_tokens_are_ignored_even_if_their_values_are_infinite():
+    mdp, pi, _ = _setup(2)
+    theta = pi.theta.copy()
+    theta[:, 2] = -np.inf  # token 2 never drawn
+    q = TabularPolicy(theta).probs()
+    f = np.zeros((mdp.S, mdp.V))
+    f[:, 2] = np.inf
+    child, roots = children(mdp)
+    assert np.isfinite(tree_sum(child, roots, q, f)).all()
+    with pytest.raises(ValueError, match="^f: expected finite values wherever q > 0"):
+        tree_sum(child, roots, pi.probs(), f)
+
+
+def test_children_needs_an_enumerated_mdp():
+    with pytest.raises(ValueError, match="^mdp: expected ids='enumerate'"):
+        children(TokenMDP(["a"], V=2, eos=0, max_len=3, ids="lazy", capacity=16))
+    with pytest.raises(TypeError, match="^mdp: expected a TokenMDP"):
+        children("mdp")
