@@ -26,6 +26,8 @@ import sys
 import numpy as np
 
 from minirl_lm.core.policy import TabularPolicy, softmax_table
+from minirl_lm.exact.groups import iid_moments
+from minirl_lm.exact.scores import row_updates
 from minirl_lm.multiturn.calculator import CALL, calculator, calculator_reference
 from minirl_lm.multiturn.env import action_view
 from minirl_lm.multiturn.values import (
@@ -46,17 +48,9 @@ from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
 
-# ---- exact tools ---------------------------------------------------------------------------------
-def row_grads(probs, states, tokens, mask, A):
-    """Per-row gradients sum_t A[b,t] grad log pi(y_t | s_t), flattened: (B, S*V)."""
-    B, T = mask.shape
-    S, V = probs.shape
-    G = np.zeros((B, S, V))  # (B, S, V)
-    b, t = np.nonzero(mask > 0)
-    w = A[b, t]
-    np.add.at(G, (b, states[b, t], tokens[b, t]), w)  # onehot(y_t)
-    np.add.at(G, (b, states[b, t]), -w[:, None] * probs[states[b, t]])  # - pi(. | s_t)
-    return G.reshape(B, S * V)
+# ---- exact tools: minirl_lm.exact (row_updates, eq. (exact_linear); iid_moments) -------------------
+row_grads = row_updates  # per-row gradients sum_t A[b,t] grad log pi(y_t | s_t): (B, S*V)
+group_moments = iid_moments  # E g, E|g|^2 of g = sum_{k,j} c[k,j] R_j S_k over K i.i.d. draws
 
 
 def conditional_mean(p, key, x, size):
@@ -64,38 +58,6 @@ def conditional_mean(p, key, x, size):
     mass = np.bincount(key, weights=p, minlength=size)
     tot = np.bincount(key, weights=p * x, minlength=size)
     return np.divide(tot, mass, out=np.zeros(size), where=mass > 0), mass
-
-
-def group_moments(p, R, Sc, c):
-    """Exact E g and E|g|^2 of g = sum_{k,j} c[k,j] R_j S_k over K i.i.d. draws (weights p).
-
-    E[R_j R_j' S_k . S_k'] depends only on which of (k, j, k', j') coincide: each block of equal
-    indices is one draw, contributing E[R^n], E[R^n S] or E[R^n |S|^2]; blocks are independent.
-    """
-    K = c.shape[0]
-    ER = lambda n: p @ R**n  # noqa: E731
-    ERS = lambda n: (p * R**n) @ Sc  # noqa: E731
-    ERSS = lambda n: (p * R**n) @ (Sc * Sc).sum(1)  # noqa: E731
-    idx = np.stack(np.meshgrid(*[np.arange(K)] * 4, indexing="ij"), -1).reshape(-1, 4)
-    coef = c[idx[:, 0], idx[:, 1]] * c[idx[:, 2], idx[:, 3]]  # slots: S_k, R_j, S_k', R_j'
-    eq = (idx[:, :, None] == idx[:, None, :]).reshape(len(idx), 16) @ (1 << np.arange(16))
-    second = 0.0
-    for pat in np.unique(eq):
-        rep = idx[np.argmax(eq == pat)]
-        val, vecs = 1.0, []
-        for lab in np.unique(rep):
-            slots = np.flatnonzero(rep == lab)
-            nS, nR = np.isin(slots, (0, 2)).sum(), np.isin(slots, (1, 3)).sum()
-            if nS == 0:
-                val *= ER(nR)
-            elif nS == 1:
-                vecs.append(ERS(nR))
-            else:
-                val *= ERSS(nR)
-        second += coef[eq == pat].sum() * val * (vecs[0] @ vecs[1] if vecs else 1.0)
-    ES = p @ Sc
-    first = np.trace(c) * ERS(1) + (c.sum() - np.trace(c)) * ER(1) * ES
-    return first, second
 
 
 def rel(a, b):

@@ -177,7 +177,11 @@ def estimators(ex, logp_mu, args, names=None):
     ro, lo, A = ex.ro, ex.logp_old, ex.A
     m, C = ro.mask, args.c
     if names is not None:
-        w = {"none": m, "tok_is": is_weights(lo, logp_mu, m, "token"), "seq_is": is_weights(lo, logp_mu, m, "sequence")}
+        w = {
+            "none": m,
+            "tok_is": is_weights(lo, logp_mu, m, "token"),
+            "seq_is": is_weights(lo, logp_mu, m, "sequence"),
+        }
         return {k: corrected_pg_loss(lo, A, m, w[k], agg="seq_sum")[1] for k in names}
 
     def pg(w):
@@ -524,7 +528,10 @@ def main(argv=None):
         "--sweep-samples", type=integer(100, 100000), default=20000, help="sampled responses per sweep length"
     )
     p.add_argument(
-        "--max-len", type=integer(1, 10), default=3, help="response length cap T of the exact lab (1..10, default 3)"
+        "--max-len",
+        type=integer(1, 10),
+        default=3,
+        help="response length cap T of the exact lab (1..10, default 3)",
     )
     p.add_argument(
         "--curve-max",

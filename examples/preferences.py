@@ -33,6 +33,7 @@ import numpy as np
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.exact.groups import ordered_groups
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.direct.preferences import (
     bradley_terry_judge,
@@ -79,11 +80,11 @@ class Population:
         self.N, self.M = mdp.N, self.R.prompt.size
         self.reward = mdp.score(grader, self.R)  # (M,)
         _, self.seq_ref = ref.logp(self.R.states, self.R.tokens, self.R.mask)  # (M,)
+        pairs, prob = ordered_groups(self.seq_ref, self.R.prompt, 2)  # every (a, b), i.i.d. pi_ref
         c, r, w = [], [], []
         for x in range(self.N):
-            idx = np.flatnonzero(self.R.prompt == x)
-            a, b = (g.ravel() for g in np.meshgrid(idx, idx, indexing="ij"))
-            draw = np.exp(self.seq_ref[a] + self.seq_ref[b]) / self.N  # mu_0 pi_ref(a) pi_ref(b)
+            a, b = pairs[self.R.prompt[pairs[:, 0]] == x].T
+            draw = prob[self.R.prompt[pairs[:, 0]] == x] / self.N  # mu_0 pi_ref(a) pi_ref(b)
             p = _sigmoid(self.reward[a] - self.reward[b])  # eq. (bradley_terry)
             c += [a, b]
             r += [b, a]

@@ -71,7 +71,9 @@ def group_args(P, Y, coefs, bases):
         P = float_array(P, "P", ndim=1)
         nonempty(P, "P")
         if (P < 0).any() or P.sum() > 1.0 + 1e-9:
-            raise ValueError(f"P: expected probabilities >= 0 summing to at most 1, got min {P.min()}, sum {P.sum()}")
+            raise ValueError(
+                f"P: expected probabilities >= 0 summing to at most 1, got min {P.min()}, sum {P.sum()}"
+            )
     for name, seq in (("coefs", coefs), ("bases", bases)):
         if not isinstance(seq, (list, tuple)) or not seq:
             raise TypeError(f"{name}: expected a non-empty list of arrays, got {_describe(seq)}")
@@ -89,15 +91,17 @@ def group_args(P, Y, coefs, bases):
     return P, Y, coefs, bases
 
 
-def ordered_args(p, prompt, K):
-    """`(B,)` probabilities, `(B,)` prompt ids `0..N-1` whose rows each sum to 1, K >= 1."""
-    p = float_array(p, "p", ndim=1)
-    nonempty(p, "p")
-    prompt = int_array(prompt, "prompt", shape=p.shape, low=0)
-    mass = np.bincount(prompt, p)
-    if (p < 0).any() or not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
-        raise ValueError(f"p: expected probabilities >= 0 summing to 1 per prompt, got sums {mass}")
-    return p, prompt, int_scalar(K, "K", low=1, high=8)
+def ordered_args(logq, prompt, K):
+    """`(B,)` log-probabilities (-inf allowed), `(B,)` prompt ids whose probabilities each sum
+    to 1, K >= 1."""
+    logq = float_array(logq, "logq", ndim=1, allow_neginf=True)
+    nonempty(logq, "logq")
+    prompt = int_array(prompt, "prompt", shape=logq.shape, low=0)
+    with np.errstate(over="ignore"):
+        mass = np.bincount(prompt, np.exp(logq))
+    if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
+        raise ValueError(f"logq: expected probabilities summing to 1 per prompt, got sums {mass}")
+    return logq, prompt, int_scalar(K, "K", low=1, high=8)
 
 
 def iid_args(p, R, Sc, c):
@@ -117,7 +121,9 @@ def batch_args(P, stats, parts, kind, eps):
         if not isinstance(seq, (list, tuple)) or not seq:
             raise TypeError(f"{name}: expected a non-empty list with one entry per prompt, got {_describe(seq)}")
     if not len(P) == len(stats) == len(parts):
-        raise ValueError(f"stats: expected one entry per prompt ({len(P)}), got {len(stats)} and {len(parts)} parts")
+        raise ValueError(
+            f"stats: expected one entry per prompt ({len(P)}), got {len(stats)} and {len(parts)} parts"
+        )
     P = [prob_table(p, "P", ndim=1) for p in P]
     stats = [float_array(s, "stats", shape=(4, p.size)) for s, p in zip(stats, P)]
     if any((s[0] <= 0).any() for s in stats):
@@ -155,4 +161,3 @@ def tree_args(child, roots, q, f, name):
     if np.isnan(f).any() or not np.isfinite(f[q > 0]).all():
         raise ValueError(f"{name}: expected finite values wherever q > 0, got a NaN or inf")
     return child, roots, q, np.where(q > 0, f, 0.0)
-

@@ -136,26 +136,27 @@ def _group_moments(P, Y, coefs, bases, second=True):
     return mean, float(P @ (CG * C).sum(1))
 
 
-def ordered_groups(p, prompt, K):
+def ordered_groups(logq, prompt, K):
     """Every ordered K-tuple of responses of one prompt, and its probability under i.i.d. draws.
 
     Args:
-        p: `(B,)` probabilities of the responses, each prompt's summing to 1.
+        logq: `(B,)` log-probabilities of the responses (sequence log-probs `log q(y|x)`), each
+            prompt's probabilities summing to 1; `-inf` for a response that cannot occur.
         prompt: `(B,)` int prompt index of each response, in `[0, N)`.
         K: tuple size, >= 1.
 
     Returns:
         `(idx, prob)`: `(O, K)` int64 response indices (prompt-major, then lexicographic) and
-        `(O,)` float64 `prod_k p[idx_k]`; `O = sum_x R_x^K`.
+        `(O,)` float64 `exp(sum_k logq[idx_k])`; `O = sum_x R_x^K`.
     """
-    p, prompt, K = ordered_args(p, prompt, K)
+    logq, prompt, K = ordered_args(logq, prompt, K)
     idx = []
     for x in range(int(prompt.max()) + 1):
         rows = np.flatnonzero(prompt == x)
         grids = np.meshgrid(*[rows] * K, indexing="ij")
         idx.append(np.stack([g.ravel() for g in grids], 1))
     idx = np.concatenate(idx, 0)  # (O, K)
-    return idx, np.prod(p[idx], axis=1)
+    return idx, np.exp(logq[idx].sum(axis=1))
 
 
 def iid_moments(p, R, Sc, c):

@@ -43,7 +43,9 @@ def test_batch_moments_equal_the_listed_joint(kind, token_mean, kernel):
         pr = np.prod([P[n][i] for n, i in enumerate(idx)])
         z = sum(stats[n][:, i] for n, i in enumerate(idx))
         a, b, e = _scalars(kind, token_mean, z)
-        g = np.concatenate([a * parts[n][0][i] - b * parts[n][1][i] + e * parts[n][2][i] for n, i in enumerate(idx)])
+        g = np.concatenate(
+            [a * parts[n][0][i] - b * parts[n][1][i] + e * parts[n][2][i] for n, i in enumerate(idx)]
+        )
         E, E2 = E + pr * g, E2 + pr * g @ g
     D = parts[0][0].shape[1]
     E = E.reshape(len(P), D).sum(0)  # the prompts' supports are disjoint: g's blocks, summed

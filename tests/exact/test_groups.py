@@ -66,7 +66,7 @@ def test_group_moments_and_updates_equal_every_ordered_draw():
 def test_ordered_groups_cover_each_prompt():
     p = np.array([0.5, 0.5, 0.2, 0.3, 0.5])
     prompt = np.array([0, 0, 1, 1, 1])
-    idx, prob = ordered_groups(p, prompt, 2)
+    idx, prob = ordered_groups(np.log(p), prompt, 2)
     assert len(idx) == 2**2 + 3**2 and (prompt[idx[:, 0]] == prompt[idx[:, 1]]).all()
     np.testing.assert_allclose(np.bincount(prompt[idx[:, 0]], prob), 1.0, rtol=0, atol=1e-15)
 

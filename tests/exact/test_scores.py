@@ -73,6 +73,8 @@ def test_draw_moments_refuses_a_row_that_visits_a_state_twice():
 
 def test_a_deterministic_draw_has_zero_variance_exactly():
     probs = np.array([[0.25, 0.75], [0.5, 0.5]])
-    mean, var = draw_moments(np.ones(1), np.array([[2.0, -1.0]]), probs, np.array([[0, 1]]), np.array([[1, 0]]), np.ones((1, 2)))
+    mean, var = draw_moments(
+        np.ones(1), np.array([[2.0, -1.0]]), probs, np.array([[0, 1]]), np.array([[1, 0]]), np.ones((1, 2))
+    )
     assert var == 0.0 or var < 1e-15
     np.testing.assert_array_equal(mean, [[-0.5, 0.5], [-0.5, 0.5]])  # 2 (e_1 - p_0), -(e_0 - p_1)

@@ -17,7 +17,14 @@ def test_kernel_equals_its_numpy_twin(N, kind, token_mean):
     P[0][1] = 0.0  # an impossible outcome is skipped, and contributes 0 in the twin too
     P[0] /= P[0].sum()
     stats = [
-        np.stack([rng.integers(1, 4, m).astype(float), rng.normal(size=m), rng.random(m) + 1, rng.integers(0, 9, m).astype(float)])
+        np.stack(
+            [
+                rng.integers(1, 4, m).astype(float),
+                rng.normal(size=m),
+                rng.random(m) + 1,
+                rng.integers(0, 9, m).astype(float),
+            ]
+        )
         for m in M
     ]
     for nf in (3, 9):
