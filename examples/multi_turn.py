@@ -47,7 +47,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.
 from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real, seed  # noqa: E402
 
-
 # ---- exact tools: minirl_lm.exact (row_updates, eq. (exact_linear); iid_moments) -------------------
 row_grads = row_updates  # per-row gradients sum_t A[b,t] grad log pi(y_t | s_t): (B, S*V)
 group_moments = iid_moments  # E g, E|g|^2 of g = sum_{k,j} c[k,j] R_j S_k over K i.i.d. draws

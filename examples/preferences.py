@@ -33,7 +33,6 @@ import numpy as np
 
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.exact.groups import ordered_groups
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.direct.preferences import (
     bradley_terry_judge,
@@ -43,6 +42,7 @@ from minirl_lm.direct.preferences import (
     orpo_loss,
     simpo_loss,
 )
+from minirl_lm.exact.groups import ordered_groups
 from minirl_lm.values.optimum import tilted_optimum_tree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
