@@ -24,7 +24,9 @@ MAX_LINES = 400
 # the rest of core (mdp, policy,
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
-# use everything below; tasks (the chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
+# use everything below; exact (the engine of exact expectations: scores on the policy's table,
+# groups, the batch kernel, tree recursions) stands on core and kernels beside pg; tasks (the
+# chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
 # (a user's implementation against any estimator) are the top.
 RANKS = {
     "core.checks": 0,
@@ -32,6 +34,7 @@ RANKS = {
     "core": 2,
     "pg": 3,
     "values": 3,
+    "exact": 3,
     "direct": 4,
     "multiturn": 5,
     "scale": 5,

@@ -55,7 +55,7 @@ def batch_moments(P, stats, parts, kind="none", token_mean=False, eps=1e-8, seco
     Returns:
         `(mean, second)`: `(D,)` float64 and a float.
     """
-    P, stats, parts, kind, eps = batch_args(P, stats, parts, kind, eps)
+    P, stats, parts, kind, eps = batch_args(P, stats, parts, kind, token_mean, eps, second, kernel)
     return _batch_moments(P, stats, parts, kind, token_mean, eps, second, kernel)
 
 

@@ -14,8 +14,10 @@ from minirl_lm.core.checks import (
     prob_table,
 )
 from minirl_lm.core.mdp import TokenMDP
+from minirl_lm.core.validate import flag
 
 KINDS = ("none", "batch_std", "whiten")
+_NONE = object()  # an argument a bundle's caller does not have (None is a bad value)
 
 
 def _describe(x):
@@ -24,14 +26,14 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-def score_args(probs, states, tokens, mask, coef=None):
+def score_args(probs, states, tokens, mask, coef=_NONE):
     """A `(S, V)` probability table, `(B, T)` ids into it, a 0/1 mask (holes allowed) and, if
     given, `(B, T)` finite coefficients."""
     probs = prob_table(probs, "probs", ndim=2)
     mask = mask_array(mask, "mask")
     states = int_array(states, "states", shape=mask.shape, low=0, high=probs.shape[0])
     tokens = int_array(tokens, "tokens", shape=mask.shape, low=0, high=probs.shape[1])
-    if coef is None:
+    if coef is _NONE:
         return probs, states, tokens, mask
     return probs, states, tokens, mask, float_array(coef, "coef", shape=mask.shape)
 
@@ -64,10 +66,10 @@ def law_args(p, K, probs=False):
     return p, int_scalar(K, "K", low=1, high=64)
 
 
-def group_args(P, Y, coefs, bases):
-    """`(M,)` multiset probabilities (sum <= 1; None: no law), `(M, K)` response ids, F `(M, K, T)` coefficient
+def group_args(P, Y, coefs, bases, second=True):
+    """`(M,)` multiset probabilities (sum <= 1; `_NONE`: no law), `(M, K)` response ids, F `(M, K, T)` coefficient
     and F `(R, T, D)` basis arrays."""
-    if P is not None:  # group_updates: no law
+    if P is not _NONE:  # group_updates: no law
         P = float_array(P, "P", ndim=1)
         nonempty(P, "P")
         if (P < 0).any() or P.sum() > 1.0 + 1e-9:
@@ -85,9 +87,10 @@ def group_args(P, Y, coefs, bases):
         raise ValueError(f"bases: expected arrays of one shape {(R, T, D)}, got {[b.shape for b in bases]}")
     Y = int_array(Y, "Y", ndim=2, low=0, high=R)
     nonempty(Y, "Y")
-    if P is not None and Y.shape[0] != P.size:
+    if P is not _NONE and Y.shape[0] != P.size:
         raise ValueError(f"Y: expected {P.size} rows (one per entry of P), got {Y.shape[0]}")
     coefs = [float_array(c, "coefs", shape=Y.shape + (T,)) for c in coefs]
+    flag(second, "second")
     return P, Y, coefs, bases
 
 
@@ -115,7 +118,7 @@ def iid_args(p, R, Sc, c):
     return p, R, Sc, c
 
 
-def batch_args(P, stats, parts, kind, eps):
+def batch_args(P, stats, parts, kind, token_mean, eps, second, kernel):
     """N groups: `(M_n,)` probabilities, `(4, M_n)` statistics, `(M_n, D)` triples; kind, eps."""
     for name, seq in (("P", P), ("stats", stats), ("parts", parts)):
         if not isinstance(seq, (list, tuple)) or not seq:
@@ -138,6 +141,8 @@ def batch_args(P, stats, parts, kind, eps):
     total = float(np.prod([float(p.size) for p in P]))
     if total > 1e9:
         raise ValueError(f"P: expected a joint outcome of at most 1e9 points, got {total:.3g}")
+    for name, x in (("token_mean", token_mean), ("second", second), ("kernel", kernel)):
+        flag(x, name)
     return P, stats, out, choice(kind, "kind", KINDS), float_scalar(eps, "eps", low=0.0, low_open=True)
 
 

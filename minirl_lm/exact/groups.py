@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from minirl_lm.exact.checks import group_args, iid_args, law_args, ordered_args
+from minirl_lm.exact.checks import _NONE, group_args, iid_args, law_args, ordered_args
 
 
 @functools.lru_cache(maxsize=64)
@@ -91,7 +91,7 @@ def group_moments(P, Y, coefs, bases, second=True):
     Returns:
         `(mean, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
     """
-    P, Y, coefs, bases = group_args(P, Y, coefs, bases)
+    P, Y, coefs, bases = group_args(P, Y, coefs, bases, second)
     return _group_moments(P, Y, coefs, bases, second)
 
 
@@ -116,7 +116,7 @@ def group_updates(Y, coefs, bases):
     Returns:
         `(M, D)` float64, the update of each multiset.
     """
-    _, Y, coefs, bases = group_args(None, Y, coefs, bases)
+    _, Y, coefs, bases = group_args(_NONE, Y, coefs, bases)
     return _group_updates(Y, coefs, bases)
 
 

@@ -10,7 +10,7 @@ two; ``tests/contract/test_hardening.py`` runs every case. A new public function
 listed in ``TABLE``.
 
 The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, values,
-multiturn, scale, tasks) holds its part's rows; ``battery_data.py`` the valid values and
+multiturn, scale, tasks, exact) holds its part's rows; ``battery_data.py`` the valid values and
 ``battery_kinds.py`` the bad values per kind. This file joins them: ``cases()`` and ``counts()``
 are the one entry.
 
@@ -22,6 +22,7 @@ from collections import Counter
 
 import battery_core
 import battery_direct
+import battery_exact
 import battery_kernels
 import battery_multiturn
 import battery_pg
@@ -40,6 +41,7 @@ PARTS = (
     battery_kernels,
     battery_multiturn,
     battery_scale,
+    battery_exact,
 )
 TABLE = [row for part in PARTS for row in part.TABLE]
 

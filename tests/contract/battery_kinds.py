@@ -348,6 +348,7 @@ BAD["kx32"] = bad_kfloat(np.float32, 1)
 BAD["float_any"] = _no_extra_axis(bad_float)  # (B,) or (N, K): any 2-D shape is valid
 BAD["logits_any"] = _no_extra_axis(bad_logits)  # (..., V)
 BAD["ids6_any"] = _no_extra_axis(bad_ids(6))  # states of any shape
+BAD["tree_mdp"] = lambda v: bad_mdp(v) + [("a rollout", ROLLOUT())]  # an enumerated TokenMDP
 BAD["mdp_any"] = lambda v: [("None", None), ("str", "x"), ("object", object())]
 BAD["toy_prompt"] = lambda v: [("unknown", "1+1"), ("None", None), ("int", 0)]
 BAD["toy_response"] = lambda v: [
