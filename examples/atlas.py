@@ -253,12 +253,14 @@ def parts(cfg, theta, task, K):
                 "opo": lambda r: opo(r, task["lengths"][n][Y]),
             }[adv](rs)  # (M, K)
             X = A[..., None] * m
-        sc = [tb["score"][n]]  # (Rn, T, D) the basis, eq. (exact_group)
-        P = group_updates(Y, [w * X], sc)  # (M, D)
-        Q = group_updates(Y, [w], sc)
-        Rg = group_updates(Y, [-beta_loss * w * d[n][Y]], sc)
+        sc = tb["score"][n]  # (Rn, T, D) the basis, eq. (exact_group)
+        coefs, bases = [w * X, w, -beta_loss * w * d[n][Y]], [sc, sc, sc]
         if c_bonus:  # the entropy's gradient: a second basis
-            Rg = Rg + c_bonus * group_updates(Y, [w], [tb["hg"][n]])
+            coefs, bases = coefs + [w], bases + [tb["hg"][n]]
+        parts_n = group_updates(Y, coefs, bases)  # (3 or 4, M, D)
+        P, Q, Rg = parts_n[0], parts_n[1], parts_n[2]
+        if c_bonus:
+            Rg = Rg + c_bonus * parts_n[3]
         if adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
             stats = (m.sum((1, 2)), (X * m).sum((1, 2)), (X * X * m).sum((1, 2)))
         else:  # batch std of rewards

@@ -744,6 +744,14 @@ def run_big_vocab(args, rng):
     bench_big_vocab.run_section(args)
 
 
+def run_exact(args, rng):
+    """The exact engine against the examples' enumeration before it: see examples/bench_exact.py."""
+    sys.path.insert(0, HERE)
+    import bench_exact
+
+    bench_exact.run_section(args)
+
+
 # ---------------------------------------------------------------- validation overhead
 
 
@@ -908,7 +916,7 @@ def parse_args(argv=None):
     p.add_argument(
         "--sections",
         nargs="+",
-        choices=SECTIONS + ("sweep", "big_vocab"),
+        choices=SECTIONS + ("sweep", "big_vocab", "exact"),
         default=None,
         help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot)",
     )
@@ -953,6 +961,7 @@ def main(argv=None):
     )
     runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e, "jit": run_jit}
     runners["big_vocab"] = run_big_vocab  # opt-in: examples/bench_big_vocab.py
+    runners["exact"] = run_exact  # opt-in: examples/bench_exact.py
     for name in sections:
         if name in runners:
             runners[name](args, rng)

@@ -104,27 +104,27 @@ def _stack(Y, coefs, bases):
 
 
 def group_updates(Y, coefs, bases):
-    """Every multiset's update vector `g_m = C_m Phi`: `(M, D)`, eq. (exact_group).
+    """Every multiset's update on each basis family: `(F, M, D)`, eq. (exact_group).
 
-    Summed slot by slot over the gathered basis `(M, K, T, D)` (not through the Gram form of
-    `group_moments`): for small bases this is as fast, and it is the summation order of the
-    atlas's first exact code, which the rounding-sensitive fixed points reproduce bit for bit.
+    Family f's update of multiset m is `sum_{k,t} coefs[f][m, k, t] bases[f][Y[m, k], t]`; the
+    families are kept apart (sum over the first axis for the whole update), so one call gives
+    the several parts of an update (the advantage-weighted scores, the plain scores, a
+    penalty). Summed slot by slot over the gathered basis `(M, K, T, D)`, not through the Gram
+    form of `group_moments`: for small bases as fast, and the summation order of the atlas's
+    first exact code, which its rounding-set fixed points reproduce bit for bit.
 
     Args:
         Y, coefs, bases: as `group_moments`.
 
     Returns:
-        `(M, D)` float64, the update of each multiset.
+        `(F, M, D)` float64.
     """
     _, Y, coefs, bases = group_args(_NONE, Y, coefs, bases)
     return _group_updates(Y, coefs, bases)
 
 
 def _group_updates(Y, coefs, bases):
-    g = 0.0
-    for c, b in zip(coefs, bases):  # each slot's tokens on its own response's basis vectors
-        g = g + np.einsum("mkt,mktd->md", c, b[Y])  # (M, D)
-    return g
+    return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
 def _group_moments(P, Y, coefs, bases, second=True):

@@ -58,7 +58,7 @@ def test_group_moments_and_updates_equal_every_ordered_draw():
     E, E2 = _brute(p, K, coef_fn, bases)
     np.testing.assert_allclose(mean, E, rtol=0, atol=1e-14)
     assert second == pytest.approx(E2, rel=1e-12)
-    g = group_updates(Y, coefs, bases)  # (M, D)
+    g = group_updates(Y, coefs, bases).sum(0)  # (F, M, D) -> (M, D)
     np.testing.assert_allclose(P @ g, E, rtol=0, atol=1e-14)
     assert float(P @ (g * g).sum(1)) == pytest.approx(E2, rel=1e-12)
 
