@@ -149,6 +149,34 @@ class Exact:
         return bias, cos, var
 
 
+def curve_summary(curve, check):
+    """The curve's one-line reading, computed; its comparisons claimed on the page's run (`check`)."""
+    first, last = curve[0], curve[-1]
+    vw = [r["var_W"] for r in curve]
+    if check:
+        claim(all(b > a for a, b in zip(vw, vw[1:])), "exact Var W grows with every added token")
+        claim(
+            first["T"] == 1 and first["tok_is"][1] == first["seq_is"][1] and first["tok_is"][0] < 1e-12,
+            "at one token the token and sequence weights coincide: same variance, no bias",
+        )
+        claim(last["seq_is"][1] > last["none"][1], "at the longest length seq_is is noisier than no correction")
+        claim(all(r["tok_is"][0] > 1e-3 for r in curve[1:]), "tok_is is biased at every length above 1")
+    above = [r["T"] for r in curve if r["seq_is"][1] > r["none"][1]]
+    b0 = first["tok_is"][0]
+    return (
+        f"curve: from T = {first['T']} to {last['T']}, exact Var W grows {vw[-1] / vw[0]:.1f}x "
+        f"({vw[0]:.3f} to {vw[-1]:.3f}) and seq_is's variance {last['seq_is'][1] / first['seq_is'][1]:.1f}x, "
+        + (
+            f"above the uncorrected estimator's from T = {above[0]}"
+            if above
+            else "never above the uncorrected one"
+        )
+        + f"; tok_is's variance moves {last['tok_is'][1] / first['tok_is'][1]:.1f}x while its bias goes from "
+        + ("0 (to rounding)" if b0 < 1e-12 else f"{b0:.3f}")
+        + f" to {last['tok_is'][0]:.3f}"
+    )
+
+
 def length_curve(seed_, tau, lengths, args):
     """The exact lab at each response length T: pi_old the T = max(lengths) table restricted to
     the shorter prefixes (one policy for every T; its EOS logits lowered by 2, so that most
@@ -634,6 +662,8 @@ def main(argv=None):
                 + ", ".join(f"{k} {r[k][1]:.3e}" for k in ("none", "tok_is", "seq_is"))
                 + f"; tok_is bias {r['tok_is'][0]:.3e}"
             )
+        if len(curve) > 1:
+            print(curve_summary(curve, check=args.curve_max == 8 and args.seed == 0))
     if sec in ("all", "sweep"):
         print(
             f"\nlength sweep (sampled, {n_sweep} responses per length): a per-position tabular "

@@ -81,6 +81,7 @@ def _row_updates(probs, states, tokens, mask, coef):
     return G.reshape(B, S * V)
 
 
+# --8<-- [start:draw]
 def draw_moments(q, coef, probs, states, tokens, mask):
     """`E[g]` and `tr Cov[g]` of `g = g_b` for one row `b` drawn with probability `q_b`.
 
@@ -110,3 +111,6 @@ def _draw_moments(q, coef, probs, states, tokens, mask):
     norm = 1.0 - 2.0 * probs[states, tokens] + sq[states]  # (B, T) |score_t|^2, eq. (exact_norm)
     second = float(q @ (c * c * norm).sum(axis=1))  # E|g|^2
     return mean, max(second - float((mean * mean).sum()), 0.0)  # eq. (exact_moments)
+
+
+# --8<-- [end:draw]

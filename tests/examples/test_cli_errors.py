@@ -40,6 +40,8 @@ CHOICE = ["nope"]
 OPTIONS = {
     "conformance.py": {},  # its flags are store_true only
     "oracle.py": {},  # no options
+    "bench_exact.py": {},  # its flag is store_true only
+    "exact.py": {"--seed": SEED},
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "bench_big_vocab.py": {
         "--V": ints(1, 2**24),
@@ -142,6 +144,8 @@ OPTIONS = {
         "--lr": reals("0", "101"),
         "--sweep-kl": reals("0", "0.6"),
         "--sweep-samples": ints(100, 10**5),
+        "--max-len": ints(1, 10),
+        "--curve-max": ints(1, 10),
         "--section": CHOICE,
         "--plot": PLOT,
     },
@@ -204,6 +208,7 @@ COMBINATIONS = {
         (["--levels", "0,9"], "--levels"),
         (["--minibatches", "5"], "--minibatches"),
         (["--sweep-kl", "0.5"], "--sweep-kl"),  # beyond the uniform sampler's per-token KL
+        (["--max-len", "5", "--section", "takeaway"], "--section"),  # the page's sentences: T = 3
     ],
 }
 
