@@ -13,7 +13,6 @@ from minirl_lm.core.checks import (
     nonempty,
     prob_table,
 )
-from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.validate import flag
 
 KINDS = ("none", "batch_std", "whiten")
@@ -147,9 +146,12 @@ def batch_args(P, stats, parts, kind, token_mean, eps, second, kernel):
 
 
 def children_args(mdp):
-    """A token MDP whose states are enumerated (a tree table needs every state)."""
-    if not isinstance(mdp, TokenMDP):
-        raise TypeError(f"mdp: expected a TokenMDP, got {_describe(mdp)}")
+    """A token MDP whose states are enumerated (a tree table needs every state); by the names
+    `children` calls, so a copy's TokenMDP and the package's both pass."""
+    need = ("S", "V", "N", "ids", "all_states", "is_terminal", "state_id")
+    missing = [a for a in need if not hasattr(mdp, a)]
+    if missing:
+        raise TypeError(f"mdp: expected a TokenMDP, got {_describe(mdp)} without {', '.join(missing)}")
     if mdp.ids != "enumerate":
         raise ValueError(f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
     return mdp

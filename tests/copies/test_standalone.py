@@ -42,6 +42,7 @@ RESULT_NEEDS_PACKAGE = {
     "preferences": {"bradley_terry_judge"},
     "env": {"action_view"},
     "values": {"policy_values", "soft_optimum", "kl_objective"},
+    "tree": {"children"},  # its argument is a TokenMDP
     "oracle": {"cases"},  # a reference function of the package
 }
 # Copies whose results go through TabularPolicy's log-probs or backward: the copy runs its NumPy
