@@ -38,8 +38,10 @@ import functools
 
 import numpy as np
 
+from minirl_lm.core._tabular import _tabular_logp
 from minirl_lm.core.checks import finite_result
-from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.core.ops import log_softmax
+from minirl_lm.core.policy import TabularPolicy, _softmax
 from minirl_lm.pg.advantages import REWARD_MAX, _advantages
 from minirl_lm.pg.kl import _in_reward
 from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
@@ -133,29 +135,36 @@ def evaluate(policy):
 
 @functools.lru_cache(maxsize=None)
 def _batch(N, K):
-    """The constant (B, 1) states (prompt-major) and mask of a one-token step; read-only."""
-    states = np.repeat(np.arange(N), K)[:, None]  # (B, 1), prompt-major
-    mask = np.ones_like(states, dtype=np.float64)  # (B, 1): one token each
-    states.flags.writeable = mask.flags.writeable = False
-    return states, mask
+    """The constant arrays of a one-token step, read-only: the prompt of each draw (B,),
+    prompt-major, and the same as (B, 1) states with their (B, 1) mask."""
+    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
+    states = x[:, None]  # (B, 1)
+    mask = np.ones(states.shape)  # (B, 1): one token each
+    for a in (x, mask):
+        a.flags.writeable = False
+    return x, states, mask
 
 
-def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
-    """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
+def _toy_step(theta, theta_ref, rewards, K, rng, beta, lr, baseline):
+    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
 
-    rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
-    baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
-    The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
-    uses the policy's trusted cores on arrays it builds itself (inside the library, no
-    re-checking).
+    theta_ref: the frozen reference logits; rewards: the (N, V) reward table; K responses per
+    prompt; baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
+    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
+    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
+    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
     """
-    N = policy.S
-    states, mask = _batch(N, K)  # (B, 1) each
-    tokens = policy._sample(states, rng)  # (B, 1) y ~ pi(.|x)
-    r = rewards[states[:, 0], tokens[:, 0]]  # (B,) terminal reward
+    N, V = theta.shape
+    x, states, mask = _batch(N, K)  # (B,), (B, 1), (B, 1)
+    # y_k ~ pi(.|x), inverse CDF as rng.choice(V, K, p=pi[x]) per prompt (the policy's sampling)
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    y = (cdf[x] <= rng.random(x.size)[:, None]).sum(axis=1)  # (B,)
+    r = rewards[x, y]  # (B,) terminal reward
     if beta > 0:  # eq. (kl_reward), data only
-        logp, _ = policy._logp(states, tokens, mask)  # (B, 1)
-        logp_ref, _ = ref._logp(states, tokens, mask)  # (B, 1)
+        tokens = y[:, None]  # (B, 1)
+        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
+        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
         r = _in_reward(r, logp, logp_ref, mask, beta)  # (B,)
         if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
             raise ValueError(
@@ -163,9 +172,15 @@ def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standard
                 f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
                 f"{np.abs(r).max():g})"
             )
-    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0).reshape(-1, 1)  # (B, 1) eq. (pg_normalized)
-    dlogp = -A / K  # loss -(1/K) sum_k A_k log pi(y_k|x)
-    policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
+    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    if not np.count_nonzero(A):  # every advantage 0 (K = 1, or every group equal): dtheta = 0 exactly
+        return
+    w = -A.ravel() / K  # (B,) dloss/dlogp of -(1/K) sum_k A_k log pi(y_k|x)
+    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
+    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
+    onehot = np.bincount(x * V + y, weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    c = np.bincount(x, weights=w, minlength=N)  # (N,)
+    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
@@ -190,9 +205,10 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
+    theta = policy.theta  # (N, V) the policy's own table, stepped in place
     curve = []
     for step in range(1, steps + 1):
-        _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
+        _toy_step(theta, ref.theta, rewards, K, rng, beta, lr, baseline)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
     finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
