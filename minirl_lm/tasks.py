@@ -135,52 +135,61 @@ def evaluate(policy):
 
 @functools.lru_cache(maxsize=None)
 def _batch(N, K):
-    """The constant arrays of a one-token step, read-only: the prompt of each draw (B,),
-    prompt-major, and the same as (B, 1) states with their (B, 1) mask."""
+    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
+    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
+    n = np.arange(N)[:, None]  # (N, 1)
     x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
     states = x[:, None]  # (B, 1)
     mask = np.ones(states.shape)  # (B, 1): one token each
-    for a in (x, mask):
+    for a in (n, x, mask):
         a.flags.writeable = False
-    return x, states, mask
+    return n, x, states, mask
 
 
-def _toy_step(theta, theta_ref, rewards, K, rng, beta, lr, baseline):
+def _sampling_cdf(theta):
+    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
+    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    return cdf
+
+
+def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
     """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
 
-    theta_ref: the frozen reference logits; rewards: the (N, V) reward table; K responses per
-    prompt; baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
+    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
+    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
+    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
     The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
     it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
     nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
     """
     N, V = theta.shape
-    x, states, mask = _batch(N, K)  # (B,), (B, 1), (B, 1)
-    # y_k ~ pi(.|x), inverse CDF as rng.choice(V, K, p=pi[x]) per prompt (the policy's sampling)
-    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
-    cdf /= cdf[:, -1:]
-    y = (cdf[x] <= rng.random(x.size)[:, None]).sum(axis=1)  # (B,)
-    r = rewards[x, y]  # (B,) terminal reward
+    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
+    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
+    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
+    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
     if beta > 0:  # eq. (kl_reward), data only
-        tokens = y[:, None]  # (B, 1)
+        tokens = y.reshape(-1, 1)  # (B, 1)
         logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
         logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
-        r = _in_reward(r, logp, logp_ref, mask, beta)  # (B,)
+        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
         if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
             raise ValueError(
                 f"beta: expected a KL coefficient for which the shaped rewards stay "
                 f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
                 f"{np.abs(r).max():g})"
             )
-    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
-    if not np.count_nonzero(A):  # every advantage 0 (K = 1, or every group equal): dtheta = 0 exactly
-        return
-    w = -A.ravel() / K  # (B,) dloss/dlogp of -(1/K) sum_k A_k log pi(y_k|x)
+    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
+        return False
+    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
     # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
     # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
-    onehot = np.bincount(x * V + y, weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
     c = np.bincount(x, weights=w, minlength=N)  # (N,)
     theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
+    return True
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
@@ -206,9 +215,11 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
     theta = policy.theta  # (N, V) the policy's own table, stepped in place
+    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
     curve = []
     for step in range(1, steps + 1):
-        _toy_step(theta, ref.theta, rewards, K, rng, beta, lr, baseline)
+        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
+            cdf = _sampling_cdf(theta)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
     finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
