@@ -162,38 +162,32 @@ def log_softmax(z):
 # until one of them is called; that first call imports minirl_lm/kernels/ and binds every
 # stand-in to its kernel (to its NumPy twin if the kernels cannot be imported after all).
 
-_NUMPY_PATH = dict(
-    _abs_sum=_abs_sum,
-    _dead_row=_dead_row,
-    _dtheta_fault=_dtheta_fault,
-    _tabular_backward=_tabular_backward,
-    _tabular_logp=_tabular_logp,
-    policy_batch_fast=policy_batch_fast,
-    weights_fast=weights_fast,
-)
+_NUMPY_PATH = {
+    f.__name__: f
+    for f in (
+        _abs_sum,
+        _dead_row,
+        _dtheta_fault,
+        _tabular_backward,
+        _tabular_logp,
+        policy_batch_fast,
+        weights_fast,
+    )
+}
 
 
 def _bind_kernels():
     """Bind each name still held by its stand-in to its kernel (a name rebound meanwhile, as a
     test does to pick a path, is left alone)."""
-    try:  # the Numba kernels and their one-pass checks (minirl_lm/kernels/)
-        from minirl_lm.kernels.tabular import _tabular_backward, _tabular_logp
-        from minirl_lm.kernels.validate import _abs_sum, _dead_row, _dtheta_fault, policy_batch_fast, weights_fast
-
-        found = dict(
-            _abs_sum=_abs_sum,
-            _dead_row=_dead_row,
-            _dtheta_fault=_dtheta_fault,
-            _tabular_backward=_tabular_backward,
-            _tabular_logp=_tabular_logp,
-            policy_batch_fast=policy_batch_fast,
-            weights_fast=weights_fast,
-        )
+    try:  # minirl_lm/kernels/tabular.py and the one-pass checks of validate.py
+        tabular = importlib.import_module("..kernels.tabular", __package__)
+        checks = importlib.import_module("..kernels.validate", __package__)
     except ImportError:  # Numba found but not importable: the NumPy path, the same results to rounding
-        found = _NUMPY_PATH
+        tabular = checks = None
     for name, stand_in in _STAND_INS.items():
         if globals()[name] is stand_in:
-            globals()[name] = found[name]
+            home = tabular if name.startswith("_tabular") else checks
+            globals()[name] = getattr(home, name) if home else _NUMPY_PATH[name]
 
 
 def _stand_in(name):
@@ -207,7 +201,10 @@ def _stand_in(name):
 
 
 def _numba_installed():
-    """True iff `numba` can be found (without importing it)."""
+    """True iff this module sits in its package (a standalone copy has the NumPy path only) and
+    `numba` can be found (without importing it)."""
+    if not __package__:
+        return False
     try:
         return importlib.util.find_spec("numba") is not None
     except (ImportError, ValueError):  # blocked: sys.modules["numba"] = None, or a finder refusing it
