@@ -177,25 +177,26 @@ _NUMPY_PATH = {
 
 
 def _bind_kernels():
-    """Bind each name still held by its stand-in to its kernel (a name rebound meanwhile, as a
-    test does to pick a path, is left alone)."""
+    """The kernels by name (their NumPy twins if the kernels cannot be imported), each bound in
+    place of its stand-in (a name rebound meanwhile, as a test does to pick a path, is left
+    alone)."""
     try:  # minirl_lm/kernels/tabular.py and the one-pass checks of validate.py
         tabular = importlib.import_module("..kernels.tabular", __package__)
         checks = importlib.import_module("..kernels.validate", __package__)
+        found = {name: getattr(tabular if name.startswith("_tabular") else checks, name) for name in _NUMPY_PATH}
     except ImportError:  # Numba found but not importable: the NumPy path, the same results to rounding
-        tabular = checks = None
+        found = _NUMPY_PATH
     for name, stand_in in _STAND_INS.items():
         if globals()[name] is stand_in:
-            home = tabular if name.startswith("_tabular") else checks
-            globals()[name] = getattr(home, name) if home else _NUMPY_PATH[name]
+            globals()[name] = found[name]
+    return found
 
 
 def _stand_in(name):
     """What holds the kernel ``name`` until the first call of any: bind them all, then run it."""
 
     def first_call(*args, **kwargs):
-        _bind_kernels()
-        return globals()[name](*args, **kwargs)
+        return _bind_kernels()[name](*args, **kwargs)
 
     return first_call
 

@@ -55,7 +55,13 @@ theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))    one step per group: rh
 ```
 
 The update is the policy's backward of the loss `-(1/K) sum_k A_k log pi(y_k|x)` per prompt
-(`dloss/dlogp = -A_k / K`), so the same code path as every other estimator.
+(`dloss/dlogp = -A_k / K`), eq. (per_state_backward), in the arithmetic of the policy's NumPy
+path (`minirl_lm/core/_tabular.py`, equal to the Numba kernels to rounding): a run gives the
+same bits with or without Numba, and never imports it. A training run is thousands of steps on
+a 4 x 9 table, so `train` checks its arguments once and its steps run the trusted cores in
+place; a step whose groups all got equal rewards (every step at `K = 1`) has every `A_k = 0`
+and stops before the advantages, and the sampling table is rebuilt only after a step moved
+`theta`.
 
 Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`; hedge
 `= mean_x pi(hedge|x)`. Demonstrated by `python examples/k_sweep.py` and
