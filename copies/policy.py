@@ -62,6 +62,7 @@ drawing `K` tokens from one state consumes the generator exactly as `rng.choice(
 does, so results match draw for draw.
 """
 
+import functools
 import importlib.util
 import numbers
 
@@ -160,7 +161,8 @@ def log_softmax(z):
 # Importing Numba takes ~0.3 s, more than a whole run of the chapter's toy (minirl_lm/tasks.py),
 # which never calls a kernel. So where Numba is installed, each name above is held by a stand-in
 # until one of them is called; that first call imports minirl_lm/kernels/ and binds every
-# stand-in to its kernel (to its NumPy twin if the kernels cannot be imported after all).
+# stand-in to its kernel (to its NumPy twin if the kernels cannot be imported after all). A
+# stand-in is a `functools.partial`, not a function of this module: not one of its public names.
 
 _NUMPY_PATH = {
     f.__name__: f
@@ -192,13 +194,9 @@ def _bind_kernels():
     return found
 
 
-def _stand_in(name):
-    """What holds the kernel ``name`` until the first call of any: bind them all, then run it."""
-
-    def first_call(*args, **kwargs):
-        return _bind_kernels()[name](*args, **kwargs)
-
-    return first_call
+def _first_call(name, *args, **kwargs):
+    """What a stand-in runs: bind the kernels, then call the one named ``name``."""
+    return _bind_kernels()[name](*args, **kwargs)
 
 
 def _numba_installed():
@@ -212,7 +210,7 @@ def _numba_installed():
         return False
 
 
-_STAND_INS = {name: _stand_in(name) for name in _NUMPY_PATH} if _numba_installed() else {}
+_STAND_INS = {name: functools.partial(_first_call, name) for name in _NUMPY_PATH} if _numba_installed() else {}
 globals().update(_STAND_INS)
 
 

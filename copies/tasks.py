@@ -582,7 +582,7 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         grader: `"gold"`, `"sloppy"` or a callable grader.
         beta: the KL coefficient, folded into the reward.
         lr: the step size.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
         record_at: step counts in `[1, n_responses // K]` after which to record the success.
 
     Returns:
