@@ -47,10 +47,11 @@ Many tokens share a state (every response of a prompt starts in the prompt's sta
 kernels compute each visited state's softmax once: with `c[s]` = the sum of `g` over its
 tokens, row `s` gets (the scatter of `g` into column `y`) minus `c[s] pi(. | s)`.
 
-Two paths, one result: with Numba installed, the fused kernels of `minirl_lm/kernels/`; without
-it (and in a standalone copy of this file, which needs NumPy only), their NumPy twins of
-`minirl_lm/core/_tabular.py`, equal to the kernels to rounding (not bit for bit: the kernels
-have their own `exp`).
+Two paths, one result: with Numba installed, the fused kernels of `minirl_lm/kernels/`
+(imported by the first call that needs one, so a run that never does, such as the chapter's
+toy, never pays Numba's import); without it (and in a standalone copy of this file, which needs
+NumPy only), their NumPy twins of `minirl_lm/core/_tabular.py`, equal to the kernels to
+rounding (not bit for bit: the kernels have their own `exp`).
 
 Entries of `theta` may be `-inf` (a token of probability zero); NaN and `+inf` are rejected,
 and every row needs at least one finite entry. The frozen reference policy `pi_ref` is
@@ -61,26 +62,15 @@ drawing `K` tokens from one state consumes the generator exactly as `rng.choice(
 does, so results match draw for draw.
 """
 
+import functools
+import importlib.util
 import numbers
 
 import numpy as np
 
 
 # ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/core/_tabular.py
+# part 1: from minirl_lm/core/_tabular.py
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
 # ----------------------------------------------------------------------------------------------
 
@@ -149,8 +139,79 @@ def _dtheta_fault(dtheta, states, tokens, mask, wsum):
 
 
 # ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
 # minirl_lm/core/policy.py itself
 # ----------------------------------------------------------------------------------------------
+
+
+# ---- the Numba kernels, imported on first use
+#
+# Importing Numba takes ~0.3 s, more than a whole run of the chapter's toy (minirl_lm/tasks.py),
+# which never calls a kernel. So where Numba is installed, each name above is held by a stand-in
+# until one of them is called; that first call imports minirl_lm/kernels/ and binds every
+# stand-in to its kernel (to its NumPy twin if the kernels cannot be imported after all). A
+# stand-in is a `functools.partial`, not a function of this module: not one of its public names.
+
+_NUMPY_PATH = {
+    f.__name__: f
+    for f in (
+        _abs_sum,
+        _dead_row,
+        _dtheta_fault,
+        _tabular_backward,
+        _tabular_logp,
+        policy_batch_fast,
+        weights_fast,
+    )
+}
+
+
+def _bind_kernels():
+    """The kernels by name (their NumPy twins if the kernels cannot be imported), each bound in
+    place of its stand-in (a name rebound meanwhile, as a test does to pick a path, is left
+    alone)."""
+    try:  # minirl_lm/kernels/tabular.py and the one-pass checks of validate.py
+        tabular = importlib.import_module("..kernels.tabular", __package__)
+        checks = importlib.import_module("..kernels.validate", __package__)
+        found = {name: getattr(tabular if name.startswith("_tabular") else checks, name) for name in _NUMPY_PATH}
+    except ImportError:  # Numba found but not importable: the NumPy path, the same results to rounding
+        found = _NUMPY_PATH
+    for name, stand_in in _STAND_INS.items():
+        if globals()[name] is stand_in:
+            globals()[name] = found[name]
+    return found
+
+
+def _first_call(name, *args, **kwargs):
+    """What a stand-in runs: bind the kernels, then call the one named ``name``."""
+    return _bind_kernels()[name](*args, **kwargs)
+
+
+def _numba_installed():
+    """True iff this module sits in its package (a standalone copy has the NumPy path only) and
+    `numba` can be found (without importing it)."""
+    if not __package__:
+        return False
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # blocked: sys.modules["numba"] = None, or a finder refusing it
+        return False
+
+
+_STAND_INS = {name: functools.partial(_first_call, name) for name in _NUMPY_PATH} if _numba_installed() else {}
+globals().update(_STAND_INS)
 
 
 def _softmax(theta):

@@ -55,7 +55,13 @@ theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))    one step per group: rh
 ```
 
 The update is the policy's backward of the loss `-(1/K) sum_k A_k log pi(y_k|x)` per prompt
-(`dloss/dlogp = -A_k / K`), so the same code path as every other estimator.
+(`dloss/dlogp = -A_k / K`), eq. (per_state_backward), in the arithmetic of the policy's NumPy
+path (`minirl_lm/core/_tabular.py`, equal to the Numba kernels to rounding): a run gives the
+same bits with or without Numba, and never imports it. A training run is thousands of steps on
+a 4 x 9 table, so `train` checks its arguments once and its steps run the trusted cores in
+place; a step whose groups all got equal rewards (every step at `K = 1`) has every `A_k = 0`
+and stops before the advantages, and the sampling table is rebuilt only after a step moved
+`theta`.
 
 Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`; hedge
 `= mean_x pi(hedge|x)`. Demonstrated by `python examples/k_sweep.py` and
@@ -70,7 +76,94 @@ import numpy as np
 
 
 # ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/policy.py
+# part 1: from minirl_lm/core/_tabular.py
+#   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
+# ----------------------------------------------------------------------------------------------
+
+
+def _visited(theta, states, tokens, mask):
+    """The real positions (B, T) bool, the visited rows (S_visited,), each real token's row among
+    them and its token id (M,), and the log-softmax of the visited rows (S_visited, V)."""
+    real = mask != 0.0  # (B, T)
+    visited, row = np.unique(states[real], return_inverse=True)  # (S_visited,), (M,)
+    with np.errstate(invalid="ignore", over="ignore"):  # a NaN or +inf row: NaN, named later
+        lp = log_softmax(theta[visited])  # (S_visited, V) eq. (log_softmax)
+    return real, visited, row, tokens[real], lp
+
+
+def _tabular_logp(theta, states, tokens, mask):
+    """logp (B, T), 0.0 at padding, and seq_logp (B,) of the table theta (S, V) at states (B, T)."""
+    real, _, row, y, lp = _visited(theta, states, tokens, mask)
+    logp = np.zeros(mask.shape)  # (B, T)
+    logp[real] = lp[row, y]  # gather log pi(y_t | s_t)
+    return logp, logp.sum(axis=1)  # eq. (factorization)
+
+
+def _tabular_backward(theta, states, tokens, mask, w):
+    """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(. | s_bt)) into row s_bt, summed
+    per visited state (eq. (per_state_backward)); unvisited rows are 0."""
+    real, visited, row, y, lp = _visited(theta, states, tokens, mask)
+    g = w[real]  # (M,)
+    Sv, V = lp.shape
+    with np.errstate(invalid="ignore", over="ignore"):  # both sums in the order of the tokens
+        onehot = np.bincount(row * V + y, weights=g, minlength=Sv * V).reshape(Sv, V)  # (S_visited, V)
+        c = np.bincount(row, weights=g, minlength=Sv)  # (S_visited,) c[s] = sum of w
+        d = onehot - c[:, None] * np.exp(lp)  # (S_visited, V)  onehot part - c[s] pi(. | s)
+    dtheta = np.zeros(theta.shape)  # (S, V)
+    dtheta[visited] = d
+    return dtheta
+
+
+def policy_batch_fast(states, tokens, mask, S, V):
+    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    return False
+
+
+def weights_fast(w, shape):
+    """False: the policy checks `dlogp` with `float_array`."""
+    return False
+
+
+def _dead_row(theta, ids):
+    """An id of ids (M,) whose row of theta (S, V) holds a NaN or +inf or no finite entry (the
+    smallest such id), or -1."""
+    rows = np.unique(ids)  # (S_visited,)
+    t = theta[rows]  # (S_visited, V)
+    bad = np.isnan(t).any(axis=1) | (t == np.inf).any(axis=1) | ~(t > -np.inf).any(axis=1)
+    return int(rows[np.argmax(bad)]) if bad.any() else -1
+
+
+def _abs_sum(w, mask):
+    """sum of |w| over the real positions of w (B, T)."""
+    with np.errstate(over="ignore"):
+        return float(np.abs(w[mask != 0.0]).sum())
+
+
+def _dtheta_fault(dtheta, states, tokens, mask, wsum):
+    """True iff dtheta (S, V) holds a NaN or +-inf (every entry is read)."""
+    return not np.isfinite(dtheta).all()
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# part 3: from minirl_lm/core/policy.py
 #   The tabular softmax policy `pi_theta(y | s) = softmax(theta[s])_y`.
 # ----------------------------------------------------------------------------------------------
 
@@ -250,7 +343,7 @@ class TabularPolicy:
 
 
 # ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
+# part 4: from minirl_lm/pg/advantages.py
 #   Baselines: the group of K responses to one prompt is its own baseline.
 # ----------------------------------------------------------------------------------------------
 
@@ -260,8 +353,8 @@ REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spr
 
 def _group_mean(r):
     """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
-    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
@@ -279,11 +372,13 @@ def _standardized(r, std_eps, ddof):
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
     # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
     tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
-    if tiny.any():
+    if np.count_nonzero(tiny):
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
         cs = c / s  # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
     denom = std + std_eps  # (N, 1)
+    if std_eps > 0:  # denom > 0 everywhere
+        return c / denom  # eq. (pg_normalized)
     # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
@@ -306,7 +401,7 @@ def _advantages(r, baseline, std_eps, ddof):
 
 
 # ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/kl.py
+# part 5: from minirl_lm/pg/kl.py
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
 # ----------------------------------------------------------------------------------------------
 
@@ -324,93 +419,6 @@ def _in_reward(r, logp, logp_ref, mask, beta):
         finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
         out = r - beta * total  # (B,) eq. (kl_reward)
     return finite_result(out, "beta", "r - beta sum_t u_t")
-
-
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/core/_tabular.py
-#   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
-# ----------------------------------------------------------------------------------------------
-
-
-def _visited(theta, states, tokens, mask):
-    """The real positions (B, T) bool, the visited rows (S_visited,), each real token's row among
-    them and its token id (M,), and the log-softmax of the visited rows (S_visited, V)."""
-    real = mask != 0.0  # (B, T)
-    visited, row = np.unique(states[real], return_inverse=True)  # (S_visited,), (M,)
-    with np.errstate(invalid="ignore", over="ignore"):  # a NaN or +inf row: NaN, named later
-        lp = log_softmax(theta[visited])  # (S_visited, V) eq. (log_softmax)
-    return real, visited, row, tokens[real], lp
-
-
-def _tabular_logp(theta, states, tokens, mask):
-    """logp (B, T), 0.0 at padding, and seq_logp (B,) of the table theta (S, V) at states (B, T)."""
-    real, _, row, y, lp = _visited(theta, states, tokens, mask)
-    logp = np.zeros(mask.shape)  # (B, T)
-    logp[real] = lp[row, y]  # gather log pi(y_t | s_t)
-    return logp, logp.sum(axis=1)  # eq. (factorization)
-
-
-def _tabular_backward(theta, states, tokens, mask, w):
-    """dtheta (S, V): the scatter of w[b, t] (onehot(y_bt) - pi(. | s_bt)) into row s_bt, summed
-    per visited state (eq. (per_state_backward)); unvisited rows are 0."""
-    real, visited, row, y, lp = _visited(theta, states, tokens, mask)
-    g = w[real]  # (M,)
-    Sv, V = lp.shape
-    with np.errstate(invalid="ignore", over="ignore"):  # both sums in the order of the tokens
-        onehot = np.bincount(row * V + y, weights=g, minlength=Sv * V).reshape(Sv, V)  # (S_visited, V)
-        c = np.bincount(row, weights=g, minlength=Sv)  # (S_visited,) c[s] = sum of w
-        d = onehot - c[:, None] * np.exp(lp)  # (S_visited, V)  onehot part - c[s] pi(. | s)
-    dtheta = np.zeros(theta.shape)  # (S, V)
-    dtheta[visited] = d
-    return dtheta
-
-
-def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
-    return False
-
-
-def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
-    return False
-
-
-def _dead_row(theta, ids):
-    """An id of ids (M,) whose row of theta (S, V) holds a NaN or +inf or no finite entry (the
-    smallest such id), or -1."""
-    rows = np.unique(ids)  # (S_visited,)
-    t = theta[rows]  # (S_visited, V)
-    bad = np.isnan(t).any(axis=1) | (t == np.inf).any(axis=1) | ~(t > -np.inf).any(axis=1)
-    return int(rows[np.argmax(bad)]) if bad.any() else -1
-
-
-def _abs_sum(w, mask):
-    """sum of |w| over the real positions of w (B, T)."""
-    with np.errstate(over="ignore"):
-        return float(np.abs(w[mask != 0.0]).sum())
-
-
-def _dtheta_fault(dtheta, states, tokens, mask, wsum):
-    """True iff dtheta (S, V) holds a NaN or +-inf (every entry is read)."""
-    return not np.isfinite(dtheta).all()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -507,39 +515,61 @@ def evaluate(policy):
 
 @functools.lru_cache(maxsize=None)
 def _batch(N, K):
-    """The constant (B, 1) states (prompt-major) and mask of a one-token step; read-only."""
-    states = np.repeat(np.arange(N), K)[:, None]  # (B, 1), prompt-major
-    mask = np.ones_like(states, dtype=np.float64)  # (B, 1): one token each
-    states.flags.writeable = mask.flags.writeable = False
-    return states, mask
+    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
+    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
+    n = np.arange(N)[:, None]  # (N, 1)
+    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
+    states = x[:, None]  # (B, 1)
+    mask = np.ones(states.shape)  # (B, 1): one token each
+    for a in (n, x, mask):
+        a.flags.writeable = False
+    return n, x, states, mask
 
 
-def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
-    """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
+def _sampling_cdf(theta):
+    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
+    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    return cdf
 
-    rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
-    baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
-    The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
-    uses the policy's trusted cores on arrays it builds itself (inside the library, no
-    re-checking).
+
+def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
+    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
+
+    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
+    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
+    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
+    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
+    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
+    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
     """
-    N = policy.S
-    states, mask = _batch(N, K)  # (B, 1) each
-    tokens = policy._sample(states, rng)  # (B, 1) y ~ pi(.|x)
-    r = rewards[states[:, 0], tokens[:, 0]]  # (B,) terminal reward
+    N, V = theta.shape
+    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
+    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
+    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
+    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
     if beta > 0:  # eq. (kl_reward), data only
-        logp, _ = policy._logp(states, tokens, mask)  # (B, 1)
-        logp_ref, _ = ref._logp(states, tokens, mask)  # (B, 1)
-        r = _in_reward(r, logp, logp_ref, mask, beta)  # (B,)
+        tokens = y.reshape(-1, 1)  # (B, 1)
+        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
+        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
+        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
         if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
             raise ValueError(
                 f"beta: expected a KL coefficient for which the shaped rewards stay "
                 f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
                 f"{np.abs(r).max():g})"
             )
-    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0).reshape(-1, 1)  # (B, 1) eq. (pg_normalized)
-    dlogp = -A / K  # loss -(1/K) sum_k A_k log pi(y_k|x)
-    policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
+    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
+        return False
+    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
+    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
+    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
+    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    c = np.bincount(x, weights=w, minlength=N)  # (N,)
+    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
+    return True
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
@@ -552,7 +582,7 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         grader: `"gold"`, `"sloppy"` or a callable grader.
         beta: the KL coefficient, folded into the reward.
         lr: the step size.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
         record_at: step counts in `[1, n_responses // K]` after which to record the success.
 
     Returns:
@@ -564,9 +594,12 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
+    theta = policy.theta  # (N, V) the policy's own table, stepped in place
+    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
     curve = []
     for step in range(1, steps + 1):
-        _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
+        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
+            cdf = _sampling_cdf(theta)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
     finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")

@@ -23,10 +23,14 @@ Sections:
              wall time of `python examples/k_sweep.py` in a subprocess.
   jit        compile time with a cold cache (fresh NUMBA_CACHE_DIR, subprocess) and the first call
              of each kernel in a new process with that cache warm.
+  main       (opt-in) the main job as whole processes: `python examples/k_sweep.py` beside a plain
+             NumPy script of the same experiment (examples/_plain_k_sweep.py), fresh interpreters,
+             interleaved, medians of 3 (quick: 1), and what the library's start-up imports cost.
 
     $ python examples/benchmark.py                       # the full run (a few minutes)
     $ python examples/benchmark.py --quick               # small shapes (the docs page, CI)
     $ python examples/benchmark.py --sections dense adv
+    $ python examples/benchmark.py --sections main      # the K-sweep against plain NumPy (~10 s)
     $ python examples/benchmark.py --quick --sections sweep --plot perf.svg
 """
 
@@ -687,6 +691,55 @@ def run_jit(args, rng):
     )
 
 
+# ---------------------------------------------------------------- the main job, whole processes
+
+IMPORT_CHILD = textwrap.dedent("""
+    import sys, time
+    t0 = time.perf_counter()
+    import numpy
+    t1 = time.perf_counter()
+    import minirl_lm.tasks
+    t2 = time.perf_counter()
+    numba = "numba" in sys.modules                    # did the toy's imports pull it in?
+    import minirl_lm.kernels
+    t3 = time.perf_counter()
+    print(t1 - t0, t2 - t1, t3 - t2, numba)
+""")
+
+
+def run_main(args, rng):
+    """`python examples/k_sweep.py` (the chapter's K-sweep, 12,200 GRPO steps on the toy) and
+    examples/_plain_k_sweep.py (the same experiment in plain NumPy, the same printed lines), each
+    timed as a whole process: interpreter start, imports, the run. Rounds interleave the two and
+    swap their order; each time is the median over the rounds. Their K-sweep lines are compared."""
+    cmds = {
+        "library": [sys.executable, os.path.join(HERE, "k_sweep.py")],
+        "plain": [sys.executable, os.path.join(HERE, "_plain_k_sweep.py")],
+    }
+    walls, outs, imports = {name: [] for name in cmds}, {}, []
+    rounds = 1 if args.quick else 3
+    for i in range(rounds):
+        for name in list(cmds)[:: 1 if i % 2 == 0 else -1]:
+            t0 = time.perf_counter()
+            outs[name] = subprocess.run(cmds[name], check=True, capture_output=True, text=True).stdout
+            walls[name].append(time.perf_counter() - t0)
+        out = subprocess.run([sys.executable, "-c", IMPORT_CHILD], check=True, capture_output=True, text=True)
+        imports.append(out.stdout.split())
+    lib, plain = (float(np.median(walls[name])) for name in cmds)
+    same = outs["library"].split("\n\n")[0] == outs["plain"].rstrip("\n")  # the K-sweep lines
+    print(
+        f"main job k_sweep: library {lib:.2f} s, plain NumPy {plain:.2f} s ({plain / lib:.2f}x), "
+        f"output {'identical' if same else 'DIFFERENT'}"
+    )
+    t_np, t_tasks, t_kernels = (float(np.median([float(r[k]) for r in imports])) for k in range(3))
+    numba = imports[-1][3] == "True"
+    print(
+        f"  whole processes, {'1 round (quick)' if rounds == 1 else f'medians of {rounds} rounds'}; "
+        f"start-up: import numpy {t_np:.3f} s, then minirl_lm.tasks {t_tasks:.3f} s "
+        f"(numba {'imported' if numba else 'not imported'}; the kernels would add {t_kernels:.3f} s)\n"
+    )
+
+
 # ---------------------------------------------------------------- the V sweep (figure)
 
 
@@ -916,9 +969,10 @@ def parse_args(argv=None):
     p.add_argument(
         "--sections",
         nargs="+",
-        choices=SECTIONS + ("sweep", "big_vocab", "exact"),
+        choices=SECTIONS + ("sweep", "big_vocab", "main", "exact"),
         default=None,
-        help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot)",
+        help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot; "
+        "'main' the K-sweep against plain NumPy, whole processes; 'exact' the exact engine against the code before it)",
     )
     p.add_argument(
         "--rounds",
@@ -961,6 +1015,7 @@ def main(argv=None):
     )
     runners = {"dense": run_dense, "tabular": run_tabular, "adv": run_adv, "e2e": run_e2e, "jit": run_jit}
     runners["big_vocab"] = run_big_vocab  # opt-in: examples/bench_big_vocab.py
+    runners["main"] = run_main  # opt-in: whole processes, the library's K-sweep against plain NumPy
     runners["exact"] = run_exact  # opt-in: examples/bench_exact.py
     for name in sections:
         if name in runners:
@@ -969,7 +1024,8 @@ def main(argv=None):
         Vs, per_tok = run_sweep(args, rng)
         if args.plot:
             plot(args.plot, Vs, per_tok)
-    run_overhead(args, rng)
+    if not set(sections) <= {"main", "exact"}:  # whole-process sections alone: their lines only
+        run_overhead(args, rng)
     if TARGETS:
         table(
             "The project's targets (ratios from this run)",

@@ -27,7 +27,13 @@ theta[x] += lr (1/K) sum_k A_k (onehot(y_k) - pi(.|x))    one step per group: rh
 ```
 
 The update is the policy's backward of the loss `-(1/K) sum_k A_k log pi(y_k|x)` per prompt
-(`dloss/dlogp = -A_k / K`), so the same code path as every other estimator.
+(`dloss/dlogp = -A_k / K`), eq. (per_state_backward), in the arithmetic of the policy's NumPy
+path (`minirl_lm/core/_tabular.py`, equal to the Numba kernels to rounding): a run gives the
+same bits with or without Numba, and never imports it. A training run is thousands of steps on
+a 4 x 9 table, so `train` checks its arguments once and its steps run the trusted cores in
+place; a step whose groups all got equal rewards (every step at `K = 1`) has every `A_k = 0`
+and stops before the advantages, and the sampling table is rebuilt only after a step moved
+`theta`.
 
 Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`; hedge
 `= mean_x pi(hedge|x)`. Demonstrated by `python examples/k_sweep.py` and
@@ -38,8 +44,10 @@ import functools
 
 import numpy as np
 
+from minirl_lm.core._tabular import _tabular_logp
 from minirl_lm.core.checks import finite_result
-from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.core.ops import log_softmax
+from minirl_lm.core.policy import TabularPolicy, _softmax
 from minirl_lm.pg.advantages import REWARD_MAX, _advantages
 from minirl_lm.pg.kl import _in_reward
 from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
@@ -133,39 +141,61 @@ def evaluate(policy):
 
 @functools.lru_cache(maxsize=None)
 def _batch(N, K):
-    """The constant (B, 1) states (prompt-major) and mask of a one-token step; read-only."""
-    states = np.repeat(np.arange(N), K)[:, None]  # (B, 1), prompt-major
-    mask = np.ones_like(states, dtype=np.float64)  # (B, 1): one token each
-    states.flags.writeable = mask.flags.writeable = False
-    return states, mask
+    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
+    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
+    n = np.arange(N)[:, None]  # (N, 1)
+    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
+    states = x[:, None]  # (B, 1)
+    mask = np.ones(states.shape)  # (B, 1): one token each
+    for a in (n, x, mask):
+        a.flags.writeable = False
+    return n, x, states, mask
 
 
-def _toy_step(policy, ref, rewards, K, rng, beta=0.0, lr=2.0, baseline="standardized"):
-    """One step of eq. (toy_step) on every prompt, in place on ``policy.theta``.
+def _sampling_cdf(theta):
+    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
+    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    return cdf
 
-    rewards: the (N, V) reward table; K responses per prompt; ref: the frozen reference.
-    baseline: "standardized" (the chapter), "mean" or "loo" (see advantages.py).
-    The arguments are checked by ``train``; this inner loop is thousands of tiny steps, so it
-    uses the policy's trusted cores on arrays it builds itself (inside the library, no
-    re-checking).
+
+def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
+    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
+
+    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
+    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
+    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
+    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
+    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
+    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
     """
-    N = policy.S
-    states, mask = _batch(N, K)  # (B, 1) each
-    tokens = policy._sample(states, rng)  # (B, 1) y ~ pi(.|x)
-    r = rewards[states[:, 0], tokens[:, 0]]  # (B,) terminal reward
+    N, V = theta.shape
+    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
+    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
+    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
+    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
     if beta > 0:  # eq. (kl_reward), data only
-        logp, _ = policy._logp(states, tokens, mask)  # (B, 1)
-        logp_ref, _ = ref._logp(states, tokens, mask)  # (B, 1)
-        r = _in_reward(r, logp, logp_ref, mask, beta)  # (B,)
+        tokens = y.reshape(-1, 1)  # (B, 1)
+        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
+        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
+        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
         if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
             raise ValueError(
                 f"beta: expected a KL coefficient for which the shaped rewards stay "
                 f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
                 f"{np.abs(r).max():g})"
             )
-    A = _advantages(r.reshape(N, K), baseline, 1e-8, 0).reshape(-1, 1)  # (B, 1) eq. (pg_normalized)
-    dlogp = -A / K  # loss -(1/K) sum_k A_k log pi(y_k|x)
-    policy.theta -= lr * policy._backward(states, tokens, mask, dlogp)
+    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
+        return False
+    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
+    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
+    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
+    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    c = np.bincount(x, weights=w, minlength=N)  # (N,)
+    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
+    return True
 
 
 def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
@@ -178,7 +208,7 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         grader: `"gold"`, `"sloppy"` or a callable grader.
         beta: the KL coefficient, folded into the reward.
         lr: the step size.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
         record_at: step counts in `[1, n_responses // K]` after which to record the success.
 
     Returns:
@@ -190,9 +220,12 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
+    theta = policy.theta  # (N, V) the policy's own table, stepped in place
+    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
     curve = []
     for step in range(1, steps + 1):
-        _toy_step(policy, ref, rewards, K, rng, beta=beta, lr=lr, baseline=baseline)
+        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
+            cdf = _sampling_cdf(theta)
         if step in record_at:
             curve.append((step * K, evaluate(policy)["success"]))
     finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")

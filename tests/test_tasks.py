@@ -1,6 +1,9 @@
 """The chapter's toy (minirl_lm/tasks.py): the graders, the reward table, the reference, the exact
 evaluation, and training (deterministic, its defaults pinned, bad input named)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -122,3 +125,64 @@ def test_train_overflow_is_named_after_beta_or_the_grader():
     for kw in (dict(lr=1e308), dict(beta=1e3)):  # large but within: no warning
         pol, _, _ = silent(lambda: tasks.train(2, 40, 0, **kw))
         assert np.isfinite(pol.theta[:, :-1]).all()
+
+
+# ---- the training step: the policy's sampling and backward, written out for the toy
+
+
+def test_train_step_is_the_policys_sampling_and_numpy_backward_bit_for_bit():
+    """Ten steps of `train` against the same steps taken with the policy's pieces: its draws
+    (`TabularPolicy.sample`, i.e. rng.choice per prompt), the advantages, and the NumPy path of its
+    backward (core/_tabular.py), bit for bit; that backward equals the Numba kernels' to rounding."""
+    from minirl_lm.core import _tabular
+    from minirl_lm.pg.advantages import standardized
+
+    for K, beta in ((4, 0.0), (8, 0.3), (2, 0.0)):
+        steps = 10
+        got, _, _ = tasks.train(K, K * steps, 5, grader="sloppy", beta=beta)
+        rng = np.random.default_rng(5)
+        R = tasks.reward_table("sloppy")
+        ref = TabularPolicy(tasks.reference_theta())
+        theta = ref.theta.copy()
+        states = np.repeat(np.arange(4), K)[:, None]  # (B, 1)
+        mask = np.ones(states.shape)
+        for _ in range(steps):
+            pol = TabularPolicy(theta)
+            y = pol.sample(states, rng)  # (B, 1)
+            lp, _ = _tabular._tabular_logp(theta, states, y, mask)
+            lp_ref, _ = _tabular._tabular_logp(ref.theta, states, y, mask)
+            r = R[states[:, 0], y[:, 0]] - beta * (lp - lp_ref)[:, 0]  # (B,)
+            w = -standardized(r.reshape(4, K)).reshape(-1, 1) / K  # (B, 1)
+            dtheta = _tabular._tabular_backward(theta, states, y, mask, w)
+            np.testing.assert_allclose(dtheta, pol.backward(states, y, mask, w), rtol=1e-12, atol=1e-15)
+            theta = theta - 2.0 * dtheta
+        assert got.theta.tobytes() == theta.tobytes(), (K, beta)
+
+
+def test_train_draws_as_rng_choice_per_prompt():
+    """The first step's draws are `rng.choice(9, K, p=pi(.|x))` for x = 0..3 in order."""
+    rng, pi = np.random.default_rng(9), TabularPolicy(tasks.reference_theta()).probs()
+    want = np.stack([rng.choice(9, 6, p=pi[x]) for x in range(4)])  # (N, K)
+    seen = []
+    real = tasks._advantages
+
+    def spy(r, *args):
+        seen.append(r.copy())
+        return real(r, *args)
+
+    tasks._advantages = spy
+    try:
+        tasks.train(6, 6, 9, grader=lambda x, y: float(y[0]))  # reward = the token id
+    finally:
+        tasks._advantages = real
+    assert np.array_equal(seen[0], want.astype(float))
+
+
+def test_train_never_imports_numba():
+    """The toy runs the NumPy cores: a process that trains and evaluates has not imported Numba."""
+    code = (
+        "import sys; from minirl_lm import tasks; p, _, _ = tasks.train(4, 400, 0, beta=0.1); "
+        "tasks.evaluate(p); print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -2,6 +2,7 @@
 the group-advantage kernels it times (examples/_group_kernels.py) equal their NumPy twins."""
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,26 @@ def test_quick_draws_the_figure(quick):
     pytest.importorskip("matplotlib")
     _, svg = quick
     assert svg.exists() and svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_main_job_prints_its_line():
+    """`--sections main`: the two whole processes' times, their ratio and whether the K-sweep lines
+    agree, in one line of a fixed form (the times are printed, never asserted), and nothing else
+    of the benchmark."""
+    out = run("--quick", "--sections", "main")
+    line = r"main job k_sweep: library (\d+\.\d\d) s, plain NumPy (\d+\.\d\d) s \((\d+\.\d\d)x\), output identical"
+    m = re.search(rf"^{line}$", out, re.M)
+    assert m, out
+    lib, plain, ratio = (float(v) for v in m.groups())
+    # the ratio is of the two times, which are printed rounded to 0.005 s
+    assert abs(plain / lib - ratio) <= ratio * (0.005 / lib + 0.005 / plain) + 0.005
+    assert re.search(
+        r"^  whole processes, 1 round \(quick\); start-up: import numpy \d\.\d{3} s, "
+        r"then minirl_lm\.tasks \d\.\d{3} s \(numba not imported;",
+        out,
+        re.M,
+    )
+    assert "Validation overhead" not in out and "Traceback" not in out
 
 
 def test_help():

@@ -43,6 +43,13 @@ def test_k_sweep_prints_the_seed_table_digit_for_digit():
 
 
 @pytest.mark.slow
+def test_plain_numpy_k_sweep_prints_the_same_lines():
+    """examples/_plain_k_sweep.py (the benchmark's plain NumPy column) is the same experiment: its
+    output is k_sweep's K-sweep lines, character for character."""
+    assert run("examples/_plain_k_sweep.py") == run("examples/k_sweep.py").split("\n\n")[0] + "\n" == SEED_K_SWEEP
+
+
+@pytest.mark.slow
 def test_loophole_prints_the_seed_table_digit_for_digit():
     out = run("examples/loophole.py")
     rows = re.findall(r"beta = (\d\.\d): sloppy (\d\.\d\d), gold (\d\.\d\d), hedge (\d\.\d\d)", out)
