@@ -972,7 +972,8 @@ def parse_args(argv=None):
         choices=SECTIONS + ("sweep", "big_vocab", "main", "exact"),
         default=None,
         help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot; "
-        "'main' the K-sweep against plain NumPy, whole processes; 'exact' the exact engine against the code before it)",
+        "'main' the K-sweep against plain NumPy, whole processes; "
+        "'exact' the exact engine against the code before it)",
     )
     p.add_argument(
         "--rounds",
