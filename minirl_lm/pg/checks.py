@@ -271,6 +271,17 @@ def cispo_args(logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, aggs):
     return logp, logp_old, mask, adv, rho_min, rho_max, aggregation(mask, agg, max_len, aggs)
 
 
+def trust_args(logp, logp_old, adv, mask, agg, max_len, aggs, per_token=True, **numbers):
+    """The arguments of a trust-region objective (trust.py, seqclip.py's LUSPO): ``(logp,
+    logp_old, mask, adv, max_len, *numbers)``; ``numbers`` maps a name to ``(value, low,
+    low_open)`` (a value of None passes as None: an option off); ``agg=None``: no aggregation."""
+    logp, logp_old, mask, adv, _ = token_batch(
+        {"logp": logp, "logp_old": logp_old}, mask, adv, per_token=per_token
+    )
+    vals = [None if v is None else float_scalar(v, n, low=lo, low_open=op) for n, (v, lo, op) in numbers.items()]
+    return (logp, logp_old, mask, adv, None if agg is None else aggregation(mask, agg, max_len, aggs), *vals)
+
+
 def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, modes):
     """The arguments of the importance weights: ``(logp_old, logp_mu, mask, c_max, c_min)``."""
     logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
