@@ -35,7 +35,7 @@ dloss/dlogp = -w keep sg[min(rho, c)] A
 with `p = exp(logp)` the token's probability (not its ratio): a token loses its gradient once
 its probability has moved by more than `delta` in the direction its advantage pushes, whatever
 its ratio (a ratio of 10 on a token of probability 1e-4 moves it by 9e-4). The `1e-8` of the KL
-is the framework's (it keeps `p = 1` finite). `c = None`: no truncation.
+is the framework's (it keeps `p = 1` finite). A large `c` (1e300): no truncation (prime-rl).
 
 GMPO (Zhao et al. 2025), the geometric mean of the token ratios, each clipped in log space
 against the direction of its advantage:
@@ -100,6 +100,12 @@ from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio, sigmoid
 from minirl_lm.pg.checks import finite_among, trust_args
 
 DIVERGENCES = ("tv", "kl")
+# the domains of the numbers, (low, low_open, None allowed): tau, delta, lam > 0; c >= 1; k >= 0
+SAPO = {"tau_pos": (0.0, True, False), "tau_neg": (0.0, True, False)}
+DPPO_MASK = {"delta": (0.0, True, False), "delta_high": (0.0, True, True)}
+DPPO = {**DPPO_MASK, "c": (1.0, False, False)}
+GMPO = {"eps": (0.0, True, False), "eps_high": (0.0, True, True)}
+VESPO = {k: (0.0, k[0] == "l", False) for k in ("k_pos", "lam_pos", "k_neg", "lam_neg")}
 
 
 def _rho(logp, logp_old, mask):
@@ -134,7 +140,7 @@ def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mea
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w 4 sigmoid(z) sigmoid(-z) rho A`.
     """
     logp, logp_old, mask, adv, max_len, tau_pos, tau_neg = trust_args(
-        logp, logp_old, adv, mask, agg, max_len, AGGS, tau_pos=(tau_pos, 0.0, True), tau_neg=(tau_neg, 0.0, True)
+        logp, logp_old, adv, mask, agg, max_len, AGGS, SAPO, (tau_pos, tau_neg)
     )
     A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
@@ -167,7 +173,7 @@ def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=
         delta_high: the bound for `A > 0` (default `delta`).
     """
     logp, logp_old, mask, adv, _, delta, delta_high = trust_args(
-        logp, logp_old, adv, mask, None, None, AGGS, delta=(delta, 0.0, True), delta_high=(delta_high, 0.0, True)
+        logp, logp_old, adv, mask, None, None, (), DPPO_MASK, (delta, delta_high)
     )
     choice(divergence, "divergence", DIVERGENCES)
     return _keep(
@@ -200,7 +206,7 @@ def dppo_loss(
         divergence: "tv" or "kl", see `dppo_mask`.
         delta: see `dppo_mask`.
         delta_high: see `dppo_mask`.
-        c: the truncation of the detached ratio, `>= 1`, or None for none.
+        c: the truncation of the detached ratio, `>= 1` (1e300: none).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
 
@@ -208,23 +214,14 @@ def dppo_loss(
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w keep min(rho, c) A`.
     """
     logp, logp_old, mask, adv, max_len, delta, delta_high, c = trust_args(
-        logp,
-        logp_old,
-        adv,
-        mask,
-        agg,
-        max_len,
-        AGGS,
-        delta=(delta, 0.0, True),
-        delta_high=(delta_high, 0.0, True),
-        c=(c, 1.0, False),
+        logp, logp_old, adv, mask, agg, max_len, AGGS, DPPO, (delta, delta_high, c)
     )
     choice(divergence, "divergence", DIVERGENCES)
     A = adv_tokens(adv, mask)  # (B, T)
     keep = _keep(logp, logp_old, A, mask, divergence, delta, delta if delta_high is None else delta_high)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     rho = _rho(logp, logp_old, mask)[1]  # (B, T) data
-    wt = rho if c is None else np.minimum(rho, c)  # (B, T) sg[min(rho, c)]
+    wt = np.minimum(rho, c)  # (B, T) sg[min(rho, c)]
     with np.errstate(over="ignore", invalid="ignore"):
         coef = np.multiply(w * wt * A, keep, out=np.zeros_like(rho), where=keep > 0)  # (B, T)
         loss = -(coef * logp).sum()  # eq. (dppo)
@@ -249,7 +246,7 @@ def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient; a row of length 0 adds 0.
     """
     logp, logp_old, mask, A, _, eps, eps_high = trust_args(
-        logp, logp_old, adv, mask, None, None, AGGS, False, eps=(eps, 0.0, True), eps_high=(eps_high, 0.0, True)
+        logp, logp_old, adv, mask, None, None, (), GMPO, (eps, eps_high), False
     )
     eps_high = eps if eps_high is None else eps_high
     B = mask.shape[0]
@@ -284,18 +281,7 @@ def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, l
         lam_neg: `lam` for `A < 0`.
     """
     logp, logp_old, mask, A, _, *kl = trust_args(
-        logp,
-        logp_old,
-        adv,
-        mask,
-        None,
-        None,
-        AGGS,
-        False,
-        k_pos=(k_pos, 0.0, False),
-        lam_pos=(lam_pos, 0.0, True),
-        k_neg=(k_neg, 0.0, False),
-        lam_neg=(lam_neg, 0.0, True),
+        logp, logp_old, adv, mask, None, None, (), VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
     )
     return _phi(logp, logp_old, A, mask, *kl)
 
@@ -331,18 +317,7 @@ def vespo_loss(
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w phi_b A_b`.
     """
     logp, logp_old, mask, A, max_len, *kl = trust_args(
-        logp,
-        logp_old,
-        adv,
-        mask,
-        agg,
-        max_len,
-        AGGS,
-        False,
-        k_pos=(k_pos, 0.0, False),
-        lam_pos=(lam_pos, 0.0, True),
-        k_neg=(k_neg, 0.0, False),
-        lam_neg=(lam_neg, 0.0, True),
+        logp, logp_old, adv, mask, agg, max_len, AGGS, VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
     )
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     coef = w * (_phi(logp, logp_old, A, mask, *kl) * A)[:, None]  # (B, T) sg[phi] A w
