@@ -2,7 +2,7 @@
 
 Rewards come as an `(N, K, M)` array: `N` prompts, `K` responses each, `M` rewards per response
 (correctness and format, say), with weights `c_m` (default 1). GRPO standardizes the weighted sum;
-GDPO (Liu et al. 2026) standardizes each reward in its group first, then sums:
+GDPO (arXiv:2601.05242) standardizes each reward in its group first, then sums:
 
 ```text
 sum then standardize   A_k = standardize_k( sum_m c_m R_{k,m} )              eq. (pg_normalized)

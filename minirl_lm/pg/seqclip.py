@@ -35,7 +35,7 @@ random walk in log space, so for long responses it leaves any [1 - eps, 1 + eps]
 the whole batch is clipped; the geometric mean keeps the scale of one token ratio. A response
 of length 0 contributes nothing.
 
-LUSPO (length-unbiased sequence policy optimization): GSPO's clipped sequence term weighted by
+LUSPO (length-unbiased sequence policy optimization, arXiv:2602.05261): GSPO's clipped sequence term weighted by
 the response's length, as TRL sums the broadcast sequence loss over its tokens (seq-sum):
 
 ```text

@@ -5,7 +5,7 @@ Rewards come as `(N, K)` groups, as in `advantages.py`, and the update these adv
 (pass@k). Each function returns `(N, K)` advantages; no gradient flows through them (rewards are
 data).
 
-MaxRL (Tajwar et al. 2026): the group mean in the denominator instead of the spread,
+MaxRL (Tajwar et al. 2026, arXiv:2602.02710): the group mean in the denominator instead of the spread,
 
 ```text
 A_k = (R_k - mean(R)) / mean(R)   if mean(R) > 0,   0 otherwise         eq. (maxrl)
@@ -24,8 +24,9 @@ term `R_k / mean(R)` gives `K grad p E[1 / (1 + Bin(K-1, p))] = ((1 - (1-p)^K) /
 the `-1`, taken only when some `R = 1`, gives `-(1-p)^{K-1} grad p`.) For other rewards the
 expectation is no truncation of anything; the function still requires `R >= 0`.
 
-pass@k (for `k = K`, Tang et al. 2025; for `k <= K`, the unbiased estimator of Walder and
-Karkhanis 2025): the target is `pass@k = E[max(R_1, ..., R_k)]` (for binary rewards the chance
+pass@k (for `k = K`, arXiv:2503.19595 as verl cites it; for `k <= K`, the unbiased estimator of
+Pass@K Policy Optimization, Walder and Karkhanis 2025, identifier not checked here): the target
+is `pass@k = E[max(R_1, ..., R_k)]` (for binary rewards the chance
 that one of `k` responses passes), and the advantage of member `i` is its marginal contribution
 to the max, averaged over the `C(K, k)` subsets of the group that contain it:
 

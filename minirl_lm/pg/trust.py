@@ -8,7 +8,7 @@ objective of token log-probs returning `(loss, dloss_dlogp)`, `rho_t = exp(logp 
 masked before the exp, `w` the aggregation weights of eq. (pg_agg), `|y_b|` the trained tokens of
 row `b` (holes skipped), `sg[.]` a stop-gradient (a weight on data).
 
-SAPO (Gao et al. 2025), a smooth gate of temperature `tau` instead of the clip:
+SAPO (arXiv:2511.20347), a smooth gate of temperature `tau` instead of the clip:
 
 ```text
 gate(rho; tau) = (4 / tau) sigmoid(tau (rho - 1)),   tau = tau_pos if A > 0 else tau_neg
@@ -20,7 +20,7 @@ At rho = 1 the slope is 4 (1/4) 1 = 1: the first epoch is REINFORCE. Far from rh
 decays like `rho e^{-tau |rho - 1|}`: no token's gradient is ever exactly 0, none survives a
 large move. `tau_neg > tau_pos` closes the gate faster for negative advantages.
 
-DPPO (Qi et al. 2026), a mask on the divergence of each token from `pi_old`, and a truncated,
+DPPO (arXiv:2602.04879), a mask on the divergence of each token from `pi_old`, and a truncated,
 detached ratio (the loss of CISPO, eq. (cispo), times the mask):
 
 ```text
@@ -37,7 +37,7 @@ its probability has moved by more than `delta` in the direction its advantage pu
 its ratio (a ratio of 10 on a token of probability 1e-4 moves it by 9e-4). The `1e-8` of the KL
 is the framework's (it keeps `p = 1` finite). A large `c` (1e300): no truncation (prime-rl).
 
-GMPO (Zhao et al. 2025), the geometric mean of the token ratios, each clipped in log space
+GMPO (arXiv:2507.20673), the geometric mean of the token ratios, each clipped in log space
 against the direction of its advantage:
 
 ```text
@@ -51,7 +51,7 @@ dloss/dlogp[b, t] = -(1/B) A_b g_b / |y_b|   where u_t is not clipped, else 0
 Clipped: `u_t > eps_high` with `A > 0`, `u_t < -eps` with `A < 0` (a tie is unclipped). `eps` is
 a bound on the log-ratio here (verl's `clip_ratio`, read as `|log rho| <= 0.2`).
 
-VESPO (Shen et al. 2026), the product sequence ratio inside a Gamma-shaped detached weight:
+VESPO (arXiv:2602.10693), the product sequence ratio inside a Gamma-shaped detached weight:
 
 ```text
 W_b   = exp( sum_t u_t )                              (eq. (gspo_ratio), product)
