@@ -44,7 +44,7 @@ Imports NumPy only.
 import numpy as np
 
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
 def agg_weights(mask, agg, max_len=None):
@@ -58,6 +58,8 @@ def agg_weights(mask, agg, max_len=None):
     be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
     default is the same for the compacted rows when they keep the width `T`)."""
     B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
     if agg == "seq_sum":
         return mask / B  # (B, T)
     lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|

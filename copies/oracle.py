@@ -74,7 +74,7 @@ import numpy as np
 # ----------------------------------------------------------------------------------------------
 
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -63,6 +63,17 @@ random walk in log space, so for long responses it leaves any [1 - eps, 1 + eps]
 the whole batch is clipped; the geometric mean keeps the scale of one token ratio. A response
 of length 0 contributes nothing.
 
+LUSPO (length-unbiased sequence policy optimization, arXiv:2602.05261): GSPO's clipped sequence term weighted by
+the response's length, as TRL sums the broadcast sequence loss over its tokens (seq-sum):
+
+```text
+loss = -(1/B) sum_b |y_b| f_b                                        eq. (luspo)
+dloss/dlogp[b, t] = -(1/B) s_b A_b  on every real token, if unclipped (geometric ratio)
+```
+
+GSPO's `1/|y_b|` in `ds_b/dlogp` cancels the length weight: every token of an unclipped response
+gets the whole sequence term, as in REINFORCE with `seq_sum`, which it equals at `s = 1`.
+
 CISPO (MiniMax-M1): the clipped ratio as a stop-gradient weight on log pi,
 
 ```text
@@ -93,6 +104,10 @@ gspo_surrogate               TRL importance_sampling_level="sequence"; verl
                              mean token log-ratio; each sequence's token mean, whatever
                              --actor.loss_agg_mode)
 sequence_ratio "product"     TRL loss_type="vespo" (in a detached weight, not a clip)
+luspo_surrogate              TRL loss_type="luspo" with importance_sampling_level="sequence"
+                             (trl/trainer/grpo_trainer.py:3112-3119, 3175-3182: the (B, 1)
+                             loss summed over the mask, then the batch mean); verl, OpenRLHF:
+                             none
 cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); verl
                              policy_loss.loss_mode="cispo" ([1 - clip_ratio_low, 1 +
                              clip_ratio_high], [0.8, 1.2] at the defaults); OpenRLHF: none
@@ -110,7 +125,7 @@ import numpy as np
 # ----------------------------------------------------------------------------------------------
 
 
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
 def agg_weights(mask, agg, max_len=None):
@@ -124,6 +139,8 @@ def agg_weights(mask, agg, max_len=None):
     be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
     default is the same for the compacted rows when they keep the width `T`)."""
     B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
     if agg == "seq_sum":
         return mask / B  # (B, T)
     lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
@@ -260,19 +277,44 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
     """
     logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, RATIOS)
+    return _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, np.ones(len(A)))
+
+
+def _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, length):
+    """`gspo_surrogate` on checked arguments, each response's term weighted by `length` (B,)."""
     B = max(mask.shape[0], 1)
     s, scale = _seq_ratio(logp, logp_old, mask, ratio)  # (B,), (B,)
     real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
     with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected by _finite
         surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
         surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
-        f = np.minimum(surr1, surr2)  # (B,) eq. (gspo)
+        f = np.minimum(surr1, surr2) * length  # (B,) eq. (gspo), eq. (luspo)
         loss = -f.sum() / B
-        # backward: d f_b / d logp[b, t] = s_b A_b * scale_b on every real token, if unclipped
-        df = np.where(surr1 <= surr2, surr1 * scale, 0.0)  # (B,)
+        # backward: d f_b / d logp[b, t] = length_b s_b A_b * scale_b on every real token, if unclipped
+        df = np.where(surr1 <= surr2, surr1 * scale * length, 0.0)  # (B,)
         dloss_dlogp = -(df / B)[:, None] * mask  # (B, T)
     _finite(loss, dloss_dlogp, f"{ratio} sequence-ratio surrogate")
     return float(loss), dloss_dlogp
+
+
+def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """LUSPO loss, eq. (luspo): GSPO's clipped term of each response times its length `|y_b|`.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta and pi_old.
+        logp_old: see `logp`.
+        adv: (B,) one advantage per response.
+        mask: (B, T) 0/1; holes allowed (`|y_b|` counts the trained tokens).
+        eps: clip range `[1 - eps, 1 + eps_high]` of the geometric-mean ratio.
+        eps_high: see `eps` (default `eps`).
+
+    Returns:
+        `(loss, dloss_dlogp)`: loss `-(1/B) sum_b |y_b| f_b`, gradient (B, T), 0 at padding.
+    """
+    logp, logp_old, mask, A, eps, eps_high = gspo_args(
+        logp, logp_old, adv, mask, eps, eps_high, "geometric", RATIOS
+    )
+    return _gspo(logp, logp_old, A, mask, eps, eps_high, "geometric", mask.sum(axis=1))
 
 
 def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):

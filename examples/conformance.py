@@ -41,6 +41,8 @@ from minirl_lm.pg.kl import (
     kl_penalty_straight_through,
     kl_per_token,
 )
+from minirl_lm.pg.klsequence import kl_penalty_is_sequence
+from minirl_lm.pg.multireward import gdpo
 from minirl_lm.pg.offpolicy import (
     accumulation_weights,
     corrected_pg_loss,
@@ -49,8 +51,11 @@ from minirl_lm.pg.offpolicy import (
     rejection_mask,
 )
 from minirl_lm.pg.reinforce import reinforce_loss
-from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
+from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate, luspo_surrogate
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
+from minirl_lm.pg.targets import passk_advantages
+from minirl_lm.pg.tokenbaseline import otb_advantages
+from minirl_lm.pg.trust import dppo_loss, gmpo_loss, sapo_loss, vespo_loss
 from minirl_lm.values.critic import (
     clipped_value_loss,
     gae,
@@ -323,6 +328,53 @@ def _gspo_kl_is(d, eps, beta):
     loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
     kl, gk = kl_penalty_is(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
     return {"value": loss + beta * kl, "grad": g + beta * gk}
+
+
+@_register
+def _gspo_kl_is_seq(d, eps, beta):
+    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
+    kl, gk = kl_penalty_is_sequence(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
+    return {"value": loss + beta * kl, "grad": g + beta * gk}
+
+
+@_register
+def _sapo(d, **c):
+    return _vg(sapo_loss(d["logp"], d["logp_old"], d["adv"], d["mask"], **c))
+
+
+@_register
+def _dppo(d, **c):
+    return _vg(dppo_loss(d["logp"], d["logp_old"], d["adv"], d["mask"], **c))
+
+
+@_register
+def _gmpo(d, **c):
+    return _vg(gmpo_loss(d["logp"], d["logp_old"], d["adv"], d["mask"], **c))
+
+
+@_register
+def _vespo(d, **c):
+    return _vg(vespo_loss(d["logp"], d["logp_old"], d["adv"], d["mask"], **c))
+
+
+@_register
+def _luspo(d, **c):
+    return _vg(luspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], **c))
+
+
+@_register
+def _passk(d, **c):
+    return {"value": passk_advantages(d["rewards"], **c)}
+
+
+@_register
+def _gdpo(d, **c):
+    return {"value": gdpo(d["rewards3"], **c)}
+
+
+@_register
+def _otb(d, K):
+    return {"value": otb_advantages(d["rewards"], d["mask"], d["logp_old"], d["sum_pi_sq"], K)}
 
 
 @_register

@@ -44,6 +44,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.
 from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
+# the aggregations compared (token_sum has no normalizer: its step grows with the batch's tokens)
+COMPARED = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
+
 ITERS = 300  # the default run: long enough that its second half no longer moves (SETTLED)
 EARLY = 40  # an earlier snapshot printed beside it, while success is still rising
 SETTLED = 0.005  # TV both distances may move by over the second half of a settled run
@@ -301,8 +304,8 @@ def main(argv=None):
     check_work(
         p,
         "--iters, --K, --mu, --agg-seeds, --agg-iters",
-        f"response-epochs per prompt in all (K x mu x (iters + {len(AGGS)} x agg-seeds x agg-iters))",
-        args.K * args.mu * (args.iters + len(AGGS) * args.agg_seeds * args.agg_iters),
+        f"response-epochs per prompt in all (K x mu x (iters + {len(COMPARED)} x agg-seeds x agg-iters))",
+        args.K * args.mu * (args.iters + len(COMPARED) * args.agg_seeds * args.agg_iters),
         1e7,
     )
 
@@ -352,7 +355,7 @@ def main(argv=None):
     keep = {half: None, early: None}  # the policy half-way: is the second half still moving?
     try:
         policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs, keep=keep)
-        by_agg = {agg: agg_runs(agg) for agg in AGGS} if args.agg_seeds > 0 else {}
+        by_agg = {agg: agg_runs(agg) for agg in COMPARED} if args.agg_seeds > 0 else {}
     except ValueError as e:
         if not str(e).startswith("lr: "):
             raise

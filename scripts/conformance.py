@@ -1529,6 +1529,12 @@ def trl_self(**kw):
         use_bias_correction_kl=kw.pop("use_bias_correction_kl", False),
         delta=kw.pop("delta", None),
         steps_per_generation=kw.pop("steps_per_generation", 1),
+        sapo_temperature_pos=kw.pop("sapo_temperature_pos", 1.0),
+        sapo_temperature_neg=kw.pop("sapo_temperature_neg", 1.05),
+        vespo_k_pos=kw.pop("vespo_k_pos", 2.0),
+        vespo_lambda_pos=kw.pop("vespo_lambda_pos", 3.0),
+        vespo_k_neg=kw.pop("vespo_k_neg", 3.0),
+        vespo_lambda_neg=kw.pop("vespo_lambda_neg", 2.0),
     )
     s = types.SimpleNamespace(
         top_entropy_quantile=1.0,
@@ -1562,6 +1568,7 @@ def trl_loss(s, lp, inp, rows=None, num_items=None, mask_key="mask"):
     hull = inp.get("hull", inp[mask_key])[rows]
     sub = lp[rows]
     s._get_per_token_logps_and_entropies = lambda *a, **k: (sub, torch.zeros_like(sub), None)
+    s.get_gamma_weights = GRPOTrainer.get_gamma_weights  # VESPO's weight, a static method
     inputs = {
         "prompt_ids": torch.zeros((len(rows), 1), dtype=torch.long),
         "prompt_mask": torch.ones(len(rows), 1),
@@ -2143,6 +2150,268 @@ def extracted_trl_mask_truncated(tokens, completion_mask, eos_token_ids, pad_tok
 
 
 # ================================================================================================ write
+# ================================================================================ the objectives of 2025-26
+def objective_pairs():
+    """SAPO, DPPO, GMPO, VESPO, LUSPO, token-sum, pass@k, GDPO, the optimal token baseline and the
+    sequence-ratio bias-corrected KL; appended after every other pair, so the earlier pairs keep
+    their ids and bytes."""
+    import verl.trainer.ppo.core_algos as ca
+    from trl.trainer import grpo_trainer as gt
+    from trl.trainer.grpo_trainer import GRPOTrainer
+    from verl.trainer.config import AlgoConfig
+    from verl.workers.config import ActorConfig
+
+    def cfg(low=0.2, high=0.2, c=3.0):
+        return ActorConfig(
+            strategy="fsdp",
+            clip_ratio=0.2,
+            clip_ratio_low=low,
+            clip_ratio_high=high,
+            clip_ratio_c=c,
+            ppo_micro_batch_size_per_gpu=1,
+            rollout_n=K,
+        )
+
+    def run(inp):
+        lp = tt(inp["logp"], True)
+        return val_grad(ca.agg_loss(-adv_bt(inp) * lp, tt(inp["mask"]), "token-sum"), lp)
+
+    pair(
+        "verl",
+        "agg_loss('token-sum')",
+        where_fn(ca.agg_loss),
+        "reinforce.reinforce_loss",
+        "reinforce_loss",
+        {"agg": "token_sum"},
+        run,
+        cases(PAD + HOLES + EMPTY, ("mask", "logp", "adv")),
+    )
+
+    def run(inp):
+        lp = tt(inp["logp"], True)
+        loss, _ = ca.compute_policy_loss_sapo(
+            tt(inp["logp_old"]), lp, adv_bt(inp), tt(inp["mask"]), "seq-mean-token-mean", cfg()
+        )
+        return val_grad(loss, lp)
+
+    pair(
+        "verl",
+        "compute_policy_loss_sapo(tau_pos=1.0, tau_neg=1.05)",
+        where_fn(ca.compute_policy_loss_sapo),
+        "trust.sapo_loss",
+        "sapo",
+        {"tau_pos": 1.0, "tau_neg": 1.05, "agg": "seq_mean_token_mean"},
+        run,
+        cases(PAD + HOLES, TOK),
+        tol=TOL_EPS[0],
+        tol_why=TOL_EPS[1],
+    )
+    for name, fn, div in [
+        ("dppo_tv", ca.compute_policy_loss_dppo_tv, "tv"),
+        ("dppo_kl", ca.compute_policy_loss_dppo_kl, "kl"),
+    ]:
+        for low, high in [(0.2, 0.2), (0.05, 0.1)]:
+
+            def run(inp, fn=fn, low=low, high=high):
+                lp = tt(inp["logp"], True)
+                loss, _ = fn(tt(inp["logp_old"]), lp, adv_bt(inp), tt(inp["mask"]), "token-mean", cfg(low, high))
+                return val_grad(loss, lp)
+
+            pair(
+                "verl",
+                f"compute_policy_loss_{name}(clip_ratio_low={low}, clip_ratio_high={high}, clip_ratio_c=3.0)",
+                where_fn(fn),
+                "trust.dppo_loss",
+                "dppo",
+                {"divergence": div, "delta": low, "delta_high": high, "c": 3.0, "agg": "token_mean"},
+                run,
+                cases(PAD + HOLES + EMPTY, TOK),
+            )
+    for low, high in [(0.2, 0.2), (0.2, 0.4)]:
+
+        def run(inp, low=low, high=high):
+            lp = tt(inp["logp"], True)
+            loss, _ = ca.compute_policy_loss_geo_mean(
+                tt(inp["logp_old"]), lp, adv_bt(inp), tt(inp["mask"]), "token-mean", cfg(low, high)
+            )
+            return val_grad(loss, lp)
+
+        pair(
+            "verl",
+            f"compute_policy_loss_geo_mean(clip_ratio_low={low}, clip_ratio_high={high})",
+            where_fn(ca.compute_policy_loss_geo_mean),
+            "trust.gmpo_loss",
+            "gmpo",
+            {"eps": low, "eps_high": high},
+            run,
+            cases(PAD + HOLES + EMPTY, TOK),
+            tol=TOL_EPS[0],
+            tol_why=TOL_EPS[1],
+        )
+
+    def passk_run(norm):
+        def run(inp):
+            r = inp["rewards"]
+            N, Kg = r.shape
+            scores = np.zeros((N * Kg, T))
+            scores[:, 0] = r.ravel()
+            a, _ = ca.compute_grpo_passk_outcome_advantage(
+                token_level_rewards=tt(scores),
+                response_mask=tt(np.ones((N * Kg, T))),
+                index=np.repeat(np.arange(N), Kg),
+                epsilon=1e-6,
+                config=AlgoConfig(norm_adv_by_std_in_grpo=norm),
+            )
+            return val(a[:, 0].reshape(N, Kg))
+
+        return run
+
+    for Kg in (2, 4):
+        for norm in (False, True):
+            pair(
+                "verl",
+                f"compute_grpo_passk_outcome_advantage(norm_adv_by_std_in_grpo={norm}), K={Kg}",
+                where_fn(ca.compute_grpo_passk_outcome_advantage),
+                "targets.passk_advantages",
+                "passk",
+                {"k": Kg, "std_eps": 1e-6 if norm else None},
+                passk_run(norm),
+                reward_cases(Kg),
+            )
+
+    def run(inp):
+        B_, T_ = inp["mask"].shape
+        L = inp["mask"].sum(1).astype(int)
+        scores = np.zeros((B_, T_))
+        scores[np.arange(B_), L - 1] = inp["rewards"]
+        a, _ = ca.compute_optimal_token_baseline_advantage(
+            token_level_rewards=tt(scores),
+            response_mask=tt(inp["mask"]),
+            index=np.repeat(np.arange(B_ // 4), 4),
+            old_log_probs=tt(inp["logp_old"]),
+            sum_pi_squared=tt(inp["sum_pi_sq"]),
+        )
+        return val(a)
+
+    pair(
+        "verl",
+        "compute_optimal_token_baseline_advantage(handle_zero_tail=True)",
+        where_fn(ca.compute_optimal_token_baseline_advantage),
+        "tokenbaseline.otb_advantages",
+        "otb",
+        {"K": 4},
+        run,
+        otb_cases(),
+    )
+
+    # TRL: the loss types of 1.16.0 this library had not covered, and the sequence-ratio KL
+    loss_where = where_fn(GRPOTrainer._compute_loss)
+    toks = TOK + ("logp_ref", "hull")
+    grid = [
+        ({"loss_type": "sapo"}, "sapo", {"tau_pos": 1.0, "tau_neg": 1.05, "agg": "seq_mean_token_mean"}),
+        (
+            {"loss_type": "sapo", "sapo_temperature_pos": 0.5, "sapo_temperature_neg": 2.0},
+            "sapo",
+            {"tau_pos": 0.5, "tau_neg": 2.0, "agg": "seq_mean_token_mean"},
+        ),
+        ({"loss_type": "vespo"}, "vespo", {"agg": "token_mean"}),
+        (
+            {"loss_type": "vespo", "vespo_k_pos": 1.0, "vespo_lambda_pos": 1.5},
+            "vespo",
+            {"k_pos": 1.0, "lam_pos": 1.5, "agg": "token_mean"},
+        ),
+        ({"loss_type": "luspo", "importance_sampling_level": "sequence"}, "luspo", {"eps": 0.2}),
+        (
+            {
+                "loss_type": "grpo",
+                "importance_sampling_level": "sequence",
+                "beta": 0.04,
+                "use_bias_correction_kl": True,
+            },
+            "gspo_kl_is_seq",
+            {"eps": 0.2, "beta": 0.04},
+        ),
+    ]
+    minis = {
+        "sapo": "trust.sapo_loss",
+        "vespo": "trust.vespo_loss",
+        "luspo": "seqclip.luspo_surrogate",
+        "gspo_kl_is_seq": "seqclip.gspo_surrogate + beta klsequence.kl_penalty_is_sequence",
+    }
+    for kw, replay, conf in grid:
+
+        def run(inp, kw=kw):
+            lp = tt(inp["logp"], True)
+            return val_grad(trl_loss(trl_self(**kw), lp, inp), lp)
+
+        name = f"GRPOTrainer._compute_loss({', '.join(f'{k}={v!r}' for k, v in kw.items())})"
+        pair("TRL", name, loss_where, minis[replay], replay, conf, run, cases(PAD + EMPTY + HOLES, toks))
+
+    def run(inp):
+        return val(extracted_trl_gdpo(tt(inp["rewards3"]), tt(np.array([1.0, 0.5])), inp["rewards3"].shape[1]))
+
+    pair(
+        "TRL",
+        "GRPOTrainer advantages (multi_objective_aggregation='normalize_then_sum', reward_weights=[1.0, 0.5])",
+        where_text(gt, 'elif self.multi_objective_aggregation == "normalize_then_sum":'),
+        "multireward.gdpo",
+        "gdpo",
+        {"weights": [1.0, 0.5], "std_eps": 1e-4, "ddof": 1, "batch_eps": 1e-4},
+        run,
+        gdpo_cases(),
+        extracted=True,
+    )
+
+
+def otb_cases():
+    """Groups of 4 right-padded responses (a unique longest in group 0), the sampled tokens'
+    log-probs and each state's sum of squared probabilities from a Dirichlet table."""
+    out = []
+    for s in range(3):
+        rng = np.random.default_rng(60 + s)
+        Bo = 12
+        L = rng.integers(1, T + 1, Bo)
+        L[:4] = [2, T, 3, 2]
+        mask = (np.arange(T) < L[:, None]).astype(float)
+        probs = rng.dirichlet(np.ones(5), size=(Bo, T))
+        tok = rng.integers(0, 5, (Bo, T))
+        lp = np.log(np.take_along_axis(probs, tok[..., None], -1)[..., 0]) * mask
+        rewards = rng.integers(0, 2, Bo).astype(float) + (s == 2) * rng.normal(0.0, 0.3, Bo)
+        c = {"mask": mask, "logp_old": lp, "sum_pi_sq": (probs**2).sum(-1), "rewards": rewards}
+        out.append((f"seed{s}", "pad", c))
+    return out
+
+
+def gdpo_cases():
+    """(N, K, 2) rewards: correctness (0/1) and a format score; a group where correctness is constant."""
+    out = []
+    for s in range(3):
+        rng = np.random.default_rng(70 + s)
+        r = np.stack([rng.integers(0, 2, (3, 4)).astype(float), np.round(rng.uniform(0, 1, (3, 4)), 2)], axis=2)
+        if s == 2:
+            r[1, :, 0] = 1.0
+        out.append((f"seed{s}", "pad", {"rewards3": r}))
+    return out
+
+
+def extracted_trl_gdpo(rewards3, reward_weights, num_generations):
+    """trl/trainer/grpo_trainer.py (_generate_and_score_completions, multi_objective_aggregation=
+    "normalize_then_sum", from `grouped = rewards_per_func.view(`); `rewards3` is (N, K, M)."""
+    from trl.trainer.utils import nanstd
+
+    N, Kg, M = rewards3.shape
+    rewards_per_func = rewards3.reshape(N * Kg, M)
+    grouped = rewards_per_func.view(-1, num_generations, M)
+    mean_k = torch.nanmean(grouped, dim=1, keepdim=True)
+    std_k = nanstd(grouped, dim=1, keepdim=True) if num_generations > 1 else torch.zeros_like(mean_k)
+    reward_k = (grouped - mean_k) / (std_k + 1e-4)
+    reward_k = reward_k.view(-1, M)
+    rewards = (reward_k * reward_weights.unsqueeze(0)).nansum(dim=1)
+    std_rewards = nanstd(rewards).expand_as(rewards) if rewards.numel() > 1 else torch.zeros_like(rewards)
+    advantages = (rewards - torch.nanmean(rewards)) / (std_rewards + 1e-4)
+    return advantages.view(N, Kg)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=OUT, help="fixture folder (default: tests/fixtures/conformance)")
@@ -2157,6 +2426,7 @@ def main():
     verl_more_pairs()
     openrlhf_pairs()
     trl_pairs()
+    objective_pairs()
     arrays, index = {}, []
     for i, pr in enumerate(PAIRS):
         pid = f"p{i:03d}"

@@ -271,6 +271,20 @@ def cispo_args(logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, aggs):
     return logp, logp_old, mask, adv, rho_min, rho_max, aggregation(mask, agg, max_len, aggs)
 
 
+def trust_args(logp, logp_old, adv, mask, agg, max_len, aggs, domains, values, per_token=True):
+    """The arguments of a trust-region objective (trust.py): ``(logp, logp_old, mask, adv,
+    max_len, *values)``; ``domains`` maps each number's name to ``(low, low_open, optional)``,
+    ``values`` the numbers in that order (an optional one may be None: off); ``aggs=()``: no agg."""
+    logp, logp_old, mask, adv, _ = token_batch(
+        {"logp": logp, "logp_old": logp_old}, mask, adv, per_token=per_token
+    )
+    vals = [
+        None if v is None and o else float_scalar(v, n, low=lo, low_open=op)
+        for (n, (lo, op, o)), v in zip(domains.items(), values)
+    ]
+    return (logp, logp_old, mask, adv, aggregation(mask, agg, max_len, aggs) if aggs else None, *vals)
+
+
 def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, modes):
     """The arguments of the importance weights: ``(logp_old, logp_mu, mask, c_max, c_min)``."""
     logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)

@@ -30,6 +30,7 @@ the number of real tokens of response `b`, `B` responses, `T_max` a constant len
 | `token_mean` | `1/sum_b |y_b|` | every real token of the batch counts the same; a response's total weight is `|y_b| / (all tokens)`, so long responses still weigh more, and the scale depends on the batch's lengths. |
 | `seq_mean_token_mean` | `1/(B |y_b|)` | each response weighs `1/B` in total whatever its length: a token of a short response weighs more than a token of a long one (GRPO's original form; the length bias Dr. GRPO points out: a long wrong answer is penalized less per token). |
 | `constant` | `1/(B T_max)` | `seq_sum` divided by a constant (Dr. GRPO, `T_max = max_len`): unbiased, no length-dependent weight. |
+| `token_sum` | `1` | no normalizer at all (verl's `token-sum`): `B` times `seq_sum`, so the step grows with the batch; the learning rate carries the whole scale. |
 
 Padding has `w = 0`, so the gradient is 0 there; a response of length 0 contributes nothing (no
 division by zero: its weights are 0). One default for every loss of the library and for
@@ -50,7 +51,9 @@ agg="seq_mean_token_mean"   TRL "grpo"; verl "seq-mean-token-mean"; OpenRLHF seq
 agg="constant", max_len     TRL "dr_grpo" (T_max = max_completion_length); verl
                             "seq-mean-token-sum-norm" (T_max = loss_scale_factor, or the padded
                             width T when null, the default); OpenRLHF: none
-(none)                      verl "token-sum" (the masked sum, no normalizer)
+agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; times the
+                            data-parallel size, verl/trainer/ppo/core_algos.py:1176-1180);
+                            TRL, OpenRLHF: none
 ```
 """
 
@@ -76,7 +79,8 @@ def token_weights(mask, agg="token_mean", max_len=None):
 
     Args:
         mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`.
+        agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`,
+            `"token_sum"`.
         max_len: the constant `T_max` of `"constant"` (default: the padded width `T`); must be
             at least the longest response, the largest `|y_b|` (trained tokens, holes not
             counted). Compaction keeps the weights at a given `max_len`; the default is the

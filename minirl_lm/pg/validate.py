@@ -1,5 +1,7 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
-(rewards per group, whitening), `pg/shaping.py` (dynamic sampling, overlong shaping), of
+(rewards per group, whitening), `pg/targets.py` (MaxRL, pass@k), `pg/multireward.py` (GDPO),
+`pg/tokenbaseline.py` (the optimal token baseline), `pg/shaping.py` (dynamic sampling, overlong
+shaping), of
 the chapter's toy, `tasks.py`, and the protocol of `grpo_step`'s policies and environment.
 Built on `core/checks.py`; NumPy only."""
 
@@ -50,6 +52,56 @@ def group_advantages(rewards, baseline, std_eps, ddof, baselines, bound):
     std_eps, ddof = whitening(std_eps, ddof)
     r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
     return r, std_eps, ddof
+
+
+def maxrl_args(rewards, bound):
+    """Rewards ``(N, K)`` of MaxRL: group_rewards' and every ``R >= 0`` (the mean is a rate)."""
+    r = group_rewards(rewards, bound)
+    if r.min() < 0:
+        raise ValueError(
+            f"rewards: expected R >= 0 (MaxRL divides by the group's mean reward), got min {r.min():g}"
+        )
+    return r
+
+
+def passk_args(rewards, k, std_eps, bound):
+    """``(r (N, K), k in [1, K], std_eps None or >= 0)`` of the pass@k advantages."""
+    r = group_rewards(rewards, bound)
+    k = int_scalar(k, "k", low=1, high=r.shape[1])
+    return r, k, None if std_eps is None else float_scalar(std_eps, "std_eps", low=0.0)
+
+
+def gdpo_args(rewards, weights, std_eps, ddof, batch_eps, bound):
+    """``(r (N, K, M), weights (M,), std_eps, ddof, batch_eps)`` of GDPO: M >= 1 rewards per
+    response, each within the advantages' domain; batch_eps None (no batch whitening) or >= 0."""
+    r = float_array(rewards, "rewards", ndim=3)
+    if min(r.shape) < 1:
+        raise ValueError(f"rewards: expected shape (N, K, M) with N, K, M >= 1, got {r.shape}")
+    group_rewards(r.reshape(r.shape[0], -1), bound)  # the bound on |R|
+    M = r.shape[2]
+    w = np.ones(M) if weights is None else float_array(weights, "weights", ndim=1, shape=(M,))
+    std_eps, ddof = whitening(std_eps, ddof)
+    return r, w, std_eps, ddof, None if batch_eps is None else float_scalar(batch_eps, "batch_eps", low=0.0)
+
+
+def otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps):
+    """``(r (B,), mask, p (B, T), s2 (B, T), K, w_eps)`` of the optimal token baseline: B a
+    multiple of K, logp_old <= 0 on the trained tokens, ``sum_pi_sq`` in [p^2, 1] there."""
+    mask = mask_array(mask, "mask")
+    B = mask.shape[0]
+    r = float_array(rewards, "rewards", ndim=1, shape=(B,))
+    lp = float_array(logp_old, "logp_old", shape=mask.shape)
+    s2 = float_array(sum_pi_sq, "sum_pi_sq", shape=mask.shape)
+    K = int_scalar(K, "K", low=1)
+    if B == 0 or B % K:
+        raise ValueError(f"K: expected a divisor of the batch size B = {B} (groups of K rows), got {K}")
+    on = mask > 0
+    if (lp[on] > 0).any():
+        raise ValueError(f"logp_old: expected log-probs <= 0 on the trained tokens, got max {lp[on].max():g}")
+    p = np.exp(np.minimum(lp, 0.0))  # (B, T)
+    if ((s2 < p * p * (1 - 1e-12)) | (s2 > 1.0 + 1e-12))[on].any():
+        raise ValueError("sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens")
+    return r, mask, p, s2, K, float_scalar(w_eps, "w_eps", low=0.0)
 
 
 def reward_groups(rewards):

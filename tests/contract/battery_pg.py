@@ -4,7 +4,21 @@ import numpy as np
 from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, const
 
 from minirl_lm.pg import advantages as adv_mod
-from minirl_lm.pg import clip, entropy, grpo, kl, offpolicy, reinforce, seqclip, shaping
+from minirl_lm.pg import (
+    clip,
+    entropy,
+    grpo,
+    kl,
+    klsequence,
+    multireward,
+    offpolicy,
+    reinforce,
+    seqclip,
+    shaping,
+    targets,
+    tokenbaseline,
+    trust,
+)
 
 LOSS_ARGS = dict(
     logp=("float", LOGP),
@@ -16,6 +30,9 @@ LOSS_ARGS = dict(
     agg=("option", const("token_mean")),
     max_len=("int1", const(3)),
 )
+
+TOKEN = dict(logp=("float", LOGP), logp_old=("float", LOGP2), adv=("float", ADV), mask=("mask", MASK))
+AGG = dict(agg=("option", const("token_mean")), max_len=("int1", const(3)))
 
 TABLE = [
     # advantages.py
@@ -49,6 +66,27 @@ TABLE = [
     F(adv_mod.remax, rewards=("float", R), greedy_rewards=("float", ADV)),
     F(adv_mod.opo, rewards=("float", R), lengths=("float", lambda: np.array([[1.0, 2.0], [3.0, 0.0]]))),
     F(adv_mod.batch_std, rewards=("float", R), std_eps=("nonneg", const(1e-8)), ddof=("ddof", const(0))),
+    # targets.py, multireward.py, tokenbaseline.py
+    F(targets.maxrl, rewards=("float", R)),
+    F(targets.passk_advantages, rewards=("float", R), k=("int1", const(2)), std_eps=("nonneg", const(1e-6))),
+    F(
+        multireward.gdpo,
+        rewards=("float", lambda: np.array([[[1.0, 0.0], [0.0, 0.5]], [[2.0, 1.0], [1.0, 1.0]]])),
+        weights=("float", lambda: np.array([1.0, 0.5])),
+        std_eps=("nonneg", const(1e-8)),
+        ddof=("ddof", const(1)),
+        batch_eps=("nonneg", const(1e-4)),
+    ),
+    F(
+        tokenbaseline.otb_advantages,
+        rewards=("float", ADV),
+        mask=("mask", MASK),
+        logp_old=("float", LOGP),
+        sum_pi_sq=("float", lambda: np.ones((B, T))),
+        K=("int1", const(2)),
+        w_eps=("nonneg", const(1e-8)),
+        zero_tail=(None, const(True)),
+    ),
     # clip.py
     F(clip.clipped_surrogate, **LOSS_ARGS),
     F(clip.clip_fraction, **{k: v for k, v in LOSS_ARGS.items() if k not in ("agg", "max_len")}),
@@ -191,6 +229,43 @@ TABLE = [
         agg=("option", const("token_mean")),
         max_len=("int1", const(3)),
     ),
+    F(seqclip.luspo_surrogate, **TOKEN, eps=("eps", const(0.2)), eps_high=("pos", const(0.28))),
+    # trust.py
+    F(trust.sapo_loss, **TOKEN, tau_pos=("pos", const(1.0)), tau_neg=("pos", const(1.05)), **AGG),
+    F(
+        trust.dppo_mask,
+        **TOKEN,
+        divergence=("option", const("kl")),
+        delta=("pos", const(0.2)),
+        delta_high=("pos", const(0.3)),
+    ),
+    F(
+        trust.dppo_loss,
+        **TOKEN,
+        divergence=("option", const("tv")),
+        delta=("pos", const(0.2)),
+        delta_high=("pos", const(0.3)),
+        c=("ge1", const(3.0)),
+        **AGG,
+    ),
+    F(trust.gmpo_loss, **TOKEN, eps=("pos", const(0.2)), eps_high=("pos", const(0.3))),
+    F(
+        trust.vespo_weight,
+        **TOKEN,
+        k_pos=("nonneg", const(2.0)),
+        lam_pos=("pos", const(3.0)),
+        k_neg=("nonneg", const(3.0)),
+        lam_neg=("pos", const(2.0)),
+    ),
+    F(
+        trust.vespo_loss,
+        **TOKEN,
+        k_pos=("nonneg", const(2.0)),
+        lam_pos=("pos", const(3.0)),
+        k_neg=("nonneg", const(3.0)),
+        lam_neg=("pos", const(2.0)),
+        **AGG,
+    ),
     # offpolicy.py
     F(
         offpolicy.is_weights,
@@ -235,6 +310,15 @@ TABLE = [
         G=("int1", const(2)),
         mode=("option", const("dapo")),
         max_len=("int1", const(3)),
+    ),
+    # klsequence.py
+    F(
+        klsequence.kl_penalty_is_sequence,
+        logp=("float", LOGP),
+        logp_old=("float", LOGP2),
+        logp_ref=("float", LOGP),
+        mask=("mask", MASK),
+        **AGG,
     ),
     # entropy.py
     F(entropy.entropy_table, theta=("float_neginf", THETA)),

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minirl_lm.core.ops import AGGS
-from minirl_lm.pg import clip, entropy, grpo, kl, offpolicy, reinforce, seqclip, shaping
+from minirl_lm.pg import clip, entropy, grpo, kl, klsequence, offpolicy, reinforce, seqclip, shaping, trust
 from minirl_lm.pg.advantages import broadcast, reinforce_pp_baseline
 
 EXAMPLES = 40
@@ -138,6 +138,54 @@ def test_gspo_sequence_ratio_is_over_the_trained_tokens(s):
             seqclip.gspo_surrogate(c["logp"], c["logp_old"], adv, pair.packed, 0.2, None, ratio),
             exact=False,
         )
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(shapes, st.booleans())
+def test_trust_region_objectives(s, per_token):
+    """SAPO and DPPO token by token (bitwise); GMPO, VESPO, LUSPO and the sequence-ratio KL
+    through a row's sum over its trained tokens (1e-12)."""
+    pair, h, c, adv = draw(*s)
+    A_h, A_c = (h["adv_tok"], c["adv_tok"]) if per_token else (adv, adv)
+    lp_h, lp_c = np.minimum(h["logp"], 0.0), np.minimum(c["logp"], 0.0)  # probabilities for DPPO
+    lo_h, lo_c = np.minimum(h["logp_old"], 0.0), np.minimum(c["logp_old"], 0.0)
+    for agg in AGGS:
+        for max_len in max_lens(pair):
+            check(
+                pair,
+                trust.sapo_loss(lp_h, lo_h, A_h, pair.mask, 1.0, 1.05, agg, max_len),
+                trust.sapo_loss(lp_c, lo_c, A_c, pair.packed, 1.0, 1.05, agg, max_len),
+            )
+            for d in trust.DIVERGENCES:
+                check(
+                    pair,
+                    trust.dppo_loss(lp_h, lo_h, A_h, pair.mask, d, 0.1, 0.2, 2.0, agg, max_len),
+                    trust.dppo_loss(lp_c, lo_c, A_c, pair.packed, d, 0.1, 0.2, 2.0, agg, max_len),
+                )
+            check(
+                pair,
+                trust.vespo_loss(lp_h, lo_h, adv, pair.mask, agg=agg, max_len=max_len),
+                trust.vespo_loss(lp_c, lo_c, adv, pair.packed, agg=agg, max_len=max_len),
+                exact=False,
+            )
+            check(
+                pair,
+                klsequence.kl_penalty_is_sequence(lp_h, lo_h, h["logp_ref"], pair.mask, agg, max_len),
+                klsequence.kl_penalty_is_sequence(lp_c, lo_c, c["logp_ref"], pair.packed, agg, max_len),
+                exact=False,
+            )
+    check(
+        pair,
+        trust.gmpo_loss(lp_h, lo_h, adv, pair.mask),
+        trust.gmpo_loss(lp_c, lo_c, adv, pair.packed),
+        exact=False,
+    )
+    check(
+        pair,
+        seqclip.luspo_surrogate(lp_h, lo_h, adv, pair.mask),
+        seqclip.luspo_surrogate(lp_c, lo_c, adv, pair.packed),
+        exact=False,
+    )
 
 
 # ---- GRPO and the KL terms ------------------------------------------------------------------------------
@@ -305,7 +353,7 @@ def test_constant_uses_max_len_and_counts_trained_tokens_only(agg):
     span 4 of row 0): 3 is accepted, 2 refused; the other aggregations ignore it."""
     mask = np.array([[1.0, 0.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
     w = reinforce.token_weights(mask, agg, max_len=3)
-    want = {"seq_sum": mask / 2, "token_mean": mask / 4, "constant": mask / 6}
+    want = {"seq_sum": mask / 2, "token_mean": mask / 4, "constant": mask / 6, "token_sum": mask}
     want["seq_mean_token_mean"] = mask / (2 * np.array([[3.0], [1.0]]))
     assert np.array_equal(w, want[agg])
     if agg == "constant":

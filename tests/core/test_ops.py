@@ -9,7 +9,7 @@ def _mask(rng, B=5, T=4):
     return (np.arange(T)[None, :] < rng.integers(0, T + 1, (B, 1))).astype(float)
 
 
-def test_agg_weights_are_the_four_aggregations():
+def test_agg_weights_are_the_five_aggregations():
     m = _mask(np.random.default_rng(0))
     B, T = m.shape
     n = m.sum(axis=1, keepdims=True)
@@ -19,6 +19,17 @@ def test_agg_weights_are_the_four_aggregations():
     assert np.array_equal(ops.agg_weights(m, "constant"), m / (B * T))
     assert np.array_equal(ops.agg_weights(m, "constant", max_len=7), m / (B * 7))
     assert np.array_equal(ops.agg_weights(np.zeros((2, 3)), "token_mean"), np.zeros((2, 3)))
+    w = ops.agg_weights(m, "token_sum")
+    assert np.array_equal(w, m) and w is not m  # no normalizer; a fresh array
+
+
+def test_token_sum_is_verls_agg_loss():
+    """verl 0.9.1 verl/trainer/ppo/core_algos.py:1176-1180, loss_agg_mode="token-sum" on one
+    process (dp_size = 1): masked_sum(loss_mat, loss_mask) * dp_size."""
+    rng = np.random.default_rng(1)
+    m = _mask(rng)
+    loss_mat = rng.normal(size=m.shape)
+    assert (ops.agg_weights(m, "token_sum") * loss_mat).sum() == (loss_mat * m).sum() * 1
 
 
 def test_adv_tokens_puts_a_response_advantage_on_every_column():

@@ -360,7 +360,7 @@ def test_kl_penalty_is_names_logp_old_in_its_checks():
     names("logp_ref", "expected no NaN", lambda: f([[0.0]], [[np.nan]], [[np.nan]], ONE))
     assert (
         _raises(ValueError, lambda: f([[0.0]], [[0.0]], [[0.0]], ONE, "bad"))
-        == "agg: expected one of ['constant', 'seq_mean_token_mean', 'seq_sum', 'token_mean'], "
+        == "agg: expected one of ['constant', 'seq_mean_token_mean', 'seq_sum', 'token_mean', 'token_sum'], "
         "got 'bad'"
     )
 

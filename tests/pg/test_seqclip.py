@@ -20,6 +20,7 @@ from minirl_lm.pg.seqclip import (
     cispo_loss,
     dual_clip_surrogate,
     gspo_surrogate,
+    luspo_surrogate,
     sequence_ratio,
 )
 from quiet import names, silent
@@ -416,3 +417,43 @@ def test_inf_minus_inf_in_the_sums_is_named_and_silent():
         "the geometric sequence-ratio surrogate is finite",
         lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)), eps_high=1e308),
     )
+
+
+# ---- LUSPO -------------------------------------------------------------------------------------
+def test_luspo_gradient_matches_finite_differences_and_is_reinforce_seq_sum_at_rho_one():
+    rng = np.random.default_rng(21)
+    logp, logp_old, _, mask = batch(rng, spread=0.3)
+    adv = rng.normal(size=len(mask))
+    s = sequence_ratio(logp, logp_old, mask)
+    assert ((s > 1.2) | (s < 0.8)).any() and ((s < 1.2) & (s > 0.8)).any()  # both sides of the clip
+    _, g = luspo_surrogate(logp, logp_old, adv, mask, 0.2)
+    fd = fd_grad(lambda x: luspo_surrogate(x, logp_old, adv, mask, 0.2)[0], logp)
+    np.testing.assert_allclose(g, fd, atol=ATOL, rtol=0)
+    # at s = 1: every token gets the whole sequence term, REINFORCE with seq_sum
+    _, g1 = luspo_surrogate(logp, logp, adv, mask)
+    np.testing.assert_allclose(g1, reinforce_loss(logp, adv, mask, "seq_sum")[1], rtol=1e-15, atol=0)
+    a, b = luspo_surrogate(logp, logp_old, adv, mask), luspo_surrogate(logp, logp_old, adv, mask, 0.2, 0.2)
+    assert a[0] == b[0]
+    names("eps", "<= 1", lambda: luspo_surrogate(logp, logp_old, adv, mask, 1.5))
+
+
+def trl_luspo(logp, logp_old, adv, mask, lo, hi):
+    """TRL 1.16.0 trl/trainer/grpo_trainer.py:3085-3095 (importance_sampling_level="sequence"),
+    :3112-3119 (the clipped term, delta None) and :3175-3182 (loss_type="luspo": the (B, 1) loss
+    summed over the mask, then the batch mean)."""
+    log_ratio = logp - logp_old
+    log_iw = ((log_ratio * mask).sum(-1) / np.maximum(mask.sum(-1), 1.0))[:, None]
+    coef_1 = np.exp(log_iw)
+    coef_2 = np.clip(coef_1, 1 - lo, 1 + hi)
+    per_token_loss = -np.minimum(coef_1 * adv[:, None], coef_2 * adv[:, None])
+    return (per_token_loss * mask).sum(-1).mean()
+
+
+def test_luspo_against_trl():
+    rng = np.random.default_rng(22)
+    logp, logp_old, _, mask = batch(rng, spread=0.3)
+    adv = rng.normal(size=len(mask))
+    loss, g = luspo_surrogate(logp, logp_old, adv, mask, 0.2, 0.28)
+    assert abs(loss - trl_luspo(logp, logp_old, adv, mask, 0.2, 0.28)) < 1e-13
+    fd = fd_grad(lambda x: trl_luspo(x, logp_old, adv, mask, 0.2, 0.28), logp)  # autograd's, by FD
+    np.testing.assert_allclose(g, fd, atol=ATOL, rtol=0)

@@ -1,0 +1,109 @@
+"""Advantages for another target than the expected reward: maximum likelihood (MaxRL) and pass@k.
+
+Rewards come as `(N, K)` groups, as in `advantages.py`, and the update these advantages feed is
+`g = (1/K) sum_k A_k grad log pi(y_k | x)` (MaxRL) or `g = sum_k A_k grad log pi(y_k | x)`
+(pass@k). Each function returns `(N, K)` advantages; no gradient flows through them (rewards are
+data).
+
+MaxRL (Tajwar et al. 2026, arXiv:2602.02710): the group mean in the denominator instead of the spread,
+
+```text
+A_k = (R_k - mean(R)) / mean(R)   if mean(R) > 0,   0 otherwise         eq. (maxrl)
+```
+
+For binary rewards, with `p = P(R = 1 | x)` the pass rate, `E[g] = grad J_{K-1}` exactly, where
+
+```text
+J_n = -sum_{i=1}^{n} (1 - p)^i / i,     grad J_n = ((1 - (1 - p)^n) / p) grad p   eq. (maxrl_target)
+```
+
+is the truncation at order `n` of `log p = -sum_{i>=1} (1 - p)^i / i`: `K = 1` gives 0 (a group
+of one has `A = 0`), `K = 2` the gradient of `p` itself, and `K -> inf` the maximum-likelihood
+gradient `grad p / p`, which weighs a prompt by `1/p`: hard prompts count more. (Derivation: the
+term `R_k / mean(R)` gives `K grad p E[1 / (1 + Bin(K-1, p))] = ((1 - (1-p)^K) / p) grad p`;
+the `-1`, taken only when some `R = 1`, gives `-(1-p)^{K-1} grad p`.) For other rewards the
+expectation is no truncation of anything; the function still requires `R >= 0`.
+
+pass@k (for `k = K`, arXiv:2503.19595 as verl cites it; for `k <= K`, the unbiased estimator of
+Pass@K Policy Optimization, Walder and Karkhanis 2025, identifier not checked here): the target
+is `pass@k = E[max(R_1, ..., R_k)]` (for binary rewards the chance
+that one of `k` responses passes), and the advantage of member `i` is its marginal contribution
+to the max, averaged over the `C(K, k)` subsets of the group that contain it:
+
+```text
+A_i = (1 / C(K, k)) sum_{S ∋ i, |S| = k} ( max_S R - max_{S - {i}} R )     eq. (passk)
+    = (1 / C(K, k)) ( C(m, k-1) R_(m) - sum_{j < m} C(j, k-2) R_(j) )
+```
+
+with `R_(0) <= ... <= R_(K-1)` the sorted rewards, `m` the rank of `i` (ties in index order),
+and `max` of the empty set 0. `max_{S - {i}}` does not depend on `y_i`, so it is a baseline, and
+`E[sum_i A_i grad log pi(y_i)] = grad pass@k` exactly. At `k = K` only the best response has a
+nonzero advantage, `R_max - R_second`; at `k = 1` it is `R_i / K`, REINFORCE without a
+baseline. A group whose best reward is shared has `A = 0` at `k = K` (no single response made
+the max). `std_eps` (verl's default normalization) divides by the Bessel std of the group plus
+`std_eps`: no longer an unbiased gradient of anything.
+
+Demonstrated on the baselines page (docs/baselines.md, sections "MaxRL" and "pass@k").
+
+Read from the released code (defaults in parentheses are theirs):
+
+```text
+maxrl               prime-rl src/prime_rl/orchestrator/algo/max_rl.py (MaxRLAlgorithm.score_group,
+                    mean <= 0: zeros) at commit 559b44772e (2026-08-21); TRL 1.16.0 MaxRLTrainer
+                    (experimental): unverified
+passk_advantages    verl 0.9.1 algorithm.adv_estimator="grpo_passk" (verl/trainer/ppo/core_algos.py
+  k = K, std_eps    :472-536: r_max - r_second_max on the best response, divided by torch.std + 1e-6
+                    when algorithm.norm_adv_by_std_in_grpo (True)); k < K: none
+```
+"""
+
+from math import comb
+
+import numpy as np
+
+from minirl_lm.pg.advantages import REWARD_MAX, _group_mean
+from minirl_lm.pg.validate import maxrl_args, passk_args
+
+
+def maxrl(rewards):
+    """MaxRL advantages (N, K), eq. (maxrl): `(R - mean) / mean`, 0 for a group of mean 0.
+
+    Args:
+        rewards: `(N, K)` rewards, every `R >= 0`.
+
+    Returns:
+        `(N, K)` advantages; a group of equal rewards gives exactly 0.
+    """
+    r = maxrl_args(rewards, REWARD_MAX)
+    mean = _group_mean(r)  # (N, 1), exactly the common value of an equal group
+    return np.divide(r - mean, mean, out=np.zeros_like(r), where=mean > 0)  # (N, K) eq. (maxrl)
+
+
+def passk_advantages(rewards, k, std_eps=None):
+    """pass@k advantages (N, K), eq. (passk): each response's share of `max` over `k`-subsets.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        k: the `k` of pass@k, `1 <= k <= K`.
+        std_eps: None (the unbiased form), or divide each group by its Bessel std plus
+            `std_eps` (verl's `norm_adv_by_std_in_grpo=True`, with 1e-6).
+
+    Returns:
+        `(N, K)` advantages, to be used as `sum_k A_k grad log pi(y_k)` (no `1/K`).
+    """
+    r, k, std_eps = passk_args(rewards, k, std_eps, REWARD_MAX)
+    N, K = r.shape
+    order = np.argsort(r, axis=1, kind="stable")  # (N, K) ties in index order
+    rs = np.take_along_axis(r, order, axis=1)  # (N, K) sorted ascending
+    c1 = np.array([comb(m, k - 1) for m in range(K)], dtype=float) / comb(K, k)  # (K,)
+    c2 = np.array([comb(j, k - 2) if k >= 2 else 0 for j in range(K)], dtype=float) / comb(K, k)
+    below = np.zeros_like(rs)  # (N, K) sum_{j < m} C(j, k-2) R_(j), exclusive prefix sums
+    below[:, 1:] = np.cumsum(rs * c2, axis=1)[:, :-1]
+    a_sorted = c1 * rs - below  # (N, K) eq. (passk)
+    A = np.empty_like(r)
+    np.put_along_axis(A, order, a_sorted, axis=1)  # back to the group's order
+    if std_eps is not None:
+        c = r - _group_mean(r)  # (N, K)
+        std = np.sqrt((c * c).sum(axis=1, keepdims=True) / max(K - 1, 1))  # (N, 1) Bessel
+        A = np.divide(A, std + std_eps, out=np.zeros_like(A), where=std + std_eps > 0)
+    return A

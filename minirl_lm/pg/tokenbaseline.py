@@ -1,0 +1,80 @@
+"""The optimal token baseline: a baseline per position, weighted by the squared score.
+
+For a one-token response the estimator `(R - b) grad log pi(y)` is unbiased for any `b` that
+does not depend on `y`; its variance (the trace of its covariance) is
+
+```text
+Var(b) = E[(R - b)^2 ||s||^2] - ||grad J||^2,     s = grad_theta log pi(y) = onehot(y) - pi
+b*     = E[R ||s||^2] / E[||s||^2]                                           eq. (otb)
+||s||^2 = 1 - 2 pi(y) + sum_v pi(v)^2                                       eq. (otb_score)
+```
+
+(`Var` is a quadratic in `b`; `b*` its minimum, so its variance is the lowest of every constant
+baseline: the group mean `E[R]` included, which is `b*` only when `R` and `||s||^2` are
+uncorrelated.) `||s||^2` is the squared norm of the softmax score in the logits of the
+token's state: large for unlikely tokens, 0 for a deterministic state.
+
+For a response of several tokens, verl's estimator gives each position `t` its own baseline,
+with the cumulative score `W_t = sum_{j <= t} ||s_j||^2` of the path so far as the weight, over
+the `K` responses of the group:
+
+```text
+B_t = sum_k G_{k,t} W_{k,t} m_{k,t} / (sum_k W_{k,t} m_{k,t} + w_eps)
+A_{k,t} = (G_{k,t} - B_t) m_{k,t},        G_{k,t} = R_k (the outcome reward)  eq. (otb_group)
+```
+
+`m` the mask; positions are columns (right padding). With `zero_tail`, a longest response longer
+than every other one of its group gets `B_t = 0` past the second-longest (its tail has no
+others to average). A group of one (`K = 1`) gets no baseline, `A = R` (verl). Like the group
+mean, `B_t` uses the response's own reward: at finite `K` it is a biased baseline (exactly as
+`mean` against `loo` in `advantages.py`); eq. (otb) is the population quantity it estimates,
+and the minimal variance is a claim about that one (tested by enumeration).
+
+`sum_pi_sq` is `sum_v pi_old(v | s_t)^2` per token (B, T), computed where the logits are (the
+policy: `(probs ** 2).sum(-1)` at each visited state), `logp_old` the sampled token's log-prob.
+
+Demonstrated on the baselines page (docs/baselines.md, section "The optimal token baseline").
+
+Read from verl 0.9.1 `algorithm.adv_estimator="optimal_token_baseline"`
+(verl/trainer/ppo/core_algos.py:872-988, `compute_optimal_token_baseline_advantage`;
+`handle_zero_tail` True, epsilon 1e-8; the rollout IS weights `rho^2` on `W`: not here).
+"""
+
+import numpy as np
+
+from minirl_lm.pg.validate import otb_args
+
+
+def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
+    """Advantages (B, T) with the optimal token baseline of each group, eq. (otb_group).
+
+    Args:
+        rewards: `(B,)` outcome rewards, `B = N*K` rows prompt-major.
+        mask: `(B, T)` 0/1, right-padded (a position is a column).
+        logp_old: `(B, T)` log-probs of the sampled tokens (`<= 0` on trained tokens).
+        sum_pi_sq: `(B, T)` `sum_v pi(v|s_t)^2` at each token's state, in `[pi(y_t)^2, 1]`.
+        K: the group size, dividing `B`.
+        w_eps: the stabilizer of the denominator (verl's 1e-8), `>= 0`.
+        zero_tail: zero the baseline of a group's unique longest response past the second-longest.
+
+    Returns:
+        `(B, T)` advantages, 0 at padding.
+    """
+    r, mask, p, s2, K, w_eps = otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps)
+    B, T = mask.shape
+    N = B // K
+    G = r[:, None] * mask  # (B, T) G_t = R on every trained token
+    W = np.cumsum((1.0 - 2.0 * p + s2) * mask, axis=1)  # (B, T) eq. (otb_score), summed to t
+    if K == 1:
+        return G  # no others: no baseline
+    Gg, Wg, mg = (x.reshape(N, K, T) for x in (G, W, mask))  # (N, K, T)
+    num = (Gg * Wg * mg).sum(axis=1)  # (N, T)
+    den = (Wg * mg).sum(axis=1) + w_eps  # (N, T)
+    base = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T) eq. (otb_group)
+    base = np.repeat(base[:, None, :], K, axis=1)  # (N, K, T)
+    if zero_tail:
+        L = mg.sum(axis=2)  # (N, K) lengths
+        srt = np.sort(L, axis=1)  # (N, K)
+        for n in np.nonzero((srt[:, -1] > srt[:, -2]))[0]:
+            base[n, int(np.argmax(L[n])), int(srt[n, -2]) :] = 0.0  # the unique longest's tail
+    return ((Gg - base) * mg).reshape(B, T)  # (B, T)

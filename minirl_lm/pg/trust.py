@@ -1,0 +1,326 @@
+"""Trust regions without the hard clip: SAPO's soft gate, DPPO's divergence masks, GMPO's
+geometric mean, VESPO's Gamma weight.
+
+Why a file of its own: `clip.py` and `seqclip.py` hold the clipped ratio and its family (dual
+clip, GSPO, CISPO); the four objectives here keep the update near `pi_old` by other means, and
+with their hand-derived gradients would take `seqclip.py` past 400 lines. Same conventions: an
+objective of token log-probs returning `(loss, dloss_dlogp)`, `rho_t = exp(logp - logp_old)`
+masked before the exp, `w` the aggregation weights of eq. (pg_agg), `|y_b|` the trained tokens of
+row `b` (holes skipped), `sg[.]` a stop-gradient (a weight on data).
+
+SAPO (arXiv:2511.20347), a smooth gate of temperature `tau` instead of the clip:
+
+```text
+gate(rho; tau) = (4 / tau) sigmoid(tau (rho - 1)),   tau = tau_pos if A > 0 else tau_neg
+loss = -sum_{b,t} w gate(rho_t; tau_t) A_t                                  eq. (sapo)
+d gate / d logp = 4 sigmoid(z) sigmoid(-z) rho,   z = tau (rho - 1)
+```
+
+At rho = 1 the slope is 4 (1/4) 1 = 1: the first epoch is REINFORCE. Far from rho = 1 the slope
+decays like `rho e^{-tau |rho - 1|}`: no token's gradient is ever exactly 0, none survives a
+large move. `tau_neg > tau_pos` closes the gate faster for negative advantages.
+
+DPPO (arXiv:2602.04879), a mask on the divergence of each token from `pi_old`, and a truncated,
+detached ratio (the loss of CISPO, eq. (cispo), times the mask):
+
+```text
+TV:  keep_t = (p_t - p_old,t <= delta_high)  if A_t > 0,  (p_t - p_old,t >= -delta)  else
+KL:  D_t    = p_old log(p_old / p) + (1 - p_old) log((1 - p_old + 1e-8) / (1 - p + 1e-8))
+     keep_t = (D_t <= delta_high or p <= p_old)  if A_t > 0,
+              (D_t <= delta or p >= p_old)       else                       eq. (dppo_mask)
+loss = -sum_{b,t} w keep_t sg[min(rho_t, c)] A_t logp_t                     eq. (dppo)
+dloss/dlogp = -w keep sg[min(rho, c)] A
+```
+
+with `p = exp(logp)` the token's probability (not its ratio): a token loses its gradient once
+its probability has moved by more than `delta` in the direction its advantage pushes, whatever
+its ratio (a ratio of 10 on a token of probability 1e-4 moves it by 9e-4). The `1e-8` of the KL
+is the framework's (it keeps `p = 1` finite). A large `c` (1e300): no truncation (prime-rl).
+
+GMPO (arXiv:2507.20673), the geometric mean of the token ratios, each clipped in log space
+against the direction of its advantage:
+
+```text
+u_t   = logp_t - logp_old,t
+ubar_t = sign(A) min(sign(A) u_t, sign(A) clip(u_t, -eps, eps_high))
+g_b   = exp( (1/|y_b|) sum_t ubar_t )
+loss  = -(1/B) sum_b g_b A_b                                                eq. (gmpo)
+dloss/dlogp[b, t] = -(1/B) A_b g_b / |y_b|   where u_t is not clipped, else 0
+```
+
+Clipped: `u_t > eps_high` with `A > 0`, `u_t < -eps` with `A < 0` (a tie is unclipped). `eps` is
+a bound on the log-ratio here (verl's `clip_ratio`, read as `|log rho| <= 0.2`).
+
+VESPO (arXiv:2602.10693), the product sequence ratio inside a Gamma-shaped detached weight:
+
+```text
+W_b   = exp( sum_t u_t )                              (eq. (gspo_ratio), product)
+phi_b = exp( lam + k log W_b - lam W_b )  (phi(1) = 1)                      eq. (vespo_weight)
+        k, lam = k_pos, lam_pos if A_b >= 0 else k_neg, lam_neg
+loss  = -sum_{b,t} w sg[phi_b] A_b logp_t                                   eq. (vespo)
+dloss/dlogp = -w phi_b A_b
+```
+
+`phi` peaks at `W = k / lam` and vanishes at both `W -> 0` and `W -> inf`: a response the policy
+moved far from `pi_old` either way stops pulling. The framework clamps each `u_t` to [-20, 20]
+and `log W` to [log 1e-8, 20]; here `phi` is computed without them (they change `phi` only
+where it is below ~1e-14).
+
+Non-finite results raise ValueError naming logp. Demonstrated on the clip page (docs/clip.md,
+section "Trust regions without the clip").
+
+Read from the released code of TRL 1.16.0 and verl 0.9.1, and prime-rl at commit 559b44772e
+(2026-08-21) (`docs/next.md` maps the settings); defaults in parentheses are theirs.
+
+```text
+sapo_loss tau_pos (1.0), tau_neg (1.05)   TRL loss_type="sapo", sapo_temperature_pos/neg
+          agg "seq_mean_token_mean"       (trl/trainer/grpo_trainer.py:3121-3124, aggregated
+                                          per sequence at :3153); verl policy_loss.loss_mode=
+                                          "sapo", actor.tau_pos/tau_neg (verl/trainer/ppo/
+                                          core_algos.py:1623-1704, seq-mean-token-mean forced)
+dppo_loss "tv" / "kl", delta (0.2)        verl loss_mode="dppo_tv" / "dppo_kl", actor.clip_ratio_low
+          delta_high (= delta), c (3.0)   / clip_ratio_high, clip_ratio_c (3.0 in the default
+                                          config; 20.0 only if absent) (core_algos.py:1380-1457,
+                                          1461-1545); prime-rl's default loss (TV, no truncation,
+                                          rho not detached: the same gradient; src/prime_rl/
+                                          trainer/rl/loss.py default_loss_fn)
+gmpo_loss eps (0.2), eps_high (= eps)     verl loss_mode="geo_mean" (core_algos.py:1929-2003;
+                                          the paper's range is 0.4); TRL experimental gmpo:
+                                          unverified
+vespo_loss k_pos 2, lam_pos 3,            TRL loss_type="vespo", vespo_k_pos, vespo_lambda_pos,
+           k_neg 3, lam_neg 2             vespo_k_neg, vespo_lambda_neg (grpo_trainer.py:2972-3029,
+           agg "token_mean"               3125-3136; aggregated over the batch's tokens, :3168)
+```
+"""
+
+import numpy as np
+
+from minirl_lm.core.checks import choice
+from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio, sigmoid
+from minirl_lm.pg.checks import finite_among, trust_args
+
+DIVERGENCES = ("tv", "kl")
+# the domains of the numbers, (low, low_open, None allowed): tau, delta, lam > 0; c >= 1; k >= 0
+SAPO = {"tau_pos": (0.0, True, False), "tau_neg": (0.0, True, False)}
+DPPO_MASK = {"delta": (0.0, True, False), "delta_high": (0.0, True, True)}
+DPPO = {**DPPO_MASK, "c": (1.0, False, False)}
+GMPO = {"eps": (0.0, True, False), "eps_high": (0.0, True, True)}
+VESPO = {k: (0.0, k[0] == "l", False) for k in ("k_pos", "lam_pos", "k_neg", "lam_neg")}
+
+
+def _rho(logp, logp_old, mask):
+    """(u, rho) (B, T): the masked log-ratio and its exp (inf where it overflows)."""
+    u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+    with np.errstate(over="ignore"):
+        return u, np.exp(u)  # (B, T) eq. (ratio)
+
+
+def _finite(loss, grad, what, logp, logp_old):
+    """The finite guard: names the log-prob array of largest magnitude."""
+    return finite_among((float(loss), grad), what, {"logp": logp, "logp_old": logp_old})
+
+
+# ---- SAPO: the soft gate
+
+
+def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
+    """SAPO loss, eq. (sapo): the smooth gate `(4/tau) sigmoid(tau (rho - 1))` times `A`.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) or (B, T) advantages.
+        mask: (B, T) 0/1; holes allowed.
+        tau_pos: the gate's temperature for `A > 0`, `> 0`.
+        tau_neg: the temperature for `A <= 0`, `> 0`.
+        agg: the aggregation of eq. (pg_agg) (the frameworks use per-sequence token means).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w 4 sigmoid(z) sigmoid(-z) rho A`.
+    """
+    logp, logp_old, mask, adv, max_len, tau_pos, tau_neg = trust_args(
+        logp, logp_old, adv, mask, agg, max_len, AGGS, SAPO, (tau_pos, tau_neg)
+    )
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    tau = np.where(A > 0, tau_pos, tau_neg)  # (B, T)
+    u, rho = _rho(logp, logp_old, mask)
+    with np.errstate(over="ignore", invalid="ignore"):  # rho = inf: z = inf, the gate is 4 / tau
+        z = tau * (rho - 1.0)  # (B, T)
+        gate = 4.0 / tau * sigmoid(z)  # (B, T) eq. (sapo)
+        loss = -(w * gate * A).sum()
+        # backward: d gate / d logp = (4/tau) sigma'(z) tau rho, in logs so rho = inf gives 0
+        dgate = 4.0 * np.exp(-np.logaddexp(0.0, -z) - np.logaddexp(0.0, z) + u)  # (B, T)
+        dloss_dlogp = -w * dgate * A  # (B, T)
+    return _finite(loss, dloss_dlogp, "SAPO loss", logp, logp_old)
+
+
+# ---- DPPO: the divergence masks
+
+
+def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None):
+    """The tokens DPPO keeps, eq. (dppo_mask): (B, T) of 1.0 (kept) and 0.0 (masked or padding).
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) or (B, T) advantages (the side of the bound: A > 0 is bounded above).
+        mask: (B, T) 0/1; holes allowed.
+        divergence: "tv" (the move `p - p_old` of the token's probability) or "kl" (the KL of
+            the two Bernoulli distributions `(p_old, 1 - p_old)` and `(p, 1 - p)`).
+        delta: the bound for `A <= 0`, `> 0`.
+        delta_high: the bound for `A > 0` (default `delta`).
+    """
+    logp, logp_old, mask, adv, _, delta, delta_high = trust_args(
+        logp, logp_old, adv, mask, None, None, (), DPPO_MASK, (delta, delta_high)
+    )
+    choice(divergence, "divergence", DIVERGENCES)
+    return _keep(
+        logp, logp_old, adv_tokens(adv, mask), mask, divergence, delta, delta if delta_high is None else delta_high
+    )
+
+
+def _keep(logp, logp_old, A, mask, divergence, delta, delta_high):
+    """`dppo_mask` on checked arguments (B, T)."""
+    p, p_old = np.exp(logp), np.exp(logp_old)  # (B, T) probabilities, in [0, 1] for log-probs <= 0
+    if divergence == "tv":
+        up, down = p - p_old <= delta_high, p - p_old >= -delta  # (B, T)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            D = p_old * (logp_old - logp) + (1.0 - p_old) * np.log((1.0 - p_old + 1e-8) / (1.0 - p + 1e-8))
+        up, down = (D <= delta_high) | (p <= p_old), (D <= delta) | (p >= p_old)  # (B, T)
+    return np.where(A > 0, up, down) * mask  # (B, T) eq. (dppo_mask)
+
+
+def dppo_loss(
+    logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None, c=3.0, agg="token_mean", max_len=None
+):
+    """DPPO loss, eq. (dppo): the detached truncated ratio on the tokens of eq. (dppo_mask).
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) or (B, T) advantages.
+        mask: (B, T) 0/1; holes allowed.
+        divergence: "tv" or "kl", see `dppo_mask`.
+        delta: see `dppo_mask`.
+        delta_high: see `dppo_mask`.
+        c: the truncation of the detached ratio, `>= 1` (1e300: none).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w keep min(rho, c) A`.
+    """
+    logp, logp_old, mask, adv, max_len, delta, delta_high, c = trust_args(
+        logp, logp_old, adv, mask, agg, max_len, AGGS, DPPO, (delta, delta_high, c)
+    )
+    choice(divergence, "divergence", DIVERGENCES)
+    A = adv_tokens(adv, mask)  # (B, T)
+    keep = _keep(logp, logp_old, A, mask, divergence, delta, delta if delta_high is None else delta_high)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho = _rho(logp, logp_old, mask)[1]  # (B, T) data
+    wt = np.minimum(rho, c)  # (B, T) sg[min(rho, c)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        coef = np.multiply(w * wt * A, keep, out=np.zeros_like(rho), where=keep > 0)  # (B, T)
+        loss = -(coef * logp).sum()  # eq. (dppo)
+    return _finite(loss, -coef, "DPPO loss", logp, logp_old)
+
+
+# ---- GMPO: the geometric mean, clipped in log space
+
+
+def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """GMPO loss, eq. (gmpo): `-(1/B) sum_b A_b exp(mean_t ubar_t)`.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) one advantage per response.
+        mask: (B, T) 0/1; holes allowed.
+        eps: the lower bound `-eps` of the log-ratio, `> 0`.
+        eps_high: the upper bound (default `eps`).
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the (B, T) gradient; a row of length 0 adds 0.
+    """
+    logp, logp_old, mask, A, _, eps, eps_high = trust_args(
+        logp, logp_old, adv, mask, None, None, (), GMPO, (eps, eps_high), False
+    )
+    eps_high = eps if eps_high is None else eps_high
+    B = mask.shape[0]
+    n = mask.sum(axis=1)  # (B,) |y_b|
+    u = _rho(logp, logp_old, mask)[0]  # (B, T)
+    sgn = np.sign(A)[:, None]  # (B, 1)
+    clipped = ((sgn > 0) & (u > eps_high)) | ((sgn < 0) & (u < -eps))  # (B, T) against A's push
+    ubar = np.where(clipped, np.clip(u, -eps, eps_high), u) * (sgn != 0) * mask  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = np.exp(ubar.sum(axis=1) / np.maximum(n, 1.0))  # (B,) the geometric mean
+        f = np.multiply(g, A, out=np.zeros_like(g), where=(A != 0) & (n > 0))  # (B,)
+        loss = -f.sum() / max(B, 1)  # eq. (gmpo)
+        # backward: d g_b / d logp[b, t] = g_b / |y_b| on the unclipped tokens
+        dloss_dlogp = -(f / (max(B, 1) * np.maximum(n, 1.0)))[:, None] * (mask * ~clipped)  # (B, T)
+    return _finite(loss, dloss_dlogp, "GMPO loss", logp, logp_old)
+
+
+# ---- VESPO: the Gamma weight of the product ratio
+
+
+def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
+    """The weight `phi_b` (B,) of eq. (vespo_weight), `phi = 1` at `W = 1`.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) advantages (their sign picks `k, lam`).
+        mask: (B, T) 0/1; holes allowed.
+        k_pos: the shape `k >= 0` for `A >= 0`.
+        lam_pos: the rate `lam > 0` for `A >= 0`.
+        k_neg: `k` for `A < 0`.
+        lam_neg: `lam` for `A < 0`.
+    """
+    logp, logp_old, mask, A, _, *kl = trust_args(
+        logp, logp_old, adv, mask, None, None, (), VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
+    )
+    return _phi(logp, logp_old, A, mask, *kl)
+
+
+def _phi(logp, logp_old, A, mask, k_pos, lam_pos, k_neg, lam_neg):
+    """`vespo_weight` on checked arguments (B,); 0 where `W` under- or overflows."""
+    logW = _rho(logp, logp_old, mask)[0].sum(axis=1)  # (B,) log prod_t rho_t
+    k = np.where(A >= 0, k_pos, k_neg)  # (B,)
+    lam = np.where(A >= 0, lam_pos, lam_neg)  # (B,)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_phi = lam + np.where(k > 0, k * logW, 0.0) - lam * np.exp(logW)  # (B,) eq. (vespo_weight)
+        return np.exp(np.nan_to_num(log_phi, nan=-np.inf))  # (B,) in [0, max phi]
+
+
+def vespo_loss(
+    logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
+):
+    """VESPO loss, eq. (vespo): REINFORCE weighted by the detached `phi_b` of `vespo_weight`.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        adv: (B,) advantages.
+        mask: (B, T) 0/1; holes allowed.
+        k_pos: see `vespo_weight`.
+        lam_pos: see `vespo_weight`.
+        k_neg: see `vespo_weight`.
+        lam_neg: see `vespo_weight`.
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w phi_b A_b`.
+    """
+    logp, logp_old, mask, A, max_len, *kl = trust_args(
+        logp, logp_old, adv, mask, agg, max_len, AGGS, VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
+    )
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    coef = w * (_phi(logp, logp_old, A, mask, *kl) * A)[:, None]  # (B, T) sg[phi] A w
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = -(coef * logp).sum()  # eq. (vespo)
+    return _finite(loss, -coef, "VESPO loss", logp, logp_old)

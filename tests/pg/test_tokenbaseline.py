@@ -1,0 +1,87 @@
+"""The optimal token baseline (tokenbaseline.py): its variance is the lowest of every constant
+baseline, by exact enumeration of a one-token response; and verl's estimator, line by line.
+
+Enumeration: V outcomes of a softmax, Var(b) = sum_y pi(y) (R_y - b)^2 ||s_y||^2 - ||grad J||^2
+computed from the outcomes themselves (the covariance of the V-vector estimator), exact to
+rounding (1e-15 on O(1) numbers)."""
+
+import numpy as np
+import pytest
+
+from minirl_lm.pg.tokenbaseline import otb_advantages
+from quiet import names
+
+
+def variance(pi, R, b):
+    """Trace of the covariance of (R_y - b)(onehot(y) - pi) over y ~ pi, by enumeration."""
+    V = len(pi)
+    g = np.array([(R[y] - b) * (np.eye(V)[y] - pi) for y in range(V)])  # (V, V)
+    mean = pi @ g
+    return float(pi @ ((g - mean) ** 2).sum(axis=1))
+
+
+def test_the_optimal_baseline_has_the_lowest_variance_of_the_unbiased_baselines():
+    pi = np.array([0.5, 0.25, 0.125, 0.125])  # a group of 8 in exact proportion: the population
+    R = np.array([1.0, 0.0, 3.0, -1.0])
+    ys = np.array([0, 0, 0, 0, 1, 1, 2, 3])
+    mask = np.ones((8, 1))
+    A = otb_advantages(R[ys], mask, np.log(pi[ys])[:, None], np.full((8, 1), (pi**2).sum()), 8, 0.0, False)
+    b_star = R[0] - A[0, 0]  # the group's baseline, = E[R ||s||^2] / E[||s||^2] here
+    s2 = 1 - 2 * pi + (pi**2).sum()  # ||onehot(y) - pi||^2, eq. (otb_score)
+    assert s2 == pytest.approx(((np.eye(4) - pi) ** 2).sum(axis=1), abs=1e-15)
+    assert b_star == pytest.approx((pi * R * s2).sum() / (pi * s2).sum(), abs=1e-15)
+    v_star = variance(pi, R, b_star)
+    mean_R = pi @ R
+    for b in [0.0, mean_R, *np.linspace(-2.0, 3.0, 51)]:
+        assert v_star <= variance(pi, R, b) + 1e-15, b
+    assert v_star < variance(pi, R, mean_R) - 1e-3  # strictly below the mean baseline here
+    # Var(b) - Var(b*) = (b - b*)^2 E[||s||^2]: a parabola with its minimum at b*, exactly
+    for b in (0.0, mean_R, 1.7):
+        assert variance(pi, R, b) - v_star == pytest.approx((b - b_star) ** 2 * (pi @ s2), abs=1e-14)
+
+
+def verl_otb(token_level_rewards, response_mask, index, old_log_probs, sum_pi_squared, eps=1e-8):
+    """verl 0.9.1 verl/trainer/ppo/core_algos.py:872-988 (compute_optimal_token_baseline_
+    advantage, no rollout IS weights, handle_zero_tail=True), re-derived in NumPy."""
+    returns = np.flip(np.cumsum(np.flip(token_level_rewards * response_mask, -1), -1), -1)
+    w_cumulative = np.cumsum((1 - 2 * np.exp(old_log_probs) + sum_pi_squared) * response_mask, -1)
+    baselines = np.zeros_like(returns)
+    for g in np.unique(index):
+        idx = np.nonzero(index == g)[0]
+        if len(idx) == 1:
+            continue
+        mg = response_mask[idx]
+        num = (returns[idx] * w_cumulative[idx] * mg).sum(0)
+        den = (w_cumulative[idx] * mg).sum(0) + eps
+        baselines[idx] = num / den
+        lengths = mg.sum(-1)
+        srt = np.sort(lengths)
+        top = np.nonzero(lengths == srt[-1])[0]
+        if len(top) == 1 and srt[-1] > srt[-2]:
+            baselines[idx[top[0]], int(srt[-2]) :] = 0.0
+    return (returns - baselines) * response_mask
+
+
+def test_otb_against_verl():
+    rng = np.random.default_rng(0)
+    N, K, T, V = 3, 4, 6, 5
+    lengths = rng.integers(1, T + 1, N * K)
+    lengths[:K] = [2, 5, 3, 2]  # a unique longest: its tail gets no baseline
+    mask = (np.arange(T)[None] < lengths[:, None]).astype(float)
+    probs = rng.dirichlet(np.ones(V), size=(N * K, T))
+    tokens = rng.integers(0, V, (N * K, T))
+    logp = np.log(np.take_along_axis(probs, tokens[..., None], -1)[..., 0]) * mask
+    s2 = (probs**2).sum(-1)
+    R = rng.integers(0, 2, N * K).astype(float)
+    token_rewards = np.zeros((N * K, T))
+    token_rewards[np.arange(N * K), lengths - 1] = R
+    want = verl_otb(token_rewards, mask, np.repeat(np.arange(N), K), logp, s2)
+    got = otb_advantages(R, mask, logp, s2, K)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    assert (got[1, 3:5] == R[1]).all()  # the tail past the second-longest: A = R
+    assert otb_advantages(R, mask, logp, s2, 1).tolist() == (R[:, None] * mask).tolist()  # K = 1
+    a = otb_advantages(R, mask, logp, s2, K)
+    assert a.tolist() == otb_advantages(R, mask, logp, s2, K, 1e-8, True).tolist()
+    names("K", "divisor", lambda: otb_advantages(R, mask, logp, s2, 5))
+    names("logp_old", "<= 0", lambda: otb_advantages(R, mask, logp + 1.0, s2, K))
+    names("sum_pi_sq", "[pi(y|s)^2, 1]", lambda: otb_advantages(R, mask, logp, s2 + 1.0, K))
