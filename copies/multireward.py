@@ -86,8 +86,8 @@ REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spr
 
 def _group_mean(r):
     """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
-    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
@@ -100,11 +100,13 @@ def _standardized(r, std_eps, ddof):
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
     # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
     tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
-    if tiny.any():
+    if np.count_nonzero(tiny):
         s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
         cs = c / s  # (N, K)
         std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
     denom = std + std_eps  # (N, 1)
+    if std_eps > 0:  # denom > 0 everywhere
+        return c / denom  # eq. (pg_normalized)
     # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 

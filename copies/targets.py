@@ -102,8 +102,8 @@ REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spr
 
 def _group_mean(r):
     """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.mean(axis=1, keepdims=True)  # (N, 1)
-    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
