@@ -18,11 +18,16 @@ response length T.
 
     $ python examples/bench_exact.py             # atlas K = 3, 4; off_policy T = 3, 5, 8 (minutes)
     $ python examples/bench_exact.py --quick     # atlas K = 3; off_policy T = 3, 5
+    $ python examples/bench_exact.py --record docs/records/exact.json   # the full run, kept
+    $ python examples/bench_exact.py --show      # print the kept run (the page "Performance")
     $ python examples/benchmark.py --sections exact
 """
 
 import argparse
+import json
 import os
+import platform
+import subprocess
 import sys
 import time
 
@@ -38,6 +43,13 @@ from minirl_lm.core.mdp import TokenMDP  # noqa: E402
 from minirl_lm.core.policy import TabularPolicy  # noqa: E402
 
 LEVELS = (0.0, 0.02, 0.05, 0.1, 0.2)
+RECORD = os.path.join(os.path.dirname(HERE), "docs", "records", "exact.json")
+LINES = []  # every line printed, for --record
+
+
+def say(line):
+    LINES.append(line)
+    print(line, flush=True)
 
 
 def timed(f):
@@ -68,11 +80,10 @@ def atlas_line(K, old):
         if not smooth:
             rough.append(abs(r1[4] - r0[4]))
     head = f"exact atlas K={K}: engine {t_new:.1f} s, before {t_old:.1f} s ({t_old / t_new:.1f}x)"
-    print(f"{head}, max diff {det:.1e}", flush=True)
-    print(
+    say(f"{head}, max diff {det:.1e}")
+    say(
         f"exact atlas K={K}: {len(rough)} rows with no smooth zero (fixed point set by rounding): "
-        f"their fixed point TV differs by at most {max(rough):.1e}",
-        flush=True,
+        f"their fixed point TV differs by at most {max(rough):.1e}"
     )
 
 
@@ -94,10 +105,9 @@ def off_policy_line(T, old):
     t_new, (r1, w1) = timed(lambda: lab(off_policy, T))
     t_old, (r0, w0) = timed(lambda: lab(old, T))
     diff = max(np.abs(r1 - r0).max(), np.abs(w1 - w0).max())
-    print(
+    say(
         f"exact off_policy T={T}: engine {t_new:.2f} s, before {t_old:.2f} s ({t_old / t_new:.1f}x), "
-        f"max diff {diff:.1e}",
-        flush=True,
+        f"max diff {diff:.1e}"
     )
 
 
@@ -113,10 +123,58 @@ def run_section(args):
         off_policy_line(T, old_lab)
 
 
+def machine():
+    """Where and when a run was taken: date, CPU, cores, versions, commit."""
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    if os.path.exists("/proc/cpuinfo"):
+        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load average": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "commit": commit.stdout.strip(),
+    }
+
+
+def show(path):
+    with open(path) as f:
+        rec = json.load(f)
+    m = rec["machine"]
+    print(
+        f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, {m['cores']} cores (load average "
+        f"{m['load average']} at the start), Python {m['python']}, NumPy {m['numpy']}, Numba {m['numba']}"
+    )
+    print(f"$ {rec['command']}")
+    print("\n".join(rec["lines"]))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="atlas K = 3 and off_policy T = 3, 5 only (seconds)")
-    run_section(p.parse_args(argv))
+    p.add_argument("--record", metavar="PATH", help="also write the run (and the machine) to a JSON record")
+    p.add_argument("--show", action="store_true", help="print the kept record (docs/records/exact.json)")
+    args = p.parse_args(argv)
+    if args.show:
+        if not os.path.isfile(RECORD):
+            p.error(f"--show: expected a record at {RECORD} (write one with --record)")
+        return show(RECORD)
+    if args.record and not os.path.isdir(os.path.dirname(os.path.abspath(args.record))):
+        p.error(f"--record: expected a file in an existing folder, got {args.record!r}")
+    info = machine() if args.record else None
+    run_section(args)
+    if args.record:
+        cmd = "python examples/bench_exact.py" + (" --quick" if args.quick else "")
+        with open(args.record, "w") as f:
+            json.dump({"command": cmd, "machine": info, "lines": LINES}, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ CHOICE = ["nope"]
 OPTIONS = {
     "conformance.py": {},  # its flags are store_true only
     "oracle.py": {},  # no options
-    "bench_exact.py": {},  # its flag is store_true only
+    "bench_exact.py": {"--record": [MISSING]},
     "exact.py": {"--seed": SEED},
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "bench_big_vocab.py": {
