@@ -18,9 +18,10 @@ import numpy as np
 from numba import njit
 
 KINDS = ("none", "batch_std", "whiten")  # the scalar rules, by code 0, 1, 2
+_FM = {"nsz", "contract", "reassoc"}  # sums reassociate (they vectorize); sqrt and division exact
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _scalars(kind, token_mean, eps, cnt, S1, S2, ntok):
     """(a, b, e) of one joint outcome, eq. (exact_batch_scalars)."""
     z = 1.0 / max(ntok, 1.0) if token_mean else 1.0
@@ -35,7 +36,7 @@ def _scalars(kind, token_mean, eps, cnt, S1, S2, ntok):
     return z * s, z * s * mu, z
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _batch_marginals(P, stats, sizes, kind, token_mean, eps, nf):
     """W (N, nf, M_max) from P (N, M_max) and stats (N, 4, M_max) [cnt, S1, S2, ntok], padded.
 
