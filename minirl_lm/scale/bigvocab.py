@@ -43,7 +43,7 @@ Demonstration: ``python examples/bench_big_vocab.py --quick``.
 
 import numpy as np
 
-from minirl_lm import kernels
+from minirl_lm.kernels.chunk import _chunk_grad_from_exp, _chunk_logp_exp
 from minirl_lm.scale.checks import chunked_args, loss_fn_result
 
 _VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
@@ -70,12 +70,14 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
     logp = np.zeros(h.shape[0])  # (N,)
     if real.size == 0:
         return logp
-    z = np.empty((min(chunk, real.size), W.shape[0]), h.dtype)  # (chunk, V): the one buffer
+    R0 = min(chunk, real.size)
+    z = np.empty((R0, W.shape[0]), h.dtype)  # (chunk, V): the one buffer
+    s = np.empty(R0)  # (chunk,) scratch: each row's sum of exp(z - max)
     for i in range(0, real.size, chunk):
         rows = real[i : i + chunk]  # (R,) real token positions
         zr = z[: rows.size]  # (R, V)
         np.matmul(h[rows], W.T, out=zr)  # eq. (unembed)
-        logp[rows] = kernels._chunk_logp(zr, tokens[rows], np.empty(rows.size))  # eq. (log_softmax)
+        logp[rows] = _chunk_logp_exp(zr, tokens[rows], np.empty(rows.size), s[: rows.size])  # eq. (log_softmax)
     return logp
 
 
@@ -122,19 +124,23 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
 def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
     """The chunk loop of ``chunked_loss_grad``: fills logp, dh, dW; returns the loss."""
     V, d = W.shape
-    z = np.empty((min(chunk, real.size), V), h.dtype)  # (chunk, V): the one buffer
+    R0 = min(chunk, real.size)
+    z = np.empty((R0, V), h.dtype)  # (chunk, V): the one buffer
+    s = np.empty(R0)  # (chunk,) each row's sum of exp(z - max)
+    dhr = np.empty((R0, d), h.dtype)  # (chunk, d)
     scratch = np.empty((min(_VBLOCK, V), d), h.dtype)  # (block, d) for the dW update
     loss = 0.0
     for i in range(0, real.size, chunk):
         rows = real[i : i + chunk]  # (R,)
-        hr, yr, zr = h[rows], tokens[rows], z[: rows.size]  # (R, d), (R,), (R, V)
+        R = rows.size
+        hr, yr, zr = h[rows], tokens[rows], z[:R]  # (R, d), (R,), (R, V)
         np.matmul(hr, W.T, out=zr)  # eq. (unembed): product 1
-        lp = kernels._chunk_logp(zr, yr, np.empty(rows.size))  # (R,) eq. (log_softmax)
+        lp = _chunk_logp_exp(zr, yr, np.empty(R), s[:R])  # (R,) eq. (log_softmax); zr := exp(z - m)
         logp[rows] = lp
         part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
         loss += part
-        kernels._chunk_grad_inplace(zr, yr, g)  # zr := G_c, eq. (logit_grad)
-        dh[rows] = zr @ W  # eq. (dh_chunk): product 2
+        _chunk_grad_from_exp(zr, yr, g, s[:R])  # zr := G_c, eq. (logit_grad)
+        dh[rows] = np.matmul(zr, W, out=dhr[:R])  # eq. (dh_chunk): product 2
         _add_outer(dW, zr, hr, scratch, first=(i == 0))  # eq. (dW_chunk): product 3
     return loss
 
