@@ -262,6 +262,7 @@ def test_section_without_torch_and_the_goal_lines(monkeypatch):
     fake = {
         "floor": {"time": 2.0},
         "products": {"time": 2.2},
+        "rows": {"recomputed": 0.4, "kept": 0.2},
         "numpy": {"time": 5.0, "peak": 2.0 * logits, "outputs": 8, "digest": [1.0, 2.0, 3.0]},
     }
 
@@ -285,6 +286,10 @@ def test_section_without_torch_and_the_goal_lines(monkeypatch):
     assert "goals ours chunk=10: peak 0.100 of logits (<= 0.125: met); time 1.04x floor" in text
     assert "goals ours chunk=50: peak 0.500 of logits (<= 0.125: NOT met); time 1.20x floor" in text
     assert "chunk/N = 0.500 of the logits" in text and text.count("cause:") == 1
+    assert (
+        "row kernels alone, chunk=10: 0.200x the floor with the max and the exponentials computed again "
+        "for the gradient, 0.100x with the exponentials kept in the buffer (ours): 0.100x of the floor saved"
+    ) in text
 
 
 # ---------------------------------------------------------------- the residue of bad input
