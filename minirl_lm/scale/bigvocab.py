@@ -17,9 +17,11 @@ eq. (logsoftmax_grad) of ``logprob.py``).
     dW = sum_n G_n^T h_n = sum over chunks c of G_c^T h_c                    eq. (dW_chunk)
 
 Each chunk c of rows: one product ``z_c = h_c W^T`` into a reused (chunk, V) buffer, the row
-kernel for ``logp_c``, the caller's ``loss_fn`` for ``g_c``, the row kernel overwriting the buffer
-with ``G_c``, then ``dh_c = G_c W`` and ``dW += G_c^T h_c``: three matrix products over the whole
-batch, the same three a materialized computation does, and each chunk's logits computed once.
+kernel for ``logp_c`` (it leaves ``exp(z - max)`` of each row in the buffer and the row's sum in
+``s``), the caller's ``loss_fn`` for ``g_c``, the row kernel scaling the buffer into ``G_c``
+(``g (onehot - e / s)``: no second max, no second exponential), then ``dh_c = G_c W`` and
+``dW += G_c^T h_c``: three matrix products over the whole batch, the same three a materialized
+computation does, and each chunk's logits and their exponentials computed once.
 This needs ``g_n`` to depend on token n's log-prob and on data only (the clipped surrogate, the
 KL estimators, REINFORCE, each with its aggregation weights as data). An objective that couples
 tokens through the current log-probs (a sequence-level ratio) takes two passes:
@@ -27,7 +29,7 @@ tokens through the current log-probs (a sequence-level ratio) takes two passes:
 computed from the first pass (four products).
 
 Memory beyond the inputs and the outputs (logp, dh, dW): the (chunk, V) buffer, plus O(chunk d +
-1024 d) scratch. Padding rows (``mask == 0``) are dropped before chunking: they cost nothing, get
+1024 d) scratch; no other temporary of V entries per row. Padding rows (``mask == 0``) are dropped before chunking: they cost nothing, get
 ``logp == 0.0``, ``dh == 0`` and contribute nothing to ``dW``.
 
 Edge cases: no real token (an empty batch or an all-zero mask) gives logp = 0, dh = 0, dW = 0,
