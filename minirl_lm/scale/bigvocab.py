@@ -29,8 +29,9 @@ tokens through the current log-probs (a sequence-level ratio) takes two passes:
 computed from the first pass (four products).
 
 Memory beyond the inputs and the outputs (logp, dh, dW): the (chunk, V) buffer, plus O(chunk d +
-1024 d) scratch; no other temporary of V entries per row. Padding rows (``mask == 0``) are dropped before chunking: they cost nothing, get
-``logp == 0.0``, ``dh == 0`` and contribute nothing to ``dW``.
+1024 d) scratch; no other temporary of V entries per row. Padding rows (``mask == 0``) are dropped
+before chunking: they cost nothing, get ``logp == 0.0``, ``dh == 0`` and contribute nothing to
+``dW``.
 
 Edge cases: no real token (an empty batch or an all-zero mask) gives logp = 0, dh = 0, dW = 0,
 loss = 0.0 and never calls ``loss_fn``; V = 1 gives logp = 0 and G = 0 exactly (the only token
