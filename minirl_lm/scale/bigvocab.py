@@ -17,9 +17,11 @@ eq. (logsoftmax_grad) of ``logprob.py``).
     dW = sum_n G_n^T h_n = sum over chunks c of G_c^T h_c                    eq. (dW_chunk)
 
 Each chunk c of rows: one product ``z_c = h_c W^T`` into a reused (chunk, V) buffer, the row
-kernel for ``logp_c``, the caller's ``loss_fn`` for ``g_c``, the row kernel overwriting the buffer
-with ``G_c``, then ``dh_c = G_c W`` and ``dW += G_c^T h_c``: three matrix products over the whole
-batch, the same three a materialized computation does, and each chunk's logits computed once.
+kernel for ``logp_c`` (it leaves ``exp(z - max)`` of each row in the buffer and the row's sum in
+``s``), the caller's ``loss_fn`` for ``g_c``, the row kernel scaling the buffer into ``G_c``
+(``g (onehot - e / s)``: no second max, no second exponential), then ``dh_c = G_c W`` and
+``dW += G_c^T h_c``: three matrix products over the whole batch, the same three a materialized
+computation does, and each chunk's logits and their exponentials computed once.
 This needs ``g_n`` to depend on token n's log-prob and on data only (the clipped surrogate, the
 KL estimators, REINFORCE, each with its aggregation weights as data). An objective that couples
 tokens through the current log-probs (a sequence-level ratio) takes two passes:
@@ -27,8 +29,9 @@ tokens through the current log-probs (a sequence-level ratio) takes two passes:
 computed from the first pass (four products).
 
 Memory beyond the inputs and the outputs (logp, dh, dW): the (chunk, V) buffer, plus O(chunk d +
-1024 d) scratch. Padding rows (``mask == 0``) are dropped before chunking: they cost nothing, get
-``logp == 0.0``, ``dh == 0`` and contribute nothing to ``dW``.
+1024 d) scratch; no other temporary of V entries per row. Padding rows (``mask == 0``) are dropped
+before chunking: they cost nothing, get ``logp == 0.0``, ``dh == 0`` and contribute nothing to
+``dW``.
 
 Edge cases: no real token (an empty batch or an all-zero mask) gives logp = 0, dh = 0, dW = 0,
 loss = 0.0 and never calls ``loss_fn``; V = 1 gives logp = 0 and G = 0 exactly (the only token
@@ -43,7 +46,7 @@ Demonstration: ``python examples/bench_big_vocab.py --quick``.
 
 import numpy as np
 
-from minirl_lm import kernels
+from minirl_lm.kernels.chunk import _chunk_grad_from_exp, _chunk_logp_exp
 from minirl_lm.scale.checks import chunked_args, loss_fn_result
 
 _VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
@@ -70,12 +73,14 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
     logp = np.zeros(h.shape[0])  # (N,)
     if real.size == 0:
         return logp
-    z = np.empty((min(chunk, real.size), W.shape[0]), h.dtype)  # (chunk, V): the one buffer
+    R0 = min(chunk, real.size)
+    z = np.empty((R0, W.shape[0]), h.dtype)  # (chunk, V): the one buffer
+    s = np.empty(R0)  # (chunk,) scratch: each row's sum of exp(z - max)
     for i in range(0, real.size, chunk):
         rows = real[i : i + chunk]  # (R,) real token positions
         zr = z[: rows.size]  # (R, V)
         np.matmul(h[rows], W.T, out=zr)  # eq. (unembed)
-        logp[rows] = kernels._chunk_logp(zr, tokens[rows], np.empty(rows.size))  # eq. (log_softmax)
+        logp[rows] = _chunk_logp_exp(zr, tokens[rows], np.empty(rows.size), s[: rows.size])  # eq. (log_softmax)
     return logp
 
 
@@ -122,19 +127,23 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
 def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
     """The chunk loop of ``chunked_loss_grad``: fills logp, dh, dW; returns the loss."""
     V, d = W.shape
-    z = np.empty((min(chunk, real.size), V), h.dtype)  # (chunk, V): the one buffer
+    R0 = min(chunk, real.size)
+    z = np.empty((R0, V), h.dtype)  # (chunk, V): the one buffer
+    s = np.empty(R0)  # (chunk,) each row's sum of exp(z - max)
+    dhr = np.empty((R0, d), h.dtype)  # (chunk, d)
     scratch = np.empty((min(_VBLOCK, V), d), h.dtype)  # (block, d) for the dW update
     loss = 0.0
     for i in range(0, real.size, chunk):
         rows = real[i : i + chunk]  # (R,)
-        hr, yr, zr = h[rows], tokens[rows], z[: rows.size]  # (R, d), (R,), (R, V)
+        R = rows.size
+        hr, yr, zr = h[rows], tokens[rows], z[:R]  # (R, d), (R,), (R, V)
         np.matmul(hr, W.T, out=zr)  # eq. (unembed): product 1
-        lp = kernels._chunk_logp(zr, yr, np.empty(rows.size))  # (R,) eq. (log_softmax)
+        lp = _chunk_logp_exp(zr, yr, np.empty(R), s[:R])  # (R,) eq. (log_softmax); zr := exp(z - m)
         logp[rows] = lp
         part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
         loss += part
-        kernels._chunk_grad_inplace(zr, yr, g)  # zr := G_c, eq. (logit_grad)
-        dh[rows] = zr @ W  # eq. (dh_chunk): product 2
+        _chunk_grad_from_exp(zr, yr, g, s[:R])  # zr := G_c, eq. (logit_grad)
+        dh[rows] = np.matmul(zr, W, out=dhr[:R])  # eq. (dh_chunk): product 2
         _add_outer(dW, zr, hr, scratch, first=(i == 0))  # eq. (dW_chunk): product 3
     return loss
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from kernel_cases import RTOL, RTOL32, rel_err
 
-from minirl_lm.kernels.rows import _row_grad, _row_lse, _row_max
+from minirl_lm.kernels.rows import _row_exp, _row_grad, _row_lse, _row_max, _row_scale
 
 ROWS = [
     np.array([0.5]),
@@ -41,6 +41,30 @@ def test_row_grad_equals_onehot_minus_softmax(z, dtype):
     want[y] += wb  # eq. (logsoftmax_grad)
     assert out.dtype == dtype
     assert rel_err(out, want) <= (RTOL if dtype == np.float64 else RTOL32)
+
+
+@pytest.mark.parametrize("z", ROWS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_exp_then_scale_equals_row_grad_and_numpy(z, dtype):
+    """_row_exp stores exp(z - m) in the row and returns (m, s); _row_scale finishes the gradient:
+    the loops of _row_grad (4 ulp of it), and NumPy's exp, sum and logsumexp."""
+    z = z.astype(dtype)
+    z64 = z.astype(np.float64)
+    y, wb = 0, 0.9
+    e = z.copy()
+    m, s = _row_exp(e)
+    p = np.exp(z64 - z64.max())
+    tol = RTOL if dtype == np.float64 else RTOL32
+    assert m == z64.max() and e.dtype == dtype and rel_err(e, p) <= tol
+    assert abs(s - p.sum()) <= tol * p.sum()
+    assert abs(np.log(s) - _row_lse(z)[1]) <= 4 * np.finfo(np.float64).eps * max(abs(_row_lse(z)[1]), 1.0)
+    _row_scale(e, y, wb, s)
+    out = np.empty_like(z)
+    _row_grad(z, y, wb, out)
+    assert np.abs(e - out).max() <= 4 * np.finfo(dtype).eps * max(np.abs(out).max(), 1e-300)
+    want = -wb * p / p.sum()
+    want[y] += wb  # eq. (logsoftmax_grad)
+    assert rel_err(e, want) <= tol
 
 
 @pytest.mark.parametrize("bad", [[0.0, np.nan, 1.0], [0.0, np.inf, 1.0], [-np.inf, -np.inf]])
