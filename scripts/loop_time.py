@@ -4,14 +4,16 @@
     python scripts/loop_time.py --repeats 1 --only docs
     python scripts/loop_time.py BEFORE AFTER --only tests
 
-Each commit is checked out into its own git worktree (under --workdir, reused when it is already
-there). Both run with this interpreter (its virtual environment holds the dependencies) and with
-PYTHONPATH set to their worktree, so each imports its own `minirl_lm` (checked before timing), also
-in the subprocesses of its tests and pages. The numba cache lives in each worktree's
-`__pycache__` folders; it is warmed the same way for both before anything is timed: one untimed
-run of `pytest tests/kernels` and of `examples/benchmark.py --quick --sections adv` (the
-library's kernels with the tests' signatures, and the examples' own kernels); whatever a timed run
-still compiles, it compiles in the first repeat only, which the median of three leaves out.
+Each commit is checked out into its own detached git worktree (under --workdir, reused when it is
+already there; `git worktree remove` it when done). Both run with this interpreter (its virtual
+environment holds the dependencies, and its folder goes first on PATH, for the pages' `python`)
+and with PYTHONPATH set to their worktree, so each imports its own `minirl_lm` (checked before
+timing), also in the subprocesses of its tests and pages. The numba cache lives in each
+worktree's `__pycache__` folders; it is warmed the same way for both before anything is timed:
+one untimed run of `pytest tests/kernels` and of `examples/benchmark.py --quick --sections adv`
+(the library's kernels with the tests' signatures, and the examples' own kernels); whatever a
+timed run still compiles, it compiles in the first repeat only, which a median of three leaves
+out.
 
 The runs alternate between the two commits, and their order flips every repeat (before, after,
 after, before, ...), so a change of load hits both alike. The command timed is `python -m pytest
@@ -52,7 +54,9 @@ def worktree(commit, workdir):
 
 
 def env_for(path):
-    env = dict(os.environ, PYTHONPATH=str(path), NO_MKDOCS_2_WARNING="1")
+    # `python` on PATH is this interpreter: the pages' console blocks run `python examples/...`
+    path_var = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = dict(os.environ, PYTHONPATH=str(path), PATH=path_var, NO_MKDOCS_2_WARNING="1")
     env.pop("MINIRL_EXAMPLES_SUBPROCESS", None)
     # the worktree's own package, from a folder that is not the worktree (as an example sees it)
     where = sh(
