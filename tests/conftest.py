@@ -83,12 +83,19 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [i for i in items if _group(i.path) != "tests/copies/"] + [
             i for i in items if _group(i.path) == "tests/copies/"
         ]
+        # the test files whose calls the copies replay (the ones the recording subprocess runs)
+        mods = [i.module for i in items if i.path.name == "test_standalone.py"]
+        config._copies_covering = (
+            {(HERE.parent / f).resolve() for m in mods[0].COPYABLE for f in mods[0]._covering_tests(m)} if mods else set()
+        )
     groups = {_group(item.path) for item in items}
     config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
+    if item.config._copies_record is not None:
+        item.config._copies_record.ACTIVE[0] = Path(item.path).resolve() in item.config._copies_covering
     state = getattr(item.config, "_progress", None)
     if not state or not state["show"]:
         return
