@@ -7,8 +7,19 @@
   quick loop; a test elsewhere that takes long says `@pytest.mark.slow` itself.
 - A run that spans several groups prints one line as it enters each (`tests/pg/`, ...), with the
   time since the start, so a long run says where it is.
+- The standalone copies (tests/copies/test_standalone.py) replay the calls the package's own tests
+  make. When the session runs the whole of tests/ (slow tests included), those calls are
+  recorded in this process while the package's tests run (tests/copies/standalone_record.py,
+  loaded before collection), and tests/copies/ runs last; any narrower session records them in a
+  subprocess that runs the covering test files again, as the fixture always did.
+- The tests of examples/ get an example's output through scripts/example_runs.py: a command runs
+  once per session (its result kept per command, environment and hash of the sources) in a child
+  forked from a process that has imported NumPy, Numba and the package; the end of the run says
+  how many commands ran and how many were served again.
 """
 
+import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +32,10 @@ HERE = Path(__file__).resolve().parent
 for p in (HERE, HERE / "contract", HERE / "multiturn"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
+# scripts/example_runs.py: the tests of examples/ run each example command once per session, in a
+# process forked from a warm one (after the test folders: no script shadows a test helper)
+if str(HERE.parent / "scripts") not in sys.path:
+    sys.path.append(str(HERE.parent / "scripts"))
 
 SLOW_GROUPS = ("examples", "copies")
 
@@ -31,16 +46,56 @@ def _group(path):
     return f"tests/{rel.parts[0]}/" if len(rel.parts) > 1 else "tests/"
 
 
+def _whole_suite(config):
+    """This session runs every test of tests/, the slow ones included (no -m, no -k)."""
+    if os.environ.get("MINIRL_RECORD_OUT") or config.getoption("markexpr") or config.getoption("keyword"):
+        return False
+    args = [Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args]
+    return any(a == HERE or a in HERE.parents for a in args)
+
+
+def pytest_configure(config):
+    config._copies_record = None
+    if not _whole_suite(config):
+        return
+    import standalone
+
+    # the recorder reads its settings from the environment when imported; no subprocess inherits them
+    os.environ["MINIRL_RECORD_MODULES"] = ",".join(map(standalone.dotted, standalone.copyable()))
+    os.environ["MINIRL_RECORD_OUT"] = os.devnull  # tests/copies/test_standalone.py writes the records
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "standalone_record", HERE / "copies" / "standalone_record.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["standalone_record"] = module
+        spec.loader.exec_module(module)
+    finally:
+        del os.environ["MINIRL_RECORD_MODULES"], os.environ["MINIRL_RECORD_OUT"]
+    config._copies_record = module
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _group(item.path) in {f"tests/{g}/" for g in SLOW_GROUPS}:
             item.add_marker(pytest.mark.slow)
+    if config._copies_record is not None:  # the copies replay what every other test called: last
+        items[:] = [i for i in items if _group(i.path) != "tests/copies/"] + [
+            i for i in items if _group(i.path) == "tests/copies/"
+        ]
+        # the test files whose calls the copies replay (the ones the recording subprocess runs)
+        mods = [i.module for i in items if i.path.name == "test_standalone.py"]
+        config._copies_covering = (
+            {(HERE.parent / f).resolve() for m in mods[0].COPYABLE for f in mods[0]._covering_tests(m)} if mods else set()
+        )
     groups = {_group(item.path) for item in items}
     config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
+    if item.config._copies_record is not None:
+        item.config._copies_record.ACTIVE[0] = Path(item.path).resolve() in item.config._copies_covering
     state = getattr(item.config, "_progress", None)
     if not state or not state["show"]:
         return
@@ -52,3 +107,9 @@ def pytest_runtest_protocol(item, nextitem):
             if getattr(reporter._tw, "width_of_current_line", 0):  # after a row of dots
                 reporter.write("\n")
             reporter.write_line(f"[{time.perf_counter() - state['start']:7.1f} s] {group}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    runs = sys.modules.get("example_runs")
+    if runs is not None and runs.log():
+        terminalreporter.write_line(f"examples: {runs.summary()}")

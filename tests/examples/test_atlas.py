@@ -3,10 +3,10 @@ claims hold exactly, and the program prints the documented form and rejects bad 
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -132,7 +132,7 @@ def test_straight_through_and_importance_weighted_k3_are_k2_in_expectation(main_
 
 
 def run(*args):
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, str(ROOT / "examples" / "atlas.py"), *args],
         cwd=ROOT,
         capture_output=True,

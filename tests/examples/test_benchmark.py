@@ -3,10 +3,10 @@ the group-advantage kernels it times (examples/_group_kernels.py) equal their Nu
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -29,7 +29,7 @@ TITLES = [
 
 def run(*args, code=None):
     cmd = [sys.executable, "-c", code, SCRIPT, *args] if code else [sys.executable, SCRIPT, *args]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = example_runs.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

@@ -2,10 +2,10 @@
 rendering of it runs, and the chunk it recommends follows the stated rule."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ def test_the_record_says_when_where_and_with_what():
 
 @pytest.mark.parametrize("flag", ["--show", "--takeaway"])
 def test_the_page_commands_print_the_record(flag):
-    out = subprocess.run(
+    out = example_runs.run(
         [sys.executable, "scripts/record_big_vocab.py", flag],
         cwd=ROOT,
         capture_output=True,
@@ -46,7 +46,7 @@ def test_recommend_is_the_fastest_chunk_within_the_memory_goal():
 
 
 def test_a_missing_record_is_a_usage_error(tmp_path):
-    out = subprocess.run(
+    out = example_runs.run(
         [sys.executable, "scripts/record_big_vocab.py", "--show", "--path", str(tmp_path / "none.json")],
         cwd=ROOT,
         capture_output=True,

@@ -2,10 +2,10 @@
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ LINE = re.compile(r"^bug (\w+) +\((.+?)\): (.+)$")
 
 
 def run(*args):
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, "examples/bug_effects.py", *args], cwd=ROOT, capture_output=True, text=True
     )
 

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -374,7 +375,7 @@ def test_plot_into_a_missing_folder_fails_before_the_run_in_a_real_process(scrip
 def test_group_bias_k_max_1_with_a_plot(tmp_path):
     pytest.importorskip("matplotlib")
     svg = tmp_path / "x.svg"
-    proc = subprocess.run(
+    proc = example_runs.run(
         [
             sys.executable,
             str(EXAMPLES / "group_bias.py"),

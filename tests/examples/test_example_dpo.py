@@ -1,9 +1,9 @@
 """examples/dpo.py runs as a program and its output shows the facts its page claims."""
 
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -14,7 +14,7 @@ SCRIPT = ROOT / "examples" / "dpo.py"
 
 
 def run(*args):
-    proc = subprocess.run(
+    proc = example_runs.run(
         [sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr

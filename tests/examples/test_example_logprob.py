@@ -1,15 +1,16 @@
 """examples/logprob.py runs as a program and its output shows what the primitive page says."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args):
-    proc = subprocess.run(
+    proc = example_runs.run(
         [sys.executable, str(ROOT / "examples" / "logprob.py"), *args],
         cwd=ROOT,
         capture_output=True,

@@ -1,10 +1,10 @@
 """examples/multi_turn.py runs as a program and prints what its page claims."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # every test runs the example in a subprocess
@@ -14,7 +14,7 @@ NUM = r"([-+]?[0-9.]+(?:e[-+][0-9]+)?)"
 
 
 def run(*args, check=True):
-    out = subprocess.run(
+    out = example_runs.run(
         [sys.executable, str(ROOT / "examples" / "multi_turn.py"), *args],
         cwd=ROOT,
         capture_output=True,

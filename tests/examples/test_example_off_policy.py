@@ -6,10 +6,10 @@ the page's sentences, and a reversed claim failing the run."""
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -18,7 +18,7 @@ NUM = r"([-+0-9.e]+)"
 
 
 def run(*args):
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, str(ROOT / "examples" / "off_policy.py"), *args],
         capture_output=True,
         text=True,

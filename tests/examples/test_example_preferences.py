@@ -1,10 +1,10 @@
 """examples/preferences.py runs as a program and its output shows the facts its page claims."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # every test runs the example in a subprocess
@@ -18,7 +18,7 @@ LINE = re.compile(
 
 
 def run(*args):
-    proc = subprocess.run(
+    proc = example_runs.run(
         [sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr

@@ -3,10 +3,10 @@
 import importlib.util
 import itertools
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(script, *args):
-    proc = subprocess.run(
+    proc = example_runs.run(
         [sys.executable, str(ROOT / "examples" / script), *args],
         capture_output=True,
         text=True,
@@ -339,7 +339,7 @@ def test_confusions():
 
 @pytest.mark.slow
 def test_confusions_bad_name():
-    proc = subprocess.run(
+    proc = example_runs.run(
         [sys.executable, str(ROOT / "examples" / "confusions.py"), "nope"],
         capture_output=True,
         text=True,

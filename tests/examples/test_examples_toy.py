@@ -1,10 +1,10 @@
 """The chapter's two tables, reproduced by the real scripts (subprocess, default arguments)."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -31,7 +31,7 @@ SEED_LOOPHOLE = {  # beta: (sloppy, gold, hedge), the seed chapter's table
 
 
 def run(*args):
-    out = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = example_runs.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=True)
     return out.stdout
 
 

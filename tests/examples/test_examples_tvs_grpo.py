@@ -1,17 +1,17 @@
 """The token-vs-sequence and GRPO examples run as programs and print what their pages claim."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(script, *args):
-    out = subprocess.run(
+    out = example_runs.run(
         [sys.executable, str(ROOT / "examples" / script), *args],
         cwd=ROOT,
         capture_output=True,

@@ -1,9 +1,10 @@
 """examples/oracle.py: the hand-written stand-in passes, every bug-zoo mutant is flagged."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -11,7 +12,9 @@ import bugzoo  # noqa: E402
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "examples/oracle.py", *args], cwd=ROOT, capture_output=True, text=True)
+    return example_runs.run(
+        [sys.executable, "examples/oracle.py", *args], cwd=ROOT, capture_output=True, text=True
+    )
 
 
 def test_the_stand_in_passes_and_every_mutant_is_flagged():

@@ -1,0 +1,401 @@
+"""Run the examples once per build or test session, each in a process forked from a warm one.
+
+The docs pages and tests/examples/ run the example programs (`python examples/NAME.py ARGS`) and
+read what they print. Two costs dominate such a run besides its own work: starting Python and
+importing NumPy, Numba, the package and matplotlib (one to two seconds a process), and running
+the same command again for another page or test. This module removes both:
+
+- `run(cmd)` runs a command and keeps its result for the rest of the process, keyed by the
+  command, its working directory, its environment and a hash of every source it can read
+  (`minirl_lm/`, `examples/`, `scripts/`, `docs/records/`, `tests/fixtures/`): a command asked
+  for twice runs once, and an edited source means a new key, never a stale output.
+- A `python examples/NAME.py ...` command runs in a child forked from a server process that has
+  imported NumPy, Numba, the package and matplotlib already (`python scripts/example_runs.py
+  --serve`, one per thread that runs examples; it forks a child per command). The
+  child is set up as `python NAME.py ...` would be: `sys.argv`, `sys.path[0]` (the script's
+  folder) and the interpreter's own path after it, the working directory, the environment, fresh
+  standard streams on the files that collect them (stdout buffered, stderr line-buffered), the
+  script run as `__main__`, its exit status from `sys.exit`, an uncaught exception printed as
+  a traceback with status 1, and its `atexit` functions run at the end. Anything else (`-c`, an
+  interpreter flag, an environment that sets `NUMBA_*` or `PYTHON*` differently from the server's)
+  runs as a plain subprocess.
+- `prefetch(cmds)` starts commands on a pool of threads (one per core), so that independent
+  examples run side by side while the caller does other work; `run` then waits for the result.
+
+A command may write files: `{out}` in it is replaced by a fresh temporary folder, and the
+result's `files` maps each file the run left there to its bytes (`result.text("fig.svg")`).
+
+    import example_runs
+    r = example_runs.run("python examples/k_sweep.py --plot {out}/k_sweep.svg")
+    r.stdout, r.text("k_sweep.svg")
+"""
+
+import atexit
+import hashlib
+import io
+import json
+import os
+import runpy
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("minirl_lm", "examples", "scripts", "docs/records", "tests/fixtures")
+# modules the server imports once; every forked child finds them loaded
+PRELOAD = ["numpy", "numba", "minirl_lm", "minirl_lm.tasks", "minirl_lm.oracle", "matplotlib"]
+# environment variables read when those modules are imported: a run that changes one needs its
+# own interpreter
+IMPORT_TIME_ENV = ("NUMBA_", "PYTHON", "MPL", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "LD_")
+
+
+@dataclass
+class Result:
+    """What `subprocess.run(..., capture_output=True, text=True)` returns, and the files written."""
+
+    args: list
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    files: dict = field(default_factory=dict)
+
+    def text(self, name):
+        return self.files[name].decode()
+
+    def check_returncode(self):
+        if self.returncode:
+            raise subprocess.CalledProcessError(self.returncode, self.args, self.stdout, self.stderr)
+
+
+# ---------------------------------------------------------------- the cache key
+
+
+_stamp = {"stat": None, "digest": None}
+_stamp_lock = threading.Lock()
+
+
+def _source_files():
+    for part in SOURCES:
+        base = ROOT / part
+        if base.is_file():
+            yield base
+        elif base.is_dir():
+            for p in sorted(base.rglob("*")):
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".nbi", ".nbc", ".pyc"):
+                    yield p
+
+
+def sources_digest():
+    """sha256 of the path and bytes of every source a run can read (rehashed when one changes)."""
+    with _stamp_lock:
+        files = list(_source_files())
+        stat = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+        if stat != _stamp["stat"]:
+            h = hashlib.sha256()
+            for p in files:
+                h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
+            _stamp.update(stat=stat, digest=h.hexdigest())
+        return _stamp["digest"]
+
+
+# ---------------------------------------------------------------- the forked child
+
+
+_ENCODING = "utf-8"
+
+
+def _exit_code(e):
+    """The status `python script.py` exits with after `SystemExit(e.code)`."""
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code
+    print(e.code, file=sys.stderr)
+    return 1
+
+
+def _print_traceback(e):
+    """Python's own report of an uncaught exception, without the frames of this module and runpy."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__, "<frozen runpy>"):
+        tb = tb.tb_next
+    traceback.print_exception(type(e), e, tb, file=sys.stderr)
+
+
+def _child(script, argv, cwd, env, out_path, err_path, base_path):
+    """Runs in the forked child: `python script *argv` as far as the script can tell."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out_path), (2, err_path)):
+        f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding=_ENCODING)
+    sys.stderr = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+        encoding=_ENCODING,
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    sys.argv = [script, *argv]
+    path = os.path.abspath(os.path.join(cwd, script))
+    sys.path[:] = [os.path.dirname(os.path.realpath(path))] + base_path
+    atexit._clear()  # the server's own exit functions are not the script's
+    code = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        code = _exit_code(e)
+    except BaseException as e:  # noqa: BLE001  (what the interpreter does with an uncaught one)
+        _print_traceback(e)
+        code = 1
+    atexit._run_exitfuncs()
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    os._exit(code)
+
+
+# ---------------------------------------------------------------- the server
+
+
+def serve():
+    """The warm process (`python scripts/example_runs.py --serve`): imports PRELOAD, then for each
+    request line on stdin forks a child that runs it, and answers with the child's exit status."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import matplotlib
+
+    matplotlib.use("Agg")  # what every example that plots selects; then pyplot, loaded once
+    importlib.import_module("matplotlib.pyplot")
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the preloaded objects: never traversed by a child's collections, never copied
+    base_path = sys.path[1:]  # this interpreter's path after the script's folder
+    for line in sys.stdin:
+        req = json.loads(line)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            _child(req["script"], req["argv"], req["cwd"], req["env"], req["out"], req["err"], base_path)
+        deadline = None if req["timeout"] is None else time.monotonic() + req["timeout"]
+        timed_out = False
+        while True:
+            done, status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                timed_out = True
+                deadline = None
+            else:
+                time.sleep(0.02)
+        print(json.dumps({"code": os.waitstatus_to_exitcode(status), "timeout": timed_out}), flush=True)
+
+
+class _Server:
+    def __init__(self):
+        self.env = dict(os.environ)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+            env=self.env,
+            text=True,
+        )
+
+    def run(self, req):
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("example_runs: the server process ended")
+        return json.loads(line)
+
+
+_idle = []  # servers not in use
+_servers_lock = threading.Lock()
+_server_env = {}
+
+
+def _take_server():
+    with _servers_lock:
+        if _idle:
+            return _idle.pop()
+    s = _Server()
+    _server_env.setdefault("env", s.env)
+    return s
+
+
+def _forkable(argv, env):
+    if len(argv) < 2 or argv[0] not in ("python", "python3", sys.executable):
+        return False
+    if argv[1].startswith("-") or not argv[1].endswith(".py") or not hasattr(os, "fork"):
+        return False
+    if os.environ.get("MINIRL_EXAMPLES_SUBPROCESS") == "1":  # opt out: every run a new interpreter
+        return False
+    start = _server_env.get("env", os.environ)
+    keys = {k for k in set(env) | set(start) if k.startswith(IMPORT_TIME_ENV)}
+    return all(env.get(k) == start.get(k) for k in keys)
+
+
+def _run_forked(argv, cwd, env, timeout):
+    server = _take_server()
+    with tempfile.TemporaryDirectory(prefix="example-run-") as d:
+        out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
+        req = dict(script=argv[1], argv=argv[2:], cwd=cwd, env=env, out=out, err=err, timeout=timeout)
+        try:
+            answer = server.run(req)
+        except BaseException:
+            server.proc.kill()
+            raise
+        with _servers_lock:
+            _idle.append(server)
+        if answer["timeout"]:
+            raise subprocess.TimeoutExpired(argv, timeout)
+        read = lambda f: Path(f).read_bytes().decode(_ENCODING, errors="replace") if os.path.exists(f) else ""
+        return answer["code"], read(out), read(err)
+
+
+def _run_subprocess(argv, cwd, env, timeout):
+    if argv[0] in ("python", "python3"):
+        argv = [sys.executable, *argv[1:]]
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+# ---------------------------------------------------------------- run, cached
+
+
+_cache = {}  # key -> Future-like (threading.Event, [Result])
+_cache_lock = threading.Lock()
+_log = []  # (command, seconds, "ran" | "cached")
+
+
+def _split(cmd):
+    return shlex.split(cmd) if isinstance(cmd, str) else [str(a) for a in cmd]
+
+
+def _key(argv, cwd, env):
+    # pytest names the running test in the environment; no example reads it
+    kept = sorted((k, v) for k, v in env.items() if not k.startswith("PYTEST_"))
+    env_digest = hashlib.sha256(json.dumps(kept).encode()).hexdigest()
+    return (tuple(argv), str(cwd), env_digest, sources_digest())
+
+
+def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capture_output=True, text=True):
+    """The result of `cmd` (a string split like a shell does, or an argument list) run in `cwd`
+    (default: the repository) with `env` (default: this process's), computed once per process.
+
+    `{out}` in an argument becomes a new temporary folder; the files left there are returned in
+    `files`. `fresh=True` runs it again whatever ran before (and does not keep the result);
+    `check=True` raises CalledProcessError on a non-zero status, as `subprocess.run` does
+    (`capture_output` and `text` are accepted for the same reason: the output is always captured,
+    as text).
+    """
+    if not (capture_output and text):
+        raise ValueError("example_runs.run: the output is always captured as text")
+    argv = _split(cmd)
+    cwd = str(cwd if cwd is not None else ROOT)
+    env = dict(os.environ if env is None else env)
+    key = _key(argv, cwd, env)
+    with _cache_lock:
+        slot = None if fresh else _cache.get(key)
+        owner = slot is None
+        if owner:
+            slot = (threading.Event(), [])
+            if not fresh:
+                _cache[key] = slot
+    if not owner:
+        slot[0].wait()
+        result = slot[1][0]
+        _log.append((" ".join(argv), 0.0, "cached"))
+    else:
+        try:
+            result = _execute(argv, cwd, env, timeout)
+        except BaseException as e:
+            slot[1].append(e)
+            with _cache_lock:
+                _cache.pop(key, None)
+            slot[0].set()
+            raise
+        slot[1].append(result)
+        slot[0].set()
+    if isinstance(result, BaseException):
+        raise result
+    if check:
+        result.check_returncode()
+    return result
+
+
+def _execute(argv, cwd, env, timeout):
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="example-out-") as out:
+        real = [a.replace("{out}", out) for a in argv]
+        runner = _run_forked if _forkable(real, env) else _run_subprocess
+        code, stdout, stderr = runner(real, cwd, env, timeout)
+        files = (
+            {p.name: p.read_bytes() for p in Path(out).iterdir() if p.is_file()}
+            if "{out}" in " ".join(argv)
+            else {}
+        )
+    seconds = time.perf_counter() - t0
+    _log.append((" ".join(argv), seconds, "ran"))
+    return Result(list(argv), code, stdout, stderr, seconds, files)
+
+
+# ---------------------------------------------------------------- several at once
+
+
+_pool = {"executor": None}
+
+
+def prefetch(cmds, workers=None, **kw):
+    """Start every command of `cmds` (distinct ones once) on a pool of `workers` threads (one per
+    core by default); `run` with the same command then returns its result, waiting if needed."""
+    if _pool["executor"] is None:
+        _pool["executor"] = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+    seen = []
+    for c in cmds:
+        if c not in seen:
+            seen.append(c)
+            _pool["executor"].submit(_quiet_run, c, kw)
+
+
+def _quiet_run(cmd, kw):
+    try:
+        run(cmd, **kw)
+    except BaseException:  # noqa: BLE001  (the caller's own `run` raises it again)
+        pass
+
+
+def log():
+    """[(command, seconds, 'ran' or 'cached')] of every `run` so far, in order."""
+    return list(_log)
+
+
+def summary():
+    ran = [s for _, s, how in _log if how == "ran"]
+    cached = sum(1 for *_, how in _log if how == "cached")
+    return f"{len(ran)} runs ({sum(ran):.1f} s of work), {cached} served from the cache"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--serve"]:
+    serve()
