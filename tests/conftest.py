@@ -86,7 +86,9 @@ def pytest_collection_modifyitems(config, items):
         # the test files whose calls the copies replay (the ones the recording subprocess runs)
         mods = [i.module for i in items if i.path.name == "test_standalone.py"]
         config._copies_covering = (
-            {(HERE.parent / f).resolve() for m in mods[0].COPYABLE for f in mods[0]._covering_tests(m)} if mods else set()
+            {(HERE.parent / f).resolve() for m in mods[0].COPYABLE for f in mods[0]._covering_tests(m)}
+            if mods
+            else set()
         )
     groups = {_group(item.path) for item in items}
     config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
