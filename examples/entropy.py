@@ -235,7 +235,8 @@ def main(argv=None):
     identity()
     task = make_task("chain")
     print(
-        f"task chain: 2 prompts, V = 3, two tokens, K = {a.K}, lr {LR}, c {C_ENT}, beta {BETA}, exact expected update"
+        f"task chain: 2 prompts, V = 3, two tokens, K = {a.K}, lr {LR}, c {C_ENT}, beta {BETA}, "
+        "exact expected update"
     )
     res, traces = {}, {}
     for knob in KNOBS:
@@ -245,7 +246,8 @@ def main(argv=None):
               f"J {tr[0, 1]:.3f} -> {tr[-1, 1]:.3f}, KL to ref {tr[-1, 2]:.3f}")  # fmt: skip
     conclude(task, res, traces, a.quick)
     print(
-        f"sampled: K = {a.K} per prompt, one batch, 2 epochs per batch, {steps} steps, seeds {a.seed}..{a.seed + seeds - 1}"
+        f"sampled: K = {a.K} per prompt, one batch, 2 epochs per batch, {steps} steps, "
+        f"seeds {a.seed}..{a.seed + seeds - 1}"
     )
     samp = {}
     for knob in KNOBS:
