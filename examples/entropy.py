@@ -283,6 +283,15 @@ def conclude(task, res, tr, quick):
     keep = [k for k in KNOBS if end[k][0] > end["none"][0] + 0.02 and end[k][1] >= end["none"][1] - 0.02]
     cost = [k for k in KNOBS if end[k][0] > end["none"][0] + 0.02 and k not in keep]
     print("more entropy than none, reward within 0.02: " + (", ".join(keep) or "(none)"))
+    claim(keep == ["bonus_reward"], "only the bonus in the reward keeps entropy with the reward within 0.02")
+    claim(
+        bool(end["adaptive"][1] == min(end[k][1] for k in KNOBS)),
+        "the adaptive coefficient ends with the least reward",
+    )
+    claim(
+        bool(max(end["clip_cov"][1], end["entropy_mask"][1]) < end["none"][1]),
+        "Clip-Cov and masking end with less reward",
+    )
     print("more entropy than none, reward lower by more than 0.02: " + (", ".join(cost) or "(none)"))
     pref = np.exp(seq_logp(task, task["theta_ref"])[0])
     for k, q in (("bonus_reward", (np.ones_like(pref) / pref.shape[1], C_ENT)), ("kl_ref", (pref, BETA))):
