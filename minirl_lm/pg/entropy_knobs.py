@@ -130,13 +130,17 @@ def clip_cov_loss(
     """Clip-Cov, eq. (clip_cov): the clipped surrogate with a random band of tokens detached.
 
     Args:
-        logp, logp_old: `(B, T)` token log-probs under pi_theta and pi_old.
+        logp: `(B, T)` token log-probs under pi_theta.
+        logp_old: `(B, T)` token log-probs under pi_old.
         adv: `(B,)` or `(B, T)` advantages.
         mask: `(B, T)` 0/1 (holes allowed).
         ratio: fraction of trained tokens to detach, in (0, 1].
-        cov_lb, cov_ub: the band `cov_lb < c_t < cov_ub` of eq. (cov_term), `cov_lb < cov_ub`.
-        eps, eps_high: the clip range (eq. (ppo_clip)).
-        agg, max_len: the aggregation weights (eq. (pg_agg)).
+        cov_lb: the band's lower end, `cov_lb < c_t < cov_ub` (eq. (cov_term)).
+        cov_ub: the band's upper end, `> cov_lb`.
+        eps: the clip range's lower side (eq. (ppo_clip)).
+        eps_high: its upper side (None: eps).
+        agg: the aggregation weights (eq. (pg_agg)).
+        max_len: the constant of agg="constant".
         rng: `np.random.Generator` to draw the subset, or None for the expectation over it.
 
     Returns:
@@ -172,12 +176,14 @@ def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_m
     """KL-Cov, eq. (kl_cov): the unclipped surrogate, `|logp - logp_old|` on the top tokens by c_t.
 
     Args:
-        logp, logp_old: `(B, T)` token log-probs under pi_theta and pi_old.
+        logp: `(B, T)` token log-probs under pi_theta.
+        logp_old: `(B, T)` token log-probs under pi_old.
         adv: `(B,)` or `(B, T)` advantages.
         mask: `(B, T)` 0/1 (holes allowed).
         ratio: fraction of trained tokens penalized, in (0, 1] (at least one token).
         kl_coef: the penalty's coefficient k >= 0.
-        agg, max_len: the aggregation weights (eq. (pg_agg)).
+        agg: the aggregation weights (eq. (pg_agg)).
+        max_len: the constant of agg="constant".
 
     Returns:
         `(loss, dloss_dlogp (B, T), top (B, T))`: top the 0/1 set of penalized tokens.
@@ -231,10 +237,16 @@ def entropy_masked_loss(
     """The clipped surrogate trained on the high-entropy tokens only, eq. (ent_mask).
 
     Args:
-        logp, logp_old, adv, mask: as `clip_cov_loss`.
+        logp: `(B, T)` token log-probs under pi_theta.
+        logp_old: `(B, T)` token log-probs under pi_old.
+        adv: `(B,)` or `(B, T)` advantages.
+        mask: `(B, T)` 0/1 (holes allowed).
         entropies: `(B, T)` `H(s_t)` per token (data: no gradient flows through the selection).
         rho_h: the kept top fraction in [0, 1].
-        eps, eps_high, agg, max_len: as `clip_cov_loss`; w is computed on the whole mask.
+        eps: the clip range's lower side.
+        eps_high: its upper side (None: eps).
+        agg: the aggregation weights, computed on the whole mask.
+        max_len: the constant of agg="constant".
 
     Returns:
         `(loss, dloss_dlogp (B, T), keep (B, T))`.
@@ -261,7 +273,8 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
         entropy: the mean per-token entropy H measured on this step's batch, `>= 0`.
         target: H_target `>= 0`.
         delta: the step delta_c `>= 0`.
-        coef_min, coef_max: the bounds, `0 <= coef_min <= coef_max`.
+        coef_min: the lower bound, `>= 0`.
+        coef_max: the upper bound, `>= coef_min`.
 
     Returns:
         `(next_coef, applied)`: the coefficient after the step, and the one the next step's loss
