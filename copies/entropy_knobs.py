@@ -78,7 +78,7 @@ the exact expectation over the selection (each band token kept with probability 
 Ties of KL-Cov's top set go to the first token in row-major order.
 
 Definitions read from the released code: verl 0.9.1 `verl/trainer/ppo/core_algos.py`
-(`compute_policy_loss_clip_cov` lines 1743-1845, `compute_policy_loss_kl_cov` lines 1848-1918);
+(`compute_policy_loss_clip_cov` lines 1743-1845, `compute_policy_loss_kl_cov` lines 1848-1925);
 TRL 1.16.0 `trl/trainer/grpo_trainer.py` (`get_high_entropy_mask` lines 1380-1416, its use
 lines 3049-3052 and 3143-3144; the adaptive coefficient lines 3186-3240).
 
