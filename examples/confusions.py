@@ -14,6 +14,8 @@ function (a snippet section) and runs it.
     k_equals_1     what K = 1 does in each baseline: r, 0, 0, ValueError
     clip_fraction  one epoch in four mini-batches, and a ratio taken against a sampler
     accumulation   gradient accumulation: each normalizer against its own big batch
+    entropy_knob   my entropy collapses: the sign of the identity, and which knob acts when
+    clip_vs_bonus  clip-higher against the entropy bonus: epochs, tokens and fixed points
 
     $ python examples/confusions.py              # all of them
     $ python examples/confusions.py loss_zero    # one
@@ -30,6 +32,8 @@ from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.pg.advantages import centred, leave_one_out, no_baseline, standardized
 from minirl_lm.pg.clip import clip_fraction as clip_frac
 from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
+from minirl_lm.pg.entropy_knobs import entropy_step
 from minirl_lm.pg.grpo import grpo_step
 from minirl_lm.pg.offpolicy import ACCUM, accumulation_weights, minibatch_rows
 from minirl_lm.pg.reinforce import token_weights
@@ -229,9 +233,75 @@ def accumulation():
 # --8<-- [end:accumulation]
 
 
+# --8<-- [start:entropy_knob]
+def entropy_knob():
+    theta = np.array([[2.0, 0.0, -1.0]])  # one state, three answers; the likely one is right
+    pi = np.exp(theta) / np.exp(theta).sum()  # (1, V)
+    for name, R in (("likely answer right", [1.0, 0.0, 0.0]), ("unlikely answer right", [0.0, 0.0, 1.0])):
+        A = np.array(R) - pi @ np.array(R)  # (1, V) advantage under pi
+        _, pg, _ = entropy_step(theta, 1e-3 * pi * A)  # eq. (ent_identity), the vanilla step
+        _, bonus, _ = entropy_step(theta, 1e-3 * 0.1 * entropy_grad_table(theta))  # c = 0.1
+        print(f"{name:22s}: dH of the step {pg[0]:+.2e}, of the bonus c = 0.1 {bonus[0]:+.2e}")
+        claim(
+            bool((pg[0] < 0) == (name == "likely answer right")),
+            "the step lowers H iff the likely answer is right",
+        )
+        claim(bool(bonus[0] > 0), "the bonus raises H")
+    logp = np.log(pi[0, [0, 2]])[:, None]  # (B, T) = (2, 1): one epoch, rho = 1
+    A2, m = np.array([1.0, -1.0]), np.ones((2, 1))
+    same = all(
+        (clipped_surrogate(logp, logp, A2, m, 0.2, eh)[1] == clipped_surrogate(logp, logp, A2, m)[1]).all()
+        for eh in (0.28, 10.0)
+    )
+    print(f"first epoch of a batch: clip-higher's gradient equals the symmetric clip's: {same}")
+    claim(same, "on the first epoch clip-higher changes nothing")
+
+
+# --8<-- [end:entropy_knob]
+
+
+# --8<-- [start:clip_vs_bonus]
+def clip_vs_bonus():
+    y = np.array([[2], [2], [0], [1]])  # (B, T): one state; the unlikely token 2 is rewarded twice
+    A, m, s = np.array([1.0, 1.0, -1.0, -1.0]), np.ones((4, 1)), np.zeros((4, 1), np.int64)
+    H = {}
+    for name, eps_high, c in (
+        ("symmetric clip", 0.2, 0.0),
+        ("clip-higher", 0.28, 0.0),
+        ("bonus c = 0.05", 0.2, 0.05),
+    ):
+        for epochs in (1, 4):
+            pol = TabularPolicy(np.array([[2.0, 0.0, -1.0]]))
+            old, _ = pol.logp(s, y, m)
+            for _ in range(epochs):
+                logp, _ = pol.logp(s, y, m)
+                _, g = clipped_surrogate(logp, old, A, m, 0.2, eps_high)
+                d = pol.backward(s, y, m, g) + c * entropy_bonus(pol.theta, s, m)[1]
+                pol.theta -= 0.15 * d
+            H[name, epochs] = entropy_table(pol.theta)[0]
+            print(f"{name:15s} {epochs} epoch(s): H {H[name, epochs]:.4f}")
+    claim(bool(H["clip-higher", 1] == H["symmetric clip", 1]), "one epoch: clip-higher is the symmetric clip")
+    claim(bool(H["clip-higher", 4] > H["symmetric clip", 4]), "four epochs: clip-higher ends with more entropy")
+    claim(bool(H["bonus c = 0.05", 1] > H["symmetric clip", 1]), "the bonus acts from the first epoch")
+
+
+# --8<-- [end:clip_vs_bonus]
+
+
 CONFUSIONS = {
     f.__name__: f
-    for f in (loss_zero, never_clips, minibatches, aggregation, bessel, k_equals_1, clip_fraction, accumulation)
+    for f in (
+        loss_zero,
+        never_clips,
+        minibatches,
+        aggregation,
+        bessel,
+        k_equals_1,
+        clip_fraction,
+        accumulation,
+        entropy_knob,
+        clip_vs_bonus,
+    )
 }
 
 

@@ -20,6 +20,7 @@ from minirl_lm.core.checks import (
     mask_array,
     nonempty,
     real_result,
+    rng_check,
     same_shape,
 )
 
@@ -333,3 +334,48 @@ def env_rollout(ro, K):
 def env_rewards(R, B):
     """What an environment's score returned: (B,) finite rewards, as float64."""
     return float_array(R, "mdp", ndim=1, shape=(B,))
+
+
+# ---- pg/entropy_knobs.py (after the token batch's own bundle in pg/checks.py) ----------------
+def entropy_step_args(theta, delta):
+    """``delta``: a finite step of the shape of the checked logits ``theta`` ``(S, V)``."""
+    delta = float_array(delta, "delta", ndim=2)
+    same_shape("theta", theta, "delta", delta)
+    return delta
+
+
+def clip_cov_args(ratio, lb, ub, rng):
+    """Clip-Cov's own arguments: ratio in (0, 1], cov_lb < cov_ub, rng a Generator or None."""
+    ratio = float_scalar(ratio, "ratio", low=0.0, low_open=True, high=1.0)
+    lb, ub = float_scalar(lb, "cov_lb"), float_scalar(ub, "cov_ub")
+    if not lb < ub:
+        raise ValueError(f"cov_ub: expected > cov_lb = {lb}, got {ub}")
+    if rng is not None:
+        rng_check(rng, "rng")
+    return ratio, lb, ub
+
+
+def kl_cov_args(ratio, kl_coef):
+    """KL-Cov's own arguments: ratio in (0, 1], kl_coef >= 0."""
+    return float_scalar(ratio, "ratio", low=0.0, low_open=True, high=1.0), float_scalar(
+        kl_coef, "kl_coef", low=0.0
+    )
+
+
+def mask_args(entropies, mask, rho_h, shape=None):
+    """Token entropies ``(B, T)`` >= 0 at trained tokens, the 0/1 mask, rho_h in [0, 1]."""
+    entropies = float_array(entropies, "entropies", ndim=2, shape=shape)
+    mask = mask_array(mask, "mask")
+    same_shape("entropies", entropies, "mask", mask)
+    if (entropies[mask > 0] < 0).any():
+        raise ValueError(f"entropies: expected >= 0 at trained tokens, got {entropies[mask > 0].min()}")
+    return entropies, mask, float_scalar(rho_h, "rho_h", low=0.0, high=1.0)
+
+
+def adaptive_args(coef, entropy, target, delta, coef_min, coef_max):
+    """The controller's scalars: coef, entropy, target, delta >= 0; 0 <= coef_min <= coef_max."""
+    names = ("coef", "entropy", "target", "delta", "coef_min", "coef_max")
+    vals = [float_scalar(v, n, low=0.0) for v, n in zip((coef, entropy, target, delta, coef_min, coef_max), names)]
+    if vals[5] < vals[4]:
+        raise ValueError(f"coef_max: expected >= coef_min = {vals[4]}, got {vals[5]}")
+    return vals

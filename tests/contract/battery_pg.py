@@ -1,12 +1,13 @@
 """The bad-input battery's table, part pg: policy gradient (minirl_lm/pg/). See battery.py."""
 
 import numpy as np
-from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, const
+from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, V, const
 
 from minirl_lm.pg import advantages as adv_mod
 from minirl_lm.pg import (
     clip,
     entropy,
+    entropy_knobs,
     grpo,
     kl,
     klsequence,
@@ -330,6 +331,46 @@ TABLE = [
         mask=("mask", MASK),
         agg=("option", const("token_mean")),
         max_len=("int1", const(3)),
+    ),
+    # entropy_knobs.py
+    F(
+        entropy_knobs.entropy_step,
+        theta=("float_neginf", THETA),
+        delta=("float", lambda: np.nan_to_num(THETA(), neginf=0.0)),
+    ),
+    F(entropy_knobs.cov_terms, logp=("float", LOGP), adv=("float", ADV), mask=("mask", MASK)),
+    F(
+        entropy_knobs.clip_cov_loss,
+        **LOSS_ARGS,
+        ratio=("eps", const(0.3)),
+        cov_lb=("real", const(-0.5)),
+        cov_ub=("real", const(5.0)),
+        rng=V(lambda: np.random.default_rng(0)),
+    ),
+    F(entropy_knobs.kl_cov_loss, **TOKEN, ratio=("eps", const(0.3)), kl_coef=("nonneg", const(1.0)), **AGG),
+    F(
+        entropy_knobs.entropy_mask,
+        entropies=("float", lambda: np.abs(LOGP())),
+        mask=("mask", MASK),
+        rho_h=("unit", const(0.2)),
+    ),
+    F(
+        entropy_knobs.entropy_masked_loss,
+        **TOKEN,
+        entropies=("float", lambda: np.abs(LOGP())),
+        rho_h=("unit", const(0.5)),
+        eps=("eps", const(0.2)),
+        eps_high=("pos", const(0.28)),
+        **AGG,
+    ),
+    F(
+        entropy_knobs.adaptive_entropy_coef,
+        coef=("nonneg", const(0.1)),
+        entropy=("nonneg", const(0.3)),
+        target=("nonneg", const(0.2)),
+        delta=("nonneg", const(0.005)),
+        coef_min=("nonneg", const(0.0)),
+        coef_max=("nonneg", const(1.0)),
     ),
     # shaping.py
     F(shaping.filter_groups, rewards=("float", R)),

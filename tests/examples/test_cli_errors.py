@@ -44,6 +44,13 @@ OPTIONS = {
     "bench_exact.py": {"--record": [MISSING]},
     "exact.py": {"--seed": SEED},
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
+    "entropy.py": {
+        "--steps": ints(1, 2000),
+        "--K": ints(2, 4),
+        "--seeds": ints(1, 50),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
     "bench_big_vocab.py": {
         "--V": ints(1, 2**24),
         "--d": ints(1, 2**16),

@@ -1,0 +1,72 @@
+"""examples/entropy.py as a program: the identity lines, one line per knob in the page's form, the
+sampled lines, the claims; the --quick run. The identity and every knob are tested as library
+functions in tests/pg/test_entropy_knobs.py."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NUM = r"([-+0-9.e]+)"
+KNOBS = (
+    "none",
+    "clip_higher",
+    "bonus_loss",
+    "bonus_reward",
+    "adaptive",
+    "clip_cov",
+    "kl_cov",
+    "entropy_mask",
+    "kl_ref",
+)
+
+
+def run(*args, env=None):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "entropy.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def out():
+    proc = run("--quick")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_identity_lines_and_linear_error(out):
+    pat = re.compile(rf"^entropy identity: eta {NUM}: predicted {NUM}, exact {NUM}, rel err {NUM}$")
+    rows = [tuple(float(x) for x in m.groups()) for m in map(pat.match, out.splitlines()) if m]
+    assert [r[0] for r in rows] == [1.0, 1e-1, 1e-2, 1e-3, 1e-4]
+    rel = [r[3] for r in rows]
+    for r1, r2 in zip(rel[1:], rel[2:]):
+        assert 9.0 < r1 / r2 < 11.0  # linear in eta
+    assert all(r[1] < 0 and r[2] < 0 for r in rows)
+
+
+def test_one_line_per_knob_in_the_page_form(out):
+    pat = re.compile(
+        rf"^entropy knob (\w+)\s*: H {NUM} -> {NUM} after (\d+) steps, J {NUM} -> {NUM}, KL to ref {NUM}$"
+    )
+    got = {m.group(1): m.groups()[1:] for m in map(pat.match, out.splitlines()) if m}
+    assert tuple(got) == KNOBS
+    assert got["clip_higher"] == got["none"] == got["kl_cov"]  # rho = 1 on the first epoch
+    assert got["bonus_loss"][1] > got["none"][1]  # the bonus keeps entropy
+    samp = re.findall(rf"^sampled knob (\w+)\s*: H {NUM} \+- {NUM}, J {NUM} \+- {NUM}$", out, re.M)
+    assert tuple(s[0] for s in samp) == KNOBS
+
+
+def test_full_run_claims_hold():
+    env = dict(__import__("os").environ, MINIRL_CLAIMS="1")
+    proc = run("--steps", "40", "--seeds", "2", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "moves towards its closed-form optimum" in proc.stderr
+    assert "more entropy than none, reward within 0.02:" in proc.stdout
