@@ -146,7 +146,9 @@ def group_updates(Y, coefs, bases):
     first exact code, which its rounding-set fixed points reproduce bit for bit.
 
     Args:
-        Y, coefs, bases: as `group_moments`.
+        Y: `(M, K)` int response indices in `[0, R)`.
+        coefs: a list of F `(M, K, T)` finite coefficient arrays.
+        bases: a list of F `(R, T, D)` finite basis arrays.
 
     Returns:
         `(F, M, D)` float64.

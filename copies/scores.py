@@ -66,7 +66,8 @@ def token_scores(probs, states, tokens, mask):
 
     Args:
         probs: `(S, V)` probabilities `pi(.|s)`, rows summing to 1.
-        states, tokens: `(B, T)` int ids of `s_t` in `[0, S)` and of `y_t` in `[0, V)`.
+        states: `(B, T)` int ids of `s_t` in `[0, S)`.
+        tokens: `(B, T)` int ids of `y_t` in `[0, V)`.
         mask: `(B, T)` 0/1 float mask (any pattern: holes are tokens the policy did not emit).
 
     Returns:
@@ -91,7 +92,10 @@ def row_updates(probs, states, tokens, mask, coef):
     """`g_b = sum_t coef[b, t] score[b, t]` of every row, dense: `(B, S*V)`, eq. (exact_linear).
 
     Args:
-        probs, states, tokens, mask: as `token_scores`.
+        probs: `(S, V)` probabilities `pi(.|s)`, rows summing to 1.
+        states: `(B, T)` int ids of `s_t` in `[0, S)`.
+        tokens: `(B, T)` int ids of `y_t` in `[0, V)`.
+        mask: `(B, T)` 0/1 float mask (holes allowed).
         coef: `(B, T)` finite per-token coefficients (ignored at padding).
 
     Returns:
@@ -123,7 +127,10 @@ def draw_moments(q, coef, probs, states, tokens, mask):
     Args:
         q: `(B,)` probabilities of the rows, summing to 1 (a row of probability 0 is allowed).
         coef: `(B, T)` finite per-token coefficients of each row's update.
-        probs, states, tokens, mask: as `token_scores`.
+        probs: `(S, V)` probabilities `pi(.|s)`, rows summing to 1.
+        states: `(B, T)` int ids of `s_t` in `[0, S)`; no row visits a state twice.
+        tokens: `(B, T)` int ids of `y_t` in `[0, V)`.
+        mask: `(B, T)` 0/1 float mask (holes allowed).
 
     Returns:
         `(mean, var)`: `(S, V)` float64 `E[g]` and the float `tr Cov[g] >= 0`.

@@ -88,7 +88,8 @@ def tree_sum(child, roots, q, f):
     """`E[sum_t f(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_sum).
 
     Args:
-        child, roots: the tree, as `children` returns it.
+        child: `(S, V)` int64 child table, as `children` returns it.
+        roots: `(N,)` int64 root states, as `children` returns them.
         q: `(S, V)` probabilities `q(.|s)`, rows summing to 1.
         f: `(S, V)` per-token values; entries with `q = 0` are ignored (they may be inf).
 
@@ -117,7 +118,8 @@ def tree_product(child, roots, q, h):
     """`E[prod_t h(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_product).
 
     Args:
-        child, roots: the tree, as `children` returns it.
+        child: `(S, V)` int64 child table, as `children` returns it.
+        roots: `(N,)` int64 root states, as `children` returns them.
         q: `(S, V)` probabilities `q(.|s)`, rows summing to 1.
         h: `(S, V)` finite per-token factors (entries with `q = 0` are ignored).
 
