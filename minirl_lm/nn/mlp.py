@@ -36,7 +36,7 @@ def mlp_forward(x, W1, W2):
 
 def _forward(x, W1, W2):
     u = x @ W1  # (B, L, m)
-    t = np.tanh(_C * (u + 0.044715 * u**3))  # (B, L, m)
+    t = np.tanh(_C * (u + 0.044715 * u * u * u))  # (B, L, m)
     a = 0.5 * u * (1.0 + t)  # (B, L, m) eq. (gelu)
     return a @ W2, ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
 
