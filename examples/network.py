@@ -45,6 +45,8 @@ from _claims import claim  # noqa: E402
 from _cli import integer, real  # noqa: E402
 
 PLUS, EQ, V, P, T = 10, 11, 12, 6, 3
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RECORD = "docs/records/network.txt"  # the full run, written by --record docs/records/network.txt
 
 
 def digits(n, width):
@@ -164,48 +166,73 @@ def report(r, args):
     return lines
 
 
+def record_path(text):
+    """Type: a file path in an existing folder (checked before the run)."""
+    if not text or os.path.isdir(text) or not os.path.isdir(os.path.dirname(os.path.abspath(text))):
+        raise argparse.ArgumentTypeError(f"expected a file path in an existing folder, got {text!r}")
+    return text
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a small run for tests and the docs build (seconds)")
     p.add_argument("--seeds", type=integer(1, 10), default=3, help="seeds 0 .. seeds-1 (default 3)")
     p.add_argument("--wrong", type=real(0.0, 1.0), default=0.5, help="fraction of demonstrations without carries")
     p.add_argument("--rl-steps", type=integer(1, 10000), default=100, help="RL steps per estimator")
+    p.add_argument("--record", type=record_path, metavar="PATH", help="also write the output to PATH")
+    p.add_argument("--show", action="store_true", help=f"print the recorded full run ({RECORD}) and exit")
     args = p.parse_args(argv)
+    if args.show:
+        with open(os.path.join(ROOT, RECORD)) as f:
+            print(f.read(), end="")
+        return
     args.held, args.d, args.heads, args.layers = 1000, 32, 2, 2
     args.sft_steps, args.N, args.K, args.mu = 600, 16, 8, 2
     args.rl_lr, args.beta, args.estimators = 3e-4, 0.04, ("grpo", "rloo")
     if args.quick:
         args.seeds, args.sft_steps, args.rl_steps, args.estimators = 1, 100, 5, ("grpo",)
+    lines = []
+
+    def emit(line):
+        print(line, flush=True)
+        lines.append(line)
+
     t0 = time.process_time()
     runs = []
     for seed in range(args.seeds):
         runs.append(run(seed, args))
-        print(f"seed {seed}:")
-        print("\n".join("  " + line for line in report(runs[-1], args)))
+        emit(f"seed {seed}:")
+        for line in report(runs[-1], args):
+            emit("  " + line)
     if args.seeds > 1:
         mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
-        print(f"mean over {args.seeds} seeds:")
-        print("\n".join("  " + line for line in report(mean, args)))
-        print("range (min - max) over the seeds:")
+        emit(f"mean over {args.seeds} seeds:")
+        for line in report(mean, args):
+            emit("  " + line)
+        emit("range (min - max) over the seeds:")
         for k in ["demos", "sft", "sft unseen"] + [e + x for e in args.estimators for x in ("", " unseen", " kl")]:
             lo, hi = min(r[k] for r in runs), max(r[k] for r in runs)
-            print(f"  {k:<12} {lo:.3f} - {hi:.3f}")
-    print(f"CPU time {time.process_time() - t0:.0f} s ({'quick' if args.quick else 'full'} run)")
+            emit(f"  {k:<12} {lo:.3f} - {hi:.3f}")
+    emit(f"CPU time {time.process_time() - t0:.0f} s ({'quick' if args.quick else 'full'} run)")
     if not args.quick:  # the page's sentences, checked on every seed
         for est in args.estimators:
-            print(
+            emit(
                 claim(
                     all(r[est] > max(r["sft"] + 0.1, r["demos"]) for r in runs),
                     f"{est} ends above the SFT model by more than 0.1 and above the demonstrations' own accuracy, "
                     f"on every seed",
                 )
             )
-            print(
+            emit(
                 claim(
                     all(r[est + " unseen"] > r["sft unseen"] for r in runs),
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
                 )
             )
+    if args.record:
+        with open(args.record, "w") as f:
+            f.write(f"$ python examples/network.py  (recorded {time.strftime('%Y-%m-%d', time.gmtime())})\n")
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,12 @@ OPTIONS = {
     "oracle.py": {},  # no options
     "bench_exact.py": {},  # its flag is store_true only
     "exact.py": {"--seed": SEED},
+    "network.py": {
+        "--seeds": ints(1, 10),
+        "--wrong": reals("-0.1", "1.5"),
+        "--rl-steps": ints(1, 10000),
+        "--record": [MISSING, str(ROOT)],
+    },
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "bench_big_vocab.py": {
         "--V": ints(1, 2**24),
