@@ -27,6 +27,7 @@ one sampled response per held-out problem: mean of sum_t (logp - logp_ref), and 
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -42,11 +43,12 @@ from minirl_lm.pg.grpo import grpo_loss  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _claims import claim  # noqa: E402
-from _cli import integer, real  # noqa: E402
+from _cli import integer, plot_path, real  # noqa: E402
 
 PLUS, EQ, V, P, T = 10, 11, 12, 6, 3
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD = "docs/records/network.txt"  # the full run, written by --record docs/records/network.txt
+CURVES = "docs/records/network_curves.json"  # its RL curves, written beside it
 
 
 def digits(n, width):
@@ -105,8 +107,10 @@ def sft(model, a, b, demos, steps, batch, lr, rng):
     return model
 
 
-def rl(model, ref, a, b, estimator, steps, N, K, mu, lr, beta, rng, log=None):
-    """GRPO or RLOO from the SFT model: each step N prompts, K responses each, mu epochs."""
+def rl(model, ref, a, b, estimator, steps, N, K, mu, lr, beta, rng, log=None, held=None):
+    """GRPO or RLOO from the SFT model: each step N prompts, K responses each, mu epochs.
+    With ``log`` (a list), every 10th step appends (step, held-out accuracy on ``held``, mean
+    reward, KL to pi_ref and entropy of the batch's responses): no draw, the run is unchanged."""
     opt = AdamW(model.params, lr=lr)
     baseline = {"grpo": "standardized", "rloo": "loo"}[estimator]
     for step in range(steps):
@@ -120,8 +124,10 @@ def rl(model, ref, a, b, estimator, steps, N, K, mu, lr, beta, rng, log=None):
             logp = logp_old if epoch == 0 else model.logp(x, y, mask)[0]  # pi_old is the sampler
             _, g = grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, beta=beta)
             opt.step(model.backward(x, y, mask, g))
-        if log is not None:
-            log.append((step, float(R.mean())))
+        if log is not None and (step % 10 == 9 or step == 0):
+            lp = logp_old.sum(1)  # (N K,) the batch's sequence log-probs under pi_old
+            kl, ent = float((lp - logp_ref.sum(1)).mean()), float(-lp.mean())
+            log.append((step + 1, accuracy(model, *held), float(R.mean()), kl, ent))
     return model
 
 
@@ -142,8 +148,23 @@ def run(seed, args):
     }
     pool = a < 50  # RL samples only these
     for est in args.estimators:
-        m = ref.copy()
-        rl(m, ref, a[pool], b[pool], est, args.rl_steps, args.N, args.K, args.mu, args.rl_lr, args.beta, rng)
+        m, out[est + " curve"] = ref.copy(), []
+        rl(
+            m,
+            ref,
+            a[pool],
+            b[pool],
+            est,
+            args.rl_steps,
+            args.N,
+            args.K,
+            args.mu,
+            args.rl_lr,
+            args.beta,
+            rng,
+            log=out[est + " curve"],
+            held=(ha, hb),
+        )
         kl, ent = kl_entropy(m, ref, ha, hb, rng)
         out[est] = accuracy(m, ha, hb)
         out[est + " kl"], out[est + " entropy"] = kl, ent
@@ -166,6 +187,29 @@ def report(r, args):
     return lines
 
 
+def plot(path, curves):
+    """Held-out accuracy, reward, KL to the SFT model and entropy against RL steps: one colour per
+    estimator, one line per seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.0))
+    names = ("held-out accuracy", "batch reward", "KL to sft (batch)", "entropy (batch, nats)")
+    for colour, (est, runs) in zip(("C0", "C1", "C2"), curves.items()):
+        for i, log in enumerate(runs):
+            c = np.array(log)  # (points, 5): step, accuracy, reward, KL, entropy
+            for j, ax in enumerate(axes):
+                ax.plot(c[:, 0], c[:, j + 1], color=colour, lw=1, label=est if i == 0 else None)
+    for ax, name in zip(axes, names):
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("RL step")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
 def record_path(text):
     """Type: a file path in an existing folder (checked before the run)."""
     if not text or os.path.isdir(text) or not os.path.isdir(os.path.dirname(os.path.abspath(text))):
@@ -180,11 +224,15 @@ def main(argv=None):
     p.add_argument("--wrong", type=real(0.0, 1.0), default=0.5, help="fraction of demonstrations without carries")
     p.add_argument("--rl-steps", type=integer(1, 10000), default=100, help="RL steps per estimator")
     p.add_argument("--record", type=record_path, metavar="PATH", help="also write the output to PATH")
+    p.add_argument("--plot", type=plot_path, metavar="PATH", help="draw the RL curves (with --show: the record's)")
     p.add_argument("--show", action="store_true", help=f"print the recorded full run ({RECORD}) and exit")
     args = p.parse_args(argv)
     if args.show:
         with open(os.path.join(ROOT, RECORD)) as f:
             print(f.read(), end="")
+        if args.plot:
+            with open(os.path.join(ROOT, CURVES)) as f:
+                plot(args.plot, json.load(f))
         return
     args.held, args.d, args.heads, args.layers = 1000, 32, 2, 2
     args.sft_steps, args.N, args.K, args.mu = 600, 16, 8, 2
@@ -205,7 +253,7 @@ def main(argv=None):
         for line in report(runs[-1], args):
             emit("  " + line)
     if args.seeds > 1:
-        mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
+        mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0] if "curve" not in k}
         emit(f"mean over {args.seeds} seeds:")
         for line in report(mean, args):
             emit("  " + line)
@@ -229,10 +277,15 @@ def main(argv=None):
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
                 )
             )
+    curves = {est: [r[est + " curve"] for r in runs] for est in args.estimators}
     if args.record:
         with open(args.record, "w") as f:
             f.write(f"$ python examples/network.py  (recorded {time.strftime('%Y-%m-%d', time.gmtime())})\n")
             f.write("\n".join(lines) + "\n")
+        with open(os.path.splitext(args.record)[0] + "_curves.json", "w") as f:
+            json.dump(curves, f)
+    if args.plot:
+        plot(args.plot, curves)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ OPTIONS = {
         "--wrong": reals("-0.1", "1.5"),
         "--rl-steps": ints(1, 10000),
         "--record": [MISSING, str(ROOT)],
+        "--plot": PLOT,
     },
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "bench_big_vocab.py": {

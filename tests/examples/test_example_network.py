@@ -1,6 +1,7 @@
 """examples/network.py runs as a program and prints its three line forms; the pipeline's pieces
 (the task, the flawed demonstrations, the verifier) do what the page says."""
 
+import json
 import re
 import subprocess
 import sys
@@ -45,3 +46,18 @@ def test_split_is_seeded_and_disjoint():
     (a2, _), _ = network.split(np.random.default_rng(0), 1000)
     assert np.array_equal(a, a2) and a.size == 9000 and ha.size == 1000
     assert not set(zip(a.tolist(), b.tolist())) & set(zip(ha.tolist(), hb.tolist()))
+
+
+def test_the_record_holds_every_seed_the_mean_and_the_claims():
+    """docs/records/network.txt (the full run the page prints with --show): three seeds of the
+    three forms, their mean, and the run's claims, each of which held when it was recorded."""
+    text = (ROOT / network.RECORD).read_text()
+    assert text.startswith("$ python examples/network.py")
+    lines = text.splitlines()
+    for est in ("grpo", "rloo"):
+        form = rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 100 steps, KL to sft"
+        assert sum(bool(re.match(form, line)) for line in lines) == 4  # 3 seeds and the mean
+        assert any(line.startswith(f"{est} ends above the SFT model") for line in lines)
+    assert "mean over 3 seeds:" in lines
+    curves = json.loads((ROOT / network.CURVES).read_text())
+    assert set(curves) == {"grpo", "rloo"} and all(len(runs) == 3 for runs in curves.values())
