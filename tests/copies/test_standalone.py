@@ -146,7 +146,7 @@ def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
     summary = json.loads(rep.stdout)
     assert summary["missing"] == []
     assert summary["mismatches"] == []
-    if module == "mdp":  # its interface is a class: tested by test_mdp_copy_* below
+    if module in ("mdp", "adamw"):  # their interface is a class: tested by test_*_copy_* below
         return
     replayed = {n for n, (ok, bad) in summary["calls"].items() if ok + bad}
     assert replayed, f"no call to minirl_lm.{module} was replayed"
@@ -192,6 +192,47 @@ def test_cli_bad_arguments_are_usage_errors(argv, tmp_path):
     )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "error:" in out.stderr
+
+
+def test_adamw_copy_steps_like_the_package(tmp_path):
+    """AdamW's interface is a class, which the recorder does not wrap: compare it directly."""
+    import pickle
+
+    import numpy as np
+
+    from minirl_lm.nn.adamw import AdamW
+
+    standalone.write("adamw", tmp_path)
+    script = """
+import pickle, sys
+sys.modules["minirl_lm"] = None
+sys.modules["numba"] = None
+sys.path.insert(0, ".")
+import numpy as np
+from adamw import AdamW
+p = {"w": np.linspace(-1, 1, 6).reshape(2, 3)}
+opt = AdamW(p, lr=0.1, weight_decay=0.01)
+for k in range(3):
+    opt.step({"w": np.cos(np.arange(6.0) + k).reshape(2, 3)})
+out = [p["w"]]
+try:
+    opt.step({"w": np.full((2, 3), np.nan)})
+except Exception as e:
+    out.append((type(e).__name__, str(e)))
+sys.stdout.buffer.write(pickle.dumps(out))
+"""
+    got = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True)
+    assert got.returncode == 0, got.stderr.decode()[-2000:]
+    p = {"w": np.linspace(-1, 1, 6).reshape(2, 3)}
+    opt = AdamW(p, lr=0.1, weight_decay=0.01)
+    for k in range(3):
+        opt.step({"w": np.cos(np.arange(6.0) + k).reshape(2, 3)})
+    try:
+        opt.step({"w": np.full((2, 3), np.nan)})
+    except ValueError as e:
+        err = ("ValueError", str(e))
+    w, got_err = pickle.loads(got.stdout)
+    assert np.array_equal(w, p["w"]) and got_err == err
 
 
 def test_mdp_copy_enumerates_and_rolls_out_like_the_package(tmp_path):

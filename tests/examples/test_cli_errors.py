@@ -43,6 +43,13 @@ OPTIONS = {
     "oracle.py": {},  # no options
     "bench_exact.py": {"--record": [MISSING]},
     "exact.py": {"--seed": SEED},
+    "network.py": {
+        "--seeds": ints(1, 10),
+        "--wrong": reals("-0.1", "1.5"),
+        "--rl-steps": ints(1, 10000),
+        "--record": [MISSING, str(ROOT)],
+        "--plot": PLOT,
+    },
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "entropy.py": {
         "--steps": ints(1, 2000),

@@ -1,0 +1,259 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/nn/attention.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/nn/attention.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository,
+# and a page named below (the page "...") is a page of the minirl_lm documentation site.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+r"""Causal multi-head self-attention, forward and backward, and one cached decoding step.
+
+With `H` heads of size `e = d / H` (head `h` reads columns `h e .. (h+1) e - 1`):
+
+    [q, k, v] = x Wqkv                                    (B, L, 3d)         eq. (qkv)
+    s_ij = q_i . k_j / sqrt(e)  for j <= i,  -inf for j > i                 eq. (scores)
+    a_i = softmax_j(s_ij)                                                    eq. (attn)
+    o_i = sum_j a_ij v_j,   y = o Wo                                         eq. (attn_out)
+
+Backward (per head; the causal zeros of `a` make every masked term vanish):
+
+    dWo = o^T dy,   do = dy Wo^T                                             eq. (attn_out_grad)
+    da_ij = do_i . v_j,   dv_j = sum_i a_ij do_i                             eq. (attn_av_grad)
+    ds_ij = a_ij (da_ij - sum_k a_ik da_ik)                                  eq. (softmax_grad)
+    dq_i = sum_j ds_ij k_j / sqrt(e),   dk_j = sum_i ds_ij q_i / sqrt(e)     eq. (scores_grad)
+    dWqkv = x^T [dq, dk, dv],   dx = [dq, dk, dv] Wqkv^T                     eq. (qkv_grad)
+
+`attention_step` is the same map for new positions whose keys and values are appended to a
+cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
+"""
+
+import numbers
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/nn/attention.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+def _heads(z, n_head):
+    """(B, L, d) -> (B, H, L, e)."""
+    B, L, d = z.shape
+    return z.reshape(B, L, n_head, d // n_head).transpose(0, 2, 1, 3)
+
+
+def _merge(z):
+    """(B, H, L, e) -> (B, L, d)."""
+    B, H, L, e = z.shape
+    return z.transpose(0, 2, 1, 3).reshape(B, L, H * e)
+
+
+def _softmax_rows(s):
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def attention_forward(x, Wqkv, Wo, n_head):
+    """Causal multi-head self-attention (no biases).
+
+    Args:
+        x: (B, L, d) input.
+        Wqkv: (d, 3d) the query, key and value projections side by side.
+        Wo: (d, d) output projection.
+        n_head: number of heads, a divisor of d.
+
+    Returns:
+        ``(y, cache)``: y (B, L, d) and the cache `attention_backward` reads.
+    """
+    x, Wqkv, Wo, n_head = attention_args(x, Wqkv, Wo, n_head)
+    return _forward(x, Wqkv, Wo, n_head)
+
+
+def _forward(x, Wqkv, Wo, n_head):
+    L, d = x.shape[1], x.shape[2]
+    q, k, v = np.split(x @ Wqkv, 3, axis=-1)  # 3 x (B, L, d) eq. (qkv)
+    q, k, v = _heads(q, n_head), _heads(k, n_head), _heads(v, n_head)  # (B, H, L, e)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # (B, H, L, L) eq. (scores)
+    s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)  # causal: -inf for j > i
+    a = _softmax_rows(s)  # (B, H, L, L) eq. (attn)
+    o = _merge(a @ v)  # (B, L, d)
+    return o @ Wo, ("attention", x.shape, x, q, k, v, a, o, Wqkv, Wo)  # eq. (attn_out)
+
+
+def attention_backward(dy, cache):
+    """Gradients of causal self-attention.
+
+    Args:
+        dy: (B, L, d) gradient of the loss in the output.
+        cache: from `attention_forward`.
+
+    Returns:
+        ``(dx, dWqkv, dWo)``.
+    """
+    dy, cache = grad_args(dy, cache, "attention")
+    return _backward(dy, cache)
+
+
+def _backward(dy, cache):
+    _, (B, L, d), x, q, k, v, a, o, Wqkv, Wo = cache
+    n_head = q.shape[1]
+    dWo = o.reshape(-1, d).T @ dy.reshape(-1, d)  # (d, d) eq. (attn_out_grad)
+    do = _heads(dy @ Wo.T, n_head)  # (B, H, L, e)
+    da = do @ v.transpose(0, 1, 3, 2)  # (B, H, L, L) eq. (attn_av_grad)
+    dv = a.transpose(0, 1, 3, 2) @ do  # (B, H, L, e) eq. (attn_av_grad)
+    ds = a * (da - (da * a).sum(axis=-1, keepdims=True))  # eq. (softmax_grad)
+    scale = 1.0 / np.sqrt(d // n_head)
+    dq = ds @ k * scale  # (B, H, L, e) eq. (scores_grad)
+    dk = ds.transpose(0, 1, 3, 2) @ q * scale  # eq. (scores_grad)
+    dqkv = np.concatenate([_merge(dq), _merge(dk), _merge(dv)], axis=-1)  # (B, L, 3d)
+    dWqkv = x.reshape(-1, d).T @ dqkv.reshape(-1, 3 * d)  # (d, 3d) eq. (qkv_grad)
+    return dqkv @ Wqkv.T, dWqkv, dWo  # eq. (qkv_grad)
+
+
+def _step(x, Wqkv, Wo, n_head, kv, pos):
+    """Positions pos .. pos + L - 1 of x (B, L, d), attending to the cache kv = (K, V), each
+    (B, H, max_len, e), whose first pos positions hold the earlier keys and values; writes this
+    call's keys and values into it. Returns y (B, L, d)."""
+    L, d = x.shape[1], x.shape[2]
+    q, k, v = np.split(x @ Wqkv, 3, axis=-1)  # eq. (qkv)
+    kv[0][:, :, pos : pos + L] = _heads(k, n_head)
+    kv[1][:, :, pos : pos + L] = _heads(v, n_head)
+    K, Vv = kv[0][:, :, : pos + L], kv[1][:, :, : pos + L]  # (B, H, pos + L, e)
+    s = _heads(q, n_head) @ K.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # eq. (scores)
+    i, j = np.arange(L)[:, None] + pos, np.arange(pos + L)[None, :]
+    s = np.where(j <= i, s, -np.inf)  # causal: position i sees 0..i
+    return _merge(_softmax_rows(s) @ Vv) @ Wo  # eq. (attn), eq. (attn_out)
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/nn/checks.py
+#   The boundary of the network part: one bundle call per public function of `minirl_lm/nn/`.
+# ----------------------------------------------------------------------------------------------
+
+
+def _floats(x, name, ndim):
+    """A finite float64 array with ``ndim`` axes, none of them empty."""
+    arr = float_array(x, name, ndim=ndim)
+    nonempty(arr, name)
+    return arr
+
+
+def _cache(cache, name, kind):
+    """A cache returned by the forward ``kind``: (kind, output shape, ...)."""
+    if not (isinstance(cache, tuple) and len(cache) > 2 and cache[0] == kind):
+        raise TypeError(f"{name}: expected the cache returned by {kind}_forward, got {_describe(cache)}")
+    return cache
+
+
+def grad_args(dy, cache, kind):
+    """A backward's (dy, cache): the cache of forward ``kind``, dy of the forward output's shape."""
+    cache = _cache(cache, "cache", kind)
+    dy = float_array(dy, "dy", shape=cache[1])
+    return dy, cache
+
+
+def attention_args(x, Wqkv, Wo, n_head):
+    x = _floats(x, "x", 3)
+    d = x.shape[2]
+    n_head = int_scalar(n_head, "n_head", low=1)
+    if d % n_head:
+        raise ValueError(f"n_head: expected a divisor of d = {d}, got {n_head}")
+    return x, float_array(Wqkv, "Wqkv", shape=(d, 3 * d)), float_array(Wo, "Wo", shape=(d, d)), n_head
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/checks.py
+#   Input checks at the public boundary.
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
+    """Return ``x`` as a float64 array after checking it.
+
+    ndim:  required number of dimensions (None: any).
+    shape: required shape; a None entry matches any length.
+    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
+        (log-probabilities of impossible tokens), NaN and +inf never are.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
+    arr = _asarray(x, name)
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
+    arr = arr.astype(np.float64, copy=False)
+    _check_shape(arr, name, ndim, shape)
+    if finite and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
+        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
+        if bad.any():
+            what = "+inf" if allow_neginf else "+-inf"
+            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
+    return arr
+
+
+def int_scalar(x, name, low=None, high=None):
+    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
+    x = int(x)
+    if low is not None and x < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
+    return x
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
+    return arr
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+
+
+def _check_shape(arr, name, ndim, shape):
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
+    if shape is not None:
+        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")

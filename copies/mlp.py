@@ -1,0 +1,201 @@
+# minirl_lm 0.1.0: a self-contained copy of minirl_lm/nn/mlp.py (needs NumPy only).
+# The minirl_lm code it uses is inlined below, each part under a comment naming its source file.
+# Regenerate it in a clone of minirl_lm: python scripts/standalone.py minirl_lm/nn/mlp.py -o DIR
+# Files named below (tests/, examples/, docs/, scripts/) are files of the minirl_lm repository,
+# and a page named below (the page "...") is a page of the minirl_lm documentation site.
+#
+# MIT License
+#
+# Copyright (c) 2026 the minirl_lm authors
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
+
+r"""The MLP of a block: a linear map up, GELU, a linear map down (no biases).
+
+    u = x W1,  a = gelu(u),  y = a W2                                        eq. (mlp)
+    gelu(u) = u/2 (1 + tanh(c (u + 0.044715 u^3))),  c = sqrt(2/pi)          eq. (gelu)
+
+Backward:
+
+    dW2 = a^T dy,   da = dy W2^T                                             eq. (mlp_grad)
+    gelu'(u) = (1 + t)/2 + u/2 (1 - t^2) c (1 + 3 0.044715 u^2),  t = tanh(.)   eq. (gelu_grad)
+    du = da gelu'(u),   dW1 = x^T du,   dx = du W1^T                         eq. (mlp_grad)
+
+The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches `u`, `t`, `a`.
+"""
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/nn/mlp.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+_C = np.sqrt(2.0 / np.pi)
+
+
+def mlp_forward(x, W1, W2):
+    """The block's MLP.
+
+    Args:
+        x: (B, L, d) input.
+        W1: (d, m) up projection.
+        W2: (m, d) down projection.
+
+    Returns:
+        ``(y, cache)``: y (B, L, d) and the cache `mlp_backward` reads.
+    """
+    x, W1, W2 = mlp_args(x, W1, W2)
+    return _forward(x, W1, W2)
+
+
+def _forward(x, W1, W2):
+    u = x @ W1  # (B, L, m)
+    t = np.tanh(_C * (u + 0.044715 * u * u * u))  # (B, L, m)
+    a = 0.5 * u * (1.0 + t)  # (B, L, m) eq. (gelu)
+    return a @ W2, ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
+
+
+def mlp_backward(dy, cache):
+    """Gradients of the MLP.
+
+    Args:
+        dy: (B, L, d) gradient of the loss in the output.
+        cache: from `mlp_forward`.
+
+    Returns:
+        ``(dx, dW1, dW2)``.
+    """
+    dy, cache = grad_args(dy, cache, "mlp")
+    return _backward(dy, cache)
+
+
+def _backward(dy, cache):
+    _, _, x, u, t, a, W1, W2 = cache
+    d, m = W1.shape
+    dW2 = a.reshape(-1, m).T @ dy.reshape(-1, d)  # (m, d) eq. (mlp_grad)
+    da = dy @ W2.T  # (B, L, m)
+    dgelu = 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * _C * (1.0 + 3 * 0.044715 * u * u)  # eq. (gelu_grad)
+    du = da * dgelu  # (B, L, m)
+    dW1 = x.reshape(-1, d).T @ du.reshape(-1, m)  # (d, m) eq. (mlp_grad)
+    return du @ W1.T, dW1, dW2
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/nn/checks.py
+#   The boundary of the network part: one bundle call per public function of `minirl_lm/nn/`.
+# ----------------------------------------------------------------------------------------------
+
+
+def _floats(x, name, ndim):
+    """A finite float64 array with ``ndim`` axes, none of them empty."""
+    arr = float_array(x, name, ndim=ndim)
+    nonempty(arr, name)
+    return arr
+
+
+def _dim(name, arr, axis, n, what):
+    if arr.shape[axis] != n:
+        raise ValueError(f"{name}: expected {what} = {n} on axis {axis}, got shape {arr.shape}")
+
+
+def _cache(cache, name, kind):
+    """A cache returned by the forward ``kind``: (kind, output shape, ...)."""
+    if not (isinstance(cache, tuple) and len(cache) > 2 and cache[0] == kind):
+        raise TypeError(f"{name}: expected the cache returned by {kind}_forward, got {_describe(cache)}")
+    return cache
+
+
+def grad_args(dy, cache, kind):
+    """A backward's (dy, cache): the cache of forward ``kind``, dy of the forward output's shape."""
+    cache = _cache(cache, "cache", kind)
+    dy = float_array(dy, "dy", shape=cache[1])
+    return dy, cache
+
+
+def mlp_args(x, W1, W2):
+    x = _floats(x, "x", 3)
+    W1 = _floats(W1, "W1", 2)
+    _dim("W1", W1, 0, x.shape[2], "d (from x)")
+    return x, W1, float_array(W2, "W2", shape=(W1.shape[1], x.shape[2]))
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/checks.py
+#   Input checks at the public boundary.
+# ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
+    """Return ``x`` as a float64 array after checking it.
+
+    ndim:  required number of dimensions (None: any).
+    shape: required shape; a None entry matches any length.
+    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
+        (log-probabilities of impossible tokens), NaN and +inf never are.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
+    arr = _asarray(x, name)
+    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
+        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
+    arr = arr.astype(np.float64, copy=False)
+    _check_shape(arr, name, ndim, shape)
+    if finite and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
+        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
+        if bad.any():
+            what = "+inf" if allow_neginf else "+-inf"
+            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
+    return arr
+
+
+def nonempty(arr, name):
+    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
+    return arr
+
+
+def _asarray(x, name):
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
+        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+
+
+def _check_shape(arr, name, ndim, shape):
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
+    if shape is not None:
+        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = ", ".join("any" if s is None else str(s) for s in shape)
+            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")

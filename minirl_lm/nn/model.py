@@ -1,0 +1,143 @@
+r"""The model: token ids in, token log-probs out, and `dloss/dlogp` back to parameter gradients.
+
+A decoder-only transformer: embeddings, `n_layer` pre-norm blocks, a final RMSNorm, and the LM
+head through the real-vocabulary primitive (`minirl_lm.scale.bigvocab`), so no (B, T, V) logits
+are kept. A row is a prompt `x` (P ids) and a response `y` (T ids); the network reads
+`x ∘ y_<T` (P + T - 1 positions) and position `P - 2 + t` predicts `y_t`:
+
+    z = embed(x ∘ y_<T),  z <- block_l(z) for l = 1..n_layer                eq. (trunk)
+    h = rmsnorm(z; lnf)[:, P-1:]                     (B, T, d)              eq. (final_norm)
+    logp[b, t] = log softmax(head h[b, t])[y_t]      (bigvocab)             eq. (unembed)
+
+The interface is `TabularPolicy`'s with the prompt ids in place of the state ids:
+`logp(prompt, tokens, mask) -> (logp (B, T), seq_logp (B,))` and
+`backward(prompt, tokens, mask, dlogp) -> grads`, so an objective's `(loss, dloss_dlogp)` drives
+it unchanged. The backward is the chain rule through the file's layers in reverse:
+`bigvocab.chunked_loss_grad` gives `(dh, dhead)` for the token loss `sum g * logp`, then
+`rmsnorm_backward`, each `block_backward`, `embed_backward` (eq. (model_grad)).
+
+Parameters (a flat dict of float64 arrays, `params`): ``wte`` (V, d), ``wpe`` (max_len, d),
+``h{l}.ln1/qkv/proj/ln2/fc/out`` per block (the MLP is 4d wide), ``lnf`` (d,), ``head`` (V, d).
+Initialization: normal with standard deviation `init_scale` (the projections into the residual
+stream divided by `sqrt(2 n_layer)`, as GPT-2), gains 1; every draw from `rng`.
+"""
+
+import numpy as np
+
+from minirl_lm.nn import block, embed, norm
+from minirl_lm.nn.checks import BLOCK_KEYS, batch_args, model_args
+from minirl_lm.scale import bigvocab
+
+
+class Transformer:
+    """A small causal LM whose gradients are all derived by hand.
+
+    Args:
+        V: vocabulary size.
+        d: width of the residual stream.
+        n_head: attention heads, a divisor of d.
+        n_layer: number of blocks (0: embeddings, final norm and head only).
+        max_len: the longest input, P + T - 1 positions.
+        rng: np.random.Generator for the initialization.
+        init_scale: standard deviation of the initial weights.
+    """
+
+    def __init__(self, V, d, n_head, n_layer, max_len, rng, init_scale=0.02):
+        V, d, n_head, n_layer, max_len, rng, init_scale = model_args(
+            V, d, n_head, n_layer, max_len, rng, init_scale
+        )
+        self.V, self.d, self.n_head, self.n_layer, self.max_len = V, d, n_head, n_layer, max_len
+        deep = init_scale / np.sqrt(2 * max(n_layer, 1))
+        p = {"wte": rng.normal(0, init_scale, (V, d)), "wpe": rng.normal(0, init_scale, (max_len, d))}
+        for layer in range(n_layer):
+            p[f"h{layer}.ln1"] = np.ones(d)
+            p[f"h{layer}.qkv"] = rng.normal(0, init_scale, (d, 3 * d))
+            p[f"h{layer}.proj"] = rng.normal(0, deep, (d, d))
+            p[f"h{layer}.ln2"] = np.ones(d)
+            p[f"h{layer}.fc"] = rng.normal(0, init_scale, (d, 4 * d))
+            p[f"h{layer}.out"] = rng.normal(0, deep, (4 * d, d))
+        p["lnf"], p["head"] = np.ones(d), rng.normal(0, init_scale, (V, d))
+        self.params = p
+
+    def copy(self):
+        """An independent copy (the frozen reference is `model.copy()`)."""
+        new = object.__new__(Transformer)
+        new.__dict__.update(self.__dict__)
+        new.params = {k: v.copy() for k, v in self.params.items()}
+        return new
+
+    def _block(self, layer):
+        return {k: self.params[f"h{layer}.{k}"] for k in BLOCK_KEYS}
+
+    def _trunk(self, seq):
+        """seq (B, L) ids -> the final-normed hidden states (B, L, d) and the caches."""
+        z, ce = embed._forward(self.params["wte"], self.params["wpe"], seq)  # eq. (trunk)
+        caches = []
+        for layer in range(self.n_layer):
+            z, c = block._forward(z, self._block(layer), self.n_head)
+            caches.append(c)
+        h, cf = norm._forward(z, self.params["lnf"], block.EPS)  # eq. (final_norm)
+        return h, (ce, caches, cf)
+
+    def _hidden(self, prompt, tokens):
+        """The hidden states that predict tokens: (B, T, d), and the caches."""
+        P = prompt.shape[1]
+        seq = np.concatenate([prompt, tokens[:, :-1]], axis=1)  # (B, P + T - 1): x ∘ y_<T
+        h, caches = self._trunk(seq)
+        return np.ascontiguousarray(h[:, P - 1 :]), caches
+
+    def logp(self, prompt, tokens, mask):
+        """Token log-probs of the responses.
+
+        Args:
+            prompt: (B, P) int prompt ids, P >= 1.
+            tokens: (B, T) int response ids in [0, V); P + T - 1 <= max_len.
+            mask: (B, T) 0/1, 1 on scored tokens.
+
+        Returns:
+            ``(logp, seq_logp)``: (B, T) float64, 0.0 where ``mask == 0``, and (B,) the row sums.
+        """
+        prompt, tokens, mask, _ = batch_args(self, prompt, tokens, mask)
+        lp = self._logp(prompt, tokens, mask)
+        return lp, lp.sum(axis=1)
+
+    def _logp(self, prompt, tokens, mask):
+        h, _ = self._hidden(prompt, tokens)
+        B, T, d = h.shape
+        lp = bigvocab.chunked_logp(h.reshape(-1, d), self.params["head"], tokens.ravel(), mask.ravel())
+        return lp.reshape(B, T)  # eq. (unembed)
+
+    def backward(self, prompt, tokens, mask, dlogp):
+        """The gradient of a loss whose derivative in the token log-probs is ``dlogp``.
+
+        Args:
+            prompt, tokens, mask: as in `logp`.
+            dlogp: (B, T) `dloss/dlogp` (an objective's second output); ignored where mask is 0.
+
+        Returns:
+            A dict of (name -> array of the parameter's shape): `d loss / d params`.
+        """
+        prompt, tokens, mask, dlogp = batch_args(self, prompt, tokens, mask, dlogp)
+        return self._backward(prompt, tokens, mask, dlogp)
+
+    def _backward(self, prompt, tokens, mask, dlogp):
+        h, (ce, caches, cf) = self._hidden(prompt, tokens)
+        B, T, d = h.shape
+        g = dlogp.ravel()
+
+        def token_loss(lp, rows):  # loss = sum_n g_n logp_n: its derivative is g
+            return float(g[rows] @ lp), g[rows]
+
+        _, _, dh, dhead = bigvocab.chunked_loss_grad(
+            h.reshape(-1, d), self.params["head"], tokens.ravel(), token_loss, mask.ravel()
+        )  # eq. (unembed): (B T, d) and (V, d)
+        P = prompt.shape[1]
+        dfull = np.zeros(cf[1])  # (B, P + T - 1, d): the prompt's first P - 1 outputs score nothing
+        dfull[:, P - 1 :] = dh.reshape(B, T, d)
+        grads = {"head": dhead}
+        dz, grads["lnf"] = norm._backward(dfull, cf)  # eq. (model_grad)
+        for layer in reversed(range(self.n_layer)):
+            dz, gb = block._backward(dz, caches[layer])
+            grads.update({f"h{layer}.{k}": v for k, v in gb.items()})
+        grads["wte"], grads["wpe"] = embed._backward(dz, ce)  # eq. (model_grad)
+        return grads

@@ -1,0 +1,61 @@
+r"""RMSNorm: each position's vector divided by its root mean square, times a learned gain.
+
+    r = (mean_j x_j^2 + eps)^(-1/2)                 the reciprocal rms       eq. (rms)
+    xhat_j = x_j r,   y_j = g_j xhat_j                                       eq. (rmsnorm)
+
+Backward, for one position (d entries), with `dxhat_j = dy_j g_j`:
+
+    dg_j = sum over positions of dy_j xhat_j                                 eq. (rmsnorm_dg)
+    dr/dx_j = -x_j r^3 / d
+    dx_j = r dxhat_j - xhat_j r mean_k(dxhat_k xhat_k)                       eq. (rmsnorm_dx)
+
+(Zhang and Sennrich 2019; no mean subtraction, no bias.) The forward caches `xhat` and `r`, what
+the backward needs (llm.c caches LayerNorm's mean and rstd the same way).
+"""
+
+import numpy as np
+
+from minirl_lm.nn.checks import grad_args, norm_args
+
+
+def rmsnorm_forward(x, g, eps=1e-5):
+    """RMSNorm over the last axis.
+
+    Args:
+        x: (B, L, d) input.
+        g: (d,) gain.
+        eps: > 0, added to the mean square.
+
+    Returns:
+        ``(y, cache)``: y (B, L, d) and the cache `rmsnorm_backward` reads.
+    """
+    x, g, eps = norm_args(x, g, eps)
+    return _forward(x, g, eps)
+
+
+def _forward(x, g, eps):
+    r = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
+    xhat = x * r  # (B, L, d)
+    return xhat * g, ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
+
+
+def rmsnorm_backward(dy, cache):
+    """Gradients of RMSNorm.
+
+    Args:
+        dy: (B, L, d) gradient of the loss in the output.
+        cache: from `rmsnorm_forward`.
+
+    Returns:
+        ``(dx, dg)``: (B, L, d) and (d,).
+    """
+    dy, cache = grad_args(dy, cache, "rmsnorm")
+    return _backward(dy, cache)
+
+
+def _backward(dy, cache):
+    _, _, xhat, r, g = cache
+    dg = (dy * xhat).sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
+    dxhat = dy * g  # (B, L, d)
+    dx = r * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))  # eq. (rmsnorm_dx)
+    return dx, dg

@@ -1,0 +1,63 @@
+"""examples/network.py runs as a program and prints its three line forms; the pipeline's pieces
+(the task, the flawed demonstrations, the verifier) do what the page says."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "examples" / "network.py"
+sys.path.insert(0, str(ROOT / "examples"))
+import network  # noqa: E402
+
+FORMS = [
+    r"^  network sft: held-out accuracy \d\.\d{3} \(demonstrations \d\.\d{3} correct\)$",
+    r"^  network rl grpo: held-out accuracy \d\.\d{3} after 5 steps, KL to sft -?\d\.\d{3}, entropy \d+\.\d{2}$",
+    r"^  network rl unseen: accuracy \d\.\d{2} -> \d\.\d{2} on problems RL never sampled$",
+]
+
+
+@pytest.mark.slow
+def test_quick_run_prints_the_three_forms():
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for form in FORMS:
+        assert sum(bool(re.match(form, line)) for line in lines) == 1, (form, proc.stdout)
+
+
+def test_task_answers_and_verifier():
+    a, b = np.array([7, 99, 12]), np.array([35, 99, 34])
+    assert network.prompts(a, b)[0].tolist() == [0, 7, network.PLUS, 3, 5, network.EQ]
+    assert network.answers(a, b).tolist() == [[2, 4, 0], [8, 9, 1], [6, 4, 0]]  # units first
+    assert network.answers(a, b, carry=False).tolist() == [[2, 3, 0], [8, 8, 0], [6, 4, 0]]
+    assert network.verifier(a, b, network.answers(a, b, carry=False)).tolist() == [0.0, 0.0, 1.0]
+
+
+def test_split_is_seeded_and_disjoint():
+    (a, b), (ha, hb) = network.split(np.random.default_rng(0), 1000)
+    (a2, _), _ = network.split(np.random.default_rng(0), 1000)
+    assert np.array_equal(a, a2) and a.size == 9000 and ha.size == 1000
+    assert not set(zip(a.tolist(), b.tolist())) & set(zip(ha.tolist(), hb.tolist()))
+
+
+def test_the_record_holds_every_seed_the_mean_and_the_claims():
+    """docs/records/network.txt (the full run the page prints with --show): three seeds of the
+    three forms, their mean, and the run's claims, each of which held when it was recorded."""
+    text = (ROOT / network.RECORD).read_text()
+    assert text.startswith("$ python examples/network.py")
+    lines = text.splitlines()
+    for est in ("grpo", "rloo"):
+        form = rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 100 steps, KL to sft"
+        assert sum(bool(re.match(form, line)) for line in lines) == 4  # 3 seeds and the mean
+        assert any(line.startswith(f"{est} ends above the SFT model") for line in lines)
+    assert "mean over 3 seeds:" in lines
+    curves = json.loads((ROOT / network.CURVES).read_text())
+    assert set(curves) == {"grpo", "rloo"} and all(len(runs) == 3 for runs in curves.values())

@@ -1,0 +1,60 @@
+"""attention.py: causal self-attention's backward against central finite differences in
+float64 (tolerance 1e-7, as in test_norm.py), causality, and the cached step equal to the full
+forward."""
+
+import numpy as np
+
+from gradcheck import fd_grad
+from minirl_lm.nn import attention
+from minirl_lm.nn.attention import attention_backward, attention_forward
+from quiet import raises
+
+
+def _args(seed=3, B=2, L=4, d=6):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(size=(B, L, d)),
+        rng.normal(size=(d, 3 * d)) * 0.5,
+        rng.normal(size=(d, d)),
+        rng.normal(size=(B, L, d)),
+    )
+
+
+def test_attention_backward_matches_finite_differences():
+    x, Wqkv, Wo, C = _args()
+    y, cache = attention_forward(x, Wqkv, Wo, 2)
+    dx, dWqkv, dWo = attention_backward(C, cache)
+
+    def f(x=x, Wqkv=Wqkv, Wo=Wo):
+        return (C * attention_forward(x, Wqkv, Wo, 2)[0]).sum()
+
+    assert np.allclose(dx, fd_grad(lambda v: f(x=v), x), atol=1e-7)
+    assert np.allclose(dWqkv, fd_grad(lambda v: f(Wqkv=v), Wqkv), atol=1e-7)
+    assert np.allclose(dWo, fd_grad(lambda v: f(Wo=v), Wo), atol=1e-7)
+
+
+def test_attention_is_causal():
+    x, Wqkv, Wo, _ = _args()
+    y, _ = attention_forward(x, Wqkv, Wo, 3)
+    x2 = x.copy()
+    x2[:, 2:] += 1.0  # change positions 2, 3
+    y2, _ = attention_forward(x2, Wqkv, Wo, 3)
+    assert np.array_equal(y[:, :2], y2[:, :2]) and not np.allclose(y[:, 2:], y2[:, 2:])
+    # position 0 attends only to itself: y_0 = v_0 Wo
+    v0 = (x @ Wqkv)[:, 0, 12:]
+    assert np.allclose(y[:, 0], v0 @ Wo, atol=1e-12)
+
+
+def test_cached_step_equals_the_full_forward():
+    x, Wqkv, Wo, _ = _args(L=5)
+    y, _ = attention_forward(x, Wqkv, Wo, 2)
+    kv = np.zeros((2, 2, 2, 5, 3))
+    parts = [attention._step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
+    parts += [attention._step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
+    assert np.allclose(np.concatenate(parts, axis=1), y, atol=1e-12)
+
+
+def test_attention_errors():
+    x, Wqkv, Wo, _ = _args()
+    assert raises(ValueError, lambda: attention_forward(x, Wqkv, Wo, 4)).startswith("n_head: expected a divisor")
+    assert raises(ValueError, lambda: attention_forward(x, Wqkv[:, :6], Wo, 2)).startswith("Wqkv:")

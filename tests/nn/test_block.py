@@ -1,0 +1,43 @@
+"""block.py: a pre-norm block's backward against central finite differences in float64
+(tolerance 1e-7 absolute, as in test_norm.py)."""
+
+import numpy as np
+
+from gradcheck import fd_grad
+from minirl_lm.nn.block import block_backward, block_forward
+from quiet import raises
+
+
+def _params(rng, d=4, m=8):
+    return {
+        "ln1": 1 + 0.1 * rng.normal(size=d),
+        "qkv": rng.normal(size=(d, 3 * d)) * 0.5,
+        "proj": rng.normal(size=(d, d)) * 0.5,
+        "ln2": 1 + 0.1 * rng.normal(size=d),
+        "fc": rng.normal(size=(d, m)) * 0.5,
+        "out": rng.normal(size=(m, d)) * 0.5,
+    }
+
+
+def test_block_backward_matches_finite_differences():
+    rng = np.random.default_rng(4)
+    x, p, C = rng.normal(size=(2, 3, 4)), _params(rng), rng.normal(size=(2, 3, 4))
+    y, cache = block_forward(x, p, 2)
+    dx, g = block_backward(C, cache)
+    assert np.allclose(dx, fd_grad(lambda v: (C * block_forward(v, p, 2)[0]).sum(), x), atol=1e-7)
+    for k in p:
+
+        def f(v, k=k):
+            return (C * block_forward(x, {**p, k: v}, 2)[0]).sum()
+
+        assert np.allclose(g[k], fd_grad(f, p[k]), atol=1e-7), k
+
+
+def test_block_errors():
+    rng = np.random.default_rng(4)
+    p = _params(rng)
+    assert raises(TypeError, lambda: block_forward(np.ones((1, 2, 4)), {"ln1": 1}, 2)).startswith(
+        "p: expected a dict"
+    )
+    bad = {**p, "out": np.ones((7, 4))}
+    assert raises(ValueError, lambda: block_forward(np.ones((1, 2, 4)), bad, 2)).startswith("p: expected fc")

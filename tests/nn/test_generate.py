@@ -1,0 +1,48 @@
+"""generate.py: the cached sampler equal to recomputation, its log-probs equal to the model's,
+its draws following the model's distribution, and eos padding."""
+
+import numpy as np
+
+from minirl_lm.nn.generate import generate, generate_recompute
+from minirl_lm.nn.model import Transformer
+from quiet import raises
+
+
+def _model():
+    return Transformer(V=6, d=8, n_head=2, n_layer=2, max_len=9, rng=np.random.default_rng(7), init_scale=0.5)
+
+
+def test_cache_equals_recomputation():
+    model, prompt = _model(), np.array([[1, 2, 3], [4, 5, 0]])
+    a = generate(model, prompt, 6, np.random.default_rng(8))
+    b = generate_recompute(model, prompt, 6, np.random.default_rng(8))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert np.allclose(a[2], b[2], rtol=0, atol=1e-12)
+    lp = model.logp(prompt, a[0], a[1])[0]
+    assert np.allclose(lp, a[2], rtol=0, atol=1e-12)
+
+
+def test_draws_follow_the_model():
+    model = _model()
+    prompt = np.tile([[1, 2]], (4000, 1))
+    y, _, _ = generate(model, prompt, 1, np.random.default_rng(9))
+    probs = np.exp([model.logp(prompt[:1], np.array([[v]]), np.ones((1, 1)))[0][0, 0] for v in range(6)])
+    freq = np.bincount(y[:, 0], minlength=6) / 4000
+    assert np.abs(freq - probs).max() < 4 * np.sqrt(0.25 / 4000)  # 4 standard errors at most
+
+
+def test_eos_pads_the_rest():
+    model = _model()
+    y, mask, lp = generate(model, np.array([[1, 2]] * 50), 5, np.random.default_rng(10), eos=0)
+    first = np.argmax(np.concatenate([y == 0, np.ones((50, 1), bool)], axis=1), axis=1)
+    for b in range(50):
+        assert (mask[b, : first[b] + 1][:5] == 1).all() and (mask[b, first[b] + 1 :] == 0).all()
+        assert (y[b, first[b] :] == 0).all() if first[b] < 5 else True
+    assert (lp[mask == 0] == 0).all()
+
+
+def test_generate_errors():
+    model, rng = _model(), np.random.default_rng(0)
+    assert raises(ValueError, lambda: generate(model, np.ones((1, 3), int), 8, rng)).startswith("T: expected")
+    assert raises(TypeError, lambda: generate(None, np.ones((1, 3), int), 2, rng)).startswith("model:")
+    assert raises(TypeError, lambda: generate_recompute(model, np.ones((1, 3), int), 2, 5)).startswith("rng:")

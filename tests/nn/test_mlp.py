@@ -1,0 +1,33 @@
+"""mlp.py: the MLP's backward against central finite differences in float64 (tolerance 1e-7,
+as in test_norm.py), and GELU's values."""
+
+import numpy as np
+
+from gradcheck import fd_grad
+from minirl_lm.nn.mlp import mlp_backward, mlp_forward
+from quiet import raises
+
+
+def test_mlp_backward_matches_finite_differences():
+    rng = np.random.default_rng(2)
+    x, W1, W2 = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 6)), rng.normal(size=(6, 4))
+    C = rng.normal(size=(2, 3, 4))
+    y, cache = mlp_forward(x, W1, W2)
+    dx, dW1, dW2 = mlp_backward(C, cache)
+    assert np.allclose(dx, fd_grad(lambda v: (C * mlp_forward(v, W1, W2)[0]).sum(), x), atol=1e-7)
+    assert np.allclose(dW1, fd_grad(lambda v: (C * mlp_forward(x, v, W2)[0]).sum(), W1), atol=1e-7)
+    assert np.allclose(dW2, fd_grad(lambda v: (C * mlp_forward(x, W1, v)[0]).sum(), W2), atol=1e-7)
+
+
+def test_gelu_values():
+    # with W1 = W2 = identity the MLP is GELU itself: gelu(0) = 0, gelu(u) ~ u for large u, ~0 for very negative u
+    u = np.array([[[0.0, 10.0, -10.0, 1.0]]])
+    y, _ = mlp_forward(u, np.eye(4), np.eye(4))
+    assert y[0, 0, 0] == 0.0 and abs(y[0, 0, 1] - 10) < 1e-12 and abs(y[0, 0, 2]) < 1e-12
+    assert abs(y[0, 0, 3] - 0.8411919906) < 1e-9  # the tanh form at 1
+
+
+def test_mlp_errors():
+    x = np.ones((1, 2, 3))
+    assert raises(ValueError, lambda: mlp_forward(x, np.ones((2, 5)), np.ones((5, 3)))).startswith("W1:")
+    assert raises(ValueError, lambda: mlp_forward(x, np.ones((3, 5)), np.ones((4, 3)))).startswith("W2:")

@@ -1,0 +1,30 @@
+"""norm.py: RMSNorm's backward against central finite differences in float64.
+
+h = 1e-6: truncation O(h^2 |f'''|) ~ 1e-11 and rounding ~ 1e-10 |f|: tolerance 1e-7 absolute on
+gradients of order 1."""
+
+import numpy as np
+
+from gradcheck import fd_grad
+from minirl_lm.nn.norm import rmsnorm_backward, rmsnorm_forward
+from quiet import raises
+
+
+def test_rmsnorm_backward_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    x, g, C = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=(2, 3, 4))
+    y, cache = rmsnorm_forward(x, g)
+    dx, dg = rmsnorm_backward(C, cache)
+    assert np.allclose(dx, fd_grad(lambda v: (C * rmsnorm_forward(v, g)[0]).sum(), x), atol=1e-7)
+    assert np.allclose(dg, fd_grad(lambda v: (C * rmsnorm_forward(x, v)[0]).sum(), g), atol=1e-7)
+    # each output row has root mean square |g| (eps aside)
+    y1, _ = rmsnorm_forward(x, np.ones(4), eps=1e-12)
+    assert np.allclose((y1**2).mean(-1), 1.0)
+
+
+def test_rmsnorm_errors():
+    assert raises(ValueError, lambda: rmsnorm_forward(np.ones((1, 2, 3)), np.ones(3), eps=0.0)).startswith("eps:")
+    assert raises(ValueError, lambda: rmsnorm_forward(np.ones((1, 2, 3)), np.ones(2))).startswith("g:")
+    _, cache = rmsnorm_forward(np.ones((1, 2, 3)), np.ones(3))
+    assert raises(TypeError, lambda: rmsnorm_backward(np.ones((1, 2, 3)), ("mlp", 1, 2))).startswith("cache:")
+    assert raises(ValueError, lambda: rmsnorm_backward(np.ones((1, 2, 4)), cache)).startswith("dy:")
