@@ -755,6 +755,9 @@ def new_rows(rows, two, theta, task, task2, K, check):
         against["passk", "pass@1"][1] < 1 - TOL_DIR and against["loo", f"pass@{K}"][1] < 1 - TOL_DIR,
         "pass@k's update is not pass@1's direction, and leave-one-out's is not pass@k's",
     )
+    claim(abs(against["loo", "pass@1"][0] - 1) < 1e-12, "leave-one-out is exact for pass@1")
+    smtm = by[("loo", "seq_mean_token_mean", "kl_reward", "all")]
+    claim(smtm["cosine"] < 1 - TOL_DIR < lu["cosine"], "LUSPO restores the direction GSPO's 1/|y| turns")
     claim(
         mx["cosine"] < 1 - TOL_DIR and mx["tv"] > TOL_FP,
         "MaxRL changes the direction and, with no KL, the fixed point",
@@ -889,8 +892,8 @@ def main(argv=None):
         print()
         for s in new_rows(rows, two, theta, task, task2, args.K, args.task == "main" and args.K == 3):
             print(s)
-    if args.plot:
-        plot(rows, args.plot)
+    if args.plot:  # the first table (the new rows have targets and scales of their own)
+        plot(rows[:FIRST_TABLE], args.plot)
         print(f"\nfigure written to {args.plot}")
 
 
