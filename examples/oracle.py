@@ -66,6 +66,7 @@ def my_clipped_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="toke
         "seq_mean_token_mean": mask / (B * np.maximum(lengths, 1.0)),
         "seq_sum": mask / B,
         "constant": mask / (B * (T if max_len is None else max_len)),
+        "token_sum": mask,
     }[agg]
     ratio = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
     A = adv[:, None]
