@@ -29,7 +29,9 @@ exactly, with no approximation. Printed per configuration:
 
 Tasks: "main" (above), "binary" (the same with reward 1 only for the best answer, 0 otherwise),
 "bandit" (one-token responses, V = 4, no EOS: there the per-token entropy bonus is the gradient
-of the entropy of the response distribution).
+of the entropy of the response distribution). The two-reward rows (GDPO) run on "main" with a
+second reward, the format reward F = 1 if the response ends with EOS, 0 if the cap cut it, and
+J with R + F; the pass@k rows are also measured against the gradient of pass@k, k = K.
 """
 
 import argparse
@@ -57,8 +59,12 @@ from minirl_lm.pg.advantages import (
 )
 from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table
 from minirl_lm.pg.kl import kl_penalty, kl_penalty_is, kl_penalty_straight_through
+from minirl_lm.pg.multireward import gdpo
 from minirl_lm.pg.reinforce import reinforce_loss
+from minirl_lm.pg.seqclip import luspo_surrogate
 from minirl_lm.pg.shaping import filter_groups, mask_truncated, overlong_penalty
+from minirl_lm.pg.targets import maxrl, passk_advantages
+from minirl_lm.pg.tokenbaseline import otb_advantages
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
@@ -90,9 +96,27 @@ CONFIGS = [  # (advantage, aggregation, KL placement, sampling)
     ("batch_std", "token_mean", "k3", "all"),  # TRL scale_rewards="batch"
     ("rpp_baseline", "token_mean", "k3", "all"),  # verl reinforce_plus_plus_baseline
 ]
+FIRST_TABLE = len(CONFIGS)  # the rows above: the page's first table and its sentences
+CONFIGS += [  # the objectives of 2025-26, appended (the rows above keep their index)
+    ("maxrl", "seq_sum", "none", "all"),  # MaxRL: A / mean(R); R >= 0, so no KL in the reward
+    ("passk", "seq_sum", "none", "all"),  # pass@k, k = K, eq. (passk)
+    ("otb", "seq_sum", "kl_reward", "all"),  # the optimal token baseline, exact, eq. (otb)
+    ("otb_group", "seq_sum", "kl_reward", "all"),  # verl's estimate of it from the group
+    ("loo", "luspo", "kl_reward", "all"),  # LUSPO: GSPO's weight times |y|
+    ("loo", "token_sum", "kl_reward", "all"),  # verl token-sum: no normalizer
+]
+# two rewards (correctness R and the format reward F), J with R + F: the sum's baselines and GDPO
+TWO_REWARDS = [(a, "seq_sum", "kl_reward", "all") for a in ("loo_sum", "std_sum", "gdpo")]
 
 
 # ---- the task ---------------------------------------------------------------------------------
+def two_rewards(task):
+    """The task with a second reward, F = 1 if EOS ends the response (0 if the cap cut it):
+    `R` is the sum R + F (J's reward), `parts` the two rewards (N, Rn, 2)."""
+    F = (~task["trunc"]).astype(float) * (task["lengths"] > 0)  # (N, Rn) the format reward
+    return dict(task, R=task["R"] + F, parts=np.stack([task["R"], F], axis=-1))
+
+
 def make_task(name="main"):
     """The MDP, reference logits and the reward of every possible response."""
     if name == "bandit":
@@ -157,7 +181,8 @@ def tables(theta, task, entropy=True):
     N, Rn, T = st.shape
     flat = lambda a: a.reshape(N * Rn, T)  # noqa: E731
     score = token_scores(pi, flat(st), flat(tk), flat(m)).reshape(N, Rn, T, S * V)  # eq. (exact_score)
-    out = dict(lp=lp, u=u, seq=lp.sum(-1), py=np.exp(lp.sum(-1)), score=score)
+    s2 = np.where(m > 0, (pi * pi).sum(1)[st], 0.0)  # (N, Rn, T) sum_v pi(v|s_t)^2
+    out = dict(lp=lp, u=u, seq=lp.sum(-1), py=np.exp(lp.sum(-1)), score=score, s2=s2)
     if entropy:
         hg = entropy_grad_table(theta)[st] * m[..., None]  # (N, Rn, T, V) dH(s_t)/dtheta[s_t]
         rows = np.zeros((N, Rn, T, S, V))
@@ -187,6 +212,18 @@ def intended(theta, task, c):
     seq_score = tb["score"].sum(2)  # (N, Rn, D)
     g = np.einsum("ny,nyd->d", tb["py"] * (Rt - J[:, None]), seq_score) / task["N"]
     return g, J.mean()
+
+
+def passk_target(theta, task, k):
+    """grad of mean_x pass@k(x) = E[max(R_1, ..., R_k)] (D,), exactly: E[max_Y R sum_i score(y_i)]
+    over the multisets of k draws, eq. (exact_group); no KL, the task's raw reward."""
+    tb = tables(theta, task, entropy=False)
+    out = 0.0
+    for n in range(task["N"]):
+        Y, p = group_law(tb["py"][n], k)  # (M, k), (M,) eq. (exact_multinomial)
+        coef = task["R"][n][Y].max(1)[:, None, None] * task["mask"][n][Y]  # (M, k, T)
+        out = out + p @ group_updates(Y, [coef], [tb["score"][n]])[0]  # (D,)
+    return out / task["N"]
 
 
 def optimum(task, c):
@@ -223,6 +260,13 @@ def parts(cfg, theta, task, K):
         tok_r[n_i, y_i, last] += R_raw
         G = np.flip(np.cumsum(np.flip(tok_r, -1), -1), -1) * task["mask"]  # (N, Rn, T)
     greedy = greedy_index(theta, task) if adv == "remax" else None
+    if adv == "gdpo":  # the KL folded into the first reward, each standardized on its own
+        r_parts = task["parts"] - np.stack([fold + 0 * R_raw, 0 * R_raw], -1)  # (N, Rn, 2)
+    if adv == "otb":  # eq. (otb) per position: b_t = E[G W_t] / E[W_t], W_t = sum_{j<=t} |s_j|^2
+        W = np.cumsum((1.0 - 2.0 * np.exp(tb["lp"]) + tb["s2"]) * task["mask"], -1)  # (N, Rn, T)
+        Wm = tb["py"][..., None] * W * task["mask"]  # (N, Rn, T)
+        num, den = (Wm * r_fold[..., None]).sum(1), Wm.sum(1)  # (N, T) E over the responses
+        b_otb = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T)
     out = []
     for n in range(N):
         Y, p = group_law(tb["py"][n], K)  # (M, K), (M,) eq. (exact_multinomial)
@@ -238,9 +282,18 @@ def parts(cfg, theta, task, K):
             "token_mean": lm,
             "constant": lm / (B * T),
             "seq_mean_token_mean": lm / (B * np.maximum(L, 1)),
+            "token_sum": lm,
+            "luspo": lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo) at rho = 1: GSPO's weight times |y|
         }[agg]  # (M, K, T) eq. (pg_agg)
         if adv == "reinforce_pp":
             X = G[n][Y]  # (M, K, T)
+        elif adv == "otb":
+            X = (rs[..., None] - b_otb[n]) * m  # (M, K, T)
+        elif adv == "otb_group":  # eq. (otb_group), each group its own baseline
+            M_, T_ = len(p), m.shape[-1]
+            fl = lambda a: a.reshape(M_ * K, T_)  # noqa: E731
+            X = otb_advantages(rs.reshape(-1), fl(m), fl(tb["lp"][n][Y]), fl(tb["s2"][n][Y]), K)
+            X = X.reshape(M_, K, T_)
         else:
             A = {
                 "none": no_baseline,
@@ -251,6 +304,11 @@ def parts(cfg, theta, task, K):
                 "rpp_baseline": centred,
                 "remax": lambda r: remax(r, np.full(len(r), R_raw[n, greedy[n]])),
                 "opo": lambda r: opo(r, task["lengths"][n][Y]),
+                "maxrl": maxrl,  # eq. (maxrl)
+                "passk": lambda r: K * passk_advantages(r, K),  # eq. (passk): sum_k, not the mean
+                "loo_sum": leave_one_out,
+                "std_sum": standardized,
+                "gdpo": lambda r: gdpo(r_parts[n][Y]),  # eq. (gdpo), (M, K, 2) -> (M, K)
             }[adv](rs)  # (M, K)
             X = A[..., None] * m
         sc = tb["score"][n]  # (Rn, T, D) the basis, eq. (exact_group)
@@ -425,6 +483,12 @@ def library_update(cfg, theta, task, K, groups):
         tok_r = -BETA * (logp - logp_ref) * mask if kl in ("kl_reward", "ent_bonus") else 0 * mask
         tok_r[np.arange(len(R)), lengths - 1] += R
         A = reinforce_pp(tok_r, mask)
+    elif adv == "otb_group":
+        s2 = (pol.probs() ** 2).sum(1)[states] * mask  # (B, T) sum_v pi(v|s_t)^2
+        A = otb_advantages(r, mask, logp, s2, K)
+    elif adv == "gdpo":
+        F = np.stack([task["parts"][n, y, 1] for n, y in rows])  # (B,) the format reward
+        A = gdpo(np.stack([r - F, F], -1).reshape(N, K, 2)).reshape(-1)
     elif adv == "rpp_baseline":
         A = reinforce_pp_baseline(rg, mask)
     else:
@@ -437,8 +501,15 @@ def library_update(cfg, theta, task, K, groups):
             "batch_std": batch_std,
             "remax": lambda x: remax(x, task["R"][np.arange(N), greedy]),
             "opo": lambda x: opo(x, lengths.reshape(N, K)),
+            "maxrl": maxrl,
+            "passk": lambda x: K * passk_advantages(x, K),
+            "loo_sum": leave_one_out,
+            "std_sum": standardized,
         }[adv](rg).reshape(-1)
-    _, dlogp = reinforce_loss(logp, A, lmask, agg=agg, max_len=T)
+    if agg == "luspo":  # eq. (luspo): mean over B of |y| times GSPO's term
+        _, dlogp = luspo_surrogate(logp, logp, A, lmask)
+    else:
+        _, dlogp = reinforce_loss(logp, A, lmask, agg=agg, max_len=T)
     if kl in ("k1", "k2", "k3"):
         dlogp = dlogp + BETA * kl_penalty(logp, logp_ref, lmask, kl, agg, T)[1]
     elif kl in ("k1+", "k3+"):
@@ -605,6 +676,98 @@ def page_claims(rows, K, task):
     )
 
 
+def new_rows(rows, two, theta, task, task2, K, check):
+    """The lines on the objectives of 2025-26 (rows: the whole table; two: the two-reward rows),
+    every comparison the page states about them checked (`page`: the page's run)."""
+    by = {r["cfg"]: r for r in rows}
+    name = lambda r: " ".join(r["cfg"])  # noqa: E731
+    out = []
+    unbiased = [r for r in rows if not knob(r)]
+    otb, grp = by[("otb", "seq_sum", "kl_reward", "all")], by[("otb_group", "seq_sum", "kl_reward", "all")]
+    rest = sorted((r for r in unbiased if r is not otb), key=lambda r: r["variance"])
+    out.append(
+        f"optimal token baseline (exact b_t): variance {otb['variance']:.3e}, the lowest of the "
+        f"{len(unbiased)} unbiased rows (next {rest[0]['variance']:.3e}, {name(rest[0])}; leave-one-out "
+        f"{by[('loo', 'seq_sum', 'kl_reward', 'all')]['variance']:.3e}); verl's estimate from the group: "
+        f"scale {grp['scale']:.4f}, cosine {grp['cosine']:.4f}, variance {grp['variance']:.3e}"
+    )
+    loo = by[("loo", "seq_sum", "kl_reward", "all")]
+    lu, ts = by[("loo", "luspo", "kl_reward", "all")], by[("loo", "token_sum", "kl_reward", "all")]
+    d_lu = max(abs(lu[f] - loo[f]) / abs(loo[f]) for f in ("scale", "cosine", "variance"))
+    B = task["N"] * K
+    out.append(
+        f"luspo: loo seq_sum's numbers to {d_lu:.0e} (relative); token_sum: scale {ts['scale']:.6f} "
+        f"(B = N K = {B}), variance {ts['variance'] / loo['variance']:.4f} x loo seq_sum's (B^2 = {B * B})"
+    )
+    mx, pk = by[("maxrl", "seq_sum", "none", "all")], by[("passk", "seq_sum", "none", "all")]
+    targets = {"pass@1": passk_target(theta, task, 1), f"pass@{K}": passk_target(theta, task, K)}
+    against = {}
+    for cfg in (("loo", "seq_sum", "none", "all"), pk["cfg"], mx["cfg"]):
+        Eg = moments(cfg, theta, task, K, second=False)[0]
+        for t, gt in targets.items():
+            against[cfg[0], t] = (Eg @ gt / (gt @ gt), Eg @ gt / (np.linalg.norm(Eg) * np.linalg.norm(gt)))
+    for t in targets:
+        out.append(
+            f"target {t} (no KL): "
+            + "; ".join(
+                f"{a} scale {against[a, t][0]:.6f}, cosine {against[a, t][1]:.6f}"
+                for a in ("loo", "passk", "maxrl")
+            )
+        )
+    # two rewards: where the format reward is constant in a group, GDPO is the standardized sum
+    tb = tables(theta, task2, entropy=False)
+    r1 = task2["parts"][..., 0] - BETA * tb["u"].sum(-1)  # (N, Rn) the KL in the first reward
+    F = task2["parts"][..., 1]
+    p_const, d_const, d_vary = [], 0.0, 0.0
+    for n in range(task2["N"]):
+        Y, p = group_law(tb["py"][n], K)
+        const = np.ptp(F[n][Y], axis=1) == 0  # (M,)
+        diff = np.abs(gdpo(np.stack([r1[n][Y], F[n][Y]], -1)) - standardized(r1[n][Y] + F[n][Y])).max(1)
+        p_const.append(float(p @ const))
+        d_const = max(d_const, float(diff[const & (p > 0)].max()))
+        d_vary = max(d_vary, float(diff[~const & (p > 0)].max()))
+    out.append(
+        "format reward F constant in a group with probability "
+        + ", ".join(f"{q:.3f}" for q in p_const)
+        + f" (by prompt): there GDPO's advantage is the standardized sum's to {d_const:.0e}; "
+        f"where F varies they differ by up to {d_vary:.3f}"
+    )
+    ls, ss, gd = two
+    if not check:
+        return out
+    claim(
+        otb in unbiased and otb["variance"] == min(r["variance"] for r in unbiased),
+        "the optimal token baseline is unbiased and has the lowest variance of the unbiased rows",
+    )
+    claim(grp["cosine"] < 1 - TOL_DIR, "verl's group estimate of the baseline turns the direction")
+    claim(d_lu < 1e-12, "on-policy LUSPO is leave-one-out with seq_sum")
+    claim(
+        abs(ts["scale"] - B) < 1e-9
+        and ts["cosine"] > 1 - TOL_DIR
+        and abs(ts["variance"] / loo["variance"] - B * B) < 1e-6,
+        "token_sum multiplies the update by B and its variance by B^2",
+    )
+    claim(
+        abs(against["passk", f"pass@{K}"][0] - 1) < 1e-12 and abs(against["passk", f"pass@{K}"][1] - 1) < 1e-12,
+        "the pass@k advantages are unbiased for the gradient of pass@k",
+    )
+    claim(
+        against["passk", "pass@1"][1] < 1 - TOL_DIR and against["loo", f"pass@{K}"][1] < 1 - TOL_DIR,
+        "pass@k's update is not pass@1's direction, and leave-one-out's is not pass@k's",
+    )
+    claim(abs(against["loo", "pass@1"][0] - 1) < 1e-12, "leave-one-out is exact for pass@1")
+    smtm = by[("loo", "seq_mean_token_mean", "kl_reward", "all")]
+    claim(smtm["cosine"] < 1 - TOL_DIR < lu["cosine"], "LUSPO restores the direction GSPO's 1/|y| turns")
+    claim(
+        mx["cosine"] < 1 - TOL_DIR and mx["tv"] > TOL_FP,
+        "MaxRL changes the direction and, with no KL, the fixed point",
+    )
+    claim(not knob(ls), "leave-one-out on the sum is unbiased for J with R + F")
+    claim(d_const < 1e-12 < d_vary, "GDPO equals the standardized sum where F is constant, not elsewhere")
+    claim(gd["tv"] > TOL_FP >= ss["tv"], "GDPO moves the fixed point; standardizing the sum does not")
+    return out
+
+
 def plot(rows, path):
     import matplotlib
 
@@ -701,15 +864,36 @@ def main(argv=None):
         if args.quick:
             row.update(tv=float("nan"), residual=float("nan"))
         rows.append(row)
-        print(line(row), flush=True)
+        if len(rows) <= FIRST_TABLE:
+            print(line(row), flush=True)
     if not args.quick:
         print()
-        for s in summary(rows, args.K):
+        for s in summary(rows[:FIRST_TABLE], args.K):
             print(s)
         if args.task == "main" and args.K == 3:  # the page's run
-            page_claims(rows, args.K, task)
-    if args.plot:
-        plot(rows, args.plot)
+            page_claims(rows[:FIRST_TABLE], args.K, task)
+    print("\nthe objectives of 2025-26: MaxRL, pass@k (k = K), the optimal token baseline, LUSPO, token-sum")
+    for row in rows[FIRST_TABLE:]:
+        print(line(row))
+    two = []
+    if task["mdp"].eos is not None:  # the format reward needs an EOS
+        task2 = two_rewards(task)
+        print(
+            "\ntwo rewards: correctness R and format F (1 if EOS ends the response, 0 if the cap cut it), "
+            "J with R + F, the KL in the first reward; std_sum standardizes R + F, gdpo each reward"
+        )
+        for cfg in TWO_REWARDS:
+            row = measure(cfg, task2, args.K, theta, fixed=not args.quick)
+            if args.quick:
+                row.update(tv=float("nan"), residual=float("nan"))
+            two.append(row)
+            print(line(row), flush=True)
+    if not args.quick and two:
+        print()
+        for s in new_rows(rows, two, theta, task, task2, args.K, args.task == "main" and args.K == 3):
+            print(s)
+    if args.plot:  # the first table (the new rows have targets and scales of their own)
+        plot(rows[:FIRST_TABLE], args.plot)
         print(f"\nfigure written to {args.plot}")
 
 

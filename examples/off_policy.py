@@ -12,7 +12,10 @@ mu = pi_old). For every estimator and level, by enumerating every response (no s
 g is the ascent direction in theta of one response's loss, with A = R - v(x), v the exact value of
 pi_old. Estimators: sampler corrections as weights on REINFORCE (none, token/sequence IS,
 truncated, masked, TRL's default sequence mask, TRL's off-policy sequence mask, verl's
-geometric rejection), and the clip family in verl's "bypass" mode (the ratio taken against mu).
+geometric rejection), the clip family in verl's "bypass" mode (the ratio taken against mu), and
+in the same bypass mode the trust regions without the clip (sapo, dppo_tv, dppo_kl, gmpo, vespo:
+named without the suffix; the mini-batch run gives each one's fraction of tokens that lose their
+gradient per optimizer step).
 
 Then, in order: token IS with mu changed at one depth only (the prefix and the continuation as
 the two sources of its bias); why dual-clip prints PPO's numbers (its floor never binds); a
@@ -52,6 +55,7 @@ from minirl_lm.pg.offpolicy import (
 )
 from minirl_lm.pg.reinforce import token_weights
 from minirl_lm.pg.seqclip import cispo_loss, dual_clip_surrogate, gspo_surrogate
+from minirl_lm.pg.trust import dppo_loss, gmpo_loss, sapo_loss, vespo_loss
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
@@ -59,6 +63,7 @@ from _cli import integer, plot_path, real, reals, seed  # noqa: E402
 
 EOS, PROMPTS = 0, ("ab", "b")  # token 0 is EOS, tokens 1, 2 are "a", "b"
 DUAL_C, EPS = 3.0, 0.2  # the bypass rows' dual-clip bound c and clip range epsilon
+DPPO_C = 3.0  # DPPO's truncation of the token ratio (verl's clip_ratio_c default)
 SWEEP_LENGTHS, QUICK_LENGTHS = (8, 16, 32, 64), (8, 64)
 # each accumulation mode against the loss it computes in one backward over the whole batch
 OWN_BIG = {"dapo": "token_mean", "bnpo": "token_mean", "grpo": "seq_mean_token_mean", "dr_grpo": "constant"}
@@ -232,6 +237,23 @@ def estimators(ex, logp_mu, args, names=None):
         "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, EPS, c=DUAL_C, agg="seq_sum")[1],
         "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, EPS)[1],
         "cispo_bypass": cispo_loss(lo, logp_mu, A, m, 0.8, 1.28, agg="seq_sum")[1],
+        # the trust regions without the clip, at the frameworks' defaults, the same bypass
+        **trust_losses(lo, logp_mu, A, m),  # named without "_bypass", to keep the column
+    }
+
+
+TRUST = ("sapo", "dppo_tv", "dppo_kl", "gmpo", "vespo")
+
+
+def trust_losses(logp, logp_old, A, m, agg="seq_sum"):
+    """{name: dloss/dlogp (B, T)} of SAPO, DPPO (TV, KL), GMPO, VESPO at their defaults, with the
+    aggregation `agg` where one is taken (GMPO's 1/|y| is its own)."""
+    return {
+        "sapo": sapo_loss(logp, logp_old, A, m, agg=agg)[1],  # eq. (sapo)
+        "dppo_tv": dppo_loss(logp, logp_old, A, m, "tv", c=DPPO_C, agg=agg)[1],  # eq. (dppo)
+        "dppo_kl": dppo_loss(logp, logp_old, A, m, "kl", c=DPPO_C, agg=agg)[1],
+        "gmpo": gmpo_loss(logp, logp_old, A, m)[1],  # eq. (gmpo)
+        "vespo": vespo_loss(logp, logp_old, A, m, agg=agg)[1],  # eq. (vespo)
     }
 
 
@@ -341,8 +363,9 @@ def minibatch_epoch(mdp, pi_old, rng, args, tau):
     logp_old, _ = pi_old.logp(ro.states, ro.tokens, ro.mask)  # fixed for the epoch
     logp_mu, _ = TabularPolicy(pi_old.theta / tau).logp(ro.states, ro.tokens, ro.mask)
     bypass = clip_fraction(logp_old, logp_mu, A, ro.mask, EPS)  # theta = theta_old
-    out = []
+    out, orders = [], []
     for rows in minibatch_rows(len(A), args.minibatches, rng):
+        orders.append(rows)
         s, y, m = ro.states[rows], ro.tokens[rows], ro.mask[rows]
         lp, _ = pol.logp(s, y, m)
         frac = clip_fraction(lp, logp_old[rows], A[rows], m, EPS)
@@ -350,7 +373,29 @@ def minibatch_epoch(mdp, pi_old, rng, args, tau):
         _, d = clipped_surrogate(lp, logp_old[rows], A[rows], m, EPS)
         pol.theta -= args.lr * pol.backward(s, y, m, d)  # one optimizer step
         out.append((frac, float(np.abs(rho - 1).max())))
-    return out, bypass, ro
+    trust = trust_epochs(pi_old, ro, A, logp_old, orders, args.lr)
+    return out, bypass, ro, trust
+
+
+def trust_epochs(pi_old, ro, A, logp_old, orders, lr):
+    """{name: [(lost, below half) per optimizer step]}: the same epoch (batch, mini-batches, step
+    size, token_mean as PPO's) with each trust region's loss instead of the clip. A token's weight
+    is |dloss/dlogp| against the same loss's at theta = theta_old; over the real tokens with A != 0,
+    `lost` is the fraction of weight exactly 0, `below half` of weight below 1/2."""
+    out = {}
+    for name in TRUST:
+        pol, steps = pi_old.copy(), []
+        for rows in orders:
+            s, y, m, a, lo = ro.states[rows], ro.tokens[rows], ro.mask[rows], A[rows], logp_old[rows]
+            lp, _ = pol.logp(s, y, m)
+            d = trust_losses(lp, lo, a, m, "token_mean")[name]  # (b, T)
+            d0 = trust_losses(lo, lo, a, m, "token_mean")[name]  # (b, T) at rho = 1
+            live = (m > 0) & (a[:, None] != 0)  # (b, T) the tokens with a gradient on-policy
+            weight = np.abs(d[live]) / np.abs(d0[live])
+            steps.append((float((weight == 0).mean()), float((weight < 0.5).mean())))
+            pol.theta -= lr * pol.backward(s, y, m, d)  # one optimizer step
+        out[name] = steps
+    return out
 
 
 def normalizers(mask, G):
@@ -381,9 +426,41 @@ def sentences(res):
     d_first, d_last = res["depth"][1], res["depth"][max(res["depth"])]
     for d in (d_first, d_last):
         claim(d["tok_is"][1] > 1e-3 and d["seq_is"][1] <= 1e-12, "one changed depth: tok_is biased, seq_is not")
-    same0 = all(np.array_equal(v[0][1:], rows["none"][0][1:]) for k, v in rows.items() if k != "gspo_bypass")
-    claim(same0, "at KL 0 every estimator but GSPO prints the uncorrected row's numbers exactly")
+    per_seq = ("gspo_bypass", "gmpo")  # a token weighed by 1/|y|
+    same0 = all(np.array_equal(v[0][1:], rows["none"][0][1:]) for k, v in rows.items() if k not in per_seq)
+    claim(same0, "at KL 0 every estimator but GSPO and GMPO prints the uncorrected row's numbers exactly")
+    claim(
+        np.allclose(rows["gmpo"][0], rows["gspo_bypass"][0], rtol=1e-12, atol=0),
+        "at KL 0 GMPO prints GSPO's numbers (to rounding)",
+    )
     claim(rows["dual_bypass"] == rows["ppo_bypass"], "dual_bypass prints ppo_bypass's numbers at every level")
+    # the trust regions without the clip, against the rows they reduce to
+    close = lambda a, b: np.allclose(a, b, rtol=1e-12, atol=1e-15)  # noqa: E731
+    claim(close(rows["dppo_kl"], rows["tok_is"]), "DPPO-KL prints token IS's numbers at every level")
+    tv_same = [close(a, b) for a, b in zip(rows["dppo_tv"], rows["tok_is"])]
+    n_tv = tv_same.index(False) if False in tv_same else len(tv_same)
+    claim(
+        0 < n_tv < len(tv_same) and not any(tv_same[n_tv:]),
+        "DPPO-TV is token IS until its mask first binds, and differs from then on",
+    )
+    claim(
+        all(a[1] < b[1] for a, b in zip(rows["sapo"][1:], rows["tok_is"][1:])),
+        "SAPO's bias is below token IS's at every mismatch",
+    )
+    claim(
+        all(r[1] > 1e-3 for r in rows["vespo"][1:]) and last["vespo"][3] < last["seq_is"][3],
+        "VESPO is biased at every mismatch and quieter than sequence IS at the last level",
+    )
+    claim(last["gmpo"][1] > last["gspo_bypass"][1], "GMPO's bias at the last level is above GSPO's")
+    tr = res["trust"]
+    claim(
+        all(lost == 0 for k in ("sapo", "vespo", "dppo_kl") for lost, _ in tr[k])
+        and any(half > 0 for _, half in tr["sapo"])
+        and any(lost > 0 for lost, _ in tr["dppo_tv"])
+        and all(lost > 0 for lost, _ in tr["gmpo"][1:]),
+        "mini-batches: SAPO, VESPO and DPPO-KL lose no token's gradient (the smooth ones shrink some); "
+        "DPPO-TV loses some; GMPO loses some at every step after the first",
+    )
     claim(max(res["floor"]) < DUAL_C, "the dual-clip floor c never binds: every A < 0 ratio is below c")
     claim(last["seq_tis"][3] < last["seq_is"][3] and last["seq_tis"][1] > 1e-3, "truncation: bias for variance")
     tok_lower = sum(t[3] < s[3] for t, s in zip(rows["tok_is"][1:], rows["seq_is"][1:]))
@@ -460,7 +537,20 @@ def sentences(res):
         f" on the side its advantage pushes. Dual-clip prints the same "
         f"numbers at every level because its floor binds only on a token with \\(A < 0\\) and a ratio "
         f"above \\(c = {DUAL_C:g}\\), and the largest such ratio here is {max(res['floor']):.3f}.",
-        "- At KL 0 every estimator but GSPO prints the uncorrected row's numbers exactly.",
+        f"- **Trust regions without the clip** (ratio against the sampler, the frameworks' defaults). "
+        f"DPPO truncates the token ratio at {DPPO_C:g} and masks a token whose probability moved too far: "
+        f"DPPO-KL's mask never binds here, so it prints token IS's numbers; DPPO-TV's binds from KL "
+        f"{levels[n_tv]:.3f} on (bias {last['dppo_tv'][1]:.3f} against token IS's "
+        f"{last['tok_is'][1]:.3f} at KL {kl:.3f}). SAPO's soft gate has bias {last['sapo'][1]:.3f}, "
+        f"below token IS's at every level; VESPO's Gamma weight of the product ratio, "
+        f"{last['vespo'][1]:.3f} (variance {last['vespo'][3]:.3e} against sequence IS's "
+        f"{last['seq_is'][3]:.3e}); GMPO's geometric mean, {last['gmpo'][1]:.3f} (GSPO: "
+        f"{last['gspo_bypass'][1]:.3f}). In the mini-batch epoch at the last step GMPO has lost the "
+        f"gradient of {tr['gmpo'][-1][0]:.0%} of the tokens, DPPO-TV of {tr['dppo_tv'][-1][0]:.0%}, "
+        f"SAPO and VESPO of none (their weight is below half on {tr['sapo'][-1][1]:.0%} and "
+        f"{tr['vespo'][-1][1]:.0%}).",
+        "- At KL 0 every estimator but GSPO and GMPO (both weigh a token by \\(1/|y|\\)) prints the "
+        "uncorrected row's numbers exactly; GMPO prints GSPO's there (to rounding).",
         f"- **Accumulation.** Against its own big batch, {', '.join(exact)} are exact ("
         + exactly
         + "); bnpo's factor M/(G M_g) is "
@@ -472,11 +562,13 @@ def sentences(res):
     caption = (
         "The relative bias of each estimator's expected update against the sequence-level "
         "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and "
-        "the token-level clip family (top), sequence-level weights and masks (bottom); the "
-        "uncorrected estimator is the grey line in both. "
+        "the token-level clip family (top), sequence-level weights and masks (middle), the trust "
+        "regions without the clip beside token IS (bottom); the uncorrected estimator is the grey "
+        "line in each. "
         + drawn
-        + "seq_is stays at zero bias at every mismatch; every bounded row leaves zero where its bound "
-        "first binds on some response."
+        + "seq_is stays at zero bias at every mismatch; every bounded row of the top two panels leaves zero "
+        "where its bound first binds on some response. In the bottom panel dppo_kl is tok_is's "
+        "line exactly, and dppo_tv leaves it where its mask first binds."
     )
     return takeaway, conclusions, caption
 
@@ -493,12 +585,13 @@ def plot(rows, path):
             "sequence-level weights and masks",
             ("seq_is", "seq_tis", "seq_mis", "seq_mis_trl", "opsm_trl", "rs_geo_verl", "gspo_bypass"),
         ),
+        ("trust regions without the clip", TRUST + ("tok_is",)),
     )
     colors = plt.get_cmap("tab10").colors
     same = rows["dual_bypass"] == rows["ppo_bypass"]  # one line, labelled twice (else drawn too)
     if not same:
-        panels = ((panels[0][0], panels[0][1] + ("dual_bypass",)), panels[1])
-    fig, ax = plt.subplots(2, 1, figsize=(6.4, 8.4), sharex=True)
+        panels = ((panels[0][0], panels[0][1] + ("dual_bypass",)), *panels[1:])
+    fig, ax = plt.subplots(len(panels), 1, figsize=(6.4, 4.2 * len(panels)), sharex=True)
     for a, (title, names) in zip(ax, panels):
         kl, bias = np.array(rows["none"])[:, :2].T
         a.plot(kl, bias, color="0.55", lw=3, label="none (uncorrected)")
@@ -520,7 +613,7 @@ def plot(rows, path):
         a.legend(fontsize=10, ncol=2, loc="upper left", frameon=False)
         a.set_ylim(bottom=-0.02, top=1.45 * max(np.array(rows[n])[:, 1].max() for n in names + ("none",)))
         a.grid(alpha=0.3)
-    ax[1].set_xlabel(r"KL($\mu\ \|\ \pi_{\theta_\mathrm{old}}$) per response", fontsize=10)
+    ax[-1].set_xlabel(r"KL($\mu\ \|\ \pi_{\theta_\mathrm{old}}$) per response", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, bbox_inches="tight")
 
@@ -615,10 +708,10 @@ def main(argv=None):
     rows = measure(ex, args, taus)
     depth = one_depth(ex, args, taus[-1])
     floor = dual_floor(ex, taus)
-    steps, bypass, ro = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
+    steps, bypass, ro, trust = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
     G = args.minibatches
     norm, M_g = normalizers(ro.mask, G)
-    res = dict(rows=rows, levels=args.levels, depth=depth, floor=floor, sweep=sweep, steps=steps)
+    res = dict(rows=rows, levels=args.levels, depth=depth, floor=floor, sweep=sweep, steps=steps, trust=trust)
     res.update(bypass=bypass, norm=norm, M_g=M_g, G=G, c=args.c, max_len=mdp.max_len)
     res["var_W"] = [ex.var_W(tau) for tau in taus]
     curve = length_curve(args.seed, taus[-1], range(1, args.curve_max + 1), args)
@@ -683,6 +776,17 @@ def main(argv=None):
         for i, (frac, dev) in enumerate(steps, 1):
             print(f"minibatch step {i}: clip fraction {frac:.3f}, max |rho - 1| {dev:.3e}")
         print(f"bypass step 1 (ratio against mu at kl {args.levels[-1]:.3f}): clip fraction {bypass:.3f}")
+        print(
+            "the same epoch with each trust region instead of the clip: per optimizer step, the fraction of "
+            "tokens (A != 0) whose gradient is lost (0) and below half its on-policy size"
+        )
+        for name, st in trust.items():
+            print(
+                f"minibatch {name:8s}: lost "
+                + " ".join(f"{lost:.3f}" for lost, _ in st)
+                + "; below half "
+                + " ".join(f"{half:.3f}" for _, half in st)
+            )
     if sec in ("all", "normalizers"):
         M = int(ro.mask.sum())
         print(

@@ -167,4 +167,78 @@ def test_full_run_claims_and_figure(tmp_path):
     assert float(rows[("loo", "seq_mean_token_mean", "kl_reward", "all")][1]) < 1
     assert float(rows[("loo", "seq_sum", "ent_reward", "all")][3]) < 1e-9
     assert "leave-one-out scale 1.000000000000" in out.stdout
+    for adv in ("maxrl", "passk", "otb", "otb_group", "gdpo", "std_sum", "loo_sum"):
+        assert any(k[0] == adv for k in rows), adv
+    assert any(k[1] == "luspo" for k in rows) and any(k[1] == "token_sum" for k in rows)
+    assert rows[("otb", "seq_sum", "kl_reward", "all")][:2] == ("1.000000", "1.000000")
+    assert re.search(r"target pass@3 \(no KL\): .*passk scale 1\.000000, cosine 1\.000000", out.stdout)
     assert path.read_text().lstrip().startswith("<?xml")
+
+
+# ---- the objectives of 2025-26 ----------------------------------------------------------------
+
+
+@pytest.mark.slow  # in process, 1-3 s per configuration
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ("maxrl", "seq_sum", "none", "all"),
+        ("passk", "seq_sum", "none", "all"),
+        ("otb_group", "seq_sum", "kl_reward", "all"),
+        ("loo", "luspo", "kl_reward", "all"),
+        ("std", "token_sum", "k3", "all"),
+        ("gdpo", "seq_sum", "kl_reward", "all"),
+        ("std_sum", "seq_sum", "kl_reward", "all"),
+    ],
+)
+def test_new_rows_equal_the_library_batch_by_batch(cfg, main_task):
+    task = atlas.two_rewards(main_task)  # R + F; the rows that do not read F see one reward
+    theta = atlas.probe(task, 1)
+    Eg, var = atlas.moments(cfg, theta, task, 2)
+    Eb, vb = atlas.brute_force_moments(cfg, theta, task, 2)
+    assert np.abs(Eg - Eb).max() < 1e-13
+    assert abs(var - vb) < 1e-13
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_the_optimal_token_baseline_has_the_lowest_variance_of_the_unbiased_rows(K, main_task):
+    theta = atlas.probe(main_task, 0)
+    rows = [atlas.measure(cfg, main_task, K, theta, fixed=False) for cfg in atlas.CONFIGS]
+    unbiased = [r for r in rows if abs(r["scale"] - 1) < 1e-9 and r["cosine"] > 1 - 1e-9]
+    otb = [r for r in unbiased if r["cfg"][0] == "otb"]
+    assert len(otb) == 1 and len(unbiased) >= 5
+    assert all(otb[0]["variance"] < r["variance"] for r in unbiased if r is not otb[0])
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_passk_advantages_are_the_gradient_of_pass_at_k(K, main_task):
+    theta = atlas.probe(main_task, 2)
+    Eg, _ = atlas.moments(("passk", "seq_sum", "none", "all"), theta, main_task, K, second=False)
+    target = atlas.passk_target(theta, main_task, K)
+    assert np.abs(Eg - target).max() < 1e-14 and np.abs(target).max() > 1e-3
+    E1, _ = atlas.moments(("loo", "seq_sum", "none", "all"), theta, main_task, K, second=False)
+    assert np.abs(E1 - atlas.passk_target(theta, main_task, 1)).max() < 1e-14  # pass@1 = E[R]
+
+
+def test_luspo_on_policy_is_seq_sum_and_token_sum_is_b_times_it(main_task):
+    theta = atlas.probe(main_task, 0)
+    E, v = atlas.moments(("loo", "seq_sum", "kl_reward", "all"), theta, main_task, 3)
+    El, vl = atlas.moments(("loo", "luspo", "kl_reward", "all"), theta, main_task, 3)
+    Et, vt = atlas.moments(("loo", "token_sum", "kl_reward", "all"), theta, main_task, 3)
+    assert np.abs(El - E).max() < 1e-15 and abs(vl - v) < 1e-15
+    assert np.abs(Et - 9 * E).max() < 1e-14 and abs(vt - 81 * v) < 1e-12
+
+
+def test_gdpo_with_a_constant_format_reward_is_the_standardized_sum(main_task):
+    task = atlas.two_rewards(main_task)
+    task["parts"] = task["parts"].copy()
+    task["parts"][..., 1] = 1.0  # F constant: every group
+    task["R"] = task["parts"].sum(-1)
+    theta = atlas.probe(task, 0)
+    Eg, vg = atlas.moments(("gdpo", "seq_sum", "kl_reward", "all"), theta, task, 3)
+    Es, vs = atlas.moments(("std_sum", "seq_sum", "kl_reward", "all"), theta, task, 3)
+    assert np.abs(Eg - Es).max() < 1e-12 and abs(vg - vs) < 1e-12
+    varied = atlas.two_rewards(main_task)
+    Eg, _ = atlas.moments(("gdpo", "seq_sum", "kl_reward", "all"), theta, varied, 3)
+    Es, _ = atlas.moments(("std_sum", "seq_sum", "kl_reward", "all"), theta, varied, 3)
+    assert np.abs(Eg - Es).max() > 1e-3

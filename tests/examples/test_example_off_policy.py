@@ -59,6 +59,29 @@ def test_dual_clip_is_ppo_because_its_floor_never_binds(out):
     assert len(ratios) == 5 and ratios[0] == 1.0 and max(ratios) < 3.0
 
 
+def test_the_trust_regions_print_a_row_per_level_and_reduce_as_the_page_says(out):
+    est = rows(out, "estimator")
+    for name in ("sapo", "dppo_tv", "dppo_kl", "gmpo", "vespo"):
+        assert len(est[name]) == 5, name
+        assert est[name][0][0] == 0.0  # the first level is mu = pi_old
+    assert est["dppo_kl"] == est["tok_is"]  # its mask never binds here, c = 3 neither
+    assert est["dppo_tv"][:3] == est["tok_is"][:3] and est["dppo_tv"][-1] != est["tok_is"][-1]
+    assert est["gmpo"][0] == est["gspo_bypass"][0]  # both 1/|y| at KL 0 (printed digits)
+    assert all(s[1] < t[1] for s, t in zip(est["sapo"][1:], est["tok_is"][1:]))
+
+
+def test_the_minibatch_run_gives_each_trust_region_its_lost_fraction(out):
+    pat = r"^minibatch (\w+) *: lost ([\d. ]+); below half ([\d. ]+)$"
+    got = {m[0]: (m[1], m[2]) for m in re.findall(pat, out, re.M)}
+    assert set(got) == {"sapo", "dppo_tv", "dppo_kl", "gmpo", "vespo"}
+    for lost, half in got.values():
+        lost, half = [float(x) for x in lost.split()], [float(x) for x in half.split()]
+        assert len(lost) == len(half) == 4 and lost[0] == half[0] == 0.0  # step 1: rho = 1
+        assert all(a <= b for a, b in zip(lost, half))  # a lost gradient is below half
+    assert set(got["sapo"][0].split()) == {"0.000"}  # the soft gate never closes
+    assert any(float(x) > 0 for x in got["gmpo"][0].split())
+
+
 def test_the_sweep_shows_the_product_exploding(out):
     sweep = re.findall(
         rf"sweep L +(\d+): kl {NUM}, Var W {NUM} \(exact\); variance none {NUM} \+- {NUM}, "
