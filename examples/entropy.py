@@ -233,6 +233,25 @@ def main(argv=None):
     a = p.parse_args(argv)
     steps, seeds = (5, 1) if a.quick else (a.steps, a.seeds)
     identity()
+    toy = make_task("toy")
+    print(
+        f"task toy: the chapter's toy (gold grader), K = {a.K}, lr {LR}, c {C_ENT}, beta {BETA}, "
+        "exact expected update"
+    )
+    toy_end = {}
+    for knob in KNOBS:
+        _, tr = run_exact(toy, knob, a.K, steps)
+        toy_end[knob] = tr[-1]
+        print(f"entropy knob {knob:<12s}: H {tr[0, 0]:.3f} -> {tr[-1, 0]:.3f} after {steps} steps, "
+              f"J {tr[0, 1]:.3f} -> {tr[-1, 1]:.3f}, KL to ref {tr[-1, 2]:.3f}")  # fmt: skip
+    if not a.quick:  # what the page says of the toy, checked
+        near = [k for k in KNOBS if abs(toy_end[k][0] - toy_end["none"][0]) < 0.01]
+        above = [k for k in KNOBS if toy_end[k][0] > toy_end["none"][0] + 0.01]
+        print("toy: within 0.01 of none's entropy: " + ", ".join(near) + "; above it: " + ", ".join(above))
+        claim(
+            {"bonus_loss", "adaptive", "clip_cov"} <= set(above) and {"bonus_reward", "kl_ref"} <= set(near),
+            "on the toy the loss-side knobs keep entropy and the reward-side ones barely move it",
+        )
     task = make_task("chain")
     print(
         f"task chain: 2 prompts, V = 3, two tokens, K = {a.K}, lr {LR}, c {C_ENT}, beta {BETA}, "
