@@ -22,7 +22,8 @@ class AdamW:
     Args:
         params: dict of float64 arrays (a model's ``params``), updated in place.
         lr: step size >= 0.
-        beta1, beta2: moment decays in [0, 1].
+        beta1: the first moment's decay, in [0, 1].
+        beta2: the second moment's decay, in [0, 1].
         eps: > 0, added to the root of the second moment.
         weight_decay: >= 0, decoupled.
     """

@@ -111,7 +111,9 @@ class Transformer:
         """The gradient of a loss whose derivative in the token log-probs is ``dlogp``.
 
         Args:
-            prompt, tokens, mask: as in `logp`.
+            prompt: as in `logp`.
+            tokens: as in `logp`.
+            mask: as in `logp`.
             dlogp: (B, T) `dloss/dlogp` (an objective's second output); ignored where mask is 0.
 
         Returns:
