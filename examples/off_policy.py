@@ -197,25 +197,17 @@ def length_curve(seed_, tau, lengths, args):
         rows = [big.state_id(n, pre) for n, pre in mdp.all_states()]  # the same prefixes
         ex = Exact(mdp, TabularPolicy(theta_big[rows]))
         logp_mu, q = ex.sampler(tau)
-        est = estimators(ex, logp_mu, args, names=("none", "tok_is", "seq_is"))
+        est = {k: d for k, d in estimators(ex, logp_mu, args).items() if k in ("none", "tok_is", "seq_is")}
         row = {"T": T, "B": len(ex.R), "kl": ex.kl(tau), "var_W": ex.var_W(tau)}
         row.update({k: ex.moments(d, q)[::2] for k, d in est.items()})  # (bias, variance)
         out.append(row)
     return out
 
 
-def estimators(ex, logp_mu, args, names=None):
-    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses
-    (only `names`, if given)."""
+def estimators(ex, logp_mu, args):
+    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses."""
     ro, lo, A = ex.ro, ex.logp_old, ex.A
     m, C = ro.mask, args.c
-    if names is not None:
-        w = {
-            "none": m,
-            "tok_is": is_weights(lo, logp_mu, m, "token"),
-            "seq_is": is_weights(lo, logp_mu, m, "sequence"),
-        }
-        return {k: corrected_pg_loss(lo, A, m, w[k], agg="seq_sum")[1] for k in names}
 
     def pg(w):
         return corrected_pg_loss(lo, A, m, w, agg="seq_sum")[1]  # eq. (pg_is)

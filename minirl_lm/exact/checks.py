@@ -134,9 +134,11 @@ def batch_args(P, stats, parts, kind, token_mean, eps, second, kernel):
     for p, triple in zip(P, parts):
         if not isinstance(triple, (list, tuple)) or len(triple) != 3:
             raise TypeError(f"parts: expected a (P_n, Q_n, Rg_n) triple per prompt, got {_describe(triple)}")
-        triple = [float_array(x, "parts", ndim=2, shape=(p.size, D)) for x in triple]
-        D = triple[0].shape[1]
-        out.append(tuple(float_array(x, "parts", shape=(p.size, D)) for x in triple))
+        checked = []
+        for x in triple:  # one width D for every part of every prompt
+            checked.append(float_array(x, "parts", ndim=2, shape=(p.size, D)))
+            D = checked[-1].shape[1]
+        out.append(tuple(checked))
     total = float(np.prod([float(p.size) for p in P]))
     if total > 1e9:
         raise ValueError(f"P: expected a joint outcome of at most 1e9 points, got {total:.3g}")
