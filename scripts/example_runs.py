@@ -386,6 +386,20 @@ def _quiet_run(cmd, kw):
         pass
 
 
+def console(cmd, grep=None, **kw):
+    """A page's console block of `cmd`'s run (its result once per build, as `run` gives it): the
+    command as a reader types it (`{out}/` dropped: the files land in the working folder) and
+    what it printed, or only the lines that contain `grep` (shown as `| grep WORD`). Returns
+    (result, the block as Markdown), so that one run gives a page both its output and its files."""
+    r = run(cmd, check=True, **kw)
+    shown = (cmd if isinstance(cmd, str) else shlex.join(cmd)).replace("{out}/", "")
+    out = r.stdout.rstrip("\n").splitlines()
+    if grep is not None:
+        shown += f" | grep {grep}"
+        out = [line for line in out if grep in line]
+    return r, "```console\n$ " + shown + "\n" + "\n".join(out) + "\n```\n"
+
+
 def log():
     """[(command, seconds, 'ran' or 'cached')] of every `run` so far, in order."""
     return list(_log)

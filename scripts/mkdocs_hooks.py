@@ -4,8 +4,8 @@
   scripts/standalone.py while the site is built and added as `copies/NAME.py`, so the copy page
   links files that match the code being documented.
 - Every example command a page runs (a `$ python examples/...` line of a `console exec` block, or
-  `run("python ...")` in a `python exec` block) is read from the pages before the build and
-  started on one thread per core (scripts/example_runs.py: each in a process forked from one
+  `run("python ...")` or `console("python ...")` in a `python exec` block) is read from the pages
+  before the build and started on one thread per core (scripts/example_runs.py: each in a process forked from one
   that has imported NumPy, Numba and the package, the result kept per command and hash of the
   sources). A console block then shows the result of that run instead of starting the command
   again; if the run failed, or wrote to stderr, the block runs the command itself as before, so
@@ -24,7 +24,7 @@ import example_runs  # noqa: E402
 import standalone  # noqa: E402
 
 FENCE = re.compile(r"^(```+|~~~+)(\w+)([^\n]*)\n(.*?)^\1\s*$", re.M | re.S)
-RUN_CALL = re.compile(r"""\brun\(\s*(["'])(python [^"'\n]+)\1""")
+RUN_CALL = re.compile(r"""\b(?:run|console)\(\s*(["'])(python [^"'\n]+)\1""")
 EXAMPLE = re.compile(r"^python3? [\w./-]+\.py(\s|$)")
 
 

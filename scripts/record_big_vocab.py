@@ -11,6 +11,7 @@ each method's time and peak, the chunked products alone, and a sweep of the chun
     $ python scripts/record_big_vocab.py --torch-python /path/to/python   # PyTorch from another env
     $ python scripts/record_big_vocab.py --show     # print the record: table, sweep, chunk to use
     $ python scripts/record_big_vocab.py --takeaway # three lines from the record
+    $ python scripts/record_big_vocab.py --plot sweep.svg   # the recorded chunk sweep, drawn
 """
 
 import argparse
@@ -20,6 +21,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import bench_big_vocab as bench  # noqa: E402
+from _cli import plot_path  # noqa: E402
 
 
 def main(argv=None):
@@ -31,12 +33,22 @@ def main(argv=None):
         metavar="PYTHON",
         help="the interpreter of the PyTorch row, if not this one (it needs torch and NumPy only)",
     )
+    p.add_argument(
+        "--plot",
+        metavar="SVG",
+        type=plot_path,
+        help="draw the recorded chunk sweep to this file instead of measuring",
+    )
     p.add_argument("--path", default=bench.RECORD, help="the record file (default docs/records/big_vocab.json)")
     args = p.parse_args(argv)
-    if args.show or args.takeaway:
+    if args.show or args.takeaway or args.plot:
         if not os.path.isfile(args.path):
             p.error(f"--path: expected a record file, got {args.path!r} (run without --show to write one)")
-        (bench.takeaway if args.takeaway else bench.show)(args.path)
+        if args.plot:
+            rec, cfg, _, points = bench.load_record(args.path)
+            bench.plot(args.plot, points, cfg, rec["dtype"])
+        else:
+            (bench.takeaway if args.takeaway else bench.show)(args.path)
         return
     folder = os.path.dirname(os.path.abspath(args.path))
     if not os.path.isdir(folder):

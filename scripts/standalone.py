@@ -218,11 +218,36 @@ def _rename(lines, renames):
     return tokenize.untokenize(out).rstrip("\n").split("\n")
 
 
+def _fingerprint(pkg_dir):
+    """Every source file of the package with its modification time and size: a copy built from
+    these files is built again only when one of them changes."""
+    return tuple(
+        (str(p), st.st_mtime_ns, st.st_size) for p in sorted(Path(pkg_dir).rglob("*.py")) for st in [p.stat()]
+    )
+
+
+_built = {}  # (name, pkg_dir, fingerprint) -> the copy's text, or the StandaloneError's message
+
+
 def build(name, pkg_dir=PKG_DIR):
     """Return the text of the self-contained copy of the package module `name` (dotted,
     relative to the package: `pg.clip` is `minirl_lm/pg/clip.py`; a file stem such as `clip`
-    names the one module of that stem)."""
+    names the one module of that stem). A copy is built once per process and state of the
+    package's files (the site, its copy page and the tests ask for each copy several times)."""
     name = resolve(name, pkg_dir) or name
+    key = (name, str(pkg_dir), _fingerprint(pkg_dir))
+    if key not in _built:
+        try:
+            _built[key] = (True, _build(name, pkg_dir))
+        except StandaloneError as e:
+            _built[key] = (False, str(e))
+    ok, text = _built[key]
+    if not ok:
+        raise StandaloneError(text)
+    return text
+
+
+def _build(name, pkg_dir):
     modules = {}
 
     def load(m):

@@ -15,7 +15,9 @@
 - The tests of examples/ get an example's output through scripts/example_runs.py: a command runs
   once per session (its result kept per command, environment and hash of the sources) in a child
   forked from a process that has imported NumPy, Numba and the package; the end of the run says
-  how many commands ran and how many were served again.
+  how many commands ran and how many were served again. The commands a test file declares in
+  `EXAMPLE_RUNS` start when the session starts, one at a time on a thread of their own, and
+  tests/examples/ runs after the other parts: the examples run on a second core meanwhile.
 """
 
 import importlib.util
@@ -90,6 +92,24 @@ def pytest_collection_modifyitems(config, items):
             if mods
             else set()
         )
+    # tests/examples/ runs after the in-process tests (and before tests/copies/): the example
+    # commands its files declare (EXAMPLE_RUNS) start now on one thread, each in a forked child,
+    # so they run on a second core while the rest of the suite runs on the first
+    examples = [i for i in items if _group(i.path) == "tests/examples/"]
+    if examples:
+        rest = [i for i in items if _group(i.path) != "tests/examples/"]
+        cut = next((k for k, i in enumerate(rest) if _group(i.path) == "tests/copies/"), len(rest))
+        items[:] = rest[:cut] + examples + rest[cut:]
+    # (an entry is an argument list, or (argument list, variables added to the environment))
+    declared = []
+    for module in dict.fromkeys(getattr(i, "module", None) for i in items):
+        declared += getattr(module, "EXAMPLE_RUNS", [])
+    if declared:
+        import example_runs
+
+        for entry in declared:
+            argv, extra = entry if isinstance(entry, tuple) else (entry, {})
+            example_runs.prefetch([argv], workers=1, cwd=HERE.parent, env=dict(os.environ, **extra))
     groups = {_group(item.path) for item in items}
     config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
 

@@ -141,6 +141,10 @@ def run(*args):
     )
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, str(ROOT / "examples" / "atlas.py"), "--quick", "--K", "2"]]
+
+
 @pytest.mark.slow
 def test_quick_run_prints_every_configuration_in_form():
     out = run("--quick", "--K", "2")

@@ -34,6 +34,10 @@ def run(*args, code=None):
     return out.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, SCRIPT, "--quick", "--sections", "main"]]
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     svg = tmp_path_factory.mktemp("bench") / "perf.svg"

@@ -25,6 +25,22 @@ def run(*args):
     )
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, "examples/bug_effects.py"],
+    [
+        sys.executable,
+        "examples/bug_effects.py",
+        "--only",
+        "ipo_summed_not_averaged",
+        "--only",
+        "clip_fraction_sign",
+        "--seed",
+        "3",
+    ],
+]
+
+
 def test_every_mutant_has_a_measurement():
     assert set(bug_effects.MEASURE) == {m.name for m in bugzoo.MUTANTS}
 

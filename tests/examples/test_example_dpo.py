@@ -21,6 +21,14 @@ def run(*args):
     return proc.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, str(SCRIPT), *args]
+    for args in (("--steps", "1000"), ("--pairs", "30000", "--steps", "1"))
+    + tuple(("--seed", str(s), "--steps", "1") for s in range(3))
+]
+
+
 def table(out, header):
     """Rows of numbers after the line starting with ``header`` (skipping its column line)."""
     lines = out.splitlines()

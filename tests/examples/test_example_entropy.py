@@ -3,10 +3,10 @@ sampled lines, the claims; the --quick run. The identity and every knob are test
 functions in tests/pg/test_entropy_knobs.py."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ KNOBS = (
 
 
 def run(*args, env=None):
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, str(ROOT / "examples" / "entropy.py"), *args],
         capture_output=True,
         text=True,
@@ -33,6 +33,17 @@ def run(*args, env=None):
         timeout=600,
         env=env,
     )
+
+
+# started when the session starts (tests/conftest.py); the tests below then read their results
+# (the full run with MINIRL_CLAIMS=1 in its environment)
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / "entropy.py"), "--quick"],
+    (
+        [sys.executable, str(ROOT / "examples" / "entropy.py"), "--steps", "40", "--seeds", "2"],
+        {"MINIRL_CLAIMS": "1"},
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,10 @@ def run(*args):
     return proc.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, str(ROOT / "examples" / "logprob.py"), *a] for a in ((), ("--seed", "0"))]
+
+
 def rows(out):
     """[(length, sum, mean)] of the sum-vs-mean table."""
     return [tuple(float(x) for x in m) for m in re.findall(r"^\s+\d+\s+(\d+)\s+(\S+)\s+(\S+)$", out, re.M)]

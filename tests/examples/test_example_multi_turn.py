@@ -26,6 +26,12 @@ def run(*args, check=True):
     return out
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / "multi_turn.py"), *a] for a in (("--iters", "100"), ("--takeaway",))
+]
+
+
 @pytest.fixture(scope="module")
 def text():
     return run("--iters", "100").stdout

@@ -27,6 +27,13 @@ def run(*args):
     )
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / "off_policy.py"), "--quick", *a]
+    for a in ((), ("--section", "takeaway"), ("--section", "conclusions"), ("--c", "1e5"))
+]
+
+
 @pytest.fixture(scope="module")
 def out():
     proc = run("--quick")

@@ -25,6 +25,10 @@ def run(*args):
     return proc.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, str(SCRIPT)]]
+
+
 @pytest.fixture(scope="module")
 def out():
     return run()

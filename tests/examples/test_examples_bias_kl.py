@@ -25,6 +25,20 @@ def run(script, *args):
     return proc.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / script), *args]
+    for script, *args in (
+        ("group_bias.py", "--mc-groups", "4000"),
+        ("group_bias.py", "--rewards", "1,0,0,1,0", "--mc-groups", "100"),
+        ("kl_estimators.py", "--samples", "2000"),
+        ("kl_estimators.py", "--beta", "5", "--samples", "10", "--sweep", ""),
+        ("kl_estimators.py", "--lr", "50", "--iters", "50", "--samples", "10", "--sweep", ""),
+        ("confusions.py",),
+    )
+]
+
+
 def load(script):
     spec = importlib.util.spec_from_file_location(script[:-3], ROOT / "examples" / script)
     mod = importlib.util.module_from_spec(spec)

@@ -35,6 +35,18 @@ def run(*args):
     return out.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, *a]
+    for a in (
+        ("examples/k_sweep.py",),
+        ("examples/_plain_k_sweep.py",),
+        ("examples/loophole.py",),
+        ("examples/loophole.py", "--betas", "0.1", "0.3", "--steps", "20"),
+    )
+]
+
+
 @pytest.mark.slow
 def test_k_sweep_prints_the_seed_table_digit_for_digit():
     out = run("examples/k_sweep.py")

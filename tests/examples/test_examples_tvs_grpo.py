@@ -22,6 +22,17 @@ def run(script, *args):
     return out.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / script), *args]
+    for script, *args in (
+        ("token_vs_sequence.py", "--K", "4"),
+        ("grpo.py", "--iters", "12", "--agg-seeds", "2", "--agg-iters", "6"),
+        ("grpo.py", "--iters", "2"),
+    )
+]
+
+
 def number_after(text, label):
     m = re.search(re.escape(label) + r"\s*=?\s*([-+0-9.e]+)", text)
     assert m, f"{label!r} not in output:\n{text}"

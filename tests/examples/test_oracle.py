@@ -17,6 +17,10 @@ def _run(*args):
     )
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, "examples/oracle.py"]]
+
+
 def test_the_stand_in_passes_and_every_mutant_is_flagged():
     r = _run()
     assert r.returncode == 0, r.stderr[-2000:]

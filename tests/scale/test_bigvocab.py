@@ -206,15 +206,16 @@ LINE = re.compile(
 )
 
 
+# started when the session starts (tests/conftest.py), on a core of its own
+SECTION = [sys.executable, "examples/benchmark.py", "--quick", "--sections", "big_vocab"]
+EXAMPLE_RUNS = [SECTION]
+
+
 @pytest.fixture(scope="module")
 def section():
-    out = subprocess.run(
-        [sys.executable, "examples/benchmark.py", "--quick", "--sections", "big_vocab"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    import example_runs  # the command once per session, forked warm (tests/conftest.py)
+
+    out = example_runs.run(SECTION, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
