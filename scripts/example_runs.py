@@ -231,6 +231,7 @@ class _Server:
 
 
 _idle = []  # servers not in use
+_started = []  # every server started, closed and waited for at exit
 _servers_lock = threading.Lock()
 _server_env = {}
 
@@ -240,8 +241,22 @@ def _take_server():
         if _idle:
             return _idle.pop()
     s = _Server()
+    with _servers_lock:
+        _started.append(s)
     _server_env.setdefault("env", s.env)
     return s
+
+
+@atexit.register
+def _close_servers():
+    # a server ends when its input closes; waiting for it leaves no process behind and counts its
+    # time (and its children's) in this process's resource usage
+    for s in _started:
+        try:
+            s.proc.stdin.close()
+            s.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            s.proc.kill()
 
 
 def _forkable(argv, env):
