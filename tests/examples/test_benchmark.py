@@ -35,13 +35,15 @@ def run(*args, code=None):
 
 
 # started when the session starts (tests/conftest.py); the tests below then read their results
-EXAMPLE_RUNS = [[sys.executable, SCRIPT, "--quick", "--sections", "main"]]
+QUICK = [sys.executable, SCRIPT, "--quick", *(["--plot", "{out}/perf.svg"] if HAVE_MPL else [])]
+EXAMPLE_RUNS = [QUICK, [sys.executable, SCRIPT, "--quick", "--sections", "main"]]
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    svg = tmp_path_factory.mktemp("bench") / "perf.svg"
-    return run("--quick", *(["--plot", str(svg)] if HAVE_MPL else [])), svg
+def quick():
+    out = example_runs.run(QUICK, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout, out.files.get("perf.svg")
 
 
 def test_quick_prints_every_table(quick):
@@ -78,7 +80,7 @@ def test_quick_prints_every_validated_entry_over_its_core(quick):
 def test_quick_draws_the_figure(quick):
     pytest.importorskip("matplotlib")
     _, svg = quick
-    assert svg.exists() and svg.read_text().lstrip().startswith("<?xml")
+    assert svg is not None and svg.decode().lstrip().startswith("<?xml")
 
 
 def test_main_job_prints_its_line():
