@@ -395,6 +395,11 @@ def prefetch(cmds, workers=None, **kw):
 
 
 def _quiet_run(cmd, kw):
+    # a command its caller already asked for (running, or done) is not waited for here: the
+    # thread goes on to the next one
+    argv, env = _split(cmd), dict(os.environ if kw.get("env") is None else kw["env"])
+    if _key(argv, str(kw.get("cwd") or ROOT), env) in _cache:
+        return
     try:
         run(cmd, **kw)
     except BaseException:  # noqa: BLE001  (the caller's own `run` raises it again)

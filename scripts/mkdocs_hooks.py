@@ -29,7 +29,8 @@ EXAMPLE = re.compile(r"^python3? [\w./-]+\.py(\s|$)")
 
 
 def page_commands(docs_dir):
-    """Every example command of the pages, in the order MkDocs builds them (file names sorted)."""
+    """Every example command of the pages, once, in the order MkDocs builds them (file names
+    sorted; a command two blocks share, such as a run's output and its figure, counts once)."""
     cmds = []
     for page in sorted(Path(docs_dir).glob("*.md")):
         for _, lang, options, body in FENCE.findall(page.read_text()):
@@ -39,7 +40,7 @@ def page_commands(docs_dir):
                 cmds += [line[2:].strip() for line in body.splitlines() if line.startswith("$ ")]
             elif lang in ("python", "py"):
                 cmds += [m.group(2) for m in RUN_CALL.finditer(body)]
-    return [c for c in cmds if EXAMPLE.match(c) and not set(c) & set(";|&<>`$\\")]
+    return list(dict.fromkeys(c for c in cmds if EXAMPLE.match(c) and not set(c) & set(";|&<>`$\\")))
 
 
 def _cached_console():
