@@ -53,13 +53,20 @@ from minirl_lm.values.optimum import _tilt
 
 
 def _levels(pi, reward):
-    """F(y), F(y-) and p(y) = F(y) - F(y-) of every response, row-wise: (P, Y) each."""
-    le = reward[:, None, :] <= reward[:, :, None]  # (P, Y, Y'): R(y') <= R(y)
-    lt = reward[:, None, :] < reward[:, :, None]  # (P, Y, Y'): R(y') < R(y)
-    F = (le * pi[:, None, :]).sum(axis=2)  # (P, Y) P(R <= R(y))
-    F_minus = (lt * pi[:, None, :]).sum(axis=2)  # (P, Y) P(R < R(y))
-    p_level = ((le & ~lt) * pi[:, None, :]).sum(axis=2)  # (P, Y) P(R = R(y)), no cancellation
-    return np.minimum(F, 1.0), F_minus, p_level
+    """F(y), F(y-) and p(y) = F(y) - F(y-) of every response, row-wise: (P, Y) each.
+
+    One sort a row: the masses of a level are summed among themselves (np.add.reduceat), so a
+    thin level keeps its relative precision, and F = F- + p >= p in floating point too."""
+    F_minus, p_level = np.empty(pi.shape), np.empty(pi.shape)  # (P, Y)
+    for n in range(pi.shape[0]):
+        order = np.argsort(reward[n], kind="stable")  # (Y,)
+        rs = reward[n, order]  # (Y,) sorted rewards
+        new = np.r_[True, rs[1:] != rs[:-1]]  # (Y,) first of its level
+        level = np.cumsum(new) - 1  # (Y,) the level of each sorted response
+        mass = np.add.reduceat(pi[n, order], np.flatnonzero(new))  # (L,) P(R = level)
+        below = np.r_[0.0, np.cumsum(mass)[:-1]]  # (L,) P(R < level)
+        F_minus[n, order], p_level[n, order] = below[level], mass[level]
+    return F_minus + p_level, F_minus, p_level
 
 
 def _level_ratio(F, p_level, N):
@@ -146,7 +153,7 @@ def best_of_n_kl(pi, reward, N, weights=None):
     """
     pi, reward, N, w = bon_args(pi, reward, N, weights)
     q, log_ratio, _, _ = _bon(pi, reward, N)
-    per_x = np.where(q > 0, q * log_ratio, 0.0).sum(axis=1)  # (P,) eq. (bon_kl)
+    per_x = (q * np.where(q > 0, log_ratio, 0.0)).sum(axis=1)  # (P,) eq. (bon_kl)
     return float(w @ per_x)
 
 

@@ -3,6 +3,8 @@ response set, the KL-matched tilted optimum) and `select/rejection.py` (which re
 kept, the maximum-likelihood loss on them, its exact expected update). Built on
 `core/checks.py` and the values part's prompt weights; NumPy only."""
 
+import math
+
 import numpy as np
 
 from minirl_lm.core.checks import choice, float_array, float_scalar, int_scalar, mask_array, nonempty, prob_table
@@ -54,26 +56,25 @@ def rejection_args(logp, mask, accept, K, norm):
     nonempty(logp, "logp")
     accept = float_array(accept, "accept", shape=(mask.shape[0],))
     if not np.isin(accept, (0.0, 1.0)).all():
-        bad = accept[~np.isin(accept, (0.0, 1.0))][0]
+        bad = float(accept[~np.isin(accept, (0.0, 1.0))][0])
         raise ValueError(f"accept: expected 0/1 acceptances, got {bad!r}")
     K = _group_size(K, mask.shape[0], "mask")
     return logp, mask, accept, K, choice(norm, "norm", NORMS)
 
 
-def update_args(pi, reward, K, rule, norm, threshold, weights=None):
-    """`table_args`, a group size K whose multisets stay below `GROUPS_MAX` a prompt, the rule,
-    the normalization, the threshold."""
-    pi, reward, w = table_args(pi, reward, weights)
-    K = int_scalar(K, "K", low=1, high=64)
-    Y = pi.shape[1]
-    M = 1
-    for j in range(1, K + 1):  # C(Y + K - 1, K), exactly
-        M = M * (Y + j - 1) // j
+def update_args(pi, reward, K, rule, norm, threshold, enumerate_groups=True):
+    """`table_args`, a group size K (whose multisets stay below `GROUPS_MAX` a prompt when they
+    are enumerated; else `K <= N_MAX`), the rule, the normalization, the threshold."""
+    pi, reward, _ = table_args(pi, reward)
+    K = int_scalar(K, "K", low=1, high=N_MAX)
+    M = math.comb(pi.shape[1] + K - 1, K) if enumerate_groups else 0  # the multisets of a group
     if M > GROUPS_MAX:
-        raise ValueError(f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({Y} + {K} - 1, {K}) = {M}")
+        raise ValueError(
+            f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({pi.shape[1]} + {K} - 1, {K}) = {M}"
+        )
     rule = choice(rule, "rule", RULES)
     norm = choice(norm, "norm", NORMS)
-    return pi, reward, K, rule, norm, float_scalar(threshold, "threshold"), w
+    return pi, reward, K, rule, norm, float_scalar(threshold, "threshold")
 
 
 def _group_size(K, B, what):

@@ -145,7 +145,7 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Returns:
         `(N, Y)` the expected ascent direction on `theta`.
     """
-    pi, reward, K, rule, norm, threshold, _ = update_args(pi, reward, K, rule, norm, threshold)
+    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold)
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
@@ -175,7 +175,7 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
     Returns:
         `(N, Y)` the expected ascent direction on `theta`, equal to `expected_update`.
     """
-    pi, reward, K, rule, norm, threshold, _ = update_args(pi, reward, K, rule, norm, threshold)
+    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold, False)
     N = pi.shape[0]
     if rule == "best":
         q = _bon(pi, reward, K)[0]  # (N, Y) eq. (bon_law) at N = K
