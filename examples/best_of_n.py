@@ -26,7 +26,7 @@ from minirl_lm.pg.reinforce import reinforce_loss
 from minirl_lm.pg.shaping import resample_factor
 from minirl_lm.select.bestofn import best_of_n, best_of_n_kl, kl_bound, kl_ceiling, matched_optimum, win_rate
 from minirl_lm.select.rejection import accepted, closed_form_update, expected_update, rejection_loss
-from minirl_lm.tasks import reference_theta, reward_table
+from minirl_lm.tasks import HEDGE, reference_theta, reward_table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
@@ -115,6 +115,12 @@ def part_proxy(pi, gold, sloppy):
         bool((g_rl[1:] < g_bon[1:]).all()), "at equal KL RL earns less gold reward than best-of-N at every N >= 2"
     )
     claim(bool((np.diff(g_bon) > 0).all()), "best-of-N's gold reward rises with N: it never turns over")
+    hedge_bon = np.array([q[:, HEDGE].mean() for _, _, _, q, _ in rows])
+    hedge_rl = np.array([star[:, HEDGE].mean() for *_, star in rows])
+    claim(
+        bool((hedge_rl[1:] > hedge_bon[1:]).all()),
+        "at equal KL RL puts more mass on the hedge than best-of-N at every N >= 2",
+    )
     gap = p_bon - g_bon
     claim(bool((np.diff(gap) > 0).all()), "best-of-N's proxy - gold gap grows with N")
     ceil = kl_ceiling(pi, sloppy)
@@ -143,6 +149,10 @@ def part_identity(pi, gold, K):
     claim(
         abs(ratio - (1 - (1 - p[0]) ** K)) < 1e-12,
         "the mean over accepted responses falls short of grad log p by P(none accepted)",
+    )
+    claim(
+        bool(resample_factor(float(p[0]), K) < 0.5 / p[0]),
+        "on the easy prompts DAPO's factor is below half of 1/p",
     )
     print(
         f"weights on prompt 2+2 (p = {p[0]:.4f}): RFT 1/p = {1 / p[0]:.2f} times REINFORCE's grad p; "
@@ -212,6 +222,7 @@ def main(argv=None):
     p.add_argument("--steps", type=integer(8, 5000), default=40, help="training steps (default 40)")
     p.add_argument("--seeds", type=integer(1, 200), default=20, help="training seeds (default 20)")
     p.add_argument("--seed", type=seed, default=0, help="first seed of the training runs")
+    p.add_argument("--no-train", action="store_true", help="the exact parts only (no training runs)")
     p.add_argument("--quick", action="store_true", help="a short run for the tests")
     p.add_argument("--plot", type=plot_path, default=None, help="write the figure to this path")
     a = p.parse_args(argv)
@@ -223,12 +234,21 @@ def main(argv=None):
     graded_rows = part_graded(pi, graded)
     proxy = part_proxy(pi, gold, sloppy)
     part_identity(pi, gold, a.K)
+    if a.no_train:
+        if a.plot:
+            plot(rows, graded_rows, proxy, a.plot)
+        return
     record, res = part_train(a.K, a.steps, a.seeds, a.seed, lr)
     rft, grpo, rf = (res[m][:, :, 1:].mean(axis=0) for m in METHODS)  # (len(record), 2)
     claim(bool((rft[:, 0] > rf[:, 0]).all()), "RFT's success leads REINFORCE's at every recorded step")
     claim(
         bool((rft[:, 1] > rf[:, 1]).all()),
         "RFT has moved further from the reference than REINFORCE at every recorded step",
+    )
+    claim(bool(rft[0, 0] > grpo[0, 0]), "RFT's success leads GRPO's at the first recorded step")
+    claim(
+        bool(grpo[-1, 0] > max(rft[-1, 0], rf[-1, 0])),
+        "GRPO's success is the highest of the three at the last step",
     )
     if a.plot:
         plot(rows, graded_rows, proxy, a.plot)
