@@ -28,7 +28,8 @@ distinct rewards). The win rate against one draw `y' ~ pi`, ties counted half:
 W_N = P(R(y) > R(y')) + 1/2 P(R(y) = R(y')) = sum_y pi_N(y) (F(y-) + p(y)/2)  eq. (bon_win)
 ```
 
-which is `N / (N + 1)` without ties and `1/2` when every response earns the same.
+which is `N / (N + 1)` for a continuum of distinct rewards (an upper bound, Beirami et al.
+2024) and `1/2` when every response earns the same.
 
 The frontier. At a KL budget, the tilted optimum `pi*` of `minirl_lm/values/optimum.py`
 eq. (kl_optimum) earns the most reward of any policy (it maximizes `E R - beta KL`, so a policy
