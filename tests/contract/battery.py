@@ -10,7 +10,7 @@ two; ``tests/contract/test_hardening.py`` runs every case. A new public function
 listed in ``TABLE``.
 
 The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, values,
-multiturn, scale, tasks, exact, nn) holds its part's rows; ``battery_data.py`` the valid values and
+multiturn, scale, tasks, exact, nn, select) holds its part's rows; ``battery_data.py`` the valid values and
 ``battery_kinds.py`` the bad values per kind. This file joins them: ``cases()`` and ``counts()``
 are the one entry.
 
@@ -28,6 +28,7 @@ import battery_multiturn
 import battery_nn
 import battery_pg
 import battery_scale
+import battery_select
 import battery_tasks
 import battery_values
 from battery_data import GRADER, MDP, POLICY, RNG  # noqa: F401 (test_hardening's set-ups)
@@ -44,6 +45,7 @@ PARTS = (
     battery_scale,
     battery_exact,
     battery_nn,
+    battery_select,
 )
 TABLE = [row for part in PARTS for row in part.TABLE]
 

@@ -51,6 +51,13 @@ OPTIONS = {
         "--plot": PLOT,
     },
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
+    "best_of_n.py": {
+        "--K": ints(2, 16),
+        "--steps": ints(8, 5000),
+        "--seeds": ints(1, 200),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
     "entropy.py": {
         "--steps": ints(1, 2000),
         "--K": ints(2, 4),

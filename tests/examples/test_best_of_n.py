@@ -1,0 +1,69 @@
+"""examples/best_of_n.py as a program: the best-of-N lines in the page's form for N = 1..32, the
+frontier, proxy, identity and training lines, the claims; the --quick run. The library functions
+are tested in tests/select/."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NUM = r"([-+0-9.e]+)"
+
+
+def run(*args, env=None):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "best_of_n.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def out():
+    env = dict(__import__("os").environ, MINIRL_CLAIMS="1")
+    proc = run("--quick", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_best_of_n_lines_in_the_page_form(out):
+    pat = re.compile(
+        rf"^best-of-N N=\s*(\d+): reward {NUM}, win rate {NUM}, "
+        rf"KL exact {NUM}, bound {NUM}, pi\* at this KL {NUM}$"
+    )
+    rows = [m.groups() for m in map(pat.match, out.stdout.splitlines()) if m]
+    assert [int(r[0]) for r in rows] == [1, 2, 4, 8, 16, 32]
+    assert all(len(x.split(".")[1]) == 4 for r in rows for x in r[1:])  # four decimals
+    vals = [[float(x) for x in r[1:]] for r in rows]
+    assert vals[0][1] == 0.5 and vals[0][2] == 0.0  # N = 1: the base policy
+    assert all(kl <= bound for _, _, kl, bound, _ in vals)
+    assert all(star >= reward for reward, _, _, _, star in vals)
+
+
+def test_the_other_parts_print(out):
+    text = out.stdout
+    assert len(re.findall(r"^frontier N=", text, re.M)) == 6
+    assert len(re.findall(r"^proxy N=", text, re.M)) == 9
+    assert re.search(r"^identity K=8: engine vs closed form", text, re.M)
+    table = text[text.index("train:") :].splitlines()[2:]
+    assert len(table) == 4 and all(len(line.split()) == 7 for line in table)
+    for sentence in (
+        "the exact KL never exceeds log N - (N - 1)/N",
+        "at equal KL RL earns less gold reward than best-of-N at every N >= 2",
+        "RFT with the norm group is REINFORCE without baseline, bit for bit",
+        "RFT's success leads REINFORCE's at every recorded step",
+    ):
+        assert sentence in out.stderr
+
+
+def test_no_train_and_usage_errors():
+    proc = run("--no-train")
+    assert proc.returncode == 0 and "train:" not in proc.stdout and "best-of-N N= 32" in proc.stdout
+    bad = run("--K", "1")
+    assert bad.returncode == 2 and "--K" in bad.stderr.splitlines()[-1]
