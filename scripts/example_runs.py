@@ -35,6 +35,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import runpy
 import shlex
 import subprocess
@@ -406,17 +407,22 @@ def _quiet_run(cmd, kw):
         pass
 
 
-def console(cmd, grep=None, **kw):
+def console(cmd, grep=None, after=0, **kw):
     """A page's console block of `cmd`'s run (its result once per build, as `run` gives it): the
     command as a reader types it (`{out}/` dropped: the files land in the working folder) and
-    what it printed, or only the lines that contain `grep` (shown as `| grep WORD`). Returns
-    (result, the block as Markdown), so that one run gives a page both its output and its files."""
+    what it printed, or, as `| grep -E PATTERN` (`-A N` with `after`) would, the lines that match
+    the regular expression `grep` and the `after` lines that follow each. Returns (result, the
+    block as Markdown), so that one run gives a page its output, parts of it, and its files."""
     r = run(cmd, check=True, **kw)
     shown = (cmd if isinstance(cmd, str) else shlex.join(cmd)).replace("{out}/", "")
     out = r.stdout.rstrip("\n").splitlines()
     if grep is not None:
-        shown += f" | grep {grep}"
-        out = [line for line in out if grep in line]
+        shown += " | grep" + (f" -A{after}" if after else "") + f' -E "{grep}"'
+        keep = set()
+        for i, line in enumerate(out):
+            if re.search(grep, line):
+                keep.update(range(i, min(i + after + 1, len(out))))
+        out = [out[i] for i in sorted(keep)]
     return r, "```console\n$ " + shown + "\n" + "\n".join(out) + "\n```\n"
 
 

@@ -3,10 +3,10 @@ frontier, proxy, identity and training lines, the claims; the --quick run. The l
 are tested in tests/select/."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -14,7 +14,7 @@ NUM = r"([-+0-9.e]+)"
 
 
 def run(*args, env=None):
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, str(ROOT / "examples" / "best_of_n.py"), *args],
         capture_output=True,
         text=True,
@@ -22,6 +22,14 @@ def run(*args, env=None):
         timeout=600,
         env=env,
     )
+
+
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    ([sys.executable, str(ROOT / "examples" / "best_of_n.py"), "--quick"], {"MINIRL_CLAIMS": "1"}),
+    [sys.executable, str(ROOT / "examples" / "best_of_n.py"), "--no-train"],
+    [sys.executable, str(ROOT / "examples" / "best_of_n.py"), "--K", "1"],
+]
 
 
 @pytest.fixture(scope="module")
