@@ -63,3 +63,25 @@ def test_the_pages_commands_are_the_ones_they_show():
     cmds = mkdocs_hooks.page_commands(ROOT / "docs")
     assert "python examples/k_sweep.py" in cmds and "python examples/atlas.py --plot {out}/atlas.svg" in cmds
     assert len(cmds) == len(set(cmds)) and all(c.startswith("python ") for c in cmds)
+
+
+def test_console_shows_the_run_or_the_lines_grep_would_keep(tmp_path):
+    script = tmp_path / "lines.py"
+    script.write_text("import sys\nfor w in ('alpha 1', 'beta 2', 'gamma 3', 'alpha 4', 'delta 5'): print(w)\n")
+    cmd = f"python {script} {{out}}/fig.svg"
+    r, block = example_runs.console(cmd, cwd=tmp_path)
+    assert block == f"```console\n$ python {script} fig.svg\nalpha 1\nbeta 2\ngamma 3\nalpha 4\ndelta 5\n```\n"
+    assert example_runs.console(cmd, cwd=tmp_path)[0] is r  # one run serves every block
+    _, block = example_runs.console(cmd, grep="^alpha", after=1, cwd=tmp_path)
+    assert block.splitlines()[1:-1] == [
+        f'$ python {script} fig.svg | grep -A1 -E "^alpha"',
+        "alpha 1",
+        "beta 2",
+    ] + [
+        "alpha 4",
+        "delta 5",
+    ]
+    _, block = example_runs.console(cmd, grep="(beta|delta)", cwd=tmp_path)
+    assert block.splitlines()[2:-1] == ["beta 2", "delta 5"]
+    with pytest.raises(subprocess.CalledProcessError):
+        example_runs.console(f"python {script}x", cwd=tmp_path)  # a failed run fails the page
