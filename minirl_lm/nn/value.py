@@ -39,17 +39,17 @@ def _forward(h, w, c):
     return h @ w + c[0], ("value", h.shape[:2], h, w)  # (B, L) eq. (value_head)
 
 
-def value_backward(dv, cache):
+def value_backward(dy, cache):
     """Gradients of the value head.
 
     Args:
-        dv: (B, L) gradient of the loss in the values.
+        dy: (B, L) gradient of the loss in the values, `dv`.
         cache: from `value_forward`.
 
     Returns:
         ``(dh, dw, dc)``: (B, L, d), (d,) and (1,).
     """
-    dv, cache = grad_args(dv, cache, "value")
+    dv, cache = grad_args(dy, cache, "value")
     return _backward(dv, cache)
 
 
