@@ -95,7 +95,10 @@ def _backward(dy, cache):
     scale = 1.0 / np.sqrt(d // n_head)
     dq = ds @ k * scale  # (B, H, L, e) eq. (scores_grad)
     dk = ds.transpose(0, 1, 3, 2) @ q * scale  # eq. (scores_grad)
-    dqkv = np.concatenate([_merge(dq), _merge(dk), _merge(dv)], axis=-1)  # (B, L, 3d)
+    dqkv = np.empty((B, L, 3, n_head, d // n_head))  # (B, L, 3d) as [dq, dk, dv], head by head
+    for i, g in enumerate((dq, dk, dv)):
+        dqkv[:, :, i] = g.transpose(0, 2, 1, 3)  # (B, L, H, e)
+    dqkv = dqkv.reshape(B, L, 3 * d)
     dWqkv = x.reshape(-1, d).T @ dqkv.reshape(-1, 3 * d)  # (d, 3d) eq. (qkv_grad)
     return _mm(dqkv, Wqkv.T), dWqkv, dWo  # eq. (qkv_grad)
 

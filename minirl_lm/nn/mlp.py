@@ -41,8 +41,15 @@ def _mm(x, W):
 
 def _forward(x, W1, W2):
     u = _mm(x, W1)  # (B, L, m)
-    t = np.tanh(_C * (u + 0.044715 * u * u * u))  # (B, L, m)
-    a = 0.5 * u * (1.0 + t)  # (B, L, m) eq. (gelu)
+    t = u * u  # (B, L, m), then in place: t = tanh(c (u + 0.044715 u^3))
+    t *= 0.044715
+    t += 1.0
+    t *= u
+    t *= _C
+    np.tanh(t, out=t)
+    a = t + 1.0  # (B, L, m), then in place: a = u/2 (1 + t)
+    a *= u
+    a *= 0.5  # eq. (gelu)
     return _mm(a, W2), ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
 
 
