@@ -226,7 +226,10 @@ def profile(d, top=8):
 def run_section(args):
     """Entry point of ``examples/benchmark.py --sections network``: this file in a child process
     (one thread each, set before NumPy loads)."""
-    print("\n## The network beside PyTorch (CPU eager, one thread, float64): python examples/bench_network.py\n")
+    print(
+        "\n## The network beside PyTorch (CPU eager, one thread, float64): python examples/bench_network.py\n",
+        flush=True,  # before the child's lines
+    )
     cmd = [sys.executable, os.path.join(HERE, "bench_network.py")] + (["--quick"] if args.quick else [])
     env = {k: v for k, v in os.environ.items() if k not in PINNED}
     subprocess.run(cmd, check=True, env={**env, **{k: "1" for k in ONE_THREAD}})
@@ -258,7 +261,8 @@ def run(quick):
             ratio = t[(op, "torch")] / t[(op, "ours")]
             verdict = "met" if ratio >= GOALS[d] else f"missed by {GOALS[d] / ratio:.2f}x"
             say(
-                f"d = {d} {op:<10}: ours {t[(op, 'ours')] * 1e3:7.2f} ms, PyTorch {t[(op, 'torch')] * 1e3:7.2f} ms, "
+                f"d = {d} {op:<10}: ours {t[(op, 'ours')] * 1e3:7.2f} ms, "
+                f"PyTorch {t[(op, 'torch')] * 1e3:7.2f} ms, "
                 f"PyTorch / ours {ratio:.2f} (goal >= {GOALS[d]:.2f}: {verdict})"
             )
     for d in WIDTHS:
@@ -286,7 +290,9 @@ def show(path):
     with open(path) as f:
         rec = json.load(f)
     m = rec["machine"]
-    print(f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, load average {m['load average']} at the start")
+    print(
+        f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, load average {m['load average']} at the start"
+    )
     print(f"$ {rec['command']}")
     print("\n".join(rec["lines"]))
 

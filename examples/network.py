@@ -83,7 +83,9 @@ def run(seed, args):
         lr, beta = args.lr[est], args.beta[est]
         kw = dict(rng=rng, log=out[est + " curve"], held=(ha, hb))
         if est in ("grpo", "rloo"):
-            _network_rl.group(m, ref, a[pool], b[pool], est, args.rl_steps, args.N, args.K, args.mu, lr, beta, **kw)
+            _network_rl.group(
+                m, ref, a[pool], b[pool], est, args.rl_steps, args.N, args.K, args.mu, lr, beta, **kw
+            )
         else:
             loop = getattr(_network_rl, est)
             loop(m, ref, a[pool], b[pool], args.rl_steps, args.N, args.K, args.mu, lr, beta, **kw)
@@ -161,7 +163,9 @@ def main(argv=None):
     p.add_argument("--seeds", type=integer(1, 10), default=3, help="seeds 0 .. seeds-1 (default 3)")
     p.add_argument("--wrong", type=real(0.0, 1.0), default=0.5, help="fraction of demonstrations without carries")
     p.add_argument("--rl-steps", type=integer(1, 10000), default=100, help="RL steps per estimator")
-    p.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=ESTIMATORS, help="which RL runs (default all)")
+    p.add_argument(
+        "--estimators", nargs="+", choices=ESTIMATORS, default=ESTIMATORS, help="which RL runs (default all)"
+    )
     p.add_argument("--record", type=record_path, metavar="PATH", help="also write the output to PATH")
     p.add_argument("--plot", type=plot_path, metavar="PATH", help="draw the RL curves (with --show: the record's)")
     p.add_argument("--show", action="store_true", help=f"print the recorded full run ({RECORD}) and exit")
@@ -216,6 +220,21 @@ def main(argv=None):
                 claim(
                     all(r[est + " unseen"] > r["sft unseen"] for r in runs),
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
+                )
+            )
+        if "ppo" in args.estimators:  # the page's reading of the critic
+            emit(
+                claim(
+                    all(r["ppo v mean"] < r["ppo success"] for r in runs),
+                    "ppo's critic ends below the policy's mean exact success on the held-out prompts "
+                    "(it trails the rising reward), on every seed",
+                )
+            )
+            emit(
+                claim(
+                    all(r["ppo v corr"] < 0.2 for r in runs),
+                    "ppo's critic does not rank the prompts: the correlation of v(s_1) with their exact "
+                    "success is below 0.2, on every seed",
                 )
             )
     curves = {est: [r[est + " curve"] for r in runs] for est in args.estimators}

@@ -22,7 +22,8 @@ FORMS = [
     r"means -?\d\.\d{3} and \d\.\d{3}$",
     r"^  network rl clip fraction \(mean over the logged steps\): grpo \d\.\d{3}, rloo \d\.\d{3}, ppo \d\.\d{3}$",
 ] + [
-    rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 5 steps, KL to sft -?\d\.\d{{3}}, entropy \d+\.\d{{2}}$"
+    rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 5 steps, "
+    r"KL to sft -?\d\.\d{3}, entropy \d+\.\d{2}$"
     for est in ESTIMATORS
 ]
 UNSEEN = r"^  network rl unseen: accuracy \d\.\d{2} -> \d\.\d{2} on problems RL never sampled$"

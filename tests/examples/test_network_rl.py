@@ -27,7 +27,9 @@ def _run(loop, log=None, steps=2, **kw):
     model = _model()
     ref = model.copy()
     args = (model, ref, A, B) + (("grpo",) if loop == "group" else ())
-    getattr(_network_rl, loop)(*args, steps, 4, 4, 2, 1e-2, 0.04, np.random.default_rng(1), log=log, held=HELD, **kw)
+    getattr(_network_rl, loop)(
+        *args, steps, 4, 4, 2, 1e-2, 0.04, np.random.default_rng(1), log=log, held=HELD, **kw
+    )
     return model, ref
 
 

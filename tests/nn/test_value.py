@@ -73,10 +73,12 @@ def test_value_errors():
     plain = Transformer(5, 4, 2, 1, 6, np.random.default_rng(0))
     assert raises(ValueError, lambda: plain.logp_values(PROMPT, TOKENS, MASK)).startswith("model: expected")
     assert raises(ValueError, lambda: plain.backward(PROMPT, TOKENS, MASK, MASK, MASK)).startswith("dvalues:")
-    assert raises(ValueError, lambda: _tiny().backward(PROMPT, TOKENS, MASK, MASK, np.ones(3))).startswith("dvalues:")
-    assert raises(TypeError, lambda: Transformer(5, 4, 2, 1, 6, np.random.default_rng(0), value_head=1)).startswith(
-        "value_head:"
+    assert raises(ValueError, lambda: _tiny().backward(PROMPT, TOKENS, MASK, MASK, np.ones(3))).startswith(
+        "dvalues:"
     )
+    assert raises(
+        TypeError, lambda: Transformer(5, 4, 2, 1, 6, np.random.default_rng(0), value_head=1)
+    ).startswith("value_head:")
     assert raises(ValueError, lambda: value_forward(np.ones((1, 2, 3)), np.ones(2), np.ones(1))).startswith("w:")
     _, cache = value_forward(np.ones((1, 2, 3)), np.ones(3), np.ones(1))
     assert raises(ValueError, lambda: value_backward(np.ones((1, 3)), cache)).startswith("dy:")
