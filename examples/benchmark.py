@@ -26,6 +26,10 @@ Sections:
   main       (opt-in) the main job as whole processes: `python examples/k_sweep.py` beside a plain
              NumPy script of the same experiment (examples/_plain_k_sweep.py), fresh interpreters,
              interleaved, medians of 3 (quick: 1), and what the library's start-up imports cost.
+  network    (opt-in) the transformer of examples/network.py beside the same model in PyTorch
+             (CPU eager, one thread, float64): one training step and one cached rollout at
+             d = 64 and 256, after checking that both agree (examples/bench_network.py; a child
+             process, "skipped" without PyTorch).
 
     $ python examples/benchmark.py                       # the full run (a few minutes)
     $ python examples/benchmark.py --quick               # small shapes (the docs page, CI)
@@ -797,6 +801,14 @@ def run_big_vocab(args, rng):
     bench_big_vocab.run_section(args)
 
 
+def run_network(args, rng):
+    """The network (examples/network.py's model) beside PyTorch: see examples/bench_network.py."""
+    sys.path.insert(0, HERE)
+    import bench_network
+
+    bench_network.run_section(args)
+
+
 def run_exact(args, rng):
     """The exact engine against the examples' enumeration before it: see examples/bench_exact.py."""
     sys.path.insert(0, HERE)
@@ -969,11 +981,12 @@ def parse_args(argv=None):
     p.add_argument(
         "--sections",
         nargs="+",
-        choices=SECTIONS + ("sweep", "big_vocab", "main", "exact"),
+        choices=SECTIONS + ("sweep", "big_vocab", "main", "exact", "network"),
         default=None,
         help=f"what to run (default: {' '.join(SECTIONS)}; 'sweep' is the V sweep of the figure, added by --plot; "
         "'main' the K-sweep against plain NumPy, whole processes; "
-        "'exact' the exact engine against the code before it)",
+        "'exact' the exact engine against the code before it; "
+        "'network' the transformer of examples/network.py beside PyTorch)",
     )
     p.add_argument(
         "--rounds",
@@ -1018,6 +1031,7 @@ def main(argv=None):
     runners["big_vocab"] = run_big_vocab  # opt-in: examples/bench_big_vocab.py
     runners["main"] = run_main  # opt-in: whole processes, the library's K-sweep against plain NumPy
     runners["exact"] = run_exact  # opt-in: examples/bench_exact.py
+    runners["network"] = run_network  # opt-in: examples/bench_network.py
     for name in sections:
         if name in runners:
             runners[name](args, rng)
@@ -1025,7 +1039,7 @@ def main(argv=None):
         Vs, per_tok = run_sweep(args, rng)
         if args.plot:
             plot(args.plot, Vs, per_tok)
-    if not set(sections) <= {"main", "exact"}:  # whole-process sections alone: their lines only
+    if not set(sections) <= {"main", "exact", "network"}:  # whole-process sections alone: their lines only
         run_overhead(args, rng)
     if TARGETS:
         table(

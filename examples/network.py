@@ -36,63 +36,18 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: threads only add
 import numpy as np  # noqa: E402
 
 from minirl_lm.nn.adamw import AdamW  # noqa: E402
-from minirl_lm.nn.generate import generate  # noqa: E402
 from minirl_lm.nn.model import Transformer  # noqa: E402
-from minirl_lm.pg.advantages import advantages  # noqa: E402
-from minirl_lm.pg.grpo import grpo_loss  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _network_rl  # noqa: E402
 from _claims import claim  # noqa: E402
 from _cli import integer, plot_path, real  # noqa: E402
+from _network_task import EQ, PLUS, P, T, V, accuracy, answers, digits, kl_entropy, prompts, split, verifier  # noqa: E402, F401
 
-PLUS, EQ, V, P, T = 10, 11, 12, 6, 3
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD = "docs/records/network.txt"  # the full run, written by --record docs/records/network.txt
 CURVES = "docs/records/network_curves.json"  # its RL curves, written beside it
-
-
-def digits(n, width):
-    """(N,) ints -> (N, width) digits, most significant first."""
-    return np.stack([(n // 10 ** (width - 1 - i)) % 10 for i in range(width)], axis=1)
-
-
-def prompts(a, b):
-    """`ab+cd=` as (N, 6) token ids."""
-    n = a.size
-    return np.concatenate([digits(a, 2), np.full((n, 1), PLUS), digits(b, 2), np.full((n, 1), EQ)], axis=1)
-
-
-def answers(a, b, carry=True):
-    """The sum's three digits, units first, (N, 3); carry=False: every carry forgotten."""
-    if carry:
-        return digits(a + b, 3)[:, ::-1].copy()
-    units, tens = (a + b) % 10, (a // 10 + b // 10) % 10
-    return np.stack([units, tens, np.zeros_like(a)], axis=1)
-
-
-def verifier(a, b, y):
-    """Reward 1.0 iff the response is the exact sum."""
-    return (y == answers(a, b)).all(axis=1).astype(np.float64)
-
-
-def split(rng, n_held):
-    """All 10,000 problems, shuffled: (train, held-out), each a pair of (N,) operand arrays."""
-    a, b = np.divmod(rng.permutation(10000), 100)
-    return (a[n_held:], b[n_held:]), (a[:n_held], b[:n_held])
-
-
-def accuracy(model, a, b):
-    """Exact: mean over problems of pi(y* | x)."""
-    y = answers(a, b)
-    return float(np.exp(model.logp(prompts(a, b), y, np.ones(y.shape))[1]).mean())
-
-
-def kl_entropy(model, ref, a, b, rng):
-    """Monte Carlo, one response per problem: (KL(pi || pi_ref), entropy) of whole responses."""
-    x = prompts(a, b)
-    y, mask, logp = generate(model, x, T, rng)
-    logp_ref = ref.logp(x, y, mask)[0]
-    return float((logp - logp_ref).sum(1).mean()), float(-logp.sum(1).mean())
+ESTIMATORS = ("grpo", "rloo", "ppo", "online_dpo")
 
 
 def sft(model, a, b, demos, steps, batch, lr, rng):
@@ -107,37 +62,13 @@ def sft(model, a, b, demos, steps, batch, lr, rng):
     return model
 
 
-def rl(model, ref, a, b, estimator, steps, N, K, mu, lr, beta, rng, log=None, held=None):
-    """GRPO or RLOO from the SFT model: each step N prompts, K responses each, mu epochs.
-    With ``log`` (a list), every 10th step appends (step, held-out accuracy on ``held``, mean
-    reward, KL to pi_ref and entropy of the batch's responses): no draw, the run is unchanged."""
-    opt = AdamW(model.params, lr=lr)
-    baseline = {"grpo": "standardized", "rloo": "loo"}[estimator]
-    for step in range(steps):
-        i = np.repeat(rng.integers(0, a.size, N), K)  # prompt-major: row n*K + k
-        x = prompts(a[i], b[i])
-        y, mask, _ = generate(model, x, T, rng)
-        R = verifier(a[i], b[i], y)  # (N K,)
-        adv = advantages(R.reshape(N, K), baseline).ravel()  # (N K,)
-        logp_old, logp_ref = model.logp(x, y, mask)[0], ref.logp(x, y, mask)[0]
-        for epoch in range(mu):
-            logp = logp_old if epoch == 0 else model.logp(x, y, mask)[0]  # pi_old is the sampler
-            _, g = grpo_loss(logp, logp_old, logp_ref, adv, mask, eps=0.2, beta=beta)
-            opt.step(model.backward(x, y, mask, g))
-        if log is not None and (step % 10 == 9 or step == 0):
-            lp = logp_old.sum(1)  # (N K,) the batch's sequence log-probs under pi_old
-            kl, ent = float((lp - logp_ref.sum(1)).mean()), float(-lp.mean())
-            log.append((step + 1, accuracy(model, *held), float(R.mean()), kl, ent))
-    return model
-
-
 def run(seed, args):
     """One seed: SFT, then each estimator from the same SFT model. Returns the figures."""
     rng = np.random.default_rng(seed)
     (a, b), (ha, hb) = split(rng, args.held)
     wrong = rng.random(a.size) < args.wrong  # drawn once: the flawed demonstrations
     demos = np.where(wrong[:, None], answers(a, b, carry=False), answers(a, b))  # (N, 3)
-    model = Transformer(V, args.d, args.heads, args.layers, P + T - 1, rng, init_scale=0.1)
+    model = Transformer(V, args.d, args.heads, args.layers, P + T - 1, rng, init_scale=0.1, value_head=True)
     sft(model, a, b, demos, args.sft_steps, 64, 3e-3, rng)
     ref = model.copy()  # pi_ref: the SFT model, frozen
     unseen = ha >= 50  # held-out problems of the kind RL never samples
@@ -149,26 +80,27 @@ def run(seed, args):
     pool = a < 50  # RL samples only these
     for est in args.estimators:
         m, out[est + " curve"] = ref.copy(), []
-        rl(
-            m,
-            ref,
-            a[pool],
-            b[pool],
-            est,
-            args.rl_steps,
-            args.N,
-            args.K,
-            args.mu,
-            args.rl_lr,
-            args.beta,
-            rng,
-            log=out[est + " curve"],
-            held=(ha, hb),
-        )
+        lr, beta = args.lr[est], args.beta[est]
+        kw = dict(rng=rng, log=out[est + " curve"], held=(ha, hb))
+        if est in ("grpo", "rloo"):
+            _network_rl.group(
+                m, ref, a[pool], b[pool], est, args.rl_steps, args.N, args.K, args.mu, lr, beta, **kw
+            )
+        else:
+            loop = getattr(_network_rl, est)
+            loop(m, ref, a[pool], b[pool], args.rl_steps, args.N, args.K, args.mu, lr, beta, **kw)
         kl, ent = kl_entropy(m, ref, ha, hb, rng)
         out[est] = accuracy(m, ha, hb)
         out[est + " kl"], out[est + " entropy"] = kl, ent
         out[est + " unseen"] = accuracy(m, ha[unseen], hb[unseen])
+        if est != "online_dpo":  # the clip fraction at the last epoch's start, mean over the logged steps
+            out[est + " clip"] = float(np.mean([c[5] for c in out[est + " curve"]]))
+        if est == "ppo":  # the critic: v(s_1) of each held-out prompt against its exact success
+            y = answers(ha, hb)
+            lp, v = m.logp_values(prompts(ha, hb), y, np.ones(y.shape))
+            success = np.exp(lp.sum(1))  # (held,) pi(y* | x)
+            out["ppo v corr"] = float(np.corrcoef(v[:, 0], success)[0, 1])
+            out["ppo v mean"], out["ppo success"] = float(v[:, 0].mean()), float(success.mean())
     return out
 
 
@@ -184,22 +116,30 @@ def report(r, args):
             f"network rl unseen: accuracy {r['sft unseen']:.2f} -> {r[est + ' unseen']:.2f} "
             f"on problems RL never sampled"
         )
+    if "ppo v corr" in r:
+        lines.append(
+            f"network rl ppo value head: v(s_1) against pi(y*|x) on held-out problems: correlation "
+            f"{r['ppo v corr']:.2f}, means {r['ppo v mean']:.3f} and {r['ppo success']:.3f}"
+        )
+    clips = [f"{est} {r[est + ' clip']:.3f}" for est in args.estimators if est + " clip" in r]
+    if clips:
+        lines.append("network rl clip fraction (mean over the logged steps): " + ", ".join(clips))
     return lines
 
 
 def plot(path, curves):
-    """Held-out accuracy, reward, KL to the SFT model and entropy against RL steps: one colour per
-    estimator, one line per seed."""
+    """Held-out accuracy, reward, KL to the SFT model, entropy and the clip fraction (none for
+    online DPO) against RL steps: one colour per estimator, one line per seed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.0))
-    names = ("held-out accuracy", "batch reward", "KL to sft (batch)", "entropy (batch, nats)")
-    for colour, (est, runs) in zip(("C0", "C1", "C2"), curves.items()):
+    fig, axes = plt.subplots(1, 5, figsize=(15, 3.0))
+    names = ("held-out accuracy", "batch reward", "KL to sft (batch)", "entropy (batch, nats)", "clip fraction")
+    for colour, (est, runs) in zip(("C0", "C1", "C2", "C3"), curves.items()):
         for i, log in enumerate(runs):
-            c = np.array(log)  # (points, 5): step, accuracy, reward, KL, entropy
+            c = np.array(log, dtype=float)  # (points, 6): step, accuracy, reward, KL, entropy, clip fraction
             for j, ax in enumerate(axes):
                 ax.plot(c[:, 0], c[:, j + 1], color=colour, lw=1, label=est if i == 0 else None)
     for ax, name in zip(axes, names):
@@ -223,6 +163,9 @@ def main(argv=None):
     p.add_argument("--seeds", type=integer(1, 10), default=3, help="seeds 0 .. seeds-1 (default 3)")
     p.add_argument("--wrong", type=real(0.0, 1.0), default=0.5, help="fraction of demonstrations without carries")
     p.add_argument("--rl-steps", type=integer(1, 10000), default=100, help="RL steps per estimator")
+    p.add_argument(
+        "--estimators", nargs="+", choices=ESTIMATORS, default=ESTIMATORS, help="which RL runs (default all)"
+    )
     p.add_argument("--record", type=record_path, metavar="PATH", help="also write the output to PATH")
     p.add_argument("--plot", type=plot_path, metavar="PATH", help="draw the RL curves (with --show: the record's)")
     p.add_argument("--show", action="store_true", help=f"print the recorded full run ({RECORD}) and exit")
@@ -236,9 +179,10 @@ def main(argv=None):
         return
     args.held, args.d, args.heads, args.layers = 1000, 32, 2, 2
     args.sft_steps, args.N, args.K, args.mu = 600, 16, 8, 2
-    args.rl_lr, args.beta, args.estimators = 3e-4, 0.04, ("grpo", "rloo")
+    args.lr = {"grpo": 3e-4, "rloo": 3e-4, "ppo": 3e-4, "online_dpo": 3e-4}  # AdamW's step size
+    args.beta = {"grpo": 0.04, "rloo": 0.04, "ppo": 0.04, "online_dpo": 0.1}  # KL (PPO: in the reward); DPO's beta
     if args.quick:
-        args.seeds, args.sft_steps, args.rl_steps, args.estimators = 1, 100, 5, ("grpo",)
+        args.seeds, args.sft_steps, args.rl_steps = 1, 100, 5
     lines = []
 
     def emit(line):
@@ -258,9 +202,10 @@ def main(argv=None):
         for line in report(mean, args):
             emit("  " + line)
         emit("range (min - max) over the seeds:")
-        for k in ["demos", "sft", "sft unseen"] + [e + x for e in args.estimators for x in ("", " unseen", " kl")]:
+        keys = ["demos", "sft", "sft unseen"] + [e + x for e in args.estimators for x in ("", " unseen", " kl")]
+        for k in keys + (["ppo v corr"] if "ppo" in args.estimators else []):
             lo, hi = min(r[k] for r in runs), max(r[k] for r in runs)
-            emit(f"  {k:<12} {lo:.3f} - {hi:.3f}")
+            emit(f"  {k:<17} {lo:.3f} - {hi:.3f}")
     emit(f"CPU time {time.process_time() - t0:.0f} s ({'quick' if args.quick else 'full'} run)")
     if not args.quick:  # the page's sentences, checked on every seed
         for est in args.estimators:
@@ -275,6 +220,21 @@ def main(argv=None):
                 claim(
                     all(r[est + " unseen"] > r["sft unseen"] for r in runs),
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
+                )
+            )
+        if "ppo" in args.estimators:  # the page's reading of the critic
+            emit(
+                claim(
+                    all(r["ppo v mean"] < r["ppo success"] for r in runs),
+                    "ppo's critic ends below the policy's mean exact success on the held-out prompts "
+                    "(it trails the rising reward), on every seed",
+                )
+            )
+            emit(
+                claim(
+                    all(r["ppo v corr"] < 0.2 for r in runs),
+                    "ppo's critic does not rank the prompts: the correlation of v(s_1) with their exact "
+                    "success is below 0.2, on every seed",
                 )
             )
     curves = {est: [r[est + " curve"] for r in runs] for est in args.estimators}

@@ -22,6 +22,7 @@ cache of the earlier ones (generation): position i attends to positions 0..i, as
 import numpy as np
 
 from minirl_lm.nn.checks import attention_args, grad_args
+from minirl_lm.nn.mlp import _mm
 
 
 def _heads(z, n_head):
@@ -60,13 +61,13 @@ def attention_forward(x, Wqkv, Wo, n_head):
 
 def _forward(x, Wqkv, Wo, n_head):
     L, d = x.shape[1], x.shape[2]
-    q, k, v = np.split(x @ Wqkv, 3, axis=-1)  # 3 x (B, L, d) eq. (qkv)
+    q, k, v = np.split(_mm(x, Wqkv), 3, axis=-1)  # 3 x (B, L, d) eq. (qkv)
     q, k, v = _heads(q, n_head), _heads(k, n_head), _heads(v, n_head)  # (B, H, L, e)
     s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # (B, H, L, L) eq. (scores)
     s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)  # causal: -inf for j > i
     a = _softmax_rows(s)  # (B, H, L, L) eq. (attn)
     o = _merge(a @ v)  # (B, L, d)
-    return o @ Wo, ("attention", x.shape, x, q, k, v, a, o, Wqkv, Wo)  # eq. (attn_out)
+    return _mm(o, Wo), ("attention", x.shape, x, q, k, v, a, o, Wqkv, Wo)  # eq. (attn_out)
 
 
 def attention_backward(dy, cache):
@@ -87,16 +88,19 @@ def _backward(dy, cache):
     _, (B, L, d), x, q, k, v, a, o, Wqkv, Wo = cache
     n_head = q.shape[1]
     dWo = o.reshape(-1, d).T @ dy.reshape(-1, d)  # (d, d) eq. (attn_out_grad)
-    do = _heads(dy @ Wo.T, n_head)  # (B, H, L, e)
+    do = _heads(_mm(dy, Wo.T), n_head)  # (B, H, L, e)
     da = do @ v.transpose(0, 1, 3, 2)  # (B, H, L, L) eq. (attn_av_grad)
     dv = a.transpose(0, 1, 3, 2) @ do  # (B, H, L, e) eq. (attn_av_grad)
     ds = a * (da - (da * a).sum(axis=-1, keepdims=True))  # eq. (softmax_grad)
     scale = 1.0 / np.sqrt(d // n_head)
     dq = ds @ k * scale  # (B, H, L, e) eq. (scores_grad)
     dk = ds.transpose(0, 1, 3, 2) @ q * scale  # eq. (scores_grad)
-    dqkv = np.concatenate([_merge(dq), _merge(dk), _merge(dv)], axis=-1)  # (B, L, 3d)
+    dqkv = np.empty((B, L, 3, n_head, d // n_head))  # (B, L, 3d) as [dq, dk, dv], head by head
+    for i, g in enumerate((dq, dk, dv)):
+        dqkv[:, :, i] = g.transpose(0, 2, 1, 3)  # (B, L, H, e)
+    dqkv = dqkv.reshape(B, L, 3 * d)
     dWqkv = x.reshape(-1, d).T @ dqkv.reshape(-1, 3 * d)  # (d, 3d) eq. (qkv_grad)
-    return dqkv @ Wqkv.T, dWqkv, dWo  # eq. (qkv_grad)
+    return _mm(dqkv, Wqkv.T), dWqkv, dWo  # eq. (qkv_grad)
 
 
 def _step(x, Wqkv, Wo, n_head, kv, pos):
@@ -104,11 +108,11 @@ def _step(x, Wqkv, Wo, n_head, kv, pos):
     (B, H, max_len, e), whose first pos positions hold the earlier keys and values; writes this
     call's keys and values into it. Returns y (B, L, d)."""
     L, d = x.shape[1], x.shape[2]
-    q, k, v = np.split(x @ Wqkv, 3, axis=-1)  # eq. (qkv)
+    q, k, v = np.split(_mm(x, Wqkv), 3, axis=-1)  # eq. (qkv)
     kv[0][:, :, pos : pos + L] = _heads(k, n_head)
     kv[1][:, :, pos : pos + L] = _heads(v, n_head)
     K, Vv = kv[0][:, :, : pos + L], kv[1][:, :, : pos + L]  # (B, H, pos + L, e)
     s = _heads(q, n_head) @ K.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # eq. (scores)
     i, j = np.arange(L)[:, None] + pos, np.arange(pos + L)[None, :]
     s = np.where(j <= i, s, -np.inf)  # causal: position i sees 0..i
-    return _merge(_softmax_rows(s) @ Vv) @ Wo  # eq. (attn), eq. (attn_out)
+    return _mm(_merge(_softmax_rows(s) @ Vv), Wo)  # eq. (attn), eq. (attn_out)

@@ -14,6 +14,7 @@ from minirl_lm.core.checks import (
     nonempty,
     rng_check,
 )
+from minirl_lm.core.validate import flag
 
 BLOCK_KEYS = ("ln1", "qkv", "proj", "ln2", "fc", "out")  # one block's parameters
 
@@ -93,14 +94,21 @@ def block_args(x, p, n_head):
     return x, q, n_head
 
 
+# -- value.py
+def value_args(h, w, c):
+    h = _floats(h, "h", 3)
+    return h, float_array(w, "w", shape=(h.shape[2],)), float_array(c, "c", shape=(1,))
+
+
 # -- model.py
-def model_args(V, d, n_head, n_layer, max_len, rng, init_scale):
+def model_args(V, d, n_head, n_layer, max_len, rng, init_scale, value_head=False):
     V, d = int_scalar(V, "V", low=1), int_scalar(d, "d", low=1)
     n_head = int_scalar(n_head, "n_head", low=1)
     if d % n_head:
         raise ValueError(f"n_head: expected a divisor of d = {d}, got {n_head}")
     n_layer, max_len = int_scalar(n_layer, "n_layer", low=0), int_scalar(max_len, "max_len", low=1)
-    return V, d, n_head, n_layer, max_len, rng_check(rng, "rng"), float_scalar(init_scale, "init_scale", 0.0)
+    rng, init_scale = rng_check(rng, "rng"), float_scalar(init_scale, "init_scale", 0.0)
+    return V, d, n_head, n_layer, max_len, rng, init_scale, flag(value_head, "value_head")
 
 
 def batch_args(model, prompt, tokens, mask, dlogp=_NOT_GIVEN):
@@ -119,6 +127,22 @@ def batch_args(model, prompt, tokens, mask, dlogp=_NOT_GIVEN):
     if dlogp is _NOT_GIVEN:
         return prompt, tokens, mask, None
     return prompt, tokens, mask, float_array(dlogp, "dlogp", shape=tokens.shape)
+
+
+def has_value_head(model):
+    """The model was built with ``value_head=True``."""
+    if "vhead" not in model.params:
+        raise ValueError("model: expected a Transformer built with value_head=True, got one without a value head")
+
+
+def dvalues_arg(model, dvalues, shape):
+    """None, or (B, T) float: then the model must have a value head."""
+    if dvalues is None:
+        return None
+    dvalues = float_array(dvalues, "dvalues", shape=shape)
+    if "vhead" not in model.params:
+        raise ValueError("dvalues: expected None for a Transformer without a value head, got an array")
+    return dvalues
 
 
 def _model(model):

@@ -16,16 +16,27 @@ it unchanged. The backward is the chain rule through the file's layers in revers
 `bigvocab.chunked_loss_grad` gives `(dh, dhead)` for the token loss `sum g * logp`, then
 `rmsnorm_backward`, each `block_backward`, `embed_backward` (eq. (model_grad)).
 
+With ``value_head=True`` the same `h` also gives one value per position (`nn/value.py`):
+
+    v[b, t] = h[b, t] . vhead + vbias         (B, T)                        eq. (value_head)
+
+and `backward(..., dlogp, dvalues)` adds the value head's `dh` to the LM head's before the final
+norm: the trunk's gradient is the sum of the policy loss's and the value loss's (eq.
+(model_grad)). The RL code (GAE, the clipped value loss) stays outside this part.
+
 Parameters (a flat dict of float64 arrays, `params`): ``wte`` (V, d), ``wpe`` (max_len, d),
-``h{l}.ln1/qkv/proj/ln2/fc/out`` per block (the MLP is 4d wide), ``lnf`` (d,), ``head`` (V, d).
+``h{l}.ln1/qkv/proj/ln2/fc/out`` per block (the MLP is 4d wide), ``lnf`` (d,), ``head`` (V, d),
+and with a value head ``vhead`` (d,), ``vbias`` (1,).
 Initialization: normal with standard deviation `init_scale` (the projections into the residual
-stream divided by `sqrt(2 n_layer)`, as GPT-2), gains 1; every draw from `rng`.
+stream divided by `sqrt(2 n_layer)`, as GPT-2), gains 1; every draw from `rng`. The value head
+starts at 0 (no draw, so a model with and one without a value head share every other weight):
+its first values are 0 and its first gradient into the trunk is 0.
 """
 
 import numpy as np
 
-from minirl_lm.nn import block, embed, norm
-from minirl_lm.nn.checks import BLOCK_KEYS, batch_args, model_args
+from minirl_lm.nn import block, embed, norm, value
+from minirl_lm.nn.checks import BLOCK_KEYS, batch_args, dvalues_arg, has_value_head, model_args
 from minirl_lm.scale import bigvocab
 
 
@@ -40,11 +51,12 @@ class Transformer:
         max_len: the longest input, P + T - 1 positions.
         rng: np.random.Generator for the initialization.
         init_scale: standard deviation of the initial weights.
+        value_head: also a value head on the trunk (eq. (value_head)), started at 0.
     """
 
-    def __init__(self, V, d, n_head, n_layer, max_len, rng, init_scale=0.02):
-        V, d, n_head, n_layer, max_len, rng, init_scale = model_args(
-            V, d, n_head, n_layer, max_len, rng, init_scale
+    def __init__(self, V, d, n_head, n_layer, max_len, rng, init_scale=0.02, value_head=False):
+        V, d, n_head, n_layer, max_len, rng, init_scale, value_head = model_args(
+            V, d, n_head, n_layer, max_len, rng, init_scale, value_head
         )
         self.V, self.d, self.n_head, self.n_layer, self.max_len = V, d, n_head, n_layer, max_len
         deep = init_scale / np.sqrt(2 * max(n_layer, 1))
@@ -57,6 +69,8 @@ class Transformer:
             p[f"h{layer}.fc"] = rng.normal(0, init_scale, (d, 4 * d))
             p[f"h{layer}.out"] = rng.normal(0, deep, (4 * d, d))
         p["lnf"], p["head"] = np.ones(d), rng.normal(0, init_scale, (V, d))
+        if value_head:
+            p["vhead"], p["vbias"] = np.zeros(d), np.zeros(1)
         self.params = p
 
     def copy(self):
@@ -102,12 +116,37 @@ class Transformer:
         return lp, lp.sum(axis=1)
 
     def _logp(self, prompt, tokens, mask):
+        return self._logp_values(prompt, tokens, mask)[0]
+
+    def _logp_values(self, prompt, tokens, mask, values=False):
         h, _ = self._hidden(prompt, tokens)
         B, T, d = h.shape
         lp = bigvocab.chunked_logp(h.reshape(-1, d), self.params["head"], tokens.ravel(), mask.ravel())
-        return lp.reshape(B, T)  # eq. (unembed)
+        if not values:
+            return lp.reshape(B, T), None  # eq. (unembed)
+        v = value._forward(h, self.params["vhead"], self.params["vbias"])[0] * mask  # (B, T) eq. (value_head)
+        return lp.reshape(B, T), v
 
-    def backward(self, prompt, tokens, mask, dlogp):
+    def logp_values(self, prompt, tokens, mask):
+        """Token log-probs and the values of the states that predict them, from one forward.
+
+        Args:
+            prompt: as in `logp`.
+            tokens: as in `logp`.
+            mask: as in `logp`.
+
+        Returns:
+            ``(logp, values)``: (B, T) and (B, T) float64, `values[b, t]` = v(s_t) of the state
+            `(x, y_<t)`, eq. (value_head); both 0.0 where ``mask == 0``.
+
+        Raises:
+            ValueError: a model built without ``value_head=True``, or a bad batch.
+        """
+        prompt, tokens, mask, _ = batch_args(self, prompt, tokens, mask)
+        has_value_head(self)
+        return self._logp_values(prompt, tokens, mask, values=True)
+
+    def backward(self, prompt, tokens, mask, dlogp, dvalues=None):
         """The gradient of a loss whose derivative in the token log-probs is ``dlogp``.
 
         Args:
@@ -115,14 +154,18 @@ class Transformer:
             tokens: as in `logp`.
             mask: as in `logp`.
             dlogp: (B, T) `dloss/dlogp` (an objective's second output); ignored where mask is 0.
+            dvalues: None, or (B, T) `dloss/dvalues` of a value loss (a model with a value
+                head); ignored where mask is 0. The trunk gets the sum of both gradients.
 
         Returns:
-            A dict of (name -> array of the parameter's shape): `d loss / d params`.
+            A dict of (name -> array of the parameter's shape): `d loss / d params` (the value
+            head's entries are 0 when ``dvalues`` is None).
         """
         prompt, tokens, mask, dlogp = batch_args(self, prompt, tokens, mask, dlogp)
-        return self._backward(prompt, tokens, mask, dlogp)
+        dvalues = dvalues_arg(self, dvalues, tokens.shape)
+        return self._backward(prompt, tokens, mask, dlogp, dvalues)
 
-    def _backward(self, prompt, tokens, mask, dlogp):
+    def _backward(self, prompt, tokens, mask, dlogp, dvalues=None):
         h, (ce, caches, cf) = self._hidden(prompt, tokens)
         B, T, d = h.shape
         g = dlogp.ravel()
@@ -137,6 +180,11 @@ class Transformer:
         dfull = np.zeros(cf[1])  # (B, P + T - 1, d): the prompt's first P - 1 outputs score nothing
         dfull[:, P - 1 :] = dh.reshape(B, T, d)
         grads = {"head": dhead}
+        if "vhead" in self.params:  # eq. (value_grad): the value loss's dh, added to the LM head's
+            dv = np.zeros((B, T)) if dvalues is None else dvalues * mask  # (B, T)
+            vcache = ("value", (B, T), h, self.params["vhead"])
+            dhv, grads["vhead"], grads["vbias"] = value._backward(dv, vcache)
+            dfull[:, P - 1 :] += dhv
         dz, grads["lnf"] = norm._backward(dfull, cf)  # eq. (model_grad)
         for layer in reversed(range(self.n_layer)):
             dz, gb = block._backward(dz, caches[layer])

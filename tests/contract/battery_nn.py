@@ -5,7 +5,7 @@ import numpy as np
 from battery_data import MASK, RNG, F, const
 from battery_kinds import BAD, bad_float
 
-from minirl_lm.nn import attention, block, embed, mlp, norm
+from minirl_lm.nn import attention, block, embed, mlp, norm, value
 from minirl_lm.nn.adamw import AdamW
 from minirl_lm.nn.generate import generate, generate_recompute
 from minirl_lm.nn.model import Transformer
@@ -21,9 +21,13 @@ def _model():
     return Transformer(V=5, d=D, n_head=2, n_layer=1, max_len=6, rng=np.random.default_rng(0), init_scale=0.5)
 
 
-def _method(name):
+def _vmodel():
+    return Transformer(5, D, 2, 1, 6, np.random.default_rng(0), init_scale=0.5, value_head=True)
+
+
+def _method(name, make=_model):
     def call(**kw):
-        return getattr(_model(), name)(**kw)
+        return getattr(make(), name)(**kw)
 
     call.__name__ = f"Transformer.{name}"
     call.__wrapped__ = getattr(Transformer, name)
@@ -74,6 +78,7 @@ CACHES = {
     "attention": lambda: attention.attention_forward(X(), _r(D, 3 * D)(), _r(D, D)(), 2)[1],
     "mlp": lambda: mlp.mlp_forward(X(), _r(D, M)(), _r(M, D)())[1],
     "block": lambda: block.block_forward(X(), _block_params(), 2)[1],
+    "value": lambda: value.value_forward(X(), _r(D)(), _r(1)())[1],
 }
 
 
@@ -117,6 +122,10 @@ def _grad(kind, *shape):
     )
 
 
+def _value_grad():
+    return F(value.value_backward, dy=("float", _r(2, 3)), cache=("cache_value", CACHES["value"]))
+
+
 TABLE = [
     # embed.py
     F(embed.embed_forward, wte=("float", _r(5, D)), wpe=("float", _r(6, D)), ids=("ids5", IDS)),
@@ -139,6 +148,9 @@ TABLE = [
     # block.py
     F(block.block_forward, x=("float", X), p=("block_params", _block_params), n_head=("int1", const(2))),
     _grad("block"),
+    # value.py
+    F(value.value_forward, h=("float", X), w=("float", _r(D)), c=("float", _r(1))),
+    _value_grad(),
     # model.py
     F(
         _transformer,
@@ -149,6 +161,7 @@ TABLE = [
         max_len=("int1", const(6)),
         rng=("generator", RNG),
         init_scale=("nonneg", const(0.02)),
+        value_head=("flag", const(True)),
     ),
     F(_method("logp"), prompt=("ids5", IDS), tokens=("ids5", IDS), mask=("mask", MASK)),
     F(
@@ -157,6 +170,15 @@ TABLE = [
         tokens=("ids5", IDS),
         mask=("mask1", MASK),  # returns a dict: the holes test reads tuples (logp's row covers holes)
         dlogp=("float", _r(2, 3)),
+    ),
+    F(_method("logp_values", _vmodel), prompt=("ids5", IDS), tokens=("ids5", IDS), mask=("mask", MASK)),
+    F(
+        _method("backward", _vmodel),
+        prompt=("ids5", IDS),
+        tokens=("ids5", IDS),
+        mask=("mask1", MASK),
+        dlogp=("float", _r(2, 3)),
+        dvalues=("float", _r(2, 3)),
     ),
     # adamw.py
     F(

@@ -1,4 +1,4 @@
-"""examples/network.py runs as a program and prints its three line forms; the pipeline's pieces
+"""examples/network.py runs as a program and prints its line forms; the pipeline's pieces
 (the task, the flawed demonstrations, the verifier) do what the page says."""
 
 import json
@@ -15,15 +15,22 @@ SCRIPT = ROOT / "examples" / "network.py"
 sys.path.insert(0, str(ROOT / "examples"))
 import network  # noqa: E402
 
+ESTIMATORS = ("grpo", "rloo", "ppo", "online_dpo")
 FORMS = [
     r"^  network sft: held-out accuracy \d\.\d{3} \(demonstrations \d\.\d{3} correct\)$",
-    r"^  network rl grpo: held-out accuracy \d\.\d{3} after 5 steps, KL to sft -?\d\.\d{3}, entropy \d+\.\d{2}$",
-    r"^  network rl unseen: accuracy \d\.\d{2} -> \d\.\d{2} on problems RL never sampled$",
+    r"^  network rl ppo value head: v\(s_1\) against pi\(y\*\|x\) on held-out problems: correlation -?\d\.\d{2}, "
+    r"means -?\d\.\d{3} and \d\.\d{3}$",
+    r"^  network rl clip fraction \(mean over the logged steps\): grpo \d\.\d{3}, rloo \d\.\d{3}, ppo \d\.\d{3}$",
+] + [
+    rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 5 steps, "
+    r"KL to sft -?\d\.\d{3}, entropy \d+\.\d{2}$"
+    for est in ESTIMATORS
 ]
+UNSEEN = r"^  network rl unseen: accuracy \d\.\d{2} -> \d\.\d{2} on problems RL never sampled$"
 
 
 @pytest.mark.slow
-def test_quick_run_prints_the_three_forms():
+def test_quick_run_prints_every_form():
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
@@ -31,6 +38,7 @@ def test_quick_run_prints_the_three_forms():
     lines = proc.stdout.splitlines()
     for form in FORMS:
         assert sum(bool(re.match(form, line)) for line in lines) == 1, (form, proc.stdout)
+    assert sum(bool(re.match(UNSEEN, line)) for line in lines) == len(ESTIMATORS)
 
 
 def test_task_answers_and_verifier():
@@ -54,10 +62,10 @@ def test_the_record_holds_every_seed_the_mean_and_the_claims():
     text = (ROOT / network.RECORD).read_text()
     assert text.startswith("$ python examples/network.py")
     lines = text.splitlines()
-    for est in ("grpo", "rloo"):
+    for est in ESTIMATORS:
         form = rf"^  network rl {est}: held-out accuracy \d\.\d{{3}} after 100 steps, KL to sft"
         assert sum(bool(re.match(form, line)) for line in lines) == 4  # 3 seeds and the mean
         assert any(line.startswith(f"{est} ends above the SFT model") for line in lines)
     assert "mean over 3 seeds:" in lines
     curves = json.loads((ROOT / network.CURVES).read_text())
-    assert set(curves) == {"grpo", "rloo"} and all(len(runs) == 3 for runs in curves.values())
+    assert set(curves) == set(ESTIMATORS) and all(len(runs) == 3 for runs in curves.values())
