@@ -144,3 +144,21 @@ def plot_path(text):
             f"expected matplotlib to draw the figure ({INSTALL_MATPLOTLIB}), got {type(e).__name__}: {e}"
         ) from None
     return text
+
+
+def record_path(text):
+    """Type: a JSON file a run's record can be written to (an existing, writable folder), checked
+    before the run."""
+    if not text or os.path.isdir(text) or not text.endswith(".json"):
+        raise argparse.ArgumentTypeError(f"expected a file name ending in .json, got {text!r}")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(
+            f"expected a path in an existing folder, got {text!r} ({folder} does not exist)"
+        )
+    target = text if os.path.exists(text) else folder
+    if not os.access(target, os.W_OK):
+        raise argparse.ArgumentTypeError(
+            f"expected a path this user can write, got {text!r} ({target} is not writable)"
+        )
+    return text

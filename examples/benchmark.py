@@ -39,6 +39,7 @@ Sections:
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -53,7 +54,7 @@ from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 import _group_kernels as gk  # noqa: E402
-from _cli import int_at_least, plot_path, real, seed  # noqa: E402
+from _cli import int_at_least, plot_path, real, record_path, seed  # noqa: E402
 
 try:
     import torch
@@ -1010,11 +1011,88 @@ def parse_args(argv=None):
     )
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the inputs")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw time per token against V (dense forward)")
-    return p.parse_args(argv)
+    p.add_argument(
+        "--record",
+        metavar="PATH",
+        type=record_path,
+        help="also write the run (its output, the V sweep, the machine) to a JSON record",
+    )
+    p.add_argument(
+        "--show",
+        action="store_true",
+        help="print the kept record (docs/records/benchmark.json) instead of measuring; with --plot, its V sweep",
+    )
+    args = p.parse_args(argv)
+    if args.show:
+        given = [k for k in ("quick", "sections", "rounds", "min_time", "shapes", "record") if getattr(args, k)]
+        if given:
+            p.error(f"--show: prints the kept record and measures nothing, got --{given[0].replace('_', '-')} too")
+        if not os.path.isfile(RECORD):
+            p.error(f"--show: expected a record at {RECORD} (write one with --record)")
+    return args
+
+
+RECORD = os.path.join(os.path.dirname(HERE), "docs", "records", "benchmark.json")
+
+
+class _Tee:
+    """Standard output that also keeps what is written (for --record)."""
+
+    def __init__(self, stream):
+        self.stream, self.parts = stream, []
+
+    def write(self, text):
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def show(path, plot_to=None):
+    """Print a kept run: where and when it was taken, its command, its output; draw its V sweep."""
+    with open(path) as f:
+        rec = json.load(f)
+    m = rec["machine"]
+    print(f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, {m['cores']} cores")
+    print(f"$ {rec['command']}")
+    print(rec["stdout"], end="")
+    if plot_to:
+        if rec["sweep"] is None:
+            raise SystemExit(f"{path}: the record holds no V sweep to draw (record a run with --plot)")
+        plot(plot_to, rec["sweep"]["V"], rec["sweep"]["per_token"])
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.show:
+        return show(RECORD, args.plot)
+    if args.record:
+        import bench_big_vocab  # the machine's description
+
+        info, tee = bench_big_vocab.machine(), _Tee(sys.stdout)
+        sys.stdout = tee
+        try:
+            sweep = measure(args)
+        finally:
+            sys.stdout = tee.stream
+        argv = sys.argv[1:] if argv is None else list(argv)
+        shown = [a for a in argv if a != "--record" and a != args.record]
+        rec = {
+            "command": " ".join(["python examples/benchmark.py", *shown]).replace(str(args.plot), "FIG.svg"),
+            "machine": info,
+            "stdout": "".join(tee.parts),
+            "sweep": sweep,
+        }
+        with open(args.record, "w") as f:
+            json.dump(rec, f, indent=1)
+            f.write("\n")
+        return None
+    measure(args)
+
+
+def measure(args):
+    """Run the sections of args; return the V sweep ({"V": [...], "per_token": {...}}) if one ran."""
     args.rounds = args.rounds if args.rounds is not None else (3 if args.quick else 5)
     args.min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
     sections = list(args.sections or SECTIONS)
@@ -1035,8 +1113,13 @@ def main(argv=None):
     for name in sections:
         if name in runners:
             runners[name](args, rng)
+    sweep = None
     if "sweep" in sections:
         Vs, per_tok = run_sweep(args, rng)
+        sweep = {
+            "V": [int(v) for v in Vs],
+            "per_token": {k: [None if y is None else float(y) for y in ys] for k, ys in per_tok.items()},
+        }
         if args.plot:
             plot(args.plot, Vs, per_tok)
     if not set(sections) <= {"main", "exact", "network"}:  # whole-process sections alone: their lines only
@@ -1047,6 +1130,7 @@ def main(argv=None):
             ["target", "measured", "goal", ""],
             [list(t) for t in TARGETS],
         )
+    return sweep
 
 
 if __name__ == "__main__":

@@ -166,3 +166,21 @@ def test_group_kernels_equal_rewards_exactly_zero(value):
     assert bitwise_zero(gk._group_standardized(r, 1e-8, 0))
     assert bitwise_zero(gk._group_standardized(r, 0.0, 1))
     assert bitwise_zero(gk._group_loo(r))
+
+
+def test_show_prints_the_kept_record_and_measures_nothing():
+    out = run("--show")
+    lines = out.splitlines()
+    assert lines[0].startswith("recorded ") and lines[1].startswith("$ python examples/benchmark.py --quick")
+    assert "main job k_sweep: library" in out and "Dense forward, token log-probs, float64" in out
+    bad = example_runs.run([sys.executable, SCRIPT, "--show", "--quick"], cwd=ROOT)
+    assert bad.returncode == 2 and "--show: prints the kept record and measures nothing, got --quick" in bad.stderr
+
+
+def test_record_keeps_the_output(tmp_path):
+    rec = tmp_path / "b.json"
+    args = ["--quick", "--sections", "main", "--record", str(rec)]
+    out = example_runs.run([sys.executable, SCRIPT, *args], cwd=ROOT, check=True).stdout
+    kept = __import__("json").loads(rec.read_text())
+    assert kept["stdout"] == out and kept["command"] == "python examples/benchmark.py " + " ".join(args[:-2])
+    assert kept["sweep"] is None and set(kept["machine"]) >= {"date", "cpu", "cores", "commit"}

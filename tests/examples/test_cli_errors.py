@@ -83,6 +83,7 @@ OPTIONS = {
         "--shapes": ["0x0", "0x8", "8x0", "-4x8", "4x", "x"],
         "--plot": PLOT,
         "--sections": CHOICE,
+        "--record": [MISSING, str(ROOT), "x.txt"],
     },
     "bug_effects.py": {"--only": ["no_such_bug"], "--seed": SEED, "--plot": PLOT},
     "confusions.py": {"": ["nope"]},

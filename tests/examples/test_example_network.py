@@ -3,10 +3,10 @@
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -26,14 +26,15 @@ FORMS = [
     r"KL to sft -?\d\.\d{3}, entropy \d+\.\d{2}$"
     for est in ESTIMATORS
 ]
+# started when the session starts (tests/conftest.py); the test below then reads its result
+QUICK = [sys.executable, str(SCRIPT), "--quick"]
+EXAMPLE_RUNS = [QUICK]
 UNSEEN = r"^  network rl unseen: accuracy \d\.\d{2} -> \d\.\d{2} on problems RL never sampled$"
 
 
 @pytest.mark.slow
 def test_quick_run_prints_every_form():
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    proc = example_runs.run(QUICK, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     for form in FORMS:
