@@ -418,6 +418,7 @@ def family(pop, ref, pi_star, args, print):
 
     pi, ties, _ = hinge_vertex(pop, args.beta)
     row("hinge", pi)
+    facts["hinge"] = rows["hinge"]
     facts["hinge_ties"] = sum(len(t) for t in ties)
     notes.append(
         f"hinge: an exact minimizer, its margins beta Delta integers; {facts['hinge_ties']} of its "
@@ -454,15 +455,15 @@ def family(pop, ref, pi_star, args, print):
             facts.setdefault("tv_f", []).append(tv_f)
             notes.append(f"{name}: TV to the closed-form optimum of E[R] - beta D_f(pi || pi_ref) {tv_f:.0e}")
         if name == "apo_zero":
-            facts["apo_zero"] = pi[P < 0.5 - 1e-9].sum() / pop.N
+            facts["apo_zero_mass"] = pi[P < 0.5 - 1e-9].sum() / pop.N
             notes.append(
-                f"apo_zero: no interior optimum; mass {facts['apo_zero']:.0e} left on the "
+                f"apo_zero: no interior optimum; mass {facts['apo_zero_mass']:.0e} left on the "
                 f"{int((P < 0.5 - 1e-9).sum())} responses that lose to pi_ref more often than they win"
             )
         if name == "apo_down":
-            facts["apo_down"] = pi[best].sum() / pop.N
+            facts["apo_down_mass"] = pi[best].sum() / pop.N
             notes.append(
-                f"apo_down: no interior optimum here; mass {facts['apo_down']:.6f} on the best response "
+                f"apo_down: no interior optimum here; mass {facts['apo_down_mass']:.6f} on the best response "
                 f"of each prompt (stopped at |gradient| {gmax:.0e} as sigma' vanishes)"
             )
         facts[name] = rows[name]
@@ -604,14 +605,14 @@ def main(argv=None):
     )
 
     # part 3: the rest of the DPO family, printed after everything above (whose lines are fixed)
-    facts = family(pop, ref, pi_star, args, print)
+    facts = None if args.takeaway else family(pop, ref, pi_star, args, print)
 
     page_run = {k: v for k, v in vars(args).items() if k not in ("plot", "takeaway")} == {
         k: v for k, v in vars(parse_args([])).items() if k not in ("plot", "takeaway")
     }
     if page_run or args.takeaway:  # the page's claims are about its run, the defaults
         summary = conclusions(res, trace, kto_mass)
-        if page_run:
+        if page_run and facts is not None:
             family_conclusions(facts)
     if args.takeaway:
         for line in summary:
@@ -668,8 +669,8 @@ def family_conclusions(f):
         "each f-DPO lands away from pi*",
     )
     claim(bool(max(f["spread"]) < 1e-6), "BCO, NCA and SPPO satisfy one equation per response")
-    claim(bool(f["apo_zero"] < 1e-12), "APO-zero leaves almost no mass on the responses that lose to pi_ref")
-    claim(bool(f["apo_down"] > 0.999), "APO-down ends on the best response of each prompt")
+    claim(bool(f["apo_zero_mass"] < 1e-12), "APO-zero leaves almost no mass on the responses that lose to pi_ref")
+    claim(bool(f["apo_down_mass"] > 0.999), "APO-down ends on the best response of each prompt")
     claim(f["hinge_ties"] == 0, "no other class-constant minimizer ties with hinge's")
     others = ("hinge", "exo_pair", "discopop", "bco_pair", "nca_pair", "sppo_hard")
     claim(bool(min(f[k][0] for k in others) > 1e-2), "the other losses land away from pi*")
