@@ -311,8 +311,8 @@ def expected_reward(pop, pi):
 
 
 def response_constant(pop, pi, loss_type, beta):
-    """BCO, NCA, SPPO fit each response on its own: g(phi(y)) = lambda(x) e^phi(y) with one lambda per
-    prompt, the multiplier of the normalization. lambda(x) (N,) and its spread over the responses."""
+    """BCO, NCA, SPPO fit each response on its own: g(phi(y)) = kappa(x) e^phi(y) with one kappa per
+    prompt, the multiplier of the normalization. kappa(x) (N,) and its largest spread over a prompt."""
     P, phi = win_rate(pop), np.log(pi) - pop.seq_ref  # (M,)
     u = _sigmoid(beta * phi)
     g = {"bco_pair": u - P, "nca_pair": u * (P + 0.5) - P, "sppo_hard": phi - (P - 0.5) / beta}[loss_type]
@@ -447,7 +447,7 @@ def family(pop, ref, pi_star, args, print):
             lam, spread = response_constant(pop, pi, loss_type, args.beta)
             facts.setdefault("spread", []).append(spread)
             notes.append(
-                f"{name}: one equation per response, g(phi(y)) = lambda(x) e^phi(y), with lambda = "
+                f"{name}: one equation per response, kappa(x) e^phi(y) on its right, with kappa = "
                 f"{', '.join(f'{v:+.4f}' for v in lam)} (spread over responses {spread:.0e})"
             )
         if div != "reverse_kl":
@@ -674,6 +674,10 @@ def family_conclusions(f):
     claim(f["hinge_ties"] == 0, "no other class-constant minimizer ties with hinge's")
     others = ("hinge", "exo_pair", "discopop", "bco_pair", "nca_pair", "sppo_hard")
     claim(bool(min(f[k][0] for k in others) > 1e-2), "the other losses land away from pi*")
+    rest = [k for k in (*FAMILY, "hinge", "tr_dpo") if k != "robust_flip"]
+    claim(
+        bool(min(f[k][0] for k in rest) > 1e-2), "in the DPO family only robust DPO on flipped labels lands on pi*"
+    )
     r = f["tr_rewards"]
     claim(
         bool(all(b > a for a, b in zip(r, r[1:])) and r[-1] > f["star_reward"]),
