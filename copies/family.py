@@ -78,7 +78,9 @@ Where each lands (population pairs from `pi_ref`, Bradley-Terry labels; derived 
 f-divergence lands on the f-regularized optimum, in closed form; robust fits
 `sigma(z) = (p - eps) / (1 - 2 eps)`, which is `pi*` only on labels flipped at rate `eps`; BCO,
 NCA and SPPO fit each response on its own, to a point given by one equation per response and one
-constant per prompt; APO-zero has no interior optimum; the others land elsewhere.
+constant per prompt; APO-zero has no interior optimum (nor, on the page's task, APO-down); hinge
+is a linear program (its vertex is found exactly there); EXO and DiscoPOP land elsewhere, with no
+closed form.
 
 Names in TRL 1.16.0 (`DPOConfig.loss_type`, `trl/trainer/dpo_trainer.py`; defaults in
 parentheses, not results of this library): `loss_type` is TRL's name; `label_smoothing` (0.0),
