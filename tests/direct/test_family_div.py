@@ -53,6 +53,9 @@ def test_sync_reference_is_a_geometric_mixture_per_state_and_keeps_impossible_to
     new = sync_reference(ref, theta, 0.25)
     assert new[0, 2] == -np.inf and new[1, 1] == -np.inf  # -inf in either stays (weight > 0)
     assert sync_reference(ref, theta, 1.0)[1, 1] == 0.3  # a weight 0 drops it, no NaN
+    kept = sync_reference(theta, ref, 0.0)  # the policy's -inf at weight 0: the reference, exactly
+    assert (kept == theta).all() and kept[1, 1] == 0.3
+    assert np.isfinite(sync_reference(ref, ref, 0.5)[0, :2]).all()
     p, q, m = TabularPolicy(ref).probs(), TabularPolicy(theta).probs(), TabularPolicy(new).probs()
     with np.errstate(divide="ignore"):
         geo = np.exp(0.75 * np.log(p[0]) + 0.25 * np.log(q[0]))
