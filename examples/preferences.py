@@ -34,6 +34,8 @@ import numpy as np
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.direct.family import dpo_family_loss
+from minirl_lm.direct.family_div import sync_reference
 from minirl_lm.direct.preferences import (
     bradley_terry_judge,
     ipo_loss,
@@ -50,6 +52,21 @@ from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
+FAMILY = {  # row: (TRL loss_type, f_divergence_type, labels flipped at rate eps)
+    "robust": ("robust", "reverse_kl", False),
+    "robust_flip": ("robust", "reverse_kl", True),
+    "exo_pair": ("exo_pair", "reverse_kl", False),
+    "discopop": ("discopop", "reverse_kl", False),
+    "bco_pair": ("bco_pair", "reverse_kl", False),
+    "nca_pair": ("nca_pair", "reverse_kl", False),
+    "sppo_hard": ("sppo_hard", "reverse_kl", False),
+    "apo_zero": ("apo_zero", "reverse_kl", False),
+    "apo_down": ("apo_down", "reverse_kl", False),
+    "fdpo_fkl": ("sigmoid", "forward_kl", False),
+    "fdpo_js": ("sigmoid", "js_divergence", False),
+    "fdpo_alpha": ("sigmoid", "alpha_divergence", False),
+}
+DIVERGING = ("robust",)  # no finite optimum and no vanishing gradient: a fixed iteration budget
 
 
 def make_task():
@@ -81,7 +98,7 @@ class Population:
         self.reward = mdp.score(grader, self.R)  # (M,)
         _, self.seq_ref = ref.logp(self.R.states, self.R.tokens, self.R.mask)  # (M,)
         pairs, prob = ordered_groups(self.seq_ref, self.R.prompt, 2)  # every (a, b), i.i.d. pi_ref
-        c, r, w = [], [], []
+        c, r, w, w_rev = [], [], [], []
         for x in range(self.N):
             a, b = pairs[self.R.prompt[pairs[:, 0]] == x].T
             draw = prob[self.R.prompt[pairs[:, 0]] == x] / self.N  # mu_0 pi_ref(a) pi_ref(b)
@@ -89,7 +106,8 @@ class Population:
             c += [a, b]
             r += [b, a]
             w += [draw * p, draw * (1.0 - p)]  # a chosen, or b chosen
-        self.c, self.r, self.w = (np.concatenate(v) for v in (c, r, w))
+            w_rev += [draw * (1.0 - p), draw * p]  # the weight of the same pair, labels swapped
+        self.c, self.r, self.w, self.w_rev = (np.concatenate(v) for v in (c, r, w, w_rev))
 
     def net_desirable(self):
         """Weight of each response as chosen minus as rejected (M,): KTO's sign of pull."""
@@ -108,12 +126,30 @@ class Population:
         """pi(y|x) of every response (M,)."""
         return np.exp(policy.logp(self.R.states, self.R.tokens, self.R.mask)[1])
 
-    def loss(self, name, policy, beta, gamma, lam, z0, ls):
+    def loss(self, name, policy, beta, gamma, lam, z0, ls, fam=None):
         """The population loss `name` at the policy and its gradient on theta (S, V)."""
         R, c, r, w = self.R, self.c, self.r, self.w
         logp, seq = policy.logp(R.states, R.tokens, R.mask)  # (M, T), (M,)
         G = np.zeros(logp.shape)  # (M, T) dloss/dlogp
-        if name in ("dpo", "cdpo"):
+        if name in FAMILY:  # TRL's loss_type on the same pairs (labels flipped at rate eps: *_flip)
+            loss_type, div, flip = FAMILY[name]
+            eps = {"robust": fam.label_smoothing, "exo_pair": fam.exo_eps}.get(loss_type, 0.0)
+            loss, (d_c, d_r) = dpo_family_loss(
+                seq[c],
+                seq[r],
+                self.seq_ref[c],
+                self.seq_ref[r],
+                beta,
+                loss_type,
+                eps,
+                fam.tau,
+                div,
+                fam.alpha,
+                weights=(1.0 - eps) * w + eps * self.w_rev if flip else w,
+            )
+            dseq = np.bincount(c, d_c, minlength=self.M) + np.bincount(r, d_r, minlength=self.M)  # (M,)
+            G = dseq[:, None] * R.mask  # ds/dlogp_t = mask_t (dpo.token_grad)
+        elif name in ("dpo", "cdpo"):
             loss, (d_c, d_r) = dpo_loss(
                 seq[c],
                 seq[r],
@@ -194,7 +230,7 @@ def lbfgs(f, x, max_iter=3000, tol=1e-12, m=20, max_step=1.0):
     return x, np.abs(g).max(), max_iter
 
 
-def land(pop, name, theta_ref, args):
+def land(pop, name, theta_ref, args, max_iter=None):
     """The population optimum of loss `name` from pi_ref: (policy, max |gradient|, iterations)."""
     shape = theta_ref.shape
 
@@ -207,10 +243,11 @@ def land(pop, name, theta_ref, args):
             args.lam,
             args.z0,
             args.label_smoothing,
+            fam=args,
         )
         return loss, dtheta.ravel()
 
-    flat, gmax, it = lbfgs(f, theta_ref.ravel().copy(), max_iter=args.max_iter)
+    flat, gmax, it = lbfgs(f, theta_ref.ravel().copy(), max_iter=max_iter or args.max_iter)
     return TabularPolicy(flat.reshape(shape)), gmax, it
 
 
@@ -260,6 +297,199 @@ def offline_step(policy, seq_ref, ro, c, r, beta, lr):
     policy.theta -= lr * policy.backward(ro.states, ro.tokens, ro.mask, dseq[:, None] * ro.mask)
 
 
+# ---------------------------------------------------------------- part 3: the rest of the DPO family
+
+
+def win_rate(pop):
+    """P(y) = E_{b ~ pi_ref} P(y > b) (M,): a response's weight as chosen over its weight in pairs."""
+    a = np.bincount(pop.c, pop.w, minlength=pop.M)  # (M,)
+    return a / (a + np.bincount(pop.r, pop.w, minlength=pop.M))
+
+
+def expected_reward(pop, pi):
+    return float(np.bincount(pop.R.prompt, pi * pop.reward).mean())
+
+
+def response_constant(pop, pi, loss_type, beta):
+    """BCO, NCA, SPPO fit each response on its own: g(phi(y)) = kappa(x) e^phi(y) with one kappa per
+    prompt, the multiplier of the normalization. kappa(x) (N,) and its largest spread over a prompt."""
+    P, phi = win_rate(pop), np.log(pi) - pop.seq_ref  # (M,)
+    u = _sigmoid(beta * phi)
+    g = {"bco_pair": u - P, "nca_pair": u * (P + 0.5) - P, "sppo_hard": phi - (P - 0.5) / beta}[loss_type]
+    lam = g / np.exp(phi)  # (M,)
+    x = pop.R.prompt
+    spread = max(np.ptp(lam[x == n]) for n in range(pop.N))
+    return np.bincount(x, lam) / np.bincount(x), spread
+
+
+def f_optimum(pop, divergence, alpha, beta):
+    """The optimum of E[R] - beta D_f(pi || pi_ref), eq. (f_optimum): beta s(log pi/pi_ref) = R + C(x),
+    C(x) by bisection so that each prompt's probabilities sum to 1 (alpha < 1: s is bounded above)."""
+    inv = {  # s^-1(v): the log-ratio of the score v, eq. (f_score)
+        "forward_kl": lambda v: -np.log1p(-v),
+        "js_divergence": lambda v: v - np.log(2.0) - np.log1p(-np.exp(v) / 2.0),
+        "alpha_divergence": lambda v: np.log1p((alpha - 1.0) * v) / (alpha - 1.0),
+    }[divergence]
+    top = {"forward_kl": 1.0, "js_divergence": np.log(2.0), "alpha_divergence": 1.0 / (1.0 - alpha)}[divergence]
+    pi = np.empty(pop.M)
+    for n in range(pop.N):
+        at = pop.R.prompt == n
+        R, q = pop.reward[at], np.exp(pop.seq_ref[at])
+        lo, hi = -1e3, beta * top - R.max()  # sum q e^phi: below 1 at lo, +inf at hi
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if (q * np.exp(inv((R + mid) / beta))).sum() < 1.0 else (lo, mid)
+        pi[at] = q * np.exp(inv((R + lo) / beta))
+    return pi
+
+
+def hinge_vertex(pop, beta):
+    """An exact minimizer of the population hinge loss, and the other lattice minimizers beside it.
+
+    The loss sum_{c,r} w relu(1 - beta (phi_c - phi_r)) is convex and symmetric in the responses of
+    one class (prompt, length, reward): a minimizer constant on classes exists. In psi = beta phi it
+    is L-natural convex with integer breakpoints, so an integer psi with no better psi +- chi_S
+    (S any set of classes) is a global minimizer (Murota, Discrete Convex Analysis, Thm. 7.14).
+    Returns pi (M,), and per prompt the moves +-chi_S that keep the loss (other minimizers)."""
+    x, key = pop.R.prompt, pop.R.prompt * 1000 + pop.R.lengths * 100 + pop.reward.astype(int) + 50
+    classes, cls = np.unique(key, return_inverse=True)
+    W = np.zeros((classes.size, classes.size))  # class-pair weights of (chosen, rejected)
+    np.add.at(W, (cls[pop.c], cls[pop.r]), pop.w)
+    psi, ties = np.zeros(classes.size), []
+    for n in range(pop.N):
+        k = np.unique(cls[x == n])  # this prompt's classes
+        Wn = W[np.ix_(k, k)]
+        S = ((np.arange(2**k.size)[:, None] >> np.arange(k.size)) & 1).astype(float)  # (2^K, K)
+        moves = np.concatenate([S[1:-1], -S[1:-1]])  # chi_S and -chi_S, S neither empty nor all
+
+        def cheap(p):  # +-e_k and +-(the classes at or above a level): few moves that do most of the work
+            levels = (p[None, :] >= np.unique(p)[1:, None]).astype(float)  # (levels, K)
+            base = np.concatenate([np.eye(k.size), levels])
+            return np.concatenate([base, -base])
+
+        def L(p):  # (..., K) -> (...,) eq. (slic) on the classes
+            return (Wn * np.maximum(0.0, 1.0 - (p[..., :, None] - p[..., None, :]))).sum((-2, -1))
+
+        p = np.zeros(k.size)
+        while True:  # steepest descent on the lattice: cheap moves first, every move to certify
+            for cand in (cheap(p), moves):
+                vals = np.concatenate([L(p + m) for m in np.array_split(cand, max(1, len(cand) // 4096))])
+                if vals.min() < L(p) - 1e-14:
+                    p = p + cand[np.argmin(vals)]
+                    break
+            else:
+                break
+        ties.append(moves[vals <= L(p) + 1e-14])
+        psi[k] = p
+    phi = psi[cls] / beta  # (M,)
+    pi = np.exp(pop.seq_ref + phi)
+    return pi / np.bincount(x, pi)[x], ties, (psi, cls)
+
+
+def tr_dpo(pop, theta_ref, args):
+    """TR-DPO, exactly: `tr_steps` full-batch DPO steps against the current reference, then the
+    reference's soft update, eq. (tr_dpo_sync); E_pi[R] and pi at each sync."""
+    R, c, r, w = pop.R, pop.c, pop.r, pop.w
+    theta, ref = theta_ref.copy(), theta_ref.copy()
+    rewards = []
+    for _ in range(args.tr_syncs):
+        _, seq_ref = TabularPolicy(ref).logp(R.states, R.tokens, R.mask)  # (M,) the moving reference
+        for _ in range(args.tr_steps):
+            policy = TabularPolicy(theta)
+            _, seq = policy.logp(R.states, R.tokens, R.mask)
+            _, (d_c, d_r) = dpo_loss(seq[c], seq[r], seq_ref[c], seq_ref[r], args.beta, weights=w)
+            dseq = np.bincount(c, d_c, minlength=pop.M) + np.bincount(r, d_r, minlength=pop.M)  # (M,)
+            theta = theta - args.lr * policy.backward(R.states, R.tokens, R.mask, dseq[:, None] * R.mask)
+        ref = sync_reference(ref, theta, args.tr_alpha)  # eq. (tr_dpo_sync)
+        rewards.append(expected_reward(pop, pop.probs(TabularPolicy(theta))))
+    return pop.probs(TabularPolicy(theta)), rewards
+
+
+def family(pop, ref, pi_star, args, print):
+    """Part 3: every other TRL loss_type on the same pairs; returns what the page's claims need."""
+    print(
+        f"\nthe DPO family on the same pairs (TRL loss_type, beta = {args.beta:g}; robust eps "
+        f"{args.label_smoothing:g}, exo_pair eps {args.exo_eps:g}, discopop tau {args.tau:g}, "
+        f"alpha-divergence alpha {args.alpha:g}, tr_dpo alpha {args.tr_alpha:g} every {args.tr_steps} steps)"
+    )
+    rows, notes, facts = {}, [], {}
+
+    def row(name, pi):
+        rows[name] = compare(pop, pi, pi_star)
+        tv, kl, m, m_star = rows[name]
+        print(
+            f"preference {name:<11s}: TV to pi* {tv:.1e}, KL(pi*||pi) {kl:.1e}, "
+            f"mean length {m:.2f} (pi* {m_star:.2f})"
+        )
+
+    pi, ties, _ = hinge_vertex(pop, args.beta)
+    row("hinge", pi)
+    facts["hinge"] = rows["hinge"]
+    facts["hinge_ties"] = sum(len(t) for t in ties)
+    tie = "none ties" if facts["hinge_ties"] == 0 else f"{facts['hinge_ties']} tie (other minimizers)"
+    notes.append(
+        f"hinge: an exact minimizer, its margins beta Delta integers; of its lattice neighbours "
+        f"constant on (length, reward) classes, {tie}"
+    )
+    P, x = win_rate(pop), pop.R.prompt
+    best = np.zeros(pop.M, bool)
+    best[[np.flatnonzero(x == n)[np.argmax(pop.reward[x == n])] for n in range(pop.N)]] = True
+    for name, (loss_type, div, _) in FAMILY.items():
+        budget = args.diverge_iter if name in DIVERGING else None
+        policy, gmax, it = land(pop, name, ref.theta, args, budget)
+        pi = pop.probs(policy)
+        row(name, pi)
+        if name in DIVERGING:
+            half, _, _ = land(pop, name, ref.theta, args, budget // 2)
+            grow = (np.abs(half.theta).max(), np.abs(policy.theta).max())
+            facts["robust_grow"] = (grow, pi[best].sum() / pop.N)
+            notes.append(
+                f"robust: no finite optimum on clean labels: max |theta| {grow[0]:.0f} after {budget // 2} "
+                f"L-BFGS iterations, {grow[1]:.0f} after {budget}; mass {pi[best].sum() / pop.N:.4f} on the "
+                f"best response (pairs with p > 1 - eps ask for sigma(beta Delta) > 1)"
+            )
+        elif gmax >= 1e-9:
+            notes.append(f"{name}: not stationary after {it} L-BFGS iterations (max |gradient| {gmax:.1e})")
+        if loss_type in ("bco_pair", "nca_pair", "sppo_hard"):
+            lam, spread = response_constant(pop, pi, loss_type, args.beta)
+            facts.setdefault("spread", []).append(spread)
+            notes.append(
+                f"{name}: one equation per response, kappa(x) e^phi(y) on its right, with kappa = "
+                f"{', '.join(f'{v:+.4f}' for v in lam)} (spread over responses {spread:.0e})"
+            )
+        if div != "reverse_kl":
+            tv_f = 0.5 * np.bincount(x, np.abs(pi - f_optimum(pop, div, args.alpha, args.beta))).mean()
+            facts.setdefault("tv_f", []).append(tv_f)
+            notes.append(f"{name}: TV to the closed-form optimum of E[R] - beta D_f(pi || pi_ref) {tv_f:.0e}")
+        if name == "apo_zero":
+            facts["apo_zero_mass"] = pi[P < 0.5 - 1e-9].sum() / pop.N
+            notes.append(
+                f"apo_zero: no interior optimum; mass {facts['apo_zero_mass']:.0e} left on the "
+                f"{int((P < 0.5 - 1e-9).sum())} responses that lose to pi_ref more often than they win"
+            )
+        if name == "apo_down":
+            facts["apo_down_mass"] = pi[best].sum() / pop.N
+            notes.append(
+                f"apo_down: no interior optimum here; mass {facts['apo_down_mass']:.6f} on the best response "
+                f"of each prompt (stopped at |gradient| {gmax:.0e} as sigma' vanishes)"
+            )
+        facts[name] = rows[name]
+    pi, rewards = tr_dpo(pop, ref.theta, args)
+    row("tr_dpo", pi)
+    facts["tr_dpo"], facts["tr_rewards"], facts["star_reward"] = (
+        rows["tr_dpo"],
+        rewards,
+        expected_reward(pop, pi_star),
+    )
+    notes.append(
+        f"tr_dpo: no fixed point; E_pi[R] at each sync {', '.join(f'{v:.3f}' for v in rewards)} "
+        f"(pi*: {facts['star_reward']:.3f}): the reference chases the policy"
+    )
+    for note in notes:
+        print(note)
+    return facts
+
+
 # ---------------------------------------------------------------- the program
 
 
@@ -277,7 +507,19 @@ def parse_args(argv=None):
     p.add_argument("--pairs", type=integer(1, 10000), default=8, help="online pairs per prompt and step")
     p.add_argument("--offline-pairs", type=integer(1, 100000), default=40, help="fixed offline pairs per prompt")
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0, help="online / offline DPO step size")
+    p.add_argument(
+        "--exo-eps", type=real(1e-6, 0.5), default=1e-3, help="EXO's label smoothing eps (the paper's 1e-3)"
+    )
+    p.add_argument("--tau", type=real(0.01, 10), default=0.05, help="DiscoPOP's temperature (TRL's discopop_tau)")
+    p.add_argument("--alpha", type=real(0.05, 0.95), default=0.5, help="the alpha-divergence's alpha (< 1)")
+    p.add_argument(
+        "--tr-alpha", type=real(0, 1, low_open=True), default=0.6, help="TR-DPO's ref_model_mixup_alpha"
+    )
+    p.add_argument("--tr-steps", type=integer(1, 10000), default=32, help="TR-DPO's ref_model_sync_steps")
+    p.add_argument("--tr-syncs", type=integer(1, 1000), default=8, help="TR-DPO's reference updates")
+    p.add_argument("--diverge-iter", type=integer(2, 100000), default=200, help="L-BFGS budget of robust DPO")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for part 2")
+    p.add_argument("--no-family", action="store_true", help="skip part 3, the rest of the DPO family")
     p.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
     p.add_argument("--takeaway", action="store_true", help="print only three lines that sum the run up")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw each loss's length distribution vs pi*'s")
@@ -370,11 +612,16 @@ def main(argv=None):
         f"online ends at {trace[-1][1]:.2e}"
     )
 
+    # part 3: the rest of the DPO family, printed after everything above (whose lines are fixed)
+    facts = None if args.takeaway or args.no_family else family(pop, ref, pi_star, args, print)
+
     page_run = {k: v for k, v in vars(args).items() if k not in ("plot", "takeaway")} == {
         k: v for k, v in vars(parse_args([])).items() if k not in ("plot", "takeaway")
     }
     if page_run or args.takeaway:  # the page's claims are about its run, the defaults
         summary = conclusions(res, trace, kto_mass)
+        if page_run and facts is not None:
+            family_conclusions(facts)
     if args.takeaway:
         for line in summary:
             builtins.print(line)
@@ -414,6 +661,36 @@ def conclusions(res, trace, kto_mass):
         f"online DPO ends at KL(pi*||pi) {online[-1]:.2e}, offline DPO on a fixed sample at "
         f"{offline[-1]:.2e}, after its best {offline[i]:.2e} at step {steps[i]}",
     ]
+
+
+def family_conclusions(f):
+    """The claims of the page's section on the DPO family, checked on this run."""
+    claim(bool(f["robust_flip"][0] < 1e-6), "robust DPO on labels flipped at rate eps lands on pi*")
+    grow, mass = f["robust_grow"]
+    claim(
+        bool(grow[1] > 1.5 * grow[0] and mass > 0.999),
+        "on clean labels robust DPO has no finite optimum: its logits keep growing, onto the best response",
+    )
+    claim(bool(max(f["tv_f"]) < 1e-6), "each f-DPO lands on its closed-form optimum")
+    claim(
+        bool(min(f[k][0] for k in ("fdpo_fkl", "fdpo_js", "fdpo_alpha")) > 1e-2),
+        "each f-DPO lands away from pi*",
+    )
+    claim(bool(max(f["spread"]) < 1e-6), "BCO, NCA and SPPO satisfy one equation per response")
+    claim(bool(f["apo_zero_mass"] < 1e-12), "APO-zero leaves almost no mass on the responses that lose to pi_ref")
+    claim(bool(f["apo_down_mass"] > 0.999), "APO-down ends on the best response of each prompt")
+    claim(f["hinge_ties"] == 0, "no other class-constant minimizer ties with hinge's")
+    others = ("hinge", "exo_pair", "discopop", "bco_pair", "nca_pair", "sppo_hard")
+    claim(bool(min(f[k][0] for k in others) > 1e-2), "the other losses land away from pi*")
+    rest = [k for k in (*FAMILY, "hinge", "tr_dpo") if k != "robust_flip"]
+    claim(
+        bool(min(f[k][0] for k in rest) > 1e-2), "in the DPO family only robust DPO on flipped labels lands on pi*"
+    )
+    r = f["tr_rewards"]
+    claim(
+        bool(all(b > a for a, b in zip(r, r[1:])) and r[-1] > f["star_reward"]),
+        "TR-DPO's mean reward rises at every reference update, past pi*'s",
+    )
 
 
 def plot(pop, landed, pi_star, path):

@@ -1,7 +1,8 @@
 """The boundary of the direct-alignment part: one bundle call per public function of
-`direct/dpo.py` and `direct/preferences.py` (pairs, sequence log-probs, weights, the online
-loop's judge and sizes), checking the argument set in the order the messages have always come
-in and returning what the math trusts. Built on `core/checks.py`; NumPy only."""
+`direct/dpo.py`, `direct/preferences.py`, `direct/family.py` and `direct/family_div.py` (pairs,
+sequence log-probs, weights, the online loop's judge and sizes, the loss types), checking the
+argument set in the order the messages have always come in and returning what the math trusts.
+Built on `core/checks.py`; NumPy only."""
 
 import numbers
 
@@ -200,3 +201,35 @@ def online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt):
     N = max(len(mdp.prompts), 1)  # 2 N k responses are drawn
     k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1, high=MAX_DRAWS // (2 * N))
     return beta, lr, k
+
+
+def family_args(
+    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, loss_type, ls, tau, divergence, alpha, weights,
+    loss_types, margin,
+):  # fmt: skip
+    """`dpo_family_loss`'s arguments: `dpo_args`' pairs and beta, the loss type and its options."""
+    lc, lr, lrc, lrr, beta, _, w = dpo_args(
+        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, "dpo", 0.0, weights
+    )
+    choice(loss_type, "loss_type", set(loss_types))
+    ls = float_scalar(ls, "label_smoothing", low=0.0, high=0.5)
+    tau = float_scalar(tau, "tau", low=0.0, low_open=True)
+    choice(divergence, "divergence", {"reverse_kl", "forward_kl", "js_divergence", "alpha_divergence"})
+    alpha = float_scalar(alpha, "alpha")
+    ok = {"robust": 0.0 <= ls < 0.5, "exo_pair": ls > 0.0}.get(loss_type, ls == 0.0)
+    if not ok:
+        want = {"robust": "in [0, 0.5)", "exo_pair": "in (0, 0.5]"}.get(loss_type, "0")
+        raise ValueError(f"label_smoothing: expected {want} with loss_type={loss_type!r}, got {ls}")
+    if divergence != "reverse_kl" and loss_type not in margin:
+        raise ValueError(
+            f"divergence: expected 'reverse_kl' with loss_type={loss_type!r} (an f-divergence only with "
+            f"{', '.join(margin)}), got {divergence!r}"
+        )
+    return lc, lr, lrc, lrr, beta, ls, tau, alpha, w
+
+
+def sync_args(theta_ref, theta, mixup):
+    """`sync_reference`'s arguments: two `(S, V)` logit tables (`-inf` allowed) and alpha in [0, 1]."""
+    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
+    theta = float_array(theta, "theta", shape=theta_ref.shape, allow_neginf=True)
+    return theta_ref, theta, float_scalar(mixup, "mixup", low=0.0, high=1.0)

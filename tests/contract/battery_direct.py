@@ -1,9 +1,9 @@
 """The bad-input battery's table, part direct: direct preference (minirl_lm/direct/). See battery.py."""
 
 import numpy as np
-from battery_data import ADV, GRADER, IDS, JUDGE, LOGP, LOGP2, MASK, MDP, POLICY, RNG, F, R, const
+from battery_data import ADV, GRADER, IDS, JUDGE, LOGP, LOGP2, MASK, MDP, POLICY, RNG, THETA, F, R, const
 
-from minirl_lm.direct import dpo, preferences
+from minirl_lm.direct import dpo, family, family_div, preferences
 
 TABLE = [
     # dpo.py
@@ -90,5 +90,26 @@ TABLE = [
         lr=("pos", const(0.1)),
         rng=("generator", RNG),
         pairs_per_prompt=("int1", const(1)),
+    ),
+    # family.py, family_div.py
+    F(
+        family.dpo_family_loss,
+        seq_logp_c=("float", ADV),
+        seq_logp_r=("float", lambda: ADV() - 1),
+        seq_logp_ref_c=("float", ADV),
+        seq_logp_ref_r=("float", ADV),
+        beta=("pos", const(0.5)),
+        loss_type=("option", const("robust")),
+        label_smoothing=("half", const(0.1)),
+        tau=("pos", const(0.05)),
+        divergence=("option", const("js_divergence")),
+        alpha=("real", const(0.5)),
+        weights=("float", lambda: np.array([0.5, 0.5])),
+    ),
+    F(
+        family_div.sync_reference,
+        theta_ref=("float_neginf", THETA),
+        theta=("float_neginf", lambda: THETA() + 1.0),
+        mixup=("unit", const(0.6)),
     ),
 ]
