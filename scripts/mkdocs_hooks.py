@@ -12,6 +12,7 @@
   the build reports what the command reports. The build log ends with the count of runs.
 """
 
+import os
 import re
 import shlex
 import sys
@@ -63,7 +64,15 @@ def _cached_console():
     console._run_sh = run_sh
 
 
+# The build runs two examples at a time on a machine of two cores or so: one BLAS thread each (a
+# BLAS pool per example would put four threads on two cores, each waiting on the others). Set
+# before NumPy is first imported here, and inherited by the example servers and their children.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def on_pre_build(config):
+    for k, v in BLAS_THREADS.items():
+        os.environ.setdefault(k, v)
     _cached_console()
     example_runs.prefetch(page_commands(config["docs_dir"]))
 
@@ -78,3 +87,7 @@ def on_post_build(config):
     import logging
 
     logging.getLogger("mkdocs.hooks").info("examples: %s", example_runs.summary())
+    slowest = sorted((s, c) for c, s, how in example_runs.log() if how == "ran")[::-1][:8]
+    logging.getLogger("mkdocs.hooks").info(
+        "examples, the slowest: %s", "; ".join(f"{c} {s:.1f} s" for s, c in slowest)
+    )

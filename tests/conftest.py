@@ -41,6 +41,12 @@ if str(HERE.parent / "scripts") not in sys.path:
 
 SLOW_GROUPS = ("examples", "copies")
 
+# The session runs its examples on a second core beside the in-process tests: one BLAS thread for
+# each (set before NumPy is first imported; the example servers inherit it), so that two BLAS
+# pools do not put four threads on two cores.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 
 def _group(path):
     """`tests/<part>/` for a test file in a part's folder, `tests/` for one at the top."""
