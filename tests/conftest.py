@@ -16,8 +16,8 @@
   once per session (its result kept per command, environment and hash of the sources) in a child
   forked from a process that has imported NumPy, Numba and the package; the end of the run says
   how many commands ran and how many were served again. The commands a test file declares in
-  `EXAMPLE_RUNS` start when the session starts, one at a time on a thread of their own, and
-  tests/examples/ runs after the other parts: the examples run on a second core meanwhile.
+  `EXAMPLE_RUNS` start when the session starts, two at a time (threads of their own), and
+  tests/examples/ runs after the other parts: the examples run beside the in-process tests.
 """
 
 import importlib.util
@@ -99,8 +99,8 @@ def pytest_collection_modifyitems(config, items):
             else set()
         )
     # tests/examples/ runs after the in-process tests (and before tests/copies/): the example
-    # commands its files declare (EXAMPLE_RUNS) start now on one thread, each in a forked child,
-    # so they run on a second core while the rest of the suite runs on the first
+    # commands its files declare (EXAMPLE_RUNS) start now on two threads, each in a forked child,
+    # so they run beside the rest of the suite (their work is the larger share of it)
     examples = [i for i in items if _group(i.path) == "tests/examples/"]
     if examples:
         rest = [i for i in items if _group(i.path) != "tests/examples/"]
@@ -115,7 +115,7 @@ def pytest_collection_modifyitems(config, items):
 
         for entry in declared:
             argv, extra = entry if isinstance(entry, tuple) else (entry, {})
-            example_runs.prefetch([argv], workers=1, cwd=HERE.parent, env=dict(os.environ, **extra))
+            example_runs.prefetch([argv], workers=2, cwd=HERE.parent, env=dict(os.environ, **extra))
     groups = {_group(item.path) for item in items}
     config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
 
@@ -141,3 +141,5 @@ def pytest_terminal_summary(terminalreporter):
     runs = sys.modules.get("example_runs")
     if runs is not None and runs.log():
         terminalreporter.write_line(f"examples: {runs.summary()}")
+        slowest = sorted((s, c) for c, s, how in runs.log() if how == "ran")[::-1][:8]
+        terminalreporter.write_line("examples, the slowest: " + "; ".join(f"{c} {s:.1f} s" for s, c in slowest))

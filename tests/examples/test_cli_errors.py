@@ -42,6 +42,7 @@ OPTIONS = {
     "conformance.py": {},  # its flags are store_true only
     "oracle.py": {},  # no options
     "bench_exact.py": {"--record": [MISSING]},
+    "bench_network.py": {"--record": [MISSING]},
     "exact.py": {"--seed": SEED},
     "network.py": {
         "--seeds": ints(1, 10),
