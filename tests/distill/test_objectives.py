@@ -7,10 +7,10 @@ written, re-implemented in NumPy (no torch).
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import raises
 
+from gradcheck import fd_grad
 from minirl_lm.distill.objectives import forward_kl, generalized_jsd, reverse_kl
+from quiet import raises
 
 B, T, V = 2, 3, 5
 

@@ -7,10 +7,10 @@ the NLL's are checked exactly in tests/distill/test_student.py.
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import raises
 
+from gradcheck import fd_grad
 from minirl_lm.distill.samples import reverse_kl_reward, teacher_nll
+from quiet import raises
 
 LOGP = np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, -0.7]])  # (B, T)
 LOGP_T = np.array([[-0.4, -2.5, -0.1], [-1.3, -0.2, -0.9]])

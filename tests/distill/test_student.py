@@ -9,9 +9,8 @@ reward form against the loss form to rounding; the fixed points against closed f
 
 import numpy as np
 import pytest
-from gradcheck import fd_grad
-from quiet import raises
 
+from gradcheck import fd_grad
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.distill.student import (
     OBJECTIVES,
@@ -21,6 +20,7 @@ from minirl_lm.distill.student import (
     tied_probs,
 )
 from minirl_lm.exact.tree import children, tree_sum
+from quiet import raises
 
 MDP = TokenMDP(["ab", "b"], V=3, eos=0, max_len=3)  # S = 14, 15 responses per prompt
 
