@@ -25,7 +25,8 @@ MAX_LINES = 400
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
 # use everything below; exact (the engine of exact expectations: scores on the policy's table,
-# groups, the batch kernel, tree recursions) stands on core and kernels beside pg; nn (the
+# groups, the batch kernel, tree recursions) stands on core and kernels beside pg; distill
+# (distillation from a teacher: its exact fixed points run through exact) sits beside direct; nn (the
 # network: its LM head is scale's bigvocab) sits above scale; tasks (the
 # chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
 # (a user's implementation against any estimator) are the top.
@@ -37,6 +38,7 @@ RANKS = {
     "values": 3,
     "exact": 3,
     "direct": 4,
+    "distill": 4,
     "multiturn": 5,
     "scale": 5,
     "nn": 6,
