@@ -23,14 +23,17 @@ def _logits(x, name):
     return nonempty(z, name)
 
 
-def logits_args(student_logits, teacher_logits, mask, beta=None, temperature=1.0):
-    """`(B, T, V)` student and teacher logits, a `(B, T)` mask, `beta` in [0, 1], temperature > 0."""
+_NO_BETA = object()  # forward_kl and reverse_kl take no beta
+
+
+def logits_args(student_logits, teacher_logits, mask, beta=_NO_BETA, temperature=1.0):
+    """`(B, T, V)` student and teacher logits, a `(B, T)` mask, `beta` in [0, 1] (None when the
+    caller takes none), temperature > 0."""
     zs = _logits(student_logits, "student_logits")
     zt = _logits(teacher_logits, "teacher_logits")
     same_shape("student_logits", zs, "teacher_logits", zt)
     mask = mask_array(mask, "mask", shape=zs.shape[:2])
-    if beta is not None:
-        beta = float_scalar(beta, "beta", low=0.0, high=1.0)
+    beta = None if beta is _NO_BETA else float_scalar(beta, "beta", low=0.0, high=1.0)
     temperature = float_scalar(temperature, "temperature", low=0.0, low_open=True)
     return zs, zt, mask, beta, temperature
 

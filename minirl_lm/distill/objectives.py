@@ -97,7 +97,7 @@ def forward_kl(student_logits, teacher_logits, mask, temperature=1.0):
     Returns:
         `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, None, temperature)
+    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         out = _forward(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
     return finite_result(out, "student_logits", "the forward KL")
@@ -115,7 +115,7 @@ def reverse_kl(student_logits, teacher_logits, mask, temperature=1.0):
     Returns:
         `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, None, temperature)
+    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         out = _reverse(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
     return finite_result(out, "student_logits", "the reverse KL")

@@ -15,6 +15,7 @@ def test_logits_args_returns_float64_and_checks_beta_and_temperature():
     zs, zt, mask, beta, tau = DC.logits_args(z, z, [[1, 0]], 0.5, 2)
     assert zs.dtype == np.float64 and mask.tolist() == [[1.0, 0.0]] and beta == 0.5 and tau == 2.0
     assert DC.logits_args(z, z, [[1, 1]])[3] is None  # no beta asked
+    assert raises(TypeError, lambda: DC.logits_args(z, z, [[1, 1]], None)).startswith("beta: ")
     assert raises(ValueError, lambda: DC.logits_args(z, z, [[1, 1]], -0.1)).startswith("beta: ")
     assert raises(ValueError, lambda: DC.logits_args(np.zeros((1, 0, 3)), z, [[1, 1]])).startswith(
         "student_logits:"
