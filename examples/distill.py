@@ -104,12 +104,12 @@ def main(argv=None):
             f"keeps {name}: {n} answer{'s' * (n != 1)} at >= {a.keep:g} ({listed}), "
             f"perplexity {perplexity(row):.2f}, hedge {row[tasks.HEDGE]:.3f}"
         )
-    checks(res, t, kept)
+    checks(res, t, kept, a.grader)
     if a.plot:
         plot(res, t, a.plot)
 
 
-def checks(res, t, kept):
+def checks(res, t, kept, grader):
     full = max(tv(res[n, "FULL"], t) for n, s in res if s == "FULL")
     claim(full < 1e-8, "every full student reaches the teacher (TV below 1e-8)")
     fwd, rev = res["forward_kl", "LIMITED"][0], res["reverse_kl", "LIMITED"][0]
@@ -122,6 +122,24 @@ def checks(res, t, kept):
     print(f"- the limited students from the fewest answers to the most (perplexity): {', '.join(order)}")
     ends = {n: success(res[n, "LIMITED"]) for n in ("forward_kl", "reverse_kl")}
     better = max(ends, key=ends.get)
+    if grader == "gold":  # the page's reading of the first run
+        claim(better == "reverse_kl", "with the gold teacher, reverse KL's limited student succeeds more")
+        if ("gkd_0.5", "LIMITED") in res:
+            jsd = perplexity(res["gkd_0.5", "LIMITED"][0])
+            claim(
+                jsd > max(perplexity(fwd), perplexity(rev)),
+                "GKD at 0.5 spreads its limited student more than either KL",
+            )
+    else:  # the sloppy teacher: the hedge is what every prompt's teacher allows
+        hedge = tasks.RESPONSES[tasks.HEDGE]
+        claim(
+            kept["reverse_kl"] == [hedge],
+            "with the sloppy teacher, reverse KL's limited student keeps the hedge alone",
+        )
+        claim(
+            {"4", "12"} <= set(kept["forward_kl"]), "forward KL's limited student keeps the gold answers 4 and 12"
+        )
+        claim(better == "forward_kl", "with the sloppy teacher, forward KL's limited student succeeds more")
     print(
         claim(
             ends[better] > min(ends.values()),
