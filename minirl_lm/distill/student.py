@@ -97,7 +97,8 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
     elif objective == "gkd":
         ones = np.ones((lpi.shape[0], 1))  # (S, 1): each state once, weight 1
         _, G = _jsd(lpi[:, None], lt[:, None], ones, 1.0, beta)  # (S, 1, V) eq. (distill_gkd_grad)
-        coef = G[:, 0][st, tk] * np.exp(-lpi[st, tk])  # (B, T) G_y / pi_y
+        G = G[:, 0]  # (S, V) d D_jsd / dz at every state
+        coef = G[st, tk] * np.exp(-lpi[st, tk])  # (B, T) G_y / pi_y
     else:
         coef = _reward_coef(lpi[st, tk], lt[st, tk], mask, objective == "reverse_kl_to_go")  # (B, T)
     mean, _ = _draw_moments(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
