@@ -10,7 +10,7 @@ import pytest
 
 from gradcheck import fd_grad
 from minirl_lm.distill.objectives import forward_kl, generalized_jsd, reverse_kl
-from quiet import raises
+from quiet import overflow, raises
 
 B, T, V = 2, 3, 5
 
@@ -134,3 +134,19 @@ def test_errors_name_the_argument():
     big = zs.copy()
     big[0, 0, 0] = 1e308
     assert raises(ValueError, lambda: forward_kl(big, zt, mask, temperature=1e-300)).startswith("student_logits:")
+
+
+@pytest.mark.parametrize(
+    "f, what",
+    [
+        (lambda zs, zt, m: forward_kl(zs, zt, m, temperature=1e-300), "the forward KL"),
+        (lambda zs, zt, m: reverse_kl(zs, zt, m, temperature=1e-300), "the reverse KL"),
+        (lambda zs, zt, m: generalized_jsd(zs, zt, m, beta=0.5, temperature=1e-300), "the generalized JSD"),
+        (lambda zs, zt, m: generalized_jsd(zs, zt, m, beta=0.0, temperature=1e-300), "the generalized JSD"),
+    ],
+)
+def test_overflow_is_an_error_naming_the_student_logits(f, what):
+    zs, zt, mask = _case(5)
+    zs[0, 0, 0] = 1e308  # / 1e-300 overflows to inf: inf - inf in the log-softmax
+    msg = raises(ValueError, lambda: f(zs, zt, mask))
+    assert msg in (overflow("student_logits", what, "NaN"), overflow("student_logits", what, "inf")), msg
