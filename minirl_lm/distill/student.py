@@ -61,7 +61,8 @@ def tied_probs(theta, tie):
         `(S, V)` float64 probabilities `pi(.|s) = softmax(theta[tie[s]])`.
     """
     theta, tie = tied_args(theta, tie)
-    return np.exp(log_softmax(theta))[tie]  # (S, V)
+    with np.errstate(over="ignore"):  # a row spanning over 1.8e308 gives -inf, probability 0
+        return np.exp(log_softmax(theta))[tie]  # (S, V)
 
 
 def tied_backward(dlogits, tie, G):
@@ -150,8 +151,8 @@ def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps
     )
     ro, N = mdp.all_responses(), mdp.N
     curv = beta * (1.0 - beta) if objective == "gkd" and 0.0 < beta < 1.0 else 1.0
-    theta = theta - theta.max(axis=1, keepdims=True)  # (G, V) a copy, each row's max 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        theta = theta - theta.max(axis=1, keepdims=True)  # (G, V) a copy, each row's max 0
         step = 0
         while step < max_steps:
             step += 1

@@ -20,7 +20,7 @@ from minirl_lm.distill.student import (
     tied_probs,
 )
 from minirl_lm.exact.tree import children, tree_sum
-from quiet import raises
+from quiet import overflow, raises
 
 MDP = TokenMDP(["ab", "b"], V=3, eos=0, max_len=3)  # S = 14, 15 responses per prompt
 
@@ -148,6 +148,8 @@ def test_tied_probs_and_backward():
     d = np.arange(9.0).reshape(3, 3)
     np.testing.assert_array_equal(tied_backward(d, tie, 2), [d[1], d[0] + d[2]])
     np.testing.assert_array_equal(tied_backward(d, tie, 3)[2], 0.0)
+    # a row spanning more than float64's range: probability 0, no warning
+    np.testing.assert_array_equal(tied_probs(np.array([[1e308, -1e308]]), np.array([0])), [[1.0, 0.0]])
 
 
 def test_defaults_and_errors():
@@ -169,3 +171,48 @@ def test_defaults_and_errors():
     assert raises(ValueError, lambda: fixed_point("gkd", theta, tie, teacher, MDP, lr=2.0)).startswith("lr:")
     assert raises(TypeError, lambda: expected_gradient("gkd", theta, tie, teacher, "mdp")).startswith("mdp:")
     assert raises(ValueError, lambda: tied_backward(np.zeros((2, 2)), np.array([0, 2]), 2)).startswith("tie:")
+
+
+def test_one_step_is_the_natural_gradient_step_and_rows_end_at_max_zero():
+    teacher, tie = _teacher(8), _depth_tie()
+    theta0 = np.random.default_rng(9).standard_normal((tie.max() + 1, MDP.V))
+    for objective, beta, curv in (("forward_kl", 0.5, 1.0), ("gkd", 0.3, 0.3 * 0.7), ("gkd", 1.0, 1.0)):
+        grad = expected_gradient(objective, theta0, tie, teacher, MDP, beta=beta)
+        sampler = teacher if objective == "forward_kl" else tied_probs(theta0, tie)
+        child, roots = children(MDP)
+        d = np.array(
+            [
+                tree_sum(child, roots, sampler, np.eye(MDP.S)[s][:, None] * np.ones(MDP.V)).mean()
+                for s in range(MDP.S)
+            ]
+        )
+        visits = np.bincount(tie, d)  # (G,) the sampler's visits to each tied row
+        pi = tied_probs(theta0, np.arange(tie.max() + 1))
+        want = theta0 - 0.25 / curv * grad / (pi * visits[:, None])
+        want -= want.max(axis=1, keepdims=True)
+        got, steps = fixed_point(objective, theta0, tie, teacher, MDP, beta=beta, lr=0.25, max_steps=1)
+        assert steps == 1
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+        theta, _ = fixed_point(objective, theta0, tie, teacher, MDP, beta=beta)
+        assert (theta.max(axis=1) == 0.0).all()
+
+
+def test_steps_to_the_fixed_point_are_pinned():
+    # the step count of a fixed run: a change of the step rule or of the stop changes it
+    mdp = TokenMDP(["p", "q", "r"], V=4, eos=None, max_len=1)
+    t = np.array([[0.7, 0.1, 0.1, 0.1], [0.1, 0.7, 0.1, 0.1], [0.05, 0.05, 0.45, 0.45]])
+    tie = np.zeros(3, np.int64)
+    got = {o: fixed_point(o, np.zeros((1, 4)), tie, t, mdp, beta=0.5)[1] for o in OBJECTIVES}
+    loose = {o: fixed_point(o, np.zeros((1, 4)), tie, t, mdp, beta=0.5, tol=1e-6)[1] for o in OBJECTIVES}
+    assert all(loose[o] < got[o] for o in OBJECTIVES)
+    assert got == {"forward_kl": 38, "reverse_kl": 37, "reverse_kl_to_go": 37, "gkd": 49}, got
+
+
+def test_overflow_names_theta():
+    theta = np.zeros((MDP.S, MDP.V))
+    theta[:, 0], theta[:, 1] = 1e308, -1e308  # log pi = -inf on token 1: 1 / pi overflows
+    tie = np.arange(MDP.S)
+    msg = raises(ValueError, lambda: expected_gradient("gkd", theta, tie, _teacher(), MDP))
+    assert msg in [overflow("theta", "the expected gradient", k) for k in ("inf", "NaN")], msg
+    msg = raises(ValueError, lambda: fixed_point("gkd", theta, tie, _teacher(), MDP, max_steps=1))
+    assert msg in [overflow("theta", "the fixed point", k) for k in ("inf", "NaN")], msg
