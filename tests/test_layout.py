@@ -27,7 +27,8 @@ MAX_LINES = 400
 # use everything below; exact (the engine of exact expectations: scores on the policy's table,
 # groups, the batch kernel, tree recursions) stands on core and kernels beside pg; nn (the
 # network: its LM head is scale's bigvocab) sits above scale; select (best-of-N and rejection
-# sampling: the tilted optimum of values, the group law of exact) sits beside direct; tasks (the
+# sampling: the tilted optimum of values, the group law of exact) and distill (distillation from a
+# teacher: its exact fixed points run through exact) sit beside direct; tasks (the
 # chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
 # (a user's implementation against any estimator) are the top.
 RANKS = {
@@ -39,6 +40,7 @@ RANKS = {
     "exact": 3,
     "direct": 4,
     "select": 4,
+    "distill": 4,
     "multiturn": 5,
     "scale": 5,
     "nn": 6,

@@ -9,8 +9,9 @@ value into bad ones (wrong type, NaN, inf, wrong shape, empty, out of range, unh
 two; ``tests/contract/test_hardening.py`` runs every case. A new public function gets its cases by being
 listed in ``TABLE``.
 
-The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, values,
-multiturn, scale, tasks, exact, nn, select) holds its part's rows; ``battery_data.py`` the valid values and
+The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, distill,
+values, multiturn, scale, tasks, exact, nn, select) holds its part's rows; ``battery_data.py`` the
+valid values and
 ``battery_kinds.py`` the bad values per kind. This file joins them: ``cases()`` and ``counts()``
 are the one entry.
 
@@ -22,6 +23,7 @@ from collections import Counter
 
 import battery_core
 import battery_direct
+import battery_distill
 import battery_exact
 import battery_kernels
 import battery_multiturn
@@ -38,6 +40,7 @@ PARTS = (
     battery_pg,
     battery_values,
     battery_direct,
+    battery_distill,
     battery_core,
     battery_tasks,
     battery_kernels,

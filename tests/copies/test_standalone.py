@@ -44,6 +44,7 @@ RESULT_NEEDS_PACKAGE = {
     "env": {"action_view"},
     "values": {"policy_values", "soft_optimum", "kl_objective"},
     "tree": {"children"},  # its argument is a TokenMDP
+    "student": {"expected_gradient", "fixed_point"},  # distill: their mdp is a TokenMDP
     "oracle": {"cases"},  # a reference function of the package
 }
 # Copies whose results go through TabularPolicy's log-probs or backward: the copy runs its NumPy

@@ -59,6 +59,13 @@ OPTIONS = {
         "--seed": SEED,
         "--plot": PLOT,
     },
+    "distill.py": {
+        "--grader": CHOICE,
+        "--beta": reals("0.01", "11"),
+        "--gkd-betas": ["1.5", "-0.1", "0.5,x"],
+        "--keep": reals("0", "1.5"),
+        "--plot": PLOT,
+    },
     "entropy.py": {
         "--steps": ints(1, 2000),
         "--K": ints(2, 4),

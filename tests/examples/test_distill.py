@@ -1,0 +1,74 @@
+"""examples/distill.py as a program: one line per distiller and student in the page's form, the
+kept answers, the claims, the --quick run and the sloppy teacher. The distillers and their fixed
+points are tested as library functions in tests/distill/."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINE = re.compile(r"^distill (\S+) student (FULL|LIMITED): TV to teacher ([-+0-9.e]+), success ([0-9.]+)$")
+
+
+def run(*args):
+    env = dict(os.environ, MINIRL_CLAIMS="1")
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "distill.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
+
+
+def rows(out):
+    return {(m[1], m[2]): (float(m[3]), float(m[4])) for m in map(LINE.match, out.splitlines()) if m}
+
+
+@pytest.fixture(scope="module")
+def quick():
+    proc = run("--quick")
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_quick_lines_and_claims(quick):
+    r = rows(quick.stdout)
+    names = ("forward_kl", "reverse_kl", "gkd_0.5")
+    assert set(r) == {(n, s) for n in names for s in ("FULL", "LIMITED")}
+    for n in names:
+        assert r[n, "FULL"][0] < 1e-8 and r[n, "FULL"][1] == pytest.approx(0.5, abs=1e-3)
+        assert r[n, "LIMITED"][0] > 0.5
+    assert r["reverse_kl", "LIMITED"][1] > r["forward_kl", "LIMITED"][1]
+    assert "keeps reverse_kl: 2 answers at >= 0.05 ('4', '12')" in quick.stdout
+    assert "keeps forward_kl: 8 answers" in quick.stdout
+    assert "reverse KL's limited student keeps fewer answers" in quick.stderr  # MINIRL_CLAIMS=1
+
+
+def test_sloppy_teacher_turns_the_order():
+    proc = run("--quick", "--grader", "sloppy")
+    assert proc.returncode == 0, proc.stderr
+    r = rows(proc.stdout)
+    assert r["reverse_kl", "LIMITED"][1] < r["forward_kl", "LIMITED"][1]
+    assert "keeps reverse_kl: 1 answer at >= 0.05 ('one of 4, 12, 64 or 81')" in proc.stdout
+
+
+def test_full_run_and_plot(tmp_path):
+    path = tmp_path / "d.svg"
+    proc = run("--gkd-betas", "0,0.5,1", "--plot", str(path))
+    assert proc.returncode == 0, proc.stderr
+    r = rows(proc.stdout)
+    # GKD's ends are the KLs on the student's states; on one token, the same fixed points
+    assert r["gkd_0", "LIMITED"] == pytest.approx(r["forward_kl", "LIMITED"], abs=1e-3)
+    assert r["gkd_1", "LIMITED"] == pytest.approx(r["reverse_kl", "LIMITED"], abs=1e-3)
+    assert path.read_text().lstrip().startswith("<?xml")
+
+
+def test_bad_flag_is_a_usage_error():
+    proc = run("--keep", "0")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--keep" in proc.stderr
