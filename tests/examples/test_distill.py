@@ -4,10 +4,10 @@ points are tested as library functions in tests/distill/."""
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +16,7 @@ LINE = re.compile(r"^distill (\S+) student (FULL|LIMITED): TV to teacher ([-+0-9
 
 def run(*args):
     env = dict(os.environ, MINIRL_CLAIMS="1")
-    return subprocess.run(
+    return example_runs.run(
         [sys.executable, str(ROOT / "examples" / "distill.py"), *args],
         capture_output=True,
         text=True,
@@ -24,6 +24,13 @@ def run(*args):
         timeout=300,
         env=env,
     )
+
+
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [
+    ([sys.executable, str(ROOT / "examples" / "distill.py"), *a], {"MINIRL_CLAIMS": "1"})
+    for a in (("--quick",), ("--quick", "--grader", "sloppy"), ("--keep", "0"))
+]
 
 
 def rows(out):
