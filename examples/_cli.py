@@ -147,10 +147,10 @@ def plot_path(text):
 
 
 def record_path(text):
-    """Type: a JSON file a run's record can be written to (an existing, writable folder), checked
+    """Type: a file a run's record can be written to (in an existing, writable folder), checked
     before the run."""
-    if not text or os.path.isdir(text) or not text.endswith(".json"):
-        raise argparse.ArgumentTypeError(f"expected a file name ending in .json, got {text!r}")
+    if not text or os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"expected a file path, got {text!r}")
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(

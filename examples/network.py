@@ -41,7 +41,7 @@ from minirl_lm.nn.model import Transformer  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _network_rl  # noqa: E402
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real  # noqa: E402
+from _cli import integer, plot_path, real, record_path  # noqa: E402
 from _network_task import EQ, PLUS, P, T, V, accuracy, answers, digits, kl_entropy, prompts, split, verifier  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -148,13 +148,6 @@ def plot(path, curves):
     axes[0].legend()
     fig.tight_layout()
     fig.savefig(path)
-
-
-def record_path(text):
-    """Type: a file path in an existing folder (checked before the run)."""
-    if not text or os.path.isdir(text) or not os.path.isdir(os.path.dirname(os.path.abspath(text))):
-        raise argparse.ArgumentTypeError(f"expected a file path in an existing folder, got {text!r}")
-    return text
 
 
 def main(argv=None):
