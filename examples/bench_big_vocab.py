@@ -395,9 +395,10 @@ def report(cfg, dtype, fig, out=print):
     return goals
 
 
-def run(cfg, dtype="float32", seed=0, out=print):
-    """Measure every method at cfg (V, d, N, chunks); print one line per method and the goals."""
-    fig = collect(cfg, dtype, seed)
+def run(cfg, dtype="float32", seed=0, out=print, runs=RUNS):
+    """Measure every method at cfg (V, d, N, chunks), each the fastest of `runs` runs; print one
+    line per method and the goals."""
+    fig = collect(cfg, dtype, seed, runs)
     goals = report(cfg, dtype, fig, out)
     return fig["methods"], fig["floor"], goals
 
@@ -632,7 +633,7 @@ def run_section(args):
         "Big vocabulary: token log-probs from hidden states, forward + backward "
         "(python examples/bench_big_vocab.py)"
     )
-    run(QUICK if args.quick else FULL, "float32", args.seed)
+    run(QUICK if args.quick else FULL, "float32", args.seed, runs=1 if args.quick else RUNS)
     print()
 
 
@@ -659,7 +660,7 @@ def check_memory(p, cfg, dtype):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128")
+    p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128, one run each")
     p.add_argument("--V", type=integer(1, 2**24), help="vocabulary size (default 151936, quick 16384)")
     p.add_argument("--d", type=integer(1, 2**16), help="hidden size (default 256, both)")
     p.add_argument("--N", type=integer(1, 2**24), help="tokens (default 2048, quick 1024)")
@@ -693,7 +694,7 @@ def main(argv=None):
         p.error("peak memory is read from /proc/self (Linux only)")
     check_memory(p, cfg, args.dtype)
     if not args.plot:
-        run(cfg, args.dtype, args.seed)
+        run(cfg, args.dtype, args.seed, runs=1 if args.quick else RUNS)
         return
     points = sweep(cfg, args.dtype, args.seed, sweep_chunks(cfg["N"]))
     for c, pk, sl in points:

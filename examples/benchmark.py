@@ -1122,7 +1122,7 @@ def measure(args):
         }
         if args.plot:
             plot(args.plot, Vs, per_tok)
-    if not set(sections) <= {"main", "exact", "network"}:  # whole-process sections alone: their lines only
+    if not set(sections) <= {"main", "exact", "network", "big_vocab"}:  # sections of their own: their lines only
         run_overhead(args, rng)
     if TARGETS:
         table(
