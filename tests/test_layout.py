@@ -28,7 +28,9 @@ MAX_LINES = 400
 # groups, the batch kernel, tree recursions) stands on core and kernels beside pg; nn (the
 # network: its LM head is scale's bigvocab) sits above scale; tasks (the
 # chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
-# (a user's implementation against any estimator) are the top.
+# (a user's implementation against any estimator) are the top; reward (reward models: its
+# Bradley-Terry data come from direct, its process rewards run on multiturn's environment) sits
+# above multiturn.
 RANKS = {
     "core.checks": 0,
     "kernels": 1,
@@ -42,6 +44,7 @@ RANKS = {
     "nn": 6,
     "tasks": 6,
     "oracle": 6,
+    "reward": 6,
 }
 
 # The boundary: core/checks.py (the primitives) and each part's checks.py / validate.py (its

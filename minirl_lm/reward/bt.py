@@ -68,7 +68,8 @@ from minirl_lm.core.ops import sigmoid
 from minirl_lm.reward.checks import (
     error_args,
     features_args,
-    iters_arg,
+    fit_bt_args,
+    fit_outcome_args,
     linear_bt_args,
     linear_outcome_args,
     margin_args,
@@ -262,10 +263,9 @@ def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None,
     Returns:
         `(F,)` weights `w`.
     """
-    _, phi, x, yc, yr, m, c, wt, l2 = linear_bt_args(
-        None, phi, prompt, chosen, rejected, margin, center, weights, l2
+    phi, x, yc, yr, m, c, wt, l2, iters = fit_bt_args(
+        phi, prompt, chosen, rejected, margin, center, weights, l2, iters
     )
-    iters = iters_arg(iters)
     (x, yc, yr, m), wt = _merge((x, yc, yr, m), wt)  # repeated pairs: one row, summed weight
     f_c, f_r = phi[x, yc], phi[x, yr]  # (U, F)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -282,8 +282,7 @@ def fit_outcome(phi, prompt, response, label, kind="bce", weights=None, l2=0.0, 
     Returns:
         `(F,)` weights `w`.
     """
-    _, phi, x, y, lab, wt, l2 = linear_outcome_args(None, phi, prompt, response, label, kind, weights, l2)
-    iters = iters_arg(iters)
+    phi, x, y, lab, wt, l2, iters = fit_outcome_args(phi, prompt, response, label, kind, weights, l2, iters)
     (x, y, lab), wt = _merge((x, y, lab), wt)  # repeated responses: one row, summed weight
     f = phi[x, y]  # (U, F)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -66,6 +66,9 @@ def _features(phi):
     return phi
 
 
+FIT = object()  # the `w` a fit passes: no weights yet
+
+
 def _pairs(phi, prompt, chosen, rejected):
     N, Y, _ = phi.shape
     prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
@@ -77,9 +80,9 @@ def _pairs(phi, prompt, chosen, rejected):
 
 
 def linear_bt_args(w, phi, prompt, chosen, rejected, margin, center, weights, l2):
-    """`linear_bt_loss`'s (and `fit_bt`'s, `w=None`) arguments."""
+    """`linear_bt_loss`'s (and `fit_bt`'s, `w=FIT`) arguments."""
     phi = _features(phi)
-    if w is not None:
+    if w is not FIT:
         w = float_array(w, "w", shape=(phi.shape[2],))
     prompt, chosen, rejected = _pairs(phi, prompt, chosen, rejected)
     P = prompt.size
@@ -90,20 +93,31 @@ def linear_bt_args(w, phi, prompt, chosen, rejected, margin, center, weights, l2
 
 
 def linear_outcome_args(w, phi, prompt, response, label, kind, weights, l2):
-    """`linear_outcome_loss`'s (and `fit_outcome`'s, `w=None`) arguments."""
+    """`linear_outcome_loss`'s (and `fit_outcome`'s, `w=FIT`) arguments."""
     phi = _features(phi)
-    if w is not None:
+    if w is not FIT:
         w = float_array(w, "w", shape=(phi.shape[2],))
-    prompt, response, _ = _pairs(phi, prompt, response, response)
+    N, Y, _ = phi.shape
+    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
+    response = int_array(response, "response", shape=prompt.shape, low=0, high=Y)
+    if prompt.size == 0:
+        raise ValueError("prompt: expected at least one response, got shape (0,)")
     y = _labels(label, prompt.size)
     choice(kind, "kind", {"bce", "squared"})
     l2 = float_scalar(l2, "l2", low=0.0)
     return w, phi, prompt, response, y, _weights(weights, prompt.size), l2
 
 
-def iters_arg(iters):
-    """The number of Newton steps, 1..10000."""
-    return int_scalar(iters, "iters", low=1, high=10000)
+def fit_bt_args(phi, prompt, chosen, rejected, margin, center, weights, l2, iters):
+    """`fit_bt`'s arguments: `linear_bt_loss`'s without `w`, and 1..10000 Newton steps."""
+    out = linear_bt_args(FIT, phi, prompt, chosen, rejected, margin, center, weights, l2)[1:]
+    return (*out, int_scalar(iters, "iters", low=1, high=10000))
+
+
+def fit_outcome_args(phi, prompt, response, label, kind, weights, l2, iters):
+    """`fit_outcome`'s arguments: `linear_outcome_loss`'s without `w`, and the Newton steps."""
+    out = linear_outcome_args(FIT, phi, prompt, response, label, kind, weights, l2)[1:]
+    return (*out, int_scalar(iters, "iters", low=1, high=10000))
 
 
 def pair_law_args(reward, mu, mu0):

@@ -10,7 +10,7 @@ two; ``tests/contract/test_hardening.py`` runs every case. A new public function
 listed in ``TABLE``.
 
 The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, values,
-multiturn, scale, tasks, exact, nn) holds its part's rows; ``battery_data.py`` the valid values and
+multiturn, scale, tasks, exact, nn, reward) holds its part's rows; ``battery_data.py`` the valid values and
 ``battery_kinds.py`` the bad values per kind. This file joins them: ``cases()`` and ``counts()``
 are the one entry.
 
@@ -27,6 +27,7 @@ import battery_kernels
 import battery_multiturn
 import battery_nn
 import battery_pg
+import battery_reward
 import battery_scale
 import battery_tasks
 import battery_values
@@ -44,6 +45,7 @@ PARTS = (
     battery_scale,
     battery_exact,
     battery_nn,
+    battery_reward,
 )
 TABLE = [row for part in PARTS for row in part.TABLE]
 
