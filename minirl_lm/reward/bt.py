@@ -58,7 +58,10 @@ part's checks only.
 
 Names in the frameworks (TRL 1.16.0, read from its released code): `center` is
 `RewardConfig.center_rewards_coefficient` (default `None`: off); `margin` is the dataset
-column `"margin"` (absent: 0). verl 0.9.1 and OpenRLHF 0.11.2: not mapped here (unverified).
+column `"margin"` (absent: 0). OpenRLHF 0.11.2: `PairWiseLoss` (`openrlhf/models/loss.py`
+lines 301-313) is eq. (rm_margin) with the mean, the margin read only under
+`--model.margin_loss_enable` (`openrlhf/trainer/rm_trainer.py` lines 71, 156-159); no
+centering term. verl 0.9.1: not mapped here (unverified).
 """
 
 import numpy as np

@@ -41,8 +41,9 @@ rewards are these, so `multiturn/values.py` (`soft_optimum`, `policy_values`) ru
 Demonstrated by `python examples/reward_models.py`. Imports NumPy, `minirl_lm.core` and the
 part's checks (which read the multi-turn environment's duck type).
 
-Names in the frameworks: none; TRL 1.16.0 has a `PRMTrainer` (per-step labels, token
-classification), not mapped here (unverified).
+Names in the frameworks: none. TRL 1.16.0's wheel has no process-reward trainer (its
+`trl/trainer/` holds `reward_trainer.py` only), and OpenRLHF 0.11.2's wheel has no PRM trainer
+(`openrlhf/trainer/rm_trainer.py` only); verl 0.9.1 not read for this (unverified).
 """
 
 import copy

@@ -59,6 +59,14 @@ def test_bt_margin_loss_is_trl_1_16_0_reward_trainer():
     assert bt_margin_loss(r_c, r_r)[0] == pytest.approx(trl_plain, rel=1e-13)
 
 
+def test_bt_margin_loss_is_openrlhf_0_11_2_pairwise_loss():
+    """OpenRLHF 0.11.2 openrlhf/models/loss.py lines 301-313 (PairWiseLoss.forward), re-derived:
+    -logsigmoid(chosen_reward - reject_reward - margin).mean(); no centering term."""
+    r_c, r_r, m, _ = _pairs(8)
+    ref = np.mean(np.logaddexp(0.0, -(r_c - r_r - m)))
+    assert bt_margin_loss(r_c, r_r, margin=m)[0] == pytest.approx(ref, rel=1e-14)
+
+
 def test_bt_margin_loss_saturates_without_overflow_and_refuses_bad_input():
     loss, (d_c, _) = bt_margin_loss([1e3], [-1e3])
     assert loss == 0.0 and d_c[0] == -0.0
