@@ -97,7 +97,9 @@ def sigmoid(z):
 
 
 def _ends_turn(env, s, a):
-    return env.children[s][a][1] != "turn"
+    kids = env.children[s]  # (reward, kind, next) per token
+    _, kind, _ = kids[a]
+    return kind != "turn"
 
 
 def prm_data(env, ep, outcome):

@@ -56,7 +56,9 @@ from minirl_lm.reward.checks import fit_prm_args, prm_data_args, prm_loss_args, 
 
 
 def _ends_turn(env, s, a):
-    return env.children[s][a][1] != "turn"
+    kids = env.children[s]  # (reward, kind, next) per token
+    _, kind, _ = kids[a]
+    return kind != "turn"
 
 
 def prm_data(env, ep, outcome):
