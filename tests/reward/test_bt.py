@@ -18,7 +18,7 @@ from minirl_lm.reward.bt import (
     one_hot_features,
     outcome_loss,
 )
-from quiet import names, raises
+from quiet import names, raises, silent
 
 # Central differences at h = 1e-6 on losses of size ~1: truncation ~1e-12, rounding ~1e-10.
 TOL = 1e-8
@@ -208,3 +208,87 @@ def test_error_off_constant():
     assert error_off_constant(R + 5.0, R) == 0.0
     assert error_off_constant(R + np.array([[0.0, 0.0, 1.0]]), R) == 0.5  # the midrange
     names("r_hat", "shape", lambda: error_off_constant(np.zeros((1, 2)), R))
+
+
+def test_overflow_is_named_never_warned():
+    # a margin beyond float64 saturates the loss at 0 (no warning); a centering term that
+    # overflows (0 * inf included) names r_chosen
+    assert silent(lambda: bt_margin_loss([1e308], [-1e308]))[0] == 0.0
+    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308]))
+    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5))
+    names("r", "the loss", lambda: outcome_loss([1e200], [0.0], kind="squared"))
+    assert silent(lambda: outcome_loss([-1e308], [0.0]))[0] == 0.0  # softplus(-inf) = 0
+    phi = np.ones((1, 2, 1))
+    names(
+        "w", "the loss", lambda: linear_bt_loss([1e308], phi * [[[1.0]], [[-1.0]]][0], [0], [0], [1], center=1.0)
+    )
+    names("w", "the loss", lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared"))
+    law = silent(lambda: bt_pair_law(np.array([[1e308, -1e308]]), np.array([[0.5, 0.5]])))
+    assert law[3].tolist() == [0.25, 0.5, 0.0, 0.25]
+    names(
+        "r_hat", "the error", lambda: error_off_constant(np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]]))
+    )
+
+
+def test_defaults_are_the_stated_ones():
+    rng, phi, x, c, r = _linear_case(9)
+    w, y = rng.normal(size=5), rng.uniform(0, 1, 9)
+    r_c, r_r, _, _ = _pairs(9)
+    assert bt_margin_loss(r_c, r_r)[0] == bt_margin_loss(r_c, r_r, None, 0.0, np.full(7, 1 / 7))[0]
+    assert outcome_loss(r_c, y[:7])[0] == outcome_loss(r_c, y[:7], "bce", np.full(7, 1 / 7))[0]
+    assert linear_bt_loss(w, phi, x, c, r)[0] == linear_bt_loss(w, phi, x, c, r, None, 0.0, None, 0.0)[0]
+    assert linear_outcome_loss(w, phi, x, c, y)[0] == linear_outcome_loss(w, phi, x, c, y, "bce", None, 0.0)[0]
+    a = fit_bt(phi, x, c, r, l2=0.1)
+    assert np.array_equal(a, fit_bt(phi, x, c, r, None, 0.0, None, 0.1, 100))
+    b = fit_outcome(phi, x, c, y, l2=0.1)
+    assert np.array_equal(b, fit_outcome(phi, x, c, y, "bce", None, 0.1, 100))
+    R = np.array([[0.0, 1.0], [2.0, 0.0]])
+    mu = np.array([[0.5, 0.5], [0.2, 0.8]])
+    assert np.array_equal(bt_pair_law(R, mu)[3], bt_pair_law(R, mu, np.array([0.5, 0.5]))[3])
+
+
+def test_linear_losses_add_the_ridge_term_exactly():
+    rng, phi, x, c, r = _linear_case(10)
+    w, y = rng.normal(size=5), rng.uniform(0, 1, 9)
+    base = linear_bt_loss(w, phi, x, c, r)[0]
+    assert linear_bt_loss(w, phi, x, c, r, l2=2.0)[0] == pytest.approx(base + float(w @ w), rel=1e-14)
+    bt = bt_margin_loss(phi[x, c] @ w, phi[x, r] @ w, margin=np.full(9, 0.3), center=0.2)[0]
+    assert linear_bt_loss(w, phi, x, c, r, margin=np.full(9, 0.3), center=0.2)[0] == pytest.approx(bt, rel=1e-14)
+    out = outcome_loss(phi[x, c] @ w, y, "squared")[0]
+    assert linear_outcome_loss(w, phi, x, c, y, "squared", l2=2.0)[0] == pytest.approx(
+        out + float(w @ w), rel=1e-14
+    )
+
+
+def test_fits_are_stationary_and_merge_repeated_rows():
+    from minirl_lm.reward.bt import _merge
+
+    rng, phi, x, c, r = _linear_case(11)
+    m = rng.uniform(0, 1, 9)
+    w = fit_bt(phi * 3.0, x, c, r, margin=m, center=0.1, l2=1e-3)  # steep: the line search acts
+    assert np.abs(linear_bt_loss(w, phi * 3.0, x, c, r, m, 0.1, None, 1e-3)[1]).max() < 1e-10
+    y = rng.uniform(0, 1, 9)
+    for kind in ("bce", "squared"):
+        w = fit_outcome(phi * 3.0, x, c, y, kind=kind, l2=1e-3)
+        assert np.abs(linear_outcome_loss(w, phi * 3.0, x, c, y, kind, None, 1e-3)[1]).max() < 1e-10
+    # repeating every pair twice at half the weight changes nothing
+    x2, c2, r2 = np.tile(x, 2), np.tile(c, 2), np.tile(r, 2)
+    a = fit_bt(phi, x, c, r, l2=0.1)
+    assert np.allclose(fit_bt(phi, x2, c2, r2, l2=0.1), a, atol=1e-12)
+    (mx, mc), mw = _merge((np.array([1, 0, 1]), np.array([2, 2, 2])), np.array([0.25, 0.5, 0.25]))
+    assert mx.tolist() == [0, 1] and mc.tolist() == [2, 2] and mw.tolist() == [0.5, 0.5]
+    assert mx.dtype == np.int64
+    one = fit_bt(phi, x, c, r, l2=0.1, iters=1)  # one full Newton step from 0
+    g, H = linear_bt_loss(np.zeros(5), phi, x, c, r, l2=0.1)[1], None
+    from minirl_lm.reward.bt import _bt_newton
+
+    H = _bt_newton(np.zeros(5), phi[x, c], phi[x, r], np.zeros(9), 0.0, np.full(9, 1 / 9), 0.1)[2]
+    assert np.allclose(one, -np.linalg.solve(H, g), atol=1e-12)
+
+
+def test_error_off_constant_takes_the_worst_prompt():
+    R = np.zeros((2, 3))
+    r_hat = np.array([[0.0, 0.2, 0.4], [0.0, 1.0, -1.0]])
+    assert error_off_constant(r_hat, R) == 1.0  # prompt 1: midrange 0, half-range 1
+    assert error_off_constant(r_hat[:1], R[:1]) == pytest.approx(0.2, abs=1e-16)
+    names("reward", "non-empty", lambda: error_off_constant(np.zeros((0, 2)), np.zeros((0, 2))))
