@@ -314,7 +314,7 @@ def bt_pair_law(reward, mu, mu0=None):
     reward, mu, mu0 = pair_law_args(reward, mu, mu0)
     N, Y = reward.shape
     x, i, j = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij"))
-    with np.errstate(over="ignore", invalid="ignore"):  # sigma(+-inf) = 1 or 0
+    with np.errstate(over="ignore"):  # a difference of finite rewards: +-inf, never NaN
         p = 2.0 * mu0[x] * mu[x, i] * mu[x, j] * sigmoid(reward[x, i] - reward[x, j])  # eq. (bradley_terry)
     return x, i, j, p
 

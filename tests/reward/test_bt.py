@@ -18,7 +18,7 @@ from minirl_lm.reward.bt import (
     one_hot_features,
     outcome_loss,
 )
-from quiet import names, raises, silent
+from quiet import names, overflow, raises, silent
 
 # Central differences at h = 1e-6 on losses of size ~1: truncation ~1e-12, rounding ~1e-10.
 TOL = 1e-8
@@ -292,3 +292,39 @@ def test_error_off_constant_takes_the_worst_prompt():
     assert error_off_constant(r_hat, R) == 1.0  # prompt 1: midrange 0, half-range 1
     assert error_off_constant(r_hat[:1], R[:1]) == pytest.approx(0.2, abs=1e-16)
     names("reward", "non-empty", lambda: error_off_constant(np.zeros((0, 2)), np.zeros((0, 2))))
+
+
+def test_overflow_messages_and_zero_weights():
+    # an overflow times a zero weight is 0 * inf = NaN: still named, never warned
+    assert raises(ValueError, lambda: bt_margin_loss([1e308], [1e308], center=0.5, weights=[0.0])) == overflow(
+        "r_chosen", "the loss", "NaN"
+    )
+    assert raises(ValueError, lambda: outcome_loss([1e200], [0.0], "squared", [0.0])) == overflow(
+        "r", "the loss", "NaN"
+    )
+    phi = np.ones((1, 1, 1))
+    assert raises(ValueError, lambda: linear_bt_loss([1e308], phi, [0], [0], [0], center=1.0)) == overflow(
+        "w", "the loss"
+    )
+    assert raises(
+        ValueError, lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], "squared", weights=[0.0])
+    ) == overflow("w", "the loss", "NaN")
+    assert raises(ValueError, lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]])) == overflow(
+        "r_hat", "the error", "NaN"
+    )
+
+
+def test_weights_enter_every_loss():
+    rng, phi, x, c, r = _linear_case(12)
+    w, y, wt = rng.normal(size=5), rng.uniform(0, 1, 9), rng.uniform(0.1, 1, 9)
+    rr = phi[x, c] @ w  # (P,)
+    bce = float(wt @ (np.logaddexp(0.0, rr) - y * rr))
+    assert outcome_loss(rr, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
+    assert linear_outcome_loss(w, phi, x, c, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
+    z = rr - phi[x, r] @ w
+    assert linear_bt_loss(w, phi, x, c, r, weights=wt)[0] == pytest.approx(
+        float(wt @ np.logaddexp(0.0, -z)), rel=1e-14
+    )
+    a = fit_outcome(phi, x, c, y, "squared", wt, 0.1)
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", wt, 0.1)[1]).max() < 1e-12
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", None, 0.1)[1]).max() > 1e-6
