@@ -30,7 +30,9 @@ MAX_LINES = 400
 # sampling: the tilted optimum of values, the group law of exact) and distill (distillation from a
 # teacher: its exact fixed points run through exact) sit beside direct; tasks (the
 # chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
-# (a user's implementation against any estimator) are the top.
+# (a user's implementation against any estimator) are the top; reward (reward models: its
+# Bradley-Terry data come from direct, its process rewards run on multiturn's environment) sits
+# above multiturn.
 RANKS = {
     "core.checks": 0,
     "kernels": 1,
@@ -46,6 +48,7 @@ RANKS = {
     "nn": 6,
     "tasks": 6,
     "oracle": 6,
+    "reward": 6,
 }
 
 # The boundary: core/checks.py (the primitives) and each part's checks.py / validate.py (its

@@ -10,8 +10,8 @@ two; ``tests/contract/test_hardening.py`` runs every case. A new public function
 listed in ``TABLE``.
 
 The table is kept by part, one file each: ``battery_<part>.py`` (core, kernels, pg, direct, distill,
-values, multiturn, scale, tasks, exact, nn, select) holds its part's rows; ``battery_data.py`` the
-valid values and
+values, multiturn, scale, tasks, exact, nn, select, reward) holds its part's rows; ``battery_data.py``
+the valid values and
 ``battery_kinds.py`` the bad values per kind. This file joins them: ``cases()`` and ``counts()``
 are the one entry.
 
@@ -29,6 +29,7 @@ import battery_kernels
 import battery_multiturn
 import battery_nn
 import battery_pg
+import battery_reward
 import battery_scale
 import battery_select
 import battery_tasks
@@ -49,6 +50,7 @@ PARTS = (
     battery_exact,
     battery_nn,
     battery_select,
+    battery_reward,
 )
 TABLE = [row for part in PARTS for row in part.TABLE]
 

@@ -34,6 +34,7 @@ NEEDS_PACKAGE = {
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
     "preferences": {"online_dpo_step"},
     "oracle": {"compare"},  # its arguments are functions: yours and ours
+    "prm": {"prm_data"},  # its episodes are the package's Episodes
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
@@ -46,6 +47,7 @@ RESULT_NEEDS_PACKAGE = {
     "tree": {"children"},  # its argument is a TokenMDP
     "student": {"expected_gradient", "fixed_point"},  # distill: their mdp is a TokenMDP
     "oracle": {"cases"},  # a reference function of the package
+    "prm": {"fit_prm", "process_rewards", "process_env"},  # a MultiTurnMDP
 }
 # Copies whose results go through TabularPolicy's log-probs or backward: the copy runs its NumPy
 # path (core/_tabular.py), equal to the package's Numba kernels to rounding, not bit for bit (the

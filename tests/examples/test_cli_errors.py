@@ -181,6 +181,13 @@ OPTIONS = {
         "--section": CHOICE,
         "--plot": PLOT,
     },
+    "reward_models.py": {
+        "--beta": reals("0", "0.001", "101"),
+        "--q": reals("-0.1", "1.5"),
+        "--cost": reals("-1", "2"),
+        "--seed": SEED,
+        "--plot": PLOT,
+    },
     "preferences.py": {
         "--beta": reals("0", "0.04", "101"),
         "--gamma": reals("-1", "101"),

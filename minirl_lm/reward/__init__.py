@@ -1,0 +1,1 @@
+"""Reward models: Bradley-Terry (tabular, linear, margin), outcome and process reward models."""
