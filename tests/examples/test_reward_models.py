@@ -30,6 +30,10 @@ def run(*args):
     return proc.stdout
 
 
+# started when the session starts (tests/conftest.py); the tests below then read their results
+EXAMPLE_RUNS = [[sys.executable, str(SCRIPT), *a] for a in (("--quick",), ("--quick", "--seed", "5"))]
+
+
 @pytest.fixture(scope="module")
 def out():
     return run("--quick")
