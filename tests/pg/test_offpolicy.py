@@ -12,7 +12,6 @@ the identity at mu = pi_old) are checked by enumerating every response of the ex
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -377,20 +376,21 @@ def test_at_mu_equal_pi_old_every_estimator_is_the_uncorrected_one(example, meas
 
 # ---- the program ----------------------------------------------------------------------------------
 def run(*args):
-    return subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "off_policy.py"), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    import example_runs  # each example command once per session, forked warm (tests/conftest.py)
+
+    return example_runs.run(
+        [sys.executable, str(ROOT / "examples" / "off_policy.py"), *args], cwd=ROOT, timeout=300
     )
 
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None  # the docs extra installs it
+FULL = ["--plot", "{out}/f.svg"] if HAVE_MPL else []
+# started when the session starts (tests/conftest.py); the test below then reads its result
+EXAMPLE_RUNS = [[sys.executable, str(ROOT / "examples" / "off_policy.py"), *FULL]]
 
 
-def test_example_prints_the_table_and_the_claims(tmp_path):
-    out = run(*(["--plot", str(tmp_path / "f.svg")] if HAVE_MPL else []))
+def test_example_prints_the_table_and_the_claims():
+    out = run(*FULL)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     line = re.compile(
@@ -410,7 +410,7 @@ def test_example_prints_the_table_and_the_claims(tmp_path):
     total = {l.split()[0]: float(l.split()[4]) for l in text.splitlines() if l.split() and l.split()[0] in ACCUM}
     assert total["dapo"] == total["grpo"] == total["dr_grpo"] == 1.0 and total["sum"] == 4.0  # own big batch
     if HAVE_MPL:
-        assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
+        assert out.text("f.svg").lstrip().startswith("<?xml")
 
 
 @pytest.mark.parametrize(
