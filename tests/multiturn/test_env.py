@@ -5,7 +5,6 @@ chance nodes are tested in test_values.py."""
 import importlib.util
 import itertools
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -298,7 +297,26 @@ def test_group_moments_match_brute_force_over_every_group(K):
     assert np.abs(first - E1).max() < 1e-12 and abs(second - E2) < 1e-12 * max(1.0, E2)
 
 
-@pytest.mark.parametrize("q,seed,K", [(0.5, 0, 2), (0.8, 1, 8), (1.0, 2, 4)])
+def _argv(*args):
+    return [sys.executable, str(Path(__file__).resolve().parents[2] / "examples" / "multi_turn.py"), *args]
+
+
+VARIANCE_CASES = [(0.5, 0, 2), (0.8, 1, 8), (1.0, 2, 4)]
+# started when the session starts (tests/conftest.py), forked warm; the tests read their results
+EXAMPLE_RUNS = [
+    _argv("--q", str(q), "--seed", str(seed), "--K", str(K), "--iters", "1") for q, seed, K in VARIANCE_CASES
+]
+
+
+def ex_run(*args):
+    import example_runs
+
+    out = example_runs.run(_argv(*args), cwd=Path(__file__).resolve().parents[2], timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.parametrize("q,seed,K", VARIANCE_CASES)
 def test_variance_ordering_gae_per_turn_loo(q, seed, K):
     out = ex_run("--q", str(q), "--seed", str(seed), "--K", str(K), "--iters", "1")
     var = {name: float(v) for name, v in re.findall(r"update variance, (.+?) \(K = \d+\): ([0-9.e+-]+),", out)}
@@ -307,19 +325,6 @@ def test_variance_ordering_gae_per_turn_loo(q, seed, K):
     mean = var["group mean"]
     assert gae_v < turn < loo
     assert abs(mean - ((K - 1) / K) ** 2 * loo) < 1e-3 * loo  # printed to 4 digits
-
-
-def ex_run(*args):
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(
-        [sys.executable, str(root / "examples" / "multi_turn.py"), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 # ---- the residue of bad input: each class fixed where it arises
