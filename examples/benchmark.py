@@ -1077,9 +1077,9 @@ def main(argv=None):
         finally:
             sys.stdout = tee.stream
         argv = sys.argv[1:] if argv is None else list(argv)
-        shown = [a for a in argv if a != "--record" and a != args.record]
+        shown = ["FIG.svg" if a == args.plot else a for a in argv if a not in ("--record", args.record)]
         rec = {
-            "command": " ".join(["python examples/benchmark.py", *shown]).replace(str(args.plot), "FIG.svg"),
+            "command": " ".join(["python examples/benchmark.py", *shown]),
             "machine": info,
             "stdout": "".join(tee.parts),
             "sweep": sweep,
