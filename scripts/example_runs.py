@@ -316,6 +316,15 @@ def _key(argv, cwd, env):
     return (tuple(argv), str(cwd), env_digest, sources_digest())
 
 
+def _resolve(cmd, cwd=None, env=None):
+    """(argument list, working directory, environment, cache key) of a command, the defaults
+    filled in: the repository, this process's environment."""
+    argv = _split(cmd)
+    cwd = str(cwd if cwd is not None else ROOT)
+    env = dict(os.environ if env is None else env)
+    return argv, cwd, env, _key(argv, cwd, env)
+
+
 def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capture_output=True, text=True):
     """The result of `cmd` (a string split like a shell does, or an argument list) run in `cwd`
     (default: the repository) with `env` (default: this process's), computed once per process.
@@ -328,10 +337,7 @@ def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capt
     """
     if not (capture_output and text):
         raise ValueError("example_runs.run: the output is always captured as text")
-    argv = _split(cmd)
-    cwd = str(cwd if cwd is not None else ROOT)
-    env = dict(os.environ if env is None else env)
-    key = _key(argv, cwd, env)
+    argv, cwd, env, key = _resolve(cmd, cwd, env)
     with _cache_lock:
         slot = None if fresh else _cache.get(key)
         owner = slot is None
@@ -398,8 +404,7 @@ def prefetch(cmds, workers=None, **kw):
 def _quiet_run(cmd, kw):
     # a command its caller already asked for (running, or done) is not waited for here: the
     # thread goes on to the next one
-    argv, env = _split(cmd), dict(os.environ if kw.get("env") is None else kw["env"])
-    if _key(argv, str(kw.get("cwd") or ROOT), env) in _cache:
+    if _resolve(cmd, kw.get("cwd"), kw.get("env"))[3] in _cache:
         return
     try:
         run(cmd, **kw)
