@@ -198,7 +198,7 @@ def serve():
         deadline = None if req["timeout"] is None else time.monotonic() + req["timeout"]
         timed_out = False
         while True:
-            done, status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+            done, status, usage = os.wait4(pid, 0 if deadline is None else os.WNOHANG)
             if done:
                 break
             if time.monotonic() > deadline:
@@ -207,7 +207,9 @@ def serve():
                 deadline = None
             else:
                 time.sleep(0.02)
-        print(json.dumps({"code": os.waitstatus_to_exitcode(status), "timeout": timed_out}), flush=True)
+        cpu = usage.ru_utime + usage.ru_stime  # the child's own user and system seconds
+        answer = {"code": os.waitstatus_to_exitcode(status), "timeout": timed_out, "cpu": cpu}
+        print(json.dumps(answer), flush=True)
 
 
 class _Server:
@@ -265,7 +267,9 @@ def _forkable(argv, env):
         return False
     if argv[1].startswith("-") or not argv[1].endswith(".py") or not hasattr(os, "fork"):
         return False
-    if os.environ.get("MINIRL_EXAMPLES_SUBPROCESS") == "1":  # opt out: every run a new interpreter
+    # opt out: every run (with the variable in this process's environment), or one command (in its
+    # own environment) gets a new interpreter
+    if "1" in (os.environ.get("MINIRL_EXAMPLES_SUBPROCESS"), env.get("MINIRL_EXAMPLES_SUBPROCESS")):
         return False
     start = _server_env.get("env", os.environ)
     keys = {k for k in set(env) | set(start) if k.startswith(IMPORT_TIME_ENV)}
@@ -287,14 +291,14 @@ def _run_forked(argv, cwd, env, timeout):
         if answer["timeout"]:
             raise subprocess.TimeoutExpired(argv, timeout)
         read = lambda f: Path(f).read_bytes().decode(_ENCODING, errors="replace") if os.path.exists(f) else ""
-        return answer["code"], read(out), read(err)
+        return answer["code"], read(out), read(err), answer["cpu"]
 
 
 def _run_subprocess(argv, cwd, env, timeout):
     if argv[0] in ("python", "python3"):
         argv = [sys.executable, *argv[1:]]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    return proc.returncode, proc.stdout, proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr, None  # (its CPU time is not its own to read)
 
 
 # ---------------------------------------------------------------- run, cached
@@ -302,7 +306,7 @@ def _run_subprocess(argv, cwd, env, timeout):
 
 _cache = {}  # key -> Future-like (threading.Event, [Result])
 _cache_lock = threading.Lock()
-_log = []  # (command, seconds, "ran" | "cached")
+_log = []  # (command, seconds, "ran" | "cached", CPU seconds of a forked run or None)
 
 
 def _split(cmd):
@@ -348,7 +352,7 @@ def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capt
     if not owner:
         slot[0].wait()
         result = slot[1][0]
-        _log.append((" ".join(argv), 0.0, "cached"))
+        _log.append((" ".join(argv), 0.0, "cached", None))
     else:
         try:
             result = _execute(argv, cwd, env, timeout)
@@ -372,14 +376,14 @@ def _execute(argv, cwd, env, timeout):
     with tempfile.TemporaryDirectory(prefix="example-out-") as out:
         real = [a.replace("{out}", out) for a in argv]
         runner = _run_forked if _forkable(real, env) else _run_subprocess
-        code, stdout, stderr = runner(real, cwd, env, timeout)
+        code, stdout, stderr, cpu = runner(real, cwd, env, timeout)
         files = (
             {p.name: p.read_bytes() for p in Path(out).iterdir() if p.is_file()}
             if "{out}" in " ".join(argv)
             else {}
         )
     seconds = time.perf_counter() - t0
-    _log.append((" ".join(argv), seconds, "ran"))
+    _log.append((" ".join(argv), seconds, "ran", cpu))
     return Result(list(argv), code, stdout, stderr, seconds, files)
 
 
@@ -432,14 +436,28 @@ def console(cmd, grep=None, after=0, **kw):
 
 
 def log():
-    """[(command, seconds, 'ran' or 'cached')] of every `run` so far, in order."""
+    """[(command, seconds, 'ran' or 'cached', CPU seconds or None)] of every `run` so far, in
+    order (the CPU seconds of a forked run: its child's user and system time)."""
     return list(_log)
 
 
 def summary():
-    ran = [s for _, s, how in _log if how == "ran"]
-    cached = sum(1 for *_, how in _log if how == "cached")
-    return f"{len(ran)} runs ({sum(ran):.1f} s of work), {cached} served from the cache"
+    ran = [(s, c) for _, s, how, c in _log if how == "ran"]
+    cached = sum(1 for *_, how, _ in _log if how == "cached")
+    cpu = sum(c for _, c in ran if c is not None)
+    work = f"{sum(s for s, _ in ran):.1f} s of work, {cpu:.1f} CPU s forked"
+    return f"{len(ran)} runs ({work}), {cached} served from the cache"
+
+
+def slowest(n=8):
+    """The `n` runs that took the most CPU time (wall time where a run's CPU time is unknown), as
+    one line: `command 12.3 s (cpu 10.1 s); ...` (a command cut at 100 characters)."""
+    ran = [(c if c is not None else s, s, c, cmd) for cmd, s, how, c in _log if how == "ran"]
+    short = lambda cmd: " ".join(cmd.split())[:100] + ("..." if len(" ".join(cmd.split())) > 100 else "")
+    return "; ".join(
+        f"{short(cmd)} {s:.1f} s" + (f" (cpu {c:.1f} s)" if c is not None else "")
+        for _, s, c, cmd in sorted(ran)[::-1][:n]
+    )
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--serve"]:

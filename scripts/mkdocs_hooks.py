@@ -87,7 +87,4 @@ def on_post_build(config):
     import logging
 
     logging.getLogger("mkdocs.hooks").info("examples: %s", example_runs.summary())
-    slowest = sorted((s, c) for c, s, how in example_runs.log() if how == "ran")[::-1][:8]
-    logging.getLogger("mkdocs.hooks").info(
-        "examples, the slowest: %s", "; ".join(f"{c} {s:.1f} s" for s, c in slowest)
-    )
+    logging.getLogger("mkdocs.hooks").info("examples, the slowest: %s", example_runs.slowest())

@@ -141,5 +141,4 @@ def pytest_terminal_summary(terminalreporter):
     runs = sys.modules.get("example_runs")
     if runs is not None and runs.log():
         terminalreporter.write_line(f"examples: {runs.summary()}")
-        slowest = sorted((s, c) for c, s, how in runs.log() if how == "ran")[::-1][:8]
-        terminalreporter.write_line("examples, the slowest: " + "; ".join(f"{c} {s:.1f} s" for s, c in slowest))
+        terminalreporter.write_line(f"examples, the slowest: {runs.slowest()}")

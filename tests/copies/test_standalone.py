@@ -14,6 +14,7 @@ import pickle
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -96,16 +97,18 @@ def test_copy_imports_only_numpy_and_the_standard_library(module, tmp_path):
 @pytest.fixture(scope="module")
 def records(request, tmp_path_factory):
     """One run of the package's tests of every copyable file, recording their calls: this
-    session's own run when it ran all of them before (tests/conftest.py), else a subprocess."""
+    session's own run when it ran all of them before (tests/conftest.py), else a subprocess.
+    Returns a folder with one file per module, `<module>.pkl`: the calls of that module only
+    (a replay then reads its own calls, not every module's)."""
     files = sorted({f for m in COPYABLE for f in _covering_tests(m)})
-    out = tmp_path_factory.mktemp("records") / "records.pkl"
+    folder = tmp_path_factory.mktemp("records")
     rec = request.config._copies_record
     if rec is not None:
         ran = [str(Path(i.path).relative_to(ROOT)) for i in request.session.items]
         before = set(ran[: ran.index(str(Path(request.node.path).relative_to(ROOT)))])
         if set(files) <= before:
-            out.write_bytes(pickle.dumps({"public": rec.PUBLIC, "records": rec._records, "exitstatus": 0}))
-            return out
+            return _split_records(rec.PUBLIC, rec._records, folder)
+    out = folder / "all.pkl"
     env = dict(
         os.environ,
         MINIRL_RECORD_MODULES=",".join(map(standalone.dotted, COPYABLE)),
@@ -123,28 +126,50 @@ def records(request, tmp_path_factory):
     )
     # a failing test of the package fails on its own; the recording only needs to exist
     assert out.exists(), rec.stdout[-3000:] + rec.stderr[-3000:]
-    return out
+    data = pickle.loads(out.read_bytes())
+    return _split_records(data["public"], data["records"], folder)
 
 
-@pytest.mark.parametrize("module", COPYABLE)
-def test_copy_replays_the_packages_tests_bit_for_bit(module, records, tmp_path):
-    folder = tmp_path / "copy"
+def _split_records(public, records, folder):
+    for module in COPYABLE:
+        mine = {k: v for k, v in records.items() if k[0] == module}
+        (folder / f"{module}.pkl").write_bytes(pickle.dumps({"public": {module: public[module]}, "records": mine}))
+    return folder
+
+
+def _replay(module, records, folder):
+    """Write the copy of `module` into `folder` and replay the recorded calls on it, in a process
+    where only NumPy and the standard library import."""
     standalone.write(module, folder)
-    assert _covering_tests(module), f"no test file imports minirl_lm.{module}"
-    rep = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-I",
             str(ROOT / "tests" / "copies" / "standalone_replay.py"),
             str(folder),
             module,
-            str(records),
+            str(records / f"{module}.pkl"),
             str(ROUNDING.get(module, 0.0)),
         ],
         cwd=folder,
         capture_output=True,
         text=True,
     )
+
+
+@pytest.fixture(scope="module")
+def replays(records, tmp_path_factory):
+    """Every copy's replay, started together on one thread per core (each a process of its own)."""
+    root = tmp_path_factory.mktemp("replays")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = {m: pool.submit(_replay, m, records, root / m) for m in COPYABLE}
+    return {m: f.result() for m, f in futures.items()}
+
+
+@pytest.mark.parametrize("module", COPYABLE)
+def test_copy_replays_the_packages_tests_bit_for_bit(module, replays):
+    assert _covering_tests(module), f"no test file imports minirl_lm.{module}"
+    rep = replays[module]
     assert rep.returncode == 0, rep.stderr[-3000:]
     summary = json.loads(rep.stdout)
     assert summary["missing"] == []

@@ -34,9 +34,22 @@ def run(*args, code=None):
     return out.stdout
 
 
+# With PyTorch unimportable (test_without_torch): the script run after `torch` is set to None
+NO_TORCH = (
+    "import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+NO_TORCH_ARGS = ("--quick", "--sections", "tabular", "--rounds", "1")
+
+# the main job's line, its run also kept as a record (test_record_keeps_the_output)
+MAIN = [sys.executable, SCRIPT, "--quick", "--sections", "main", "--record", "{out}/b.json"]
 # started when the session starts (tests/conftest.py); the tests below then read their results
 QUICK = [sys.executable, SCRIPT, "--quick", *(["--plot", "{out}/perf.svg"] if HAVE_MPL else [])]
-EXAMPLE_RUNS = [QUICK, [sys.executable, SCRIPT, "--quick", "--sections", "main"]]
+EXAMPLE_RUNS = [
+    QUICK,
+    MAIN,
+    [sys.executable, "-c", NO_TORCH, SCRIPT, *NO_TORCH_ARGS],
+]
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +100,7 @@ def test_main_job_prints_its_line():
     """`--sections main`: the two whole processes' times, their ratio and whether the K-sweep lines
     agree, in one line of a fixed form (the times are printed, never asserted), and nothing else
     of the benchmark."""
-    out = run("--quick", "--sections", "main")
+    out = example_runs.run(MAIN, cwd=ROOT, check=True).stdout
     line = r"main job k_sweep: library (\d+\.\d\d) s, plain NumPy (\d+\.\d\d) s \((\d+\.\d\d)x\), output identical"
     m = re.search(rf"^{line}$", out, re.M)
     assert m, out
@@ -110,11 +123,7 @@ def test_help():
 
 def test_without_torch():
     """With PyTorch unimportable the benchmark still runs and says so."""
-    block = (
-        "import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
-        "runpy.run_path(sys.argv[0], run_name='__main__')"
-    )
-    out = run("--quick", "--sections", "tabular", "--rounds", "1", code=block)
+    out = run(*NO_TORCH_ARGS, code=NO_TORCH)
     assert "torch not installed" in out and "PyTorch: not installed" in out
 
 
@@ -177,10 +186,9 @@ def test_show_prints_the_kept_record_and_measures_nothing():
     assert bad.returncode == 2 and "--show: prints the kept record and measures nothing, got --quick" in bad.stderr
 
 
-def test_record_keeps_the_output(tmp_path):
-    rec = tmp_path / "b.json"
-    args = ["--quick", "--sections", "main", "--record", str(rec)]
-    out = example_runs.run([sys.executable, SCRIPT, *args], cwd=ROOT, check=True).stdout
-    kept = __import__("json").loads(rec.read_text())
-    assert kept["stdout"] == out and kept["command"] == "python examples/benchmark.py " + " ".join(args[:-2])
+def test_record_keeps_the_output():
+    run = example_runs.run(MAIN, cwd=ROOT, check=True)
+    kept = __import__("json").loads(run.text("b.json"))
+    assert kept["stdout"] == run.stdout
+    assert kept["command"] == "python examples/benchmark.py --quick --sections main"
     assert kept["sweep"] is None and set(kept["machine"]) >= {"date", "cpu", "cores", "commit"}

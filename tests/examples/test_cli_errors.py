@@ -3,11 +3,14 @@ traceback), raised while the command line is parsed, before the run prints anyth
 for each option's bad values (out of range, not a number, NaN/inf), for the cross-option checks,
 for --plot into a folder that does not exist, and for --plot when matplotlib does not import."""
 
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -292,28 +295,65 @@ print(json.dumps(results[1:]))
 """
 
 
+def _drive_argv(script, cases):
+    return [sys.executable, "-c", DRIVER, str(EXAMPLES / script), json.dumps(cases)]
+
+
 def drive(script, cases, env=None):
-    """[(code, stderr, stdout, seconds)] of each argv in cases, run in one subprocess."""
-    proc = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(EXAMPLES / script), json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=900,
-        env=env,
-    )
+    """[(code, stderr, stdout, seconds)] of each argv in cases, run in one subprocess (once per
+    session: example_runs keeps the result; the session starts it early, see EXAMPLE_RUNS)."""
+    proc = example_runs.run(_drive_argv(script, cases), cwd=ROOT, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+def _cases(script):
+    return [argv for s, argv, _ in CASES if s == script]
 
 
 _RESULTS = {}
 
 
 def _results(script):
-    if script not in _RESULTS:
-        mine = [argv for s, argv, _ in CASES if s == script]
-        _RESULTS[script] = dict(zip(map(tuple, mine), drive(script, mine)))
+    if script not in _RESULTS:  # the run is kept by example_runs; its parsed output here
+        _RESULTS[script] = dict(zip(map(tuple, _cases(script)), drive(script, _cases(script))))
     return _RESULTS[script]
+
+
+# An environment in which `import matplotlib` fails: a shim package first on PYTHONPATH (made
+# once per session, at collection, so that its runs can start then).
+_SHIM = Path(tempfile.mkdtemp(prefix="no-matplotlib-"))
+atexit.register(shutil.rmtree, _SHIM, ignore_errors=True)
+(_SHIM / "matplotlib").mkdir()
+(_SHIM / "matplotlib" / "__init__.py").write_text('raise ImportError("matplotlib is hidden by the test shim")\n')
+NO_MATPLOTLIB = {"PYTHONPATH": os.pathsep.join([str(_SHIM), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+# a command line run as a user runs it: a new interpreter, not a child forked from a warm one
+REAL = {"MINIRL_EXAMPLES_SUBPROCESS": "1"}
+
+
+def _real_argv(script):
+    """One bad argument of a script as a command line."""
+    opt, bad = next(iter(OPTIONS[script].items()), ("--no-such-option", [None]))
+    argv = [bad[0]] if not opt else [f"{opt}={bad[0]}" if bad[0] is not None else opt]
+    return [sys.executable, str(EXAMPLES / script), *argv]
+
+
+def _missing_argv(script):
+    return [sys.executable, str(EXAMPLES / script), "--plot", MISSING]
+
+
+def _svg(script):
+    return str(_SHIM / f"{script}.svg")  # never written: the run stops at parsing
+
+
+# started when the session starts, on the example threads (tests/conftest.py): the tests below
+# read their results
+EXAMPLE_RUNS = (
+    [_drive_argv(s, _cases(s)) for s in OPTIONS if _cases(s)]
+    + [(_drive_argv(s, [["--plot", _svg(s)]]), NO_MATPLOTLIB) for s in PLOTTING]
+    + [(_real_argv(s), REAL) for s in SCRIPTS]
+    + [(_missing_argv(s), REAL) for s in PLOTTING]
+)
 
 
 def usage_error(code, err, out, seconds, name):
@@ -347,25 +387,17 @@ def test_every_example_and_every_option_has_bad_cases():
 
 
 @pytest.fixture(scope="module")
-def no_matplotlib(tmp_path_factory):
-    """An environment in which `import matplotlib` fails: a shim package first on PYTHONPATH."""
-    shim = tmp_path_factory.mktemp("shim")
-    (shim / "matplotlib").mkdir()
-    (shim / "matplotlib" / "__init__.py").write_text(
-        'raise ImportError("matplotlib is hidden by the test shim")\n'
-    )
-    path = os.pathsep.join([str(shim), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PYTHONPATH=path)
+def no_matplotlib():
+    return dict(os.environ, **NO_MATPLOTLIB)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", PLOTTING)
-def test_plot_without_matplotlib_is_a_usage_error_before_the_run(script, no_matplotlib, tmp_path):
-    svg = tmp_path / "figure.svg"
-    ((code, err, out, seconds),) = drive(script, [["--plot", str(svg)]], env=no_matplotlib)
+def test_plot_without_matplotlib_is_a_usage_error_before_the_run(script, no_matplotlib):
+    ((code, err, out, seconds),) = drive(script, [["--plot", _svg(script)]], env=no_matplotlib)
     usage_error(code, err, out, seconds, "--plot")
     assert "matplotlib" in err and 'pip install -e ".[docs]"' in err and "pip install matplotlib" in err
-    assert not svg.exists()
+    assert not Path(_svg(script)).exists()
 
 
 @pytest.mark.slow
@@ -389,31 +421,19 @@ def test_readme_plot_example_without_matplotlib_fails_fast(no_matplotlib, tmp_pa
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_bad_argument_exit_code_in_a_real_process(script):
     """One bad argument per script as a real command line: exit status 2, no traceback, fast."""
-    opt, bad = next(iter(OPTIONS[script].items()), ("--no-such-option", [None]))
-    argv = [bad[0]] if not opt else [f"{opt}={bad[0]}" if bad[0] is not None else opt]
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *argv], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
+    proc = example_runs.run(_real_argv(script), cwd=ROOT, timeout=120, env=dict(os.environ, **REAL))
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "usage:" in proc.stderr and proc.stdout == ""
-    assert time.perf_counter() - t0 < 60  # rejected before the run
+    assert proc.seconds < 60  # rejected before the run
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", PLOTTING)
 def test_plot_into_a_missing_folder_fails_before_the_run_in_a_real_process(script):
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), "--plot", MISSING],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    proc = example_runs.run(_missing_argv(script), cwd=ROOT, timeout=120, env=dict(os.environ, **REAL))
     assert proc.returncode == 2 and "existing folder" in proc.stderr, proc.stderr[-500:]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert time.perf_counter() - t0 < 60
+    assert proc.seconds < 60
 
 
 @pytest.mark.slow

@@ -16,10 +16,10 @@ both are below 1e-9.
 """
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import example_runs  # each example command once per session, forked warm (tests/conftest.py)
 import numpy as np
 import pytest
 
@@ -132,6 +132,12 @@ def test_off_policy_lab_equals_the_fixtures():
             assert np.abs(np.array(r) - BEFORE[f"off_policy/depth{d}/{name}"]).max() <= TOL, (d, name)
 
 
+def _argv(name):
+    return [sys.executable, str(ROOT / "examples" / f"{name}.py")]
+
+
+# started when the session starts (tests/conftest.py): test_output_is_unchanged reads them
+EXAMPLE_RUNS = [_argv("multi_turn"), _argv("preferences")]
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
 # a value the math makes zero (a bias, a TV to the optimum) prints the run's residual: rounding,
 # or where an iteration stops; two such values agree when both are below this floor
@@ -158,7 +164,7 @@ def test_same_output_compares_numbers_not_digits():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["multi_turn", "preferences"])
 def test_output_is_unchanged(name):
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py")], capture_output=True, text=True)
+    out = example_runs.run(_argv(name), cwd=ROOT)
     assert out.returncode == 0, out.stderr
     before = (FIX / f"{name}.txt").read_text()
     got = out.stdout

@@ -26,7 +26,7 @@ EXAMPLE_RUNS = [
     [sys.executable, str(SCRIPT), *args]
     for args in (("--steps", "1000"), ("--pairs", "30000", "--steps", "1"))
     + tuple(("--seed", str(s), "--steps", "1") for s in range(3))
-]
+] + [[sys.executable, str(SCRIPT), "--seed", "2", "--steps", "1", "--plot", "{out}/contract.svg"]]
 
 
 def table(out, header):
@@ -77,12 +77,10 @@ def test_reward_model_errors_sit_on_rare_responses(default_out):
     assert rms["rare"] > 2 * rms["common"]
 
 
-def test_plot_writes_an_svg(tmp_path):
+def test_plot_writes_an_svg():
     pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
-    path = tmp_path / "contract.svg"
-    out = run("--seed", "2", "--steps", "1", "--plot", str(path))
-    _CACHE.setdefault(2, out)
-    assert path.read_text().lstrip().startswith("<?xml")
+    r = example_runs.run(EXAMPLE_RUNS[-1], cwd=ROOT, check=True)
+    assert r.text("contract.svg").lstrip().startswith("<?xml")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

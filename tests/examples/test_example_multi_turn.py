@@ -27,9 +27,10 @@ def run(*args, check=True):
 
 
 # started when the session starts (tests/conftest.py); the tests below then read their results
+PLOT = [sys.executable, str(ROOT / "examples" / "multi_turn.py"), "--iters", "10", "--plot", "{out}/mt.svg"]
 EXAMPLE_RUNS = [
     [sys.executable, str(ROOT / "examples" / "multi_turn.py"), *a] for a in (("--iters", "100"), ("--takeaway",))
-]
+] + [PLOT]
 
 
 @pytest.fixture(scope="module")
@@ -122,11 +123,9 @@ def test_process_reward_line(text):
     assert per > 1e-3 and exp < 1e-12
 
 
-def test_plot_is_written(tmp_path):
+def test_plot_is_written():
     pytest.importorskip("matplotlib")
-    path = tmp_path / "mt.svg"
-    run("--iters", "10", "--plot", str(path))
-    assert path.read_text().count("<svg") == 1
+    assert example_runs.run(PLOT, cwd=ROOT, check=True).text("mt.svg").count("<svg") == 1
 
 
 def test_a_baseline_moves_the_observation_bias_and_cannot_remove_it(text):

@@ -26,7 +26,8 @@ def run(*args):
 
 
 # started when the session starts (tests/conftest.py); the tests below then read their results
-EXAMPLE_RUNS = [[sys.executable, str(SCRIPT)]]
+QUICK_PLOT = [sys.executable, str(SCRIPT), "--quick", "--plot", "{out}/lengths.svg"]
+EXAMPLE_RUNS = [[sys.executable, str(SCRIPT)], QUICK_PLOT]
 
 
 @pytest.fixture(scope="module")
@@ -86,12 +87,11 @@ def test_online_beats_offline_which_overfits(out):
     assert online[-1] < min(offline)
 
 
-def test_quick_run_and_plot(tmp_path):
+def test_quick_run_and_plot():
     pytest.importorskip("matplotlib")
-    path = tmp_path / "lengths.svg"
-    out = run("--quick", "--plot", str(path))
-    assert len(rows(out)) == 7 + len(FAMILY) and rows(out)["dpo"][0] < 1e-8
-    assert path.read_text().lstrip().startswith("<?xml")
+    r = example_runs.run(QUICK_PLOT, cwd=ROOT, check=True)
+    assert len(rows(r.stdout)) == 7 + len(FAMILY) and rows(r.stdout)["dpo"][0] < 1e-8
+    assert r.text("lengths.svg").lstrip().startswith("<?xml")
 
 
 def test_help_exits_zero():

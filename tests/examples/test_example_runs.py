@@ -49,6 +49,15 @@ def test_a_command_runs_once_until_a_source_changes(tmp_path):
         probe.unlink()
 
 
+def test_the_log_keeps_a_forked_runs_cpu_seconds():
+    cmd = ["python", "examples/confusions.py", "bessel"]
+    example_runs.run(cmd, fresh=True)
+    name, seconds, how, cpu = example_runs.log()[-1]
+    assert name == " ".join(cmd) and how == "ran" and 0 < cpu < seconds + 1
+    assert f"{name} {seconds:.1f} s (cpu {cpu:.1f} s)" in example_runs.slowest(n=10**6)
+    assert "CPU s forked" in example_runs.summary()
+
+
 def test_out_collects_the_files_a_run_writes():
     r = example_runs.run(
         ["python", "-c", "import sys; open(sys.argv[1] + '/a.txt', 'w').write('hi')", "{out}"], check=True

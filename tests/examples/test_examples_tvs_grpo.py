@@ -29,6 +29,7 @@ EXAMPLE_RUNS = [
         ("token_vs_sequence.py", "--K", "4"),
         ("grpo.py", "--iters", "12", "--agg-seeds", "2", "--agg-iters", "6"),
         ("grpo.py", "--iters", "2"),
+        ("grpo.py", "--iters", "3", "--agg-seeds", "0", "--plot", "{out}/grpo.svg"),
     )
 ]
 
@@ -123,11 +124,10 @@ def test_grpo_learns_and_approaches_the_tilted_optimum(grpo):
 
 
 @pytest.mark.slow
-def test_grpo_plot(tmp_path):
+def test_grpo_plot():
     pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
-    svg = tmp_path / "grpo.svg"
-    run("grpo.py", "--iters", "3", "--agg-seeds", "0", "--plot", str(svg))
-    assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+    svg = example_runs.run(EXAMPLE_RUNS[-1], cwd=ROOT, check=True).text("grpo.svg")
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
 
 
 @pytest.mark.slow
