@@ -15,6 +15,7 @@ the CPU (a machine with other SIMD widths sums in another order); two such value
 both are below 1e-9.
 """
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -65,20 +66,30 @@ def test_atlas_k4_moments_equal_the_fixtures():
         assert abs(var - before[f"atlas/main/K4/{i}/row"][2]) <= TOL, cfg
 
 
+def _fixed_argv(part):
+    """The fixed points of the recorded rows i = part, part + 2, ... (tests/examples/_atlas_brute.py:
+    seconds in all, so the session runs them in two halves beside the in-process tests)."""
+    rows = [str(i) for i in range(part, len(RECORDED), 2)]
+    return [sys.executable, str(ROOT / "tests" / "examples" / "_atlas_brute.py"), "fixed", *rows]
+
+
 @pytest.mark.slow
 def test_atlas_fixed_points_equal_the_fixtures():
-    task = atlas.make_task("main")
-    theta = atlas.probe(task, 0)
+    got = {}
+    for part in (0, 1):
+        rows = json.loads(example_runs.run(_fixed_argv(part), cwd=ROOT, check=True).stdout)
+        got.update(zip(range(part, len(RECORDED), 2), rows))
+    assert sorted(got) == list(range(len(RECORDED)))
     rough = 0
     for i, cfg in enumerate(RECORDED):
-        row = atlas.measure(cfg, task, 3, theta)
+        row_tv, row_res = (float.fromhex(x) for x in got[i])
         tv, res = BEFORE[f"atlas/main/K3/{i}/row"][4:]
         if res < 1e-6:  # a smooth zero: Newton-polished, determined
-            assert abs(row["tv"] - tv) <= TOL and row["residual"] < 1e-6, cfg
+            assert abs(row_tv - tv) <= TOL and row_res < 1e-6, cfg
         else:  # no smooth zero: the same verdict, the digits set by rounding
             rough += 1
-            assert row["residual"] > 1e-6 and (row["tv"] > 1e-3) == (tv > 1e-3), cfg
-            assert abs(row["tv"] - tv) <= 2e-5, cfg
+            assert row_res > 1e-6 and (row_tv > 1e-3) == (tv > 1e-3), cfg
+            assert abs(row_tv - tv) <= 2e-5, cfg
     assert rough == 10  # the rows the page lists as having no smooth zero
 
 
@@ -136,8 +147,9 @@ def _argv(name):
     return [sys.executable, str(ROOT / "examples" / f"{name}.py")]
 
 
-# started when the session starts (tests/conftest.py): test_output_is_unchanged reads them
-EXAMPLE_RUNS = [_argv("multi_turn"), _argv("preferences")]
+# started when the session starts (tests/conftest.py): test_output_is_unchanged and
+# test_atlas_fixed_points_equal_the_fixtures read them
+EXAMPLE_RUNS = [_argv("multi_turn"), _argv("preferences"), _fixed_argv(0), _fixed_argv(1)]
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
 # a value the math makes zero (a bias, a TV to the optimum) prints the run's residual: rounding,
 # or where an iteration stops; two such values agree when both are below this floor
