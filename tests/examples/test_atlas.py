@@ -2,7 +2,6 @@
 claims hold exactly, and the program prints the documented form and rejects bad arguments."""
 
 import importlib.util
-import json
 import re
 import sys
 from pathlib import Path
@@ -37,45 +36,23 @@ def row(cfg, task, K, fixed=False, seed=0):
 # ---- the enumeration is the library, outcome by outcome ---------------------------------------
 
 
-BRUTE_MAIN = [
-    ("reinforce_pp", "token_mean", "kl_reward", "all"),
-    ("rpp_baseline", "token_mean", "k3", "all"),
-    ("batch_std", "seq_sum", "kl_reward", "all"),
-    ("std", "seq_mean_token_mean", "k3+", "trunc"),
-    ("loo", "constant", "ent_bonus", "dapo"),
-    ("remax", "seq_sum", "rho_k3", "overlen"),
-    ("opo", "token_mean", "kl_reward", "all"),
-]
-BRUTE_TWO = [
-    ("maxrl", "seq_sum", "none", "all"),
-    ("passk", "seq_sum", "none", "all"),
-    ("otb_group", "seq_sum", "kl_reward", "all"),
-    ("loo", "luspo", "kl_reward", "all"),
-    ("std", "token_sum", "k3", "all"),
-    ("gdpo", "seq_sum", "kl_reward", "all"),
-    ("std_sum", "seq_sum", "kl_reward", "all"),
-]
-
-
-def _brute_argv(which, cfg):
-    return [sys.executable, str(ROOT / "tests" / "examples" / "_atlas_brute.py"), which, *cfg]
-
-
-def brute_force(which, cfg):
-    """(E[g], trace Cov[g]) of `cfg` at K = 2 by every joint outcome through the library
-    (tests/examples/_atlas_brute.py: seconds a configuration, so the session runs them beside
-    the in-process tests, see EXAMPLE_RUNS)."""
-    r = example_runs.run(_brute_argv(which, cfg), cwd=ROOT, check=True)
-    got = json.loads(r.stdout)
-    return np.array([float.fromhex(x) for x in got["Eg"]]), float.fromhex(got["var"])
-
-
-@pytest.mark.slow  # 1-3 s per configuration, on the example threads
-@pytest.mark.parametrize("cfg", BRUTE_MAIN)
+@pytest.mark.slow  # in process, but 1-11 s per configuration
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ("reinforce_pp", "token_mean", "kl_reward", "all"),
+        ("rpp_baseline", "token_mean", "k3", "all"),
+        ("batch_std", "seq_sum", "kl_reward", "all"),
+        ("std", "seq_mean_token_mean", "k3+", "trunc"),
+        ("loo", "constant", "ent_bonus", "dapo"),
+        ("remax", "seq_sum", "rho_k3", "overlen"),
+        ("opo", "token_mean", "kl_reward", "all"),
+    ],
+)
 def test_enumeration_equals_the_library_batch_by_batch(cfg, main_task):
     theta = atlas.probe(main_task, 1)
     Eg, var = atlas.moments(cfg, theta, main_task, 2)
-    Eb, vb = brute_force("main", cfg)  # every joint outcome, library
+    Eb, vb = atlas.brute_force_moments(cfg, theta, main_task, 2)  # every joint outcome, library
     assert np.abs(Eg - Eb).max() < 1e-13
     assert abs(var - vb) < 1e-13
 
@@ -165,14 +142,10 @@ def run(*args):
 
 
 # started when the session starts (tests/conftest.py); the tests below then read their results
-EXAMPLE_RUNS = (
-    [
-        [sys.executable, str(ROOT / "examples" / "atlas.py"), *a]
-        for a in (("--quick", "--K", "2"), ("--plot", "{out}/atlas.svg"))
-    ]
-    + [_brute_argv("main", c) for c in BRUTE_MAIN]
-    + [_brute_argv("two", c) for c in BRUTE_TWO]
-)
+EXAMPLE_RUNS = [
+    [sys.executable, str(ROOT / "examples" / "atlas.py"), *a]
+    for a in (("--quick", "--K", "2"), ("--plot", "{out}/atlas.svg"))
+]
 
 
 @pytest.mark.slow
@@ -211,13 +184,24 @@ def test_full_run_claims_and_figure():
 # ---- the objectives of 2025-26 ----------------------------------------------------------------
 
 
-@pytest.mark.slow  # 1-3 s per configuration, on the example threads
-@pytest.mark.parametrize("cfg", BRUTE_TWO)
+@pytest.mark.slow  # in process, 1-3 s per configuration
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ("maxrl", "seq_sum", "none", "all"),
+        ("passk", "seq_sum", "none", "all"),
+        ("otb_group", "seq_sum", "kl_reward", "all"),
+        ("loo", "luspo", "kl_reward", "all"),
+        ("std", "token_sum", "k3", "all"),
+        ("gdpo", "seq_sum", "kl_reward", "all"),
+        ("std_sum", "seq_sum", "kl_reward", "all"),
+    ],
+)
 def test_new_rows_equal_the_library_batch_by_batch(cfg, main_task):
     task = atlas.two_rewards(main_task)  # R + F; the rows that do not read F see one reward
     theta = atlas.probe(task, 1)
     Eg, var = atlas.moments(cfg, theta, task, 2)
-    Eb, vb = brute_force("two", cfg)
+    Eb, vb = atlas.brute_force_moments(cfg, theta, task, 2)
     assert np.abs(Eg - Eb).max() < 1e-13
     assert abs(var - vb) < 1e-13
 

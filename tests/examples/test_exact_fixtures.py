@@ -67,10 +67,10 @@ def test_atlas_k4_moments_equal_the_fixtures():
 
 
 def _fixed_argv(part):
-    """The fixed points of the recorded rows i = part, part + 2, ... (tests/examples/_atlas_brute.py:
+    """The fixed points of the recorded rows i = part, part + 2, ... (tests/examples/_atlas_fixed_points.py:
     seconds in all, so the session runs them in two halves beside the in-process tests)."""
     rows = [str(i) for i in range(part, len(RECORDED), 2)]
-    return [sys.executable, str(ROOT / "tests" / "examples" / "_atlas_brute.py"), "fixed", *rows]
+    return [sys.executable, str(ROOT / "tests" / "examples" / "_atlas_fixed_points.py"), *rows]
 
 
 @pytest.mark.slow
