@@ -307,7 +307,6 @@ def _run_subprocess(argv, cwd, env, timeout):
 _cache = {}  # key -> Future-like (threading.Event, [Result])
 _cache_lock = threading.Lock()
 _log = []  # (command, seconds, "ran" | "cached", CPU seconds of a forked run or None)
-_ran_in = []  # (argument list, working directory, seconds) of every command run
 
 
 def _split(cmd):
@@ -385,7 +384,6 @@ def _execute(argv, cwd, env, timeout):
         )
     seconds = time.perf_counter() - t0
     _log.append((" ".join(argv), seconds, "ran", cpu))
-    _ran_in.append((list(argv), cwd, seconds))
     return Result(list(argv), code, stdout, stderr, seconds, files)
 
 
@@ -393,44 +391,6 @@ def _execute(argv, cwd, env, timeout):
 
 
 _pool = {"executor": None}
-
-
-# The seconds each command took when it last ran on this checkout (a file in the system's temporary
-# folder, one per checkout, written at exit): `by_cost` starts the long ones first.
-_CHECKOUT = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
-_COSTS = Path(tempfile.gettempdir()) / f"minirl-example-costs-{_CHECKOUT}.json"
-
-
-def _cost_key(argv, cwd):
-    return json.dumps([argv, str(cwd)])
-
-
-def by_cost(entries, cwd=None):
-    """`entries` (argument lists, or (argument list, extra environment) pairs), those that took a
-    second or more when they last ran first, longest first; the rest after them, in their order.
-    Two threads then end together more often: a long command started last would end alone."""
-    try:
-        known = json.loads(_COSTS.read_text())
-    except (OSError, ValueError):
-        known = {}
-    cwd = str(cwd if cwd is not None else ROOT)
-    cost = lambda e: known.get(_cost_key(_split(e[0] if isinstance(e, tuple) else e), cwd), 0.0)
-    return sorted(entries, key=lambda e: -cost(e) if cost(e) >= 1.0 else 0.0)
-
-
-@atexit.register
-def _save_costs():
-    ran = {_cost_key(argv, cwd): s for argv, cwd, s in _ran_in}
-    if not ran:
-        return
-    try:
-        known = json.loads(_COSTS.read_text())
-    except (OSError, ValueError):
-        known = {}
-    try:
-        _COSTS.write_text(json.dumps({**known, **ran}))
-    except OSError:
-        pass
 
 
 def prefetch(cmds, workers=None, **kw):

@@ -113,7 +113,7 @@ def pytest_collection_modifyitems(config, items):
     if declared:
         import example_runs
 
-        for entry in example_runs.by_cost(declared, cwd=HERE.parent):  # the long ones first
+        for entry in declared:
             argv, extra = entry if isinstance(entry, tuple) else (entry, {})
             example_runs.prefetch([argv], workers=2, cwd=HERE.parent, env=dict(os.environ, **extra))
     groups = {_group(item.path) for item in items}

@@ -58,17 +58,6 @@ def test_the_log_keeps_a_forked_runs_cpu_seconds():
     assert "CPU s forked" in example_runs.summary()
 
 
-def test_by_cost_starts_the_long_commands_first(tmp_path, monkeypatch):
-    monkeypatch.setattr(example_runs, "_COSTS", tmp_path / "costs.json")
-    a, b, c, d = (["python", f"examples/{n}.py"] for n in "abcd")
-    key = lambda argv: example_runs._cost_key(argv, str(ROOT))
-    (tmp_path / "costs.json").write_text(example_runs.json.dumps({key(b): 2.0, key(c): 9.0, key(d): 0.5}))
-    # known long ones first, longest first; then the rest (unknown, or under a second) in order
-    assert example_runs.by_cost([a, b, (c, {"X": "1"}), d]) == [(c, {"X": "1"}), b, a, d]
-    (tmp_path / "costs.json").write_text("not json")
-    assert example_runs.by_cost([a, b, c]) == [a, b, c]
-
-
 def test_out_collects_the_files_a_run_writes():
     r = example_runs.run(
         ["python", "-c", "import sys; open(sys.argv[1] + '/a.txt', 'w').write('hi')", "{out}"], check=True
