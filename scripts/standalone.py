@@ -21,8 +21,13 @@ The output is deterministic: the same sources give the same bytes. This script u
 
 import argparse
 import ast
+import atexit
+import hashlib
 import io
+import json
+import os
 import sys
+import tempfile
 import tokenize
 from pathlib import Path
 
@@ -226,21 +231,56 @@ def _fingerprint(pkg_dir):
     )
 
 
-_built = {}  # (name, pkg_dir, fingerprint) -> the copy's text, or the StandaloneError's message
+_built = {}  # (name, pkg_dir, fingerprint) -> (built, the copy's text or the StandaloneError's message)
+_on_disk = {}  # the key's state -> {name: [built, text]} read from, and written to, the disk cache
+
+
+def _disk_file(pkg_dir, fingerprint):
+    """The disk cache of the copies of one state of the package's files and of this builder (a
+    file in the system's temporary folder): a test session and a docs build after it, or the
+    next session, read the copies instead of building them again (two seconds a process)."""
+    state = repr((str(pkg_dir), fingerprint, Path(__file__).read_bytes()))
+    return Path(tempfile.gettempdir()) / f"minirl-copies-{hashlib.sha256(state.encode()).hexdigest()[:16]}.json"
+
+
+def _from_disk(path):
+    if path not in _on_disk:
+        try:
+            _on_disk[path] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            _on_disk[path] = {}
+    return _on_disk[path]
+
+
+@atexit.register
+def _save_to_disk():
+    for path, built in _on_disk.items():
+        if built:
+            try:  # written whole, then renamed: a reader never sees half a file
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(built))
+                os.replace(tmp, path)
+            except OSError:
+                pass
 
 
 def build(name, pkg_dir=PKG_DIR):
     """Return the text of the self-contained copy of the package module `name` (dotted,
     relative to the package: `pg.clip` is `minirl_lm/pg/clip.py`; a file stem such as `clip`
-    names the one module of that stem). A copy is built once per process and state of the
-    package's files (the site, its copy page and the tests ask for each copy several times)."""
+    names the one module of that stem). A copy is built once per state of the package's files
+    and of this file (the site, its copy page and the tests ask for each copy several times):
+    kept in the process, and on disk for the next process."""
     name = resolve(name, pkg_dir) or name
-    key = (name, str(pkg_dir), _fingerprint(pkg_dir))
+    fingerprint = _fingerprint(pkg_dir)
+    key = (name, str(pkg_dir), fingerprint)
     if key not in _built:
-        try:
-            _built[key] = (True, _build(name, pkg_dir))
-        except StandaloneError as e:
-            _built[key] = (False, str(e))
+        disk = _from_disk(_disk_file(pkg_dir, fingerprint))
+        if name not in disk:
+            try:
+                disk[name] = [True, _build(name, pkg_dir)]
+            except StandaloneError as e:
+                disk[name] = [False, str(e)]
+        _built[key] = tuple(disk[name])
     ok, text = _built[key]
     if not ok:
         raise StandaloneError(text)

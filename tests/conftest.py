@@ -20,6 +20,7 @@
   tests/examples/ runs after the other parts: the examples run beside the in-process tests.
 """
 
+import functools
 import importlib.util
 import os
 import sys
@@ -50,7 +51,17 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 def _group(path):
     """`tests/<part>/` for a test file in a part's folder, `tests/` for one at the top."""
-    rel = Path(path).resolve().relative_to(HERE)
+    return _group_of(str(path))
+
+
+@functools.lru_cache(maxsize=None)
+def _resolved(path):
+    return Path(path).resolve()
+
+
+@functools.lru_cache(maxsize=None)  # asked once per test and file: ten thousand times a session
+def _group_of(path):
+    rel = _resolved(path).relative_to(HERE)
     return f"tests/{rel.parts[0]}/" if len(rel.parts) > 1 else "tests/"
 
 
@@ -123,7 +134,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     if item.config._copies_record is not None:
-        item.config._copies_record.ACTIVE[0] = Path(item.path).resolve() in item.config._copies_covering
+        item.config._copies_record.ACTIVE[0] = _resolved(str(item.path)) in item.config._copies_covering
     state = getattr(item.config, "_progress", None)
     if not state or not state["show"]:
         return

@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -181,6 +182,28 @@ def test_copy_replays_the_packages_tests_bit_for_bit(module, replays):
     assert set(summary["calls"]) - replayed == NEEDS_PACKAGE.get(module, set())
     returned = {n for n, (ok, bad) in summary["calls"].items() if ok}
     assert replayed - returned == RESULT_NEEDS_PACKAGE.get(module, set()), "functions only ever seen raising"
+
+
+def test_a_copy_is_kept_until_a_package_file_changes_and_read_back_from_disk(tmp_path, monkeypatch):
+    pkg = tmp_path / "minirl_lm"
+    shutil.copytree(standalone.PKG_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(standalone.tempfile, "gettempdir", lambda: str(tmp_path))  # the disk cache here
+    monkeypatch.setattr(standalone, "_built", {})
+    monkeypatch.setattr(standalone, "_on_disk", {})
+    first = standalone.build("pg.clip", pkg)
+    assert standalone.build("pg.clip", pkg) is first
+    standalone._save_to_disk()
+    assert len(list(tmp_path.glob("minirl-copies-*.json"))) == 1
+    # a new process (empty caches) reads the copy from disk: it builds nothing
+    build = standalone._build
+    monkeypatch.setattr(standalone, "_built", {})
+    monkeypatch.setattr(standalone, "_on_disk", {})
+    monkeypatch.setattr(standalone, "_build", lambda *a: pytest.fail("built again"))
+    assert standalone.build("pg.clip", pkg) == first
+    monkeypatch.setattr(standalone, "_build", build)
+    clip = pkg / "pg" / "clip.py"
+    clip.write_text(clip.read_text() + "\nEXTRA_FOR_THE_TEST = 1\n")
+    assert "EXTRA_FOR_THE_TEST = 1" in standalone.build("pg.clip", pkg)  # a changed file: built again
 
 
 def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
