@@ -16,8 +16,9 @@
   once per session (its result kept per command, environment and hash of the sources) in a child
   forked from a process that has imported NumPy, Numba and the package; the end of the run says
   how many commands ran and how many were served again. The commands a test file declares in
-  `EXAMPLE_RUNS` start when the session starts, two at a time (threads of their own), and
-  tests/examples/ runs after the other parts: the examples run beside the in-process tests.
+  `EXAMPLE_RUNS` start when the session starts, two at a time (threads of their own), those of
+  every file's `EXAMPLE_RUNS_FIRST` (its longest) before them, and tests/examples/ runs after the
+  other parts: the examples run beside the in-process tests.
 """
 
 import functools
@@ -117,10 +118,12 @@ def pytest_collection_modifyitems(config, items):
         rest = [i for i in items if _group(i.path) != "tests/examples/"]
         cut = next((k for k, i in enumerate(rest) if _group(i.path) == "tests/copies/"), len(rest))
         items[:] = rest[:cut] + examples + rest[cut:]
-    # (an entry is an argument list, or (argument list, variables added to the environment))
-    declared = []
-    for module in dict.fromkeys(getattr(i, "module", None) for i in items):
-        declared += getattr(module, "EXAMPLE_RUNS", [])
+    # (an entry is an argument list, or (argument list, variables added to the environment));
+    # a file's EXAMPLE_RUNS_FIRST (its longest commands) start before every EXAMPLE_RUNS, so that
+    # a long command the suite reaches late does not start late and end alone
+    modules = list(dict.fromkeys(getattr(i, "module", None) for i in items))
+    declared = [e for m in modules for e in getattr(m, "EXAMPLE_RUNS_FIRST", [])]
+    declared += [e for m in modules for e in getattr(m, "EXAMPLE_RUNS", [])]
     if declared:
         import example_runs
 
