@@ -298,7 +298,8 @@ def _run_subprocess(argv, cwd, env, timeout):
     if argv[0] in ("python", "python3"):
         argv = [sys.executable, *argv[1:]]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    return proc.returncode, proc.stdout, proc.stderr, None  # (its CPU time is not its own to read)
+    # its CPU time is unknown: this process's children's usage mixes it with the other threads' runs
+    return proc.returncode, proc.stdout, proc.stderr, None
 
 
 # ---------------------------------------------------------------- run, cached
@@ -456,7 +457,7 @@ def slowest(n=8):
     short = lambda cmd: " ".join(cmd.split())[:100] + ("..." if len(" ".join(cmd.split())) > 100 else "")
     return "; ".join(
         f"{short(cmd)} {s:.1f} s" + (f" (cpu {c:.1f} s)" if c is not None else "")
-        for _, s, c, cmd in sorted(ran)[::-1][:n]
+        for _, s, c, cmd in sorted(ran, key=lambda r: r[0], reverse=True)[:n]
     )
 
 
