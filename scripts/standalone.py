@@ -233,6 +233,7 @@ def _fingerprint(pkg_dir):
 
 _built = {}  # (name, pkg_dir, fingerprint) -> (built, the copy's text or the StandaloneError's message)
 _on_disk = {}  # the key's state -> {name: [built, text]} read from, and written to, the disk cache
+_new_on_disk = set()  # the disk files this process added a copy to: written back at exit
 
 
 def _disk_file(pkg_dir, fingerprint):
@@ -254,14 +255,14 @@ def _from_disk(path):
 
 @atexit.register
 def _save_to_disk():
-    for path, built in _on_disk.items():
-        if built:
-            try:  # written whole, then renamed: a reader never sees half a file
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(built))
-                os.replace(tmp, path)
-            except OSError:
-                pass
+    for path in _new_on_disk:
+        built = _on_disk[path]
+        try:  # written whole, then renamed: a reader never sees half a file
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(built))
+            os.replace(tmp, path)
+        except OSError:
+            pass
 
 
 def build(name, pkg_dir=PKG_DIR):
@@ -274,8 +275,10 @@ def build(name, pkg_dir=PKG_DIR):
     fingerprint = _fingerprint(pkg_dir)
     key = (name, str(pkg_dir), fingerprint)
     if key not in _built:
-        disk = _from_disk(_disk_file(pkg_dir, fingerprint))
+        path = _disk_file(pkg_dir, fingerprint)
+        disk = _from_disk(path)
         if name not in disk:
+            _new_on_disk.add(path)
             try:
                 disk[name] = [True, _build(name, pkg_dir)]
             except StandaloneError as e:

@@ -190,6 +190,7 @@ def test_a_copy_is_kept_until_a_package_file_changes_and_read_back_from_disk(tmp
     monkeypatch.setattr(standalone.tempfile, "gettempdir", lambda: str(tmp_path))  # the disk cache here
     monkeypatch.setattr(standalone, "_built", {})
     monkeypatch.setattr(standalone, "_on_disk", {})
+    monkeypatch.setattr(standalone, "_new_on_disk", set())
     first = standalone.build("pg.clip", pkg)
     assert standalone.build("pg.clip", pkg) is first
     standalone._save_to_disk()
@@ -198,8 +199,10 @@ def test_a_copy_is_kept_until_a_package_file_changes_and_read_back_from_disk(tmp
     build = standalone._build
     monkeypatch.setattr(standalone, "_built", {})
     monkeypatch.setattr(standalone, "_on_disk", {})
+    monkeypatch.setattr(standalone, "_new_on_disk", set())
     monkeypatch.setattr(standalone, "_build", lambda *a: pytest.fail("built again"))
     assert standalone.build("pg.clip", pkg) == first
+    assert not standalone._new_on_disk  # read, not written back
     monkeypatch.setattr(standalone, "_build", build)
     clip = pkg / "pg" / "clip.py"
     clip.write_text(clip.read_text() + "\nEXTRA_FOR_THE_TEST = 1\n")
