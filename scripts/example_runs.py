@@ -50,8 +50,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("minirl_lm", "examples", "scripts", "docs/records", "tests/fixtures")
-# modules the server imports once; every forked child finds them loaded
-PRELOAD = ["numpy", "numba", "minirl_lm", "minirl_lm.tasks", "minirl_lm.oracle", "matplotlib"]
+# modules the server imports once; every forked child finds them loaded. matplotlib is the docs
+# extra's: preloaded where it is installed (the test extra alone does not have it), else each
+# example that plots reports its absence itself, as `python examples/X.py --plot F` does.
+PRELOAD = ["numpy", "numba", "minirl_lm", "minirl_lm.tasks", "minirl_lm.oracle"]
 # environment variables read when those modules are imported: a run that changes one needs its
 # own interpreter
 IMPORT_TIME_ENV = ("NUMBA_", "PYTHON", "MPL", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "LD_")
@@ -175,13 +177,15 @@ def serve():
     """The warm process (`python scripts/example_runs.py --serve`): imports PRELOAD, then for each
     request line on stdin forks a child that runs it, and answers with the child's exit status."""
     import importlib
+    import importlib.util
 
     for name in PRELOAD:
         importlib.import_module(name)
-    import matplotlib
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib
 
-    matplotlib.use("Agg")  # what every example that plots selects; then pyplot, loaded once
-    importlib.import_module("matplotlib.pyplot")
+        matplotlib.use("Agg")  # what every example that plots selects; then pyplot, loaded once
+        importlib.import_module("matplotlib.pyplot")
     import gc
 
     gc.collect()
