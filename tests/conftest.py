@@ -43,6 +43,17 @@ if str(HERE.parent / "scripts") not in sys.path:
 
 SLOW_GROUPS = ("examples", "copies")
 
+# A test that needs the docs extra (a figure drawn with matplotlib, a site built with mkdocs) says
+# @pytest.mark.docs_extra; where one of these does not import (the README's test command installs
+# the `test` extra alone) it is skipped with the install line, and CI runs `pytest -m docs_extra`
+# again with the `dev` extra.
+DOCS_EXTRA = ("matplotlib", "mkdocs", "markdown_exec")
+
+
+@functools.lru_cache(maxsize=None)
+def _docs_extra_missing():
+    return [m for m in DOCS_EXTRA if importlib.util.find_spec(m) is None]
+
 # The session runs its examples on a second core beside the in-process tests: one BLAS thread for
 # each (set before NumPy is first imported; the example servers inherit it), so that two BLAS
 # pools do not put four threads on two cores.
@@ -99,6 +110,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _group(item.path) in {f"tests/{g}/" for g in SLOW_GROUPS}:
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("docs_extra") and _docs_extra_missing():
+            missing = ", ".join(_docs_extra_missing())
+            reason = f"needs the docs extra (pip install -e \".[docs]\"): {missing} not installed"
+            item.add_marker(pytest.mark.skip(reason=reason))
     if config._copies_record is not None:  # the copies replay what every other test called: last
         items[:] = [i for i in items if _group(i.path) != "tests/copies/"] + [
             i for i in items if _group(i.path) == "tests/copies/"

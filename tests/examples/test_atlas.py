@@ -159,8 +159,8 @@ def test_quick_run_prints_every_configuration_in_form():
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_full_run_claims_and_figure():
-    pytest.importorskip("matplotlib")
     out = run("--plot", "{out}/atlas.svg")
     assert out.returncode == 0, out.stderr
     rows = {m.groups()[:4]: m.groups()[4:] for m in map(LINE.match, out.stdout.splitlines()) if m}

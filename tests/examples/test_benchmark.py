@@ -90,8 +90,8 @@ def test_quick_prints_every_validated_entry_over_its_core(quick):
     assert len(lines) - rule - 1 == 14 and all(line.endswith("x") for line in lines[rule + 1 :])
 
 
+@pytest.mark.docs_extra
 def test_quick_draws_the_figure(quick):
-    pytest.importorskip("matplotlib")
     _, svg = quick
     assert svg is not None and svg.decode().lstrip().startswith("<?xml")
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.docs_extra  # it builds a site: mkdocs and markdown-exec
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CONFIG = """\

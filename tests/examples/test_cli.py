@@ -69,8 +69,8 @@ def test_reals_list_empty_and_count():
     assert cli.reals(allow_empty=True)("") == ()
 
 
+@pytest.mark.docs_extra
 def test_plot_path_accepts_a_writable_file_in_an_existing_folder(tmp_path):
-    pytest.importorskip("matplotlib")
     for ext in cli.PLOT_FORMATS:
         assert cli.plot_path(str(tmp_path / f"f.{ext}")) == str(tmp_path / f"f.{ext}")
     assert cli.plot_path(str(tmp_path / "F.SVG"))

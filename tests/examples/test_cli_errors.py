@@ -437,8 +437,8 @@ def test_plot_into_a_missing_folder_fails_before_the_run_in_a_real_process(scrip
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_group_bias_k_max_1_with_a_plot(tmp_path):
-    pytest.importorskip("matplotlib")
     svg = tmp_path / "x.svg"
     proc = example_runs.run(
         [

@@ -65,6 +65,7 @@ def test_sloppy_teacher_turns_the_order():
     assert "keeps reverse_kl: 1 answer at >= 0.05 ('one of 4, 12, 64 or 81')" in proc.stdout
 
 
+@pytest.mark.docs_extra
 def test_full_run_and_plot(tmp_path):
     path = tmp_path / "d.svg"
     proc = run("--gkd-betas", "0,0.5,1", "--plot", str(path))

@@ -77,8 +77,8 @@ def test_reward_model_errors_sit_on_rare_responses(default_out):
     assert rms["rare"] > 2 * rms["common"]
 
 
+@pytest.mark.docs_extra
 def test_plot_writes_an_svg():
-    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     r = example_runs.run(EXAMPLE_RUNS[-1], cwd=ROOT, check=True)
     assert r.text("contract.svg").lstrip().startswith("<?xml")
 

@@ -123,8 +123,8 @@ def test_process_reward_line(text):
     assert per > 1e-3 and exp < 1e-12
 
 
+@pytest.mark.docs_extra
 def test_plot_is_written():
-    pytest.importorskip("matplotlib")
     assert example_runs.run(PLOT, cwd=ROOT, check=True).text("mt.svg").count("<svg") == 1
 
 

@@ -87,8 +87,8 @@ def test_online_beats_offline_which_overfits(out):
     assert online[-1] < min(offline)
 
 
+@pytest.mark.docs_extra
 def test_quick_run_and_plot():
-    pytest.importorskip("matplotlib")
     r = example_runs.run(QUICK_PLOT, cwd=ROOT, check=True)
     assert len(rows(r.stdout)) == 7 + len(FAMILY) and rows(r.stdout)["dpo"][0] < 1e-8
     assert r.text("lengths.svg").lstrip().startswith("<?xml")

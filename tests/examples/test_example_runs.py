@@ -65,6 +65,7 @@ def test_out_collects_the_files_a_run_writes():
     assert r.text("a.txt") == "hi"
 
 
+@pytest.mark.docs_extra
 def test_the_pages_commands_are_the_ones_they_show():
     sys.path.insert(0, str(ROOT / "scripts"))
     import mkdocs_hooks

@@ -137,8 +137,8 @@ def test_group_bias_help():
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_group_bias_plot(tmp_path):
-    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     path = tmp_path / "bias.svg"
     run("group_bias.py", "--K-max", "3", "--mc-groups", "50", "--plot", str(path))
     assert "<svg" in path.read_text()
@@ -299,8 +299,8 @@ def test_kl_help():
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_kl_plot(tmp_path):
-    pytest.importorskip("matplotlib")
     path = tmp_path / "kl.svg"
     run("kl_estimators.py", "--iters", "20", "--samples", "10", "--sweep", "", "--plot", str(path))
     assert "<svg" in path.read_text()

@@ -121,8 +121,8 @@ def test_k_sweep_digits_hold_for_other_seeds():
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_examples_run_with_other_baselines_and_plot(tmp_path):
-    pytest.importorskip("matplotlib")  # the plots need the docs extra
     out = run(
         "examples/k_sweep.py",
         "--baseline",

@@ -124,8 +124,8 @@ def test_grpo_learns_and_approaches_the_tilted_optimum(grpo):
 
 
 @pytest.mark.slow
+@pytest.mark.docs_extra
 def test_grpo_plot():
-    pytest.importorskip("matplotlib")  # the [dev] extra; [test] lacks it
     svg = example_runs.run(EXAMPLE_RUNS[-1], cwd=ROOT, check=True).text("grpo.svg")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
 

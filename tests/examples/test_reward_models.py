@@ -81,6 +81,7 @@ def test_bad_argument_is_a_usage_error():
     assert proc.returncode == 2 and "--beta" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.docs_extra
 def test_plot_writes_a_figure(tmp_path):
     path = tmp_path / "reward_models.svg"
     run("--quick", "--plot", str(path))
