@@ -191,3 +191,22 @@ def test_links_resolve(page):
         if anchor and len(anchor) > 1 and html.unescape(anchor[1:]) not in page_ids(name):
             broken.append(f"{target}{anchor} (no such anchor)")
     assert not broken, f"{page}.html links to: " + "; ".join(sorted(broken))
+
+
+# ---------------------------------------------------------------------------------------------
+# The home page's reading path names every page once, in the order of the navigation.
+
+NAV_LINK = re.compile(r'<a href="([a-z_]+)\.html" class="md-nav__link\b')
+
+
+def test_reading_path_follows_the_navigation():
+    index = page_html("index")
+    nav = list(dict.fromkeys(NAV_LINK.findall(index)))
+    assert sorted(nav) == PAGES, f"pages missing from the navigation: {sorted(set(PAGES) - set(nav))}"
+    body = index[index.find('id="the-reading-path"') :]
+    body = body[: body.find("</article>")]
+    path = list(dict.fromkeys(t for t in re.findall(r'href="([a-z_]+)\.html"', body) if t != "index"))
+    assert path == [p for p in nav if p != "index"], (
+        "index.md's reading path is not the navigation's order:\n"
+        f"  path: {path}\n  nav:  {[p for p in nav if p != 'index']}"
+    )
