@@ -32,6 +32,14 @@ PAGES = sorted(p.stem for p in DOCS.glob("*.md"))
 _html = {}
 
 
+def article(name):
+    """The page's own content: its <article>, without the navigation around it."""
+    text = page_html(name)
+    start = text.find('<article class="md-content__inner')
+    assert start >= 0, f"{name}.html has no <article class=md-content__inner> (another theme?)"
+    return text[start : text.find("</article>", start)]
+
+
 def page_html(name):
     """The built HTML of docs/NAME.md, read once per session."""
     if name not in _html:
@@ -146,9 +154,7 @@ TEX = re.compile(
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_raw_tex(page):
-    body = page_html(page)
-    body = body[body.find('<article class="md-content__inner') :]  # the page, not the navigation
-    text = HIDDEN.sub(" ", body)
+    text = HIDDEN.sub(" ", article(page))
     hits = [context(text, m.start(), m.end()) for m in TEX.finditer(text)]
     assert not hits, (
         f"{page}.html shows {len(hits)} pieces of raw TeX outside arithmatex's wrappers, first: "
@@ -174,8 +180,7 @@ def page_ids(name):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_links_resolve(page):
-    body = page_html(page)
-    body = body[body.find('<article class="md-content__inner') :]
+    body = article(page)
     broken = []
     for target, anchor in set(HREF.findall(body)):
         if target.endswith(".md"):
@@ -203,8 +208,9 @@ def test_reading_path_follows_the_navigation():
     index = page_html("index")
     nav = list(dict.fromkeys(NAV_LINK.findall(index)))
     assert sorted(nav) == PAGES, f"pages missing from the navigation: {sorted(set(PAGES) - set(nav))}"
-    body = index[index.find('id="the-reading-path"') :]
-    body = body[: body.find("</article>")]
+    body = article("index")
+    assert 'id="the-reading-path"' in body, "index.html has no section #the-reading-path"
+    body = body[body.find('id="the-reading-path"') :]
     path = list(dict.fromkeys(t for t in re.findall(r'href="([a-z_]+)\.html"', body) if t != "index"))
     assert path == [p for p in nav if p != "index"], (
         "index.md's reading path is not the navigation's order:\n"
