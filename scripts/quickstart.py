@@ -80,7 +80,9 @@ def run(cmd, index):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="print the commands and exit")
-    parser.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to read (default: %(default)s)")
+    parser.add_argument(
+        "--readme", default=str(ROOT / "README.md"), help="the README to read (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     try:
         cmds = commands(Path(args.readme).read_text())

@@ -54,6 +54,7 @@ DOCS_EXTRA = ("matplotlib", "mkdocs", "markdown_exec")
 def _docs_extra_missing():
     return [m for m in DOCS_EXTRA if importlib.util.find_spec(m) is None]
 
+
 # The session runs its examples on a second core beside the in-process tests: one BLAS thread for
 # each (set before NumPy is first imported; the example servers inherit it), so that two BLAS
 # pools do not put four threads on two cores.
@@ -112,7 +113,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("docs_extra") and _docs_extra_missing():
             missing = ", ".join(_docs_extra_missing())
-            reason = f"needs the docs extra (pip install -e \".[docs]\"): {missing} not installed"
+            reason = f'needs the docs extra (pip install -e ".[docs]"): {missing} not installed'
             item.add_marker(pytest.mark.skip(reason=reason))
     if config._copies_record is not None:  # the copies replay what every other test called: last
         items[:] = [i for i in items if _group(i.path) != "tests/copies/"] + [
@@ -133,6 +134,12 @@ def pytest_collection_modifyitems(config, items):
         rest = [i for i in items if _group(i.path) != "tests/examples/"]
         cut = next((k for k, i in enumerate(rest) if _group(i.path) == "tests/copies/"), len(rest))
         items[:] = rest[:cut] + examples + rest[cut:]
+
+
+def pytest_collection_finish(session):
+    """After -m and -k have deselected: start the example commands the selected tests' files
+    declare, and set up the progress lines."""
+    items = session.items
     # (an entry is an argument list, or (argument list, variables added to the environment));
     # a file's EXAMPLE_RUNS_FIRST (its longest commands) start before every EXAMPLE_RUNS, so that
     # a long command the suite reaches late does not start late and end alone
@@ -146,7 +153,7 @@ def pytest_collection_modifyitems(config, items):
             argv, extra = entry if isinstance(entry, tuple) else (entry, {})
             example_runs.prefetch([argv], workers=2, cwd=HERE.parent, env=dict(os.environ, **extra))
     groups = {_group(item.path) for item in items}
-    config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
+    session.config._progress = {"show": len(groups) > 1, "group": None, "start": time.perf_counter()}
 
 
 @pytest.hookimpl(tryfirst=True)

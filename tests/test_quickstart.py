@@ -20,7 +20,9 @@ def test_the_readme_quickstart_has_its_commands():
 
 def test_ci_runs_the_quickstart_itself():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert any(line.strip().startswith(("python scripts/quickstart.py", "python3 scripts/quickstart.py")) for line in ci)
+    assert any(
+        line.strip().startswith(("python scripts/quickstart.py", "python3 scripts/quickstart.py")) for line in ci
+    )
 
 
 @pytest.mark.parametrize(
