@@ -22,7 +22,7 @@ from minirl_lm.tasks import HEDGE_LOGIT, PROMPTS, evaluate, reference_theta, tra
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -65,6 +65,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
     runs = {}
     for K in args.K:

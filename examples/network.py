@@ -40,8 +40,8 @@ from minirl_lm.nn.model import Transformer  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _network_rl  # noqa: E402
-from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, record_path  # noqa: E402
+from _claims import stated  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, record_path  # noqa: E402
 from _network_task import EQ, PLUS, P, T, V, accuracy, answers, digits, kl_entropy, prompts, split, verifier  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -151,6 +151,7 @@ def plot(path, curves):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a small run for tests and the docs build (seconds)")
     p.add_argument("--seeds", type=integer(1, 10), default=3, help="seeds 0 .. seeds-1 (default 3)")
@@ -203,28 +204,28 @@ def main(argv=None):
     if not args.quick:  # the page's sentences, checked on every seed
         for est in args.estimators:
             emit(
-                claim(
+                stated(
                     all(r[est] > max(r["sft"] + 0.1, r["demos"]) for r in runs),
                     f"{est} ends above the SFT model by more than 0.1 and above the demonstrations' own accuracy, "
                     f"on every seed",
                 )
             )
             emit(
-                claim(
+                stated(
                     all(r[est + " unseen"] > r["sft unseen"] for r in runs),
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
                 )
             )
         if "ppo" in args.estimators:  # the page's reading of the critic
             emit(
-                claim(
+                stated(
                     all(r["ppo v mean"] < r["ppo success"] for r in runs),
                     "ppo's critic ends below the policy's mean exact success on the held-out prompts "
                     "(it trails the rising reward), on every seed",
                 )
             )
             emit(
-                claim(
+                stated(
                     all(r["ppo v corr"] < 0.2 for r in runs),
                     "ppo's critic does not rank the prompts: the correlation of v(s_1) with their exact "
                     "success is below 0.2, on every seed",

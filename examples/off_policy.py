@@ -59,7 +59,7 @@ from minirl_lm.pg.trust import dppo_loss, gmpo_loss, sapo_loss, vespo_loss
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, reals, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, reals, seed  # noqa: E402
 
 EOS, PROMPTS = 0, ("ab", "b")  # token 0 is EOS, tokens 1, 2 are "a", "b"
 DUAL_C, EPS = 3.0, 0.2  # the bypass rows' dual-clip bound c and clip range epsilon
@@ -611,6 +611,7 @@ def plot(rows, path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
