@@ -150,6 +150,37 @@ def plot(path, curves):
     fig.savefig(path)
 
 
+def full_run_summary(path=RECORD):
+    """Lines quoting the committed full run's mean (docs/records/network.txt), read, not typed."""
+    try:
+        with open(os.path.join(ROOT, path)) as f:
+            text = f.read().splitlines()
+    except OSError:
+        return [f"(no record of the full run at {path})"]
+    cmd, _, when = (text[0].lstrip("$ ").strip() if text else path).partition("  (")
+    head = f"{cmd}, {when.rstrip(')')}" if when else cmd
+    block = next((i for i, line in enumerate(text) if line.startswith("mean over ")), None)
+    if block is None:
+        return [f"(the record {path} has no mean over seeds)"]
+    body = []
+    for line in text[block + 1 :]:
+        if not line.startswith("  "):
+            break
+        if ": held-out accuracy " in line or "network rl unseen" in line:
+            body.append("  full run: " + line.strip())
+    return [f"the full run ({head}), {text[block].rstrip(':')}, from {path}:"] + body
+
+
+def run_label(args):
+    """Which run this is, for every label that names it."""
+    if args.quick:
+        return "quick run, smoke-sized"
+    if (args.seeds, args.rl_steps, args.wrong, tuple(args.estimators)) == (3, 100, 0.5, ESTIMATORS):
+        return "full run"
+    seeds = f"{args.seeds} seed" + ("s" if args.seeds > 1 else "")
+    return f"a run of {seeds}, {args.rl_steps} RL steps, --wrong {args.wrong:g}, not the page's full run"
+
+
 def main(argv=None):
     quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -177,17 +208,27 @@ def main(argv=None):
     args.beta = {"grpo": 0.04, "rloo": 0.04, "ppo": 0.04, "online_dpo": 0.1}  # KL (PPO: in the reward); DPO's beta
     if args.quick:
         args.seeds, args.sft_steps, args.rl_steps = 1, 100, 5
+    label = run_label(args)
     lines = []
 
     def emit(line):
         print(line, flush=True)
         lines.append(line)
 
+    if args.quick:  # a smoke test: say so, and what a full run reaches
+        emit(
+            f"--quick: a smoke-sized run of the addition-with-carries task ({args.sft_steps} SFT steps, "
+            f"{args.rl_steps} RL steps, one seed): it checks that the code runs; its accuracies say nothing "
+            f"about the method"
+        )
+        for line in full_run_summary():
+            emit(line)
+        emit("this quick run:")
     t0 = time.process_time()
     runs = []
     for seed in range(args.seeds):
         runs.append(run(seed, args))
-        emit(f"seed {seed}:")
+        emit(f"seed {seed} ({label}):" if args.quick or label != "full run" else f"seed {seed}:")
         for line in report(runs[-1], args):
             emit("  " + line)
     if args.seeds > 1:
@@ -200,7 +241,7 @@ def main(argv=None):
         for k in keys + (["ppo v corr"] if "ppo" in args.estimators else []):
             lo, hi = min(r[k] for r in runs), max(r[k] for r in runs)
             emit(f"  {k:<17} {lo:.3f} - {hi:.3f}")
-    emit(f"CPU time {time.process_time() - t0:.0f} s ({'quick' if args.quick else 'full'} run)")
+    emit(f"CPU time {time.process_time() - t0:.0f} s ({label})")
     if not args.quick:  # the page's sentences, checked on every seed
         for est in args.estimators:
             emit(
