@@ -731,7 +731,7 @@ def run_main(args, rng):
         out = subprocess.run([sys.executable, "-c", IMPORT_CHILD], check=True, capture_output=True, text=True)
         imports.append(out.stdout.split())
     lib, plain = (float(np.median(walls[name])) for name in cmds)
-    same = outs["library"].split("\n\n")[0] == outs["plain"].rstrip("\n")  # the K-sweep lines
+    same = outs["library"].split("\n\n")[1] == outs["plain"].rstrip("\n")  # the K-sweep lines
     print(
         f"main job k_sweep: library {lib:.2f} s, plain NumPy {plain:.2f} s ({plain / lib:.2f}x), "
         f"output {'identical' if same else 'DIFFERENT'}"

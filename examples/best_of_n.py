@@ -219,7 +219,13 @@ def part_train(K, steps, seeds, seed0, lr):
 def main(argv=None):
     quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=integer(2, 16), default=8, help="draws a prompt (default 8)")
+    p.add_argument(
+        "--K",
+        type=integer(2, 12),
+        default=8,
+        help="draws a prompt (default 8; at most 12: the exact update enumerates every group of K of the "
+        "9 responses, and C(20, 12) = 125970 is the last count under the library's 200000)",
+    )
     p.add_argument("--steps", type=integer(8, 5000), default=40, help="training steps (default 40)")
     p.add_argument("--seeds", type=integer(1, 200), default=20, help="training seeds (default 20)")
     p.add_argument("--seed", type=seed, default=0, help="first seed of the training runs")

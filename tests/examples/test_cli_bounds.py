@@ -95,7 +95,7 @@ VALUES = {
     ),
     "best_of_n.py": dict(
         [
-            _o("--K", "2", "16"),
+            _o("--K", "2", "12"),
             _o("--steps", "8", "5000"),
             _o("--seeds", "200"),
             _o("--seed", BIG_SEED),
