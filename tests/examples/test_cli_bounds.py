@@ -289,6 +289,10 @@ VALUES = {
 }
 # commands that run without the small settings (a record shown, a flag that takes no others)
 ALONE = {
+    "bench_big_vocab.py": [
+        ["--quick", "--V", "64", "--d", "8", "--N", "16"],
+        ["--plot", "{out}/v.svg", "--V", "64", "--d", "8", "--N", "16"],
+    ],
     "bench_exact.py": [["--show"], ["--quick", "--record", "{out}/e.json"]],
     "bench_network.py": [["--show"]],
     "benchmark.py": [["--show"]],
@@ -378,3 +382,25 @@ def test_every_option_of_every_example_is_tried():
         tried = set(VALUES[script]) | {w for argv in _cases(script) for w in argv if w.startswith("--")}
         internal = {"--child", "--chunk"} if script == "bench_big_vocab.py" else set()
         assert declared - internal <= tried, (script, sorted(declared - internal - tried))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv", [["k_sweep.py", "--K", "1", "2", "--responses", "64"], ["confusions.py", "accumulation"], ["exact.py"]]
+)
+def test_a_closed_output_pipe_ends_the_run_quietly(argv):
+    """`python examples/X.py | head`: the reader goes away before the run writes; no traceback."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / argv[0]), *argv[1:]],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, MINIRL_EXAMPLES_SUBPROCESS="1"),
+    )
+    proc.stdout.close()  # the reader of the pipe is gone
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=300)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err[-2000:]
+    assert code in (0, -13), (code, err[-500:])  # -13: ended by SIGPIPE, as `cat` is
