@@ -303,9 +303,20 @@ ALONE = {
 }
 
 
+# high ends whose run took over six minutes at the small settings: their bound is still to be
+# lowered in the example (left out until then, so that the session does not wait on them)
+TOO_SLOW = {
+    ("bench_big_vocab.py", "--V", str(2**24)),
+    ("bench_big_vocab.py", "--N", str(2**24)),
+    ("dpo.py", "--steps", str(10**6)),
+    ("grpo.py", "--iters", "100000"),
+}
+
+
 def _cases(script):
     base = BASE[script]
-    return [base + argv for argvs in VALUES[script].values() for argv in argvs] + ALONE.get(script, [])
+    cases = [base + argv for argvs in VALUES[script].values() for argv in argvs] + ALONE.get(script, [])
+    return [a for a in cases if not any((script, *a[i : i + 2]) in TOO_SLOW for i in range(len(a)))]
 
 
 # All cases of one script run in one subprocess (the imports are paid once), each as __main__,
