@@ -10,6 +10,9 @@ runs while the command line is parsed, so a bad argument fails before the run st
 - ``plot_path`` checks that the figure can be written (an existing, writable folder, an
   extension matplotlib writes) and that matplotlib imports, before the run it would plot.
 
+``quiet_pipe()``, called first in every example's ``main()``, lets ``python examples/X.py | head``
+end quietly when its reader closes the pipe.
+
 The examples import it as ``from _cli import ...`` after putting their own folder on
 ``sys.path``, so ``python examples/X.py`` works from any directory.
 """
@@ -17,9 +20,29 @@ The examples import it as ``from _cli import ...`` after putting their own folde
 import argparse
 import math
 import os
+import signal
+import sys
+import threading
 
 PLOT_FORMATS = ("svg", "png", "pdf", "jpg", "jpeg", "eps", "ps")
 INSTALL_MATPLOTLIB = 'pip install -e ".[docs]" or pip install matplotlib'
+
+
+def quiet_pipe():
+    """End quietly, not with a BrokenPipeError traceback, when standard output's reader goes
+    away (``python examples/k_sweep.py | head -5``): SIGPIPE gets its default action back, as
+    for any other command of a pipeline (Python sets it to raise instead).
+
+    Only in the program itself (an example run as ``__main__``, from its main thread): a test
+    that calls an example's ``main()`` in its own process keeps that process's handler. A
+    platform without SIGPIPE (Windows) keeps Python's behaviour.
+    """
+    main = getattr(sys.modules.get("__main__"), "__file__", None) or ""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not hasattr(signal, "SIGPIPE") or os.path.dirname(os.path.abspath(main)) != here:
+        return
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 def _show(text, width=40):

@@ -68,7 +68,7 @@ from minirl_lm.pg.tokenbaseline import otb_advantages
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 BETA, C_ENT = 0.5, 0.2  # KL coefficient; entropy coefficient (entropy rows)
 OVERLONG = dict(buffer_len=1, penalty_factor=0.5)
@@ -826,6 +826,7 @@ def plot(rows, path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -36,7 +36,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # examples/_cli.py, beside this file
-from _cli import integer, plot_path, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 ONE_THREAD = {
     k: "1"
@@ -512,7 +512,7 @@ def recommend(points, cfg, dtype):
 
 def show(path=RECORD, out=print):
     """Print a recorded full run: where and when, the table, the goals, the sweep, the chunk to use."""
-    from _claims import claim
+    from _claims import claim, stated
 
     rec, cfg, fig, points = load_record(path)
     m = rec["machine"]
@@ -535,7 +535,7 @@ def show(path=RECORD, out=print):
     )
     tpk, tsl = goals.get(c, (np.inf, np.inf))  # a chunk outside the table fails the claim
     out(
-        claim(
+        stated(
             meets_both(pk, sl) and meets_both(tpk, tsl),
             f"both goals at one chunk size: chunk={c} peaks at {tpk:.3f} of the logits (<= "
             f"{GOAL_PEAK:.3f}) and takes {tsl:.2f}x the floor (<= {GOAL_TIME}x) in the table, "
@@ -545,7 +545,7 @@ def show(path=RECORD, out=print):
     r, t = fig["rows"][c], fig["methods"][f"ours chunk={c}"]["time"]
     before = (t + r["recomputed"] - r["kept"]) / fig["floor"]
     out(
-        claim(
+        stated(
             bool(r["kept"] < r["recomputed"]),
             f"what changed at chunk={c}: the row kernels keep each row's exponentials in the buffer "
             f"for the gradient ({r['kept'] / fig['floor']:.3f}x the floor) instead of computing the "
@@ -558,7 +558,7 @@ def show(path=RECORD, out=print):
     claim(bool(points[0][2] > sl), "the sweep's time turns up at the small end")
     numpy_peak = rec["methods"]["NumPy materialized"]["peak"] / (cfg["N"] * cfg["V"] * 4)
     out(
-        claim(
+        stated(
             bool(numpy_peak >= 2.0),
             f"the materialized NumPy method's peak is {numpy_peak:.2f} logits: it holds the logits "
             f"and one more array of their size (the softmax, overwritten by G) at once",
@@ -569,7 +569,7 @@ def show(path=RECORD, out=print):
 
 def takeaway(path=RECORD, out=print):
     """Three lines from a recorded full run: memory, time, the chunk to use."""
-    from _claims import claim
+    from _claims import claim, stated
 
     rec, cfg, fig, points = load_record(path)
     logits = cfg["N"] * cfg["V"] * np.dtype(rec["dtype"]).itemsize
@@ -595,7 +595,7 @@ def takeaway(path=RECORD, out=print):
     out(
         f"use chunk={c} at V={cfg['V']} (a {c * cfg['V'] * 4 / MIB:.0f} MiB float32 buffer): the "
         f"fastest chunk of the sweep whose peak meets the 1/8 goal ({pk:.3f} of the logits, {sl:.2f}x "
-        f"the floor in the sweep); " + claim(meets_both(pk, sl), f"it meets the {GOAL_TIME}x time goal as well")
+        f"the floor in the sweep); " + stated(meets_both(pk, sl), f"it meets the {GOAL_TIME}x time goal as well")
     )
 
 
@@ -659,6 +659,7 @@ def check_memory(p, cfg, dtype):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128, one run each")
     p.add_argument("--V", type=integer(1, 2**24), help="vocabulary size (default 151936, quick 16384)")

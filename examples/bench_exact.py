@@ -38,6 +38,7 @@ sys.path.insert(0, HERE)
 import _before  # noqa: E402
 import atlas  # noqa: E402
 import off_policy  # noqa: E402
+from _cli import quiet_pipe  # noqa: E402
 
 from minirl_lm.core.mdp import TokenMDP  # noqa: E402
 from minirl_lm.core.policy import TabularPolicy  # noqa: E402
@@ -158,6 +159,7 @@ def show(path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="atlas K = 3 and off_policy T = 3, 5 only (seconds)")
     p.add_argument("--record", metavar="PATH", help="also write the run (and the machine) to a JSON record")

@@ -48,6 +48,9 @@ import numpy as np  # noqa: E402
 from minirl_lm.nn.generate import generate  # noqa: E402
 from minirl_lm.nn.model import Transformer  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+from _cli import quiet_pipe  # noqa: E402
+
 try:
     import torch
     import torch.nn.functional as tF
@@ -298,6 +301,7 @@ def show(path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer and shorter rounds (seconds)")
     p.add_argument("--record", metavar="PATH", help="also write the run (and the machine) to a JSON record")

@@ -54,7 +54,7 @@ from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 import _group_kernels as gk  # noqa: E402
-from _cli import int_at_least, plot_path, real, record_path, seed  # noqa: E402
+from _cli import int_at_least, plot_path, quiet_pipe, real, record_path, seed  # noqa: E402
 
 try:
     import torch
@@ -731,7 +731,7 @@ def run_main(args, rng):
         out = subprocess.run([sys.executable, "-c", IMPORT_CHILD], check=True, capture_output=True, text=True)
         imports.append(out.stdout.split())
     lib, plain = (float(np.median(walls[name])) for name in cmds)
-    same = outs["library"].split("\n\n")[0] == outs["plain"].rstrip("\n")  # the K-sweep lines
+    same = outs["library"].split("\n\n")[1] == outs["plain"].rstrip("\n")  # the K-sweep lines
     print(
         f"main job k_sweep: library {lib:.2f} s, plain NumPy {plain:.2f} s ({plain / lib:.2f}x), "
         f"output {'identical' if same else 'DIFFERENT'}"
@@ -1064,6 +1064,7 @@ def show(path, plot_to=None):
 
 
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
     if args.show:
         return show(RECORD, args.plot)

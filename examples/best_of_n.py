@@ -30,7 +30,7 @@ from minirl_lm.tasks import HEDGE, reference_theta, reward_table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 NS = (1, 2, 4, 8, 16, 32)
 PROXY_NS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -217,8 +217,15 @@ def part_train(K, steps, seeds, seed0, lr):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--K", type=integer(2, 16), default=8, help="draws a prompt (default 8)")
+    p.add_argument(
+        "--K",
+        type=integer(2, 12),
+        default=8,
+        help="draws a prompt (default 8; at most 12: the exact update enumerates every group of K of the "
+        "9 responses, and C(20, 12) = 125970 is the last count under the library's 200000)",
+    )
     p.add_argument("--steps", type=integer(8, 5000), default=40, help="training steps (default 40)")
     p.add_argument("--seeds", type=integer(1, 200), default=20, help="training seeds (default 20)")
     p.add_argument("--seed", type=seed, default=0, help="first seed of the training runs")

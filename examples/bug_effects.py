@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "examples"))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import plot_path, seed  # noqa: E402
+from _cli import plot_path, quiet_pipe, seed  # noqa: E402
 
 import bugzoo  # noqa: E402  (the zoo's table: name, source, file, edits)
 from minirl_lm.core.mdp import TokenMDP  # noqa: E402
@@ -498,6 +498,7 @@ def measure(mutant, pristine=False, seed=0):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -67,7 +67,8 @@ from minirl_lm.values.critic import (
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _claims import claim  # noqa: E402
+from _claims import stated  # noqa: E402
+from _cli import quiet_pipe  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "conformance")
 
@@ -617,6 +618,7 @@ def print_differences(rows):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--markdown", action="store_true", help="print the table in Markdown, one anchor per function")
     p.add_argument("--differences", action="store_true", help="print the documented differences in Markdown")
@@ -630,7 +632,7 @@ def main(argv=None):
     n, worst, tol = nonempty_recipe(meta, arrays)
     print()
     print(
-        claim(
+        stated(
             n > 0 and worst <= tol,
             f"non-empty rows: ours times B / B_kept reproduces the framework on all {n} such pairs "
             f"(max rel err {worst:.1e})",
@@ -638,7 +640,7 @@ def main(argv=None):
     )
     u = largest_log_ratio(meta, arrays)
     print(
-        claim(u < 20.0, f"largest |logp - logp_old| on a real token: {u:.2f}, inside the frameworks' clamp at 20")
+        stated(u < 20.0, f"largest |logp - logp_old| on a real token: {u:.2f}, inside the frameworks' clamp at 20")
     )
     print(summary(rows))
     return 1 if any(r["mismatch"] for r in rows) else 0

@@ -40,6 +40,7 @@ from minirl_lm.pg.reinforce import token_weights
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_claims.py, beside this file
 from _claims import claim  # noqa: E402
+from _cli import quiet_pipe  # noqa: E402
 
 
 # --8<-- [start:loss_zero]
@@ -306,6 +307,7 @@ CONFUSIONS = {
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
         "names",

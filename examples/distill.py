@@ -38,8 +38,8 @@ from minirl_lm.distill.student import fixed_point, tied_probs
 from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
-from _claims import claim  # noqa: E402
-from _cli import plot_path, real, reals  # noqa: E402
+from _claims import claim, stated  # noqa: E402
+from _cli import plot_path, quiet_pipe, real, reals  # noqa: E402
 
 N, V = len(tasks.PROMPTS), len(tasks.RESPONSES)
 STUDENTS = {"FULL": np.arange(N), "LIMITED": np.zeros(N, np.int64)}  # tie: state -> row
@@ -79,6 +79,7 @@ def perplexity(row):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--grader", choices=("gold", "sloppy"), default="gold", help="the teacher's grader")
     p.add_argument("--beta", type=real(0.02, 10.0), default=0.1, help="the teacher's KL coefficient (0.1)")
@@ -141,7 +142,7 @@ def checks(res, t, kept, grader):
         )
         claim(better == "forward_kl", "with the sloppy teacher, forward KL's limited student succeeds more")
     print(
-        claim(
+        stated(
             ends[better] > min(ends.values()),
             f"- the limited student of {better} succeeds more: "
             f"{ends['reverse_kl']:.3f} (reverse) against {ends['forward_kl']:.3f} (forward)",

@@ -44,7 +44,7 @@ from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 N, N_COMMON, N_RARE = 4, 4, 6
 Y = N_COMMON + N_RARE
@@ -190,6 +190,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
     r, theta_ref = make_task()
     pi_ref = softmax_table(theta_ref)  # (N, Y)

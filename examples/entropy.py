@@ -55,7 +55,7 @@ from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 KNOBS = (
     "none",
@@ -223,6 +223,7 @@ def identity(K=4):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=integer(1, 2000), default=40, help="exact steps per knob (default 40)")
     p.add_argument("--K", type=integer(2, 4), default=2, help="responses per prompt (default 2)")

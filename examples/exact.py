@@ -31,7 +31,7 @@ from minirl_lm.exact.tree import children, tree_product, tree_sum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_claims.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import seed  # noqa: E402
+from _cli import quiet_pipe, seed  # noqa: E402
 
 
 def lab(T, rng):
@@ -119,6 +119,7 @@ def part_tree(rng):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the cases")
     args = p.parse_args(argv)

@@ -49,7 +49,7 @@ from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, reals, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, reals, seed  # noqa: E402
 
 THETA = (1.0, 0.5, 0.0, -0.5, -1.0)  # the fixed reference logits, V = 5
 REWARDS = (0.1, 0.0, 0.0, 1.0, 1.0)  # three levels with ties: partial credit on the likeliest
@@ -201,6 +201,7 @@ def plot(rows, path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--K-max", type=integer(1, 64), default=8, help="largest group size (default 8)")
     p.add_argument(

@@ -42,7 +42,7 @@ from minirl_lm.values.optimum import tilted_optimum_tree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 # the aggregations compared (token_sum has no normalizer: its step grows with the batch's tokens)
 COMPARED = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
@@ -266,6 +266,7 @@ def plot(path, log, pi_star_success, pi_star_kl, pi_fwd_success, rest):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -18,15 +18,32 @@ import sys
 import numpy as np
 
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.tasks import HEDGE_LOGIT, PROMPTS, evaluate, reference_theta, train
+from minirl_lm.tasks import HEDGE, HEDGE_LOGIT, PROMPTS, RESPONSES, evaluate, reference_theta, reward_table, train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
+
+EPILOG = """what it prints:
+  three lines naming the toy and the page that explains it (docs/baselines.md on the site);
+  K = ..: success of a sampled response   one line per group size: the exact probability that a
+                                          response sampled from the trained policy is correct,
+                                          averaged over the four prompts;
+  K = 1 and the reference                 with one response per group every advantage is 0, so
+                                          the K = 1 run ends on the reference table; the
+                                          reference's own success, exact and from the table;
+  per-prompt success                      the same success prompt by prompt, for the reference
+                                          and each K, beside the highest mean success any policy
+                                          can reach (the hard prompts have no correct answer);
+  the last lines                          the update used, and whether the K >= 2 runs end at
+                                          one value (with --plot, the figure shows how fast each
+                                          climbs)."""
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument(
         "--K",
         type=integer(1, 4096),
@@ -64,8 +81,48 @@ def parse_args(argv=None):
     return args
 
 
+def header(args):
+    """Three lines: the toy, its hard prompts, and where to read about it."""
+    gold = reward_table("gold")  # (prompts, responses): 1 for the correct answer
+    hard = [x for x, row in zip(PROMPTS, gold) if not row.any()]
+    numbers = " ".join(r for k, r in enumerate(RESPONSES) if k != HEDGE)
+    return [
+        f"the toy: {len(PROMPTS)} prompts {', '.join(PROMPTS)}; {len(RESPONSES)} one-token answers {numbers} "
+        f'and the hedge "{RESPONSES[HEDGE]}"',
+        f"the gold grader pays 1 for the correct answer, 0 for the hedge: {' and '.join(hard)} have no correct "
+        f"honest answer",
+        f"{args.responses} responses per prompt for each K, one {args.baseline} step per group; the site's "
+        f"page on it: docs/baselines.md",
+    ]
+
+
+def ending(final, ceiling, args):
+    """The sentence about where the K >= 2 runs end, true of the table at any flags."""
+    if not final:
+        return None
+    shown = {K: f"{v:.3f}" for K, v in final.items()}
+    if len(set(shown.values())) > 1:
+        spread = max(final.values()) - min(final.values())
+        digits = max(3, 1 - math.floor(math.log10(spread)))  # enough digits to show the difference
+        return f"the K >= 2 runs end apart (by up to {spread:.1e}): " + ", ".join(
+            f"K = {K}: {v:.{digits}f}" for K, v in final.items()
+        )
+    value = next(iter(shown.values()))
+    which = "every K >= 2 ends" if len(final) > 1 else f"the one K >= 2 run (K = {next(iter(final))}) ends"
+    if value != f"{ceiling:.3f}" or len(final) == 1:
+        return f"{which} at {value}"
+    factor = " (the (K-1)/K of mean-centring)" if args.baseline != "loo" else ""
+    return (
+        f"{which} at {value}, the ceiling: a factor on the expected step{factor}\nchanges how fast a run "
+        "climbs, not where it stops; this table cannot show it, "
+        + ("the figure's curves can" if args.plot else "the figure of --plot PATH can")
+    )
+
+
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
+    print("\n".join(header(args)) + "\n")
     runs = {}
     for K in args.K:
         if args.baseline == "loo" and K == 1:
@@ -90,7 +147,13 @@ def main(argv=None):
         f"{ref_success:.5f} (not 1/16 = {1 / 16:.5f})"
     )
 
-    print("\nper-prompt success (two prompts have no correct honest answer: 0.500 is a ceiling)")
+    gold = reward_table("gold")  # (prompts, responses)
+    ceiling = float(gold.max(axis=1).mean())  # the best policy: the correct answer where there is one
+    n_hard = int((gold.max(axis=1) == 0).sum())
+    print(
+        f"\nper-prompt success ({n_hard} prompts have no correct honest answer: {ceiling:.3f} is the "
+        f"highest mean success)"
+    )
     print("  K  " + "".join(f"{x:>8s}" for x in PROMPTS) + "    mean")
     print("ref  " + "".join(f"{v:8.3f}" for v in ref_eval["per_prompt"]) + f"{ref_success:8.3f}")
     for K, (policy, _, _) in runs.items():
@@ -98,23 +161,21 @@ def main(argv=None):
         print(f"{K:3d}  " + "".join(f"{v:8.3f}" for v in ev["per_prompt"]) + f"{ev['success']:8.3f}")
 
     print(f"\nstep (toy_step): eta = lr = {args.lr:g}, one {args.baseline} update per group, beta = 0")
-    final = {K: f"{evaluate(policy)['success']:.3f}" for K, (policy, _, _) in runs.items() if K >= 2}
-    if len(set(final.values())) == 1:
-        print(
-            f"every K >= 2 ends at {next(iter(final.values()))}: a factor on the expected step (the "
-            f"(K-1)/K of mean-centring)\nchanges how fast a run climbs, not where it stops; this "
-            f"table cannot show it, the figure's curves can"
-        )
-    elif final:
-        print("the K >= 2 runs end apart: " + ", ".join(f"K = {K}: {v}" for K, v in final.items()))
+    final = {K: evaluate(policy)["success"] for K, (policy, _, _) in runs.items() if K >= 2}
+    line = ending(final, ceiling, args)
+    if line:
+        print(line)
     defaults = vars(parse_args([]))
     if all(v == defaults[k] for k, v in vars(args).items() if k != "plot"):  # the page's run
-        claim(len(set(final.values())) == 1, "every K >= 2 ends at the same success, the ceiling")
+        claim(
+            len({f"{v:.3f}" for v in final.values()}) == 1 and f"{min(final.values()):.3f}" == f"{ceiling:.3f}",
+            "every K >= 2 ends at the same success, the ceiling",
+        )
 
     if args.plot:
         if all(v == defaults[k] for k, v in vars(args).items() if k != "plot"):  # the figure's caption
             # responses drawn per prompt until success first reaches 0.45, for each K >= 2
-            reach = [min(n for n, v in runs[K][2] if v >= 0.45) for K in runs if K >= 2]
+            reach = [min((n for n, v in runs[K][2] if v >= 0.45), default=math.inf) for K in runs if K >= 2]
             claim(reach == sorted(reach), "larger groups reach the ceiling later in responses drawn")
         plot(runs, ref_success, args.plot)
 

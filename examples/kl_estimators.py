@@ -56,7 +56,7 @@ from minirl_lm.values.optimum import kl_objective, tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, reals, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, reals, seed  # noqa: E402
 
 THETA_REF = np.array([[0.5, 0.0, -0.5, -1.0], [0.0, 0.0, 0.0, 0.0]])
 THETA = np.array(
@@ -497,6 +497,7 @@ def plot(out, path):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--beta", type=real(0.01, 100), default=0.5, help="KL coefficient (default 0.5)")
     p.add_argument(

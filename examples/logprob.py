@@ -26,12 +26,13 @@ from minirl_lm.core.logprob import log_softmax, masked_mean, masked_sum, token_l
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import seed  # noqa: E402
+from _cli import quiet_pipe, seed  # noqa: E402
 
 SEED = 1  # a batch whose two rankings differ (with seed 0 they agree)
 
 
 def main(argv=None):
+    quiet_pipe()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=seed, default=SEED, help=f"seed of np.random.default_rng (default {SEED})")
     args = parser.parse_args(argv)

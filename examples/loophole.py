@@ -28,7 +28,7 @@ from minirl_lm.values.optimum import exploit_threshold, tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 BETAS = [0.0, 0.1, 0.2, 0.3, 0.5]
 HARD = [2, 3]  # "8*8", "9*9": no honest candidate passes the gold grader
@@ -138,6 +138,7 @@ def jitter(beta, K, steps, seed, report=(1, 2, 3, 10)):
 
 
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
     default = args.betas == BETAS and (args.K, args.steps, args.seed) == (32, 400, 2)  # the page's run
     rows, opts = {}, {}

@@ -45,7 +45,7 @@ from minirl_lm.values.critic import fit_values, gae, td_errors
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 # ---- exact tools: minirl_lm.exact (row_updates, eq. (exact_linear); iid_moments) -------------------
 row_grads = row_updates  # per-row gradients sum_t A[b,t] grad log pi(y_t | s_t): (B, S*V)
@@ -98,6 +98,7 @@ def train(env, pi_ref, beta, method, K, iters, lr, rng, record):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -40,8 +40,8 @@ from minirl_lm.nn.model import Transformer  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _network_rl  # noqa: E402
-from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, real, record_path  # noqa: E402
+from _claims import stated  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, record_path  # noqa: E402
 from _network_task import EQ, PLUS, P, T, V, accuracy, answers, digits, kl_entropy, prompts, split, verifier  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,7 +150,39 @@ def plot(path, curves):
     fig.savefig(path)
 
 
+def full_run_summary(path=RECORD):
+    """Lines quoting the committed full run's mean (docs/records/network.txt), read, not typed."""
+    try:
+        with open(os.path.join(ROOT, path)) as f:
+            text = f.read().splitlines()
+    except OSError:
+        return [f"(no record of the full run at {path})"]
+    cmd, _, when = (text[0].lstrip("$ ").strip() if text else path).partition("  (")
+    head = f"{cmd}, {when.rstrip(')')}" if when else cmd
+    block = next((i for i, line in enumerate(text) if line.startswith("mean over ")), None)
+    if block is None:
+        return [f"(the record {path} has no mean over seeds)"]
+    body = []
+    for line in text[block + 1 :]:
+        if not line.startswith("  "):
+            break
+        if ": held-out accuracy " in line or "network rl unseen" in line:
+            body.append("  full run: " + line.strip())
+    return [f"the full run ({head}), {text[block].rstrip(':')}, from {path}:"] + body
+
+
+def run_label(args):
+    """Which run this is, for every label that names it."""
+    if args.quick:
+        return "quick run, smoke-sized"
+    if (args.seeds, args.rl_steps, args.wrong, tuple(args.estimators)) == (3, 100, 0.5, ESTIMATORS):
+        return "full run"
+    seeds = f"{args.seeds} seed" + ("s" if args.seeds > 1 else "")
+    return f"a run of {seeds}, {args.rl_steps} RL steps, --wrong {args.wrong:g}, not the page's full run"
+
+
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a small run for tests and the docs build (seconds)")
     p.add_argument("--seeds", type=integer(1, 10), default=3, help="seeds 0 .. seeds-1 (default 3)")
@@ -176,17 +208,27 @@ def main(argv=None):
     args.beta = {"grpo": 0.04, "rloo": 0.04, "ppo": 0.04, "online_dpo": 0.1}  # KL (PPO: in the reward); DPO's beta
     if args.quick:
         args.seeds, args.sft_steps, args.rl_steps = 1, 100, 5
+    label = run_label(args)
     lines = []
 
     def emit(line):
         print(line, flush=True)
         lines.append(line)
 
+    if args.quick:  # a smoke test: say so, and what a full run reaches
+        emit(
+            f"--quick: a smoke-sized run of the addition-with-carries task ({args.sft_steps} SFT steps, "
+            f"{args.rl_steps} RL steps, one seed): it checks that the code runs; its accuracies say nothing "
+            f"about the method"
+        )
+        for line in full_run_summary():
+            emit(line)
+        emit("this quick run:")
     t0 = time.process_time()
     runs = []
     for seed in range(args.seeds):
         runs.append(run(seed, args))
-        emit(f"seed {seed}:")
+        emit(f"seed {seed} ({label}):" if args.quick or label != "full run" else f"seed {seed}:")
         for line in report(runs[-1], args):
             emit("  " + line)
     if args.seeds > 1:
@@ -199,32 +241,32 @@ def main(argv=None):
         for k in keys + (["ppo v corr"] if "ppo" in args.estimators else []):
             lo, hi = min(r[k] for r in runs), max(r[k] for r in runs)
             emit(f"  {k:<17} {lo:.3f} - {hi:.3f}")
-    emit(f"CPU time {time.process_time() - t0:.0f} s ({'quick' if args.quick else 'full'} run)")
+    emit(f"CPU time {time.process_time() - t0:.0f} s ({label})")
     if not args.quick:  # the page's sentences, checked on every seed
         for est in args.estimators:
             emit(
-                claim(
+                stated(
                     all(r[est] > max(r["sft"] + 0.1, r["demos"]) for r in runs),
                     f"{est} ends above the SFT model by more than 0.1 and above the demonstrations' own accuracy, "
                     f"on every seed",
                 )
             )
             emit(
-                claim(
+                stated(
                     all(r[est + " unseen"] > r["sft unseen"] for r in runs),
                     f"{est} raises the accuracy on the problems RL never sampled, on every seed",
                 )
             )
         if "ppo" in args.estimators:  # the page's reading of the critic
             emit(
-                claim(
+                stated(
                     all(r["ppo v mean"] < r["ppo success"] for r in runs),
                     "ppo's critic ends below the policy's mean exact success on the held-out prompts "
                     "(it trails the rising reward), on every seed",
                 )
             )
             emit(
-                claim(
+                stated(
                     all(r["ppo v corr"] < 0.2 for r in runs),
                     "ppo's critic does not rank the prompts: the correlation of v(s_1) with their exact "
                     "success is below 0.2, on every seed",

@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bug_effects  # noqa: E402  (loads a mutant of the zoo in memory)
 from _claims import claim  # noqa: E402
+from _cli import quiet_pipe  # noqa: E402
 
 from minirl_lm import oracle  # noqa: E402
 from minirl_lm.pg.clip import clipped_surrogate  # noqa: E402
@@ -80,6 +81,7 @@ def my_clipped_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="toke
 
 
 def main(argv=None):
+    quiet_pipe()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
     rows = oracle.compare(my_clipped_loss, clipped_surrogate)

@@ -49,7 +49,7 @@ from minirl_lm.values.optimum import tilted_optimum_tree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import check_work, integer, plot_path, real, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 LOSSES = ("dpo", "cdpo", "ipo_sum", "ipo_avg", "simpo", "orpo", "kto")
 FAMILY = {  # row: (TRL loss_type, f_divergence_type, labels flipped at rate eps)
@@ -537,6 +537,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    quiet_pipe()
     args = parse_args(argv)
     print = builtins.print if not args.takeaway else (lambda *a, **k: None)  # noqa: A001
     mdp, ref, grader = make_task()

@@ -34,7 +34,7 @@ from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import plot_path, real, seed  # noqa: E402
+from _cli import plot_path, quiet_pipe, real, seed  # noqa: E402
 
 NUMBERS = slice(0, tasks.HEDGE)  # the eight honest responses: every one but the hedge
 FEATURES = ("1", "the answer's digits occur in the response", "length in characters / 10")
@@ -215,6 +215,7 @@ def prm_part(args, sizes):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -34,7 +34,7 @@ from minirl_lm.pg.reinforce import reinforce_loss, sequence_reinforce_loss
 from minirl_lm.values.critic import fit_values, gae, monte_carlo_returns, per_token_rewards, td_errors
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
-from _cli import integer, real, seed  # noqa: E402
+from _cli import integer, quiet_pipe, real, seed  # noqa: E402
 
 # ---- the task: copy the prompt, graded at the end ---------------------------------------------
 EOS, ALPHABET = 0, "abc"  # token 0 is EOS, tokens 1..3 are the letters
@@ -136,6 +136,7 @@ def clip_pair(ro, logp, logp_old, A, eps):
 
 
 def main(argv=None):
+    quiet_pipe()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )

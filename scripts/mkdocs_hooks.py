@@ -73,6 +73,7 @@ BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_TH
 def on_pre_build(config):
     for k, v in BLAS_THREADS.items():
         os.environ.setdefault(k, v)
+    os.environ.setdefault("MINIRL_CLAIMS_STRICT", "1")  # a page's claim that fails fails the build
     _cached_console()
     example_runs.prefetch(page_commands(config["docs_dir"]))
 

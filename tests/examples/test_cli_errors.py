@@ -57,7 +57,7 @@ OPTIONS = {
     },
     "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "best_of_n.py": {
-        "--K": ints(2, 16),
+        "--K": ints(2, 12),
         "--steps": ints(8, 5000),
         "--seeds": ints(1, 200),
         "--seed": SEED,
