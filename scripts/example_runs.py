@@ -122,22 +122,37 @@ _file_digests_lock = threading.Lock()
 _NOT_SOURCE = {"site", "mutants", "build", "dist", "node_modules", "__pycache__"}
 
 
-def _repo_path(path):
-    """`path` relative to the repository (a str), or None when it is not a source there: outside
-    the repository, in a hidden folder (.venv, .git, .cache), a cache or a build output."""
-    full = Path(os.path.abspath(path))
-    try:
-        rel = full.relative_to(ROOT)
-    except (TypeError, ValueError):
+def _installed():
+    """The folders of the interpreter and its packages: never an input a run's key follows."""
+    import site
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, site.getusersitepackages()}
+    return tuple(os.path.join(d, "") for d in found if d) + ("/proc/", "/sys/", "/dev/")
+
+
+_INSTALLED = _installed()
+
+
+def _input_path(path):
+    """The name a read of `path` is recorded under: a source of the repository relative to it; a
+    file outside it that the child itself read (a script or a data file in a test's temporary
+    folder) by its absolute path; None for what is never an input (the interpreter and its
+    packages, /proc, the run's own scratch folders; in the repository its hidden folders such as
+    .venv, .git and .cache, the caches and the build outputs)."""
+    full = os.path.abspath(path)
+    p = Path(full)
+    if p.is_relative_to(ROOT):
+        parts = p.relative_to(ROOT).parts
+        if not parts or parts[0].startswith(".") or not all(_source_name(q) for q in parts[:-1]):
+            return None
+        return None if p.is_relative_to(sys.prefix) else str(p.relative_to(ROOT))
+    if not _reads["child"] or full.startswith(_INSTALLED + _reads["scratch"]):
         return None
-    parts = rel.parts
-    if not parts or not all(_source_name(q) for q in parts[:-1]) or parts[0].startswith("."):
-        return None
-    return None if full.is_relative_to(sys.prefix) else str(rel)
+    return full
 
 
 def file_digest(rel):
-    """sha256 of the file `rel` (relative to the repository); None when there is none."""
+    """sha256 of the file `rel` (relative to the repository, or absolute); None when there is none."""
     p = ROOT / rel
     try:
         st = p.stat()
@@ -172,19 +187,19 @@ def listing_digest(rel):
 # ---------------------------------------------------------------- what a forked child reads
 
 # the server's own reads while it imports (the child inherits them), then the child's
-_reads = {"files": set(), "dirs": set(), "wrote": False, "spawned": False}
+_reads = {"files": set(), "dirs": set(), "wrote": False, "spawned": False, "child": False, "scratch": ()}
 _SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _audit(event, args):
-    """Records the files opened and the folders listed under the repository, and whether a
-    process was started or a file of the repository opened for writing."""
+    """Records the files opened and the folders listed (_input_path), and whether a process was
+    started or a file of the repository opened for writing."""
     if event == "open":
         path, mode, flags = args
         if isinstance(path, int):
             return
-        rel = _repo_path(os.fsdecode(path))
+        rel = _input_path(os.fsdecode(path))
         if rel is None:
             return
         writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITE_FLAGS)
@@ -196,22 +211,23 @@ def _audit(event, args):
         path = args[0]
         if isinstance(path, int):
             return
-        rel = _repo_path(os.path.join(os.fsdecode(path if path is not None else "."), "x"))
+        rel = _input_path(os.path.join(os.fsdecode(path if path is not None else "."), "x"))
         if rel is not None:
-            _reads["dirs"].add(str(Path(rel).parent))
+            _reads["dirs"].add(os.path.dirname(rel) or ".")
     elif event in _SPAWN_EVENTS:
         _reads["spawned"] = True
 
 
 def _record_reads(script, path):
-    """Writes what the child read (its modules from the repository, the script, the files it
-    opened, the folders it listed) to `path`, as JSON."""
+    """Writes what the child read (the files of its modules, the script, the files it opened,
+    the folders it listed; _input_path says which count) to `path`, as JSON."""
     files = set(_reads["files"])
     for m in list(sys.modules.values()):
-        rel = _repo_path(getattr(m, "__file__", None) or "")
+        f = getattr(m, "__file__", None)
+        rel = _input_path(f) if isinstance(f, str) else None
         if rel is not None:
             files.add(rel)
-    rel = _repo_path(script)
+    rel = _input_path(script)
     if rel is not None:
         files.add(rel)
     record = dict(
@@ -245,9 +261,11 @@ def _print_traceback(e):
     traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
-def _child(script, argv, cwd, env, out_path, err_path, base_path, reads_path=None):
+def _child(script, argv, cwd, env, out_path, err_path, base_path, reads_path=None, scratch=()):
     """Runs in the forked child: `python script *argv` as far as the script can tell."""
-    _reads.update(wrote=False, spawned=False)  # the server's fork is not the script's
+    # the server's fork is not the script's; its streams and its `{out}` folder are not inputs
+    scratch = (os.path.dirname(out_path), *scratch)
+    _reads.update(wrote=False, spawned=False, child=True, scratch=tuple(os.path.join(d, "") for d in scratch))
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
@@ -406,11 +424,12 @@ def _forkable(argv, env):
     return all(env.get(k) == start.get(k) for k in keys)
 
 
-def _run_forked(argv, cwd, env, timeout):
+def _run_forked(argv, cwd, env, timeout, scratch=()):
     server = _take_server()
     with tempfile.TemporaryDirectory(prefix="example-run-") as d:
         out, err, reads = (os.path.join(d, name) for name in ("stdout", "stderr", "reads"))
-        req = dict(script=argv[1], argv=argv[2:], cwd=cwd, env=env, out=out, err=err, timeout=timeout, reads=reads)
+        req = dict(script=argv[1], argv=argv[2:], cwd=cwd, env=env, out=out, err=err, timeout=timeout)
+        req.update(reads=reads, scratch=list(scratch))
         try:
             answer = server.run(req)
         except BaseException:
@@ -428,7 +447,7 @@ def _run_forked(argv, cwd, env, timeout):
         return answer["code"], read(out), read(err), answer["cpu"], record
 
 
-def _run_subprocess(argv, cwd, env, timeout):
+def _run_subprocess(argv, cwd, env, timeout, scratch=()):
     if argv[0] in ("python", "python3"):
         argv = [sys.executable, *argv[1:]]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -611,7 +630,7 @@ def _execute(argv, cwd, env, timeout):
     with tempfile.TemporaryDirectory(prefix="example-out-") as out:
         real = [a.replace("{out}", out) for a in argv]
         runner = _run_forked if _forkable(real, env) else _run_subprocess
-        code, stdout, stderr, cpu, record = runner(real, cwd, env, timeout)
+        code, stdout, stderr, cpu, record = runner(real, cwd, env, timeout, scratch=[out])
         files = (
             {p.name: p.read_bytes() for p in Path(out).iterdir() if p.is_file()}
             if "{out}" in " ".join(argv)
