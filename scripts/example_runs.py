@@ -27,8 +27,8 @@ the same command again for another page or test. This module removes both:
   files are unchanged. A forked child records what it read when it ends: the file of every module
   it has loaded from the repository (the script among them), every file it opened and every
   folder it listed there (an audit hook, installed in the server before its imports); a run that
-  started a process, or was not forked, depends on every source (SOURCES). A run that wrote into
-  the repository, or failed, is not kept. The test suite does not turn it on.
+  started a process, or was not forked, depends on every source (SOURCES). A run that wrote a
+  file (but into `{out}`), or failed, is not kept. The test suite does not turn it on.
 
 A command may write files: `{out}` in it is replaced by a fresh temporary folder, and the
 result's `files` maps each file the run left there to its bytes (`result.text("fig.svg")`).
@@ -137,18 +137,18 @@ def _input_path(path):
     """The name a read of `path` is recorded under: a source of the repository relative to it; a
     file outside it that the child itself read (a script or a data file in a test's temporary
     folder) by its absolute path; None for what is never an input (the interpreter and its
-    packages, /proc, the run's own scratch folders; in the repository its hidden folders such as
-    .venv, .git and .cache, the caches and the build outputs)."""
+    packages, /proc, the run's own scratch folders, hidden folders such as .venv, .git and .cache,
+    `__pycache__`, and in the repository the build outputs)."""
     full = os.path.abspath(path)
     p = Path(full)
     if p.is_relative_to(ROOT):
         parts = p.relative_to(ROOT).parts
-        if not parts or parts[0].startswith(".") or not all(_source_name(q) for q in parts[:-1]):
+        if not parts or not all(_source_name(q) for q in parts):
             return None
         return None if p.is_relative_to(sys.prefix) else str(p.relative_to(ROOT))
     if not _reads["child"] or full.startswith(_INSTALLED + _reads["scratch"]):
         return None
-    return full
+    return full if all(_source_name(q) for q in p.parts[1:]) else None
 
 
 def file_digest(rel):
@@ -194,7 +194,8 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 def _audit(event, args):
     """Records the files opened and the folders listed (_input_path), and whether a process was
-    started or a file of the repository opened for writing."""
+    started or a file opened for writing (in the repository, or by the child anywhere but its
+    scratch folders and the interpreter's)."""
     if event == "open":
         path, mode, flags = args
         if isinstance(path, int):
@@ -202,9 +203,8 @@ def _audit(event, args):
         rel = _input_path(os.fsdecode(path))
         if rel is None:
             return
-        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITE_FLAGS)
-        if writes:
-            _reads["wrote"] = True
+        if any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITE_FLAGS):
+            _reads["wrote"] = True  # a side effect a replay would not have
         else:
             _reads["files"].add(rel)
     elif event in ("os.listdir", "os.scandir"):
