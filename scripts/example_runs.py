@@ -342,6 +342,7 @@ def serve():
                 req["err"],
                 base_path,
                 req.get("reads"),
+                req.get("scratch", ()),
             )
         deadline = None if req["timeout"] is None else time.monotonic() + req["timeout"]
         timed_out = False

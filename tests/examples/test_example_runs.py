@@ -124,7 +124,7 @@ def test_the_suite_does_not_use_the_disk_cache():
 
 
 def test_a_kept_result_is_replayed_until_a_file_it_read_changes(tmp_path, monkeypatch):
-    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / "cache")
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
     w = tmp_path / "w"  # the script's folder: the import system lists it, so a file added there counts
     (w / "lib").mkdir(parents=True)
     (w / "lib" / "helper.py").write_text("VALUE = 1\n")
@@ -148,17 +148,17 @@ def test_a_kept_result_is_replayed_until_a_file_it_read_changes(tmp_path, monkey
         how, r = _how(cmd, w)
         assert (how, r.stdout) == ("ran", want)
         assert _how(cmd, w)[0] == "disk"
-    assert not list((tmp_path / "cache").glob(".tmp-*"))  # written to a temporary file, then renamed
+    assert not list((tmp_path / ".cache").glob(".tmp-*"))  # written to a temporary file, then renamed
 
 
 def test_a_corrupt_entry_is_a_miss(tmp_path, monkeypatch):
-    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / "cache")
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
     (tmp_path / "w").mkdir()
     script = tmp_path / "w" / "s.py"
     script.write_text("print('ok')\n")
     cmd = f"python {script}"
     assert _how(cmd, tmp_path)[0] == "ran"
-    (entry,) = (tmp_path / "cache").glob("*.json")
+    (entry,) = (tmp_path / ".cache").glob("*.json")
     good = entry.read_text()
     for garbage in ["", "{", "[]", '{"argv": 1}', good.replace('"stdout"', '"stdou"'), good[: len(good) // 2]]:
         entry.write_text(garbage)
@@ -168,17 +168,24 @@ def test_a_corrupt_entry_is_a_miss(tmp_path, monkeypatch):
 
 
 def test_a_run_that_fails_or_writes_a_file_is_not_kept(tmp_path, monkeypatch):
-    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / "cache")
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
     fails, writes = tmp_path / "fails.py", tmp_path / "writes.py"
     fails.write_text("raise SystemExit(1)\n")
     writes.write_text(f"open({str(tmp_path / 'side.txt')!r}, 'w').write('x')\n")
     for script in (fails, writes):
         assert _how(f"python {script}", tmp_path)[0] == "ran"
         assert _how(f"python {script}", tmp_path)[0] == "ran"
+    # but a file written into {out} is the run's output: kept, and given back
+    plots = tmp_path / "plots.py"
+    plots.write_text("import sys\nopen(sys.argv[1], 'w').write('<svg/>')\n")
+    cmd = f"python {plots} {{out}}/fig.svg"
+    assert _how(cmd, tmp_path)[0] == "ran"
+    how, r = _how(cmd, tmp_path)
+    assert (how, r.text("fig.svg")) == ("disk", "<svg/>")
 
 
 def test_a_run_whose_reads_are_unknown_depends_on_every_source(tmp_path, monkeypatch):
-    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / "cache")
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
     (tmp_path / "w").mkdir()
     spawns = tmp_path / "w" / "spawns.py"
     spawns.write_text("import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'])\n")
@@ -192,7 +199,7 @@ def test_a_run_whose_reads_are_unknown_depends_on_every_source(tmp_path, monkeyp
 
 
 def test_an_examples_reads_are_its_modules_and_data_never_a_page(tmp_path, monkeypatch):
-    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / "cache")
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
     cmd = "python examples/conformance.py --differences"
     _forget(cmd, ROOT)
     example_runs.run(cmd, check=True)
