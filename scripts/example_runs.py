@@ -482,7 +482,7 @@ def _interpreter():
                 versions.append(f"{name}=={metadata.version(name)}")
             except metadata.PackageNotFoundError:
                 versions.append(f"{name} missing")
-        _disk["id"] = [sys.executable, sys.version, *versions]
+        _disk["id"] = [os.path.realpath(sys.executable), sys.prefix, sys.version, *versions]
     return _disk["id"]
 
 
