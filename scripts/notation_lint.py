@@ -354,8 +354,8 @@ def signature_at(toks, i):
     """If toks[i] opens the argument list of a function, "(" whose contents have no top-level
     + or - (``s(y)`` applies s; ``\\beta(\\rho - z_0)`` multiplies), its signature: the number of
     arguments (``"2"`` for ``(s, a)``), or the numbers before and after a ``\\mid`` (``"1|2"`` for
-    ``(s' \\mid s, a)``), and the bases of the symbols of its arguments; (None, ()) when it does
-    not."""
+    ``(s' \\mid s, a)``), and the bases of its arguments (``{"x", "y"}`` for ``(x, y_t)``); (None,
+    ()) when it does not."""
     if i < len(toks) and toks[i] == "\\left":
         i += 1
     if i >= len(toks) or toks[i] != "(":
@@ -372,7 +372,11 @@ def signature_at(toks, i):
             counts[-1] += 1
         if depth == 1 and t == "\\mid":
             counts.append(1)
-    args = {u.base for u in symbols_of(toks[i + 1 : j])}
+    args = set()
+    for part in split_commas([t if t != "\\mid" else "," for t in toks[i + 1 : j]]):
+        uses = symbols_of(part)
+        if uses:
+            args.add(uses[0].base)
     return "|".join(str(c) for c in counts), args
 
 
@@ -482,7 +486,8 @@ def lookup(key, table):
     if key in table:
         return key
     stripped = re.sub(r"_\{[0-9,]+\}$", "", key)
-    if stripped in table:
+    # y_1 is y at time 1; k_2 is not the index letter k (a digit does not index an index)
+    if stripped in table and not (table[stripped] and all(r.index for r in table[stripped])):
         return stripped
     # R_K, y_K: a capital that is itself a defined symbol (the group size) is an index
     m = re.fullmatch(r"(.+)_\{([A-Z])\}", key)
@@ -492,14 +497,15 @@ def lookup(key, table):
 
 
 class Forms:
-    """How the tables write one symbol: bare or indexed, with which index letters, applied with
+    r"""How the tables write one symbol: bare or indexed, with which index letters, applied with
     which signatures (and argument letters); the symbols of its row (``vocab``) and whether the
     row defines it by an equation (``eq``, ``m = \max_v z_v``)."""
 
     __slots__ = ("bare", "indexed", "letters", "sigs", "vocab", "eq")
 
     def __init__(self):
-        self.bare, self.indexed, self.letters, self.sigs, self.vocab, self.eq = False, False, set(), set(), set(), False
+        self.bare, self.indexed, self.eq = False, False, False
+        self.letters, self.sigs, self.vocab = set(), set(), set()
 
     def add(self, u):
         if u.indexed:
@@ -544,7 +550,7 @@ DECLARATION = re.compile(r'^(?:!!!|\?\?\?\+?)\s+\w+\s+"Notation on this page"\s*
 
 
 def declarations(text):
-    """The page's own declarations: the block ``!!! note "Notation on this page"``, one list item
+    r"""The page's own declarations: the block ``!!! note "Notation on this page"``, one list item
     per meaning, ``- \(z_p\), \(w_p\): what they are on this page``. Returns (line, heads): the
     line of the block (None without one) and, per formula before an item's first colon, its head
     symbol's Use (the symbol declared, with the index letters and the signature it is written
@@ -576,7 +582,7 @@ def declarations(text):
 
 
 def equations(tex):
-    """(lhs, rhs) token lists of each equation of a formula: segments split at ``\\``, ``\quad``,
+    r"""(lhs, rhs) token lists of each equation of a formula: segments split at ``\\``, ``\quad``,
     and top-level commas, each with a top-level ``=``."""
     toks, segs, cur, depth = tokenize(tex), [], [], 0
     for t in toks:
@@ -622,7 +628,7 @@ def meanings(u, found, forms, index_letters):
     if u.sig is not None and f.sigs:
         head = u.sig.split("|")[0]
         fits = any(
-            sig.split("|")[0] == head or ("|" not in u.sig and u.args <= args) for sig, args in f.sigs
+            sig.split("|")[0] == head or ("|" not in u.sig + sig and u.args <= args) for sig, args in f.sigs
         )
         if not fits:
             table = "; ".join(sorted(f"({sig})" for sig, _ in f.sigs))
@@ -706,7 +712,9 @@ def check(docs=DOCS, verbose=False, out=sys.stdout):
                 f = global_forms.get(left[0].key)
                 if f is None or not f.eq or not f.vocab or left[0].key not in by_key:
                     continue
-                if not {r.key for r in right} & f.vocab:
+                # the row's symbols, and those of the rows of its symbols (k_1 = u: u's row)
+                vocab = f.vocab.union(*(global_forms[k].vocab for k in f.vocab if k in global_forms))
+                if not {r.key for r in right} & vocab:
                     departs.setdefault((left[0].key, f"redefined as {short(raw(rhs), 40)}"), tex)
         undeclared.extend((stem, key, why, tex) for (key, why), tex in departs.items())
         n_symbols += len(seen)
