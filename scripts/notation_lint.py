@@ -1,4 +1,5 @@
-r"""The notation check: every symbol of every formula on the site is defined in docs/notation.md.
+r"""The notation check: every symbol of every formula on the site is defined in docs/notation.md,
+with the meaning it has there or one its page declares.
 
     python scripts/notation_lint.py            # every page under docs/
     python scripts/notation_lint.py --verbose  # also list each page's symbols
@@ -27,9 +28,44 @@ skipped, so formulas printed by a build-time run are not seen), extracts the sym
   formula opens with an operator (``\lvert y \rvert``, ``\log \pi_\theta(y \mid x)``: notations
   built from symbols defined elsewhere).
 
-The lint cannot see a letter reused with a new meaning that no row records (``\gamma`` as a
-margin on a page that never says so): recording it, in a page-local row, is what makes rule 2
-catch it.
+and it fails on an **undeclared per-page meaning**: a symbol of the global tables that a page
+writes in a way notation.md never does, which reads as another meaning. Compared with how the
+global tables (symbol and meaning cells) write that symbol, plus the page-local rows naming the
+page:
+
+  a. an index letter that carries a meaning: a subscript letter that is no index anywhere in
+     notation.md (not in the Indices table, not written as an index, not a named subscript such as
+     ``y_c``): ``z_p`` (p a pair), ``u_p``, ``y_a``;
+  b. a per-token symbol (the tables index it by ``t`` only, ``r_t``, ``G_t``, ``\delta_t``) indexed
+     by other letters alone: ``r_k`` (a reward per turn), ``G_{n,v}`` (a gradient);
+  c. a digit subscript on a symbol the tables never index: ``\lambda_2`` (``y_1`` is ``y`` at
+     time 1, ``\lambda_2`` is not GAE's ``\lambda``); a digit never falls back onto an index
+     letter (``k_2`` is not ``k``);
+  d. an application whose signature the tables never write: a different number of arguments
+     before the bar (``q(y)``, ``q(a \mid s)`` against ``q(s, a)``; ``p(s, a)`` against
+     ``p(s' \mid s, a)``). Dropping the conditioning (``\pi(y)`` for ``\pi(y \mid x)``) or, with no
+     bar on either side, an argument the table has (``R(y)`` for ``R(x, y)``) is the same symbol;
+  e. an equation that gives a symbol the table defines by an equation (``m = \max_v z_v``) a value
+     built from none of the symbols of its row, or of those symbols' rows: ``m = \max(M, 1)``.
+
+A page **declares** its own meanings in one block near its top, which the reader sees:
+
+    !!! note "Notation on this page"
+
+        Symbols this page uses with another meaning than the [notation](notation.md) table gives them:
+
+        - \(z_p\), \(w_p\): the subscript \(p\) is a pair: ...
+        - \(\lambda_2\): the ridge coefficient, not GAE's \(\lambda\)
+
+Each formula before an item's first colon declares its head symbol, written as the page writes
+it: ``z_p`` allows ``z`` indexed by p on that page, ``p(s, a)`` the signature (2), ``n_+`` defines
+a new symbol; a declared symbol also passes rule 3 and (e). Code spans before the colon
+(```E[g]```) name what a run prints: the lint reads the Markdown only, not the pages the build
+produces, so what an example prints is declared by hand and not checked.
+
+What the per-page rules cannot see: a letter reused bare with a new meaning (``n`` as a count,
+``G`` in ``1/G``), and an indexed form whose letter has an index meaning elsewhere (``p_y`` for a
+response law): declare those by reading, or record them in a page-local row, which rule 2 checks.
 
 What counts as one symbol (the normalization):
 
@@ -59,8 +95,8 @@ What counts as one symbol (the normalization):
   ``\nabla``, ``\partial``, ``\infty`` (``STANDARD`` below).
 
 Standard library only, no NumPy: it runs in well under a second. The last line of the output is
-``notation: P pages, S symbols, U undefined, C clashes``; S counts the distinct (page, symbol)
-pairs.
+``notation: P pages, S symbols, U undefined, C clashes, D undeclared per-page meanings``; S counts
+the distinct (page, symbol) pairs, D the distinct (page, symbol, reason) findings.
 """
 
 import argparse
