@@ -19,6 +19,10 @@ Install (a separate virtual environment; CI never does this, it only replays the
         "transformers>=5.5.3,<5.11,!=5.6.0" codetiming orjson accelerate datasets
     python scripts/conformance.py              # writes tests/fixtures/conformance/
 
+The pairs recorded after the objectives of 2025-26 are in `conformance_verl.py`, `conformance_trl.py` and
+`conformance_openrlhf.py` beside this file; they run last, so the earlier pairs keep their ids, and a re-run
+keeps the recorded outputs of every pair whose index entry and inputs are unchanged.
+
 Stand-ins (`STAND_INS`): modules replaced by empty ones so the functions under test import without
 their heavy dependencies; none is called by a function under test (the reason is listed with each).
 
