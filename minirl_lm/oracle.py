@@ -265,7 +265,7 @@ def cases(reference, seed=0, only=None):
 
 
 def _only(only, axes):
-    names = {n: {v for _, v in values if not isinstance(v, np.ndarray)} for n, values, _ in axes}
+    names = {n: [v for _, v in values if isinstance(v, (str, int, float, type(None)))] for n, values, _ in axes}
     if not isinstance(only if only is not None else {}, dict):
         raise TypeError(f"only: expected a dict of argument -> values, got {type(only).__name__}")
     for name, values in (only or {}).items():
