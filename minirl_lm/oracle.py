@@ -124,12 +124,12 @@ def _generators(rng):
         {k: one(rng.normal(0, 2, size=(_B, _T, _V))) for k in ("student_logits", "teacher_logits", "logits")}
     )
     gen.update({k: one(rng.normal(size=(_S, _V))) for k in ("theta", "theta_ref")})
-    gen.update({k: one(_probs(rng, _S, _V)) for k in ("p", "q")})
+    gen.update({k: [("", _probs(rng, _S, _V)), (f"{k} 0.3", 0.3)] for k in ("p", "q")})
     gen.update(
         {k: [(f"{k} (Y,)", _probs(rng, _V)), (f"{k} (N, Y)", _probs(rng, 2, _V))] for k in ("pi", "pi_ref")}
     )
     scalars = dict(clip=0.2, delta=0.1, kl=0.3, coef=0.1, entropy=0.3, current_kl=0.3, target_kl=0.1, gap=0.5,
-                   horizon=100.0, n_steps=8.0, mixup=0.6, max_len=4, buffer_len=2, eos=_V - 1, B=_B, M=2,
+                   horizon=100.0, n_steps=8.0, mixup=0.6, max_len=_T, buffer_len=2, eos=_V - 1, B=_B, M=2,
                    loss_type="sigmoid")  # fmt: skip
     gen.update({k: one(v) for k, v in scalars.items()})
     gen.update(
@@ -150,7 +150,7 @@ def _generators(rng):
         label=one(rng.integers(0, 2, size=_B).astype(float)), tokens=one(rng.integers(0, _V, size=(_B, _T))),
         z=one(rng.normal(0, 2, size=(_B, _V))), mu=one(_probs(rng, _V)), r_hat=one(rng.normal(size=_V)),
         reward=[("reward (Y,)", rng.normal(size=_V)), ("reward (N, Y)", rng.normal(size=(2, _V)))],
-        log_odds=one(np.array([-1.0, 0.0, 2.0])), beta=[("beta 0.1", 0.1), ("beta 0.5", 0.5)],
+        log_odds=one(1.0), agg=[(f"agg {a}", a) for a in AGGS], beta=[("beta 0.1", 0.1), ("beta 0.5", 0.5)],
         c=[("c 3", 3.0), ("c 0.9", 0.9)],
     )  # fmt: skip
     return gen
