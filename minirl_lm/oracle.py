@@ -92,17 +92,15 @@ def _masks():
     return [("right-padded", right), ("holes", holes), ("an empty row", empty)]
 
 
-def _probs(rng, *shape):
-    p = rng.uniform(0.1, 1.0, size=shape)
-    return p / p.sum(axis=-1, keepdims=True)
-
-
 def _generators(rng):
     masks = _masks()
     one = lambda v: [("", v)]  # noqa: E731  (an argument with one variant)
+    _probs = lambda rng, *s: (lambda p: p / p.sum(axis=-1, keepdims=True))(rng.uniform(0.1, 1.0, size=s))  # noqa: E731
     logp = -0.5 - np.abs(rng.normal(1.5, 0.6, size=(_B, _T)))  # token log-probs < 0
     rhos = np.array([0.3, 0.75, 0.85, 0.95, 1.0, 1.05, 1.15, 1.25, 1.35, 4.0])  # both clip edges
-    near = {k: np.minimum(logp - np.log(rng.choice(rhos, size=(_B, _T))), -1e-3) for k in ("o", "r", "m", "t")}
+    ratio = {k: rng.choice(rhos, size=(_B, _T)) for k in ("o", "r", "m", "t")}
+    ratio["o"][masks[0][1] > 0] = rng.permutation(np.resize(rhos, int(masks[0][1].sum())))  # each one twice
+    near = {k: np.minimum(logp - np.log(r), -1e-3) for k, r in ratio.items()}
     rew = {"groups (3, 2)": (3, 2), "groups (2, 3)": (2, 3), "rewards (N, K, R)": (3, 2, 2)}
     rewards = [(n, rng.integers(0, 2, size=s) + rng.normal(0, 0.3, size=s)) for n, s in rew.items()]
     rewards += [
