@@ -81,6 +81,13 @@ NAMED = {
 }
 
 
+KNOBS = ("std_eps", "ddof", "eps", "eps_high", "max_len", "temperature", "gamma", "lam", "c", "label_smoothing")
+TRL = (
+    "yours computes TRL's knobs, std_eps=1e-4 and ddof=1: take them as arguments, or bind the reference "
+    "to them, functools.partial(reference, std_eps=1e-4, ddof=1)"
+)
+
+
 def _name(reference):
     return getattr(reference, "__name__", None) or reference.func.__name__
 
@@ -177,61 +184,34 @@ def _alternatives(reference, kw):
         if isinstance(p.default, (bool, str)):
             values = [not v] if isinstance(v, bool) else [x for _, x in oracle._option_values(reference, name, v)]
             for w in (x for x in values if x != v):
-                yield (
-                    ("option", name, v, w),
-                    f"your {name}={v!r} computes the reference's {name}={w!r}",
-                    call({**kw, name: w})[0],
-                )
+                text = f"your {name}={v!r} computes the reference's {name}={w!r}"
+                yield ("option", name, v, w), text, call({**kw, name: w})[0]
         elif name == "beta" and isinstance(v, float) and v > 0:
-            zero = call({**kw, "beta": 0.0})[0]
+            zero, at = call({**kw, "beta": 0.0})[0], call(kw)[0]
             yield (
                 ("knob", "beta", "0"),
                 "yours equals the reference at beta = 0: beta never reaches the result",
                 zero,
             )
             if zero is not None:
-                at = call(kw)[0]
                 flip = [
-                    2 * np.asarray(z, float) - np.asarray(x, float)
+                    2 * oracle._array(z) - oracle._array(x)
                     for z, x in zip(oracle._leaves(zero), oracle._leaves(at))
                 ]
                 yield (
                     ("knob", "beta", "-beta"),
-                    "yours equals the reference at -beta: the KL term enters with the wrong sign",
+                    "yours equals the reference at -beta: the KL enters with the wrong sign",
                     flip,
                 )
-        elif name in (
-            "std_eps",
-            "ddof",
-            "eps",
-            "eps_high",
-            "max_len",
-            "temperature",
-            "gamma",
-            "lam",
-            "c",
-            "label_smoothing",
-        ):
+        elif name in KNOBS:
             if v != p.default and p.default is not inspect.Parameter.empty:
-                yield (
-                    ("ignored", name),
-                    f"yours ignores {name}: it computes the default {name}={p.default!r}",
-                    call({**kw, name: p.default})[0],
-                )
+                text = f"yours ignores {name}: it computes the default {name}={p.default!r}"
+                yield ("ignored", name), text, call({**kw, name: p.default})[0]
             if name == "ddof":
-                yield (
-                    ("knob", "ddof", str(1 - v)),
-                    f"yours uses ddof={1 - v} (the reference is given ddof={v})",
-                    call({**kw, "ddof": 1 - v})[0],
-                )
+                text = f"yours uses ddof={1 - v} (the reference is given ddof={v})"
+                yield ("knob", "ddof", str(1 - v)), text, call({**kw, "ddof": 1 - v})[0]
     if "std_eps" in params and "std_eps" in kw:
-        trl = {**kw, "std_eps": 1e-4, "ddof": 1}
-        yield (
-            ("trl",),
-            "yours computes TRL's knobs, std_eps=1e-4 and ddof=1: take them as arguments, or bind the "
-            "reference to them, functools.partial(reference, std_eps=1e-4, ddof=1)",
-            call(trl)[0],
-        )
+        yield ("trl",), TRL, call({**kw, "std_eps": 1e-4, "ddof": 1})[0]
     if "eps_high" in kw and kw.get("eps_high") is not None:
         swap = {**kw, "eps": kw["eps_high"], "eps_high": kw.get("eps", 0.2)}
         yield ("swap",), "yours equals the reference with eps and eps_high swapped", call(swap)[0]
@@ -271,7 +251,10 @@ def _specific(fn, reference, flagged, rtol):
             k
             for k in outs[0][2]
             if all(
-                isinstance(kw.get(k), int) and not isinstance(kw.get(k), bool) and np.isclose(x, 1 / kw[k])
+                isinstance(kw.get(k), int)
+                and not isinstance(kw.get(k), bool)
+                and kw[k]
+                and np.isclose(x, 1 / kw[k])
                 for x, (_, _, kw) in zip(ratios, outs)
             )
         ]
@@ -325,12 +308,11 @@ def _specific(fn, reference, flagged, rtol):
 def grade(fn, reference, seed=0, only=None, rtol=1e-6):
     """`(text, agrees)`: the oracle's report of `fn` against `reference` (an exercise's name or a
     function), with the patterns and the known bugs the flagged cases show."""
-    if isinstance(reference, str):
-        if reference not in EXERCISES:
-            raise ValueError(
-                f"reference: expected an exercise ({', '.join(EXERCISES)}) or a function, got {reference!r}"
-            )
-        reference = EXERCISES[reference][0]
+    if isinstance(reference, str) and reference not in EXERCISES:
+        raise ValueError(
+            f"reference: expected an exercise ({', '.join(EXERCISES)}) or a function, got {reference!r}"
+        )
+    reference = EXERCISES[reference][0] if isinstance(reference, str) else reference
     rows = oracle.compare(fn, reference, seed=seed, only=only, rtol=rtol)
     kwargs = [kw for _, kw in oracle.cases(reference, seed, only)]
     flagged = [kw for r, kw in zip(rows, kwargs) if r.flagged(rtol) and r.outcome == "returns"]
@@ -353,13 +335,19 @@ def _load(path, name):
     return fn
 
 
+def _value(text):
+    """A command-line value: True, False, None, a number, else the string."""
+    known = {"True": True, "False": False, "None": None}
+    return known[text] if text in known else float(text) if text.replace(".", "", 1).isdigit() else text
+
+
 def _only(items):
     out = {}
     for item in items or ():
         key, _, values = item.partition("=")
         if not key or not values:
             raise ValueError(f"--only: expected ARG=V1,V2, got {item!r}")
-        out[key] = [{"True": True, "False": False, "None": None}.get(v, v) for v in values.split(",")]
+        out[key] = [_value(v) for v in values.split(",")]
     return out or None
 
 
@@ -385,11 +373,14 @@ def main(argv=None):
     reference = EXERCISES[args.name][0]
     try:
         fn = _load(args.file, _name(reference))
-        text, agrees = grade(fn, reference, seed=args.seed, only=_only(args.only), rtol=args.rtol)
-    except (LookupError, ValueError, TypeError) as e:
+    except LookupError as e:
         parser.error(str(e))
     except Exception as e:  # the file itself fails to run: a usage error, named
         parser.error(f"FILE: {args.file} fails to load: {type(e).__name__}: {e}")
+    try:
+        text, agrees = grade(fn, reference, seed=args.seed, only=_only(args.only), rtol=args.rtol)
+    except (ValueError, TypeError) as e:  # --only's values
+        parser.error(str(e))
     print(text)
     verdict = f"your {_name(reference)} agrees with the reference" if agrees else "flagged (see above)"
     print(f"{args.name}: {verdict}")
