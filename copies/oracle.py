@@ -193,10 +193,8 @@ def _generators(rng):
         for k in ("deltas", "vpreds", "values_old", "returns", "targets", "dlogp", "x")
     }
     gen.update({k: one(rng.normal(size=_B)) for k in ("dseq", "r_chosen", "r_rejected", "r", "terminal_reward")})
-    gen.update(
-        {k: one(rng.normal(-3.0, 1.0, size=_B)) for k in ("seq_logp", "seq_logp_c", "seq_logp_r", "seq_logp_ref")}
-    )
-    gen.update({k: one(rng.normal(-3.0, 1.0, size=_B)) for k in ("seq_logp_ref_c", "seq_logp_ref_r")})
+    seqs = ("seq_logp", "seq_logp_c", "seq_logp_r", "seq_logp_ref", "seq_logp_ref_c", "seq_logp_ref_r")
+    gen.update({k: one(rng.normal(-3.0, 1.0, size=_B)) for k in seqs})
     gen.update(
         {k: one(rng.normal(0, 2, size=(_B, _T, _V))) for k in ("student_logits", "teacher_logits", "logits")}
     )
@@ -213,7 +211,8 @@ def _generators(rng):
         {k: [(f"{k} {v}", v) for v in vs] for k, vs in dict(G=(2, 3), K=(2, 4), N=(1, 4), k=(1, 2)).items()}
     )
     gen.update(
-        mask=masks, mask_c=masks, mask_r=[masks[0]], action_mask=one(masks[1][1]), logp=one(logp),
+        mask=masks, mask_c=[(f"chosen {n}", m) for n, m in masks], action_mask=one(masks[1][1]), logp=one(logp),
+        mask_r=[("rejected right-padded", masks[0][1])],
         logp_old=one(near["o"]), logp_ref=one(near["r"]), logp_mu=one(near["m"]), logp_teacher=one(near["t"]),
         logp_c=one(logp), logp_r=one(near["o"]), logp_other=one(near["r"]), rewards=rewards,
         adv=one(np.array([1.0, -1.0, 0.5, -2.0, 0.0, 1.5])), token_rewards=one(rewards[-1][1]),
