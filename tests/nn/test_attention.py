@@ -49,8 +49,8 @@ def test_cached_step_equals_the_full_forward():
     x, Wqkv, Wo, _ = _args(L=5)
     y, _ = attention_forward(x, Wqkv, Wo, 2)
     kv = np.zeros((2, 2, 2, 5, 3))
-    parts = [attention._step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
-    parts += [attention._step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
+    parts = [attention.step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
+    parts += [attention.step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
     assert np.allclose(np.concatenate(parts, axis=1), y, atol=1e-12)
 
 
