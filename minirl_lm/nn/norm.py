@@ -36,9 +36,10 @@ def rmsnorm_forward(x, g, eps=1e-5):
 
 def forward(x, g, eps):
     """`rmsnorm_forward` without checks."""
-    r = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
+    y = x * x  # (B, L, d) a work buffer, then the output
+    r = 1.0 / np.sqrt(y.mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
     xhat = x * r  # (B, L, d)
-    return xhat * g, ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
+    return np.multiply(xhat, g, out=y), ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
 
 
 def rmsnorm_backward(dy, cache):
@@ -57,8 +58,10 @@ def rmsnorm_backward(dy, cache):
 def backward(dy, cache):
     """`rmsnorm_backward` without checks."""
     _, _, xhat, r, g = cache
-    dg = (dy * xhat).sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
+    work = dy * xhat  # (B, L, d)
+    dg = work.sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
     dx = dy * g  # (B, L, d) dxhat, then dx in place
-    dx -= xhat * (dx * xhat).mean(axis=-1, keepdims=True)
+    m = np.multiply(dx, xhat, out=work).mean(axis=-1, keepdims=True)
+    dx -= np.multiply(xhat, m, out=work)
     dx *= r  # eq. (rmsnorm_dx)
     return dx, dg
