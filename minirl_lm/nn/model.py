@@ -12,7 +12,10 @@ are kept. A row is a prompt `x` (P ids) and a response `y` (T ids); the network 
 The interface is `TabularPolicy`'s with the prompt ids in place of the state ids:
 `logp(prompt, tokens, mask) -> (logp (B, T), seq_logp (B,))` and
 `backward(prompt, tokens, mask, dlogp) -> grads`, so an objective's `(loss, dloss_dlogp)` drives
-it unchanged. The backward is the chain rule through the file's layers in reverse:
+it unchanged. Only positions P-1.. are read, so the last block runs its queries, its MLP and
+its second norm on those T rows (`block.forward(..., start=P-1)`; its keys and values on every
+position), and the final norm on the T rows. The backward is the chain rule through the file's
+layers in reverse:
 `bigvocab.chunked_loss_grad` gives `(dh, dhead)` for the token loss `sum g * logp`, then
 `rmsnorm_backward`, each `block_backward`, `embed_backward` (eq. (model_grad)).
 
