@@ -226,15 +226,25 @@ def main(argv=None):
         help="draws a prompt (default 8; at most 12: the exact update enumerates every group of K of the "
         "9 responses, and C(20, 12) = 125970 is the last count under the library's 200000)",
     )
-    p.add_argument("--steps", type=integer(8, 5000), default=40, help="training steps (default 40)")
-    p.add_argument("--seeds", type=integer(1, 200), default=20, help="training seeds (default 20)")
+    p.add_argument(
+        "--steps", type=integer(8, 5000), default=None, help="training steps (default 40; 16 with --quick)"
+    )
+    p.add_argument(
+        "--seeds", type=integer(1, 200), default=None, help="training seeds (default 20; 4 with --quick)"
+    )
     p.add_argument("--seed", type=seed, default=0, help="first seed of the training runs")
     p.add_argument("--no-train", action="store_true", help="the exact parts only (no training runs)")
-    p.add_argument("--quick", action="store_true", help="a short run for the tests")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run for the tests: --steps 16 --seeds 4 unless given (an explicit value wins)",
+    )
     p.add_argument("--plot", type=plot_path, default=None, help="write the figure to this path")
     a = p.parse_args(argv)
-    if a.quick:
-        a.steps, a.seeds = 16, 4
+    quick, full = {"steps": 16, "seeds": 4}, {"steps": 40, "seeds": 20}
+    for name in ("steps", "seeds"):  # --quick sets the defaults; a value given on the command line wins
+        if getattr(a, name) is None:
+            setattr(a, name, (quick if a.quick else full)[name])
     lr = 8.0  # on losses averaged over the 4 prompts: the chapter's lr 2 per prompt's group
     pi, gold, sloppy, graded = base()
     rows = part_bon(pi, gold)
