@@ -114,7 +114,11 @@ def part_proxy(pi, gold, sloppy):
     claim(
         bool((g_rl[1:] < g_bon[1:]).all()), "at equal KL RL earns less gold reward than best-of-N at every N >= 2"
     )
-    claim(bool((np.diff(g_bon) > 0).all()), "best-of-N's gold reward rises with N: it never turns over")
+    claim(
+        bool((np.diff(g_bon) > 0).all()),
+        "best-of-N's gold reward rises with N: it never turns over",
+        negation="best-of-N's gold reward does not rise at every N",
+    )
     hedge_bon = np.array([q[:, HEDGE].mean() for _, _, _, q, _ in rows])
     hedge_rl = np.array([star[:, HEDGE].mean() for *_, star in rows])
     claim(
@@ -122,7 +126,11 @@ def part_proxy(pi, gold, sloppy):
         "at equal KL RL puts more mass on the hedge than best-of-N at every N >= 2",
     )
     gap = p_bon - g_bon
-    claim(bool((np.diff(gap) > 0).all()), "best-of-N's proxy - gold gap grows with N")
+    claim(
+        bool((np.diff(gap) > 0).all()),
+        "best-of-N's proxy - gold gap grows with N",
+        negation="best-of-N's proxy - gold gap does not grow at every N",
+    )
     ceil = kl_ceiling(pi, sloppy)
     print(
         f"proxy: KL ceiling {ceil:.4f}; gold gained from N = 64 to 256: best-of-N {g_bon[-1] - g_bon[-3]:.4f} "
@@ -153,6 +161,7 @@ def part_identity(pi, gold, K):
     claim(
         bool(resample_factor(float(p[0]), K) < 0.5 / p[0]),
         "on the easy prompts DAPO's factor is below half of 1/p",
+        negation="on the easy prompts DAPO's factor is not below half of 1/p",
     )
     print(
         f"weights on prompt 2+2 (p = {p[0]:.4f}): RFT 1/p = {1 / p[0]:.2f} times REINFORCE's grad p; "
@@ -257,15 +266,24 @@ def main(argv=None):
         return
     record, res = part_train(a.K, a.steps, a.seeds, a.seed, lr)
     rft, grpo, rf = (res[m][:, :, 1:].mean(axis=0) for m in METHODS)  # (len(record), 2)
-    claim(bool((rft[:, 0] > rf[:, 0]).all()), "RFT's success leads REINFORCE's at every recorded step")
+    claim(
+        bool((rft[:, 0] > rf[:, 0]).all()),
+        "RFT's success leads REINFORCE's at every recorded step",
+        negation="RFT's success does not lead REINFORCE's at every recorded step",
+    )
     claim(
         bool((rft[:, 1] > rf[:, 1]).all()),
         "RFT has moved further from the reference than REINFORCE at every recorded step",
     )
-    claim(bool(rft[0, 0] > grpo[0, 0]), "RFT's success leads GRPO's at the first recorded step")
+    claim(
+        bool(rft[0, 0] > grpo[0, 0]),
+        "RFT's success leads GRPO's at the first recorded step",
+        negation="RFT's success does not lead GRPO's at the first recorded step",
+    )
     claim(
         bool(grpo[-1, 0] > max(rft[-1, 0], rf[-1, 0])),
         "GRPO's success is the highest of the three at the last step",
+        negation="GRPO's success is not the highest of the three at the last step",
     )
     if a.plot:
         plot(rows, graded_rows, proxy, a.plot)

@@ -220,7 +220,11 @@ def identity(K=4):
         bool(np.all(np.abs(rel[2:] / rel[1:-1] - 0.1) < 0.01)),
         "the relative error falls tenfold per tenfold smaller eta",
     )
-    claim(bool(np.all(np.array([r[2] for r in rows]) < 0)), "the exact step lowers the entropy at every eta")
+    claim(
+        bool(np.all(np.array([r[2] for r in rows]) < 0)),
+        "the exact step lowers the entropy at every eta",
+        negation="the exact step does not lower the entropy at every eta",
+    )
     return rows
 
 
@@ -309,6 +313,7 @@ def main(argv=None):
         claim(
             bool(samp["kl_cov"][:, 0].mean() > samp["none"][:, 0].mean()),
             "with two epochs KL-Cov keeps more entropy than none",
+            negation="with two epochs KL-Cov does not keep more entropy than none",
         )
     if a.plot:
         plot(traces, a.plot)
@@ -321,7 +326,11 @@ def conclude(task, res, tr, quick):
         claim(bool(np.abs(tr[k] - tr["none"]).max() < 1e-12), f"{k} equals none on the first epoch of every batch")
     if quick:
         return
-    claim(bool(end["none"][0] < 0.5 * H0), "without a knob the entropy falls below half its start")
+    claim(
+        bool(end["none"][0] < 0.5 * H0),
+        "without a knob the entropy falls below half its start",
+        negation="without a knob the entropy does not fall below half its start",
+    )
     keep = [k for k in KNOBS if end[k][0] > end["none"][0] + 0.02 and end[k][1] >= end["none"][1] - 0.02]
     cost = [k for k in KNOBS if end[k][0] > end["none"][0] + 0.02 and k not in keep]
     print("more entropy than none, reward within 0.02: " + (", ".join(keep) or "(none)"))
