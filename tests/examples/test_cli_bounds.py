@@ -370,7 +370,7 @@ def _id(script, argv):
     return f"{script} {text if len(text) < 60 else text[:60] + '...'}"
 
 
-@pytest.mark.slow
+@pytest.mark.cli_bounds
 @pytest.mark.parametrize("script, argv", CASES, ids=[_id(s, a) for s, a in CASES])
 def test_a_legal_value_runs_to_the_end(script, argv):
     code, err, out, seconds = _results(script)[tuple(argv)]
@@ -382,7 +382,7 @@ def test_a_legal_value_runs_to_the_end(script, argv):
         assert code in (0, None), (code, err[-2000:])
 
 
-@pytest.mark.slow
+@pytest.mark.cli_bounds
 def test_an_explicit_count_wins_over_quick():
     """--quick sets the defaults of --steps and --seeds; one given on the command line wins (the
     cases above run --quick with --seeds 1 and --steps 8 or 1: they read back as given)."""
