@@ -832,10 +832,10 @@ def main(argv=None):
     )
     p.add_argument(
         "--K",
-        type=integer(2, 4),
+        type=integer(2, 8),
         default=3,
-        help="responses per prompt, 2..4 (leave-one-out needs K >= 2; the joint "
-        "enumeration of a batch grows as C(K+4, K)^3), default 3",
+        help="responses per prompt, 2..8 (leave-one-out needs K >= 2; TRL's default group is 8; "
+        "a row whose batch statistic is real-valued sums C(K+4, K)^3 joint outcomes per update), default 3",
     )
     p.add_argument("--task", default="main", choices=("main", "binary", "bandit"))
     p.add_argument("--seed", type=seed, default=0, help="seed of the probe policy (default 0)")
