@@ -87,8 +87,12 @@ def batch_moments(P, stats, parts, kind="none", token_mean=False, eps=1e-8, seco
 
 
 def _batch_moments(P, stats, parts, kind, token_mean, eps, second=True, kernel=True):
-    nf = 9 if second else 3
-    W = _marginals(P, stats, kind, token_mean, eps, nf, kernel)
+    return _moments_from(_marginals(P, stats, kind, token_mean, eps, 9 if second else 3, kernel), parts)
+
+
+def _moments_from(W, parts):
+    """`(E[g], E|g|^2)` from the marginals `W_n (nf, M_n)`, eq. (exact_batch); `E|g|^2` 0.0 if nf = 3."""
+    second = len(W[0]) == 9
     mean, sq = 0.0, 0.0
     for n, (Pn, Qn, Rn) in enumerate(parts):
         w = dict(zip(FIELDS, W[n]))
