@@ -26,44 +26,43 @@
 # OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 # SOFTWARE.
 
-"""A test oracle: your implementation against the reference, case by case.
+"""The grader of minirl_lm, standalone: your implementation against a copy, case by case.
 
-Any implementation of an estimator (PyTorch, JAX, your own NumPy) can be checked against the
-function of this package it implements: wrap yours so that it takes the reference's arguments by
-name and returns NumPy arrays, then
+This file is the copy of `minirl_lm/oracle.py`; it needs NumPy only. Its references are the other
+standalone copies (or any function of the package, if it is installed): put this file and the
+copy you check against beside your code, then
 
-    from minirl_lm import oracle
-    from minirl_lm.pg.clip import clipped_surrogate
+    import oracle
+    from clip import clipped_surrogate        # copies/clip.py
 
-    rows = oracle.compare(my_clipped_loss, clipped_surrogate)
-    print(oracle.report(rows))
+    print(oracle.report(oracle.compare(my_clipped_loss, clipped_surrogate)))
 
-`cases(reference, seed)` builds the seeded inputs from the reference's signature, one generator
-per argument name, and every combination of them:
+`cases(reference, seed)` builds seeded inputs from the reference's signature, one generator per
+argument name: garbage of its own in each token array where its mask is 0 (hundreds of nats, so
+an exp or a difference taken there before masking overflows to inf or NaN), ratios on both sides
+of both clip edges, advantages of both signs and 0, masks right-padded, with holes and with an
+empty row, rewards in groups, equal non-dyadic groups, groups of one, per response, per token and
+per reward, sequence log-probs, logits, probability tables; every value of a string option, both
+values of a bool, and each numeric knob at its default and then, one at a time, off it. Cases the
+reference refuses are dropped, but a dual-clip constant 0.9 (yours must refuse it too).
+`functools.partial` keywords stay as bound; `only={"agg": [...]}` keeps the listed values.
 
-- token arrays (`logp`, `logp_old`, `logp_ref`, `logp_mu`, ...) hold garbage (large and random)
-  at every position the mask zeroes; the old and reference log-probs sit up to 1.5 nats away, so
-  ratios leave the clip range (and pass the dual-clip constant 3) on both sides;
-- masks come right-padded, with holes inside a response (a tool output), and with an
-  all-padding row; advantages take both signs and 0;
-- rewards come in groups, in groups of equal non-dyadic rewards (0.1: a group mean that is
-  inexact in floating point), as groups of one response, and per response or per token;
-- an option with a string default runs through every value the package allows (`agg` over every
-  aggregation, `estimator` over k1, k2, k3, ...); a numeric knob takes its default, and a
-  constant that must exceed 1 takes 0.9 too (the reference refuses it: yours must too).
+`compare(fn, reference)` runs both on every case; `report(rows)` prints, per case, which output
+differs and by how much, the cases your NotImplementedError skipped, and the count.
 
-`compare(fn, reference)` calls both on every case with the same keyword arguments (fresh copies,
-so neither sees the other's writes). Outcomes agree when both raise, or when both return and
-every output (a tuple's items, a dict's values) agrees: the largest absolute difference of an
-output, over its reference's largest magnitude floored at 1e-8, is at most `rtol`.
-
-Imports NumPy and the package's estimators.
+What this copy leaves out: the multi-turn environment (a reference that takes `env` or `ep`,
+such as `action_view`, is refused with a message), and the patterns and known-bug findings of the
+package's grader, `python -m minirl_lm.check`. To check a pipeline, grade each stage against its
+copy: the advantages (`advantages.py`), then the loss fed with the reference's advantages
+(`grpo.py`); see the page "Copy a reference implementation".
 """
 
 from dataclasses import dataclass
+import functools
+import importlib
 import inspect
 import itertools
-import numbers
+import warnings
 
 import numpy as np
 
@@ -78,44 +77,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
 # ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/multiturn/calculator.py
-#   The calculator task: a hidden binary answer, a noisy tool, a price per call.
-# ----------------------------------------------------------------------------------------------
-
-
-EOS, CALL, EQ, D0, D1 = range(5)  # V = 5
-
-
-def calculator(q, cost=0.1, max_turns=3, turn_len=2):
-    """The calculator task: answer a binary question, optionally after asking a noisy tool.
-
-    The hidden world is the answer w in {0, 1}, uniform. The policy may write `<call>`; the tool
-    replies `= d` with d = w with probability q. A turn that calls costs `cost`; at the end the
-    last digit the policy wrote earns 1 if it equals w. Guessing earns 1/2; one call and copying
-    earns q - cost; a second call alone adds nothing (two binary votes: ties are coin flips), so
-    the right first move is to call iff q > 1/2 + cost.
-
-    Args:
-        q: probability the tool is right, in [0, 1].
-        cost: reward charged for each call turn, >= 0.
-        max_turns: as in `MultiTurnMDP`.
-        turn_len: see `max_turns`.
-    """
-    q, cost = calculator_args(q, cost)
-
-    def turn_reward(w, turns, done):
-        r = -cost if turns[-1][-1] == CALL else 0.0  # the price of a call turn
-        if done:
-            digits = [y for turn in turns for y in turn if y in (D0, D1)]
-            r += float(bool(digits) and digits[-1] == D0 + w)
-        return r
-
-    p_obs = np.array([[q, 1 - q], [1 - q, q]])  # (W, M): spans "= 0", "= 1"
-    return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward, max_turns, turn_len)
-
-
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/advantages.py
+# part 2: from minirl_lm/pg/advantages.py
 #   Baselines: the group of K responses to one prompt is its own baseline.
 # ----------------------------------------------------------------------------------------------
 
@@ -124,7 +86,7 @@ BASELINES = ("none", "mean", "standardized", "loo")
 
 
 # ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/kl.py
+# part 3: from minirl_lm/pg/kl.py
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
 # ----------------------------------------------------------------------------------------------
 
@@ -133,7 +95,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 # ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/pg/offpolicy.py
+# part 4: from minirl_lm/pg/offpolicy.py
 #   Off the policy: importance weights for a sampler mu that is not pi_old, and the normalizers.
 # ----------------------------------------------------------------------------------------------
 
@@ -148,7 +110,7 @@ ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 
 
 # ----------------------------------------------------------------------------------------------
-# part 6: from minirl_lm/pg/seqclip.py
+# part 5: from minirl_lm/pg/seqclip.py
 #   The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
 # ----------------------------------------------------------------------------------------------
 
@@ -157,232 +119,48 @@ RATIOS = ("geometric", "product")
 
 
 # ----------------------------------------------------------------------------------------------
-# part 7: from minirl_lm/multiturn/env.py
-#   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Episodes:
-    """B episodes padded to T tokens (one prompt: row b is episode b)."""
-
-    states: np.ndarray  # (B, T) int64 state id before each token (0 at padding)
-    tokens: np.ndarray  # (B, T) int64 token ids (0 at padding)
-    mask: np.ndarray  # (B, T) float64 1.0 on every trajectory token, right-padded
-    action_mask: np.ndarray  # (B, T) float64 1.0 on the tokens the policy wrote
-    rewards: np.ndarray  # (B, T) float64 per-turn reward on each turn's last policy token
-    world: np.ndarray  # (B,) int64 the hidden world of each episode
-    log_env: np.ndarray  # (B,) float64 log prior(w) + sum of log P(o | w) over spans
-
-    @property
-    def R(self):
-        """Sequence rewards R = sum of the per-turn rewards, (B,)."""
-        return self.rewards.sum(axis=1)
-
-
-class MultiTurnMDP:
-    """A policy that writes turns and an environment that answers calls with observation spans.
-
-    Args:
-        V: vocabulary size; policy and observation tokens are ids in `[0, V)`.
-        eos: the token that ends the episode.
-        calls: token ids that end a turn and hand over to the environment.
-        spans: the environment's replies, a sequence of M non-empty tuples of token ids, none a
-            prefix of another (a trajectory then parses one way).
-        p_obs: `(W, M)` probabilities P(o = spans[m] | w), rows summing to 1.
-        prior: `(W,)` probabilities of the hidden world.
-        turn_reward: `turn_reward(w, turns, done) -> float`, the reward of the last turn in
-            `turns` (a tuple of the policy's turns so far, each a tuple of token ids) in world
-            `w`; `done` says whether the episode ends with it.
-        max_turns: the turn cap, an integer >= 1.
-        turn_len: policy tokens per turn at most, an integer >= 1.
-
-    Raises:
-        ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
-            or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
-            states (it is enumerated in full, recursively: refused before it is grown);
-            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
-            `turn_reward` returning NaN or inf.
-        TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
-            `turn_reward` not a callable of
-            three arguments, or returning something else than a real number (a bool included).
-    """
-
-    def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3, turn_len=2):
-        (self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior, self.max_turns, self.turn_len) = (
-            multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, turn_len)
-        )
-        self.turn_reward = turn_reward
-        self.W, self.M = self.p_obs.shape
-        self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
-        with np.errstate(divide="ignore"):
-            self._grow((), 0, (), (), np.log(self.prior))
-        self.S = len(self.prefixes)
-        self.is_policy = np.array(self._kinds)  # (S,) True: the policy writes next
-        self.T = max(len(p) for p in self.prefixes) + 1
-
-    # ---- the tree of observable prefixes -----------------------------------------------------
-    def _id(self, prefix, policy, loglik):
-        self._index[prefix] = len(self.prefixes)
-        self.prefixes.append(prefix)
-        self._kinds.append(policy)
-        self.loglik.append(loglik)  # (W,) log prior + log P(spans | w)
-        return self._index[prefix]
-
-    def _grow(self, prefix, k, cur, turns, loglik):
-        """Add the policy state `prefix` (turn k, current turn `cur`) and everything below it."""
-        s = self._id(prefix, True, loglik)
-        kids = []
-        for a in range(self.V):
-            turn = cur + (a,)
-            if a != self.eos and a not in self.calls and len(turn) < self.turn_len:
-                kids.append((np.zeros(self.W), "turn", self._grow(prefix + (a,), k, turn, turns, loglik)))
-                continue
-            done = a not in self.calls or k + 1 == self.max_turns  # EOS, length or turn cap
-            r = np.array(
-                [
-                    real_result(
-                        self.turn_reward(w, turns + (turn,), done), "turn_reward", f" for turns {turns + (turn,)}"
-                    )
-                    for w in range(self.W)
-                ]
-            )
-            if done:
-                kids.append((r, "end", None))
-                continue
-            out = []  # chance node: one branch per span
-            for m, span in enumerate(self.spans):
-                here = prefix + (a,)
-                chance = []
-                for i in range(len(span)):  # the environment writes span[i] here
-                    key = here + span[:i]
-                    chance.append(self._index[key] if key in self._index else self._id(key, False, loglik))
-                nxt = self._grow(here + span, k + 1, (), turns + (turn,), loglik + np.log(self.p_obs[:, m]))
-                out.append((m, tuple(chance), nxt))
-            kids.append((r, "env", out))
-        self.children[s] = kids
-        return s
-
-    # ---- every trajectory, with its environment probability ----------------------------------
-    def all_episodes(self):
-        """Every (world, trajectory) of positive environment probability as one padded batch.
-
-        Exact expectations: `E f = sum_b exp(log_env_b + seq_logp_b) f_b`, with `seq_logp` the
-        policy's log-prob summed over the action tokens, eq. (traj_prob).
-        """
-        rows = []
-
-        def walk(s, toks, sts, act, rew):
-            for a, (r, kind, nxt) in enumerate(self.children[s]):
-                t2, s2, a2, r2 = toks + [a], sts + [s], act + [1.0], rew + [r]
-                if kind == "turn":
-                    walk(nxt, t2, s2, a2, r2)
-                elif kind == "end":
-                    rows.append((t2, s2, a2, r2, self.loglik[s]))
-                else:
-                    for m, chance, s_next in nxt:
-                        span = list(self.spans[m])
-                        walk(
-                            s_next,
-                            t2 + span,
-                            s2 + list(chance),
-                            a2 + [0.0] * len(span),
-                            r2 + [np.zeros(self.W)] * len(span),
-                        )
-
-        walk(0, [], [], [], [])
-        out = []
-        for toks, sts, act, rew, loglik in rows:
-            for w in range(self.W):
-                if np.isfinite(loglik[w]):
-                    out.append((toks, sts, act, [r[w] for r in rew], w, loglik[w]))
-        return self._pack(out)
-
-    def _pack(self, rows):
-        B, T = len(rows), self.T
-        ep = Episodes(
-            np.zeros((B, T), np.int64),
-            np.zeros((B, T), np.int64),
-            np.zeros((B, T)),
-            np.zeros((B, T)),
-            np.zeros((B, T)),
-            np.zeros(B, np.int64),
-            np.zeros(B),
-        )
-        for b, (toks, sts, act, rew, w, le) in enumerate(rows):
-            n = len(toks)
-            ep.tokens[b, :n], ep.states[b, :n], ep.mask[b, :n] = toks, sts, 1.0
-            ep.action_mask[b, :n], ep.rewards[b, :n] = act, rew
-            ep.world[b], ep.log_env[b] = w, le
-        return ep
-
-    # ---- sampling ----------------------------------------------------------------------------
-    def rollout(self, policy, K, rng):
-        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`.
-
-        Per episode, in order: the world w ~ prior, then token by token the policy's draws at
-        policy states and one span o ~ P(o | w) after every call that does not end the episode.
-        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
-        """
-        K = multiturn_rollout_args(self, policy, K, rng)
-        rows = []
-        for _ in range(K):
-            w = int(rng.choice(self.W, p=self.prior))
-            toks, sts, act, rew, le, s = [], [], [], [], np.log(self.prior[w]), 0
-            while True:
-                a = int(policy.sample(np.array([s]), rng)[0])
-                r, kind, nxt = self.children[s][a]
-                toks, sts, act, rew = toks + [a], sts + [s], act + [1.0], rew + [r[w]]
-                if kind == "end":
-                    break
-                if kind == "turn":
-                    s = nxt
-                    continue
-                m = int(rng.choice(self.M, p=self.p_obs[w]))
-                _, chance, s = nxt[m]
-                toks, sts = toks + list(self.spans[m]), sts + list(chance)
-                act, rew = act + [0.0] * len(chance), rew + [0.0] * len(chance)
-                le += np.log(self.p_obs[w, m])
-            rows.append((toks, sts, act, rew, w, le))
-        return self._pack(rows)
-
-    # ---- the action mask ---------------------------------------------------------------------
-    def check(self, ep):
-        """Validate a batch of episodes against the environment; returns it unchanged.
-
-        Every row must parse as a trajectory of this environment (its tokens and states, the
-        chance nodes' ids at observation positions included), and
-        `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
-        marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
-        """
-        return episodes(self, ep)  # the parse, in the checks module
-
-
-# ----------------------------------------------------------------------------------------------
 # minirl_lm/oracle.py itself
 # ----------------------------------------------------------------------------------------------
 
 
 _OPTIONS = (AGGS, ESTIMATORS, BASELINES, LEVELS, MODES, ACCUM, RATIOS)
-_B, _T, _S = 6, 5, 7  # rows, padded width, states of a table
-_GROUPS = {"groups (3, 2)": (3, 2), "groups (2, 3)": (2, 3)}
+_B, _T, _S, _V = 6, 5, 7, 4  # rows, padded width, states of a table, vocabulary
 _FLOOR = 1e-8  # the smallest scale a difference is measured against
+# one knob at a time: the values beside its default that separate it from its neighbours
+_GRID = {
+    "eps": [0.1], "eps_high": [0.28], "c": [2.0], "beta": [0.5], "std_eps": [0.1], "gamma": [0.9],
+    "lam": [0.8], "temperature": [2.0], "label_smoothing": [0.1], "tau": [0.1], "alpha": [0.3],
+    "max_len": [8], "delta_high": [0.3], "rho_min": [0.5], "rho_max": [2.0], "c_max": [2.0],
+    "c_min": [0.5], "lo": [0.5], "margin": [0.5], "batch_eps": [0.1], "z0": [0.2],
+}  # fmt: skip
+_REFUSE = {"c": [0.9]}  # values the reference refuses and yours must: kept whatever it does
+_PAD = {"logp_c": "mask_c", "logp_r": "mask_r"}  # a token array's own mask (else `mask`)
+_GARBAGE = ("logp", "logp_old", "logp_ref", "logp_mu", "logp_teacher", "logp_c", "logp_r", "entropies")
+# arguments that are objects, not arrays: why a reference that takes one is refused
+_OBJECTS = {
+    "policy": "a policy", "ref_policy": "a policy", "ref": "a policy", "mdp": "an MDP",
+    "grader": "a grader", "judge": "a judge", "model": "a network", "cache": "a forward pass's cache",
+    "objective": "an objective's name with an MDP", "loss_fn": "a function", "child": "a tree",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Row:
-    """One case of a comparison: its name, the largest relative difference over its outputs
-    (0.0 when both raised; inf when one raised and the other did not), and what happened."""
+    """One case: its name, the largest relative difference over its outputs (0.0 when both raised
+    or the case was skipped; inf when one raised; NaN when yours is NaN where ours is not), what
+    happened, each output's difference `(name, rel)`, and the positions that differ (`where`)."""
 
     case: str
     rel: float
     outcome: str
+    diffs: tuple = ()
+    where: tuple = ()
 
     def flagged(self, rtol):
-        return not self.rel <= rtol
+        return not self.outcome.startswith("skipped") and not self.rel <= rtol
 
 
-# ---- inputs, one generator per argument name: a list of (label, value) ---------------------------
+# ---- inputs: one generator per argument name, each a list of (label, value) ---------------------
 def _masks():
     lengths = np.array([5, 3, 1, 4, 2, 5])
     right = (np.arange(_T)[None, :] < lengths[:, None]).astype(float)  # (B, T) right-padded
@@ -395,101 +173,199 @@ def _masks():
 
 def _generators(rng):
     masks = _masks()
-    logp = -np.abs(rng.normal(1.0, 0.6, size=(_B, _T)))  # token log-probs < 0
-    shifts = rng.choice([-1.5, -0.4, -0.1, 0.0, 0.1, 0.4, 1.5], size=(_B, _T))
-    other = {k: np.minimum(logp + shifts * s, -1e-3) for k, s in (("old", 1.0), ("ref", -0.7), ("mu", 0.5))}
-    garbage = rng.uniform(-40.0, 40.0, size=(_B, _T))
-    # rewards: (N, K) groups, (B,) per response, (B, T) per token: a reference refuses the shapes
-    # it does not take, and so must yours
-    rewards = [
-        (name, rng.integers(0, 2, size=nk).astype(float) + rng.normal(0, 0.3, size=nk))
-        for name, nk in _GROUPS.items()
-    ]
+    one = lambda v: [("", v)]  # noqa: E731  (an argument with one variant)
+    _probs = lambda rng, *s: (lambda p: p / p.sum(axis=-1, keepdims=True))(rng.uniform(0.1, 1.0, size=s))  # noqa: E731
+    logp = -0.5 - np.abs(rng.normal(1.5, 0.6, size=(_B, _T)))  # token log-probs < 0
+    rhos = np.array([0.3, 0.75, 0.85, 0.95, 1.0, 1.05, 1.15, 1.25, 1.35, 4.0])  # both clip edges
+    ratio = {k: rng.choice(rhos, size=(_B, _T)) for k in ("o", "r", "m", "t")}
+    ratio["o"][masks[0][1] > 0] = rng.permutation(np.resize(rhos, int(masks[0][1].sum())))  # each one twice
+    near = {k: np.minimum(logp - np.log(r), -1e-3) for k, r in ratio.items()}
+    rew = {"groups (3, 2)": (3, 2), "groups (2, 3)": (2, 3), "rewards (N, K, R)": (3, 2, 2)}
+    rewards = [(n, rng.integers(0, 2, size=s) + rng.normal(0, 0.3, size=s)) for n, s in rew.items()]
     rewards += [
         ("equal non-dyadic groups", np.full((2, 3), 0.1)),
         ("groups of one", rng.normal(size=(_B, 1))),
         ("per response (B,)", rng.normal(size=_B)),
         ("per token (B, T)", rng.normal(size=(_B, _T)) * masks[1][1]),  # 0 off the policy's tokens
     ]
+    gen = {
+        k: one(rng.normal(size=(_B, _T)))
+        for k in ("deltas", "vpreds", "values_old", "returns", "targets", "dlogp", "x")
+    }
+    gen.update({k: one(rng.normal(size=_B)) for k in ("dseq", "r_chosen", "r_rejected", "r", "terminal_reward")})
+    seqs = ("seq_logp", "seq_logp_c", "seq_logp_r", "seq_logp_ref", "seq_logp_ref_c", "seq_logp_ref_r")
+    gen.update({k: one(rng.normal(-3.0, 1.0, size=_B)) for k in seqs})
+    gen.update(
+        {k: one(rng.normal(0, 2, size=(_B, _T, _V))) for k in ("student_logits", "teacher_logits", "logits")}
+    )
+    gen.update({k: one(rng.normal(size=(_S, _V))) for k in ("theta", "theta_ref")})
+    gen.update({k: [("", _probs(rng, _S, _V)), (f"{k} 0.3", 0.3)] for k in ("p", "q")})
+    gen.update(
+        {k: [(f"{k} (Y,)", _probs(rng, _V)), (f"{k} (N, Y)", _probs(rng, 2, _V))] for k in ("pi", "pi_ref")}
+    )
+    scalars = dict(clip=0.2, delta=0.1, kl=0.3, coef=0.1, entropy=0.3, current_kl=0.3, target_kl=0.1, gap=0.5,
+                   horizon=100.0, n_steps=8.0, mixup=0.6, max_len=_T, buffer_len=2, eos=_V - 1, B=_B, M=2,
+                   loss_type="sigmoid")  # fmt: skip
+    gen.update({k: one(v) for k, v in scalars.items()})
+    gen.update(
+        {k: [(f"{k} {v}", v) for v in vs] for k, vs in dict(G=(2, 3), K=(2, 4), N=(1, 4), k=(1, 2)).items()}
+    )
+    gen.update(
+        mask=masks, mask_c=[(f"chosen {n}", m) for n, m in masks], action_mask=one(masks[1][1]), logp=one(logp),
+        mask_r=[("rejected right-padded", masks[0][1])],
+        logp_old=one(near["o"]), logp_ref=one(near["r"]), logp_mu=one(near["m"]), logp_teacher=one(near["t"]),
+        logp_c=one(logp), logp_r=one(near["o"]), logp_other=one(near["r"]), rewards=rewards,
+        adv=one(np.array([1.0, -1.0, 0.5, -2.0, 0.0, 1.5])), token_rewards=one(rewards[-1][1]),
+        greedy_rewards=[(f"greedy ({n},)", rng.normal(size=n)) for n in (3, 2, 6)],
+        lengths=[(f"lengths {s}", rng.integers(1, _T + 1, size=s)) for s in ((3, 2), (2, 3), (_B,))],
+        values=[("table (S,)", rng.normal(size=_S)), ("per position (B, T)", rng.normal(size=(_B, _T)))],
+        states=one(rng.integers(0, _S, size=(_B, _T))), entropies=one(rng.uniform(0.0, 1.4, size=(_B, _T))),
+        sum_pi_sq=one(rng.uniform(0.05, 1.0, size=(_B, _T))), weights=one(rng.uniform(0.0, 2.0, size=(_B, _T))),
+        desirable=one(np.array([True, False, True, True, False, False])),
+        accept=one(np.array([True, False, True, True, False, True])),
+        label=one(rng.integers(0, 2, size=_B).astype(float)), tokens=one(rng.integers(0, _V, size=(_B, _T))),
+        z=one(rng.normal(0, 2, size=(_B, _V))), mu=one(_probs(rng, _V)), r_hat=one(rng.normal(size=_V)),
+        reward=[("reward (Y,)", rng.normal(size=_V)), ("reward (N, Y)", rng.normal(size=(2, _V)))],
+        log_odds=one(1.0), agg=[(f"agg {a}", a) for a in AGGS], beta=[("beta 0.1", 0.1), ("beta 0.5", 0.5)],
+        c=[("c 3", 3.0), ("c 0.9", 0.9)],
+    )  # fmt: skip
+    return gen
+
+
+def _environment(which):
+    """The calculator of the multi-turn chapter and every episode of it, imported on demand (a
+    copy of this file leaves the environment out: its references that take one are refused)."""
+    try:
+        calculator = importlib.import_module("minirl_lm.multiturn.calculator").calculator
+    except ImportError:
+        msg = f"reference: its argument {which!r} is the multi-turn environment, which this copy leaves out"
+        raise TypeError(msg + ": grade it with the package") from None
     env = calculator(0.8, 0.1)
-    return {
-        "mask": masks,
-        "logp": [("", logp)],
-        "logp_old": [("", other["old"])],
-        "logp_ref": [("", other["ref"])],
-        "logp_mu": [("", other["mu"])],
-        "adv": [("", np.array([1.0, -1.0, 0.5, -2.0, 0.0, 1.5]))],
-        "rewards": rewards,
-        "terminal_reward": [("", rng.normal(size=_B))],
-        "values": [("table (S,)", rng.normal(size=_S)), ("per position (B, T)", rng.normal(size=(_B, _T)))],
-        "states": [("", rng.integers(0, _S, size=(_B, _T)))],
-        "deltas": [("", rng.normal(size=(_B, _T)))],
-        "action_mask": [("", masks[1][1])],
-        "G": [("G 2", 2), ("G 3", 3)],
-        "beta": [("beta 0.1", 0.1)],
-        "c": [("c 3", 3.0), ("c 0.9", 0.9)],
-        "env": [("calculator", env)],
-        "ep": [("every episode", env.all_episodes())],
-        "_garbage": garbage,
-    }
-
-
-def _pair_args(gen, rng):
-    """The preference losses' chosen/rejected arrays: two token batches and their references."""
-    masks = gen["mask"]
-    lp = gen["logp"][0][1]
-    return {
-        "logp_c": [("", lp)],
-        "logp_r": [("", gen["logp_old"][0][1])],
-        "mask_c": masks,
-        "mask_r": [masks[0]],
-        "seq_logp_ref_c": [("", rng.normal(-3.0, 1.0, size=_B))],
-        "seq_logp_ref_r": [("", rng.normal(-3.0, 1.0, size=_B))],
-    }
+    return {"env": [("calculator", env)], "ep": [("every episode", env.all_episodes())]}
 
 
 def _option_values(fn, name, default):
     """Every allowed value of a string option: the package's tuple that holds its default."""
-    pool = [v for v in vars(inspect.getmodule(fn)).values() if isinstance(v, tuple)] + list(_OPTIONS)
-    for values in pool:
+    module = inspect.getmodule(fn)
+    pool = [v for v in vars(module).values() if isinstance(v, tuple)] if module else []
+    for values in pool + list(_OPTIONS):
         if default in values and all(isinstance(v, str) for v in values):
             return [(f"{name} {v}", v) for v in values]
     return [("", default)]
 
 
-def cases(reference, seed=0):
-    """The seeded cases of `reference`: a list of `(name, kwargs)`, every combination of its
-    arguments' variants (arguments with a default the package cannot vary keep the default)."""
+def _knob(name, default):
+    """A numeric knob's default first, then the values of the grid (an int 0/1 knob: the other)."""
+    alt = [v for v in _GRID.get(name, [2.0 * default if default else 0.5]) if v != default]
+    alt = [1 - default] if name == "ddof" else alt if isinstance(default, float) or name in _GRID else []
+    return [("", default)] + [(f"{name} {v}", v) for v in alt + _REFUSE.get(name, [])]
+
+
+def _axes(reference, gen):
+    """(name, variants, is_knob) per argument of `reference`; a bound keyword stays as bound."""
+    bound = reference.keywords if isinstance(reference, functools.partial) else {}
+    name_of = getattr(reference, "__name__", None) or getattr(reference.func, "__name__", "the reference")
+    axes = []
+    for name, p in inspect.signature(reference).parameters.items():
+        if name in bound:
+            continue
+        if name in ("env", "ep") and name not in gen:
+            gen.update(_environment(name))
+        if name in _OBJECTS or name == "rng" and p.default is inspect.Parameter.empty:
+            what = _OBJECTS.get(name, "a random generator driving a sampler")
+            raise TypeError(
+                f"reference: {name_of} takes {name!r}, {what}: the grader compares functions of arrays; "
+                "check the estimators it is built from"
+            )
+        if p.default is inspect.Parameter.empty:
+            if name not in gen:
+                raise TypeError(
+                    f"reference: {name_of} takes {name!r}, which the grader does not draw: bind it, "
+                    f"functools.partial({name_of}, {name}=...)"
+                )
+            axes.append((name, gen[name], False))
+        elif isinstance(p.default, bool):
+            axes.append((name, [(f"{name} {v}", v) for v in (p.default, not p.default)], False))
+        elif isinstance(p.default, str):
+            axes.append((name, _option_values(reference, name, p.default), False))
+        elif isinstance(p.default, (int, float)) or p.default is None:
+            axes.append((name, _knob(name, p.default), True))
+    return axes
+
+
+def _garnish(kwargs, rng_garbage):
+    """Garbage of its own where each token array's mask is 0 (a fresh draw per array)."""
+    out = dict(kwargs)
+    for key in [k for k in out if k in _GARBAGE]:
+        m = out.get(_PAD.get(key, "mask"))
+        if isinstance(m, np.ndarray) and isinstance(out[key], np.ndarray) and out[key].shape == m.shape:
+            out[key] = np.where(m > 0, out[key], rng_garbage[key])
+    return out
+
+
+def cases(reference, seed=0, only=None):
+    """The seeded cases of `reference`: a list of `(name, kwargs)`. Every combination of its arrays'
+    and options' variants with the knobs at their defaults, then each knob's other values one at a
+    time; cases the reference refuses are dropped, but for `_REFUSE`'s values. `only` maps an
+    argument to the values to keep (`{"agg": ["token_mean"]}`)."""
     if not callable(reference):
         raise TypeError(f"reference: expected a function of minirl_lm, got {type(reference).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
     rng = np.random.default_rng(seed)
     gen = _generators(rng)
-    gen.update(_pair_args(gen, rng))
-    axes = []
-    for name, p in inspect.signature(reference).parameters.items():
-        if name in gen:
-            axes.append((name, gen[name]))
-        elif isinstance(p.default, bool):
-            axes.append((name, [(f"{name} {v}", v) for v in (p.default, not p.default)]))
-        elif isinstance(p.default, str):
-            axes.append((name, _option_values(reference, name, p.default)))
-        elif p.default is inspect.Parameter.empty:
-            raise TypeError(f"reference: no input generator for its argument {name!r}")
+    sign = {k: rng.choice([-1.0, 1.0], size=(_B, _T)) for k in _GARBAGE}
+    garbage = {k: sign[k] * rng.uniform(300.0, 800.0, size=(_B, _T)) for k in _GARBAGE}
+    axes = _axes(reference, gen)
+    only = _only(only, axes)
+    plain = [(n, v if not knob else v[:1]) for n, v, knob in axes]
+    base = list(itertools.product(*(v for _, v in plain)))  # then one knob at a time, off its default:
+    combos = base + [
+        c[:i] + (alt,) + c[i + 1 :] for i, (_, v, knob) in enumerate(axes) if knob for alt in v[1:] for c in base
+    ]
     out = []
-    for combo in itertools.product(*(values for _, values in axes)):
-        kwargs = {name: value for (name, _), (_, value) in zip(axes, combo)}
-        for key in [k for k in kwargs if k.startswith("logp")]:  # garbage where the mask is 0
-            m = kwargs.get({"logp_c": "mask_c", "logp_r": "mask_r"}.get(key, "mask"))  # its own mask
-            if m is not None and kwargs[key].shape == m.shape:
-                kwargs[key] = np.where(m > 0, kwargs[key], gen["_garbage"])
-        label = ", ".join(lab for (_, _), (lab, _) in zip(axes, combo) if lab) or "default"
-        out.append((label, kwargs))
+    for combo in combos:
+        kwargs = {name: value for (name, _, _), (_, value) in zip(axes, combo)}
+        if any(kwargs[name] not in values for name, values in only.items()):
+            continue
+        label = ", ".join(lab for lab, _ in combo if lab) or "default"
+        dressed = _garnish(kwargs, garbage)
+        must_refuse = any(kwargs.get(name) in values for name, values in _REFUSE.items())
+        if must_refuse or _call(reference, dressed)[1] is None:
+            out.append((label, dressed))
+        elif dressed is not kwargs and _call(reference, kwargs)[1] is None:
+            out.append((label, kwargs))  # a reference that refuses garbage gets none
+    if not out:
+        raise TypeError("reference: refuses every case the grader draws for it (bind its arguments: partial)")
     return out
 
 
+def _only(only, axes):
+    names = {n: [v for _, v in values if isinstance(v, (str, int, float, type(None)))] for n, values, _ in axes}
+    if not isinstance(only if only is not None else {}, dict):
+        raise TypeError(f"only: expected a dict of argument -> values, got {type(only).__name__}")
+    for name, values in (only or {}).items():
+        if name not in names:
+            raise ValueError(f"only: the reference has no varied argument {name!r} (it has {sorted(names)})")
+        bad = [v for v in values if v not in names[name]]
+        if bad:
+            raise ValueError(f"only: {name} takes {sorted(map(repr, names[name]))}, got {bad[0]!r}")
+    return only or {}
+
+
 # ---- the comparison ----------------------------------------------------------------------------
+def _names(reference, n):
+    """Names of the `n` leaves of the reference's result, read from its docstring's `Returns:`
+    (`(loss, dloss_dlogp)`), else `output 1`, `output 2`, ..."""
+    doc = inspect.getdoc(getattr(reference, "func", reference)) or ""
+    tail = doc.split("Returns:", 1)[1] if "Returns:" in doc else ""
+    span = tail.split("`")[1] if tail.count("`") >= 2 else ""
+    words = [w.split()[0] for w in span.replace("(", " ").replace(")", " ").split(",") if w.split()]
+    if span.startswith("(") and len(words) == n:
+        return words
+    return ["result"] if n == 1 else [f"output {i + 1}" for i in range(n)]
+
+
 def _leaves(out):
     if isinstance(out, dict):
         return [x for k in sorted(out) for x in _leaves(out[k])]
@@ -498,449 +374,104 @@ def _leaves(out):
     return [out]
 
 
+def _array(x):
+    """Anything np.asarray takes; a torch tensor is detached and moved to the CPU first."""
+    for step in ("detach", "cpu", "numpy"):
+        if hasattr(x, step) and callable(getattr(x, step)):
+            x = getattr(x, step)()
+    return np.asarray(x, dtype=float)
+
+
 def _rel(a, b):
-    """Largest |a - b| over the reference's largest magnitude (floored); inf on a shape change."""
+    """Largest |a - b| over the reference's largest magnitude (floored); inf on a shape change
+    or a non-finite entry where the reference's is another; NaN when yours has a NaN there."""
     try:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        a, b = _array(a), _array(b)
     except (TypeError, ValueError):
         return 0.0 if a == b else np.inf
     if a.shape != b.shape:
         return np.inf
-    if not np.all(np.isfinite(a)):
-        return np.inf
-    return float(np.abs(a - b).max(initial=0.0) / max(np.abs(b).max(initial=0.0), _FLOOR))
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    if not (np.array_equal(fa, fb) and np.array_equal(a[~fa], b[~fb], equal_nan=True)):
+        return np.nan if np.isnan(a[fb]).any() or np.isnan(a).any() else np.inf
+    with np.errstate(invalid="ignore"):
+        return float(np.abs(a[fa] - b[fa]).max(initial=0.0) / max(np.abs(b[fb]).max(initial=0.0), _FLOOR))
+
+
+def _where(got, want, mask, rtol):
+    """The `(b, t)` positions where a `(B, T)` output of yours differs from the reference's."""
+    out = set()
+    for a, b in zip(got, want):
+        a, b = _array(a), _array(b)
+        if isinstance(mask, np.ndarray) and a.shape == b.shape == mask.shape:
+            scale = max(np.abs(b[np.isfinite(b)]).max(initial=0.0), _FLOOR)
+            with np.errstate(invalid="ignore"):
+                bad = ~(np.abs(a - b) <= rtol * scale) & ~((a == b) | (np.isnan(a) & np.isnan(b)))
+            out |= {(int(i), int(j)) for i, j in zip(*np.nonzero(bad))}
+    return tuple(sorted(out))
 
 
 def _call(f, kwargs):
     fresh = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
     try:
-        return f(**fresh), None
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a warning of yours is not an outcome
+            return f(**fresh), None
     except Exception as error:  # an outcome to compare, whatever it is
         return None, error
 
 
-def compare(fn, reference, seed=0):
-    """Run `fn` and `reference` on every case of `cases(reference, seed)`; one `Row` per case."""
+def _says(error):
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else '(no message)'}"
+
+
+def compare(fn, reference, seed=0, only=None, rtol=1e-6):
+    """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
+    case (`rtol` only decides which positions count as differing, for `Row.where`)."""
     if not callable(fn):
         raise TypeError(f"fn: expected a function (your implementation), got {type(fn).__name__}")
     rows = []
-    for name, kwargs in cases(reference, seed):
+    for name, kwargs in cases(reference, seed, only):
         want, refused = _call(reference, kwargs)
         got, raised = _call(fn, kwargs)
-        if refused is not None or raised is not None:
-            both = refused is not None and raised is not None
-            what = (
-                "both raise"
-                if both
-                else (
-                    "accepts what the reference refuses" if raised is None else f"raises {type(raised).__name__}"
-                )
-            )
-            rows.append(Row(name, 0.0 if both else np.inf, what))
-            continue
-        a, b = _leaves(got), _leaves(want)
-        rel = np.inf if len(a) != len(b) else max((_rel(x, y) for x, y in zip(a, b)), default=0.0)
-        rows.append(Row(name, rel, "returns"))
+        if isinstance(raised, NotImplementedError):
+            rows.append(Row(name, 0.0, f"skipped: yours raises {_says(raised)}"))
+        elif refused is not None and raised is not None:
+            rows.append(Row(name, 0.0, f"both raise (ours {_says(refused)})"))
+        elif refused is not None:
+            rows.append(Row(name, np.inf, f"accepts what the reference refuses ({_says(refused)})"))
+        elif raised is not None:
+            rows.append(Row(name, np.inf, f"raises {_says(raised)}"))
+        else:
+            a, b = _leaves(got), _leaves(want)
+            if len(a) != len(b):
+                what = f"returns {len(a)} outputs, the reference {len(b)}"
+                rows.append(Row(name, np.inf, what, (("result", np.inf),)))
+                continue
+            diffs = tuple(zip(_names(reference, len(b)), (_rel(x, y) for x, y in zip(a, b))))
+            rel = max((d for _, d in diffs), key=lambda d: (np.isnan(d), d), default=0.0)
+            rows.append(Row(name, rel, "returns", diffs, _where(a, b, kwargs.get("mask"), rtol)))
     return rows
 
 
-def report(rows, rtol=1e-6):
-    """The rows as text, one line per case, then `flagged: F of N cases (max rel err X)`."""
-    if not isinstance(rtol, float) or not rtol >= 0.0:
-        raise ValueError(f"rtol: expected a float >= 0, got {rtol!r}")
-    lines = [f"{'FLAGGED' if r.flagged(rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {r.outcome}" for r in rows]
-    worst = max((r.rel for r in rows), default=0.0)
-    n = sum(r.flagged(rtol) for r in rows)
-    return "\n".join(lines + [f"flagged: {n} of {len(rows)} cases (max rel err {worst:.2e})"])
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/multiturn/checks.py
-#   The boundary of the multi-turn part: one bundle call per public function of
-# ----------------------------------------------------------------------------------------------
-
-
-# -- multi-turn episodes (minirl_lm/multiturn/)
-# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
-TRAJECTORY = (
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
-
-
-def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
-    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
-    tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
-    P, level, j = 0, 1, 0  # policy prefixes within one turn
-    while j < turn_len and P <= cap:
-        P, level, j = P + level, level * c, j + 1
-    roots, level, k = 0, 1, 0  # turn roots: g^k of them at turn k
-    while k < max_turns and roots * P <= cap:
-        roots, level, k = roots + level, level * P * calls * M, k + 1
-    size = P * roots * (1 + calls * M * L)
-    return size if size <= cap else None
-
-
-def _mt_spans(spans, V):
-    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix
-    of another."""
-    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
-        raise TypeError(f"spans: expected a sequence of tuples of token ids, got {type(spans).__name__}")
-    out = []
-    for span in spans:
-        if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
-            raise TypeError(f"spans: expected each span a tuple of token ids, got {span!r}")
-        span = tuple(span)
-        _no_bool_ids(span, "spans")
-        a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
-        if a.size == 0 or a.min() < 0 or a.max() >= V:
-            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), got {span}")
-        out.append(tuple(int(o) for o in a))
-    for i, a in enumerate(out):
-        for j, b in enumerate(out):
-            if i != j and b[: len(a)] == a:
-                raise ValueError(f"spans: expected no span to be a prefix of another, got {a} and {b}")
-    return out
-
-
-def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, turn_len):
-    """MultiTurnMDP's arguments: (V, eos, calls, spans, p_obs, prior, max_turns, turn_len)."""
-    V = int_scalar(V, "V", low=2)
-    eos = int_scalar(eos, "eos", low=0, high=V - 1)
-    _no_bool_ids(calls, "calls")
-    calls = tuple(int(c) for c in int_array(np.asarray(calls), "calls", ndim=1, low=0, high=V))
-    if eos in calls:
-        raise ValueError(f"calls: expected call tokens other than eos={eos}, got {calls}")
-    max_turns = int_scalar(max_turns, "max_turns", low=1)
-    turn_len = int_scalar(turn_len, "turn_len", low=1)
-    spans = _mt_spans(spans, V)
-    L, M = max(len(o) for o in spans) if spans else 0, len(spans)
-    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
-        if turns * (turn_len + L) > 900:  # the tree is grown recursively
-            raise ValueError(
-                f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
-                f"tokens per episode, got {turns} * ({turn_len} + {L})"
-            )
-        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
-            raise ValueError(
-                f"{name}: expected a tree of at most 2**24 states, got a bound above "
-                f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is "
-                f"enumerated in full"
-            )
-    prior = prob_table(prior, "prior", ndim=1)  # rows summing to 1 within 1e-9
-    p_obs = prob_table(p_obs, "p_obs", shape=(prior.size, len(spans)), ndim=2)
-    callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
-    return V, eos, calls, spans, p_obs, prior, max_turns, turn_len
-
-
-def multiturn_rollout_args(env, policy, K, rng):
-    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay
-    within MAX_CELLS (a clear error before the first episode, not a loop without end)."""
-    K = int_scalar(K, "K", low=1)
-    rng_check(rng, "rng")
-    table_policy(policy, env.S, env.V)
-    cells(K * env.T, "K", "episodes whose (K, T) arrays are")
-    return K
-
-
-def _episode_row(env, b, tokens, states, n):
-    """Parse row b (its n real tokens) as a trajectory of env: the (T,) policy-token mask."""
-    want, s, t = np.zeros(tokens.size), 0, 0
-    while t < n:
-        a = int(tokens[t])
-        if states[t] != s:
-            raise ValueError(f"states: row {b}, position {t}: expected state {s}, got {states[t]}")
-        want[t] = 1.0
-        _, kind, nxt = env.children[s][a]
-        t += 1
-        if kind == "end":
-            break
-        if kind == "turn":
-            s = nxt
+# ---- the report ---------------------------------------------------------------------------------
+def report(rows, rtol=1e-6, notes=()):
+    """The rows as text, one line per case (which outputs differ), then the patterns, the skipped
+    cases apart, `notes` (lines of the caller's), and `flagged: F of N cases (max rel err X)`."""
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not rtol >= 0.0:
+        raise ValueError(f"rtol: expected a number >= 0, got {rtol!r}")
+    lines, skipped = [], [r for r in rows if r.outcome.startswith("skipped")]
+    for r in rows:
+        if r in skipped:
             continue
-        hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
-        if not hit or t + len(hit[0][0]) > n:
-            raise ValueError(
-                f"tokens: row {b}, position {t}: expected an observation "
-                f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
-            )
-        (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
-        for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
-            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}")
-        t += len(chance)
-    if t != n:
-        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens")
-    return want
-
-
-def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
-    """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
-    parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens. Returns ep unchanged."""
-    if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
-        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
-    B, T = mask.shape
-    tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
-    states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
-    act = float_array(ep.action_mask, "action_mask", shape=(B, T))
-    float_array(ep.rewards, "rewards", shape=(B, T))
-    for b in range(B):
-        n = int(mask[b].sum())
-        if n == 0:
-            raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
-        want = _episode_row(env, b, tokens[b], states[b], n)
-        bad = np.flatnonzero(act[b] != want)
-        if bad.size:
-            t = int(bad[0])
-            what = (
-                "holds an observation token (written by the environment)"
-                if mask[b, t] and not want[t]
-                else "holds a policy token"
-                if want[t]
-                else "is padding"
-            )
-            raise ValueError(
-                f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
-            )
-    return ep
-
-
-def calculator_args(q, cost):
-    return float_scalar(q, "q", low=0.0, high=1.0), float_scalar(cost, "cost", low=0.0)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
-        )
-    return rng
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def real_result(value, name, context=""):
-    """A callable's return value (a grader's reward) as a finite Python float, else an error
-    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
-    return _float(value, name, f"a finite number{context}")
-
-
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
-
-
-MAX_CELLS = 2**31  # entries of one (B, T) array a call may allocate: 16 GiB of float64
-
-
-def cells(n, name, what):
-    """Raise unless ``n`` entries (the size of an array about to be allocated, driven by the
-    argument ``name``) stay within ``MAX_CELLS``: a clear error before any allocation or loop."""
-    if n > MAX_CELLS:
-        raise ValueError(f"{name}: expected {what} of at most 2**31 entries, got {n}")
-    return n
-
-
-def _no_bool_ids(x, name, what="token ids"):
-    """Raise if a sequence (not an array) of ids holds a bool (NumPy would read True as 1)."""
-    if not isinstance(x, (np.ndarray, str, bytes)) and hasattr(x, "__iter__"):
-        for v in x:
-            if isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{name}: expected integer {what}, got {v!r} in {tuple(x)!r}")
-
-
-def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-            f"{what}, got {type(policy).__name__} with shape {shape}"
-        )
-    th = np.asarray(policy.theta)
-    if finite_rows and (
-        th.dtype.kind != "f"
-        or np.isnan(th).any()
-        or np.isposinf(th).any()
-        or not np.isfinite(th).any(axis=1).all()
-    ):
-        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
-    return policy
+        off = [f"{n} {d:.1e}" for n, d in r.diffs if not d <= rtol]
+        what = f"{r.outcome}; differs: {', '.join(off)}" if off else r.outcome
+        lines.append(f"{'FLAGGED' if r.flagged(rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {what}")
+    if skipped:
+        lines.append(f"skipped: {len(skipped)} cases yours does not implement (NotImplementedError), not graded:")
+        lines += [f"  {r.case}: {r.outcome[9:]}" for r in skipped]
+    lines += list(notes)
+    graded = [r for r in rows if r not in skipped]
+    worst = max((r.rel for r in graded), key=lambda d: (np.isnan(d), d), default=0.0)
+    n = sum(r.flagged(rtol) for r in graded)
+    return "\n".join(lines + [f"flagged: {n} of {len(graded)} cases (max rel err {worst:.2e})"])

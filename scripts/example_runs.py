@@ -21,6 +21,14 @@ the same command again for another page or test. This module removes both:
   runs as a plain subprocess.
 - `prefetch(cmds)` starts commands on a pool of threads (one per core), so that independent
   examples run side by side while the caller does other work; `run` then waits for the result.
+- `use_disk_cache(folder)` (the docs build turns it on: scripts/mkdocs_hooks.py) also keeps each
+  successful result on disk, one file per command, working directory, environment and
+  interpreter, with the digest of every file the run read: a later process replays it while those
+  files are unchanged. A forked child records what it read when it ends: the file of every module
+  it has loaded from the repository (the script among them), every file it opened and every
+  folder it listed there (an audit hook, installed in the server before its imports); a run that
+  started a process, or was not forked, depends on every source (SOURCES). A run that wrote a
+  file (but into `{out}`), or failed, is not kept. The test suite does not turn it on.
 
 A command may write files: `{out}` in it is replaced by a fresh temporary folder, and the
 result's `files` maps each file the run left there to its bytes (`result.text("fig.svg")`).
@@ -31,6 +39,7 @@ result's `files` maps each file the run left there to its bytes (`result.text("f
 """
 
 import atexit
+import base64
 import hashlib
 import io
 import json
@@ -109,6 +118,127 @@ def sources_digest():
         return _stamp["digest"]
 
 
+_file_digests = {}  # path -> (mtime_ns, size, sha256): each file hashed once while it is unchanged
+_file_digests_lock = threading.Lock()
+# under the repository but never an input: the environments, caches and outputs
+_NOT_SOURCE = {"site", "mutants", "build", "dist", "node_modules", "__pycache__"}
+
+
+def _installed():
+    """The folders of the interpreter and its packages: never an input a run's key follows."""
+    import site
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, site.getusersitepackages()}
+    return tuple(os.path.join(d, "") for d in found if d) + ("/proc/", "/sys/", "/dev/")
+
+
+_INSTALLED = _installed()
+
+
+def _input_path(path):
+    """The name a read of `path` is recorded under: a source of the repository relative to it; a
+    file outside it that the child itself read (a script or a data file in a test's temporary
+    folder) by its absolute path; None for what is never an input (the interpreter and its
+    packages, /proc, the run's own scratch folders, hidden folders such as .venv, .git and .cache,
+    `__pycache__`, and in the repository the build outputs)."""
+    full = os.path.abspath(path)
+    p = Path(full)
+    if p.is_relative_to(ROOT):
+        parts = p.relative_to(ROOT).parts
+        if not parts or not all(_source_name(q) for q in parts):
+            return None
+        return None if p.is_relative_to(sys.prefix) else str(p.relative_to(ROOT))
+    if not _reads["child"] or full.startswith(_INSTALLED + _reads["scratch"]):
+        return None
+    return full if all(_source_name(q) for q in p.parts[1:]) else None
+
+
+def file_digest(rel):
+    """sha256 of the file `rel` (relative to the repository, or absolute); None when there is none."""
+    p = ROOT / rel
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    if not p.is_file():
+        return None
+    with _file_digests_lock:
+        known = _file_digests.get(rel)
+    if known and known[:2] == (st.st_mtime_ns, st.st_size):
+        return known[2]
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    with _file_digests_lock:
+        _file_digests[rel] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
+
+
+def _source_name(name):
+    return not (name.startswith(".") or name in _NOT_SOURCE or name.endswith(".egg-info"))
+
+
+def listing_digest(rel):
+    """sha256 of the sorted names in the folder `rel` (the sources among them: a cache or a build
+    folder appearing beside them changes nothing); None when there is none."""
+    try:
+        names = sorted(n for n in os.listdir(ROOT / rel) if _source_name(n))
+    except OSError:
+        return None
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- what a forked child reads
+
+# the server's own reads while it imports (the child inherits them), then the child's
+_reads = {"files": set(), "dirs": set(), "wrote": False, "spawned": False, "child": False, "scratch": ()}
+_SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty"}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _audit(event, args):
+    """Records the files opened and the folders listed (_input_path), and whether a process was
+    started or a file opened for writing (in the repository, or by the child anywhere but its
+    scratch folders and the interpreter's)."""
+    if event == "open":
+        path, mode, flags = args
+        if isinstance(path, int):
+            return
+        rel = _input_path(os.fsdecode(path))
+        if rel is None:
+            return
+        if any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITE_FLAGS):
+            _reads["wrote"] = True  # a side effect a replay would not have
+        else:
+            _reads["files"].add(rel)
+    elif event in ("os.listdir", "os.scandir"):
+        path = args[0]
+        if isinstance(path, int):
+            return
+        rel = _input_path(os.path.join(os.fsdecode(path if path is not None else "."), "x"))
+        if rel is not None:
+            _reads["dirs"].add(os.path.dirname(rel) or ".")
+    elif event in _SPAWN_EVENTS:
+        _reads["spawned"] = True
+
+
+def _record_reads(script, path):
+    """Writes what the child read (the files of its modules, the script, the files it opened,
+    the folders it listed; _input_path says which count) to `path`, as JSON."""
+    files = set(_reads["files"])
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        rel = _input_path(f) if isinstance(f, str) else None
+        if rel is not None:
+            files.add(rel)
+    rel = _input_path(script)
+    if rel is not None:
+        files.add(rel)
+    record = dict(
+        files=sorted(files), dirs=sorted(_reads["dirs"]), wrote=_reads["wrote"], spawned=_reads["spawned"]
+    )
+    with open(path, "w") as f:
+        json.dump(record, f)
+
+
 # ---------------------------------------------------------------- the forked child
 
 
@@ -133,8 +263,11 @@ def _print_traceback(e):
     traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
-def _child(script, argv, cwd, env, out_path, err_path, base_path):
+def _child(script, argv, cwd, env, out_path, err_path, base_path, reads_path=None, scratch=()):
     """Runs in the forked child: `python script *argv` as far as the script can tell."""
+    # the server's fork is not the script's; its streams and its `{out}` folder are not inputs
+    scratch = (os.path.dirname(out_path), *scratch)
+    _reads.update(wrote=False, spawned=False, child=True, scratch=tuple(os.path.join(d, "") for d in scratch))
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
@@ -167,6 +300,11 @@ def _child(script, argv, cwd, env, out_path, err_path, base_path):
             s.flush()
         except Exception:  # noqa: BLE001
             pass
+    if reads_path is not None:
+        try:
+            _record_reads(path, reads_path)
+        except Exception:  # noqa: BLE001  (no record: the run depends on every source)
+            pass
     os._exit(code)
 
 
@@ -179,6 +317,7 @@ def serve():
     import importlib
     import importlib.util
 
+    sys.addaudithook(_audit)  # before the imports: a file a module reads when imported counts too
     for name in PRELOAD:
         importlib.import_module(name)
     if importlib.util.find_spec("matplotlib") is not None:
@@ -198,7 +337,17 @@ def serve():
         if pid == 0:
             devnull = os.open(os.devnull, os.O_RDONLY)
             os.dup2(devnull, 0)
-            _child(req["script"], req["argv"], req["cwd"], req["env"], req["out"], req["err"], base_path)
+            _child(
+                req["script"],
+                req["argv"],
+                req["cwd"],
+                req["env"],
+                req["out"],
+                req["err"],
+                base_path,
+                req.get("reads"),
+                req.get("scratch", ()),
+            )
         deadline = None if req["timeout"] is None else time.monotonic() + req["timeout"]
         timed_out = False
         while True:
@@ -280,11 +429,12 @@ def _forkable(argv, env):
     return all(env.get(k) == start.get(k) for k in keys)
 
 
-def _run_forked(argv, cwd, env, timeout):
+def _run_forked(argv, cwd, env, timeout, scratch=()):
     server = _take_server()
     with tempfile.TemporaryDirectory(prefix="example-run-") as d:
-        out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
+        out, err, reads = (os.path.join(d, name) for name in ("stdout", "stderr", "reads"))
         req = dict(script=argv[1], argv=argv[2:], cwd=cwd, env=env, out=out, err=err, timeout=timeout)
+        req.update(reads=reads, scratch=list(scratch))
         try:
             answer = server.run(req)
         except BaseException:
@@ -295,15 +445,113 @@ def _run_forked(argv, cwd, env, timeout):
         if answer["timeout"]:
             raise subprocess.TimeoutExpired(argv, timeout)
         read = lambda f: Path(f).read_bytes().decode(_ENCODING, errors="replace") if os.path.exists(f) else ""
-        return answer["code"], read(out), read(err), answer["cpu"]
+        try:
+            record = json.loads(Path(reads).read_text())
+        except (OSError, ValueError):
+            record = None
+        return answer["code"], read(out), read(err), answer["cpu"], record
 
 
-def _run_subprocess(argv, cwd, env, timeout):
+def _run_subprocess(argv, cwd, env, timeout, scratch=()):
     if argv[0] in ("python", "python3"):
         argv = [sys.executable, *argv[1:]]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    # its CPU time is unknown: this process's children's usage mixes it with the other threads' runs
-    return proc.returncode, proc.stdout, proc.stderr, None
+    # its CPU time is unknown: this process's children's usage mixes it with the other threads' runs;
+    # what it read is unknown too
+    return proc.returncode, proc.stdout, proc.stderr, None, None
+
+
+# ---------------------------------------------------------------- on disk
+
+
+_disk = {"folder": None}
+# shell bookkeeping that differs between two terminals and that no example reads
+_ENV_IGNORED = ("_", "OLDPWD", "SHLVL")
+_ALL_SOURCES = "*sources*"  # a run whose reads are unknown: it depends on every source
+
+
+def use_disk_cache(folder):
+    """Keeps every successful result in `folder` (None: in this process only, the default)."""
+    _disk["folder"] = None if folder is None else Path(folder)
+
+
+def _interpreter():
+    """The interpreter and the versions of the packages the examples import: not in the repository."""
+    if "id" not in _disk:
+        from importlib import metadata
+
+        versions = []
+        for name in ("numpy", "numba", "llvmlite", "matplotlib"):
+            try:
+                versions.append(f"{name}=={metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                versions.append(f"{name} missing")
+        _disk["id"] = [os.path.realpath(sys.executable), sys.prefix, sys.version, *versions]
+    return _disk["id"]
+
+
+def _disk_path(argv, cwd, env):
+    kept = sorted((k, v) for k, v in env.items() if not k.startswith("PYTEST_") and k not in _ENV_IGNORED)
+    key = json.dumps([list(argv), str(cwd), kept, _interpreter()])
+    return _disk["folder"] / (hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+
+def _unchanged(reads):
+    """True iff every file and folder listed in `reads` is as it was when the run read it."""
+    for rel, digest in reads["files"]:
+        if (sources_digest() if rel == _ALL_SOURCES else file_digest(rel)) != digest:
+            return False
+    return all(listing_digest(rel) == digest for rel, digest in reads["dirs"])
+
+
+def _disk_load(argv, cwd, env):
+    """The kept result of the command, or None (none kept, an input changed, or a corrupt file)."""
+    if _disk["folder"] is None:
+        return None
+    try:
+        entry = json.loads(_disk_path(argv, cwd, env).read_text())
+        if entry["argv"] != list(argv) or not _unchanged(entry["reads"]):
+            return None
+        r = entry["result"]
+        files = {name: base64.b64decode(b, validate=True) for name, b in r["files"].items()}
+        return Result(list(argv), int(r["returncode"]), r["stdout"], r["stderr"], float(r["seconds"]), files)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _disk_store(argv, cwd, env, result, record):
+    """Keeps `result` with the digest of what the run read (`record`, from the forked child, or
+    None: every source), written to a temporary file and renamed over the old one."""
+    if _disk["folder"] is None or result.returncode != 0 or (record and record["wrote"]):
+        return
+    files = [] if record else [(_ALL_SOURCES, sources_digest())]
+    if record:
+        files = [(rel, file_digest(rel)) for rel in record["files"]]
+        if record["spawned"]:
+            files.append((_ALL_SOURCES, sources_digest()))
+    dirs = [(rel, listing_digest(rel)) for rel in (record["dirs"] if record else [])]
+    r = result
+    entry = dict(
+        argv=list(argv),
+        reads=dict(files=files, dirs=dirs),
+        result=dict(
+            returncode=r.returncode,
+            stdout=r.stdout,
+            stderr=r.stderr,
+            seconds=r.seconds,
+            files={name: base64.b64encode(b).decode() for name, b in r.files.items()},
+        ),
+    )
+    path = _disk_path(argv, cwd, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(entry, f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # ---------------------------------------------------------------- run, cached
@@ -311,7 +559,7 @@ def _run_subprocess(argv, cwd, env, timeout):
 
 _cache = {}  # key -> Future-like (threading.Event, [Result])
 _cache_lock = threading.Lock()
-_log = []  # (command, seconds, "ran" | "cached", CPU seconds of a forked run or None)
+_log = []  # (command, seconds, "ran" | "cached" | "disk", CPU seconds of a forked run or None)
 
 
 def _split(cmd):
@@ -336,7 +584,8 @@ def _resolve(cmd, cwd=None, env=None):
 
 def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capture_output=True, text=True):
     """The result of `cmd` (a string split like a shell does, or an argument list) run in `cwd`
-    (default: the repository) with `env` (default: this process's), computed once per process.
+    (default: the repository) with `env` (default: this process's), computed once per process
+    (and kept on disk while its inputs are unchanged, with `use_disk_cache`).
 
     `{out}` in an argument becomes a new temporary folder; the files left there are returned in
     `files`. `fresh=True` runs it again whatever ran before (and does not keep the result);
@@ -360,7 +609,12 @@ def run(cmd, *, cwd=None, env=None, check=False, timeout=None, fresh=False, capt
         _log.append((" ".join(argv), 0.0, "cached", None))
     else:
         try:
-            result = _execute(argv, cwd, env, timeout)
+            result = None if fresh else _disk_load(argv, cwd, env)
+            if result is not None:
+                _log.append((" ".join(argv), result.seconds, "disk", None))
+            else:
+                result, record = _execute(argv, cwd, env, timeout)
+                _disk_store(argv, cwd, env, result, record)
         except BaseException as e:
             slot[1].append(e)
             with _cache_lock:
@@ -381,7 +635,7 @@ def _execute(argv, cwd, env, timeout):
     with tempfile.TemporaryDirectory(prefix="example-out-") as out:
         real = [a.replace("{out}", out) for a in argv]
         runner = _run_forked if _forkable(real, env) else _run_subprocess
-        code, stdout, stderr, cpu = runner(real, cwd, env, timeout)
+        code, stdout, stderr, cpu, record = runner(real, cwd, env, timeout, scratch=[out])
         files = (
             {p.name: p.read_bytes() for p in Path(out).iterdir() if p.is_file()}
             if "{out}" in " ".join(argv)
@@ -389,7 +643,7 @@ def _execute(argv, cwd, env, timeout):
         )
     seconds = time.perf_counter() - t0
     _log.append((" ".join(argv), seconds, "ran", cpu))
-    return Result(list(argv), code, stdout, stderr, seconds, files)
+    return Result(list(argv), code, stdout, stderr, seconds, files), record
 
 
 # ---------------------------------------------------------------- several at once
@@ -441,17 +695,20 @@ def console(cmd, grep=None, after=0, **kw):
 
 
 def log():
-    """[(command, seconds, 'ran' or 'cached', CPU seconds or None)] of every `run` so far, in
-    order (the CPU seconds of a forked run: its child's user and system time)."""
+    """[(command, seconds, 'ran', 'cached' or 'disk', CPU seconds or None)] of every `run` so far,
+    in order (the CPU seconds of a forked run: its child's user and system time; a result read
+    from disk: the seconds its run took then)."""
     return list(_log)
 
 
 def summary():
     ran = [(s, c) for _, s, how, c in _log if how == "ran"]
     cached = sum(1 for *_, how, _ in _log if how == "cached")
+    disk = sum(1 for *_, how, _ in _log if how == "disk")
     cpu = sum(c for _, c in ran if c is not None)
     work = f"{sum(s for s, _ in ran):.1f} s of work, {cpu:.1f} CPU s forked"
-    return f"{len(ran)} runs ({work}), {cached} served from the cache"
+    kept = f", {disk} read from the disk cache" if _disk["folder"] is not None else ""
+    return f"{len(ran)} runs ({work}){kept}, {cached} served from the cache"
 
 
 def slowest(n=8):

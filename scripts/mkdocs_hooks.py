@@ -10,8 +10,18 @@
   sources). A console block then shows the result of that run instead of starting the command
   again; if the run failed, or wrote to stderr, the block runs the command itself as before, so
   the build reports what the command reports. The build log ends with the count of runs.
+- Each result is kept on disk (`.cache/example-runs/`, git-ignored) with the digest of the files
+  its run read, so that the next build, or `mkdocs serve`, replays every run whose inputs are
+  unchanged: editing a page reruns nothing, editing an example reruns the commands that read it.
+  `MINIRL_EXAMPLES_DISK_CACHE=0` turns this off; `rm -rf .cache/example-runs` clears it.
+- The anchor check sees every id of the built page: the anchors an example prints into a page
+  (the conformance table's, one per framework function) are HTML inside markdown-exec's output,
+  which MkDocs' own check reads only from the page's Markdown.
+- The build's log lines (INFO and above) are written to `site/.build-log`;
+  `python scripts/check_build_log.py` fails on any line but the few a clean build prints.
 """
 
+import logging
 import os
 import re
 import shlex
@@ -70,10 +80,44 @@ def _cached_console():
 BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "example-runs"
+BUILD_LOG = ".build-log"  # in the site folder
+LOG_FORMAT = "%(levelname)-8s-  %(message)s"  # as MkDocs prints a line
+_log = logging.getLogger("mkdocs.hooks")
+
+
+class _Lines(logging.Handler):
+    """Keeps the build's log lines as MkDocs prints them."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.setFormatter(logging.Formatter(LOG_FORMAT))
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(self.format(record))
+
+
+_handler = {"lines": None}
+
+
+def on_config(config):
+    # one handler per build (`mkdocs serve` builds again on every change)
+    logger = logging.getLogger("mkdocs")
+    if _handler["lines"] is not None:
+        logger.removeHandler(_handler["lines"])
+    _handler["lines"] = _Lines()
+    logger.addHandler(_handler["lines"])
+    return config
+
+
 def on_pre_build(config):
     for k, v in BLAS_THREADS.items():
         os.environ.setdefault(k, v)
     os.environ.setdefault("MINIRL_CLAIMS_STRICT", "1")  # a page's claim that fails fails the build
+    if os.environ.get("MINIRL_EXAMPLES_DISK_CACHE") != "0":
+        example_runs.use_disk_cache(CACHE)
     _cached_console()
     example_runs.prefetch(page_commands(config["docs_dir"]))
 
@@ -84,8 +128,31 @@ def on_files(files, config):
     return files
 
 
-def on_post_build(config):
-    import logging
+# an id attribute, and the name of an <a>: in the built HTML a quote inside a text or code is
+# escaped (&quot;), so these match attributes only (a regex: HTMLParser costs seconds a build)
+ID = re.compile(r"""<[a-zA-Z][^<>]*?\sid=(["'])(.*?)\1""")
+A_NAME = re.compile(r"""<a\s[^<>]*?(?<=\s)name=(["'])(.*?)\1""")
 
-    logging.getLogger("mkdocs.hooks").info("examples: %s", example_runs.summary())
-    logging.getLogger("mkdocs.hooks").info("examples, the slowest: %s", example_runs.slowest())
+
+def page_ids(html):
+    """Every id of the HTML (and every `name` of an `<a>`): the anchors a link can point to."""
+    return {m.group(2) for m in ID.finditer(html)} | {m.group(2) for m in A_NAME.finditer(html)}
+
+
+def on_page_content(html, page, config, files):
+    # MkDocs collects a page's anchors from its Markdown; HTML that markdown-exec inserts (an
+    # example's output) is not there. The page's anchors are those of the HTML it gets.
+    if page.present_anchor_ids is not None:
+        page.present_anchor_ids |= page_ids(html)
+    return html
+
+
+def on_post_build(config):
+    _log.info("examples: %s", example_runs.summary())
+    if example_runs.slowest():  # none when every result came from a cache
+        _log.info("examples, the slowest: %s", example_runs.slowest())
+    handler = _handler["lines"]
+    if handler is not None:
+        logging.getLogger("mkdocs").removeHandler(handler)
+        _handler["lines"] = None
+        (Path(config["site_dir"]) / BUILD_LOG).write_text("".join(line + "\n" for line in handler.lines))

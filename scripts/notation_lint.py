@@ -1,4 +1,5 @@
-r"""The notation check: every symbol of every formula on the site is defined in docs/notation.md.
+r"""The notation check: every symbol of every formula on the site is defined in docs/notation.md,
+with the meaning it has there or one its page declares.
 
     python scripts/notation_lint.py            # every page under docs/
     python scripts/notation_lint.py --verbose  # also list each page's symbols
@@ -27,9 +28,44 @@ skipped, so formulas printed by a build-time run are not seen), extracts the sym
   formula opens with an operator (``\lvert y \rvert``, ``\log \pi_\theta(y \mid x)``: notations
   built from symbols defined elsewhere).
 
-The lint cannot see a letter reused with a new meaning that no row records (``\gamma`` as a
-margin on a page that never says so): recording it, in a page-local row, is what makes rule 2
-catch it.
+and it fails on an **undeclared per-page meaning**: a symbol of the global tables that a page
+writes in a way notation.md never does, which reads as another meaning. Compared with how the
+global tables (symbol and meaning cells) write that symbol, plus the page-local rows naming the
+page:
+
+  a. an index letter that carries a meaning: a subscript letter that is no index anywhere in
+     notation.md (not in the Indices table, not written as an index, not a named subscript such as
+     ``y_c``): ``z_p`` (p a pair), ``u_p``, ``y_a``;
+  b. a per-token symbol (the tables index it by ``t`` only, ``r_t``, ``G_t``, ``\delta_t``) indexed
+     by other letters alone: ``r_k`` (a reward per turn), ``G_{n,v}`` (a gradient);
+  c. a digit subscript on a symbol the tables never index: ``\lambda_2`` (``y_1`` is ``y`` at
+     time 1, ``\lambda_2`` is not GAE's ``\lambda``); a digit never falls back onto an index
+     letter (``k_2`` is not ``k``);
+  d. an application whose signature the tables never write: a different number of arguments
+     before the bar (``q(y)``, ``q(a \mid s)`` against ``q(s, a)``; ``p(s, a)`` against
+     ``p(s' \mid s, a)``). Dropping the conditioning (``\pi(y)`` for ``\pi(y \mid x)``) or, with no
+     bar on either side, an argument the table has (``R(y)`` for ``R(x, y)``) is the same symbol;
+  e. an equation that gives a symbol the table defines by an equation (``m = \max_v z_v``) a value
+     built from none of the symbols of its row, or of those symbols' rows: ``m = \max(M, 1)``.
+
+A page **declares** its own meanings in one block near its top, which the reader sees:
+
+    !!! note "Notation on this page"
+
+        Symbols this page uses with another meaning than the [notation](notation.md) table gives them:
+
+        - \(z_p\), \(w_p\): the subscript \(p\) is a pair: ...
+        - \(\lambda_2\): the ridge coefficient, not GAE's \(\lambda\)
+
+Each formula before an item's first colon declares its head symbol, written as the page writes
+it: ``z_p`` allows ``z`` indexed by p on that page, ``p(s, a)`` the signature (2), ``n_+`` defines
+a new symbol; a declared symbol also passes rule 3 and (e). Code spans before the colon
+(```E[g]```) name what a run prints: the lint reads the Markdown only, not the pages the build
+produces, so what an example prints is declared by hand and not checked.
+
+What the per-page rules cannot see: a letter reused bare with a new meaning (``n`` as a count,
+``G`` in ``1/G``), and an indexed form whose letter has an index meaning elsewhere (``p_y`` for a
+response law): declare those by reading, or record them in a page-local row, which rule 2 checks.
 
 What counts as one symbol (the normalization):
 
@@ -59,8 +95,8 @@ What counts as one symbol (the normalization):
   ``\nabla``, ``\partial``, ``\infty`` (``STANDARD`` below).
 
 Standard library only, no NumPy: it runs in well under a second. The last line of the output is
-``notation: P pages, S symbols, U undefined, C clashes``; S counts the distinct (page, symbol)
-pairs.
+``notation: P pages, S symbols, U undefined, C clashes, D undeclared per-page meanings``; S counts
+the distinct (page, symbol) pairs, D the distinct (page, symbol, reason) findings.
 """
 
 import argparse
@@ -184,12 +220,16 @@ def raw(toks):
 
 
 class Use:
-    """One occurrence of a symbol: its key, and whether it is applied as a function."""
+    """One occurrence of a symbol: its key; whether it is applied as a function, and how (its
+    signature, ``sig``: the number of arguments, ``"2"`` for ``q(s, a)``, or the numbers before and
+    after the bar, ``"1|2"`` for ``p(s' \\mid s, a)``); whether it carries an index subscript, and the
+    lower-case letters of its index subscripts (``letters``: ``{"b", "t"}`` for ``\\ell_{b,t}``)."""
 
-    __slots__ = ("key", "base", "applied", "indexed")
+    __slots__ = ("key", "base", "applied", "indexed", "sig", "letters", "args")
 
-    def __init__(self, key, base, applied, indexed=False):
+    def __init__(self, key, base, applied, indexed=False, sig=None, letters=frozenset(), args=frozenset()):
         self.key, self.base, self.applied, self.indexed = key, base, applied, indexed
+        self.sig, self.letters, self.args = sig, frozenset(letters), frozenset(args)
 
 
 def name_part(toks, base=None):
@@ -208,6 +248,8 @@ def name_part(toks, base=None):
         return head[1:]
     if toks == ["*"]:
         return "*"
+    if toks in (["+"], ["-"]):
+        return toks[0]  # n_+: a name (the positive ones), not an index
     if len(toks) == 1 and re.fullmatch(r"[A-Z]", head):
         return head
     if len(toks) == 1 and (base, head) in LITERAL:
@@ -222,6 +264,18 @@ def name_part(toks, base=None):
         return None
     uses = symbols_of(toks)
     return uses[0].key if len(uses) == 1 else None
+
+
+def index_letters_of(part):
+    """The lower-case letters of an index subscript, outside a length (``s_{\\lvert y \\rvert + 1}``
+    is indexed by a number, not by y)."""
+    out, inside = set(), False
+    for t in part:
+        if t in ("|", "\\lvert", "\\rvert", "\\vert"):
+            inside = not inside if t in ("|", "\\vert") else t == "\\lvert"
+        elif not inside and re.fullmatch(r"[a-z]", t):
+            out.add(t)
+    return out
 
 
 def split_commas(toks):
@@ -289,7 +343,7 @@ def symbols_of(toks, out=None):
             i += 1
             continue
         # sub- and superscripts, primes; the symbols of an index come after the symbol itself
-        subs, sups, power, inner_uses, indexed = [], [], False, [], False
+        subs, sups, power, inner_uses, indexed, letters = [], [], False, [], False, set()
         while i < len(toks) and toks[i] in ("_", "^", "'"):
             if toks[i] == "'":
                 i += 1
@@ -301,6 +355,7 @@ def symbols_of(toks, out=None):
                     named = name_part(part, base)
                     if named is None:
                         indexed = True
+                        letters.update(index_letters_of(part))
                         symbols_of(part, inner_uses)
                     else:
                         subs.append(named)
@@ -319,7 +374,8 @@ def symbols_of(toks, out=None):
             key += "_{" + ",".join(subs) + "}"
         if sups:
             key += "^{" + ",".join(sups) + "}"
-        out.append(Use(key, base, applied_at(toks, i), indexed))
+        sig, args = signature_at(toks, i)
+        out.append(Use(key, base, sig is not None, indexed, sig, letters, args))
         out.extend(inner_uses)
     return out
 
@@ -330,21 +386,34 @@ def is_symbol_start(tok):
     return tok.startswith("\\") and tok[1:] in LETTERLIKE | FONTS | DECORATIONS
 
 
-def applied_at(toks, i):
-    """Whether toks[i] opens the argument list of a function: "(" whose contents have no
-    top-level + or - (``s(y)`` applies s; ``\\beta(\\rho - z_0)`` multiplies)."""
+def signature_at(toks, i):
+    """If toks[i] opens the argument list of a function, "(" whose contents have no top-level
+    + or - (``s(y)`` applies s; ``\\beta(\\rho - z_0)`` multiplies), its signature: the number of
+    arguments (``"2"`` for ``(s, a)``), or the numbers before and after a ``\\mid`` (``"1|2"`` for
+    ``(s' \\mid s, a)``), and the bases of its arguments (``{"x", "y"}`` for ``(x, y_t)``); (None,
+    ()) when it does not."""
     if i < len(toks) and toks[i] == "\\left":
         i += 1
     if i >= len(toks) or toks[i] != "(":
-        return False
-    depth = 0
-    for t in toks[i:]:
+        return None, ()
+    depth, counts = 0, [1]
+    for j in range(i, len(toks)):
+        t = toks[j]
         depth += {"(": 1, ")": -1, "{": 1, "}": -1}.get(t, 0)
         if depth == 0:
-            return True
+            break
         if depth == 1 and t in ("+", "-"):
-            return False
-    return True
+            return None, ()
+        if depth == 1 and t == ",":
+            counts[-1] += 1
+        if depth == 1 and t == "\\mid":
+            counts.append(1)
+    args = set()
+    for part in split_commas([t if t != "\\mid" else "," for t in toks[i + 1 : j]]):
+        uses = symbols_of(part)
+        if uses:
+            args.add(uses[0].base)
+    return "|".join(str(c) for c in counts), args
 
 
 def uses_of(tex):
@@ -453,7 +522,8 @@ def lookup(key, table):
     if key in table:
         return key
     stripped = re.sub(r"_\{[0-9,]+\}$", "", key)
-    if stripped in table:
+    # y_1 is y at time 1; k_2 is not the index letter k (a digit does not index an index)
+    if stripped in table and not (table[stripped] and all(r.index for r in table[stripped])):
         return stripped
     # R_K, y_K: a capital that is itself a defined symbol (the group size) is an index
     m = re.fullmatch(r"(.+)_\{([A-Z])\}", key)
@@ -462,15 +532,160 @@ def lookup(key, table):
     return None
 
 
+class Forms:
+    r"""How the tables write one symbol: bare or indexed, with which index letters, applied with
+    which signatures (and argument letters); the symbols of its row (``vocab``) and whether the
+    row defines it by an equation (``eq``, ``m = \max_v z_v``)."""
+
+    __slots__ = ("bare", "indexed", "letters", "sigs", "vocab", "eq")
+
+    def __init__(self):
+        self.bare, self.indexed, self.eq = False, False, False
+        self.letters, self.sigs, self.vocab = set(), set(), set()
+
+    def add(self, u):
+        if u.indexed:
+            self.indexed = True
+            self.letters |= u.letters
+        if u.sig is not None:
+            self.sigs.add((u.sig, u.args))
+        if not u.indexed and u.sig is None:
+            self.bare = True
+
+    def merge(self, other):
+        self.bare, self.indexed = self.bare or other.bare, self.indexed or other.indexed
+        self.letters |= other.letters
+        self.sigs |= other.sigs
+        self.vocab |= other.vocab
+        self.eq = self.eq or other.eq
+        return self
+
+
+def forms_of_rows(rows):
+    """key -> Forms, over every formula of the rows' cells; a row's vocabulary is every symbol of
+    its cells, given to each symbol it defines."""
+    forms = {}
+    for r in rows:
+        vocab = set()
+        for cell in r.cells:
+            for tex in formulas(cell):
+                for u in uses_of(tex):
+                    forms.setdefault(u.key, Forms()).add(u)
+                    vocab.add(u.key)
+        for k in r.keys:
+            forms.setdefault(k, Forms()).vocab |= vocab - {k}
+        for tex in formulas(r.cells[0]):
+            for lhs, _ in equations(tex):
+                left = symbols_of(lhs)
+                if len(left) == 1 and left[0].key in r.keys:
+                    forms[left[0].key].eq = True
+    return forms
+
+
+DECLARATION = re.compile(r'^(?:!!!|\?\?\?\+?)\s+\w+\s+"Notation on this page"\s*$', re.I)
+
+
+def declarations(text):
+    r"""The page's own declarations: the block ``!!! note "Notation on this page"``, one list item
+    per meaning, ``- \(z_p\), \(w_p\): what they are on this page``. Returns (line, heads): the
+    line of the block (None without one) and, per formula before an item's first colon, its head
+    symbol's Use (the symbol declared, with the index letters and the signature it is written
+    with). Code spans before the colon name what a run prints (``E[g]``): the reader sees them, the
+    lint cannot check them."""
+    lines = text.split("\n")
+    heads, at = [], None
+    for n, line in enumerate(lines):
+        if DECLARATION.match(line):
+            at = n + 1
+            break
+    if at is None:
+        return None, heads
+    for line in lines[at:]:
+        if line.strip() and not line.startswith("    "):
+            break
+        m = re.match(r"^\s+[-*]\s+(.*)$", line)
+        if not m:
+            continue
+        item = m.group(1)
+        # the names: the text before the first colon outside a formula
+        cut = re.sub(r"\\\(.*?\\\)", lambda f: "x" * len(f.group(0)), item).find(":")
+        names = item if cut < 0 else item[:cut]
+        for tex in re.findall(r"\\\((.+?)\\\)", names):
+            uses = uses_of(tex)
+            if uses:
+                heads.append(uses[0])
+    return at, heads
+
+
+def equations(tex):
+    r"""(lhs, rhs) token lists of each equation of a formula: segments split at ``\\``, ``\quad``,
+    and top-level commas, each with a top-level ``=``."""
+    toks, segs, cur, depth = tokenize(tex), [], [], 0
+    for t in toks:
+        depth += {"{": 1, "}": -1, "(": 1, ")": -1, "[": 1, "]": -1}.get(t, 0)
+        if depth == 0 and t in ("\\\\", "\\quad", "\\qquad", ",", ";", "\\text", "\\tag"):
+            segs.append(cur)
+            cur = []
+        elif t != "&":
+            cur.append(t)
+    segs.append(cur)
+    found = []
+    for seg in segs:
+        depth = 0
+        for n, t in enumerate(seg):
+            depth += {"{": 1, "}": -1, "(": 1, ")": -1}.get(t, 0)
+            if t == "=" and depth == 0:
+                found.append((seg[:n], seg[n + 1 :]))
+                break
+    return found
+
+
+TIME = {"t", "j"}
+
+
+def meanings(u, found, forms, index_letters):
+    """The ways use ``u`` (of the table's symbol ``found``) departs from how notation.md writes
+    it, as a list of reasons (empty: it reads as the table's symbol). ``forms`` already holds the
+    page-local rows and the page's own declarations; ``index_letters`` are the letters notation.md
+    writes as an index anywhere."""
+    f = forms.get(found)
+    if f is None:
+        return []
+    why = []
+    if found != u.key and re.search(r"_\{[0-9,]+\}$", u.key) and not f.indexed:
+        why.append(f"a digit subscript on {found}, which notation.md never indexes")
+    if u.indexed:
+        known = ", ".join(sorted(f.letters)) or "nothing"
+        odd = sorted(u.letters - index_letters - f.letters - {"i", "j"})
+        if odd:
+            why.append(f"indexed by {', '.join(odd)}, which notation.md never uses as an index")
+        elif f.letters and f.letters <= TIME and u.letters and not u.letters & TIME and u.letters - f.letters:
+            why.append(f"a per-token symbol indexed by {', '.join(sorted(u.letters))} (notation.md: by {known})")
+    if u.sig is not None and f.sigs:
+        head = u.sig.split("|")[0]
+        fits = any(
+            sig.split("|")[0] == head or ("|" not in u.sig + sig and u.args <= args) for sig, args in f.sigs
+        )
+        if not fits:
+            table = "; ".join(sorted(f"({sig})" for sig, _ in f.sigs))
+            why.append(f"applied to ({u.sig}) arguments; notation.md applies {found} to {table}")
+    return why
+
+
 def check(docs=DOCS, verbose=False, out=sys.stdout):
     notation = docs / "notation.md"
     rows = read_notation(notation)
-    forms = {}  # base -> whether notation.md ever applies a symbol of that base as a function
+    applies = {}  # base -> whether notation.md ever applies a symbol of that base as a function
     for tex in formulas(notation.read_text()):
         for u in uses_of(tex):
-            forms[u.base] = forms.get(u.base, False) or u.applied
+            applies[u.base] = applies.get(u.base, False) or u.applied
     global_rows, local_rows = [r for r in rows if r.pages is None], [r for r in rows if r.pages is not None]
-    clashes = []
+    global_forms = forms_of_rows(global_rows)
+    # the letters with an index meaning: the Indices table's, those notation.md writes as an index
+    # anywhere, and the lower-case names it gives subscripts (y_c, y_r, c_s)
+    index_letters = INDEX_LETTERS | {n for _, n in LITERAL}
+    index_letters |= set().union(*(f.letters for f in global_forms.values()))
+    clashes, undeclared = [], []
 
     by_key, bare = {}, {}
     for r in global_rows:
@@ -490,33 +705,62 @@ def check(docs=DOCS, verbose=False, out=sys.stdout):
     undefined = []
     for page in pages:
         stem = page.stem
+        text = page.read_text()
         table = {k: list(rs) for k, rs in by_key.items()}
-        for r in local_rows:
-            if stem == "notation" or stem in r.pages:
-                for k in r.keys:
-                    table.setdefault(k, []).append(r)
+        mine = [r for r in local_rows if stem == "notation" or stem in r.pages]
+        for r in mine:
+            for k in r.keys:
+                table.setdefault(k, []).append(r)
         if stem != "notation":
             for k, rs in table.items():
                 local = [r for r in rs if r.pages is not None]
                 if local and len(rs) > 1:
                     lines = ", ".join(f"{r.line} ({r.where()})" for r in rs)
                     clashes.append((stem, k, f"two meanings in notation.md (lines {lines})"))
-        seen = {}
-        for tex in formulas(page.read_text()):
+        # the forms of the tables, then of the page-local rows for this page, then its declarations
+        forms = {k: Forms().merge(f) for k, f in global_forms.items()}
+        for k, f in forms_of_rows(mine).items():
+            forms.setdefault(k, Forms()).merge(f)
+        _, heads = declarations(text)
+        declared = {u.key for u in heads}
+        for u in heads:
+            table.setdefault(u.key, [])
+            forms.setdefault(u.key, Forms()).add(u)
+        seen, departs = {}, {}
+        for tex in formulas(text):
             for u in uses_of(tex):
                 if u.base in STANDARD:
                     continue
                 seen.setdefault(u.key, [False, tex, u.base])
                 if u.applied:
                     seen[u.key][:] = [True, tex, u.base]
+                found = lookup(u.key, table)
+                if found is not None and stem != "notation":
+                    for why in meanings(u, found, forms, index_letters):
+                        departs.setdefault((u.key, why), tex)
+            if stem == "notation":
+                continue
+            # an equation that gives a table symbol a value built from none of its row's symbols
+            for lhs, rhs in equations(tex):
+                left, right = symbols_of(lhs), symbols_of(rhs)
+                if len(left) != 1 or not right or left[0].key in declared:
+                    continue
+                f = global_forms.get(left[0].key)
+                if f is None or not f.eq or not f.vocab or left[0].key not in by_key:
+                    continue
+                # the row's symbols, and those of the rows of its symbols (k_1 = u: u's row)
+                vocab = f.vocab.union(*(global_forms[k].vocab for k in f.vocab if k in global_forms))
+                if not {r.key for r in right} & vocab:
+                    departs.setdefault((left[0].key, f"redefined as {short(raw(rhs), 40)}"), tex)
+        undeclared.extend((stem, key, why, tex) for (key, why), tex in departs.items())
         n_symbols += len(seen)
         for key, (applied, tex, applied_base) in sorted(seen.items()):
             found = lookup(key, table)
             if found is None:
                 undefined.append((stem, key, tex))
                 continue
-            if applied and stem != "notation":
-                if not forms.get(applied_base, False):
+            if applied and stem != "notation" and key not in declared:
+                if not applies.get(applied_base, False):
                     clashes.append(
                         (stem, key, f"applied as a function, \\({short(tex)}\\); notation.md writes it as a value")
                     )
@@ -527,11 +771,14 @@ def check(docs=DOCS, verbose=False, out=sys.stdout):
         print(f"{stem}: undefined {key}   in \\({short(tex)}\\)", file=out)
     for stem, key, why in clashes:
         print(f"{stem}: clash {key}: {why}", file=out)
+    for stem, key, why, tex in undeclared:
+        print(f"{stem}: undeclared {key}: {why}   in \\({short(tex)}\\)", file=out)
     print(
-        f"notation: {len(pages)} pages, {n_symbols} symbols, {len(undefined)} undefined, {len(clashes)} clashes",
+        f"notation: {len(pages)} pages, {n_symbols} symbols, {len(undefined)} undefined, {len(clashes)} clashes, "
+        f"{len(undeclared)} undeclared per-page meanings",
         file=out,
     )
-    return 1 if undefined or clashes else 0
+    return 1 if undefined or clashes or undeclared else 0
 
 
 def short(tex, n=70):

@@ -38,6 +38,40 @@ ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
 # The boundary modules (core/checks.py, a part's checks.py or validate.py) are inlined after the
 # file's own code: support, not the concept. core.checks comes last (the others build on it).
 SUPPORT_STEMS = ("checks", "validate")
+# A copy whose reader needs other words than the package file's docstring (which speaks of the
+# package: how to import it, what it imports) opens with these instead.
+COPY_DOCS = {
+    "oracle": '''"""The grader of minirl_lm, standalone: your implementation against a copy, case by case.
+
+This file is the copy of `minirl_lm/oracle.py`; it needs NumPy only. Its references are the other
+standalone copies (or any function of the package, if it is installed): put this file and the
+copy you check against beside your code, then
+
+    import oracle
+    from clip import clipped_surrogate        # copies/clip.py
+
+    print(oracle.report(oracle.compare(my_clipped_loss, clipped_surrogate)))
+
+`cases(reference, seed)` builds seeded inputs from the reference's signature, one generator per
+argument name: garbage of its own in each token array where its mask is 0 (hundreds of nats, so
+an exp or a difference taken there before masking overflows to inf or NaN), ratios on both sides
+of both clip edges, advantages of both signs and 0, masks right-padded, with holes and with an
+empty row, rewards in groups, equal non-dyadic groups, groups of one, per response, per token and
+per reward, sequence log-probs, logits, probability tables; every value of a string option, both
+values of a bool, and each numeric knob at its default and then, one at a time, off it. Cases the
+reference refuses are dropped, but a dual-clip constant 0.9 (yours must refuse it too).
+`functools.partial` keywords stay as bound; `only={"agg": [...]}` keeps the listed values.
+
+`compare(fn, reference)` runs both on every case; `report(rows)` prints, per case, which output
+differs and by how much, the cases your NotImplementedError skipped, and the count.
+
+What this copy leaves out: the multi-turn environment (a reference that takes `env` or `ep`,
+such as `action_view`, is refused with a message), and the patterns and known-bug findings of the
+package's grader, `python -m minirl_lm.check`. To check a pipeline, grade each stage against its
+copy: the advantages (`advantages.py`), then the loss fed with the reference's advantages
+(`grpo.py`); see the page "Copy a reference implementation".
+"""'''
+}
 
 
 def _is_support(m):
@@ -378,7 +412,9 @@ def _build(name, pkg_dir):
 
     # emit
     out = header(name)
-    if target.doc:
+    if _stem(name) in COPY_DOCS:
+        out += COPY_DOCS[_stem(name)].splitlines()
+    elif target.doc:
         out += target.lines[target.doc.lineno - 1 : target.doc.end_lineno]
     out += [""]
     std = sorted(s for s in ext if s.split()[1].split(".")[0] != "numpy")

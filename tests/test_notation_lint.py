@@ -1,4 +1,5 @@
-"""scripts/notation_lint.py: undefined symbols and clashes fail, the normalization holds.
+"""scripts/notation_lint.py: undefined symbols, clashes and undeclared per-page meanings fail, the
+normalization holds, a page's own declaration is read.
 
 Each test writes a tiny docs folder (a notation.md with a global and a page-local table, and a
 page or two) and runs the check on it.
@@ -25,6 +26,8 @@ NOTATION = r"""# Notation
 |---|---|---|
 | \(b\) | a row | |
 | \(t\) | a position | |
+| \(k\) | a member of a group | |
+| \(v\) | a vocabulary entry | |
 
 ### Symbols
 
@@ -37,7 +40,15 @@ NOTATION = r"""# Notation
 | \(\pi_\theta(y_t \mid s_t)\) | the policy | |
 | \(\pi_{\text{ref}}\) | the reference | |
 | \(V\), \(V_c\) | vocabulary size; continuing tokens | |
-| \(k_1 = u\), \(u\) | the first estimator; the log-ratio | |
+| \(k_1 = u\), \(u\) | the first estimator; the log-ratio \(\ell - \log \pi_{\text{ref}}\) | |
+| \(a\) | an action | |
+| \(M\) | the number of tokens | |
+| \(r_t\) | a per-token reward | |
+| \(\lambda\) | GAE's parameter | |
+| \(q(s, a)\) | an action value | |
+| \(p(s' \mid s, a)\) | the transition kernel | |
+| \(z\), \(z_v\) | logits; \(m = \max_v z_v\) | |
+| \(m = \max_v z_v\) | the shift of the log-sum-exp | |
 {extra_global}
 ### Page-local symbols
 
@@ -61,6 +72,9 @@ def run(tmp_path, pages, extra_global="", extra_local=""):
     return status, out.getvalue()
 
 
+CLEAN = r"notation: 2 pages, \d+ symbols, 0 undefined, 0 clashes, 0 undeclared per-page meanings"
+
+
 def last_line(out):
     return out.strip().split("\n")[-1]
 
@@ -79,14 +93,14 @@ $$
 """
     status, out = run(tmp_path, {"a": page})
     assert status == 0, out
-    assert re.fullmatch(r"notation: 2 pages, \d+ symbols, 0 undefined, 0 clashes", last_line(out))
+    assert re.fullmatch(CLEAN, last_line(out))
 
 
 def test_an_undefined_symbol_fails_and_is_named(tmp_path):
     status, out = run(tmp_path, {"a": r"The weight \(w_{b,t}\) of \(x\)."})
     assert status == 1
     assert "a: undefined w" in out
-    assert last_line(out).endswith("1 undefined, 0 clashes")
+    assert last_line(out).endswith("1 undefined, 0 clashes, 0 undeclared per-page meanings")
 
 
 def test_named_subscripts_are_part_of_the_name(tmp_path):
@@ -125,7 +139,7 @@ def test_a_page_local_row_beside_a_global_row_is_a_clash(tmp_path):
     status, out = run(tmp_path, {"a": r"\(V\)"}, extra_local=r"| \(V\) | a value | [page a](a.md) |")
     assert status == 1
     assert "a: clash V: two meanings" in out
-    assert last_line(out).endswith("0 undefined, 1 clashes")
+    assert last_line(out).endswith("0 undefined, 1 clashes, 0 undeclared per-page meanings")
 
 
 def test_two_page_local_rows_for_one_page_are_a_clash(tmp_path):
@@ -165,7 +179,7 @@ def test_the_command_line_prints_the_counts_last(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert re.fullmatch(r"notation: 2 pages, \d+ symbols, 0 undefined, 0 clashes", last_line(proc.stdout))
+    assert re.fullmatch(CLEAN, last_line(proc.stdout))
 
 
 @pytest.mark.parametrize("page", ["index", "identity", "mdp", "token_vs_sequence", "references", "api"])
@@ -174,3 +188,69 @@ def test_these_site_pages_are_clean(page):
     notation_lint.check(ROOT / "docs", out=out)
     findings = [line for line in out.getvalue().split("\n") if line.startswith(f"{page}:")]
     assert findings == []
+
+
+# ---- per-page meanings: a table symbol used with another meaning must be declared on the page ----
+
+DECLARE = '!!! note "Notation on this page"\n\n    Symbols this page uses otherwise:\n\n'
+
+
+def meanings(out):
+    return [line for line in out.split("\n") if ": undeclared " in line]
+
+
+@pytest.mark.parametrize(
+    "formula, key, why",
+    [
+        (r"\(z_p = 1\)", "z", "indexed by p, which notation.md never uses as an index"),  # p: a pair
+        (r"\(r_k\)", "r", "a per-token symbol indexed by k"),  # a reward per turn k
+        (r"\(\lambda_2 = 0\)", r"\lambda_{2}", "a digit subscript on \\lambda"),  # a ridge
+        (r"\(q(y)\)", "q", "applied to (1) arguments"),  # a sampling law, not q(s, a)
+        (r"\(q(a \mid s)\)", "q", "applied to (1|1) arguments"),
+        (r"\(p(s, a) = 1\)", "p", "applied to (2) arguments"),  # not p(s' | s, a)
+        (r"\(m = \max(M, 1)\)", "m", "redefined as"),  # a count, not the log-sum-exp shift
+    ],
+)
+def test_a_table_symbol_with_another_meaning_fails_until_the_page_declares_it(tmp_path, formula, key, why):
+    status, out = run(tmp_path, {"a": f"# A\n\nWith {formula} on this page.\n"})
+    assert status == 1, out
+    found = meanings(out)
+    assert len(found) == 1 and found[0].startswith(f"a: undeclared {key}: {why}"), out
+    assert re.fullmatch(r"notation: .* 0 clashes, 1 undeclared per-page meanings", last_line(out))
+    # the same page with the symbol declared in its block passes
+    name = formula.split(" =")[0].removesuffix("\\)") + "\\)"  # the symbol, without "= ..."
+    declared = f"# A\n\n{DECLARE}    - {name}: what it is here\n\n## B\n\nWith {formula}.\n"
+    status, out = run(tmp_path, {"a": declared})
+    assert status == 0, out
+    assert last_line(out).endswith("0 undefined, 0 clashes, 0 undeclared per-page meanings")
+
+
+def test_the_table_meanings_need_no_declaration(tmp_path):
+    page = r"\(r_t\), \(r_{b,t}\), \(z_v\), \(q(s_t, a)\), \(q(s, y_t)\), \(p(s' \mid s, a)\), \(m = \max_v z_v\)"
+    status, out = run(tmp_path, {"a": page})
+    assert status == 0, out
+
+
+def test_a_declaration_holds_only_on_its_page_and_only_for_what_it_names(tmp_path):
+    a = f"{DECLARE}    - \\(z_p\\): the margin residual of pair \\(p\\)\n\n\\(z_p\\), \\(r_k\\)"
+    status, out = run(tmp_path, {"a": a, "b": r"\(z_p\)"})
+    assert status == 1
+    found = meanings(out)
+    assert any(line.startswith("a: undeclared r:") for line in found), out
+    assert any(line.startswith("b: undeclared z:") for line in found), out
+    assert not any(line.startswith("a: undeclared z:") for line in found), out
+
+
+def test_a_named_sign_subscript_is_a_new_symbol_a_declaration_defines(tmp_path):
+    # n_+ (the positive ones) is not n: undefined until declared
+    status, out = run(tmp_path, {"a": r"\(n_+\)"})
+    assert status == 1 and "a: undefined n_{+}" in out
+    status, out = run(tmp_path, {"a": f"{DECLARE}    - \\(n_+\\): the right episodes' weight\n\n\\(n_+\\)"})
+    assert status == 0, out
+
+
+def test_the_declaration_block_is_read_from_the_site_pages():
+    at, heads = notation_lint.declarations((ROOT / "docs" / "reward_models.md").read_text())
+    assert at is not None
+    keys = {u.key for u in heads}
+    assert {"z", "u", "w", "m", r"\lambda_{2}", "p", "r", "n_{+}"} <= keys, keys

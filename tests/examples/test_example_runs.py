@@ -1,6 +1,8 @@
 """scripts/example_runs.py: a forked run prints, fails and exits as `python script.py` does, and a
 command runs once per process until a source changes."""
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +97,116 @@ def test_console_shows_the_run_or_the_lines_grep_would_keep(tmp_path):
     assert block.splitlines()[2:-1] == ["beta 2", "delta 5"]
     with pytest.raises(subprocess.CalledProcessError):
         example_runs.console(f"python {script}x", cwd=tmp_path)  # a failed run fails the page
+
+
+# ---- the disk cache (the docs build turns it on; the suite keeps results in the process only)
+
+READER = """\
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import helper
+print(open(sys.argv[1]).read(), helper.VALUE, sorted(os.listdir(sys.argv[2])))
+"""
+
+
+def _forget(cmd, cwd):
+    """Drops the command's result from this process's cache (as a new build process starts)."""
+    example_runs._cache.pop(example_runs._resolve(cmd, cwd)[3], None)
+
+
+def _how(cmd, cwd):
+    _forget(cmd, cwd)
+    r = example_runs.run(cmd, cwd=cwd)
+    return example_runs.log()[-1][2], r
+
+
+def test_the_suite_does_not_use_the_disk_cache():
+    assert example_runs._disk["folder"] is None
+
+
+def test_a_kept_result_is_replayed_until_a_file_it_read_changes(tmp_path, monkeypatch):
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
+    w = tmp_path / "w"  # the script's folder: the import system lists it, so a file added there counts
+    (w / "lib").mkdir(parents=True)
+    (w / "lib" / "helper.py").write_text("VALUE = 1\n")
+    (w / "data.txt").write_text("a")
+    (w / "d").mkdir()
+    (w / "reader.py").write_text(READER)
+    cmd = f"python {w / 'reader.py'} data.txt d"
+    how, first = _how(cmd, w)
+    assert how == "ran" and first.stdout == "a 1 []\n"
+    how, again = _how(cmd, w)
+    assert how == "disk" and (again.returncode, again.stdout, again.stderr) == (0, first.stdout, "")
+    (tmp_path / "unread.txt").write_text("x")
+    assert _how(cmd, w)[0] == "disk"
+    for change, want in [
+        (lambda: (w / "data.txt").write_text("b"), "b 1 []\n"),
+        (lambda: (w / "lib" / "helper.py").write_text("VALUE = 2\n"), "b 2 []\n"),
+        (lambda: (w / "d" / "new").write_text(""), "b 2 ['new']\n"),
+        (lambda: (w / "reader.py").write_text(READER + "print('!')\n"), "b 2 ['new']\n!\n"),
+    ]:
+        change()
+        how, r = _how(cmd, w)
+        assert (how, r.stdout) == ("ran", want)
+        assert _how(cmd, w)[0] == "disk"
+    assert not list((tmp_path / ".cache").glob(".tmp-*"))  # written to a temporary file, then renamed
+
+
+def test_a_corrupt_entry_is_a_miss(tmp_path, monkeypatch):
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
+    (tmp_path / "w").mkdir()
+    script = tmp_path / "w" / "s.py"
+    script.write_text("print('ok')\n")
+    cmd = f"python {script}"
+    assert _how(cmd, tmp_path)[0] == "ran"
+    (entry,) = (tmp_path / ".cache").glob("*.json")
+    good = entry.read_text()
+    for garbage in ["", "{", "[]", '{"argv": 1}', good.replace('"stdout"', '"stdou"'), good[: len(good) // 2]]:
+        entry.write_text(garbage)
+        how, r = _how(cmd, tmp_path)
+        assert (how, r.stdout) == ("ran", "ok\n")
+        assert _how(cmd, tmp_path)[0] == "disk"  # and kept again
+
+
+def test_a_run_that_fails_or_writes_a_file_is_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
+    fails, writes = tmp_path / "fails.py", tmp_path / "writes.py"
+    fails.write_text("raise SystemExit(1)\n")
+    writes.write_text(f"open({str(tmp_path / 'side.txt')!r}, 'w').write('x')\n")
+    for script in (fails, writes):
+        assert _how(f"python {script}", tmp_path)[0] == "ran"
+        assert _how(f"python {script}", tmp_path)[0] == "ran"
+    # but a file written into {out} is the run's output: kept, and given back
+    plots = tmp_path / "plots.py"
+    plots.write_text("import sys\nopen(sys.argv[1], 'w').write('<svg/>')\n")
+    cmd = f"python {plots} {{out}}/fig.svg"
+    assert _how(cmd, tmp_path)[0] == "ran"
+    how, r = _how(cmd, tmp_path)
+    assert (how, r.text("fig.svg")) == ("disk", "<svg/>")
+
+
+def test_a_run_whose_reads_are_unknown_depends_on_every_source(tmp_path, monkeypatch):
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
+    (tmp_path / "w").mkdir()
+    spawns = tmp_path / "w" / "spawns.py"
+    spawns.write_text("import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'])\n")
+    for cmd in ("python -c pass", f"python {spawns}"):
+        assert _how(cmd, tmp_path)[0] == "ran"
+        entry = json.loads(
+            example_runs._disk_path(example_runs._split(cmd), str(tmp_path), dict(os.environ)).read_text()
+        )
+        assert [example_runs._ALL_SOURCES, example_runs.sources_digest()] in entry["reads"]["files"]
+        assert _how(cmd, tmp_path)[0] == "disk"
+
+
+def test_an_examples_reads_are_its_modules_and_data_never_a_page(tmp_path, monkeypatch):
+    monkeypatch.setitem(example_runs._disk, "folder", tmp_path / ".cache")
+    cmd = "python examples/conformance.py --differences"
+    _forget(cmd, ROOT)
+    example_runs.run(cmd, check=True)
+    entry = json.loads(example_runs._disk_path(example_runs._split(cmd), str(ROOT), dict(os.environ)).read_text())
+    files = [f for f, _ in entry["reads"]["files"]]
+    assert {"examples/conformance.py", "examples/_claims.py", "minirl_lm/pg/clip.py"} <= set(files)
+    assert "tests/fixtures/conformance/index.json" in files  # a data file it opened
+    assert not [f for f in files if f.startswith(("docs/", "scripts/mkdocs_hooks", ".")) or "__pycache__" in f]
+    assert "examples/confusions.py" not in files  # another example: editing it reruns only its own commands
