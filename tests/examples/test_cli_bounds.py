@@ -69,7 +69,7 @@ SIXTY_FOUR = ",".join(str(0.01 + k / 64) for k in range(64))
 VALUES = {
     "atlas.py": dict(
         [
-            _o("--K", "2", "4"),
+            _o("--K", "2", "8"),
             _o("--task", "binary", "bandit"),
             _o("--seed", BIG_SEED),
             _o("--plot", "{out}/a.svg"),
