@@ -156,7 +156,9 @@ def pytest_collection_finish(session):
     modules = list(dict.fromkeys(getattr(i, "module", None) for i in items))
     declared = [e for m in modules for e in getattr(m, "EXAMPLE_RUNS_FIRST", [])]
     declared += [e for m in modules for e in getattr(m, "EXAMPLE_RUNS", [])]
-    if declared:
+    if any(i.get_closest_marker("cli_bounds") for i in items):  # asked for by -m cli_bounds
+        declared += [e for m in modules for e in getattr(m, "EXAMPLE_RUNS_CLI_BOUNDS", [])]
+    if declared and not session.config.getoption("collectonly"):
         import example_runs
 
         for entry in declared:

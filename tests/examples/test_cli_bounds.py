@@ -348,8 +348,9 @@ def _drive_argv(script):
 
 
 SCRIPTS = sorted(BASE)
-# started when the session starts (tests/conftest.py), two at a time beside the other tests
-EXAMPLE_RUNS = [(_drive_argv(s), READER) for s in SCRIPTS if _cases(s)]
+# started when the session starts (tests/conftest.py), two at a time beside the other tests, in a
+# session that selects the cli_bounds tests (-m cli_bounds)
+EXAMPLE_RUNS_CLI_BOUNDS = [(_drive_argv(s), READER) for s in SCRIPTS if _cases(s)]
 
 _RESULTS = {}
 
