@@ -691,7 +691,9 @@ def new_rows(rows, two, theta, task, task2, K, check):
         f"optimal token baseline (exact b_t): variance {otb['variance']:.3e}, the lowest of the "
         f"{len(unbiased)} unbiased rows (next {rest[0]['variance']:.3e}, {name(rest[0])}; leave-one-out "
         f"{by[('loo', 'seq_sum', 'kl_reward', 'all')]['variance']:.3e}); verl's estimate from the group: "
-        f"scale {grp['scale']:.4f}, cosine {grp['cosine']:.4f}, variance {grp['variance']:.3e}"
+        f"scale {grp['scale']:.4f}, cosine {grp['cosine']:.4f}, variance {grp['variance']:.3e}, "
+        f"variance / scale^2 {grp['variance'] / grp['scale'] ** 2:.3e} (leave-one-out's, scale 1: "
+        f"{by[('loo', 'seq_sum', 'kl_reward', 'all')]['variance']:.3e})"
     )
     loo = by[("loo", "seq_sum", "kl_reward", "all")]
     lu, ts = by[("loo", "luspo", "kl_reward", "all")], by[("loo", "token_sum", "kl_reward", "all")]
@@ -708,6 +710,7 @@ def new_rows(rows, two, theta, task, task2, K, check):
         Eg = moments(cfg, theta, task, K, second=False)[0]
         for t, gt in targets.items():
             against[cfg[0], t] = (Eg @ gt / (gt @ gt), Eg @ gt / (np.linalg.norm(Eg) * np.linalg.norm(gt)))
+    out.append("rewards of the task: " + ", ".join(f"{v:g}" for v in np.unique(task["R"])))
     for t in targets:
         out.append(
             f"target {t} (no KL): "
@@ -742,6 +745,10 @@ def new_rows(rows, two, theta, task, task2, K, check):
         "the optimal token baseline is unbiased and has the lowest variance of the unbiased rows",
     )
     claim(grp["cosine"] < 1 - TOL_DIR, "verl's group estimate of the baseline turns the direction")
+    claim(
+        grp["variance"] / grp["scale"] ** 2 >= loo["variance"],
+        "per unit scale squared, verl's group estimate is no quieter than leave-one-out",
+    )
     claim(d_lu < 1e-12, "on-policy LUSPO is leave-one-out with seq_sum")
     claim(
         abs(ts["scale"] - B) < 1e-9
@@ -767,6 +774,7 @@ def new_rows(rows, two, theta, task, task2, K, check):
     claim(not knob(ls), "leave-one-out on the sum is unbiased for J with R + F")
     claim(d_const < 1e-12 < d_vary, "GDPO equals the standardized sum where F is constant, not elsewhere")
     claim(gd["tv"] > TOL_FP >= ss["tv"], "GDPO moves the fixed point; standardizing the sum does not")
+    claim(ls["tv"] < 1e-12, "the unbiased two-reward row lands on the optimum to rounding")
     return out
 
 

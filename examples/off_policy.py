@@ -144,14 +144,36 @@ class Exact:
             lo, hi = (mid, hi) if self.kl(np.exp(mid)) < target else (lo, mid)
         return float(np.exp(0.5 * (lo + hi)))
 
-    def moments(self, dlogp, q):
-        """Per-sample updates g_b = -B dloss/dlogp . score (seq_sum agg): E[g], bias, cosine, var."""
-        Eg, var = self.update(-len(self.R) * dlogp, q)  # E_mu[g], tr Cov
-        gj = self.grad_J
-        bias = float(np.linalg.norm(Eg - gj) / np.linalg.norm(gj))
-        norms = np.linalg.norm(Eg) * np.linalg.norm(gj)
-        cos = float(Eg @ gj / norms) if norms > 0 else float("nan")  # E[g] = 0: every token masked
-        return bias, cos, var
+    def expect(self, dlogp, q, agg="seq_sum"):
+        """E[g] (S*V,) and tr Cov[g] of the per-sample update g_b = -B dloss/dlogp . score.
+
+        dlogp comes from a loss at seq_sum (weight 1/B) or seq_mean_token_mean (1/(B |y_b|)): both
+        are per-response weights, so one response is one sample. agg="token_mean" takes dlogp at
+        seq_sum and divides by the token count of the batch, in the large-batch limit: the mean
+        is E[X] / E[L] (X the seq_sum update, L = |y|) and the variance per response is the delta
+        method's, tr Cov[X - r L] / E[L]^2 with r = E[X] / E[L]."""
+        c = -len(self.R) * dlogp
+        EX, var = self.update(c, q)
+        if agg != "token_mean":
+            return EX, var
+        L = self.ro.mask.sum(axis=1)  # (B,) |y|
+        EL = float(q @ L)
+        r = EX / EL
+        EXL = self.update(c * L[:, None], q)[0]  # E[X L]
+        var_L = float(q @ L**2) - EL**2
+        return r, float((var - 2 * r @ (EXL - EX * EL) + var_L * (r @ r)) / EL**2)
+
+    def moments(self, dlogp, q, agg="seq_sum"):
+        """(bias, cosine, variance) of the per-sample update against grad J, see `expect`."""
+        Eg, var = self.expect(dlogp, q, agg)
+        return compare(Eg, self.grad_J) + (var,)
+
+
+def compare(Eg, ref):
+    """(|Eg - ref| / |ref|, cos(Eg, ref)); cosine nan where E[g] = 0 (every token masked)."""
+    bias = float(np.linalg.norm(Eg - ref) / np.linalg.norm(ref))
+    norms = np.linalg.norm(Eg) * np.linalg.norm(ref)
+    return bias, (float(Eg @ ref / norms) if norms > 0 else float("nan"))
 
 
 def curve_summary(curve, check):
@@ -178,10 +200,18 @@ def curve_summary(curve, check):
             "tok_is is biased at every length above 1",
             negation="tok_is is unbiased at some length above 1",
         )
+        claim(
+            all(b["kl"] > a["kl"] for a, b in zip(curve, curve[1:])),
+            "the KL per response grows with T",
+            negation="the KL per response does not grow at every added token",
+        )
     above = [r["T"] for r in curve if r["seq_is"][1] > r["none"][1]]
     b0 = first["tok_is"][0]
+    kt = [r["kl_tok"] for r in curve]
     return (
-        f"curve: from T = {first['T']} to {last['T']}, exact Var W grows {vw[-1] / vw[0]:.1f}x "
+        f"curve: from T = {first['T']} to {last['T']}, the KL per response goes from {first['kl']:.3f} to "
+        f"{last['kl']:.3f} (per token between {min(kt):.3f} and {max(kt):.3f}), "
+        f"exact Var W grows {vw[-1] / vw[0]:.1f}x "
         f"({vw[0]:.3f} to {vw[-1]:.3f}) and seq_is's variance {last['seq_is'][1] / first['seq_is'][1]:.1f}x, "
         + (
             f"above the uncorrected estimator's from T = {above[0]}"
@@ -196,10 +226,11 @@ def curve_summary(curve, check):
 
 def length_curve(seed_, tau, lengths, args):
     """The exact lab at each response length T: pi_old the T = max(lengths) table restricted to
-    the shorter prefixes (one policy for every T; its EOS logits lowered by 2, so that most
-    responses run to the cap), mu at the fixed temperature tau (a constant per-token mismatch),
-    every response enumerated. Per T: responses, KL(mu || pi_old), exact
-    Var W, and (bias, variance) of none, tok_is and seq_is."""
+    the shorter prefixes (one policy for every T, drawn from its own seed, not the exact table's
+    pi_old; its EOS logits lowered by 2, so that most responses run to the cap), mu at the fixed
+    temperature tau (one temperature, not one per-token KL: that KL depends on the states the
+    responses visit), every response enumerated. Per T: responses, KL(mu || pi_old) per response
+    and per token, exact Var W, and (bias, variance) of none, tok_is and seq_is."""
     big = make_task(max(lengths))
     theta_big = np.random.default_rng([seed_, 8]).normal(size=(big.S, big.V))
     theta_big[:, EOS] -= 2.0  # EOS rarer: most responses run to the cap, so length matters
@@ -211,13 +242,16 @@ def length_curve(seed_, tau, lengths, args):
         logp_mu, q = ex.sampler(tau)
         est = {k: d for k, d in estimators(ex, logp_mu, args).items() if k in ("none", "tok_is", "seq_is")}
         row = {"T": T, "B": len(ex.R), "kl": ex.kl(tau), "var_W": ex.var_W(tau)}
+        row["kl_tok"] = row["kl"] / float(q @ ex.ro.mask.sum(axis=1))  # per token of mu's responses
         row.update({k: ex.moments(d, q)[::2] for k, d in est.items()})  # (bias, variance)
         out.append(row)
     return out
 
 
 def estimators(ex, logp_mu, args):
-    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses."""
+    """{name: dloss/dlogp (B, T)} of every estimator at theta = theta_old on all responses, each
+    at its aggregation (`agg_of`; a token_mean row at seq_sum, divided by the tokens in
+    `Exact.expect`)."""
     ro, lo, A = ex.ro, ex.logp_old, ex.A
     m, C = ro.mask, args.c
 
@@ -239,37 +273,102 @@ def estimators(ex, logp_mu, args):
         # verl's bypass mode: the ratio is taken against the sampler (logp_old := logp_mu)
         "ppo_bypass": clipped_surrogate(lo, logp_mu, A, m, EPS, agg="seq_sum")[1],
         "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, EPS, c=DUAL_C, agg="seq_sum")[1],
-        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, EPS)[1],
+        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, EPS)[1],  # 1/(B |y|): seq_mean_token_mean
         "cispo_bypass": cispo_loss(lo, logp_mu, A, m, 0.8, 1.28, agg="seq_sum")[1],
         # the trust regions without the clip, at the frameworks' defaults, the same bypass
-        **trust_losses(lo, logp_mu, A, m),  # named without "_bypass", to keep the column
+        **trust_losses(lo, logp_mu, A, m, exact=True),  # named without "_bypass", to keep the column
     }
 
 
 TRUST = ("sapo", "dppo_tv", "dppo_kl", "gmpo", "vespo")
+# the aggregation each row runs at, and who ships it; every other row runs at seq_sum, the
+# aggregation whose on-policy update is grad J itself (the lab's choice, see `SEQ_SUM_NOTE`)
+SHIPPED = {
+    "gspo_bypass": ("seq_mean_token_mean", "the GSPO paper's; TRL's recommended loss_type='grpo'"),
+    "sapo": ("seq_mean_token_mean", "TRL loss_type='sapo' and verl, both fixed"),
+    "dppo_tv": ("token_mean", "verl's default loss_agg_mode"),
+    "dppo_kl": ("token_mean", "verl's default loss_agg_mode"),
+    "gmpo": ("seq_mean_token_mean", "its own 1/(B |y|): verl's geo_mean ignores loss_agg_mode"),
+    "vespo": ("token_mean", "TRL loss_type='vespo', fixed"),
+}
+SEQ_SUM_NOTE = (
+    "every other row at seq_sum (1/B per token: its on-policy update is grad J, so its bias is "
+    "off-policy bias only); the frameworks ship token_mean there (TRL loss_type='dapo', verl "
+    "loss_agg_mode='token-mean'), whose on-policy update is grad J / E|y|"
+)
+# rows at another aggregation than their table row's, for the comparisons at equal aggregation
+REFERENCES = (
+    ("tok_is", "seq_mean_token_mean"),
+    ("tok_is", "token_mean"),
+    ("seq_is", "seq_mean_token_mean"),
+    ("seq_is", "token_mean"),
+    ("gspo_bypass", "token_mean"),  # verl's default for GSPO, and TRL's with its default loss_type
+)
 
 
-def trust_losses(logp, logp_old, A, m, agg="seq_sum"):
-    """{name: dloss/dlogp (B, T)} of SAPO, DPPO (TV, KL), GMPO, VESPO at their defaults, with the
-    aggregation `agg` where one is taken (GMPO's 1/|y| is its own)."""
+REF_WHO = {("gspo_bypass", "token_mean"): "verl's default loss_agg_mode; TRL's with its default loss_type='dapo'"}
+
+
+def agg_of(name):
+    return SHIPPED.get(name, ("seq_sum", ""))[0]
+
+
+def trust_losses(logp, logp_old, A, m, exact=False):
+    """{name: dloss/dlogp (B, T)} of SAPO, DPPO (TV, KL), GMPO, VESPO at their defaults and each at
+    its shipped aggregation (SHIPPED; GMPO's 1/(B |y|) is its own). exact=True: a token_mean row
+    at seq_sum instead (one response is one sample; `Exact.expect` divides by the tokens)."""
+    agg = {k: "seq_sum" if exact and a == "token_mean" else a for k, (a, _) in SHIPPED.items()}
     return {
-        "sapo": sapo_loss(logp, logp_old, A, m, agg=agg)[1],  # eq. (sapo)
-        "dppo_tv": dppo_loss(logp, logp_old, A, m, "tv", c=DPPO_C, agg=agg)[1],  # eq. (dppo)
-        "dppo_kl": dppo_loss(logp, logp_old, A, m, "kl", c=DPPO_C, agg=agg)[1],
+        "sapo": sapo_loss(logp, logp_old, A, m, agg=agg["sapo"])[1],  # eq. (sapo)
+        "dppo_tv": dppo_loss(logp, logp_old, A, m, "tv", c=DPPO_C, agg=agg["dppo_tv"])[1],  # eq. (dppo)
+        "dppo_kl": dppo_loss(logp, logp_old, A, m, "kl", c=DPPO_C, agg=agg["dppo_kl"])[1],
         "gmpo": gmpo_loss(logp, logp_old, A, m)[1],  # eq. (gmpo)
-        "vespo": vespo_loss(logp, logp_old, A, m, agg=agg)[1],  # eq. (vespo)
+        "vespo": vespo_loss(logp, logp_old, A, m, agg=agg["vespo"])[1],  # eq. (vespo)
     }
 
 
+def references(ex, logp_mu):
+    """{(name, agg): dloss/dlogp (B, T)} of the REFERENCES rows (token_mean at seq_sum, as above)."""
+    lo, A, m = ex.logp_old, ex.A, ex.ro.mask
+    out = {}
+    for name, agg in REFERENCES:
+        if name == "gspo_bypass":  # GSPO-token form: each token's gradient is A s_b, not A s_b / |y_b|
+            d = gspo_surrogate(lo, logp_mu, A, m, EPS)[1] * m.sum(axis=1, keepdims=True)  # seq_sum
+        else:
+            w = is_weights(lo, logp_mu, m, "token" if name == "tok_is" else "sequence")
+            d = corrected_pg_loss(lo, A, m, w, agg="seq_sum" if agg == "token_mean" else agg)[1]
+        out[name, agg] = d
+    return out
+
+
 def measure(ex, args, taus):
-    """rows[name] = [(kl, bias, cosine, variance) per level], the sampler of each at taus."""
-    rows = {}
+    """rows[name] = [(kl, bias, cosine, variance) per level] against grad J, the sampler of each
+    at taus, every row at its aggregation (agg_of)."""
+    return measure_split(ex, args, taus)[0]
+
+
+def measure_split(ex, args, taus):
+    """(rows, split): rows as `measure`; split[(name, agg)] = [(off-policy bias, cosine) per
+    level] against the same row's own on-policy update (mu = pi_old, the first level), and
+    split[(name, agg), "on"] = (cosine, |E g| / |grad J|) of that update against grad J (the
+    aggregation alone), for every row off seq_sum and the REFERENCES."""
+    rows, means = {}, {}
     for tau in taus:
         logp_mu, q = ex.sampler(tau)
         kl = ex.kl(tau)
         for name, d in estimators(ex, logp_mu, args).items():
-            rows.setdefault(name, []).append((kl,) + ex.moments(d, q))
-    return rows
+            Eg, var = ex.expect(d, q, agg_of(name))
+            rows.setdefault(name, []).append((kl,) + compare(Eg, ex.grad_J) + (var,))
+            if agg_of(name) != "seq_sum":
+                means.setdefault((name, agg_of(name)), []).append((Eg, var))
+        for key, d in references(ex, logp_mu).items():
+            means.setdefault(key, []).append(ex.expect(d, q, key[1]))
+    split = {}
+    for key, ms in means.items():
+        on = ms[0][0]  # the first level is mu = pi_old
+        split[key] = [compare(Eg, on) + (var,) for Eg, var in ms]
+        split[key, "on"] = (compare(on, ex.grad_J)[1], float(np.linalg.norm(on) / np.linalg.norm(ex.grad_J)))
+    return rows, split
 
 
 def one_depth(ex, args, tau):
@@ -382,23 +481,39 @@ def minibatch_epoch(mdp, pi_old, rng, args, tau):
 
 
 def trust_epochs(pi_old, ro, A, logp_old, orders, lr):
-    """{name: [(lost, below half) per optimizer step]}: the same epoch (batch, mini-batches, step
-    size, token_mean as PPO's) with each trust region's loss instead of the clip. A token's weight
-    is |dloss/dlogp| against the same loss's at theta = theta_old; over the real tokens with A != 0,
-    `lost` is the fraction of weight exactly 0, `below half` of weight below 1/2."""
+    """{name: [(lost, below half, below half in longer responses, which) per optimizer step]}: the
+    same epoch (batch, mini-batches, step size) with each trust region's loss, at its shipped
+    aggregation, instead of the clip. A token's weight is |dloss/dlogp| against the same loss's at
+    theta = theta_old (the aggregation cancels there); over the real tokens with A != 0, `lost` is
+    the fraction of weight exactly 0, `below half` of weight below 1/2; then the number of those
+    below half that sit in a response of more than one token (in a one-token response the product
+    ratio W is the token's ratio), and the set of (row, position) below half."""
     out = {}
     for name in TRUST:
         pol, steps = pi_old.copy(), []
         for rows in orders:
             s, y, m, a, lo = ro.states[rows], ro.tokens[rows], ro.mask[rows], A[rows], logp_old[rows]
             lp, _ = pol.logp(s, y, m)
-            d = trust_losses(lp, lo, a, m, "token_mean")[name]  # (b, T)
-            d0 = trust_losses(lo, lo, a, m, "token_mean")[name]  # (b, T) at rho = 1
+            d = trust_losses(lp, lo, a, m)[name]  # (b, T)
+            d0 = trust_losses(lo, lo, a, m)[name]  # (b, T) at rho = 1
             live = (m > 0) & (a[:, None] != 0)  # (b, T) the tokens with a gradient on-policy
             weight = np.abs(d[live]) / np.abs(d0[live])
-            steps.append((float((weight == 0).mean()), float((weight < 0.5).mean())))
+            b, t = np.nonzero(live)
+            low = weight < 0.5
+            n_long = int((m.sum(axis=1)[b[low]] > 1).sum())
+            which = frozenset(zip(rows[b[low]].tolist(), t[low].tolist()))
+            steps.append((float((weight == 0).mean()), float(low.mean()), n_long, which))
             pol.theta -= lr * pol.backward(s, y, m, d)  # one optimizer step
         out[name] = steps
+    return out
+
+
+def both_below(trust, ro):
+    """[(tokens below half in both SAPO and VESPO, of them in one-token responses) per step]."""
+    out = []
+    for a, b in zip(trust["sapo"], trust["vespo"]):
+        both = a[3] & b[3]
+        out.append((len(both), sum(int(ro.mask[r].sum()) == 1 for r, _ in both)))
     return out
 
 
@@ -434,53 +549,73 @@ def sentences(res):
     d_first, d_last = res["depth"][1], res["depth"][max(res["depth"])]
     for d in (d_first, d_last):
         claim(d["tok_is"][1] > 1e-3 and d["seq_is"][1] <= 1e-12, "one changed depth: tok_is biased, seq_is not")
-    per_seq = ("gspo_bypass", "gmpo")  # a token weighed by 1/|y|
-    same0 = all(np.array_equal(v[0][1:], rows["none"][0][1:]) for k, v in rows.items() if k not in per_seq)
-    claim(same0, "at KL 0 every estimator but GSPO and GMPO prints the uncorrected row's numbers exactly")
+    # at KL 0 a row's update is its aggregation's on-policy update: rows of one aggregation agree
+    sp = res["split"]
+    by_agg = {}
+    for k in rows:
+        by_agg.setdefault(agg_of(k), []).append(k)
+    same0 = all(np.array_equal(rows[k][0][1:], rows["none"][0][1:]) for k in by_agg["seq_sum"])
+    claim(same0, "at KL 0 every seq_sum estimator prints the uncorrected row's numbers exactly")
     claim(
-        np.allclose(rows["gmpo"][0], rows["gspo_bypass"][0], rtol=1e-12, atol=0),
-        "at KL 0 GMPO prints GSPO's numbers (to rounding)",
+        all(np.allclose(rows[k][0], rows[ks[0]][0], rtol=1e-12, atol=0) for a, ks in by_agg.items() for k in ks),
+        "at KL 0 the rows of one aggregation print the same numbers (to rounding)",
     )
+    on = {a: sp[(ks[0], a), "on"] for a, ks in by_agg.items() if a != "seq_sum"}  # (cosine, norm)
+    claim(
+        on["seq_mean_token_mean"][0] < 1 - 1e-9 and abs(on["token_mean"][0] - 1) < 1e-12,
+        "on-policy, seq_mean_token_mean turns the direction and token_mean only scales it",
+    )
+    claim(abs(on["token_mean"][1] * res["mean_len"] - 1) < 1e-12, "on-policy, token_mean is grad J / E|y|")
     claim(
         rows["dual_bypass"] == rows["ppo_bypass"],
         "dual_bypass prints ppo_bypass's numbers at every level",
         negation="dual_bypass does not print ppo_bypass's numbers at every level",
     )
-    # the trust regions without the clip, against the rows they reduce to
+    # the trust regions without the clip, off-policy (against their own on-policy update), each
+    # against the estimator it reduces to at the same aggregation
+    off = {k: [b for b, _, _ in v] for k, v in sp.items() if k[1] != "on"}
+    var = {k: [v for _, _, v in vs] for k, vs in sp.items() if k[1] != "on"}
+    S, TM = "seq_mean_token_mean", "token_mean"
     close = lambda a, b: np.allclose(a, b, rtol=1e-12, atol=1e-15)  # noqa: E731
     claim(
-        close(rows["dppo_kl"], rows["tok_is"]),
+        close(sp["dppo_kl", TM], sp["tok_is", TM]),
         "DPPO-KL prints token IS's numbers at every level",
-        negation="DPPO-KL does not print token IS's numbers at every level",
+        negation="DPPO-KL does not print token IS's numbers (token_mean) at every level",
     )
-    tv_same = [close(a, b) for a, b in zip(rows["dppo_tv"], rows["tok_is"])]
+    tv_same = [close(a, b) for a, b in zip(sp["dppo_tv", TM], sp["tok_is", TM])]
     n_tv = tv_same.index(False) if False in tv_same else len(tv_same)
     claim(
         0 < n_tv < len(tv_same) and not any(tv_same[n_tv:]),
         "DPPO-TV is token IS until its mask first binds, and differs from then on",
     )
     claim(
-        all(a[1] < b[1] for a, b in zip(rows["sapo"][1:], rows["tok_is"][1:])),
-        "SAPO's bias is below token IS's at every mismatch",
+        all(a < b for a, b in zip(off["sapo", S][1:], off["tok_is", S][1:])),
+        "SAPO's off-policy bias is below token IS's at the same aggregation at every mismatch",
     )
     claim(
-        all(r[1] > 1e-3 for r in rows["vespo"][1:]) and last["vespo"][3] < last["seq_is"][3],
-        "VESPO is biased at every mismatch and quieter than sequence IS at the last level",
+        all(b > 1e-3 for b in off["vespo", TM][1:]) and var["vespo", TM][-1] < var["seq_is", TM][-1],
+        "VESPO is biased at every mismatch and quieter than sequence IS (token_mean) at the last level",
     )
     claim(
-        last["gmpo"][1] > last["gspo_bypass"][1],
-        "GMPO's bias at the last level is above GSPO's",
-        negation="GMPO's bias at the last level is not above GSPO's",
+        all(a > b for a, b in zip(off["gmpo", S][1:], off["gspo_bypass", S][1:])),
+        "GMPO's off-policy bias is above GSPO's at every mismatch",
+        negation="GMPO's off-policy bias is not above GSPO's at every mismatch",
+    )
+    claim(
+        all(b <= 1e-12 for b in off["seq_is", S]) and all(b > 1e-3 for b in off["seq_is", TM][1:]),
+        "sequence IS is unbiased for its own on-policy update at seq_mean_token_mean, not at token_mean",
     )
     tr = res["trust"]
     claim(
-        all(lost == 0 for k in ("sapo", "vespo", "dppo_kl") for lost, _ in tr[k])
-        and any(half > 0 for _, half in tr["sapo"])
-        and any(lost > 0 for lost, _ in tr["dppo_tv"])
-        and all(lost > 0 for lost, _ in tr["gmpo"][1:]),
+        all(st[0] == 0 for k in ("sapo", "vespo", "dppo_kl") for st in tr[k])
+        and any(st[1] > 0 for st in tr["sapo"])
+        and any(st[0] > 0 for st in tr["dppo_tv"])
+        and all(st[0] > 0 for st in tr["gmpo"][1:]),
         "mini-batches: SAPO, VESPO and DPPO-KL lose no token's gradient (the smooth ones shrink some); "
         "DPPO-TV loses some; GMPO loses some at every step after the first",
     )
+    both = res["both"]
+    claim(both[-1][0] > 0, "at the last step some tokens are below half in both SAPO and VESPO")
     claim(max(res["floor"]) < DUAL_C, "the dual-clip floor c never binds: every A < 0 ratio is below c")
     claim(last["seq_tis"][3] < last["seq_is"][3] and last["seq_tis"][1] > 1e-3, "truncation: bias for variance")
     tok_lower = sum(t[3] < s[3] for t, s in zip(rows["tok_is"][1:], rows["seq_is"][1:]))
@@ -569,20 +704,35 @@ def sentences(res):
         f" on the side its advantage pushes. Dual-clip prints the same "
         f"numbers at every level because its floor binds only on a token with \\(A < 0\\) and a ratio "
         f"above \\(c = {DUAL_C:g}\\), and the largest such ratio here is {max(res['floor']):.3f}.",
-        f"- **Trust regions without the clip** (ratio against the sampler, the frameworks' defaults). "
-        f"DPPO truncates the token ratio at {DPPO_C:g} and masks a token whose probability moved too far: "
-        f"DPPO-KL's mask never binds here, so it prints token IS's numbers; DPPO-TV's binds from KL "
-        f"{levels[min(n_tv, len(levels) - 1)]:.3f} on (bias {last['dppo_tv'][1]:.3f} against token IS's "
-        f"{last['tok_is'][1]:.3f} at KL {kl:.3f}). SAPO's soft gate has bias {last['sapo'][1]:.3f}, "
-        f"below token IS's at every level; VESPO's Gamma weight of the product ratio, "
-        f"{last['vespo'][1]:.3f} (variance {last['vespo'][3]:.3e} against sequence IS's "
-        f"{last['seq_is'][3]:.3e}); GMPO's geometric mean, {last['gmpo'][1]:.3f} (GSPO: "
-        f"{last['gspo_bypass'][1]:.3f}). In the mini-batch epoch at the last step GMPO has lost the "
-        f"gradient of {tr['gmpo'][-1][0]:.0%} of the tokens, DPPO-TV of {tr['dppo_tv'][-1][0]:.0%}, "
-        f"SAPO and VESPO of none (their weight is below half on {tr['sapo'][-1][1]:.0%} and "
-        f"{tr['vespo'][-1][1]:.0%}).",
-        "- At KL 0 every estimator but GSPO and GMPO (both weigh a token by \\(1/|y|\\)) prints the "
-        "uncorrected row's numbers exactly; GMPO prints GSPO's there (to rounding).",
+        f"- **Trust regions without the clip** (ratio against the sampler, each at its framework's "
+        f"aggregation: SAPO and GMPO the per-sequence token mean, DPPO and VESPO the token mean). Their "
+        f"bias against the policy gradient mixes two effects, and the run separates them. The aggregation "
+        f"alone, on-policy: the per-sequence token mean turns the update (cosine "
+        f"{on[S][0]:.4f} to the gradient, the \\(1/|y|\\) weighting, GSPO's too), the token mean only "
+        f"scales it (by {on[TM][1]:.4f}, one over the mean length {res['mean_len']:.4f}). "
+        f"The off-policy part, each against its "
+        f"own on-policy update, at KL {kl:.3f}: DPPO truncates the token ratio at {DPPO_C:g} and masks a "
+        f"token whose probability moved too far; DPPO-KL's mask never binds here, so it prints token IS's "
+        f"numbers at the token mean ({off['dppo_kl', TM][-1]:.3f}); DPPO-TV's binds from KL "
+        f"{levels[min(n_tv, len(levels) - 1)]:.3f} on ({off['dppo_tv', TM][-1]:.3f}). SAPO's soft gate "
+        f"has {off['sapo', S][-1]:.3f}, below token IS's at the same aggregation at every level "
+        f"({off['tok_is', S][-1]:.3f} here). VESPO's Gamma weight of the product ratio has "
+        f"{off['vespo', TM][-1]:.3f} (variance {var['vespo', TM][-1]:.3e}, against sequence IS's "
+        f"{var['seq_is', TM][-1]:.3e} at the token mean); sequence IS itself has "
+        f"{off['seq_is', TM][-1]:.3f} at the token mean, whose token count is the sampler's, and "
+        f"{max(off['seq_is', S]):.0e} at the per-sequence token mean. GMPO's geometric mean has "
+        f"{off['gmpo', S][-1]:.3f}, above GSPO's at every level ({off['gspo_bypass', S][-1]:.3f} here). "
+        f"In the mini-batch epoch at the last step GMPO has lost the gradient of "
+        f"{tr['gmpo'][-1][0]:.0%} of the tokens, DPPO-TV of {tr['dppo_tv'][-1][0]:.0%}, SAPO and VESPO "
+        f"of none (their weight is below half on {tr['sapo'][-1][1]:.0%} and {tr['vespo'][-1][1]:.0%}). "
+        f"SAPO's gate is per token and VESPO's per response, yet at the last step {both[-1][0]} tokens "
+        f"are below half in both, and "
+        + (f"all {both[-1][1]} are" if both[-1][0] == both[-1][1] else f"{both[-1][1]} of them are")
+        + " the lone token of a one-token response (the EOS of an empty answer): there the token's "
+        "ratio is the response's \\(W\\), and the two gates read one ratio.",
+        "- At KL 0 every seq_sum row prints the uncorrected row's numbers exactly, and the rows of each "
+        "other aggregation print one another's (GSPO, SAPO and GMPO; DPPO and VESPO), to rounding: "
+        "there their bias against the policy gradient is their aggregation's, not the sampler's.",
         f"- **Accumulation.** Against its own big batch, {', '.join(exact)} are exact ("
         + exactly
         + "); bnpo's factor M/(G M_g) is "
@@ -592,17 +742,36 @@ def sentences(res):
     coincide = [k for k in rows if k != "dual_bypass" and rows[k] == rows["dual_bypass"]]
     drawn = f"dual_bypass is {' and '.join(coincide)}'s line exactly (one line, both labels). " if coincide else ""
     caption = (
-        "The relative bias of each estimator's expected update against the sequence-level "
-        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler, token-level weights and "
+        "The relative bias of each estimator's expected update against its own on-policy update (the "
+        "same loss at &mu; = &pi;<sub>&theta;<sub>old</sub></sub>: the policy gradient for every row at "
+        "seq_sum; for gspo_bypass and the trust regions their aggregation's update, so the plot shows "
+        "the off-policy part only), against the sequence-level "
+        "KL(&mu; &#8214; &pi;<sub>&theta;<sub>old</sub></sub>) of the sampler: token-level weights and "
         "the token-level clip family (top), sequence-level weights and masks (middle), the trust "
-        "regions without the clip beside token IS (bottom); the uncorrected estimator is the grey "
+        "regions without the clip beside token IS at their two aggregations, tm the token mean and smtm "
+        "the per-sequence token mean (bottom); the uncorrected estimator is the grey "
         "line in each. "
         + drawn
         + "seq_is stays at zero bias at every mismatch; every bounded row of the top two panels leaves zero "
-        "where its bound first binds on some response. In the bottom panel dppo_kl is tok_is's "
+        "where its bound first binds on some response. In the bottom panel dppo_kl is tok_is (tm)'s "
         "line exactly, and dppo_tv leaves it where its mask first binds."
     )
     return takeaway, conclusions, caption
+
+
+def off_policy_rows(rows, split):
+    """{line: [(kl, bias) per level]}: each row's bias against its own on-policy update (grad J for
+    a seq_sum row), and the token IS references at the trust regions' aggregations."""
+    kl = [r[0] for r in rows["none"]]
+    out = {}
+    for name, rs in rows.items():
+        key = (name, agg_of(name))
+        out[name] = (
+            [(r[0], r[1]) for r in rs] if key not in split else list(zip(kl, (b for b, _, _ in split[key])))
+        )
+    for agg, short in (("token_mean", "tm"), ("seq_mean_token_mean", "smtm")):
+        out[f"tok_is ({short})"] = list(zip(kl, (b for b, _, _ in split["tok_is", agg])))
+    return out
 
 
 def plot(rows, path):
@@ -617,7 +786,7 @@ def plot(rows, path):
             "sequence-level weights and masks",
             ("seq_is", "seq_tis", "seq_mis", "seq_mis_trl", "opsm_trl", "rs_geo_verl", "gspo_bypass"),
         ),
-        ("trust regions without the clip", TRUST + ("tok_is",)),
+        ("trust regions without the clip", TRUST + ("tok_is (tm)", "tok_is (smtm)")),
     )
     colors = plt.get_cmap("tab10").colors
     same = rows["dual_bypass"] == rows["ppo_bypass"]  # one line, labelled twice (else drawn too)
@@ -641,7 +810,11 @@ def plot(rows, path):
                 label=name + (" = dual_bypass" if same and name == "ppo_bypass" else ""),
             )
         a.set_title(title, fontsize=11)
-        a.set_ylabel(r"bias $\|E_\mu[\hat\nabla] - \nabla J\| \,/\, \|\nabla J\|$", fontsize=10)
+        a.set_ylabel(
+            r"bias $\|E_\mu[\hat\nabla] - E_{\pi_\mathrm{old}}[\hat\nabla]\|"
+            r" \,/\, \|E_{\pi_\mathrm{old}}[\hat\nabla]\|$",
+            fontsize=10,
+        )
         a.legend(fontsize=10, ncol=2, loc="upper left", frameon=False)
         a.set_ylim(bottom=-0.02, top=1.45 * max(np.array(rows[n])[:, 1].max() for n in names + ("none",)))
         a.grid(alpha=0.3)
@@ -738,15 +911,25 @@ def main(argv=None):
         kappa_sweep, sweep = length_sweep(args.seed, args.sweep_kl, n_sweep, lengths)
     except ValueError as e:
         p.error(f"--sweep-kl: {e}")
-    rows = measure(ex, args, taus)
+    rows, split = measure_split(ex, args, taus)
     depth = one_depth(ex, args, taus[-1])
     floor = dual_floor(ex, taus)
     steps, bypass, ro, trust = minibatch_epoch(mdp, pi_old, rng, args, taus[-1])
     G = args.minibatches
     norm, M_g = normalizers(ro.mask, G)
     res = dict(rows=rows, levels=args.levels, depth=depth, floor=floor, sweep=sweep, steps=steps, trust=trust)
-    res.update(bypass=bypass, norm=norm, M_g=M_g, G=G, c=args.c, max_len=mdp.max_len)
+    res.update(
+        both=both_below(trust, ro),
+        split=split,
+        bypass=bypass,
+        norm=norm,
+        M_g=M_g,
+        G=G,
+        c=args.c,
+        max_len=mdp.max_len,
+    )
     res["var_W"] = [ex.var_W(tau) for tau in taus]
+    res["mean_len"] = float(ex.p_old @ ex.ro.mask.sum(axis=1))  # E_pi_old |y|
     curve = length_curve(args.seed, taus[-1], range(1, args.curve_max + 1), args)
     res["curve"] = curve
     sec = args.section
@@ -761,10 +944,33 @@ def main(argv=None):
                 f"kl {k:.3f} at kappa {t:.4f} (Var W {v:.3f})" for k, t, v in zip(args.levels, taus, res["var_W"])
             )
         )
+        print(
+            "bias and cosine against grad J; "
+            + ", ".join(f"{k} at {a}" for k, (a, _) in SHIPPED.items())
+            + " (their frameworks'; see 'split' below); "
+            + SEQ_SUM_NOTE
+        )
         print()
         for name, rs in rows.items():
             for kl, bias, cos, var in rs:
                 print(f"estimator {name:12s} kl {kl:.3f}: bias {bias:.3e}, cosine {cos:.6f}, variance {var:.3e}")
+        print(
+            "\naggregation and off-policy bias apart, for each row off seq_sum and the same estimators at "
+            "other aggregations: its on-policy update (mu = pi_old) against grad J (the aggregation alone), "
+            "then per level its bias against that on-policy update (the off-policy part), and its variance "
+            "per level"
+        )
+        for key in [k for k in split if k[1] != "on"]:
+            name, agg = key
+            cos0, norm0 = split[key, "on"]
+            who = SHIPPED[name][1] if agg_of(name) == agg else REF_WHO.get(key, "reference")
+            print(f"split {name:12s} {agg} ({who}): on-policy cosine {cos0:.6f}, norm {norm0:.4f} x |grad J|")
+            print(
+                f"split {name:12s} {agg}: off-policy bias "
+                + " ".join(f"{b:.3e}" for b, _, _ in split[key])
+                + "; variance "
+                + " ".join(f"{v:.3e}" for _, _, v in split[key])
+            )
         print(f"\nmu changed at one depth only (kappa {taus[-1]:.4f} there, pi_old elsewhere):")
         for d, est in depth.items():
             for name, (kl, bias, cos, var) in est.items():
@@ -777,12 +983,15 @@ def main(argv=None):
         )
     if sec in ("all", "curve"):
         print(
-            f"\nexact length curve: mu at kappa {taus[-1]:.4f} (the last level's temperature) on the same "
-            f"pi_old at every length, every response enumerated (minirl_lm.exact)"
+            f"\nexact length curve: a second random pi_old (np.random.default_rng([{args.seed}, 8]), the "
+            f"{args.curve_max}-token task's table, EOS logits lowered by 2), restricted to each length T; mu "
+            f"at kappa {taus[-1]:.4f} (the last level's temperature); every response enumerated "
+            f"(minirl_lm.exact); kl per response (per token: over mu's mean length)"
         )
         for r in curve:
             print(
-                f"curve T {r['T']:2d}: {r['B']:5d} responses, kl {r['kl']:.3f}, Var W {r['var_W']:.3e}; variance "
+                f"curve T {r['T']:2d}: {r['B']:5d} responses, kl {r['kl']:.3f} ({r['kl_tok']:.3f}), "
+                f"Var W {r['var_W']:.3e}; variance "
                 + ", ".join(f"{k} {r[k][1]:.3e}" for k in ("none", "tok_is", "seq_is"))
                 + f"; tok_is bias {r['tok_is'][0]:.3e}"
             )
@@ -808,16 +1017,26 @@ def main(argv=None):
             print(f"minibatch step {i}: clip fraction {frac:.3f}, max |rho - 1| {dev:.3e}")
         print(f"bypass step 1 (ratio against mu at kl {args.levels[-1]:.3f}): clip fraction {bypass:.3f}")
         print(
-            "the same epoch with each trust region instead of the clip: per optimizer step, the fraction of "
-            "tokens (A != 0) whose gradient is lost (0) and below half its on-policy size"
+            "the same epoch with each trust region instead of the clip, at its shipped aggregation: per "
+            "optimizer step, the fraction of tokens (A != 0) whose gradient is lost (0) and below half its "
+            "on-policy size, and how many of those below half sit in responses of more than one token"
         )
         for name, st in trust.items():
             print(
                 f"minibatch {name:8s}: lost "
-                + " ".join(f"{lost:.3f}" for lost, _ in st)
+                + " ".join(f"{x[0]:.3f}" for x in st)
                 + "; below half "
-                + " ".join(f"{half:.3f}" for _, half in st)
+                + " ".join(f"{x[1]:.3f}" for x in st)
+                + "; of them in longer responses "
+                + " ".join(str(x[2]) for x in st)
             )
+        both = both_below(trust, ro)
+        print(
+            "below half in both sapo (per token) and vespo (per response), per step: "
+            + " ".join(str(n) for n, _ in both)
+            + " tokens, of them the lone token of a one-token response (W = rho there): "
+            + " ".join(str(k) for _, k in both)
+        )
     if sec in ("all", "normalizers"):
         M = int(ro.mask.sum())
         print(
@@ -842,7 +1061,7 @@ def main(argv=None):
     if sec == "caption":
         print(caption)
     if args.plot:
-        plot(rows, args.plot)
+        plot(off_policy_rows(rows, split), args.plot)
         if sec != "caption":
             print(f"\nfigure written to {args.plot}")
 

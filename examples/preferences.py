@@ -426,10 +426,14 @@ def family(pop, ref, pi_star, args, print):
     row("hinge", pi)
     facts["hinge"] = rows["hinge"]
     facts["hinge_ties"] = sum(len(t) for t in ties)
-    tie = "none ties" if facts["hinge_ties"] == 0 else f"{facts['hinge_ties']} tie (other minimizers)"
+    tie = (
+        "none ties (the only class-constant minimizer)"
+        if facts["hinge_ties"] == 0
+        else f"{facts['hinge_ties']} tie (other minimizers)"
+    )
     notes.append(
         f"hinge: an exact minimizer, its margins beta Delta integers; of its lattice neighbours "
-        f"constant on (length, reward) classes, {tie}"
+        f"constant on (length, reward) classes, {tie}; minimizers that split a class not checked"
     )
     P, x = win_rate(pop), pop.R.prompt
     best = np.zeros(pop.M, bool)

@@ -178,6 +178,16 @@ def test_full_run_claims_and_figure():
     assert any(k[1] == "luspo" for k in rows) and any(k[1] == "token_sum" for k in rows)
     assert rows[("otb", "seq_sum", "kl_reward", "all")][:2] == ("1.000000", "1.000000")
     assert re.search(r"target pass@3 \(no KL\): .*passk scale 1\.000000, cosine 1\.000000", out.stdout)
+    # verl's group estimate of the token baseline: its lower variance is its scale, and it turns the direction
+    grp = re.search(
+        r"from the group: scale (\S+), cosine (\S+), variance (\S+), variance / scale\^2 (\S+) "
+        r"\(leave-one-out's, scale 1: (\S+)\)$",
+        out.stdout,
+        re.M,
+    )
+    scale, cos, var, per_scale, loo = map(float, grp.groups())
+    assert abs(per_scale - var / scale**2) < 2e-3 * per_scale and per_scale >= loo and cos < 1 and scale < 1
+    assert "rewards of the task: 0, 0.5, 1" in out.stdout  # not 0/1: the MaxRL sentence says so
     assert out.text("atlas.svg").lstrip().startswith("<?xml")
 
 
