@@ -249,7 +249,7 @@ COMBINATIONS = {
         (["--betas", *["0"] * 65], "--betas"),
         (["--steps", "100000", "--K", "4096"], "--steps, --K, --betas, --seeds"),
     ],
-    "preferences.py": [(["--steps", "100000", "--pairs", "10000"], "--steps, --pairs")],
+    "preferences.py": [(["--steps", "1000", "--pairs", "600"], "--steps, --pairs")],
     "off_policy.py": [
         (["--levels", "0,0.1,0.05"], "--levels"),
         (["--levels", "0.1,0.2"], "--levels"),
