@@ -491,7 +491,7 @@ def plot(traces, path):
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.hashsalt"] = "entropy"
-    fig, ax = plt.subplots(3, 1, figsize=(6.0, 10.0))
+    fig, ax = plt.subplots(3, 1, figsize=(6.0, 9.0))
     marks = "osD^v<>ph"
     for i, (k, tr) in enumerate(traces.items()):
         ls, col = ("--" if k in ("clip_higher", "kl_cov") else "-"), f"C{i}"
@@ -507,7 +507,7 @@ def plot(traces, path):
     ax[2].set_xlabel("reward J at the end")
     ax[2].set_ylabel("entropy H at the end")
     ax[0].legend(fontsize=7, ncol=3)
-    ax[2].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax[2].legend(fontsize=7, loc="lower left")  # the corner no run ends in
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
