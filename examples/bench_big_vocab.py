@@ -662,15 +662,26 @@ def main(argv=None):
     quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="V=16384 d=256 N=1024, chunks 64 and 128, one run each")
-    p.add_argument("--V", type=integer(1, 2**24), help="vocabulary size (default 151936, quick 16384)")
+    p.add_argument(
+        "--V",
+        type=integer(1, 2**19),
+        help="vocabulary size (default 151936, quick 16384; at most 2^19 = 524288, over three times Qwen's: "
+        "every method and the floor run in their own process, twice, so 2^20 already takes minutes)",
+    )
     p.add_argument("--d", type=integer(1, 2**16), help="hidden size (default 256, both)")
-    p.add_argument("--N", type=integer(1, 2**24), help="tokens (default 2048, quick 1024)")
+    p.add_argument(
+        "--N",
+        type=integer(1, 2**15),
+        help="tokens (default 2048, quick 1024; at most 2^15 = 32768: ours and the row kernels loop over "
+        "chunks of N in Python, in every run)",
+    )
     p.add_argument(
         "--chunks",
-        type=integer(1, 2**24),
+        type=integer(1, 2**15),
         nargs=2,
         metavar="C",
-        help="the two chunk sizes of ours (default 128 256, quick 64 128)",
+        help="the two chunk sizes of ours (default 128 256, quick 64 128; at most 2^15, N's bound: a chunk is "
+        "a block of rows)",
     )
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for inputs")

@@ -54,7 +54,7 @@ from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 import _group_kernels as gk  # noqa: E402
-from _cli import int_at_least, plot_path, quiet_pipe, real, record_path, seed  # noqa: E402
+from _cli import integer, plot_path, quiet_pipe, real, record_path, seed  # noqa: E402
 
 try:
     import torch
@@ -62,6 +62,7 @@ except ImportError:  # optional: never a dependency
     torch = None
 
 NCPU = os.cpu_count() or 1
+MAX_LOGITS, MAX_SHAPES = 2**26, 8  # --shapes: each shape's logits, and how many
 SECTIONS = ("dense", "tabular", "adv", "e2e", "jit")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -969,6 +970,8 @@ def shape(text):
         raise argparse.ArgumentTypeError(f"expected B*T x V like 65536x1024, got {text!r}") from None
     if BT < 1 or V < 1:
         raise argparse.ArgumentTypeError(f"expected B*T >= 1 and V >= 1, got {text!r}")
+    if BT * V > MAX_LOGITS:
+        raise argparse.ArgumentTypeError(f"expected B*T x V <= 2^26 = {MAX_LOGITS} logits, got {text!r}")
     return BT, V
 
 
@@ -991,15 +994,17 @@ def parse_args(argv=None):
     )
     p.add_argument(
         "--rounds",
-        type=int_at_least(1),
+        type=integer(1, 20),
         default=None,
-        help="timing rounds per method, the median is reported (default 5, quick 3)",
+        help="timing rounds per method, the median is reported (default 5, quick 3; at most 20: every "
+        "section times each method in every round, so the run grows with it)",
     )
     p.add_argument(
         "--min-time",
-        type=real(0, low_open=True),
+        type=real(0, 0.1, low_open=True),
         default=None,
-        help="seconds a round of one method lasts at least (default 0.02, quick 0.005)",
+        help="seconds a round of one method lasts at least (default 0.02, quick 0.005; at most 0.1: a "
+        "section's run is about rounds x methods x shapes x this)",
     )
     p.add_argument(
         "--shapes",
@@ -1007,7 +1012,9 @@ def parse_args(argv=None):
         type=shape,
         metavar="BTxV",
         default=None,
-        help="dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets)",
+        help=f"dense shapes (B*T, V), e.g. 65536x1024 (default: the four of the project's targets; at most "
+        f"{MAX_SHAPES} shapes of at most 2^26 logits each, the largest default's size: each is timed forward "
+        "and backward, in float64 and in float32)",
     )
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for the inputs")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw time per token against V (dense forward)")
@@ -1023,6 +1030,8 @@ def parse_args(argv=None):
         help="print the kept record (docs/records/benchmark.json) instead of measuring; with --plot, its V sweep",
     )
     args = p.parse_args(argv)
+    if args.shapes and len(args.shapes) > MAX_SHAPES:
+        p.error(f"--shapes: expected at most {MAX_SHAPES} shapes, got {len(args.shapes)}")
     if args.show:
         given = [k for k in ("quick", "sections", "rounds", "min_time", "shapes", "record") if getattr(args, k)]
         if given:

@@ -114,7 +114,11 @@ def part_proxy(pi, gold, sloppy):
     claim(
         bool((g_rl[1:] < g_bon[1:]).all()), "at equal KL RL earns less gold reward than best-of-N at every N >= 2"
     )
-    claim(bool((np.diff(g_bon) > 0).all()), "best-of-N's gold reward rises with N: it never turns over")
+    claim(
+        bool((np.diff(g_bon) > 0).all()),
+        "best-of-N's gold reward rises with N: it never turns over",
+        negation="best-of-N's gold reward does not rise at every N",
+    )
     hedge_bon = np.array([q[:, HEDGE].mean() for _, _, _, q, _ in rows])
     hedge_rl = np.array([star[:, HEDGE].mean() for *_, star in rows])
     claim(
@@ -122,7 +126,11 @@ def part_proxy(pi, gold, sloppy):
         "at equal KL RL puts more mass on the hedge than best-of-N at every N >= 2",
     )
     gap = p_bon - g_bon
-    claim(bool((np.diff(gap) > 0).all()), "best-of-N's proxy - gold gap grows with N")
+    claim(
+        bool((np.diff(gap) > 0).all()),
+        "best-of-N's proxy - gold gap grows with N",
+        negation="best-of-N's proxy - gold gap does not grow at every N",
+    )
     ceil = kl_ceiling(pi, sloppy)
     print(
         f"proxy: KL ceiling {ceil:.4f}; gold gained from N = 64 to 256: best-of-N {g_bon[-1] - g_bon[-3]:.4f} "
@@ -153,6 +161,7 @@ def part_identity(pi, gold, K):
     claim(
         bool(resample_factor(float(p[0]), K) < 0.5 / p[0]),
         "on the easy prompts DAPO's factor is below half of 1/p",
+        negation="on the easy prompts DAPO's factor is not below half of 1/p",
     )
     print(
         f"weights on prompt 2+2 (p = {p[0]:.4f}): RFT 1/p = {1 / p[0]:.2f} times REINFORCE's grad p; "
@@ -226,15 +235,25 @@ def main(argv=None):
         help="draws a prompt (default 8; at most 12: the exact update enumerates every group of K of the "
         "9 responses, and C(20, 12) = 125970 is the last count under the library's 200000)",
     )
-    p.add_argument("--steps", type=integer(8, 5000), default=40, help="training steps (default 40)")
-    p.add_argument("--seeds", type=integer(1, 200), default=20, help="training seeds (default 20)")
+    p.add_argument(
+        "--steps", type=integer(8, 5000), default=None, help="training steps (default 40; 16 with --quick)"
+    )
+    p.add_argument(
+        "--seeds", type=integer(1, 200), default=None, help="training seeds (default 20; 4 with --quick)"
+    )
     p.add_argument("--seed", type=seed, default=0, help="first seed of the training runs")
     p.add_argument("--no-train", action="store_true", help="the exact parts only (no training runs)")
-    p.add_argument("--quick", action="store_true", help="a short run for the tests")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run for the tests: --steps 16 --seeds 4 unless given (an explicit value wins)",
+    )
     p.add_argument("--plot", type=plot_path, default=None, help="write the figure to this path")
     a = p.parse_args(argv)
-    if a.quick:
-        a.steps, a.seeds = 16, 4
+    quick, full = {"steps": 16, "seeds": 4}, {"steps": 40, "seeds": 20}
+    for name in ("steps", "seeds"):  # --quick sets the defaults; a value given on the command line wins
+        if getattr(a, name) is None:
+            setattr(a, name, (quick if a.quick else full)[name])
     lr = 8.0  # on losses averaged over the 4 prompts: the chapter's lr 2 per prompt's group
     pi, gold, sloppy, graded = base()
     rows = part_bon(pi, gold)
@@ -247,15 +266,24 @@ def main(argv=None):
         return
     record, res = part_train(a.K, a.steps, a.seeds, a.seed, lr)
     rft, grpo, rf = (res[m][:, :, 1:].mean(axis=0) for m in METHODS)  # (len(record), 2)
-    claim(bool((rft[:, 0] > rf[:, 0]).all()), "RFT's success leads REINFORCE's at every recorded step")
+    claim(
+        bool((rft[:, 0] > rf[:, 0]).all()),
+        "RFT's success leads REINFORCE's at every recorded step",
+        negation="RFT's success does not lead REINFORCE's at every recorded step",
+    )
     claim(
         bool((rft[:, 1] > rf[:, 1]).all()),
         "RFT has moved further from the reference than REINFORCE at every recorded step",
     )
-    claim(bool(rft[0, 0] > grpo[0, 0]), "RFT's success leads GRPO's at the first recorded step")
+    claim(
+        bool(rft[0, 0] > grpo[0, 0]),
+        "RFT's success leads GRPO's at the first recorded step",
+        negation="RFT's success does not lead GRPO's at the first recorded step",
+    )
     claim(
         bool(grpo[-1, 0] > max(rft[-1, 0], rf[-1, 0])),
         "GRPO's success is the highest of the three at the last step",
+        negation="GRPO's success is not the highest of the three at the last step",
     )
     if a.plot:
         plot(rows, graded_rows, proxy, a.plot)

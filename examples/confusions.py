@@ -1,8 +1,9 @@
 """Common confusions about GRPO-style losses, each settled by a few lines of arithmetic.
 
 One function per confusion, each a few lines on the library's public functions, printing what it
-measures and checking (examples/_claims.py) every comparison the docs page states about it: a
-claim that no longer holds stops the run with exit status 1. Everything is deterministic (each
+measures and checking (examples/_claims.py) every comparison the docs page states about it: in
+strict mode (MINIRL_CLAIMS_STRICT=1, the site's build and the tests) a claim that no longer holds
+stops the run with exit status 1; elsewhere it prints a line saying so. Everything is deterministic (each
 sampled run seeds its own np.random.default_rng). The docs page "Common confusions" shows each
 function (a snippet section) and runs it.
 

@@ -34,6 +34,7 @@ rho A with no clip, KL-Cov without its penalty: the base verl's KL-Cov adds its 
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -58,7 +59,7 @@ from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
 from _claims import claim  # noqa: E402
-from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
+from _cli import check_work, integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 KNOBS = (
     "none",
@@ -81,6 +82,7 @@ UNCLIPPED = dict(ratio=2e-4, kl_coef=0.0)  # KL-Cov without its penalty: rho A, 
 ADAPT = dict(frac=0.6, delta=0.02, lo=0.0, hi=1.0)  # target = frac * the entropy at the start
 ETAS = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
 WARM = 3  # exact steps before the identity check
+GROUP_SIZES = ((9, 4), (7, 2))  # (responses per prompt, prompts) of the toy and the chain: the groups enumerated
 LAST = 10  # the convergence check: the change over the last LAST steps
 
 
@@ -299,8 +301,13 @@ def identity(K=4):
     claim(
         bool(np.all(np.abs(rel[2:] / rel[1:-1] - 0.1) < 0.01)),
         "the relative error falls tenfold per tenfold smaller eta",
+        negation="the relative error does not fall tenfold per tenfold smaller eta",
     )
-    claim(bool(np.all(np.array([r[2] for r in rows]) < 0)), "the exact step lowers the entropy at every eta")
+    claim(
+        bool(np.all(np.array([r[2] for r in rows]) < 0)),
+        "the exact step lowers the entropy at every eta",
+        negation="the exact step does not lower the entropy at every eta",
+    )
     return rows
 
 
@@ -324,20 +331,50 @@ def main(argv=None):
     quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
-        "--steps", type=integer(1, 2000), default=200, help="exact steps on the two-token task (default 200)"
+        "--steps",
+        type=integer(1, 2000),
+        default=None,
+        help="exact steps on the two-token task (default 200, 5 with --quick)",
     )
-    p.add_argument("--toy-steps", type=integer(1, 2000), default=40, help="exact steps on the toy (default 40)")
     p.add_argument(
-        "--sampled-steps", type=integer(1, 2000), default=40, help="steps of the sampled run (default 40)"
+        "--toy-steps",
+        type=integer(1, 2000),
+        default=None,
+        help="exact steps on the toy (default 40, 3 with --quick)",
+    )
+    p.add_argument(
+        "--sampled-steps",
+        type=integer(1, 2000),
+        default=None,
+        help="steps of the sampled run (default 40, 5 with --quick)",
     )
     p.add_argument("--K", type=integer(2, 4), default=2, help="responses per prompt (default 2)")
-    p.add_argument("--seeds", type=integer(2, 100), default=30, help="seeds of the sampled run (default 30)")
+    p.add_argument(
+        "--seeds", type=integer(2, 100), default=None, help="seeds of the sampled run (default 30, 2 with --quick)"
+    )
     p.add_argument("--seed", type=seed, default=0, help="first seed of the sampled run")
-    p.add_argument("--quick", action="store_true", help="a short run for the tests")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run for the tests (the page's claims unchecked): --steps 5 --toy-steps 3 "
+        "--sampled-steps 5 --seeds 2 unless given (an explicit value wins)",
+    )
     p.add_argument("--plot", type=plot_path, default=None, help="write the figure to this path")
     a = p.parse_args(argv)
-    steps, toy_steps, s_steps, seeds = (
-        (5, 3, 5, 2) if a.quick else (a.steps, a.toy_steps, a.sampled_steps, a.seeds)
+    # --quick sets the defaults; a value given on the command line wins
+    pick = lambda v, quick, full: v if v is not None else quick if a.quick else full
+    steps, toy_steps = pick(a.steps, 5, 200), pick(a.toy_steps, 3, 40)
+    s_steps, seeds = pick(a.sampled_steps, 5, 40), pick(a.seeds, 2, 30)
+    groups = [math.comb(n + a.K - 1, a.K) * prompts for n, prompts in GROUP_SIZES]  # toy, chain
+    check_work(
+        p,
+        "--steps, --toy-steps, --K",
+        f"groups per knob in the exact runs (toy-steps x {groups[0]} + steps x {groups[1]} groups of K)",
+        toy_steps * groups[0] + steps * groups[1],
+        3e4,
+    )
+    check_work(
+        p, "--sampled-steps, --seeds", "sampled steps per knob (sampled-steps x seeds)", s_steps * seeds, 5e3
     )
     identity()
     toy, task = make_task("toy"), make_task("chain")
@@ -375,20 +412,26 @@ def main(argv=None):
         claim(
             {"bonus_loss", "adaptive", "clip_cov"} <= set(above) and {"bonus_reward", "kl_ref"} <= set(near),
             "on the toy the loss-side knobs keep entropy and the reward-side ones barely move it",
+            negation="on the toy the loss-side knobs do not all keep entropy, or a reward-side one moves it",
         )
         br, kr = seen["bonus_reward"], seen["kl_ref"]
         claim(
             bool(br[0] < 0.01 and br[1] < 1e-12),
             "on the toy the bonus in the reward changes the advantage of fewer than one group in a hundred "
             "at every step, and the wrong answers' logits stay tied to rounding",
+            negation="on the toy the bonus in the reward changes the advantage of one group in a hundred or more, "
+            "or the wrong answers' logits come apart",
         )
         claim(
-            bool(kr[2] == 0.0), "the KL in the reward leaves the unrewarded prompts' rows exactly where they start"
+            bool(kr[2] == 0.0),
+            "the KL in the reward leaves the unrewarded prompts' rows exactly where they start",
+            negation="the KL in the reward moves the unrewarded prompts' rows",
         )
         claim(
             all(seen[k + "_chain"][0] > 0.3 for k in ("bonus_reward", "kl_ref")),
             "on the chain each reward-side term changes the advantage of more than three groups in ten "
             "at some step",
+            negation="on the chain a reward-side term changes the advantage of at most three groups in ten",
         )
     conclude(task, res, traces, steps, a.quick)
     print(
@@ -413,14 +456,22 @@ def main(argv=None):
               f"{(d > 0).sum()}/{seeds}: {verdict(d)}")  # fmt: skip
     if not a.quick:
         dv = lambda x, y: verdict(samp[x][:, 0] - samp[y][:, 0])
-        claim(dv("unclipped", "none").startswith("less"), "without the clip the entropy ends lower")
         claim(
-            dv("clip_higher", "none").startswith("indistinguishable"), "clip-higher's effect is inside the spread"
+            dv("unclipped", "none").startswith("less"),
+            "without the clip the entropy ends lower",
+            negation="without the clip the entropy does not end lower beyond the spread",
+        )
+        claim(
+            dv("clip_higher", "none").startswith("indistinguishable"),
+            "clip-higher's effect is inside the spread",
+            negation="clip-higher's effect is beyond the spread",
         )
         claim(
             dv("kl_cov", "unclipped").startswith("indistinguishable")
             and dv("kl_cov_k1", "unclipped").startswith("more"),
             "KL-Cov at verl's k keeps the entropy of its unclipped base within the spread; at k = 1 it keeps more",
+            "KL-Cov at verl's k keeps the entropy of its unclipped base within the spread; at k = 1 it keeps more",
+            negation="KL-Cov against its unclipped base is not: within the spread at verl's k, and more at k = 1",
         )
     if a.plot:
         plot(traces, a.plot)
@@ -430,10 +481,18 @@ def conclude(task, res, tr, steps, quick):
     end = {k: tr[k][-1] for k in KNOBS}
     H0 = tr["none"][0, 0]
     for k in ("clip_higher", "kl_cov"):
-        claim(bool(np.abs(tr[k] - tr["none"]).max() < 1e-12), f"{k} equals none on the first epoch of every batch")
+        claim(
+            bool(np.abs(tr[k] - tr["none"]).max() < 1e-12),
+            f"{k} equals none on the first epoch of every batch",
+            negation=f"{k} differs from none on the first epoch",
+        )
     if quick:
         return
-    claim(bool(end["none"][0] < 0.5 * H0), "without a knob the entropy falls below half its start")
+    claim(
+        bool(end["none"][0] < 0.5 * H0),
+        "without a knob the entropy falls below half its start",
+        negation="without a knob the entropy does not fall below half its start",
+    )
     moving = [k for k in KNOBS if np.ptp(tr[k][-1 - LAST :, 0]) >= 0.005]
     print(f"chain: H ranging over 0.005 or more in the last {LAST} steps: " + (", ".join(moving) or "(none)"))
     gain = {k: end[k][0] - end["none"][0] for k in KNOBS}
@@ -444,12 +503,15 @@ def conclude(task, res, tr, steps, quick):
         + "; ".join(f"{k} H {gain[k]:+.3f}, J {-cost[k]:+.3f}" for k in keep)
     )
     claim(
-        all(cost[k] > 0.02 for k in keep),
-        f"after {steps} steps every knob that keeps entropy pays more than 0.02 in reward",
+        all(cost[k] > 0 for k in keep),
+        f"after {steps} steps every knob that keeps entropy has less reward than none",
+        negation=f"after {steps} steps some knob keeps entropy with at least none's reward",
     )
     claim(
         bool(end["adaptive"][1] == min(end[k][1] for k in KNOBS)),
         f"after {steps} steps the adaptive coefficient has the least reward",
+        f"after {steps} steps the adaptive coefficient has the least reward",
+        negation=f"after {steps} steps another knob has less reward than the adaptive coefficient",
     )
     target = ADAPT["frac"] * H0
     last = tr["adaptive"][-1 - LAST :, 0]
@@ -457,6 +519,8 @@ def conclude(task, res, tr, steps, quick):
     claim(
         bool(np.abs(last - target).max() < 0.05),
         "the adaptive coefficient holds the entropy within 0.05 of its target",
+        "the adaptive coefficient holds the entropy within 0.05 of its target",
+        negation="the adaptive coefficient does not hold the entropy within 0.05 of its target",
     )
     pref = np.exp(seq_logp(task, task["theta_ref"])[0])
     best = task["R"].max(1).mean()
@@ -472,15 +536,21 @@ def conclude(task, res, tr, steps, quick):
         claim(
             bool(tv(res[k]) < 0.1 * tv(task["theta_ref"])),
             f"{k} ends within a tenth of its starting total variation to its closed-form optimum",
+            f"{k} ends within a tenth of its starting total variation to its closed-form optimum",
+            negation=f"{k} does not end within a tenth of its starting total variation to its optimum",
         )
         claim(
             bool((star * task["R"]).sum(1).mean() < best - 0.02),
             f"{k}'s optimum gives up more than 0.02 of reward",
+            f"{k}'s optimum gives up more than 0.02 of reward",
+            negation=f"{k}'s optimum gives up at most 0.02 of reward",
         )
     for k in ("clip_cov", "entropy_mask"):
         claim(
             bool((tr[k][:, 0] >= tr["none"][:, 0] - 1e-12).all()),
             f"{k} keeps at least none's entropy at every step",
+            f"{k} keeps at least none's entropy at every step",
+            negation=f"{k} falls below none's entropy at some step",
         )
 
 

@@ -271,7 +271,13 @@ def main(argv=None):
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--seed", type=seed, default=0, help="seed of the main run")
-    p.add_argument("--iters", type=integer(1, 100000), default=ITERS, help="GRPO iterations")
+    p.add_argument(
+        "--iters",
+        type=integer(1, 2000),
+        default=ITERS,
+        help=f"GRPO iterations (default {ITERS}; at most 2000, about half a minute: an iteration evaluates "
+        "the policy exactly on every response)",
+    )
     p.add_argument("--K", type=integer(1, 1024), default=8, help="responses per prompt (group size)")
     p.add_argument("--mu", type=integer(1, 100), default=4, help="gradient epochs per group (> 1: clipping fires)")
     p.add_argument("--lr", type=real(0, 10, low_open=True), default=4.0, help="step size on theta")
@@ -282,7 +288,12 @@ def main(argv=None):
     p.add_argument("--beta", type=real(0.01, 10), default=0.04, help="KL coefficient (k3 term in the loss)")
     p.add_argument("--prior", type=real(-10, 10), default=1.0, help="reference logit on the right token")
     p.add_argument("--agg", default="token_mean", choices=AGGS, help="aggregation of the main run")
-    p.add_argument("--every", type=integer(1, 100000), default=25, help="print every this many iterations")
+    p.add_argument(
+        "--every",
+        type=integer(1, 2000),
+        default=25,
+        help="print every this many iterations (at most --iters' bound)",
+    )
     p.add_argument(
         "--agg-seeds",
         type=integer(0, 1000),
@@ -291,9 +302,10 @@ def main(argv=None):
     )
     p.add_argument(
         "--agg-iters",
-        type=integer(1, 100000),
+        type=integer(1, 500),
         default=15,
-        help="iterations per run in the second table (before convergence hides the bias)",
+        help="iterations per run in the second table (before convergence hides the bias; at most 500, "
+        "and at most 8000 in all with --agg-seeds: a minute)",
     )
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw success, KL and clip fraction to PATH")
     args = p.parse_args(argv)
@@ -308,6 +320,13 @@ def main(argv=None):
         f"response-epochs per prompt in all (K x mu x (iters + {len(COMPARED)} x agg-seeds x agg-iters))",
         args.K * args.mu * (args.iters + len(COMPARED) * args.agg_seeds * args.agg_iters),
         1e7,
+    )
+    check_work(
+        p,
+        "--agg-seeds, --agg-iters",
+        f"iterations in the second table ({len(COMPARED)} modes x agg-seeds x agg-iters; each a few ms)",
+        len(COMPARED) * args.agg_seeds * args.agg_iters,
+        8000,
     )
 
     mdp = make_task()

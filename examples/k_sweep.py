@@ -5,6 +5,9 @@ grader, beta = 0, lr = 2, 6400 responses per prompt for every K (so 6400 / K ste
 np.random.default_rng(seed) restarted for each K. Each step samples K responses per prompt,
 standardizes their rewards within the group and takes one step on the log-probs.
 
+On the site, the toy is defined in docs/mdp.md (the toy); docs/baselines.md is the page about this
+run.
+
     $ python examples/k_sweep.py
     $ python examples/k_sweep.py --baseline mean --K 1 2 4 --responses 1600
     $ python examples/k_sweep.py --plot k_sweep.svg
@@ -25,7 +28,8 @@ from _claims import claim  # noqa: E402
 from _cli import check_work, integer, plot_path, quiet_pipe, real, seed  # noqa: E402
 
 EPILOG = """what it prints:
-  three lines naming the toy and the page that explains it (docs/baselines.md on the site);
+  three lines naming the toy and where the site explains it: the toy in docs/mdp.md (the toy),
+                                          this run in docs/baselines.md;
   K = ..: success of a sampled response   one line per group size: the exact probability that a
                                           response sampled from the trained policy is correct,
                                           averaged over the four prompts;
@@ -91,8 +95,8 @@ def header(args):
         f'and the hedge "{RESPONSES[HEDGE]}"',
         f"the gold grader pays 1 for the correct answer, 0 for the hedge: {' and '.join(hard)} have no correct "
         f"honest answer",
-        f"{args.responses} responses per prompt for each K, one {args.baseline} step per group; the site's "
-        f"page on it: docs/baselines.md",
+        f"{args.responses} responses per prompt for each K, one {args.baseline} step per group; on the site: "
+        f"the toy in docs/mdp.md (the toy), this run in docs/baselines.md",
     ]
 
 

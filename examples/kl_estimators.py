@@ -508,9 +508,10 @@ def main(argv=None):
     )
     p.add_argument(
         "--iters",
-        type=integer(1, 10**6),
+        type=integer(1, 10**4),
         default=1000,
-        help="at most this many exact gradient steps (default 1000)",
+        help="at most this many exact gradient steps (default 1000; at most 10^4, about half a minute: "
+        "every run of the sweep takes them)",
     )
     p.add_argument(
         "--samples",

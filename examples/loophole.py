@@ -7,7 +7,9 @@ row: the tilted optimum pi_ref exp(r / beta) / Z of the sloppy reward, eq. (kl_o
 hedge's mass on the two hard prompts (8*8, 9*9), where the thresholds act. Then the jitter: a run
 started at the tilted optimum itself, where the group's shaped rewards are equal to rounding, and
 how far standardization carries it away. The page's comparisons are checked with _claims.claim
-(a claim that no longer holds stops the run, exit status 1) when the run has the default settings.
+when the run has the default settings: in strict mode (MINIRL_CLAIMS_STRICT=1, the site's build
+and the tests) a claim that no longer holds stops the run with exit status 1; elsewhere it prints
+a line saying so and the run goes on.
 
     $ python examples/loophole.py
     $ python examples/loophole.py --seeds 20
@@ -39,7 +41,13 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--betas", type=real(0, 100), nargs="+", default=BETAS)
     p.add_argument("--K", type=integer(1, 4096), default=32, help="responses per prompt per step")
-    p.add_argument("--steps", type=integer(1, 10**5), default=400, help="training steps")
+    p.add_argument(
+        "--steps",
+        type=integer(1, 20000),
+        default=400,
+        help="training steps (default 400; at most 20000, about half a minute per beta: the run's "
+        "success has long settled by then)",
+    )
     p.add_argument("--seed", type=seed, default=2, help="np.random.default_rng(seed), restarted per beta")
     p.add_argument(
         "--seeds",

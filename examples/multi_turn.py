@@ -109,7 +109,13 @@ def main(argv=None):
         "--beta", type=real(1e-3, 1e3), default=0.1, help="KL coefficient of the soft optimum (1e-3..1e3)"
     )
     p.add_argument("--lam", type=real(0, 1), default=0.9, help="GAE lambda")
-    p.add_argument("--iters", type=integer(1, 100000), default=300, help="training iterations (part 5)")
+    p.add_argument(
+        "--iters",
+        type=integer(1, 2000),
+        default=300,
+        help="training iterations (part 5; default 300, at most 2000: each costs about 20 ms, so the "
+        "largest run takes under a minute)",
+    )
     p.add_argument("--seed", type=seed, default=0, help="seed of theta, the batch and training")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the figure (SVG/PNG) to PATH")
     p.add_argument(

@@ -159,13 +159,25 @@ def curve_summary(curve, check):
     first, last = curve[0], curve[-1]
     vw = [r["var_W"] for r in curve]
     if check:
-        claim(all(b > a for a, b in zip(vw, vw[1:])), "exact Var W grows with every added token")
+        claim(
+            all(b > a for a, b in zip(vw, vw[1:])),
+            "exact Var W grows with every added token",
+            negation="exact Var W does not grow with every added token",
+        )
         claim(
             first["T"] == 1 and first["tok_is"][1] == first["seq_is"][1] and first["tok_is"][0] < 1e-12,
             "at one token the token and sequence weights coincide: same variance, no bias",
         )
-        claim(last["seq_is"][1] > last["none"][1], "at the longest length seq_is is noisier than no correction")
-        claim(all(r["tok_is"][0] > 1e-3 for r in curve[1:]), "tok_is is biased at every length above 1")
+        claim(
+            last["seq_is"][1] > last["none"][1],
+            "at the longest length seq_is is noisier than no correction",
+            negation="at the longest length seq_is is not noisier than no correction",
+        )
+        claim(
+            all(r["tok_is"][0] > 1e-3 for r in curve[1:]),
+            "tok_is is biased at every length above 1",
+            negation="tok_is is unbiased at some length above 1",
+        )
     above = [r["T"] for r in curve if r["seq_is"][1] > r["none"][1]]
     b0 = first["tok_is"][0]
     return (
@@ -414,7 +426,11 @@ def sentences(res):
     kl = last["seq_is"][0]
     n_lv = len(levels) - 1
     claim(all(r[1] <= 1e-12 for r in rows["seq_is"]), "sequence IS has bias at most 1e-12 at every level")
-    claim(all(r[1] > 1e-3 for r in rows["tok_is"][1:]), "token IS is biased at every mismatch")
+    claim(
+        all(r[1] > 1e-3 for r in rows["tok_is"][1:]),
+        "token IS is biased at every mismatch",
+        negation="token IS is unbiased at some mismatch",
+    )
     d_first, d_last = res["depth"][1], res["depth"][max(res["depth"])]
     for d in (d_first, d_last):
         claim(d["tok_is"][1] > 1e-3 and d["seq_is"][1] <= 1e-12, "one changed depth: tok_is biased, seq_is not")
@@ -425,10 +441,18 @@ def sentences(res):
         np.allclose(rows["gmpo"][0], rows["gspo_bypass"][0], rtol=1e-12, atol=0),
         "at KL 0 GMPO prints GSPO's numbers (to rounding)",
     )
-    claim(rows["dual_bypass"] == rows["ppo_bypass"], "dual_bypass prints ppo_bypass's numbers at every level")
+    claim(
+        rows["dual_bypass"] == rows["ppo_bypass"],
+        "dual_bypass prints ppo_bypass's numbers at every level",
+        negation="dual_bypass does not print ppo_bypass's numbers at every level",
+    )
     # the trust regions without the clip, against the rows they reduce to
     close = lambda a, b: np.allclose(a, b, rtol=1e-12, atol=1e-15)  # noqa: E731
-    claim(close(rows["dppo_kl"], rows["tok_is"]), "DPPO-KL prints token IS's numbers at every level")
+    claim(
+        close(rows["dppo_kl"], rows["tok_is"]),
+        "DPPO-KL prints token IS's numbers at every level",
+        negation="DPPO-KL does not print token IS's numbers at every level",
+    )
     tv_same = [close(a, b) for a, b in zip(rows["dppo_tv"], rows["tok_is"])]
     n_tv = tv_same.index(False) if False in tv_same else len(tv_same)
     claim(
@@ -443,7 +467,11 @@ def sentences(res):
         all(r[1] > 1e-3 for r in rows["vespo"][1:]) and last["vespo"][3] < last["seq_is"][3],
         "VESPO is biased at every mismatch and quieter than sequence IS at the last level",
     )
-    claim(last["gmpo"][1] > last["gspo_bypass"][1], "GMPO's bias at the last level is above GSPO's")
+    claim(
+        last["gmpo"][1] > last["gspo_bypass"][1],
+        "GMPO's bias at the last level is above GSPO's",
+        negation="GMPO's bias at the last level is not above GSPO's",
+    )
     tr = res["trust"]
     claim(
         all(lost == 0 for k in ("sapo", "vespo", "dppo_kl") for lost, _ in tr[k])
@@ -460,10 +488,22 @@ def sentences(res):
     short, long_ = sw[0], sw[-1]
     r_short, r_long = short["seq_is"][0] / short["tok_is"][0], long_["seq_is"][0] / long_["tok_is"][0]
     claim(r_long > 3 and r_long > r_short, "sweep: seq_is's variance explodes with length, token IS's does not")
-    claim(all(a["var_W"] < b["var_W"] for a, b in zip(sw, sw[1:])), "sweep: Var(W) grows with the length")
+    claim(
+        all(a["var_W"] < b["var_W"] for a, b in zip(sw, sw[1:])),
+        "sweep: Var(W) grows with the length",
+        negation="sweep: Var(W) does not grow with the length at every step",
+    )
     tok_none = [r["tok_is"][0] / r["none"][0] for r in sw]
-    claim(max(tok_none) < 2, "sweep: token IS's variance stays within 2x the uncorrected one's")
-    claim(long_["out_W"] > long_["out_geo"], "sweep: the product leaves the clip range more often than the mean")
+    claim(
+        max(tok_none) < 2,
+        "sweep: token IS's variance stays within 2x the uncorrected one's",
+        negation="sweep: token IS's variance exceeds 2x the uncorrected one's at some length",
+    )
+    claim(
+        long_["out_W"] > long_["out_geo"],
+        "sweep: the product leaves the clip range more often than the mean",
+        negation="sweep: the product does not leave the clip range more often than the mean",
+    )
     claim(
         long_["out_W"] > 0.5,
         "sweep: at the longest length the product leaves [1 - eps, 1 + eps] on most responses",

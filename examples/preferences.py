@@ -501,11 +501,39 @@ def parse_args(argv=None):
     )
     p.add_argument("--lam", type=real(0, 100), default=0.1, help="ORPO's odds-ratio weight chi (TRL's beta)")
     p.add_argument("--z0", type=real(0, 100), default=0.0, help="KTO's reference point, held fixed")
-    p.add_argument("--label-smoothing", type=real(0, 0.5), default=0.1, help="conservative DPO's")
-    p.add_argument("--max-iter", type=integer(1, 100000), default=3000, help="L-BFGS iterations per loss")
-    p.add_argument("--steps", type=integer(1, 100000), default=300, help="online and offline DPO steps")
-    p.add_argument("--pairs", type=integer(1, 10000), default=8, help="online pairs per prompt and step")
-    p.add_argument("--offline-pairs", type=integer(1, 100000), default=40, help="fixed offline pairs per prompt")
+    p.add_argument(
+        "--label-smoothing",
+        type=real(0, 0.5, high_open=True),
+        default=0.1,
+        help="conservative DPO's, also robust DPO's in the family (below 0.5: at 0.5 the labels are coin flips "
+        "and robust DPO divides by 1 - 2 eps = 0)",
+    )
+    p.add_argument(
+        "--max-iter",
+        type=integer(1, 100000),
+        default=None,
+        help="L-BFGS iterations per loss (default 3000, quick 300)",
+    )
+    p.add_argument(
+        "--steps",
+        type=integer(1, 1000),
+        default=None,
+        help="online and offline DPO steps (default 300, quick 60; at most 1000, about 40 ms each: under a "
+        "minute)",
+    )
+    p.add_argument(
+        "--pairs",
+        type=integer(1, 600),
+        default=8,
+        help="online pairs per prompt and step (at most 600, and steps x pairs at most 2e5: each sampled pair "
+        "costs about 0.15 ms)",
+    )
+    p.add_argument(
+        "--offline-pairs",
+        type=integer(1, 10000),
+        default=40,
+        help="fixed offline pairs per prompt (at most 10000: every offline step reads all of them)",
+    )
     p.add_argument("--lr", type=real(0, 100, low_open=True), default=2.0, help="online / offline DPO step size")
     p.add_argument(
         "--exo-eps", type=real(1e-6, 0.5), default=1e-3, help="EXO's label smoothing eps (the paper's 1e-3)"
@@ -515,23 +543,44 @@ def parse_args(argv=None):
     p.add_argument(
         "--tr-alpha", type=real(0, 1, low_open=True), default=0.6, help="TR-DPO's ref_model_mixup_alpha"
     )
-    p.add_argument("--tr-steps", type=integer(1, 10000), default=32, help="TR-DPO's ref_model_sync_steps")
-    p.add_argument("--tr-syncs", type=integer(1, 1000), default=8, help="TR-DPO's reference updates")
-    p.add_argument("--diverge-iter", type=integer(2, 100000), default=200, help="L-BFGS budget of robust DPO")
+    p.add_argument(
+        "--tr-steps",
+        type=integer(1, 320),
+        default=32,
+        help="TR-DPO's ref_model_sync_steps (at most 320, and tr-steps x tr-syncs at most 2560: ten times the "
+        "default run, about half a minute)",
+    )
+    p.add_argument("--tr-syncs", type=integer(1, 80), default=8, help="TR-DPO's reference updates (at most 80)")
+    p.add_argument(
+        "--diverge-iter",
+        type=integer(2, 2000),
+        default=200,
+        help="L-BFGS budget of robust DPO (at most 2000, ten times the default, about ten seconds)",
+    )
     p.add_argument("--seed", type=seed, default=0, help="np.random.default_rng(seed) for part 2")
     p.add_argument("--no-family", action="store_true", help="skip part 3, the rest of the DPO family")
-    p.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer steps (a smoke run): --steps 60 --max-iter 300 unless given (an explicit value wins)",
+    )
     p.add_argument("--takeaway", action="store_true", help="print only three lines that sum the run up")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="draw each loss's length distribution vs pi*'s")
     args = p.parse_args(argv)
-    if args.quick:
-        args.steps, args.max_iter = min(args.steps, 60), min(args.max_iter, 300)
+    # --quick sets the defaults; a value given on the command line wins
+    if args.steps is None:
+        args.steps = 60 if args.quick else 300
+    if args.max_iter is None:
+        args.max_iter = 300 if args.quick else 3000
     check_work(
         p,
         "--steps, --pairs",
         "sampled online pairs per prompt in all (steps x pairs)",
         args.steps * args.pairs,
-        1e7,
+        2e5,
+    )
+    check_work(
+        p, "--tr-steps, --tr-syncs", "TR-DPO steps (tr-steps x tr-syncs)", args.tr_steps * args.tr_syncs, 2560
     )
     return args
 

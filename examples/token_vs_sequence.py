@@ -141,7 +141,12 @@ def main(argv=None):
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--seed", type=seed, default=0, help="seed of theta and of the batch")
-    p.add_argument("--K", type=integer(1, 4096), default=8, help="responses per prompt in the batch")
+    p.add_argument(
+        "--K",
+        type=integer(1, 1024),
+        default=8,
+        help="responses per prompt in the batch (at most 1024: the run at 4096 takes over a minute)",
+    )
     p.add_argument("--scale", type=real(0, 100), default=1.0, help="std of the random logits theta")
     p.add_argument("--lam", type=real(0, 1, high_open=True), default=0.5, help="GAE lambda (< 1)")
     p.add_argument("--beta", type=real(0, 100), default=0.1, help="per-token KL coefficient")
