@@ -470,7 +470,6 @@ def main(argv=None):
             dv("kl_cov", "unclipped").startswith("indistinguishable")
             and dv("kl_cov_k1", "unclipped").startswith("more"),
             "KL-Cov at verl's k keeps the entropy of its unclipped base within the spread; at k = 1 it keeps more",
-            "KL-Cov at verl's k keeps the entropy of its unclipped base within the spread; at k = 1 it keeps more",
             negation="KL-Cov against its unclipped base is not: within the spread at verl's k, and more at k = 1",
         )
     if a.plot:
@@ -510,7 +509,6 @@ def conclude(task, res, tr, steps, quick):
     claim(
         bool(end["adaptive"][1] == min(end[k][1] for k in KNOBS)),
         f"after {steps} steps the adaptive coefficient has the least reward",
-        f"after {steps} steps the adaptive coefficient has the least reward",
         negation=f"after {steps} steps another knob has less reward than the adaptive coefficient",
     )
     target = ADAPT["frac"] * H0
@@ -518,7 +516,6 @@ def conclude(task, res, tr, steps, quick):
     print(f"adaptive: target {target:.3f}; H over the last {LAST} steps {last.min():.3f}..{last.max():.3f}")
     claim(
         bool(np.abs(last - target).max() < 0.05),
-        "the adaptive coefficient holds the entropy within 0.05 of its target",
         "the adaptive coefficient holds the entropy within 0.05 of its target",
         negation="the adaptive coefficient does not hold the entropy within 0.05 of its target",
     )
@@ -536,19 +533,16 @@ def conclude(task, res, tr, steps, quick):
         claim(
             bool(tv(res[k]) < 0.1 * tv(task["theta_ref"])),
             f"{k} ends within a tenth of its starting total variation to its closed-form optimum",
-            f"{k} ends within a tenth of its starting total variation to its closed-form optimum",
             negation=f"{k} does not end within a tenth of its starting total variation to its optimum",
         )
         claim(
             bool((star * task["R"]).sum(1).mean() < best - 0.02),
-            f"{k}'s optimum gives up more than 0.02 of reward",
             f"{k}'s optimum gives up more than 0.02 of reward",
             negation=f"{k}'s optimum gives up at most 0.02 of reward",
         )
     for k in ("clip_cov", "entropy_mask"):
         claim(
             bool((tr[k][:, 0] >= tr["none"][:, 0] - 1e-12).all()),
-            f"{k} keeps at least none's entropy at every step",
             f"{k} keeps at least none's entropy at every step",
             negation=f"{k} falls below none's entropy at some step",
         )
