@@ -14,7 +14,9 @@ loss aggregation x a KL placement x a sampling rule; its update g is minus the g
 loss on the whole table theta for one batch of K responses to each prompt. Every group of K is a
 multiset of responses with a multinomial probability, so E[g] and E|g|^2 are finite sums. Batch
 statistics (batch std, REINFORCE++ whitening, the token count of token_mean) couple the prompts:
-those rows enumerate the joint outcome of the whole batch (every combination of the three groups),
+those rows sum over the law of the batch's summed statistics (convolved prompt by prompt where
+they lie on a grid: token counts, rewards 0, 0.5, 1), or over the joint outcome of the whole batch
+(every combination of the three groups) where the KL in the reward makes them real-valued,
 exactly, with no approximation. Printed per configuration:
 
     scale           <E g, grad J> / |grad J|^2
@@ -331,8 +333,8 @@ def moments(cfg, theta, task, K, second=True):
     """E[g] (D,) and trace Cov[g] for one batch (0.0 unless `second`), exactly.
 
     Prompts independent: each group's law, eq. (exact_group). Coupled by a batch statistic
-    (batch std, REINFORCE++'s whitening, token_mean's token count): the joint outcome, through
-    per-prompt marginals, eq. (exact_batch)."""
+    (batch std, REINFORCE++'s whitening, token_mean's token count): per-prompt marginals, eq.
+    (exact_batch), through the law of the summed statistics, eq. (exact_batch_conv)."""
     adv, agg = cfg[0], cfg[1]
     pr = parts(cfg, theta, task, K)
     if adv not in COUPLED_ADVS and agg != "token_mean":  # prompts independent
@@ -832,10 +834,10 @@ def main(argv=None):
     )
     p.add_argument(
         "--K",
-        type=integer(2, 4),
+        type=integer(2, 8),
         default=3,
-        help="responses per prompt, 2..4 (leave-one-out needs K >= 2; the joint "
-        "enumeration of a batch grows as C(K+4, K)^3), default 3",
+        help="responses per prompt, 2..8 (leave-one-out needs K >= 2; TRL's default group is 8; "
+        "a row whose batch statistic is real-valued sums C(K+4, K)^3 joint outcomes per update), default 3",
     )
     p.add_argument("--task", default="main", choices=("main", "binary", "bandit"))
     p.add_argument("--seed", type=seed, default=0, help="seed of the probe policy (default 0)")

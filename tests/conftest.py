@@ -50,6 +50,11 @@ SLOW_GROUPS = ("examples", "copies")
 DOCS_EXTRA = ("matplotlib", "mkdocs", "markdown_exec")
 
 
+# Every option of every example at the ends of its range (tests/examples/test_cli_bounds.py):
+# minutes of runs, so asked for by name (CI does): `python -m pytest -m cli_bounds`.
+CLI_BOUNDS = "every example option at its bounds runs for minutes: python -m pytest -m cli_bounds (CI runs it)"
+
+
 @functools.lru_cache(maxsize=None)
 def _docs_extra_missing():
     return [m for m in DOCS_EXTRA if importlib.util.find_spec(m) is None]
@@ -114,6 +119,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _group(item.path) in {f"tests/{g}/" for g in SLOW_GROUPS}:
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("cli_bounds") and "cli_bounds" not in (config.getoption("markexpr") or ""):
+            item.add_marker(pytest.mark.skip(reason=CLI_BOUNDS))
         if item.get_closest_marker("docs_extra") and _docs_extra_missing():
             missing = ", ".join(_docs_extra_missing())
             reason = f'needs the docs extra (pip install -e ".[docs]"): {missing} not installed'
@@ -142,14 +149,16 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """After -m and -k have deselected: start the example commands the selected tests' files
     declare, and set up the progress lines."""
-    items = session.items
+    items = [i for i in session.items if not i.get_closest_marker("skip")]  # a skipped test runs nothing
     # (an entry is an argument list, or (argument list, variables added to the environment));
     # a file's EXAMPLE_RUNS_FIRST (its longest commands) start before every EXAMPLE_RUNS, so that
     # a long command the suite reaches late does not start late and end alone
     modules = list(dict.fromkeys(getattr(i, "module", None) for i in items))
     declared = [e for m in modules for e in getattr(m, "EXAMPLE_RUNS_FIRST", [])]
     declared += [e for m in modules for e in getattr(m, "EXAMPLE_RUNS", [])]
-    if declared:
+    if any(i.get_closest_marker("cli_bounds") for i in items):  # asked for by -m cli_bounds
+        declared += [e for m in modules for e in getattr(m, "EXAMPLE_RUNS_CLI_BOUNDS", [])]
+    if declared and not session.config.getoption("collectonly"):
         import example_runs
 
         for entry in declared:

@@ -1,11 +1,14 @@
-"""minirl_lm.exact.batch: the coupled moments against the joint outcome listed point by point."""
+"""minirl_lm.exact.batch: the coupled moments against the joint outcome listed point by point, and the
+law of the summed statistics (eq. exact_batch_conv) against the walk and brute force."""
 
 import itertools
 
 import numpy as np
 import pytest
 
+from minirl_lm.exact import batch
 from minirl_lm.exact.batch import batch_moments
+from minirl_lm.exact.groups import multisets
 
 
 def _case(seed, N=3, D=4):
@@ -72,3 +75,116 @@ def test_bad_batches_are_named():
         batch_moments(P, [s * 0 for s in stats], parts)
     with pytest.raises(ValueError, match="^stats: expected one entry per prompt"):
         batch_moments(P, stats[:2], parts)
+
+
+# ---- the law of the summed statistics, eq. (exact_batch_conv), against the joint ---------------
+
+
+def _groups(seed, N=3, R=4, K=3, D=5, rewards=(0.0, 0.5, 1.0)):
+    """N prompts whose groups are K i.i.d. draws from R responses, as the atlas builds them: each
+    response a reward on a dyadic grid and a length 1..3; per group (cnt, S1, S2, ntok) and the
+    parts summed over its draws. Also the ordered draws, for the brute-force enumeration."""
+    rng = np.random.default_rng(seed)
+    Y, _, coef = multisets(R, K)
+    P, stats, parts, ordered = [], [], [], []
+    for _ in range(N):
+        p = rng.dirichlet(np.ones(R))
+        r = rng.choice(rewards, R)
+        L = rng.integers(1, 4, R).astype(float)
+        u = [rng.normal(size=(R, D)) for _ in range(3)]  # per response: P_n, Q_n, Rg_n terms
+        P.append(coef * np.prod(p[Y], 1))  # eq. (exact_multinomial)
+        stats.append(np.stack([np.full(len(Y), float(K)), r[Y].sum(1), (r[Y] ** 2).sum(1), L[Y].sum(1)]))
+        parts.append(tuple(x[Y].sum(1) for x in u))
+        ordered.append((p, r, L, u))
+    return P, stats, parts, ordered
+
+
+def _brute_force(ordered, K, kind, token_mean):
+    """E[g] and E|g|^2 over every ordered draw of every prompt (R^(N K) points)."""
+    N, D = len(ordered), ordered[0][3][0].shape[1]
+    R = len(ordered[0][0])
+    E, E2 = 0.0, 0.0
+    for draws in itertools.product(range(R), repeat=N * K):
+        y = np.array(draws).reshape(N, K)
+        pr = np.prod([ordered[n][0][y[n]].prod() for n in range(N)])
+        z = sum(
+            np.array([K, o[1][y[n]].sum(), (o[1][y[n]] ** 2).sum(), o[2][y[n]].sum()])
+            for n, o in enumerate(ordered)
+        )
+        a, b, e = _scalars(kind, token_mean, z)
+        g = np.concatenate(
+            [
+                a * o[3][0][y[n]].sum(0) - b * o[3][1][y[n]].sum(0) + e * o[3][2][y[n]].sum(0)
+                for n, o in enumerate(ordered)
+            ]
+        )
+        E, E2 = E + pr * g, E2 + pr * g @ g
+    return E.reshape(N, D).sum(0), E2
+
+
+@pytest.mark.parametrize("kind", ["none", "batch_std", "whiten"])
+@pytest.mark.parametrize("token_mean", [False, True])
+def test_the_statistics_law_equals_brute_force_over_ordered_draws(kind, token_mean):
+    # 3 prompts, K = 2 draws of 4 responses: 4^6 = 4096 ordered batches, every one listed
+    P, stats, parts, ordered = _groups(3, K=2)
+    assert (
+        batch._others(
+            [batch._distinct(p, s, batch.COLUMNS[kind] + ((3,) if token_mean else ())) for p, s in zip(P, stats)],
+            batch.COLUMNS[kind] + ((3,) if token_mean else ()),
+            1e9,
+        )
+        is not None
+    )  # the grid road, not the walk
+    E, E2 = _brute_force(ordered, 2, kind, token_mean)
+    mean, second = batch_moments(P, stats, parts, kind=kind, token_mean=token_mean)
+    # tolerance 1e-12: the same finite sum of float64 terms, regrouped (one rounding per addition)
+    np.testing.assert_allclose(mean, E, rtol=1e-12, atol=1e-14)
+    assert second == pytest.approx(E2, rel=1e-12)
+
+
+@pytest.mark.parametrize("N, K", [(3, 3), (3, 4), (4, 3)])
+@pytest.mark.parametrize("kind", ["none", "batch_std", "whiten"])
+@pytest.mark.parametrize("kernel", [True, False])
+def test_the_statistics_law_equals_the_joint_walk(N, K, kind, kernel):
+    P, stats, parts, _ = _groups(N + K, N=N, K=K)
+    for token_mean in (False, True):
+        cols = batch.COLUMNS[kind] + ((3,) if token_mean else ())
+        laws = [batch._distinct(p, s, cols) for p, s in zip(P, stats)]
+        assert sum(len(q) for q, _, _ in laws) < sum(len(p) for p in P)  # outcomes merge
+        for nf in (3, 9):
+            got = batch._marginals(P, stats, kind, token_mean, 1e-8, nf, kernel=kernel)
+            walk = batch._marginals_kernel(P, stats, kind, token_mean, 1e-8, nf)  # every joint point
+            for x, y in zip(got, walk):
+                np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-300)
+        # and the moments, through the road batch_moments picks
+        a = batch_moments(P, stats, parts, kind=kind, token_mean=token_mean, kernel=kernel)
+        b = batch._moments_from(batch._marginals_kernel(P, stats, kind, token_mean, 1e-8, 9), parts)
+        np.testing.assert_allclose(a[0], b[0], rtol=1e-12, atol=1e-14)
+        assert a[1] == pytest.approx(b[1], rel=1e-12)
+
+
+def test_the_grid_is_exact_or_absent():
+    law = lambda *cols: [(np.ones(len(c[0])), np.array(c, float), None) for c in cols]  # noqa: E731
+    halves = law([[2, 2], [0.5, 1.5], [0.25, 2.25], [3, 5]], [[2, 2], [1.0, 0.0], [1.0, 0.0], [1, 2]])
+    step, radix, keys = batch._grid(halves, (0, 1, 2, 3))
+    assert step == [1.0, 0.5, 0.25, 1.0]
+    # each digit spans the range of the sum over the prompts: cnt 1, S1 2 + 2 halves, S2 8 + 4
+    # quarters, ntok 2 + 1: keys of a sum are sums of keys (mixed radix, no carry)
+    assert radix == [1, 1, 5, 5 * 13, 5 * 13 * 4]
+    (k0, o0), (k1, o1) = keys
+    assert o0.tolist() == [2, 1, 1, 3] and o1.tolist() == [2, 0, 0, 1]
+    assert k0.tolist() == [0, 2 * 1 + 8 * 5 + 2 * 65] and k1.tolist() == [2 + 4 * 5, 1 * 65]
+    assert batch._grid(law([[1.0, 1.0], [1 / 3, 0.0], [0.0, 0.0], [1, 1]]), (0, 1, 2, 3)) is None  # 1/3
+    assert batch._grid(law([[1.0, 1.0], [0.1, 0.7], [0.0, 0.0], [1, 1]]), (0, 1)) is None  # real-valued
+    assert batch._grid(law([[1.0, 1.0], [2.0**60, 0.0], [0.0, 0.0], [1, 1]]), (0, 1)) is None  # sums inexact
+
+
+def test_real_valued_statistics_take_the_walk_and_equal_it():
+    P, stats, parts = _case(3)  # S1 normal: no grid
+    laws = [batch._distinct(p, s, (0, 1, 2)) for p, s in zip(P, stats)]
+    assert batch._others(laws, (0, 1, 2), 1e9) is None
+    for kind in ("batch_std", "whiten"):
+        got = batch._marginals(P, stats, kind, True, 1e-8, 9)
+        walk = batch._marginals_kernel(P, stats, kind, True, 1e-8, 9)
+        for x, y in zip(got, walk):
+            np.testing.assert_array_equal(x, y)  # nothing merges: the walk itself

@@ -69,7 +69,7 @@ SIXTY_FOUR = ",".join(str(0.01 + k / 64) for k in range(64))
 VALUES = {
     "atlas.py": dict(
         [
-            _o("--K", "2", "4"),
+            _o("--K", "2", "8"),
             _o("--task", "binary", "bandit"),
             _o("--seed", BIG_SEED),
             _o("--plot", "{out}/a.svg"),
@@ -348,8 +348,9 @@ def _drive_argv(script):
 
 
 SCRIPTS = sorted(BASE)
-# started when the session starts (tests/conftest.py), two at a time beside the other tests
-EXAMPLE_RUNS = [(_drive_argv(s), READER) for s in SCRIPTS if _cases(s)]
+# started when the session starts (tests/conftest.py), two at a time beside the other tests, in a
+# session that selects the cli_bounds tests (-m cli_bounds)
+EXAMPLE_RUNS_CLI_BOUNDS = [(_drive_argv(s), READER) for s in SCRIPTS if _cases(s)]
 
 _RESULTS = {}
 
@@ -370,7 +371,7 @@ def _id(script, argv):
     return f"{script} {text if len(text) < 60 else text[:60] + '...'}"
 
 
-@pytest.mark.slow
+@pytest.mark.cli_bounds
 @pytest.mark.parametrize("script, argv", CASES, ids=[_id(s, a) for s, a in CASES])
 def test_a_legal_value_runs_to_the_end(script, argv):
     code, err, out, seconds = _results(script)[tuple(argv)]
@@ -382,7 +383,7 @@ def test_a_legal_value_runs_to_the_end(script, argv):
         assert code in (0, None), (code, err[-2000:])
 
 
-@pytest.mark.slow
+@pytest.mark.cli_bounds
 def test_an_explicit_count_wins_over_quick():
     """--quick sets the defaults of --steps and --seeds; one given on the command line wins (the
     cases above run --quick with --seeds 1 and --steps 8 or 1: they read back as given)."""

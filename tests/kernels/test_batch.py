@@ -1,10 +1,10 @@
-"""minirl_lm.kernels.batch: the joint-outcome kernel equal to its NumPy twin."""
+"""minirl_lm.kernels.batch: the joint-outcome walk and the grid sum, each equal to its NumPy twin."""
 
 import numpy as np
 import pytest
 
-from minirl_lm.exact.batch import _marginals_kernel, _marginals_numpy
-from minirl_lm.kernels.batch import KINDS, _batch_marginals, _scalars
+from minirl_lm.exact.batch import _grid_numpy, _marginals_kernel, _marginals_numpy
+from minirl_lm.kernels.batch import KINDS, _batch_marginals, _grid_marginals, _scalar_rows, _scalars
 
 
 @pytest.mark.parametrize("N", [1, 2, 3, 4])
@@ -40,3 +40,42 @@ def test_equal_statistics_whiten_to_zero_exactly():
     P = np.array([[1.0]])
     W = _batch_marginals(P, np.array([[[4.0], [2.0], [1.0], [4.0]]]), np.array([1]), 2, False, 1e-8, 3)
     np.testing.assert_array_equal(W[0, :, 0], [0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("kind", range(3))
+@pytest.mark.parametrize("token_mean", [False, True])
+def test_grid_kernel_equals_its_numpy_twin(kind, token_mean):
+    rng = np.random.default_rng(kind)
+    stat = lambda m: np.stack(  # noqa: E731
+        [
+            rng.integers(1, 4, m).astype(float),
+            rng.normal(size=m),
+            rng.random(m) + 1,
+            rng.integers(0, 9, m).astype(float),
+        ]
+    )
+    V, Z, pz = stat(5), stat(7), rng.dirichlet(np.ones(7))
+    for nf in (3, 9):
+        a = _grid_marginals(V, Z, pz, kind, token_mean, 1e-8, nf)
+        b = _grid_numpy(V, Z, pz, kind, token_mean, 1e-8, nf)
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-300)
+
+
+def test_scalar_rows_are_the_scalars_operation_for_operation():
+    rng = np.random.default_rng(5)
+    st = np.stack(
+        [
+            rng.integers(1, 9, 64).astype(float),
+            rng.normal(size=64),
+            rng.random(64) * 4,
+            rng.integers(0, 9, 64).astype(float),
+        ]
+    )
+    st[:, 0] = [3.0, 1.5, 0.75, 0.0]  # var = 0: whitening gives 0, the batch std 1 / eps
+    base = np.array([2.0, 0.5, 0.25, 1.0])
+    out = np.empty((3, 64))
+    for kind in range(3):
+        for token_mean in (False, True):
+            _scalar_rows(kind, token_mean, 1e-8, base, st, 64, out)
+            want = [_scalars(kind, token_mean, 1e-8, *(base + st[:, i])) for i in range(64)]
+            np.testing.assert_array_equal(out.T, np.array(want))
