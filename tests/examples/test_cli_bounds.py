@@ -40,7 +40,7 @@ BASE = {
     "confusions.py": [],
     "distill.py": ["--quick"],
     "dpo.py": ["--pairs", "20", "--steps", "20"],
-    "entropy.py": ["--quick", "--seeds", "1", "--steps", "4"],
+    "entropy.py": ["--quick", "--seeds", "2", "--steps", "4"],
     "exact.py": [],
     "group_bias.py": ["--K-max", "3", "--mc-groups", "100"],
     "grpo.py": ["--iters", "5", "--agg-seeds", "1", "--agg-iters", "2", "--every", "5"],
@@ -138,7 +138,7 @@ VALUES = {
         [
             _o("--steps", "1", "40"),
             _o("--K", "3", "4"),
-            _o("--seeds", "50"),
+            _o("--seeds", "100"),
             _o("--seed", BIG_SEED),
             _o("--plot", "{out}/e.svg"),
         ]
@@ -391,7 +391,7 @@ def test_an_explicit_count_wins_over_quick():
     steps = re.findall(r"^  +(\d+)   +\d", out, re.M)  # the training table's rows: the recorded steps
     assert "mean over 1 seeds" in out and steps and steps[-1] == "8", out[-1000:]
     out = _results("entropy.py")[tuple(BASE["entropy.py"] + ["--steps", "1"])][2]
-    assert "1 steps, seeds 0..0" in out, out[-1000:]
+    assert "after 1 steps;" in out and "seeds 0..1" in out, out[-1000:]
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("preferences_cli", EXAMPLES / "preferences.py")

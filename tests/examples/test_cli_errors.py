@@ -72,8 +72,10 @@ OPTIONS = {
     },
     "entropy.py": {
         "--steps": ints(1, 2000),
+        "--toy-steps": ints(1, 2000),
+        "--sampled-steps": ints(1, 2000),
         "--K": ints(2, 4),
-        "--seeds": ints(1, 50),
+        "--seeds": ints(2, 100),
         "--seed": SEED,
         "--plot": PLOT,
     },

@@ -39,7 +39,7 @@ def run(*args, env=None):
 # (the full run with MINIRL_CLAIMS=1 in its environment: the suite's longest command, first)
 EXAMPLE_RUNS_FIRST = [
     (
-        [sys.executable, str(ROOT / "examples" / "entropy.py"), "--steps", "40", "--seeds", "2"],
+        [sys.executable, str(ROOT / "examples" / "entropy.py")],
         {"MINIRL_CLAIMS": "1"},
     ),
 ]
@@ -65,19 +65,43 @@ def test_identity_lines_and_linear_error(out):
 
 def test_one_line_per_knob_in_the_page_form(out):
     pat = re.compile(
-        rf"^entropy knob (\w+)\s*: H {NUM} -> {NUM} after (\d+) steps, J {NUM} -> {NUM}, KL to ref {NUM}$"
+        rf"^entropy knob (\w+)\s*: H {NUM} -> {NUM}, J {NUM} -> {NUM} after (\d+) steps; "
+        rf"last 10 steps: H {NUM}, J {NUM}; KL to ref {NUM}$"
     )
     got = {m.group(1): m.groups()[1:] for m in map(pat.match, out.splitlines()) if m}
     assert tuple(got) == KNOBS
     assert got["clip_higher"] == got["none"] == got["kl_cov"]  # rho = 1 on the first epoch
-    assert got["bonus_loss"][1] > got["none"][1]  # the bonus keeps entropy
-    samp = re.findall(rf"^sampled knob (\w+)\s*: H {NUM} \+- {NUM}, J {NUM} \+- {NUM}$", out, re.M)
-    assert tuple(s[0] for s in samp) == KNOBS
+    assert float(got["bonus_loss"][1]) > float(got["none"][1])  # the bonus keeps entropy
+    samp = re.findall(
+        rf"^sampled knob (\w+)\s*: H {NUM} \+- {NUM} \({NUM}\.\.{NUM}\), J {NUM} \+- {NUM}; "
+        rf"H - none's {NUM} \+- {NUM}, above in (\d+)/2(: [a-z ,]+)?$",
+        out,
+        re.M,
+    )
+    assert tuple(s[0] for s in samp) == KNOBS + ("unclipped", "kl_cov_k1")
+    assert all(s[-1] for s in samp[1:]) and not samp[0][-1]  # a verdict on every row but none's
+
+
+def test_settings_and_toy_checks(out):
+    knobs = re.findall(r"^knob (\w+)\s*: (.+); framework: (.+)$", out, re.M)
+    assert tuple(k[0] for k in knobs) == KNOBS + ("unclipped", "kl_cov_k1")
+    assert "ratio 0.0002 (m = 1 token), band 1 < c_t < 5" in dict((k[0], k[1]) for k in knobs)["clip_cov"]
+    assert "k 0.1, no clip" in dict((k[0], k[1]) for k in knobs)["kl_cov"]
+    for k in ("bonus_reward", "kl_ref"):
+        assert re.search(rf"^toy {k}: groups whose advantage the reward term changes: at most {NUM} ", out, re.M)
+        assert re.search(rf"^chain {k}: groups whose advantage the reward term changes: at most {NUM} ", out, re.M)
 
 
 def test_full_run_claims_hold():
     env = dict(__import__("os").environ, MINIRL_CLAIMS="1")
-    proc = run("--steps", "40", "--seeds", "2", env=env)
+    proc = run(env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "moves towards its closed-form optimum" in proc.stderr
-    assert "more entropy than none, reward within 0.02:" in proc.stdout
+    assert "within a tenth of its starting total variation to its closed-form optimum" in proc.stderr
+    assert "KL-Cov at verl's k keeps the entropy of its unclipped base within the spread" in proc.stderr
+    assert re.search(r"^sampled kl_cov - unclipped: H \S+ \+- \S+ over 30 seeds", proc.stdout, re.M)
+
+
+def test_bad_arguments_are_usage_errors():
+    for bad in (["--seeds", "1"], ["--steps", "0"], ["--toy-steps", "x"]):
+        proc = run(*bad)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
