@@ -55,7 +55,7 @@ OPTIONS = {
         "--record": [MISSING, str(ROOT)],
         "--plot": PLOT,
     },
-    "atlas.py": {"--K": ints(2, 4), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
+    "atlas.py": {"--K": ints(2, 8), "--task": CHOICE, "--seed": SEED, "--plot": PLOT},
     "best_of_n.py": {
         "--K": ints(2, 12),
         "--steps": ints(8, 5000),
