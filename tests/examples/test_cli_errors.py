@@ -238,8 +238,8 @@ COMBINATIONS = {
     ],
     "kl_estimators.py": [(["--beta", "100", "--lr", "2"], "--lr"), (["--beta", "1", "--lr", "101"], "--lr")],
     "grpo.py": [
-        (["--iters", "100000", "--K", "1024"], "--iters, --K, --mu"),
-        (["--agg-seeds", "1000", "--agg-iters", "100000"], "--agg-seeds, --agg-iters"),
+        (["--iters", "2000", "--K", "1024", "--mu", "100"], "--iters, --K, --mu"),
+        (["--agg-seeds", "30", "--agg-iters", "100"], "--agg-seeds, --agg-iters"),
         (["--lr", "10", "--beta", "1"], "--lr"),
     ],  # diverges: lr x beta
     "k_sweep.py": [
@@ -249,7 +249,7 @@ COMBINATIONS = {
     ],
     "loophole.py": [
         (["--betas", *["0"] * 65], "--betas"),
-        (["--steps", "100000", "--K", "4096"], "--steps, --K, --betas, --seeds"),
+        (["--steps", "20000", "--K", "4096"], "--steps, --K, --betas, --seeds"),
     ],
     "preferences.py": [(["--steps", "1000", "--pairs", "600"], "--steps, --pairs")],
     "off_policy.py": [
