@@ -146,15 +146,15 @@ MUTANTS = (
         "minirl_lm/pg/clip.py",
         (
             (
-                "    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+                "    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)\n"
                 "    clipped = surr2 < surr1                                    "
                 "# (B, T); at padding rho = 1: never",
-                "    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+                "    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)\n"
                 "    clipped = ((rho < 1.0 - eps) | (rho > 1.0 + eps_high)) & (mask > 0)",
             ),
         ),
         ("tests/pg/test_clip.py",),
-        function="_clip_fraction",
+        function="clip_fraction",
     ),
     Mutant(
         "singleton_raw_reward",

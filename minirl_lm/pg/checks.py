@@ -1,7 +1,8 @@
 """The boundary of the policy-gradient part, token level: one bundle call per public function
-of `pg/reinforce.py`, `clip.py`, `seqclip.py`, `offpolicy.py`, `kl.py`, `entropy.py` and
-`grpo.py`, checking the whole argument set once (in the order a reader passes it) and
-returning the arrays the math trusts. Built on `core/checks.py`; NumPy only."""
+of `pg/seqclip.py`, `offpolicy.py`, `kl.py`, `entropy.py`, `entropy_knobs.py` and `grpo.py`
+(`reinforce.py` and `clip.py` declare theirs with `core/boundary.py`), checking the whole
+argument set once (in the order a reader passes it) and returning the arrays the math trusts.
+Built on `core/checks.py`; NumPy only."""
 
 import numpy as np
 
@@ -77,14 +78,6 @@ def finite_among(value, what, arrays):
         return value
     big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
     return finite_result(value, max(big, key=big.get), what)
-
-
-def sequence_batch(seq_logp, adv):
-    """``(seq_logp, adv)``: two non-empty ``(B,)`` float arrays of one shape."""
-    s = float_array(seq_logp, "seq_logp", ndim=1)
-    a = float_array(adv, "adv", ndim=1)
-    same_shape("seq_logp", s, "adv", a)
-    return nonempty(s, "seq_logp"), a
 
 
 def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
@@ -365,31 +358,9 @@ def entropy_args(theta, states, mask, agg, max_len, aggs):
     return theta, states, mask, aggregation(mask, agg, max_len, aggs)
 
 
-def token_agg(mask, agg, max_len, aggs):
-    """``(mask, max_len)`` of the aggregation weights."""
-    mask = mask_array(mask, "mask")
-    return mask, aggregation(mask, agg, max_len, aggs)
-
-
 def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
     """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
     logp, logp_ref, logp_old, mask, _, max_len = token_batch(
         {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
     )
     return logp, logp_old, logp_ref, mask, max_len
-
-
-def finite_surrogate(f, surr1, logp, logp_old, A):
-    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
-    naming logp at the first token whose ``rho A`` overflowed."""
-    bad = ~np.isfinite(f)  # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)"
-        )
-    return f

@@ -59,7 +59,7 @@ from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import AGGS, adv_tokens
 from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
 from minirl_lm.pg.checks import grpo_objective, grpo_step_args
-from minirl_lm.pg.clip import _clip_fraction, _surrogate
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
 from minirl_lm.pg.validate import env_rewards, env_rollout, grader_rewards
 
@@ -110,7 +110,10 @@ def grpo_loss(
 
 def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len, guard=True):
     """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
-    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard)  # eq. (ppo_clip)
+    # eq. (ppo_clip): the body of clipped_surrogate on these checked arguments
+    loss_clip, d_clip = clipped_surrogate.core(logp, logp_old, A, mask, eps, eps_high, agg, max_len)
+    if guard:
+        finite_result((loss_clip, d_clip), "logp", "the clipped surrogate")
     loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
     with np.errstate(over="ignore", invalid="ignore"):  # a huge beta: named below
         loss = loss_clip + beta * loss_kl  # eq. (grpo)
@@ -280,7 +283,7 @@ def _step(
             finite_result(
                 (loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} step(s) of lr = {lr:g})"
             )
-        fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        fracs.append(clip_fraction.core(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
         # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever

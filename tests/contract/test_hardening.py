@@ -158,12 +158,13 @@ OVERFLOW = [
     ("td_errors", lambda: critic.td_errors([1e308, -1e308], [[1, 0]], [[1e308, 0.0]], [[1.0, 1.0]]), "values"),
     ("monte_carlo_returns", lambda: critic.monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]), "rewards"),
     ("gae", lambda: critic.gae([[1e308, 1e308]], [[1.0, 1.0]]), "deltas"),
+    # a function that declares its boundary (core/boundary.py) names itself for an overflow
     (
         "sequence_reinforce_loss",
         lambda: reinforce.sequence_reinforce_loss([1e308, 1e308], [-1e308, -1e308]),
-        "seq_logp",
+        "sequence_reinforce_loss",
     ),
-    ("reinforce_loss", lambda: reinforce.reinforce_loss([[-1e308]], [1e308], [[1.0]]), "logp"),
+    ("reinforce_loss", lambda: reinforce.reinforce_loss([[-1e308]], [1e308], [[1.0]]), "reinforce_loss"),
     ("exact_kl_grad_theta", lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308]), "weights"),
     (
         "TabularPolicy.backward",
