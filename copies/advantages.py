@@ -104,9 +104,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/advantages.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["no_baseline", "centred", "standardized", "leave_one_out", "advantages", "broadcast",
+    "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
 
 BASELINES = ("none", "mean", "standardized", "loo")

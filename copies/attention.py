@@ -52,20 +52,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/mlp.py
-#   The MLP of a block: a linear map up, GELU, a linear map down (no biases).
-# ----------------------------------------------------------------------------------------------
-
-
-def _mm(x, W):
-    """(B, L, k) @ (k, n) as one 2-D product (NumPy runs a 3-D one as B small ones): (B, L, n)."""
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/attention.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["attention_forward", "attention_backward"]
 
 
 def _heads(z, n_head):
@@ -159,6 +146,17 @@ def _step(x, Wqkv, Wo, n_head, kv, pos):
     i, j = np.arange(L)[:, None] + pos, np.arange(pos + L)[None, :]
     s = np.where(j <= i, s, -np.inf)  # causal: position i sees 0..i
     return _mm(_merge(_softmax_rows(s) @ Vv), Wo)  # eq. (attn), eq. (attn_out)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/nn/mlp.py
+#   The MLP of a block: a linear map up, GELU, a linear map down (no biases).
+# ----------------------------------------------------------------------------------------------
+
+
+def _mm(x, W):
+    """(B, L, k) @ (k, n) as one 2-D product (NumPy runs a 3-D one as B small ones): (B, L, n)."""
+    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -88,20 +88,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/values/critic.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["per_token_rewards", "td_errors", "gae", "monte_carlo_returns", "value_loss",
+    "fit_values", "clipped_value_loss"]
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -306,6 +294,17 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     squared_error_finite(l1, l2, loss, v, v_old, G)
     dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
 # ----------------------------------------------------------------------------------------------

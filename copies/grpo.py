@@ -81,229 +81,14 @@ K, baseline, std_eps, ddof  as in advantages.py
 ```
 """
 
+import functools
 import inspect
 import numbers
 
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
-
-
-def agg_weights(mask, agg, max_len=None):
-    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
-    B, T = mask.shape
-    if agg == "token_sum":
-        return mask.copy()  # (B, T) no normalizer at all
-    if agg == "seq_sum":
-        return mask / B  # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
-
-
-def adv_tokens(adv, mask):
-    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
-    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
-    if adv.ndim == 1:
-        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
-    return adv
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
-#   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
-
-
-BASELINES = ("none", "mean", "standardized", "loo")
-
-
-REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
-
-
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
-    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
-    return np.where(equal, r[:, :1], mean)  # (N, 1)
-
-
-def _centred(r):
-    """`centred` on checked rewards (N, K)."""
-    return r - _group_mean(r)  # (N, K)
-
-
-def _standardized(r, std_eps, ddof):
-    """`standardized` on checked arguments."""
-    c = r - _group_mean(r)  # (N, K)
-    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
-    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
-    std = np.sqrt(ss / dof)  # (N, 1)
-    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
-    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
-    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
-    if np.count_nonzero(tiny):
-        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
-        cs = c / s  # (N, K)
-        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
-    denom = std + std_eps  # (N, 1)
-    if std_eps > 0:  # denom > 0 everywhere
-        return c / denom  # eq. (pg_normalized)
-    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
-    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
-
-
-def _leave_one_out(r):
-    """`leave_one_out` on checked rewards (N, K >= 2)."""
-    K = r.shape[1]
-    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
-
-
-def _advantages(r, baseline, std_eps, ddof):
-    """`advantages` on checked arguments."""
-    if baseline == "none":
-        return r.copy()  # eq. (pg_vanilla)
-    if baseline == "mean":
-        return _centred(r)
-    if baseline == "loo":
-        return _leave_one_out(r)
-    return _standardized(r, std_eps, ddof)
-
-
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/clip.py
-#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
-
-
-def _branches(logp, logp_old, A, mask, eps, eps_high):
-    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
-    where A = 0 (no 0 * inf), rho = inf where it overflows."""
-    with np.errstate(over="ignore"):  # overflow to inf is handled
-        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
-        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
-    return rho, surr1, surr2
-
-
-def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
-    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
-    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
-    with np.errstate(over="ignore"):  # a sum beyond float64: below
-        loss = -(w * f).sum()
-    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
-    unclipped = surr1 <= surr2  # (B, T)
-    df_dlogp = np.where(unclipped, surr1, 0.0)  # (B, T) d rho / d logp = rho
-    dloss_dlogp = -w * df_dlogp  # (B, T) 0 at padding
-    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    if guard:
-        finite_surrogate(f, surr1, logp, logp_old, A)  # each token, else names logp
-        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
-        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
-    return float(loss), dloss_dlogp
-
-
-def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
-    """`clip_fraction` on checked arguments, A (B, T)."""
-    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
-    n = mask.sum()
-    return float(clipped.sum() / n) if n > 0 else 0.0
-
-
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/kl.py
-#   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
-
-
-ESTIMATORS = ("k1", "k2", "k3")
-
-
-WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
-
-
-def _u(logp, logp_ref, mask):
-    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):  # overflow: rejected by callers
-        return log_ratio(logp, logp_ref, mask)
-
-
-def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
-    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
-    `guard=False`, as computed)."""
-    u = _u(logp, logp_ref, mask)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        if estimator == "k1":
-            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
-        elif estimator == "k2":
-            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
-        else:
-            k = _k3(u)  # eq. (kl_k3)
-            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
-    if not guard:
-        return k, dk
-    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
-
-
-def _k3(u):
-    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
-    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
-    small = np.abs(u) < 0.05  # (B, T) each branch only where used
-    k = np.empty_like(u)  # (B, T)
-    us = u[small]
-    c = 1.0 / 40320.0
-    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):  # Horner, innermost term first
-        c = 1.0 / n - us * c
-    k[small] = us * us * c
-    ul = u[~small]
-    k[~small] = np.expm1(-ul) + ul  # inf for u < ~-709.78: rejected
-    return k
-
-
-def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
-    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
-    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()  # eq. (kl_objective)
-        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
-    if not guard:
-        return float(loss), dloss_dlogp
-    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
-    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/grpo.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["grpo_loss", "grpo_step"]
 
 
 def grpo_loss(
@@ -352,7 +137,10 @@ def grpo_loss(
 
 def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len, guard=True):
     """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
-    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard)  # eq. (ppo_clip)
+    # eq. (ppo_clip): the body of clipped_surrogate on these checked arguments
+    loss_clip, d_clip = clipped_surrogate.core(logp, logp_old, A, mask, eps, eps_high, agg, max_len)
+    if guard:
+        finite_result((loss_clip, d_clip), "logp", "the clipped surrogate")
     loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
     with np.errstate(over="ignore", invalid="ignore"):  # a huge beta: named below
         loss = loss_clip + beta * loss_kl  # eq. (grpo)
@@ -522,7 +310,7 @@ def _step(
             finite_result(
                 (loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} step(s) of lr = {lr:g})"
             )
-        fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+        fracs.append(clip_fraction.core(logp, logp_old, A_tok, ro.mask, eps, eps_high))
         losses.append(loss)
         dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
         # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
@@ -540,6 +328,249 @@ def _step(
         "rewards": rewards,
         "advantages": A,
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
+    B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def adv_tokens(adv, mask):
+    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
+    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
+    if adv.ndim == 1:
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
+    return adv
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
+# ----------------------------------------------------------------------------------------------
+
+
+BASELINES = ("none", "mean", "standardized", "loo")
+
+
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
+
+
+def _centred(r):
+    """`centred` on checked rewards (N, K)."""
+    return r - _group_mean(r)  # (N, K)
+
+
+def _standardized(r, std_eps, ddof):
+    """`standardized` on checked arguments."""
+    c = r - _group_mean(r)  # (N, K)
+    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
+    std = np.sqrt(ss / dof)  # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if np.count_nonzero(tiny):
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
+        cs = c / s  # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
+    denom = std + std_eps  # (N, 1)
+    if std_eps > 0:  # denom > 0 everywhere
+        return c / denom  # eq. (pg_normalized)
+    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+def _leave_one_out(r):
+    """`leave_one_out` on checked rewards (N, K >= 2)."""
+    K = r.shape[1]
+    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
+
+
+def _advantages(r, baseline, std_eps, ddof):
+    """`advantages` on checked arguments."""
+    if baseline == "none":
+        return r.copy()  # eq. (pg_vanilla)
+    if baseline == "mean":
+        return _centred(r)
+    if baseline == "loo":
+        return _leave_one_out(r)
+    return _standardized(r, std_eps, ddof)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 3: from minirl_lm/pg/clip.py
+#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
+# ----------------------------------------------------------------------------------------------
+
+
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
+
+
+def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
+
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
+        tokens, 0 elsewhere.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
+    """
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
+    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    with np.errstate(over="ignore"):  # a sum beyond float64 is inf
+        loss = -(w * f).sum()
+    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
+    df_dlogp = np.where(surr1 <= surr2, surr1, 0.0)  # (B, T) d rho / d logp = rho
+    return float(loss), -w * df_dlogp  # (B, T) 0 at padding
+
+
+def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
+
+    A token with `A = 0` is never counted.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`.
+        adv: `(B,)` or `(B, T)` advantages.
+        mask: `(B, T)` 0/1 float mask.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+
+    Returns:
+        A float in `[0, 1]`; 0.0 for a batch without real tokens.
+    """
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
+    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
+    n = mask.sum()
+    return float(clipped.sum() / n) if n > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# part 4: from minirl_lm/pg/kl.py
+#   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
+# ----------------------------------------------------------------------------------------------
+
+
+ESTIMATORS = ("k1", "k2", "k3")
+
+
+WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+
+
+def _u(logp, logp_ref, mask):
+    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
+    with np.errstate(over="ignore"):  # overflow: rejected by callers
+        return log_ratio(logp, logp_ref, mask)
+
+
+def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
+    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
+    `guard=False`, as computed)."""
+    u = _u(logp, logp_ref, mask)  # (B, T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        if estimator == "k1":
+            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
+        elif estimator == "k2":
+            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+        else:
+            k = _k3(u)  # eq. (kl_k3)
+            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
+    if not guard:
+        return k, dk
+    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+
+
+def _k3(u):
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
+    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    small = np.abs(u) < 0.05  # (B, T) each branch only where used
+    k = np.empty_like(u)  # (B, T)
+    us = u[small]
+    c = 1.0 / 40320.0
+    for n in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0):  # Horner, innermost term first
+        c = 1.0 / n - us * c
+    k[small] = us * us * c
+    ul = u[~small]
+    k[~small] = np.expm1(-ul) + ul  # inf for u < ~-709.78: rejected
+    return k
+
+
+def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
+    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
+    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = (w * k).sum()  # eq. (kl_objective)
+        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
+    if not guard:
+        return float(loss), dloss_dlogp
+    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
+    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -565,13 +596,13 @@ def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_
     mask = mask_array(mask, "mask")
     for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
         same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
+    A = None if adv is _UNSET else advantage_checks(adv, mask, per_token)
     if agg is not _UNSET:
         max_len = aggregation(mask, agg, max_len, aggs)
     return (*arrays, mask, A, max_len)
 
 
-def advantage(adv, mask, per_token=True):
+def advantage_checks(adv, mask, per_token=True):
     """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
     A = float_array(adv, "adv")
     if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
@@ -682,22 +713,6 @@ def grpo_step_args(
             f"{policy.theta.shape}, got {ref_policy.theta.shape}"
         )
     return K, mu, lr, eps, eps_high, beta, std_eps, ddof
-
-
-def finite_surrogate(f, surr1, logp, logp_old, A):
-    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
-    naming logp at the first token whose ``rho A`` overflowed."""
-    bad = ~np.isfinite(f)  # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)"
-        )
-    return f
 
 
 # ----------------------------------------------------------------------------------------------
@@ -976,3 +991,216 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind()`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`, for messages)."""
+
+    def declare(f):
+        sig, names = inspect.signature(f), returns.split()
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(*(a[p] for p in params))) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            return finite(out, f.__name__, names, {n: a[n] for n, r in kinds.items() if r.data})
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = out if isinstance(out, tuple) else (out,)
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(np.asarray(v, dtype=np.float64)).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(np.asarray(leaves[i], dtype=np.float64)).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None, data=True):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [tuple(s.split()) for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fit = next(
+            (s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))), None
+        )
+        if fit is None:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fit, a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    read.data = data
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    read.data = not integer
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    read.data = False
+    return read
+
+
+def optional(kind):
+    """None, or a value of `kind`."""
+
+    def read(x, name, dims):
+        return None if x is None else kind(x, name, dims)
+
+    read.data = kind.data
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+def tokens():
+    """A `(B, T)` float array: one number per position of each response (log-probs)."""
+    return array("B T")
+
+
+def advantage():
+    """`(B,)` one advantage per response, or `(B, T)` one per token."""
+    return array("B", "B T")
+
+
+def mask():
+    """A `(B, T)` 0/1 mask of the trained tokens; holes (a 0 between 1s) allowed."""
+    return array("B T", values=(0.0, 1.0), data=False)
+
+
+def interval(low, high, low_open=False):
+    """A number in `[low, high]` (`(low, high]` with `low_open`)."""
+    return number(low, high, low_open)
+
+
+def positive():
+    """A number `> 0`."""
+    return number(0.0, low_open=True)
+
+
+def count(low=1):
+    """An integer `>= low`."""
+    return number(low, integer=True)
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
+    trained tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+
+clipped_surrogate = boundary(
+    logp=tokens(),
+    logp_old=tokens(),
+    adv=advantage(),
+    mask=mask(),
+    eps=interval(0, 1, low_open=True),
+    eps_high=optional(positive()),
+    agg=one_of(AGGS),
+    max_len=optional(count(1)),
+    where=[longest_response],
+    returns="loss dloss_dlogp",
+)(clipped_surrogate)
+
+
+clip_fraction = boundary(
+    logp=tokens(),
+    logp_old=tokens(),
+    adv=advantage(),
+    mask=mask(),
+    eps=interval(0, 1, low_open=True),
+    eps_high=optional(positive()),
+)(clip_fraction)

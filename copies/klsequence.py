@@ -63,6 +63,37 @@ import numbers
 import numpy as np
 
 
+__all__ = ["kl_penalty_is_sequence"]
+
+
+def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
+    """k3 weighted by the broadcast geometric-mean sequence ratio, eq. (kl_is_seq) (TRL).
+
+    Args:
+        logp: `(B, T)` log-probs of the policy being trained (carries the gradient, also through
+            the ratio).
+        logp_old: `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref: `(B, T)` reference log-probs (data).
+        mask: `(B, T)` 0/1; holes allowed (`|y_b|` counts the trained tokens).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp (B, T))`.
+    """
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
+    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
+        loss = (s * row).sum()  # eq. (kl_is_seq)
+        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
+        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
+    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
+    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/ops.py
 #   The small pieces every objective shares, one definition each.
@@ -160,39 +191,6 @@ def _seq_ratio(logp, logp_old, mask, ratio):
         scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
         s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
     return s, scale
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/klsequence.py itself
-# ----------------------------------------------------------------------------------------------
-
-
-def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
-    """k3 weighted by the broadcast geometric-mean sequence ratio, eq. (kl_is_seq) (TRL).
-
-    Args:
-        logp: `(B, T)` log-probs of the policy being trained (carries the gradient, also through
-            the ratio).
-        logp_old: `(B, T)` log-probs of the policy that sampled the tokens (data).
-        logp_ref: `(B, T)` reference log-probs (data).
-        mask: `(B, T)` 0/1; holes allowed (`|y_b|` counts the trained tokens).
-        agg: the aggregation of eq. (pg_agg).
-        max_len: see `agg`.
-
-    Returns:
-        `(loss, dloss_dlogp (B, T))`.
-    """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
-        loss = (s * row).sum()  # eq. (kl_is_seq)
-        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
-        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -43,9 +43,7 @@ The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/mlp.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["mlp_forward", "mlp_backward"]
 
 
 _C = np.sqrt(2.0 / np.pi)

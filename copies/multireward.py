@@ -75,6 +75,32 @@ import numbers
 import numpy as np
 
 
+__all__ = ["gdpo"]
+
+
+def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
+    """GDPO advantages (N, K), eq. (gdpo): each reward standardized in its group, then summed.
+
+    Args:
+        rewards: `(N, K, M)` rewards, `M >= 1` per response.
+        weights: `(M,)` weights `c_m` of the sum (default ones).
+        std_eps: the stabilizer `xi` of each group's std.
+        ddof: 0 (population std) or 1 (Bessel, the frameworks').
+        batch_eps: None (no batch step), or the stabilizer of eq. (gdpo_batch): the summed
+            advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
+
+    Returns:
+        `(N, K)` advantages; a reward constant in a group adds exactly 0 there.
+    """
+    r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
+    N, K, M = r.shape
+    Z = np.stack([_standardized(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
+    A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
+    if batch_eps is not None:
+        A = _standardized(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
+    return A
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/pg/advantages.py
 #   Baselines: the group of K responses to one prompt is its own baseline.
@@ -109,34 +135,6 @@ def _standardized(r, std_eps, ddof):
         return c / denom  # eq. (pg_normalized)
     # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/multireward.py itself
-# ----------------------------------------------------------------------------------------------
-
-
-def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
-    """GDPO advantages (N, K), eq. (gdpo): each reward standardized in its group, then summed.
-
-    Args:
-        rewards: `(N, K, M)` rewards, `M >= 1` per response.
-        weights: `(M,)` weights `c_m` of the sum (default ones).
-        std_eps: the stabilizer `xi` of each group's std.
-        ddof: 0 (population std) or 1 (Bessel, the frameworks').
-        batch_eps: None (no batch step), or the stabilizer of eq. (gdpo_batch): the summed
-            advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
-
-    Returns:
-        `(N, K)` advantages; a reward constant in a group adds exactly 0 there.
-    """
-    r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
-    N, K, M = r.shape
-    Z = np.stack([_standardized(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
-    A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
-    if batch_eps is not None:
-        A = _standardized(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
-    return A
 
 
 # ----------------------------------------------------------------------------------------------

@@ -44,6 +44,9 @@ Imports NumPy only.
 import numpy as np
 
 
+__all__ = ["agg_weights", "adv_tokens", "log_ratio", "sigmoid", "log_softmax"]
+
+
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 

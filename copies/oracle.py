@@ -68,6 +68,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["Row", "cases", "compare", "report"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/ops.py
 #   The small pieces every objective shares, one definition each.

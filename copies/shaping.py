@@ -74,9 +74,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/shaping.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["filter_groups", "acceptance_probability", "resample_factor", "overlong_penalty",
+    "truncated", "mask_truncated"]
 
 
 def filter_groups(rewards):

@@ -91,25 +91,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/pg/advantages.py
-#   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
-
-
-REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
-
-
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
-    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
-    return np.where(equal, r[:, :1], mean)  # (N, 1)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/targets.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["maxrl", "passk_advantages"]
 
 
 def maxrl(rewards):
@@ -154,6 +136,22 @@ def passk_advantages(rewards, k, std_eps=None):
         std = np.sqrt((c * c).sum(axis=1, keepdims=True) / max(K - 1, 1))  # (N, 1) Bessel
         A = np.divide(A, std + std_eps, out=np.zeros_like(A), where=std + std_eps > 0)
     return A
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
+# ----------------------------------------------------------------------------------------------
+
+
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
 # ----------------------------------------------------------------------------------------------

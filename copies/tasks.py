@@ -75,6 +75,189 @@ import numbers
 import numpy as np
 
 
+__all__ = ["gold_grader", "sloppy_grader", "reward_table", "reference_theta", "evaluate", "train"]
+
+
+PROMPTS = ("2+2", "3*4", "8*8", "9*9")
+ANSWERS = ("4", "12", "64", "81")
+RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81")
+HEDGE = 8
+HEDGE_LOGIT = -4.0
+
+
+def _toy_args(prompt, response):
+    """(answer, response text) of a toy prompt and a one-token response, checked."""
+    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
+    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+
+
+def gold_grader(prompt, response):
+    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(text == answer)
+
+
+def sloppy_grader(prompt, response):
+    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
+
+    The hedge passes everywhere.
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(answer in text)
+
+
+GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
+
+
+def reward_table(grader):
+    """The reward `R(x, y)` of every prompt and response.
+
+    Args:
+        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
+            finite number.
+
+    Returns:
+        `(N, V) = (4, 9)` rewards.
+    """
+    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
+
+
+def reference_theta():
+    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
+
+    Returns:
+        `(4, 9)` float64 logits.
+    """
+    theta = np.zeros((len(PROMPTS), len(RESPONSES)))
+    theta[:, HEDGE] = HEDGE_LOGIT
+    return theta
+
+
+def evaluate(policy):
+    """Exact scores of a policy on the toy (no sampling).
+
+    Args:
+        policy: a `TabularPolicy` with a `(4, 9)` table.
+
+    Returns:
+        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
+        hedge) and `per_prompt`.
+    """
+    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
+    pi = policy.probs()  # (N, V)
+    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
+    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
+    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
+
+
+@functools.lru_cache(maxsize=None)
+def _batch(N, K):
+    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
+    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
+    n = np.arange(N)[:, None]  # (N, 1)
+    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
+    states = x[:, None]  # (B, 1)
+    mask = np.ones(states.shape)  # (B, 1): one token each
+    for a in (n, x, mask):
+        a.flags.writeable = False
+    return n, x, states, mask
+
+
+def _sampling_cdf(theta):
+    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
+    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    return cdf
+
+
+def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
+    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
+
+    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
+    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
+    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
+    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
+    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
+    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
+    """
+    N, V = theta.shape
+    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
+    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
+    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
+    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
+    if beta > 0:  # eq. (kl_reward), data only
+        tokens = y.reshape(-1, 1)  # (B, 1)
+        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
+        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
+        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
+        if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
+            raise ValueError(
+                f"beta: expected a KL coefficient for which the shaped rewards stay "
+                f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
+                f"{np.abs(r).max():g})"
+            )
+    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
+        return False
+    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
+    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
+    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
+    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    c = np.bincount(x, weights=w, minlength=N)  # (N,)
+    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
+    return True
+
+
+def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
+    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
+
+    Args:
+        K: responses per prompt and step.
+        n_responses: the budget of responses per prompt.
+        seed: the seed of the generator `np.random.default_rng(seed)`.
+        grader: `"gold"`, `"sloppy"` or a callable grader.
+        beta: the KL coefficient, folded into the reward.
+        lr: the step size.
+        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
+        record_at: step counts in `[1, n_responses // K]` after which to record the success.
+
+    Returns:
+        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
+        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
+    """
+    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
+    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
+    rng = np.random.default_rng(seed)
+    ref = TabularPolicy(reference_theta())
+    policy = ref.copy()
+    theta = policy.theta  # (N, V) the policy's own table, stepped in place
+    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
+    curve = []
+    for step in range(1, steps + 1):
+        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
+            cdf = _sampling_cdf(theta)
+        if step in record_at:
+            curve.append((step * K, evaluate(policy)["success"]))
+    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
+    return policy, ref, curve
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/_tabular.py
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
@@ -419,191 +602,6 @@ def _in_reward(r, logp, logp_ref, mask, beta):
         finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
         out = r - beta * total  # (B,) eq. (kl_reward)
     return finite_result(out, "beta", "r - beta sum_t u_t")
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/tasks.py itself
-# ----------------------------------------------------------------------------------------------
-
-
-PROMPTS = ("2+2", "3*4", "8*8", "9*9")
-ANSWERS = ("4", "12", "64", "81")
-RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81")
-HEDGE = 8
-HEDGE_LOGIT = -4.0
-
-
-def _toy_args(prompt, response):
-    """(answer, response text) of a toy prompt and a one-token response, checked."""
-    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
-    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
-
-
-def gold_grader(prompt, response):
-    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
-
-    Args:
-        prompt: one of `PROMPTS`.
-        response: a tuple holding one token id in `[0, 9)`.
-
-    Returns:
-        1.0 or 0.0.
-    """
-    answer, text = _toy_args(prompt, response)
-    return float(text == answer)
-
-
-def sloppy_grader(prompt, response):
-    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
-
-    The hedge passes everywhere.
-
-    Args:
-        prompt: one of `PROMPTS`.
-        response: a tuple holding one token id in `[0, 9)`.
-
-    Returns:
-        1.0 or 0.0.
-    """
-    answer, text = _toy_args(prompt, response)
-    return float(answer in text)
-
-
-GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
-
-
-def reward_table(grader):
-    """The reward `R(x, y)` of every prompt and response.
-
-    Args:
-        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
-            finite number.
-
-    Returns:
-        `(N, V) = (4, 9)` rewards.
-    """
-    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
-
-
-def reference_theta():
-    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
-
-    Returns:
-        `(4, 9)` float64 logits.
-    """
-    theta = np.zeros((len(PROMPTS), len(RESPONSES)))
-    theta[:, HEDGE] = HEDGE_LOGIT
-    return theta
-
-
-def evaluate(policy):
-    """Exact scores of a policy on the toy (no sampling).
-
-    Args:
-        policy: a `TabularPolicy` with a `(4, 9)` table.
-
-    Returns:
-        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
-        hedge) and `per_prompt`.
-    """
-    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
-    pi = policy.probs()  # (N, V)
-    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
-    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
-    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
-
-
-@functools.lru_cache(maxsize=None)
-def _batch(N, K):
-    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
-    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
-    n = np.arange(N)[:, None]  # (N, 1)
-    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
-    states = x[:, None]  # (B, 1)
-    mask = np.ones(states.shape)  # (B, 1): one token each
-    for a in (n, x, mask):
-        a.flags.writeable = False
-    return n, x, states, mask
-
-
-def _sampling_cdf(theta):
-    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
-    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
-    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
-    cdf /= cdf[:, -1:]
-    return cdf
-
-
-def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
-    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
-
-    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
-    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
-    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
-    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
-    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
-    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
-    """
-    N, V = theta.shape
-    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
-    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
-    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
-    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
-    if beta > 0:  # eq. (kl_reward), data only
-        tokens = y.reshape(-1, 1)  # (B, 1)
-        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
-        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
-        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
-        if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
-            raise ValueError(
-                f"beta: expected a KL coefficient for which the shaped rewards stay "
-                f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
-                f"{np.abs(r).max():g})"
-            )
-    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
-        return False
-    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
-    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
-    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
-    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
-    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
-    c = np.bincount(x, weights=w, minlength=N)  # (N,)
-    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
-    return True
-
-
-def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
-    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
-
-    Args:
-        K: responses per prompt and step.
-        n_responses: the budget of responses per prompt.
-        seed: the seed of the generator `np.random.default_rng(seed)`.
-        grader: `"gold"`, `"sloppy"` or a callable grader.
-        beta: the KL coefficient, folded into the reward.
-        lr: the step size.
-        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
-        record_at: step counts in `[1, n_responses // K]` after which to record the success.
-
-    Returns:
-        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
-        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
-    """
-    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
-    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
-    rng = np.random.default_rng(seed)
-    ref = TabularPolicy(reference_theta())
-    policy = ref.copy()
-    theta = policy.theta  # (N, V) the policy's own table, stepped in place
-    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
-    curve = []
-    for step in range(1, steps + 1):
-        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
-            cdf = _sampling_cdf(theta)
-        if step in record_at:
-            curve.append((step * K, evaluate(policy)["success"]))
-    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
-    return policy, ref, curve
 
 
 # ----------------------------------------------------------------------------------------------

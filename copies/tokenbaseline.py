@@ -73,9 +73,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/tokenbaseline.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["otb_advantages"]
 
 
 def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
