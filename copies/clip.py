@@ -218,11 +218,11 @@ def log_ratio(logp, logp_other, mask):
 
 
 def boundary(where=(), returns="", **kinds):
-    """Declare the kinds of a function's arguments (`name=kind()`), the relations between them
-    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`, for messages)."""
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
 
     def declare(f):
-        sig, names = inspect.signature(f), returns.split()
+        sig = inspect.signature(f)
         rules = [(r, list(inspect.signature(r).parameters)) for r in where]
 
         @functools.wraps(f)
@@ -233,11 +233,13 @@ def boundary(where=(), returns="", **kinds):
             for name, read in kinds.items():
                 a[name] = read(a[name], name, dims)
             for rule, params in rules:
-                if (msg := rule(*(a[p] for p in params))) is not None:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
                     raise ValueError(msg)
             with np.errstate(all="ignore"):
                 out = f(*bound.args, **bound.kwargs)
-            return finite(out, f.__name__, names, {n: a[n] for n, r in kinds.items() if r.data})
+            if returns is None:
+                return out
+            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
 
         checked.core = f
         return checked
@@ -248,12 +250,12 @@ def boundary(where=(), returns="", **kinds):
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
-    leaves = out if isinstance(out, tuple) else (out,)
-    bad = [i for i, v in enumerate(leaves) if not np.isfinite(np.asarray(v, dtype=np.float64)).all()]
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
     what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
-    kind = "NaN" if any(np.isnan(np.asarray(leaves[i], dtype=np.float64)).any() for i in bad) else "inf"
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
     given = ", ".join(
         f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
         for n, v in inputs.items()
@@ -262,11 +264,22 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
+def _kind(data):
+    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
+
+    def mark(read):
+        read.data = data
+        return read
+
+    return mark
+
+
 def array(*shapes, values=None, data=True):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
-    shapes = [tuple(s.split()) for s in shapes]
+    shapes = [s.split() for s in shapes]
 
+    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -275,17 +288,15 @@ def array(*shapes, values=None, data=True):
         if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
             raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
         a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
-        fit = next(
-            (s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))), None
-        )
-        if fit is None:
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
             want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
             raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
         if 0 in a.shape:
             raise ValueError(
                 f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-        dims.update(zip(fit, a.shape))
+        dims.update(zip(fits[0], a.shape))
         if np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
         if np.isinf(a).any():
@@ -297,7 +308,6 @@ def array(*shapes, values=None, data=True):
             raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
         return a
 
-    read.data = data
     return read
 
 
@@ -307,6 +317,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
+    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -320,13 +331,13 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 
-    read.data = not integer
     return read
 
 
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
+    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -336,18 +347,12 @@ def one_of(options):
             raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
         return x
 
-    read.data = False
     return read
 
 
-def optional(kind):
-    """None, or a value of `kind`."""
-
-    def read(x, name, dims):
-        return None if x is None else kind(x, name, dims)
-
-    read.data = kind.data
-    return read
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
 
 
 def _show(x):
@@ -358,34 +363,22 @@ def _show(x):
     )
 
 
-def tokens():
-    """A `(B, T)` float array: one number per position of each response (log-probs)."""
-    return array("B T")
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def advantage():
-    """`(B,)` one advantage per response, or `(B, T)` one per token."""
-    return array("B", "B T")
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
 
 
-def mask():
-    """A `(B, T)` 0/1 mask of the trained tokens; holes (a 0 between 1s) allowed."""
-    return array("B T", values=(0.0, 1.0), data=False)
+MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
 
 
-def interval(low, high, low_open=False):
-    """A number in `[low, high]` (`(low, high]` with `low_open`)."""
-    return number(low, high, low_open)
+EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
 
 
-def positive():
-    """A number `> 0`."""
-    return number(0.0, low_open=True)
+POSITIVE = number(0.0, low_open=True)
 
 
-def count(low=1):
-    """An integer `>= low`."""
-    return number(low, integer=True)
+MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
@@ -401,24 +394,19 @@ def longest_response(mask, agg, max_len):
 
 
 clipped_surrogate = boundary(
-    logp=tokens(),
-    logp_old=tokens(),
-    adv=advantage(),
-    mask=mask(),
-    eps=interval(0, 1, low_open=True),
-    eps_high=optional(positive()),
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    eps=EPS,
+    eps_high=optional(POSITIVE),
     agg=one_of(AGGS),
-    max_len=optional(count(1)),
+    max_len=MAX_LEN,
     where=[longest_response],
     returns="loss dloss_dlogp",
 )(clipped_surrogate)
 
 
 clip_fraction = boundary(
-    logp=tokens(),
-    logp_old=tokens(),
-    adv=advantage(),
-    mask=mask(),
-    eps=interval(0, 1, low_open=True),
-    eps_high=optional(positive()),
+    logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=optional(POSITIVE)
 )(clip_fraction)

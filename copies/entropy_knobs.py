@@ -455,7 +455,7 @@ def logit_table(theta, name="theta"):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 
@@ -699,61 +699,3 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
-
-
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
-# ----------------------------------------------------------------------------------------------
-
-
-def array(*shapes, values=None, data=True):
-    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
-    entries finite (and among `values` if given)."""
-    shapes = [tuple(s.split()) for s in shapes]
-
-    def read(x, name, dims):
-        try:
-            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
-        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
-            a = None
-        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
-            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
-        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
-        fit = next(
-            (s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))), None
-        )
-        if fit is None:
-            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
-            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
-        if 0 in a.shape:
-            raise ValueError(
-                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
-            )
-        dims.update(zip(fit, a.shape))
-        if np.isnan(a).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if np.isinf(a).any():
-            raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
-            )
-        if values is not None and not np.isin(a, values).all():
-            want = " and ".join(f"{v:g}" for v in values)
-            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
-        return a
-
-    read.data = data
-    return read
-
-
-def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
-
-
-def mask():
-    """A `(B, T)` 0/1 mask of the trained tokens; holes (a 0 between 1s) allowed."""
-    return array("B T", values=(0.0, 1.0), data=False)

@@ -160,7 +160,7 @@ def mask_truncated(tokens, mask, eos):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

@@ -156,7 +156,7 @@ def _group_mean(r):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

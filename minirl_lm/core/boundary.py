@@ -1,34 +1,33 @@
 """The declared boundary: a public function states its arguments' contracts beside its signature,
 and this one engine applies them. The function's body is then the math alone.
 
-    @boundary(logp=tokens(), adv=advantage(), mask=mask(), agg=one_of(AGGS),
-              max_len=optional(count(1)), where=[longest_response], returns="loss dloss_dlogp")
+    @boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN,
+              where=[longest_response], returns="loss dloss_dlogp")
     def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
         ...  # every argument is what its kind says: a (B, T) float64 array, a 0/1 mask, ...
 
 A call of the decorated function, in order:
 
 1. binds the arguments by keyword (the signature is read once, when the function is declared);
-2. reads each declared argument with its kind, in the order of the declaration. A kind takes the
-   valid forms (a list, ints, bools become a float64 array; always a fresh copy, so nothing the
-   caller passed is changed) and raises a TypeError (the wrong kind of object) or a ValueError
-   (the wrong shape or value) whose message starts with the argument's name, says what was
+2. reads each declared argument with its kind, in the order of the declaration: a valid form
+   comes back as what the body needs (an array always as a fresh float64 copy, so nothing the
+   caller passed is changed); anything else is a TypeError (the wrong kind of object) or a
+   ValueError (the wrong shape or value) starting with the argument's name, saying what was
    expected and what came: `logp_old: expected shape (2, 3), got (2, 4)`;
-3. shapes are letters: `tokens()` is `(B, T)`, `advantage()` `(B,)` or `(B, T)`. The first
-   argument that uses a letter fixes its length (>= 1), every later one must match it: the
-   relations between the arguments' shapes are declared, not coded;
-4. checks each relation of `where=`: a small named function of some arguments (by their names)
-   that returns None when it holds, else the message, starting with the argument it blames;
-5. runs the body under `np.errstate(all="ignore")` (an overflow is never a warning here);
-6. checks the result once. Every input is finite (the kinds saw to it), so a non-finite result
-   is an overflow of the computation: one ValueError starting with the function's name, saying
-   which result (`returns=` names them) came out inf or NaN and the range of every numeric
-   input that entered it. The engine does not guess which argument to blame.
+3. shapes are letters: `TOKENS` is `(B, T)`, `ADVANTAGE` `(B,)` or `(B, T)`. The first argument
+   that uses a letter fixes its length (>= 1), every later one must match it;
+4. checks each relation of `where=`: a function of some arguments (by their names; a parameter
+   the function lacks takes the relation's default) returning None when it holds, else the
+   message, starting with the argument it blames;
+5. runs the body under `np.errstate(all="ignore")`;
+6. checks the result once (unless `returns=None`: a body that commits state checks before it
+   commits). Every input is finite, so a non-finite result is an overflow: one ValueError
+   starting with the function's name, naming the results (`returns=`) that came out inf or NaN
+   and the range of every numeric input. The engine does not guess which argument to blame.
 
-The body without the boundary is `f.core`, for a caller whose arguments are already read (no
-argument is read twice). A kind is a function `read(value, name, dims) -> value` with a
-`data` flag (True: its value is listed in an overflow's message); a new kind is one more
-small function. This file needs NumPy only.
+`f.core` is the body without the boundary, for a caller whose arguments are already read. A
+kind is a function `read(value, name, dims) -> value` with a `data` flag (True: its value is
+listed in an overflow's message). This file needs NumPy only.
 """
 
 import functools
@@ -39,11 +38,11 @@ import numpy as np
 
 
 def boundary(where=(), returns="", **kinds):
-    """Declare the kinds of a function's arguments (`name=kind()`), the relations between them
-    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`, for messages)."""
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
 
     def declare(f):
-        sig, names = inspect.signature(f), returns.split()
+        sig = inspect.signature(f)
         rules = [(r, list(inspect.signature(r).parameters)) for r in where]
 
         @functools.wraps(f)
@@ -54,11 +53,13 @@ def boundary(where=(), returns="", **kinds):
             for name, read in kinds.items():
                 a[name] = read(a[name], name, dims)
             for rule, params in rules:
-                if (msg := rule(*(a[p] for p in params))) is not None:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
                     raise ValueError(msg)
             with np.errstate(all="ignore"):
                 out = f(*bound.args, **bound.kwargs)
-            return finite(out, f.__name__, names, {n: a[n] for n, r in kinds.items() if r.data})
+            if returns is None:
+                return out
+            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
 
         checked.core = f
         return checked
@@ -69,12 +70,12 @@ def boundary(where=(), returns="", **kinds):
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
-    leaves = out if isinstance(out, tuple) else (out,)
-    bad = [i for i, v in enumerate(leaves) if not np.isfinite(np.asarray(v, dtype=np.float64)).all()]
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
     what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
-    kind = "NaN" if any(np.isnan(np.asarray(leaves[i], dtype=np.float64)).any() for i in bad) else "inf"
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
     given = ", ".join(
         f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
         for n, v in inputs.items()
@@ -83,14 +84,25 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-# ---- kinds ------------------------------------------------------------------------------------
+def _kind(data):
+    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
+
+    def mark(read):
+        read.data = data
+        return read
+
+    return mark
+
+
+# ---- the kinds --------------------------------------------------------------------------------
 
 
 def array(*shapes, values=None, data=True):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
-    shapes = [tuple(s.split()) for s in shapes]
+    shapes = [s.split() for s in shapes]
 
+    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -99,17 +111,15 @@ def array(*shapes, values=None, data=True):
         if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
             raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
         a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
-        fit = next(
-            (s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))), None
-        )
-        if fit is None:
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
             want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
             raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
         if 0 in a.shape:
             raise ValueError(
                 f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-        dims.update(zip(fit, a.shape))
+        dims.update(zip(fits[0], a.shape))
         if np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
         if np.isinf(a).any():
@@ -121,7 +131,6 @@ def array(*shapes, values=None, data=True):
             raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
         return a
 
-    read.data = data
     return read
 
 
@@ -131,6 +140,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
+    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -144,13 +154,13 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 
-    read.data = not integer
     return read
 
 
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
+    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -160,18 +170,64 @@ def one_of(options):
             raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
         return x
 
-    read.data = False
     return read
 
 
-def optional(kind):
-    """None, or a value of `kind`."""
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
 
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    @_kind(False)
     def read(x, name, dims):
-        return None if x is None else kind(x, name, dims)
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
 
-    read.data = kind.data
     return read
+
+
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
+
+    @_kind(False)
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
+
+
+@_kind(False)
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
+        )
+    return rng
 
 
 def _show(x):
@@ -184,35 +240,14 @@ def _show(x):
 
 # ---- the library's kinds and relations, by what they mean -----------------------------------
 
-
-def tokens():
-    """A `(B, T)` float array: one number per position of each response (log-probs)."""
-    return array("B T")
-
-
-def advantage():
-    """`(B,)` one advantage per response, or `(B, T)` one per token."""
-    return array("B", "B T")
-
-
-def mask():
-    """A `(B, T)` 0/1 mask of the trained tokens; holes (a 0 between 1s) allowed."""
-    return array("B T", values=(0.0, 1.0), data=False)
-
-
-def interval(low, high, low_open=False):
-    """A number in `[low, high]` (`(low, high]` with `low_open`)."""
-    return number(low, high, low_open)
-
-
-def positive():
-    """A number `> 0`."""
-    return number(0.0, low_open=True)
-
-
-def count(low=1):
-    """An integer `>= low`."""
-    return number(low, integer=True)
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
 
 
 def longest_response(mask, agg, max_len):

@@ -63,16 +63,16 @@ agg               as in reinforce.py
 import numpy as np
 
 from minirl_lm.core.boundary import (
-    advantage,
+    ADVANTAGE,
+    EPS,
+    MASK,
+    MAX_LEN,
+    POSITIVE,
+    TOKENS,
     boundary,
-    count,
-    interval,
     longest_response,
-    mask,
     one_of,
     optional,
-    positive,
-    tokens,
 )
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
 
@@ -91,14 +91,14 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
 
 
 @boundary(
-    logp=tokens(),
-    logp_old=tokens(),
-    adv=advantage(),
-    mask=mask(),
-    eps=interval(0, 1, low_open=True),
-    eps_high=optional(positive()),
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    eps=EPS,
+    eps_high=optional(POSITIVE),
     agg=one_of(AGGS),
-    max_len=optional(count(1)),
+    max_len=MAX_LEN,
     where=[longest_response],
     returns="loss dloss_dlogp",
 )
@@ -135,14 +135,7 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     return float(loss), -w * df_dlogp  # (B, T) 0 at padding
 
 
-@boundary(
-    logp=tokens(),
-    logp_old=tokens(),
-    adv=advantage(),
-    mask=mask(),
-    eps=interval(0, 1, low_open=True),
-    eps_high=optional(positive()),
-)
+@boundary(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=optional(POSITIVE))
 def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
 

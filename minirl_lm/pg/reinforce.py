@@ -57,23 +57,13 @@ agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; tim
 ```
 """
 
-from minirl_lm.core.boundary import (
-    advantage,
-    array,
-    boundary,
-    count,
-    longest_response,
-    mask,
-    one_of,
-    optional,
-    tokens,
-)
+from minirl_lm.core.boundary import ADVANTAGE, MASK, MAX_LEN, TOKENS, array, boundary, longest_response, one_of
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
 
 __all__ = ["AGGS", "token_weights", "reinforce_loss", "sequence_reinforce_loss"]
 
 
-@boundary(mask=mask(), agg=one_of(AGGS), max_len=optional(count(1)), where=[longest_response])
+@boundary(mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])
 def token_weights(mask, agg="token_mean", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
 
@@ -107,11 +97,11 @@ def token_weights(mask, agg="token_mean", max_len=None):
 
 
 @boundary(
-    logp=tokens(),
-    adv=advantage(),
-    mask=mask(),
+    logp=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
     agg=one_of(AGGS),
-    max_len=optional(count(1)),
+    max_len=MAX_LEN,
     where=[longest_response],
     returns="loss dloss_dlogp",
 )

@@ -214,7 +214,7 @@ def test_grpo_copy_holds_its_own_code_then_its_parts_in_the_order_it_imports_the
     heads = re.findall(
         r"^# (part \d+|input checks|the declared boundary): from minirl_lm/\w+/(\w+)\.py", text, re.M
     )
-    assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "checks", "validate", "checks", "boundary"]
+    assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "boundary"]  # no bundle: the engine alone
     assert text.index("\ndef grpo_loss(") < text.index("# part 1: from")  # the file's own code first
 
 
@@ -224,7 +224,8 @@ def test_clip_copy_ends_with_the_engine_and_the_declarations():
     assert text.index("\ndef clipped_surrogate(") < text.index("# part 1: from minirl_lm/core/ops.py") < engine
     assert "@boundary" not in text and text.index("\nclipped_surrogate = boundary(") > engine
     assert '__all__ = ["clipped_surrogate", "clip_fraction"]' in text
-    assert "\ndef count(" in text and "\ndef number(" in text and "\ndef finite(" in text
+    assert "\ndef number(" in text and "\ndef finite(" in text and "\nMAX_LEN = " in text
+    assert "\ndef has(" not in text and "\ndef generator(" not in text  # only the kinds it uses
     assert "def float_array(" not in text  # no bundle of core/checks.py: the engine alone
 
 

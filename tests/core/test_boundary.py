@@ -7,19 +7,24 @@ import numpy as np
 import pytest
 
 from minirl_lm.core.boundary import (
-    advantage,
+    ADVANTAGE,
+    DDOF,
+    EPS,
+    MASK,
+    MAX_LEN,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
     array,
     boundary,
-    count,
     finite,
-    interval,
+    function,
+    generator,
+    has,
     longest_response,
-    mask,
     number,
     one_of,
     optional,
-    positive,
-    tokens,
 )
 
 
@@ -32,13 +37,13 @@ def _msg(exc, call):
 
 
 @boundary(
-    x=tokens(),
-    adv=advantage(),
-    m=mask(),
-    eps=interval(0, 1, low_open=True),
-    c=optional(positive()),
+    x=TOKENS,
+    adv=ADVANTAGE,
+    m=MASK,
+    eps=EPS,
+    c=optional(POSITIVE),
     how=one_of(("sum", "mean")),
-    n=optional(count(1)),
+    n=MAX_LEN,
     returns="total grad",
 )
 def toy(x, adv, m, eps=0.5, c=None, how="sum", n=None):
@@ -54,7 +59,7 @@ X, M = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1, 1, 0], [1, 0, 0]]
 def test_arguments_are_bound_by_keyword_and_coerced_to_fresh_float64_arrays():
     seen = {}
 
-    @boundary(x=tokens(), m=mask())
+    @boundary(x=TOKENS, m=MASK)
     def spy(x, m):
         seen.update(x=x, m=m)
         x[...] = 0.0  # the body may write into what it got: a copy
@@ -75,7 +80,7 @@ def test_shape_letters_bind_across_arguments():
     assert _msg(ValueError, lambda: toy(X, [1.0, 2.0], [[1, 1]])) == "m: expected shape (2, 3), got (1, 2)"
     assert _msg(ValueError, lambda: toy(X, [1.0, 2.0, 3.0], M)) == "adv: expected shape (2,) or (2, 3), got (3,)"
     assert _msg(ValueError, lambda: toy([1.0], [1.0], [[1]])) == "x: expected shape (B, T), got (1,)"
-    assert toy(X, np.ones((2, 3)), M)[1].shape == (2, 3)  # the second form of advantage()
+    assert toy(X, np.ones((2, 3)), M)[1].shape == (2, 3)  # the second form of ADVANTAGE
     # a letter's first length must be >= 1
     assert _msg(ValueError, lambda: toy(np.zeros((0, 3)), [], M)).startswith(
         "x: expected a non-empty array (every axis of length >= 1), got shape (0, 3)"
@@ -118,11 +123,41 @@ def test_kinds_read_alone():
     assert one_of((1, 2))(2, "k", dims) == 2
     with pytest.raises(ValueError, match="^k: expected one of"):
         one_of((1, 2))(True, "k", dims)  # True == 1 must not pick option 1
-    assert optional(count())(None, "n", dims) is None and count(2)(3, "n", dims) == 3
-    assert interval(0, 1)(0, "p", dims) == 0.0 and positive()(1e-300, "c", dims) == 1e-300
-    assert mask()([[1, 0]], "m", dims).tolist() == [[1.0, 0.0]] and dims == {"B": 1, "T": 2}
-    assert tokens()([[3, 4]], "x", dims).shape == advantage()([[1, 1]], "a", dims).shape == (1, 2)
-    assert mask().data is False and tokens().data and not count().data and positive().data
+    assert MAX_LEN(None, "n", dims) is None and number(2, integer=True)(3, "n", dims) == 3
+    assert NONNEGATIVE(0, "p", dims) == 0.0 and POSITIVE(1e-300, "c", dims) == 1e-300
+    assert DDOF(1, "ddof", dims) == 1 and _msg(ValueError, lambda: DDOF(2, "ddof", {})) == (
+        "ddof: expected an integer >= 0 and <= 1, got 2"
+    )
+    assert MASK([[1, 0]], "m", dims).tolist() == [[1.0, 0.0]] and dims == {"B": 1, "T": 2}
+    assert TOKENS([[3, 4]], "x", dims).shape == ADVANTAGE([[1, 1]], "a", dims).shape == (1, 2)
+    assert MASK.data is False and TOKENS.data and not MAX_LEN.data and POSITIVE.data and EPS.data
+
+
+def test_objects_are_read_by_what_the_body_uses_of_them():
+    class Policy:
+        theta = np.zeros((1, 2))
+
+        def logp(self):
+            return 0.0
+
+    dims, pol = {}, Policy()
+    assert has("a policy", "logp()", "theta")(pol, "policy", dims) is pol
+    assert _msg(TypeError, lambda: has("a policy", "logp()", "copy()", "theta")(3, "p", dims)) == (
+        "p: expected a policy (with logp(), copy(), theta), got int without logp, copy, theta"
+    )
+    pol.copy = 1  # an attribute that is not callable is not a method
+    assert _msg(TypeError, lambda: has("a policy", "copy()")(pol, "p", dims)).endswith("without copy")
+    grader = function("grader(prompt, response)", 2)
+    assert grader(max, "g", dims) is max  # a builtin without a signature is taken at its word
+    assert _msg(TypeError, lambda: grader(lambda x: x, "g", dims)) == (
+        "g: expected a callable grader(prompt, response) taking 2 positional arguments, got one with signature (x)"
+    )
+    assert _msg(TypeError, lambda: grader(int, "g", dims)).startswith("g: expected a callable grader(prompt, ")
+    rng = np.random.default_rng(0)
+    assert generator(rng, "rng", dims) is rng and not generator.data
+    assert _msg(TypeError, lambda: generator(0, "rng", dims)) == (
+        "rng: expected a numpy.random.Generator (np.random.default_rng(seed)), got int 0"
+    )
 
 
 def test_relations_are_named_predicates():
@@ -133,14 +168,19 @@ def test_relations_are_named_predicates():
         longest_response(m, "constant", 1) == "max_len: expected >= the longest response (2 trained tokens), got 1"
     )
 
-    @boundary(
-        mask=mask(), agg=one_of(("constant", "seq_sum")), max_len=optional(count()), where=[longest_response]
-    )
+    @boundary(mask=MASK, agg=one_of(("constant", "seq_sum")), max_len=MAX_LEN, where=[longest_response])
     def w(mask, agg, max_len=None):
         return mask
 
     assert np.array_equal(w(m, "constant", 2), m)
     assert _msg(ValueError, lambda: w(m, "constant", 1)).startswith("max_len: expected >= the longest response")
+
+    # a relation's parameter the function lacks takes the relation's default
+    def pairs(x, at_least=2):
+        return None if x.shape[1] >= at_least else f"x: expected >= {at_least} columns, got {x.shape[1]}"
+
+    one = boundary(x=array("N K"), where=[pairs])(lambda x: 0.0)
+    assert one([[1.0, 2.0]]) == 0.0 and _msg(ValueError, lambda: one([[1.0]])) == "x: expected >= 2 columns, got 1"
 
 
 def test_an_overflow_is_one_error_naming_the_function_and_the_inputs():
@@ -152,6 +192,11 @@ def test_an_overflow_is_one_error_naming_the_function_and_the_inputs():
     )  # the gradient A m is finite; the mask (0/1, not data), the options and c=None are not listed
     msg = _msg(ValueError, lambda: toy([[1e308, -1e308, 0], [0, 0, 0]], [1e308, 1.0], M))
     assert msg.startswith("toy: expected a finite total, got NaN (beyond float64)")  # inf - inf
+
+
+def test_a_body_that_checks_its_own_result_declares_returns_none():
+    stepped = boundary(x=TOKENS, returns=None)(lambda x: {"x": x * np.inf})
+    assert np.isinf(stepped([[1.0]])["x"]).all()  # not read: the body checks what it commits
 
 
 def test_finite_passes_finite_results_through_and_numbers_unnamed_results():
