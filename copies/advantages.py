@@ -679,7 +679,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -704,22 +705,11 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -757,7 +747,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -777,7 +766,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)

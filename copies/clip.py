@@ -95,7 +95,7 @@ import numbers
 import numpy as np
 
 
-__all__ = ["clipped_surrogate", "clip_fraction"]
+__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -239,7 +239,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -264,22 +265,11 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -317,7 +307,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -337,7 +326,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -352,7 +340,7 @@ def one_of(options):
 
 def optional(of):
     """None, or a value of the kind `of`."""
-    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
 def _show(x):
@@ -369,16 +357,19 @@ TOKENS = array("B T")  # one number per position of each response (log-probs)
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
 
 
-MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
 
 
-POSITIVE = number(0.0, low_open=True)
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 
 
-MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+COUNT = number(1, integer=True)  # an integer >= 1
+
+
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
@@ -393,20 +384,12 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-clipped_surrogate = boundary(
-    logp=TOKENS,
-    logp_old=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    eps=EPS,
-    eps_high=optional(POSITIVE),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)(clipped_surrogate)
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
 
 
-clip_fraction = boundary(
-    logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=optional(POSITIVE)
-)(clip_fraction)
+clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)
+
+
+clip_fraction = boundary(**CLIP)(clip_fraction)

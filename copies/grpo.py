@@ -629,7 +629,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -654,22 +655,11 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -707,7 +697,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -727,7 +716,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -742,7 +730,7 @@ def one_of(options):
 
 def optional(of):
     """None, or a value of the kind `of`."""
-    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
 def has(what, *members):
@@ -752,7 +740,6 @@ def has(what, *members):
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
 
-    @_kind(False)
     def read(x, name, dims):
         if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
             raise TypeError(
@@ -767,7 +754,6 @@ def has(what, *members):
 def function(call, nargs):
     """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
 
-    @_kind(False)
     def read(f, name, dims):
         if not callable(f) or isinstance(f, type):
             raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
@@ -787,7 +773,6 @@ def function(call, nargs):
     return read
 
 
-@_kind(False)
 def generator(rng, name, dims):
     """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
@@ -811,10 +796,13 @@ TOKENS = array("B T")  # one number per position of each response (log-probs)
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
 
 
-MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+
+
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 
 
 POSITIVE = number(0.0, low_open=True)
@@ -823,7 +811,10 @@ POSITIVE = number(0.0, low_open=True)
 NONNEGATIVE = number(0.0)
 
 
-MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+COUNT = number(1, integer=True)  # an integer >= 1
+
+
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
@@ -841,20 +832,17 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
+
+ESTIMATOR = one_of(ESTIMATORS)
+
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
+
+
 grpo_loss = boundary(
-    logp=TOKENS,
-    logp_old=TOKENS,
-    logp_ref=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    eps=EPS,
-    eps_high=optional(POSITIVE),
-    beta=NONNEGATIVE,
-    kl_estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
+    **CLIP, logp_ref=TOKENS, beta=NONNEGATIVE, kl_estimator=ESTIMATOR, **AGGREGATION, returns="loss dloss_dlogp"
 )(grpo_loss)
 
 
@@ -864,13 +852,13 @@ grpo_step = boundary(
     mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
-    K=number(1, integer=True),
-    mu=number(1, integer=True),
+    K=COUNT,
+    mu=COUNT,
     lr=POSITIVE,
     eps=EPS,
-    eps_high=optional(POSITIVE),
+    eps_high=EPS_HIGH,
     beta=NONNEGATIVE,
-    kl_estimator=one_of(ESTIMATORS),
+    kl_estimator=ESTIMATOR,
     agg=one_of(AGGS),
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,
@@ -898,37 +886,13 @@ advantages = boundary(
 )(advantages)
 
 
-clipped_surrogate = boundary(
-    logp=TOKENS,
-    logp_old=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    eps=EPS,
-    eps_high=optional(POSITIVE),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)(clipped_surrogate)
+clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)
 
 
-clip_fraction = boundary(
-    logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=optional(POSITIVE)
-)(clip_fraction)
+clip_fraction = boundary(**CLIP)(clip_fraction)
 
 
-kl_per_token = boundary(
-    logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=one_of(ESTIMATORS), returns="k dk"
-)(kl_per_token)
+kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
 
 
-kl_penalty = boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    mask=MASK,
-    estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)(kl_penalty)
+kl_penalty = boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")(kl_penalty)

@@ -111,6 +111,8 @@ import numpy as np
 
 __all__ = [
     "ESTIMATORS",
+    "ESTIMATOR",
+    "KL",
     "kl_per_token",
     "kl_penalty",
     "kl_in_reward",
@@ -646,7 +648,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -671,22 +674,11 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -724,7 +716,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -744,7 +735,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -759,7 +749,7 @@ def one_of(options):
 
 def optional(of):
     """None, or a value of the kind `of`."""
-    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
 def _show(x):
@@ -773,13 +763,16 @@ def _show(x):
 TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 NONNEGATIVE = number(0.0)
 
 
-MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+COUNT = number(1, integer=True)  # an integer >= 1
+
+
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
@@ -794,21 +787,17 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-kl_per_token = boundary(
-    logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=one_of(ESTIMATORS), returns="k dk"
-)(kl_per_token)
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+
+ESTIMATOR = one_of(ESTIMATORS)
+
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
 
 
-kl_penalty = boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    mask=MASK,
-    estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)(kl_penalty)
+kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
+
+
+kl_penalty = boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")(kl_penalty)
 
 
 kl_in_reward = boundary(
@@ -817,24 +806,10 @@ kl_in_reward = boundary(
 
 
 kl_penalty_straight_through = boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    mask=MASK,
-    estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
+    **KL, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_straight_through)
 
 
 kl_penalty_is = boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    logp_old=TOKENS,
-    mask=MASK,
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
+    logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_is)

@@ -242,7 +242,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -267,22 +268,11 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -320,7 +310,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -340,7 +329,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -355,7 +343,7 @@ def one_of(options):
 
 def optional(of):
     """None, or a value of the kind `of`."""
-    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
 def _show(x):
@@ -372,10 +360,13 @@ TOKENS = array("B T")  # one number per position of each response (log-probs)
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
 
 
-MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+COUNT = number(1, integer=True)  # an integer >= 1
+
+
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
@@ -390,17 +381,14 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-token_weights = boundary(mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])(token_weights)
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+
+
+token_weights = boundary(mask=MASK, **AGGREGATION)(token_weights)
 
 
 reinforce_loss = boundary(
-    logp=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
+    logp=TOKENS, adv=ADVANTAGE, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
 )(reinforce_loss)
 
 

@@ -12,7 +12,9 @@ aggregation weights of `core/ops.py`); the input checks it still calls (a part's
 `validate.py`, then `core/checks.py`); and last the engine of the declared boundary,
 `core/boundary.py`, once, with only the kinds and relations the copy uses, followed by the
 declarations themselves, `f = boundary(...)(f)`, one per declared function (a decorator runs when
-its function is defined, so in a copy whose engine comes last the declarations follow it).
+its function is defined, so in a copy whose engine comes last the declarations follow it), after
+the module-level constants they reuse (an assignment that reads the engine's names, such as
+`CLIP = dict(logp=TOKENS, ...)`, is a declaration too).
 Only the definitions the file actually reaches are inlined (found by walking the names each
 definition uses), so a copy carries no dead helper. Two parts that define the same private name
 with different code are told apart by suffixing the later one with its module name.
@@ -135,7 +137,7 @@ class Module:
     def own_code(self):
         """Every line of the file but its docstring, its top-level imports and its declarations."""
         drop = set()
-        for node in ([self.doc] if self.doc else []) + self.import_nodes + self.optional:
+        for node in ([self.doc] if self.doc else []) + self.import_nodes + self.optional + self.constants():
             drop.update(range(node.lineno - 1, node.end_lineno))
         for d in self.declared().values():
             drop.update(range(d.lineno - 1, d.end_lineno))
@@ -153,6 +155,17 @@ class Module:
             for d in node.decorator_list
             if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
         }
+
+    def constants(self):
+        """The top-level assignments that read the engine's names (directly or through an earlier
+        such assignment): declarations shared by several functions, emitted with them."""
+        names = {k for k, v in self.imports.items() if v[:2] == ("pkg", ENGINE)}
+        out = []
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and _names(node.value) & names:
+                out.append(node)
+                names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        return out
 
     def declaration(self, name):
         """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
@@ -430,9 +443,12 @@ def _build(name, pkg_dir):
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
         block.append(f"# {'-' * 94}")
-        declared = mod.declared()
+        declared, consts = mod.declared(), mod.constants()
         for node in sorted(picked[m].values(), key=lambda n: n.lineno):
             if (m, id(node)) in skip:
+                continue
+            if node in consts:  # emitted after the engine, before the declarations that read it
+                constants.extend(["", *_rename(mod.segment(node), renames.get(m, {}))])
                 continue
             block += ["", ""] + _rename(mod.segment(node), renames.get(m, {}))
             if getattr(node, "name", None) in declared:  # its declaration goes after the engine
@@ -446,6 +462,8 @@ def _build(name, pkg_dir):
         public = [n for n, v in target.defs.items() if not n.startswith("_") and hasattr(v, "body")]
         out += ["", "", *_all(public)]
     declarations = [line for f in target.declared() for line in ["", "", *target.declaration(f)]]
+    constants = []  # the parts' shared declarations, then the file's own
+    own_constants = [line for node in target.constants() for line in ["", *target.segment(node)]]
     # the file's own code first, unless a statement of it reads a part's definition on import
     first = bool(_eager_names(target) - set(target.defs) - set(target.imports_ext()))
     for i, m in enumerate(parts, 1) if first else ():
@@ -457,10 +475,11 @@ def _build(name, pkg_dir):
         out += section(m, f"part {i}")
     for m in support:
         out += section(m, "the declared boundary" if m == ENGINE else "input checks")
-    if declarations:
+    constants += _rename(own_constants, renames.get(name, {}))
+    if declarations or constants:
         out += ["", "", "# the declarations of the functions above (each a decorator in the package; a decorator"]
         out += ["# runs where its function is defined, so in a copy, whose engine comes last, they follow it)"]
-        out += declarations
+        out += ["", *constants, *declarations]
     for src_mod, local, src in aliases:  # the source's name as the copy spells it
         here = renames.get(src_mod, {}).get(src, src)
         out += ["", f"{local} = {here}  # `from {PKG}.{src_mod} import {src} as {local}`"]
@@ -480,7 +499,7 @@ def _eager_names(mod):
     declared = set(map(id, mod.declared().values()))
     names = set()
     for node in mod.tree.body:
-        if node is mod.doc or node in mod.import_nodes or node in mod.optional:
+        if node is mod.doc or node in mod.import_nodes or node in mod.optional or node in mod.constants():
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             eager = [d for d in node.decorator_list if id(d) not in declared]

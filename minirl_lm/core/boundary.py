@@ -23,11 +23,11 @@ A call of the decorated function, in order:
 6. checks the result once (unless `returns=None`: a body that commits state checks before it
    commits). Every input is finite, so a non-finite result is an overflow: one ValueError
    starting with the function's name, naming the results (`returns=`) that came out inf or NaN
-   and the range of every numeric input. The engine does not guess which argument to blame.
+   and the range of every numeric input (the arrays and the real numbers, not the integers).
+   The engine does not guess which argument to blame.
 
 `f.core` is the body without the boundary, for a caller whose arguments are already read. A
-kind is a function `read(value, name, dims) -> value` with a `data` flag (True: its value is
-listed in an overflow's message). This file needs NumPy only.
+kind is a function `read(value, name, dims) -> value`. This file needs NumPy only.
 """
 
 import functools
@@ -59,7 +59,8 @@ def boundary(where=(), returns="", **kinds):
                 out = f(*bound.args, **bound.kwargs)
             if returns is None:
                 return out
-            return finite(out, f.__name__, returns.split(), {n: a[n] for n, r in kinds.items() if r.data})
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core = f
         return checked
@@ -84,25 +85,14 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _kind(data):
-    """Mark a reader as a kind; `data`: its value is listed in an overflow's message."""
-
-    def mark(read):
-        read.data = data
-        return read
-
-    return mark
-
-
 # ---- the kinds --------------------------------------------------------------------------------
 
 
-def array(*shapes, values=None, data=True):
+def array(*shapes, values=None):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
     entries finite (and among `values` if given)."""
     shapes = [s.split() for s in shapes]
 
-    @_kind(data)
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
@@ -140,7 +130,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
 
-    @_kind(not integer)
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
             raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
@@ -160,7 +149,6 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
-    @_kind(False)
     def read(x, name, dims):
         try:
             ok = not isinstance(x, bool) and x in set(options)
@@ -175,7 +163,7 @@ def one_of(options):
 
 def optional(of):
     """None, or a value of the kind `of`."""
-    return _kind(of.data)(lambda x, name, dims: None if x is None else of(x, name, dims))
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
 def has(what, *members):
@@ -185,7 +173,6 @@ def has(what, *members):
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
 
-    @_kind(False)
     def read(x, name, dims):
         if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
             raise TypeError(
@@ -200,7 +187,6 @@ def has(what, *members):
 def function(call, nargs):
     """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
 
-    @_kind(False)
     def read(f, name, dims):
         if not callable(f) or isinstance(f, type):
             raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
@@ -220,7 +206,6 @@ def function(call, nargs):
     return read
 
 
-@_kind(False)
 def generator(rng, name, dims):
     """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
@@ -242,11 +227,13 @@ def _show(x):
 
 TOKENS = array("B T")  # one number per position of each response (log-probs)
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
-MASK = array("B T", values=(0.0, 1.0), data=False)  # 0/1, the trained tokens; holes allowed
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 POSITIVE = number(0.0, low_open=True)
 NONNEGATIVE = number(0.0)
-MAX_LEN = optional(number(1, integer=True))  # T_max of agg="constant": None or an int >= 1
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
 
 

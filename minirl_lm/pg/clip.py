@@ -62,21 +62,12 @@ agg               as in reinforce.py
 
 import numpy as np
 
-from minirl_lm.core.boundary import (
-    ADVANTAGE,
-    EPS,
-    MASK,
-    MAX_LEN,
-    POSITIVE,
-    TOKENS,
-    boundary,
-    longest_response,
-    one_of,
-    optional,
-)
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
+from minirl_lm.core.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, boundary
+from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
 
-__all__ = ["clipped_surrogate", "clip_fraction"]
+__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]
+
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -90,18 +81,7 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
     return rho, surr1, surr2
 
 
-@boundary(
-    logp=TOKENS,
-    logp_old=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    eps=EPS,
-    eps_high=optional(POSITIVE),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)
+@boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")
 def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
     """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
 
@@ -135,7 +115,7 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
     return float(loss), -w * df_dlogp  # (B, T) 0 at padding
 
 
-@boundary(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=optional(POSITIVE))
+@boundary(**CLIP)
 def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
 

@@ -62,11 +62,10 @@ K, baseline, std_eps, ddof  as in advantages.py
 import numpy as np
 
 from minirl_lm.core.boundary import (
-    ADVANTAGE,
+    COUNT,
     DDOF,
     EPS,
-    MASK,
-    MAX_LEN,
+    EPS_HIGH,
     NONNEGATIVE,
     POSITIVE,
     TOKENS,
@@ -76,33 +75,18 @@ from minirl_lm.core.boundary import (
     function,
     generator,
     has,
-    longest_response,
-    number,
     one_of,
-    optional,
 )
-from minirl_lm.core.ops import AGGS, adv_tokens
+from minirl_lm.core.ops import AGGREGATION, AGGS, adv_tokens
 from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, advantages
-from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
-from minirl_lm.pg.kl import ESTIMATORS, kl_penalty, kl_per_token
+from minirl_lm.pg.clip import CLIP, clip_fraction, clipped_surrogate
+from minirl_lm.pg.kl import ESTIMATOR, kl_penalty, kl_per_token
 
 __all__ = ["grpo_loss", "grpo_step"]
 
 
 @boundary(
-    logp=TOKENS,
-    logp_old=TOKENS,
-    logp_ref=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    eps=EPS,
-    eps_high=optional(POSITIVE),
-    beta=NONNEGATIVE,
-    kl_estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
+    **CLIP, logp_ref=TOKENS, beta=NONNEGATIVE, kl_estimator=ESTIMATOR, **AGGREGATION, returns="loss dloss_dlogp"
 )
 def grpo_loss(
     logp,
@@ -182,13 +166,13 @@ def _checkpoints(mdp):
     mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
-    K=number(1, integer=True),
-    mu=number(1, integer=True),
+    K=COUNT,
+    mu=COUNT,
     lr=POSITIVE,
     eps=EPS,
-    eps_high=optional(POSITIVE),
+    eps_high=EPS_HIGH,
     beta=NONNEGATIVE,
-    kl_estimator=one_of(ESTIMATORS),
+    kl_estimator=ESTIMATOR,
     agg=one_of(AGGS),
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,

@@ -76,13 +76,15 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 
 import numpy as np
 
-from minirl_lm.core.boundary import MASK, MAX_LEN, NONNEGATIVE, TOKENS, array, boundary, longest_response, one_of
+from minirl_lm.core.boundary import MASK, NONNEGATIVE, TOKENS, array, boundary, one_of
 from minirl_lm.core.checks import finite_result
-from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
+from minirl_lm.core.ops import AGGREGATION, agg_weights, log_ratio, log_softmax
 from minirl_lm.pg.checks import kl_tables, probability_pair, scalar_kl
 
 __all__ = [
     "ESTIMATORS",
+    "ESTIMATOR",
+    "KL",
     "kl_per_token",
     "kl_penalty",
     "kl_in_reward",
@@ -95,9 +97,11 @@ __all__ = [
 ]
 
 ESTIMATORS = ("k1", "k2", "k3")
+ESTIMATOR = one_of(ESTIMATORS)
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
 
 
-@boundary(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=one_of(ESTIMATORS), returns="k dk")
+@boundary(**KL, returns="k dk")
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
     """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
 
@@ -137,16 +141,7 @@ def _k3(u):
     return k
 
 
-@boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    mask=MASK,
-    estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)
+@boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
     """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
 
@@ -289,16 +284,7 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
 #     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
 
 
-@boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    mask=MASK,
-    estimator=one_of(ESTIMATORS),
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)
+@boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
     """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
 
@@ -320,16 +306,7 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
     return float((w * k).sum()), w * log_ratio(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
 
 
-@boundary(
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    logp_old=TOKENS,
-    mask=MASK,
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)
+@boundary(logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
     """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
 

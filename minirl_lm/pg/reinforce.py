@@ -57,13 +57,13 @@ agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; tim
 ```
 """
 
-from minirl_lm.core.boundary import ADVANTAGE, MASK, MAX_LEN, TOKENS, array, boundary, longest_response, one_of
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
+from minirl_lm.core.boundary import ADVANTAGE, MASK, TOKENS, array, boundary
+from minirl_lm.core.ops import AGGREGATION, AGGS, adv_tokens, agg_weights
 
 __all__ = ["AGGS", "token_weights", "reinforce_loss", "sequence_reinforce_loss"]
 
 
-@boundary(mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])
+@boundary(mask=MASK, **AGGREGATION)
 def token_weights(mask, agg="token_mean", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
 
@@ -96,15 +96,7 @@ def token_weights(mask, agg="token_mean", max_len=None):
     return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
 
 
-@boundary(
-    logp=TOKENS,
-    adv=ADVANTAGE,
-    mask=MASK,
-    agg=one_of(AGGS),
-    max_len=MAX_LEN,
-    where=[longest_response],
-    returns="loss dloss_dlogp",
-)
+@boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp")
 def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
     """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
 

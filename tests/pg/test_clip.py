@@ -108,7 +108,7 @@ def test_boundary_takes_the_unclipped_derivative():
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert clip.agg_weights is ops.agg_weights and clip.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert clip.agg_weights is ops.agg_weights and clip.AGGREGATION is ops.AGGREGATION  # eq. (pg_agg), once
     assert clip.log_ratio is ops.log_ratio
 
 
@@ -217,7 +217,7 @@ def test_overflow_message_names_the_function_what_overflowed_and_the_inputs():
             clipped_surrogate(logp, logp_old, [1.0, -1.0], np.ones((2, 3)))
     assert str(e.value) == (
         "clipped_surrogate: expected a finite loss and dloss_dlogp, got inf (beyond float64) from "
-        "logp in [-1, -0.5], logp_old in [-800.5, -1], adv in [-1, 1], eps = 0.2"
+        "logp in [-1, -0.5], logp_old in [-800.5, -1], adv in [-1, 1], mask in [1, 1], eps = 0.2"
     )
 
 

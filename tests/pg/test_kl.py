@@ -114,7 +114,7 @@ def test_kl_in_reward():
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert kl.agg_weights is ops.agg_weights and kl.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert kl.agg_weights is ops.agg_weights and kl.AGGREGATION is ops.AGGREGATION  # eq. (pg_agg), once
     assert kl.log_ratio is ops.log_ratio
 
 
@@ -268,7 +268,7 @@ def test_k3_extreme_log_ratios():
     msg = names(
         "kl_per_token", "expected a finite k and dk", lambda: kl_per_token([[0.0]], [[800.0]], [[1.0]], "k3")
     )
-    assert msg.endswith("from logp in [0, 0], logp_ref in [800, 800]")
+    assert msg.endswith("from logp in [0, 0], logp_ref in [800, 800], mask in [1, 1]")
     names("kl_per_token", "expected a finite k", lambda: kl_per_token([[-800.0]], [[0.0]], [[1.0]], "k3"))
 
 
@@ -385,7 +385,7 @@ def test_k1_overflow_of_the_log_ratio_is_a_silent_error():
     # 1e308 - (-1e308) = 2e308 > 1.8e308: the subtraction itself overflows
     assert _raises(ValueError, lambda: kl.kl_per_token([[1e308]], [[-1e308]], ONE, "k1")) == (
         "kl_per_token: expected a finite k, got inf (beyond float64) from logp in [1e+308, 1e+308], "
-        "logp_ref in [-1e+308, -1e+308]"
+        "logp_ref in [-1e+308, -1e+308], mask in [1, 1]"
     )
 
 
@@ -656,7 +656,7 @@ def test_kl_is_overflow_message_is_exact_and_silent():
             kl.kl_penalty_is([[0.0]], [[-800.0]], [[0.0]], [[1.0]])
     assert str(e.value) == (
         "kl_penalty_is: expected a finite loss and dloss_dlogp, got NaN (beyond float64) from logp in [0, 0], "
-        "logp_ref in [0, 0], logp_old in [-800, -800]"
+        "logp_ref in [0, 0], logp_old in [-800, -800], mask in [1, 1]"
     )
 
 
@@ -824,7 +824,7 @@ def test_overflow_names_the_function_and_the_ranges_of_its_inputs():
     m = np.ones((1, 2))
     big, low = np.full((1, 2), 1e308), np.full((1, 2), -1.0)
     msg = names("kl_in_reward", "expected a finite rewards", lambda: kl.kl_in_reward([1.0], low, -big, m, 0.1))
-    assert msg.endswith("from logp in [-1, -1], logp_ref in [-1e+308, -1e+308], rewards in [1, 1], beta = 0.1")
+    assert msg.endswith("logp_ref in [-1e+308, -1e+308], mask in [1, 1], rewards in [1, 1], beta = 0.1")
     names("kl_in_reward", "logp in [1e+308, 1e+308]", lambda: kl.kl_in_reward([1.0], big, low, m, 0.1))
     names("kl_penalty", "logp_ref in [-1e+308, -1e+308]", lambda: kl.kl_penalty(low, -big, m, "k1", "seq_sum"))
     names(
@@ -843,7 +843,7 @@ def test_kl_penalty_is_product_overflow_is_named_and_silent():
             np.zeros((1, 2)), np.full((1, 2), -700.0), np.full((1, 2), 705.0), np.ones((1, 2))
         ),
     )
-    assert msg.endswith("logp_ref in [705, 705], logp_old in [-700, -700]")
+    assert msg.endswith("logp_ref in [705, 705], logp_old in [-700, -700], mask in [1, 1]")
 
 
 def test_kl_penalty_straight_through_sum_overflow_is_named_and_silent():

@@ -333,5 +333,5 @@ def test_reinforce_overflow_message_sample():
     msg = raises(ValueError, lambda: reinforce_loss([[-1e308]], [1e308], [[1.0]]))
     assert msg == (
         "reinforce_loss: expected a finite loss, got inf (beyond float64) from logp in [-1e+308, -1e+308], "
-        "adv in [1e+308, 1e+308]"
+        "adv in [1e+308, 1e+308], mask in [1, 1]"
     )
