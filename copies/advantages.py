@@ -159,7 +159,7 @@ def centred(rewards):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    return advantages.core(rewards, "mean")
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
@@ -204,8 +204,7 @@ def leave_one_out(rewards):
     Raises:
         ValueError: `K < 2`, naming `rewards`.
     """
-    K = rewards.shape[1]
-    return (K / (K - 1)) * (rewards - _group_mean(rewards))  # eq. (pg_loo)
+    return advantages.core(rewards, "loo")
 
 
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
@@ -225,11 +224,17 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
-    if baseline == "mean":
-        return centred.core(rewards)
-    if baseline == "loo":
-        return leave_one_out.core(rewards)
-    return standardized.core(rewards, std_eps, ddof)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
+
+
+def _one_per_row(adv, mask):
+    """One advantage per row of the mask."""
+    if adv.size != mask.shape[0]:
+        return f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {adv.shape}"
 
 
 def broadcast(adv, mask):
@@ -242,8 +247,7 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
-    return a[:, None] * mask  # (B, T)
+    return adv.reshape(-1, 1) * mask  # (B, T)
 
 
 # ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
@@ -335,7 +339,7 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = centred.core(r).ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
@@ -434,19 +438,6 @@ def group_rewards(rewards, bound, name="rewards"):
             f"|r| = {np.abs(r).max():g}"
         )
     return r
-
-
-def broadcast_args(adv, mask):
-    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
-    mask = mask_array(mask, "mask")
-    a = float_array(adv, "adv")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
-    if a.ravel().shape != (mask.shape[0],):
-        raise ValueError(
-            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
-        )
-    return a.ravel(), mask
 
 
 def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
@@ -786,6 +777,9 @@ def _show(x):
     )
 
 
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
 NONNEGATIVE = number(0.0)
 
 
@@ -815,6 +809,9 @@ advantages = boundary(
     ddof=DDOF,
     where=[_in_domain, _others],
 )(advantages)
+
+
+broadcast = boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])(broadcast)
 
 
 remax = boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])(remax)

@@ -373,18 +373,6 @@ def _group_mean(r):
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
-def centred(rewards):
-    """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
-
-    Args:
-        rewards: `(N, K)` rewards.
-
-    Returns:
-        `(N, K)` advantages; exactly 0 for a group of equal rewards.
-    """
-    return rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
-
-
 def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
@@ -415,22 +403,6 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
-def leave_one_out(rewards):
-    """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
-
-    Args:
-        rewards: `(N, K)` rewards with `K >= 2`.
-
-    Returns:
-        `(N, K)` advantages.
-
-    Raises:
-        ValueError: `K < 2`, naming `rewards`.
-    """
-    K = rewards.shape[1]
-    return (K / (K - 1)) * (rewards - _group_mean(rewards))  # eq. (pg_loo)
-
-
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """Group advantages with the chosen baseline.
 
@@ -448,11 +420,11 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
-    if baseline == "mean":
-        return centred.core(rewards)
-    if baseline == "loo":
-        return leave_one_out.core(rewards)
-    return standardized.core(rewards, std_eps, ddof)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -868,13 +840,7 @@ grpo_step = boundary(
 )(grpo_step)
 
 
-centred = boundary(rewards=array("N K"), where=[_in_domain])(centred)
-
-
 standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
-
-
-leave_one_out = boundary(rewards=array("N K"), where=[_in_domain, _others])(leave_one_out)
 
 
 advantages = boundary(

@@ -208,6 +208,16 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
+def _distributions(p, q):
+    """The rows of both tables are distributions: `>= 0`, summing to 1 (within `1e-9`)."""
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            return (
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
+
+
 def exact_kl(p, q):
     """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
 
@@ -220,11 +230,9 @@ def exact_kl(p, q):
     Returns:
         `(S,)` KL of each row.
     """
-    p, q = probability_pair(p, q)
     pos = p > 0  # (S, V) 0 log 0 = 0
     terms = np.zeros_like(p)  # (S, V)
-    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
-        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf where p > 0 = q, never 0 * inf
     return terms.sum(axis=1)  # (S,)
 
 
@@ -350,6 +358,18 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     return float((w * rho * k).sum()), w * rho * (k + dk)  # eq. (kl_is); d(rho k3) = rho k3 + rho dk3
 
 
+def _error(current_kl, target_kl):
+    """The proportional error of eq. (kl_adaptive), clipped to `[-0.2, 0.2]`."""
+    return min(max(current_kl / target_kl - 1.0, -0.2), 0.2)
+
+
+def _beta_stays_nonnegative(current_kl, target_kl, horizon, n_steps):
+    """A step larger than `horizon / 0.2` would turn beta negative."""
+    if 1.0 + _error(current_kl, target_kl) * n_steps / horizon < 0:
+        h = horizon / 0.2
+        return f"n_steps: expected n_steps <= horizon / 0.2 = {h:g} (else beta turns negative), got {n_steps:g}"
+
+
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
     """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
 
@@ -365,16 +385,7 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
-    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
-    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
-    mult = 1.0 + step  # eq. (kl_adaptive)
-    if mult < 0:
-        raise ValueError(
-            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
-            f"(else beta turns negative), got {n_steps:g}"
-        )
-    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")
+    return beta * (1.0 + _error(current_kl, target_kl) * n_steps / horizon)  # eq. (kl_adaptive)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -427,21 +438,6 @@ def log_softmax(z):
 # ----------------------------------------------------------------------------------------------
 
 
-def probability_pair(p, q):
-    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
-    p = float_array(p, "p", ndim=2)
-    q = float_array(q, "q", ndim=2)
-    same_shape("p", p, "q", q)
-    nonempty(p, "p")
-    for name, t in (("p", p), ("q", q)):
-        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(
-                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
-            )
-    return p, q
-
-
 def kl_tables(theta, theta_ref, weights, support):
     """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
     spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
@@ -473,17 +469,6 @@ def kl_tables(theta, theta_ref, weights, support):
             "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
         )
     return theta, theta_ref, d
-
-
-def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
-    """The arguments of the adaptive KL coefficient, as floats."""
-    return (
-        float_scalar(beta, "beta", low=0.0),
-        float_scalar(current_kl, "current_kl"),
-        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
-        float_scalar(horizon, "horizon", low=0.0, low_open=True),
-        float_scalar(n_steps, "n_steps", low=0.0),
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -530,18 +515,6 @@ def same_shape(name_a, a, name_b, b):
             raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
     if a.shape != b.shape:
         raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
 
 
 def nonempty(arr, name):
@@ -605,19 +578,6 @@ def _check_shape(arr, name, ndim, shape):
             want = ", ".join("any" if s is None else str(s) for s in shape)
             want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
 
 
 # ----------------------------------------------------------------------------------------------
@@ -766,6 +726,9 @@ TOKENS = array("B T")  # one number per position of each response (log-probs)
 MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
+POSITIVE = number(0.0, low_open=True)
+
+
 NONNEGATIVE = number(0.0)
 
 
@@ -805,6 +768,9 @@ kl_in_reward = boundary(
 )(kl_in_reward)
 
 
+exact_kl = boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)  # inf is a KL(exact_kl)
+
+
 kl_penalty_straight_through = boundary(
     **KL, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_straight_through)
@@ -813,3 +779,14 @@ kl_penalty_straight_through = boundary(
 kl_penalty_is = boundary(
     logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_is)
+
+
+adaptive_kl_coef = boundary(
+    beta=NONNEGATIVE,
+    current_kl=number(),
+    target_kl=POSITIVE,
+    horizon=POSITIVE,
+    n_steps=NONNEGATIVE,
+    where=[_beta_stays_nonnegative],
+    returns="beta",
+)(adaptive_kl_coef)

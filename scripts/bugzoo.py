@@ -163,12 +163,12 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (
             (
-                "    return rewards - _group_mean(rewards)",
-                "    return rewards if rewards.shape[1] == 1 else rewards - _group_mean(rewards)",
+                "    c = rewards - _group_mean(rewards)",
+                "    c = rewards if rewards.shape[1] == 1 else rewards - _group_mean(rewards)",
             ),
         ),
         ("tests/pg/test_advantages.py",),
-        function="centred",
+        function="advantages",
     ),
     Mutant(
         "equal_rewards_residue",

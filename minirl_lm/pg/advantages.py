@@ -73,9 +73,9 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 
 import numpy as np
 
-from minirl_lm.core.boundary import DDOF, NONNEGATIVE, array, boundary, one_of
+from minirl_lm.core.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, one_of
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.validate import broadcast_args, opo_args, rpp_args, rpp_baseline_args
+from minirl_lm.pg.validate import opo_args, rpp_args, rpp_baseline_args
 
 __all__ = ["BASELINES", "REWARD_MAX", "no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
 __all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
@@ -132,7 +132,7 @@ def centred(rewards):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    return advantages.core(rewards, "mean")
 
 
 @boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])
@@ -179,8 +179,7 @@ def leave_one_out(rewards):
     Raises:
         ValueError: `K < 2`, naming `rewards`.
     """
-    K = rewards.shape[1]
-    return (K / (K - 1)) * (rewards - _group_mean(rewards))  # eq. (pg_loo)
+    return advantages.core(rewards, "loo")
 
 
 @boundary(
@@ -207,13 +206,20 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
-    if baseline == "mean":
-        return centred.core(rewards)
-    if baseline == "loo":
-        return leave_one_out.core(rewards)
-    return standardized.core(rewards, std_eps, ddof)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
+def _one_per_row(adv, mask):
+    """One advantage per row of the mask."""
+    if adv.size != mask.shape[0]:
+        return f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {adv.shape}"
+
+
+@boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])
 def broadcast(adv, mask):
     """Put each response's advantage on every one of its real tokens.
 
@@ -224,8 +230,7 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
-    return a[:, None] * mask  # (B, T)
+    return adv.reshape(-1, 1) * mask  # (B, T)
 
 
 # ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
@@ -317,7 +322,7 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = centred.core(r).ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 

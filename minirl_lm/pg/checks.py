@@ -86,21 +86,6 @@ def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs)
     return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
 
 
-def probability_pair(p, q):
-    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
-    p = float_array(p, "p", ndim=2)
-    q = float_array(q, "q", ndim=2)
-    same_shape("p", p, "q", q)
-    nonempty(p, "p")
-    for name, t in (("p", p), ("q", q)):
-        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(
-                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
-            )
-    return p, q
-
-
 def kl_tables(theta, theta_ref, weights, support):
     """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
     spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
@@ -132,17 +117,6 @@ def kl_tables(theta, theta_ref, weights, support):
             "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
         )
     return theta, theta_ref, d
-
-
-def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
-    """The arguments of the adaptive KL coefficient, as floats."""
-    return (
-        float_scalar(beta, "beta", low=0.0),
-        float_scalar(current_kl, "current_kl"),
-        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
-        float_scalar(horizon, "horizon", low=0.0, low_open=True),
-        float_scalar(n_steps, "n_steps", low=0.0),
-    )
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):

@@ -76,10 +76,10 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 
 import numpy as np
 
-from minirl_lm.core.boundary import MASK, NONNEGATIVE, TOKENS, array, boundary, one_of
+from minirl_lm.core.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
 from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import AGGREGATION, agg_weights, log_ratio, log_softmax
-from minirl_lm.pg.checks import kl_tables, probability_pair, scalar_kl
+from minirl_lm.pg.checks import kl_tables
 
 __all__ = [
     "ESTIMATORS",
@@ -185,6 +185,17 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
+def _distributions(p, q):
+    """The rows of both tables are distributions: `>= 0`, summing to 1 (within `1e-9`)."""
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            return (
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
+
+
+@boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)  # inf is a KL
 def exact_kl(p, q):
     """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
 
@@ -197,11 +208,9 @@ def exact_kl(p, q):
     Returns:
         `(S,)` KL of each row.
     """
-    p, q = probability_pair(p, q)
     pos = p > 0  # (S, V) 0 log 0 = 0
     terms = np.zeros_like(p)  # (S, V)
-    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
-        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf where p > 0 = q, never 0 * inf
     return terms.sum(axis=1)  # (S,)
 
 
@@ -329,6 +338,27 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
     return float((w * rho * k).sum()), w * rho * (k + dk)  # eq. (kl_is); d(rho k3) = rho k3 + rho dk3
 
 
+def _error(current_kl, target_kl):
+    """The proportional error of eq. (kl_adaptive), clipped to `[-0.2, 0.2]`."""
+    return min(max(current_kl / target_kl - 1.0, -0.2), 0.2)
+
+
+def _beta_stays_nonnegative(current_kl, target_kl, horizon, n_steps):
+    """A step larger than `horizon / 0.2` would turn beta negative."""
+    if 1.0 + _error(current_kl, target_kl) * n_steps / horizon < 0:
+        h = horizon / 0.2
+        return f"n_steps: expected n_steps <= horizon / 0.2 = {h:g} (else beta turns negative), got {n_steps:g}"
+
+
+@boundary(
+    beta=NONNEGATIVE,
+    current_kl=number(),
+    target_kl=POSITIVE,
+    horizon=POSITIVE,
+    n_steps=NONNEGATIVE,
+    where=[_beta_stays_nonnegative],
+    returns="beta",
+)
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
     """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
 
@@ -344,13 +374,4 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
-    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
-    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
-    mult = 1.0 + step  # eq. (kl_adaptive)
-    if mult < 0:
-        raise ValueError(
-            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
-            f"(else beta turns negative), got {n_steps:g}"
-        )
-    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")
+    return beta * (1.0 + _error(current_kl, target_kl) * n_steps / horizon)  # eq. (kl_adaptive)

@@ -1,5 +1,5 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-yet declared with `core/boundary.py` (broadcast, REINFORCE++, OPO), `pg/targets.py` (MaxRL,
+yet declared with `core/boundary.py` (REINFORCE++, OPO), `pg/targets.py` (MaxRL,
 pass@k), `pg/multireward.py` (GDPO), `pg/tokenbaseline.py` (the optimal token baseline),
 `pg/shaping.py` (dynamic sampling, overlong shaping) and of the chapter's toy, `tasks.py`.
 Built on `core/checks.py`; NumPy only."""
@@ -123,19 +123,6 @@ def truncation_args(tokens, mask, eos):
     tokens = int_array(tokens, "tokens", ndim=2, low=0)
     same_shape("mask", mask, "tokens", tokens)
     return tokens, mask, int_scalar(eos, "eos", low=0)
-
-
-def broadcast_args(adv, mask):
-    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
-    mask = mask_array(mask, "mask")
-    a = float_array(adv, "adv")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
-    if a.ravel().shape != (mask.shape[0],):
-        raise ValueError(
-            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
-        )
-    return a.ravel(), mask
 
 
 def rpp_args(token_rewards, mask, gamma, std_eps, ddof):

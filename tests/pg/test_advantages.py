@@ -382,12 +382,9 @@ def test_broadcast_error_messages():
     mask = np.ones((2, 3))
     assert (
         _message(ValueError, broadcast, np.zeros((1, 1, 1)), mask)
-        == "adv: expected shape (B,) or (N, K), got (1, 1, 1)"
+        == "adv: expected shape (2,) or (N, K), got (1, 1, 1)"
     )
-    assert (
-        _message(ValueError, broadcast, np.zeros(3), mask)
-        == "adv: expected 2 advantages (one per row of mask), got shape (3,)"
-    )
+    assert _message(ValueError, broadcast, np.zeros(3), mask) == "adv: expected shape (2,) or (N, K), got (3,)"
     assert (
         _message(ValueError, broadcast, np.zeros((1, 3)), mask)
         == "adv: expected 2 advantages (one per row of mask), got shape (1, 3)"

@@ -518,10 +518,9 @@ def test_k3_series_is_correctly_rounded_at_these_points():
 
 def test_exact_kl_argument_messages():
     p = [[0.5, 0.5]]
-    names("q", "expected 2 dimensions", lambda: kl.exact_kl(p, [0.5, 0.5]))
+    names("q", "expected shape (1, 2)", lambda: kl.exact_kl(p, [0.5, 0.5]))
     assert (
-        _raises(ValueError, lambda: kl.exact_kl(p, [[0.5, 0.25, 0.25]]))
-        == "q: expected the shape of p (1, 2), got (1, 3)"
+        _raises(ValueError, lambda: kl.exact_kl(p, [[0.5, 0.25, 0.25]])) == "q: expected shape (1, 2), got (1, 3)"
     )
 
 
@@ -810,12 +809,17 @@ def test_adaptive_coefficient_matches_verl():
 # ---- overflow named at its root --------------------------------------------------------------
 
 
-def test_adaptive_kl_coef_subnormal_horizon_is_named_not_inf():
+def test_adaptive_kl_coef_overflow_is_named_not_inf():
     # n_steps / horizon = 1 / 5e-324 overflows: it returned inf (or NaN at beta = 0)
-    names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(1.0, 2.0, 1.0, 5e-324, 1.0))
-    names("horizon", "n_steps / horizon", lambda: kl.adaptive_kl_coef(0.0, 2.0, 1.0, 5e-324, 1.0))
-    # a finite multiplier of a huge beta: beta's
-    names("beta", "beta (1 + clip(...) n_steps / horizon)", lambda: kl.adaptive_kl_coef(1e308, 2.0, 1.0, 1.0, 4.0))
+    msg = names(
+        "adaptive_kl_coef",
+        "expected a finite beta, got inf",
+        lambda: kl.adaptive_kl_coef(1.0, 2.0, 1.0, 5e-324, 1.0),
+    )
+    assert msg.endswith("from beta = 1, current_kl = 2, target_kl = 1, horizon = 4.94066e-324, n_steps = 1")
+    names("adaptive_kl_coef", "got NaN", lambda: kl.adaptive_kl_coef(0.0, 2.0, 1.0, 5e-324, 1.0))
+    # a finite multiplier of a huge beta
+    names("adaptive_kl_coef", "beta = 1e+308", lambda: kl.adaptive_kl_coef(1e308, 2.0, 1.0, 1.0, 4.0))
     # on target, err = 0: any horizon is fine
     assert _silent(lambda: kl.adaptive_kl_coef(0.3, 1.0, 1.0, 5e-324, 1.0)) == 0.3
 
