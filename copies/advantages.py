@@ -792,15 +792,11 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 
 no_baseline = boundary(rewards=array("N K"), where=[_in_domain])(no_baseline)
 
-
 centred = boundary(rewards=array("N K"), where=[_in_domain])(centred)
-
 
 standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
 
-
 leave_one_out = boundary(rewards=array("N K"), where=[_in_domain, _others])(leave_one_out)
-
 
 advantages = boundary(
     rewards=array("N K"),
@@ -810,11 +806,8 @@ advantages = boundary(
     where=[_in_domain, _others],
 )(advantages)
 
-
 broadcast = boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])(broadcast)
 
-
 remax = boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])(remax)
-
 
 batch_std = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(batch_std)

@@ -352,23 +352,13 @@ def _show(x):
 
 
 TOKENS = array("B T")  # one number per position of each response (log-probs)
-
-
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
-
-
 MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
-
-
 EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
-
-
 EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 
 
 COUNT = number(1, integer=True)  # an integer >= 1
-
-
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
@@ -383,13 +373,9 @@ def longest_response(mask, agg, max_len):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
-
 CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
 
-
 clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)
-
 
 clip_fraction = boundary(**CLIP)(clip_fraction)

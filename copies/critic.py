@@ -475,14 +475,8 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 # where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
 ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
-
-
 GAE_HOLES = f"minirl_lm.multiturn.values.gae_actions {ACTIONS}"
-
-
 RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
-
-
 COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
 
 

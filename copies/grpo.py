@@ -343,8 +343,6 @@ def log_ratio(logp, logp_other, mask):
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
-
-
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
@@ -763,32 +761,14 @@ def _show(x):
 
 
 TOKENS = array("B T")  # one number per position of each response (log-probs)
-
-
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
-
-
 MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
-
-
 EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
-
-
 EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
-
-
 POSITIVE = number(0.0, low_open=True)
-
-
 NONNEGATIVE = number(0.0)
-
-
 COUNT = number(1, integer=True)  # an integer >= 1
-
-
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
-
-
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
 
 
@@ -803,20 +783,14 @@ def longest_response(mask, agg, max_len):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
-
 CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
-
 ESTIMATOR = one_of(ESTIMATORS)
-
 KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
-
 
 grpo_loss = boundary(
     **CLIP, logp_ref=TOKENS, beta=NONNEGATIVE, kl_estimator=ESTIMATOR, **AGGREGATION, returns="loss dloss_dlogp"
 )(grpo_loss)
-
 
 grpo_step = boundary(
     policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
@@ -839,9 +813,7 @@ grpo_step = boundary(
     returns=None,
 )(grpo_step)
 
-
 standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
-
 
 advantages = boundary(
     rewards=array("N K"),
@@ -851,14 +823,10 @@ advantages = boundary(
     where=[_in_domain, _others],
 )(advantages)
 
-
 clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)
-
 
 clip_fraction = boundary(**CLIP)(clip_fraction)
 
-
 kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
-
 
 kl_penalty = boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")(kl_penalty)

@@ -727,14 +727,8 @@ MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 POSITIVE = number(0.0, low_open=True)
-
-
 NONNEGATIVE = number(0.0)
-
-
 COUNT = number(1, integer=True)  # an integer >= 1
-
-
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
@@ -749,37 +743,27 @@ def longest_response(mask, agg, max_len):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
-
 ESTIMATOR = one_of(ESTIMATORS)
-
 KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
-
 
 kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
 
-
 kl_penalty = boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")(kl_penalty)
-
 
 kl_in_reward = boundary(
     logp=TOKENS, logp_ref=TOKENS, mask=MASK, rewards=array("B"), beta=NONNEGATIVE, returns="rewards"
 )(kl_in_reward)
 
-
-exact_kl = boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)  # inf is a KL(exact_kl)
-
+exact_kl = boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)(exact_kl)  # inf is a KL
 
 kl_penalty_straight_through = boundary(
     **KL, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_straight_through)
 
-
 kl_penalty_is = boundary(
     logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
 )(kl_penalty_is)
-
 
 adaptive_kl_coef = boundary(
     beta=NONNEGATIVE,

@@ -548,10 +548,7 @@ MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-
 ESTIMATOR = one_of(ESTIMATORS)
-
 KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
-
 
 kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)

@@ -158,8 +158,6 @@ def _show(x):
 
 
 COUNT = number(1, integer=True)  # an integer >= 1
-
-
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
@@ -173,6 +171,5 @@ def longest_response(mask, agg, max_len):
 
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
-
 
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)

@@ -142,8 +142,6 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 LEVELS = ("token", "sequence")
-
-
 MODES = ("truncate", "mask")
 
 

@@ -355,17 +355,11 @@ def _show(x):
 
 
 TOKENS = array("B T")  # one number per position of each response (log-probs)
-
-
 ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
-
-
 MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 COUNT = number(1, integer=True)  # an integer >= 1
-
-
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
@@ -380,17 +374,13 @@ def longest_response(mask, agg, max_len):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
 
-
 token_weights = boundary(mask=MASK, **AGGREGATION)(token_weights)
-
 
 reinforce_loss = boundary(
     logp=TOKENS, adv=ADVANTAGE, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
 )(reinforce_loss)
-
 
 sequence_reinforce_loss = boundary(
     seq_logp=array("B"), adv=array("B"), returns="loss dloss_dseq"

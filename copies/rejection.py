@@ -296,14 +296,8 @@ def _bon(pi, reward, N):
 
 
 N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
-
-
 GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
-
-
 RULES = {"verified", "best"}
-
-
 NORMS = {"accepted", "group"}
 
 

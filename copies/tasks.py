@@ -533,8 +533,6 @@ class TabularPolicy:
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
-
-
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
@@ -1142,7 +1140,6 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 
 standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
 
-
 advantages = boundary(
     rewards=array("N K"),
     baseline=one_of(BASELINES),
@@ -1150,7 +1147,6 @@ advantages = boundary(
     ddof=DDOF,
     where=[_in_domain, _others],
 )(advantages)
-
 
 kl_in_reward = boundary(
     logp=TOKENS, logp_ref=TOKENS, mask=MASK, rewards=array("B"), beta=NONNEGATIVE, returns="rewards"

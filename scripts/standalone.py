@@ -171,11 +171,12 @@ class Module:
         """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
         d = self.declared()[name]
         lines = self.lines[d.lineno - 1 : d.end_lineno]
+        lines[-1], comment = lines[-1][: d.end_col_offset], lines[-1][d.end_col_offset :]  # a trailing comment
         lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
         if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
             head, inner = lines[0].split("(", 1)
-            return [f"{head}(", f"    {inner[:-1]}", f")({name})"]
-        return lines[:-1] + [lines[-1] + f"({name})"]
+            return [f"{head}(", f"    {inner[:-1]}", f")({name}){comment}"]
+        return lines[:-1] + [lines[-1] + f"({name}){comment}"]
 
 
 def _rel(name):
@@ -443,16 +444,20 @@ def _build(name, pkg_dir):
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
         block.append(f"# {'-' * 94}")
-        declared, consts = mod.declared(), mod.constants()
+        declared, consts, prev = mod.declared(), mod.constants(), None
         for node in sorted(picked[m].values(), key=lambda n: n.lineno):
             if (m, id(node)) in skip:
                 continue
             if node in consts:  # emitted after the engine, before the declarations that read it
-                constants.extend(["", *_rename(mod.segment(node), renames.get(m, {}))])
+                constants.extend(_rename(mod.segment(node), renames.get(m, {})))
                 continue
-            block += ["", ""] + _rename(mod.segment(node), renames.get(m, {}))
+            lines = _rename(mod.segment(node), renames.get(m, {}))
+            # assignments on consecutive lines of the file stay together, as they are there
+            together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
+            block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
+            prev = node
             if getattr(node, "name", None) in declared:  # its declaration goes after the engine
-                declarations.extend(["", "", *_rename(mod.declaration(node.name), renames.get(m, {}))])
+                declarations.extend(["", *_rename(mod.declaration(node.name), renames.get(m, {}))])
         return block
 
     own = _rename(target.own_code(), renames.get(name, {}))
@@ -461,9 +466,9 @@ def _build(name, pkg_dir):
     if "__all__" not in target.defs:  # every copy says what it exports
         public = [n for n, v in target.defs.items() if not n.startswith("_") and hasattr(v, "body")]
         out += ["", "", *_all(public)]
-    declarations = [line for f in target.declared() for line in ["", "", *target.declaration(f)]]
+    declarations = [line for f in target.declared() for line in ["", *target.declaration(f)]]
     constants = []  # the parts' shared declarations, then the file's own
-    own_constants = [line for node in target.constants() for line in ["", *target.segment(node)]]
+    own_constants = [line for node in target.constants() for line in target.segment(node)]
     # the file's own code first, unless a statement of it reads a part's definition on import
     first = bool(_eager_names(target) - set(target.defs) - set(target.imports_ext()))
     for i, m in enumerate(parts, 1) if first else ():
@@ -490,6 +495,11 @@ def _build(name, pkg_dir):
     text = text.rstrip() + "\n"
     compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
+
+
+def _adjacent(mod, a, b):
+    """True if nothing but comments stands between the end of node `a` and node `b` in `mod`."""
+    return all(line.lstrip().startswith("#") for line in mod.lines[a.end_lineno : b.lineno - 1])
 
 
 def _eager_names(mod):

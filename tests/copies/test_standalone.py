@@ -223,10 +223,17 @@ def test_clip_copy_ends_with_the_engine_and_the_declarations():
     engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
     assert text.index("\ndef clipped_surrogate(") < text.index("# part 1: from minirl_lm/core/ops.py") < engine
     assert "@boundary" not in text and text.index("\nclipped_surrogate = boundary(") > engine
-    assert '__all__ = ["clipped_surrogate", "clip_fraction"]' in text
+    assert '__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]' in text
     assert "\ndef number(" in text and "\ndef finite(" in text and "\nMAX_LEN = " in text
     assert "\ndef has(" not in text and "\ndef generator(" not in text  # only the kinds it uses
     assert "def float_array(" not in text  # no bundle of core/checks.py: the engine alone
+
+
+def test_a_declaration_keeps_its_comment_after_the_call_and_shared_kinds_precede_it():
+    text = standalone.build("kl")
+    assert '\nexact_kl = boundary(p=array("S V")' in text and "returns=None)(exact_kl)  # inf is a KL" in text
+    engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
+    assert engine < text.index("\nKL = dict(") < text.index("\nkl_per_token = boundary(**KL")
 
 
 def test_cli_writes_the_copy(tmp_path):
