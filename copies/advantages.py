@@ -99,18 +99,36 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/advantages.py itself
-# ----------------------------------------------------------------------------------------------
-
+__all__ = ["BASELINES", "REWARD_MAX", "no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
+__all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
 BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _in_domain(rewards, greedy_rewards=None):
+    """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
+    spread); ReMax's greedy rewards too."""
+    if (m := np.abs(rewards).max()) > REWARD_MAX:
+        return (
+            f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline squares the spread, "
+            f"which overflows float64 beyond ~1e154), got max |r| = {m:g}"
+        )
+    if greedy_rewards is not None and (m := np.abs(greedy_rewards).max()) > REWARD_MAX:
+        return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
+
+
+def _others(rewards, baseline="loo"):
+    """Leave-one-out has `K >= 2` rewards per group to average."""
+    if baseline == "loo" and rewards.shape[1] < 2:
+        return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
 def _group_mean(r):
@@ -129,7 +147,7 @@ def no_baseline(rewards):
     Returns:
         `(N, K)` advantages (a copy of the rewards).
     """
-    return group_rewards(rewards, REWARD_MAX).copy()
+    return rewards  # eq. (pg_vanilla); the engine's copy
 
 
 def centred(rewards):
@@ -141,12 +159,7 @@ def centred(rewards):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return _centred(group_rewards(rewards, REWARD_MAX))
-
-
-def _centred(r):
-    """`centred` on checked rewards (N, K)."""
-    return r - _group_mean(r)  # (N, K)
+    return advantages.core(rewards, "mean")
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
@@ -161,13 +174,8 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return _standardized(*standardize_args(rewards, std_eps, ddof, REWARD_MAX))
-
-
-def _standardized(r, std_eps, ddof):
-    """`standardized` on checked arguments."""
-    c = r - _group_mean(r)  # (N, K)
-    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    c = rewards - _group_mean(rewards)  # (N, K)
+    dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
@@ -196,13 +204,7 @@ def leave_one_out(rewards):
     Raises:
         ValueError: `K < 2`, naming `rewards`.
     """
-    return _leave_one_out(loo_rewards(rewards, REWARD_MAX))
-
-
-def _leave_one_out(r):
-    """`leave_one_out` on checked rewards (N, K >= 2)."""
-    K = r.shape[1]
-    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
+    return advantages.core(rewards, "loo")
 
 
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
@@ -220,19 +222,19 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     Raises:
         ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
     """
-    r, std_eps, ddof = group_advantages(rewards, baseline, std_eps, ddof, BASELINES, REWARD_MAX)
-    return _advantages(r, baseline, std_eps, ddof)
-
-
-def _advantages(r, baseline, std_eps, ddof):
-    """`advantages` on checked arguments."""
     if baseline == "none":
-        return r.copy()  # eq. (pg_vanilla)
-    if baseline == "mean":
-        return _centred(r)
-    if baseline == "loo":
-        return _leave_one_out(r)
-    return _standardized(r, std_eps, ddof)
+        return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
+
+
+def _one_per_row(adv, mask):
+    """One advantage per row of the mask."""
+    if adv.size != mask.shape[0]:
+        return f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {adv.shape}"
 
 
 def broadcast(adv, mask):
@@ -245,8 +247,7 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
-    return a[:, None] * mask  # (B, T)
+    return adv.reshape(-1, 1) * mask  # (B, T)
 
 
 # ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
@@ -338,7 +339,7 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = _centred(r).ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
@@ -355,8 +356,7 @@ def remax(rewards, greedy_rewards):
             samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
             greedy reward gets exactly 0.
     """
-    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)  # (N, K), (N,)
-    return r - g[:, None]  # eq. (remax)
+    return rewards - greedy_rewards[:, None]  # eq. (remax)
 
 
 def opo(rewards, lengths):
@@ -402,9 +402,8 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    r, std_eps, ddof = standardize_args(rewards, std_eps, ddof, REWARD_MAX)
-    c = r - _group_mean(r)  # (N, K) eq. (pg_centred)
-    flat = r.ravel()
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    flat = rewards.ravel()
     if flat.max() == flat.min():  # every reward equal: c == 0
         return np.zeros_like(c)
     dev = flat - flat.mean()  # two rewards differ: some dev != 0
@@ -416,7 +415,7 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 
@@ -441,45 +440,6 @@ def group_rewards(rewards, bound, name="rewards"):
     return r
 
 
-def group_advantages(rewards, baseline, std_eps, ddof, baselines, bound):
-    """The arguments of ``advantages.advantages``: ``(r (N, K), std_eps, ddof)``; leave-one-out
-    needs K >= 2."""
-    choice(baseline, "baseline", baselines)
-    std_eps, ddof = whitening(std_eps, ddof)
-    r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
-    return r, std_eps, ddof
-
-
-def loo_rewards(rewards, bound):
-    """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
-    r = group_rewards(rewards, bound)
-    if r.shape[1] < 2:
-        raise ValueError(
-            f"rewards: leave-one-out needs K >= 2 responses per prompt "
-            f"(no others to average at K = 1), got shape {r.shape}"
-        )
-    return r
-
-
-def standardize_args(rewards, std_eps, ddof, bound):
-    """``(r (N, K), std_eps, ddof)`` of a standardized baseline."""
-    r = group_rewards(rewards, bound)
-    return (r, *whitening(std_eps, ddof))
-
-
-def broadcast_args(adv, mask):
-    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
-    mask = mask_array(mask, "mask")
-    a = float_array(adv, "adv")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
-    if a.ravel().shape != (mask.shape[0],):
-        raise ValueError(
-            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
-        )
-    return a.ravel(), mask
-
-
 def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
     """``(token_rewards (B, T), mask, gamma in [0, 1], std_eps, ddof)`` of REINFORCE++ (the mask
     right-padded: the returns to go sum over the later tokens)."""
@@ -498,15 +458,6 @@ def rpp_baseline_args(rewards, mask, std_eps, ddof, bound):
     if mask.shape[0] != r.size:
         raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
     return (r, mask, *whitening(std_eps, ddof))
-
-
-def remax_args(rewards, greedy_rewards, bound):
-    """``(r (N, K), g (N,))`` of ReMax, both within ``|r| <= bound``."""
-    r = group_rewards(rewards, bound)
-    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
-    if np.abs(g).max() > bound:
-        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max {np.abs(g).max():g}")
-    return r, g
 
 
 def opo_args(rewards, lengths, bound):
@@ -615,19 +566,6 @@ def float_scalar(x, name, low=None, high=None, low_open=False):
     return x
 
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
 def nonempty(arr, name):
     """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
     if not isinstance(arr, np.ndarray):
@@ -702,3 +640,174 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+NONNEGATIVE = number(0.0)
+
+
+DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+
+no_baseline = boundary(rewards=array("N K"), where=[_in_domain])(no_baseline)
+
+centred = boundary(rewards=array("N K"), where=[_in_domain])(centred)
+
+standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+
+leave_one_out = boundary(rewards=array("N K"), where=[_in_domain, _others])(leave_one_out)
+
+advantages = boundary(
+    rewards=array("N K"),
+    baseline=one_of(BASELINES),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_in_domain, _others],
+)(advantages)
+
+broadcast = boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])(broadcast)
+
+remax = boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])(remax)
+
+batch_std = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(batch_std)

@@ -58,42 +58,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/matmul.py
-#   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
-
-
-def matmul(x, W):
-    """(..., k) @ (k, n) as one 2-D product.
-
-    Args:
-        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
-        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
-
-    Returns:
-        (..., n).
-    """
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
-
-
-def weight_grad(x, dy):
-    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
-
-    Args:
-        x: (..., k) the product's input.
-        dy: (..., n) the gradient in its output.
-
-    Returns:
-        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
-    """
-    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
-    return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/attention.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["attention_forward", "forward", "attention_backward", "backward", "step"]
 
 
 def _heads(z, n_head):
@@ -198,6 +163,39 @@ def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
     o = np.empty((B, L - start, n_head, d // n_head))
     _attend(q, kv[0][:, :, : pos + L], kv[1][:, :, : pos + L], pos + start, o)
     return matmul(o.reshape(B, L - start, d), Wo)  # eq. (attn_out)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/nn/matmul.py
+#   The two matrix products of every layer, shaped so that each is one BLAS call.
+# ----------------------------------------------------------------------------------------------
+
+
+def matmul(x, W):
+    """(..., k) @ (k, n) as one 2-D product.
+
+    Args:
+        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
+        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
+
+    Returns:
+        (..., n).
+    """
+    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
+
+
+def weight_grad(x, dy):
+    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
+
+    Args:
+        x: (..., k) the product's input.
+        dy: (..., n) the gradient in its output.
+
+    Returns:
+        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
+    """
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
 # ----------------------------------------------------------------------------------------------

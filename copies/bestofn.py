@@ -79,39 +79,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/values/optimum.py
-#   The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
-# ----------------------------------------------------------------------------------------------
-
-
-def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
-
-    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
-    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
-    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
-    """
-    support = pi_ref > 0  # (.., Y)
-    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
-    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
-    # (its largest term is exp(0)) or NaN.
-    with np.errstate(over="ignore", invalid="ignore"):
-        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
-        # where an off-support reward exceeds m and overflows (q - m) / beta
-        t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
-        a = np.full(support.shape, -np.inf)
-        a[support] = np.log(pi_ref[support]) + t[support]
-        a_max = a.max(axis=-1, keepdims=True)  # (.., 1), 0 or log pi_ref: finite
-        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
-        v = m + beta * log_z  # eq. (kl_optimum): beta log Z
-    return a - log_z, v[..., 0]  # log pi*, V
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/select/bestofn.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["best_of_n", "best_of_n_reward", "win_rate", "best_of_n_kl", "kl_bound", "kl_ceiling",
+    "matched_optimum"]
 
 
 def _levels(pi, reward):
@@ -295,6 +264,36 @@ def matched_optimum(pi, reward, kl, weights=None):
     s = 0.5 * (lo + hi)
     _, star = _kl_at(pi, reward, w, s)
     return finite_result(float(np.exp(-s)), "kl", "beta"), star
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/values/optimum.py
+#   The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
+# ----------------------------------------------------------------------------------------------
+
+
+def _tilt(pi_ref, q, beta):
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
+
+    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
+    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
+    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
+    """
+    support = pi_ref > 0  # (.., Y)
+    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
+    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
+    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
+    # (its largest term is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):
+        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
+        # where an off-support reward exceeds m and overflows (q - m) / beta
+        t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
+        a = np.full(support.shape, -np.inf)
+        a[support] = np.log(pi_ref[support]) + t[support]
+        a_max = a.max(axis=-1, keepdims=True)  # (.., 1), 0 or log pi_ref: finite
+        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
+        v = m + beta * log_z  # eq. (kl_optimum): beta log Z
+    return a - log_z, v[..., 0]  # log pi*, V
 
 
 # ----------------------------------------------------------------------------------------------

@@ -97,20 +97,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/reward/bt.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["bt_margin_loss", "outcome_loss", "one_hot_features", "linear_bt_loss",
+    "linear_outcome_loss", "fit_bt", "fit_outcome", "bt_pair_law", "error_off_constant"]
 
 
 # ---------------------------------------------------------------- objectives on scores
@@ -368,6 +356,17 @@ def error_off_constant(r_hat, reward):
         d = r_hat - reward  # (N, Y)
         err = float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange
     return finite_result(err, "r_hat", "the error")
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
 
 
 # ----------------------------------------------------------------------------------------------

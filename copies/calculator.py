@@ -47,6 +47,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["calculator", "calculator_reference"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/multiturn/env.py
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.

@@ -61,14 +61,17 @@ the token probability `< e^-709`); then:
 - `A > 0`: `min(rho A, (1 + eps_high) A) = (1 + eps_high) A`, finite, and its gradient is 0
   (clipped); returned as such;
 - `A < 0`: the true minimum is the unclipped `rho A = -inf` (loss `+inf`). That (or any other
-  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`) is rejected with a
-  ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
+  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`, or a weighted sum
+  beyond float64) is rejected with a ValueError naming `clipped_surrogate`, what overflowed and
+  the range of its inputs, instead of returning `inf` to an optimizer. `clip_fraction` never
   raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). `clipped_surrogate` is the checked entry of `_surrogate`, the
-trusted core GRPO calls.
+`scripts/standalone.py`, inlines it). Each public function declares its arguments with
+`core.boundary` (the engine checks them, and the result, once); its body is the math, and
+`clipped_surrogate.core` and `clip_fraction.core` are those bodies, which GRPO calls on its own
+checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
 0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
@@ -85,9 +88,82 @@ agg               as in reinforce.py
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
+
+
+__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]
+
+
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
+
+
+def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
+
+    Args:
+        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
+        adv: `(B,)` one advantage per response, or `(B, T)`.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
+        eps: the clip range `epsilon`, in `(0, 1]`.
+        eps_high: the upper clip range `epsilon_high` (default `eps`).
+        agg: the aggregation of `reinforce.token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
+        tokens, 0 elsewhere.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
+    """
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
+    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    with np.errstate(over="ignore"):  # a sum beyond float64 is inf
+        loss = -(w * f).sum()
+    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
+    df_dlogp = np.where(surr1 <= surr2, surr1, 0.0)  # (B, T) d rho / d logp = rho
+    return float(loss), -w * df_dlogp  # (B, T) 0 at padding
+
+
+def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
+    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
+
+    A token with `A = 0` is never counted.
+
+    Args:
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_old: `(B, T)` token log-probs under `pi_old`.
+        adv: `(B,)` or `(B, T)` advantages.
+        mask: `(B, T)` 0/1 float mask.
+        eps: the clip range `epsilon`.
+        eps_high: the upper clip range (default `eps`).
+
+    Returns:
+        A float in `[0, 1]`; 0.0 for a batch without real tokens.
+    """
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
+    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
+    n = mask.sum()
+    return float(clipped.sum() / n) if n > 0 else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -136,358 +212,170 @@ def log_ratio(logp, logp_other, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/clip.py itself
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 
 
-def _branches(logp, logp_old, A, mask, eps, eps_high):
-    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
-    where A = 0 (no 0 * inf), rho = inf where it overflows."""
-    with np.errstate(over="ignore"):  # overflow to inf is handled
-        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
-        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
-    return rho, surr1, surr2
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
 
 
-def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
-    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
-
-    Args:
-        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
-        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
-        adv: `(B,)` one advantage per response, or `(B, T)`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        eps: the clip range `epsilon`, in `(0, 1]`.
-        eps_high: the upper clip range `epsilon_high` (default `eps`).
-        agg: the aggregation of `reinforce.token_weights`.
-        max_len: the constant `T_max` of `agg="constant"`.
-
-    Returns:
-        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
-        tokens, 0 elsewhere.
-
-    Raises:
-        ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
-    """
-    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
     )
-    return _surrogate(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high, agg, max_len)
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
-    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
-    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
-    with np.errstate(over="ignore"):  # a sum beyond float64: below
-        loss = -(w * f).sum()
-    # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
-    unclipped = surr1 <= surr2  # (B, T)
-    df_dlogp = np.where(unclipped, surr1, 0.0)  # (B, T) d rho / d logp = rho
-    dloss_dlogp = -w * df_dlogp  # (B, T) 0 at padding
-    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    if guard:
-        finite_surrogate(f, surr1, logp, logp_old, A)  # each token, else names logp
-        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
-        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
-    return float(loss), dloss_dlogp
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
 
-
-def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
-    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
-
-    A token with `A = 0` is never counted.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi`.
-        logp_old: `(B, T)` token log-probs under `pi_old`.
-        adv: `(B,)` or `(B, T)` advantages.
-        mask: `(B, T)` 0/1 float mask.
-        eps: the clip range `epsilon`.
-        eps_high: the upper clip range (default `eps`).
-
-    Returns:
-        A float in `[0, 1]`; 0.0 for a batch without real tokens.
-    """
-    logp, logp_old, mask, adv, eps, eps_high, _ = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, "token_mean", None, AGGS
-    )
-    return _clip_fraction(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high)
-
-
-def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
-    """`clip_fraction` on checked arguments, A (B, T)."""
-    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
-    clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
-    n = mask.sum()
-    return float(clipped.sum() / n) if n > 0 else 0.0
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
-# ----------------------------------------------------------------------------------------------
-
-
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
-
-    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 ``mask`` (holes allowed) must have;
-    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
-    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response (the most trained tokens in a row).
-    """
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def clip_range(eps, eps_high):
-    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
-    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0, low_open=True))
-
-
-def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
-    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
-    max_len)``."""
-    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
-    eps, eps_high = clip_range(eps, eps_high)
-    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
-
-
-def finite_surrogate(f, surr1, logp, logp_old, A):
-    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
-    naming logp at the first token whose ``rho A`` overflowed."""
-    bad = ~np.isfinite(f)  # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)"
-        )
-    return f
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
             raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-    return value
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
 
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
+
+
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
+    trained tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
+
+clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)
+
+clip_fraction = boundary(**CLIP)(clip_fraction)

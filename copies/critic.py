@@ -88,20 +88,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/values/critic.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["per_token_rewards", "td_errors", "gae", "monte_carlo_returns", "value_loss",
+    "fit_values", "clipped_value_loss"]
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -309,6 +297,17 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
 
 
 # ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+# ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
 #   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
 # ----------------------------------------------------------------------------------------------
@@ -476,14 +475,8 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 # where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
 ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
-
-
 GAE_HOLES = f"minirl_lm.multiturn.values.gae_actions {ACTIONS}"
-
-
 RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
-
-
 COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
 
 

@@ -96,20 +96,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/direct/dpo.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["bradley_terry_loss", "reward_table_loss", "dpo_loss", "token_grad",
+    "bt_sample_preferences"]
 
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
@@ -289,6 +277,17 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     with np.errstate(over="ignore"):  # a margin beyond float64: sigma(+-inf) = 1 or 0
         a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry)
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -39,9 +39,7 @@ scatter-add: tokens repeat); `wpe` rows past the sequence's length get zero.
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/embed.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["embed_forward", "forward", "embed_backward", "backward"]
 
 
 def embed_forward(wte, wpe, ids):

@@ -70,48 +70,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
-
-
-def agg_weights(mask, agg, max_len=None):
-    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
-    B, T = mask.shape
-    if agg == "token_sum":
-        return mask.copy()  # (B, T) no normalizer at all
-    if agg == "seq_sum":
-        return mask / B  # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/entropy.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["entropy_table", "entropy_grad_table", "entropy_bonus"]
 
 
 def _log_pi(theta):
@@ -171,6 +130,45 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     c = np.zeros(logpi.shape[0])  # (S,) sum of w per state
     np.add.at(c, states, w)
     return float(loss), -c[:, None] * _entropy_grad(pi, logpi, H)  # (S, V)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
+    B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -99,78 +99,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
-
-
-def agg_weights(mask, agg, max_len=None):
-    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
-    B, T = mask.shape
-    if agg == "token_sum":
-        return mask.copy()  # (B, T) no normalizer at all
-    if agg == "seq_sum":
-        return mask / B  # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
-
-
-def adv_tokens(adv, mask):
-    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
-    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
-    if adv.ndim == 1:
-        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
-    return adv
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/clip.py
-#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
-
-
-def _branches(logp, logp_old, A, mask, eps, eps_high):
-    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
-    where A = 0 (no 0 * inf), rho = inf where it overflows."""
-    with np.errstate(over="ignore"):  # overflow to inf is handled
-        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
-        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
-    return rho, surr1, surr2
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/entropy_knobs.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["entropy_step", "cov_terms", "clip_cov_loss", "kl_cov_loss", "entropy_mask",
+    "entropy_masked_loss", "adaptive_entropy_coef"]
 
 
 # ---- the identity ----------------------------------------------------------------------------
@@ -251,7 +181,7 @@ def clip_cov_loss(
     ratio, cov_lb, cov_ub = clip_cov_args(ratio, cov_lb, cov_ub, rng)
     A = adv_tokens(A, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
     clipped = (surr2 < surr1) & (mask > 0)  # the clip is active: never selected
     c = _cov(logp, A, mask)  # (B, T) eq. (cov_term)
@@ -356,7 +286,7 @@ def entropy_masked_loss(
     A = adv_tokens(A, mask)  # (B, T)
     keep = _keep(entropies, mask, rho_h)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg), on every trained token
-    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     loss = -(w * keep * np.minimum(surr1, surr2)).sum()  # eq. (ent_mask)
     dloss_dlogp = -w * keep * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T)
     return finite_result((float(loss), dloss_dlogp, keep), "logp", "the masked surrogate")
@@ -382,6 +312,75 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
     low = entropy <= target  # below target: raise the coefficient
     nxt = min(coef + delta, hi) if low else max(coef - delta, lo)  # eq. (ent_adaptive)
     return float(nxt), float(nxt) if low else 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
+    B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def adv_tokens(adv, mask):
+    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
+    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
+    if adv.ndim == 1:
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
+    return adv
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/pg/clip.py
+#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
+# ----------------------------------------------------------------------------------------------
+
+
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -456,7 +455,7 @@ def logit_table(theta, name="theta"):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

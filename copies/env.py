@@ -72,6 +72,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["Episodes", "MultiTurnMDP", "action_view", "scatter"]
+
+
 # ----------------------------------------------------------------------------------------------
 # minirl_lm/multiturn/env.py itself
 # ----------------------------------------------------------------------------------------------
@@ -319,11 +322,7 @@ TRAJECTORY = (
     "the trajectory mask (every token of the episode)",
     "action_mask for the policy's tokens (0 where the environment wrote)",
 )
-
-
 COMPACT_ROWS = ("the compact rows of action_view", "the mask action_view returns")
-
-
 MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
 
 

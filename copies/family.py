@@ -93,40 +93,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/family_div.py
-#   The f-divergence scores of f-DPO and TR-DPO's soft reference update, gradients by hand.
-# ----------------------------------------------------------------------------------------------
-
-
-def _f_score(h, divergence, alpha):
-    """Trusted core: the score s(h) and ds/dh, eq. (f_score), of log-ratios h (P,). Overflow of
-    exp is left to the caller's finite guard (errstate ignored there)."""
-    if divergence == "forward_kl":
-        e = np.exp(-h)  # (P,) 1/t
-        return -np.expm1(-h), e  # s = 1 - 1/t;  ds/dh = e^(-h)
-    if divergence == "js_divergence":
-        return np.log(2.0) - np.logaddexp(0.0, -h), sigmoid(-h)  # log 2 + log sigma(h)
-    if divergence == "alpha_divergence" and abs(alpha - 1.0) >= 1e-6:
-        t = (alpha - 1.0) * h  # (P,)
-        return np.expm1(t) / (alpha - 1.0), np.exp(t)  # ds/dh = e^((a-1) h)
-    return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/direct/family.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["dpo_family_loss"]
 
 
 MARGIN = ("sigmoid", "hinge", "robust", "exo_pair", "discopop")  # TRL allows an f-divergence
@@ -239,6 +206,37 @@ def _response_terms(h_c, h_r, beta, loss_type):
     z = u_c - u_r  # apo_down: (P,) beta (h_c - h_r)
     dsig_z = sigmoid(z) * sigmoid(-z)
     return sigmoid(u_c) + sigmoid(-z), beta * (dsig_c - dsig_z), beta * dsig_z  # eq. (apo_down)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/direct/family_div.py
+#   The f-divergence scores of f-DPO and TR-DPO's soft reference update, gradients by hand.
+# ----------------------------------------------------------------------------------------------
+
+
+def _f_score(h, divergence, alpha):
+    """Trusted core: the score s(h) and ds/dh, eq. (f_score), of log-ratios h (P,). Overflow of
+    exp is left to the caller's finite guard (errstate ignored there)."""
+    if divergence == "forward_kl":
+        e = np.exp(-h)  # (P,) 1/t
+        return -np.expm1(-h), e  # s = 1 - 1/t;  ds/dh = e^(-h)
+    if divergence == "js_divergence":
+        return np.log(2.0) - np.logaddexp(0.0, -h), sigmoid(-h)  # log 2 + log sigma(h)
+    if divergence == "alpha_divergence" and abs(alpha - 1.0) >= 1e-6:
+        t = (alpha - 1.0) * h  # (P,)
+        return np.expm1(t) / (alpha - 1.0), np.exp(t)  # ds/dh = e^((a-1) h)
+    return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
 # ----------------------------------------------------------------------------------------------

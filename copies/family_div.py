@@ -72,20 +72,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/direct/family_div.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["sync_reference"]
 
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
@@ -121,6 +108,17 @@ def sync_reference(theta_ref, theta, mixup):
     a = (1.0 - alpha) * theta_ref if alpha < 1.0 else np.zeros_like(theta)  # (S, V) a weight 0 drops -inf
     b = alpha * theta if alpha > 0.0 else np.zeros_like(theta)  # (S, V)
     return a + b  # eq. (tr_dpo_sync); -inf + finite = -inf, -inf + -inf = -inf: no NaN
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -55,9 +55,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/exact/groups.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["multisets", "group_law", "group_moments", "group_updates", "ordered_groups",
+    "iid_moments"]
 
 
 @functools.lru_cache(maxsize=64)

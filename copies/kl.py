@@ -41,8 +41,9 @@ terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative erro
 `k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
 gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
 (`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
-naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
-`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
+naming the function, what overflowed and the range of its inputs, never returned. The
+log-ratio is masked before use: finite garbage in `logp` or `logp_ref` at padding gives
+`u = 0`, `k = 0` and a gradient of exactly 0 there.
 
 On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
 the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
@@ -77,9 +78,9 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). `_kl_terms` and `_penalty` are the trusted cores of
-`kl_per_token` and `kl_penalty` (GRPO calls `_penalty`). An overflow is named after the log-prob
-of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`).
+`scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
+`core.boundary` (the engine checks them, and the result, once); their bodies are the math, and
+GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
 0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
@@ -101,68 +102,29 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
-
-
-def agg_weights(mask, agg, max_len=None):
-    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
-    B, T = mask.shape
-    if agg == "token_sum":
-        return mask.copy()  # (B, T) no normalizer at all
-    if agg == "seq_sum":
-        return mask / B  # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/kl.py itself
-# ----------------------------------------------------------------------------------------------
-
+__all__ = [
+    "ESTIMATORS",
+    "ESTIMATOR",
+    "KL",
+    "kl_per_token",
+    "kl_penalty",
+    "kl_in_reward",
+    "exact_kl",
+    "exact_kl_grad_theta",
+    "exact_reverse_kl_grad_theta",
+    "kl_penalty_straight_through",
+    "kl_penalty_is",
+    "adaptive_kl_coef",
+]
 
 ESTIMATORS = ("k1", "k2", "k3")
-WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
-
-
-def _u(logp, logp_ref, mask):
-    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):  # overflow: rejected by callers
-        return log_ratio(logp, logp_ref, mask)
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
@@ -178,28 +140,15 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
         `(k, dk)`: both `(B, T)`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite estimate (named after `logp` or `logp_ref`, whichever holds the
-            entry of largest magnitude: the one that drove the overflow), or a bad argument.
+        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
+            with the range of its inputs).
     """
-    logp, logp_ref, mask, _ = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS)
-    return _kl_terms(logp, logp_ref, mask, estimator)
-
-
-def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
-    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
-    `guard=False`, as computed)."""
-    u = _u(logp, logp_ref, mask)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        if estimator == "k1":
-            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
-        elif estimator == "k2":
-            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
-        else:
-            k = _k3(u)  # eq. (kl_k3)
-            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
-    if not guard:
-        return k, dk
-    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+    u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
+    if estimator == "k1":
+        return u, mask.copy()  # eq. (kl_k1); dk1 = 1
+    if estimator == "k2":
+        return 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+    return _k3(u), -np.expm1(-u) * mask  # eq. (kl_k3); dk3 = 1 - exp(-u)
 
 
 def _k3(u):
@@ -234,23 +183,11 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
 
     Raises:
-        ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
+        ValueError: a bad argument (named), or a non-finite loss (named after the function).
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
-    return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
-
-
-def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
-    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
-    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    k, dk = kl_per_token.core(logp, logp_ref, mask, estimator)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()  # eq. (kl_objective)
-        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
-    if not guard:
-        return float(loss), dloss_dlogp
-    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
-    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
+    return float((w * k).sum()), w * dk  # eq. (kl_objective); d loss / d logp = w dk
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
@@ -268,17 +205,17 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     Returns:
         `(B,)` shaped rewards.
     """
-    r, logp, logp_ref, mask, beta = kl_reward_args(rewards, logp, logp_ref, mask, beta)
-    return _in_reward(r, logp, logp_ref, mask, beta)
+    return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
-def _in_reward(r, logp, logp_ref, mask, beta):
-    """`kl_in_reward` on checked arguments."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = _u(logp, logp_ref, mask).sum(axis=1)  # (B,) sum_t u_t
-        finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
-        out = r - beta * total  # (B,) eq. (kl_reward)
-    return finite_result(out, "beta", "r - beta sum_t u_t")
+def _distributions(p, q):
+    """The rows of both tables are distributions: `>= 0`, summing to 1 (within `1e-9`)."""
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            return (
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
 
 
 def exact_kl(p, q):
@@ -293,11 +230,9 @@ def exact_kl(p, q):
     Returns:
         `(S,)` KL of each row.
     """
-    p, q = probability_pair(p, q)
     pos = p > 0  # (S, V) 0 log 0 = 0
     terms = np.zeros_like(p)  # (S, V)
-    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
-        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf where p > 0 = q, never 0 * inf
     return terms.sum(axis=1)  # (S,)
 
 
@@ -396,13 +331,9 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
-    k, _ = _kl_terms(logp, logp_ref, mask, estimator)  # value: k1 or k3
+    k, _ = kl_per_token.core(logp, logp_ref, mask, estimator)  # value: k1 or k3
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()
-        grad = w * _u(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
-    return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
+    return float((w * k).sum()), w * log_ratio(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
 
 
 def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
@@ -419,20 +350,24 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
             `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
 
     Raises:
-        ValueError: if rho or k3 overflow float64 (named after logp).
+        ValueError: a bad argument (named), or rho or k3 beyond float64 (named after the function).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-    with np.errstate(over="ignore"):
-        rho = np.exp(_u(logp, logp_old, mask)) * mask  # (B, T)
-    if not np.isfinite(rho).all():
-        raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
+    k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) 1 at padding, where w = 0
     w = agg_weights(mask, agg, max_len)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # rho k3 may overflow: below
-        loss = (w * rho * k).sum()  # eq. (kl_is)
-        dloss_dlogp = w * rho * (k + dk)  # d(rho k3) = rho k3 + rho dk3
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
+    return float((w * rho * k).sum()), w * rho * (k + dk)  # eq. (kl_is); d(rho k3) = rho k3 + rho dk3
+
+
+def _error(current_kl, target_kl):
+    """The proportional error of eq. (kl_adaptive), clipped to `[-0.2, 0.2]`."""
+    return min(max(current_kl / target_kl - 1.0, -0.2), 0.2)
+
+
+def _beta_stays_nonnegative(current_kl, target_kl, horizon, n_steps):
+    """A step larger than `horizon / 0.2` would turn beta negative."""
+    if 1.0 + _error(current_kl, target_kl) * n_steps / horizon < 0:
+        h = horizon / 0.2
+        return f"n_steps: expected n_steps <= horizon / 0.2 = {h:g} (else beta turns negative), got {n_steps:g}"
 
 
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
@@ -450,106 +385,57 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
-    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
-    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
-    mult = 1.0 + step  # eq. (kl_adaptive)
-    if mult < 0:
-        raise ValueError(
-            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
-            f"(else beta turns negative), got {n_steps:g}"
-        )
-    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")
+    return beta * (1.0 + _error(current_kl, target_kl) * n_steps / horizon)  # eq. (kl_adaptive)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
+    B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/checks.py
 #   The boundary of the policy-gradient part, token level: one bundle call per public function
 # ----------------------------------------------------------------------------------------------
-
-
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
-
-    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 ``mask`` (holes allowed) must have;
-    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
-    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response (the most trained tokens in a row).
-    """
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def finite_among(value, what, arrays):
-    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
-    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
-    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
-    was subtracted from; the first name on a tie)."""
-    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
-        return value
-    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
-    return finite_result(value, max(big, key=big.get), what)
-
-
-def kl_batch(logp, logp_ref, mask, estimator, estimators, agg=_UNSET, max_len=None, aggs=()):
-    """The arguments of a KL term: ``(logp, logp_ref, mask, max_len)``."""
-    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
-    choice(estimator, "estimator", estimators)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return logp, logp_ref, mask, max_len
-
-
-def kl_reward_args(rewards, logp, logp_ref, mask, beta):
-    """The arguments of the KL folded into the reward: ``(r (B,), logp, logp_ref, mask, beta)``."""
-    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
-    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
-    return r, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
-
-
-def probability_pair(p, q):
-    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
-    p = float_array(p, "p", ndim=2)
-    q = float_array(q, "q", ndim=2)
-    same_shape("p", p, "q", q)
-    nonempty(p, "p")
-    for name, t in (("p", p), ("q", q)):
-        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(
-                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
-            )
-    return p, q
 
 
 def kl_tables(theta, theta_ref, weights, support):
@@ -583,25 +469,6 @@ def kl_tables(theta, theta_ref, weights, support):
             "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
         )
     return theta, theta_ref, d
-
-
-def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
-    """The arguments of the adaptive KL coefficient, as floats."""
-    return (
-        float_scalar(beta, "beta", low=0.0),
-        float_scalar(current_kl, "current_kl"),
-        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
-        float_scalar(horizon, "horizon", low=0.0, low_open=True),
-        float_scalar(n_steps, "n_steps", low=0.0),
-    )
-
-
-def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
-    """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
-    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
-        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
-    )
-    return logp, logp_old, logp_ref, mask, max_len
 
 
 # ----------------------------------------------------------------------------------------------
@@ -641,35 +508,6 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
     return arr
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
 def same_shape(name_a, a, name_b, b):
     """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
     for nm, x in ((name_a, a), (name_b, b)):
@@ -677,43 +515,6 @@ def same_shape(name_a, a, name_b, b):
             raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
     if a.shape != b.shape:
         raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
 
 
 def nonempty(arr, name):
@@ -779,14 +580,197 @@ def _check_shape(arr, name, ndim, shape):
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
+    trained tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+ESTIMATOR = one_of(ESTIMATORS)
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
+
+kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
+
+kl_penalty = boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")(kl_penalty)
+
+kl_in_reward = boundary(
+    logp=TOKENS, logp_ref=TOKENS, mask=MASK, rewards=array("B"), beta=NONNEGATIVE, returns="rewards"
+)(kl_in_reward)
+
+exact_kl = boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)(exact_kl)  # inf is a KL
+
+kl_penalty_straight_through = boundary(
+    **KL, **AGGREGATION, returns="loss dloss_dlogp"
+)(kl_penalty_straight_through)
+
+kl_penalty_is = boundary(
+    logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
+)(kl_penalty_is)
+
+adaptive_kl_coef = boundary(
+    beta=NONNEGATIVE,
+    current_kl=number(),
+    target_kl=POSITIVE,
+    horizon=POSITIVE,
+    n_steps=NONNEGATIVE,
+    where=[_beta_stays_nonnegative],
+    returns="beta",
+)(adaptive_kl_coef)

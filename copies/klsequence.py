@@ -58,9 +58,42 @@ Read from TRL 1.16.0 `use_bias_correction_kl=True` with `importance_sampling_lev
 * coef_1`, not detached); verl, OpenRLHF: none.
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
+
+
+__all__ = ["kl_penalty_is_sequence"]
+
+
+def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
+    """k3 weighted by the broadcast geometric-mean sequence ratio, eq. (kl_is_seq) (TRL).
+
+    Args:
+        logp: `(B, T)` log-probs of the policy being trained (carries the gradient, also through
+            the ratio).
+        logp_old: `(B, T)` log-probs of the policy that sampled the tokens (data).
+        logp_ref: `(B, T)` reference log-probs (data).
+        mask: `(B, T)` 0/1; holes allowed (`|y_b|` counts the trained tokens).
+        agg: the aggregation of eq. (pg_agg).
+        max_len: see `agg`.
+
+    Returns:
+        `(loss, dloss_dlogp (B, T))`.
+    """
+    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
+    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
+        loss = (s * row).sum()  # eq. (kl_is_seq)
+        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
+        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
+    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
+    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -106,30 +139,31 @@ def log_ratio(logp, logp_other, mask):
 # ----------------------------------------------------------------------------------------------
 
 
-WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+ESTIMATORS = ("k1", "k2", "k3")
 
 
-def _u(logp, logp_ref, mask):
-    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):  # overflow: rejected by callers
-        return log_ratio(logp, logp_ref, mask)
+def kl_per_token(logp, logp_ref, mask, estimator="k3"):
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
 
+    Args:
+        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
+        estimator: `"k1"`, `"k2"` or `"k3"`.
 
-def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
-    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
-    `guard=False`, as computed)."""
-    u = _u(logp, logp_ref, mask)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        if estimator == "k1":
-            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
-        elif estimator == "k2":
-            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
-        else:
-            k = _k3(u)  # eq. (kl_k3)
-            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
-    if not guard:
-        return k, dk
-    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+    Returns:
+        `(k, dk)`: both `(B, T)`, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
+            with the range of its inputs).
+    """
+    u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
+    if estimator == "k1":
+        return u, mask.copy()  # eq. (kl_k1); dk1 = 1
+    if estimator == "k2":
+        return 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+    return _k3(u), -np.expm1(-u) * mask  # eq. (kl_k3); dk3 = 1 - exp(-u)
 
 
 def _k3(u):
@@ -160,39 +194,6 @@ def _seq_ratio(logp, logp_old, mask, ratio):
         scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
         s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
     return s, scale
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/klsequence.py itself
-# ----------------------------------------------------------------------------------------------
-
-
-def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
-    """k3 weighted by the broadcast geometric-mean sequence ratio, eq. (kl_is_seq) (TRL).
-
-    Args:
-        logp: `(B, T)` log-probs of the policy being trained (carries the gradient, also through
-            the ratio).
-        logp_old: `(B, T)` log-probs of the policy that sampled the tokens (data).
-        logp_ref: `(B, T)` reference log-probs (data).
-        mask: `(B, T)` 0/1; holes allowed (`|y_b|` counts the trained tokens).
-        agg: the aggregation of eq. (pg_agg).
-        max_len: see `agg`.
-
-    Returns:
-        `(loss, dloss_dlogp (B, T))`.
-    """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
-        loss = (s * row).sum()  # eq. (kl_is_seq)
-        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
-        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -423,3 +424,131 @@ def _check_shape(arr, name, ndim, shape):
             want = ", ".join("any" if s is None else str(s) for s in shape)
             want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
             raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+ESTIMATOR = one_of(ESTIMATORS)
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
+
+kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)

@@ -73,22 +73,7 @@ Demonstration: `python examples/logprob.py`.
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_softmax_ops(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/core/logprob.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["log_softmax", "masked_sum", "masked_mean", "token_logp", "token_logp_backward"]
 
 
 def log_softmax(logits):
@@ -179,6 +164,19 @@ def token_logp_backward(logits, tokens, mask, dlogp):
         dlogits, tokens[..., None], np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None], axis=-1
     )  # eq. (logsoftmax_grad): +w 1[v = y]
     return dlogits
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_softmax_ops(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------------------------

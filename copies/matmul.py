@@ -39,6 +39,9 @@ transposed view (Fortran order: the same numbers bit for bit, no copy).
 """
 
 
+__all__ = ["matmul", "weight_grad"]
+
+
 def matmul(x, W):
     """(..., k) @ (k, n) as one 2-D product.
 

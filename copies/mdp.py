@@ -80,6 +80,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["Rollout", "TokenMDP"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/_state_ids.py
 #   The two numberings of the token MDP's states, behind one interface (used by `TokenMDP`).

@@ -50,42 +50,7 @@ writes `du` over `da`. Elementwise, so the numbers are the same bit for bit as o
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/matmul.py
-#   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
-
-
-def matmul(x, W):
-    """(..., k) @ (k, n) as one 2-D product.
-
-    Args:
-        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
-        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
-
-    Returns:
-        (..., n).
-    """
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
-
-
-def weight_grad(x, dy):
-    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
-
-    Args:
-        x: (..., k) the product's input.
-        dy: (..., n) the gradient in its output.
-
-    Returns:
-        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
-    """
-    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
-    return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/mlp.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["mlp_forward", "forward", "mlp_backward", "backward"]
 
 
 _C = np.sqrt(2.0 / np.pi)
@@ -165,6 +130,39 @@ def backward(dy, cache):
         g *= 0.5  # gelu'(u)
         du2[r] *= g  # dloss/du = da gelu'(u)
     return matmul(du, W1.T), weight_grad(x, du), dW2  # eq. (mlp_grad)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/nn/matmul.py
+#   The two matrix products of every layer, shaped so that each is one BLAS call.
+# ----------------------------------------------------------------------------------------------
+
+
+def matmul(x, W):
+    """(..., k) @ (k, n) as one 2-D product.
+
+    Args:
+        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
+        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
+
+    Returns:
+        (..., n).
+    """
+    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
+
+
+def weight_grad(x, dy):
+    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
+
+    Args:
+        x: (..., k) the product's input.
+        dy: (..., n) the gradient in its output.
+
+    Returns:
+        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
+    """
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
 # ----------------------------------------------------------------------------------------------

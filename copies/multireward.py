@@ -70,50 +70,14 @@ ddof 1, batch_eps         (trl/trainer/grpo_trainer.py:2790-2799: nanstd (Bessel
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/pg/advantages.py
-#   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
-
-
-REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
-
-
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
-    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
-    return np.where(equal, r[:, :1], mean)  # (N, 1)
-
-
-def _standardized(r, std_eps, ddof):
-    """`standardized` on checked arguments."""
-    c = r - _group_mean(r)  # (N, K)
-    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
-    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
-    std = np.sqrt(ss / dof)  # (N, 1)
-    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
-    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
-    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
-    if np.count_nonzero(tiny):
-        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
-        cs = c / s  # (N, K)
-        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
-    denom = std + std_eps  # (N, 1)
-    if std_eps > 0:  # denom > 0 everywhere
-        return c / denom  # eq. (pg_normalized)
-    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
-    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/multireward.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["gdpo"]
 
 
 def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
@@ -132,16 +96,74 @@ def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     """
     r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
     N, K, M = r.shape
-    Z = np.stack([_standardized(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
+    Z = np.stack([standardized.core(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
     A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
     if batch_eps is not None:
-        A = _standardized(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
+        A = standardized.core(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
     return A
 
 
 # ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
+# ----------------------------------------------------------------------------------------------
+
+
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _in_domain(rewards, greedy_rewards=None):
+    """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
+    spread); ReMax's greedy rewards too."""
+    if (m := np.abs(rewards).max()) > REWARD_MAX:
+        return (
+            f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline squares the spread, "
+            f"which overflows float64 beyond ~1e154), got max |r| = {m:g}"
+        )
+    if greedy_rewards is not None and (m := np.abs(greedy_rewards).max()) > REWARD_MAX:
+        return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
+
+
+def standardized(rewards, std_eps=1e-8, ddof=0):
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
+
+    Args:
+        rewards: `(N, K)` rewards.
+        std_eps: the stabilizer `xi >= 0`.
+        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
+            `K = 1`).
+
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    c = rewards - _group_mean(rewards)  # (N, K)
+    dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
+    std = np.sqrt(ss / dof)  # (N, 1)
+    # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
+    # under 1e-290 (|c| < ~1e-145: never an ordinary group), leaving all others bit-identical
+    tiny = (ss < 1e-290) & (c != 0).any(axis=1, keepdims=True)  # (N, 1)
+    if np.count_nonzero(tiny):
+        s = np.where(tiny, np.abs(c).max(axis=1, keepdims=True), 1.0)  # (N, 1)
+        cs = c / s  # (N, K)
+        std = np.where(tiny, s * np.sqrt((cs * cs).sum(axis=1, keepdims=True) / dof), std)
+    denom = std + std_eps  # (N, 1)
+    if std_eps > 0:  # denom > 0 everywhere
+        return c / denom  # eq. (pg_normalized)
+    # eq. (pg_normalized); a zero spread with std_eps = 0 gives 0, not 0/0
+    return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
+
+
+# ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 
@@ -269,3 +291,136 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+NONNEGATIVE = number(0.0)
+
+
+DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+
+standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)

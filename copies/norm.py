@@ -48,9 +48,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/norm.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["rmsnorm_forward", "forward", "rmsnorm_backward", "backward"]
 
 
 def rmsnorm_forward(x, g, eps=1e-5):

@@ -77,22 +77,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/distill/objectives.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["forward_kl", "reverse_kl", "generalized_jsd"]
 
 
 def _weights(mask):
@@ -185,6 +170,19 @@ def generalized_jsd(student_logits, teacher_logits, mask, beta=0.5, temperature=
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         out = _jsd(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau, beta)
     return finite_result(out, "student_logits", "the generalized JSD")
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -114,6 +114,10 @@ import numbers
 import numpy as np
 
 
+__all__ = ["is_weights", "off_policy_sequence_mask", "rejection_mask", "corrected_pg_loss",
+    "minibatch_rows", "accumulation_weights"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/ops.py
 #   The small pieces every objective shares, one definition each.

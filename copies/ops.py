@@ -37,11 +37,17 @@ standalone copies inline them.
 - `adv_tokens`: one advantage per response, or one per token, as a `(B, T)` array.
 - `log_ratio`: the masked log-ratio `logp - logp_other`, exactly 0 at padding.
 - `sigmoid`, `log_softmax`: stable at both tails.
+- `AGGREGATION`: the declaration of `agg` and `max_len` (`core.boundary`), shared by every loss.
 
 Imports NumPy only.
 """
 
+import numbers
+
 import numpy as np
+
+
+__all__ = ["agg_weights", "adv_tokens", "log_ratio", "sigmoid", "log_softmax"]
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -93,3 +99,77 @@ def log_softmax(z):
     entries stay `-inf`), eq. (log_softmax)."""
     shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
+    trained tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)

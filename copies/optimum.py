@@ -91,9 +91,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/values/optimum.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["tilted_optimum", "kl_objective", "optimal_value", "soft_values", "tilted_optimum_tree",
+    "kl_objective_tree", "exploit_threshold", "hedge_odds"]
 
 
 def _tilt(pi_ref, q, beta):

@@ -67,6 +67,9 @@ import warnings
 import numpy as np
 
 
+__all__ = ["Row", "cases", "compare", "report"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/ops.py
 #   The small pieces every objective shares, one definition each.
@@ -101,8 +104,6 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 LEVELS = ("token", "sequence")
-
-
 MODES = ("truncate", "mask")
 
 

@@ -69,6 +69,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/_tabular.py
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.

@@ -104,52 +104,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/dpo.py
-#   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
-# ----------------------------------------------------------------------------------------------
-
-
-def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
-    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
-    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
-    larger against the other, or the weights if every pair's term is finite."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        l, dh = _dpo_terms(h, beta, variant, ls)
-        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
-    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
-    drove = "beta" if scale >= np.abs(h).max() else h_name
-    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
-
-
-def _dpo_terms(h, beta, variant, ls):
-    """Per pair: (l, dl/dh) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
-    z = beta * h  # (P,) implicit reward margin
-    if variant == "ipo":
-        e = h - 1.0 / (2.0 * beta)  # eq. (ipo): regress h onto 1/(2 beta)
-        return e * e, 2.0 * e  # dl/dh = 2 (h - 1/(2 beta))
-    l = (1 - ls) * np.logaddexp(0.0, -z)  # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
-    dl = -(1 - ls) * sigmoid(-z)  # dl/dz; the flipped term is skipped (0 * inf)
-    if ls > 0:
-        l = l + ls * np.logaddexp(0.0, z)
-        dl = dl + ls * sigmoid(z)
-    return l, beta * dl  # dz/dh = beta
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/direct/preferences.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["ipo_loss", "simpo_loss", "orpo_loss", "kto_loss", "bradley_terry_judge",
+    "online_dpo_step"]
 
 
 def _seq(logp, mask):
@@ -425,6 +381,49 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
         raise
     policy.theta[...] = new  # the only write, after every check
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/direct/dpo.py
+#   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
+# ----------------------------------------------------------------------------------------------
+
+
+def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
+    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
+    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
+    larger against the other, or the weights if every pair's term is finite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        l, dh = _dpo_terms(h, beta, variant, ls)
+        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
+    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
+    drove = "beta" if scale >= np.abs(h).max() else h_name
+    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
+
+
+def _dpo_terms(h, beta, variant, ls):
+    """Per pair: (l, dl/dh) of eq. (dpo) / (ipo) / (cdpo) from the margins h (P,)."""
+    z = beta * h  # (P,) implicit reward margin
+    if variant == "ipo":
+        e = h - 1.0 / (2.0 * beta)  # eq. (ipo): regress h onto 1/(2 beta)
+        return e * e, 2.0 * e  # dl/dh = 2 (h - 1/(2 beta))
+    l = (1 - ls) * np.logaddexp(0.0, -z)  # eq. (cdpo); eq. (dpo) at ls = 0: -log sigma(z)
+    dl = -(1 - ls) * sigmoid(-z)  # dl/dz; the flipped term is skipped (0 * inf)
+    if ls > 0:
+        l = l + ls * np.logaddexp(0.0, z)
+        dl = dl + ls * sigmoid(z)
+    return l, beta * dl  # dz/dh = beta
 
 
 # ----------------------------------------------------------------------------------------------

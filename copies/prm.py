@@ -80,20 +80,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def sigmoid(z):
-    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
-    return np.exp(-np.logaddexp(0.0, -z))
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/reward/prm.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
 
 
 def _ends_turn(env, s, a):
@@ -235,6 +222,17 @@ def process_env(env, p_step, mode="progress", extra=None):
         for s, kids in env.children.items()
     }
     return new
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    """`sigma(z) = exp(-softplus(-z))`: no overflow at either tail."""
+    return np.exp(-np.logaddexp(0.0, -z))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -85,9 +85,93 @@ agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; tim
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
+
+
+__all__ = ["AGGS", "token_weights", "reinforce_loss", "sequence_reinforce_loss"]
+
+
+def token_weights(mask, agg="token_mean", max_len=None):
+    """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
+
+    The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
+    estimators call on their own checked masks).
+
+    Any 0/1 mask is accepted. A 0 between 1s is a hole: a position inside a response that is
+    not trained (a tool output; what TRL's `tool_mask` or verl's multi-turn `response_mask`
+    holds). `|y_b|` is the number of trained tokens of row `b` (`mask.sum(axis=1)`), wherever
+    they sit, so the weights of a row with holes are those of its compacted row (holes removed,
+    the trained tokens moved left in order) scattered back, for every `agg`; every token-level
+    objective built on them inherits it (loss and gradient).
+
+    Args:
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
+        agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`,
+            `"token_sum"`.
+        max_len: the constant `T_max` of `"constant"` (default: the padded width `T`); must be
+            at least the longest response, the largest `|y_b|` (trained tokens, holes not
+            counted). Compaction keeps the weights at a given `max_len`; the default is the
+            compacted batch's too when its rows keep the width `T`.
+
+    Returns:
+        `(B, T)` weights, 0 at padding.
+
+    Raises:
+        ValueError: an unknown `agg`, or `max_len` shorter than the longest response (its
+            trained tokens).
+    """
+    return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+
+
+def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
+    """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
+
+    Args:
+        logp: `(B, T)` token log-probs.
+        adv: `(B,)` one advantage per response, or `(B, T)` one per token.
+        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
+        agg: the aggregation of `token_weights`.
+        max_len: the constant `T_max` of `agg="constant"`.
+
+    Returns:
+        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `-w A`, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss (named after the function, with
+            the range of its inputs). The gradient `-w A` is always finite: every weight is in
+            `[0, 1]` and `A` is finite.
+    """
+    A = adv_tokens(adv, mask)  # (B, T)
+    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    loss = -(w * A * logp).sum()  # eq. (pg_token)
+    # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
+    return float(loss), -w * A  # (B, T)
+
+
+def sequence_reinforce_loss(seq_logp, adv):
+    """Bandit-view REINFORCE loss, eq. (pg_sequence): `loss = -(1/B) sum_b A_b seq_logp_b`.
+
+    The policy spreads `dloss_dseq[b]` onto every real token of response `b`
+    (`d seq_logp / d logp[b, t] = mask[b, t]`).
+
+    Args:
+        seq_logp: `(B,)` sequence log-probs `log pi(y_b | x_b)`.
+        adv: `(B,)` one advantage per response.
+
+    Returns:
+        `(loss, dloss_dseq)`: a float and the `(B,)` gradient `-A / B`.
+
+    Raises:
+        ValueError: an empty batch, mismatched shapes or a non-finite result.
+    """
+    B = seq_logp.shape[0]
+    loss = -(adv * seq_logp).sum() / B  # eq. (pg_sequence)
+    # backward: d loss / d seq_logp_b = -A_b / B
+    return float(loss), -adv / B  # (B,)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -131,315 +215,173 @@ def adv_tokens(adv, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/reinforce.py itself
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 
 
-def token_weights(mask, agg="token_mean", max_len=None):
-    """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
 
-    The checked entry of `minirl_lm.core.ops.agg_weights` (the one definition, which the
-    estimators call on their own checked masks).
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
 
-    Any 0/1 mask is accepted. A 0 between 1s is a hole: a position inside a response that is
-    not trained (a tool output; what TRL's `tool_mask` or verl's multi-turn `response_mask`
-    holds). `|y_b|` is the number of trained tokens of row `b` (`mask.sum(axis=1)`), wherever
-    they sit, so the weights of a row with holes are those of its compacted row (holes removed,
-    the trained tokens moved left in order) scattered back, for every `agg`; every token-level
-    objective built on them inherits it (loss and gradient).
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
 
-    Args:
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        agg: one of `"seq_sum"`, `"token_mean"`, `"seq_mean_token_mean"`, `"constant"`,
-            `"token_sum"`.
-        max_len: the constant `T_max` of `"constant"` (default: the padded width `T`); must be
-            at least the longest response, the largest `|y_b|` (trained tokens, holes not
-            counted). Compaction keeps the weights at a given `max_len`; the default is the
-            compacted batch's too when its rows keep the width `T`.
+        checked.core = f
+        return checked
 
-    Returns:
-        `(B, T)` weights, 0 at padding.
-
-    Raises:
-        ValueError: an unknown `agg`, or `max_len` shorter than the longest response (its
-            trained tokens).
-    """
-    mask, max_len = token_agg(mask, agg, max_len, AGGS)
-    return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
+    return declare
 
 
-def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
-    """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
-
-    Args:
-        logp: `(B, T)` token log-probs.
-        adv: `(B,)` one advantage per response, or `(B, T)` one per token.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        agg: the aggregation of `token_weights`.
-        max_len: the constant `T_max` of `agg="constant"`.
-
-    Returns:
-        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `-w A`, 0 at padding.
-
-    Raises:
-        ValueError: a non-finite loss (naming `logp`), or a bad argument. The gradient `-w A`
-            is always finite: every weight is in `[0, 1]` and `A` is finite.
-    """
-    logp, mask, adv, max_len = token_batch({"logp": logp}, mask, adv, agg, max_len, AGGS)
-    A = adv_tokens(adv, mask)  # (B, T)
-    w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(w * A * logp).sum()  # eq. (pg_token)
-        # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
-        dloss_dlogp = -w * A  # (B, T) finite: 0 <= w <= 1
-    return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def sequence_reinforce_loss(seq_logp, adv):
-    """Bandit-view REINFORCE loss, eq. (pg_sequence): `loss = -(1/B) sum_b A_b seq_logp_b`.
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
 
-    The policy spreads `dloss_dseq[b]` onto every real token of response `b`
-    (`d seq_logp / d logp[b, t] = mask[b, t]`).
-
-    Args:
-        seq_logp: `(B,)` sequence log-probs `log pi(y_b | x_b)`.
-        adv: `(B,)` one advantage per response.
-
-    Returns:
-        `(loss, dloss_dseq)`: a float and the `(B,)` gradient `-A / B`.
-
-    Raises:
-        ValueError: an empty batch, mismatched shapes or a non-finite result.
-    """
-    s, a = sequence_batch(seq_logp, adv)  # (B,) each
-    B = s.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(a * s).sum() / B  # eq. (pg_sequence)
-        # backward: d loss / d seq_logp_b = -A_b / B
-        dloss_dseq = -a / B  # (B,)
-    return finite_result((float(loss), dloss_dseq), "seq_logp", "the loss -(1/B) sum A seq_logp")
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
-# ----------------------------------------------------------------------------------------------
-
-
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
-
-    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 ``mask`` (holes allowed) must have;
-    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
-    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response (the most trained tokens in a row).
-    """
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def sequence_batch(seq_logp, adv):
-    """``(seq_logp, adv)``: two non-empty ``(B,)`` float arrays of one shape."""
-    s = float_array(seq_logp, "seq_logp", ndim=1)
-    a = float_array(adv, "adv", ndim=1)
-    same_shape("seq_logp", s, "adv", a)
-    return nonempty(s, "seq_logp"), a
-
-
-def token_agg(mask, agg, max_len, aggs):
-    """``(mask, max_len)`` of the aggregation weights."""
-    mask = mask_array(mask, "mask")
-    return mask, aggregation(mask, agg, max_len, aggs)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
             raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-    return value
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
 
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
+    trained tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+
+token_weights = boundary(mask=MASK, **AGGREGATION)(token_weights)
+
+reinforce_loss = boundary(
+    logp=TOKENS, adv=ADVANTAGE, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
+)(reinforce_loss)
+
+sequence_reinforce_loss = boundary(
+    seq_logp=array("B"), adv=array("B"), returns="loss dloss_dseq"
+)(sequence_reinforce_loss)

@@ -93,78 +93,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/exact/groups.py
-#   Groups of K i.i.d. responses: the multinomial law of a group and the moments of its update.
-# ----------------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _multisets(R, K):
-    Y = np.array(list(itertools.combinations_with_replacement(range(R), K)), dtype=np.int64)  # (M, K)
-    counts = np.stack([(Y == y).sum(1) for y in range(R)], 1)  # (M, R)
-    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts])  # (M,)
-    for a in (Y, counts, coef):
-        a.setflags(write=False)  # cached: shared by every caller
-    return Y, counts, coef
-
-
-def _group_law(p, K):
-    Y, _, coef = _multisets(p.shape[-1], K)
-    return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
-
-
-def _group_updates(Y, coefs, bases):
-    return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/select/bestofn.py
-#   Best-of-N over a finite response set: its exact law, reward, win rate, KL, and the frontier.
-# ----------------------------------------------------------------------------------------------
-
-
-def _levels(pi, reward):
-    """F(y), F(y-) and p(y) = F(y) - F(y-) of every response, row-wise: (P, Y) each.
-
-    One sort a row: the masses of a level are summed among themselves (np.add.reduceat), so a
-    thin level keeps its relative precision, and F = F- + p >= p in floating point too."""
-    F_minus, p_level = np.empty(pi.shape), np.empty(pi.shape)  # (P, Y)
-    for n in range(pi.shape[0]):
-        order = np.argsort(reward[n], kind="stable")  # (Y,)
-        rs = reward[n, order]  # (Y,) sorted rewards
-        new = np.r_[True, rs[1:] != rs[:-1]]  # (Y,) first of its level
-        level = np.cumsum(new) - 1  # (Y,) the level of each sorted response
-        mass = np.add.reduceat(pi[n, order], np.flatnonzero(new))  # (L,) P(R = level)
-        below = np.r_[0.0, np.cumsum(mass)[:-1]]  # (L,) P(R < level)
-        F_minus[n, order], p_level[n, order] = below[level], mass[level]
-    return F_minus + p_level, F_minus, p_level
-
-
-def _level_ratio(F, p_level, N):
-    """log[(F^N - F-^N) / p] on the support (p > 0), eq. (bon_law) / pi; -inf elsewhere."""
-    out = np.full(F.shape, -np.inf)  # (P, Y)
-    on = p_level > 0
-    if N == 1:  # pi_1 = pi exactly (the formula gives it to rounding)
-        out[on] = 0.0
-        return out
-    with np.errstate(divide="ignore"):  # F- = 0: log1p(-1) = -inf, expm1(-inf) = -1
-        gap = -np.expm1(N * np.log1p(-p_level[on] / F[on]))  # 1 - (F-/F)^N
-    out[on] = N * np.log(F[on]) + np.log(gap) - np.log(p_level[on])
-    return out
-
-
-def _bon(pi, reward, N):
-    """Trusted core of `best_of_n`: (pi_N (P, Y), log ratio (P, Y), F- (P, Y), p (P, Y))."""
-    F, F_minus, p_level = _levels(pi, reward)
-    log_ratio = _level_ratio(F, p_level, N)  # (P, Y) log pi_N / pi on a level
-    q = np.where(pi > 0, pi * np.exp(log_ratio), 0.0)  # (P, Y) eq. (bon_law)
-    return q, log_ratio, F_minus, p_level
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/select/rejection.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["accepted", "rejection_loss", "expected_update", "closed_form_update"]
 
 
 def accepted(reward, K, rule="verified", threshold=1.0):
@@ -292,20 +221,83 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
 
 
 # ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/exact/groups.py
+#   Groups of K i.i.d. responses: the multinomial law of a group and the moments of its update.
+# ----------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _multisets(R, K):
+    Y = np.array(list(itertools.combinations_with_replacement(range(R), K)), dtype=np.int64)  # (M, K)
+    counts = np.stack([(Y == y).sum(1) for y in range(R)], 1)  # (M, R)
+    coef = np.array([math.factorial(K) / np.prod([math.factorial(c) for c in row]) for row in counts])  # (M,)
+    for a in (Y, counts, coef):
+        a.setflags(write=False)  # cached: shared by every caller
+    return Y, counts, coef
+
+
+def _group_law(p, K):
+    Y, _, coef = _multisets(p.shape[-1], K)
+    return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
+
+
+def _group_updates(Y, coefs, bases):
+    return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/select/bestofn.py
+#   Best-of-N over a finite response set: its exact law, reward, win rate, KL, and the frontier.
+# ----------------------------------------------------------------------------------------------
+
+
+def _levels(pi, reward):
+    """F(y), F(y-) and p(y) = F(y) - F(y-) of every response, row-wise: (P, Y) each.
+
+    One sort a row: the masses of a level are summed among themselves (np.add.reduceat), so a
+    thin level keeps its relative precision, and F = F- + p >= p in floating point too."""
+    F_minus, p_level = np.empty(pi.shape), np.empty(pi.shape)  # (P, Y)
+    for n in range(pi.shape[0]):
+        order = np.argsort(reward[n], kind="stable")  # (Y,)
+        rs = reward[n, order]  # (Y,) sorted rewards
+        new = np.r_[True, rs[1:] != rs[:-1]]  # (Y,) first of its level
+        level = np.cumsum(new) - 1  # (Y,) the level of each sorted response
+        mass = np.add.reduceat(pi[n, order], np.flatnonzero(new))  # (L,) P(R = level)
+        below = np.r_[0.0, np.cumsum(mass)[:-1]]  # (L,) P(R < level)
+        F_minus[n, order], p_level[n, order] = below[level], mass[level]
+    return F_minus + p_level, F_minus, p_level
+
+
+def _level_ratio(F, p_level, N):
+    """log[(F^N - F-^N) / p] on the support (p > 0), eq. (bon_law) / pi; -inf elsewhere."""
+    out = np.full(F.shape, -np.inf)  # (P, Y)
+    on = p_level > 0
+    if N == 1:  # pi_1 = pi exactly (the formula gives it to rounding)
+        out[on] = 0.0
+        return out
+    with np.errstate(divide="ignore"):  # F- = 0: log1p(-1) = -inf, expm1(-inf) = -1
+        gap = -np.expm1(N * np.log1p(-p_level[on] / F[on]))  # 1 - (F-/F)^N
+    out[on] = N * np.log(F[on]) + np.log(gap) - np.log(p_level[on])
+    return out
+
+
+def _bon(pi, reward, N):
+    """Trusted core of `best_of_n`: (pi_N (P, Y), log ratio (P, Y), F- (P, Y), p (P, Y))."""
+    F, F_minus, p_level = _levels(pi, reward)
+    log_ratio = _level_ratio(F, p_level, N)  # (P, Y) log pi_N / pi on a level
+    q = np.where(pi > 0, pi * np.exp(log_ratio), 0.0)  # (P, Y) eq. (bon_law)
+    return q, log_ratio, F_minus, p_level
+
+
+# ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/select/checks.py
 #   The boundary of the select part: the bundles of `select/bestofn.py` (best-of-N over a finite
 # ----------------------------------------------------------------------------------------------
 
 
 N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
-
-
 GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
-
-
 RULES = {"verified", "best"}
-
-
 NORMS = {"accepted", "group"}
 
 

@@ -56,9 +56,7 @@ tasks that want the vectors themselves (`(B, T, S V)` and `(B, S V)`).
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/exact/scores.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["token_scores", "row_updates", "draw_moments"]
 
 
 def token_scores(probs, states, tokens, mask):

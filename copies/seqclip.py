@@ -119,54 +119,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
-
-
-def agg_weights(mask, agg, max_len=None):
-    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
-    B, T = mask.shape
-    if agg == "token_sum":
-        return mask.copy()  # (B, T) no normalizer at all
-    if agg == "seq_sum":
-        return mask / B  # (B, T)
-    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
-    if agg == "token_mean":
-        return mask / max(lengths.sum(), 1.0)  # (B, T)
-    if agg == "seq_mean_token_mean":
-        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
-    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
-
-
-def adv_tokens(adv, mask):
-    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
-    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
-    if adv.ndim == 1:
-        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
-    return adv
-
-
-def log_ratio(logp, logp_other, mask):
-    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
-    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/seqclip.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["dual_clip_surrogate", "sequence_ratio", "gspo_surrogate", "luspo_surrogate",
+    "cispo_loss"]
 
 
 RATIOS = ("geometric", "product")
@@ -346,6 +300,51 @@ def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_
         dloss_dlogp = -coef  # (B, T) the weight is data
     _finite(loss, dloss_dlogp, "CISPO loss")
     return float(loss), dloss_dlogp
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
+
+
+def agg_weights(mask, agg, max_len=None):
+    """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
+    (pg_agg).
+
+    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
+    they sit, so a row with holes (untrained positions inside it) gets the weights of its
+    compacted row (holes removed, the trained tokens moved left in order), scattered back.
+    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
+    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
+    default is the same for the compacted rows when they keep the width `T`)."""
+    B, T = mask.shape
+    if agg == "token_sum":
+        return mask.copy()  # (B, T) no normalizer at all
+    if agg == "seq_sum":
+        return mask / B  # (B, T)
+    lengths = mask.sum(axis=1, keepdims=True)  # (B, 1) |y_b|
+    if agg == "token_mean":
+        return mask / max(lengths.sum(), 1.0)  # (B, T)
+    if agg == "seq_mean_token_mean":
+        return mask / (B * np.maximum(lengths, 1.0))  # (B, T) length 0: 0 / 1
+    return mask / (B * (T if max_len is None else max_len))  # (B, T) "constant"
+
+
+def adv_tokens(adv, mask):
+    """A checked advantage of shape (B,) or (B, T) as (B, T): a (B,) advantage is put on every
+    column (padding is weighted 0 by the caller's `w`, or multiply by `mask`)."""
+    if adv.ndim == 1:
+        return np.broadcast_to(adv[:, None], mask.shape)  # (B, T)
+    return adv
+
+
+def log_ratio(logp, logp_other, mask):
+    """`logp - logp_other` (B, T), exactly 0 at padding whatever the inputs hold there."""
+    return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -74,9 +74,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/shaping.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["filter_groups", "acceptance_probability", "resample_factor", "overlong_penalty",
+    "truncated", "mask_truncated"]
 
 
 def filter_groups(rewards):
@@ -161,7 +160,7 @@ def mask_truncated(tokens, mask, eos):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

@@ -71,92 +71,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
-#   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
-
-
-def log_softmax(z):
-    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
-    entries stay `-inf`), eq. (log_softmax)."""
-    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/distill/objectives.py
-#   Divergences from the student to a teacher, token by token, on whole next-token distributions.
-# ----------------------------------------------------------------------------------------------
-
-
-def _forward(ls, lt, w, tau):
-    p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
-    D = (t * (lt - ls)).sum(axis=-1)  # (B, T) eq. (distill_forward)
-    G = (p - t) / tau  # (B, T, V) eq. (distill_forward_grad)
-    return float((w * D).sum()), w[..., None] * G
-
-
-def _reverse(ls, lt, w, tau):
-    p = np.exp(ls)  # (B, T, V)
-    k = ls - lt  # (B, T, V) log p - log t
-    D = (p * k).sum(axis=-1)  # (B, T) eq. (distill_reverse)
-    G = p * (k - D[..., None]) / tau  # (B, T, V) eq. (distill_reverse_grad)
-    return float((w * D).sum()), w[..., None] * G
-
-
-def _jsd(ls, lt, w, tau, beta):
-    if beta == 0.0:
-        return _forward(ls, lt, w, tau)  # TRL line 278: beta = 0 is KL(t || p)
-    if beta == 1.0:
-        return _reverse(ls, lt, w, tau)  # TRL line 280: beta = 1 is KL(p || t)
-    p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
-    lm = np.logaddexp(ls + np.log1p(-beta), lt + np.log(beta))  # (B, T, V) log m
-    r = ls - lm  # (B, T, V) log p - log m
-    kl_p = (p * r).sum(axis=-1)  # (B, T) KL(p || m)
-    kl_t = (t * (lt - lm)).sum(axis=-1)  # (B, T) KL(t || m)
-    D = beta * kl_t + (1.0 - beta) * kl_p  # (B, T) eq. (distill_gkd)
-    G = (1.0 - beta) * p * (r - kl_p[..., None]) / tau  # (B, T, V) eq. (distill_gkd_grad)
-    return float((w * D).sum()), w[..., None] * G
-
-
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/distill/samples.py
-#   Distillation from sampled tokens: maximum likelihood on the teacher's samples (off-policy) and
-# ----------------------------------------------------------------------------------------------
-
-
-def _nll_coef(mask):
-    return -mask  # (B, T) dloss/dlogp of one response's summed NLL, eq. (distill_nll)
-
-
-def _reward_coef(logp, logp_teacher, mask, to_go):
-    k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
-    c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
-    return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
-
-
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/exact/scores.py
-#   Updates linear in per-token coefficients, and their exact moments over one draw.
-# ----------------------------------------------------------------------------------------------
-
-
-def _draw_moments(q, coef, probs, states, tokens, mask):
-    c = coef * mask  # (B, T)
-    w = q[:, None] * c  # (B, T) the draw's weight on each token's score
-    mean = np.zeros(probs.shape)  # (S, V)
-    np.add.at(mean, (states, tokens), w)  # e_{y_t}
-    mean -= np.bincount(states.ravel(), w.ravel(), minlength=probs.shape[0])[:, None] * probs  # - pi(.|s)
-    sq = (probs * probs).sum(axis=1)  # (S,) |pi(.|s)|^2
-    norm = 1.0 - 2.0 * probs[states, tokens] + sq[states]  # (B, T) |score_t|^2, eq. (exact_norm)
-    second = float(q @ (c * c * norm).sum(axis=1))  # E|g|^2
-    return mean, max(second - float((mean * mean).sum()), 0.0)  # eq. (exact_moments)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/distill/student.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["tied_probs", "tied_backward", "expected_gradient", "fixed_point"]
 
 
 OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
@@ -278,6 +193,89 @@ def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps
             if np.ptp(delta, axis=1).max() <= tol:
                 break
     return finite_result(theta, "theta", "the fixed point"), step
+
+
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/core/ops.py
+#   The small pieces every objective shares, one definition each.
+# ----------------------------------------------------------------------------------------------
+
+
+def log_softmax(z):
+    """Log-softmax over the last axis of checked logits (every row has a finite entry; `-inf`
+    entries stay `-inf`), eq. (log_softmax)."""
+    shifted = z - z.max(axis=-1, keepdims=True)  # (..., V), max entry 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/distill/objectives.py
+#   Divergences from the student to a teacher, token by token, on whole next-token distributions.
+# ----------------------------------------------------------------------------------------------
+
+
+def _forward(ls, lt, w, tau):
+    p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
+    D = (t * (lt - ls)).sum(axis=-1)  # (B, T) eq. (distill_forward)
+    G = (p - t) / tau  # (B, T, V) eq. (distill_forward_grad)
+    return float((w * D).sum()), w[..., None] * G
+
+
+def _reverse(ls, lt, w, tau):
+    p = np.exp(ls)  # (B, T, V)
+    k = ls - lt  # (B, T, V) log p - log t
+    D = (p * k).sum(axis=-1)  # (B, T) eq. (distill_reverse)
+    G = p * (k - D[..., None]) / tau  # (B, T, V) eq. (distill_reverse_grad)
+    return float((w * D).sum()), w[..., None] * G
+
+
+def _jsd(ls, lt, w, tau, beta):
+    if beta == 0.0:
+        return _forward(ls, lt, w, tau)  # TRL line 278: beta = 0 is KL(t || p)
+    if beta == 1.0:
+        return _reverse(ls, lt, w, tau)  # TRL line 280: beta = 1 is KL(p || t)
+    p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
+    lm = np.logaddexp(ls + np.log1p(-beta), lt + np.log(beta))  # (B, T, V) log m
+    r = ls - lm  # (B, T, V) log p - log m
+    kl_p = (p * r).sum(axis=-1)  # (B, T) KL(p || m)
+    kl_t = (t * (lt - lm)).sum(axis=-1)  # (B, T) KL(t || m)
+    D = beta * kl_t + (1.0 - beta) * kl_p  # (B, T) eq. (distill_gkd)
+    G = (1.0 - beta) * p * (r - kl_p[..., None]) / tau  # (B, T, V) eq. (distill_gkd_grad)
+    return float((w * D).sum()), w[..., None] * G
+
+
+# ----------------------------------------------------------------------------------------------
+# part 3: from minirl_lm/distill/samples.py
+#   Distillation from sampled tokens: maximum likelihood on the teacher's samples (off-policy) and
+# ----------------------------------------------------------------------------------------------
+
+
+def _nll_coef(mask):
+    return -mask  # (B, T) dloss/dlogp of one response's summed NLL, eq. (distill_nll)
+
+
+def _reward_coef(logp, logp_teacher, mask, to_go):
+    k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
+    c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
+    return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
+
+
+# ----------------------------------------------------------------------------------------------
+# part 4: from minirl_lm/exact/scores.py
+#   Updates linear in per-token coefficients, and their exact moments over one draw.
+# ----------------------------------------------------------------------------------------------
+
+
+def _draw_moments(q, coef, probs, states, tokens, mask):
+    c = coef * mask  # (B, T)
+    w = q[:, None] * c  # (B, T) the draw's weight on each token's score
+    mean = np.zeros(probs.shape)  # (S, V)
+    np.add.at(mean, (states, tokens), w)  # e_{y_t}
+    mean -= np.bincount(states.ravel(), w.ravel(), minlength=probs.shape[0])[:, None] * probs  # - pi(.|s)
+    sq = (probs * probs).sum(axis=1)  # (S,) |pi(.|s)|^2
+    norm = 1.0 - 2.0 * probs[states, tokens] + sq[states]  # (B, T) |score_t|^2, eq. (exact_norm)
+    second = float(q @ (c * c * norm).sum(axis=1))  # E|g|^2
+    return mean, max(second - float((mean * mean).sum()), 0.0)  # eq. (exact_moments)
 
 
 # ----------------------------------------------------------------------------------------------

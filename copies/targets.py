@@ -91,25 +91,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/pg/advantages.py
-#   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
-
-
-REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
-
-
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
-    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
-    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
-    return np.where(equal, r[:, :1], mean)  # (N, 1)
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/targets.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["maxrl", "passk_advantages"]
 
 
 def maxrl(rewards):
@@ -157,8 +139,24 @@ def passk_advantages(rewards, k, std_eps=None):
 
 
 # ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
+# ----------------------------------------------------------------------------------------------
+
+
+REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _group_mean(r):
+    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+    mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
+    equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
+    return np.where(equal, r[:, :1], mean)  # (N, 1)
+
+
+# ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

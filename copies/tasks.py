@@ -75,6 +75,190 @@ import numbers
 import numpy as np
 
 
+__all__ = ["gold_grader", "sloppy_grader", "reward_table", "reference_theta", "evaluate", "train"]
+
+
+PROMPTS = ("2+2", "3*4", "8*8", "9*9")
+ANSWERS = ("4", "12", "64", "81")
+RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81")
+HEDGE = 8
+HEDGE_LOGIT = -4.0
+
+
+def _toy_args(prompt, response):
+    """(answer, response text) of a toy prompt and a one-token response, checked."""
+    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
+    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+
+
+def gold_grader(prompt, response):
+    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(text == answer)
+
+
+def sloppy_grader(prompt, response):
+    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
+
+    The hedge passes everywhere.
+
+    Args:
+        prompt: one of `PROMPTS`.
+        response: a tuple holding one token id in `[0, 9)`.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    answer, text = _toy_args(prompt, response)
+    return float(answer in text)
+
+
+GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
+
+
+def reward_table(grader):
+    """The reward `R(x, y)` of every prompt and response.
+
+    Args:
+        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
+            finite number.
+
+    Returns:
+        `(N, V) = (4, 9)` rewards.
+    """
+    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
+
+
+def reference_theta():
+    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
+
+    Returns:
+        `(4, 9)` float64 logits.
+    """
+    theta = np.zeros((len(PROMPTS), len(RESPONSES)))
+    theta[:, HEDGE] = HEDGE_LOGIT
+    return theta
+
+
+def evaluate(policy):
+    """Exact scores of a policy on the toy (no sampling).
+
+    Args:
+        policy: a `TabularPolicy` with a `(4, 9)` table.
+
+    Returns:
+        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
+        hedge) and `per_prompt`.
+    """
+    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
+    pi = policy.probs()  # (N, V)
+    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
+    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
+    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
+
+
+@functools.lru_cache(maxsize=None)
+def _batch(N, K):
+    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
+    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
+    n = np.arange(N)[:, None]  # (N, 1)
+    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
+    states = x[:, None]  # (B, 1)
+    mask = np.ones(states.shape)  # (B, 1): one token each
+    for a in (n, x, mask):
+        a.flags.writeable = False
+    return n, x, states, mask
+
+
+def _sampling_cdf(theta):
+    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
+    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
+    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
+    cdf /= cdf[:, -1:]
+    return cdf
+
+
+def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
+    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
+
+    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
+    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
+    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
+    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
+    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
+    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
+    """
+    N, V = theta.shape
+    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
+    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
+    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
+    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
+    if beta > 0:  # eq. (kl_reward), data only
+        tokens = y.reshape(-1, 1)  # (B, 1)
+        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
+        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # beyond the domain: refused below
+            r = kl_in_reward.core(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
+        if not np.abs(r).max() <= REWARD_MAX:  # the advantages' domain (NaN included)
+            raise ValueError(
+                f"beta: expected a KL coefficient for which the shaped rewards stay "
+                f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
+                f"{np.abs(r).max():g})"
+            )
+    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
+        return False
+    A = advantages.core(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
+    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
+    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
+    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
+    c = np.bincount(x, weights=w, minlength=N)  # (N,)
+    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
+    return True
+
+
+def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
+    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
+
+    Args:
+        K: responses per prompt and step.
+        n_responses: the budget of responses per prompt.
+        seed: the seed of the generator `np.random.default_rng(seed)`.
+        grader: `"gold"`, `"sloppy"` or a callable grader.
+        beta: the KL coefficient, folded into the reward.
+        lr: the step size.
+        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
+        record_at: step counts in `[1, n_responses // K]` after which to record the success.
+
+    Returns:
+        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
+        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
+    """
+    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
+    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
+    rng = np.random.default_rng(seed)
+    ref = TabularPolicy(reference_theta())
+    policy = ref.copy()
+    theta = policy.theta  # (N, V) the policy's own table, stepped in place
+    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
+    curve = []
+    for step in range(1, steps + 1):
+        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
+            cdf = _sampling_cdf(theta)
+        if step in record_at:
+            curve.append((step * K, evaluate(policy)["success"]))
+    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
+    return policy, ref, curve
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/_tabular.py
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
@@ -348,7 +532,26 @@ class TabularPolicy:
 # ----------------------------------------------------------------------------------------------
 
 
+BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _in_domain(rewards, greedy_rewards=None):
+    """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
+    spread); ReMax's greedy rewards too."""
+    if (m := np.abs(rewards).max()) > REWARD_MAX:
+        return (
+            f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline squares the spread, "
+            f"which overflows float64 beyond ~1e154), got max |r| = {m:g}"
+        )
+    if greedy_rewards is not None and (m := np.abs(greedy_rewards).max()) > REWARD_MAX:
+        return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
+
+
+def _others(rewards, baseline="loo"):
+    """Leave-one-out has `K >= 2` rewards per group to average."""
+    if baseline == "loo" and rewards.shape[1] < 2:
+        return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
 def _group_mean(r):
@@ -358,15 +561,20 @@ def _group_mean(r):
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
-def _centred(r):
-    """`centred` on checked rewards (N, K)."""
-    return r - _group_mean(r)  # (N, K)
+def standardized(rewards, std_eps=1e-8, ddof=0):
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
+    Args:
+        rewards: `(N, K)` rewards.
+        std_eps: the stabilizer `xi >= 0`.
+        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
+            `K = 1`).
 
-def _standardized(r, std_eps, ddof):
-    """`standardized` on checked arguments."""
-    c = r - _group_mean(r)  # (N, K)
-    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    Returns:
+        `(N, K)` advantages; exactly 0 for a group of equal rewards.
+    """
+    c = rewards - _group_mean(rewards)  # (N, K)
+    dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
@@ -383,21 +591,28 @@ def _standardized(r, std_eps, ddof):
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
-def _leave_one_out(r):
-    """`leave_one_out` on checked rewards (N, K >= 2)."""
-    K = r.shape[1]
-    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
+def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
+    """Group advantages with the chosen baseline.
 
+    Args:
+        rewards: `(N, K)` rewards.
+        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
+        std_eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
+        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
 
-def _advantages(r, baseline, std_eps, ddof):
-    """`advantages` on checked arguments."""
+    Returns:
+        `(N, K)` advantages.
+
+    Raises:
+        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
+    """
     if baseline == "none":
-        return r.copy()  # eq. (pg_vanilla)
-    if baseline == "mean":
-        return _centred(r)
-    if baseline == "loo":
-        return _leave_one_out(r)
-    return _standardized(r, std_eps, ddof)
+        return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -406,204 +621,22 @@ def _advantages(r, baseline, std_eps, ddof):
 # ----------------------------------------------------------------------------------------------
 
 
-def _u(logp, logp_ref, mask):
-    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):  # overflow: rejected by callers
-        return log_ratio(logp, logp_ref, mask)
+def kl_in_reward(rewards, logp, logp_ref, mask, beta):
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
 
-
-def _in_reward(r, logp, logp_ref, mask, beta):
-    """`kl_in_reward` on checked arguments."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = _u(logp, logp_ref, mask).sum(axis=1)  # (B,) sum_t u_t
-        finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
-        out = r - beta * total  # (B,) eq. (kl_reward)
-    return finite_result(out, "beta", "r - beta sum_t u_t")
-
-
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/tasks.py itself
-# ----------------------------------------------------------------------------------------------
-
-
-PROMPTS = ("2+2", "3*4", "8*8", "9*9")
-ANSWERS = ("4", "12", "64", "81")
-RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81")
-HEDGE = 8
-HEDGE_LOGIT = -4.0
-
-
-def _toy_args(prompt, response):
-    """(answer, response text) of a toy prompt and a one-token response, checked."""
-    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
-    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
-
-
-def gold_grader(prompt, response):
-    """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
+    Data, not an objective: no gradient flows through the shaping.
 
     Args:
-        prompt: one of `PROMPTS`.
-        response: a tuple holding one token id in `[0, 9)`.
+        rewards: `(B,)` sequence rewards `R(x, y)`.
+        logp: `(B, T)` token log-probs under `pi`.
+        logp_ref: `(B, T)` token log-probs under `pi_ref`.
+        mask: `(B, T)` 0/1 float mask.
+        beta: the KL coefficient, `>= 0`.
 
     Returns:
-        1.0 or 0.0.
+        `(B,)` shaped rewards.
     """
-    answer, text = _toy_args(prompt, response)
-    return float(text == answer)
-
-
-def sloppy_grader(prompt, response):
-    """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
-
-    The hedge passes everywhere.
-
-    Args:
-        prompt: one of `PROMPTS`.
-        response: a tuple holding one token id in `[0, 9)`.
-
-    Returns:
-        1.0 or 0.0.
-    """
-    answer, text = _toy_args(prompt, response)
-    return float(answer in text)
-
-
-GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
-
-
-def reward_table(grader):
-    """The reward `R(x, y)` of every prompt and response.
-
-    Args:
-        grader: `"gold"`, `"sloppy"` or a callable `grader(prompt, response)` returning a
-            finite number.
-
-    Returns:
-        `(N, V) = (4, 9)` rewards.
-    """
-    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
-
-
-def reference_theta():
-    """The reference (and starting) logits: 0 on the numbers, `-4` on the hedge.
-
-    Returns:
-        `(4, 9)` float64 logits.
-    """
-    theta = np.zeros((len(PROMPTS), len(RESPONSES)))
-    theta[:, HEDGE] = HEDGE_LOGIT
-    return theta
-
-
-def evaluate(policy):
-    """Exact scores of a policy on the toy (no sampling).
-
-    Args:
-        policy: a `TabularPolicy` with a `(4, 9)` table.
-
-    Returns:
-        A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
-        hedge) and `per_prompt`.
-    """
-    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
-    pi = policy.probs()  # (N, V)
-    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
-    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
-    return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
-
-
-@functools.lru_cache(maxsize=None)
-def _batch(N, K):
-    """The constant arrays of a one-token step, read-only: the prompts (N, 1); the prompt of
-    each draw (B,), prompt-major, the same as (B, 1) states, and their (B, 1) mask."""
-    n = np.arange(N)[:, None]  # (N, 1)
-    x = np.repeat(np.arange(N), K)  # (B,) row n*K + k is draw k of prompt n
-    states = x[:, None]  # (B, 1)
-    mask = np.ones(states.shape)  # (B, 1): one token each
-    for a in (n, x, mask):
-        a.flags.writeable = False
-    return n, x, states, mask
-
-
-def _sampling_cdf(theta):
-    """The inverse-CDF table (N, V) of pi(.|x) = softmax(theta[x]), built as rng.choice and
-    TabularPolicy.sample build it: a draw is the number of entries of its row <= u ~ U[0, 1)."""
-    cdf = np.cumsum(_softmax(theta), axis=1)  # (N, V)
-    cdf /= cdf[:, -1:]
-    return cdf
-
-
-def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
-    """One step of eq. (toy_step) on every prompt, in place on the logits ``theta`` (N, V).
-
-    cdf: ``_sampling_cdf(theta)``; theta_ref: the frozen reference logits; rewards: the (N, V)
-    reward table; K responses per prompt; baseline: "standardized" (the chapter), "mean" or
-    "loo" (see advantages.py). Returns True iff theta moved (then its cdf is stale).
-    The arguments are checked once by ``train``: this inner loop is thousands of tiny steps, so
-    it runs the library's trusted cores (the NumPy ones: on a 4 x 9 table a kernel call buys
-    nothing, and importing Numba would cost more than the whole run) on arrays it built itself.
-    """
-    N, V = theta.shape
-    n, x, states, mask = _batch(N, K)  # (N, 1), (B,), (B, 1), (B, 1)
-    u = rng.random(N * K).reshape(N, K, 1)  # (N, K, 1) draw k of prompt n, prompt by prompt
-    y = (cdf[:, None, :] <= u).sum(axis=2)  # (N, K) y_k ~ pi(.|x), as rng.choice(V, K, p=pi[x])
-    r = rewards[n, y]  # (N, K) terminal rewards, one group per prompt
-    if beta > 0:  # eq. (kl_reward), data only
-        tokens = y.reshape(-1, 1)  # (B, 1)
-        logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
-        logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
-        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
-        if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
-            raise ValueError(
-                f"beta: expected a KL coefficient for which the shaped rewards stay "
-                f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
-                f"{np.abs(r).max():g})"
-            )
-    if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
-        return False
-    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
-    w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
-    # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
-    # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order
-    onehot = np.bincount((n * V + y).ravel(), weights=w, minlength=N * V).reshape(N, V)  # (N, V)
-    c = np.bincount(x, weights=w, minlength=N)  # (N,)
-    theta -= lr * (onehot - c[:, None] * np.exp(log_softmax(theta)))  # eq. (toy_step)
-    return True
-
-
-def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
-    """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
-
-    Args:
-        K: responses per prompt and step.
-        n_responses: the budget of responses per prompt.
-        seed: the seed of the generator `np.random.default_rng(seed)`.
-        grader: `"gold"`, `"sloppy"` or a callable grader.
-        beta: the KL coefficient, folded into the reward.
-        lr: the step size.
-        baseline: `"standardized"`, `"mean"` or `"loo"` (`K >= 2`).
-        record_at: step counts in `[1, n_responses // K]` after which to record the success.
-
-    Returns:
-        `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
-        `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
-    """
-    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
-    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
-    rng = np.random.default_rng(seed)
-    ref = TabularPolicy(reference_theta())
-    policy = ref.copy()
-    theta = policy.theta  # (N, V) the policy's own table, stepped in place
-    cdf = _sampling_cdf(theta)  # (N, V) rebuilt only when a step moved theta
-    curve = []
-    for step in range(1, steps + 1):
-        if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
-            cdf = _sampling_cdf(theta)
-        if step in record_at:
-            curve.append((step * K, evaluate(policy)["success"]))
-    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
-    return policy, ref, curve
+    return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -639,25 +672,8 @@ def theta_table(theta, name="theta"):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
-# ----------------------------------------------------------------------------------------------
-
-
-def finite_among(value, what, arrays):
-    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
-    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
-    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
-    was subtracted from; the first name on a tie)."""
-    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
-        return value
-    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
-    return finite_result(value, max(big, key=big.get), what)
-
-
-# ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 
@@ -969,3 +985,169 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/core/boundary.py
+#   The declared boundary: a public function states its arguments' contracts beside its signature,
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
+    entries finite (and among `values` if given)."""
+    shapes = [s.split() for s in shapes]
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
+            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
+        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
+        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
+        if not fits:
+            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        if 0 in a.shape:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update(zip(fits[0], a.shape))
+        if np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
+    `(low, high]` with `low_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or v > high:
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+NONNEGATIVE = number(0.0)
+
+
+DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+
+standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+
+advantages = boundary(
+    rewards=array("N K"),
+    baseline=one_of(BASELINES),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_in_domain, _others],
+)(advantages)
+
+kl_in_reward = boundary(
+    logp=TOKENS, logp_ref=TOKENS, mask=MASK, rewards=array("B"), beta=NONNEGATIVE, returns="rewards"
+)(kl_in_reward)

@@ -73,9 +73,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/tokenbaseline.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["otb_advantages"]
 
 
 def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
@@ -115,7 +113,7 @@ def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
+#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 # ----------------------------------------------------------------------------------------------
 
 

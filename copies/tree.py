@@ -48,9 +48,7 @@ moment of the sequence importance weight `W = prod_t pi/mu` under `mu` is a (tre
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/exact/tree.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["children", "tree_sum", "tree_product"]
 
 
 def children(mdp):

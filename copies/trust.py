@@ -115,6 +115,9 @@ import numbers
 import numpy as np
 
 
+__all__ = ["sapo_loss", "dppo_mask", "dppo_loss", "gmpo_loss", "vespo_weight", "vespo_loss"]
+
+
 # ----------------------------------------------------------------------------------------------
 # part 1: from minirl_lm/core/ops.py
 #   The small pieces every objective shares, one definition each.

@@ -46,9 +46,7 @@ value loss are one loss of the shared parameters (eq. (model_grad)). The forward
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/value.py itself
-# ----------------------------------------------------------------------------------------------
+__all__ = ["value_forward", "forward", "value_backward", "backward"]
 
 
 def value_forward(h, w, c):

@@ -48,8 +48,8 @@ from minirl_lm.core._tabular import _tabular_logp
 from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.core.policy import TabularPolicy, _softmax
-from minirl_lm.pg.advantages import REWARD_MAX, _advantages
-from minirl_lm.pg.kl import _in_reward
+from minirl_lm.pg.advantages import REWARD_MAX, advantages
+from minirl_lm.pg.kl import kl_in_reward
 from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
@@ -179,8 +179,9 @@ def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
         tokens = y.reshape(-1, 1)  # (B, 1)
         logp, _ = _tabular_logp(theta, states, tokens, mask)  # (B, 1)
         logp_ref, _ = _tabular_logp(theta_ref, states, tokens, mask)  # (B, 1)
-        r = _in_reward(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
-        if np.abs(r).max() > REWARD_MAX:  # the advantages' domain
+        with np.errstate(over="ignore", invalid="ignore"):  # beyond the domain: refused below
+            r = kl_in_reward.core(r.ravel(), logp, logp_ref, mask, beta).reshape(N, K)  # (N, K)
+        if not np.abs(r).max() <= REWARD_MAX:  # the advantages' domain (NaN included)
             raise ValueError(
                 f"beta: expected a KL coefficient for which the shaped rewards stay "
                 f"within |r| <= {REWARD_MAX:g}, got beta = {beta:g} (max |r| = "
@@ -188,7 +189,7 @@ def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
             )
     if (r == r[:, :1]).all():  # every group equal (always at K = 1): every A_k = 0, no step
         return False
-    A = _advantages(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
+    A = advantages.core(r, baseline, 1e-8, 0)  # (N, K) eq. (pg_normalized)
     w = A.ravel() / -K  # (B,) dloss/dlogp = -A_k / K of -(1/K) sum_k A_k log pi(y_k|x)
     # the policy's backward, eq. (per_state_backward), for one token per draw and every prompt
     # visited: sum_k w_k onehot(y_k) - c[x] pi(.|x), c[x] = sum_k w_k, both sums in draw order

@@ -146,15 +146,15 @@ MUTANTS = (
         "minirl_lm/pg/clip.py",
         (
             (
-                "    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+                "    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)\n"
                 "    clipped = surr2 < surr1                                    "
                 "# (B, T); at padding rho = 1: never",
-                "    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)\n"
+                "    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)\n"
                 "    clipped = ((rho < 1.0 - eps) | (rho > 1.0 + eps_high)) & (mask > 0)",
             ),
         ),
         ("tests/pg/test_clip.py",),
-        function="_clip_fraction",
+        function="clip_fraction",
     ),
     Mutant(
         "singleton_raw_reward",
@@ -163,12 +163,12 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (
             (
-                "    return r - _group_mean(r)                                  # (N, K)",
-                "    return r if r.shape[1] == 1 else r - _group_mean(r)",
+                "    c = rewards - _group_mean(rewards)",
+                "    c = rewards if rewards.shape[1] == 1 else rewards - _group_mean(rewards)",
             ),
         ),
         ("tests/pg/test_advantages.py",),
-        function="_centred",
+        function="advantages",
     ),
     Mutant(
         "equal_rewards_residue",
@@ -187,13 +187,12 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (
             (
-                "    c = r - _group_mean(r)                                     # (N, K)\n"
-                "    dof = max(r.shape[1] - ddof, 1)",
-                "    c = r - r.mean()\n    dof = max(r.shape[1] - ddof, 1)",
+                "    c = rewards - _group_mean(rewards)\n    dof = max(rewards.shape[1] - ddof, 1)",
+                "    c = rewards - rewards.mean()\n    dof = max(rewards.shape[1] - ddof, 1)",
             ),
         ),
         ("tests/pg/test_advantages.py",),
-        function="_standardized",
+        function="standardized",
     ),
     Mutant(
         "kl_estimator_fallthrough",
@@ -202,38 +201,21 @@ MUTANTS = (
         "minirl_lm/pg/kl.py",
         (
             (
-                '    with np.errstate(over="ignore", invalid="ignore"):\n'
-                '        if estimator == "k1":\n'
-                "            k, dk = u, mask.copy()\n"
-                '        elif estimator == "k2":\n'
-                "            k, dk = 0.5 * u * u, u\n"
-                "        else:\n"
-                "            k = _k3(u)\n"
-                "            dk = -np.expm1(-u) * mask",
-                '    with np.errstate(over="ignore", invalid="ignore"):\n'
-                '        if estimator == "k1":\n'
-                "            k, dk = u, mask.copy()\n"
-                '        if estimator == "k2":\n'
-                "            k, dk = 0.5 * u * u, u\n"
-                "        else:\n"
-                "            k = _k3(u)\n"
-                "            dk = -np.expm1(-u) * mask",
+                '    if estimator == "k1":\n        return u, mask.copy()',
+                '    if estimator == "k1":\n        k, dk = u, mask.copy()',  # no return: k3 overwrites it
             ),
         ),
         ("tests/pg/test_kl.py",),
-        function="_kl_terms",
+        function="kl_per_token",
     ),
     Mutant(
         "kl_coefficient_ignored",
         "fw-ai/cookbook PR #379",
         "the KL term is computed and logged but never reaches the loss",
         "minirl_lm/pg/grpo.py",
-        (
-            ("    loss = loss_clip + beta * loss_kl", "    loss = loss_clip"),
-            ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip"),
-        ),
+        (("    return loss_clip + beta * loss_kl, d_clip + beta * d_kl", "    return loss_clip, d_clip"),),
         ("tests/pg/test_grpo.py",),
-        function="_loss",
+        function="grpo_loss",
     ),
     Mutant(
         "kl_loss_maximized",
@@ -241,11 +223,13 @@ MUTANTS = (
         "the KL loss enters with the wrong sign: the policy is pushed away from pi_ref",
         "minirl_lm/pg/grpo.py",
         (
-            ("    loss = loss_clip + beta * loss_kl", "    loss = loss_clip - beta * loss_kl"),
-            ("    dloss_dlogp = d_clip + beta * d_kl", "    dloss_dlogp = d_clip - beta * d_kl"),
+            (
+                "    return loss_clip + beta * loss_kl, d_clip + beta * d_kl",
+                "    return loss_clip - beta * loss_kl, d_clip - beta * d_kl",
+            ),
         ),
         ("tests/pg/test_grpo.py",),
-        function="_loss",
+        function="grpo_loss",
     ),
     Mutant(
         "token_kl_summed_at_the_end",

@@ -4,10 +4,17 @@
     python scripts/standalone.py --all -o DIR                 # every file that can stand alone
 
 A copy holds, top to bottom: the file's docstring; its imports reduced to NumPy and the standard
-library; the parts it is assembled from (for GRPO: the advantages, the clipped ratio and the KL
-penalty), each under a comment naming the file it comes from, in the order the file imports them,
-then any module reached only through them (the aggregation weights of `reinforce.py`);
-the file's own code, verbatim; and last the input checks it calls, from `minirl_lm/core/checks.py`.
+library; its `__all__` (the file's own, else its public functions and classes); the file's own
+code, verbatim but for its `@boundary(...)` declarations; the parts it is assembled from (for
+GRPO: the advantages, the clipped ratio and the KL penalty), each under a comment naming the file
+it comes from, in the order the file imports them, then any module reached only through them (the
+aggregation weights of `core/ops.py`); the input checks it still calls (a part's `checks.py` or
+`validate.py`, then `core/checks.py`); and last the engine of the declared boundary,
+`core/boundary.py`, once, with only the kinds and relations the copy uses, followed by the
+declarations themselves, `f = boundary(...)(f)`, one per declared function (a decorator runs when
+its function is defined, so in a copy whose engine comes last the declarations follow it), after
+the module-level constants they reuse (an assignment that reads the engine's names, such as
+`CLIP = dict(logp=TOKENS, ...)`, is a declaration too).
 Only the definitions the file actually reaches are inlined (found by walking the names each
 definition uses), so a copy carries no dead helper. Two parts that define the same private name
 with different code are told apart by suffixing the later one with its module name.
@@ -35,9 +42,11 @@ PKG = "minirl_lm"
 ROOT = Path(__file__).resolve().parent.parent
 PKG_DIR = ROOT / PKG
 ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
-# The boundary modules (core/checks.py, a part's checks.py or validate.py) are inlined after the
-# file's own code: support, not the concept. core.checks comes last (the others build on it).
-SUPPORT_STEMS = ("checks", "validate")
+# The boundary modules (core/checks.py, a part's checks.py or validate.py, the engine
+# core/boundary.py) are inlined after the file's own code and its parts: support, not the concept.
+# core.checks comes after the parts' bundles (they build on it), core.boundary last.
+SUPPORT_STEMS = ("checks", "validate", "boundary")
+ENGINE = "core.boundary"
 # A copy whose reader needs other words than the package file's docstring (which speaks of the
 # package: how to import it, what it imports) opens with these instead.
 COPY_DOCS = {
@@ -146,19 +155,62 @@ class Module:
             self.imports[local] = ("pkg", ".".join(parts[1:]), a.name)
 
     def segment(self, node):
-        """The source lines of a top-level node, with its decorators and the comment lines
-        directly above it."""
+        """The source lines of a top-level node, with its decorators (but a `@boundary(...)`
+        declaration) and the comment lines directly above it."""
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        return self.lines[start : node.end_lineno]
+        d = self.declared().get(getattr(node, "name", None))  # a declaration: emitted on its own
+        skip = range(d.lineno - 1, d.end_lineno) if d else ()
+        return [self.lines[i] for i in range(start, node.end_lineno) if i not in skip]
+
+    def imports_ext(self):
+        """The local names the file imports from NumPy or the standard library."""
+        return {k for k, v in self.imports.items() if v[0] == "ext"}
 
     def own_code(self):
-        """Every line of the file but its docstring and its top-level imports."""
+        """Every line of the file but its docstring, its top-level imports and its declarations."""
         drop = set()
-        for node in ([self.doc] if self.doc else []) + self.import_nodes + self.optional:
+        for node in ([self.doc] if self.doc else []) + self.import_nodes + self.optional + self.constants():
             drop.update(range(node.lineno - 1, node.end_lineno))
+        for d in self.declared().values():
+            drop.update(range(d.lineno - 1, d.end_lineno))
         return [l for i, l in enumerate(self.lines) if i not in drop]
+
+    def declared(self):
+        """{function name: its `@boundary(...)` decorator node} of the file's top-level functions
+        whose decorator is the engine's `boundary` (imported from core/boundary.py)."""
+        if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
+            return {}
+        return {
+            node.name: d
+            for node in self.tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for d in node.decorator_list
+            if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
+        }
+
+    def constants(self):
+        """The top-level assignments that read the engine's names (directly or through an earlier
+        such assignment): declarations shared by several functions, emitted with them."""
+        names = {k for k, v in self.imports.items() if v[:2] == ("pkg", ENGINE)}
+        out = []
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and _names(node.value) & names:
+                out.append(node)
+                names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        return out
+
+    def declaration(self, name):
+        """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
+        d = self.declared()[name]
+        lines = self.lines[d.lineno - 1 : d.end_lineno]
+        lines[-1], comment = lines[-1][: d.end_col_offset], lines[-1][d.end_col_offset :]  # a trailing comment
+        lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
+        if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
+            head, inner = lines[0].split("(", 1)
+            return [f"{head}(", f"    {inner[:-1]}", f")({name}){comment}"]
+        return lines[:-1] + [lines[-1] + f"({name}){comment}"]
 
 
 def _rel(name):
@@ -394,11 +446,11 @@ def _build(name, pkg_dir):
     ]
     ranked = list(dict.fromkeys(stated + order))
     parts = [m for m in ranked if m in order and not _is_support(m) and m != name]
-    support = sorted((m for m in order if _is_support(m)), key=lambda m: (m == "core.checks", m))
+    support = sorted((m for m in order if _is_support(m)), key=lambda m: (m == ENGINE, m == "core.checks", m))
 
     # names defined twice with different code: the later module's copy gets a suffix
     seen, renames, skip = {}, {}, set()
-    for m in [name] + parts + support:
+    for m in [name] + parts + sorted(support, key=lambda m: m != ENGINE):  # the engine keeps its names
         mod = modules[m]
         nodes = mod.tree.body if m == name else sorted(picked[m].values(), key=lambda n: n.lineno)
         for node in nodes:
@@ -421,31 +473,54 @@ def _build(name, pkg_dir):
     npy = sorted(s for s in ext if s.split()[1].split(".")[0] == "numpy")
     out += std + ([""] if std and npy else []) + npy
 
-    def section(m, title):
+    def section(m, title):  # a part's declarations join `declarations`, emitted after the engine
         mod = modules[m]
         block = ["", "", f"# {'-' * 94}", f"# {title}: from {PKG}/{_rel(m)}.py"]
         if mod.doc:
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
         block.append(f"# {'-' * 94}")
+        declared, consts, prev = mod.declared(), mod.constants(), None
         for node in sorted(picked[m].values(), key=lambda n: n.lineno):
             if (m, id(node)) in skip:
                 continue
-            block += ["", ""] + _rename(mod.segment(node), renames.get(m, {}))
+            if node in consts:  # emitted after the engine, before the declarations that read it
+                constants.extend(_rename(mod.segment(node), renames.get(m, {})))
+                continue
+            lines = _rename(mod.segment(node), renames.get(m, {}))
+            # assignments on consecutive lines of the file stay together, as they are there
+            together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
+            block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
+            prev = node
+            if getattr(node, "name", None) in declared:  # its declaration goes after the engine
+                declarations.extend(["", *_rename(mod.declaration(node.name), renames.get(m, {}))])
         return block
 
-    for i, m in enumerate(parts, 1):
-        out += section(m, f"part {i}")
     own = _rename(target.own_code(), renames.get(name, {}))
     while own and not own[0].strip():
         own.pop(0)
-    if parts or support:
-        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{_rel(name)}.py itself", f"# {'-' * 94}", "", ""]
-    else:
-        out += ["", ""]
-    out += own
+    if "__all__" not in target.defs:  # every copy says what it exports
+        public = [n for n, v in target.defs.items() if not n.startswith("_") and hasattr(v, "body")]
+        out += ["", "", *_all(public)]
+    declarations = [line for f in target.declared() for line in ["", *target.declaration(f)]]
+    constants = []  # the parts' shared declarations, then the file's own
+    own_constants = [line for node in target.constants() for line in target.segment(node)]
+    # the file's own code first, unless a statement of it reads a part's definition on import
+    first = bool(_eager_names(target) - set(target.defs) - set(target.imports_ext()))
+    for i, m in enumerate(parts, 1) if first else ():
+        out += section(m, f"part {i}")
+    if first:
+        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{_rel(name)}.py itself", f"# {'-' * 94}"]
+    out += ["", ""] + own
+    for i, m in enumerate(parts, 1) if not first else ():
+        out += section(m, f"part {i}")
     for m in support:
-        out += section(m, "input checks")
+        out += section(m, "the declared boundary" if m == ENGINE else "input checks")
+    constants += _rename(own_constants, renames.get(name, {}))
+    if declarations or constants:
+        out += ["", "", "# the declarations of the functions above (each a decorator in the package; a decorator"]
+        out += ["# runs where its function is defined, so in a copy, whose engine comes last, they follow it)"]
+        out += ["", *constants, *declarations]
     for src_mod, local, src in aliases:  # the source's name as the copy spells it
         here = renames.get(src_mod, {}).get(src, src)
         out += ["", f"{local} = {here}  # `from {PKG}.{src_mod} import {src} as {local}`"]
@@ -456,6 +531,48 @@ def _build(name, pkg_dir):
     text = text.rstrip() + "\n"
     compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
+
+
+def _adjacent(mod, a, b):
+    """True if nothing but comments stands between the end of node `a` and node `b` in `mod`."""
+    return all(line.lstrip().startswith("#") for line in mod.lines[a.end_lineno : b.lineno - 1])
+
+
+def _eager_names(mod):
+    """The names the file's own top-level statements read when the file is imported: not inside
+    a function body, but in a default value, a decorator (its declarations aside), a class body,
+    an assignment."""
+    declared = set(map(id, mod.declared().values()))
+    names = set()
+    for node in mod.tree.body:
+        if node is mod.doc or node in mod.import_nodes or node in mod.optional or node in mod.constants():
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            eager = [d for d in node.decorator_list if id(d) not in declared]
+            eager += node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+        elif isinstance(node, ast.ClassDef):
+            eager = (
+                node.decorator_list
+                + node.bases
+                + [n for n in node.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            )
+        else:
+            eager = [node]
+        for e in eager:
+            names |= _names(e)
+    return names
+
+
+def _all(names):
+    """`__all__ = [...]` as lines of at most about 100 columns."""
+    lines, line = [], "__all__ = ["
+    for n in names:
+        item = f'"{n}", '
+        if len(line) + len(item) > 100:
+            lines.append(line.rstrip())
+            line = "    "
+        line += item
+    return lines + [line.rstrip(", ") + "]"]
 
 
 def header(name):

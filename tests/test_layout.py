@@ -20,7 +20,8 @@ TESTS = ROOT / "tests"
 MAX_LINES = 400
 
 # The order the imports obey, read off the package with ast (0 imports up on the layout's first
-# commit): core.checks (with core.validate, its bundles) at the ground; kernels use the checks;
+# commit): core.checks (with core.validate, its bundles, and core.boundary, the engine of the
+# declared boundary) at the ground; kernels use the checks;
 # the rest of core (mdp, policy,
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
@@ -78,8 +79,8 @@ def _part(module):
     p = module.split(".")[1:]
     if not p:
         return None
-    if p[0] == "core" and p[1:2] in (["checks"], ["validate"]):
-        return "core.checks"  # the ground: the primitives and core's bundles
+    if p[0] == "core" and p[1:2] in (["checks"], ["validate"], ["boundary"]):
+        return "core.checks"  # the ground: the primitives, core's bundles and the boundary engine
     return p[0]
 
 
@@ -329,12 +330,13 @@ def test_the_helpers_see_what_the_rules_need():
         _part(m)
         for m in (
             "minirl_lm.core.checks",
+            "minirl_lm.core.boundary",
             "minirl_lm.core.ops",
             "minirl_lm.kernels",
             "minirl_lm.pg.clip",
             "minirl_lm.tasks",
         )
-    ] == ["core.checks", "core", "kernels", "pg", "tasks"]
+    ] == ["core.checks", "core.checks", "core", "kernels", "pg", "tasks"]
     used = _names_used(
         ast.parse("from minirl_lm.pg.clip import clip_fraction\nx = clip.clipped_surrogate(1)\n# ppo_loss\n")
     )

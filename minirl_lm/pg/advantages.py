@@ -73,21 +73,33 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 
 import numpy as np
 
+from minirl_lm.core.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, one_of
 from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.validate import (
-    broadcast_args,
-    group_advantages,
-    group_rewards,
-    loo_rewards,
-    opo_args,
-    remax_args,
-    rpp_args,
-    rpp_baseline_args,
-    standardize_args,
-)
+from minirl_lm.pg.validate import opo_args, rpp_args, rpp_baseline_args
+
+__all__ = ["BASELINES", "REWARD_MAX", "no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
+__all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
 BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
+
+
+def _in_domain(rewards, greedy_rewards=None):
+    """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
+    spread); ReMax's greedy rewards too."""
+    if (m := np.abs(rewards).max()) > REWARD_MAX:
+        return (
+            f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline squares the spread, "
+            f"which overflows float64 beyond ~1e154), got max |r| = {m:g}"
+        )
+    if greedy_rewards is not None and (m := np.abs(greedy_rewards).max()) > REWARD_MAX:
+        return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
+
+
+def _others(rewards, baseline="loo"):
+    """Leave-one-out has `K >= 2` rewards per group to average."""
+    if baseline == "loo" and rewards.shape[1] < 2:
+        return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
 def _group_mean(r):
@@ -97,6 +109,7 @@ def _group_mean(r):
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
+@boundary(rewards=array("N K"), where=[_in_domain])
 def no_baseline(rewards):
     """No baseline, eq. (pg_vanilla): `A = R`.
 
@@ -106,9 +119,10 @@ def no_baseline(rewards):
     Returns:
         `(N, K)` advantages (a copy of the rewards).
     """
-    return group_rewards(rewards, REWARD_MAX).copy()
+    return rewards  # eq. (pg_vanilla); the engine's copy
 
 
+@boundary(rewards=array("N K"), where=[_in_domain])
 def centred(rewards):
     """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
 
@@ -118,14 +132,10 @@ def centred(rewards):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return _centred(group_rewards(rewards, REWARD_MAX))
+    return advantages.core(rewards, "mean")
 
 
-def _centred(r):
-    """`centred` on checked rewards (N, K)."""
-    return r - _group_mean(r)  # (N, K)
-
-
+@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])
 def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
@@ -138,13 +148,8 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    return _standardized(*standardize_args(rewards, std_eps, ddof, REWARD_MAX))
-
-
-def _standardized(r, std_eps, ddof):
-    """`standardized` on checked arguments."""
-    c = r - _group_mean(r)  # (N, K)
-    dof = max(r.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
+    c = rewards - _group_mean(rewards)  # (N, K)
+    dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
     # c*c underflows (subnormal or 0) below ~1e-154; rescale groups whose sum of squares is
@@ -161,6 +166,7 @@ def _standardized(r, std_eps, ddof):
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
+@boundary(rewards=array("N K"), where=[_in_domain, _others])
 def leave_one_out(rewards):
     """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
 
@@ -173,15 +179,16 @@ def leave_one_out(rewards):
     Raises:
         ValueError: `K < 2`, naming `rewards`.
     """
-    return _leave_one_out(loo_rewards(rewards, REWARD_MAX))
+    return advantages.core(rewards, "loo")
 
 
-def _leave_one_out(r):
-    """`leave_one_out` on checked rewards (N, K >= 2)."""
-    K = r.shape[1]
-    return (K / (K - 1)) * (r - _group_mean(r))  # eq. (pg_loo)
-
-
+@boundary(
+    rewards=array("N K"),
+    baseline=one_of(BASELINES),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_in_domain, _others],
+)
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """Group advantages with the chosen baseline.
 
@@ -197,21 +204,22 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     Raises:
         ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
     """
-    r, std_eps, ddof = group_advantages(rewards, baseline, std_eps, ddof, BASELINES, REWARD_MAX)
-    return _advantages(r, baseline, std_eps, ddof)
-
-
-def _advantages(r, baseline, std_eps, ddof):
-    """`advantages` on checked arguments."""
     if baseline == "none":
-        return r.copy()  # eq. (pg_vanilla)
-    if baseline == "mean":
-        return _centred(r)
-    if baseline == "loo":
-        return _leave_one_out(r)
-    return _standardized(r, std_eps, ddof)
+        return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
+    if baseline == "standardized":
+        return standardized.core(rewards, std_eps, ddof)
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    K = rewards.shape[1]
+    return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
+def _one_per_row(adv, mask):
+    """One advantage per row of the mask."""
+    if adv.size != mask.shape[0]:
+        return f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {adv.shape}"
+
+
+@boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])
 def broadcast(adv, mask):
     """Put each response's advantage on every one of its real tokens.
 
@@ -222,8 +230,7 @@ def broadcast(adv, mask):
     Returns:
         `(B, T)` per-token advantages, 0 at padding.
     """
-    a, mask = broadcast_args(adv, mask)  # (B,), (B, T)
-    return a[:, None] * mask  # (B, T)
+    return adv.reshape(-1, 1) * mask  # (B, T)
 
 
 # ---- the frameworks' other advantages: REINFORCE++, ReMax, OPO, batch std ---------------------
@@ -315,10 +322,11 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
             its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
     """
     r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = _centred(r).ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
+@boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])
 def remax(rewards, greedy_rewards):
     """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
 
@@ -332,8 +340,7 @@ def remax(rewards, greedy_rewards):
             samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
             greedy reward gets exactly 0.
     """
-    r, g = remax_args(rewards, greedy_rewards, REWARD_MAX)  # (N, K), (N,)
-    return r - g[:, None]  # eq. (remax)
+    return rewards - greedy_rewards[:, None]  # eq. (remax)
 
 
 def opo(rewards, lengths):
@@ -364,6 +371,7 @@ def opo(rewards, lengths):
     return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
 
 
+@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])
 def batch_std(rewards, std_eps=1e-8, ddof=0):
     """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
 
@@ -379,9 +387,8 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    r, std_eps, ddof = standardize_args(rewards, std_eps, ddof, REWARD_MAX)
-    c = r - _group_mean(r)  # (N, K) eq. (pg_centred)
-    flat = r.ravel()
+    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    flat = rewards.ravel()
     if flat.max() == flat.min():  # every reward equal: c == 0
         return np.zeros_like(c)
     dev = flat - flat.mean()  # two rewards differ: some dev != 0

@@ -1,12 +1,13 @@
 """The boundary of the policy-gradient part, token level: one bundle call per public function
-of `pg/reinforce.py`, `clip.py`, `seqclip.py`, `offpolicy.py`, `kl.py`, `entropy.py` and
-`grpo.py`, checking the whole argument set once (in the order a reader passes it) and
-returning the arrays the math trusts. Built on `core/checks.py`; NumPy only."""
+of `pg/seqclip.py`, `offpolicy.py`, `trust.py`, `klsequence.py`, `entropy.py`, `entropy_knobs.py`
+and the exact KL of `kl.py` (`reinforce.py`, `clip.py`, `grpo.py`, the token-level KL and the
+group baselines declare theirs with `core/boundary.py`), checking the whole
+argument set once (in the order a reader passes it) and returning the arrays the math trusts.
+Built on `core/checks.py`; NumPy only."""
 
 import numpy as np
 
 from minirl_lm.core.checks import (
-    callable_check,
     choice,
     finite_result,
     float_array,
@@ -15,10 +16,8 @@ from minirl_lm.core.checks import (
     int_scalar,
     mask_array,
     nonempty,
-    rng_check,
     same_shape,
 )
-from minirl_lm.pg.validate import step_protocol
 
 _UNSET = object()  # an argument the bundle was not given (None is an input to reject)
 
@@ -79,51 +78,12 @@ def finite_among(value, what, arrays):
     return finite_result(value, max(big, key=big.get), what)
 
 
-def sequence_batch(seq_logp, adv):
-    """``(seq_logp, adv)``: two non-empty ``(B,)`` float arrays of one shape."""
-    s = float_array(seq_logp, "seq_logp", ndim=1)
-    a = float_array(adv, "adv", ndim=1)
-    same_shape("seq_logp", s, "adv", a)
-    return nonempty(s, "seq_logp"), a
-
-
 def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
     """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
     max_len)``."""
     logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
     eps, eps_high = clip_range(eps, eps_high)
     return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
-
-
-def kl_batch(logp, logp_ref, mask, estimator, estimators, agg=_UNSET, max_len=None, aggs=()):
-    """The arguments of a KL term: ``(logp, logp_ref, mask, max_len)``."""
-    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
-    choice(estimator, "estimator", estimators)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return logp, logp_ref, mask, max_len
-
-
-def kl_reward_args(rewards, logp, logp_ref, mask, beta):
-    """The arguments of the KL folded into the reward: ``(r (B,), logp, logp_ref, mask, beta)``."""
-    logp, logp_ref, mask, _, _ = token_batch({"logp": logp, "logp_ref": logp_ref}, mask)
-    r = float_array(rewards, "rewards", ndim=1, shape=(mask.shape[0],))
-    return r, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
-
-
-def probability_pair(p, q):
-    """Two non-empty ``(S, V)`` tables of one shape whose rows are distributions."""
-    p = float_array(p, "p", ndim=2)
-    q = float_array(q, "q", ndim=2)
-    same_shape("p", p, "q", q)
-    nonempty(p, "p")
-    for name, t in (("p", p), ("q", q)):
-        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-            raise ValueError(
-                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
-                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
-            )
-    return p, q
 
 
 def kl_tables(theta, theta_ref, weights, support):
@@ -157,86 +117,6 @@ def kl_tables(theta, theta_ref, weights, support):
             "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
         )
     return theta, theta_ref, d
-
-
-def scalar_kl(beta, current_kl, target_kl, horizon, n_steps):
-    """The arguments of the adaptive KL coefficient, as floats."""
-    return (
-        float_scalar(beta, "beta", low=0.0),
-        float_scalar(current_kl, "current_kl"),
-        float_scalar(target_kl, "target_kl", low=0.0, low_open=True),
-        float_scalar(horizon, "horizon", low=0.0, low_open=True),
-        float_scalar(n_steps, "n_steps", low=0.0),
-    )
-
-
-def grpo_objective(
-    logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, estimators, aggs
-):
-    """The arguments of the GRPO loss: ``(logp, logp_old, logp_ref, mask, adv, eps, eps_high,
-    beta, max_len)``."""
-    beta = float_scalar(beta, "beta", low=0.0)
-    choice(kl_estimator, "kl_estimator", estimators)
-    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs
-    )
-    logp_ref = float_array(logp_ref, "logp_ref", ndim=2)
-    same_shape("logp", logp, "logp_ref", logp_ref)
-    return logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len
-
-
-def grpo_step_args(
-    policy,
-    ref_policy,
-    mdp,
-    grader,
-    rng,
-    K,
-    mu,
-    lr,
-    eps,
-    eps_high,
-    beta,
-    kl_estimator,
-    agg,
-    baseline,
-    std_eps,
-    ddof,
-    estimators,
-    aggs,
-    baselines,
-):
-    """The arguments of one GRPO step, before any draw: ``(K, mu, lr, eps, eps_high, beta,
-    std_eps, ddof)``; the policies and the environment are checked by what the step uses of them
-    (``protocol``; grpo.py's docstring lists it), the policies' tables against the MDP's shape."""
-    rng_check(rng, "rng")
-    K = int_scalar(K, "K", low=1)
-    mu = int_scalar(mu, "mu", low=1)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    eps, eps_high = clip_range(eps, eps_high)
-    beta = float_scalar(beta, "beta", low=0.0)
-    choice(kl_estimator, "kl_estimator", estimators)
-    choice(agg, "agg", aggs)
-    choice(baseline, "baseline", baselines)
-    std_eps = float_scalar(std_eps, "std_eps", low=0.0)
-    ddof = int_scalar(ddof, "ddof", low=0, high=1)
-    if baseline == "loo" and K < 2:
-        raise ValueError(
-            f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
-            f"of a group have no others to average), got K = {K}"
-        )
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    step_protocol(policy, ref_policy, mdp)
-    if np.shape(policy.theta) != (mdp.S, mdp.V):
-        raise ValueError(
-            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {policy.theta.shape}"
-        )
-    if ref_policy.theta.shape != policy.theta.shape:
-        raise ValueError(
-            f"ref_policy: expected a table of the policy's shape "
-            f"{policy.theta.shape}, got {ref_policy.theta.shape}"
-        )
-    return K, mu, lr, eps, eps_high, beta, std_eps, ddof
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
@@ -365,31 +245,9 @@ def entropy_args(theta, states, mask, agg, max_len, aggs):
     return theta, states, mask, aggregation(mask, agg, max_len, aggs)
 
 
-def token_agg(mask, agg, max_len, aggs):
-    """``(mask, max_len)`` of the aggregation weights."""
-    mask = mask_array(mask, "mask")
-    return mask, aggregation(mask, agg, max_len, aggs)
-
-
 def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
     """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
     logp, logp_ref, logp_old, mask, _, max_len = token_batch(
         {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
     )
     return logp, logp_old, logp_ref, mask, max_len
-
-
-def finite_surrogate(f, surr1, logp, logp_old, A):
-    """The clipped surrogate's guard: every token's ``f`` (B, T) finite, else a ValueError
-    naming logp at the first token whose ``rho A`` overflowed."""
-    bad = ~np.isfinite(f)  # (B, T) real tokens only
-    if bad.any():
-        b, t = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(
-            f"logp: expected logp - logp_old small enough that the surrogate is finite; at "
-            f"[{b}, {t}] logp - logp_old = {float(logp[b, t]) - float(logp_old[b, t])} with A = "
-            f"{float(A[b, t])} gives rho A = {float(surr1[b, t])} (rho = exp(logp - logp_old) "
-            f"overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the "
-            f"minimum)"
-        )
-    return f

@@ -33,14 +33,17 @@ the token probability `< e^-709`); then:
 - `A > 0`: `min(rho A, (1 + eps_high) A) = (1 + eps_high) A`, finite, and its gradient is 0
   (clipped); returned as such;
 - `A < 0`: the true minimum is the unclipped `rho A = -inf` (loss `+inf`). That (or any other
-  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`) is rejected with a
-  ValueError naming `logp`, instead of returning `inf` to an optimizer. `clip_fraction` never
+  non-finite loss or gradient, e.g. `rho A` overflowing for a finite `rho`, or a weighted sum
+  beyond float64) is rejected with a ValueError naming `clipped_surrogate`, what overflowed and
+  the range of its inputs, instead of returning `inf` to an optimizer. `clip_fraction` never
   raises: such a token is unclipped, an `A > 0` one with `rho = inf` is clipped.
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). `clipped_surrogate` is the checked entry of `_surrogate`, the
-trusted core GRPO calls.
+`scripts/standalone.py`, inlines it). Each public function declares its arguments with
+`core.boundary` (the engine checks them, and the result, once); its body is the math, and
+`clipped_surrogate.core` and `clip_fraction.core` are those bodies, which GRPO calls on its own
+checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
 0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
@@ -59,14 +62,17 @@ agg               as in reinforce.py
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
-from minirl_lm.pg.checks import clip_objective, finite_surrogate
+from minirl_lm.core.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, boundary
+from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
+
+__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]
+
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
 
 
-def _branches(logp, logp_old, A, mask, eps, eps_high):
-    """rho, the unclipped and the clipped branch (B, T); rho = 1 at padding, both branches 0
-    where A = 0 (no 0 * inf), rho = inf where it overflows."""
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
     with np.errstate(over="ignore"):  # overflow to inf is handled
         u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
         rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
@@ -75,6 +81,7 @@ def _branches(logp, logp_old, A, mask, eps, eps_high):
     return rho, surr1, surr2
 
 
+@boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")
 def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
     """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
 
@@ -93,34 +100,22 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
         tokens, 0 elsewhere.
 
     Raises:
-        ValueError: a non-finite surrogate (named after `logp`), or a bad argument.
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
-    )
-    return _surrogate(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high, agg, max_len)
-
-
-def _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard=True):
-    """`clipped_surrogate` on checked arguments, A (B, T); `guard=False` returns a non-finite
-    result as it is (for a caller that names its own culprit: GRPO's later epochs name lr)."""
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
-    with np.errstate(over="ignore"):  # a sum beyond float64: below
+    with np.errstate(over="ignore"):  # a sum beyond float64 is inf
         loss = -(w * f).sum()
     # backward: d f / d logp = rho A where the unclipped branch is active (ties included), else 0
-    unclipped = surr1 <= surr2  # (B, T)
-    df_dlogp = np.where(unclipped, surr1, 0.0)  # (B, T) d rho / d logp = rho
-    dloss_dlogp = -w * df_dlogp  # (B, T) 0 at padding
-    # f is finite wherever df_dlogp is (df_dlogp is f or 0), and at padding rho = 1, so f = A
-    if guard:
-        finite_surrogate(f, surr1, logp, logp_old, A)  # each token, else names logp
-        # every token is finite (so is the gradient, w <= 1); only their weighted sum can overflow
-        finite_result(loss, "adv", "the weighted sum of the surrogate over tokens")
-    return float(loss), dloss_dlogp
+    df_dlogp = np.where(surr1 <= surr2, surr1, 0.0)  # (B, T) d rho / d logp = rho
+    return float(loss), -w * df_dlogp  # (B, T) 0 at padding
 
 
+@boundary(**CLIP)
 def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
 
@@ -137,15 +132,9 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     Returns:
         A float in `[0, 1]`; 0.0 for a batch without real tokens.
     """
-    logp, logp_old, mask, adv, eps, eps_high, _ = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, "token_mean", None, AGGS
-    )
-    return _clip_fraction(logp, logp_old, adv_tokens(adv, mask), mask, eps, eps_high)
-
-
-def _clip_fraction(logp, logp_old, A, mask, eps, eps_high):
-    """`clip_fraction` on checked arguments, A (B, T)."""
-    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     clipped = surr2 < surr1  # (B, T); at padding rho = 1: never
     n = mask.sum()
     return float(clipped.sum() / n) if n > 0 else 0.0

@@ -71,7 +71,7 @@ import numpy as np
 from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio, log_softmax
 from minirl_lm.pg.checks import clip_objective, logit_table, token_batch
-from minirl_lm.pg.clip import _branches
+from minirl_lm.pg.clip import branches
 from minirl_lm.pg.validate import adaptive_args, clip_cov_args, entropy_step_args, kl_cov_args, mask_args
 
 
@@ -153,7 +153,7 @@ def clip_cov_loss(
     ratio, cov_lb, cov_ub = clip_cov_args(ratio, cov_lb, cov_ub, rng)
     A = adv_tokens(A, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
     clipped = (surr2 < surr1) & (mask > 0)  # the clip is active: never selected
     c = _cov(logp, A, mask)  # (B, T) eq. (cov_term)
@@ -258,7 +258,7 @@ def entropy_masked_loss(
     A = adv_tokens(A, mask)  # (B, T)
     keep = _keep(entropies, mask, rho_h)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg), on every trained token
-    _, surr1, surr2 = _branches(logp, logp_old, A, mask, eps, eps_high)
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     loss = -(w * keep * np.minimum(surr1, surr2)).sum()  # eq. (ent_mask)
     dloss_dlogp = -w * keep * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T)
     return finite_result((float(loss), dloss_dlogp, keep), "logp", "the masked surrogate")

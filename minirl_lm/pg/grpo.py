@@ -20,21 +20,27 @@ One training step on a tabular policy (`grpo_step`): roll out `K` responses per 
 them, standardize within each group, broadcast `A` to every token, compute `logp_old` and
 `logp_ref` once, then `mu` epochs of loss, `policy.backward`, `theta -= lr dtheta`.
 
-What `grpo_step` uses of its arguments, checked by name (a missing one is a TypeError naming
-the argument and what it lacks), not by type: a class of your own with these works.
+What `grpo_step` uses of its arguments, checked by name when it is called (a missing one is a
+TypeError naming the argument and what it lacks), not by type: a class of your own with these
+works.
 
 ```text
 mdp.S, mdp.V                 the table shape (S, V) of both policies
 mdp.rollout(policy, K, rng)  K responses per prompt drawn from policy with rng: an object with
                              states, tokens (B, T) int ids and mask (B, T) 0/1, right-padded,
                              B = N*K rows prompt-major (rows n*K .. n*K+K-1: prompt n's group)
-mdp.score(grader, rollout)   (B,) finite rewards R(x, y)
+mdp.score(grader, rollout)   (B,) finite rewards R(x, y), |R| <= 1e150
 mdp.checkpoint()             optional, with mdp.rollback(cp): the environment's own state (the
 mdp.rollback(cp)             lazy ids of a TokenMDP), taken back when the step raises
 policy.theta                 the (S, V) table, updated in place; policy.copy(), policy.logp(
                              states, tokens, mask) -> (logp (B, T), seq (B,)), policy.backward(
                              states, tokens, mask, dlogp) -> (S, V); ref_policy: theta, logp
 ```
+
+Both functions declare their arguments with `core.boundary`; the options after the batch (after
+`K` for `grpo_step`) are keyword-only. An overflow is one ValueError naming the function, what
+overflowed and the range of its numeric inputs; `grpo_step` checks each epoch's loss and update
+before it commits anything.
 
 `TokenMDP` (`minirl_lm/core/mdp.py`) and `TabularPolicy` (`minirl_lm/core/policy.py`) are these.
 
@@ -55,21 +61,40 @@ K, baseline, std_eps, ddof  as in advantages.py
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.core.ops import AGGS, adv_tokens
-from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, _advantages
-from minirl_lm.pg.checks import grpo_objective, grpo_step_args
-from minirl_lm.pg.clip import _clip_fraction, _surrogate
-from minirl_lm.pg.kl import ESTIMATORS, _kl_terms, _penalty
-from minirl_lm.pg.validate import env_rewards, env_rollout, grader_rewards
+from minirl_lm.core.boundary import (
+    COUNT,
+    DDOF,
+    EPS,
+    EPS_HIGH,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
+    array,
+    boundary,
+    finite,
+    function,
+    generator,
+    has,
+    one_of,
+)
+from minirl_lm.core.ops import AGGREGATION, AGGS, adv_tokens
+from minirl_lm.pg.advantages import BASELINES, REWARD_MAX, advantages
+from minirl_lm.pg.clip import CLIP, clip_fraction, clipped_surrogate
+from minirl_lm.pg.kl import ESTIMATOR, kl_penalty, kl_per_token
+
+__all__ = ["grpo_loss", "grpo_step"]
 
 
+@boundary(
+    **CLIP, logp_ref=TOKENS, beta=NONNEGATIVE, kl_estimator=ESTIMATOR, **AGGREGATION, returns="loss dloss_dlogp"
+)
 def grpo_loss(
     logp,
     logp_old,
     logp_ref,
     adv,
     mask,
+    *,
     eps=0.2,
     eps_high=None,
     beta=0.04,
@@ -98,28 +123,63 @@ def grpo_loss(
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, 0 at padding.
 
     Raises:
-        ValueError: a non-finite result or a bad argument, named after the argument.
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, logp_ref, mask, adv, eps, eps_high, beta, max_len = grpo_objective(
-        logp, logp_old, logp_ref, adv, mask, eps, eps_high, beta, kl_estimator, agg, max_len, ESTIMATORS, AGGS
-    )
-    return _loss(
-        logp, logp_old, logp_ref, adv_tokens(adv, mask), mask, eps, eps_high, beta, kl_estimator, agg, max_len
-    )
+    A = adv_tokens(adv, mask)  # (B, T)
+    loss_clip, d_clip = clipped_surrogate.core(
+        logp, logp_old, A, mask, eps, eps_high, agg, max_len
+    )  # eq. (ppo_clip)
+    loss_kl, d_kl = kl_penalty.core(logp, logp_ref, mask, kl_estimator, agg, max_len)  # eq. (kl_objective)
+    return loss_clip + beta * loss_kl, d_clip + beta * d_kl  # eq. (grpo); the sum rule
 
 
-def _loss(logp, logp_old, logp_ref, A, mask, eps, eps_high, beta, kl_estimator, agg, max_len, guard=True):
-    """`grpo_loss` on checked arguments, A (B, T); `guard=False`: a non-finite result as it is."""
-    loss_clip, d_clip = _surrogate(logp, logp_old, A, mask, eps, eps_high, agg, max_len, guard)  # eq. (ppo_clip)
-    loss_kl, d_kl = _penalty(logp, logp_ref, mask, kl_estimator, agg, max_len, guard)  # eq. (kl_objective)
-    with np.errstate(over="ignore", invalid="ignore"):  # a huge beta: named below
-        loss = loss_clip + beta * loss_kl  # eq. (grpo)
-        dloss_dlogp = d_clip + beta * d_kl  # (B, T) sum rule
-    if not guard:
-        return loss, dloss_dlogp
-    return finite_result((loss, dloss_dlogp), "beta", "the loss clip + beta KL")
+def _table_shapes(policy, ref_policy, mdp):
+    """Both policies hold a table of the environment's shape `(S, V)`."""
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
+        return (
+            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {np.shape(policy.theta)}"
+        )
+    if np.shape(ref_policy.theta) != np.shape(policy.theta):
+        shape = np.shape(policy.theta)
+        return f"ref_policy: expected a table of the policy's shape {shape}, got {np.shape(ref_policy.theta)}"
 
 
+def _loo_groups(baseline, K):
+    """Leave-one-out needs `K >= 2` responses per prompt."""
+    if baseline == "loo" and K < 2:
+        return (
+            f"baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the rewards "
+            f"of a group have no others to average), got K = {K}"
+        )
+
+
+def _checkpoints(mdp):
+    """An environment has both `checkpoint()` and `rollback(cp)`, or neither (a TypeError)."""
+    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
+        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
+
+
+@boundary(
+    policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
+    ref_policy=has("a TabularPolicy", "logp()", "theta"),
+    mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
+    grader=function("grader(prompt, response)", 2),
+    rng=generator,
+    K=COUNT,
+    mu=COUNT,
+    lr=POSITIVE,
+    eps=EPS,
+    eps_high=EPS_HIGH,
+    beta=NONNEGATIVE,
+    kl_estimator=ESTIMATOR,
+    agg=one_of(AGGS),
+    baseline=one_of(BASELINES),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_loo_groups, _checkpoints, _table_shapes],
+    returns=None,
+)
 def grpo_step(
     policy,
     ref_policy,
@@ -127,6 +187,7 @@ def grpo_step(
     grader,
     rng,
     K,
+    *,
     mu=1,
     lr=0.1,
     eps=0.2,
@@ -157,14 +218,8 @@ def grpo_step(
         K: responses per prompt (`>= 2` for `baseline="loo"`).
         mu: epochs on the sampled batch, one optimizer step each.
         lr: the step size `eta > 0`.
-        eps: the clip range `epsilon`.
-        eps_high: the upper clip range (default `eps`).
-        beta: the KL coefficient.
-        kl_estimator: `"k1"`, `"k2"` or `"k3"`.
-        agg: the loss aggregation.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        std_eps: the std stabilizer `xi` of the standardized baseline.
-        ddof: 0 (population std) or 1 (Bessel).
+        eps, eps_high, beta, kl_estimator, agg: as in `grpo_loss`.
+        baseline, std_eps, ddof: as in `advantages.advantages`.
 
     Returns:
         A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one
@@ -172,129 +227,76 @@ def grpo_step(
         and the `rollout`, `rewards` `(B,)` and `advantages` `(B,)`.
 
     Raises:
-        ValueError: a bad argument (named), or a non-finite step.
+        ValueError: a bad argument (named), or a non-finite step (named after the function).
         TypeError: a `grader` that is not callable, or a policy or environment without a method
             or attribute it needs (named).
     """
-    K, mu, lr, eps, eps_high, beta, std_eps, ddof = grpo_step_args(
-        policy,
-        ref_policy,
-        mdp,
-        grader,
-        rng,
-        K,
-        mu,
-        lr,
-        eps,
-        eps_high,
-        beta,
-        kl_estimator,
-        agg,
-        baseline,
-        std_eps,
-        ddof,
-        ESTIMATORS,
-        AGGS,
-        BASELINES,
-    )
     rng_state = rng.bit_generator.state
     mdp_state = mdp.checkpoint() if hasattr(mdp, "checkpoint") else None
-    try:  # commit only on success
-        work, out = _step(
-            policy.copy(),
-            ref_policy,
-            mdp,
-            grader,
-            rng,
-            K,
-            mu,
-            lr,
-            eps,
-            eps_high,
-            beta,
-            kl_estimator,
-            agg,
-            baseline,
-            std_eps,
-            ddof,
-        )
+    inputs = dict(lr=lr, eps=eps, eps_high=eps_high, beta=beta, std_eps=std_eps)  # an overflow's message
+    work = policy.copy()  # the update is computed here, committed on success
+    try:
+        ro = mdp.rollout(work, K, rng)  # B = N*K responses, prompt-major
+        rewards = _scored(mdp, grader, ro, K)  # (B,)
+        A = advantages.core(rewards.reshape(-1, K), baseline, std_eps, ddof).ravel()  # (B,)
+        A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
+        logp_old, _ = work.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
+        logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
+        k, _ = kl_per_token.core(logp_old, logp_ref, ro.mask, kl_estimator)  # (B, T) before the update
+        losses, fracs = [], []
+        for epoch in range(1, mu + 1):
+            logp, _ = work.logp(ro.states, ro.tokens, ro.mask)  # (B, T)
+            loss, dlogp = grpo_loss.core(
+                logp,
+                logp_old,
+                logp_ref,
+                A_tok,
+                ro.mask,
+                eps=eps,
+                eps_high=eps_high,
+                beta=beta,
+                kl_estimator=kl_estimator,
+                agg=agg,
+            )
+            finite((loss, dlogp), "grpo_step", [f"loss of epoch {epoch}", f"gradient of epoch {epoch}"], inputs)
+            fracs.append(clip_fraction.core(logp, logp_old, A_tok, ro.mask, eps, eps_high))
+            losses.append(loss)
+            # theta is -inf only where no token is ever sampled: dtheta is 0 there, no inf - inf
+            new = work.theta - lr * work.backward(ro.states, ro.tokens, ro.mask, dlogp)  # gradient descent
+            finite(new[np.isfinite(work.theta)], "grpo_step", [f"theta after epoch {epoch}"], inputs)
+            work.theta[...] = new
     except BaseException:
         rng.bit_generator.state = rng_state  # the generator as it was
         if hasattr(mdp, "rollback"):
             mdp.rollback(mdp_state)  # the environment's state (lazy ids handed out): taken back
         raise
     policy.theta[...] = work.theta  # in place: the caller's array
-    return out
-
-
-def _step(
-    policy,
-    ref_policy,
-    mdp,
-    grader,
-    rng,
-    K,
-    mu,
-    lr,
-    eps,
-    eps_high,
-    beta,
-    kl_estimator,
-    agg,
-    baseline,
-    std_eps,
-    ddof,
-):
-    """grpo_step on checked arguments, updating the work copy ``policy``; returns it and the
-    diagnostics."""
-    ro = mdp.rollout(policy, K, rng)  # B = N*K responses, prompt-major
-    B = env_rollout(ro, K)
-    rewards = grader_rewards(env_rewards(mdp.score(grader, ro), B), REWARD_MAX)  # (B,) |R| <= 1e150
-    A = _advantages(rewards.reshape(-1, K), baseline, std_eps, ddof).ravel()  # (B,)
-    A_tok = A[:, None] * ro.mask  # (B, T) one A on every real token
-    logp_old, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) fixed for mu epochs
-    logp_ref, _ = ref_policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T) frozen reference
-    k, _ = _kl_terms(logp_old, logp_ref, ro.mask, kl_estimator)  # (B, T) before the update
     n_tok = max(ro.mask.sum(), 1.0)
+    return dict(
+        mean_reward=float(rewards.mean()),
+        loss=losses,
+        clip_fraction=fracs,
+        kl=float(k.sum() / n_tok),
+        rollout=ro,
+        rewards=rewards,
+        advantages=A,
+    )
 
-    losses, fracs = [], []
-    for epoch in range(mu):
-        logp, _ = policy.logp(ro.states, ro.tokens, ro.mask)  # (B, T)
-        # epoch 0 sees the sampled data (an overflow names its input); after a step, lr moved
-        # theta too far: the loss is computed as it is and a non-finite one names lr
-        loss, dlogp = _loss(
-            logp,
-            logp_old,
-            logp_ref,
-            A_tok,
-            ro.mask,
-            eps,
-            eps_high,
-            beta,
-            kl_estimator,
-            agg,
-            None,
-            guard=epoch == 0,
+
+def _scored(mdp, grader, ro, K):
+    """The `(B,)` rewards of a rollout, each what `mdp` promises: `(B, T)` rows, `B = N*K`,
+    finite rewards within the advantages' domain (errors name the environment or the grader)."""
+    has("rollout() to return an object", "states", "tokens", "mask")(ro, "mdp", {})
+    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else 0
+    if B < 1 or B % K:
+        raise ValueError(
+            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
+            f"{np.shape(ro.mask)}"
         )
-        if epoch:
-            finite_result(
-                (loss, dlogp), "lr", f"the loss of epoch {epoch + 1} (after {epoch} step(s) of lr = {lr:g})"
-            )
-        fracs.append(_clip_fraction(logp, logp_old, A_tok, ro.mask, eps, eps_high))
-        losses.append(loss)
-        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)  # (S, V)
-        # lr * dtheta may overflow to +-inf; no inf - inf: dtheta is finite and 0 wherever
-        # theta is -inf (a zero-probability token is never sampled, and a -inf logp is rejected)
-        with np.errstate(over="ignore"):
-            new = policy.theta - lr * dtheta  # gradient descent on the loss
-        finite_result(new[np.isfinite(policy.theta)], "lr", "theta - lr * dtheta")
-        policy.theta[...] = new
-    return policy, {
-        "mean_reward": float(rewards.mean()),
-        "loss": losses,
-        "clip_fraction": fracs,
-        "kl": float(k.sum() / n_tok),
-        "rollout": ro,
-        "rewards": rewards,
-        "advantages": A,
-    }
+    R = array("B")(mdp.score(grader, ro), "mdp", {"B": B})  # (B,)
+    if np.abs(R).max() > REWARD_MAX:
+        raise ValueError(
+            f"grader: expected rewards |R| <= {REWARD_MAX:g} (the advantages' domain), "
+            f"got max |R| = {np.abs(R).max():g}"
+        )
+    return R

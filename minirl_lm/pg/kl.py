@@ -13,8 +13,9 @@ terms cancel (they keep only about 6 digits of k3 at `u = 1e-10`); relative erro
 `k3 >= 0`. Each branch is evaluated only where it applies. For `u < -709.78` or so (`pi_ref`
 gave the token more than `e^709` times `pi`'s probability) `exp(-u)` overflows float64
 (`k3 = +inf`, `dk3 = -inf`): that, like any other non-finite estimate or loss, is a ValueError
-naming `logp`, never returned. The log-ratio is masked before use: finite garbage in `logp` or
-`logp_ref` at padding gives `u = 0`, `k = 0` and a gradient of exactly 0 there.
+naming the function, what overflowed and the range of its inputs, never returned. The
+log-ratio is masked before use: finite garbage in `logp` or `logp_ref` at padding gives
+`u = 0`, `k = 0` and a gradient of exactly 0 there.
 
 On-policy, `E[k1] = E[k3] = KL(pi || pi_ref)`; `E[k2]` is not the KL in general. As loss terms,
 the sample is data and only `logp` carries a gradient; then `E[grad k1] = 0`,
@@ -49,9 +50,9 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). `_kl_terms` and `_penalty` are the trusted cores of
-`kl_per_token` and `kl_penalty` (GRPO calls `_penalty`). An overflow is named after the log-prob
-of largest magnitude (`logp_ref = 1e308` is the culprit, not an ordinary `logp`).
+`scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
+`core.boundary` (the engine checks them, and the result, once); their bodies are the math, and
+GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
 0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
@@ -75,28 +76,32 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 
 import numpy as np
 
+from minirl_lm.core.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
 from minirl_lm.core.checks import finite_result
-from minirl_lm.core.ops import AGGS, agg_weights, log_ratio, log_softmax
-from minirl_lm.pg.checks import (
-    finite_among,
-    kl_batch,
-    kl_is_args,
-    kl_reward_args,
-    kl_tables,
-    probability_pair,
-    scalar_kl,
-)
+from minirl_lm.core.ops import AGGREGATION, agg_weights, log_ratio, log_softmax
+from minirl_lm.pg.checks import kl_tables
+
+__all__ = [
+    "ESTIMATORS",
+    "ESTIMATOR",
+    "KL",
+    "kl_per_token",
+    "kl_penalty",
+    "kl_in_reward",
+    "exact_kl",
+    "exact_kl_grad_theta",
+    "exact_reverse_kl_grad_theta",
+    "kl_penalty_straight_through",
+    "kl_penalty_is",
+    "adaptive_kl_coef",
+]
 
 ESTIMATORS = ("k1", "k2", "k3")
-WHAT = {"k1": "logp - logp_ref", "k2": "k2 = u^2/2", "k3": "k3 = exp(-u) - 1 + u (u = logp - logp_ref)"}
+ESTIMATOR = one_of(ESTIMATORS)
+KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
 
 
-def _u(logp, logp_ref, mask):
-    """u = logp - logp_ref (B, T), 0 at padding; +-inf where the difference overflows."""
-    with np.errstate(over="ignore"):  # overflow: rejected by callers
-        return log_ratio(logp, logp_ref, mask)
-
-
+@boundary(**KL, returns="k dk")
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
     """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
 
@@ -110,28 +115,15 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
         `(k, dk)`: both `(B, T)`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite estimate (named after `logp` or `logp_ref`, whichever holds the
-            entry of largest magnitude: the one that drove the overflow), or a bad argument.
+        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
+            with the range of its inputs).
     """
-    logp, logp_ref, mask, _ = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS)
-    return _kl_terms(logp, logp_ref, mask, estimator)
-
-
-def _kl_terms(logp, logp_ref, mask, estimator, guard=True):
-    """`kl_per_token` on checked arguments: (k, dk), finite or a ValueError (or, with
-    `guard=False`, as computed)."""
-    u = _u(logp, logp_ref, mask)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        if estimator == "k1":
-            k, dk = u, mask.copy()  # eq. (kl_k1); dk1 = 1
-        elif estimator == "k2":
-            k, dk = 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
-        else:
-            k = _k3(u)  # eq. (kl_k3)
-            dk = -np.expm1(-u) * mask  # dk3 = 1 - exp(-u)
-    if not guard:
-        return k, dk
-    return finite_among((k, dk), WHAT[estimator], {"logp": logp, "logp_ref": logp_ref})
+    u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
+    if estimator == "k1":
+        return u, mask.copy()  # eq. (kl_k1); dk1 = 1
+    if estimator == "k2":
+        return 0.5 * u * u, u  # eq. (kl_k2); dk2 = u
+    return _k3(u), -np.expm1(-u) * mask  # eq. (kl_k3); dk3 = 1 - exp(-u)
 
 
 def _k3(u):
@@ -149,6 +141,7 @@ def _k3(u):
     return k
 
 
+@boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
     """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
 
@@ -166,25 +159,14 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
 
     Raises:
-        ValueError: a non-finite loss (named as in `kl_per_token`), or a bad argument.
+        ValueError: a bad argument (named), or a non-finite loss (named after the function).
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
-    return _penalty(logp, logp_ref, mask, estimator, agg, max_len)
-
-
-def _penalty(logp, logp_ref, mask, estimator, agg, max_len, guard=True):
-    """`kl_penalty` on checked arguments (`guard=False`: a non-finite result as it is)."""
-    k, dk = _kl_terms(logp, logp_ref, mask, estimator, guard)  # (B, T)
+    k, dk = kl_per_token.core(logp, logp_ref, mask, estimator)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()  # eq. (kl_objective)
-        dloss_dlogp = w * dk  # (B, T) d loss / d logp = w dk
-    if not guard:
-        return float(loss), dloss_dlogp
-    named = {"logp": logp, "logp_ref": logp_ref}  # the overflow's culprit among them
-    return finite_among((float(loss), dloss_dlogp), "the KL penalty", named)
+    return float((w * k).sum()), w * dk  # eq. (kl_objective); d loss / d logp = w dk
 
 
+@boundary(logp=TOKENS, logp_ref=TOKENS, mask=MASK, rewards=array("B"), beta=NONNEGATIVE, returns="rewards")
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
 
@@ -200,19 +182,20 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     Returns:
         `(B,)` shaped rewards.
     """
-    r, logp, logp_ref, mask, beta = kl_reward_args(rewards, logp, logp_ref, mask, beta)
-    return _in_reward(r, logp, logp_ref, mask, beta)
+    return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
-def _in_reward(r, logp, logp_ref, mask, beta):
-    """`kl_in_reward` on checked arguments."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = _u(logp, logp_ref, mask).sum(axis=1)  # (B,) sum_t u_t
-        finite_among(total, "sum_t (logp - logp_ref)", {"logp": logp, "logp_ref": logp_ref})
-        out = r - beta * total  # (B,) eq. (kl_reward)
-    return finite_result(out, "beta", "r - beta sum_t u_t")
+def _distributions(p, q):
+    """The rows of both tables are distributions: `>= 0`, summing to 1 (within `1e-9`)."""
+    for name, t in (("p", p), ("q", q)):
+        if (t < 0).any() or not np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            return (
+                f"{name}: expected rows of probabilities (>= 0, summing to 1), "
+                f"got row sums {t.sum(axis=1)[:4]} and min {t.min()}"
+            )
 
 
+@boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)  # inf is a KL
 def exact_kl(p, q):
     """Row-wise `KL(p || q)` of probability tables, eq. (kl_exact).
 
@@ -225,11 +208,9 @@ def exact_kl(p, q):
     Returns:
         `(S,)` KL of each row.
     """
-    p, q = probability_pair(p, q)
     pos = p > 0  # (S, V) 0 log 0 = 0
     terms = np.zeros_like(p)  # (S, V)
-    with np.errstate(divide="ignore"):  # log 0 = -inf where p > 0 = q
-        terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf there, never 0 * inf
+    terms[pos] = p[pos] * (np.log(p[pos]) - np.log(q[pos]))  # inf where p > 0 = q, never 0 * inf
     return terms.sum(axis=1)  # (S,)
 
 
@@ -312,6 +293,7 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
 #     beta' = beta (1 + clip(KL / KL_target - 1, -0.2, 0.2) n_steps / horizon)  eq. (kl_adaptive)
 
 
+@boundary(**KL, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
     """KL term with the value of `estimator` and the gradient of k2, eq. (kl_straight_through).
 
@@ -328,15 +310,12 @@ def kl_penalty_straight_through(logp, logp_ref, mask, estimator="k3", agg="token
             beta), dloss_dlogp = `w u` with `u = logp - logp_ref` (0 at padding). The gradient is
             not the derivative of the returned value: that is the point of the construction.
     """
-    logp, logp_ref, mask, max_len = kl_batch(logp, logp_ref, mask, estimator, ESTIMATORS, agg, max_len, AGGS)
-    k, _ = _kl_terms(logp, logp_ref, mask, estimator)  # value: k1 or k3
+    k, _ = kl_per_token.core(logp, logp_ref, mask, estimator)  # value: k1 or k3
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = (w * k).sum()
-        grad = w * _u(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
-    return finite_among((float(loss), grad), "the KL penalty", {"logp": logp, "logp_ref": logp_ref})
+    return float((w * k).sum()), w * log_ratio(logp, logp_ref, mask)  # k2's, eq. (kl_straight_through)
 
 
+@boundary(logp=TOKENS, logp_ref=TOKENS, logp_old=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
     """Importance-weighted k3 as a loss term, eq. (kl_is) (TRL `use_bias_correction_kl=True`).
 
@@ -351,22 +330,35 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
             `rho = exp(logp - logp_old)`, `d/dlogp = w rho (k3 + 1 - exp(-u))`.
 
     Raises:
-        ValueError: if rho or k3 overflow float64 (named after logp).
+        ValueError: a bad argument (named), or rho or k3 beyond float64 (named after the function).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-    with np.errstate(over="ignore"):
-        rho = np.exp(_u(logp, logp_old, mask)) * mask  # (B, T)
-    if not np.isfinite(rho).all():
-        raise ValueError("logp: rho = pi/pi_old or k3 overflows float64 (log-ratio beyond ~709)")
+    k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) 1 at padding, where w = 0
     w = agg_weights(mask, agg, max_len)  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):  # rho k3 may overflow: below
-        loss = (w * rho * k).sum()  # eq. (kl_is)
-        dloss_dlogp = w * rho * (k + dk)  # d(rho k3) = rho k3 + rho dk3
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "rho k3 (rho = exp(logp - logp_old))", named)
+    return float((w * rho * k).sum()), w * rho * (k + dk)  # eq. (kl_is); d(rho k3) = rho k3 + rho dk3
 
 
+def _error(current_kl, target_kl):
+    """The proportional error of eq. (kl_adaptive), clipped to `[-0.2, 0.2]`."""
+    return min(max(current_kl / target_kl - 1.0, -0.2), 0.2)
+
+
+def _beta_stays_nonnegative(current_kl, target_kl, horizon, n_steps):
+    """A step larger than `horizon / 0.2` would turn beta negative."""
+    if 1.0 + _error(current_kl, target_kl) * n_steps / horizon < 0:
+        h = horizon / 0.2
+        return f"n_steps: expected n_steps <= horizon / 0.2 = {h:g} (else beta turns negative), got {n_steps:g}"
+
+
+@boundary(
+    beta=NONNEGATIVE,
+    current_kl=number(),
+    target_kl=POSITIVE,
+    horizon=POSITIVE,
+    n_steps=NONNEGATIVE,
+    where=[_beta_stays_nonnegative],
+    returns="beta",
+)
 def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
     """One update of the adaptive KL coefficient, eq. (kl_adaptive); returns the new beta.
 
@@ -382,13 +374,4 @@ def adaptive_kl_coef(beta, current_kl, target_kl, horizon, n_steps):
         beta (float): `beta (1 + clip(current_kl / target_kl - 1, -0.2, 0.2) n_steps / horizon)`; a
             step larger than `horizon / 0.2` could make it negative, which raises instead.
     """
-    beta, current_kl, target_kl, horizon, n_steps = scalar_kl(beta, current_kl, target_kl, horizon, n_steps)
-    err = min(max(current_kl / target_kl - 1.0, -0.2), 0.2)  # proportional error, clipped
-    step = finite_result(err * n_steps / horizon, "horizon", "n_steps / horizon")  # a subnormal
-    mult = 1.0 + step  # eq. (kl_adaptive)
-    if mult < 0:
-        raise ValueError(
-            f"n_steps: expected n_steps <= horizon / 0.2 = {horizon / 0.2:g} "
-            f"(else beta turns negative), got {n_steps:g}"
-        )
-    return finite_result(beta * mult, "beta", "beta (1 + clip(...) n_steps / horizon)")
+    return beta * (1.0 + _error(current_kl, target_kl) * n_steps / horizon)  # eq. (kl_adaptive)

@@ -34,7 +34,7 @@ import numpy as np
 
 from minirl_lm.core.ops import AGGS, agg_weights
 from minirl_lm.pg.checks import finite_among, kl_is_args
-from minirl_lm.pg.kl import _kl_terms
+from minirl_lm.pg.kl import kl_per_token
 from minirl_lm.pg.seqclip import _seq_ratio
 
 
@@ -54,10 +54,10 @@ def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max
         `(loss, dloss_dlogp (B, T))`.
     """
     logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    k, dk = _kl_terms(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
     s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
+        k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
         row = (w * k).sum(axis=1)  # (B,) sum_t w k3
         loss = (s * row).sum()  # eq. (kl_is_seq)
         # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|

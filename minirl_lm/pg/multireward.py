@@ -44,7 +44,7 @@ ddof 1, batch_eps         (trl/trainer/grpo_trainer.py:2790-2799: nanstd (Bessel
 
 import numpy as np
 
-from minirl_lm.pg.advantages import REWARD_MAX, _standardized
+from minirl_lm.pg.advantages import REWARD_MAX, standardized
 from minirl_lm.pg.validate import gdpo_args
 
 
@@ -64,8 +64,8 @@ def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     """
     r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
     N, K, M = r.shape
-    Z = np.stack([_standardized(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
+    Z = np.stack([standardized.core(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
     A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
     if batch_eps is not None:
-        A = _standardized(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
+        A = standardized.core(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
     return A

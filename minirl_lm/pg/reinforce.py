@@ -57,13 +57,13 @@ agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; tim
 ```
 """
 
-import numpy as np
+from minirl_lm.core.boundary import ADVANTAGE, MASK, TOKENS, array, boundary
+from minirl_lm.core.ops import AGGREGATION, AGGS, adv_tokens, agg_weights
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights
-from minirl_lm.pg.checks import sequence_batch, token_agg, token_batch
+__all__ = ["AGGS", "token_weights", "reinforce_loss", "sequence_reinforce_loss"]
 
 
+@boundary(mask=MASK, **AGGREGATION)
 def token_weights(mask, agg="token_mean", max_len=None):
     """Per-token weights `w` of the loss aggregation, eq. (pg_agg).
 
@@ -93,10 +93,10 @@ def token_weights(mask, agg="token_mean", max_len=None):
         ValueError: an unknown `agg`, or `max_len` shorter than the longest response (its
             trained tokens).
     """
-    mask, max_len = token_agg(mask, agg, max_len, AGGS)
     return agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
 
 
+@boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp")
 def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
     """Token-view REINFORCE loss, eq. (pg_token): `loss = -sum_{b,t} w[b,t] A[b,t] logp[b,t]`.
 
@@ -111,19 +111,18 @@ def reinforce_loss(logp, adv, mask, agg="token_mean", max_len=None):
         `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `-w A`, 0 at padding.
 
     Raises:
-        ValueError: a non-finite loss (naming `logp`), or a bad argument. The gradient `-w A`
-            is always finite: every weight is in `[0, 1]` and `A` is finite.
+        ValueError: a bad argument (named), or a non-finite loss (named after the function, with
+            the range of its inputs). The gradient `-w A` is always finite: every weight is in
+            `[0, 1]` and `A` is finite.
     """
-    logp, mask, adv, max_len = token_batch({"logp": logp}, mask, adv, agg, max_len, AGGS)
     A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(w * A * logp).sum()  # eq. (pg_token)
-        # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
-        dloss_dlogp = -w * A  # (B, T) finite: 0 <= w <= 1
-    return finite_result((float(loss), dloss_dlogp), "logp", "the loss -sum w A logp")
+    loss = -(w * A * logp).sum()  # eq. (pg_token)
+    # backward: d loss / d logp[b, t] = -w[b, t] A[b, t]   (0 at padding: w = 0)
+    return float(loss), -w * A  # (B, T)
 
 
+@boundary(seq_logp=array("B"), adv=array("B"), returns="loss dloss_dseq")
 def sequence_reinforce_loss(seq_logp, adv):
     """Bandit-view REINFORCE loss, eq. (pg_sequence): `loss = -(1/B) sum_b A_b seq_logp_b`.
 
@@ -140,10 +139,7 @@ def sequence_reinforce_loss(seq_logp, adv):
     Raises:
         ValueError: an empty batch, mismatched shapes or a non-finite result.
     """
-    s, a = sequence_batch(seq_logp, adv)  # (B,) each
-    B = s.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(a * s).sum() / B  # eq. (pg_sequence)
-        # backward: d loss / d seq_logp_b = -A_b / B
-        dloss_dseq = -a / B  # (B,)
-    return finite_result((float(loss), dloss_dseq), "seq_logp", "the loss -(1/B) sum A seq_logp")
+    B = seq_logp.shape[0]
+    loss = -(adv * seq_logp).sum() / B  # eq. (pg_sequence)
+    # backward: d loss / d seq_logp_b = -A_b / B
+    return float(loss), -adv / B  # (B,)

@@ -1,8 +1,7 @@
-"""The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py`
-(rewards per group, whitening), `pg/targets.py` (MaxRL, pass@k), `pg/multireward.py` (GDPO),
-`pg/tokenbaseline.py` (the optimal token baseline), `pg/shaping.py` (dynamic sampling, overlong
-shaping), of
-the chapter's toy, `tasks.py`, and the protocol of `grpo_step`'s policies and environment.
+"""The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
+yet declared with `core/boundary.py` (REINFORCE++, OPO), `pg/targets.py` (MaxRL,
+pass@k), `pg/multireward.py` (GDPO), `pg/tokenbaseline.py` (the optimal token baseline),
+`pg/shaping.py` (dynamic sampling, overlong shaping) and of the chapter's toy, `tasks.py`.
 Built on `core/checks.py`; NumPy only."""
 
 import numbers
@@ -44,15 +43,6 @@ def group_rewards(rewards, bound, name="rewards"):
             f"|r| = {np.abs(r).max():g}"
         )
     return r
-
-
-def group_advantages(rewards, baseline, std_eps, ddof, baselines, bound):
-    """The arguments of ``advantages.advantages``: ``(r (N, K), std_eps, ddof)``; leave-one-out
-    needs K >= 2."""
-    choice(baseline, "baseline", baselines)
-    std_eps, ddof = whitening(std_eps, ddof)
-    r = loo_rewards(rewards, bound) if baseline == "loo" else group_rewards(rewards, bound)
-    return r, std_eps, ddof
 
 
 def maxrl_args(rewards, bound):
@@ -135,36 +125,6 @@ def truncation_args(tokens, mask, eos):
     return tokens, mask, int_scalar(eos, "eos", low=0)
 
 
-def loo_rewards(rewards, bound):
-    """Rewards ``(N, K)`` for leave-one-out: group_rewards' and K >= 2."""
-    r = group_rewards(rewards, bound)
-    if r.shape[1] < 2:
-        raise ValueError(
-            f"rewards: leave-one-out needs K >= 2 responses per prompt "
-            f"(no others to average at K = 1), got shape {r.shape}"
-        )
-    return r
-
-
-def standardize_args(rewards, std_eps, ddof, bound):
-    """``(r (N, K), std_eps, ddof)`` of a standardized baseline."""
-    r = group_rewards(rewards, bound)
-    return (r, *whitening(std_eps, ddof))
-
-
-def broadcast_args(adv, mask):
-    """``(adv (B,), mask (B, T))``: adv given as (B,) or (N, K) flattened prompt-major."""
-    mask = mask_array(mask, "mask")
-    a = float_array(adv, "adv")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"adv: expected shape (B,) or (N, K), got {a.shape}")
-    if a.ravel().shape != (mask.shape[0],):
-        raise ValueError(
-            f"adv: expected {mask.shape[0]} advantages (one per row of mask), got shape {np.shape(adv)}"
-        )
-    return a.ravel(), mask
-
-
 def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
     """``(token_rewards (B, T), mask, gamma in [0, 1], std_eps, ddof)`` of REINFORCE++ (the mask
     right-padded: the returns to go sum over the later tokens)."""
@@ -183,15 +143,6 @@ def rpp_baseline_args(rewards, mask, std_eps, ddof, bound):
     if mask.shape[0] != r.size:
         raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
     return (r, mask, *whitening(std_eps, ddof))
-
-
-def remax_args(rewards, greedy_rewards, bound):
-    """``(r (N, K), g (N,))`` of ReMax, both within ``|r| <= bound``."""
-    r = group_rewards(rewards, bound)
-    g = float_array(greedy_rewards, "greedy_rewards", ndim=1, shape=(r.shape[0],))
-    if np.abs(g).max() > bound:
-        raise ValueError(f"greedy_rewards: expected |r| <= {bound:g}, got max {np.abs(g).max():g}")
-    return r, g
 
 
 def opo_args(rewards, lengths, bound):
@@ -284,56 +235,6 @@ def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
     if baseline == "loo" and K == 1:
         raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
     return K, steps, seed, beta, lr, record_at
-
-
-# ---- what grpo_step uses of its policies and its environment (grpo.py's docstring lists it)
-
-
-def step_protocol(policy, ref_policy, mdp):
-    """The objects of one GRPO step, checked by what the step calls (not by type)."""
-    protocol(policy, "policy", "a TabularPolicy", ("logp", "backward", "copy"), ("theta",))
-    protocol(ref_policy, "ref_policy", "a TabularPolicy", ("logp",), ("theta",))
-    protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("rollout", "score"), ("S", "V"))
-    if hasattr(mdp, "checkpoint") != hasattr(mdp, "rollback"):
-        raise TypeError(f"mdp: expected both checkpoint() and rollback(cp) or neither, got {type(mdp).__name__}")
-    if hasattr(mdp, "checkpoint"):
-        protocol(mdp, "mdp", "a TokenMDP or an environment of your own", ("checkpoint", "rollback"), ())
-
-
-def protocol(obj, name, what, methods, attributes):
-    """Raise a TypeError naming ``name`` unless ``obj`` has each of ``methods`` (callable) and
-    ``attributes``: what the caller uses of it, whatever its type (``what`` says what fits)."""
-    missing = [m for m in methods if not callable(getattr(obj, m, None))]
-    missing += [a for a in attributes if not hasattr(obj, a)]
-    if missing:
-        want = ", ".join(f"{m}()" for m in methods) + "".join(f", {a}" for a in attributes)
-        raise TypeError(
-            f"{name}: expected {what} (with {want}), got {type(obj).__name__} without {', '.join(missing)}"
-        )
-    return obj
-
-
-def env_rollout(ro, K):
-    """What an environment's rollout returned to one GRPO step: an object with (B, T)
-    ``states``, ``tokens`` and ``mask``, B a multiple of K (prompt-major groups); returns B."""
-    missing = [a for a in ("states", "tokens", "mask") if not hasattr(ro, a)]
-    if missing:
-        raise TypeError(
-            f"mdp: expected rollout() to return an object with states, tokens and mask, got "
-            f"{type(ro).__name__} without {', '.join(missing)}"
-        )
-    B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else -1
-    if B < 1 or B % K:
-        raise ValueError(
-            f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape "
-            f"{np.shape(ro.mask)}"
-        )
-    return B
-
-
-def env_rewards(R, B):
-    """What an environment's score returned: (B,) finite rewards, as float64."""
-    return float_array(R, "mdp", ndim=1, shape=(B,))
 
 
 # ---- pg/entropy_knobs.py (after the token batch's own bundle in pg/checks.py) ----------------

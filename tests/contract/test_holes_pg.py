@@ -198,23 +198,17 @@ def test_grpo_loss_and_kl_penalties(s):
     for agg in AGGS:
         for max_len in max_lens(pair):
             for est in kl.ESTIMATORS:
+                opts = dict(eps=0.2, eps_high=None, beta=0.1, kl_estimator=est, agg=agg, max_len=max_len)
                 check(
                     pair,
-                    grpo.grpo_loss(
-                        h["logp"], h["logp_old"], h["logp_ref"], adv, pair.mask, 0.2, None, 0.1, est, agg, max_len
-                    ),
+                    grpo.grpo_loss(h["logp"], h["logp_old"], h["logp_ref"], adv, pair.mask, **opts),
                     grpo.grpo_loss(
                         c["logp"],
                         c["logp_old"],
                         c["logp_ref"],
                         adv,
                         pair.packed,
-                        0.2,
-                        None,
-                        0.1,
-                        est,
-                        agg,
-                        max_len,
+                        **opts,
                     ),
                 )
                 check(

@@ -209,11 +209,31 @@ def test_a_copy_is_kept_until_a_package_file_changes_and_read_back_from_disk(tmp
     assert "EXTRA_FOR_THE_TEST = 1" in standalone.build("pg.clip", pkg)  # a changed file: built again
 
 
-def test_grpo_copy_holds_its_parts_in_the_order_it_imports_them():
+def test_grpo_copy_holds_its_own_code_then_its_parts_in_the_order_it_imports_them():
     text = standalone.build("grpo")
-    heads = re.findall(r"^# (part \d+|input checks): from minirl_lm/\w+/(\w+)\.py", text, re.M)
-    assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "checks", "validate", "checks"]
-    assert text.index("minirl_lm/pg/grpo.py itself") < text.index("input checks: from")
+    heads = re.findall(
+        r"^# (part \d+|input checks|the declared boundary): from minirl_lm/\w+/(\w+)\.py", text, re.M
+    )
+    assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "boundary"]  # no bundle: the engine alone
+    assert text.index("\ndef grpo_loss(") < text.index("# part 1: from")  # the file's own code first
+
+
+def test_clip_copy_ends_with_the_engine_and_the_declarations():
+    text = standalone.build("clip")
+    engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
+    assert text.index("\ndef clipped_surrogate(") < text.index("# part 1: from minirl_lm/core/ops.py") < engine
+    assert "@boundary" not in text and text.index("\nclipped_surrogate = boundary(") > engine
+    assert '__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]' in text
+    assert "\ndef number(" in text and "\ndef finite(" in text and "\nMAX_LEN = " in text
+    assert "\ndef has(" not in text and "\ndef generator(" not in text  # only the kinds it uses
+    assert "def float_array(" not in text  # no bundle of core/checks.py: the engine alone
+
+
+def test_a_declaration_keeps_its_comment_after_the_call_and_shared_kinds_precede_it():
+    text = standalone.build("kl")
+    assert '\nexact_kl = boundary(p=array("S V")' in text and "returns=None)(exact_kl)  # inf is a KL" in text
+    engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
+    assert engine < text.index("\nKL = dict(") < text.index("\nkl_per_token = boundary(**KL")
 
 
 def test_cli_writes_the_copy(tmp_path):

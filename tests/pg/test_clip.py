@@ -108,7 +108,7 @@ def test_boundary_takes_the_unclipped_derivative():
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert clip.agg_weights is ops.agg_weights and clip.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert clip.agg_weights is ops.agg_weights and clip.AGGREGATION is ops.AGGREGATION  # eq. (pg_agg), once
     assert clip.log_ratio is ops.log_ratio
 
 
@@ -175,15 +175,15 @@ def test_overflowing_ratio_on_real_tokens():
         loss, g = clipped_surrogate(lp, lo, [[1.0, 0.0, 2.0]], m, eps=0.2, agg="seq_sum")
         assert loss == -(1.2 * 1.0 + 1.2 * 2.0) and np.array_equal(g, np.zeros((1, 3)))
         assert clip_fraction(lp, lo, [[1.0, 0.0, -1.0]], m) == 1 / 3  # A > 0 clipped, A < 0 not
-    # A < 0: the true minimum is rho A = -inf: rejected, naming logp
-    with pytest.raises(ValueError, match="logp"):
+    # A < 0: the true minimum is rho A = -inf: rejected, naming the function
+    with pytest.raises(ValueError, match="^clipped_surrogate: "):
         clipped_surrogate(lp, lo, [[1.0, 0.0, -1.0]], m)
     # a finite rho whose product with A overflows is rejected the same way
-    with pytest.raises(ValueError, match="logp"):
+    with pytest.raises(ValueError, match="^clipped_surrogate: "):
         clipped_surrogate([[0.0]], [[-700.0]], [-1e10], [[1.0]])
 
 
-# ---- folded from tests/test_kills_grpo_clip.py -----------------------------------------------
+# ---- exact messages ---------------------------------------------------------------------------
 
 
 def _msg(fn, *args):
@@ -194,21 +194,21 @@ def _msg(fn, *args):
 
 @pytest.mark.parametrize("fn", [clipped_surrogate, clip_fraction])
 def test_clip_argument_messages(fn):
+    # the shape letters (B, T) are fixed by logp, the first argument that uses them
     z, m = np.zeros((2, 3)), np.ones((2, 3))
-    assert _msg(fn, z, np.zeros(3), [1.0, 1.0], m) == "logp_old: expected 2 dimensions, got shape (3,)"
-    assert (
-        _msg(fn, z, np.zeros((1, 3)), [1.0, 1.0], m) == "logp_old: expected the shape of logp (2, 3), got (1, 3)"
-    )
-    assert _msg(fn, z, z, [1.0, 1.0], np.ones((2, 2))) == "mask: expected the shape of logp (2, 3), got (2, 2)"
+    assert _msg(fn, z, np.zeros(3), [1.0, 1.0], m) == "logp_old: expected shape (2, 3), got (3,)"
+    assert _msg(fn, z, np.zeros((1, 3)), [1.0, 1.0], m) == "logp_old: expected shape (2, 3), got (1, 3)"
+    assert _msg(fn, z, z, [1.0, 1.0], np.ones((2, 2))) == "mask: expected shape (2, 3), got (2, 2)"
     assert _msg(fn, z, z, [1.0, 1.0], np.full((2, 3), 0.5)).startswith(
         "mask: expected only 0 and 1, got value "
     )  # the value's repr follows
     assert _msg(fn, z, z, np.ones(5), m) == "adv: expected shape (2,) or (2, 3), got (5,)"
+    assert _msg(fn, np.zeros(3), z, [1.0, 1.0], m) == "logp: expected shape (B, T), got (3,)"
 
 
-def test_overflow_message_names_the_offending_token():
+def test_overflow_message_names_the_function_what_overflowed_and_the_inputs():
     # only [1, 2] overflows: logp - logp_old = -0.5 - (-800.5) = 800 > 709.78, A = -1:
-    # rho A = -inf. The first real token [0, 0] is finite.
+    # rho A = -inf. No argument is blamed: the message names the function and the inputs' ranges.
     logp = np.array([[-1.0, -1.0, -1.0], [-1.0, -1.0, -0.5]])
     logp_old = np.array([[-1.0, -1.0, -1.0], [-1.0, -1.0, -800.5]])
     with warnings.catch_warnings():
@@ -216,39 +216,51 @@ def test_overflow_message_names_the_offending_token():
         with pytest.raises(ValueError) as e:
             clipped_surrogate(logp, logp_old, [1.0, -1.0], np.ones((2, 3)))
     assert str(e.value) == (
-        "logp: expected logp - logp_old small enough that the surrogate is finite; at [1, 2] "
-        "logp - logp_old = 800.0 with A = -1.0 gives rho A = -inf (rho = exp(logp - logp_old) "
-        "overflows float64 beyond ~709.78; with A < 0 the unclipped branch -inf is the minimum)"
+        "clipped_surrogate: expected a finite loss and dloss_dlogp, got inf (beyond float64) from "
+        "logp in [-1, -0.5], logp_old in [-800.5, -1], adv in [-1, 1], mask in [1, 1], eps = 0.2"
     )
 
 
-def test_overflowing_sum_with_finite_tokens_is_rejected_naming_the_advantages():
+def test_overflowing_sum_with_finite_tokens_names_the_loss_alone():
     # every token finite (rho = 1, A = 1.7e308, w = 1 under seq_sum, w f = 1.7e308), but the
-    # sum of four of them overflows: the loss would be -inf while every token and the gradient
-    # are finite. No token is to blame: the message names the advantages, and nothing warns.
+    # sum of four of them overflows: the loss would be -inf while the gradient is finite. The
+    # message says the loss overflowed (not the gradient), and nothing warns.
     adv = np.full((2, 2), 1.7e308)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
             clipped_surrogate(np.zeros((2, 2)), np.zeros((2, 2)), adv, np.ones((2, 2)), agg="seq_sum")
-    assert str(e.value) == (
-        "adv: expected a value for which the weighted sum of the surrogate over tokens is finite "
-        "in float64, got one that makes it inf (overflow)"
-    )
+    assert str(e.value).startswith("clipped_surrogate: expected a finite loss, got inf (beyond float64) from ")
+    assert "adv in [1.7e+308, 1.7e+308]" in str(e.value)
 
 
-def test_huge_finite_log_probs_overflow_silently_into_the_token_message():
+def test_huge_finite_log_probs_overflow_silently_into_the_message():
     # logp - logp_old = 1.7e308 - (-1.7e308) overflows to +inf: rho = inf, with A = -1 the
-    # unclipped branch is -inf: the per-token message, and no RuntimeWarning on the way
+    # unclipped branch is -inf: the one overflow message, and no RuntimeWarning on the way
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError) as e:
             clipped_surrogate([[1.7e308]], [[-1.7e308]], [-1.0], [[1.0]])
-    assert str(e.value).startswith(
-        "logp: expected logp - logp_old small enough that the "
-        "surrogate is finite; at [0, 0] logp - logp_old = inf with "
-        "A = -1.0 gives rho A = -inf"
+    assert str(e.value).startswith("clipped_surrogate: expected a finite loss and dloss_dlogp, got inf")
+    assert "logp in [1.7e+308, 1.7e+308], logp_old in [-1.7e+308, -1.7e+308]" in str(e.value)
+
+
+def test_branches_are_rho_and_the_two_surrogates():
+    # rho = e^0.5 (A = 2: unclipped 2 rho, clipped 2 * 1.2), rho = 1 at padding, 0 where A = 0
+    rho, s1, s2 = clip.branches(
+        np.array([[0.5, 9.0]]), np.zeros((1, 2)), np.array([[2.0, 0.0]]), np.array([[1.0, 0.0]]), 0.2, 0.2
     )
+    assert np.array_equal(rho, [[np.exp(0.5), 1.0]]) and np.array_equal(s1, [[2 * np.exp(0.5), 0.0]])
+    assert np.array_equal(s2, [[2.4, 0.0]])
+
+
+def test_the_body_is_reachable_without_the_boundary():
+    # GRPO calls clipped_surrogate.core on its own checked arguments: the same numbers
+    logp, logp_old, adv, mask = _wide_batch()
+    got = clipped_surrogate.core(logp, logp_old, adv, mask, 0.2, None, "token_mean", None)
+    want = clipped_surrogate(logp, logp_old, adv, mask)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    assert clip_fraction.core(logp, logp_old, adv, mask, 0.2, 0.2) == clip_fraction(logp, logp_old, adv, mask)
 
 
 def test_clip_fraction_without_real_tokens_is_zero_and_silent():

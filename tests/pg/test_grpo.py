@@ -420,17 +420,17 @@ class _CountingGrader:
     "kw, message",
     [
         (dict(K=0, mu=0), "K: expected an integer >= 1, got 0"),  # K first
-        (dict(K=2, lr=0.0), "lr: expected a number > 0.0, got 0.0"),
-        (dict(K=2, eps=0.0), "eps: expected a number > 0.0, got 0.0"),
-        (dict(K=2, eps=-0.5), "eps: expected a number > 0.0, got -0.5"),
-        (dict(K=2, eps=1.5), "eps: expected a number <= 1.0, got 1.5"),
-        (dict(K=2, eps=2.5), "eps: expected a number <= 1.0, got 2.5"),
-        (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0.0, got 0.0"),
-        (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0.0, got -0.5"),
-        (dict(K=2, beta=-0.1), "beta: expected a number >= 0.0, got -0.1"),
-        (dict(K=2, std_eps=-1.0), "std_eps: expected a number >= 0.0, got -1.0"),
-        (dict(K=2, ddof=-1), "ddof: expected an integer >= 0, got -1"),
-        (dict(K=2, ddof=2), "ddof: expected an integer <= 1, got 2"),
+        (dict(K=2, lr=0.0), "lr: expected a number > 0, got 0.0"),
+        (dict(K=2, eps=0.0), "eps: expected a number > 0 and <= 1, got 0.0"),
+        (dict(K=2, eps=-0.5), "eps: expected a number > 0 and <= 1, got -0.5"),
+        (dict(K=2, eps=1.5), "eps: expected a number > 0 and <= 1, got 1.5"),
+        (dict(K=2, eps=2.5), "eps: expected a number > 0 and <= 1, got 2.5"),
+        (dict(K=2, eps_high=0.0), "eps_high: expected a number > 0, got 0.0"),
+        (dict(K=2, eps_high=-0.5), "eps_high: expected a number > 0, got -0.5"),
+        (dict(K=2, beta=-0.1), "beta: expected a number >= 0, got -0.1"),
+        (dict(K=2, std_eps=-1.0), "std_eps: expected a number >= 0, got -1.0"),
+        (dict(K=2, ddof=-1), "ddof: expected an integer >= 0 and <= 1, got -1"),
+        (dict(K=2, ddof=2), "ddof: expected an integer >= 0 and <= 1, got 2"),
         (
             dict(K=1, baseline="loo"),
             "baseline: 'loo' (leave-one-out) needs K >= 2 (at K = 1 the "
@@ -496,8 +496,8 @@ def test_grpo_step_overflowing_update_exact_message_and_silent():
         with pytest.raises(ValueError) as e:
             grpo_step(pol, TabularPolicy(ref), _mdp(), lambda x, y: 1e6, rng, K=2, baseline="none", lr=1e308)
     assert str(e.value) == (
-        "lr: expected a value for which theta - lr * dtheta is finite in "
-        "float64, got one that makes it inf (overflow)"
+        "grpo_step: expected a finite theta after epoch 1, got inf (beyond float64) "
+        "from lr = 1e+308, eps = 0.2, beta = 0.04, std_eps = 1e-08"
     )
     assert np.array_equal(pol.theta, theta) and rng.bit_generator.state == state
 
@@ -552,53 +552,52 @@ def test_grpo_step_keeps_minus_inf_logits_and_is_silent():
 # ---- overflow named at its root --------------------------------------------------------------
 
 
-def test_grpo_loss_huge_logp_ref_names_logp_ref():
-    # u = logp - logp_ref = -1e308: k3 overflows; the culprit is the reference (it named logp)
+def test_grpo_loss_overflow_names_the_function_and_its_inputs_ranges():
+    # u = logp - logp_ref = -1e308: k3 overflows; the message gives every input's range
     m, lp = np.ones((1, 2)), -np.ones((1, 2))
-    names("logp_ref", "k3 = exp(-u) - 1 + u", lambda: grpo_loss(lp, lp, np.full((1, 2), 1e308), np.ones(1), m))
-    # an ordinary reference and a log-prob of -800 (pi(y) ~ e^-800): logp's
+    msg = names(
+        "grpo_loss", "logp_ref in [1e+308, 1e+308]", lambda: grpo_loss(lp, lp, np.full((1, 2), 1e308), [1.0], m)
+    )
+    assert msg.startswith("grpo_loss: expected a finite loss and dloss_dlogp, got inf (beyond float64) from logp")
+    # an ordinary reference and a log-prob of -800 (pi(y) ~ e^-800)
     low = np.full((1, 2), -800.0)
-    names("logp", "k3 = exp(-u) - 1 + u", lambda: grpo_loss(low, low, np.zeros((1, 2)), np.ones(1), m))
+    names("grpo_loss", "logp in [-800, -800]", lambda: grpo_loss(low, low, np.zeros((1, 2)), np.ones(1), m))
 
 
 def test_grpo_loss_huge_beta_is_named_and_silent():
     # k3 = e^4 - 5 ~ 49.6 per token: beta = 1e308 overflows beta * KL (it returned inf)
     m, lp = np.ones((1, 2)), -np.ones((1, 2))
     names(
-        "beta",
-        "the loss clip + beta KL",
+        "grpo_loss",
+        "expected a finite loss, got inf (beyond float64) from",
         lambda: grpo_loss(lp, lp, np.full((1, 2), -5.0), np.ones(1), m, beta=1e308),
     )
 
 
-def test_grpo_loss_validates_its_arguments_once():
-    # one bundle: mask is checked once (it was four times), before anything is computed
-    calls = []
-    import minirl_lm.pg.checks as checks  # the bundles' own reference to mask_array
-
-    orig = checks.mask_array
-    try:
-        checks.mask_array = lambda *a, **k: calls.append(1) or orig(*a, **k)
-        rng = np.random.default_rng(0)
-        grpo_loss(*batch(rng))
-    finally:
-        checks.mask_array = orig
-    assert len(calls) == 1
+def test_grpo_loss_reads_its_arguments_once():
+    # the boundary reads them; the body (and the clip's and the KL's bodies it calls) trusts
+    # them: a mask the boundary refuses goes through the body unread
+    rng = np.random.default_rng(0)
+    logp, logp_old, logp_ref, adv, mask = batch(rng)
+    half = mask * 0.5
+    names("mask", "expected only 0 and 1", lambda: grpo_loss(logp, logp_old, logp_ref, adv, half))
+    loss, _ = grpo_loss.core(logp, logp_old, logp_ref, adv[:, None] * half, half)
+    assert np.isfinite(loss)
 
 
-def test_grpo_step_a_later_epoch_overflow_names_lr_without_catching():
+def test_grpo_step_a_later_epoch_overflow_is_named_without_catching():
     # A < 0 on one response, lr = 1e4: the first step drives its log-probs far below pi_ref's,
-    # so epoch 2's k3 = exp(-u) overflows; the step is refused naming lr, theta untouched
+    # so epoch 2's k3 = exp(-u) overflows; the step is refused (lr among its inputs), theta untouched
     mdp, pol, _ = _toy(0)
     ref = pol.copy()
     grader = lambda x, y: float(len(y) == 2)
     theta = pol.theta.copy()
     msg = names(
-        "lr",
-        "the loss of epoch 2 (after 1 step(s) of lr = 10000)",
+        "grpo_step",
+        "expected a finite loss of epoch 2",
         lambda: grpo_step(pol, ref, mdp, grader, np.random.default_rng(0), K=6, mu=2, lr=1e4, beta=0.5),
     )
-    assert "finite in float64" in msg and np.array_equal(pol.theta, theta)
+    assert "lr = 10000" in msg and np.array_equal(pol.theta, theta)
 
 
 def test_grpo_step_rewards_beyond_the_domain_name_the_grader():
@@ -697,7 +696,7 @@ def test_grpo_step_names_what_a_users_environment_lacks():
         (
             BadRollout(),
             TypeError,
-            "mdp: expected rollout() to return an object with states, tokens and mask, "
+            "mdp: expected rollout() to return an object (with states, tokens, mask), "
             "got SimpleNamespace without mask",
         ),
         (

@@ -1,0 +1,216 @@
+"""The declared boundary (minirl_lm/core/boundary.py): binding by keyword, the kinds' coercions
+and messages, shape letters across arguments, relations, no mutation, and the one result check."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from minirl_lm.core.boundary import (
+    ADVANTAGE,
+    DDOF,
+    EPS,
+    MASK,
+    MAX_LEN,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
+    array,
+    boundary,
+    finite,
+    function,
+    generator,
+    has,
+    longest_response,
+    number,
+    one_of,
+    optional,
+)
+
+
+def _msg(exc, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(exc) as e:
+            call()
+    return str(e.value)
+
+
+@boundary(
+    x=TOKENS,
+    adv=ADVANTAGE,
+    m=MASK,
+    eps=EPS,
+    c=optional(POSITIVE),
+    how=one_of(("sum", "mean")),
+    n=MAX_LEN,
+    returns="total grad",
+)
+def toy(x, adv, m, eps=0.5, c=None, how="sum", n=None):
+    """A toy with every kind: total = sum x * A * m (or the mean), and its gradient."""
+    A = adv[:, None] if adv.ndim == 1 else adv
+    t = (x * A * m).sum()
+    return float(t if how == "sum" else t / x.size), A * m
+
+
+X, M = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1, 1, 0], [1, 0, 0]]
+
+
+def test_arguments_are_bound_by_keyword_and_coerced_to_fresh_float64_arrays():
+    seen = {}
+
+    @boundary(x=TOKENS, m=MASK)
+    def spy(x, m):
+        seen.update(x=x, m=m)
+        x[...] = 0.0  # the body may write into what it got: a copy
+        return 0.0
+
+    x = np.array([[1, 2]])  # ints
+    spy(m=[[True, False]], x=x)
+    assert seen["x"].dtype == seen["m"].dtype == np.float64 and seen["m"].tolist() == [[1.0, 0.0]]
+    assert x.tolist() == [[1, 2]]  # the caller's array is unchanged
+    xf = np.array([[1.5, 2.5]])  # already float64: still a copy
+    spy(xf, [[1, 1]])
+    assert xf.tolist() == [[1.5, 2.5]] and seen["x"] is not xf
+    a, b = toy(X, [1, 2], M), toy(x=np.array(X), m=np.array(M, float), adv=np.array([1.0, 2.0]))
+    assert a[0] == b[0] == 11.0  # 1 + 2 + 2 * 4 and np.array_equal(a[1], b[1])
+
+
+def test_shape_letters_bind_across_arguments():
+    assert _msg(ValueError, lambda: toy(X, [1.0, 2.0], [[1, 1]])) == "m: expected shape (2, 3), got (1, 2)"
+    assert _msg(ValueError, lambda: toy(X, [1.0, 2.0, 3.0], M)) == "adv: expected shape (2,) or (2, 3), got (3,)"
+    assert _msg(ValueError, lambda: toy([1.0], [1.0], [[1]])) == "x: expected shape (B, T), got (1,)"
+    assert toy(X, np.ones((2, 3)), M)[1].shape == (2, 3)  # the second form of ADVANTAGE
+    # a letter's first length must be >= 1
+    assert _msg(ValueError, lambda: toy(np.zeros((0, 3)), [], M)).startswith(
+        "x: expected a non-empty array (every axis of length >= 1), got shape (0, 3)"
+    )
+    # array() of any letters: a (K,) pair tied to nothing else
+    pair = boundary(a=array("K"), b=array("K"))(lambda a, b: 0.0)
+    assert _msg(ValueError, lambda: pair([1.0, 2.0], [1.0])) == "b: expected shape (2,), got (1,)"
+
+
+@pytest.mark.parametrize(
+    "kw, exc, start",
+    [
+        (dict(x="x"), TypeError, "x: expected a real-valued array, got str 'x'"),
+        (dict(x=None), TypeError, "x: expected a real-valued array, got NoneType None"),
+        (dict(x=[[1.0], [1.0, 2.0]]), TypeError, "x: expected a real-valued array"),
+        (dict(x=np.ones((2, 3)) * 1j), TypeError, "x: expected a real-valued array, got array of shape (2, 3)"),
+        (dict(x=[[np.nan, 0, 0], [0, 0, 0]]), ValueError, "x: expected no NaN, got 1 NaN entries"),
+        (dict(adv=[np.inf, 0]), ValueError, "adv: expected finite values (no +-inf), got 1 such entries"),
+        (dict(m=[[0.5, 1, 0], [1, 0, 0]]), ValueError, "m: expected only 0 and 1, got value 0.5"),
+        (dict(eps=0.0), ValueError, "eps: expected a number > 0 and <= 1, got 0.0"),
+        (dict(eps=1.5), ValueError, "eps: expected a number > 0 and <= 1, got 1.5"),
+        (dict(eps=True), TypeError, "eps: expected a real number, got bool True"),
+        (dict(eps=np.nan), ValueError, "eps: expected a finite number, got nan"),
+        (dict(eps=10**400), ValueError, "eps: expected a finite number, got 1000"),
+        (dict(c=-1.0), ValueError, "c: expected a number > 0, got -1.0"),
+        (dict(how="max"), ValueError, "how: expected one of ['sum', 'mean'], got 'max'"),
+        (dict(how=["sum"]), TypeError, "how: expected one of ['sum', 'mean'], got unhashable list ['sum']"),
+        (dict(n=0), ValueError, "n: expected an integer >= 1, got 0"),
+        (dict(n=2.0), TypeError, "n: expected an integer, got float 2.0"),
+    ],
+)
+def test_each_kind_names_the_argument_and_says_what_came(kw, exc, start):
+    args = dict(x=X, adv=[1.0, 2.0], m=M) | kw
+    assert _msg(exc, lambda: toy(**args)).startswith(start)
+
+
+def test_kinds_read_alone():
+    dims = {}
+    assert number(0, 1)(1, "p", dims) == 1.0 and isinstance(number(0, 1)(1, "p", dims), float)
+    assert one_of((1, 2))(2, "k", dims) == 2
+    with pytest.raises(ValueError, match="^k: expected one of"):
+        one_of((1, 2))(True, "k", dims)  # True == 1 must not pick option 1
+    assert MAX_LEN(None, "n", dims) is None and number(2, integer=True)(3, "n", dims) == 3
+    assert NONNEGATIVE(0, "p", dims) == 0.0 and POSITIVE(1e-300, "c", dims) == 1e-300
+    assert DDOF(1, "ddof", dims) == 1 and _msg(ValueError, lambda: DDOF(2, "ddof", {})) == (
+        "ddof: expected an integer >= 0 and <= 1, got 2"
+    )
+    assert MASK([[1, 0]], "m", dims).tolist() == [[1.0, 0.0]] and dims == {"B": 1, "T": 2}
+    assert TOKENS([[3, 4]], "x", dims).shape == ADVANTAGE([[1, 1]], "a", dims).shape == (1, 2)
+
+
+def test_objects_are_read_by_what_the_body_uses_of_them():
+    class Policy:
+        theta = np.zeros((1, 2))
+
+        def logp(self):
+            return 0.0
+
+    dims, pol = {}, Policy()
+    assert has("a policy", "logp()", "theta")(pol, "policy", dims) is pol
+    assert _msg(TypeError, lambda: has("a policy", "logp()", "copy()", "theta")(3, "p", dims)) == (
+        "p: expected a policy (with logp(), copy(), theta), got int without logp, copy, theta"
+    )
+    pol.copy = 1  # an attribute that is not callable is not a method
+    assert _msg(TypeError, lambda: has("a policy", "copy()")(pol, "p", dims)).endswith("without copy")
+    grader = function("grader(prompt, response)", 2)
+    assert grader(max, "g", dims) is max  # a builtin without a signature is taken at its word
+    assert _msg(TypeError, lambda: grader(lambda x: x, "g", dims)) == (
+        "g: expected a callable grader(prompt, response) taking 2 positional arguments, got one with signature (x)"
+    )
+    assert _msg(TypeError, lambda: grader(int, "g", dims)).startswith("g: expected a callable grader(prompt, ")
+    rng = np.random.default_rng(0)
+    assert generator(rng, "rng", dims) is rng
+    assert _msg(TypeError, lambda: generator(0, "rng", dims)) == (
+        "rng: expected a numpy.random.Generator (np.random.default_rng(seed)), got int 0"
+    )
+
+
+def test_relations_are_named_predicates():
+    m = np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 0.0]])  # a hole: 2 trained tokens in row 0
+    assert longest_response(m, "constant", 2) is None and longest_response(m, "seq_sum", 1) is None
+    assert longest_response(m, "constant", None) is None
+    assert (
+        longest_response(m, "constant", 1) == "max_len: expected >= the longest response (2 trained tokens), got 1"
+    )
+
+    @boundary(mask=MASK, agg=one_of(("constant", "seq_sum")), max_len=MAX_LEN, where=[longest_response])
+    def w(mask, agg, max_len=None):
+        return mask
+
+    assert np.array_equal(w(m, "constant", 2), m)
+    assert _msg(ValueError, lambda: w(m, "constant", 1)).startswith("max_len: expected >= the longest response")
+
+    # a relation's parameter the function lacks takes the relation's default
+    def pairs(x, at_least=2):
+        return None if x.shape[1] >= at_least else f"x: expected >= {at_least} columns, got {x.shape[1]}"
+
+    one = boundary(x=array("N K"), where=[pairs])(lambda x: 0.0)
+    assert one([[1.0, 2.0]]) == 0.0 and _msg(ValueError, lambda: one([[1.0]])) == "x: expected >= 2 columns, got 1"
+
+
+def test_an_overflow_is_one_error_naming_the_function_and_the_inputs():
+    big = [[1e308, 1e308, 0.0], [0.0, 0.0, 0.0]]
+    msg = _msg(ValueError, lambda: toy(big, [2.0, 1.0], M, c=3.0))
+    assert msg == (
+        "toy: expected a finite total, got inf (beyond float64) from x in [0, 1e+308], adv in [1, 2], "
+        "m in [0, 1], eps = 0.5, c = 3"
+    )  # the gradient A m is finite; the options, the integer n and c=None are not listed
+    msg = _msg(ValueError, lambda: toy([[1e308, -1e308, 0], [0, 0, 0]], [1e308, 1.0], M))
+    assert msg.startswith("toy: expected a finite total, got NaN (beyond float64)")  # inf - inf
+
+
+def test_a_body_that_checks_its_own_result_declares_returns_none():
+    stepped = boundary(x=TOKENS, returns=None)(lambda x: {"x": x * np.inf})
+    assert np.isinf(stepped([[1.0]])["x"]).all()  # not read: the body checks what it commits
+
+
+def test_finite_passes_finite_results_through_and_numbers_unnamed_results():
+    out = (1.0, np.zeros(2))
+    assert finite(out, "f", [], {}) is out and finite(2.0, "f", [], {}) == 2.0
+    msg = _msg(ValueError, lambda: finite((1.0, np.array([np.inf])), "f", [], {"x": np.array([1.0, 3.0])}))
+    assert msg == "f: expected a finite result 1, got inf (beyond float64) from x in [1, 3]"
+
+
+def test_the_body_stays_reachable_and_the_signature_is_the_functions():
+    import inspect
+
+    total, grad = toy.core(np.ones((1, 1)), np.ones(1), np.ones((1, 1)))  # no boundary: no defaults read
+    assert total == 1.0 and np.array_equal(grad, np.ones((1, 1)))
+    assert list(inspect.signature(toy).parameters) == ["x", "adv", "m", "eps", "c", "how", "n"]
+    assert toy.__name__ == "toy" and toy.__doc__.startswith("A toy")
+    with pytest.raises(TypeError):
+        toy(X, [1.0, 2.0])  # a missing argument: Python's own binding error
