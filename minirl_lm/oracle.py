@@ -25,7 +25,7 @@ stay as bound; `only={"agg": [...]}` keeps the cases whose arguments take the li
 when both raise, or both return and each output's largest absolute difference over the
 reference's largest magnitude (floored at 1e-8) is at most `rtol`, non-finite entries equal. A
 NotImplementedError of yours skips the case. `report(rows)` prints, per case, which output
-differs and by how much; `python -m minirl_lm.check` adds the patterns and the known bugs.
+differs and by how much; `python -m minirl_lm.grade` adds the patterns and the known bugs.
 
 Imports NumPy and the package's option tuples (the multi-turn environment on demand only).
 """

@@ -76,7 +76,7 @@ differs and by how much, the cases your NotImplementedError skipped, and the cou
 
 What this copy leaves out: the multi-turn environment (a reference that takes `env` or `ep`,
 such as `action_view`, is refused with a message), and the patterns and known-bug findings of the
-package's grader, `python -m minirl_lm.check`. To check a pipeline, grade each stage against its
+package's grader, `python -m minirl_lm.grade`. To check a pipeline, grade each stage against its
 copy: the advantages (`advantages.py`), then the loss fed with the reference's advantages
 (`grpo.py`); see the page "Copy a reference implementation".
 """'''

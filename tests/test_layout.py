@@ -33,7 +33,7 @@ MAX_LINES = 400
 # chapter's toy: pg.advantages, pg.kl, core.policy) and oracle
 # (a user's implementation against any estimator) are the top; reward (reward models: its
 # Bradley-Terry data come from direct, its process rewards run on multiturn's environment) sits
-# above multiturn; check (the grader's command line: the oracle and the chapters' exercises) tops them.
+# above multiturn; grade (the grader's command line: the oracle and the chapters' exercises) tops them.
 RANKS = {
     "core.checks": 0,
     "kernels": 1,
@@ -50,7 +50,7 @@ RANKS = {
     "tasks": 6,
     "oracle": 6,
     "reward": 6,
-    "check": 7,
+    "grade": 7,
 }
 
 # The boundary: core/checks.py (the primitives) and each part's checks.py / validate.py (its

@@ -1,6 +1,7 @@
 """The grader: every bug of the bug zoo flagged and named, the six planted failures, the exercises."""
 
 import functools
+import inspect
 import re
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirl_lm import check
+from minirl_lm import grade
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.grpo import grpo_loss
 
@@ -45,7 +46,7 @@ def _slugs(page):
 def test_the_zoo_table_and_the_anchors_are_current():
     assert set(ZOO) == {m.name for m in bug_effects.bugzoo.MUTANTS}
     assert {a for _, a in ZOO.values()} <= _slugs("bugs.md")
-    for value in check.NAMED.values():
+    for value in grade.NAMED.values():
         page, _, anchor = value.partition("#")
         assert not anchor or anchor in _slugs(page), value
 
@@ -54,9 +55,9 @@ def test_the_zoo_table_and_the_anchors_are_current():
 def test_every_bug_of_the_zoo_is_flagged_and_named(mutant):
     f, anchor = ZOO[mutant.name]
     ref = getattr(bug_effects.REAL[mutant.file], f)
-    text, agrees = check.grade(getattr(bug_effects.load(mutant), f), ref)
+    text, agrees = grade.grade(getattr(bug_effects.load(mutant), f), ref)
     assert not agrees and f"bugs.md#{anchor}" in text, text[-1500:]
-    clean, agrees = check.grade(getattr(bug_effects.load(mutant, pristine=True), f), ref)
+    clean, agrees = grade.grade(getattr(bug_effects.load(mutant, pristine=True), f), ref)
     assert agrees and "bugs.md#" not in clean
 
 
@@ -96,17 +97,17 @@ def trl_grpo(logp, logp_old, logp_ref, adv, mask, eps=0.2, eps_high=None, beta=0
     ],
 )
 def test_the_planted_grpo_bugs_are_flagged_and_explained(bug, line):
-    text, agrees = check.grade(functools.partial(trl_grpo, bug=bug), grpo_loss)
+    text, agrees = grade.grade(functools.partial(trl_grpo, bug=bug), grpo_loss)
     assert not agrees and line in text, text[-2000:]
 
 
 def test_unsupported_options_are_skipped_not_flagged():
-    text, agrees = check.grade(trl_grpo, grpo_loss)
+    text, agrees = grade.grade(trl_grpo, grpo_loss)
     assert agrees and "FLAGGED" not in text
     n = int(re.search(r"skipped: (\d+) cases yours does not implement", text).group(1))
     graded = int(re.search(r"flagged: 0 of (\d+) cases", text).group(1))
     assert n > graded > 0 and "NotImplementedError: not ported: k1, token_mean" in text
-    text, agrees = check.grade(trl_grpo, grpo_loss, only={"kl_estimator": ["k3"], "agg": ["token_mean"]})
+    text, agrees = grade.grade(trl_grpo, grpo_loss, only={"kl_estimator": ["k3"], "agg": ["token_mean"]})
     assert agrees and "skipped" not in text
 
 
@@ -117,9 +118,9 @@ def trl_advantage(rewards, std_eps=1e-8, ddof=0):
 
 
 def test_trl_knobs_unbound_are_named_and_bound_pass():
-    text, agrees = check.grade(trl_advantage, standardized)
+    text, agrees = grade.grade(trl_advantage, standardized)
     assert not agrees and "yours computes TRL's knobs, std_eps=1e-4 and ddof=1" in text, text[-1500:]
-    text, agrees = check.grade(trl_advantage, functools.partial(standardized, std_eps=1e-4, ddof=1))
+    text, agrees = grade.grade(trl_advantage, functools.partial(standardized, std_eps=1e-4, ddof=1))
     flagged = [line for line in text.splitlines() if line.startswith("FLAGGED")]
     # left: TRL's std of one reward is NaN, and its equal groups divide rounding residue
     assert flagged and all("groups of one" in line or "equal non-dyadic groups" in line for line in flagged)
@@ -145,7 +146,7 @@ def test_a_torch_tensor_that_requires_grad_is_accepted():
         loss, grad = trl_grpo(**kw)
         return Tensor(loss), Tensor(grad)
 
-    text, agrees = check.grade(wrapped, grpo_loss, only={"kl_estimator": ["k3"], "agg": ["token_mean"]})
+    text, agrees = grade.grade(wrapped, grpo_loss, only={"kl_estimator": ["k3"], "agg": ["token_mean"]})
     assert agrees, text[-1000:]
 
 
@@ -156,20 +157,20 @@ def test_patterns_read_the_flagged_cases():
         oracle.Row("right-padded", 0.0, "returns"),
         oracle.Row("groups of one", 1.0, "returns", (("result", 1.0),)),
     ]
-    lines = check.patterns(rows, [{}, {}], standardized)
+    lines = grade.patterns(rows, [{}, {}], standardized)
     assert lines == ["pattern: flagged only on cases with [groups of one]: a group of one keeps its raw reward "
                      "(bugs.md#a-group-of-one-keeps-its-raw-reward)"]  # fmt: skip
 
 
 # ---- the exercises: a right and a wrong solution each ---------------------------------------------
-@pytest.mark.parametrize("name", list(check.EXERCISES))
+@pytest.mark.parametrize("name", list(grade.EXERCISES))
 def test_each_exercise_grades_a_right_and_a_wrong_solution(name, tmp_path, capsys):
-    reference, page = check.EXERCISES[name]
+    reference, page = grade.EXERCISES[name]
     text = (ROOT / "docs" / page).read_text()
-    src = Path(reference.__code__.co_filename).relative_to(ROOT)
-    assert "## Exercise" in text and f"python -m minirl_lm.check {name} " in text
+    src = Path(inspect.unwrap(reference).__code__.co_filename).relative_to(ROOT)
+    assert "## Exercise" in text and f"python -m minirl_lm.grade {name} " in text
     assert f'--8<-- "{src}"' in text[text.index("## Exercise") :]  # the solution: the library's own file
-    assert check.main([name, str(src)]) == 0
+    assert grade.main([name, str(src)]) == 0
     wrong = tmp_path / "mine.py"
     f = reference.__name__
     wrong.write_text(
@@ -179,7 +180,7 @@ def test_each_exercise_grades_a_right_and_a_wrong_solution(name, tmp_path, capsy
         "    return tuple(x * 1.001 if not isinstance(x, tuple) else x for x in out) if isinstance(out, tuple) "
         "else out * 1.001\n"
     )
-    assert check.main([name, str(wrong)]) == 1
+    assert grade.main([name, str(wrong)]) == 1
     assert f"{name}: flagged" in capsys.readouterr().out
 
 
@@ -196,12 +197,12 @@ def test_each_exercise_grades_a_right_and_a_wrong_solution(name, tmp_path, capsy
 )
 def test_cli_bad_arguments_are_usage_errors(argv, fragment):
     out = subprocess.run(
-        [sys.executable, "-m", "minirl_lm.check", *argv], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "minirl_lm.grade", *argv], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 2 and "Traceback" not in out.stderr and fragment in out.stderr, out.stderr
 
 
 def test_cli_exits_0_on_agreement_with_rtol_0_and_lists_the_exercises(capsys):
-    assert check.main(["clip", "minirl_lm/pg/clip.py", "--rtol", "0", "--only", "agg=token_mean,seq_sum"]) == 0
+    assert grade.main(["clip", "minirl_lm/pg/clip.py", "--rtol", "0", "--only", "agg=token_mean,seq_sum"]) == 0
     assert "clip: your clipped_surrogate agrees with the reference" in capsys.readouterr().out
-    assert check.main(["--list"]) == 0 and "clipped_surrogate(logp, logp_old" in capsys.readouterr().out
+    assert grade.main(["--list"]) == 0 and "clipped_surrogate(logp, logp_old" in capsys.readouterr().out

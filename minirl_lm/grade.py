@@ -1,8 +1,8 @@
 """Grade your own implementation of an estimator, and name the bug when it is a known one.
 
-    python -m minirl_lm.check clip path/to/mine.py          # exit 0: agrees; 1: does not
-    python -m minirl_lm.check --list                        # the exercises
-    python -m minirl_lm.check kl mine.py --only estimator=k3 --only agg=token_mean,seq_sum
+    python -m minirl_lm.grade clip path/to/mine.py          # exit 0: agrees; 1: does not
+    python -m minirl_lm.grade --list                        # the exercises
+    python -m minirl_lm.grade kl mine.py --only estimator=k3 --only agg=token_mean,seq_sum
 
 FILE defines the function the exercise names (`clipped_surrogate` for `clip`), taking the
 reference's arguments by name as NumPy arrays and returning what it returns (a PyTorch function
@@ -352,7 +352,7 @@ def _only(items):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minirl_lm.check", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m minirl_lm.grade", description=__doc__.splitlines()[0])
     parser.add_argument("name", nargs="?", metavar="NAME", help=f"an exercise: {', '.join(EXERCISES)}")
     parser.add_argument("file", nargs="?", metavar="FILE", help="your Python file")
     parser.add_argument("--list", action="store_true", help="list the exercises and exit")
