@@ -240,17 +240,22 @@ def part_train(K, steps, seeds, seed0, lr):
     print("  step   " + "   ".join(f"{m + ' success':>17s} {'KL':>11s}" for m in METHODS))
     for i, step in enumerate(record):
         cells = "   ".join(
-            f"{res[m][:, i, 1].mean():10.4f}+-{res[m][:, i, 1].std(ddof=1):.4f} "
-            f"{res[m][:, i, 2].mean():5.3f}+-{res[m][:, i, 2].std(ddof=1):.3f}"
+            f"{res[m][:, i, 1].mean():10.4f}+-{sd(res[m][:, i, 1]):.4f} "
+            f"{res[m][:, i, 2].mean():5.3f}+-{sd(res[m][:, i, 2]):.3f}"
             for m in METHODS
         )
         print(f"  {step:4d}   {cells}")
     return record, res
 
 
+def sd(x):
+    """The standard deviation over seeds (ddof 1); nan for one seed, which then orders nothing."""
+    return float(x.std(ddof=1)) if len(x) > 1 else float("nan")
+
+
 def ahead(a, b):
     """a's mean - std above b's mean + std: an ordering beyond the spread over seeds."""
-    return bool(a.mean() - a.std(ddof=1) > b.mean() + b.std(ddof=1))
+    return bool(a.mean() - sd(a) > b.mean() + sd(b))
 
 
 def order(res, i, col=1):
@@ -272,7 +277,7 @@ def train_claims(record, res, ceiling):
     print(
         f"train: ceiling {ceiling:.4f} (mean over prompts of the best gold reward); at step {record[-1]} "
         f"ceiling - success "
-        + ", ".join(f"{m} {gaps[m].mean():.4f}+-{gaps[m].std(ddof=1):.4f}" for m in METHODS)
+        + ", ".join(f"{m} {gaps[m].mean():.4f}+-{sd(gaps[m]):.4f}" for m in METHODS)
         + f"; mean gain since step {record[-2]}: "
         + ", ".join(f"{m} {moved[m]:.4f}" for m in METHODS)
     )
@@ -284,7 +289,7 @@ def train_claims(record, res, ceiling):
         all(ahead(rft[:, i, 2], rf[:, i, 2]) for i in range(len(record))),
         "RFT has moved further from the reference than REINFORCE, beyond the spread, at every recorded step",
     )
-    worst = max(g.mean() + g.std(ddof=1) for g in gaps.values())
+    worst = max(g.mean() + sd(g) for g in gaps.values())
     print(
         f"train: at step {record[-1]} every method is within {worst:.4f} of the ceiling (mean + std), "
         + stated(
