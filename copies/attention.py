@@ -43,8 +43,14 @@ Backward (per head; the causal zeros of `a` make every masked term vanish):
     dq_i = sum_j ds_ij k_j / sqrt(e),   dk_j = sum_i ds_ij q_i / sqrt(e)     eq. (scores_grad)
     dWqkv = x^T [dq, dk, dv],   dx = [dq, dk, dv] Wqkv^T                     eq. (qkv_grad)
 
-`attention_step` is the same map for new positions whose keys and values are appended to a
-cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
+`attention_forward` and `attention_backward` check their arguments and run `forward` and
+`backward`, the trusted cores the block calls. `forward(..., start)` computes the outputs of
+positions `start..L-1` only (the keys and values of every position): the model's last block
+needs no more. `step` is the same map for new positions whose keys and values are written into
+a cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
+The forward caches what the backward reads (q, k, v, the softmax `a`, the heads' output `o`);
+`q @ k^T` and `a @ v` are NumPy's batched products over (B, H), written straight into the layout
+the next product reads.
 """
 
 import numbers
@@ -53,14 +59,36 @@ import numpy as np
 
 
 # ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/mlp.py
-#   The MLP of a block: a linear map up, GELU, a linear map down (no biases).
+# part 1: from minirl_lm/nn/matmul.py
+#   The two matrix products of every layer, shaped so that each is one BLAS call.
 # ----------------------------------------------------------------------------------------------
 
 
-def _mm(x, W):
-    """(B, L, k) @ (k, n) as one 2-D product (NumPy runs a 3-D one as B small ones): (B, L, n)."""
+def matmul(x, W):
+    """(..., k) @ (k, n) as one 2-D product.
+
+    Args:
+        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
+        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
+
+    Returns:
+        (..., n).
+    """
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
+
+
+def weight_grad(x, dy):
+    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
+
+    Args:
+        x: (..., k) the product's input.
+        dy: (..., n) the gradient in its output.
+
+    Returns:
+        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
+    """
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,21 +97,29 @@ def _mm(x, W):
 
 
 def _heads(z, n_head):
-    """(B, L, d) -> (B, H, L, e)."""
+    """(B, L, d) -> (B, H, L, e), a view."""
     B, L, d = z.shape
     return z.reshape(B, L, n_head, d // n_head).transpose(0, 2, 1, 3)
 
 
-def _merge(z):
-    """(B, H, L, e) -> (B, L, d)."""
-    B, H, L, e = z.shape
-    return z.transpose(0, 2, 1, 3).reshape(B, L, H * e)
-
-
 def _softmax_rows(s):
-    s = s - s.max(axis=-1, keepdims=True)
-    p = np.exp(s)
-    return p / p.sum(axis=-1, keepdims=True)
+    """Softmax over the last axis, in place."""
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s
+
+
+def _attend(q, K, V, start, out):
+    """Queries q (B, H, Lq, e) at positions start.. over keys and values K, V (B, H, Lk, e);
+    writes o into out (B, Lq, H, e) and returns the softmax a (B, H, Lq, Lk)."""
+    s = q @ K.transpose(0, 1, 3, 2)  # (B, H, Lq, Lk) eq. (scores)
+    s /= np.sqrt(q.shape[-1])
+    i, j = np.arange(q.shape[2])[:, None] + start, np.arange(K.shape[2])[None, :]
+    np.copyto(s, -np.inf, where=j > i)  # causal: position i sees 0..i
+    a = _softmax_rows(s)  # eq. (attn)
+    np.matmul(a, V, out=out.transpose(0, 2, 1, 3))  # eq. (attn_out), heads side by side
+    return a
 
 
 def attention_forward(x, Wqkv, Wo, n_head):
@@ -98,19 +134,20 @@ def attention_forward(x, Wqkv, Wo, n_head):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `attention_backward` reads.
     """
-    x, Wqkv, Wo, n_head = attention_args(x, Wqkv, Wo, n_head)
-    return _forward(x, Wqkv, Wo, n_head)
+    return forward(*attention_args(x, Wqkv, Wo, n_head))
 
 
-def _forward(x, Wqkv, Wo, n_head):
-    L, d = x.shape[1], x.shape[2]
-    q, k, v = np.split(_mm(x, Wqkv), 3, axis=-1)  # 3 x (B, L, d) eq. (qkv)
-    q, k, v = _heads(q, n_head), _heads(k, n_head), _heads(v, n_head)  # (B, H, L, e)
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # (B, H, L, L) eq. (scores)
-    s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)  # causal: -inf for j > i
-    a = _softmax_rows(s)  # (B, H, L, L) eq. (attn)
-    o = _merge(a @ v)  # (B, L, d)
-    return _mm(o, Wo), ("attention", x.shape, x, q, k, v, a, o, Wqkv, Wo)  # eq. (attn_out)
+def forward(x, Wqkv, Wo, n_head, start=0):
+    """`attention_forward` without checks, for the positions start..L-1: y (B, L - start, d)."""
+    B, L, d = x.shape
+    qkv = matmul(x, Wqkv)  # (B, L, 3d) eq. (qkv): one product for q, k and v
+    q, k, v = (_heads(qkv[:, :, i * d : (i + 1) * d], n_head) for i in range(3))  # (B, H, L, e) views
+    q = q[:, :, start:]
+    o = np.empty((B, L - start, n_head, d // n_head))  # (B, L - start, H, e)
+    a = _attend(q, k, v, start, o)
+    o = o.reshape(B, L - start, d)
+    y = matmul(o, Wo)  # eq. (attn_out)
+    return y, ("attention", y.shape, x, q, k, v, a, o, Wqkv, Wo, start)
 
 
 def attention_backward(dy, cache):
@@ -123,42 +160,44 @@ def attention_backward(dy, cache):
     Returns:
         ``(dx, dWqkv, dWo)``.
     """
-    dy, cache = grad_args(dy, cache, "attention")
-    return _backward(dy, cache)
+    return backward(*grad_args(dy, cache, "attention"))
 
 
-def _backward(dy, cache):
-    _, (B, L, d), x, q, k, v, a, o, Wqkv, Wo = cache
-    n_head = q.shape[1]
-    dWo = o.reshape(-1, d).T @ dy.reshape(-1, d)  # (d, d) eq. (attn_out_grad)
-    do = _heads(_mm(dy, Wo.T), n_head)  # (B, H, L, e)
-    da = do @ v.transpose(0, 1, 3, 2)  # (B, H, L, L) eq. (attn_av_grad)
-    dv = a.transpose(0, 1, 3, 2) @ do  # (B, H, L, e) eq. (attn_av_grad)
-    ds = a * (da - (da * a).sum(axis=-1, keepdims=True))  # eq. (softmax_grad)
+def backward(dy, cache):
+    """`attention_backward` without checks (any `start` of `forward`)."""
+    _, _, x, q, k, v, a, o, Wqkv, Wo, start = cache
+    (B, L, d), n_head = x.shape, q.shape[1]
+    dWo = weight_grad(o, dy)  # (d, d) eq. (attn_out_grad)
+    do = _heads(matmul(dy, Wo.T), n_head)  # (B, H, Lq, e)
+    da = do @ v.transpose(0, 1, 3, 2)  # (B, H, Lq, L) eq. (attn_av_grad)
+    dqkv = np.empty((B, L, 3, n_head, d // n_head))  # [dq, dk, dv] as the forward's qkv: (B, L, 3d)
+    dq, dk, dv = (dqkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, H, L, e) views
+    np.matmul(a.transpose(0, 1, 3, 2), do, out=dv)  # eq. (attn_av_grad)
+    da -= (da * a).sum(axis=-1, keepdims=True)
+    ds = np.multiply(da, a, out=da)  # (B, H, Lq, L) eq. (softmax_grad)
     scale = 1.0 / np.sqrt(d // n_head)
-    dq = ds @ k * scale  # (B, H, L, e) eq. (scores_grad)
-    dk = ds.transpose(0, 1, 3, 2) @ q * scale  # eq. (scores_grad)
-    dqkv = np.empty((B, L, 3, n_head, d // n_head))  # (B, L, 3d) as [dq, dk, dv], head by head
-    for i, g in enumerate((dq, dk, dv)):
-        dqkv[:, :, i] = g.transpose(0, 2, 1, 3)  # (B, L, H, e)
+    np.matmul(ds, k, out=dq[:, :, start:])  # eq. (scores_grad)
+    dq[:, :, :start] = 0.0  # positions before start asked nothing
+    np.matmul(ds.transpose(0, 1, 3, 2), q, out=dk)  # eq. (scores_grad)
+    dq *= scale
+    dk *= scale
     dqkv = dqkv.reshape(B, L, 3 * d)
-    dWqkv = x.reshape(-1, d).T @ dqkv.reshape(-1, 3 * d)  # (d, 3d) eq. (qkv_grad)
-    return _mm(dqkv, Wqkv.T), dWqkv, dWo  # eq. (qkv_grad)
+    return matmul(dqkv, Wqkv.T), weight_grad(x, dqkv), dWo  # eq. (qkv_grad)
 
 
-def _step(x, Wqkv, Wo, n_head, kv, pos):
+def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
     """Positions pos .. pos + L - 1 of x (B, L, d), attending to the cache kv = (K, V), each
     (B, H, max_len, e), whose first pos positions hold the earlier keys and values; writes this
-    call's keys and values into it. Returns y (B, L, d)."""
-    L, d = x.shape[1], x.shape[2]
-    q, k, v = np.split(_mm(x, Wqkv), 3, axis=-1)  # eq. (qkv)
-    kv[0][:, :, pos : pos + L] = _heads(k, n_head)
-    kv[1][:, :, pos : pos + L] = _heads(v, n_head)
-    K, Vv = kv[0][:, :, : pos + L], kv[1][:, :, : pos + L]  # (B, H, pos + L, e)
-    s = _heads(q, n_head) @ K.transpose(0, 1, 3, 2) / np.sqrt(d // n_head)  # eq. (scores)
-    i, j = np.arange(L)[:, None] + pos, np.arange(pos + L)[None, :]
-    s = np.where(j <= i, s, -np.inf)  # causal: position i sees 0..i
-    return _mm(_merge(_softmax_rows(s) @ Vv), Wo)  # eq. (attn), eq. (attn_out)
+    call's keys and values into it. Returns y (B, L - start, d), the outputs of positions
+    pos + start .. pos + L - 1. No checks (`generate` checks its arguments)."""
+    B, L, d = x.shape
+    qkv = matmul(x, Wqkv)  # eq. (qkv)
+    kv[0][:, :, pos : pos + L] = _heads(qkv[:, :, d : 2 * d], n_head)
+    kv[1][:, :, pos : pos + L] = _heads(qkv[:, :, 2 * d :], n_head)
+    q = _heads(qkv[:, :, :d], n_head)[:, :, start:]
+    o = np.empty((B, L - start, n_head, d // n_head))
+    _attend(q, kv[0][:, :, : pos + L], kv[1][:, :, : pos + L], pos + start, o)
+    return matmul(o.reshape(B, L - start, d), Wo)  # eq. (attn_out)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -77,18 +77,18 @@ Randomness: Clip-Cov with an `rng` draws the subset (explicit, seeded); with `rn
 the exact expectation over the selection (each band token kept with probability `1 - m'/n_band`).
 Ties of KL-Cov's top set go to the first token in row-major order.
 
-Definitions read from the released code: verl 0.9.1 `verl/trainer/ppo/core_algos.py`
-(`compute_policy_loss_clip_cov` lines 1743-1845, `compute_policy_loss_kl_cov` lines 1848-1925);
-TRL 1.16.0 `trl/trainer/grpo_trainer.py` (`get_high_entropy_mask` lines 1380-1416, its use
-lines 3049-3052 and 3143-3144; the adaptive coefficient lines 3186-3240).
+TRL's entropy mask takes the quantile of the entropies cast to float32 and compares the float64
+entropies with it: a token tied at the threshold whose float32 value rounds up is dropped (every
+token tied at 1.1, say); `entropy_mask` takes the quantile in float64 and keeps it.
+
+Names in the frameworks (`docs/next.md` has their defaults, file and line, and the runs against
+the released code):
 
 ```text
-clip_cov_loss   verl actor.policy_loss.loss_mode=clip_cov, clip_cov_ratio (2e-4),
-                clip_cov_lb (1.0), clip_cov_ub (5.0)
-kl_cov_loss     verl loss_mode=kl_cov, kl_cov_ratio (2e-4), ppo_kl_coef (1.0)
-entropy_masked_loss   TRL top_entropy_quantile (1.0: off)
-adaptive_entropy_coef TRL use_adaptive_entropy (False), entropy_coef (initial), entropy_target
-                (0.2), entropy_coef_delta (0.005), entropy_coef_min (0.0), entropy_coef_max (1.0)
+clip_cov_loss          verl actor.policy_loss.loss_mode="clip_cov"
+kl_cov_loss            verl loss_mode="kl_cov"
+entropy_masked_loss    TRL top_entropy_quantile
+adaptive_entropy_coef  TRL use_adaptive_entropy
 ```
 
     $ python examples/entropy.py     # the identity checked exactly, every knob side by side

@@ -38,7 +38,9 @@ Backward, for one position (d entries), with `dxhat_j = dy_j g_j`:
     dx_j = r dxhat_j - xhat_j r mean_k(dxhat_k xhat_k)                       eq. (rmsnorm_dx)
 
 (Zhang and Sennrich 2019; no mean subtraction, no bias.) The forward caches `xhat` and `r`, what
-the backward needs (llm.c caches LayerNorm's mean and rstd the same way).
+the backward needs (llm.c caches LayerNorm's mean and rstd the same way). `rmsnorm_forward` and
+`rmsnorm_backward` check their arguments and run `forward` and `backward`, the trusted cores the
+other layers call.
 """
 
 import numbers
@@ -62,14 +64,15 @@ def rmsnorm_forward(x, g, eps=1e-5):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `rmsnorm_backward` reads.
     """
-    x, g, eps = norm_args(x, g, eps)
-    return _forward(x, g, eps)
+    return forward(*norm_args(x, g, eps))
 
 
-def _forward(x, g, eps):
-    r = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
+def forward(x, g, eps):
+    """`rmsnorm_forward` without checks."""
+    y = x * x  # (B, L, d) a work buffer, then the output
+    r = 1.0 / np.sqrt(y.mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
     xhat = x * r  # (B, L, d)
-    return xhat * g, ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
+    return np.multiply(xhat, g, out=y), ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
 
 
 def rmsnorm_backward(dy, cache):
@@ -82,15 +85,18 @@ def rmsnorm_backward(dy, cache):
     Returns:
         ``(dx, dg)``: (B, L, d) and (d,).
     """
-    dy, cache = grad_args(dy, cache, "rmsnorm")
-    return _backward(dy, cache)
+    return backward(*grad_args(dy, cache, "rmsnorm"))
 
 
-def _backward(dy, cache):
+def backward(dy, cache):
+    """`rmsnorm_backward` without checks."""
     _, _, xhat, r, g = cache
-    dg = (dy * xhat).sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
-    dxhat = dy * g  # (B, L, d)
-    dx = r * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))  # eq. (rmsnorm_dx)
+    work = dy * xhat  # (B, L, d)
+    dg = work.sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
+    dx = dy * g  # (B, L, d) dxhat, then dx in place
+    m = np.multiply(dx, xhat, out=work).mean(axis=-1, keepdims=True)
+    dx -= np.multiply(xhat, m, out=work)
+    dx *= r  # eq. (rmsnorm_dx)
     return dx, dg
 
 

@@ -63,7 +63,8 @@ dloss/dlogp = -w keep sg[min(rho, c)] A
 with `p = exp(logp)` the token's probability (not its ratio): a token loses its gradient once
 its probability has moved by more than `delta` in the direction its advantage pushes, whatever
 its ratio (a ratio of 10 on a token of probability 1e-4 moves it by 9e-4). The `1e-8` of the KL
-is the framework's (it keeps `p = 1` finite). A large `c` (1e300): no truncation (prime-rl).
+is the framework's (it keeps `p = 1` finite). A large `c` (1e300): no truncation (prime-rl); verl
+clamps the log-ratio to [-20, 20] before `min(rho, c)`, so there any `c` above `e^20` is `e^20`.
 
 GMPO (arXiv:2507.20673), the geometric mean of the token ratios, each clipped in log space
 against the direction of its advantage:
@@ -90,34 +91,22 @@ dloss/dlogp = -w phi_b A_b
 ```
 
 `phi` peaks at `W = k / lam` and vanishes at both `W -> 0` and `W -> inf`: a response the policy
-moved far from `pi_old` either way stops pulling. The framework clamps each `u_t` to [-20, 20]
-and `log W` to [log 1e-8, 20]; here `phi` is computed without them (they change `phi` only
-where it is below ~1e-14).
+moved far from `pi_old` either way stops pulling. TRL clamps each `u_t` to [-20, 20], `log W` to
+[log 1e-8, 20] and `lam` to at least 1e-4; here `phi` is computed without them. The clamps change
+`phi` wherever a token's `|u_t|` passes 20 (one response with log-ratios -25 and +15: TRL's `W` is
+`e^-5`, ours `e^-10`), whatever the size of `phi`.
 
 Non-finite results raise ValueError naming logp. Demonstrated on the clip page (docs/clip.md,
 section "Trust regions without the clip").
 
-Read from the released code of TRL 1.16.0 and verl 0.9.1, and prime-rl at commit 559b44772e
-(2026-08-21) (`docs/next.md` maps the settings); defaults in parentheses are theirs.
+Names in the frameworks (`docs/next.md` has their defaults, file and line, and the runs against
+the released code; `docs/conformance.md` the documented differences):
 
 ```text
-sapo_loss tau_pos (1.0), tau_neg (1.05)   TRL loss_type="sapo", sapo_temperature_pos/neg
-          agg "seq_mean_token_mean"       (trl/trainer/grpo_trainer.py:3121-3124, aggregated
-                                          per sequence at :3153); verl policy_loss.loss_mode=
-                                          "sapo", actor.tau_pos/tau_neg (verl/trainer/ppo/
-                                          core_algos.py:1623-1704, seq-mean-token-mean forced)
-dppo_loss "tv" / "kl", delta (0.2)        verl loss_mode="dppo_tv" / "dppo_kl", actor.clip_ratio_low
-          delta_high (= delta), c (3.0)   / clip_ratio_high, clip_ratio_c (3.0 in the default
-                                          config; 20.0 only if absent) (core_algos.py:1380-1457,
-                                          1461-1545); prime-rl's default loss (TV, no truncation,
-                                          rho not detached: the same gradient; src/prime_rl/
-                                          trainer/rl/loss.py default_loss_fn)
-gmpo_loss eps (0.2), eps_high (= eps)     verl loss_mode="geo_mean" (core_algos.py:1929-2003;
-                                          the paper's range is 0.4); TRL experimental gmpo:
-                                          unverified
-vespo_loss k_pos 2, lam_pos 3,            TRL loss_type="vespo", vespo_k_pos, vespo_lambda_pos,
-           k_neg 3, lam_neg 2             vespo_k_neg, vespo_lambda_neg (grpo_trainer.py:2972-3029,
-           agg "token_mean"               3125-3136; aggregated over the batch's tokens, :3168)
+sapo_loss   TRL loss_type="sapo"; verl policy_loss.loss_mode="sapo"
+dppo_loss   verl loss_mode="dppo_tv" / "dppo_kl"; prime-rl's default loss (TV, no truncation)
+gmpo_loss   verl loss_mode="geo_mean"
+vespo_loss  TRL loss_type="vespo"
 ```
 """
 

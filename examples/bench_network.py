@@ -9,16 +9,17 @@ PyTorch) and the same batch, float64 in both:
 - **rollout**: T tokens drawn with a key/value cache, `nn.generate.generate` against the same
   loop in PyTorch under `torch.no_grad()`, from the same uniforms.
 
-Before timing, the two are checked to agree: the loss and every parameter's gradient to 1e-6
+Before timing, the two are checked to agree: the loss and every parameter's gradient to 1e-12
 relative (the largest absolute difference over the largest entry), and the rollout's tokens
-exactly with their log-probs to 1e-6. The PyTorch model is what a user writes: `F.rms_norm`,
+exactly with their log-probs to 1e-12 (`AGREE`). The PyTorch model is what a user writes: `F.rms_norm`,
 `F.scaled_dot_product_attention(is_causal=True)`, `F.gelu(approximate="tanh")`,
 `log_softmax` and `gather`. Both run on one thread (`torch.set_num_threads(1)`; OMP, OpenBLAS,
 MKL and Numba at 1, set before NumPy loads: the section runs this file as a child process).
 Times are medians of interleaved rounds of CPU time (`time.process_time`: a busy neighbour
 inflates it less than wall time); the ratio is
 PyTorch's time over ours (above 1: ours is faster). Then a profile of our train step
-(`cProfile`, own time per function) says where the time goes.
+(`cProfile`, taken in the same run) says where the time goes: each layer's forward and
+backward with everything it calls, the rest, and the share of the matrix products.
 
     $ python examples/bench_network.py             # d = 64 and d = 256
     $ python examples/bench_network.py --quick     # fewer rounds
@@ -62,6 +63,7 @@ RECORD = os.path.join(os.path.dirname(HERE), "docs", "records", "network_bench.j
 EPS = 1e-5  # RMSNorm's eps, as nn/block.py
 SHAPE = dict(V=12, P=6, T=3, B=128, n_layer=2, head_size=32)  # examples/network.py's batch: N K = 128
 WIDTHS = (64, 256)
+AGREE = 1e-12  # the relative difference allowed between ours and PyTorch (float64 both)
 GOALS = {64: 1.0, 256: 1 / 1.5}  # PyTorch / ours at least this: faster at d = 64, within 1.5x at 256
 LINES = []
 
@@ -206,24 +208,39 @@ def timings(d, rounds, min_time):
     return {k: float(np.median(v)) for k, v in samples.items()}
 
 
-def profile(d, top=8):
-    """Our train step under cProfile: the functions with the most own time, as shares."""
+# Where a train step's time goes: (label, [(file, function)]) whose cumulative times are summed.
+PARTS = [
+    ("attention forward", [("attention.py", "forward")]),
+    ("attention backward", [("attention.py", "backward")]),
+    ("MLP forward", [("mlp.py", "forward")]),
+    ("MLP backward", [("mlp.py", "backward")]),
+    ("RMSNorm forward and backward", [("norm.py", "forward"), ("norm.py", "backward")]),
+    ("embeddings forward and backward", [("embed.py", "forward"), ("embed.py", "backward")]),
+    ("LM head (bigvocab)", [("bigvocab.py", "chunked_loss_grad")]),
+]
+PRODUCTS = [("matmul.py", "matmul"), ("matmul.py", "weight_grad")]  # the (B L, k) x (k, n) products
+
+
+def profile(d, reps=30):
+    """Our train step under cProfile: {label: share of the step}, each layer's forward and
+    backward (their cumulative time), the rest, and the share in nn/matmul.py's products."""
     model, prompt, tokens, mask, C = setup(d)
     model.backward(prompt, tokens, mask, C)
     pr = cProfile.Profile()
     pr.enable()
-    for _ in range(50):
+    for _ in range(reps):
         model.backward(prompt, tokens, mask, C)
     pr.disable()
     st = pstats.Stats(pr).stats  # {(file, line, name): (calls, ncalls, tottime, cumtime, callers)}
     total = sum(v[2] for v in st.values())
-    rows = sorted(st.items(), key=lambda kv: -kv[1][2])[:top]
-    out = []
-    for (file, line, name), v in rows:
-        where = os.path.relpath(file, os.path.dirname(HERE)) if file.startswith("/") else file
-        where = where if not where.startswith("..") else os.path.basename(file)
-        out.append(f"{v[2] / total:5.1%}  {name} ({where}:{line})" if line else f"{v[2] / total:5.1%}  {name}")
-    return out
+
+    def cum(keys, col=3):
+        return sum(v[col] for (f, _, n), v in st.items() if (os.path.basename(f), n) in keys) / total
+
+    shares = {label: cum(keys) for label, keys in PARTS}
+    shares["the rest (checks, Python, copies)"] = 1.0 - sum(shares.values())
+    shares["of all: the matrix products of nn/matmul.py"] = cum(PRODUCTS, col=2)
+    return shares
 
 
 def run_section(args):
@@ -250,9 +267,10 @@ def run(quick):
         f"1 thread each, float64; OpenBLAS's kernel its own choice ({', '.join(PINNED)} unset)"
     )
     rounds, min_time = (3, 0.05) if quick else (7, 0.2)
+    ratios = {}
     for d in WIDTHS:
         worst, same, lp = check(d)
-        ok = worst < 1e-6 and same and lp < 1e-6
+        ok = worst < AGREE and same and lp < AGREE
         say(
             f"d = {d}: ours and PyTorch agree: loss and gradients to {worst:.1e} relative, rollout tokens "
             f"{'identical' if same else 'DIFFERENT'}, their log-probs to {lp:.1e}"
@@ -261,17 +279,22 @@ def run(quick):
             raise SystemExit(f"network bench: ours and PyTorch disagree at d = {d}; no timing")
         t = timings(d, rounds, min_time)
         for op in ("train step", "rollout"):
-            ratio = t[(op, "torch")] / t[(op, "ours")]
+            ratio = ratios[(op, d)] = t[(op, "torch")] / t[(op, "ours")]
             verdict = "met" if ratio >= GOALS[d] else f"missed by {GOALS[d] / ratio:.2f}x"
             say(
                 f"d = {d} {op:<10}: ours {t[(op, 'ours')] * 1e3:7.2f} ms, "
                 f"PyTorch {t[(op, 'torch')] * 1e3:7.2f} ms, "
                 f"PyTorch / ours {ratio:.2f} (goal >= {GOALS[d]:.2f}: {verdict})"
             )
-    for d in WIDTHS:
-        say(f"where our train step's time goes at d = {d} (cProfile, own time, top functions):")
-        for line in profile(d):
-            say("  " + line)
+    say("PyTorch / ours, side by side (above 1: ours is faster):")
+    say(f"  {'':<11}" + "".join(f"{f'd = {d}':>10}" for d in WIDTHS))
+    for op in ("train step", "rollout"):
+        say(f"  {op:<11}" + "".join(f"{ratios[(op, d)]:>10.2f}" for d in WIDTHS))
+    shares = {d: profile(d) for d in WIDTHS}
+    say("where our train step's time goes (cProfile, this run; a layer's forward or backward with what it calls):")
+    say(f"  {'':<45}" + "".join(f"{f'd = {d}':>10}" for d in WIDTHS))
+    for label in shares[WIDTHS[0]]:
+        say(f"  {label:<45}" + "".join(f"{shares[d][label]:>10.1%}" for d in WIDTHS))
 
 
 def machine():

@@ -24,13 +24,14 @@ def embed_forward(wte, wpe, ids):
     Returns:
         ``(x, cache)``: x (B, L, d) float64 and the cache `embed_backward` reads.
     """
-    wte, wpe, ids = embed_args(wte, wpe, ids)
-    return _forward(wte, wpe, ids)
+    return forward(*embed_args(wte, wpe, ids))
 
 
-def _forward(wte, wpe, ids):
+def forward(wte, wpe, ids):
+    """`embed_forward` without checks."""
     L = ids.shape[1]
-    x = wte[ids] + wpe[:L]  # (B, L, d) eq. (embed)
+    x = wte[ids]  # (B, L, d)
+    x += wpe[:L]  # eq. (embed)
     return x, ("embed", x.shape, ids, wte.shape[0], wpe.shape[0])
 
 
@@ -44,11 +45,11 @@ def embed_backward(dy, cache):
     Returns:
         ``(dwte, dwpe)``, (V, d) and (max_len, d).
     """
-    dy, cache = grad_args(dy, cache, "embed")
-    return _backward(dy, cache)
+    return backward(*grad_args(dy, cache, "embed"))
 
 
-def _backward(dy, cache):
+def backward(dy, cache):
+    """`embed_backward` without checks."""
     _, (B, L, d), ids, V, max_len = cache
     dwte = np.zeros((V, d))
     np.add.at(dwte, ids.ravel(), dy.reshape(-1, d))  # eq. (embed_grad): scatter-add over positions

@@ -6,7 +6,9 @@ At each step the last position's hidden state gives the next-token distribution,
 
 drawn by inversion, `y_t = #{v : F_v <= U}` with `F` the cumulative sum and `U ~ U[0, 1)` from
 `rng`, one uniform per row and step. `generate` feeds the prompt once, then one token per step,
-each block's attention reading the keys and values of earlier positions from its cache:
+each block's attention reading the keys and values of earlier positions from its cache (one
+array per block, allocated once and filled position by position; the last block computes the
+last position only, the one that draws):
 O(P + T) position-steps instead of O((P + T)^2) for `generate_recompute`, which runs the whole
 prefix through `Transformer`'s forward at every step. Both draw the same uniforms, so with the
 same `rng` state they return the same tokens (tests/nn/test_generate.py checks it).
@@ -57,14 +59,16 @@ def generate(model, prompt, T, rng, eos=None):
     prompt, T, rng, eos = generate_args(model, prompt, T, rng, eos)
     (B, P), p = prompt.shape, model.params
     e = model.d // model.n_head
-    kv = [np.zeros((2, B, model.n_head, P + T - 1, e)) for _ in range(model.n_layer)]  # the cache
+    kv = [np.empty((2, B, model.n_head, P + T - 1, e)) for _ in range(model.n_layer)]  # the cache
     tokens, logp = np.zeros((B, T), np.int64), np.zeros((B, T))
     x, pos = prompt, 0
     for t in range(T):
-        z = p["wte"][x] + p["wpe"][pos : pos + x.shape[1]]  # eq. (embed) of the new positions
-        for layer in range(model.n_layer):
-            z = block._step(z, model._block(layer), model.n_head, kv[layer], pos)
-        h = norm._forward(z[:, -1:], p["lnf"], block.EPS)[0][:, 0]  # (B, d)
+        z = p["wte"][x]  # (B, L, d) the new positions
+        z += p["wpe"][pos : pos + x.shape[1]]  # eq. (embed)
+        for layer in range(model.n_layer):  # the last block: the last position only
+            last = x.shape[1] - 1 if layer == model.n_layer - 1 else 0
+            z = block.step(z, model._block(layer), model.n_head, kv[layer], pos, last)
+        h = norm.forward(z[:, -1:], p["lnf"], block.EPS)[0][:, 0]  # (B, d)
         tokens[:, t], logp[:, t] = _draw(h, p["head"], rng.random(B))
         pos += x.shape[1]
         x = tokens[:, t : t + 1]

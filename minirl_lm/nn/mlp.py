@@ -9,14 +9,29 @@ Backward:
     gelu'(u) = (1 + t)/2 + u/2 (1 - t^2) c (1 + 3 0.044715 u^2),  t = tanh(.)   eq. (gelu_grad)
     du = da gelu'(u),   dW1 = x^T du,   dx = du W1^T                         eq. (mlp_grad)
 
-The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches `u`, `t`, `a`.
+The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches `u`, `t`, `a`
+(as llm.c caches the pre-activation and the activation). `mlp_forward` and `mlp_backward` check
+their arguments and run `forward` and `backward`, the trusted cores the block calls.
+
+The GELU and its derivative run over blocks of `CHUNK` entries, in place: each operation of the
+formula reads and writes a block that stays in the core's cache (a whole (B L, 4d) array does not
+at d = 256, and every fresh temporary of that size is written to cold memory); the backward
+writes `du` over `da`. Elementwise, so the numbers are the same bit for bit as on whole arrays.
 """
 
 import numpy as np
 
 from minirl_lm.nn.checks import grad_args, mlp_args
+from minirl_lm.nn.matmul import matmul, weight_grad
 
 _C = np.sqrt(2.0 / np.pi)
+CHUNK = 16384  # entries of a block of the elementwise GELU: 128 KiB of float64
+
+
+def _blocks(n_rows, width):
+    """Row slices covering n_rows rows in blocks of about CHUNK entries."""
+    rows = max(1, CHUNK // width)
+    return [slice(i, i + rows) for i in range(0, n_rows, rows)]
 
 
 def mlp_forward(x, W1, W2):
@@ -30,27 +45,26 @@ def mlp_forward(x, W1, W2):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `mlp_backward` reads.
     """
-    x, W1, W2 = mlp_args(x, W1, W2)
-    return _forward(x, W1, W2)
+    return forward(*mlp_args(x, W1, W2))
 
 
-def _mm(x, W):
-    """(B, L, k) @ (k, n) as one 2-D product (NumPy runs a 3-D one as B small ones): (B, L, n)."""
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
-
-
-def _forward(x, W1, W2):
-    u = _mm(x, W1)  # (B, L, m)
-    t = u * u  # (B, L, m), then in place: t = tanh(c (u + 0.044715 u^3))
-    t *= 0.044715
-    t += 1.0
-    t *= u
-    t *= _C
-    np.tanh(t, out=t)
-    a = t + 1.0  # (B, L, m), then in place: a = u/2 (1 + t)
-    a *= u
-    a *= 0.5  # eq. (gelu)
-    return _mm(a, W2), ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
+def forward(x, W1, W2):
+    """`mlp_forward` without checks."""
+    u = matmul(x, W1)  # (B, L, m)
+    t, a = np.empty_like(u), np.empty_like(u)
+    u2, t2, a2 = (z.reshape(-1, z.shape[-1]) for z in (u, t, a))
+    for r in _blocks(*u2.shape):
+        ub, tb, ab = u2[r], t2[r], a2[r]
+        np.multiply(ub, ub, out=tb)  # t = tanh(c (u + 0.044715 u^3))
+        tb *= 0.044715
+        tb += 1.0
+        tb *= ub
+        tb *= _C
+        np.tanh(tb, out=tb)
+        np.add(tb, 1.0, out=ab)  # a = u/2 (1 + t)
+        ab *= ub
+        ab *= 0.5  # eq. (gelu)
+    return matmul(a, W2), ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
 
 
 def mlp_backward(dy, cache):
@@ -63,26 +77,27 @@ def mlp_backward(dy, cache):
     Returns:
         ``(dx, dW1, dW2)``.
     """
-    dy, cache = grad_args(dy, cache, "mlp")
-    return _backward(dy, cache)
+    return backward(*grad_args(dy, cache, "mlp"))
 
 
-def _backward(dy, cache):
+def backward(dy, cache):
+    """`mlp_backward` without checks."""
     _, _, x, u, t, a, W1, W2 = cache
-    d, m = W1.shape
-    dW2 = a.reshape(-1, m).T @ dy.reshape(-1, d)  # (m, d) eq. (mlp_grad)
-    da = _mm(dy, W2.T)  # (B, L, m)
-    # eq. (gelu_grad) as (1 + t)/2 (1 + u (1 - t) c (1 + 3 0.044715 u^2)), in place: two (B, L, m)
-    # buffers instead of a dozen temporaries (each a fresh allocation of B L m floats)
-    du = u * u  # (B, L, m)
-    du *= 3 * 0.044715 * _C
-    du += _C  # c (1 + 3 0.044715 u^2)
-    du *= u
-    w = np.subtract(1.0, t)  # (B, L, m)
-    du *= w
-    du += 1.0
-    du *= np.add(t, 1.0, out=w)
-    du *= 0.5  # gelu'(u)
-    du *= da  # (B, L, m) dloss/du
-    dW1 = x.reshape(-1, d).T @ du.reshape(-1, m)  # (d, m) eq. (mlp_grad)
-    return _mm(du, W1.T), dW1, dW2
+    dW2 = weight_grad(a, dy)  # (m, d) eq. (mlp_grad)
+    du = matmul(dy, W2.T)  # (B, L, m): da, then du in place
+    u2, t2, du2 = (z.reshape(-1, z.shape[-1]) for z in (u, t, du))
+    work = np.empty((2, max(1, CHUNK // u2.shape[1]), u2.shape[1]))
+    for r in _blocks(*u2.shape):
+        ub, tb = u2[r], t2[r]
+        g, w = work[0, : ub.shape[0]], work[1, : ub.shape[0]]
+        # eq. (gelu_grad) as (1 + t)/2 (1 + u (1 - t) c (1 + 3 0.044715 u^2))
+        np.multiply(ub, ub, out=g)
+        g *= 3 * 0.044715 * _C
+        g += _C  # c (1 + 3 0.044715 u^2)
+        g *= ub
+        g *= np.subtract(1.0, tb, out=w)
+        g += 1.0
+        g *= np.add(tb, 1.0, out=w)
+        g *= 0.5  # gelu'(u)
+        du2[r] *= g  # dloss/du = da gelu'(u)
+    return matmul(du, W1.T), weight_grad(x, du), dW2  # eq. (mlp_grad)

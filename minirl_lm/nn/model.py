@@ -12,7 +12,10 @@ are kept. A row is a prompt `x` (P ids) and a response `y` (T ids); the network 
 The interface is `TabularPolicy`'s with the prompt ids in place of the state ids:
 `logp(prompt, tokens, mask) -> (logp (B, T), seq_logp (B,))` and
 `backward(prompt, tokens, mask, dlogp) -> grads`, so an objective's `(loss, dloss_dlogp)` drives
-it unchanged. The backward is the chain rule through the file's layers in reverse:
+it unchanged. Only positions P-1.. are read, so the last block runs its queries, its MLP and
+its second norm on those T rows (`block.forward(..., start=P-1)`; its keys and values on every
+position), and the final norm on the T rows. The backward is the chain rule through the file's
+layers in reverse:
 `bigvocab.chunked_loss_grad` gives `(dh, dhead)` for the token loss `sum g * logp`, then
 `rmsnorm_backward`, each `block_backward`, `embed_backward` (eq. (model_grad)).
 
@@ -83,22 +86,24 @@ class Transformer:
     def _block(self, layer):
         return {k: self.params[f"h{layer}.{k}"] for k in BLOCK_KEYS}
 
-    def _trunk(self, seq):
-        """seq (B, L) ids -> the final-normed hidden states (B, L, d) and the caches."""
-        z, ce = embed._forward(self.params["wte"], self.params["wpe"], seq)  # eq. (trunk)
+    def _trunk(self, seq, start=0):
+        """seq (B, L) ids -> the final-normed hidden states of positions start..L-1
+        (B, L - start, d) and the caches: the last block runs those positions only."""
+        z, ce = embed.forward(self.params["wte"], self.params["wpe"], seq)  # eq. (trunk)
         caches = []
         for layer in range(self.n_layer):
-            z, c = block._forward(z, self._block(layer), self.n_head)
+            last = layer == self.n_layer - 1
+            z, c = block.forward(z, self._block(layer), self.n_head, start if last else 0)
             caches.append(c)
-        h, cf = norm._forward(z, self.params["lnf"], block.EPS)  # eq. (final_norm)
+        if not self.n_layer:
+            z = z[:, start:]
+        h, cf = norm.forward(z, self.params["lnf"], block.EPS)  # eq. (final_norm)
         return h, (ce, caches, cf)
 
     def _hidden(self, prompt, tokens):
         """The hidden states that predict tokens: (B, T, d), and the caches."""
-        P = prompt.shape[1]
         seq = np.concatenate([prompt, tokens[:, :-1]], axis=1)  # (B, P + T - 1): x ∘ y_<T
-        h, caches = self._trunk(seq)
-        return np.ascontiguousarray(h[:, P - 1 :]), caches
+        return self._trunk(seq, prompt.shape[1] - 1)
 
     def logp(self, prompt, tokens, mask):
         """Token log-probs of the responses.
@@ -124,7 +129,7 @@ class Transformer:
         lp = bigvocab.chunked_logp(h.reshape(-1, d), self.params["head"], tokens.ravel(), mask.ravel())
         if not values:
             return lp.reshape(B, T), None  # eq. (unembed)
-        v = value._forward(h, self.params["vhead"], self.params["vbias"])[0] * mask  # (B, T) eq. (value_head)
+        v = value.forward(h, self.params["vhead"], self.params["vbias"])[0] * mask  # (B, T) eq. (value_head)
         return lp.reshape(B, T), v
 
     def logp_values(self, prompt, tokens, mask):
@@ -176,18 +181,18 @@ class Transformer:
         _, _, dh, dhead = bigvocab.chunked_loss_grad(
             h.reshape(-1, d), self.params["head"], tokens.ravel(), token_loss, mask.ravel()
         )  # eq. (unembed): (B T, d) and (V, d)
-        P = prompt.shape[1]
-        dfull = np.zeros(cf[1])  # (B, P + T - 1, d): the prompt's first P - 1 outputs score nothing
-        dfull[:, P - 1 :] = dh.reshape(B, T, d)
+        dh = dh.reshape(B, T, d)
         grads = {"head": dhead}
         if "vhead" in self.params:  # eq. (value_grad): the value loss's dh, added to the LM head's
             dv = np.zeros((B, T)) if dvalues is None else dvalues * mask  # (B, T)
             vcache = ("value", (B, T), h, self.params["vhead"])
-            dhv, grads["vhead"], grads["vbias"] = value._backward(dv, vcache)
-            dfull[:, P - 1 :] += dhv
-        dz, grads["lnf"] = norm._backward(dfull, cf)  # eq. (model_grad)
+            dhv, grads["vhead"], grads["vbias"] = value.backward(dv, vcache)
+            dh += dhv
+        dz, grads["lnf"] = norm.backward(dh, cf)  # eq. (model_grad)
         for layer in reversed(range(self.n_layer)):
-            dz, gb = block._backward(dz, caches[layer])
+            dz, gb = block.backward(dz, caches[layer])
             grads.update({f"h{layer}.{k}": v for k, v in gb.items()})
-        grads["wte"], grads["wpe"] = embed._backward(dz, ce)  # eq. (model_grad)
+        if not self.n_layer:  # the prompt's first P - 1 outputs score nothing
+            dz = np.concatenate([np.zeros((B, prompt.shape[1] - 1, d)), dz], axis=1)
+        grads["wte"], grads["wpe"] = embed.backward(dz, ce)  # eq. (model_grad)
         return grads

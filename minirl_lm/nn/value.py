@@ -31,11 +31,11 @@ def value_forward(h, w, c):
     Returns:
         ``(v, cache)``: v (B, L) and the cache `value_backward` reads.
     """
-    h, w, c = value_args(h, w, c)
-    return _forward(h, w, c)
+    return forward(*value_args(h, w, c))
 
 
-def _forward(h, w, c):
+def forward(h, w, c):
+    """`value_forward` without checks."""
     return h @ w + c[0], ("value", h.shape[:2], h, w)  # (B, L) eq. (value_head)
 
 
@@ -49,11 +49,11 @@ def value_backward(dy, cache):
     Returns:
         ``(dh, dw, dc)``: (B, L, d), (d,) and (1,).
     """
-    dv, cache = grad_args(dy, cache, "value")
-    return _backward(dv, cache)
+    return backward(*grad_args(dy, cache, "value"))
 
 
-def _backward(dv, cache):
+def backward(dv, cache):
+    """`value_backward` without checks."""
     _, _, h, w = cache
     dw = np.einsum("bl,bld->d", dv, h)  # (d,) eq. (value_grad)
     dc = np.array([dv.sum()])  # (1,)

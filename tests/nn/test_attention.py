@@ -1,6 +1,6 @@
 """attention.py: causal self-attention's backward against central finite differences in
-float64 (tolerance 1e-7, as in test_norm.py), causality, and the cached step equal to the full
-forward."""
+float64 (tolerance 1e-7, as in test_norm.py), causality, the cached step equal to the full
+forward, and the trusted core on the positions start.. equal to those rows of the full map."""
 
 import numpy as np
 
@@ -49,9 +49,21 @@ def test_cached_step_equals_the_full_forward():
     x, Wqkv, Wo, _ = _args(L=5)
     y, _ = attention_forward(x, Wqkv, Wo, 2)
     kv = np.zeros((2, 2, 2, 5, 3))
-    parts = [attention._step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
-    parts += [attention._step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
+    parts = [attention.step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
+    parts += [attention.step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
     assert np.allclose(np.concatenate(parts, axis=1), y, atol=1e-12)
+
+
+def test_forward_from_start_is_the_last_rows_and_its_backward_the_same_gradient():
+    x, Wqkv, Wo, C = _args(L=5)
+    y, cache = attention.forward(x, Wqkv, Wo, 2)
+    assert np.array_equal(y, attention_forward(x, Wqkv, Wo, 2)[0])  # the checked entry runs the core
+    C[:, :3] = 0.0  # the loss reads positions 3 and 4 only
+    full = attention.backward(C, cache)
+    ys, cs = attention.forward(x, Wqkv, Wo, 2, start=3)
+    assert ys.shape == (2, 2, 6) and np.allclose(ys, y[:, 3:], rtol=0, atol=1e-14)
+    for g, want in zip(attention.backward(C[:, 3:], cs), full):
+        assert np.allclose(g, want, rtol=0, atol=1e-13)
 
 
 def test_attention_errors():

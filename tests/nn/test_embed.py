@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
+from minirl_lm.nn import embed
 from minirl_lm.nn.embed import embed_backward, embed_forward
 from quiet import raises
 
@@ -33,3 +34,17 @@ def test_embed_errors():
     _, cache = embed_forward(wte, wpe, np.zeros((1, 2), int))
     with pytest.raises(ValueError, match="^dy: "):
         embed_backward(np.ones((1, 3, 3)), cache)
+
+
+def test_the_checked_entries_run_the_trusted_cores():
+    rng = np.random.default_rng(8)
+    wte, wpe, ids, C = (
+        rng.normal(size=(5, 3)),
+        rng.normal(size=(4, 3)),
+        rng.integers(0, 5, (2, 3)),
+        rng.normal(size=(2, 3, 3)),
+    )
+    y, cache = embed.forward(wte, wpe, ids)
+    assert np.array_equal(y, embed_forward(wte, wpe, ids)[0])
+    for a, b in zip(embed.backward(C, cache), embed_backward(C, embed_forward(wte, wpe, ids)[1])):
+        assert np.array_equal(a, b)

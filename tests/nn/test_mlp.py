@@ -4,6 +4,7 @@ as in test_norm.py), and GELU's values."""
 import numpy as np
 
 from gradcheck import fd_grad
+from minirl_lm.nn import mlp
 from minirl_lm.nn.mlp import mlp_backward, mlp_forward
 from quiet import raises
 
@@ -31,3 +32,24 @@ def test_mlp_errors():
     x = np.ones((1, 2, 3))
     assert raises(ValueError, lambda: mlp_forward(x, np.ones((2, 5)), np.ones((5, 3)))).startswith("W1:")
     assert raises(ValueError, lambda: mlp_forward(x, np.ones((3, 5)), np.ones((4, 3)))).startswith("W2:")
+
+
+def test_blocks_of_the_gelu_give_the_whole_array_formula_bit_for_bit(monkeypatch):
+    rng = np.random.default_rng(6)
+    x, W1, W2, C = (
+        rng.normal(size=(3, 5, 4)),
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(8, 4)),
+        rng.normal(size=(3, 5, 4)),
+    )
+    monkeypatch.setattr(mlp, "CHUNK", 24)  # 3 rows of 8 a block: 5 blocks, the last one short
+    y, cache = mlp.forward(x, W1, W2)
+    dx, dW1, dW2 = mlp.backward(C, cache)
+    u = x @ W1
+    t = np.tanh((u * u * 0.044715 + 1.0) * u * np.sqrt(2 / np.pi))  # the forward's order of operations
+    assert np.array_equal(cache[4], t) and np.array_equal(cache[5], (t + 1.0) * u * 0.5)
+    c = np.sqrt(2 / np.pi)
+    du = 0.5 * ((c + 3 * 0.044715 * c * u * u) * u * (1.0 - t) + 1.0) * (t + 1.0) * (C @ W2.T)
+    assert np.allclose(dW1, np.einsum("bld,blm->dm", x, du), rtol=0, atol=1e-12)
+    assert np.allclose(dx, du @ W1.T, rtol=0, atol=1e-12)
+    assert np.array_equal(y, mlp_forward(x, W1, W2)[0])  # the checked entry runs the core

@@ -6,6 +6,7 @@ gradients of order 1."""
 import numpy as np
 
 from gradcheck import fd_grad
+from minirl_lm.nn import norm
 from minirl_lm.nn.norm import rmsnorm_backward, rmsnorm_forward
 from quiet import raises
 
@@ -28,3 +29,12 @@ def test_rmsnorm_errors():
     _, cache = rmsnorm_forward(np.ones((1, 2, 3)), np.ones(3))
     assert raises(TypeError, lambda: rmsnorm_backward(np.ones((1, 2, 3)), ("mlp", 1, 2))).startswith("cache:")
     assert raises(ValueError, lambda: rmsnorm_backward(np.ones((1, 2, 4)), cache)).startswith("dy:")
+
+
+def test_the_checked_entries_run_the_trusted_cores():
+    rng = np.random.default_rng(7)
+    x, g, C = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=(2, 3, 4))
+    y, cache = norm.forward(x, g, 1e-5)
+    assert np.array_equal(y, rmsnorm_forward(x, g)[0])
+    for a, b in zip(norm.backward(C, cache), rmsnorm_backward(C, rmsnorm_forward(x, g)[1])):
+        assert np.array_equal(a, b)

@@ -7,6 +7,7 @@ sum C1 * logp + C2 * values), so it checks that the trunk adds the two gradients
 import numpy as np
 
 from gradcheck import fd_grad
+from minirl_lm.nn import value
 from minirl_lm.nn.model import Transformer
 from minirl_lm.nn.value import value_backward, value_forward
 from quiet import raises
@@ -82,3 +83,12 @@ def test_value_errors():
     assert raises(ValueError, lambda: value_forward(np.ones((1, 2, 3)), np.ones(2), np.ones(1))).startswith("w:")
     _, cache = value_forward(np.ones((1, 2, 3)), np.ones(3), np.ones(1))
     assert raises(ValueError, lambda: value_backward(np.ones((1, 3)), cache)).startswith("dy:")
+
+
+def test_the_checked_entries_run_the_trusted_cores():
+    rng = np.random.default_rng(9)
+    h, w, c, C = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=1), rng.normal(size=(2, 3))
+    v, cache = value.forward(h, w, c)
+    assert np.array_equal(v, value_forward(h, w, c)[0])
+    for a, b in zip(value.backward(C, cache), value_backward(C, value_forward(h, w, c)[1])):
+        assert np.array_equal(a, b)
