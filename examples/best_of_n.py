@@ -8,7 +8,8 @@ for the hedge, 0 else). Part 3 selects with the sloppy grader (the proxy) and sc
 gold one, best-of-N beside RL at the same KL (pi*_proxy, the KL-regularized optimum against the
 proxy). Part 4 checks the rejection-sampling identity through the exact engine
 (minirl_lm/select/rejection.py); part 5 trains: RFT against GRPO and REINFORCE, the same draws
-budget, success and KL from the reference averaged over seeds.
+budget, success and KL from the reference as mean +- std over seeds, an ordering read only where
+the spreads do not overlap, and the distance to the success ceiling 0.5.
 
     $ python examples/best_of_n.py
     $ python examples/best_of_n.py --plot best_of_n.svg
