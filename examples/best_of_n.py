@@ -8,7 +8,8 @@ for the hedge, 0 else). Part 3 selects with the sloppy grader (the proxy) and sc
 gold one, best-of-N beside RL at the same KL (pi*_proxy, the KL-regularized optimum against the
 proxy). Part 4 checks the rejection-sampling identity through the exact engine
 (minirl_lm/select/rejection.py); part 5 trains: RFT against GRPO and REINFORCE, the same draws
-budget, success and KL from the reference averaged over seeds.
+budget, success and KL from the reference as mean +- std over seeds, an ordering read only where
+the spreads do not overlap, and the distance to the success ceiling 0.5.
 
     $ python examples/best_of_n.py
     $ python examples/best_of_n.py --plot best_of_n.svg
@@ -29,7 +30,7 @@ from minirl_lm.select.rejection import accepted, closed_form_update, expected_up
 from minirl_lm.tasks import HEDGE, reference_theta, reward_table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
-from _claims import claim  # noqa: E402
+from _claims import claim, stated  # noqa: E402
 from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 NS = (1, 2, 4, 8, 16, 32)
@@ -131,9 +132,26 @@ def part_proxy(pi, gold, sloppy):
         "best-of-N's proxy - gold gap grows with N",
         negation="best-of-N's proxy - gold gap does not grow at every N",
     )
+    # eq. (kl_ceiling): the KL of pi restricted to each prompt's top proxy level, the N -> inf limit
     ceil = kl_ceiling(pi, sloppy)
+    top = (pi * (sloppy == sloppy.max(axis=1, keepdims=True))).sum(axis=1)  # (4,) P_pi(R = max R | x)
+    kls = np.array([r[0] for r in rows])
     print(
-        f"proxy: KL ceiling {ceil:.4f}; gold gained from N = 64 to 256: best-of-N {g_bon[-1] - g_bon[-3]:.4f} "
+        f"proxy: KL ceiling E_x[-log P_pi(R = max R | x)] = {ceil:.4f} "
+        f"(-log P per prompt: {', '.join(f'{v:.4f}' for v in -np.log(top))}); "
+        f"best-of-N at N = {PROXY_NS[-1]} has spent {kls[-1]:.4f} of it, "
+        f"the bound log N - (N - 1)/N there is {kl_bound(PROXY_NS[-1]):.4f}"
+    )
+    claim(
+        abs(ceil + np.log(top).mean()) < 1e-12, "the ceiling is the mean over prompts of -log P_pi(R = max R | x)"
+    )
+    claim(
+        bool((np.diff(kls) > 0).all() and kls[-1] < ceil),
+        "best-of-N's KL rises with N and stays below the ceiling",
+    )
+    claim(bool(kl_bound(PROXY_NS[-1]) > ceil), f"at N = {PROXY_NS[-1]} the quoted bound exceeds the ceiling")
+    print(
+        f"proxy: gold gained from N = 64 to 256: best-of-N {g_bon[-1] - g_bon[-3]:.4f} "
         f"for {rows[-1][0] - rows[-3][0]:.4f} nats"
     )
     return rows, g_bon, g_rl, p_bon, p_rl
@@ -158,14 +176,23 @@ def part_identity(pi, gold, K):
         abs(ratio - (1 - (1 - p[0]) ** K)) < 1e-12,
         "the mean over accepted responses falls short of grad log p by P(none accepted)",
     )
-    claim(
-        bool(resample_factor(float(p[0]), K) < 0.5 / p[0]),
-        "on the easy prompts DAPO's factor is below half of 1/p",
-        negation="on the easy prompts DAPO's factor is not below half of 1/p",
-    )
+    # eq. (rft_finite_k) over the norm "group" (REINFORCE): the factor on prompt 0's grad pass
+    rft = (1 - (1 - p[0]) ** K) / p[0]
+    rf = expected_update(pi, gold, K, "verified", "group")  # (4, 9) REINFORCE, no baseline
+    engine = float(np.linalg.norm(e[0]) / np.linalg.norm(rf[0]))
+    dapo = resample_factor(float(p[0]), K)  # eq. (dapo_reweight): the kept groups over all groups
     print(
-        f"weights on prompt 2+2 (p = {p[0]:.4f}): RFT 1/p = {1 / p[0]:.2f} times REINFORCE's grad p; "
-        f"DAPO's dynamic sampling 1/(1 - p^K - (1-p)^K) = {resample_factor(float(p[0]), K):.2f}"
+        f"weights on prompt 2+2 (p = {p[0]:.4f}), each step against its own unfiltered method: "
+        f"RFT's expected step is (1 - (1-p)^K)/p = {rft:.2f} times REINFORCE's (engine: {engine:.2f}); "
+        f"DAPO's dynamic sampling, 1/(1 - p^K - (1-p)^K) = {dapo:.2f} times GRPO's"
+    )
+    claim(
+        abs(engine - rft) < 1e-12,
+        "the exact engine's ratio of the RFT and REINFORCE steps is eq. (rft_finite_k)'s",
+    )
+    claim(
+        bool(dapo < 0.5 * rft),
+        "on the easy prompts DAPO's factor over GRPO is below half of RFT's factor over REINFORCE",
     )
 
 
@@ -216,13 +243,74 @@ def part_train(K, steps, seeds, seed0, lr):
     d_rf = reinforce_loss(logp, no_baseline(r.reshape(N, K)).ravel(), np.ones_like(logp))[1]
     claim(bool(np.array_equal(d_rft, d_rf)), "RFT with the norm group is REINFORCE without baseline, bit for bit")
     print(
-        f"train: K = {K} draws a prompt a step for every method, lr {lr:g}, gold grader, mean over {seeds} seeds"
+        f"train: K = {K} draws a prompt a step for every method, lr {lr:g}, gold grader, "
+        f"mean +- std over {seeds} seeds"
     )
-    print("  step   " + "   ".join(f"{m:>9s} success    KL" for m in METHODS))
+    print("  step   " + "   ".join(f"{m + ' success':>17s} {'KL':>11s}" for m in METHODS))
     for i, step in enumerate(record):
-        cells = "   ".join(f"{res[m][:, i, 1].mean():17.4f} {res[m][:, i, 2].mean():5.3f}" for m in METHODS)
+        cells = "   ".join(
+            f"{res[m][:, i, 1].mean():10.4f}+-{sd(res[m][:, i, 1]):.4f} "
+            f"{res[m][:, i, 2].mean():5.3f}+-{sd(res[m][:, i, 2]):.3f}"
+            for m in METHODS
+        )
         print(f"  {step:4d}   {cells}")
     return record, res
+
+
+def sd(x):
+    """The standard deviation over seeds (ddof 1); nan for one seed, which then orders nothing."""
+    return float(x.std(ddof=1)) if len(x) > 1 else float("nan")
+
+
+def ahead(a, b):
+    """a's mean - std above b's mean + std: an ordering beyond the spread over seeds."""
+    return bool(a.mean() - sd(a) > b.mean() + sd(b))
+
+
+def order(res, i, col=1):
+    """Each pair of methods at record index i: '>' beyond the spread, else '~' (indistinguishable)."""
+    cells = []
+    for j, a in enumerate(METHODS):
+        for b in METHODS[j + 1 :]:
+            x, y = res[a][:, i, col], res[b][:, i, col]
+            cells.append(f"{a} > {b}" if ahead(x, y) else f"{b} > {a}" if ahead(y, x) else f"{a} ~ {b}")
+    return ", ".join(cells)
+
+
+def train_claims(record, res, ceiling):
+    rft, grpo, rf = (res[m] for m in METHODS)  # (seeds, len(record), 3)
+    for i in (0, len(record) - 1):
+        print(f"train: step {record[i]}, success beyond mean +- std (~: indistinguishable): {order(res, i)}")
+    gaps = {m: ceiling - res[m][:, -1, 1] for m in METHODS}  # (seeds,) distance to the ceiling
+    moved = {m: res[m][:, -1, 1].mean() - res[m][:, -2, 1].mean() for m in METHODS}  # still rising
+    print(
+        f"train: ceiling {ceiling:.4f} (mean over prompts of the best gold reward); at step {record[-1]} "
+        f"ceiling - success "
+        + ", ".join(f"{m} {gaps[m].mean():.4f}+-{sd(gaps[m]):.4f}" for m in METHODS)
+        + f"; mean gain since step {record[-2]}: "
+        + ", ".join(f"{m} {moved[m]:.4f}" for m in METHODS)
+    )
+    claim(
+        all(ahead(rft[:, i, 1], rf[:, i, 1]) for i in range(len(record))),
+        "RFT's success leads REINFORCE's beyond the spread over seeds at every recorded step",
+    )
+    claim(
+        all(ahead(rft[:, i, 2], rf[:, i, 2]) for i in range(len(record))),
+        "RFT has moved further from the reference than REINFORCE, beyond the spread, at every recorded step",
+    )
+    worst = max(g.mean() + sd(g) for g in gaps.values())
+    print(
+        f"train: at step {record[-1]} every method is within {worst:.4f} of the ceiling (mean + std), "
+        + stated(
+            all(moved[m] > 0 for m in METHODS),
+            "and every one is still rising",
+            negation="not every one still rising",
+        )
+    )
+    claim(
+        ahead(grpo[:, -1, 1], rft[:, -1, 1]) and ahead(grpo[:, -1, 1], rf[:, -1, 1]),
+        "GRPO's success is the highest of the three at the last step, beyond the spread over seeds",
+    )
 
 
 def main(argv=None):
@@ -265,26 +353,7 @@ def main(argv=None):
             plot(rows, graded_rows, proxy, a.plot)
         return
     record, res = part_train(a.K, a.steps, a.seeds, a.seed, lr)
-    rft, grpo, rf = (res[m][:, :, 1:].mean(axis=0) for m in METHODS)  # (len(record), 2)
-    claim(
-        bool((rft[:, 0] > rf[:, 0]).all()),
-        "RFT's success leads REINFORCE's at every recorded step",
-        negation="RFT's success does not lead REINFORCE's at every recorded step",
-    )
-    claim(
-        bool((rft[:, 1] > rf[:, 1]).all()),
-        "RFT has moved further from the reference than REINFORCE at every recorded step",
-    )
-    claim(
-        bool(rft[0, 0] > grpo[0, 0]),
-        "RFT's success leads GRPO's at the first recorded step",
-        negation="RFT's success does not lead GRPO's at the first recorded step",
-    )
-    claim(
-        bool(grpo[-1, 0] > max(rft[-1, 0], rf[-1, 0])),
-        "GRPO's success is the highest of the three at the last step",
-        negation="GRPO's success is not the highest of the three at the last step",
-    )
+    train_claims(record, res, float(gold.max(axis=1).mean()))
     if a.plot:
         plot(rows, graded_rows, proxy, a.plot)
 

@@ -19,6 +19,13 @@ One line per distiller and student:
 expected reward, exactly.) Then, for the limited students, the answers each keeps (those with at
 least --keep of its mass) and its perplexity exp(H), and the claims the page states.
 
+The toy's responses are one token, where the per-token reward of eq. (distill_reward) and the
+sequence-level reverse KL have the same gradient. The `multi-token` lines take a task with
+responses of up to three tokens (two prompts, V = 3, token 0 ends) and a teacher drawn once:
+the two expected gradients against the derivative of E_x KL(pi || T) over whole responses (central
+differences of exact.tree.tree_sum, an independent computation), and the fixed points of both
+for a student tied by depth (its next token cannot depend on the earlier ones).
+
     $ python examples/distill.py
     $ python examples/distill.py --grader sloppy       # a teacher that hedges
     $ python examples/distill.py --quick               # forward, reverse and gkd_0.5 only
@@ -34,7 +41,8 @@ import numpy as np
 from minirl_lm import tasks
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.distill.student import fixed_point, tied_probs
+from minirl_lm.distill.student import expected_gradient, fixed_point, tied_probs
+from minirl_lm.exact.tree import children, tree_sum
 from minirl_lm.values.optimum import tilted_optimum
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
@@ -78,6 +86,74 @@ def perplexity(row):
     return float(np.exp(-(row * np.log(row)).sum()))
 
 
+# ---- several tokens: the per-token reward is not the sequence-level reverse KL's gradient ------
+MULTI = TokenMDP(["ab", "b"], V=3, eos=0, max_len=3)  # S = 14 states, 15 responses a prompt
+
+
+def multi_teacher():
+    """A teacher on MULTI's states, (S, V): softmax of 1.5 x standard normal logits, drawn once."""
+    z = 1.5 * np.random.default_rng(0).standard_normal((MULTI.S, MULTI.V))  # (S, V)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def seq_kl(theta, tie, t):
+    """E_x KL(pi(.|x) || T(.|x)) over whole responses, by the prefix tree (eq. tree_sum)."""
+    child, roots = children(MULTI)
+    p = tied_probs(theta, tie)  # (S, V)
+    return float(tree_sum(child, roots, p, np.log(p) - np.log(t)).mean())
+
+
+def seq_kl_grad(theta, tie, t, h=1e-6):
+    """Its derivative in theta by central differences in float64 (truncation ~h^2, rounding ~1e-10)."""
+    g = np.zeros_like(theta)  # (G, V)
+    for i in np.ndindex(theta.shape):
+        d = np.zeros_like(theta)
+        d[i] = h
+        g[i] = (seq_kl(theta + d, tie, t) - seq_kl(theta - d, tie, t)) / (2 * h)
+    return g
+
+
+def multi_token():
+    t = multi_teacher()
+    depth = np.array([len(prefix) for _, prefix in MULTI.all_states()])  # (S,) a row per depth
+    print(
+        f"multi-token: prompts {list(MULTI.prompts)}, V = {MULTI.V} (token 0 ends), up to {MULTI.max_len} "
+        f"tokens, S = {MULTI.S}; a teacher drawn once; students FULL (a row per state) and DEPTH (a row per depth)"
+    )
+    for student, tie in (("FULL", np.arange(MULTI.S)), ("DEPTH", depth)):
+        theta = np.zeros((tie.max() + 1, MULTI.V))  # (G, V) the uniform student
+        tok = expected_gradient("reverse_kl", theta, tie, t, MULTI)  # eq. (distill_reward)
+        togo = expected_gradient("reverse_kl_to_go", theta, tie, t, MULTI)  # eq. (distill_to_go)
+        seq = seq_kl_grad(theta, tie, t)
+        cos = float((tok * seq).sum() / np.linalg.norm(tok) / np.linalg.norm(seq))
+        print(
+            f"multi-token {student} at the uniform student: |grad seq KL| {np.linalg.norm(seq):.4f}; "
+            f"to-go reward: max diff to it {np.abs(togo - seq).max():.1e}; per-token reward: "
+            f"|g| {np.linalg.norm(tok):.4f}, max diff {np.abs(tok - seq).max():.4f}, "
+            f"|diff| {np.linalg.norm(tok - seq):.4f}, cosine {cos:.3f}"
+        )
+        claim(
+            bool(np.abs(togo - seq).max() < 1e-8), f"{student}: the to-go reward's gradient is the sequence KL's"
+        )
+        claim(bool(np.abs(tok - seq).max() > 1e-2), f"{student}: the per-token reward's gradient is not")
+    ends = {}
+    for name in ("reverse_kl", "reverse_kl_to_go"):
+        theta, steps = fixed_point(name, np.zeros((depth.max() + 1, MULTI.V)), depth, t, MULTI)
+        claim(steps < 10000, f"the DEPTH student under {name} reaches its fixed point")
+        ends[name] = (seq_kl(theta, depth, t), float(np.abs(seq_kl_grad(theta, depth, t)).max()))
+    (k_tok, g_tok), (k_togo, g_togo) = ends["reverse_kl"], ends["reverse_kl_to_go"]
+    print(
+        f"multi-token DEPTH fixed points: per-token reward seq KL {k_tok:.4f}, max |grad seq KL| there "
+        f"{g_tok:.4f}; to-go reward seq KL {k_togo:.4f}, max |grad seq KL| there {g_togo:.1e}"
+    )
+    claim(bool(g_togo < 1e-8), "the to-go reward's fixed point is a stationary point of the sequence KL")
+    claim(
+        bool(g_tok > 1e-2 and k_tok > k_togo),
+        "the per-token reward's fixed point is not, and its sequence KL is higher",
+    )
+
+
 def main(argv=None):
     quiet_pipe()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -105,12 +181,14 @@ def main(argv=None):
             f"keeps {name}: {n} answer{'s' * (n != 1)} at >= {a.keep:g} ({listed}), "
             f"perplexity {perplexity(row):.2f}, hedge {row[tasks.HEDGE]:.3f}"
         )
-    checks(res, t, kept, a.grader)
+    checks(res, t, kept, a.grader, gkd_betas)
+    print()
+    multi_token()
     if a.plot:
         plot(res, t, a.plot)
 
 
-def checks(res, t, kept, grader):
+def checks(res, t, kept, grader, gkd_betas):
     full = max(tv(res[n, "FULL"], t) for n, s in res if s == "FULL")
     claim(full < 1e-8, "every full student reaches the teacher (TV below 1e-8)")
     fwd, rev = res["forward_kl", "LIMITED"][0], res["reverse_kl", "LIMITED"][0]
@@ -121,6 +199,15 @@ def checks(res, t, kept, grader):
     claim(perplexity(rev) < perplexity(fwd), "reverse KL's limited student has the lower perplexity")
     order = sorted(dict.fromkeys(n for n, _ in res), key=lambda n: perplexity(res[n, "LIMITED"][0]))
     print(f"- the limited students from the fewest answers to the most (perplexity): {', '.join(order)}")
+    # TRL's beta_JSD: 0 is the forward KL, 1 the reverse KL, GKD's betas in between
+    slider = [("forward_kl", 0.0)] + [(f"gkd_{b:g}", b) for b in sorted(gkd_betas)] + [("reverse_kl", 1.0)]
+    ppl = np.array([perplexity(res[n, "LIMITED"][0]) for n, _ in slider])
+    monotone = bool((np.diff(ppl) <= 1e-9).all() or (np.diff(ppl) >= -1e-9).all())  # ties: beta 0 or 1 given
+    print(
+        f"- perplexity against beta_JSD ({grader} teacher): "
+        + ", ".join(f"{v:.2f} at {b:g}" for v, (_, b) in zip(ppl, slider))
+        + (": monotone, a slider from forward to reverse" if monotone else ": not monotone")
+    )
     ends = {n: success(res[n, "LIMITED"]) for n in ("forward_kl", "reverse_kl")}
     better = max(ends, key=ends.get)
     if grader == "gold":  # the page's reading of the first run
@@ -129,8 +216,9 @@ def checks(res, t, kept, grader):
             jsd = perplexity(res["gkd_0.5", "LIMITED"][0])
             claim(
                 jsd > max(perplexity(fwd), perplexity(rev)),
-                "GKD at 0.5 spreads its limited student more than either KL",
+                "with the gold teacher, GKD at 0.5 spreads its limited student more than either KL",
             )
+            claim(not monotone, "with the gold teacher, the perplexity is not monotone in beta_JSD")
     else:  # the sloppy teacher: the hedge is what every prompt's teacher allows
         hedge = tasks.RESPONSES[tasks.HEDGE]
         claim(
@@ -141,6 +229,10 @@ def checks(res, t, kept, grader):
             {"4", "12"} <= set(kept["forward_kl"]), "forward KL's limited student keeps the gold answers 4 and 12"
         )
         claim(better == "forward_kl", "with the sloppy teacher, forward KL's limited student succeeds more")
+        claim(
+            monotone and bool(ppl[0] > ppl[-1]),
+            "with the sloppy teacher, the perplexity falls monotonically from forward to reverse KL",
+        )
     print(
         stated(
             ends[better] > min(ends.values()),

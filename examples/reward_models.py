@@ -8,7 +8,9 @@ reward into the exact KL-regularized optimum `pi*` (`values/optimum.py`, eq. (kl
      reward up to a constant per prompt;
   2. per data size n (pairs), the gold reward of `pi*` against the learned reward, its KL to
      the reference, and the learned reward's error off a constant: the tabular and the linear
-     BT models, the margin variant, the outcome model (the same 2n responses, verifier labels);
+     BT models, the margin variant (its margin is the gold gap, oracle information), the
+     outcome model (the same 2n responses, verifier labels); mean +- std over DRAWS data sets,
+     then the over-optimization of the tabular model's optimum as beta sweeps;
   3. process reward models on the multi-turn calculator: per-step labels, the fit, and the
      soft optimum under their per-turn rewards (direct and progress) against the outcome's.
 
@@ -38,6 +40,8 @@ from _cli import plot_path, quiet_pipe, real, seed  # noqa: E402
 
 NUMBERS = slice(0, tasks.HEDGE)  # the eight honest responses: every one but the hedge
 FEATURES = ("1", "the answer's digits occur in the response", "length in characters / 10")
+DRAWS = 10  # independent data sets per n (children of --seed): the spread of every learned line
+BETAS = np.geomspace(0.02, 5.0, 40)  # the sweep of the figure and of the over-optimization lines
 
 
 def toy_features():
@@ -73,7 +77,7 @@ def fit_models(pi_ref, gold, phi, n, rng):
     N, Y = gold.shape
     x, c, r = bt_sample_preferences(gold, pi_ref, n, rng)  # eq. (bradley_terry) on the gold reward
     hot = one_hot_features(N, Y)
-    margin = np.abs(gold[x, c] - gold[x, r])  # the rater's "significantly better": the gold gap
+    margin = np.abs(gold[x, c] - gold[x, r])  # the true gold gap: oracle information, no rater has it
     x2, y2 = np.concatenate([x, x]), np.concatenate([c, r])  # the same 2n responses
     logit = fit_outcome(hot, x2, y2, gold[x2, y2], kind="bce", l2=1.0 / (2 * n))
     return {
@@ -105,7 +109,8 @@ def bandit_part(args, sizes):
         + "; ".join(FEATURES)
         + "): "
         + ", ".join(f"{v:.3f}" for v in w_lin)
-        + " (the constant is not identified: 0)"
+        + " (the constant is not identified: BT sees only r_c - r_r, where the constant feature cancels, "
+        "so the loss does not depend on its weight and the minimum-norm Newton step leaves it at 0)"
     )
     claim(bool(e_tab < 1e-8), "the tabular fit recovers the gold reward up to a constant per prompt")
     claim(
@@ -115,34 +120,93 @@ def bandit_part(args, sizes):
     # ---- 2. per data size: pi* against the learned reward ----------------------------------------
     g_star, kl_star = optimum_stats(pi_ref, gold, gold, args.beta)
     print(f"gold reward, beta = {args.beta:g}: gold reward of pi* {g_star:.3f} at KL {kl_star:.2f}")
-    rng = np.random.default_rng(args.seed)
-    table, curves = {}, {}
+    rngs = [np.random.default_rng(ss) for ss in np.random.SeedSequence(args.seed).spawn(DRAWS)]
+    table, tops = {}, {}  # (name, n) -> (DRAWS, 5); n -> (DRAWS, Y) BT tabular learned tables
     for n in sizes:
-        models = fit_models(pi_ref, gold, phi, n, rng)
-        for name, r_hat in models.items():
-            g, kl, h = optimum_stats(pi_ref, r_hat, gold, args.beta, hedge=True)
-            err = error_off_constant(r_hat, gold)
-            err_num = error_off_constant(r_hat[:, NUMBERS], gold[:, NUMBERS])
-            table[name, n] = (g, kl, err)
+        rows = {}
+        for rng in rngs:  # each draw's data stream runs through the sizes in turn
+            models = fit_models(pi_ref, gold, phi, n, rng)
+            for name, r_hat in models.items():
+                g, kl, h = optimum_stats(pi_ref, r_hat, gold, args.beta, hedge=True)
+                err = error_off_constant(r_hat, gold)
+                err_num = error_off_constant(r_hat[:, NUMBERS], gold[:, NUMBERS])
+                rows.setdefault(name, []).append((g, kl, h, err, err_num))
+            tops.setdefault(n, []).append(models["BT tabular"])
+        for name, v in rows.items():
+            table[name, n] = v = np.array(v)  # (DRAWS, 5)
+            m, sd = v.mean(axis=0), v.std(axis=0, ddof=1)
             print(
-                f"reward model {name:<21} n={n:>6}: gold reward of pi* {g:.3f} at KL {kl:.2f}, "
-                f"hedge {h:.2f}, max error off a constant {err:.3f} ({err_num:.3f} off the hedge)"
+                f"reward model {name:<21} n={n:>6}: gold reward of pi* {m[0]:.3f}+-{sd[0]:.3f} at KL "
+                f"{m[1]:.2f}+-{sd[1]:.2f}, hedge {m[2]:.2f}+-{sd[2]:.2f}, max error off a constant "
+                f"{m[3]:.3f}+-{sd[3]:.3f} ({m[4]:.3f}+-{sd[4]:.3f} off the hedge)"
             )
-        curves[n] = models["BT tabular"]
+    print(f"(mean +- std over {DRAWS} independent data sets per n)")
     big = sizes[-1]
+    g_small, g_big = table["BT tabular", sizes[0]][:, 0], table["BT tabular", big][:, 0]
     claim(
-        bool(table["BT tabular", big][0] > table["BT tabular", sizes[0]][0]),
-        "with more pairs the tabular model's optimum earns more gold reward",
+        bool(g_big.mean() - g_big.std(ddof=1) > g_small.mean() + g_small.std(ddof=1)),
+        "with more pairs the tabular model's optimum earns more gold reward, beyond the spread over data sets",
     )
-    above = max(g - frontier(pi_ref, gold, kl) for g, kl, _ in table.values())
+    above = max(g - frontier(pi_ref, gold, kl) for v in table.values() for g, kl, *_ in v)
     claim(bool(above < 1e-9), "no learned reward's optimum earns more gold reward than the gold optimum at its KL")
-    g_m, kl_m, _ = table["BT margin tabular", big]
+    g_m, kl_m = table["BT margin tabular", big][:, :2].mean(axis=0)
     print(
-        f"at n={big}: the margin model's pi* {g_m:.3f} at KL {kl_m:.2f}; the gold optimum at that KL "
-        f"{frontier(pi_ref, gold, kl_m):.3f}"
+        f"at n={big}: the margin model's pi* {g_m:.3f} at KL {kl_m:.2f} (means); the gold optimum at that KL "
+        f"{frontier(pi_ref, gold, kl_m):.3f}; its margin is |R(x, y_c) - R(x, y_r)|, the true gold gap: "
+        f"oracle information, not a rater's"
     )
-    claim(bool(kl_m > table["BT tabular", big][1]), "the margin model's optimum moves further from pi_ref")
-    return pi_ref, gold, curves, g_star
+    claim(
+        bool((table["BT margin tabular", big][:, 1] > table["BT tabular", big][:, 1]).all()),
+        "on every data set the margin model's optimum moves further from pi_ref",
+    )
+    overoptimization(pi_ref, gold, tops)
+    return pi_ref, gold, {n: v[0] for n, v in tops.items()}, g_star
+
+
+def overoptimization(pi_ref, gold, tops):
+    """Gold reward of pi* against the BT tabular reward as beta sweeps BETAS: its peak, its end."""
+    solvable = gold.max(axis=1) > 0  # (N,) the prompts with a right answer
+    right = gold.argmax(axis=1)  # (N,)
+    print(
+        f"over-optimization: beta sweeps {len(BETAS)} values from {BETAS[-1]:g} down to {BETAS[0]:g}; "
+        f"the reference writes the hedge with probability {pi_ref[:, tasks.HEDGE].mean():.4f}"
+    )
+    down = {}
+    for n, r_hats in tops.items():
+        out = []
+        for r_hat in r_hats:
+            g, kl = np.array([optimum_stats(pi_ref, r_hat, gold, b) for b in BETAS]).T  # (40,) each
+            i = int(g.argmax())
+            top = r_hat.max(axis=1)  # (N,) the beta -> 0 limit piles pi* on the responses at it
+            r_right = r_hat[np.arange(len(right)), right]  # (N,)
+            wrong = bool((r_right < top)[solvable].any())
+            hedge = bool((r_right < r_hat[:, tasks.HEDGE])[solvable].any())  # the rarest response
+            out.append((g[i], kl[i], g[0], kl[0], g[0] < g[i] - 1e-3, wrong, hedge))
+        v = np.array(out)  # (DRAWS, 7) BETAS[0] is the smallest beta: the largest KL
+        m, sd = v.mean(axis=0), v.std(axis=0, ddof=1)
+        print(
+            f"over-optimization BT tabular n={n:>6}: peak gold {m[0]:.3f}+-{sd[0]:.3f} "
+            f"at KL {m[1]:.2f}+-{sd[1]:.2f}, at beta {BETAS[0]:g} {m[2]:.3f}+-{sd[2]:.3f} "
+            f"at KL {m[3]:.2f}+-{sd[3]:.2f}; turns down in {int(v[:, 4].sum())} of {len(v)} data sets, "
+            f"a response above the right answer on a solvable prompt in {int(v[:, 5].sum())} "
+            f"(the hedge in {int(v[:, 6].sum())}); "
+            f"the figure's (the first): peak {v[0, 0]:.3f} at KL {v[0, 1]:.2f}, then {v[0, 2]:.3f} "
+            f"at KL {v[0, 3]:.2f}"
+        )
+        down[n] = v[:, 4]  # (DRAWS,) 1 where the curve turns down
+        # beta -> 0 piles pi* on each prompt's learned top response, and the top's share rises
+        # monotonically as beta falls: a right top on every solvable prompt cannot turn down
+        claim(
+            bool(not (v[:, 4] > v[:, 5]).any()),
+            "no data set whose learned reward puts no response above the right answer on a solvable prompt "
+            "turns down",
+        )
+    ns = list(down)
+    claim(bool(any(v[0] for v in down.values())), "some curve of the figure (the first data sets) turns down")
+    claim(
+        bool(down[ns[-1]].sum() < down[ns[0]].sum()),
+        "fewer data sets turn down at the largest n than at the smallest",
+    )
 
 
 def calls_env(env):
@@ -222,7 +286,9 @@ def main(argv=None):
     p.add_argument("--beta", type=real(0.01, 100), default=0.25, help="KL coefficient of pi* (0.01..100)")
     p.add_argument("--q", type=real(0, 1), default=0.8, help="probability the calculator's tool is right")
     p.add_argument("--cost", type=real(0, 1), default=0.1, help="price of a call (0..1)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the preference data and the episodes")
+    p.add_argument(
+        "--seed", type=seed, default=0, help=f"seed of the {DRAWS} preference data sets per n and of the episodes"
+    )
     p.add_argument("--quick", action="store_true", help="n up to 1000 (the tests' run)")
     p.add_argument("--plot", metavar="PATH", type=plot_path, help="write the figure (SVG/PNG) to PATH")
     args = p.parse_args(argv)
@@ -239,12 +305,11 @@ def plot(args, pi_ref, gold, curves):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    betas = np.geomspace(0.02, 5.0, 40)
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    for n, r_hat in curves.items():
-        g, kl = zip(*(optimum_stats(pi_ref, r_hat, gold, b) for b in betas))
+    for n, r_hat in curves.items():  # the first data set of each n
+        g, kl = zip(*(optimum_stats(pi_ref, r_hat, gold, b) for b in BETAS))
         ax.plot(kl, g, label=f"BT tabular, n = {n}")
-    g, kl = zip(*(optimum_stats(pi_ref, gold, gold, b) for b in betas))
+    g, kl = zip(*(optimum_stats(pi_ref, gold, gold, b) for b in BETAS))
     ax.plot(kl, g, "k--", label="gold reward")
     ax.set_xlabel(r"KL($\pi^*$ || $\pi_{\mathrm{ref}}$), mean over prompts")
     ax.set_ylabel(r"gold reward of $\pi^*$")

@@ -59,15 +59,37 @@ def test_the_other_parts_print(out):
     assert len(re.findall(r"^frontier N=", text, re.M)) == 6
     assert len(re.findall(r"^proxy N=", text, re.M)) == 9
     assert re.search(r"^identity K=8: engine vs closed form", text, re.M)
-    table = text[text.index("train:") :].splitlines()[2:]
+    table = text[text.index("train:") :].splitlines()[2:6]
     assert len(table) == 4 and all(len(line.split()) == 7 for line in table)
     for sentence in (
         "the exact KL never exceeds log N - (N - 1)/N",
         "at equal KL RL earns less gold reward than best-of-N at every N >= 2",
         "RFT with the norm group is REINFORCE without baseline, bit for bit",
-        "RFT's success leads REINFORCE's at every recorded step",
+        "RFT's success leads REINFORCE's beyond the spread over seeds at every recorded step",
+        "the exact engine's ratio of the RFT and REINFORCE steps is eq. (rft_finite_k)'s",
     ):
         assert sentence in out.stderr
+
+
+def test_weights_ceiling_and_spread_lines(out):
+    text = out.stdout
+    m = re.search(
+        rf"p = {NUM}\), .*\(1 - \(1-p\)\^K\)/p = {NUM} times REINFORCE's "
+        rf"\(engine: {NUM}\); .* = {NUM} times GRPO's",
+        text,
+    )
+    p, rft, engine, dapo = map(float, m.groups())
+    assert abs(rft - (1 - (1 - p) ** 8) / p) < 0.01 and rft == engine  # eq. (rft_finite_k), not 1/p
+    assert abs(dapo - 1 / (1 - p**8 - (1 - p) ** 8)) < 0.01
+    m = re.search(rf"KL ceiling .* = {NUM} \(-log P per prompt: {NUM}, {NUM}, {NUM}, {NUM}\)", text)
+    ceil, *per = map(float, m.groups())
+    assert abs(ceil - sum(per) / 4) < 1e-4
+    rows = re.findall(r"^\s+\d+\s+(.*)$", text[text.index("train:") :], re.M)
+    cells = [c for row in rows for c in row.split()]
+    assert cells and all(re.fullmatch(rf"{NUM}\+-{NUM}", c) for c in cells)  # mean +- std per cell
+    verdicts = re.findall(r"^train: step \d+, success beyond mean \+- std .*: (.*)$", text, re.M)
+    assert len(verdicts) == 2 and all(len(v.split(", ")) == 3 for v in verdicts)
+    assert re.search(r"^train: ceiling 0\.5000 ", text, re.M)
 
 
 def test_no_train_and_usage_errors():

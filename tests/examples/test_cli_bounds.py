@@ -137,6 +137,8 @@ VALUES = {
     "entropy.py": dict(
         [
             _o("--steps", "1", "40"),
+            _o("--toy-steps", "1", "2000"),
+            _o("--sampled-steps", "1", "2000"),
             _o("--K", "3", "4"),
             _o("--seeds", "100"),
             _o("--seed", BIG_SEED),

@@ -63,6 +63,35 @@ def test_sloppy_teacher_turns_the_order():
     r = rows(proc.stdout)
     assert r["reverse_kl", "LIMITED"][1] < r["forward_kl", "LIMITED"][1]
     assert "keeps reverse_kl: 1 answer at >= 0.05 ('one of 4, 12, 64 or 81')" in proc.stdout
+    assert re.search(r"^- perplexity against beta_JSD \(sloppy teacher\): .*: monotone", proc.stdout, re.M)
+
+
+def test_the_jsd_order_per_teacher(quick):
+    line = re.search(r"^- perplexity against beta_JSD \(gold teacher\): (.*): not monotone$", quick.stdout, re.M)
+    ppl = [float(c.split(" at ")[0]) for c in line[1].split(", ")]
+    assert len(ppl) == 3 and ppl[1] > max(ppl[0], ppl[2])  # JSD at 0.5 above both KLs
+
+
+def test_multi_token_gradients_and_fixed_points(quick):
+    num = r"([-+0-9.e]+)"
+    grads = re.findall(
+        rf"^multi-token (FULL|DEPTH) at the uniform student: \|grad seq KL\| {num}; to-go reward: max diff "
+        rf"to it {num}; per-token reward: \|g\| {num}, max diff {num}, \|diff\| {num}, cosine {num}$",
+        quick.stdout,
+        re.M,
+    )
+    assert [g[0] for g in grads] == ["FULL", "DEPTH"]
+    for _, seq, togo, tok, diff, ndiff, cos in grads:
+        assert float(togo) < 1e-8 and float(diff) > 1e-2 and float(ndiff) > 1e-2 and float(cos) < 0.999
+        assert float(seq) > 0 and float(tok) > 0
+    ends = re.search(
+        rf"^multi-token DEPTH fixed points: per-token reward seq KL {num}, max \|grad seq KL\| there {num}; "
+        rf"to-go reward seq KL {num}, max \|grad seq KL\| there {num}$",
+        quick.stdout,
+        re.M,
+    )
+    k_tok, g_tok, k_togo, g_togo = map(float, ends.groups())
+    assert k_tok > k_togo and g_tok > 1e-2 and g_togo < 1e-8
 
 
 @pytest.mark.docs_extra

@@ -11,9 +11,15 @@ pytestmark = pytest.mark.slow  # every test runs the example in a subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "reward_models.py"
+SD = r"\+-\d+\.\d+"  # the spread over data sets after every mean
 MODEL = re.compile(
-    r"^reward model (.+?) +n= *(\d+): gold reward of pi\* (\d\.\d{3}) at KL (\d+\.\d\d), "
-    r"hedge (\d\.\d\d), max error off a constant (\d+\.\d{3}) \((\d+\.\d{3}) off the hedge\)$"
+    rf"^reward model (.+?) +n= *(\d+): gold reward of pi\* (\d\.\d{{3}}){SD} at KL (\d+\.\d\d){SD}, "
+    rf"hedge (\d\.\d\d){SD}, max error off a constant (\d+\.\d{{3}}){SD} \((\d+\.\d{{3}}){SD} off the hedge\)$"
+)
+OVER = re.compile(
+    r"^over-optimization BT tabular n= *(\d+): peak gold (\S+)\+-\S+ at KL \S+, at beta 0.02 (\S+)\+-\S+ "
+    r"at KL \S+; turns down in (\d+) of (\d+) data sets, a response above the right answer on a solvable "
+    r"prompt in (\d+) \(the hedge in (\d+)\); the figure's \(the first\): peak (\S+) at KL \S+, then (\S+) at"
 )
 PRM = re.compile(
     r"^PRM (exact|n= *\d+) *: error on pi_ref's steps (\d\.\d{3}); progress: J\(pi\*\) - J (\S+), "
@@ -55,6 +61,20 @@ def test_one_line_per_model_and_data_size(out):
     tab = {int(m.group(2)): float(m.group(3)) for m in rows if m.group(1) == "BT tabular"}
     assert tab[1000] > tab[10] and max(tab.values()) <= 0.5  # the ceiling: two prompts unsolvable
     assert 0 < gold <= 0.5
+
+
+def test_overoptimization_lines(out):
+    rows = [OVER.match(l).groups() for l in out.splitlines() if l.startswith("over-optimization BT")]
+    assert [int(r[0]) for r in rows] == [10, 100, 1000]
+    for _, peak, end, down, draws, wrong, hedge, fig_peak, fig_end in rows:
+        assert float(end) <= float(peak) and float(fig_end) <= float(fig_peak)
+        assert int(down) <= int(wrong) and int(hedge) <= int(wrong) <= int(draws) == 10
+
+
+def test_margin_and_constant_are_explained(out):
+    assert "the true gold gap: oracle information" in out
+    assert "BT sees only r_c - r_r, where the constant feature cancels" in out.splitlines()[1]
+    assert re.search(r"weights on \(.*\): 0\.000, ", out)
 
 
 def test_prm_lines(out):
