@@ -377,7 +377,7 @@ def main(argv=None):
         policy = train(mdp, theta_ref, args, args.agg, args.seed, exact, log, epochs=epochs, keep=keep)
         by_agg = {agg: agg_runs(agg) for agg in COMPARED} if args.agg_seeds > 0 else {}
     except ValueError as e:
-        if not str(e).startswith("lr: "):
+        if not str(e).startswith("grpo_step: "):  # an overflow of the step, named after it
             raise
         p.error(
             f"--lr: expected a step size at which GRPO stays finite at --beta {args.beta:g}, "

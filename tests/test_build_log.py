@@ -60,6 +60,7 @@ def test_the_command_line(tmp_path):
     assert missing.returncode == 2 and "no build log" in missing.stderr and "Traceback" not in missing.stderr
 
 
+@pytest.mark.docs_extra  # the hook imports mkdocs
 def test_the_hook_writes_the_lines_the_checker_reads(tmp_path):
     import mkdocs_hooks
 
@@ -79,6 +80,7 @@ def test_the_hook_writes_the_lines_the_checker_reads(tmp_path):
     assert check_build_log.records(text) == [("INFO", ANCHOR[11:].rstrip()), ("INFO", "Cleaning site directory")]
 
 
+@pytest.mark.docs_extra  # the hook imports mkdocs
 def test_the_anchor_check_reads_the_ids_of_the_built_html():
     import mkdocs_hooks
 

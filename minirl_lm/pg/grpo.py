@@ -218,8 +218,9 @@ def grpo_step(
         K: responses per prompt (`>= 2` for `baseline="loo"`).
         mu: epochs on the sampled batch, one optimizer step each.
         lr: the step size `eta > 0`.
-        eps, eps_high, beta, kl_estimator, agg: as in `grpo_loss`.
-        baseline, std_eps, ddof: as in `advantages.advantages`.
+
+    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`;
+    `baseline`, `std_eps` and `ddof` those of `advantages.advantages`.
 
     Returns:
         A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one

@@ -228,7 +228,7 @@ OPTIONS = {
 
 # bad combinations of good values, checked after parsing but before the run: (argv, the name)
 COMBINATIONS = {
-    "bench_big_vocab.py": [(["--V", "16777216", "--N", "16777216"], "--N, --V, --d")],
+    "bench_big_vocab.py": [(["--V", "524288", "--N", "32768"], "--N, --V, --d")],
     "group_bias.py": [
         (["--theta", "1,2", "--rewards", "1"], "--rewards"),
         (["--theta", "1", "--rewards", "1"], "--theta"),
