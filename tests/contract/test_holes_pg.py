@@ -321,7 +321,7 @@ def test_token_advantages_and_truncation(s):
         assert np.array_equal(m_h, pair.back(shaping.mask_truncated(tok_c, pair.packed, eos)))
 
 
-# ---- fixed cases: the issue's mask, and the hole batch against hand values ------------------------------
+# ---- fixed cases: a mask with holes, and the hole batch against hand values ------------------------------
 
 
 def test_grpo_loss_takes_the_tool_mask_of_the_issue():
