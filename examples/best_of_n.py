@@ -244,15 +244,11 @@ def part_train(K, steps, seeds, seed0, lr):
     claim(bool(np.array_equal(d_rft, d_rf)), "RFT with the norm group is REINFORCE without baseline, bit for bit")
     print(
         f"train: K = {K} draws a prompt a step for every method, lr {lr:g}, gold grader, "
-        f"mean +- std over {seeds} seeds"
+        + (f"mean +- std over {seeds} seeds" if seeds > 1 else "mean over 1 seeds: no spread, and no ordering")
     )
     print("  step   " + "   ".join(f"{m + ' success':>17s} {'KL':>11s}" for m in METHODS))
     for i, step in enumerate(record):
-        cells = "   ".join(
-            f"{res[m][:, i, 1].mean():10.4f}+-{sd(res[m][:, i, 1]):.4f} "
-            f"{res[m][:, i, 2].mean():5.3f}+-{sd(res[m][:, i, 2]):.3f}"
-            for m in METHODS
-        )
+        cells = "   ".join(f"{pm(res[m][:, i, 1], 4):>17s} {pm(res[m][:, i, 2], 3):>11s}" for m in METHODS)
         print(f"  {step:4d}   {cells}")
     return record, res
 
@@ -260,6 +256,11 @@ def part_train(K, steps, seeds, seed0, lr):
 def sd(x):
     """The standard deviation over seeds (ddof 1); nan for one seed, which then orders nothing."""
     return float(x.std(ddof=1)) if len(x) > 1 else float("nan")
+
+
+def pm(x, digits):
+    """mean +- std over seeds, or the mean alone for one seed (no spread to show)."""
+    return f"{x.mean():.{digits}f}" + (f"+-{sd(x):.{digits}f}" if len(x) > 1 else "")
 
 
 def ahead(a, b):
@@ -286,7 +287,7 @@ def train_claims(record, res, ceiling):
     print(
         f"train: ceiling {ceiling:.4f} (mean over prompts of the best gold reward); at step {record[-1]} "
         f"ceiling - success "
-        + ", ".join(f"{m} {gaps[m].mean():.4f}+-{sd(gaps[m]):.4f}" for m in METHODS)
+        + ", ".join(f"{m} {pm(gaps[m], 4)}" for m in METHODS)
         + f"; mean gain since step {record[-2]}: "
         + ", ".join(f"{m} {moved[m]:.4f}" for m in METHODS)
     )
@@ -298,9 +299,10 @@ def train_claims(record, res, ceiling):
         all(ahead(rft[:, i, 2], rf[:, i, 2]) for i in range(len(record))),
         "RFT has moved further from the reference than REINFORCE, beyond the spread, at every recorded step",
     )
-    worst = max(g.mean() + sd(g) for g in gaps.values())
+    worst = max(g.mean() + (sd(g) if len(g) > 1 else 0.0) for g in gaps.values())
     print(
-        f"train: at step {record[-1]} every method is within {worst:.4f} of the ceiling (mean + std), "
+        f"train: at step {record[-1]} every method is within {worst:.4f} of the ceiling "
+        + ("(mean + std), " if len(rft) > 1 else "(one seed), ")
         + stated(
             all(moved[m] > 0 for m in METHODS),
             "and every one is still rising",
