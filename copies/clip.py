@@ -69,7 +69,7 @@ the token probability `< e^-709`); then:
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
 `scripts/standalone.py`, inlines it). Each public function declares its arguments with
-`core.boundary` (the engine checks them, and the result, once); its body is the math, and
+`boundary` (the engine checks them, and the result, once); its body is the math, and
 `clipped_surrogate.core` and `clip_fraction.core` are those bodies, which GRPO calls on its own
 checked arguments.
 
@@ -212,7 +212,7 @@ def log_ratio(logp, logp_other, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

@@ -65,7 +65,7 @@ policy.theta                 the (S, V) table, updated in place; policy.copy(), 
                              states, tokens, mask, dlogp) -> (S, V); ref_policy: theta, logp
 ```
 
-Both functions declare their arguments with `core.boundary`; the options after the batch (after
+Both functions declare their arguments with `boundary`; the options after the batch (after
 `K` for `grpo_step`) are keyword-only. An overflow is one ValueError naming the function, what
 overflowed and the range of its numeric inputs; `grpo_step` checks each epoch's loss and update
 before it commits anything.
@@ -573,7 +573,7 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

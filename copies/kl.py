@@ -79,7 +79,7 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
 `scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
-`core.boundary` (the engine checks them, and the result, once); their bodies are the math, and
+`boundary` (the engine checks them, and the result, once); their bodies are the math, and
 GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
@@ -581,7 +581,7 @@ def _check_shape(arr, name, ndim, shape):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

@@ -427,7 +427,7 @@ def _check_shape(arr, name, ndim, shape):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

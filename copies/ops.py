@@ -37,7 +37,7 @@ standalone copies inline them.
 - `adv_tokens`: one advantage per response, or one per token, as a `(B, T)` array.
 - `log_ratio`: the masked log-ratio `logp - logp_other`, exactly 0 at padding.
 - `sigmoid`, `log_softmax`: stable at both tails.
-- `AGGREGATION`: the declaration of `agg` and `max_len` (`core.boundary`), shared by every loss.
+- `AGGREGATION`: the declaration of `agg` and `max_len` (`boundary`), shared by every loss.
 
 Imports NumPy only.
 """
@@ -102,7 +102,7 @@ def log_softmax(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

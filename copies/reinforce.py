@@ -215,7 +215,7 @@ def adv_tokens(adv, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

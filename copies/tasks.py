@@ -988,7 +988,7 @@ def _float(x, name, expected):
 
 
 # ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/core/boundary.py
+# the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: a public function states its arguments' contracts beside its signature,
 # ----------------------------------------------------------------------------------------------
 

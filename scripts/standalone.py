@@ -10,7 +10,7 @@ GRPO: the advantages, the clipped ratio and the KL penalty), each under a commen
 it comes from, in the order the file imports them, then any module reached only through them (the
 aggregation weights of `core/ops.py`); the input checks it still calls (a part's `checks.py` or
 `validate.py`, then `core/checks.py`); and last the engine of the declared boundary,
-`core/boundary.py`, once, with only the kinds and relations the copy uses, followed by the
+`boundary.py`, once, with only the kinds and relations the copy uses, followed by the
 declarations themselves, `f = boundary(...)(f)`, one per declared function (a decorator runs when
 its function is defined, so in a copy whose engine comes last the declarations follow it), after
 the module-level constants they reuse (an assignment that reads the engine's names, such as
@@ -43,10 +43,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PKG_DIR = ROOT / PKG
 ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
 # The boundary modules (core/checks.py, a part's checks.py or validate.py, the engine
-# core/boundary.py) are inlined after the file's own code and its parts: support, not the concept.
-# core.checks comes after the parts' bundles (they build on it), core.boundary last.
+# boundary.py) are inlined after the file's own code and its parts: support, not the concept.
+# core.checks comes after the parts' bundles (they build on it), boundary last.
 SUPPORT_STEMS = ("checks", "validate", "boundary")
-ENGINE = "core.boundary"
+ENGINE = "boundary"
 # A copy whose reader needs other words than the package file's docstring (which speaks of the
 # package: how to import it, what it imports) opens with these instead.
 COPY_DOCS = {
@@ -179,7 +179,7 @@ class Module:
 
     def declared(self):
         """{function name: its `@boundary(...)` decorator node} of the file's top-level functions
-        whose decorator is the engine's `boundary` (imported from core/boundary.py)."""
+        whose decorator is the engine's `boundary` (imported from boundary.py)."""
         if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
             return {}
         return {

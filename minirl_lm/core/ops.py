@@ -9,14 +9,14 @@ standalone copies inline them.
 - `adv_tokens`: one advantage per response, or one per token, as a `(B, T)` array.
 - `log_ratio`: the masked log-ratio `logp - logp_other`, exactly 0 at padding.
 - `sigmoid`, `log_softmax`: stable at both tails.
-- `AGGREGATION`: the declaration of `agg` and `max_len` (`core.boundary`), shared by every loss.
+- `AGGREGATION`: the declaration of `agg` and `max_len` (`boundary`), shared by every loss.
 
 Imports NumPy only.
 """
 
 import numpy as np
 
-from minirl_lm.core.boundary import MAX_LEN, longest_response, one_of
+from minirl_lm.boundary import MAX_LEN, longest_response, one_of
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)

@@ -73,7 +73,7 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 
 import numpy as np
 
-from minirl_lm.core.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, one_of
+from minirl_lm.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, one_of
 from minirl_lm.core.checks import finite_result
 from minirl_lm.pg.validate import opo_args, rpp_args, rpp_baseline_args
 

@@ -1,7 +1,7 @@
 """The boundary of the policy-gradient part, token level: one bundle call per public function
 of `pg/seqclip.py`, `offpolicy.py`, `trust.py`, `klsequence.py`, `entropy.py`, `entropy_knobs.py`
 and the exact KL of `kl.py` (`reinforce.py`, `clip.py`, `grpo.py`, the token-level KL and the
-group baselines declare theirs with `core/boundary.py`), checking the whole
+group baselines declare theirs with `boundary.py`), checking the whole
 argument set once (in the order a reader passes it) and returning the arrays the math trusts.
 Built on `core/checks.py`; NumPy only."""
 

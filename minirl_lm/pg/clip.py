@@ -41,7 +41,7 @@ the token probability `< e^-709`); then:
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
 `scripts/standalone.py`, inlines it). Each public function declares its arguments with
-`core.boundary` (the engine checks them, and the result, once); its body is the math, and
+`boundary` (the engine checks them, and the result, once); its body is the math, and
 `clipped_surrogate.core` and `clip_fraction.core` are those bodies, which GRPO calls on its own
 checked arguments.
 
@@ -62,7 +62,7 @@ agg               as in reinforce.py
 
 import numpy as np
 
-from minirl_lm.core.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, boundary
+from minirl_lm.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, boundary
 from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
 
 __all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]

@@ -37,7 +37,7 @@ policy.theta                 the (S, V) table, updated in place; policy.copy(), 
                              states, tokens, mask, dlogp) -> (S, V); ref_policy: theta, logp
 ```
 
-Both functions declare their arguments with `core.boundary`; the options after the batch (after
+Both functions declare their arguments with `boundary`; the options after the batch (after
 `K` for `grpo_step`) are keyword-only. An overflow is one ValueError naming the function, what
 overflowed and the range of its numeric inputs; `grpo_step` checks each epoch's loss and update
 before it commits anything.
@@ -61,7 +61,7 @@ K, baseline, std_eps, ddof  as in advantages.py
 
 import numpy as np
 
-from minirl_lm.core.boundary import (
+from minirl_lm.boundary import (
     COUNT,
     DDOF,
     EPS,

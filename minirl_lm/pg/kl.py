@@ -51,7 +51,7 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
 `scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
-`core.boundary` (the engine checks them, and the result, once); their bodies are the math, and
+`boundary` (the engine checks them, and the result, once); their bodies are the math, and
 GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
 Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
@@ -76,7 +76,7 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 
 import numpy as np
 
-from minirl_lm.core.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
+from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
 from minirl_lm.core.checks import finite_result
 from minirl_lm.core.ops import AGGREGATION, agg_weights, log_ratio, log_softmax
 from minirl_lm.pg.checks import kl_tables

@@ -57,7 +57,7 @@ agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; tim
 ```
 """
 
-from minirl_lm.core.boundary import ADVANTAGE, MASK, TOKENS, array, boundary
+from minirl_lm.boundary import ADVANTAGE, MASK, TOKENS, array, boundary
 from minirl_lm.core.ops import AGGREGATION, AGGS, adv_tokens, agg_weights
 
 __all__ = ["AGGS", "token_weights", "reinforce_loss", "sequence_reinforce_loss"]

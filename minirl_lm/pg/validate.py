@@ -1,5 +1,5 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-yet declared with `core/boundary.py` (REINFORCE++, OPO), `pg/targets.py` (MaxRL,
+yet declared with `boundary.py` (REINFORCE++, OPO), `pg/targets.py` (MaxRL,
 pass@k), `pg/multireward.py` (GDPO), `pg/tokenbaseline.py` (the optimal token baseline),
 `pg/shaping.py` (dynamic sampling, overlong shaping) and of the chapter's toy, `tasks.py`.
 Built on `core/checks.py`; NumPy only."""

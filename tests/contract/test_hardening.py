@@ -154,7 +154,7 @@ OVERFLOW = [
     ("td_errors", lambda: critic.td_errors([1e308, -1e308], [[1, 0]], [[1e308, 0.0]], [[1.0, 1.0]]), "values"),
     ("monte_carlo_returns", lambda: critic.monte_carlo_returns([[1e308, 1e308]], [[1.0, 1.0]]), "rewards"),
     ("gae", lambda: critic.gae([[1e308, 1e308]], [[1.0, 1.0]]), "deltas"),
-    # a function that declares its boundary (core/boundary.py) names itself for an overflow
+    # a function that declares its boundary (boundary.py) names itself for an overflow
     ("kl_per_token", lambda: kl.kl_per_token([[-1e308]], [[-1.0]], [[1.0]]), "kl_per_token"),
     ("kl_per_token k2", lambda: kl.kl_per_token([[-1e308]], [[1e308]], [[1.0]], "k2"), "kl_per_token"),
     ("kl_penalty", lambda: kl.kl_penalty([[-800.0]], [[0.0]], [[1.0]]), "kl_penalty"),

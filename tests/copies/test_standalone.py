@@ -212,7 +212,7 @@ def test_a_copy_is_kept_until_a_package_file_changes_and_read_back_from_disk(tmp
 def test_grpo_copy_holds_its_own_code_then_its_parts_in_the_order_it_imports_them():
     text = standalone.build("grpo")
     heads = re.findall(
-        r"^# (part \d+|input checks|the declared boundary): from minirl_lm/\w+/(\w+)\.py", text, re.M
+        r"^# (part \d+|input checks|the declared boundary): from minirl_lm/(?:\w+/)?(\w+)\.py", text, re.M
     )
     assert [m for _, m in heads] == ["ops", "advantages", "clip", "kl", "boundary"]  # no bundle: the engine alone
     assert text.index("\ndef grpo_loss(") < text.index("# part 1: from")  # the file's own code first
@@ -220,7 +220,7 @@ def test_grpo_copy_holds_its_own_code_then_its_parts_in_the_order_it_imports_the
 
 def test_clip_copy_ends_with_the_engine_and_the_declarations():
     text = standalone.build("clip")
-    engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
+    engine = text.index("# the declared boundary: from minirl_lm/boundary.py")
     assert text.index("\ndef clipped_surrogate(") < text.index("# part 1: from minirl_lm/core/ops.py") < engine
     assert "@boundary" not in text and text.index("\nclipped_surrogate = boundary(") > engine
     assert '__all__ = ["CLIP", "clipped_surrogate", "clip_fraction"]' in text
@@ -232,7 +232,7 @@ def test_clip_copy_ends_with_the_engine_and_the_declarations():
 def test_a_declaration_keeps_its_comment_after_the_call_and_shared_kinds_precede_it():
     text = standalone.build("kl")
     assert '\nexact_kl = boundary(p=array("S V")' in text and "returns=None)(exact_kl)  # inf is a KL" in text
-    engine = text.index("# the declared boundary: from minirl_lm/core/boundary.py")
+    engine = text.index("# the declared boundary: from minirl_lm/boundary.py")
     assert engine < text.index("\nKL = dict(") < text.index("\nkl_per_token = boundary(**KL")
 
 

@@ -1,4 +1,4 @@
-"""The declared boundary (minirl_lm/core/boundary.py): binding by keyword, the kinds' coercions
+"""The declared boundary (minirl_lm/boundary.py): binding by keyword, the kinds' coercions
 and messages, shape letters across arguments, relations, no mutation, and the one result check."""
 
 import warnings
@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from minirl_lm.core.boundary import (
+from minirl_lm.boundary import (
     ADVANTAGE,
     DDOF,
     EPS,
