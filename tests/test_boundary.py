@@ -18,6 +18,7 @@ from minirl_lm.boundary import (
     array,
     boundary,
     finite,
+    flag,
     function,
     generator,
     has,
@@ -25,6 +26,7 @@ from minirl_lm.boundary import (
     number,
     one_of,
     optional,
+    simplex,
 )
 
 
@@ -214,3 +216,42 @@ def test_the_body_stays_reachable_and_the_signature_is_the_functions():
     assert toy.__name__ == "toy" and toy.__doc__.startswith("A toy")
     with pytest.raises(TypeError):
         toy(X, [1.0, 2.0])  # a missing argument: Python's own binding error
+
+
+def test_integer_arrays_fixed_lengths_and_bounds():
+    ids = array("B T", integer=True, low=0)
+    dims = {}
+    out = ids([[0, 3]], "y", dims)
+    assert out.dtype == np.int64 and dims == {"B": 1, "T": 2}
+    with pytest.raises(
+        TypeError, match=r"^y: expected an integer array, got array of shape \(1,\) and dtype float64"
+    ):
+        ids(np.array([0.0]).reshape(1, 1)[0], "y", {})
+    with pytest.raises(ValueError, match=r"^y: expected entries >= 0, got min -1"):
+        ids([[-1, 2]], "y", {})
+    pairs = array("N 2")
+    assert pairs([[1.0, 2.0]], "p", {}).shape == (1, 2)
+    with pytest.raises(ValueError, match=r"^p: expected shape \(N, 2\), got \(1, 3\)"):
+        pairs([[1.0, 2.0, 3.0]], "p", {})
+    with pytest.raises(ValueError, match=r"^p: expected entries > 0, got min 0.0"):
+        array("N", low=0.0, low_open=True)([0.0, 1.0], "p", {})
+    with pytest.raises(ValueError, match=r"^p: expected entries <= 0, got max 0.5"):
+        array("N", high=0.0)([-1.0, 0.5], "p", {})
+    assert array("N", empty=True)([], "p", {}).shape == (0,)
+
+
+def test_simplex_and_flag():
+    p = simplex("S V")
+    assert p([[0.25, 0.75]], "probs", {}).dtype == np.float64
+    with pytest.raises(
+        ValueError, match=r"^probs: expected rows summing to 1 \(within 1e-9\), got a row summing to 0.75"
+    ):
+        p([[0.25, 0.5]], "probs", {})
+    with pytest.raises(ValueError, match=r"^probs: expected entries >= 0"):
+        p([[-0.5, 1.5]], "probs", {})
+    assert flag(np.bool_(True), "f", {}) is True
+    with pytest.raises(TypeError, match=r"^f: expected True or False, got int 1"):
+        flag(1, "f", {})
+    half = number(0.0, 1.0, high_open=True)
+    with pytest.raises(ValueError, match=r"^x: expected a number >= 0 and < 1, got 1.0"):
+        half(1.0, "x", {})
