@@ -1,5 +1,7 @@
-"""The declared boundary: a public function states its arguments' contracts beside its signature,
-and this one engine applies them. The function's body is then the math alone.
+"""The declared boundary: one engine applies the contracts each function declares beside it.
+
+A public function states its arguments' contracts beside its signature, and this engine applies
+them. The function's body is then the math alone.
 
     @boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN,
               where=[longest_response], returns="loss dloss_dlogp")
