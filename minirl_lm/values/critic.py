@@ -37,12 +37,11 @@ dloss_v / dv[s] = (1 / M) sum over (b, t) with s_bt = s of mask (v(s_bt) - targe
 fixed: a semi-gradient). A response of length 0 (an all-padding row) gets no reward, no TD
 error, no advantage, no loss.
 
-Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
-`pytest tests/values/test_critic.py`. Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
+Inputs are per-token arrays `(B, T)` with the mask, right-padded (a critic reads the rows as
+prefixes); `values` is an `(S,)` table. Each public function declares its arguments with
+`boundary`; its body is the math. Demonstrated by `pytest tests/values/test_critic.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (`docs/next.md` keeps the versions and defaults):
 
 ```text
 gae gamma, lam (1, 1)    verl algorithm.gamma, algorithm.lam (1.0, 1.0), adv_estimator=gae
@@ -57,20 +56,73 @@ per_token_rewards        verl algorithm.use_kl_in_reward; OpenRLHF the default (
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
 from minirl_lm.core.ops import log_ratio
-from minirl_lm.core.validate import finite_stages, largest
-from minirl_lm.values.checks import (
-    clipped_value_args,
-    critic_batch,
-    discounted_args,
-    fit_values_args,
-    reward_args,
-    squared_error_finite,
-    td_args,
+
+__all__ = [
+    "prefix_mask",
+    "per_token_rewards",
+    "td_errors",
+    "gae",
+    "monte_carlo_returns",
+    "value_loss",
+    "fit_values",
+    "clipped_value_loss",
+]
+
+ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
+COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
+
+
+def prefix_mask(what, where):
+    """A 0/1 `(B, T)` mask read as prefixes, right-padded (1s then 0s in each row): the kind of
+    the functions that sum over later tokens or put a reward on the last one. `what` needs the
+    right padding; `where` is where a mask with holes goes instead."""
+
+    def read(x, name, dims):
+        m = MASK(x, name, dims)
+        rises = m[:, 1:] > m[:, :-1]  # (B, T - 1) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises.any(axis=1))[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+                f"is accepted by the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+CRITIC_MASK = prefix_mask(
+    "the critic (values over prefixes)",
+    f"minirl_lm.multiturn.values.gae_actions {ACTIONS}, or {COMPACT}",
 )
+GAE_MASK = prefix_mask("GAE (a sum over the later tokens)", f"minirl_lm.multiturn.values.gae_actions {ACTIONS}")
+RETURNS_MASK = prefix_mask(
+    "the returns to go (a sum over the later tokens)", f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
+)
+UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
+STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
 
 
+def states_in_table(states, values):
+    """Every state id indexes the `(S,)` table."""
+    if states.max() >= values.size:
+        return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
+
+
+CRITIC = dict(mask=CRITIC_MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+
+
+@boundary(
+    mask=prefix_mask("the terminal reward on the last real token", COMPACT),
+    terminal_reward=array("B"),
+    logp=TOKENS,
+    logp_ref=TOKENS,
+    beta=NONNEGATIVE,
+    returns="rewards",
+)
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     """KL-shaped per-token rewards `r_t`, eq. (kl_shaped_reward).
 
@@ -85,22 +137,20 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
 
     Returns:
         `(B, T)` per-token rewards, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite reward (named after the function,
+            with the range of its inputs).
     """
-    R, logp, logp_ref, mask, beta = reward_args(terminal_reward, logp, logp_ref, mask, beta)
-    with np.errstate(over="ignore", invalid="ignore"):
-        u = log_ratio(logp, logp_ref, mask)  # (B, T), 0 at padding
-        r = -beta * u  # (B, T) eq. (kl_shaped_reward)
-        out = r.copy()
-        lengths = mask.sum(axis=1).astype(np.int64)  # (B,)
-        rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all
-        out[rows, lengths[rows] - 1] += R[rows]  # score at the last real token
-    return finite_stages(
-        (u, "logp", "logp - logp_ref"),
-        (r, largest(beta=beta, logp=u), "beta (logp - logp_ref)"),
-        (out, largest(terminal_reward=R, logp=r), "the last token's reward"),
-    )
+    u = log_ratio(logp, logp_ref, mask)  # (B, T), 0 at padding
+    r = -beta * u  # (B, T) eq. (kl_shaped_reward)
+    lengths = mask.sum(axis=1).astype(np.int64)  # (B,)
+    rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all
+    r[rows, lengths[rows] - 1] += terminal_reward[rows]  # score at the last real token
+    return r
 
 
+@boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=[states_in_table], returns="deltas")
 def td_errors(values, states, rewards, mask, gamma=1.0):
     """TD errors `delta_t = r_t + gamma v(s_{t+1}) - v(s_t)`, eq. (td_error); `v(terminal) = 0`.
 
@@ -113,21 +163,27 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
 
     Returns:
         `(B, T)` TD errors, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite TD error (named after the function).
     """
-    values, states, rewards, mask, gamma = td_args(values, states, rewards, mask, gamma)
-    with np.errstate(over="ignore"):
-        out = _td(values, states, rewards, mask, gamma)
-    return finite_result(out, largest(values=values, rewards=rewards), "delta = r + gamma V(s') - V(s)")
-
-
-def _td(values, states, rewards, mask, gamma):
-    """Trusted core of `td_errors`: (B, T) TD errors of checked arrays."""
     v = values[states] * mask  # (B, T) V(s_t), 0 at padding
     v_next = np.zeros_like(v)  # (B, T) V(s_{t+1})
     v_next[:, :-1] = v[:, 1:]  # 0 after the last real token
     return (rewards + gamma * v_next - v) * mask  # eq. (td_error)
 
 
+def discounted_sum(x, mask, c):
+    """Eqs. (gae) and (mc_return) on read arrays: `out_t = x_t + c out_{t+1}`, 0 at padding."""
+    out = np.zeros_like(x)  # (B, T)
+    acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
+    for t in range(x.shape[1] - 1, -1, -1):  # right to left
+        acc = (x[:, t] + c * acc) * mask[:, t]  # padding resets to 0
+        out[:, t] = acc
+    return out
+
+
+@boundary(mask=GAE_MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, returns="advantages")
 def gae(deltas, mask, gamma=1.0, lam=1.0):
     """GAE advantages `A_t = delta_t + gamma lam A_{t+1}`, eq. (gae) (not whitened).
 
@@ -139,13 +195,14 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
 
     Returns:
         `(B, T)` advantages, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    deltas, mask, gamma, lam = discounted_args(deltas, mask, "deltas", gamma, lam)
-    with np.errstate(over="ignore"):
-        out = _backward_sum(deltas * mask, mask, gamma * lam)
-    return finite_result(out, "deltas", "the discounted sum")
+    return discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
 
 
+@boundary(mask=RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns")
 def monte_carlo_returns(rewards, mask, gamma=1.0):
     """Monte-Carlo returns `G_t = r_t + gamma G_{t+1}`, eq. (mc_return).
 
@@ -156,23 +213,14 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
 
     Returns:
         `(B, T)` returns, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    rewards, mask, gamma, _ = discounted_args(rewards, mask, "rewards", gamma)
-    with np.errstate(over="ignore"):
-        out = _backward_sum(rewards * mask, mask, gamma)
-    return finite_result(out, "rewards", "the discounted sum")
+    return discounted_sum(rewards * mask, mask, gamma)  # eq. (mc_return)
 
 
-def _backward_sum(x, mask, c):
-    """Trusted core of eqs. (gae) and (mc_return): out_t = x_t + c out_{t+1}, 0 at padding."""
-    out = np.zeros_like(x)  # (B, T)
-    acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
-    for t in range(x.shape[1] - 1, -1, -1):  # right to left
-        acc = (x[:, t] + c * acc) * mask[:, t]  # padding resets to 0
-        out[:, t] = acc
-    return out
-
-
+@boundary(**CRITIC, targets=TOKENS, where=[states_in_table], returns="loss dvalues")
 def value_loss(values, states, targets, mask):
     """Mean squared value error over real tokens and its gradient on the table, eq. (value_loss).
 
@@ -186,15 +234,11 @@ def value_loss(values, states, targets, mask):
 
     Returns:
         `(loss, dvalues)`: a float and the `(S,)` gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function).
     """
-    values, states, targets, mask = critic_batch(values, states, targets, mask, "targets")
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _value_loss(values, states, targets, mask)
-    return finite_result(out, largest(targets=targets, values=values), "the squared error (V(s) - target)^2")
-
-
-def _value_loss(values, states, targets, mask):
-    """Trusted core of eq. (value_loss): (loss, dvalues (S,)) of checked arrays."""
     M = max(mask.sum(), 1.0)  # real tokens
     err = (values[states] - targets) * mask  # (B, T) V(s_t) - target_t
     loss = 0.5 * np.sum(err * err) / M  # eq. (value_loss)
@@ -203,7 +247,16 @@ def _value_loss(values, states, targets, mask):
     return float(loss), dvalues
 
 
-def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
+@boundary(
+    **CRITIC,
+    rewards=TOKENS,
+    gamma=UNIT,
+    lr=POSITIVE,
+    target=one_of(("mc", "td0")),
+    where=[states_in_table],
+    returns="new_values loss",
+)
+def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc"):
     """One gradient step of the tabular critic on eq. (value_loss).
 
     Args:
@@ -218,26 +271,36 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
 
     Returns:
         `(new_values, loss)`: the `(S,)` updated table and the loss before the step.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or step (a target beyond
+            float64 makes the loss so), named after the function.
     """
-    values, states, rewards, mask, gamma, lr, target = fit_values_args(
-        values, states, rewards, mask, gamma, lr, target
-    )
-    with np.errstate(over="ignore"):
-        if target == "mc":
-            y = _backward_sum(rewards * mask, mask, gamma)  # (B, T) eq. (mc_return)
-        else:
-            y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
-        loss, dvalues = _value_loss(values, states, y, mask)
-        new = values - lr * dvalues
-    err = "the squared error (V(s) - target)^2"
-    finite_stages(
-        (y, largest(rewards=rewards, values=values), "the regression targets"),
-        ((loss, dvalues), largest(rewards=y, values=values), err),
-        (new, "lr", "values - lr * dvalues"),
-    )
-    return new, loss
+    if target == "mc":
+        y = monte_carlo_returns.core(rewards, mask, gamma)  # (B, T) eq. (mc_return)
+    else:
+        y = td_errors.core(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
+    loss, dvalues = value_loss.core(values, states, y, mask)  # eq. (value_loss)
+    return values - lr * dvalues, loss
 
 
+def returns_read(returns, vpreds):
+    """`returns` (the targets G) is a `(B, T)` real array of `vpreds`' shape. Read here, not by
+    a kind: the engine keeps the keyword `returns` for the names of the results."""
+    try:
+        TOKENS(returns, "returns", dict(zip("BT", vpreds.shape)))
+    except (TypeError, ValueError) as e:
+        return str(e)
+
+
+@boundary(
+    mask=CRITIC_MASK,
+    vpreds=TOKENS,
+    values_old=TOKENS,
+    clip=POSITIVE,
+    where=[returns_read],
+    returns="loss dloss_dvpred",
+)
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     """PPO's clipped value loss over real tokens and its gradient, eq. (value_clip).
 
@@ -252,24 +315,26 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     `v_clip` is a constant: that is why its gradient is 0.
 
     Args:
-        vpreds (np.ndarray): `(B, T)` values predicted by the critic being trained.
-        values_old (np.ndarray): `(B, T)` values of the critic that scored the batch (data).
-        returns (np.ndarray): `(B, T)` targets G (data).
-        mask (np.ndarray): `(B, T)`.
-        clip (float): the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
+        vpreds: `(B, T)` values predicted by the critic being trained.
+        values_old: `(B, T)` values of the critic that scored the batch (data).
+        returns: `(B, T)` targets G (data).
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        clip: the range c, `> 0`.
 
     Returns:
-        result (tuple): `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives
-            `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states,
-            d)`.
+        `(loss, dloss_dvpred)`: a float and the `(B, T)` gradient, 0 at padding; an all-padding
+        batch gives `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with
+        `np.add.at(dvalues, states, d)`.
+
+    Raises:
+        ValueError: a bad argument (named), or a squared error beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    v, v_old, G, mask, clip = clipped_value_args(vpreds, values_old, returns, mask, clip)
+    G = np.array(returns, dtype=np.float64)  # (B, T) read by returns_read
     M = max(mask.sum(), 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):  # an inf error is rejected below
-        v_clip = np.clip(v, v_old - clip, v_old + clip)  # (B, T); a bound may be +-inf
-        l1 = (v - G) ** 2  # (B, T) unclipped
-        l2 = (v_clip - G) ** 2  # (B, T) clipped
-        loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
-    squared_error_finite(l1, l2, loss, v, v_old, G)
-    dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M  # (B, T)
+    v_clip = np.clip(vpreds, values_old - clip, values_old + clip)  # (B, T); a bound may be +-inf
+    l1 = (vpreds - G) ** 2  # (B, T) unclipped
+    l2 = (v_clip - G) ** 2  # (B, T) clipped
+    loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
+    dloss = np.where(l1 >= l2, vpreds - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
