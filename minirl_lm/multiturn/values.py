@@ -49,7 +49,7 @@ from minirl_lm.multiturn.checks import (
     mt_table,
     turn_values_args,
 )
-from minirl_lm.values.optimum import _tilt
+from minirl_lm.values.optimum import tilt
 
 
 def _posterior(loglik):
@@ -103,12 +103,12 @@ def soft_optimum(env, pi_ref, beta):
         of `pi_star` are copies of `pi_ref` (the policy never writes there).
     """
     pi_ref, beta = mt_soft_args(env, pi_ref, beta)
-    backup = lambda s, q_s: _tilt(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
+    backup = lambda s, q_s: tilt.core(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
     with np.errstate(over="ignore", invalid="ignore"):
         values, q = _induction(env, backup)  # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
-        pi_star[s] = np.exp(_tilt(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
+        pi_star[s] = np.exp(tilt.core(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
     name = "beta" if np.isfinite(q).all() else "env"  # q overflows with the rewards alone
     return finite_result((values, q, pi_star), name, "the soft values")
 

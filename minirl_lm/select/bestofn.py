@@ -50,7 +50,7 @@ import numpy as np
 
 from minirl_lm.core.checks import finite_result
 from minirl_lm.select.checks import bon_args, bound_args, match_args, table_args
-from minirl_lm.values.optimum import _tilt
+from minirl_lm.values.optimum import tilt
 
 
 def _levels(pi, reward):
@@ -173,7 +173,7 @@ def kl_bound(N):
 
 def _kl_at(pi, reward, w, s):
     """E_x KL(pi*_t || pi) at t = 1/beta = exp(s), and pi*_t: (float, (P, Y))."""
-    log_star, _ = _tilt(pi, reward, float(np.exp(-s)))  # (P, Y) log pi*, -inf off support
+    log_star, _ = tilt.core(pi, reward, float(np.exp(-s)))  # (P, Y) log pi*, -inf off support
     star = np.exp(log_star)  # (P, Y)
     on = star > 0
     d = np.zeros_like(star)

@@ -47,45 +47,84 @@ many honest answers share the rest; the page "The loophole" computes both.)
 Probability tables in, not log-probs: these functions need whole distributions. The tree
 functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `TokenMDP` with
 `ids="enumerate"` and use its prefix enumeration (`S`, `V`, `prompts`, `prefix_of`,
-`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Demonstrated by
-`pytest tests/values/test_optimum.py`. Imports NumPy and `minirl_lm.core.checks` only.
-
-No knob: the tilted optimum and its exploit threshold are analysis, not a training option in
-TRL, verl or OpenRLHF.
+`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Each public
+function declares its arguments with `boundary`; its body is the math. `tilt.core` is the
+row-wise tilt the multi-turn values and best-of-n call on their own arrays. Demonstrated by
+`pytest tests/values/test_optimum.py`.
 
 Names in the frameworks: none. The tilted optimum and its exploit threshold are analysis, not
-a setting of TRL 1.16.0, verl 0.9.1 or OpenRLHF 0.11.2.
+a training option of TRL, verl or OpenRLHF.
 """
+
+import numbers
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result, real_result
-from minirl_lm.core.validate import finite_stages, largest
-from minirl_lm.values.checks import (
-    bandit_args,
-    objective_args,
-    odds_args,
-    threshold_args,
-    tree_args,
-    tree_objective_args,
-)
+from minirl_lm.boundary import NONNEGATIVE, POSITIVE, array, boundary, finite, function, number, optional, simplex
+
+__all__ = [
+    "tree_mdp",
+    "tilt",
+    "tilted_optimum",
+    "kl_objective",
+    "optimal_value",
+    "soft_values",
+    "tilted_optimum_tree",
+    "kl_objective_tree",
+    "exploit_threshold",
+    "hedge_odds",
+]
+
+TREE = ("S", "V", "N", "ids", "prompts", "prefix_of()", "state_id()", "step()", "is_terminal()")
 
 
-def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
+def tree_mdp(mdp, name, dims):
+    """A `TokenMDP` with `ids="enumerate"` (every state listed), by the members the tree
+    functions use; it fixes the letters `S` and `V` of the `(S, V)` tables beside it."""
+    missing = [m.rstrip("()") for m in TREE if not hasattr(mdp, m.rstrip("()"))]
+    if missing or mdp.ids != "enumerate":
+        raise TypeError(
+            f"{name}: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
+            + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
+        )
+    dims.update(S=mdp.S, V=mdp.V, N=mdp.N)
+    return mdp
+
+
+GRADER = function("grader(prompt, response)", 2)
+WEIGHTS = optional(simplex("N"))  # the prompt distribution mu_0; None: uniform
+
+
+def prompt_weights(weights, N):
+    """`(N,)` prompt weights `mu_0`: the read `weights`, uniform if None."""
+    return np.full(N, 1.0 / N) if weights is None else weights
+
+
+@boundary(pi_ref=simplex("Y", "N Y"), q=array("Y", "N Y"), beta=POSITIVE, returns=None)
+def tilt(pi_ref, q, beta):
+    """Row-wise log of `pi_ref * exp(q / beta)` normalized, and its log-normalizer times beta,
+    eq. (kl_optimum), stably.
 
     For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
     support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
     `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
+
+    Args:
+        pi_ref: `(Y,)` or `(N, Y)` probabilities, rows summing to 1.
+        q: rewards (or soft action values) of the shape of `pi_ref`.
+        beta: `> 0`.
+
+    Returns:
+        `(log_pi_star, v)`: log-probabilities of `pi_ref`'s shape, `-inf` off its support (not
+        checked for finiteness: that `-inf` is the answer), and the soft values `beta log Z`,
+        one per row.
     """
     support = pi_ref > 0  # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
-    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
-    # (its largest term is exp(0)) or NaN.
-    with np.errstate(over="ignore", invalid="ignore"):
-        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
-        # where an off-support reward exceeds m and overflows (q - m) / beta
+    # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN where an
+    # off-support reward exceeds m and overflows (q - m) / beta. Never log 0: the log is taken on
+    # the support only, and the sum below is >= 1 (its largest term is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):  # q holding overflowed soft values (the tree)
         t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
         a = np.full(support.shape, -np.inf)
         a[support] = np.log(pi_ref[support]) + t[support]
@@ -97,7 +136,10 @@ def _tilt(pi_ref, q, beta):
 
 # ---------------------------------------------------------------- one-token responses (bandit)
 
+BANDIT = dict(pi_ref=simplex("N Y"), reward=array("N Y"), beta=POSITIVE)
 
+
+@boundary(**BANDIT, returns="pi_star")
 def tilted_optimum(pi_ref, reward, beta):
     """The tilted optimum `pi*(y|x) = pi_ref(y|x) exp(R(x, y)/beta) / Z(x)`, eq. (kl_optimum).
 
@@ -109,15 +151,18 @@ def tilted_optimum(pi_ref, reward, beta):
     Returns:
         `(N, Y)` probabilities, 0 off the support of `pi_ref`.
     """
-    pi_ref, reward, beta, _ = bandit_args(pi_ref, reward, beta)
-    log_pi_star, _ = _tilt(pi_ref, reward, beta)
+    log_pi_star, _ = tilt.core(pi_ref, reward, beta)
     return np.exp(log_pi_star)  # (N, Y), 0 off support
 
 
+@boundary(
+    pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS, returns=None
+)
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
     """The objective `J(pi) = sum_x mu_0(x) [E_pi R - beta KL(pi || pi_ref)]`, eq. (kl_objective).
 
-    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf`.
+    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf` (the
+    one non-finite result returned).
 
     Args:
         pi: `(N, Y)` probabilities, rows summing to 1.
@@ -128,20 +173,23 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
 
     Returns:
         The float `J(pi)`.
+
+    Raises:
+        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
-    pi, pi_ref, reward, beta, w = objective_args(pi, pi_ref, reward, beta, weights)
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
-        return -np.inf
+        return -np.inf  # KL = +inf
+    w = prompt_weights(weights, pi.shape[0])  # (N,)
     pos = (pi > 0) & (beta > 0)  # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)  # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
-    with np.errstate(over="ignore", invalid="ignore"):
-        e_r = w @ (pi * reward).sum(axis=1)  # E_pi r
-        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)  # (N,) eq. (kl_objective)
-        out = float(w @ per_x)
-    return finite_stages((e_r, "reward", "E_pi r"), (out, "beta", "J(pi)"))
+    e_r = w @ (pi * reward).sum(axis=1)  # E_pi r, finite where J is
+    per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)  # (N,) eq. (kl_objective)
+    inputs = dict(pi=pi, pi_ref=pi_ref, reward=reward, beta=beta)
+    return finite((float(w @ per_x), float(e_r)), "kl_objective", ["J", "E_pi R"], inputs)[0]
 
 
+@boundary(**BANDIT, weights=WEIGHTS, returns="J")
 def optimal_value(pi_ref, reward, beta, weights=None):
     """The maximum of eq. (kl_objective), `J(pi*) = sum_x mu_0(x) beta log E_{pi_ref} exp(R(x, y)/beta)`.
 
@@ -154,17 +202,29 @@ def optimal_value(pi_ref, reward, beta, weights=None):
     Returns:
         The float `J(pi*)`.
     """
-    pi_ref, reward, beta, w = bandit_args(pi_ref, reward, beta, weights)
-    _, v = _tilt(pi_ref, reward, beta)  # (N,)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = float(w @ v)
-    return finite_result(out, largest(beta=beta, reward=reward), "J(pi*) = beta log Z")
+    _, v = tilt.core(pi_ref, reward, beta)  # (N,)
+    return float(prompt_weights(weights, pi_ref.shape[0]) @ v)
 
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
 
-def _induction(mdp, grader, backup):
+def graded(grader, prompt, response):
+    """`grader(prompt, response)` as a finite float, else an error naming `grader`."""
+    r = grader(prompt, response)
+    got = f"for response {response}, got {type(r).__name__} {r!r}"[:160]
+    if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real):
+        raise TypeError(f"grader: expected a real number (a finite reward) {got}")
+    try:
+        v = float(r)
+    except OverflowError:  # an int beyond float64
+        v = np.inf
+    if not np.isfinite(v):
+        raise ValueError(f"grader: expected a finite number (a finite reward) {got}")
+    return v
+
+
+def induction(mdp, grader, backup):
     """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
     values = np.zeros(mdp.S)  # (S,)
     q = np.zeros((mdp.S, mdp.V))  # (S, V)
@@ -173,13 +233,17 @@ def _induction(mdp, grader, backup):
         for a in range(mdp.V):
             child = mdp.step(prefix, a)  # s.a: concatenation
             if mdp.is_terminal(child):
-                q[s, a] = _reward(grader, mdp.prompts[n], child)  # terminal V = r
+                q[s, a] = graded(grader, mdp.prompts[n], child)  # terminal V = r
             else:
                 q[s, a] = values[mdp.state_id(n, child)]
         values[s] = backup(s, q[s])
     return values, q
 
 
+TREE_ARGS = dict(mdp=tree_mdp, pi_ref=simplex("S V"), grader=GRADER, beta=POSITIVE)
+
+
+@boundary(**TREE_ARGS, returns="values q")
 def soft_values(mdp, pi_ref, grader, beta):
     """Soft values by backward induction on the prefix tree of `mdp`, eq. (soft_bellman).
 
@@ -194,15 +258,10 @@ def soft_values(mdp, pi_ref, grader, beta):
         `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
         `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
     """
-    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
-    return finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
+    return induction(mdp, grader, lambda s, q_s: tilt.core(pi_ref[s], q_s, beta)[1])
 
 
-def _soft_values(mdp, pi_ref, grader, beta):
-    """Trusted core of `soft_values`: (values (S,), q (S, V)), eq. (soft_bellman)."""
-    return _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])
-
-
+@boundary(**TREE_ARGS, returns="pi_star")
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     """The per-state optimal policy `pi*(a|s) = pi_ref(a|s) exp((q(s, a) - v(s))/beta)`.
 
@@ -214,20 +273,33 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
 
     Returns:
         `(S, V)` probabilities.
+
+    Raises:
+        ValueError: a bad argument (named), or soft values beyond float64 (named after the
+            function).
     """
-    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
-    _, q = finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
-    log_pi_star, _ = _tilt(pi_ref, q, beta)  # normalizer = V(s), row-wise
-    return np.exp(log_pi_star)  # q is finite: see _tilt
+    _, q = soft_values.core(mdp, pi_ref, grader, beta)
+    log_pi_star, _ = tilt.core(pi_ref, q, beta)  # normalizer = V(s), row-wise
+    return np.where(np.isfinite(q), np.exp(log_pi_star), np.nan)  # an overflowed q: no answer
 
 
+@boundary(
+    mdp=tree_mdp,
+    pi=simplex("S V"),
+    pi_ref=simplex("S V"),
+    grader=GRADER,
+    beta=NONNEGATIVE,
+    weights=WEIGHTS,
+    returns=None,
+)
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     """Eq. (kl_objective) for a per-state policy `pi` on the prefix tree of `mdp`.
 
     Policy evaluation with the per-token KL,
     `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
     token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
-    it equals the mean of the root soft values.
+    it equals the mean of the root soft values. Mass of `pi` where `pi_ref = 0` makes `J = -inf`
+    (the one non-finite result returned).
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
@@ -239,33 +311,29 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
 
     Returns:
         The float `J(pi)`.
+
+    Raises:
+        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
-    pi, pi_ref, beta, w = tree_objective_args(mdp, pi, pi_ref, grader, beta, weights)
     pos = (pi > 0) & (beta > 0)
     log_ratio = np.zeros_like(pi)  # (S, V), 0 log 0 = 0
-    with np.errstate(divide="ignore"):  # pi_ref = 0 < pi: KL = +inf
-        log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+    log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])  # pi_ref = 0 < pi: KL = +inf
 
     def backup(s, q_s):  # actions pi never takes add 0
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
+        return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
 
-    values, _ = _induction(mdp, grader, backup)
+    values, _ = induction(mdp, grader, backup)
     roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = float(w @ values[roots])
-    if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
+    out = float(prompt_weights(weights, mdp.N) @ values[roots])
+    if out == -np.inf and not np.isnan(values).any() and np.isposinf(log_ratio).any():
         return out  # pi > 0 = pi_ref: KL = +inf
-    return finite_result(out, "beta", "J(pi)")
-
-
-def _reward(grader, prompt, response):
-    return real_result(grader(prompt, response), "grader", f" (a finite reward) for response {response}")
+    return finite(out, "kl_objective_tree", ["J"], dict(pi=pi, pi_ref=pi_ref, beta=beta))
 
 
 # ---------------------------------------------------------------- the exploit threshold
 
 
+@boundary(gap=POSITIVE, log_odds=POSITIVE, returns="threshold")
 def exploit_threshold(gap, log_odds):
     """The `beta` below which the tilted optimum prefers the hedge to any one honest answer.
 
@@ -278,12 +346,15 @@ def exploit_threshold(gap, log_odds):
 
     Returns:
         The float threshold.
+
+    Raises:
+        ValueError: a bad argument (named), or a threshold beyond float64 (named after the
+            function).
     """
-    gap, log_odds = threshold_args(gap, log_odds)
-    drove = "gap" if gap * log_odds >= 1.0 else "log_odds"  # the farther from 1 in log scale
-    return finite_result(gap / log_odds, drove, "g / l")  # Python floats: inf, no warning
+    return gap / log_odds  # eq. (exploit_threshold)
 
 
+@boundary(gap=number(), log_odds=number(), beta=POSITIVE, returns="odds")
 def hedge_odds(gap, log_odds, beta):
     """The odds `pi*(hedge) / pi*(honest) = exp(-dl_ref + dR / beta)` at the tilted optimum.
 
@@ -298,14 +369,7 @@ def hedge_odds(gap, log_odds, beta):
         The float odds.
 
     Raises:
-        ValueError: the odds overflow, named after the argument that drove it (a tiny `beta`,
-            a huge `gap` or `log_odds`).
+        ValueError: a bad argument (named), or odds beyond float64 (named after the function:
+            a tiny `beta`, a huge `gap` or `log_odds`).
     """
-    gap, log_odds, beta = odds_args(gap, log_odds, beta)
-    t = gap / beta  # Python floats: +-inf, no warning
-    # the exponent is finite or +-inf, never NaN (t is finite or +-inf, log_odds finite)
-    with np.errstate(over="ignore"):  # tiny beta: odds overflow
-        odds = float(np.exp(-log_odds + t))
-    # the larger term of the exponent drove it; within t, the farther of gap and beta from 1
-    drove = "log_odds" if abs(log_odds) >= abs(t) else "gap" if abs(gap) * beta >= 1.0 else "beta"
-    return finite_result(odds, drove, "the odds")
+    return float(np.exp(-log_odds + gap / beta))  # the exponent is finite or +-inf, never NaN

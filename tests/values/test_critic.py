@@ -282,6 +282,7 @@ def overflowed(msg, fname, kind="inf"):
     """The engine's one result check: the function named, the results came out `kind`."""
     return msg.startswith(f"{fname}: expected a finite ") and f", got {kind} (beyond float64) from " in msg
 
+
 ONE = [[1.0]]
 
 
@@ -403,8 +404,7 @@ def test_overflow_raises_a_value_error_naming_its_driver_and_no_warning(label, c
 
 def test_overflow_message_sample():
     assert (
-        raises(ValueError, OVERFLOW[0][1])
-        .split(" from ")[0]
+        raises(ValueError, OVERFLOW[0][1]).split(" from ")[0]
         == "per_token_rewards: expected a finite rewards, got inf (beyond float64)"
     )
 

@@ -22,7 +22,7 @@ from minirl_lm.values.optimum import (
     tilted_optimum,
     tilted_optimum_tree,
 )
-from quiet import overflow, raises, silent
+from quiet import raises, silent
 
 
 def _bandit(seed=0, N=3, Y=5):
@@ -250,23 +250,25 @@ def test_bad_input_is_rejected_with_the_argument_named(call, exc, match):
 
 
 @pytest.mark.parametrize(
-    "call, arg, what",
+    "call, fname, what",
     [
-        (lambda: exploit_threshold(1.0, 5e-324), "log_odds", "g / l"),  # 1 / 5e-324 = inf
-        (lambda: exploit_threshold(1e308, 1e-10), "gap", "g / l"),
-        (lambda: hedge_odds(1e308, 4.0, 1.0), "gap", "the odds"),  # exp(-4 + 1e308)
-        (lambda: hedge_odds(1.0, -1e308, 1.0), "log_odds", "the odds"),  # exp(1e308 + 1)
-        (lambda: hedge_odds(1.0, 4.0, 1e-10), "beta", "the odds"),  # exp(-4 + 1e10)
+        (lambda: exploit_threshold(1.0, 5e-324), "exploit_threshold", "threshold"),  # 1 / 5e-324 = inf
+        (lambda: exploit_threshold(1e308, 1e-10), "exploit_threshold", "threshold"),
+        (lambda: hedge_odds(1e308, 4.0, 1.0), "hedge_odds", "odds"),  # exp(-4 + 1e308)
+        (lambda: hedge_odds(1.0, -1e308, 1.0), "hedge_odds", "odds"),  # exp(1e308 + 1)
+        (lambda: hedge_odds(1.0, 4.0, 1e-10), "hedge_odds", "odds"),  # exp(-4 + 1e10)
         # one prompt, J(pi*) = MAX, times the weight 1 + 5e-10: the reward drove it (beta = 1)
         (
             lambda: optimal_value([[1.0]], [[np.finfo(float).max]], 1.0, weights=[1 + 5e-10]),
-            "reward",
-            "J(pi*) = beta log Z",
+            "optimal_value",
+            "J",
         ),
     ],
 )
-def test_an_overflow_names_the_argument_that_drove_it(call, arg, what):
-    assert raises(ValueError, call) == overflow(arg, what)
+def test_an_overflow_names_the_function(call, fname, what):
+    assert raises(ValueError, call).startswith(
+        f"{fname}: expected a finite {what}, got inf (beyond float64) from "
+    )
 
 
 # ---------------------------------------------------------------- folded from tests/test_kills_optimum.py
@@ -292,11 +294,11 @@ ZERO = lambda x, y: 0.0  # a grader
 def test_beta_must_be_positive(call):
     for beta in (0.0, -1.0):
         msg = raises(ValueError, lambda b=beta: call(b))
-        assert msg.startswith("beta: expected a number > 0.0")
+        assert msg.startswith("beta: expected a number > 0")
 
 
 def test_beta_message_sample():
-    assert raises(ValueError, lambda: tilted_optimum(P, Z, 0.0)) == "beta: expected a number > 0.0, got 0.0"
+    assert raises(ValueError, lambda: tilted_optimum(P, Z, 0.0)) == "beta: expected a number > 0, got 0.0"
 
 
 def test_beta_zero_is_allowed_in_the_tree_objective_and_negative_beta_is_not():
@@ -304,14 +306,14 @@ def test_beta_zero_is_allowed_in_the_tree_objective_and_negative_beta_is_not():
     # beta = 0: J = E_pi r = 0.25 * 1 + 0.75 * 3 = 2.5
     assert kl_objective_tree(mdp, [[0.25, 0.75]], [[0.5, 0.5]], lambda x, y: 1.0 + 2 * y[0], 0.0) == 2.5
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.5, 0.5]], ZERO, -1.0))
-    assert msg.startswith("beta: expected a number >= 0.0")
+    assert msg.startswith("beta: expected a number >= 0")
 
 
 def test_tables_must_be_two_dimensional():
     msg = raises(ValueError, lambda: tilted_optimum([0.5, 0.5], [0.0, 0.0], 1.0))
-    assert msg.startswith("pi_ref: expected 2 dimensions")
+    assert msg == "pi_ref: expected shape (N, Y), got (2,)"
     msg = raises(ValueError, lambda: kl_objective([0.5, 0.5], [0.5, 0.5], [0.0, 0.0], 1.0))
-    assert msg.startswith("pi: expected 2 dimensions")
+    assert msg == "pi: expected shape (N, Y), got (2,)"
 
 
 def test_pi_ref_must_have_the_shape_of_pi():
@@ -324,7 +326,7 @@ def test_weights_are_one_probability_per_prompt():
     msg = raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[1.0]))
     assert msg.startswith("weights: expected shape (2,)")
     msg = raises(ValueError, lambda: kl_objective(P, P, Z, 1.0, weights=[[0.5, 0.5]]))
-    assert msg.startswith("weights: expected 1 dimension")
+    assert msg == "weights: expected shape (2,), got (1, 2)"
 
 
 def test_tree_pi_must_have_the_shape_of_pi_ref():
@@ -424,26 +426,26 @@ def test_the_tree_optimum_computes_in_float64_for_a_float32_pi_ref():
 def test_kl_objective_reward_overflow():
     # pi = 1 + 4e-10 (a row summing to 1 within 1e-9) times the largest float: E_pi r = inf
     msg = raises(ValueError, lambda: kl_objective([[1 + 4e-10]], [[1.0]], [[MAX]], 0.0))
-    assert msg.startswith("reward: expected a value for which E_pi r is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("kl_objective: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
     # rows E_pi r = +inf and -inf, averaged: 0.5 inf - 0.5 inf = NaN (inf - inf in the matmul)
     msg = raises(
         ValueError, lambda: kl_objective([[1 + 4e-10], [1 + 4e-10]], [[1.0], [1.0]], [[MAX], [-MAX]], 0.0)
     )
-    assert msg.startswith("reward: expected a value for which E_pi r is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("kl_objective: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
 
 
 def test_kl_objective_beta_overflow():
     # log(pi / pi_ref) = (log 1/9, log 9) = (-2.197, 2.197); times 1e308: (-inf, +inf) (overflow);
     # r - beta log ratio = (+inf, -inf); their pi-weighted sum is inf - inf = NaN
     msg = raises(ValueError, lambda: kl_objective([[0.1, 0.9]], [[0.9, 0.1]], [[0.0, 0.0]], 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("kl_objective: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
     # log ratio (log 0.5/0.999, log 500) = (-0.69, 6.2): beta log ratio = (-6.9e307, +inf): J = -inf
     msg = raises(ValueError, lambda: kl_objective([[0.5, 0.5]], [[0.999, 0.001]], [[0.0, 0.0]], 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("kl_objective: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
 
 
 def test_optimal_value_overflow():
@@ -451,8 +453,8 @@ def test_optimal_value_overflow():
     # driven by the reward MAX (beta is 1)
     assert silent(lambda: optimal_value([[1.0]], [[MAX]], 1.0)) == MAX
     msg = raises(ValueError, lambda: optimal_value([[1.0]], [[MAX]], 1.0, weights=[1 + 5e-10]))
-    assert msg.startswith("reward: expected a value for which J(pi*) = beta log Z is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("optimal_value: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
     # prompt 1: pi_ref (1e-300, 1), rewards (1e308, -1e308): q - m = (0, -inf),
     # log Z = log 1e-300 = -690.8, beta log Z = -6.9e310 = -inf (overflow): V = -inf;
     # weights (1, 0): 1 * 0 + 0 * -inf = NaN
@@ -462,23 +464,21 @@ def test_optimal_value_overflow():
             [[1.0, 0.0], [1e-300, 1.0]], [[0.0, 0.0], [1e308, -1e308]], 1e308, weights=[1.0, 0.0]
         ),
     )
-    assert msg.startswith("beta: expected a value for which J(pi*) = beta log Z is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("optimal_value: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
 
 
 def test_soft_values_overflow():
     """States (), (0,), (1,). At (0,) and (1,): pi_ref (1e-300, 1), rewards (1e308, -1e308), so
     v = 1e308 + 1e308 log 1e-300 = -inf (overflow). At the root both q are -inf: q - max q is
-    -inf - -inf = NaN. The returned q (checked first) holds -inf: the error says inf."""
+    -inf - -inf = NaN: the root's value is NaN, and the error says so."""
     mdp = TokenMDP(prompts=[0], V=2, max_len=2)
     pi_ref = np.array([[0.5, 0.5], [1e-300, 1.0], [1e-300, 1.0]])
     grader = lambda x, y: 1e308 if y[-1] == 0 else -1e308
     msg = raises(ValueError, lambda: soft_values(mdp, pi_ref, grader, 1e308))
-    assert msg.startswith("beta: expected a value for which the soft values is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("soft_values: expected a finite values and q, got NaN (beyond float64) from ")
     msg = raises(ValueError, lambda: tilted_optimum_tree(mdp, pi_ref, grader, 1e308))
-    assert msg.startswith("beta: expected a value for which the soft values is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("tilted_optimum_tree: expected a finite pi_star, got NaN (beyond float64) from ")
 
 
 def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl():
@@ -486,16 +486,16 @@ def test_kl_objective_tree_overflow_to_minus_inf_is_an_error_not_an_infinite_kl(
     # v = 0.5 (6.9e307) + 0.5 (-inf) = -inf, with pi_ref > 0 wherever pi > 0 (a finite KL)
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.5, 0.5]], [[0.999, 0.001]], ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("kl_objective_tree: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
 
 
 def test_kl_objective_tree_overflow_to_nan():
     # log ratio (log 1/9, log 9), beta = 1e308: pi (q - beta log ratio) = (+inf, -inf), sum NaN
     mdp = TokenMDP(prompts=[0], V=2, max_len=1)
     msg = raises(ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9]], [[0.9, 0.1]], ZERO, 1e308))
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("kl_objective_tree: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
     # the same with an action pi takes where pi_ref = 0 (an infinite log ratio): still an error
     msg = raises(
         ValueError,
@@ -503,8 +503,8 @@ def test_kl_objective_tree_overflow_to_nan():
             TokenMDP(prompts=[0], V=3, max_len=1), [[0.1, 0.8, 0.1]], [[0.9, 0.1, 0.0]], ZERO, 1e308
         ),
     )
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("kl_objective_tree: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
 
 
 def test_kl_objective_tree_overflow_across_prompts():
@@ -515,16 +515,16 @@ def test_kl_objective_tree_overflow_across_prompts():
     msg = raises(
         ValueError, lambda: kl_objective_tree(mdp, [[0.1, 0.9], [0.7, 0.3]], [[0.7, 0.3], [0.1, 0.9]], ZERO, 1e308)
     )
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it NaN (overflow)")
+    assert msg.startswith("kl_objective_tree: expected a finite ")
+    assert ", got NaN (beyond float64) from " in msg
     # beta = 0, one prompt with value MAX, weight 1 + 5e-10: the weighted sum overflows
     one = TokenMDP(prompts=[0], V=1, max_len=1)
     assert silent(lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0)) == MAX
     msg = raises(
         ValueError, lambda: kl_objective_tree(one, [[1.0]], [[1.0]], lambda x, y: MAX, 0.0, weights=[1 + 5e-10])
     )
-    assert msg.startswith("beta: expected a value for which J(pi) is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("kl_objective_tree: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
 
 
 def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
@@ -540,19 +540,19 @@ def test_kl_objective_tree_is_silent_where_pi_or_pi_ref_is_zero():
 def test_exploit_threshold_overflow():
     assert silent(lambda: exploit_threshold(1.0, 4.0)) == 0.25  # 1 / 4
     msg = raises(ValueError, lambda: exploit_threshold(1e308, 1e-10))  # 1e318: inf
-    assert msg.startswith("gap: expected a value for which g / l is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("exploit_threshold: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
 
 
 def test_hedge_odds_overflow():
     assert silent(lambda: hedge_odds(4.0, 4.0, 1.0)) == 1.0  # exp(-4 + 4 / 1) = exp(0)
     msg = raises(ValueError, lambda: hedge_odds(1.0, 4.0, 1e-10))  # exp(-4 + 1e10): overflow
-    assert msg.startswith("beta: expected a value for which the odds is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("hedge_odds: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
     msg = raises(ValueError, lambda: hedge_odds(1e308, 0.0, 1e-10))  # exp(1e318 = inf) = inf
     # gap * beta = 1e298 > 1: gap is the farther from 1
-    assert msg.startswith("gap: expected a value for which the odds is finite")
-    assert msg.endswith("makes it inf (overflow)")
+    assert msg.startswith("hedge_odds: expected a finite ")
+    assert ", got inf (beyond float64) from " in msg
 
 
 def test_weights_default_to_the_uniform_prompt_distribution():
@@ -570,15 +570,17 @@ def test_weights_default_to_the_uniform_prompt_distribution():
 
 
 @pytest.mark.parametrize(
-    "call, arg, what",
+    "call, fname, what",
     [
         # gap * log_odds = 1 exactly and g / l = 2^1200 = inf: a tie goes to gap
-        (lambda: exploit_threshold(2.0**600, 2.0**-600), "gap", "g / l"),
+        (lambda: exploit_threshold(2.0**600, 2.0**-600), "exploit_threshold", "threshold"),
         # |log_odds| = |gap / beta| = 1e308: a tie goes to log_odds
-        (lambda: hedge_odds(1e308, -1e308, 1.0), "log_odds", "the odds"),
+        (lambda: hedge_odds(1e308, -1e308, 1.0), "hedge_odds", "odds"),
         # gap * beta = 1 exactly and t = gap / beta = 2^1200 = inf: a tie goes to gap
-        (lambda: hedge_odds(2.0**600, 4.0, 2.0**-600), "gap", "the odds"),
+        (lambda: hedge_odds(2.0**600, 4.0, 2.0**-600), "hedge_odds", "odds"),
     ],
 )
-def test_an_overflow_on_a_tie_names_the_first_driver(call, arg, what):
-    assert raises(ValueError, call) == overflow(arg, what)
+def test_an_overflow_at_a_tie_of_the_old_drivers_names_the_function(call, fname, what):
+    assert raises(ValueError, call).startswith(
+        f"{fname}: expected a finite {what}, got inf (beyond float64) from "
+    )
