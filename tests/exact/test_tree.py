@@ -59,3 +59,16 @@ def test_children_needs_an_enumerated_mdp():
         children(TokenMDP(["a"], V=2, eos=0, max_len=3, ids="lazy", capacity=16))
     with pytest.raises(TypeError, match="^mdp: expected a TokenMDP"):
         children("mdp")
+
+
+def test_a_child_table_with_a_cycle_is_refused_before_any_walk():
+    q, zero = np.full((3, 2), 0.5), np.zeros((3, 2))
+    around = np.array([[1, -1], [2, -1], [0, -1]])  # 0 -> 1 -> 2 -> 0: the root is a child
+    below = np.array([[1, -1], [2, -1], [1, -1]])  # 0 -> 1 -> 2 -> 1: state 1 has two parents
+    for f in (tree_sum, tree_product):
+        with pytest.raises(ValueError, match=r"^child: expected a tree \(no root a child\), got root 0 .*a cycle"):
+            f(around, np.array([0]), q, zero)
+        with pytest.raises(ValueError, match=r"^child: expected a tree .*got state 1 the child of 2"):
+            f(below, np.array([0]), q, zero)
+    with pytest.raises(ValueError, match="^roots: expected ids < 3"):
+        tree_sum(np.full((3, 2), -1), np.array([3]), q, zero)
