@@ -45,7 +45,7 @@ from minirl_lm.core.ops import log_softmax
 from minirl_lm.distill.checks import backward_args, exact_args, fixed_args, tied_args
 from minirl_lm.distill.objectives import _jsd
 from minirl_lm.distill.samples import _nll_coef, _reward_coef
-from minirl_lm.exact.scores import _draw_moments
+from minirl_lm.exact.scores import draw_moments
 
 OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
 
@@ -102,7 +102,7 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
         coef = G[st, tk] * np.exp(-lpi[st, tk])  # (B, T) G_y / pi_y
     else:
         coef = _reward_coef(lpi[st, tk], lt[st, tk], mask, objective == "reverse_kl_to_go")  # (B, T)
-    mean, _ = _draw_moments(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
+    mean, _ = draw_moments.core(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
     grad = _tied_backward(mean, tie, theta.shape[0])  # (G, V)
     visits = np.bincount(tie[st].ravel(), (q[:, None] * mask).ravel(), minlength=theta.shape[0])  # (G,)
     return grad, visits

@@ -16,6 +16,9 @@ responses and `Phi` the basis stacked as rows,
 bilinear update `g = sum_{k,j} c[k, j] R_j S_k`: its second moment depends only on which of the
 four indices coincide, so it needs no list of groups at all.
 
+Sizes are bounded before anything is listed: at most `MAX_ENTRIES` entries in the multisets'
+arrays, and in the ordered tuples of `ordered_groups`.
+
     $ python examples/atlas.py --K 4    # every configuration's exact moments at K = 4
 """
 
@@ -25,7 +28,54 @@ import math
 
 import numpy as np
 
-from minirl_lm.exact.checks import _NONE, group_args, iid_args, law_args, ordered_args
+from minirl_lm.boundary import COUNT, array, boundary, flag, number, simplex
+from minirl_lm.exact.tree import allowing_inf
+
+__all__ = [
+    "MAX_ENTRIES",
+    "multisets",
+    "group_law",
+    "group_moments",
+    "group_updates",
+    "ordered_groups",
+    "iid_moments",
+]
+
+MAX_ENTRIES = 10**7  # entries of the arrays a listing builds: beyond this it would not end soon
+GROUP_SIZE = number(1, 64, integer=True)  # K
+
+
+def arrays(shape):
+    """A non-empty list of arrays, each of `shape` (its letters shared across the list)."""
+    each = array(shape)
+
+    def read(x, name, dims):
+        if not isinstance(x, (list, tuple)) or not x:
+            raise TypeError(f"{name}: expected a non-empty list of arrays, got {type(x).__name__} {x!r}"[:160])
+        return [each(a, name, dims) for a in x]
+
+    return read
+
+
+def listing_size(R, K, N=1):
+    """None if the multisets of K out of R (and their probabilities under N laws) fit in
+    `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
+    with K ids, R counts and N probabilities."""
+    M = math.comb(R + K - 1, K)
+    if M * (K + R + N * K) > MAX_ENTRIES:
+        return (
+            f"K: expected at most {MAX_ENTRIES:.0e} entries in the multisets of K out of R "
+            f"(C(R + K - 1, K) of them, times K + R + N K), got C({R + K - 1}, {K}) = {M:.3g} multisets "
+            f"(R = {R}, K = {K}, N = {N})"
+        )
+
+
+def multiset_count(R, K):
+    return listing_size(R, K)
+
+
+def law_count(p, K):
+    return listing_size(p.shape[-1], K, p.shape[0] if p.ndim == 2 else 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -38,6 +88,7 @@ def _multisets(R, K):
     return Y, counts, coef
 
 
+@boundary(R=COUNT, K=GROUP_SIZE, where=[multiset_count], returns="Y counts coef")
 def multisets(R, K):
     """Every multiset of K responses out of R, and its multinomial coefficient.
 
@@ -48,11 +99,14 @@ def multisets(R, K):
     Returns:
         `(Y, counts, coef)`: `(M, K)` int64 sorted index tuples, `(M, R)` int64 counts, `(M,)`
         float64 `K! / prod n_r!`, `M = C(R + K - 1, K)`. Read-only (cached).
+
+    Raises:
+        ValueError: a bad argument (named), or more multisets than `MAX_ENTRIES` entries hold.
     """
-    R, K = law_args(R, K)
     return _multisets(R, K)
 
 
+@boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[law_count], returns="Y P")
 def group_law(p, K):
     """The multisets of K i.i.d. draws from each row of `p`, and their probabilities.
 
@@ -64,15 +118,38 @@ def group_law(p, K):
         `(Y, P)`: `(M, K)` int64 multisets and `(M,)` or `(N, M)` float64 probabilities,
         eq. (exact_multinomial).
     """
-    p, K = law_args(p, K, probs=True)
-    return _group_law(p, K)
-
-
-def _group_law(p, K):
     Y, _, coef = _multisets(p.shape[-1], K)
     return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
 
 
+def at_most_one(P):
+    """Multiset probabilities sum to at most 1 (a law conditioned on an event that may fail)."""
+    if P.sum() > 1.0 + 1e-9:
+        return f"P: expected probabilities >= 0 summing to at most 1, got sum {float(P.sum())!r}"
+
+
+def ids_in_basis(Y, bases):
+    """Response ids index the basis' rows."""
+    R = bases[0].shape[0]
+    if Y.max() >= R:
+        return f"Y: expected ids < {R} (the rows of bases), got max {Y.max()}"
+
+
+def one_per_basis(coefs, bases):
+    if len(coefs) != len(bases):
+        return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
+
+
+GROUP = dict(Y=array("M K", integer=True, low=0), bases=arrays("R T D"), coefs=arrays("M K T"))
+
+
+@boundary(
+    P=array("M", low=0.0),
+    **GROUP,
+    second=flag,
+    where=[at_most_one, ids_in_basis, one_per_basis],
+    returns="mean second",
+)
 def group_moments(P, Y, coefs, bases, second=True):
     """`E[g]` and `E|g|^2` of a group's update `g = sum_f sum_{k,t} coefs[f][m, k, t] bases[f][Y[m, k], t]`.
 
@@ -91,8 +168,12 @@ def group_moments(P, Y, coefs, bases, second=True):
     Returns:
         `(mean, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
     """
-    P, Y, coefs, bases = group_args(P, Y, coefs, bases, second)
-    return _group_moments(P, Y, coefs, bases, second)
+    C, Phi = _stack(Y, coefs, bases)
+    mean = (P @ C) @ Phi  # (D,) eq. (exact_group)
+    if not second:
+        return mean, 0.0
+    CG = C @ (Phi @ Phi.T)  # (M, F R T)
+    return mean, float(P @ (CG * C).sum(1))
 
 
 def _stack(Y, coefs, bases):
@@ -103,6 +184,7 @@ def _stack(Y, coefs, bases):
     return C, np.concatenate([b.reshape(R * T, D) for b in bases], 0)
 
 
+@boundary(**GROUP, where=[ids_in_basis, one_per_basis], returns="updates")
 def group_updates(Y, coefs, bases):
     """Every multiset's update on each basis family: `(F, M, D)`, eq. (exact_group).
 
@@ -121,23 +203,34 @@ def group_updates(Y, coefs, bases):
     Returns:
         `(F, M, D)` float64.
     """
-    _, Y, coefs, bases = group_args(_NONE, Y, coefs, bases)
-    return _group_updates(Y, coefs, bases)
-
-
-def _group_updates(Y, coefs, bases):
     return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
-def _group_moments(P, Y, coefs, bases, second=True):
-    C, Phi = _stack(Y, coefs, bases)
-    mean = (P @ C) @ Phi  # (D,) eq. (exact_group)
-    if not second:
-        return mean, 0.0
-    CG = C @ (Phi @ Phi.T)  # (M, F R T)
-    return mean, float(P @ (CG * C).sum(1))
+def sums_to_one(logq, prompt):
+    """Each prompt's probabilities sum to 1."""
+    ids, inv = np.unique(prompt, return_inverse=True)
+    mass = np.bincount(inv.reshape(-1), np.exp(logq), minlength=ids.size)  # (N,)
+    if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
+        x = int(np.argmax(np.abs(mass - 1.0)))
+        return f"logq: expected probabilities summing to 1 per prompt, got {float(mass[x])!r} for prompt {ids[x]}"
 
 
+def tuple_count(prompt, K):
+    """The ordered tuples, `sum_x R_x^K` of them, fit in `MAX_ENTRIES` entries."""
+    O = sum(int(r) ** K for r in np.unique(prompt, return_counts=True)[1])
+    if O * (K + 1) > MAX_ENTRIES:
+        return (
+            f"K: expected at most {MAX_ENTRIES:.0e} entries in the ordered K-tuples, got {O:.3g} tuples (K = {K})"
+        )
+
+
+@boundary(
+    logq=allowing_inf(array("B"), signs=(-1.0,)),
+    prompt=array("B", integer=True, low=0),
+    K=number(1, 8, integer=True),
+    where=[sums_to_one, tuple_count],
+    returns="idx prob",
+)
 def ordered_groups(logq, prompt, K):
     """Every ordered K-tuple of responses of one prompt, and its probability under i.i.d. draws.
 
@@ -150,10 +243,12 @@ def ordered_groups(logq, prompt, K):
     Returns:
         `(idx, prob)`: `(O, K)` int64 response indices (prompt-major, then lexicographic) and
         `(O,)` float64 `exp(sum_k logq[idx_k])`; `O = sum_x R_x^K`.
+
+    Raises:
+        ValueError: a bad argument (named), or more tuples than `MAX_ENTRIES` entries hold.
     """
-    logq, prompt, K = ordered_args(logq, prompt, K)
     idx = []
-    for x in range(int(prompt.max()) + 1):
+    for x in np.unique(prompt):  # the prompts present, in order
         rows = np.flatnonzero(prompt == x)
         grids = np.meshgrid(*[rows] * K, indexing="ij")
         idx.append(np.stack([g.ravel() for g in grids], 1))
@@ -161,6 +256,13 @@ def ordered_groups(logq, prompt, K):
     return idx, np.exp(logq[idx].sum(axis=1))
 
 
+def square(c):
+    """`c` is a square `(K, K)` array with `K <= 16` (work `K^4`)."""
+    if c.shape[0] != c.shape[1] or c.shape[0] > 16:
+        return f"c: expected a square (K, K) array with 1 <= K <= 16, got shape {c.shape}"
+
+
+@boundary(p=simplex("M"), R=array("M"), Sc=array("M D"), c=array("K J"), where=[square], returns="first second")
 def iid_moments(p, R, Sc, c):
     """Exact `E[g]` and `E|g|^2` of `g = sum_{k,j} c[k, j] R_j S_k` over K i.i.d. draws.
 
@@ -176,12 +278,11 @@ def iid_moments(p, R, Sc, c):
 
     Returns:
         `(first, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
+
+    Raises:
+        ValueError: a bad argument (named), or a moment beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    p, R, Sc, c = iid_args(p, R, Sc, c)
-    return _iid_moments(p, R, Sc, c)
-
-
-def _iid_moments(p, R, Sc, c):
     K = c.shape[0]
     ER = lambda n: p @ R**n  # noqa: E731
     ERS = lambda n: (p * R**n) @ Sc  # noqa: E731

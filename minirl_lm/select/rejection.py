@@ -60,7 +60,7 @@ Names in the frameworks: see the page "Best-of-N and rejection sampling".
 import numpy as np
 
 from minirl_lm.core.checks import finite_result
-from minirl_lm.exact.groups import _group_law, _group_updates
+from minirl_lm.exact.groups import group_law, group_updates
 from minirl_lm.select.bestofn import _bon
 from minirl_lm.select.checks import accept_args, rejection_args, update_args
 
@@ -149,10 +149,10 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
-        Yg, P = _group_law(pi[n], K)  # (M, K) multisets, (M,) eq. (exact_multinomial)
+        Yg, P = group_law.core(pi[n], K)  # (M, K) multisets, (M,) eq. (exact_multinomial)
         coef = _slot_coefs(reward[n, Yg], K, rule, norm, threshold)[:, :, None]  # (M, K, 1)
         scores = (np.eye(Y) - pi[n])[:, None, :]  # (Y, 1, Y) grad log pi(y) = e_y - pi, T = 1
-        g = _group_updates(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
+        g = group_updates.core(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
         out[n] = P @ g / N  # (Y,)
     return finite_result(out, "reward", "the expected update")
 

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -96,3 +97,31 @@ def test_bad_groups_are_named():
         group_moments(np.array([1.0]), np.zeros((1, 1), int), [], [np.zeros((1, 1, 1))])
     with pytest.raises(ValueError, match="^K: "):
         multisets(3, 0)
+
+
+def test_a_listing_too_large_is_refused_before_it_starts():
+    t = time.perf_counter()
+    msg = str(pytest.raises(ValueError, multisets, 50, 50).value)  # C(99, 50) = 5e28 multisets
+    assert msg.startswith("K: expected at most 1e+07 entries in the multisets") and "C(99, 50) = 5.04e+28" in msg
+    assert str(pytest.raises(ValueError, group_law, np.full(50, 0.02), 50).value).startswith("K: ")
+    assert len(multisets(5, 8)[0]) == math.comb(12, 8)  # the atlas' K = 8 still lists
+    many = np.full(100, 0.01)  # 100^8 = 1e16 ordered 8-tuples of one prompt
+    msg = str(pytest.raises(ValueError, ordered_groups, np.log(many), np.zeros(100, int), 8).value)
+    assert msg.startswith("K: expected at most 1e+07 entries in the ordered K-tuples, got 1e+16")
+    assert time.perf_counter() - t < 1.0
+
+
+def test_a_prompt_id_near_the_top_of_int64_is_one_prompt_not_a_range():
+    top = 2**63 - 1
+    idx, prob = ordered_groups(np.log([0.5, 0.5, 1.0]), np.array([top, top, 3]), 2)
+    assert idx.tolist() == [[2, 2], [0, 0], [0, 1], [1, 0], [1, 1]]  # prompt 3 first: the ids in order
+    np.testing.assert_allclose(prob, [1.0, 0.25, 0.25, 0.25, 0.25], rtol=0, atol=1e-15)
+    msg = str(pytest.raises(ValueError, ordered_groups, np.log([0.5, 0.4]), np.array([top, top]), 2).value)
+    assert msg.startswith("logq: expected probabilities summing to 1 per prompt, got 0.9") and str(top) in msg
+
+
+def test_iid_moments_beyond_float64_name_the_function():
+    # R = 1e200: E[R^2] = 1e400 overflows in the second moment; the first, 1e200 S, is finite
+    msg = str(pytest.raises(ValueError, iid_moments, [1.0], [1e200], [[1.0]], np.ones((2, 2))).value)
+    assert msg.startswith("iid_moments: expected a finite second, got inf (beyond float64) from p in [1, 1]")
+    assert "R in [1e+200, 1e+200]" in msg
