@@ -27,9 +27,38 @@ tasks that want the vectors themselves (`(B, T, S V)` and `(B, S V)`).
 
 import numpy as np
 
-from minirl_lm.exact.checks import draw_args, score_args
+from minirl_lm.boundary import MASK, TOKENS, array, boundary, simplex
+
+__all__ = ["token_scores", "row_updates", "draw_moments"]
+
+IDS = array("B T", integer=True, low=0)
 
 
+def ids_in_table(probs, states, tokens):
+    """State ids index the rows of `probs`, token ids its columns."""
+    for name, ids, n, what in (("states", states, probs.shape[0], "S"), ("tokens", tokens, probs.shape[1], "V")):
+        if ids.max() >= n:
+            return f"{name}: expected ids < {what} = {n} (the shape of probs), got max {ids.max()}"
+
+
+def one_visit(states, mask):
+    """Each row visits a state at most once (a path in the prefix tree), so its scores are
+    orthogonal; a repeat at padding does not count."""
+    seen = np.where(mask > 0, states, -1 - np.arange(mask.shape[1]))  # (B, T) padding never collides
+    srt = np.sort(seen, axis=1)
+    dup = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)  # (B, T - 1)
+    if dup.any():
+        b = int(np.flatnonzero(dup.any(axis=1))[0])
+        return (
+            f"states: expected each row to visit a state at most once (a path in the prefix tree), "
+            f"row {b} visits state {int(srt[b, 1:][dup[b]][0])} twice"
+        )
+
+
+SCORES = dict(probs=simplex("S V"), mask=MASK, states=IDS, tokens=IDS)  # the mask fixes (B, T)
+
+
+@boundary(**SCORES, where=[ids_in_table], returns="scores")
 def token_scores(probs, states, tokens, mask):
     """The score of every token, dense: `(B, T, S*V)`, zero at padding, eq. (exact_score).
 
@@ -42,11 +71,6 @@ def token_scores(probs, states, tokens, mask):
     Returns:
         `(B, T, S*V)` float64 `d log pi(y_t|s_t) / d theta`, flattened row-major over `(S, V)`.
     """
-    probs, states, tokens, mask = score_args(probs, states, tokens, mask)
-    return _token_scores(probs, states, tokens, mask)
-
-
-def _token_scores(probs, states, tokens, mask):
     S, V = probs.shape
     B, T = mask.shape
     out = np.zeros((B, T, S, V))  # (B, T, S, V)
@@ -57,6 +81,7 @@ def _token_scores(probs, states, tokens, mask):
     return out.reshape(B, T, S * V)
 
 
+@boundary(**SCORES, coef=TOKENS, where=[ids_in_table], returns="updates")
 def row_updates(probs, states, tokens, mask, coef):
     """`g_b = sum_t coef[b, t] score[b, t]` of every row, dense: `(B, S*V)`, eq. (exact_linear).
 
@@ -70,11 +95,6 @@ def row_updates(probs, states, tokens, mask, coef):
     Returns:
         `(B, S*V)` float64, one update per row.
     """
-    probs, states, tokens, mask, coef = score_args(probs, states, tokens, mask, coef)
-    return _row_updates(probs, states, tokens, mask, coef)
-
-
-def _row_updates(probs, states, tokens, mask, coef):
     S, V = probs.shape
     B = mask.shape[0]
     G = np.zeros((B, S, V))  # (B, S, V)
@@ -86,6 +106,7 @@ def _row_updates(probs, states, tokens, mask, coef):
 
 
 # --8<-- [start:draw]
+@boundary(**SCORES, coef=TOKENS, q=simplex("B"), where=[ids_in_table, one_visit], returns="mean var")
 def draw_moments(q, coef, probs, states, tokens, mask):
     """`E[g]` and `tr Cov[g]` of `g = g_b` for one row `b` drawn with probability `q_b`.
 
@@ -103,12 +124,11 @@ def draw_moments(q, coef, probs, states, tokens, mask):
 
     Returns:
         `(mean, var)`: `(S, V)` float64 `E[g]` and the float `tr Cov[g] >= 0`.
+
+    Raises:
+        ValueError: a bad argument (named), or a moment beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    q, coef, probs, states, tokens, mask = draw_args(q, coef, probs, states, tokens, mask)
-    return _draw_moments(q, coef, probs, states, tokens, mask)
-
-
-def _draw_moments(q, coef, probs, states, tokens, mask):
     c = coef * mask  # (B, T)
     w = q[:, None] * c  # (B, T) the draw's weight on each token's score
     mean = np.zeros(probs.shape)  # (S, V)

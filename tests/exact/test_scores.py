@@ -78,3 +78,12 @@ def test_a_deterministic_draw_has_zero_variance_exactly():
     )
     assert var == 0.0 or var < 1e-15
     np.testing.assert_array_equal(mean, [[-0.5, 0.5], [-0.5, 0.5]])  # 2 (e_1 - p_0), -(e_0 - p_1)
+
+
+def test_draw_moments_beyond_float64_name_the_function():
+    # one row, one token, coef 1e200: the mean (1e200 times the score) is finite; E|g|^2 and
+    # |E g|^2 are inf, and their difference NaN (it was returned before the declared boundary)
+    probs, one = np.full((1, 2), 0.5), np.ones((1, 1))
+    msg = str(pytest.raises(ValueError, draw_moments, [1.0], [[1e200]], probs, [[0]], [[0]], one).value)
+    assert msg.startswith("draw_moments: expected a finite var, got NaN (beyond float64) from ")
+    assert "coef in [1e+200, 1e+200]" in msg
