@@ -134,14 +134,6 @@ def culprit(*stages):
     return last
 
 
-def finite_stages(*stages):
-    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
-    computed in, so the first to overflow is named); returns the last stage's value."""
-    for value, name, what in stages:
-        finite_result(value, name, what)
-    return stages[-1][0]
-
-
 def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]

@@ -56,16 +56,77 @@ to 1e-12 relative in tests/exact/test_batch.py).
 
 import numpy as np
 
-from minirl_lm.exact.checks import batch_args
+from minirl_lm.boundary import POSITIVE, array, boundary, flag, one_of, simplex
 from minirl_lm.kernels.batch import KINDS, _batch_marginals, _grid_marginals
+
+__all__ = ["FIELDS", "batch_moments"]
 
 FIELDS = ("a", "b", "e", "aa", "bb", "ee", "ab", "ae", "be")
 COLUMNS = {"none": (), "batch_std": (0, 1, 2), "whiten": (0, 1, 2)}  # the statistics a kind reads
 MAX_STEP = 40  # a grid is at most 2^-40 fine
 MAX_CONV = 10**7  # entries of one convolution before the sum over them is formed
+MAX_JOINT = 1e9  # points of the joint outcome, prod_n M_n
 
 
-def batch_moments(P, stats, parts, kind="none", token_mean=False, eps=1e-8, second=True, kernel=True):
+def _per_prompt(kind, what):
+    """A non-empty list with one entry per prompt, each read by `kind` (its own outcome count
+    `M`, the width `D` shared by every prompt); `what` says what an entry is."""
+
+    def read(x, name, dims):
+        if not isinstance(x, (list, tuple)) or not x:
+            raise TypeError(
+                f"{name}: expected a non-empty list with one {what} per prompt, got {type(x).__name__}"
+            )
+        out = []
+        for entry in x:
+            own = {k: v for k, v in dims.items() if k == "D"}  # M is the prompt's own
+            out.append(kind(entry, name, own))
+            dims.update((k, v) for k, v in own.items() if k == "D")
+        return out
+
+    return read
+
+
+def _triple(x, name, dims):
+    """A prompt's update parts `(P_n, Q_n, Rg_n)`, each `(M, D)`."""
+    if not isinstance(x, (list, tuple)) or len(x) != 3:
+        raise TypeError(
+            f"{name}: expected a (P_n, Q_n, Rg_n) triple per prompt, got {type(x).__name__} {x!r}"[:160]
+        )
+    part = array("M D")
+    return tuple(part(a, name, dims) for a in x)
+
+
+def _one_per_prompt(P, stats, parts):
+    """As many statistics and parts as laws, each of its law's outcomes; counts `cnt > 0`; a
+    joint outcome of at most `MAX_JOINT` points (what the walk would visit)."""
+    if not len(P) == len(stats) == len(parts):
+        return f"stats: expected one entry per prompt ({len(P)}), got {len(stats)} and {len(parts)} parts"
+    for n, (p, s, t) in enumerate(zip(P, stats, parts)):
+        if s.shape[1] != p.size:
+            return f"stats: expected shape (4, {p.size}) for prompt {n}, got {s.shape}"
+        if t[0].shape[0] != p.size:
+            return f"parts: expected {p.size} rows for prompt {n}, got {t[0].shape[0]}"
+    if any((s[0] <= 0).any() for s in stats):
+        return "stats: expected a count cnt > 0 in row 0 of every prompt's statistics"
+    total = float(np.prod([float(p.size) for p in P]))
+    if total > MAX_JOINT:
+        return f"P: expected a joint outcome of at most {MAX_JOINT:.0e} points, got {total:.3g}"
+
+
+@boundary(
+    P=_per_prompt(simplex("M"), "law"),
+    stats=_per_prompt(array("4 M"), "(4, M) statistics array"),
+    parts=_per_prompt(_triple, "triple"),
+    kind=one_of(KINDS),
+    token_mean=flag,
+    eps=POSITIVE,
+    second=flag,
+    kernel=flag,
+    where=[_one_per_prompt],
+    returns="mean second",
+)
+def batch_moments(P, stats, parts, *, kind="none", token_mean=False, eps=1e-8, second=True, kernel=True):
     """`E[g]` and `E|g|^2` of a batch update coupled by batch statistics, eq. (exact_batch).
 
     Args:
@@ -81,12 +142,11 @@ def batch_moments(P, stats, parts, kind="none", token_mean=False, eps=1e-8, seco
 
     Returns:
         `(mean, second)`: `(D,)` float64 and a float.
+
+    Raises:
+        ValueError: a bad argument (named), a joint outcome beyond `MAX_JOINT` points, or a
+            moment beyond float64 (named after the function, with the range of its inputs).
     """
-    P, stats, parts, kind, eps = batch_args(P, stats, parts, kind, token_mean, eps, second, kernel)
-    return _batch_moments(P, stats, parts, kind, token_mean, eps, second, kernel)
-
-
-def _batch_moments(P, stats, parts, kind, token_mean, eps, second=True, kernel=True):
     return _moments_from(_marginals(P, stats, kind, token_mean, eps, 9 if second else 3, kernel), parts)
 
 

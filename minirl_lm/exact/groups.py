@@ -17,7 +17,7 @@ bilinear update `g = sum_{k,j} c[k, j] R_j S_k`: its second moment depends only 
 four indices coincide, so it needs no list of groups at all.
 
 Sizes are bounded before anything is listed: at most `MAX_ENTRIES` entries in the multisets'
-arrays, and in the ordered tuples of `ordered_groups`.
+_arrays, and in the ordered tuples of `ordered_groups`.
 
     $ python examples/atlas.py --K 4    # every configuration's exact moments at K = 4
 """
@@ -41,23 +41,23 @@ __all__ = [
     "iid_moments",
 ]
 
-MAX_ENTRIES = 10**7  # entries of the arrays a listing builds: beyond this it would not end soon
+MAX_ENTRIES = 10**7  # entries of the _arrays a listing builds: beyond this it would not end soon
 GROUP_SIZE = number(1, 64, integer=True)  # K
 
 
-def arrays(shape):
-    """A non-empty list of arrays, each of `shape` (its letters shared across the list)."""
+def _arrays(shape):
+    """A non-empty list of _arrays, each of `shape` (its letters shared across the list)."""
     each = array(shape)
 
     def read(x, name, dims):
         if not isinstance(x, (list, tuple)) or not x:
-            raise TypeError(f"{name}: expected a non-empty list of arrays, got {type(x).__name__} {x!r}"[:160])
+            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
         return [each(a, name, dims) for a in x]
 
     return read
 
 
-def listing_size(R, K, N=1):
+def _listing_size(R, K, N=1):
     """None if the multisets of K out of R (and their probabilities under N laws) fit in
     `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
     with K ids, R counts and N probabilities."""
@@ -70,12 +70,12 @@ def listing_size(R, K, N=1):
         )
 
 
-def multiset_count(R, K):
-    return listing_size(R, K)
+def _multiset_count(R, K):
+    return _listing_size(R, K)
 
 
-def law_count(p, K):
-    return listing_size(p.shape[-1], K, p.shape[0] if p.ndim == 2 else 1)
+def _law_count(p, K):
+    return _listing_size(p.shape[-1], K, p.shape[0] if p.ndim == 2 else 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,7 +88,7 @@ def _multisets(R, K):
     return Y, counts, coef
 
 
-@boundary(R=COUNT, K=GROUP_SIZE, where=[multiset_count], returns="Y counts coef")
+@boundary(R=COUNT, K=GROUP_SIZE, where=[_multiset_count], returns="Y counts coef")
 def multisets(R, K):
     """Every multiset of K responses out of R, and its multinomial coefficient.
 
@@ -106,7 +106,7 @@ def multisets(R, K):
     return _multisets(R, K)
 
 
-@boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[law_count], returns="Y P")
+@boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[_law_count], returns="Y P")
 def group_law(p, K):
     """The multisets of K i.i.d. draws from each row of `p`, and their probabilities.
 
@@ -122,32 +122,32 @@ def group_law(p, K):
     return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
 
 
-def at_most_one(P):
+def _at_most_one(P):
     """Multiset probabilities sum to at most 1 (a law conditioned on an event that may fail)."""
     if P.sum() > 1.0 + 1e-9:
         return f"P: expected probabilities >= 0 summing to at most 1, got sum {float(P.sum())!r}"
 
 
-def ids_in_basis(Y, bases):
+def _ids_in_basis(Y, bases):
     """Response ids index the basis' rows."""
     R = bases[0].shape[0]
     if Y.max() >= R:
         return f"Y: expected ids < {R} (the rows of bases), got max {Y.max()}"
 
 
-def one_per_basis(coefs, bases):
+def _one_per_basis(coefs, bases):
     if len(coefs) != len(bases):
         return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
 
 
-GROUP = dict(Y=array("M K", integer=True, low=0), bases=arrays("R T D"), coefs=arrays("M K T"))
+GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=_arrays("M K T"))
 
 
 @boundary(
     P=array("M", low=0.0),
     **GROUP,
     second=flag,
-    where=[at_most_one, ids_in_basis, one_per_basis],
+    where=[_at_most_one, _ids_in_basis, _one_per_basis],
     returns="mean second",
 )
 def group_moments(P, Y, coefs, bases, second=True):
@@ -184,7 +184,7 @@ def _stack(Y, coefs, bases):
     return C, np.concatenate([b.reshape(R * T, D) for b in bases], 0)
 
 
-@boundary(**GROUP, where=[ids_in_basis, one_per_basis], returns="updates")
+@boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")
 def group_updates(Y, coefs, bases):
     """Every multiset's update on each basis family: `(F, M, D)`, eq. (exact_group).
 
@@ -206,7 +206,7 @@ def group_updates(Y, coefs, bases):
     return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
-def sums_to_one(logq, prompt):
+def _sums_to_one(logq, prompt):
     """Each prompt's probabilities sum to 1."""
     ids, inv = np.unique(prompt, return_inverse=True)
     mass = np.bincount(inv.reshape(-1), np.exp(logq), minlength=ids.size)  # (N,)
@@ -215,7 +215,7 @@ def sums_to_one(logq, prompt):
         return f"logq: expected probabilities summing to 1 per prompt, got {float(mass[x])!r} for prompt {ids[x]}"
 
 
-def tuple_count(prompt, K):
+def _tuple_count(prompt, K):
     """The ordered tuples, `sum_x R_x^K` of them, fit in `MAX_ENTRIES` entries."""
     O = sum(int(r) ** K for r in np.unique(prompt, return_counts=True)[1])
     if O * (K + 1) > MAX_ENTRIES:
@@ -228,7 +228,7 @@ def tuple_count(prompt, K):
     logq=allowing_inf(array("B"), signs=(-1.0,)),
     prompt=array("B", integer=True, low=0),
     K=number(1, 8, integer=True),
-    where=[sums_to_one, tuple_count],
+    where=[_sums_to_one, _tuple_count],
     returns="idx prob",
 )
 def ordered_groups(logq, prompt, K):
@@ -256,13 +256,13 @@ def ordered_groups(logq, prompt, K):
     return idx, np.exp(logq[idx].sum(axis=1))
 
 
-def square(c):
+def _square(c):
     """`c` is a square `(K, K)` array with `K <= 16` (work `K^4`)."""
     if c.shape[0] != c.shape[1] or c.shape[0] > 16:
         return f"c: expected a square (K, K) array with 1 <= K <= 16, got shape {c.shape}"
 
 
-@boundary(p=simplex("M"), R=array("M"), Sc=array("M D"), c=array("K J"), where=[square], returns="first second")
+@boundary(p=simplex("M"), R=array("M"), Sc=array("M D"), c=array("K J"), where=[_square], returns="first second")
 def iid_moments(p, R, Sc, c):
     """Exact `E[g]` and `E|g|^2` of `g = sum_{k,j} c[k, j] R_j S_k` over K i.i.d. draws.
 

@@ -34,14 +34,14 @@ __all__ = ["token_scores", "row_updates", "draw_moments"]
 IDS = array("B T", integer=True, low=0)
 
 
-def ids_in_table(probs, states, tokens):
+def _ids_in_table(probs, states, tokens):
     """State ids index the rows of `probs`, token ids its columns."""
     for name, ids, n, what in (("states", states, probs.shape[0], "S"), ("tokens", tokens, probs.shape[1], "V")):
         if ids.max() >= n:
             return f"{name}: expected ids < {what} = {n} (the shape of probs), got max {ids.max()}"
 
 
-def one_visit(states, mask):
+def _one_visit(states, mask):
     """Each row visits a state at most once (a path in the prefix tree), so its scores are
     orthogonal; a repeat at padding does not count."""
     seen = np.where(mask > 0, states, -1 - np.arange(mask.shape[1]))  # (B, T) padding never collides
@@ -58,7 +58,7 @@ def one_visit(states, mask):
 SCORES = dict(probs=simplex("S V"), mask=MASK, states=IDS, tokens=IDS)  # the mask fixes (B, T)
 
 
-@boundary(**SCORES, where=[ids_in_table], returns="scores")
+@boundary(**SCORES, where=[_ids_in_table], returns="scores")
 def token_scores(probs, states, tokens, mask):
     """The score of every token, dense: `(B, T, S*V)`, zero at padding, eq. (exact_score).
 
@@ -81,7 +81,7 @@ def token_scores(probs, states, tokens, mask):
     return out.reshape(B, T, S * V)
 
 
-@boundary(**SCORES, coef=TOKENS, where=[ids_in_table], returns="updates")
+@boundary(**SCORES, coef=TOKENS, where=[_ids_in_table], returns="updates")
 def row_updates(probs, states, tokens, mask, coef):
     """`g_b = sum_t coef[b, t] score[b, t]` of every row, dense: `(B, S*V)`, eq. (exact_linear).
 
@@ -106,7 +106,7 @@ def row_updates(probs, states, tokens, mask, coef):
 
 
 # --8<-- [start:draw]
-@boundary(**SCORES, coef=TOKENS, q=simplex("B"), where=[ids_in_table, one_visit], returns="mean var")
+@boundary(**SCORES, coef=TOKENS, q=simplex("B"), where=[_ids_in_table, _one_visit], returns="mean var")
 def draw_moments(q, coef, probs, states, tokens, mask):
     """`E[g]` and `tr Cov[g]` of `g = g_b` for one row `b` drawn with probability `q_b`.
 

@@ -49,13 +49,13 @@ def allowing_inf(kind, signs=(-1.0, 1.0)):
 TOKEN_MDP = has("a TokenMDP", "S", "V", "N", "ids", "all_states()", "is_terminal()", "state_id()")
 
 
-def enumerated(mdp):
+def _enumerated(mdp):
     """A tree table needs every state listed."""
     if mdp.ids != "enumerate":
         return f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}"
 
 
-@boundary(mdp=TOKEN_MDP, where=[enumerated], returns="child roots")
+@boundary(mdp=TOKEN_MDP, where=[_enumerated], returns="child roots")
 def children(mdp):
     """The prefix tree of a token MDP as a table: `child[s, y]` = the id of `s . y`, or -1.
 
@@ -76,7 +76,7 @@ def children(mdp):
     return child, roots
 
 
-def a_forest(child, roots, q):
+def _a_forest(child, roots, q):
     """`child` holds ids in `[-1, S)`, `roots` in `[0, S)`, and under the roots a forest: each
     state the child of at most one entry and no root a child, so no path comes back (no cycle)."""
     S = q.shape[0]
@@ -94,25 +94,25 @@ def a_forest(child, roots, q):
         return f"child: expected a tree (no root a child), got root {r} as a child: a cycle"
 
 
-def finite_where_drawn(name, q, values):
+def _finite_where_drawn(name, q, values):
     """The values `name` are finite wherever `q > 0` (where a response can draw them)."""
     if not np.isfinite(values[q > 0]).all():
         s, y = np.argwhere((q > 0) & ~np.isfinite(values))[0]
         return f"{name}: expected finite values wherever q > 0, got {values[s, y]} at ({s}, {y})"
 
 
-def f_where_drawn(q, f):
-    return finite_where_drawn("f", q, f)
+def _f_where_drawn(q, f):
+    return _finite_where_drawn("f", q, f)
 
 
-def h_where_drawn(q, h):
-    return finite_where_drawn("h", q, h)
+def _h_where_drawn(q, h):
+    return _finite_where_drawn("h", q, h)
 
 
 TREE = dict(child=array("S V", integer=True, low=-1), roots=array("N", integer=True, low=0), q=simplex("S V"))
 
 
-def levels(child, roots):
+def _levels(child, roots):
     """The states by depth: a list of int64 arrays, the roots first."""
     out, level = [], roots
     while level.size:
@@ -125,7 +125,7 @@ def levels(child, roots):
 @boundary(
     **TREE,
     f=allowing_inf(array("S V")),
-    where=[a_forest, f_where_drawn],
+    where=[_a_forest, _f_where_drawn],
     returns="expectations",
 )
 def tree_sum(child, roots, q, f):
@@ -145,7 +145,7 @@ def tree_sum(child, roots, q, f):
     d = np.zeros((N, S))  # (N, S) occupancy per prompt
     d[np.arange(N), roots] = 1.0
     qf = np.where(q > 0, q * np.where(q > 0, f, 0.0), 0.0)  # (S, V) q f, 0 where q = 0
-    for level in levels(child, roots):
+    for level in _levels(child, roots):
         kids = child[level]  # (L, V)
         live = kids >= 0
         mass = d[:, level, None] * q[level]  # (N, L, V) eq. (tree_sum): d(child) = d(s) q(y|s)
@@ -156,7 +156,7 @@ def tree_sum(child, roots, q, f):
 @boundary(
     **TREE,
     h=allowing_inf(array("S V")),
-    where=[a_forest, h_where_drawn],
+    where=[_a_forest, _h_where_drawn],
     returns="expectations",
 )
 def tree_product(child, roots, q, h):
@@ -173,7 +173,7 @@ def tree_product(child, roots, q, h):
     """
     U = np.ones(q.shape[0])  # (S,) U(s), filled from the leaves up
     qh = np.where(q > 0, q * np.where(q > 0, h, 0.0), 0.0)  # (S, V)
-    for level in reversed(levels(child, roots)):
+    for level in reversed(_levels(child, roots)):
         kids = child[level]  # (L, V)
         below = np.where(kids >= 0, U[np.maximum(kids, 0)], 1.0)  # U(terminal) = 1
         U[level] = (qh[level] * below).sum(axis=1)  # eq. (tree_product)

@@ -106,7 +106,7 @@ UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
 STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
 
 
-def states_in_table(states, values):
+def _states_in_table(states, values):
     """Every state id indexes the `(S,)` table."""
     if states.max() >= values.size:
         return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
@@ -150,7 +150,7 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     return r
 
 
-@boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=[states_in_table], returns="deltas")
+@boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=[_states_in_table], returns="deltas")
 def td_errors(values, states, rewards, mask, gamma=1.0):
     """TD errors `delta_t = r_t + gamma v(s_{t+1}) - v(s_t)`, eq. (td_error); `v(terminal) = 0`.
 
@@ -173,7 +173,7 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
     return (rewards + gamma * v_next - v) * mask  # eq. (td_error)
 
 
-def discounted_sum(x, mask, c):
+def _discounted_sum(x, mask, c):
     """Eqs. (gae) and (mc_return) on read arrays: `out_t = x_t + c out_{t+1}`, 0 at padding."""
     out = np.zeros_like(x)  # (B, T)
     acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
@@ -199,7 +199,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     Raises:
         ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    return discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
+    return _discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
 
 
 @boundary(mask=RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns")
@@ -217,10 +217,10 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
     Raises:
         ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    return discounted_sum(rewards * mask, mask, gamma)  # eq. (mc_return)
+    return _discounted_sum(rewards * mask, mask, gamma)  # eq. (mc_return)
 
 
-@boundary(**CRITIC, targets=TOKENS, where=[states_in_table], returns="loss dvalues")
+@boundary(**CRITIC, targets=TOKENS, where=[_states_in_table], returns="loss dvalues")
 def value_loss(values, states, targets, mask):
     """Mean squared value error over real tokens and its gradient on the table, eq. (value_loss).
 
@@ -253,7 +253,7 @@ def value_loss(values, states, targets, mask):
     gamma=UNIT,
     lr=POSITIVE,
     target=one_of(("mc", "td0")),
-    where=[states_in_table],
+    where=[_states_in_table],
     returns="new_values loss",
 )
 def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc"):
@@ -284,7 +284,7 @@ def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc")
     return values - lr * dvalues, loss
 
 
-def returns_read(returns, vpreds):
+def _returns_read(returns, vpreds):
     """`returns` (the targets G) is a `(B, T)` real array of `vpreds`' shape. Read here, not by
     a kind: the engine keeps the keyword `returns` for the names of the results."""
     try:
@@ -298,7 +298,7 @@ def returns_read(returns, vpreds):
     vpreds=TOKENS,
     values_old=TOKENS,
     clip=POSITIVE,
-    where=[returns_read],
+    where=[_returns_read],
     returns="loss dloss_dvpred",
 )
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
@@ -330,7 +330,7 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
         ValueError: a bad argument (named), or a squared error beyond float64 (named after the
             function, with the range of its inputs).
     """
-    G = np.array(returns, dtype=np.float64)  # (B, T) read by returns_read
+    G = np.array(returns, dtype=np.float64)  # (B, T) read by _returns_read
     M = max(mask.sum(), 1.0)
     v_clip = np.clip(vpreds, values_old - clip, values_old + clip)  # (B, T); a bound may be +-inf
     l1 = (vpreds - G) ** 2  # (B, T) unclipped

@@ -1,4 +1,4 @@
-"""The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
+"""The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
 
 The KL-regularized objective of a policy `pi` against the frozen reference `pi_ref`, for
 prompts `x ~ mu_0` and a reward `R(x, y)`, is
@@ -24,7 +24,7 @@ tie to rounding even at `beta = 1e-6`; `beta = 0` itself (the argmax, no KL) is 
 `beta > 0`.
 
 Multi-token responses, terminal reward. On the prefix tree of a `TokenMDP` the same optimum is
-a per-state policy, by backward induction over soft values (the soft Bellman equation with
+a per-state policy, by backward _induction over soft values (the soft Bellman equation with
 deterministic transitions `s ∘ a`, concatenation):
 
 ```text
@@ -63,7 +63,6 @@ import numpy as np
 from minirl_lm.boundary import NONNEGATIVE, POSITIVE, array, boundary, finite, function, number, optional, simplex
 
 __all__ = [
-    "tree_mdp",
     "tilt",
     "tilted_optimum",
     "kl_objective",
@@ -78,7 +77,7 @@ __all__ = [
 TREE = ("S", "V", "N", "ids", "prompts", "prefix_of()", "state_id()", "step()", "is_terminal()")
 
 
-def tree_mdp(mdp, name, dims):
+def _tree_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed), by the members the tree
     functions use; it fixes the letters `S` and `V` of the `(S, V)` tables beside it."""
     missing = [m.rstrip("()") for m in TREE if not hasattr(mdp, m.rstrip("()"))]
@@ -95,7 +94,7 @@ GRADER = function("grader(prompt, response)", 2)
 WEIGHTS = optional(simplex("N"))  # the prompt distribution mu_0; None: uniform
 
 
-def prompt_weights(weights, N):
+def _prompt_weights(weights, N):
     """`(N,)` prompt weights `mu_0`: the read `weights`, uniform if None."""
     return np.full(N, 1.0 / N) if weights is None else weights
 
@@ -179,7 +178,7 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
     """
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
         return -np.inf  # KL = +inf
-    w = prompt_weights(weights, pi.shape[0])  # (N,)
+    w = _prompt_weights(weights, pi.shape[0])  # (N,)
     pos = (pi > 0) & (beta > 0)  # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)  # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
@@ -203,13 +202,13 @@ def optimal_value(pi_ref, reward, beta, weights=None):
         The float `J(pi*)`.
     """
     _, v = tilt.core(pi_ref, reward, beta)  # (N,)
-    return float(prompt_weights(weights, pi_ref.shape[0]) @ v)
+    return float(_prompt_weights(weights, pi_ref.shape[0]) @ v)
 
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
 
-def graded(grader, prompt, response):
+def _graded(grader, prompt, response):
     """`grader(prompt, response)` as a finite float, else an error naming `grader`."""
     r = grader(prompt, response)
     got = f"for response {response}, got {type(r).__name__} {r!r}"[:160]
@@ -224,8 +223,8 @@ def graded(grader, prompt, response):
     return v
 
 
-def induction(mdp, grader, backup):
-    """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
+def _induction(mdp, grader, backup):
+    """Backward _induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
     values = np.zeros(mdp.S)  # (S,)
     q = np.zeros((mdp.S, mdp.V))  # (S, V)
     for s in range(mdp.S - 1, -1, -1):  # ids are level by level: deepest first
@@ -233,19 +232,19 @@ def induction(mdp, grader, backup):
         for a in range(mdp.V):
             child = mdp.step(prefix, a)  # s.a: concatenation
             if mdp.is_terminal(child):
-                q[s, a] = graded(grader, mdp.prompts[n], child)  # terminal V = r
+                q[s, a] = _graded(grader, mdp.prompts[n], child)  # terminal V = r
             else:
                 q[s, a] = values[mdp.state_id(n, child)]
         values[s] = backup(s, q[s])
     return values, q
 
 
-TREE_ARGS = dict(mdp=tree_mdp, pi_ref=simplex("S V"), grader=GRADER, beta=POSITIVE)
+TREE_ARGS = dict(mdp=_tree_mdp, pi_ref=simplex("S V"), grader=GRADER, beta=POSITIVE)
 
 
 @boundary(**TREE_ARGS, returns="values q")
 def soft_values(mdp, pi_ref, grader, beta):
-    """Soft values by backward induction on the prefix tree of `mdp`, eq. (soft_bellman).
+    """Soft values by backward _induction on the prefix tree of `mdp`, eq. (soft_bellman).
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
@@ -258,7 +257,7 @@ def soft_values(mdp, pi_ref, grader, beta):
         `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
         `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
     """
-    return induction(mdp, grader, lambda s, q_s: tilt.core(pi_ref[s], q_s, beta)[1])
+    return _induction(mdp, grader, lambda s, q_s: tilt.core(pi_ref[s], q_s, beta)[1])
 
 
 @boundary(**TREE_ARGS, returns="pi_star")
@@ -284,7 +283,7 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
 
 
 @boundary(
-    mdp=tree_mdp,
+    mdp=_tree_mdp,
     pi=simplex("S V"),
     pi_ref=simplex("S V"),
     grader=GRADER,
@@ -322,9 +321,9 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     def backup(s, q_s):  # actions pi never takes add 0
         return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
 
-    values, _ = induction(mdp, grader, backup)
+    values, _ = _induction(mdp, grader, backup)
     roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
-    out = float(prompt_weights(weights, mdp.N) @ values[roots])
+    out = float(_prompt_weights(weights, mdp.N) @ values[roots])
     if out == -np.inf and not np.isnan(values).any() and np.isposinf(log_ratio).any():
         return out  # pi > 0 = pi_ref: KL = +inf
     return finite(out, "kl_objective_tree", ["J"], dict(pi=pi, pi_ref=pi_ref, beta=beta))

@@ -188,3 +188,17 @@ def test_real_valued_statistics_take_the_walk_and_equal_it():
         walk = batch._marginals_kernel(P, stats, kind, True, 1e-8, 9)
         for x, y in zip(got, walk):
             np.testing.assert_array_equal(x, y)  # nothing merges: the walk itself
+
+
+def test_batch_moments_refuses_a_joint_too_large_and_a_bad_triple():
+    p = np.full(1001, 1 / 1001)
+    s = np.ones((4, 1001))
+    parts = (np.zeros((1001, 1)),) * 3
+    with pytest.raises(ValueError, match=r"^P: expected a joint outcome of at most 1e\+09 points"):
+        batch_moments([p] * 4, [s] * 4, [parts] * 4)
+    with pytest.raises(TypeError, match="^parts: expected a .* triple"):
+        batch_moments([p], [s], [parts[:2]])
+    with pytest.raises(TypeError, match="^token_mean: expected True or False"):
+        batch_moments([p], [s], [parts], token_mean=1)
+    with pytest.raises(ValueError, match=r"^stats: expected shape \(4, 1001\) for prompt 0"):
+        batch_moments([p], [s[:, :3]], [parts])

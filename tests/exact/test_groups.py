@@ -125,3 +125,19 @@ def test_iid_moments_beyond_float64_name_the_function():
     msg = str(pytest.raises(ValueError, iid_moments, [1.0], [1e200], [[1.0]], np.ones((2, 2))).value)
     assert msg.startswith("iid_moments: expected a finite second, got inf (beyond float64) from p in [1, 1]")
     assert "R in [1e+200, 1e+200]" in msg
+
+
+def test_the_shapes_of_a_group_must_agree():
+    P, Y = np.array([0.5, 0.5]), np.zeros((2, 2), int)
+    with pytest.raises(ValueError, match=r"^p: expected shape \(R,\) or \(N, R\)"):
+        group_law(np.full((2, 2, 2), 0.5), 2)
+    with pytest.raises(ValueError, match="^K: "):
+        multisets(3, 65)
+    with pytest.raises(ValueError, match=r"^bases: expected shape \(1, 1, 2\)"):
+        group_moments(P, Y, [np.zeros((2, 2, 1))] * 2, [np.zeros((1, 1, 2)), np.zeros((1, 1, 3))])
+    with pytest.raises(ValueError, match=r"^Y: expected shape \(1, K\)"):
+        group_moments(np.array([1.0]), Y, [np.zeros((2, 2, 1))], [np.zeros((1, 1, 2))])
+    with pytest.raises(ValueError, match="^coefs: "):
+        group_moments(P, Y, [np.zeros((2, 2, 3))], [np.zeros((1, 1, 2))])
+    with pytest.raises(ValueError, match="^Y: expected ids < 1"):
+        group_updates(Y + 1, [np.zeros((2, 2, 1))], [np.zeros((1, 1, 2))])

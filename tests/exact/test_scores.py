@@ -87,3 +87,13 @@ def test_draw_moments_beyond_float64_name_the_function():
     msg = str(pytest.raises(ValueError, draw_moments, [1.0], [[1e200]], probs, [[0]], [[0]], one).value)
     assert msg.startswith("draw_moments: expected a finite var, got NaN (beyond float64) from ")
     assert "coef in [1e+200, 1e+200]" in msg
+
+
+def test_draw_moments_accepts_a_repeat_at_padding_only():
+    probs, q, coef, tokens = np.full((3, 2), 0.5), np.ones(1), np.ones((1, 3)), np.zeros((1, 3), int)
+    mean, _ = draw_moments(q, coef, probs, np.array([[0, 1, 1]]), tokens, np.array([[1.0, 1.0, 0.0]]))
+    assert mean.shape == (3, 2)
+    with pytest.raises(ValueError, match="^states: .*row 0 visits state 1 twice"):
+        draw_moments(q, coef, probs, np.array([[0, 1, 1]]), tokens, np.ones((1, 3)))
+    with pytest.raises(ValueError, match="^tokens: expected ids < V = 2"):
+        draw_moments(q, coef, probs, np.array([[0, 1, 2]]), tokens + 2, np.ones((1, 3)))

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from minirl_lm.boundary import array
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.exact.tree import children, tree_product, tree_sum
+from minirl_lm.exact.tree import allowing_inf, children, tree_product, tree_sum
 
 
 def _setup(max_len, eos=0, seed=0):
@@ -72,3 +73,23 @@ def test_a_child_table_with_a_cycle_is_refused_before_any_walk():
             f(below, np.array([0]), q, zero)
     with pytest.raises(ValueError, match="^roots: expected ids < 3"):
         tree_sum(np.full((3, 2), -1), np.array([3]), q, zero)
+
+
+def test_allowing_inf_lets_through_the_signs_it_lists_only():
+    read = allowing_inf(array("B"), signs=(-1.0,))
+    out = read([0.5, -np.inf], "logq", {})
+    assert out.dtype == np.float64 and out.tolist() == [0.5, -np.inf]
+    with pytest.raises(ValueError, match="^logq: expected finite values"):
+        read([np.inf], "logq", {})
+    with pytest.raises(ValueError, match="^logq: expected no NaN"):
+        read([np.nan, -np.inf], "logq", {})
+    with pytest.raises(TypeError, match="^logq: expected a real-valued array"):
+        read("x", "logq", {})
+
+
+def test_the_values_are_named_by_their_role():
+    q = np.array([[0.5, 0.5]])
+    with pytest.raises(ValueError, match="^h: expected finite values wherever q > 0"):
+        tree_product(np.array([[-1, -1]]), np.array([0]), q, np.array([[np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="^child: "):
+        tree_sum(np.array([[-2, -1]]), np.array([0]), q, np.zeros((1, 2)))

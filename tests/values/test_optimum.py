@@ -19,6 +19,7 @@ from minirl_lm.values.optimum import (
     kl_objective_tree,
     optimal_value,
     soft_values,
+    tilt,
     tilted_optimum,
     tilted_optimum_tree,
 )
@@ -584,3 +585,12 @@ def test_an_overflow_at_a_tie_of_the_old_drivers_names_the_function(call, fname,
     assert raises(ValueError, call).startswith(
         f"{fname}: expected a finite {what}, got inf (beyond float64) from "
     )
+
+
+def test_tilt_is_the_closed_form_row_by_row():
+    # pi* ∝ pi_ref e^q = (0.5, 0.5 * 3, 0) -> (0.25, 0.75, 0); V = beta log Z = log 2
+    log_pi, v = tilt([[0.5, 0.5, 0.0]], [[0.0, math.log(3.0), 5.0]], 1.0)
+    np.testing.assert_allclose(np.exp(log_pi), [[0.25, 0.75, 0.0]], rtol=1e-15)
+    assert log_pi[0, 2] == -np.inf and v[0] == pytest.approx(math.log(2.0), rel=1e-15)  # -inf: off support
+    assert raises(ValueError, lambda: tilt([[0.5, 0.5]], [[np.inf, 0.0]], 1.0)).startswith("q: ")
+    assert raises(ValueError, lambda: tilt([[0.5, 0.5]], [[0.0, 0.0, 0.0]], 1.0)).startswith("q: expected shape")
