@@ -65,12 +65,11 @@ dloss_v / dv[s] = (1 / M) sum over (b, t) with s_bt = s of mask (v(s_bt) - targe
 fixed: a semi-gradient). A response of length 0 (an all-padding row) gets no reward, no TD
 error, no advantage, no loss.
 
-Inputs are per-token arrays `(B, T)` with the mask; `values` is an `(S,)` table. Demonstrated by
-`pytest tests/values/test_critic.py`. Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
+Inputs are per-token arrays `(B, T)` with the mask, right-padded (a critic reads the rows as
+prefixes); `values` is an `(S,)` table. Each public function declares its arguments with
+`boundary`; its body is the math. Demonstrated by `pytest tests/values/test_critic.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (`docs/next.md` keeps the versions and defaults):
 
 ```text
 gae gamma, lam (1, 1)    verl algorithm.gamma, algorithm.lam (1.0, 1.0), adv_estimator=gae
@@ -83,13 +82,61 @@ per_token_rewards        verl algorithm.use_kl_in_reward; OpenRLHF the default (
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["per_token_rewards", "td_errors", "gae", "monte_carlo_returns", "value_loss",
-    "fit_values", "clipped_value_loss"]
+__all__ = [
+    "per_token_rewards",
+    "td_errors",
+    "gae",
+    "monte_carlo_returns",
+    "value_loss",
+    "fit_values",
+    "clipped_value_loss",
+]
+
+ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
+COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
+
+
+def _prefix_mask(what, where):
+    """A 0/1 `(B, T)` mask read as prefixes, right-padded (1s then 0s in each row): the kind of
+    the functions that sum over later tokens or put a reward on the last one. `what` needs the
+    right padding; `where` is where a mask with holes goes instead."""
+
+    def read(x, name, dims):
+        m = MASK(x, name, dims)
+        rises = m[:, 1:] > m[:, :-1]  # (B, T - 1) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises.any(axis=1))[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+                f"is accepted by the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+_CRITIC_MASK = _prefix_mask(
+    "the critic (values over prefixes)",
+    f"minirl_lm.multiturn.values.gae_actions {ACTIONS}, or {COMPACT}",
+)
+_GAE_MASK = _prefix_mask("GAE (a sum over the later tokens)", f"minirl_lm.multiturn.values.gae_actions {ACTIONS}")
+_RETURNS_MASK = _prefix_mask(
+    "the returns to go (a sum over the later tokens)", f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
+)
+
+
+def _states_in_table(states, values):
+    """Every state id indexes the `(S,)` table."""
+    if states.max() >= values.size:
+        return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -106,20 +153,17 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
 
     Returns:
         `(B, T)` per-token rewards, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite reward (named after the function,
+            with the range of its inputs).
     """
-    R, logp, logp_ref, mask, beta = reward_args(terminal_reward, logp, logp_ref, mask, beta)
-    with np.errstate(over="ignore", invalid="ignore"):
-        u = log_ratio(logp, logp_ref, mask)  # (B, T), 0 at padding
-        r = -beta * u  # (B, T) eq. (kl_shaped_reward)
-        out = r.copy()
-        lengths = mask.sum(axis=1).astype(np.int64)  # (B,)
-        rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all
-        out[rows, lengths[rows] - 1] += R[rows]  # score at the last real token
-    return finite_stages(
-        (u, "logp", "logp - logp_ref"),
-        (r, largest(beta=beta, logp=u), "beta (logp - logp_ref)"),
-        (out, largest(terminal_reward=R, logp=r), "the last token's reward"),
-    )
+    u = log_ratio(logp, logp_ref, mask)  # (B, T), 0 at padding
+    r = -beta * u  # (B, T) eq. (kl_shaped_reward)
+    lengths = mask.sum(axis=1).astype(np.int64)  # (B,)
+    rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all
+    r[rows, lengths[rows] - 1] += terminal_reward[rows]  # score at the last real token
+    return r
 
 
 def td_errors(values, states, rewards, mask, gamma=1.0):
@@ -134,19 +178,24 @@ def td_errors(values, states, rewards, mask, gamma=1.0):
 
     Returns:
         `(B, T)` TD errors, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite TD error (named after the function).
     """
-    values, states, rewards, mask, gamma = td_args(values, states, rewards, mask, gamma)
-    with np.errstate(over="ignore"):
-        out = _td(values, states, rewards, mask, gamma)
-    return finite_result(out, largest(values=values, rewards=rewards), "delta = r + gamma V(s') - V(s)")
-
-
-def _td(values, states, rewards, mask, gamma):
-    """Trusted core of `td_errors`: (B, T) TD errors of checked arrays."""
     v = values[states] * mask  # (B, T) V(s_t), 0 at padding
     v_next = np.zeros_like(v)  # (B, T) V(s_{t+1})
     v_next[:, :-1] = v[:, 1:]  # 0 after the last real token
     return (rewards + gamma * v_next - v) * mask  # eq. (td_error)
+
+
+def _discounted_sum(x, mask, c):
+    """Eqs. (gae) and (mc_return) on read arrays: `out_t = x_t + c out_{t+1}`, 0 at padding."""
+    out = np.zeros_like(x)  # (B, T)
+    acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
+    for t in range(x.shape[1] - 1, -1, -1):  # right to left
+        acc = (x[:, t] + c * acc) * mask[:, t]  # padding resets to 0
+        out[:, t] = acc
+    return out
 
 
 def gae(deltas, mask, gamma=1.0, lam=1.0):
@@ -160,11 +209,11 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
 
     Returns:
         `(B, T)` advantages, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    deltas, mask, gamma, lam = discounted_args(deltas, mask, "deltas", gamma, lam)
-    with np.errstate(over="ignore"):
-        out = _backward_sum(deltas * mask, mask, gamma * lam)
-    return finite_result(out, "deltas", "the discounted sum")
+    return _discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
 
 
 def monte_carlo_returns(rewards, mask, gamma=1.0):
@@ -177,21 +226,11 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
 
     Returns:
         `(B, T)` returns, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a sum beyond float64 (named after the function).
     """
-    rewards, mask, gamma, _ = discounted_args(rewards, mask, "rewards", gamma)
-    with np.errstate(over="ignore"):
-        out = _backward_sum(rewards * mask, mask, gamma)
-    return finite_result(out, "rewards", "the discounted sum")
-
-
-def _backward_sum(x, mask, c):
-    """Trusted core of eqs. (gae) and (mc_return): out_t = x_t + c out_{t+1}, 0 at padding."""
-    out = np.zeros_like(x)  # (B, T)
-    acc = np.zeros(x.shape[0])  # (B,) the sum from t+1 on
-    for t in range(x.shape[1] - 1, -1, -1):  # right to left
-        acc = (x[:, t] + c * acc) * mask[:, t]  # padding resets to 0
-        out[:, t] = acc
-    return out
+    return _discounted_sum(rewards * mask, mask, gamma)  # eq. (mc_return)
 
 
 def value_loss(values, states, targets, mask):
@@ -207,15 +246,11 @@ def value_loss(values, states, targets, mask):
 
     Returns:
         `(loss, dvalues)`: a float and the `(S,)` gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function).
     """
-    values, states, targets, mask = critic_batch(values, states, targets, mask, "targets")
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _value_loss(values, states, targets, mask)
-    return finite_result(out, largest(targets=targets, values=values), "the squared error (V(s) - target)^2")
-
-
-def _value_loss(values, states, targets, mask):
-    """Trusted core of eq. (value_loss): (loss, dvalues (S,)) of checked arrays."""
     M = max(mask.sum(), 1.0)  # real tokens
     err = (values[states] - targets) * mask  # (B, T) V(s_t) - target_t
     loss = 0.5 * np.sum(err * err) / M  # eq. (value_loss)
@@ -224,7 +259,7 @@ def _value_loss(values, states, targets, mask):
     return float(loss), dvalues
 
 
-def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
+def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc"):
     """One gradient step of the tabular critic on eq. (value_loss).
 
     Args:
@@ -239,24 +274,26 @@ def fit_values(values, states, rewards, mask, gamma=1.0, lr=0.5, target="mc"):
 
     Returns:
         `(new_values, loss)`: the `(S,)` updated table and the loss before the step.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or step (a target beyond
+            float64 makes the loss so), named after the function.
     """
-    values, states, rewards, mask, gamma, lr, target = fit_values_args(
-        values, states, rewards, mask, gamma, lr, target
-    )
-    with np.errstate(over="ignore"):
-        if target == "mc":
-            y = _backward_sum(rewards * mask, mask, gamma)  # (B, T) eq. (mc_return)
-        else:
-            y = _td(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
-        loss, dvalues = _value_loss(values, states, y, mask)
-        new = values - lr * dvalues
-    err = "the squared error (V(s) - target)^2"
-    finite_stages(
-        (y, largest(rewards=rewards, values=values), "the regression targets"),
-        ((loss, dvalues), largest(rewards=y, values=values), err),
-        (new, "lr", "values - lr * dvalues"),
-    )
-    return new, loss
+    if target == "mc":
+        y = monte_carlo_returns.core(rewards, mask, gamma)  # (B, T) eq. (mc_return)
+    else:
+        y = td_errors.core(values, states, rewards, mask, gamma) + values[states] * mask  # r + gamma V(s')
+    loss, dvalues = value_loss.core(values, states, y, mask)  # eq. (value_loss)
+    return values - lr * dvalues, loss
+
+
+def _returns_read(returns, vpreds):
+    """`returns` (the targets G) is a `(B, T)` real array of `vpreds`' shape. Read here, not by
+    a kind: the engine keeps the keyword `returns` for the names of the results."""
+    try:
+        TOKENS(returns, "returns", dict(zip("BT", vpreds.shape)))
+    except (TypeError, ValueError) as e:
+        return str(e)
 
 
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
@@ -273,26 +310,28 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     `v_clip` is a constant: that is why its gradient is 0.
 
     Args:
-        vpreds (np.ndarray): `(B, T)` values predicted by the critic being trained.
-        values_old (np.ndarray): `(B, T)` values of the critic that scored the batch (data).
-        returns (np.ndarray): `(B, T)` targets G (data).
-        mask (np.ndarray): `(B, T)`.
-        clip (float): the range c, `> 0` (verl `critic.cliprange_value`, default 0.5).
+        vpreds: `(B, T)` values predicted by the critic being trained.
+        values_old: `(B, T)` values of the critic that scored the batch (data).
+        returns: `(B, T)` targets G (data).
+        mask: `(B, T)` 0/1 float mask, right-padded.
+        clip: the range c, `> 0`.
 
     Returns:
-        result (tuple): `(loss, dloss_dvpred (B, T))`, 0 at padding; an all-padding batch gives
-            `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with `np.add.at(dvalues, states,
-            d)`.
+        `(loss, dloss_dvpred)`: a float and the `(B, T)` gradient, 0 at padding; an all-padding
+        batch gives `(0.0, 0)`. Scatter `dloss_dvpred` into a value table with
+        `np.add.at(dvalues, states, d)`.
+
+    Raises:
+        ValueError: a bad argument (named), or a squared error beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    v, v_old, G, mask, clip = clipped_value_args(vpreds, values_old, returns, mask, clip)
+    G = np.array(returns, dtype=np.float64)  # (B, T) read by _returns_read
     M = max(mask.sum(), 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):  # an inf error is rejected below
-        v_clip = np.clip(v, v_old - clip, v_old + clip)  # (B, T); a bound may be +-inf
-        l1 = (v - G) ** 2  # (B, T) unclipped
-        l2 = (v_clip - G) ** 2  # (B, T) clipped
-        loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
-    squared_error_finite(l1, l2, loss, v, v_old, G)
-    dloss = np.where(l1 >= l2, v - G, 0.0) * mask / M  # (B, T)
+    v_clip = np.clip(vpreds, values_old - clip, values_old + clip)  # (B, T); a bound may be +-inf
+    l1 = (vpreds - G) ** 2  # (B, T) unclipped
+    l2 = (v_clip - G) ** 2  # (B, T) clipped
+    loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
+    dloss = np.where(l1 >= l2, vpreds - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
 
 
@@ -308,288 +347,210 @@ def log_ratio(logp, logp_other, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
 
 
-def culprit(*stages):
-    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
-    array or a tuple of them); the last argument, a bare name, when every stage is."""
-    *pairs, last = stages
-    for name, value in pairs:
-        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
-            return name
-    return last
-
-
-def finite_stages(*stages):
-    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
-    computed in, so the first to overflow is named); returns the last stage's value."""
-    for value, name, what in stages:
-        finite_result(value, name, what)
-    return stages[-1][0]
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/values/checks.py
-#   The boundary of the values part: the bundles of `values/critic.py` (values over prefixes,
-# ----------------------------------------------------------------------------------------------
-
-
-CRITIC = "the critic (values over prefixes)"  # what needs right padding (mask_array's prefix)
-
-
-def critic_batch(values, states, per_token, mask, name):
-    """An `(S,)` value table, `(B, T)` state ids into it, a `(B, T)` array `name`, the mask
-    (right-padded: a critic reads the rows as prefixes)."""
-    values = float_array(values, "values", ndim=1)
-    nonempty(values, "values")
-    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
-    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
-    per_token = float_array(per_token, name, shape=mask.shape)
-    return values, states, per_token, mask
-
-
-def reward_args(terminal_reward, logp, logp_ref, mask, beta):
-    """`per_token_rewards`' arguments (the mask right-padded: R goes on the last real token)."""
-    mask = mask_array(mask, "mask", prefix=("the terminal reward on the last real token", COMPACT))
-    R = float_array(terminal_reward, "terminal_reward", shape=(mask.shape[0],))
-    logp = float_array(logp, "logp", shape=mask.shape)
-    logp_ref = float_array(logp_ref, "logp_ref", shape=mask.shape)
-    return R, logp, logp_ref, mask, float_scalar(beta, "beta", low=0.0)
-
-
-def squared_error_finite(l1, l2, loss, vpreds, values_old, returns):
-    """`clipped_value_loss`'s guard: the unclipped squares `l1`, the clipped `l2` and their mean
-    `loss` finite, else an error naming the largest input of the first to overflow."""
-    if np.isfinite(l1).all() and np.isfinite(l2).all() and np.isfinite(loss):
-        return
-    name = culprit(
-        (largest(vpreds=vpreds, returns=returns), l1),
-        largest(vpreds=vpreds, values_old=values_old, returns=returns),
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
     )
-    raise ValueError(f"{name}: the squared value error overflows float64")
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def discounted_args(x, mask, name, gamma, lam=1.0):
-    """A `(B, T)` array `name` to sum backwards under its right-padded mask, gamma and lam in [0,
-    1]."""
-    gae = name == "deltas"  # else the rewards of the returns to go
-    what = "GAE (a sum over the later tokens)" if gae else "the returns to go (a sum over the later tokens)"
-    mask = mask_array(mask, "mask", prefix=(what, GAE_HOLES if gae else RETURNS_HOLES))
-    x = float_array(x, name, shape=mask.shape)
-    return (x, mask, float_scalar(gamma, "gamma", low=0.0, high=1.0), float_scalar(lam, "lam", low=0.0, high=1.0))
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-def td_args(values, states, rewards, mask, gamma):
-    """`td_errors`' arguments."""
-    batch = critic_batch(values, states, rewards, mask, "rewards")
-    return (*batch, float_scalar(gamma, "gamma", low=0.0, high=1.0))
-
-
-def fit_values_args(values, states, rewards, mask, gamma, lr, target):
-    """`fit_values`' arguments."""
-    batch = td_args(values, states, rewards, mask, gamma)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    return (*batch, lr, choice(target, "target", {"mc", "td0"}))
-
-
-def clipped_value_args(vpreds, values_old, returns, mask, clip):
-    """`clipped_value_loss`' arguments."""
-    mask = mask_array(mask, "mask", prefix=(CRITIC, f"{GAE_HOLES}, or {COMPACT}"))
-    v = float_array(vpreds, "vpreds", shape=mask.shape)
-    v_old = float_array(values_old, "values_old", shape=mask.shape)
-    G = float_array(returns, "returns", shape=mask.shape)
-    return v, v_old, G, mask, float_scalar(clip, "clip", low=0.0, low_open=True)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-# where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
-ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
-GAE_HOLES = f"minirl_lm.multiturn.values.gae_actions {ACTIONS}"
-RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
-COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return arr
 
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
+STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
+CRITIC = dict(mask=_CRITIC_MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+
+per_token_rewards = boundary(
+    mask=_prefix_mask("the terminal reward on the last real token", COMPACT),
+    terminal_reward=array("B"),
+    logp=TOKENS,
+    logp_ref=TOKENS,
+    beta=NONNEGATIVE,
+    returns="rewards",
+)(per_token_rewards)
+
+td_errors = boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=[_states_in_table], returns="deltas")(td_errors)
+
+gae = boundary(mask=_GAE_MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, returns="advantages")(gae)
+
+monte_carlo_returns = boundary(
+    mask=_RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns"
+)(monte_carlo_returns)
+
+value_loss = boundary(**CRITIC, targets=TOKENS, where=[_states_in_table], returns="loss dvalues")(value_loss)
+
+fit_values = boundary(
+    **CRITIC,
+    rewards=TOKENS,
+    gamma=UNIT,
+    lr=POSITIVE,
+    target=one_of(("mc", "td0")),
+    where=[_states_in_table],
+    returns="new_values loss",
+)(fit_values)
+
+clipped_value_loss = boundary(
+    mask=_CRITIC_MASK,
+    vpreds=TOKENS,
+    values_old=TOKENS,
+    clip=POSITIVE,
+    where=[_returns_read],
+    returns="loss dloss_dvpred",
+)(clipped_value_loss)

@@ -44,10 +44,14 @@ responses and `Phi` the basis stacked as rows,
 bilinear update `g = sum_{k,j} c[k, j] R_j S_k`: its second moment depends only on which of the
 four indices coincide, so it needs no list of groups at all.
 
+Sizes are bounded before anything is listed: at most `MAX_ENTRIES` entries in the multisets'
+_arrays, and in the ordered tuples of `ordered_groups`.
+
     $ python examples/atlas.py --K 4    # every configuration's exact moments at K = 4
 """
 
 import functools
+import inspect
 import itertools
 import math
 import numbers
@@ -55,8 +59,50 @@ import numbers
 import numpy as np
 
 
-__all__ = ["multisets", "group_law", "group_moments", "group_updates", "ordered_groups",
-    "iid_moments"]
+__all__ = [
+    "MAX_ENTRIES",
+    "multisets",
+    "group_law",
+    "group_moments",
+    "group_updates",
+    "ordered_groups",
+    "iid_moments",
+]
+
+MAX_ENTRIES = 10**7  # entries of the _arrays a listing builds: beyond this it would not end soon
+
+
+def _arrays(shape):
+    """A non-empty list of _arrays, each of `shape` (its letters shared across the list)."""
+    each = array(shape)
+
+    def read(x, name, dims):
+        if not isinstance(x, (list, tuple)) or not x:
+            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
+        return [each(a, name, dims) for a in x]
+
+    return read
+
+
+def _listing_size(R, K, N=1):
+    """None if the multisets of K out of R (and their probabilities under N laws) fit in
+    `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
+    with K ids, R counts and N probabilities."""
+    M = math.comb(R + K - 1, K)
+    if M * (K + R + N * K) > MAX_ENTRIES:
+        return (
+            f"K: expected at most {MAX_ENTRIES:.0e} entries in the multisets of K out of R "
+            f"(C(R + K - 1, K) of them, times K + R + N K), got C({R + K - 1}, {K}) = {M:.3g} multisets "
+            f"(R = {R}, K = {K}, N = {N})"
+        )
+
+
+def _multiset_count(R, K):
+    return _listing_size(R, K)
+
+
+def _law_count(p, K):
+    return _listing_size(p.shape[-1], K, p.shape[0] if p.ndim == 2 else 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -79,8 +125,10 @@ def multisets(R, K):
     Returns:
         `(Y, counts, coef)`: `(M, K)` int64 sorted index tuples, `(M, R)` int64 counts, `(M,)`
         float64 `K! / prod n_r!`, `M = C(R + K - 1, K)`. Read-only (cached).
+
+    Raises:
+        ValueError: a bad argument (named), or more multisets than `MAX_ENTRIES` entries hold.
     """
-    R, K = law_args(R, K)
     return _multisets(R, K)
 
 
@@ -95,13 +143,26 @@ def group_law(p, K):
         `(Y, P)`: `(M, K)` int64 multisets and `(M,)` or `(N, M)` float64 probabilities,
         eq. (exact_multinomial).
     """
-    p, K = law_args(p, K, probs=True)
-    return _group_law(p, K)
-
-
-def _group_law(p, K):
     Y, _, coef = _multisets(p.shape[-1], K)
     return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
+
+
+def _at_most_one(P):
+    """Multiset probabilities sum to at most 1 (a law conditioned on an event that may fail)."""
+    if P.sum() > 1.0 + 1e-9:
+        return f"P: expected probabilities >= 0 summing to at most 1, got sum {float(P.sum())!r}"
+
+
+def _ids_in_basis(Y, bases):
+    """Response ids index the basis' rows."""
+    R = bases[0].shape[0]
+    if Y.max() >= R:
+        return f"Y: expected ids < {R} (the rows of bases), got max {Y.max()}"
+
+
+def _one_per_basis(coefs, bases):
+    if len(coefs) != len(bases):
+        return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
 
 
 def group_moments(P, Y, coefs, bases, second=True):
@@ -122,8 +183,12 @@ def group_moments(P, Y, coefs, bases, second=True):
     Returns:
         `(mean, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
     """
-    P, Y, coefs, bases = group_args(P, Y, coefs, bases, second)
-    return _group_moments(P, Y, coefs, bases, second)
+    C, Phi = _stack(Y, coefs, bases)
+    mean = (P @ C) @ Phi  # (D,) eq. (exact_group)
+    if not second:
+        return mean, 0.0
+    CG = C @ (Phi @ Phi.T)  # (M, F R T)
+    return mean, float(P @ (CG * C).sum(1))
 
 
 def _stack(Y, coefs, bases):
@@ -152,21 +217,25 @@ def group_updates(Y, coefs, bases):
     Returns:
         `(F, M, D)` float64.
     """
-    _, Y, coefs, bases = group_args(_NONE, Y, coefs, bases)
-    return _group_updates(Y, coefs, bases)
-
-
-def _group_updates(Y, coefs, bases):
     return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
-def _group_moments(P, Y, coefs, bases, second=True):
-    C, Phi = _stack(Y, coefs, bases)
-    mean = (P @ C) @ Phi  # (D,) eq. (exact_group)
-    if not second:
-        return mean, 0.0
-    CG = C @ (Phi @ Phi.T)  # (M, F R T)
-    return mean, float(P @ (CG * C).sum(1))
+def _sums_to_one(logq, prompt):
+    """Each prompt's probabilities sum to 1."""
+    ids, inv = np.unique(prompt, return_inverse=True)
+    mass = np.bincount(inv.reshape(-1), np.exp(logq), minlength=ids.size)  # (N,)
+    if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
+        x = int(np.argmax(np.abs(mass - 1.0)))
+        return f"logq: expected probabilities summing to 1 per prompt, got {float(mass[x])!r} for prompt {ids[x]}"
+
+
+def _tuple_count(prompt, K):
+    """The ordered tuples, `sum_x R_x^K` of them, fit in `MAX_ENTRIES` entries."""
+    O = sum(int(r) ** K for r in np.unique(prompt, return_counts=True)[1])
+    if O * (K + 1) > MAX_ENTRIES:
+        return (
+            f"K: expected at most {MAX_ENTRIES:.0e} entries in the ordered K-tuples, got {O:.3g} tuples (K = {K})"
+        )
 
 
 def ordered_groups(logq, prompt, K):
@@ -181,15 +250,23 @@ def ordered_groups(logq, prompt, K):
     Returns:
         `(idx, prob)`: `(O, K)` int64 response indices (prompt-major, then lexicographic) and
         `(O,)` float64 `exp(sum_k logq[idx_k])`; `O = sum_x R_x^K`.
+
+    Raises:
+        ValueError: a bad argument (named), or more tuples than `MAX_ENTRIES` entries hold.
     """
-    logq, prompt, K = ordered_args(logq, prompt, K)
     idx = []
-    for x in range(int(prompt.max()) + 1):
+    for x in np.unique(prompt):  # the prompts present, in order
         rows = np.flatnonzero(prompt == x)
         grids = np.meshgrid(*[rows] * K, indexing="ij")
         idx.append(np.stack([g.ravel() for g in grids], 1))
     idx = np.concatenate(idx, 0)  # (O, K)
     return idx, np.exp(logq[idx].sum(axis=1))
+
+
+def _square(c):
+    """`c` is a square `(K, K)` array with `K <= 16` (work `K^4`)."""
+    if c.shape[0] != c.shape[1] or c.shape[0] > 16:
+        return f"c: expected a square (K, K) array with 1 <= K <= 16, got shape {c.shape}"
 
 
 def iid_moments(p, R, Sc, c):
@@ -207,12 +284,11 @@ def iid_moments(p, R, Sc, c):
 
     Returns:
         `(first, second)`: `(D,)` float64 `E[g]` and the float `E|g|^2`.
+
+    Raises:
+        ValueError: a bad argument (named), or a moment beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    p, R, Sc, c = iid_args(p, R, Sc, c)
-    return _iid_moments(p, R, Sc, c)
-
-
-def _iid_moments(p, R, Sc, c):
     K = c.shape[0]
     ER = lambda n: p @ R**n  # noqa: E731
     ERS = lambda n: (p * R**n) @ Sc  # noqa: E731
@@ -240,191 +316,224 @@ def _iid_moments(p, R, Sc, c):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+# part 1: from minirl_lm/exact/tree.py
+#   Sums and products along a response, by recursion over the prefix tree: no list of responses.
 # ----------------------------------------------------------------------------------------------
 
 
-def flag(x, name):
-    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
+def allowing_inf(kind, signs=(-1.0, 1.0)):
+    """The kind `kind`, with infinite entries of the listed signs let through (values the body
+    ignores, such as those where `q = 0`; a relation says where they may be)."""
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):
+            a = None
+        if a is None or a.dtype.kind != "f":
+            return kind(x, name, dims)
+        inf = np.isinf(a) & np.isin(np.sign(a), signs)
+        out = kind(np.where(inf, 0.0, a), name, dims)
+        out[inf] = a[inf]
+        return out
+
+    return read
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def flag(x, name, dims):
+    """True or False (a NumPy bool too; not 0 or 1)."""
     if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
+        raise TypeError(f"{name}: expected True or False, got {_show(x)}")
     return bool(x)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/exact/checks.py
-#   The boundary of the exact engine: one bundle call per public function of `minirl_lm/exact/`.
-# ----------------------------------------------------------------------------------------------
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-_NONE = object()  # an argument a bundle's caller does not have (None is a bad value)
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
 
 
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def law_args(p, K, probs=False):
-    """A group size K >= 1 and either a response count R >= 1 or `(R,)`/`(N, R)` probabilities."""
-    if probs:
-        p = prob_table(p, "p")
-        if p.ndim not in (1, 2):
-            raise ValueError(f"p: expected a (R,) or (N, R) array, got {_describe(p)}")
-    else:
-        p = int_scalar(p, "R", low=1)
-    return p, int_scalar(K, "K", low=1, high=64)
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+GROUP_SIZE = number(1, 64, integer=True)  # K
+GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=_arrays("M K T"))
 
-def group_args(P, Y, coefs, bases, second=True):
-    """`(M,)` multiset probabilities (sum <= 1; `_NONE`: no law), `(M, K)` response ids, F `(M,
-    K, T)` coefficient and F `(R, T, D)` basis arrays."""
-    if P is not _NONE:  # group_updates: no law
-        P = float_array(P, "P", ndim=1)
-        nonempty(P, "P")
-        if (P < 0).any() or P.sum() > 1.0 + 1e-9:
-            raise ValueError(
-                f"P: expected probabilities >= 0 summing to at most 1, got min {P.min()}, sum {P.sum()}"
-            )
-    for name, seq in (("coefs", coefs), ("bases", bases)):
-        if not isinstance(seq, (list, tuple)) or not seq:
-            raise TypeError(f"{name}: expected a non-empty list of arrays, got {_describe(seq)}")
-    if len(coefs) != len(bases):
-        raise ValueError(f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}")
-    bases = [float_array(b, "bases", ndim=3) for b in bases]
-    R, T, D = bases[0].shape
-    if any(b.shape != (R, T, D) for b in bases):
-        raise ValueError(f"bases: expected arrays of one shape {(R, T, D)}, got {[b.shape for b in bases]}")
-    Y = int_array(Y, "Y", ndim=2, low=0, high=R)
-    nonempty(Y, "Y")
-    if P is not _NONE and Y.shape[0] != P.size:
-        raise ValueError(f"Y: expected {P.size} rows (one per entry of P), got {Y.shape[0]}")
-    coefs = [float_array(c, "coefs", shape=Y.shape + (T,)) for c in coefs]
-    flag(second, "second")
-    return P, Y, coefs, bases
+multisets = boundary(R=COUNT, K=GROUP_SIZE, where=[_multiset_count], returns="Y counts coef")(multisets)
 
+group_law = boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[_law_count], returns="Y P")(group_law)
 
-def ordered_args(logq, prompt, K):
-    """`(B,)` log-probabilities (-inf allowed), `(B,)` prompt ids whose probabilities each sum to
-    1, K >= 1."""
-    logq = float_array(logq, "logq", ndim=1, allow_neginf=True)
-    nonempty(logq, "logq")
-    prompt = int_array(prompt, "prompt", shape=logq.shape, low=0)
-    with np.errstate(over="ignore"):
-        mass = np.bincount(prompt, np.exp(logq))
-    if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
-        raise ValueError(f"logq: expected probabilities summing to 1 per prompt, got sums {mass}")
-    return logq, prompt, int_scalar(K, "K", low=1, high=8)
+group_moments = boundary(
+    P=array("M", low=0.0),
+    **GROUP,
+    second=flag,
+    where=[_at_most_one, _ids_in_basis, _one_per_basis],
+    returns="mean second",
+)(group_moments)
 
+group_updates = boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")(group_updates)
 
-def iid_args(p, R, Sc, c):
-    """`(M,)` probabilities, `(M,)` scalars, `(M, D)` vectors, `(K, K)` coefficients."""
-    p = prob_table(p, "p", ndim=1)
-    R = float_array(R, "R", shape=p.shape)
-    Sc = float_array(Sc, "Sc", ndim=2, shape=(p.size, None))
-    c = float_array(c, "c", ndim=2)
-    if c.shape[0] != c.shape[1] or c.shape[0] > 16 or c.size == 0:
-        raise ValueError(f"c: expected a square (K, K) array with 1 <= K <= 16, got {_describe(c)}")
-    return p, R, Sc, c
+ordered_groups = boundary(
+    logq=allowing_inf(array("B"), signs=(-1.0,)),
+    prompt=array("B", integer=True, low=0),
+    K=number(1, 8, integer=True),
+    where=[_sums_to_one, _tuple_count],
+    returns="idx prob",
+)(ordered_groups)
 
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+iid_moments = boundary(
+    p=simplex("M"), R=array("M"), Sc=array("M D"), c=array("K J"), where=[_square], returns="first second"
+)(iid_moments)

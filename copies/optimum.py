@@ -26,7 +26,7 @@
 # OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 # SOFTWARE.
 
-"""The KL-regularized (tilted) optimum: closed form, backward induction, exploit threshold.
+"""The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
 
 The KL-regularized objective of a policy `pi` against the frozen reference `pi_ref`, for
 prompts `x ~ mu_0` and a reward `R(x, y)`, is
@@ -52,7 +52,7 @@ tie to rounding even at `beta = 1e-6`; `beta = 0` itself (the argmax, no KL) is 
 `beta > 0`.
 
 Multi-token responses, terminal reward. On the prefix tree of a `TokenMDP` the same optimum is
-a per-state policy, by backward induction over soft values (the soft Bellman equation with
+a per-state policy, by backward _induction over soft values (the soft Bellman equation with
 deterministic transitions `s ∘ a`, concatenation):
 
 ```text
@@ -75,41 +75,79 @@ many honest answers share the rest; the page "The loophole" computes both.)
 Probability tables in, not log-probs: these functions need whole distributions. The tree
 functions (`soft_values`, `tilted_optimum_tree`, `kl_objective_tree`) take a `TokenMDP` with
 `ids="enumerate"` and use its prefix enumeration (`S`, `V`, `prompts`, `prefix_of`,
-`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Demonstrated by
-`pytest tests/values/test_optimum.py`. Imports NumPy and `minirl_lm.core.checks` only.
-
-No knob: the tilted optimum and its exploit threshold are analysis, not a training option in
-TRL, verl or OpenRLHF.
+`state_id`, `step`, `is_terminal`); they do not import `minirl_lm.core.mdp`. Each public
+function declares its arguments with `boundary`; its body is the math. `tilt.core` is the
+row-wise tilt the multi-turn values and best-of-n call on their own arrays. Demonstrated by
+`pytest tests/values/test_optimum.py`.
 
 Names in the frameworks: none. The tilted optimum and its exploit threshold are analysis, not
-a setting of TRL 1.16.0, verl 0.9.1 or OpenRLHF 0.11.2.
+a training option of TRL, verl or OpenRLHF.
 """
 
+import functools
 import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["tilted_optimum", "kl_objective", "optimal_value", "soft_values", "tilted_optimum_tree",
-    "kl_objective_tree", "exploit_threshold", "hedge_odds"]
+__all__ = [
+    "tilt",
+    "tilted_optimum",
+    "kl_objective",
+    "optimal_value",
+    "soft_values",
+    "tilted_optimum_tree",
+    "kl_objective_tree",
+    "exploit_threshold",
+    "hedge_odds",
+]
+
+TREE = ("S", "V", "N", "ids", "prompts", "prefix_of()", "state_id()", "step()", "is_terminal()")
 
 
-def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
+def _tree_mdp(mdp, name, dims):
+    """A `TokenMDP` with `ids="enumerate"` (every state listed), by the members the tree
+    functions use; it fixes the letters `S` and `V` of the `(S, V)` tables beside it."""
+    missing = [m.rstrip("()") for m in TREE if not hasattr(mdp, m.rstrip("()"))]
+    if missing or mdp.ids != "enumerate":
+        raise TypeError(
+            f"{name}: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
+            + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
+        )
+    dims.update(S=mdp.S, V=mdp.V, N=mdp.N)
+    return mdp
+
+
+def _prompt_weights(weights, N):
+    """`(N,)` prompt weights `mu_0`: the read `weights`, uniform if None."""
+    return np.full(N, 1.0 / N) if weights is None else weights
+
+
+def tilt(pi_ref, q, beta):
+    """Row-wise log of `pi_ref * exp(q / beta)` normalized, and its log-normalizer times beta,
+    eq. (kl_optimum), stably.
 
     For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
     support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
     `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
+
+    Args:
+        pi_ref: `(Y,)` or `(N, Y)` probabilities, rows summing to 1.
+        q: rewards (or soft action values) of the shape of `pi_ref`.
+        beta: `> 0`.
+
+    Returns:
+        `(log_pi_star, v)`: log-probabilities of `pi_ref`'s shape, `-inf` off its support (not
+        checked for finiteness: that `-inf` is the answer), and the soft values `beta log Z`,
+        one per row.
     """
     support = pi_ref > 0  # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
-    # (the tree). Never log 0: the log is taken on the support only, and the sum below is >= 1
-    # (its largest term is exp(0)) or NaN.
-    with np.errstate(over="ignore", invalid="ignore"):
-        # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN
-        # where an off-support reward exceeds m and overflows (q - m) / beta
+    # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN where an
+    # off-support reward exceeds m and overflows (q - m) / beta. Never log 0: the log is taken on
+    # the support only, and the sum below is >= 1 (its largest term is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):  # q holding overflowed soft values (the tree)
         t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
         a = np.full(support.shape, -np.inf)
         a[support] = np.log(pi_ref[support]) + t[support]
@@ -133,15 +171,15 @@ def tilted_optimum(pi_ref, reward, beta):
     Returns:
         `(N, Y)` probabilities, 0 off the support of `pi_ref`.
     """
-    pi_ref, reward, beta, _ = bandit_args(pi_ref, reward, beta)
-    log_pi_star, _ = _tilt(pi_ref, reward, beta)
+    log_pi_star, _ = tilt.core(pi_ref, reward, beta)
     return np.exp(log_pi_star)  # (N, Y), 0 off support
 
 
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
     """The objective `J(pi) = sum_x mu_0(x) [E_pi R - beta KL(pi || pi_ref)]`, eq. (kl_objective).
 
-    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf`.
+    `0 log 0 = 0`; mass of `pi` where `pi_ref = 0` makes the KL infinite and `J = -inf` (the
+    one non-finite result returned).
 
     Args:
         pi: `(N, Y)` probabilities, rows summing to 1.
@@ -152,18 +190,20 @@ def kl_objective(pi, pi_ref, reward, beta, weights=None):
 
     Returns:
         The float `J(pi)`.
+
+    Raises:
+        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
-    pi, pi_ref, reward, beta, w = objective_args(pi, pi_ref, reward, beta, weights)
     if beta > 0 and ((pi > 0) & (pi_ref == 0)).any():
-        return -np.inf
+        return -np.inf  # KL = +inf
+    w = _prompt_weights(weights, pi.shape[0])  # (N,)
     pos = (pi > 0) & (beta > 0)  # beta = 0: no KL term at all
     log_ratio = np.zeros_like(pi)  # (N, Y)
     log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
-    with np.errstate(over="ignore", invalid="ignore"):
-        e_r = w @ (pi * reward).sum(axis=1)  # E_pi r
-        per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)  # (N,) eq. (kl_objective)
-        out = float(w @ per_x)
-    return finite_stages((e_r, "reward", "E_pi r"), (out, "beta", "J(pi)"))
+    e_r = w @ (pi * reward).sum(axis=1)  # E_pi r, finite where J is
+    per_x = (pi * (reward - beta * log_ratio)).sum(axis=1)  # (N,) eq. (kl_objective)
+    inputs = dict(pi=pi, pi_ref=pi_ref, reward=reward, beta=beta)
+    return finite((float(w @ per_x), float(e_r)), "kl_objective", ["J", "E_pi R"], inputs)[0]
 
 
 def optimal_value(pi_ref, reward, beta, weights=None):
@@ -178,18 +218,30 @@ def optimal_value(pi_ref, reward, beta, weights=None):
     Returns:
         The float `J(pi*)`.
     """
-    pi_ref, reward, beta, w = bandit_args(pi_ref, reward, beta, weights)
-    _, v = _tilt(pi_ref, reward, beta)  # (N,)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = float(w @ v)
-    return finite_result(out, largest(beta=beta, reward=reward), "J(pi*) = beta log Z")
+    _, v = tilt.core(pi_ref, reward, beta)  # (N,)
+    return float(_prompt_weights(weights, pi_ref.shape[0]) @ v)
 
 
 # ---------------------------------------------------------------- the prefix tree, eq. (soft_bellman)
 
 
+def _graded(grader, prompt, response):
+    """`grader(prompt, response)` as a finite float, else an error naming `grader`."""
+    r = grader(prompt, response)
+    got = f"for response {response}, got {type(r).__name__} {r!r}"[:160]
+    if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real):
+        raise TypeError(f"grader: expected a real number (a finite reward) {got}")
+    try:
+        v = float(r)
+    except OverflowError:  # an int beyond float64
+        v = np.inf
+    if not np.isfinite(v):
+        raise ValueError(f"grader: expected a finite number (a finite reward) {got}")
+    return v
+
+
 def _induction(mdp, grader, backup):
-    """Backward induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
+    """Backward _induction on the prefix tree: q(s, a) from the children, v(s) = backup(s, q(s, .))."""
     values = np.zeros(mdp.S)  # (S,)
     q = np.zeros((mdp.S, mdp.V))  # (S, V)
     for s in range(mdp.S - 1, -1, -1):  # ids are level by level: deepest first
@@ -197,7 +249,7 @@ def _induction(mdp, grader, backup):
         for a in range(mdp.V):
             child = mdp.step(prefix, a)  # s.a: concatenation
             if mdp.is_terminal(child):
-                q[s, a] = _reward(grader, mdp.prompts[n], child)  # terminal V = r
+                q[s, a] = _graded(grader, mdp.prompts[n], child)  # terminal V = r
             else:
                 q[s, a] = values[mdp.state_id(n, child)]
         values[s] = backup(s, q[s])
@@ -205,7 +257,7 @@ def _induction(mdp, grader, backup):
 
 
 def soft_values(mdp, pi_ref, grader, beta):
-    """Soft values by backward induction on the prefix tree of `mdp`, eq. (soft_bellman).
+    """Soft values by backward _induction on the prefix tree of `mdp`, eq. (soft_bellman).
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
@@ -218,13 +270,7 @@ def soft_values(mdp, pi_ref, grader, beta):
         `(values, q)`: `(S,)` soft values `v(s)` (at the prompts' root states,
         `beta log Z(x)`) and `(S, V)` soft action values `q(s, a)`.
     """
-    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
-    return finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
-
-
-def _soft_values(mdp, pi_ref, grader, beta):
-    """Trusted core of `soft_values`: (values (S,), q (S, V)), eq. (soft_bellman)."""
-    return _induction(mdp, grader, lambda s, q_s: _tilt(pi_ref[s], q_s, beta)[1])
+    return _induction(mdp, grader, lambda s, q_s: tilt.core(pi_ref[s], q_s, beta)[1])
 
 
 def tilted_optimum_tree(mdp, pi_ref, grader, beta):
@@ -238,11 +284,14 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
 
     Returns:
         `(S, V)` probabilities.
+
+    Raises:
+        ValueError: a bad argument (named), or soft values beyond float64 (named after the
+            function).
     """
-    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta)
-    _, q = finite_result(_soft_values(mdp, pi_ref, grader, beta), "beta", "the soft values")
-    log_pi_star, _ = _tilt(pi_ref, q, beta)  # normalizer = V(s), row-wise
-    return np.exp(log_pi_star)  # q is finite: see _tilt
+    _, q = soft_values.core(mdp, pi_ref, grader, beta)
+    log_pi_star, _ = tilt.core(pi_ref, q, beta)  # normalizer = V(s), row-wise
+    return np.where(np.isfinite(q), np.exp(log_pi_star), np.nan)  # an overflowed q: no answer
 
 
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
@@ -251,7 +300,8 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     Policy evaluation with the per-token KL,
     `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
     token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
-    it equals the mean of the root soft values.
+    it equals the mean of the root soft values. Mass of `pi` where `pi_ref = 0` makes `J = -inf`
+    (the one non-finite result returned).
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
@@ -263,28 +313,23 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
 
     Returns:
         The float `J(pi)`.
+
+    Raises:
+        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
-    pi, pi_ref, beta, w = tree_objective_args(mdp, pi, pi_ref, grader, beta, weights)
     pos = (pi > 0) & (beta > 0)
     log_ratio = np.zeros_like(pi)  # (S, V), 0 log 0 = 0
-    with np.errstate(divide="ignore"):  # pi_ref = 0 < pi: KL = +inf
-        log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])
+    log_ratio[pos] = np.log(pi[pos]) - np.log(pi_ref[pos])  # pi_ref = 0 < pi: KL = +inf
 
     def backup(s, q_s):  # actions pi never takes add 0
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
+        return np.where(pi[s] > 0, pi[s] * (q_s - beta * log_ratio[s]), 0.0).sum()
 
     values, _ = _induction(mdp, grader, backup)
     roots = [mdp.state_id(n, ()) for n in range(mdp.N)]
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = float(w @ values[roots])
-    if out == -np.inf and not np.isnan(values).any() and (np.isposinf(log_ratio)).any():
+    out = float(_prompt_weights(weights, mdp.N) @ values[roots])
+    if out == -np.inf and not np.isnan(values).any() and np.isposinf(log_ratio).any():
         return out  # pi > 0 = pi_ref: KL = +inf
-    return finite_result(out, "beta", "J(pi)")
-
-
-def _reward(grader, prompt, response):
-    return real_result(grader(prompt, response), "grader", f" (a finite reward) for response {response}")
+    return finite(out, "kl_objective_tree", ["J"], dict(pi=pi, pi_ref=pi_ref, beta=beta))
 
 
 # ---------------------------------------------------------------- the exploit threshold
@@ -302,10 +347,12 @@ def exploit_threshold(gap, log_odds):
 
     Returns:
         The float threshold.
+
+    Raises:
+        ValueError: a bad argument (named), or a threshold beyond float64 (named after the
+            function).
     """
-    gap, log_odds = threshold_args(gap, log_odds)
-    drove = "gap" if gap * log_odds >= 1.0 else "log_odds"  # the farther from 1 in log scale
-    return finite_result(gap / log_odds, drove, "g / l")  # Python floats: inf, no warning
+    return gap / log_odds  # eq. (exploit_threshold)
 
 
 def hedge_odds(gap, log_odds, beta):
@@ -322,266 +369,231 @@ def hedge_odds(gap, log_odds, beta):
         The float odds.
 
     Raises:
-        ValueError: the odds overflow, named after the argument that drove it (a tiny `beta`,
-            a huge `gap` or `log_odds`).
+        ValueError: a bad argument (named), or odds beyond float64 (named after the function:
+            a tiny `beta`, a huge `gap` or `log_odds`).
     """
-    gap, log_odds, beta = odds_args(gap, log_odds, beta)
-    t = gap / beta  # Python floats: +-inf, no warning
-    # the exponent is finite or +-inf, never NaN (t is finite or +-inf, log_odds finite)
-    with np.errstate(over="ignore"):  # tiny beta: odds overflow
-        odds = float(np.exp(-log_odds + t))
-    # the larger term of the exponent drove it; within t, the farther of gap and beta from 1
-    drove = "log_odds" if abs(log_odds) >= abs(t) else "gap" if abs(gap) * beta >= 1.0 else "beta"
-    return finite_result(odds, drove, "the odds")
+    return float(np.exp(-log_odds + gap / beta))  # the exponent is finite or +-inf, never NaN
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
 
-
-def finite_stages(*stages):
-    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
-    computed in, so the first to overflow is named); returns the last stage's value."""
-    for value, name, what in stages:
-        finite_result(value, name, what)
-    return stages[-1][0]
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/values/checks.py
-#   The boundary of the values part: the bundles of `values/critic.py` (values over prefixes,
-# ----------------------------------------------------------------------------------------------
-
-
-def mu0_weights(weights, N):
-    """`(N,)` prompt weights mu_0, rows of a distribution, uniform by default."""
-    if weights is None:
-        return np.full(N, 1.0 / N)
-    return prob_table(weights, "weights", shape=(N,), ndim=1)
-
-
-def bandit_args(pi_ref, reward, beta, weights=None):
-    """An `(N, Y)` probability table, rewards of its shape, beta `> 0`, the prompt weights."""
-    pi_ref = prob_table(pi_ref, "pi_ref", ndim=2)
-    reward = float_array(reward, "reward", shape=pi_ref.shape)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    return pi_ref, reward, beta, mu0_weights(weights, pi_ref.shape[0])
-
-
-def objective_args(pi, pi_ref, reward, beta, weights):
-    """Two `(N, Y)` probability tables, rewards of their shape, beta `>= 0`, the weights."""
-    pi = prob_table(pi, "pi", ndim=2)
-    pi_ref = prob_table(pi_ref, "pi_ref", shape=pi.shape, ndim=2)
-    reward = float_array(reward, "reward", shape=pi.shape)
-    beta = float_scalar(beta, "beta", low=0.0)
-    return pi, pi_ref, reward, beta, mu0_weights(weights, pi.shape[0])
-
-
-def tree_args(mdp, pi_ref, grader, beta, beta_zero=False):
-    """An enumerated TokenMDP, an `(S, V)` table on its states, a grader, beta (`>= 0` with
-    `beta_zero`, else `> 0`)."""
-    if getattr(mdp, "ids", None) != "enumerate":
-        raise TypeError(
-            f"mdp: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
-            f" with ids={getattr(mdp, 'ids', None)!r}"
-        )
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    pi_ref = prob_table(pi_ref, "pi_ref", shape=(mdp.S, mdp.V), ndim=2)
-    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=not beta_zero)
-
-
-def tree_objective_args(mdp, pi, pi_ref, grader, beta, weights):
-    """`kl_objective_tree`'s arguments: `tree_args` with beta `>= 0`, then pi and the weights."""
-    pi_ref, beta = tree_args(mdp, pi_ref, grader, beta, beta_zero=True)
-    pi = prob_table(pi, "pi", shape=pi_ref.shape, ndim=2)
-    return pi, pi_ref, beta, mu0_weights(weights, mdp.N)
-
-
-def threshold_args(gap, log_odds):
-    """The reward gap and the reference log-odds of the exploit threshold, both `> 0`."""
-    return (
-        float_scalar(gap, "gap", low=0.0, low_open=True),
-        float_scalar(log_odds, "log_odds", low=0.0, low_open=True),
-    )
-
-
-def odds_args(gap, log_odds, beta):
-    """The reward gap and the reference log-odds (any real numbers), beta `> 0`."""
-    return (
-        float_scalar(gap, "gap"),
-        float_scalar(log_odds, "log_odds"),
-        float_scalar(beta, "beta", low=0.0, low_open=True),
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def real_result(value, name, context=""):
-    """A callable's return value (a grader's reward) as a finite Python float, else an error
-    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
-    return _float(value, name, f"a finite number{context}")
-
-
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
+    def declare(f):
         sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
 
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+GRADER = function("grader(prompt, response)", 2)
+WEIGHTS = optional(simplex("N"))  # the prompt distribution mu_0; None: uniform
+BANDIT = dict(pi_ref=simplex("N Y"), reward=array("N Y"), beta=POSITIVE)
+TREE_ARGS = dict(mdp=_tree_mdp, pi_ref=simplex("S V"), grader=GRADER, beta=POSITIVE)
+
+tilt = boundary(pi_ref=simplex("Y", "N Y"), q=array("Y", "N Y"), beta=POSITIVE, returns=None)(tilt)
+
+tilted_optimum = boundary(**BANDIT, returns="pi_star")(tilted_optimum)
+
+kl_objective = boundary(
+    pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS, returns=None
+)(kl_objective)
+
+optimal_value = boundary(**BANDIT, weights=WEIGHTS, returns="J")(optimal_value)
+
+soft_values = boundary(**TREE_ARGS, returns="values q")(soft_values)
+
+tilted_optimum_tree = boundary(**TREE_ARGS, returns="pi_star")(tilted_optimum_tree)
+
+kl_objective_tree = boundary(
+    mdp=_tree_mdp,
+    pi=simplex("S V"),
+    pi_ref=simplex("S V"),
+    grader=GRADER,
+    beta=NONNEGATIVE,
+    weights=WEIGHTS,
+    returns=None,
+)(kl_objective_tree)
+
+exploit_threshold = boundary(gap=POSITIVE, log_odds=POSITIVE, returns="threshold")(exploit_threshold)
+
+hedge_odds = boundary(gap=number(), log_odds=number(), beta=POSITIVE, returns="odds")(hedge_odds)

@@ -86,6 +86,7 @@ Names in the frameworks: see the page "Best-of-N and rejection sampling".
 """
 
 import functools
+import inspect
 import itertools
 import math
 import numbers
@@ -180,10 +181,10 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
-        Yg, P = _group_law(pi[n], K)  # (M, K) multisets, (M,) eq. (exact_multinomial)
+        Yg, P = group_law.core(pi[n], K)  # (M, K) multisets, (M,) eq. (exact_multinomial)
         coef = _slot_coefs(reward[n, Yg], K, rule, norm, threshold)[:, :, None]  # (M, K, 1)
         scores = (np.eye(Y) - pi[n])[:, None, :]  # (Y, 1, Y) grad log pi(y) = e_y - pi, T = 1
-        g = _group_updates(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
+        g = group_updates.core(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
         out[n] = P @ g / N  # (Y,)
     return finite_result(out, "reward", "the expected update")
 
@@ -226,6 +227,38 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
 # ----------------------------------------------------------------------------------------------
 
 
+MAX_ENTRIES = 10**7  # entries of the _arrays a listing builds: beyond this it would not end soon
+
+
+def _arrays(shape):
+    """A non-empty list of _arrays, each of `shape` (its letters shared across the list)."""
+    each = array(shape)
+
+    def read(x, name, dims):
+        if not isinstance(x, (list, tuple)) or not x:
+            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
+        return [each(a, name, dims) for a in x]
+
+    return read
+
+
+def _listing_size(R, K, N=1):
+    """None if the multisets of K out of R (and their probabilities under N laws) fit in
+    `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
+    with K ids, R counts and N probabilities."""
+    M = math.comb(R + K - 1, K)
+    if M * (K + R + N * K) > MAX_ENTRIES:
+        return (
+            f"K: expected at most {MAX_ENTRIES:.0e} entries in the multisets of K out of R "
+            f"(C(R + K - 1, K) of them, times K + R + N K), got C({R + K - 1}, {K}) = {M:.3g} multisets "
+            f"(R = {R}, K = {K}, N = {N})"
+        )
+
+
+def _law_count(p, K):
+    return _listing_size(p.shape[-1], K, p.shape[0] if p.ndim == 2 else 1)
+
+
 @functools.lru_cache(maxsize=64)
 def _multisets(R, K):
     Y = np.array(list(itertools.combinations_with_replacement(range(R), K)), dtype=np.int64)  # (M, K)
@@ -236,12 +269,26 @@ def _multisets(R, K):
     return Y, counts, coef
 
 
-def _group_law(p, K):
+def group_law(p, K):
+    """The multisets of K i.i.d. draws from each row of `p`, and their probabilities."""
     Y, _, coef = _multisets(p.shape[-1], K)
     return Y, coef * np.prod(p[..., Y], axis=-1)  # (M,) or (N, M), eq. (exact_multinomial)
 
 
-def _group_updates(Y, coefs, bases):
+def _ids_in_basis(Y, bases):
+    """Response ids index the basis' rows."""
+    R = bases[0].shape[0]
+    if Y.max() >= R:
+        return f"Y: expected ids < {R} (the rows of bases), got max {Y.max()}"
+
+
+def _one_per_basis(coefs, bases):
+    if len(coefs) != len(bases):
+        return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
+
+
+def group_updates(Y, coefs, bases):
+    """Every multiset's update on each basis family: `(F, M, D)`, eq. (exact_group)."""
     return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
@@ -351,7 +398,7 @@ def _group_size(K, B, what):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/values/checks.py
-#   The boundary of the values part: the bundles of `values/critic.py` (values over prefixes,
+#   What `minirl_lm/select/checks.py` still reads of the values part's old bundles: the prompt
 # ----------------------------------------------------------------------------------------------
 
 
@@ -542,3 +589,170 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+GROUP_SIZE = number(1, 64, integer=True)  # K
+GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=_arrays("M K T"))
+
+group_law = boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[_law_count], returns="Y P")(group_law)
+
+group_updates = boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")(group_updates)

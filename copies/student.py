@@ -66,6 +66,8 @@ the row, which the softmax ignores). For `0 < beta < 1` the JSD's curvature at t
     $ python examples/distill.py
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -129,7 +131,7 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
         coef = G[st, tk] * np.exp(-lpi[st, tk])  # (B, T) G_y / pi_y
     else:
         coef = _reward_coef(lpi[st, tk], lt[st, tk], mask, objective == "reverse_kl_to_go")  # (B, T)
-    mean, _ = _draw_moments(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
+    mean, _ = draw_moments.core(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
     grad = _tied_backward(mean, tie, theta.shape[0])  # (G, V)
     visits = np.bincount(tie[st].ravel(), (q[:, None] * mask).ravel(), minlength=theta.shape[0])  # (G,)
     return grad, visits
@@ -266,7 +268,30 @@ def _reward_coef(logp, logp_teacher, mask, to_go):
 # ----------------------------------------------------------------------------------------------
 
 
-def _draw_moments(q, coef, probs, states, tokens, mask):
+def _ids_in_table(probs, states, tokens):
+    """State ids index the rows of `probs`, token ids its columns."""
+    for name, ids, n, what in (("states", states, probs.shape[0], "S"), ("tokens", tokens, probs.shape[1], "V")):
+        if ids.max() >= n:
+            return f"{name}: expected ids < {what} = {n} (the shape of probs), got max {ids.max()}"
+
+
+def _one_visit(states, mask):
+    """Each row visits a state at most once (a path in the prefix tree), so its scores are
+    orthogonal; a repeat at padding does not count."""
+    seen = np.where(mask > 0, states, -1 - np.arange(mask.shape[1]))  # (B, T) padding never collides
+    srt = np.sort(seen, axis=1)
+    dup = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)  # (B, T - 1)
+    if dup.any():
+        b = int(np.flatnonzero(dup.any(axis=1))[0])
+        return (
+            f"states: expected each row to visit a state at most once (a path in the prefix tree), "
+            f"row {b} visits state {int(srt[b, 1:][dup[b]][0])} twice"
+        )
+
+
+# --8<-- [start:draw]
+def draw_moments(q, coef, probs, states, tokens, mask):
+    """`E[g]` and `tr Cov[g]` of `g = g_b` for one row `b` drawn with probability `q_b`."""
     c = coef * mask  # (B, T)
     w = q[:, None] * c  # (B, T) the draw's weight on each token's score
     mean = np.zeros(probs.shape)  # (S, V)
@@ -329,14 +354,8 @@ def fixed_args(objective, theta, tie, teacher, mdp, beta, lr, max_steps, tol, ob
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/exact/checks.py
-#   The boundary of the exact engine: one bundle call per public function of `minirl_lm/exact/`.
+#   What `minirl_lm/distill/checks.py` still reads of the exact engine's old bundles: the token
 # ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
 
 
 def children_args(mdp):
@@ -345,7 +364,9 @@ def children_args(mdp):
     need = ("S", "V", "N", "ids", "all_states", "is_terminal", "state_id")
     missing = [a for a in need if not hasattr(mdp, a)]
     if missing:
-        raise TypeError(f"mdp: expected a TokenMDP, got {_describe(mdp)} without {', '.join(missing)}")
+        raise TypeError(
+            f"mdp: expected a TokenMDP, got {type(mdp).__name__} {mdp!r}"[:120] + f" without {', '.join(missing)}"
+        )
     if mdp.ids != "enumerate":
         raise ValueError(f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
     return mdp
@@ -355,6 +376,12 @@ def children_args(mdp):
 # input checks: from minirl_lm/core/checks.py
 #   Input checks at the public boundary.
 # ----------------------------------------------------------------------------------------------
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
@@ -518,3 +545,153 @@ def _float(x, name, expected):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected {expected}, got {x}")
     return x
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+IDS = array("B T", integer=True, low=0)
+SCORES = dict(probs=simplex("S V"), mask=MASK, states=IDS, tokens=IDS)  # the mask fixes (B, T)
+
+draw_moments = boundary(
+    **SCORES, coef=TOKENS, q=simplex("B"), where=[_ids_in_table, _one_visit], returns="mean var"
+)(draw_moments)

@@ -42,13 +42,44 @@ sequence-level KL of a sampler to the policy is a (tree_sum), with `f = log q / 
 moment of the sequence importance weight `W = prod_t pi/mu` under `mu` is a (tree_product), with
 `h = (pi / mu)^2`: it is what makes the sequence ratio's variance explode with length.
 
+The child table must be a forest under the roots (each state the child of at most one entry, no
+root a child): a table with a cycle is refused, so the recursion always ends.
+
     $ python examples/off_policy.py --max-len 8
 """
+
+import functools
+import inspect
 
 import numpy as np
 
 
-__all__ = ["children", "tree_sum", "tree_product"]
+__all__ = ["allowing_inf", "children", "tree_sum", "tree_product"]
+
+
+def allowing_inf(kind, signs=(-1.0, 1.0)):
+    """The kind `kind`, with infinite entries of the listed signs let through (values the body
+    ignores, such as those where `q = 0`; a relation says where they may be)."""
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):
+            a = None
+        if a is None or a.dtype.kind != "f":
+            return kind(x, name, dims)
+        inf = np.isinf(a) & np.isin(np.sign(a), signs)
+        out = kind(np.where(inf, 0.0, a), name, dims)
+        out[inf] = a[inf]
+        return out
+
+    return read
+
+
+def _enumerated(mdp):
+    """A tree table needs every state listed."""
+    if mdp.ids != "enumerate":
+        return f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}"
 
 
 def children(mdp):
@@ -61,7 +92,6 @@ def children(mdp):
         `(child, roots)`: `(S, V)` int64 (-1 where `s . y` is terminal) and `(N,)` int64, the
         root state of each prompt.
     """
-    mdp = children_args(mdp)
     child = np.full((mdp.S, mdp.V), -1, np.int64)
     for s, (n, prefix) in enumerate(mdp.all_states()):
         for y in range(mdp.V):
@@ -70,6 +100,39 @@ def children(mdp):
                 child[s, y] = mdp.state_id(n, nxt)
     roots = np.array([mdp.state_id(n, ()) for n in range(mdp.N)], np.int64)
     return child, roots
+
+
+def _a_forest(child, roots, q):
+    """`child` holds ids in `[-1, S)`, `roots` in `[0, S)`, and under the roots a forest: each
+    state the child of at most one entry and no root a child, so no path comes back (no cycle)."""
+    S = q.shape[0]
+    for name, ids in (("child", child), ("roots", roots)):
+        if ids.max() >= S:
+            return f"{name}: expected ids < {S} (the states of q), got max {ids.max()}"
+    parents = np.bincount(child[child >= 0], minlength=S)  # (S,)
+    if (parents > 1).any():
+        s = int(np.argmax(parents))
+        return (
+            f"child: expected a tree (each state the child of one entry), got state {s} the child of {parents[s]}"
+        )
+    if parents[roots].any():
+        r = int(roots[np.flatnonzero(parents[roots])[0]])
+        return f"child: expected a tree (no root a child), got root {r} as a child: a cycle"
+
+
+def _finite_where_drawn(name, q, values):
+    """The values `name` are finite wherever `q > 0` (where a response can draw them)."""
+    if not np.isfinite(values[q > 0]).all():
+        s, y = np.argwhere((q > 0) & ~np.isfinite(values))[0]
+        return f"{name}: expected finite values wherever q > 0, got {values[s, y]} at ({s}, {y})"
+
+
+def _f_where_drawn(q, f):
+    return _finite_where_drawn("f", q, f)
+
+
+def _h_where_drawn(q, h):
+    return _finite_where_drawn("h", q, h)
 
 
 def _levels(child, roots):
@@ -86,7 +149,7 @@ def tree_sum(child, roots, q, f):
     """`E[sum_t f(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_sum).
 
     Args:
-        child: `(S, V)` int64 child table, as `children` returns it.
+        child: `(S, V)` int64 child table, as `children` returns it (a forest under the roots).
         roots: `(N,)` int64 root states, as `children` returns them.
         q: `(S, V)` probabilities `q(.|s)`, rows summing to 1.
         f: `(S, V)` per-token values; entries with `q = 0` are ignored (they may be inf).
@@ -94,11 +157,6 @@ def tree_sum(child, roots, q, f):
     Returns:
         `(N,)` float64, one expectation per prompt.
     """
-    child, roots, q, f = tree_args(child, roots, q, f, "f")
-    return _tree_sum(child, roots, q, f)
-
-
-def _tree_sum(child, roots, q, f):
     S, V = q.shape
     N = roots.size
     d = np.zeros((N, S))  # (N, S) occupancy per prompt
@@ -116,21 +174,16 @@ def tree_product(child, roots, q, h):
     """`E[prod_t h(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_product).
 
     Args:
-        child: `(S, V)` int64 child table, as `children` returns it.
+        child: `(S, V)` int64 child table, as `children` returns it (a forest under the roots).
         roots: `(N,)` int64 root states, as `children` returns them.
         q: `(S, V)` probabilities `q(.|s)`, rows summing to 1.
-        h: `(S, V)` finite per-token factors (entries with `q = 0` are ignored).
+        h: `(S, V)` per-token factors, finite where `q > 0` (entries with `q = 0` are ignored).
 
     Returns:
         `(N,)` float64, one expectation per prompt.
     """
-    child, roots, q, h = tree_args(child, roots, q, h, "h")
-    return _tree_product(child, roots, q, h)
-
-
-def _tree_product(child, roots, q, h):
     U = np.ones(q.shape[0])  # (S,) U(s), filled from the leaves up
-    qh = np.where(q > 0, q * h, 0.0)  # (S, V)
+    qh = np.where(q > 0, q * np.where(q > 0, h, 0.0), 0.0)  # (S, V)
     for level in reversed(_levels(child, roots)):
         kids = child[level]  # (L, V)
         below = np.where(kids >= 0, U[np.maximum(kids, 0)], 1.0)  # U(terminal) = 1
@@ -139,125 +192,174 @@ def _tree_product(child, roots, q, h):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/exact/checks.py
-#   The boundary of the exact engine: one bundle call per public function of `minirl_lm/exact/`.
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core = f
+        return checked
+
+    return declare
 
 
-def children_args(mdp):
-    """A token MDP whose states are enumerated (a tree table needs every state); by the names
-    `children` calls, so a copy's TokenMDP and the package's both pass."""
-    need = ("S", "V", "N", "ids", "all_states", "is_terminal", "state_id")
-    missing = [a for a in need if not hasattr(mdp, a)]
-    if missing:
-        raise TypeError(f"mdp: expected a TokenMDP, got {_describe(mdp)} without {', '.join(missing)}")
-    if mdp.ids != "enumerate":
-        raise ValueError(f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
-    return mdp
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def tree_args(child, roots, q, f, name):
-    """A `(S, V)` child table with ids in `[-1, S)`, `(N,)` roots, `(S, V)` probabilities and
-    `(S, V)` values, finite wherever `q > 0`."""
-    q = prob_table(q, "q", ndim=2)
-    child = int_array(child, "child", shape=q.shape, low=-1, high=q.shape[0])
-    roots = int_array(roots, "roots", ndim=1, low=0, high=q.shape[0])
-    nonempty(roots, "roots")
-    f = float_array(f, name, shape=q.shape, finite=False)
-    if np.isnan(f).any() or not np.isfinite(f[q > 0]).all():
-        raise ValueError(f"{name}: expected finite values wherever q > 0, got a NaN or inf")
-    return child, roots, q, np.where(q > 0, f, 0.0)
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return p
 
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+TOKEN_MDP = has("a TokenMDP", "S", "V", "N", "ids", "all_states()", "is_terminal()", "state_id()")
+TREE = dict(child=array("S V", integer=True, low=-1), roots=array("N", integer=True, low=0), q=simplex("S V"))
+
+children = boundary(mdp=TOKEN_MDP, where=[_enumerated], returns="child roots")(children)
+
+tree_sum = boundary(
+    **TREE,
+    f=allowing_inf(array("S V")),
+    where=[_a_forest, _f_where_drawn],
+    returns="expectations",
+)(tree_sum)
+
+tree_product = boundary(
+    **TREE,
+    h=allowing_inf(array("S V")),
+    where=[_a_forest, _h_where_drawn],
+    returns="expectations",
+)(tree_product)

@@ -60,7 +60,6 @@ from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, bound
 from minirl_lm.core.ops import log_ratio
 
 __all__ = [
-    "prefix_mask",
     "per_token_rewards",
     "td_errors",
     "gae",
@@ -74,7 +73,7 @@ ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
 COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
 
 
-def prefix_mask(what, where):
+def _prefix_mask(what, where):
     """A 0/1 `(B, T)` mask read as prefixes, right-padded (1s then 0s in each row): the kind of
     the functions that sum over later tokens or put a reward on the last one. `what` needs the
     right padding; `where` is where a mask with holes goes instead."""
@@ -94,12 +93,12 @@ def prefix_mask(what, where):
     return read
 
 
-CRITIC_MASK = prefix_mask(
+_CRITIC_MASK = _prefix_mask(
     "the critic (values over prefixes)",
     f"minirl_lm.multiturn.values.gae_actions {ACTIONS}, or {COMPACT}",
 )
-GAE_MASK = prefix_mask("GAE (a sum over the later tokens)", f"minirl_lm.multiturn.values.gae_actions {ACTIONS}")
-RETURNS_MASK = prefix_mask(
+_GAE_MASK = _prefix_mask("GAE (a sum over the later tokens)", f"minirl_lm.multiturn.values.gae_actions {ACTIONS}")
+_RETURNS_MASK = _prefix_mask(
     "the returns to go (a sum over the later tokens)", f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
 )
 UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
@@ -112,11 +111,11 @@ def _states_in_table(states, values):
         return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
 
 
-CRITIC = dict(mask=CRITIC_MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+CRITIC = dict(mask=_CRITIC_MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
 
 
 @boundary(
-    mask=prefix_mask("the terminal reward on the last real token", COMPACT),
+    mask=_prefix_mask("the terminal reward on the last real token", COMPACT),
     terminal_reward=array("B"),
     logp=TOKENS,
     logp_ref=TOKENS,
@@ -183,7 +182,7 @@ def _discounted_sum(x, mask, c):
     return out
 
 
-@boundary(mask=GAE_MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, returns="advantages")
+@boundary(mask=_GAE_MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, returns="advantages")
 def gae(deltas, mask, gamma=1.0, lam=1.0):
     """GAE advantages `A_t = delta_t + gamma lam A_{t+1}`, eq. (gae) (not whitened).
 
@@ -202,7 +201,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     return _discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
 
 
-@boundary(mask=RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns")
+@boundary(mask=_RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns")
 def monte_carlo_returns(rewards, mask, gamma=1.0):
     """Monte-Carlo returns `G_t = r_t + gamma G_{t+1}`, eq. (mc_return).
 
@@ -294,7 +293,7 @@ def _returns_read(returns, vpreds):
 
 
 @boundary(
-    mask=CRITIC_MASK,
+    mask=_CRITIC_MASK,
     vpreds=TOKENS,
     values_old=TOKENS,
     clip=POSITIVE,

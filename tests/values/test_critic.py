@@ -20,7 +20,6 @@ from minirl_lm.values.critic import (
     gae,
     monte_carlo_returns,
     per_token_rewards,
-    prefix_mask,
     td_errors,
     value_loss,
 )
@@ -609,10 +608,10 @@ def test_fit_values_overflow_driven_by_the_values_names_them():
     assert overflowed(msg, "fit_values")
 
 
-def test_prefix_mask_refuses_a_hole_and_says_where_a_mask_with_holes_goes():
-    read = prefix_mask("the thing", "somewhere else")
-    assert read([[1, 1, 0]], "mask", {}).tolist() == [[1.0, 1.0, 0.0]]
-    assert raises(ValueError, lambda: read([[1, 0, 1]], "mask", {})) == (
-        "mask: expected right padding (1s then 0s in each row) for the thing, row 0 is [1, 0, 1]; "
-        "a mask with holes (tool outputs) is accepted by the token-level objectives; here use somewhere else"
+def test_a_mask_with_a_hole_is_refused_and_told_where_it_goes():
+    assert raises(ValueError, lambda: gae([[0.0, 0.0, 0.0]], [[1, 0, 1]])) == (
+        "mask: expected right padding (1s then 0s in each row) for GAE (a sum over the later tokens), "
+        "row 0 is [1, 0, 1]; a mask with holes (tool outputs) is accepted by the token-level objectives; "
+        "here use minirl_lm.multiturn.values.gae_actions (mask: every token of the row, action_mask: the "
+        "trained ones)"
     )
