@@ -77,8 +77,9 @@ def _arrays(shape):
     each = array(shape)
 
     def read(x, name, dims):
+        got = f"{type(x).__name__} {x!r}"[:120]
         if not isinstance(x, (list, tuple)) or not x:
-            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
+            raise TypeError(f"{name}: expected a non-empty list of arrays, got {got}")
         return [each(a, name, dims) for a in x]
 
     return read
@@ -165,6 +166,9 @@ def _one_per_basis(coefs, bases):
         return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
 
 
+GROUP_RULES = [_ids_in_basis, _one_per_basis]
+
+
 def group_moments(P, Y, coefs, bases, second=True):
     """`E[g]` and `E|g|^2` of a group's update `g = sum_f sum_{k,t} coefs[f][m, k, t] bases[f][Y[m, k], t]`.
 
@@ -236,6 +240,9 @@ def _tuple_count(prompt, K):
         return (
             f"K: expected at most {MAX_ENTRIES:.0e} entries in the ordered K-tuples, got {O:.3g} tuples (K = {K})"
         )
+
+
+ORDERED = [_sums_to_one, _tuple_count]
 
 
 def ordered_groups(logq, prompt, K):
@@ -511,27 +518,21 @@ COUNT = number(1, integer=True)  # an integer >= 1
 
 GROUP_SIZE = number(1, 64, integer=True)  # K
 GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=_arrays("M K T"))
+LOGQ = allowing_inf(array("B"), signs=(-1.0,))  # -inf: a response that cannot occur
+PROMPT_IDS = array("B", integer=True, low=0)
 
 multisets = boundary(R=COUNT, K=GROUP_SIZE, where=[_multiset_count], returns="Y counts coef")(multisets)
 
 group_law = boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[_law_count], returns="Y P")(group_law)
 
 group_moments = boundary(
-    P=array("M", low=0.0),
-    **GROUP,
-    second=flag,
-    where=[_at_most_one, _ids_in_basis, _one_per_basis],
-    returns="mean second",
+    P=array("M", low=0.0), **GROUP, second=flag, where=[_at_most_one, *GROUP_RULES], returns="mean second"
 )(group_moments)
 
-group_updates = boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")(group_updates)
+group_updates = boundary(**GROUP, where=GROUP_RULES, returns="updates")(group_updates)
 
 ordered_groups = boundary(
-    logq=allowing_inf(array("B"), signs=(-1.0,)),
-    prompt=array("B", integer=True, low=0),
-    K=number(1, 8, integer=True),
-    where=[_sums_to_one, _tuple_count],
-    returns="idx prob",
+    logq=LOGQ, prompt=PROMPT_IDS, K=number(1, 8, integer=True), where=ORDERED, returns="idx prob"
 )(ordered_groups)
 
 iid_moments = boundary(

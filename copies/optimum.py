@@ -110,11 +110,9 @@ def _tree_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed), by the members the tree
     functions use; it fixes the letters `S` and `V` of the `(S, V)` tables beside it."""
     missing = [m.rstrip("()") for m in TREE if not hasattr(mdp, m.rstrip("()"))]
+    got = type(mdp).__name__ + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
     if missing or mdp.ids != "enumerate":
-        raise TypeError(
-            f"{name}: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
-            + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
-        )
+        raise TypeError(f"{name}: expected a TokenMDP with ids='enumerate', got {got}")
     dims.update(S=mdp.S, V=mdp.V, N=mdp.N)
     return mdp
 
@@ -568,15 +566,15 @@ NONNEGATIVE = number(0.0)
 GRADER = function("grader(prompt, response)", 2)
 WEIGHTS = optional(simplex("N"))  # the prompt distribution mu_0; None: uniform
 BANDIT = dict(pi_ref=simplex("N Y"), reward=array("N Y"), beta=POSITIVE)
+OBJECTIVE = dict(pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS)
 TREE_ARGS = dict(mdp=_tree_mdp, pi_ref=simplex("S V"), grader=GRADER, beta=POSITIVE)
+POLICY_TREE = dict(mdp=_tree_mdp, pi=simplex("S V"), pi_ref=simplex("S V"), grader=GRADER)
 
 tilt = boundary(pi_ref=simplex("Y", "N Y"), q=array("Y", "N Y"), beta=POSITIVE, returns=None)(tilt)
 
 tilted_optimum = boundary(**BANDIT, returns="pi_star")(tilted_optimum)
 
-kl_objective = boundary(
-    pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS, returns=None
-)(kl_objective)
+kl_objective = boundary(**OBJECTIVE, returns=None)(kl_objective)
 
 optimal_value = boundary(**BANDIT, weights=WEIGHTS, returns="J")(optimal_value)
 
@@ -584,15 +582,7 @@ soft_values = boundary(**TREE_ARGS, returns="values q")(soft_values)
 
 tilted_optimum_tree = boundary(**TREE_ARGS, returns="pi_star")(tilted_optimum_tree)
 
-kl_objective_tree = boundary(
-    mdp=_tree_mdp,
-    pi=simplex("S V"),
-    pi_ref=simplex("S V"),
-    grader=GRADER,
-    beta=NONNEGATIVE,
-    weights=WEIGHTS,
-    returns=None,
-)(kl_objective_tree)
+kl_objective_tree = boundary(**POLICY_TREE, beta=NONNEGATIVE, weights=WEIGHTS, returns=None)(kl_objective_tree)
 
 exploit_threshold = boundary(gap=POSITIVE, log_odds=POSITIVE, returns="threshold")(exploit_threshold)
 

@@ -235,8 +235,9 @@ def _arrays(shape):
     each = array(shape)
 
     def read(x, name, dims):
+        got = f"{type(x).__name__} {x!r}"[:120]
         if not isinstance(x, (list, tuple)) or not x:
-            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
+            raise TypeError(f"{name}: expected a non-empty list of arrays, got {got}")
         return [each(a, name, dims) for a in x]
 
     return read
@@ -285,6 +286,9 @@ def _ids_in_basis(Y, bases):
 def _one_per_basis(coefs, bases):
     if len(coefs) != len(bases):
         return f"coefs: expected one array per basis ({len(bases)}), got {len(coefs)}"
+
+
+GROUP_RULES = [_ids_in_basis, _one_per_basis]
 
 
 def group_updates(Y, coefs, bases):
@@ -755,4 +759,4 @@ GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=
 
 group_law = boundary(p=simplex("R", "N R"), K=GROUP_SIZE, where=[_law_count], returns="Y P")(group_law)
 
-group_updates = boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")(group_updates)
+group_updates = boundary(**GROUP, where=GROUP_RULES, returns="updates")(group_updates)

@@ -73,10 +73,9 @@ def _per_prompt(kind, what):
     `M`, the width `D` shared by every prompt); `what` says what an entry is."""
 
     def read(x, name, dims):
+        got = type(x).__name__
         if not isinstance(x, (list, tuple)) or not x:
-            raise TypeError(
-                f"{name}: expected a non-empty list with one {what} per prompt, got {type(x).__name__}"
-            )
+            raise TypeError(f"{name}: expected a non-empty list with one {what} per prompt, got {got}")
         out = []
         for entry in x:
             own = {k: v for k, v in dims.items() if k == "D"}  # M is the prompt's own
@@ -89,10 +88,9 @@ def _per_prompt(kind, what):
 
 def _triple(x, name, dims):
     """A prompt's update parts `(P_n, Q_n, Rg_n)`, each `(M, D)`."""
+    got = f"{type(x).__name__} {x!r}"[:120]
     if not isinstance(x, (list, tuple)) or len(x) != 3:
-        raise TypeError(
-            f"{name}: expected a (P_n, Q_n, Rg_n) triple per prompt, got {type(x).__name__} {x!r}"[:160]
-        )
+        raise TypeError(f"{name}: expected a (P_n, Q_n, Rg_n) triple per prompt, got {got}")
     part = array("M D")
     return tuple(part(a, name, dims) for a in x)
 
@@ -114,18 +112,15 @@ def _one_per_prompt(P, stats, parts):
         return f"P: expected a joint outcome of at most {MAX_JOINT:.0e} points, got {total:.3g}"
 
 
-@boundary(
+PROMPTS = dict(
     P=_per_prompt(simplex("M"), "law"),
     stats=_per_prompt(array("4 M"), "(4, M) statistics array"),
     parts=_per_prompt(_triple, "triple"),
-    kind=one_of(KINDS),
-    token_mean=flag,
-    eps=POSITIVE,
-    second=flag,
-    kernel=flag,
-    where=[_one_per_prompt],
-    returns="mean second",
 )
+OPTIONS = dict(kind=one_of(KINDS), token_mean=flag, eps=POSITIVE, second=flag, kernel=flag)
+
+
+@boundary(**PROMPTS, **OPTIONS, where=[_one_per_prompt], returns="mean second")
 def batch_moments(P, stats, parts, *, kind="none", token_mean=False, eps=1e-8, second=True, kernel=True):
     """`E[g]` and `E|g|^2` of a batch update coupled by batch statistics, eq. (exact_batch).
 

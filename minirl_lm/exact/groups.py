@@ -50,8 +50,9 @@ def _arrays(shape):
     each = array(shape)
 
     def read(x, name, dims):
+        got = f"{type(x).__name__} {x!r}"[:120]
         if not isinstance(x, (list, tuple)) or not x:
-            raise TypeError(f"{name}: expected a non-empty list of _arrays, got {type(x).__name__} {x!r}"[:160])
+            raise TypeError(f"{name}: expected a non-empty list of arrays, got {got}")
         return [each(a, name, dims) for a in x]
 
     return read
@@ -141,15 +142,10 @@ def _one_per_basis(coefs, bases):
 
 
 GROUP = dict(Y=array("M K", integer=True, low=0), bases=_arrays("R T D"), coefs=_arrays("M K T"))
+GROUP_RULES = [_ids_in_basis, _one_per_basis]
 
 
-@boundary(
-    P=array("M", low=0.0),
-    **GROUP,
-    second=flag,
-    where=[_at_most_one, _ids_in_basis, _one_per_basis],
-    returns="mean second",
-)
+@boundary(P=array("M", low=0.0), **GROUP, second=flag, where=[_at_most_one, *GROUP_RULES], returns="mean second")
 def group_moments(P, Y, coefs, bases, second=True):
     """`E[g]` and `E|g|^2` of a group's update `g = sum_f sum_{k,t} coefs[f][m, k, t] bases[f][Y[m, k], t]`.
 
@@ -184,7 +180,7 @@ def _stack(Y, coefs, bases):
     return C, np.concatenate([b.reshape(R * T, D) for b in bases], 0)
 
 
-@boundary(**GROUP, where=[_ids_in_basis, _one_per_basis], returns="updates")
+@boundary(**GROUP, where=GROUP_RULES, returns="updates")
 def group_updates(Y, coefs, bases):
     """Every multiset's update on each basis family: `(F, M, D)`, eq. (exact_group).
 
@@ -224,13 +220,12 @@ def _tuple_count(prompt, K):
         )
 
 
-@boundary(
-    logq=allowing_inf(array("B"), signs=(-1.0,)),
-    prompt=array("B", integer=True, low=0),
-    K=number(1, 8, integer=True),
-    where=[_sums_to_one, _tuple_count],
-    returns="idx prob",
-)
+ORDERED = [_sums_to_one, _tuple_count]
+LOGQ = allowing_inf(array("B"), signs=(-1.0,))  # -inf: a response that cannot occur
+PROMPT_IDS = array("B", integer=True, low=0)
+
+
+@boundary(logq=LOGQ, prompt=PROMPT_IDS, K=number(1, 8, integer=True), where=ORDERED, returns="idx prob")
 def ordered_groups(logq, prompt, K):
     """Every ordered K-tuple of responses of one prompt, and its probability under i.i.d. draws.
 

@@ -71,36 +71,33 @@ __all__ = [
 
 ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
 COMPACT = "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)"
+GAE_ACTIONS, RETURNS_ACTIONS = (
+    "minirl_lm.multiturn.values.gae_actions",
+    "minirl_lm.multiturn.values.returns_actions",
+)
 
 
-def _prefix_mask(what, where):
-    """A 0/1 `(B, T)` mask read as prefixes, right-padded (1s then 0s in each row): the kind of
-    the functions that sum over later tokens or put a reward on the last one. `what` needs the
-    right padding; `where` is where a mask with holes goes instead."""
+def _right_padded(what, where):
+    """The relation: `mask` is right-padded (1s then 0s in each row), as `what` needs (the rows
+    read as prefixes); `where` is where a mask with holes goes instead."""
 
-    def read(x, name, dims):
-        m = MASK(x, name, dims)
-        rises = m[:, 1:] > m[:, :-1]  # (B, T - 1) a 1 after a 0
+    def rule(mask):
+        rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1) a 1 after a 0
+        row = int(np.argmax(rises.any(axis=1)))
         if rises.any():
-            row = int(np.flatnonzero(rises.any(axis=1))[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+            return (
+                f"mask: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {mask[row].astype(int).tolist()}; a mask with holes (tool outputs) "
                 f"is accepted by the token-level objectives; here use {where}"
             )
-        return m
 
-    return read
+    return rule
 
 
-_CRITIC_MASK = _prefix_mask(
-    "the critic (values over prefixes)",
-    f"minirl_lm.multiturn.values.gae_actions {ACTIONS}, or {COMPACT}",
-)
-_GAE_MASK = _prefix_mask("GAE (a sum over the later tokens)", f"minirl_lm.multiturn.values.gae_actions {ACTIONS}")
-_RETURNS_MASK = _prefix_mask(
-    "the returns to go (a sum over the later tokens)", f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
-)
+_PREFIXES = _right_padded("the critic (values over prefixes)", f"{GAE_ACTIONS} {ACTIONS}, or {COMPACT}")
+_GAE = _right_padded("GAE (a sum over the later tokens)", f"{GAE_ACTIONS} {ACTIONS}")
+_RETURNS = _right_padded("the returns to go (a sum over the later tokens)", f"{RETURNS_ACTIONS} {ACTIONS}")
+_LAST_TOKEN = _right_padded("the terminal reward on the last real token", COMPACT)
 UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
 STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
 
@@ -111,17 +108,12 @@ def _states_in_table(states, values):
         return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
 
 
-CRITIC = dict(mask=_CRITIC_MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+CRITIC = dict(mask=MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+ON_PREFIXES = [_PREFIXES, _states_in_table]
+REWARDS = dict(mask=MASK, terminal_reward=array("B"), logp=TOKENS, logp_ref=TOKENS, beta=NONNEGATIVE)
 
 
-@boundary(
-    mask=_prefix_mask("the terminal reward on the last real token", COMPACT),
-    terminal_reward=array("B"),
-    logp=TOKENS,
-    logp_ref=TOKENS,
-    beta=NONNEGATIVE,
-    returns="rewards",
-)
+@boundary(**REWARDS, where=[_LAST_TOKEN], returns="rewards")
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     """KL-shaped per-token rewards `r_t`, eq. (kl_shaped_reward).
 
@@ -149,7 +141,7 @@ def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
     return r
 
 
-@boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=[_states_in_table], returns="deltas")
+@boundary(**CRITIC, rewards=TOKENS, gamma=UNIT, where=ON_PREFIXES, returns="deltas")
 def td_errors(values, states, rewards, mask, gamma=1.0):
     """TD errors `delta_t = r_t + gamma v(s_{t+1}) - v(s_t)`, eq. (td_error); `v(terminal) = 0`.
 
@@ -182,7 +174,7 @@ def _discounted_sum(x, mask, c):
     return out
 
 
-@boundary(mask=_GAE_MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, returns="advantages")
+@boundary(mask=MASK, deltas=TOKENS, gamma=UNIT, lam=UNIT, where=[_GAE], returns="advantages")
 def gae(deltas, mask, gamma=1.0, lam=1.0):
     """GAE advantages `A_t = delta_t + gamma lam A_{t+1}`, eq. (gae) (not whitened).
 
@@ -201,7 +193,7 @@ def gae(deltas, mask, gamma=1.0, lam=1.0):
     return _discounted_sum(deltas * mask, mask, gamma * lam)  # eq. (gae)
 
 
-@boundary(mask=_RETURNS_MASK, rewards=TOKENS, gamma=UNIT, returns="returns")
+@boundary(mask=MASK, rewards=TOKENS, gamma=UNIT, where=[_RETURNS], returns="returns")
 def monte_carlo_returns(rewards, mask, gamma=1.0):
     """Monte-Carlo returns `G_t = r_t + gamma G_{t+1}`, eq. (mc_return).
 
@@ -219,7 +211,7 @@ def monte_carlo_returns(rewards, mask, gamma=1.0):
     return _discounted_sum(rewards * mask, mask, gamma)  # eq. (mc_return)
 
 
-@boundary(**CRITIC, targets=TOKENS, where=[_states_in_table], returns="loss dvalues")
+@boundary(**CRITIC, targets=TOKENS, where=ON_PREFIXES, returns="loss dvalues")
 def value_loss(values, states, targets, mask):
     """Mean squared value error over real tokens and its gradient on the table, eq. (value_loss).
 
@@ -246,15 +238,10 @@ def value_loss(values, states, targets, mask):
     return float(loss), dvalues
 
 
-@boundary(
-    **CRITIC,
-    rewards=TOKENS,
-    gamma=UNIT,
-    lr=POSITIVE,
-    target=one_of(("mc", "td0")),
-    where=[_states_in_table],
-    returns="new_values loss",
-)
+FIT = dict(rewards=TOKENS, gamma=UNIT, lr=POSITIVE, target=one_of(("mc", "td0")))
+
+
+@boundary(**CRITIC, **FIT, where=ON_PREFIXES, returns="new_values loss")
 def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc"):
     """One gradient step of the tabular critic on eq. (value_loss).
 
@@ -292,14 +279,10 @@ def _returns_read(returns, vpreds):
         return str(e)
 
 
-@boundary(
-    mask=_CRITIC_MASK,
-    vpreds=TOKENS,
-    values_old=TOKENS,
-    clip=POSITIVE,
-    where=[_returns_read],
-    returns="loss dloss_dvpred",
-)
+VALUE_CLIP = dict(mask=MASK, vpreds=TOKENS, values_old=TOKENS, clip=POSITIVE)
+
+
+@boundary(**VALUE_CLIP, where=[_PREFIXES, _returns_read], returns="loss dloss_dvpred")
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     """PPO's clipped value loss over real tokens and its gradient, eq. (value_clip).
 

@@ -81,11 +81,9 @@ def _tree_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed), by the members the tree
     functions use; it fixes the letters `S` and `V` of the `(S, V)` tables beside it."""
     missing = [m.rstrip("()") for m in TREE if not hasattr(mdp, m.rstrip("()"))]
+    got = type(mdp).__name__ + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
     if missing or mdp.ids != "enumerate":
-        raise TypeError(
-            f"{name}: expected a TokenMDP with ids='enumerate', got {type(mdp).__name__}"
-            + (f" without {', '.join(missing)}" if missing else f" with ids={mdp.ids!r}")
-        )
+        raise TypeError(f"{name}: expected a TokenMDP with ids='enumerate', got {got}")
     dims.update(S=mdp.S, V=mdp.V, N=mdp.N)
     return mdp
 
@@ -154,9 +152,10 @@ def tilted_optimum(pi_ref, reward, beta):
     return np.exp(log_pi_star)  # (N, Y), 0 off support
 
 
-@boundary(
-    pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS, returns=None
-)
+OBJECTIVE = dict(pi=simplex("N Y"), pi_ref=simplex("N Y"), reward=array("N Y"), beta=NONNEGATIVE, weights=WEIGHTS)
+
+
+@boundary(**OBJECTIVE, returns=None)
 def kl_objective(pi, pi_ref, reward, beta, weights=None):
     """The objective `J(pi) = sum_x mu_0(x) [E_pi R - beta KL(pi || pi_ref)]`, eq. (kl_objective).
 
@@ -282,15 +281,10 @@ def tilted_optimum_tree(mdp, pi_ref, grader, beta):
     return np.where(np.isfinite(q), np.exp(log_pi_star), np.nan)  # an overflowed q: no answer
 
 
-@boundary(
-    mdp=_tree_mdp,
-    pi=simplex("S V"),
-    pi_ref=simplex("S V"),
-    grader=GRADER,
-    beta=NONNEGATIVE,
-    weights=WEIGHTS,
-    returns=None,
-)
+POLICY_TREE = dict(mdp=_tree_mdp, pi=simplex("S V"), pi_ref=simplex("S V"), grader=GRADER)
+
+
+@boundary(**POLICY_TREE, beta=NONNEGATIVE, weights=WEIGHTS, returns=None)
 def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     """Eq. (kl_objective) for a per-state policy `pi` on the prefix tree of `mdp`.
 
