@@ -141,3 +141,13 @@ def test_the_shapes_of_a_group_must_agree():
         group_moments(P, Y, [np.zeros((2, 2, 3))], [np.zeros((1, 1, 2))])
     with pytest.raises(ValueError, match="^Y: expected ids < 1"):
         group_updates(Y + 1, [np.zeros((2, 2, 1))], [np.zeros((1, 1, 2))])
+
+
+def test_a_law_may_sum_below_one_by_at_most_rounding_above_and_second_is_optional():
+    Y, coefs, bases = np.zeros((1, 1), int), [np.ones((1, 1, 1))], [np.full((1, 1, 2), 2.0)]
+    mean, second = group_moments(np.array([0.5]), Y, coefs, bases)  # g = (2, 2) with probability 0.5
+    assert mean.tolist() == [1.0, 1.0] and second == 4.0
+    assert group_moments(np.array([0.5]), Y, coefs, bases, second=False)[1] == 0.0
+    assert group_moments(np.array([1 + 5e-10]), Y, coefs, bases)[0].tolist() == [2 + 1e-9, 2 + 1e-9]
+    with pytest.raises(ValueError, match="^P: expected probabilities >= 0 summing to at most 1"):
+        group_moments(np.array([1 + 2e-9]), Y, coefs, bases)

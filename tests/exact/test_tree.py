@@ -93,3 +93,15 @@ def test_the_values_are_named_by_their_role():
         tree_product(np.array([[-1, -1]]), np.array([0]), q, np.array([[np.inf, 0.0]]))
     with pytest.raises(ValueError, match="^child: "):
         tree_sum(np.array([[-2, -1]]), np.array([0]), q, np.zeros((1, 2)))
+
+
+def test_a_tree_whose_state_0_is_no_root_is_walked_through_it():
+    """Root 3; 3 -0-> 0, 3 -1-> end; 0 -0-> 1, 0 -1-> 2; 1 and 2 end. State 0 is a child with
+    children of its own, so a walk that took id 0 for "no child" would stop at it. By hand:
+    E[sum f] = 0.6 * 2 + 0.4 * (1 + 0.25 (3 + 5.5) + 0.75 (4 + 7.9)) = 6.02 and
+    E[prod f] = 0.6 * 2 + 0.4 * 1 * (0.25 * 3 * 5.5 + 0.75 * 4 * 7.9) = 12.33."""
+    child = np.array([[1, 2], [-1, -1], [-1, -1], [0, -1]])
+    q = np.array([[0.25, 0.75], [0.5, 0.5], [0.1, 0.9], [0.4, 0.6]])
+    f = np.array([[3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0]])
+    np.testing.assert_allclose(tree_sum(child, np.array([3]), q, f), [6.02], rtol=1e-14)
+    np.testing.assert_allclose(tree_product(child, np.array([3]), q, f), [12.33], rtol=1e-14)
