@@ -1,4 +1,4 @@
-"""f-DPO's scores (`family_div._f_score`) and TR-DPO's reference update (`sync_reference`): the
+"""f-DPO's scores (`family_div.f_score`) and TR-DPO's reference update (`sync_reference`): the
 scores' derivatives and limits, the update against TRL's callback, impossible tokens, the errors."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from gradcheck import fd_grad
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.direct.family_div import DIVERGENCES, _f_score, sync_reference
+from minirl_lm.direct.family_div import DIVERGENCES, f_score, sync_reference
 from quiet import raises
 
 FD_TOL = 1e-8  # central differences in float64 (tests/gradcheck.py)
@@ -16,10 +16,8 @@ FD_TOL = 1e-8  # central differences in float64 (tests/gradcheck.py)
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 1.7])
 def test_score_derivative_matches_finite_differences(div, alpha):
     h = np.linspace(-3.0, 2.0, 11)
-    s, ds = _f_score(h, div, alpha)
-    fd = np.array(
-        [fd_grad(lambda x: float(_f_score(x, div, alpha)[0][0]), h[i : i + 1])[0] for i in range(h.size)]
-    )
+    s, ds = f_score(h, div, alpha)
+    fd = np.array([fd_grad(lambda x: float(f_score(x, div, alpha)[0][0]), h[i : i + 1])[0] for i in range(h.size)])
     assert np.abs(ds - fd).max() < FD_TOL
 
 
@@ -27,11 +25,11 @@ def test_scores_are_f_prime_of_the_ratio():
     # eq. (f_score): s(h) = f'(t), t = e^h, with each divergence's f'
     h = np.array([-1.2, 0.0, 0.4])
     t = np.exp(h)
-    assert np.allclose(_f_score(h, "reverse_kl", 0.5)[0], h, rtol=0, atol=0)
-    assert np.abs(_f_score(h, "forward_kl", 0.5)[0] - (1 - 1 / t)).max() < 1e-15
-    assert np.abs(_f_score(h, "js_divergence", 0.5)[0] - np.log(2 * t / (t + 1))).max() < 1e-15
-    assert np.abs(_f_score(h, "alpha_divergence", 0.3)[0] - (t**-0.7 - 1) / -0.7).max() < 1e-15
-    assert (_f_score(h, "alpha_divergence", 1.0 + 1e-7)[0] == h).all()  # TRL's fallback to reverse_kl
+    assert np.allclose(f_score(h, "reverse_kl", 0.5)[0], h, rtol=0, atol=0)
+    assert np.abs(f_score(h, "forward_kl", 0.5)[0] - (1 - 1 / t)).max() < 1e-15
+    assert np.abs(f_score(h, "js_divergence", 0.5)[0] - np.log(2 * t / (t + 1))).max() < 1e-15
+    assert np.abs(f_score(h, "alpha_divergence", 0.3)[0] - (t**-0.7 - 1) / -0.7).max() < 1e-15
+    assert (f_score(h, "alpha_divergence", 1.0 + 1e-7)[0] == h).all()  # TRL's fallback to reverse_kl
 
 
 def test_sync_reference_is_trl_soft_update():
@@ -66,5 +64,8 @@ def test_sync_reference_is_a_geometric_mixture_per_state_and_keeps_impossible_to
 def test_sync_reference_errors():
     ref = np.zeros((2, 3))
     assert raises(ValueError, lambda: sync_reference(ref, np.zeros((3, 2)), 0.5)).startswith("theta:")
-    assert raises(ValueError, lambda: sync_reference(ref, ref, 1.5)) == "mixup: expected a number <= 1.0, got 1.5"
+    assert (
+        raises(ValueError, lambda: sync_reference(ref, ref, 1.5))
+        == "mixup: expected a number >= 0 and <= 1, got 1.5"
+    )
     assert raises(ValueError, lambda: sync_reference(ref + np.inf, ref, 0.5)).startswith("theta_ref:")
