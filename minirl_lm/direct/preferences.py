@@ -160,7 +160,8 @@ def bools(*shapes):
         except (ValueError, TypeError, OverflowError):  # ragged nesting
             dtype = None
         if dtype != np.bool_:
-            raise TypeError(f"{name}: expected a bool array, got {type(x).__name__} of dtype {dtype}")
+            got = type(x).__name__ + ("" if dtype is None else f" of dtype {dtype}")
+            raise TypeError(f"{name}: expected a bool array, got {got}")
         return shaped(x, name, dims).astype(bool)
 
     return read
@@ -400,9 +401,14 @@ def bradley_terry_judge(grader):
         A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
     """
 
+    def reward(prompt, y):
+        try:
+            return REWARD(grader(prompt, y), "grader", {})
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (the reward of response {y})") from None
+
     def judge(prompt, y_a, y_b):
-        r_a, r_b = (REWARD(grader(prompt, y), f"grader (the reward of response {y})", {}) for y in (y_a, y_b))
-        return float(sigmoid(r_a - r_b))  # Python floats: +-inf, no warning
+        return float(sigmoid(reward(prompt, y_a) - reward(prompt, y_b)))  # Python floats: +-inf, no warning
 
     return judge
 
