@@ -113,7 +113,7 @@ def _bt(m):
     return float(loss), dm
 
 
-def ids_in_table(r_phi, prompt, chosen, rejected):
+def _ids_in_table(r_phi, prompt, chosen, rejected):
     """Every pair's ids address an entry of the `(N, Y)` table."""
     for name, ids, axis in (("prompt", prompt, 0), ("chosen", chosen, 1), ("rejected", rejected, 1)):
         if ids.max() >= r_phi.shape[axis]:
@@ -121,7 +121,7 @@ def ids_in_table(r_phi, prompt, chosen, rejected):
             return f"{name}: expected ids < {n} ({'rows' if axis == 0 else 'columns'} of r_phi), got {ids.max()}"
 
 
-@boundary(r_phi=array("N Y"), prompt=IDS, chosen=IDS, rejected=IDS, where=[ids_in_table], returns="loss dr_phi")
+@boundary(r_phi=array("N Y"), prompt=IDS, chosen=IDS, rejected=IDS, where=[_ids_in_table], returns="loss dr_phi")
 def reward_table_loss(r_phi, prompt, chosen, rejected):
     """Bradley-Terry loss of a tabular reward model `R_phi` and its gradient on the table.
 
@@ -150,7 +150,7 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 # ---------------------------------------------------------------- DPO and variants, eq. (dpo)
 
 
-def smoothing_variant(label_smoothing, variant):
+def _smoothing_variant(label_smoothing, variant):
     """Label smoothing belongs to the conservative variant."""
     if label_smoothing != 0.0 and variant != "conservative":
         return f"label_smoothing: expected 0 unless variant='conservative', got {label_smoothing} with {variant=}"
@@ -161,7 +161,7 @@ def smoothing_variant(label_smoothing, variant):
     variant=one_of(VARIANTS),
     label_smoothing=number(0.0, 0.5),
     weights=WEIGHTS,
-    where=[smoothing_variant],
+    where=[_smoothing_variant],
     returns="loss gradient",
 )
 def dpo_loss(

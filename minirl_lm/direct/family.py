@@ -74,7 +74,7 @@ RESPONSE = ("bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")  # reve
 LOSS_TYPES = MARGIN + RESPONSE
 
 
-def smoothing_of_loss(label_smoothing, loss_type):
+def _smoothing_of_loss(label_smoothing, loss_type):
     """`eps` in `[0, 0.5)` for robust, `(0, 0.5]` for exo_pair, 0 for every other loss."""
     ok = {"robust": label_smoothing < 0.5, "exo_pair": label_smoothing > 0.0}.get(
         loss_type, label_smoothing == 0.0
@@ -84,7 +84,7 @@ def smoothing_of_loss(label_smoothing, loss_type):
         return f"label_smoothing: expected {want} with loss_type={loss_type!r}, got {label_smoothing}"
 
 
-def divergence_of_loss(divergence, loss_type):
+def _divergence_of_loss(divergence, loss_type):
     """An f-divergence only with a margin loss."""
     if divergence != "reverse_kl" and loss_type not in MARGIN:
         return (
@@ -101,7 +101,7 @@ def divergence_of_loss(divergence, loss_type):
     divergence=one_of(DIVERGENCES),
     alpha=number(),
     weights=WEIGHTS,
-    where=[smoothing_of_loss, divergence_of_loss],
+    where=[_smoothing_of_loss, _divergence_of_loss],
     returns="loss gradient",
 )
 def dpo_family_loss(

@@ -47,7 +47,7 @@ __all__ = ["DIVERGENCES", "f_score", "sync_reference"]
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 
 
-def logits(*shapes):
+def _logits(*shapes):
     """A kind: a float64 table of one of `shapes` whose entries are finite or `-inf` (an
     impossible token); NaN and `+inf` are refused, as `array` refuses them."""
     finite = array(*shapes)
@@ -93,7 +93,7 @@ def f_score(h, divergence, alpha=0.5):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
-@boundary(theta_ref=logits("S V"), theta=logits("S V"), mixup=number(0.0, 1.0), returns=None)
+@boundary(theta_ref=_logits("S V"), theta=_logits("S V"), mixup=number(0.0, 1.0), returns=None)
 def sync_reference(theta_ref, theta, mixup):
     """TR-DPO's soft update of the reference, eq. (tr_dpo_sync): `(1 - alpha) theta_ref + alpha theta`.
 

@@ -110,17 +110,17 @@ def _log_probs(logp, mask, name):
         return f"{name}: expected log-probs <= 0 on real tokens, got max {logp[mask > 0].max()}"
 
 
-def chosen_log_probs(logp_c, mask_c):
+def _chosen_log_probs(logp_c, mask_c):
     """The chosen responses' trained tokens have log-probs <= 0."""
     return _log_probs(logp_c, mask_c, "logp_c")
 
 
-def rejected_log_probs(logp_r, mask_r):
+def _rejected_log_probs(logp_r, mask_r):
     """The rejected responses' trained tokens have log-probs <= 0."""
     return _log_probs(logp_r, mask_r, "logp_r")
 
 
-def response_log_probs(logp, mask):
+def _response_log_probs(logp, mask):
     """The responses' trained tokens have log-probs <= 0."""
     return _log_probs(logp, mask, "logp")
 
@@ -140,17 +140,17 @@ def _finite_odds(logp, mask, name):
         )
 
 
-def chosen_odds(logp_c, mask_c):
+def _chosen_odds(logp_c, mask_c):
     """ORPO's chosen responses are nonempty, of mean log-prob < 0 (finite odds)."""
     return _finite_odds(logp_c, mask_c, "logp_c")
 
 
-def rejected_odds(logp_r, mask_r):
+def _rejected_odds(logp_r, mask_r):
     """ORPO's rejected responses are nonempty, of mean log-prob < 0 (finite odds)."""
     return _finite_odds(logp_r, mask_r, "logp_r")
 
 
-def bools(*shapes):
+def _bools(*shapes):
     """A kind: a bool array of one of `shapes` (not 0/1 numbers)."""
     shaped = array(*shapes, integer=True)
 
@@ -167,7 +167,7 @@ def bools(*shapes):
     return read
 
 
-def pair_boundary(**declared):
+def _pair_boundary(**declared):
     """`boundary` for a loss returning `(loss, (d_c, d_r))` whose two gradients may differ in
     width: the engine checks the three results flat."""
 
@@ -198,14 +198,14 @@ def _seq(logp, mask):
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
 
 
-@pair_boundary(
+@_pair_boundary(
     **PAIR_TOKENS,
     seq_logp_ref_c=SEQ,
     seq_logp_ref_r=SEQ,
     beta=POSITIVE,
     average=flag,
     weights=WEIGHTS,
-    where=[chosen_log_probs, rejected_log_probs],
+    where=[_chosen_log_probs, _rejected_log_probs],
 )
 def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
@@ -244,12 +244,12 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
 # ---------------------------------------------------------------- SimPO, eq. (simpo)
 
 
-@pair_boundary(
+@_pair_boundary(
     **PAIR_TOKENS,
     beta=POSITIVE,
     gamma=NONNEGATIVE,
     weights=WEIGHTS,
-    where=[chosen_log_probs, rejected_log_probs],
+    where=[_chosen_log_probs, _rejected_log_probs],
 )
 def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
@@ -294,11 +294,11 @@ def _log1mexp(a):
     )
 
 
-@pair_boundary(
+@_pair_boundary(
     **PAIR_TOKENS,
     lam=NONNEGATIVE,
     weights=WEIGHTS,
-    where=[chosen_log_probs, rejected_log_probs, chosen_odds, rejected_odds],
+    where=[_chosen_log_probs, _rejected_log_probs, _chosen_odds, _rejected_odds],
 )
 def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
@@ -344,13 +344,13 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     logp=TOKENS,
     mask=MASK,
     seq_logp_ref=array("B"),
-    desirable=bools("B"),
+    desirable=_bools("B"),
     beta=POSITIVE,
     z0=NONNEGATIVE,
     lambda_d=NONNEGATIVE,
     lambda_u=NONNEGATIVE,
     weights=optional(array("B", low=0.0)),
-    where=[response_log_probs],
+    where=[_response_log_probs],
     returns="loss dloss_dlogp",
 )
 def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
@@ -413,7 +413,7 @@ def bradley_terry_judge(grader):
     return judge
 
 
-def table_shapes(mdp, policy, ref):
+def _table_shapes(mdp, policy, ref):
     """Both policies hold a table of the environment's shape `(S, V)`."""
     if np.shape(policy.theta) != (mdp.S, mdp.V):
         return (
@@ -423,7 +423,7 @@ def table_shapes(mdp, policy, ref):
         return f"ref: expected a table of the policy's shape {np.shape(policy.theta)}, got {np.shape(ref.theta)}"
 
 
-def addressable_draws(mdp, pairs_per_prompt):
+def _addressable_draws(mdp, pairs_per_prompt):
     """The `2 N k` responses fit an addressable array."""
     most = MAX_DRAWS // (2 * max(len(mdp.prompts), 1))
     if pairs_per_prompt > most:
@@ -441,7 +441,7 @@ def addressable_draws(mdp, pairs_per_prompt):
     lr=POSITIVE,
     rng=generator,
     pairs_per_prompt=COUNT,
-    where=[table_shapes, addressable_draws],
+    where=[_table_shapes, _addressable_draws],
     returns=None,  # a step: checked before it commits
 )
 def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
