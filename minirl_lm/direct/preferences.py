@@ -68,8 +68,6 @@ online_dpo_step         TRL OnlineDPOTrainer (hard labels); verl and OpenRLHF: n
 ```
 """
 
-import functools
-
 import numpy as np
 
 from minirl_lm.boundary import (
@@ -167,27 +165,11 @@ def _bools(*shapes):
     return read
 
 
-def _pair_boundary(**declared):
-    """`boundary` for a loss returning `(loss, (d_c, d_r))` whose two gradients may differ in
-    width: the engine checks the three results flat."""
-
-    def declare(f):
-        @functools.wraps(f)
-        def flat(*args, **kwargs):
-            loss, (d_c, d_r) = f(*args, **kwargs)
-            return loss, d_c, d_r
-
-        checked = boundary(**declared, returns="loss dloss_dlogp_c dloss_dlogp_r")(flat)
-
-        @functools.wraps(f)
-        def nested(*args, **kwargs):
-            loss, d_c, d_r = checked(*args, **kwargs)
-            return loss, (d_c, d_r)
-
-        nested.core = f
-        return nested
-
-    return declare
+def _pair_result(fname, loss, d_c, d_r, **inputs):
+    """`(loss, (d_c, d_r))`, checked as the engine checks a result (`returns=None` in the
+    declaration: the two gradients may differ in width, which the engine's check cannot stack)."""
+    finite((loss, d_c, d_r), fname, ["loss", "dloss_dlogp_c", "dloss_dlogp_r"], inputs)
+    return loss, (d_c, d_r)
 
 
 def _seq(logp, mask):
@@ -198,7 +180,7 @@ def _seq(logp, mask):
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
 
 
-@_pair_boundary(
+@boundary(
     **PAIR_TOKENS,
     seq_logp_ref_c=SEQ,
     seq_logp_ref_r=SEQ,
@@ -206,6 +188,7 @@ def _seq(logp, mask):
     average=flag,
     weights=WEIGHTS,
     where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
 )
 def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
@@ -238,18 +221,20 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
     loss, (dx_c, dx_r) = dpo_loss.core(x_c, x_r, ref_c, ref_r, beta, "ipo", 0.0, weights)
     d_c = (dx_c / k_c)[:, None] * mask_c  # (P, T_c) da/dlogp_t = mask_t / n
     d_r = (dx_r / k_r)[:, None] * mask_r  # (P, T_r)
-    return loss, (d_c, d_r)
+    inputs = dict(logp_c=logp_c, logp_r=logp_r, seq_logp_ref_c=seq_logp_ref_c, seq_logp_ref_r=seq_logp_ref_r)
+    return _pair_result("ipo_loss", loss, d_c, d_r, **inputs, beta=beta, weights=weights)
 
 
 # ---------------------------------------------------------------- SimPO, eq. (simpo)
 
 
-@_pair_boundary(
+@boundary(
     **PAIR_TOKENS,
     beta=POSITIVE,
     gamma=NONNEGATIVE,
     weights=WEIGHTS,
     where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
 )
 def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
@@ -279,7 +264,9 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
     da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
     d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
     d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
-    return loss, (d_c, d_r)
+    return _pair_result(
+        "simpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, beta=beta, gamma=gamma, weights=weights
+    )
 
 
 # ---------------------------------------------------------------- ORPO, eq. (orpo)
@@ -294,11 +281,12 @@ def _log1mexp(a):
     )
 
 
-@_pair_boundary(
+@boundary(
     **PAIR_TOKENS,
     lam=NONNEGATIVE,
     weights=WEIGHTS,
     where=[_chosen_log_probs, _rejected_log_probs, _chosen_odds, _rejected_odds],
+    returns=None,  # checked by _pair_result
 )
 def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
@@ -334,7 +322,7 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     da_r = w * -dz * do_r  # dz/da_r = -do/da_r
     d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
     d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
-    return loss, (d_c, d_r)
+    return _pair_result("orpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, lam=lam, weights=weights)
 
 
 # ---------------------------------------------------------------- KTO, eq. (kto)
