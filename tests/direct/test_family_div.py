@@ -69,3 +69,35 @@ def test_sync_reference_errors():
         == "mixup: expected a number >= 0 and <= 1, got 1.5"
     )
     assert raises(ValueError, lambda: sync_reference(ref + np.inf, ref, 0.5)).startswith("theta_ref:")
+
+
+def test_the_alpha_score_falls_back_to_reverse_kl_only_within_1e_6_of_alpha_1():
+    h = np.array([-10.0, 3.0])
+    a1 = 2e-6  # alpha - 1 beyond the fallback: the alpha score itself, not h
+    s, ds = f_score(h, "alpha_divergence", 1.0 + a1)
+    assert np.abs(s - np.expm1(a1 * h) / a1).max() < 1e-12 and not np.array_equal(s, h)
+    assert np.abs(ds - np.exp(a1 * h)).max() < 1e-15 and not (ds == 1.0).all()
+
+
+def test_f_score_declares_its_arguments_and_names_itself_for_an_overflow():
+    assert raises(ValueError, lambda: f_score([0.0], "kl", 0.5)).startswith("divergence: expected one of ")
+    assert raises(ValueError, lambda: f_score([[0.0]], "forward_kl")).startswith("h: expected shape ")
+    msg = raises(ValueError, lambda: f_score([-800.0], "forward_kl"))  # e^800
+    assert msg.startswith(
+        "f_score: expected a finite s and ds_dh, got inf (beyond float64) from h in [-800, -800]"
+    )
+
+
+def test_sync_reference_reads_minus_inf_as_an_impossible_token_and_refuses_nan():
+    ref = np.array([[0.0, -np.inf]])
+    np.testing.assert_array_equal(sync_reference(ref, [[1.0, 2.0]], 0.5), [[0.5, -np.inf]])
+    np.testing.assert_array_equal(sync_reference(ref, [[1.0, 2.0]], 1.0), [[1.0, 2.0]])  # weight 0 drops -inf
+    assert raises(ValueError, lambda: sync_reference([[np.nan, 0.0]], ref, 0.5)).startswith(
+        "theta_ref: expected no NaN"
+    )
+    assert raises(ValueError, lambda: sync_reference(ref, [[0.0, -np.inf, 0.0]], 0.5)) == (
+        "theta: expected shape (1, 2), got (1, 3)"
+    )
+    assert raises(TypeError, lambda: sync_reference("x", ref, 0.5)).startswith(
+        "theta_ref: expected a real-valued array"
+    )

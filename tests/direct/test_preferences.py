@@ -836,3 +836,16 @@ def test_online_step_a_reference_far_below_the_policy_overflows_the_loss():
         lambda: online_dpo_step(mdp, policy, TabularPolicy(theta), judge, 4.0, 1.0, np.random.default_rng(0), 8),
     )
     assert msg.startswith("online_dpo_step: expected a finite loss") and "beta = 4, lr = 1" in msg
+
+
+def test_a_failing_online_step_takes_back_the_lazy_ids_it_handed_out():
+    """A lazy TokenMDP hands out state ids during the rollout; a step that raises after it (a
+    judge answering garbage) gives them back, as the generator and theta are given back."""
+    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3, ids="lazy", capacity=64)
+    policy, ref = TabularPolicy(np.zeros((mdp.S, mdp.V))), TabularPolicy(np.zeros((mdp.S, mdp.V)))
+    before = mdp.checkpoint()
+    rng = np.random.default_rng(2)
+    raises(ValueError, lambda: online_dpo_step(mdp, policy, ref, lambda x, a, b: 2.0, 1.0, 1.0, rng))
+    assert mdp.checkpoint() == before and rng.random() == np.random.default_rng(2).random()
+    out = online_dpo_step(mdp, policy, ref, lambda x, a, b: 1.0, 1.0, 1.0, np.random.default_rng(2))
+    assert mdp.checkpoint() != before and np.isfinite(out["loss"])  # a step that succeeds keeps its ids
