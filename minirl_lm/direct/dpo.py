@@ -165,7 +165,15 @@ def _smoothing_variant(label_smoothing, variant):
     returns="loss gradient",
 )
 def dpo_loss(
-    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo", label_smoothing=0.0, weights=None
+    seq_logp_c,
+    seq_logp_r,
+    seq_logp_ref_c,
+    seq_logp_ref_r,
+    beta,
+    *,
+    variant="dpo",
+    label_smoothing=0.0,
+    weights=None,
 ):
     """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 

@@ -111,6 +111,7 @@ def dpo_family_loss(
     seq_logp_ref_r,
     beta,
     loss_type,
+    *,
     label_smoothing=0.0,
     tau=0.05,
     divergence="reverse_kl",

@@ -190,7 +190,7 @@ def _seq(logp, mask):
     where=[_chosen_log_probs, _rejected_log_probs],
     returns=None,  # checked by _pair_result
 )
-def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
+def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, *, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
 
     Args:
@@ -218,7 +218,9 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
     x_c, x_r, ref_c, ref_r = s_c / k_c, s_r / k_r, seq_logp_ref_c / k_c, seq_logp_ref_r / k_r  # (P,)
-    loss, (dx_c, dx_r) = dpo_loss.core(x_c, x_r, ref_c, ref_r, beta, "ipo", 0.0, weights)
+    loss, (dx_c, dx_r) = dpo_loss.core(
+        x_c, x_r, ref_c, ref_r, beta, variant="ipo", label_smoothing=0.0, weights=weights
+    )
     d_c = (dx_c / k_c)[:, None] * mask_c  # (P, T_c) da/dlogp_t = mask_t / n
     d_r = (dx_r / k_r)[:, None] * mask_r  # (P, T_r)
     inputs = dict(logp_c=logp_c, logp_r=logp_r, seq_logp_ref_c=seq_logp_ref_c, seq_logp_ref_r=seq_logp_ref_r)
@@ -236,7 +238,7 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
     where=[_chosen_log_probs, _rejected_log_probs],
     returns=None,  # checked by _pair_result
 )
-def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
+def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, *, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
 
     Args:
@@ -288,7 +290,7 @@ def _log1mexp(a):
     where=[_chosen_log_probs, _rejected_log_probs, _chosen_odds, _rejected_odds],
     returns=None,  # checked by _pair_result
 )
-def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
+def orpo_loss(logp_c, mask_c, logp_r, mask_r, *, lam=0.1, weights=None):
     """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
 
     Log-probs are length-averaged, `a = s / n`; the odds of a response are `e^a / (1 - e^a)`.
@@ -341,7 +343,7 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
     where=[_response_log_probs],
     returns="loss dloss_dlogp",
 )
-def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
+def kto_loss(logp, mask, seq_logp_ref, desirable, beta, *, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
     """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
 
     Args:

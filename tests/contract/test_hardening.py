@@ -151,7 +151,7 @@ OVERFLOW = [
     ("gae", lambda: critic.gae([[1e308, 1e308]], [[1.0, 1.0]]), "deltas"),
     # a function that declares its boundary (boundary.py) names itself for an overflow
     ("dpo beta", lambda: dpo.dpo_loss([-2.0], [0.0], [0.0], [0.0], 1e308), "dpo_loss"),
-    ("ipo beta", lambda: dpo.dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "dpo_loss"),
+    ("ipo beta", lambda: dpo.dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, variant="ipo"), "dpo_loss"),
     ("dpo margin", lambda: dpo.dpo_loss([-1e308], [1e308], [0.0], [0.0], 1.0), "dpo_loss"),
     ("bradley_terry", lambda: dpo.bradley_terry_loss([-1e308], [1e308]), "bradley_terry_loss"),
     (
@@ -252,7 +252,7 @@ def test_bt_sample_preferences_checks_rows_before_drawing():
     [
         (lambda: choice(["mean"], "baseline", {"mean"}), "baseline", TypeError),
         (lambda: advantages(np.ones((2, 2)), ["mean"]), "baseline", TypeError),
-        (lambda: dpo.dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, ["dpo"]), "variant", TypeError),
+        (lambda: dpo.dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, variant=["dpo"]), "variant", TypeError),
         (lambda: TokenMDP(["a"], V=3, ids=["lazy"]), "ids", TypeError),
         (lambda: standardized(np.zeros((0, 3))), "rewards", ValueError),
         (lambda: kl.exact_kl(np.zeros((2, 0)), np.zeros((2, 0))), "p", ValueError),

@@ -50,8 +50,8 @@ def test_dpo_gradient_matches_finite_differences(variant, ls, weighted):
     lc, lr, lrc, lrr = (rng.normal(size=P) * 2 - 5 for _ in range(4))
     w = rng.random(P) if weighted else None
     beta = 0.3
-    f = lambda a, b: dpo_loss(a, b, lrc, lrr, beta, variant, ls, weights=w)[0]
-    loss, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant, ls, weights=w)
+    f = lambda a, b: dpo_loss(a, b, lrc, lrr, beta, variant=variant, label_smoothing=ls, weights=w)[0]
+    loss, (dc, dr) = dpo_loss(lc, lr, lrc, lrr, beta, variant=variant, label_smoothing=ls, weights=w)
     err = max(
         np.abs(dc - fd_grad(lambda x: f(x, lr), lc)).max(), np.abs(dr - fd_grad(lambda x: f(lc, x), lr)).max()
     )
@@ -83,13 +83,13 @@ def test_dpo_is_finite_at_extreme_margins(margin):
     assert loss == margin / 2  # mean(softplus(-m), softplus(m)) = m/2
     np.testing.assert_array_equal(dc, [0.0, -0.5])  # saturated: -beta sigma(-z) / P
     np.testing.assert_array_equal(dr, [0.0, 0.5])
-    loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "conservative", 0.1)
+    loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, variant="conservative", label_smoothing=0.1)
     assert np.isfinite(loss)
     np.testing.assert_allclose(dc, [0.1 / 2, -0.9 / 2], rtol=1e-15)  # (sigma(z) - 1 + ls) / P
     lb, (bc, br) = bradley_terry_loss(h, zeros)
     assert lb == margin / 2 and np.isfinite(bc).all() and np.isfinite(br).all()
     if margin < 1e150:  # IPO is a square: finite below 1e154
-        loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, "ipo")
+        loss, (dc, _) = dpo_loss(h, zeros, zeros, zeros, 1.0, variant="ipo")
         assert np.isfinite(loss) and np.isfinite(dc).all()
 
 
@@ -102,7 +102,7 @@ def test_dpo_is_finite_at_extreme_margins(margin):
 def test_conservative_with_zero_smoothing_is_dpo_and_swapping_flips_the_margin(a, b, beta):
     z = np.zeros(5)
     l0, (d0, _) = dpo_loss(a, b, z, z, beta)
-    l1, (d1, _) = dpo_loss(a, b, z, z, beta, "conservative", 0.0)
+    l1, (d1, _) = dpo_loss(a, b, z, z, beta, variant="conservative", label_smoothing=0.0)
     assert l0 == l1 and np.array_equal(d0, d1)
     # softplus(-m) - softplus(m) = -m: the swapped pair's loss differs by the mean margin
     lab, _ = bradley_terry_loss(a, b)
@@ -115,11 +115,11 @@ def test_conservative_with_zero_smoothing_is_dpo_and_swapping_flips_the_margin(a
 def test_conservative_gradient_vanishes_at_a_finite_margin(h, ls, beta):
     """dl/dz = sigma(z) - (1 - ls): label smoothing stops the margin at z = log((1 - ls) / ls)."""
     z0 = np.zeros(4)
-    _, (dc, _) = dpo_loss(h, z0, z0, z0, beta, "conservative", ls)
+    _, (dc, _) = dpo_loss(h, z0, z0, z0, beta, variant="conservative", label_smoothing=ls)
     expect = beta * (1 / (1 + np.exp(-beta * h)) - (1 - ls)) / 4
     np.testing.assert_allclose(dc, expect, rtol=1e-12, atol=1e-15)
     h_star = np.full(4, np.log((1 - ls) / ls) / beta)
-    _, (dc, _) = dpo_loss(h_star, z0, z0, z0, beta, "conservative", ls)
+    _, (dc, _) = dpo_loss(h_star, z0, z0, z0, beta, variant="conservative", label_smoothing=ls)
     assert np.abs(dc).max() < 1e-15
 
 
@@ -269,9 +269,13 @@ Z3 = np.zeros(3)
         (lambda: dpo_loss(Z3, Z3, Z3, Z3, -1.0), ValueError, "beta"),
         (lambda: dpo_loss(Z3, Z3, Z3, np.zeros(4), 1.0), ValueError, "seq_logp_ref_r"),
         (lambda: dpo_loss(Z3, [np.inf, 0, 0], Z3, Z3, 1.0), ValueError, "seq_logp_r"),
-        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "kto"), ValueError, "variant"),
-        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "dpo", 0.1), ValueError, "label_smoothing"),
-        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, "conservative", 0.7), ValueError, "label_smoothing"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, variant="kto"), ValueError, "variant"),
+        (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, variant="dpo", label_smoothing=0.1), ValueError, "label_smoothing"),
+        (
+            lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, variant="conservative", label_smoothing=0.7),
+            ValueError,
+            "label_smoothing",
+        ),
         (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, -1, 1]), ValueError, "weights"),
         (lambda: dpo_loss(Z3, Z3, Z3, Z3, 1.0, weights=[1, 1]), ValueError, "weights"),
         (lambda: token_grad(Z3, np.ones((2, 2))), ValueError, "mask"),
@@ -342,9 +346,9 @@ DRIVER = [
         "dpo_loss",
     ),
     # IPO at beta = 1: e = h - 1/2 = 1e200, e^2 = inf
-    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, "ipo"), "dpo_loss"),
+    ("ipo margin", lambda: dpo_loss([1e200], [0.0], [0.0], [0.0], 1.0, variant="ipo"), "dpo_loss"),
     # IPO at beta = 5e-324: the target 1/(2 beta) is inf
-    ("ipo target", lambda: dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, "ipo"), "dpo_loss"),
+    ("ipo target", lambda: dpo_loss([-1.0], [0.0], [0.0], [0.0], 5e-324, variant="ipo"), "dpo_loss"),
     # h = -1e308 - 1.7e308 = -inf: -log sigma(-inf) = inf
     ("dpo margin r", lambda: dpo_loss([-1e308], [1.7e308], [0.0], [0.0], 1.0), "dpo_loss"),
     # h = (0 - 1.7e308) - (0 + 1.7e308) = -inf
@@ -409,10 +413,10 @@ def test_dpo_zero_pair_weight_is_allowed_and_drops_the_pair():
 
 def test_ipo_regresses_h_onto_one_over_two_beta():
     # h = 3, beta = 1/4: target 1/(2 beta) = 2, e = 1, loss = e^2 = 1, dl/dh = 2 e = 2 (P = 1)
-    loss, (dc, dr) = dpo_loss([3.0], [0.0], [0.0], [0.0], 0.25, "ipo")
+    loss, (dc, dr) = dpo_loss([3.0], [0.0], [0.0], [0.0], 0.25, variant="ipo")
     assert loss == 1.0 and np.array_equal(dc, [2.0]) and np.array_equal(dr, [-2.0])
     # h = 0, beta = 1/4: e = -2, loss = 4, dl/dh = -4
-    loss, (dc, dr) = dpo_loss([0.0], [0.0], [0.0], [0.0], 0.25, "ipo")
+    loss, (dc, dr) = dpo_loss([0.0], [0.0], [0.0], [0.0], 0.25, variant="ipo")
     assert loss == 4.0 and np.array_equal(dc, [-4.0]) and np.array_equal(dr, [4.0])
 
 
@@ -427,9 +431,9 @@ def test_dpo_defaults_are_dpo_without_smoothing_and_the_mean_over_pairs():
     rng = np.random.default_rng(8)
     lc, lr, lrc, lrr = (rng.normal(size=3) for _ in range(4))
     base = dpo_loss(lc, lr, lrc, lrr, 0.7)
-    for other in (dpo_loss(lc, lr, lrc, lrr, 0.7, "dpo", 0.0, np.full(3, 1 / 3)),):
+    for other in (dpo_loss(lc, lr, lrc, lrr, 0.7, variant="dpo", label_smoothing=0.0, weights=np.full(3, 1 / 3)),):
         assert base[0] == other[0] and np.array_equal(base[1][0], other[1][0])
-    assert base[0] != dpo_loss(lc, lr, lrc, lrr, 0.7, "ipo")[0]
+    assert base[0] != dpo_loss(lc, lr, lrc, lrr, 0.7, variant="ipo")[0]
     assert base[0] != dpo_loss(lc, lr, lrc, lrr, 0.7, weights=[1.0, 0.0, 0.0])[0]
 
 
@@ -562,7 +566,7 @@ MESSAGES = [
     ),
     (
         "dpo smoothing",
-        lambda: dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, "ipo", 0.1),
+        lambda: dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, variant="ipo", label_smoothing=0.1),
         ValueError,
         "label_smoothing",
         "expected 0 unless variant='conservative', got 0.1 with variant='ipo'",
@@ -650,12 +654,12 @@ def test_a_margin_beyond_float64_in_the_winning_direction_is_the_saturated_loss(
     loss, dr_phi = silent(lambda: reward_table_loss([[1e308, -1e308]], [0], [0], [1]))
     assert loss == 0.0 and not dr_phi.any()
     # the same margin under IPO is a squared error beyond float64: refused
-    overflows("dpo_loss", lambda: dpo_loss([1e308], [0.0], [-1e308], [0.0], 1.0, "ipo"))
+    overflows("dpo_loss", lambda: dpo_loss([1e308], [0.0], [-1e308], [0.0], 1.0, variant="ipo"))
 
 
 def test_an_overflow_message_gives_the_range_of_every_real_input():
     # IPO at beta = 5e-155: the target 1/(2 beta) = 1e154, e = h - 1e154, e^2 beyond float64
-    msg = overflows("dpo_loss", lambda: dpo_loss([-1.5e154], [0.0], [0.0], [0.0], 5e-155, "ipo"))
+    msg = overflows("dpo_loss", lambda: dpo_loss([-1.5e154], [0.0], [0.0], [0.0], 5e-155, variant="ipo"))
     assert (
         "seq_logp_c in [-1.5e+154, -1.5e+154]" in msg and "beta = 5e-155" in msg and "label_smoothing = 0" in msg
     )

@@ -66,13 +66,13 @@ def _check_fd(f, lc, lr, mc, mr):
 def test_ipo_gradient_matches_finite_differences(average, weighted):
     lc, mc, lr, mr, ref_c, ref_r = _pair_data(0, empty=average)
     w = np.random.default_rng(9).random(5) if weighted else None
-    _check_fd(lambda a, b: ipo_loss(a, mc, b, mr, ref_c, ref_r, 0.4, average, w), lc, lr, mc, mr)
+    _check_fd(lambda a, b: ipo_loss(a, mc, b, mr, ref_c, ref_r, 0.4, average=average, weights=w), lc, lr, mc, mr)
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.5, 3.0])
 def test_simpo_gradient_matches_finite_differences(gamma):
     lc, mc, lr, mr, _, _ = _pair_data(1, empty=True)
-    _check_fd(lambda a, b: simpo_loss(a, mc, b, mr, 2.0, gamma), lc, lr, mc, mr)
+    _check_fd(lambda a, b: simpo_loss(a, mc, b, mr, 2.0, gamma=gamma), lc, lr, mc, mr)
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.1, 2.0])
@@ -80,7 +80,7 @@ def test_orpo_gradient_matches_finite_differences(lam):
     lc, mc, lr, mr, _, _ = _pair_data(2)
     lc[0, :] = np.where(mc[0] > 0, -1e-3, lc[0])  # near probability 1: steep odds
     w = np.random.default_rng(3).random(5)
-    _check_fd(lambda a, b: orpo_loss(a, mc, b, mr, lam, w), lc, lr, mc, mr)
+    _check_fd(lambda a, b: orpo_loss(a, mc, b, mr, lam=lam, weights=w), lc, lr, mc, mr)
 
 
 @pytest.mark.parametrize("z0", [0.0, 0.7])
@@ -90,7 +90,7 @@ def test_kto_gradient_matches_finite_differences(z0):
     ref = -rng.random(6) * 3
     ref[1] = 0.0  # the empty response's reference
     des = np.array([True, False, True, False, False, True])
-    f = lambda x: kto_loss(x, mask, ref, des, 0.8, z0, 1.3, 0.6)
+    f = lambda x: kto_loss(x, mask, ref, des, 0.8, z0=z0, lambda_d=1.3, lambda_u=0.6)
     loss, d = f(logp)
     assert np.abs(d - fd_grad(lambda x: f(x)[0], logp) * mask).max() < FD_TOL * max(1, loss)
 
@@ -122,7 +122,7 @@ def test_ipo_sum_is_dpo_py_ipo_and_trls_online_ipo():
     beta = 0.3
     (s_c, _), (s_r, _) = _sums(lc, mc), _sums(lr, mr)
     loss, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, beta)
-    l2, (sc, sr) = dpo_loss(s_c, s_r, ref_c, ref_r, beta, "ipo")
+    l2, (sc, sr) = dpo_loss(s_c, s_r, ref_c, ref_r, beta, variant="ipo")
     assert loss == l2  # the same function, bit for bit
     np.testing.assert_array_equal(dc, sc[:, None] * mc)
     np.testing.assert_array_equal(dr, sr[:, None] * mr)
@@ -139,7 +139,7 @@ def test_simpo_is_trls_cpo_simpo():
     # losses = -logsigmoid(beta * logits) (label_smoothing 0); loss = mean (cpo_alpha = 0)
     logits = (s_c / n_c - s_r / n_r) - gamma / beta
     trl = np.mean(-np.log(_sig(beta * logits)))
-    loss, _ = simpo_loss(lc, mc, lr, mr, beta, gamma)
+    loss, _ = simpo_loss(lc, mc, lr, mr, beta, gamma=gamma)
     assert loss == pytest.approx(trl, rel=1e-13)
 
 
@@ -155,7 +155,7 @@ def _trl_orpo(lc, mc, lr, mr, beta):
 def test_orpo_is_trls_orpo_when_chosen_lengths_are_equal():
     lc, mc, lr, mr, _, _ = _pair_data(8)
     lc, mc = np.where(mc > 0, lc, -0.3), np.ones_like(mc)  # equal chosen lengths
-    loss, _ = orpo_loss(lc, mc, lr, mr, 0.25)
+    loss, _ = orpo_loss(lc, mc, lr, mr, lam=0.25)
     assert loss == pytest.approx(_trl_orpo(lc, mc, lr, mr, 0.25), rel=1e-13)
 
 
@@ -163,7 +163,7 @@ def test_orpo_nll_is_per_pair_not_per_token_when_lengths_differ():
     """The documented deviation: TRL's NLL is a token mean over the batch, ours a mean of means."""
     lc, mc, lr, mr, _, _ = _pair_data(8)
     assert len(set(mc.sum(1))) > 1
-    loss, _ = orpo_loss(lc, mc, lr, mr, 0.25)
+    loss, _ = orpo_loss(lc, mc, lr, mr, lam=0.25)
     s_c, n_c = _sums(lc, mc)
     shift = -np.mean(s_c / n_c) - (-(s_c.sum() / n_c.sum()))  # ours minus TRL's NLL
     assert loss == pytest.approx(_trl_orpo(lc, mc, lr, mr, 0.25) + shift, rel=1e-13)
@@ -181,7 +181,7 @@ def test_kto_is_trls_kto():
     # 1 - sigmoid(beta (kl - logratio)), cat(desirable_weight * ., undesirable_weight * .).nanmean()
     h = s - ref
     losses = np.concatenate([lam_d * (1 - _sig(beta * (h[des] - kl))), lam_u * (1 - _sig(beta * (kl - h[~des])))])
-    loss, _ = kto_loss(logp, mask, ref, des, beta, kl, lam_d, lam_u)
+    loss, _ = kto_loss(logp, mask, ref, des, beta, z0=kl, lambda_d=lam_d, lambda_u=lam_u)
     assert loss == pytest.approx(losses.mean(), rel=1e-13)
 
 
@@ -208,11 +208,11 @@ def test_orpo_rejects_probability_one():
 
 def test_ties_move_nothing_through_the_margin():
     lc, mc, _, _, ref_c, _ = _pair_data(13)
-    _, (dc, dr) = simpo_loss(lc, mc, lc, mc, 1.0, 0.5)
+    _, (dc, dr) = simpo_loss(lc, mc, lc, mc, 1.0, gamma=0.5)
     np.testing.assert_array_equal(dc, -dr)  # they cancel in the backward
     _, (dc, dr) = ipo_loss(lc, mc, lc, mc, ref_c, ref_c, 0.5, average=True)
     np.testing.assert_array_equal(dc, -dr)
-    _, (dc, dr) = orpo_loss(lc, mc, lc, mc, 0.5)
+    _, (dc, dr) = orpo_loss(lc, mc, lc, mc, lam=0.5)
     np.testing.assert_allclose(dc + dr, -(mc / mc.sum(1, keepdims=True)) / 5, rtol=1e-14)  # NLL
 
 
@@ -220,14 +220,14 @@ def test_ties_move_nothing_through_the_margin():
 def test_saturating_losses_stay_finite(scale):
     mc = np.ones((2, 1))
     lc, lr = np.array([[-1.0], [-scale]]), np.array([[-scale], [-1.0]])
-    loss, (dc, dr) = simpo_loss(lc, mc, lr, mc, 1.0, 0.5)
+    loss, (dc, dr) = simpo_loss(lc, mc, lr, mc, 1.0, gamma=0.5)
     assert np.isfinite(loss) and np.isfinite(dc).all() and np.isfinite(dr).all()
     np.testing.assert_array_equal(dc[0], [0.0])  # saturated: sigma(-z) = 0
     loss, d = kto_loss(
         np.vstack([lc, lr]), np.ones((4, 1)), np.zeros(4), np.array([True, True, False, False]), 1.0
     )
     assert np.isfinite(loss) and np.isfinite(d).all()
-    loss, (dc, _) = orpo_loss(lc, mc, lr, mc, 1.0)
+    loss, (dc, _) = orpo_loss(lc, mc, lr, mc, lam=1.0)
     assert np.isfinite(loss) and np.isfinite(dc).all()
 
 
@@ -648,17 +648,20 @@ def test_defaults_gamma_lam_z0_lambdas_average_and_weights():
     lc, mc, lr, mr, ref_c, ref_r = _pair_data(14)
     same = lambda a, b: a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1]))
     mean = np.full(5, 0.2)
-    assert same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.5, mean))
-    assert not same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, 0.0))
-    assert same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.1, mean))
-    assert not same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, 0.2))
+    assert same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, gamma=0.5, weights=mean))
+    assert not same(simpo_loss(lc, mc, lr, mr, 1.5), simpo_loss(lc, mc, lr, mr, 1.5, gamma=0.0))
+    assert same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, lam=0.1, weights=mean))
+    assert not same(orpo_loss(lc, mc, lr, mr), orpo_loss(lc, mc, lr, mr, lam=0.2))
     assert same(
-        ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5), ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, False, mean)
+        ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5),
+        ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average=False, weights=mean),
     )
-    assert not same(ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5), ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, True))
+    assert not same(
+        ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5), ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average=True)
+    )
     des = np.array([True, False, True, False, True])
     k = kto_loss(lc, mc, ref_c, des, 0.8)
-    kk = kto_loss(lc, mc, ref_c, des, 0.8, 0.0, 1.0, 1.0, mean)
+    kk = kto_loss(lc, mc, ref_c, des, 0.8, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=mean)
     assert k[0] == kk[0] and np.array_equal(k[1], kk[1])
     for other in ({"z0": 0.3}, {"lambda_d": 2.0}, {"lambda_u": 2.0}):
         assert kto_loss(lc, mc, ref_c, des, 0.8, **other)[0] != k[0]
@@ -703,7 +706,7 @@ def test_ipo_overflow_of_the_margin_names_the_function(lc, lr, ref_c, ref_r):
 @pytest.mark.parametrize("average", [False, True])
 def test_ipo_gradients_are_float64_arrays(average):
     lc, mc, lr, mr, ref_c, ref_r = _pair_data(15)
-    _, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average)
+    _, (dc, dr) = ipo_loss(lc, mc, lr, mr, ref_c, ref_r, 0.5, average=average)
     assert dc.dtype == dr.dtype == np.float64 and dc.shape == lc.shape and dr.shape == lr.shape
 
 
@@ -719,7 +722,7 @@ def test_simpo_margin_of_two_infinite_sums_is_a_silent_error():
     ],
 )
 def test_simpo_overflow_of_z_names_the_function_and_the_coefficients(lc, beta, gamma):
-    msg = overflows("simpo_loss", lambda: simpo_loss(lc, M1, [[-0.5]], M1, beta, gamma))
+    msg = overflows("simpo_loss", lambda: simpo_loss(lc, M1, [[-0.5]], M1, beta, gamma=gamma))
     assert f"beta = {beta:g}, gamma = {gamma:g}" in msg
 
 
