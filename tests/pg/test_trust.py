@@ -172,7 +172,7 @@ def test_dppo_defaults_and_errors():
             * dppo_mask(logp, logp_old, adv, mask)
         ).tolist()
     )
-    names("divergence", "'kl', 'tv'", lambda: dppo_loss(logp, logp_old, adv, mask, "js"))
+    names("divergence", "'tv', 'kl'", lambda: dppo_loss(logp, logp_old, adv, mask, "js"))
     names("c", ">= 1", lambda: dppo_loss(logp, logp_old, adv, mask, c=0.5))
     names("delta", "> 0", lambda: dppo_mask(logp, logp_old, adv, mask, "tv", 0.0))
 
@@ -281,4 +281,37 @@ def test_sapo_and_gmpo_defaults_and_errors():
     assert a[0] == b[0]
     names("tau_neg", "> 0", lambda: sapo_loss(logp, logp_old, adv, mask, 1.0, -1.0))
     names("eps_high", "> 0", lambda: gmpo_loss(logp, logp_old, adv, mask, 0.2, 0.0))
-    names("logp", "finite", lambda: gmpo_loss([[800.0]], [[0.0]], [1.0], [[1.0]], 1e6))
+    names("gmpo_loss", "eps = 1e+06", lambda: gmpo_loss([[800.0]], [[0.0]], [1.0], [[1.0]], 1e6))
+
+
+def test_an_overflow_names_the_function_not_a_neighbouring_argument():
+    # 4 / tau beyond float64: the gate is inf; the error names sapo_loss and shows tau_pos
+    msg = names("sapo_loss", "finite loss", lambda: sapo_loss([[0.0]], [[0.0]], [1.0], [[1.0]], tau_pos=5e-324))
+    assert "tau_pos = 4.94066e-324" in msg
+
+
+@pytest.mark.parametrize(
+    "lp, k, lam",
+    [
+        (1.0, 1000.0, 1.0),  # log phi = 1 + 1000 - e 1 (the peak of a large k): phi beyond float64
+        (-1.0, 0.0, 1e308),  # log phi = lam (1 - 1/e), finite, its exp is not
+        (1.0, 1.79e308, 0.9e308),  # k log W and lam W both overflow; their true sum is +0.24e308
+    ],
+)
+def test_vespo_weight_beyond_float64_is_an_error_never_inf_or_nan(lp, k, lam):
+    m = np.ones((1, 1))
+    names(
+        "vespo_weight",
+        "finite phi, got inf",
+        lambda: vespo_weight([[lp]], [[0.0]], [1.0], m, k_pos=k, lam_pos=lam),
+    )
+    names("vespo_loss", "finite loss", lambda: vespo_loss([[lp]], [[0.0]], [1.0], m, k_pos=k, lam_pos=lam))
+
+
+def test_vespo_weight_underflows_to_zero_where_its_terms_overflow():
+    # log phi = 1e308 (1 - e^2) + 2e308 < 0: the terms k log W and lam W overflow, phi is 0
+    m = np.ones((1, 1))
+    phi = silent(lambda: vespo_weight([[2.0]], [[0.0]], [1.0], m, k_pos=1e308, lam_pos=1e308))
+    assert phi[0] == 0.0
+    # W beyond float64 (log W = 800): phi = 0 whatever k
+    assert silent(lambda: vespo_weight([[800.0]], [[0.0]], [1.0], m, k_pos=5.0))[0] == 0.0
