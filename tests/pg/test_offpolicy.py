@@ -208,7 +208,7 @@ def test_corrected_pg_gradient_matches_finite_differences(agg):
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert offpolicy.agg_weights is ops.agg_weights  # eq. (pg_agg), once
     assert offpolicy.log_ratio is ops.log_ratio
 
 
@@ -217,7 +217,7 @@ def test_aggregation_weights_and_shared_pieces_are_core_ops():
     "kw, msg",
     [
         ({"c_max": 0.9}, r"^c_max: expected a number >= 1"),
-        ({"c_min": 1.5}, r"^c_min: expected a number <= 1"),
+        ({"c_min": 1.5}, r"^c_min: expected a number >= 0 and <= 1"),
         ({"c_min": 0.0, "mode": "mask"}, r"^c_min: expected a number > 0"),
         ({"level": "tok"}, r"^level: expected one of"),
         ({"mode": "clip"}, r"^mode: expected one of"),
@@ -233,7 +233,7 @@ def test_untruncated_overflow_raises_truncated_does_not():
     logp_old = np.zeros((1, 3))
     logp_mu = np.full((1, 3), -300.0)  # W = e^900
     mask = np.ones((1, 3))
-    with pytest.raises(ValueError, match="^logp_mu:"):
+    with pytest.raises(ValueError, match="^is_weights: expected a finite weight, got inf"):
         is_weights(logp_old, logp_mu, mask)
     assert np.array_equal(is_weights(logp_old, logp_mu, mask, c_max=2.0), np.full((1, 3), 2.0))
     assert np.array_equal(is_weights(logp_old, logp_mu, mask, mode="mask", c_max=2.0), np.zeros((1, 3)))
@@ -241,13 +241,13 @@ def test_untruncated_overflow_raises_truncated_does_not():
 
 def test_shapes_and_values_are_checked():
     logp_old, logp_mu, adv, mask = batch(np.random.default_rng(11))
-    with pytest.raises(ValueError, match="^logp_mu: expected the shape"):
+    with pytest.raises(ValueError, match=r"^logp_mu: expected shape \(12, 5\), got \(12, 4\)"):
         is_weights(logp_old, logp_mu[:, :-1], mask)
     with pytest.raises(ValueError, match=r"^adv: expected shape \(12,\), got \(11,\)$"):
         off_policy_sequence_mask(logp_old, logp_mu, adv[:-1], mask, 0.1)
     with pytest.raises(ValueError, match="^delta: expected a number >= 0"):
         off_policy_sequence_mask(logp_old, logp_mu, adv, mask, -0.1)
-    with pytest.raises(ValueError, match="^weights: expected values >= 0"):
+    with pytest.raises(ValueError, match="^weights: expected entries >= 0"):
         corrected_pg_loss(logp_old, adv, mask, -mask)
     with pytest.raises(ValueError, match="^weights: expected shape"):
         corrected_pg_loss(logp_old, adv, mask, mask[:, :-1])
@@ -452,13 +452,13 @@ def test_weights_and_masks_beyond_float64_are_named_and_silent():
     m = np.ones((1, 2))
     a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     for level in ("token", "sequence"):
-        names("logp_mu", f"small enough for a finite {level} weight", lambda: is_weights(a, b, m, level))
+        names("is_weights", "logp_mu in [-1e+308, 1e+308]", lambda: is_weights(a, b, m, level))
     # an infinite or NaN mean log-ratio is not <= delta: the A < 0 row is dropped, silently
     assert silent(lambda: off_policy_sequence_mask(a, b, [-1.0], m, 0.1)).tolist() == [[0.0, 0.0]]
     assert silent(lambda: off_policy_sequence_mask(a, b, [1.0], m, 0.1)).tolist() == [[1.0, 1.0]]
     names(
-        "weights",
-        "small enough for a finite loss",
+        "corrected_pg_loss",
+        "weights in [1e+308, 1e+308]",
         lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308), agg="seq_sum"),
     )
 
@@ -493,3 +493,15 @@ def test_offpolicy_defaults_are_the_documented_values():
     assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
     assert np.array_equal(acc, mask / mask.sum())  # dapo: the global token mean
     assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])  # rng None: in order
+
+
+@pytest.mark.parametrize("mode", ACCUM)
+def test_accumulation_weights_of_rows_with_holes_are_their_compacted_rows(mode):
+    # the docstring says holes are allowed: a row's weights are its compacted row's, scattered back
+    holes = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0]])
+    packed = -np.sort(-holes, axis=1)  # the trained tokens moved left, in order
+    w_h, w_c = accumulation_weights(holes, 2, mode), accumulation_weights(packed, 2, mode)
+    for b in range(4):
+        assert np.array_equal(w_h[b][holes[b] > 0], w_c[b][packed[b] > 0])
+    assert (w_h[holes == 0] == 0).all()
+    names("max_len", "longest response (4 trained tokens)", lambda: accumulation_weights(holes, 2, max_len=3))
