@@ -53,7 +53,7 @@ def test_gdpo_with_one_reward_is_the_standardized_baseline_and_defaults():
     r = rewards(2)
     assert gdpo(r[:, :, 1:2]).tolist() == standardized(r[:, :, 1]).tolist()
     assert gdpo(r).tolist() == gdpo(r, np.ones(3), 1e-8, 0, None).tolist()
-    names("rewards", "3 dimensions", lambda: gdpo(r[:, :, 0]))
+    names("rewards", "shape (N, K, M)", lambda: gdpo(r[:, :, 0]))
     names("weights", "shape", lambda: gdpo(r, [1.0, 2.0]))
     names("batch_eps", ">= 0", lambda: gdpo(r, batch_eps=-1.0))
 
@@ -75,3 +75,13 @@ def test_gdpo_against_trl():
     w = np.array([1.0, 0.5, 2.0])
     want = trl_normalize_then_sum(r.reshape(-1, 3), w, r.shape[1])
     np.testing.assert_allclose(gdpo(r, w, 1e-4, 1, 1e-4).ravel(), want, rtol=0, atol=1e-13)
+
+
+def test_rewards_beyond_the_domain_and_an_overflowing_sum_are_named():
+    r = np.zeros((1, 2, 2))
+    r[0, 0, 0] = 1e151
+    names("rewards", "<= 1e+150", lambda: gdpo(r))
+    r = np.array([[[0.0, 0.0], [1.0, 1.0]]])  # each reward standardized: +-1
+    A = silent(lambda: gdpo(r, [1e308, 1.0]))  # +-1e308 (1 - 1e-8), finite
+    assert np.isfinite(A).all() and A[0, 1] > 9e307
+    names("gdpo", "weights in [1e+308, 1e+308]", lambda: gdpo(r, [1e308, 1e308]))  # the sum: +-2e308
