@@ -128,13 +128,13 @@ ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 ROWS_MAX = 2**31  # np.arange(2**63) is silently empty
 
 
-def floor_of_a_mask(mode, c_min):
+def _floor_of_a_mask(mode, c_min):
     """`mode="mask"` drops the tokens below `c_min`: a floor of 0 drops none, so it is > 0."""
     if mode == "mask" and c_min == 0.0:
         return "c_min: expected a number > 0 and <= 1 for mode='mask' (None: no floor), got 0.0"
 
 
-def ratio_bounds(option, hi, lo):
+def _ratio_bounds(option, hi, lo):
     """k1 bounds are ratio bounds `lo <= 1 <= hi` (lo default 1/hi); k2, k3 an upper bound alone."""
     if option.endswith("k1") and hi < 1.0:
         return f"hi: expected a number >= 1 (a ratio bound of {option}), got {hi}"
@@ -142,7 +142,7 @@ def ratio_bounds(option, hi, lo):
         return f"lo: expected None for a k2/k3 option (upper bound only), got {lo}"
 
 
-def rows_to_split(B, M):
+def _rows_to_split(B, M):
     """`M <= B <= 2**31` rows."""
     if B > ROWS_MAX:
         return f"B: expected an integer <= {ROWS_MAX} (2**31), got {B}"
@@ -150,7 +150,7 @@ def rows_to_split(B, M):
         return f"M: expected an integer <= {B} (B, the rows to split), got {M}"
 
 
-def micro_batches(mask, G, max_len):
+def _micro_batches(mask, G, max_len):
     """`G` divides the batch's `B` rows; `max_len` (the `L` of dr_grpo) covers every response."""
     B = mask.shape[0]
     if B % G:
@@ -168,7 +168,7 @@ def micro_batches(mask, G, max_len):
     mode=one_of(MODES),
     c_max=optional(number(1.0)),
     c_min=optional(number(0.0, 1.0)),
-    where=[floor_of_a_mask],
+    where=[_floor_of_a_mask],
     returns="weight",
 )
 def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
@@ -232,7 +232,7 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     option=one_of(REJECTION),
     hi=POSITIVE,
     lo=optional(number(0.0, 1.0, low_open=True)),
-    where=[ratio_bounds],
+    where=[_ratio_bounds],
     returns="keep",
 )
 def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
@@ -301,7 +301,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     return float(loss), -w * A  # (B, T) weights are data
 
 
-@boundary(B=COUNT, M=COUNT, rng=optional(generator), where=[rows_to_split], returns=None)  # ints
+@boundary(B=COUNT, M=COUNT, rng=optional(generator), where=[_rows_to_split], returns=None)  # ints
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
@@ -318,7 +318,7 @@ def minibatch_rows(B, M, rng=None):
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
 
 
-@boundary(mask=MASK, G=COUNT, mode=one_of(ACCUM), max_len=MAX_LEN, where=[micro_batches], returns="weight")
+@boundary(mask=MASK, G=COUNT, mode=one_of(ACCUM), max_len=MAX_LEN, where=[_micro_batches], returns="weight")
 def accumulation_weights(mask, G, mode="dapo", max_len=None):
     """Per-token weight in the gradient summed over G micro-batches, eq. (accum).
 

@@ -106,7 +106,7 @@ RATIO = dict(logp=TOKENS, logp_old=TOKENS, mask=MASK)  # the arrays of a sequenc
 SEQUENCE = dict(logp=TOKENS, logp_old=TOKENS, adv=array("B"), mask=MASK, eps=EPS, eps_high=EPS_HIGH)
 
 
-def dual_clip_bound(c, name, dims):
+def _dual_clip_bound(c, name, dims):
     """The dual-clip bound `c > 1`, a kind: with `c <= 1` the cap would already act at `rho = 1`."""
     c = number()(c, name, dims)
     if c <= 1.0:
@@ -118,7 +118,7 @@ def dual_clip_bound(c, name, dims):
     return c
 
 
-@boundary(**CLIP, c=dual_clip_bound, **AGGREGATION, returns="loss dloss_dlogp")
+@boundary(**CLIP, c=_dual_clip_bound, **AGGREGATION, returns="loss dloss_dlogp")
 def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None):
     """Dual-clip PPO loss, eq. (dual_clip).
 
@@ -187,7 +187,7 @@ def ratio_scale(mask, ratio):
     return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
-def sequence_surrogate(logp, logp_old, A, mask, eps, eps_high, ratio, length):
+def _sequence_surrogate(logp, logp_old, A, mask, eps, eps_high, ratio, length):
     """The clipped sequence-ratio term of read arguments, each response's term weighted by
     `length` (B,): GSPO's (ones) and LUSPO's (`|y_b|`)."""
     eps_high = eps if eps_high is None else eps_high  # symmetric by default
@@ -226,7 +226,7 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
         ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
             function, with the range of its inputs).
     """
-    return sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, ratio, np.ones(len(adv)))
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, ratio, np.ones(len(adv)))
 
 
 @boundary(**SEQUENCE, returns="loss dloss_dlogp")
@@ -248,7 +248,7 @@ def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
         ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
             function, with the range of its inputs).
     """
-    return sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, "geometric", mask.sum(axis=1))
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, "geometric", mask.sum(axis=1))
 
 
 @boundary(

@@ -17,10 +17,12 @@ from minirl_lm.core import ops
 from minirl_lm.pg import seqclip
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
 from minirl_lm.pg.seqclip import (
+    RATIOS,
     cispo_loss,
     dual_clip_surrogate,
     gspo_surrogate,
     luspo_surrogate,
+    ratio_scale,
     sequence_ratio,
 )
 from quiet import names, silent
@@ -457,3 +459,14 @@ def test_luspo_against_trl():
     assert abs(loss - trl_luspo(logp, logp_old, adv, mask, 0.2, 0.28)) < 1e-13
     fd = fd_grad(lambda x: trl_luspo(x, logp_old, adv, mask, 0.2, 0.28), logp)  # autograd's, by FD
     np.testing.assert_allclose(g, fd, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("ratio", RATIOS)
+def test_ratio_scale_is_the_derivative_of_the_log_sequence_ratio(ratio):
+    rng = np.random.default_rng(23)
+    logp, logp_old, _, mask = batch(rng, spread=0.3)
+    mask[2, 1] = 0.0  # a hole: not counted in |y_b|
+    g = fd_grad(lambda x: np.log(sequence_ratio(x, logp_old, mask, ratio)).sum(), logp)  # d log s_b / d logp
+    np.testing.assert_allclose(
+        g, np.broadcast_to(np.reshape(ratio_scale(mask, ratio), (-1, 1)), mask.shape) * mask, atol=ATOL
+    )
