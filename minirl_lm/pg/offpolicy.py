@@ -96,7 +96,6 @@ from minirl_lm.boundary import (
     TOKENS,
     array,
     boundary,
-    generator,
     number,
     one_of,
     optional,
@@ -126,6 +125,15 @@ REJECTION = tuple(
 )
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 ROWS_MAX = 2**31  # np.arange(2**63) is silently empty
+
+
+def _generator_or_none(rng, name, dims):
+    """None, or a `np.random.Generator`; a wrong one is named by its type alone (the engine's
+    `generator` shows its repr, which for a `RandomState` holds a memory address: a message that
+    differs from run to run)."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name}: expected a numpy.random.Generator or None, got {type(rng).__name__}")
+    return rng
 
 
 def _floor_of_a_mask(mode, c_min):
@@ -301,7 +309,7 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     return float(loss), -w * A  # (B, T) weights are data
 
 
-@boundary(B=COUNT, M=COUNT, rng=optional(generator), where=[_rows_to_split], returns=None)  # ints
+@boundary(B=COUNT, M=COUNT, rng=_generator_or_none, where=[_rows_to_split], returns=None)  # ints
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
