@@ -59,7 +59,7 @@ __all__ = ["gdpo"]
     batch_eps=optional(NONNEGATIVE),
     returns="A",
 )
-def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
+def gdpo(rewards, *, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     """GDPO advantages (N, K), eq. (gdpo): each reward standardized in its group, then summed.
 
     Args:

@@ -179,7 +179,7 @@ def _micro_batches(mask, G, max_len):
     where=[_floor_of_a_mask],
     returns="weight",
 )
-def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
+def is_weights(logp_old, logp_mu, mask, *, level="sequence", mode="truncate", c_max=None, c_min=None):
     """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
 
     Args:
@@ -243,7 +243,7 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     where=[_ratio_bounds],
     returns="keep",
 )
-def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
+def rejection_mask(logp_old, logp_mu, mask, *, option="seq_mean_k1", hi=2.0, lo=None):
     """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
 
     Args:

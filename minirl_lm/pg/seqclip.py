@@ -119,7 +119,9 @@ def _dual_clip_bound(c, name, dims):
 
 
 @boundary(**CLIP, c=_dual_clip_bound, **AGGREGATION, returns="loss dloss_dlogp")
-def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None):
+def dual_clip_surrogate(
+    logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None
+):
     """Dual-clip PPO loss, eq. (dual_clip).
 
     Args:
@@ -205,7 +207,7 @@ def _sequence_surrogate(logp, logp_old, A, mask, eps, eps_high, ratio, length):
 
 
 @boundary(**SEQUENCE, ratio=one_of(RATIOS), returns="loss dloss_dlogp")
-def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geometric"):
+def gspo_surrogate(logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, ratio="geometric"):
     """GSPO loss, eq. (gspo): the clipped surrogate on one ratio per response.
 
     Args:
@@ -261,7 +263,7 @@ def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     **AGGREGATION,
     returns="loss dloss_dlogp",
 )
-def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
+def cispo_loss(logp, logp_old, adv, mask, *, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
     """CISPO loss, eq. (cispo): REINFORCE weighted by the stop-gradient clipped ratio.
 
     Args:

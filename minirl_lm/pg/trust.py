@@ -114,7 +114,7 @@ VESPO = dict(k_pos=NONNEGATIVE, lam_pos=POSITIVE, k_neg=NONNEGATIVE, lam_neg=POS
 
 
 @boundary(**TOKEN, tau_pos=POSITIVE, tau_neg=POSITIVE, **AGGREGATION, returns="loss dloss_dlogp")
-def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
+def sapo_loss(logp, logp_old, adv, mask, *, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
     """SAPO loss, eq. (sapo): the smooth gate `(4/tau) sigmoid(tau (rho - 1))` times `A`.
 
     Args:
@@ -150,7 +150,7 @@ def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mea
 
 
 @boundary(**TOKEN, **DPPO_MASK, returns="keep")
-def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None):
+def dppo_mask(logp, logp_old, adv, mask, *, divergence="tv", delta=0.2, delta_high=None):
     """The tokens DPPO keeps, eq. (dppo_mask): (B, T) of 1.0 (kept) and 0.0 (masked or padding).
 
     Args:
@@ -176,7 +176,17 @@ def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=
 
 @boundary(**TOKEN, **DPPO_MASK, c=number(1.0), **AGGREGATION, returns="loss dloss_dlogp")
 def dppo_loss(
-    logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None, c=3.0, agg="token_mean", max_len=None
+    logp,
+    logp_old,
+    adv,
+    mask,
+    *,
+    divergence="tv",
+    delta=0.2,
+    delta_high=None,
+    c=3.0,
+    agg="token_mean",
+    max_len=None,
 ):
     """DPPO loss, eq. (dppo): the detached truncated ratio on the tokens of eq. (dppo_mask).
 
@@ -200,7 +210,9 @@ def dppo_loss(
             function, with the range of its inputs).
     """
     A = adv_tokens(adv, mask)  # (B, T)
-    keep = dppo_mask.core(logp, logp_old, A, mask, divergence, delta, delta_high)  # (B, T) eq. (dppo_mask)
+    keep = dppo_mask.core(
+        logp, logp_old, A, mask, divergence=divergence, delta=delta, delta_high=delta_high
+    )  # (B, T) eq. (dppo_mask)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     wt = np.minimum(np.exp(log_ratio(logp, logp_old, mask)), c)  # (B, T) sg[min(rho, c)], data
     coef = np.multiply(w * wt * A, keep, out=np.zeros_like(wt), where=keep > 0)  # (B, T)
@@ -248,7 +260,7 @@ def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
 
 
 @boundary(**SEQUENCE, **VESPO, returns="phi")
-def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
+def vespo_weight(logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
     """The weight `phi_b` (B,) of eq. (vespo_weight), `phi = 1` at `W = 1`.
 
     Args:
@@ -282,7 +294,7 @@ def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, l
 
 @boundary(**SEQUENCE, **VESPO, **AGGREGATION, returns="loss dloss_dlogp")
 def vespo_loss(
-    logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
+    logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
 ):
     """VESPO loss, eq. (vespo): REINFORCE weighted by the detached `phi_b` of `vespo_weight`.
 
@@ -306,7 +318,9 @@ def vespo_loss(
             the function, with the range of its inputs).
     """
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    phi = vespo_weight.core(logp, logp_old, adv, mask, k_pos, lam_pos, k_neg, lam_neg)  # (B,) data
+    phi = vespo_weight.core(
+        logp, logp_old, adv, mask, k_pos=k_pos, lam_pos=lam_pos, k_neg=k_neg, lam_neg=lam_neg
+    )  # (B,) data
     coef = w * (phi * adv)[:, None]  # (B, T) sg[phi] A w
     loss = -(coef * logp).sum()  # eq. (vespo)
     return float(loss), -coef

@@ -47,8 +47,8 @@ def batch(rng, B=10, T=5, spread=0.8, edges=(0.8, 1.2, 1.28, 3.0)):
 def test_dual_clip_gradient_matches_finite_differences(agg):
     rng = np.random.default_rng(0)
     logp, logp_old, adv, mask = batch(rng, spread=1.6, edges=(0.8, 1.2, 2.0))
-    f = lambda x: dual_clip_surrogate(x, logp_old, adv, mask, 0.2, c=2.0, agg=agg)[0]
-    _, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, c=2.0, agg=agg)
+    f = lambda x: dual_clip_surrogate(x, logp_old, adv, mask, eps=0.2, c=2.0, agg=agg)[0]
+    _, d = dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, c=2.0, agg=agg)
     rho = np.exp(logp - logp_old)
     assert ((adv < 0) & (rho > 2.0) & (mask > 0)).sum() >= 2  # the dual clip is exercised
     np.testing.assert_allclose(d, fd_grad(f, logp), atol=ATOL, rtol=0)
@@ -78,7 +78,7 @@ def trl_delta(logp, logp_old, adv, mask, eps, eps_high, delta):
 def test_dual_clip_is_verls_clip_ratio_c_and_trls_delta():
     rng = np.random.default_rng(1)
     logp, logp_old, adv, mask = batch(rng, spread=1.6, edges=(0.8, 1.2, 1.28, 2.5))
-    ours, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, 0.28, c=2.5)
+    ours, d = dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=0.28, c=2.5)
     assert np.isclose(ours, verl_dual_clip(logp, logp_old, adv, mask, 0.2, 0.28, 2.5), rtol=1e-13, atol=0)
     g_verl = fd_grad(lambda x: verl_dual_clip(x, logp_old, adv, mask, 0.2, 0.28, 2.5), logp)
     np.testing.assert_allclose(d, g_verl, atol=ATOL, rtol=0)
@@ -109,8 +109,8 @@ def test_gspo_gradient_matches_finite_differences(ratio):
     logp, logp_old, _, mask = batch(rng, spread=0.3)
     A = rng.normal(size=len(mask))
     eps = 0.05
-    f = lambda x: gspo_surrogate(x, logp_old, A, mask, eps, ratio=ratio)[0]
-    _, d = gspo_surrogate(logp, logp_old, A, mask, eps, ratio=ratio)
+    f = lambda x: gspo_surrogate(x, logp_old, A, mask, eps=eps, ratio=ratio)[0]
+    _, d = gspo_surrogate(logp, logp_old, A, mask, eps=eps, ratio=ratio)
     s = sequence_ratio(logp, logp_old, mask, ratio)
     inside = (s > 1 - eps) & (s < 1 + eps)
     assert inside.any() and (~inside & (mask.sum(1) > 0)).any()  # clipped and unclipped rows
@@ -154,7 +154,7 @@ def test_gspo_is_verls_and_trls_sequence_level_loss():
     logp, logp_old, _, mask = batch(rng, spread=0.3)
     mask[0, 0] = 1.0  # verl's mean needs no empty rows
     A = rng.normal(size=len(mask))
-    ours, d = gspo_surrogate(logp, logp_old, A, mask, 0.2, 0.28)
+    ours, d = gspo_surrogate(logp, logp_old, A, mask, eps=0.2, eps_high=0.28)
     assert np.isclose(ours, verl_gspo(logp, logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     assert np.isclose(ours, trl_gspo(logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     g_verl = fd_grad(lambda x: verl_gspo(x, logp, logp_old, A, mask, 0.2, 0.28), logp)
@@ -198,8 +198,8 @@ def held(f, logp, logp_old):
 def test_cispo_gradient_is_the_stop_gradient_one(bounds, agg):
     rng = np.random.default_rng(8)
     logp, logp_old, adv, mask = batch(rng)
-    f = lambda x, lo: cispo_loss(x, lo, adv, mask, *bounds, agg=agg)[0]
-    _, d = cispo_loss(logp, logp_old, adv, mask, *bounds, agg=agg)
+    f = lambda x, lo: cispo_loss(x, lo, adv, mask, rho_min=bounds[0], rho_max=bounds[1], agg=agg)[0]
+    _, d = cispo_loss(logp, logp_old, adv, mask, rho_min=bounds[0], rho_max=bounds[1], agg=agg)
     np.testing.assert_allclose(d, held(f, logp, logp_old), atol=ATOL, rtol=0)
     rho = np.exp(logp - logp_old)
     assert np.all(d[(mask > 0) & (rho > 1.28) & (adv != 0)] != 0)  # no token loses its gradient
@@ -221,12 +221,12 @@ def verl_cispo(x, frozen, logp_old, adv, mask, lo, hi):
 def test_cispo_is_trls_and_verls():
     rng = np.random.default_rng(9)
     logp, logp_old, adv, mask = batch(rng)
-    ours, d = cispo_loss(logp, logp_old, adv, mask, None, 5.0)
+    ours, d = cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0)
     assert np.isclose(ours, trl_cispo(logp, logp, logp_old, adv, mask, 5.0), rtol=1e-13)
     np.testing.assert_allclose(
         d, fd_grad(lambda x: trl_cispo(x, logp, logp_old, adv, mask, 5.0), logp), atol=ATOL, rtol=0
     )
-    ours, d = cispo_loss(logp, logp_old, adv, mask, 0.8, 1.28)
+    ours, d = cispo_loss(logp, logp_old, adv, mask, rho_min=0.8, rho_max=1.28)
     assert np.isclose(ours, verl_cispo(logp, logp, logp_old, adv, mask, 0.2, 0.28), rtol=1e-13)
     np.testing.assert_allclose(
         d, fd_grad(lambda x: verl_cispo(x, logp, logp_old, adv, mask, 0.2, 0.28), logp), atol=ATOL, rtol=0
@@ -257,7 +257,7 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
     for _loss, d in (
         dual_clip_surrogate(logp, logp, adv, mask, agg=agg),
         cispo_loss(logp, logp, adv, mask, agg=agg),
-        cispo_loss(logp, logp, adv, mask, 0.8, 1.28, agg=agg),
+        cispo_loss(logp, logp, adv, mask, rho_min=0.8, rho_max=1.28, agg=agg),
     ):
         assert np.array_equal(d, ref[1])
     assert cispo_loss(logp, logp, adv, mask, agg=agg)[0] == ref[0]
@@ -341,16 +341,16 @@ def _same(a, b):
 def test_seqclip_defaults_are_the_documented_values():
     logp, old, adv, mask = _wide_batch()
     base = dual_clip_surrogate(logp, old, adv, mask)
-    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, 0.2, None, 3.0, "token_mean"))
+    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean"))
     for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(c=2.0), dict(agg="seq_sum")):
         assert not _same(base, dual_clip_surrogate(logp, old, adv, mask, **kw)), kw
     base = gspo_surrogate(logp, old, adv, mask)
-    assert _same(base, gspo_surrogate(logp, old, adv, mask, 0.2, None, "geometric"))
+    assert _same(base, gspo_surrogate(logp, old, adv, mask, eps=0.2, eps_high=None, ratio="geometric"))
     for kw in (dict(eps=0.5), dict(eps_high=0.6), dict(ratio="product")):
         assert not _same(base, gspo_surrogate(logp, old, adv, mask, **kw)), kw
     assert np.array_equal(sequence_ratio(logp, old, mask), sequence_ratio(logp, old, mask, "geometric"))
     base = cispo_loss(logp, old, adv, mask)
-    assert _same(base, cispo_loss(logp, old, adv, mask, None, 5.0, "token_mean"))
+    assert _same(base, cispo_loss(logp, old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean"))
     for kw in (dict(rho_min=0.5), dict(rho_max=2.0), dict(agg="seq_sum")):
         assert not _same(base, cispo_loss(logp, old, adv, mask, **kw)), kw
 
