@@ -227,6 +227,9 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     Returns:
         (B, T) 0/1 weights (the kept sequences' real tokens); an infinite or NaN mean log-ratio
         (beyond float64) is not `<= delta`.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
     kl = log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
     keep = (adv >= 0) | (kl <= delta)  # (B,) eq. (opsm)
@@ -257,6 +260,9 @@ def rejection_mask(logp_old, logp_mu, mask, *, option="seq_mean_k1", hi=2.0, lo=
     Returns:
         (B, T) 0/1 weights, a sequence option keeping or dropping whole rows; a statistic beyond
         float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped.
+
+    Raises:
+        ValueError: a bad argument (named): `hi < 1` for k1, a `lo` for k2/k3.
     """
     k1 = option.endswith("k1")
     lo = 1.0 / hi if lo is None else lo
@@ -321,6 +327,10 @@ def minibatch_rows(B, M, rng=None):
 
     Returns:
         A list of `M` int64 arrays.
+
+    Raises:
+        ValueError: `B` or `M` out of range (named).
+        TypeError: an `rng` that is not a Generator.
     """
     rows = np.arange(B) if rng is None else rng.permutation(B)
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
@@ -339,6 +349,10 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
 
     Returns:
         (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
+
+    Raises:
+        ValueError: a bad argument (named): a `G` not dividing B, a `max_len` shorter than a
+            response.
     """
     B, T = mask.shape
     L = T if max_len is None else max_len

@@ -162,6 +162,12 @@ def dppo_mask(logp, logp_old, adv, mask, *, divergence="tv", delta=0.2, delta_hi
             the two Bernoulli distributions `(p_old, 1 - p_old)` and `(p, 1 - p)`).
         delta: the bound for `A <= 0`, `> 0`.
         delta_high: the bound for `A > 0` (default `delta`).
+
+    Returns:
+        (B, T) 0/1 weights: 1.0 on the kept trained tokens.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
     A = adv_tokens(adv, mask)  # (B, T)
     delta_high = delta if delta_high is None else delta_high
