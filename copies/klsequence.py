@@ -112,14 +112,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -148,21 +141,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
-    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        estimator: `"k1"`, `"k2"` or `"k3"`.
-
-    Returns:
-        `(k, dk)`: both `(B, T)`, 0 at padding.
-
-    Raises:
-        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
-            with the range of its inputs).
-    """
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`."""
     u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
     if estimator == "k1":
         return u, mask.copy()  # eq. (kl_k1); dk1 = 1
@@ -172,8 +151,8 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 
 
 def _k3(u):
-    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
-    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two cancel)
+    its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
     small = np.abs(u) < 0.05  # (B, T) each branch only where used
     k = np.empty_like(u)  # (B, T)
     us = u[small]
@@ -196,39 +175,24 @@ RATIOS = ("geometric", "product")
 
 
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
-    """Per-response ratio `s` (B,), eq. (gspo_ratio): the geometric mean or the product.
-
-    The sum and the length `|y_b|` run over the trained tokens of a row (holes skipped), so a
-    row with holes has its compacted row's ratio. A response of length 0 has ratio 1.
-    `d s_b / d logp[b, t]` is `s_b / |y_b|` (geometric) or `s_b` (product) on every trained token.
-
-    Args:
-        logp: (B, T) token log-probs under pi_theta.
-        logp_old: (B, T) token log-probs under pi_old.
-        mask: (B, T) 0/1; holes allowed.
-        ratio: "geometric" (GSPO) or "product".
-
-    Returns:
-        `(B,)` ratios.
-
-    Raises:
-        ValueError: a bad argument (named), or a ratio beyond float64 (the product of long
-            responses, or a mean log-ratio beyond ~709.78), named after the function, never inf
-            or NaN (`gspo_surrogate` clips an infinite ratio with A > 0 to a finite loss).
-    """
+    """Per-response ratio `s` (B,), eq. (gspo_ratio): the geometric mean or the product."""
     u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
     return np.exp(u * ratio_scale(mask, ratio))  # (B,) eq. (gspo_ratio)
 
 
 def ratio_scale(mask, ratio):
-    """`(1/s) d s_b / d logp[b, t]` on a trained token: `1/|y_b|` (B,) for the geometric mean
-    (1 for an empty row), 1.0 for the product."""
+    """`(1/s) d s_b / d logp[b, t]` on a trained token: `1/|y_b|` (B,) for the geometric mean (1
+    for an empty row), 1.0 for the product."""
     return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -257,7 +221,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -265,7 +229,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -283,8 +248,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -331,8 +295,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
@@ -392,8 +356,8 @@ MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"

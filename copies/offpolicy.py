@@ -130,14 +130,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -235,7 +228,7 @@ def _micro_batches(mask, G, max_len):
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
 
 
-def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
+def is_weights(logp_old, logp_mu, mask, *, level="sequence", mode="truncate", c_max=None, c_min=None):
     """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
 
     Args:
@@ -282,13 +275,16 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     Returns:
         (B, T) 0/1 weights (the kept sequences' real tokens); an infinite or NaN mean log-ratio
         (beyond float64) is not `<= delta`.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
     kl = log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
     keep = (adv >= 0) | (kl <= delta)  # (B,) eq. (opsm)
     return keep[:, None] * mask  # (B, T)
 
 
-def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
+def rejection_mask(logp_old, logp_mu, mask, *, option="seq_mean_k1", hi=2.0, lo=None):
     """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
 
     Args:
@@ -302,6 +298,9 @@ def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=Non
     Returns:
         (B, T) 0/1 weights, a sequence option keeping or dropping whole rows; a statistic beyond
         float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped.
+
+    Raises:
+        ValueError: a bad argument (named): `hi < 1` for k1, a `lo` for k2/k3.
     """
     k1 = option.endswith("k1")
     lo = 1.0 / hi if lo is None else lo
@@ -357,6 +356,10 @@ def minibatch_rows(B, M, rng=None):
 
     Returns:
         A list of `M` int64 arrays.
+
+    Raises:
+        ValueError: `B` or `M` out of range (named).
+        TypeError: an `rng` that is not a Generator.
     """
     rows = np.arange(B) if rng is None else rng.permutation(B)
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
@@ -374,6 +377,10 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
 
     Returns:
         (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
+
+    Raises:
+        ValueError: a bad argument (named): a `G` not dividing B, a `max_len` shorter than a
+            response.
     """
     B, T = mask.shape
     L = T if max_len is None else max_len
@@ -398,7 +405,11 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -427,7 +438,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -435,7 +446,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -453,8 +465,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -501,8 +512,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
@@ -563,8 +574,8 @@ MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"

@@ -128,7 +128,7 @@ DIVERGENCES = ("tv", "kl")
 # ---- SAPO: the soft gate
 
 
-def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
+def sapo_loss(logp, logp_old, adv, mask, *, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
     """SAPO loss, eq. (sapo): the smooth gate `(4/tau) sigmoid(tau (rho - 1))` times `A`.
 
     Args:
@@ -163,7 +163,7 @@ def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mea
 # ---- DPPO: the divergence masks
 
 
-def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None):
+def dppo_mask(logp, logp_old, adv, mask, *, divergence="tv", delta=0.2, delta_high=None):
     """The tokens DPPO keeps, eq. (dppo_mask): (B, T) of 1.0 (kept) and 0.0 (masked or padding).
 
     Args:
@@ -175,6 +175,12 @@ def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=
             the two Bernoulli distributions `(p_old, 1 - p_old)` and `(p, 1 - p)`).
         delta: the bound for `A <= 0`, `> 0`.
         delta_high: the bound for `A > 0` (default `delta`).
+
+    Returns:
+        (B, T) 0/1 weights: 1.0 on the kept trained tokens.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
     A = adv_tokens(adv, mask)  # (B, T)
     delta_high = delta if delta_high is None else delta_high
@@ -188,7 +194,17 @@ def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=
 
 
 def dppo_loss(
-    logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None, c=3.0, agg="token_mean", max_len=None
+    logp,
+    logp_old,
+    adv,
+    mask,
+    *,
+    divergence="tv",
+    delta=0.2,
+    delta_high=None,
+    c=3.0,
+    agg="token_mean",
+    max_len=None,
 ):
     """DPPO loss, eq. (dppo): the detached truncated ratio on the tokens of eq. (dppo_mask).
 
@@ -212,7 +228,9 @@ def dppo_loss(
             function, with the range of its inputs).
     """
     A = adv_tokens(adv, mask)  # (B, T)
-    keep = dppo_mask.core(logp, logp_old, A, mask, divergence, delta, delta_high)  # (B, T) eq. (dppo_mask)
+    keep = dppo_mask.core(
+        logp, logp_old, A, mask, divergence=divergence, delta=delta, delta_high=delta_high
+    )  # (B, T) eq. (dppo_mask)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     wt = np.minimum(np.exp(log_ratio(logp, logp_old, mask)), c)  # (B, T) sg[min(rho, c)], data
     coef = np.multiply(w * wt * A, keep, out=np.zeros_like(wt), where=keep > 0)  # (B, T)
@@ -258,7 +276,7 @@ def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
 # ---- VESPO: the Gamma weight of the product ratio
 
 
-def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
+def vespo_weight(logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
     """The weight `phi_b` (B,) of eq. (vespo_weight), `phi = 1` at `W = 1`.
 
     Args:
@@ -291,7 +309,7 @@ def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, l
 
 
 def vespo_loss(
-    logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
+    logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
 ):
     """VESPO loss, eq. (vespo): REINFORCE weighted by the detached `phi_b` of `vespo_weight`.
 
@@ -315,7 +333,9 @@ def vespo_loss(
             the function, with the range of its inputs).
     """
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    phi = vespo_weight.core(logp, logp_old, adv, mask, k_pos, lam_pos, k_neg, lam_neg)  # (B,) data
+    phi = vespo_weight.core(
+        logp, logp_old, adv, mask, k_pos=k_pos, lam_pos=lam_pos, k_neg=k_neg, lam_neg=lam_neg
+    )  # (B,) data
     coef = w * (phi * adv)[:, None]  # (B, T) sg[phi] A w
     loss = -(coef * logp).sum()  # eq. (vespo)
     return float(loss), -coef
@@ -332,14 +352,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -373,7 +386,11 @@ def sigmoid(z):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -402,7 +419,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -410,7 +427,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -428,8 +446,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -476,8 +493,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
@@ -538,8 +555,8 @@ MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
