@@ -467,9 +467,11 @@ def test_weights_and_masks_beyond_float64_are_named_and_silent():
     )
 
 
-def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
-    # np.arange(2**63) is silently empty: the split was [array([])]
-    names("B", "expected an integer <= 2147483648", lambda: minibatch_rows(2**63, 1))
+def test_minibatch_rows_rejects_a_batch_beyond_2_to_20():
+    # np.arange(2**63) is silently empty: the split was [array([])]; 2**31 rows exhausted memory
+    names("B", "expected an integer <= 1048576", lambda: minibatch_rows(2**63, 1))
+    names("B", "expected an integer <= 1048576", lambda: minibatch_rows(2**31, 1))
+    assert len(minibatch_rows(2**20, 2)) == 2
 
 
 # ---- public defaults, pinned -------------------------------------------------------------------
