@@ -89,7 +89,7 @@ import numpy as np
 
 from minirl_lm.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, array, boundary, number, one_of, optional
 from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
-from minirl_lm.pg.clip import CLIP
+from minirl_lm.pg.clip import CLIP, branches
 
 __all__ = [
     "RATIOS",
@@ -145,9 +145,7 @@ def dual_clip_surrogate(
     A = adv_tokens(adv, mask)  # (B, T)
     eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) eq. (ratio); inf if it overflows
-    surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A, no 0 * inf
-    surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T)
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)  # (B, T) rho A, clip(rho) A
     f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
     dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
     f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
