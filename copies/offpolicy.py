@@ -184,7 +184,7 @@ REJECTION = tuple(
     if (a, k) != ("seq_max", "k1")
 )
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
-ROWS_MAX = 2**31  # np.arange(2**63) is silently empty
+ROWS_MAX = 2**20  # a batch beyond is no batch: 2**31 rows exhausted memory (and np.arange(2**63) is empty)
 
 
 def _generator_or_none(rng, name, dims):
@@ -211,9 +211,9 @@ def _ratio_bounds(option, hi, lo):
 
 
 def _rows_to_split(B, M):
-    """`M <= B <= 2**31` rows."""
+    """`M <= B <= 2**20` rows."""
     if B > ROWS_MAX:
-        return f"B: expected an integer <= {ROWS_MAX} (2**31), got {B}"
+        return f"B: expected an integer <= {ROWS_MAX} (2**20 rows), got {B}"
     if M > B:
         return f"M: expected an integer <= {B} (B, the rows to split), got {M}"
 
@@ -349,7 +349,7 @@ def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
     Args:
-        B: the rows, `1 <= B <= 2**31`.
+        B: the rows, `1 <= B <= 2**20` (a million rows split in about a second).
         M: the mini-batches, `1 <= M <= B`; their sizes differ by at most one (np.array_split).
         rng: None (in order), or a Generator: the rows are permuted first (one draw of
             `rng.permutation`; a call that raises draws nothing).

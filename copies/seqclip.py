@@ -171,9 +171,7 @@ def dual_clip_surrogate(
     A = adv_tokens(adv, mask)  # (B, T)
     eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) eq. (ratio); inf if it overflows
-    surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A, no 0 * inf
-    surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T)
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)  # (B, T) rho A, clip(rho) A
     f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
     dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
     f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
@@ -347,6 +345,17 @@ def log_ratio(logp, logp_other, mask):
 # part 2: from minirl_lm/pg/clip.py
 #   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
 # ----------------------------------------------------------------------------------------------
+
+
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
 
 
 # ----------------------------------------------------------------------------------------------
