@@ -18,7 +18,15 @@ from minirl_lm.reward.bt import (
     one_hot_features,
     outcome_loss,
 )
-from quiet import names, overflow, raises, silent
+from quiet import names, raises, silent
+
+
+def overflows(fname, what, call):
+    """The message of the result check: it names the function, the results and the inputs' ranges."""
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{fname}: expected a finite {what}") and " from " in msg, msg
+    return msg
+
 
 # Central differences at h = 1e-6 on losses of size ~1: truncation ~1e-12, rounding ~1e-10.
 TOL = 1e-8
@@ -73,12 +81,10 @@ def test_bt_margin_loss_saturates_without_overflow_and_refuses_bad_input():
     assert bt_margin_loss([-1e3], [0.0])[0] == pytest.approx(1e3)
     names("r_rejected", "shape", lambda: bt_margin_loss([1.0, 2.0], [1.0]))
     names("margin", "shape", lambda: bt_margin_loss([1.0], [0.0], margin=[1.0, 2.0]))
-    names("center", ">= 0.0", lambda: bt_margin_loss([1.0], [0.0], center=-1.0))
-    names("weights", "nonnegative", lambda: bt_margin_loss([1.0], [0.0], weights=[-1.0]))
-    assert raises(ValueError, lambda: bt_margin_loss([], [])) == (
-        "r_chosen: expected at least one entry, got shape (0,)"
-    )
-    names("r_chosen", "finite", lambda: bt_margin_loss([1e308], [1e308], center=1.0))
+    names("center", ">= 0", lambda: bt_margin_loss([1.0], [0.0], center=-1.0))
+    names("weights", "entries >= 0", lambda: bt_margin_loss([1.0], [0.0], weights=[-1.0]))
+    names("r_chosen", "non-empty", lambda: bt_margin_loss([], []))
+    overflows("bt_margin_loss", "loss and gradients", lambda: bt_margin_loss([1e308], [1e308], center=1.0))
 
 
 def test_outcome_loss_gradients_and_values():
@@ -90,7 +96,7 @@ def test_outcome_loss_gradients_and_values():
     bce = np.mean(-(y * np.log(1 / (1 + np.exp(-r))) + (1 - y) * np.log(1 / (1 + np.exp(r)))))
     assert outcome_loss(r, y)[0] == pytest.approx(bce, rel=1e-13)  # default: bce, the mean
     assert outcome_loss(r, y, "squared")[0] == pytest.approx(np.mean((r - y) ** 2) / 2, rel=1e-14)
-    names("label", "[0, 1]", lambda: outcome_loss([0.0], [2.0]))
+    names("label", "entries <= 1", lambda: outcome_loss([0.0], [2.0]))
     names("kind", "one of", lambda: outcome_loss([0.0], [1.0], kind="hinge"))
 
 
@@ -98,7 +104,8 @@ def test_one_hot_features_is_the_table():
     phi = one_hot_features(2, 3)
     w = np.arange(6.0)
     assert phi.shape == (2, 3, 6) and np.array_equal(phi @ w, w.reshape(2, 3))
-    names("Y", "<=", lambda: one_hot_features(10**6, 2))
+    names("Y", "N * Y <= 10000", lambda: one_hot_features(100, 101))  # (N * Y)**2 entries at most 10**8
+    names("N", "<= 10000", lambda: one_hot_features(10**6, 2))
 
 
 def _linear_case(seed=4):
@@ -200,7 +207,7 @@ def test_fit_bt_with_a_margin_inflates_the_gap_and_fit_outcome_recovers_labels()
     )
     assert np.allclose(w, [0.2, 0.9], atol=1e-14)
     names("iters", ">= 1", lambda: fit_outcome(hot, [0], [0], [1.0], iters=0))
-    names("l2", ">= 0.0", lambda: fit_bt(hot, x, c, r, l2=-1.0))
+    names("l2", ">= 0", lambda: fit_bt(hot, x, c, r, l2=-1.0))
 
 
 def test_error_off_constant():
@@ -212,21 +219,31 @@ def test_error_off_constant():
 
 def test_overflow_is_named_never_warned():
     # a margin beyond float64 saturates the loss at 0 (no warning); a centering term that
-    # overflows (0 * inf included) names r_chosen
+    # overflows (0 * inf included) names the function and the range of every input
     assert silent(lambda: bt_margin_loss([1e308], [-1e308]))[0] == 0.0
-    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308]))
-    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5))
-    names("r", "the loss", lambda: outcome_loss([1e200], [0.0], kind="squared"))
+    overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308]))
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5))
+    assert "r_chosen in [1e+308, 1e+308], r_rejected in [1e+308, 1e+308], center = 0.5" in msg
+    # an overflow driven by r_rejected alone is not blamed on r_chosen
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([0.0], [1e308], center=1.0))
+    assert "r_rejected in [1e+308, 1e+308]" in msg and not msg.startswith("r_chosen")
+    overflows("outcome_loss", "loss", lambda: outcome_loss([1e200], [0.0], kind="squared"))
     assert silent(lambda: outcome_loss([-1e308], [0.0]))[0] == 0.0  # softplus(-inf) = 0
     phi = np.ones((1, 2, 1))
-    names(
-        "w", "the loss", lambda: linear_bt_loss([1e308], phi * [[[1.0]], [[-1.0]]][0], [0], [0], [1], center=1.0)
+    overflows(
+        "linear_bt_loss",
+        "loss",
+        lambda: linear_bt_loss([1e308], phi * [[[1.0]], [[-1.0]]][0], [0], [0], [1], center=1.0),
     )
-    names("w", "the loss", lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared"))
+    overflows(
+        "linear_outcome_loss", "loss", lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared")
+    )
     law = silent(lambda: bt_pair_law(np.array([[1e308, -1e308]]), np.array([[0.5, 0.5]])))
     assert law[3].tolist() == [0.25, 0.5, 0.0, 0.25]
-    names(
-        "r_hat", "the error", lambda: error_off_constant(np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]]))
+    overflows(
+        "error_off_constant",
+        "error",
+        lambda: error_off_constant(np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])),
     )
 
 
@@ -295,23 +312,33 @@ def test_error_off_constant_takes_the_worst_prompt():
 
 
 def test_overflow_messages_and_zero_weights():
-    # an overflow times a zero weight is 0 * inf = NaN: still named, never warned
-    assert raises(ValueError, lambda: bt_margin_loss([1e308], [1e308], center=0.5, weights=[0.0])) == overflow(
-        "r_chosen", "the loss", "NaN"
-    )
-    assert raises(ValueError, lambda: outcome_loss([1e200], [0.0], "squared", [0.0])) == overflow(
-        "r", "the loss", "NaN"
-    )
+    # an overflow times a zero weight is 0 * inf = NaN: still reported, never warned
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5, weights=[0.0]))
+    assert "got NaN" in msg and msg.endswith("weights in [0, 0]")
+    assert "got NaN" in overflows("outcome_loss", "loss", lambda: outcome_loss([1e200], [0.0], "squared", [0.0]))
     phi = np.ones((1, 1, 1))
-    assert raises(ValueError, lambda: linear_bt_loss([1e308], phi, [0], [0], [0], center=1.0)) == overflow(
-        "w", "the loss"
+    overflows("linear_bt_loss", "loss", lambda: linear_bt_loss([1e308], phi, [0], [0], [0], center=1.0))
+    msg = overflows(
+        "linear_outcome_loss",
+        "loss",
+        lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], "squared", weights=[0.0]),
     )
-    assert raises(
-        ValueError, lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], "squared", weights=[0.0])
-    ) == overflow("w", "the loss", "NaN")
-    assert raises(ValueError, lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]])) == overflow(
-        "r_hat", "the error", "NaN"
-    )
+    assert "got NaN" in msg
+    overflows("error_off_constant", "error", lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]]))
+
+
+def test_fits_beyond_float64_are_a_clear_error_not_lapack():
+    # features near 1e160: the Hessian is inf. LAPACK is never called on it (it raised
+    # LinAlgError, or hung, before): NaN weights, which the boundary reports by the function.
+    phi = np.full((1, 2, 2), 1e160)
+    phi[0, 1] = -1e160
+    msg = overflows("fit_bt", "w", lambda: fit_bt(phi, [0], [0], [1]))
+    assert "phi in [-1e+160, 1e+160]" in msg
+    overflows("fit_outcome", "w", lambda: fit_outcome(phi, [0, 0], [0, 1], [1.0, 0.0]))
+    huge = np.full((1, 2, 2), 1e308)
+    overflows("fit_outcome", "w", lambda: fit_outcome(huge, [0, 0], [0, 1], [1.0, 0.0]))
+    overflows("fit_bt", "w", lambda: fit_bt(huge, [0], [0], [1], center=1.0))
+    assert np.isfinite(fit_bt(phi / 1e156, [0], [0], [1], l2=1.0)).all()  # large, in float64: a fit
 
 
 def test_weights_enter_every_loss():
