@@ -32,7 +32,7 @@ def test_prm_data_marks_the_last_token_of_each_turn():
     calls = ((ep.tokens == CALL) * ep.action_mask).sum(axis=1)
     assert np.array_equal(steps.sum(axis=1), calls + 1 - (calls == env.max_turns))  # calls + the last turn
     assert np.array_equal(labels, steps * right[:, None])
-    names("outcome", "[0, 1]", lambda: prm_data(env, ep, right + 2))
+    names("outcome", "entries <= 1", lambda: prm_data(env, ep, right + 2))
 
 
 def test_prm_loss_gradient_matches_finite_differences():
@@ -79,7 +79,7 @@ def test_fit_prm_is_the_stationary_point_and_the_conditional_probability():
     never = np.ones((env.S, env.V), bool)
     never[ep.states[steps > 0], ep.tokens[steps > 0]] = False
     assert np.all(p[never] == 0.5)  # no data: the logit stays 0
-    names("l2", ">= 0.0", lambda: fit_prm(env, ep.states, ep.tokens, steps, labels, l2=-1.0))
+    names("l2", ">= 0", lambda: fit_prm(env, ep.states, ep.tokens, steps, labels, l2=-1.0))
 
 
 def test_progress_rewards_keep_the_outcome_optimum_and_direct_rewards_move_it():
@@ -102,4 +102,4 @@ def test_progress_rewards_keep_the_outcome_optimum_and_direct_rewards_move_it():
     assert np.allclose(tot, last, atol=1e-15)
     assert env.children[0][CALL][0].max() == -COST  # process_env left env alone
     names("mode", "one of", lambda: process_env(env, p, "both"))
-    names("p_step", "[0, 1]", lambda: process_rewards(env, p + 1))
+    names("p_step", "entries <= 1", lambda: process_rewards(env, p + 1))
