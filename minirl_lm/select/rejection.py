@@ -57,14 +57,45 @@ against a brute-force sum over every ordered tuple of draws.
 Names in the frameworks: see the page "Best-of-N and rejection sampling".
 """
 
+import math
+
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import COUNT, MASK, TOKENS, array, boundary, number, one_of, simplex
 from minirl_lm.exact.groups import _group_law, _group_updates
-from minirl_lm.select.bestofn import _bon
-from minirl_lm.select.checks import accept_args, rejection_args, update_args
+from minirl_lm.select.bestofn import N_MAX, best_of_n
+
+__all__ = ["GROUPS_MAX", "accepted", "rejection_loss", "expected_update", "closed_form_update"]
+
+GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
+RULE = one_of(("verified", "best"))
+NORM = one_of(("accepted", "group"))
+THRESHOLD = number()  # the verifier's pass mark: any finite number
+UPDATE = dict(
+    pi=simplex("N Y"),
+    reward=array("N Y"),
+    K=number(1, N_MAX, integer=True),
+    rule=RULE,
+    norm=NORM,
+    threshold=THRESHOLD,
+)
 
 
+def groups_of_k(K, reward=None, mask=None):
+    """`K` divides the rows (of `reward`, or of `mask`): whole groups of K draws."""
+    name, B = ("reward", reward.shape[0]) if reward is not None else ("mask", mask.shape[0])
+    if B % K:
+        return f"K: expected a group size dividing the {B} rows of {name}, got {K}"
+
+
+def few_multisets(pi, K):
+    """The multisets of a group, `C(Y + K - 1, K)`, at most `GROUPS_MAX` a prompt (enumerated)."""
+    M = math.comb(pi.shape[1] + K - 1, K)
+    if M > GROUPS_MAX:
+        return f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({pi.shape[1]} + {K} - 1, {K}) = {M}"
+
+
+@boundary(reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[groups_of_k], returns="accepted")
 def accepted(reward, K, rule="verified", threshold=1.0):
     """Which responses a rejection-sampling step keeps, eq. (rft_accept).
 
@@ -78,7 +109,6 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     Returns:
         `(B,)` float64 0/1.
     """
-    reward, K, rule, threshold = accept_args(reward, K, rule, threshold)
     if rule == "verified":
         return (reward >= threshold).astype(np.float64)
     r = reward.reshape(-1, K)  # (N, K)
@@ -87,6 +117,15 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     return a.ravel()
 
 
+@boundary(
+    logp=TOKENS,
+    mask=MASK,
+    accept=array("B", values=(0.0, 1.0)),
+    K=COUNT,
+    norm=NORM,
+    where=[groups_of_k],
+    returns="loss dloss_dlogp",
+)
 def rejection_loss(logp, mask, accept, K, norm="accepted"):
     """The maximum-likelihood loss on the kept responses and its gradient, eq. (rft_loss).
 
@@ -101,7 +140,6 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     Returns:
         `(loss, dloss_dlogp)`: the float loss and its `(B, T)` gradient.
     """
-    logp, mask, accept, K, norm = rejection_args(logp, mask, accept, K, norm)
     a = accept.reshape(-1, K)  # (N, K)
     N = a.shape[0]
     if norm == "accepted":
@@ -112,7 +150,7 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     w = (c * a).reshape(-1, 1) / N  # (B, 1) (1/N) c_n a_k
     dlogp = -w * mask  # (B, T) eq. (rft_loss): dL/dlogp = -(1/N) c_n a_k mask
     loss = float((dlogp * logp).sum())  # L = sum dL/dlogp * logp: the loss is linear in logp
-    return finite_result((loss, dlogp), "logp", "the loss")
+    return loss, dlogp
 
 
 def _slot_coefs(rv, K, rule, norm, threshold):
@@ -128,6 +166,7 @@ def _slot_coefs(rv, K, rule, norm, threshold):
     return np.divide(a, n_kept, out=np.zeros_like(a), where=np.broadcast_to(n_kept, a.shape) > 0)
 
 
+@boundary(**UPDATE, where=[few_multisets], returns="update")
 def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
     """The exact `E[-grad_theta L]` of eq. (rft_loss) on softmax logits over a finite response set.
 
@@ -145,7 +184,6 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Returns:
         `(N, Y)` the expected ascent direction on `theta`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold)
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
@@ -154,9 +192,10 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
         scores = (np.eye(Y) - pi[n])[:, None, :]  # (Y, 1, Y) grad log pi(y) = e_y - pi, T = 1
         g = _group_updates(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
         out[n] = P @ g / N  # (Y,)
-    return finite_result(out, "reward", "the expected update")
+    return out
 
 
+@boundary(**UPDATE, returns="update")
 def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
     """Eqs. (rft_finite_k), (rft_group), (raft_top1): the exact expected update in closed form.
 
@@ -175,10 +214,9 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
     Returns:
         `(N, Y)` the expected ascent direction on `theta`, equal to `expected_update`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold, False)
     N = pi.shape[0]
     if rule == "best":
-        q = _bon(pi, reward, K)[0]  # (N, Y) eq. (bon_law) at N = K
+        q = best_of_n.core(pi, reward, K)  # (N, Y) eq. (bon_law) at N = K
         return (q - pi) / (N * (K if norm == "group" else 1))  # eq. (raft_top1)
     s = (reward >= threshold).astype(np.float64)  # (N, Y)
     p = (pi * s).sum(axis=1, keepdims=True)  # (N, 1) success

@@ -109,8 +109,21 @@ def test_errors_name_the_argument():
         == "K: expected a group size dividing the 5 rows of reward, got 2"
     )
     assert raises(ValueError, lambda: rejection_loss(np.zeros((2, 1)), np.ones((2, 1)), [0.5, 1.0], 2)) == (
-        "accept: expected 0/1 acceptances, got 0.5"
+        "accept: expected only 0 and 1, got value 0.5"
     )
+    assert raises(
+        ValueError, lambda: rejection_loss(np.zeros((4, 2)), np.ones((4, 2)), [1, 0, 0, 1], 3, "group")
+    ) == ("K: expected a group size dividing the 4 rows of mask, got 3")
+    assert raises(ValueError, lambda: accepted([], 1, "best", 1.0)).startswith("reward: expected a non-empty")
+    pi = np.full((1, 9), 1 / 9)
+    assert expected_update(np.full((1, 4), 0.25), np.zeros((1, 4)), 12, "best", "group").shape == (
+        1,
+        4,
+    )  # C(15, 12) = 455
+    assert raises(ValueError, lambda: expected_update(pi, np.zeros((1, 9)), 13, "best", "group")) == (
+        "K: expected at most 200000 groups of K a prompt, got C(9 + 13 - 1, 13) = 203490"
+    )
+    assert closed_form_update(pi, np.zeros((1, 9)), 13, "best", "group").shape == (1, 9)  # nothing enumerated
     assert raises(ValueError, lambda: expected_update(PI, BINARY, 120)).startswith(
         "K: expected at most 200000 groups"
     )
