@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
-from minirl_lm.distill.objectives import forward_kl, generalized_jsd, reverse_kl
+from minirl_lm.core.ops import log_softmax
+from minirl_lm.distill.objectives import forward_kl, generalized_jsd, jsd_terms, reverse_kl
 from quiet import raises
 
 B, T, V = 2, 3, 5
@@ -107,6 +108,17 @@ def test_zero_at_the_teacher_and_defaults():
     for (a, ga), (b, gb) in pairs:
         assert a == b and np.array_equal(ga, gb)
     assert generalized_jsd(zs, zt, mask)[0] != generalized_jsd(zs, zt, mask, beta=0.4)[0]
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.3, 1.0])
+def test_jsd_terms_is_the_divergence_on_log_probabilities(beta):
+    zs, zt, mask = _case(4)
+    ls, lt = log_softmax(zs / 2.0), log_softmax(zt / 2.0)
+    loss, g = jsd_terms(ls, lt, mask / mask.sum(), 2.0, beta)  # weights: the token mean
+    ref, g_ref = generalized_jsd(zs, zt, mask, beta=beta, temperature=2.0)
+    assert loss == ref and np.array_equal(g, g_ref)
+    loss2, g2 = jsd_terms(ls, lt, 2.0 * mask / mask.sum(), 2.0, beta)  # linear in the weights
+    assert loss2 == pytest.approx(2.0 * loss, rel=1e-14) and np.allclose(g2, 2.0 * g, rtol=1e-14, atol=0)
 
 
 def test_empty_mask_gives_zero_as_trl_clamps():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
-from minirl_lm.distill.samples import reverse_kl_reward, teacher_nll
+from minirl_lm.distill.samples import nll_coef, reverse_kl_reward, reward_coef, teacher_nll
 from quiet import raises
 
 LOGP = np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, -0.7]])  # (B, T)
@@ -44,6 +44,10 @@ def test_reward_coefficients_by_hand():
     assert a == b and np.array_equal(ga, gb)
     # the reward form is zero where student and teacher agree: no signal
     assert (reverse_kl_reward(LOGP, LOGP, MASK)[1] == 0).all()
+    # the cores, per response (no 1/B): what the exact engine weighs each response by
+    np.testing.assert_array_equal(reward_coef(LOGP, LOGP_T, MASK, True), to_go)
+    np.testing.assert_array_equal(reward_coef(LOGP, LOGP_T, MASK, False), k)
+    np.testing.assert_array_equal(nll_coef(MASK), -MASK)
 
 
 def test_errors_name_the_argument():

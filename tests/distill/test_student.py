@@ -235,3 +235,18 @@ def test_overflow_names_the_function():
     # a step beyond float64 ends the run at once (not max_steps steps of NaN)
     msg = raises(ValueError, lambda: fixed_point("gkd", theta, tie, _teacher(), MDP, max_steps=10**7))
     assert msg.startswith("fixed_point: expected a finite theta"), msg
+
+
+def test_the_declared_boundary_reads_alone():
+    from minirl_lm.distill.student import enumerated_mdp, positive_teacher, tie_in_groups
+
+    dims = {}
+    assert enumerated_mdp(MDP, "mdp", dims) is MDP and dims == {"S": MDP.S, "V": MDP.V}
+    assert tie_in_groups(np.array([0, 2]), G=3) is None
+    assert tie_in_groups(np.array([0, 2]), G=2) == "tie: expected group ids < 2 (G), got max 2"
+    assert tie_in_groups(np.array([0, 1]), theta=np.zeros((1, 3))).startswith("tie: expected group ids < 1")
+    assert positive_teacher(np.full((1, 2), 0.5)) is None
+    assert (
+        positive_teacher(np.array([[1.0, 0.0]]))
+        == "teacher: expected probabilities > 0 (every KL finite), got min 0.0"
+    )

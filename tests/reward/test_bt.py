@@ -355,3 +355,14 @@ def test_weights_enter_every_loss():
     a = fit_outcome(phi, x, c, y, "squared", wt, 0.1)
     assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", wt, 0.1)[1]).max() < 1e-12
     assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", None, 0.1)[1]).max() > 1e-6
+
+
+def test_the_relations_read_alone():
+    from minirl_lm.reward.bt import ids_in_phi, one_hot_size
+
+    phi, ids = np.zeros((2, 3, 1)), np.array([0, 1])
+    assert ids_in_phi(phi, ids, chosen=ids + 1, rejected=ids, response=ids + 1) is None  # ids 2 < Y = 3
+    assert ids_in_phi(phi, ids + 1) == "prompt: expected ids < 2 (phi's prompts), got max 2"
+    assert ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
+    assert ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
+    assert one_hot_size(100, 100) is None and one_hot_size(100, 101).startswith("Y: expected N * Y <= 10000")

@@ -128,3 +128,13 @@ def test_errors_name_the_argument():
         "K: expected at most 200000 groups"
     )
     assert raises(ValueError, lambda: closed_form_update(PI, BINARY, 2, "top")).startswith("rule: expected one of")
+
+
+def test_the_relations_read_alone():
+    from minirl_lm.select.rejection import few_multisets, groups_of_k
+
+    assert groups_of_k(2, reward=np.zeros((4,))) is None and groups_of_k(4, mask=np.zeros((4, 1))) is None
+    assert groups_of_k(3, mask=np.zeros((4, 1))) == "K: expected a group size dividing the 4 rows of mask, got 3"
+    assert groups_of_k(3, reward=np.zeros((5,))).endswith("the 5 rows of reward, got 3")
+    assert few_multisets(np.zeros((1, 9)), 12) is None  # C(20, 12) = 125970
+    assert few_multisets(np.zeros((1, 9)), 13).endswith("C(9 + 13 - 1, 13) = 203490")
