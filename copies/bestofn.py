@@ -283,12 +283,7 @@ def matched_optimum(pi, reward, kl, weights=None):
 
 
 def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
-
-    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
-    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
-    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
-    """
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably."""
     support = pi_ref > 0  # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
     # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
@@ -308,7 +303,11 @@ def _tilt(pi_ref, q, beta):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -337,7 +336,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -345,7 +344,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -363,8 +363,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -412,8 +411,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 def simplex(*shapes):
     """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
-    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that passes
-    here is one `rng.choice` accepts)."""
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
     entries = array(*shapes, low=0.0)
 
     def read(x, name, dims):
@@ -428,8 +427,8 @@ def simplex(*shapes):
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)

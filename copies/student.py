@@ -242,9 +242,8 @@ def _reverse(ls, lt, w, tau):
 
 def jsd_terms(ls, lt, w, tau, beta):
     """eq. (distill_gkd) on log-probabilities: `(sum w D_jsd, w dD_jsd/dz)` for the student's
-    `ls` and the teacher's `lt` `(..., V)`, position weights `w` `(...)`, the temperature `tau`
-    that divided the logits and `beta` in [0, 1] (0: the forward KL, 1: the reverse KL).
-    What `generalized_jsd` computes after the log-softmax, and the exact engine at each state."""
+    `ls` and the teacher's `lt` `(..., V)`, position weights `w` `(...)`, the temperature
+    `tau` that divided the logits and `beta` in [0, 1] (0: the forward KL, 1: the reverse KL)."""
     if beta == 0.0:
         return _forward(ls, lt, w, tau)  # TRL: beta = 0 is KL(t || p)
     if beta == 1.0:
@@ -271,8 +270,8 @@ def nll_coef(mask):
 
 
 def reward_coef(logp, logp_teacher, mask, to_go):
-    """`(B, T)` each response's coefficients `mask c_t`, eq. (distill_reward) (with `to_go`,
-    eq. (distill_to_go)), of read `(B, T)` arrays."""
+    """`(B, T)` each response's coefficients `mask c_t`, eq. (distill_reward) (with `to_go`, eq.
+    (distill_to_go)), of read `(B, T)` arrays."""
     k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
     c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
@@ -298,7 +297,11 @@ def _draw_moments(q, coef, probs, states, tokens, mask):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -327,7 +330,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -335,7 +338,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -353,8 +357,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -402,8 +405,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 def simplex(*shapes):
     """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
-    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that passes
-    here is one `rng.choice` accepts)."""
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
     entries = array(*shapes, low=0.0)
 
     def read(x, name, dims):
@@ -418,8 +421,8 @@ def simplex(*shapes):
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
