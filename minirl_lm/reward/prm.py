@@ -74,6 +74,9 @@ STEPS = dict(
 P_STEP = dict(env=multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
 
 
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
+
+
 def episodes_of_env(env, ep):
     """`ep` is a batch of `env`'s episodes: `MultiTurnMDP.check` raises naming what is not."""
     env.check(ep)
@@ -101,6 +104,7 @@ def _ends_turn(env, s, a):
 
 @boundary(
     env=multiturn_env,
+    ep=EPISODES,
     outcome=array("B", low=0.0, high=1.0),
     where=[episodes_of_env, one_outcome_per_episode],
     returns="steps labels",
