@@ -104,8 +104,9 @@ def test_one_hot_features_is_the_table():
     phi = one_hot_features(2, 3)
     w = np.arange(6.0)
     assert phi.shape == (2, 3, 6) and np.array_equal(phi @ w, w.reshape(2, 3))
-    names("Y", "N * Y <= 10000", lambda: one_hot_features(100, 101))  # (N * Y)**2 entries at most 10**8
-    names("N", "<= 10000", lambda: one_hot_features(10**6, 2))
+    names("Y", "N * Y <= 1000", lambda: one_hot_features(10, 101))  # as many features as a fit takes
+    names("N", "<= 1000", lambda: one_hot_features(10**6, 2))
+    assert one_hot_features(10, 100).shape == (10, 100, 1000)
 
 
 def _linear_case(seed=4):
@@ -358,11 +359,26 @@ def test_weights_enter_every_loss():
 
 
 def test_the_relations_read_alone():
-    from minirl_lm.reward.bt import ids_in_phi, one_hot_size
+    from minirl_lm.reward.bt import few_features, few_pairs, ids_in_phi, one_hot_size
 
     phi, ids = np.zeros((2, 3, 1)), np.array([0, 1])
     assert ids_in_phi(phi, ids, chosen=ids + 1, rejected=ids, response=ids + 1) is None  # ids 2 < Y = 3
     assert ids_in_phi(phi, ids + 1) == "prompt: expected ids < 2 (phi's prompts), got max 2"
     assert ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
     assert ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
-    assert one_hot_size(100, 100) is None and one_hot_size(100, 101).startswith("Y: expected N * Y <= 10000")
+    assert one_hot_size(10, 100) is None and one_hot_size(10, 101).startswith("Y: expected N * Y <= 1000")
+    assert few_features(np.zeros((1, 1, 1000))) is None
+    assert (
+        few_features(np.zeros((1, 1, 1001)))
+        == "phi: expected at most 1000 features (F x F Newton solves), got F = 1001"
+    )
+    assert few_pairs(np.zeros((10, 1000))) is None
+    assert (
+        few_pairs(np.zeros((11, 1000)))
+        == "reward: expected N * Y * Y <= 10000000 ordered pairs, got 11 * 1000 * 1000 = 11000000"
+    )
+    # the losses build no Hessian: 10**5 features are a gradient, not a 80 GB matrix
+    big = np.zeros((1, 2, 10**5))
+    assert linear_bt_loss(np.zeros(10**5), big, [0], [0], [1])[1].shape == (10**5,)
+    assert linear_outcome_loss(np.zeros(10**5), big, [0], [1], [1.0])[1].shape == (10**5,)
+    names("phi", "at most 1000 features", lambda: fit_bt(big, [0], [0], [1]))
