@@ -68,6 +68,12 @@ def tie_in_groups(tie, theta=None, G=None):
         return f"tie: expected group ids < {n} ({what}), got max {int(tie.max())}"
 
 
+def few_entries(dlogits, G):
+    """The `(G, V)` gradient holds at most `10**8` entries."""
+    if G * dlogits.shape[1] > 10**8:
+        return f"G: expected G * V <= 10**8 entries of the (G, V) gradient, got {G} * {dlogits.shape[1]}"
+
+
 def positive_teacher(teacher):
     """Every teacher probability is positive: every KL is finite."""
     if (teacher <= 0).any():
@@ -100,14 +106,20 @@ def tied_probs(theta, tie):
     return np.exp(log_softmax(theta))[tie]  # (S, V)
 
 
-@boundary(dlogits=array("S V"), tie=TIE, G=number(1, 10**7, integer=True), where=[tie_in_groups], returns="dtheta")
+@boundary(
+    dlogits=array("S V"),
+    tie=TIE,
+    G=number(1, 10**7, integer=True),
+    where=[few_entries, tie_in_groups],
+    returns="dtheta",
+)
 def tied_backward(dlogits, tie, G):
     """Per-state gradients summed into their groups, eq. (distill_tied_grad).
 
     Args:
         dlogits: `(S, V)` the gradient with respect to each state's logits.
         tie: `(S,)` int group of each state, in `[0, G)`.
-        G: the number of groups, in `[1, 10**7]`.
+        G: the number of groups, in `[1, 10**7]`, with `G * V <= 10**8`.
 
     Returns:
         `(G, V)` float64, the gradient with respect to `theta`.

@@ -238,7 +238,13 @@ def test_overflow_names_the_function():
 
 
 def test_the_declared_boundary_reads_alone():
-    from minirl_lm.distill.student import enumerated_mdp, positive_teacher, tie_in_groups
+    from minirl_lm.distill.student import enumerated_mdp, few_entries, positive_teacher, tie_in_groups
+
+    assert few_entries(np.zeros((1, 10)), 10**7) is None
+    assert (
+        few_entries(np.zeros((1, 11)), 10**7)
+        == "G: expected G * V <= 10**8 entries of the (G, V) gradient, got 10000000 * 11"
+    )
 
     dims = {}
     assert enumerated_mdp(MDP, "mdp", dims) is MDP and dims == {"S": MDP.S, "V": MDP.V}
