@@ -207,25 +207,26 @@ def _bt_newton(w, f_c, f_r, m, c, wt, l2, hessian=True):
     """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F));
     the Hessian None unless asked (an F x F matrix)."""
     loss, (d_c, d_r) = bt_margin_loss.core(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
+    loss += 0.5 * l2 * float(w @ w)  # the ridge
     dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
     if not hessian:
-        return loss + 0.5 * l2 * float(w @ w), dw, None
+        return loss, dw, None
     z = (f_c - f_r) @ w - m  # (P,)
     d, e = f_c - f_r, f_c + f_r  # (P, F)
     h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
     H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
-    return loss + 0.5 * l2 * float(w @ w), dw, H
+    return loss, dw, H
 
 
 def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
     """Loss, gradient and Hessian (None unless asked) of the linear outcome model (f: (P, F))."""
     r = f @ w  # (P,)
     loss, dr = outcome_loss.core(r, lab, kind, wt)
+    loss, dw = loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w  # the ridge; dr/dw = phi
     if not hessian:
-        return loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w, None
+        return loss, dw, None
     h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
-    H = (f * h[:, None]).T @ f + l2 * np.eye(w.size)
-    return loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w, H
+    return loss, dw, (f * h[:, None]).T @ f + l2 * np.eye(w.size)
 
 
 @boundary(**LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[ids_in_phi], returns="loss dw")

@@ -145,6 +145,9 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
     rng, phi, x, c, r = _linear_case(6)
     w, m, wt = rng.normal(size=5), rng.uniform(0, 1, 9), rng.uniform(0.1, 1, 9)
     H = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[2]
+    # the fit's loss (its line search) is the public loss, ridge included
+    got = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[0]
+    assert got == linear_bt_loss(w, phi, x, c, r, m, 0.2, wt, 0.5)[0]
     num = np.stack(
         [fd_grad(lambda v, i=i: _bt_newton(v, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[1][i], w) for i in range(5)]
     )
@@ -152,6 +155,10 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
     y = rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         H = _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[2]
+        assert (
+            _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[0]
+            == linear_outcome_loss(w, phi, x, c, y, kind, wt, 0.5)[0]
+        )
         num = np.stack(
             [fd_grad(lambda v, i=i: _outcome_newton(v, phi[x, c], y, kind, wt, 0.5)[1][i], w) for i in range(5)]
         )
