@@ -114,7 +114,9 @@ __all__ = [
     "error_off_constant",
 ]
 
-ONE_HOT_MAX = 10**4  # N * Y features: the (N, Y, N * Y) table holds at most 10**8 entries (800 MB)
+FEATURES_MAX = 1000  # F of a fit: Newton solves an F x F system each step
+ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit_bt, fit_outcome)
+PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
 
 
 def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
@@ -130,8 +132,21 @@ def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
             return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
 
 
+def few_features(phi):
+    """A fit's features: `F <= FEATURES_MAX` (Newton's F x F solve)."""
+    if phi.shape[2] > FEATURES_MAX:
+        return f"phi: expected at most {FEATURES_MAX} features (F x F Newton solves), got F = {phi.shape[2]}"
+
+
+def few_pairs(reward):
+    """`N * Y * Y <= PAIRS_MAX` ordered pairs."""
+    N, Y = reward.shape
+    if N * Y * Y > PAIRS_MAX:
+        return f"reward: expected N * Y * Y <= {PAIRS_MAX} ordered pairs, got {N} * {Y} * {Y} = {N * Y * Y}"
+
+
 def one_hot_size(N, Y):
-    """The one-hot table has `N * Y <= ONE_HOT_MAX` features."""
+    """The one-hot table has `N * Y <= ONE_HOT_MAX` features (as many as a fit takes)."""
     if N * Y > ONE_HOT_MAX:
         return f"Y: expected N * Y <= {ONE_HOT_MAX} features (Y <= {ONE_HOT_MAX // N} at N = {N}), got Y = {Y}"
 
@@ -199,7 +214,7 @@ def one_hot_features(N, Y):
 
     Args:
         N: prompts.
-        Y: responses per prompt; `N * Y <= 10**4` (the table has `(N * Y)**2` entries).
+        Y: responses per prompt; `N * Y <= 1000` features (what `fit_bt` and `fit_outcome` take).
 
     Returns:
         `(N, Y, N * Y)` features; `phi @ w` is `w.reshape(N, Y)`.
@@ -207,27 +222,33 @@ def one_hot_features(N, Y):
     return np.eye(N * Y).reshape(N, Y, N * Y)
 
 
-def _bt_newton(w, f_c, f_r, m, c, wt, l2):
-    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F))."""
+def _bt_newton(w, f_c, f_r, m, c, wt, l2, hessian=True):
+    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F));
+    the Hessian None unless asked (an F x F matrix)."""
     loss, (d_c, d_r) = bt_margin_loss.core(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
+    loss += 0.5 * l2 * float(w @ w)  # the ridge
     dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
+    if not hessian:
+        return loss, dw, None
     z = (f_c - f_r) @ w - m  # (P,)
     d, e = f_c - f_r, f_c + f_r  # (P, F)
     h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
     H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
-    return loss + 0.5 * l2 * float(w @ w), dw, H
+    return loss, dw, H
 
 
-def _outcome_newton(w, f, lab, kind, wt, l2):
-    """Loss, gradient and Hessian of the linear outcome model (f: (P, F))."""
+def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
+    """Loss, gradient and Hessian (None unless asked) of the linear outcome model (f: (P, F))."""
     r = f @ w  # (P,)
     loss, dr = outcome_loss.core(r, lab, kind, wt)
+    loss, dw = loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w  # the ridge; dr/dw = phi
+    if not hessian:
+        return loss, dw, None
     h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
-    H = (f * h[:, None]).T @ f + l2 * np.eye(w.size)
-    return loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w, H
+    return loss, dw, (f * h[:, None]).T @ f + l2 * np.eye(w.size)
 
 
-def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0):
+def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0):
     """eq. (rm_center) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -246,11 +267,13 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, we
     """
     P = prompt.size
     m = np.zeros(P) if margin is None else margin  # (P,)
-    loss, dw, _ = _bt_newton(w, phi[prompt, chosen], phi[prompt, rejected], m, center, _mean(weights, P), l2)
+    loss, dw, _ = _bt_newton(
+        w, phi[prompt, chosen], phi[prompt, rejected], m, center, _mean(weights, P), l2, False
+    )
     return loss, dw
 
 
-def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=None, l2=0.0):
+def linear_outcome_loss(w, phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0):
     """eq. (rm_outcome) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -266,7 +289,7 @@ def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=Non
     Returns:
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
-    loss, dw, _ = _outcome_newton(w, phi[prompt, response], label, kind, _mean(weights, prompt.size), l2)
+    loss, dw, _ = _outcome_newton(w, phi[prompt, response], label, kind, _mean(weights, prompt.size), l2, False)
     return loss, dw
 
 
@@ -308,11 +331,11 @@ def _merge(cols, wt):
     return [u.astype(c.dtype) for u, c in zip(uniq.T, cols)], w
 
 
-def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
+def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_bt_loss` (without `w`); `iters` in `[1, 10000]` bounds the Newton
-    steps. On one-hot features with `center = l2 = 0` the per-prompt constants are free: the
+    Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
+    bounds the Newton steps. On one-hot features with `center = l2 = 0` the per-prompt constants are free: the
     fit has mean 0 over each prompt's responses (see eq. (rm_identify)).
 
     Returns:
@@ -329,11 +352,11 @@ def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None,
     return _newton(lambda v: _bt_newton(v, f_c, f_r, m, center, wt, l2), phi.shape[2], iters)
 
 
-def fit_outcome(phi, prompt, response, label, kind="bce", weights=None, l2=0.0, iters=100):
+def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_outcome_loss` (without `w`). With `"bce"` and labels of 0 or 1 only,
-    the unregularized optimum may lie at infinity: give `l2 > 0`.
+    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and
+    labels of 0 or 1 only, the unregularized optimum may lie at infinity: give `l2 > 0`.
 
     Returns:
         `(F,)` weights `w`.
@@ -361,6 +384,8 @@ def bt_pair_law(reward, mu, mu0=None):
         reward: `(N, Y)` the reward `R`.
         mu: `(N, Y)` the response law, rows summing to 1.
         mu0: `(N,)` the prompt law, uniform by default.
+
+    `N * Y * Y <= 10**7` pairs.
 
     Returns:
         `(prompt, chosen, rejected, weights)`, each `(N * Y * Y,)`; the weights sum to 1.
@@ -608,15 +633,19 @@ linear_outcome_loss = boundary(
 )(linear_outcome_loss)
 
 fit_bt = boundary(
-    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[ids_in_phi], returns="w"
+    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[few_features, ids_in_phi], returns="w"
 )(fit_bt)
 
 fit_outcome = boundary(
-    **LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[ids_in_phi], returns="w"
+    **LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[few_features, ids_in_phi], returns="w"
 )(fit_outcome)
 
 bt_pair_law = boundary(
-    reward=TABLE, mu=simplex("N Y"), mu0=optional(simplex("N")), returns="prompt chosen rejected weights"
+    reward=TABLE,
+    mu=simplex("N Y"),
+    mu0=optional(simplex("N")),
+    where=[few_pairs],
+    returns="prompt chosen rejected weights",
 )(bt_pair_law)
 
 error_off_constant = boundary(reward=TABLE, r_hat=TABLE, returns="error")(error_off_constant)  # r_hat is read against reward

@@ -454,9 +454,11 @@ STEPS = dict(
     weights=optional(array("B", low=0.0)),  # episode weights; None: 1/B each
 )
 P_STEP = dict(env=multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
 
 prm_data = boundary(
     env=multiturn_env,
+    ep=EPISODES,
     outcome=array("B", low=0.0, high=1.0),
     where=[episodes_of_env, one_outcome_per_episode],
     returns="steps labels",

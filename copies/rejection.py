@@ -97,6 +97,7 @@ import numpy as np
 __all__ = ["GROUPS_MAX", "accepted", "rejection_loss", "expected_update", "closed_form_update"]
 
 GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
+CELLS_MAX = 2 * 10**7  # and holds their (M, K, Y) scores at once: 160 MB
 
 
 def groups_of_k(K, reward=None, mask=None):
@@ -107,10 +108,21 @@ def groups_of_k(K, reward=None, mask=None):
 
 
 def few_multisets(pi, K):
-    """The multisets of a group, `C(Y + K - 1, K)`, at most `GROUPS_MAX` a prompt (enumerated)."""
-    M = math.comb(pi.shape[1] + K - 1, K)
-    if M > GROUPS_MAX:
-        return f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({pi.shape[1]} + {K} - 1, {K}) = {M}"
+    """The exact update enumerates a prompt's multisets, `M = C(Y + K - 1, K) <= GROUPS_MAX`, and
+    holds `M * K * Y <= CELLS_MAX` scores at once (counted without building the big integer)."""
+    Y = pi.shape[1]
+    n, r = Y + K - 1, min(K, Y - 1)
+    M = 1
+    for j in range(1, r + 1):  # M = C(n - r + j, j), rising to C(n, r) = C(Y + K - 1, K)
+        M = M * (n - r + j) // j
+        if M > GROUPS_MAX:
+            sign = "=" if j == r else ">="
+            return f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({Y} + {K} - 1, {K}) {sign} {M}"
+    if M * K * Y > CELLS_MAX:
+        return (
+            f"K: expected at most {CELLS_MAX} scores of a prompt's groups at once (M * K * Y, "
+            f"M = C({Y} + {K} - 1, {K})), got {M} * {K} * {Y} = {M * K * Y}"
+        )
 
 
 def accepted(reward, K, rule="verified", threshold=1.0):
@@ -183,7 +195,8 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Args:
         pi: `(N, Y)` the policy, rows summing to 1.
         reward: `(N, Y)` rewards `R(x, y)`.
-        K: responses per prompt, `C(Y + K - 1, K) <= 200000`.
+        K: responses per prompt, `M = C(Y + K - 1, K) <= 200000` multisets with
+            `M * K * Y <= 2 * 10**7` (the scores the enumeration holds at once).
         rule: `"verified"` or `"best"`, as in `accepted`.
         norm: `"accepted"` or `"group"`, as in `rejection_loss`.
         threshold: the verifier's pass mark.

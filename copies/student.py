@@ -94,6 +94,12 @@ def tie_in_groups(tie, theta=None, G=None):
         return f"tie: expected group ids < {n} ({what}), got max {int(tie.max())}"
 
 
+def few_entries(dlogits, G):
+    """The `(G, V)` gradient holds at most `10**8` entries."""
+    if G * dlogits.shape[1] > 10**8:
+        return f"G: expected G * V <= 10**8 entries of the (G, V) gradient, got {G} * {dlogits.shape[1]}"
+
+
 def positive_teacher(teacher):
     """Every teacher probability is positive: every KL is finite."""
     if (teacher <= 0).any():
@@ -120,7 +126,7 @@ def tied_backward(dlogits, tie, G):
     Args:
         dlogits: `(S, V)` the gradient with respect to each state's logits.
         tie: `(S,)` int group of each state, in `[0, G)`.
-        G: the number of groups, in `[1, 10**7]`.
+        G: the number of groups, in `[1, 10**7]`, with `G * V <= 10**8`.
 
     Returns:
         `(G, V)` float64, the gradient with respect to `theta`.
@@ -152,7 +158,7 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
     return grad, visits
 
 
-def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
+def expected_gradient(objective, theta, tie, teacher, mdp, *, beta=0.5):
     """A distiller's exact expected gradient in the tied student's `theta` (see the module).
 
     Args:
@@ -170,7 +176,7 @@ def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
     return grad
 
 
-def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
+def fixed_point(objective, theta, tie, teacher, mdp, *, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
     """Run a distiller's exact expected gradient to its fixed point (natural-gradient steps).
 
     Args:
@@ -504,7 +510,11 @@ EXACT = dict(
 tied_probs = boundary(theta=array("G V"), tie=TIE, where=[tie_in_groups], returns="probs")(tied_probs)
 
 tied_backward = boundary(
-    dlogits=array("S V"), tie=TIE, G=number(1, 10**7, integer=True), where=[tie_in_groups], returns="dtheta"
+    dlogits=array("S V"),
+    tie=TIE,
+    G=number(1, 10**7, integer=True),
+    where=[few_entries, tie_in_groups],
+    returns="dtheta",
 )(tied_backward)
 
 expected_gradient = boundary(**EXACT, returns="gradient")(expected_gradient)

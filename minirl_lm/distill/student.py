@@ -152,7 +152,7 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
 
 
 @boundary(**EXACT, returns="gradient")
-def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
+def expected_gradient(objective, theta, tie, teacher, mdp, *, beta=0.5):
     """A distiller's exact expected gradient in the tied student's `theta` (see the module).
 
     Args:
@@ -177,7 +177,7 @@ def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
     tol=POSITIVE,
     returns="theta steps",
 )
-def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
+def fixed_point(objective, theta, tie, teacher, mdp, *, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
     """Run a distiller's exact expected gradient to its fixed point (natural-gradient steps).
 
     Args:

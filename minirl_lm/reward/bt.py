@@ -230,7 +230,7 @@ def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
 
 
 @boundary(**LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[ids_in_phi], returns="loss dw")
-def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0):
+def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0):
     """eq. (rm_center) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -256,7 +256,7 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, we
 
 
 @boundary(**LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[ids_in_phi], returns="loss dw")
-def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=None, l2=0.0):
+def linear_outcome_loss(w, phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0):
     """eq. (rm_outcome) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -315,7 +315,7 @@ def _merge(cols, wt):
 
 
 @boundary(**LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[few_features, ids_in_phi], returns="w")
-def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
+def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
     Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
@@ -337,7 +337,7 @@ def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None,
 
 
 @boundary(**LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[few_features, ids_in_phi], returns="w")
-def fit_outcome(phi, prompt, response, label, kind="bce", weights=None, l2=0.0, iters=100):
+def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
     Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and

@@ -120,7 +120,7 @@ def test_linear_bt_loss_gradient_and_the_tabular_case():
     rng, phi, x, c, r = _linear_case()
     w, m, wt = rng.normal(size=5), rng.uniform(0, 1, 9), rng.uniform(0.1, 1, 9)
     _, dw = linear_bt_loss(w, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)
-    f = lambda v: linear_bt_loss(v, phi, x, c, r, m, 0.2, wt, 0.5)[0]  # noqa: E731
+    f = lambda v: linear_bt_loss(v, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)[0]  # noqa: E731
     assert np.allclose(dw, fd_grad(f, w), atol=TOL)
     # one-hot features, no margin, no centering: dpo.reward_table_loss on the table
     table = rng.normal(size=(3, 4))
@@ -134,7 +134,7 @@ def test_linear_outcome_loss_gradient():
     w, y = rng.normal(size=5), rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         _, dw = linear_outcome_loss(w, phi, x, c, y, kind=kind, weights=None, l2=0.3)
-        f = lambda v, k=kind: linear_outcome_loss(v, phi, x, c, y, k, None, 0.3)[0]  # noqa: E731
+        f = lambda v, k=kind: linear_outcome_loss(v, phi, x, c, y, kind=k, weights=None, l2=0.3)[0]  # noqa: E731
         assert np.allclose(dw, fd_grad(f, w), atol=TOL)
     names("w", "shape", lambda: linear_outcome_loss(np.zeros(4), phi, x, c, y))
 
@@ -147,7 +147,7 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
     H = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[2]
     # the fit's loss (its line search) is the public loss, ridge included
     got = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[0]
-    assert got == linear_bt_loss(w, phi, x, c, r, m, 0.2, wt, 0.5)[0]
+    assert got == linear_bt_loss(w, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)[0]
     num = np.stack(
         [fd_grad(lambda v, i=i: _bt_newton(v, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[1][i], w) for i in range(5)]
     )
@@ -157,7 +157,7 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
         H = _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[2]
         assert (
             _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[0]
-            == linear_outcome_loss(w, phi, x, c, y, kind, wt, 0.5)[0]
+            == linear_outcome_loss(w, phi, x, c, y, kind=kind, weights=wt, l2=0.5)[0]
         )
         num = np.stack(
             [fd_grad(lambda v, i=i: _outcome_newton(v, phi[x, c], y, kind, wt, 0.5)[1][i], w) for i in range(5)]
@@ -261,12 +261,18 @@ def test_defaults_are_the_stated_ones():
     r_c, r_r, _, _ = _pairs(9)
     assert bt_margin_loss(r_c, r_r)[0] == bt_margin_loss(r_c, r_r, None, 0.0, np.full(7, 1 / 7))[0]
     assert outcome_loss(r_c, y[:7])[0] == outcome_loss(r_c, y[:7], "bce", np.full(7, 1 / 7))[0]
-    assert linear_bt_loss(w, phi, x, c, r)[0] == linear_bt_loss(w, phi, x, c, r, None, 0.0, None, 0.0)[0]
-    assert linear_outcome_loss(w, phi, x, c, y)[0] == linear_outcome_loss(w, phi, x, c, y, "bce", None, 0.0)[0]
+    assert (
+        linear_bt_loss(w, phi, x, c, r)[0]
+        == linear_bt_loss(w, phi, x, c, r, margin=None, center=0.0, weights=None, l2=0.0)[0]
+    )
+    assert (
+        linear_outcome_loss(w, phi, x, c, y)[0]
+        == linear_outcome_loss(w, phi, x, c, y, kind="bce", weights=None, l2=0.0)[0]
+    )
     a = fit_bt(phi, x, c, r, l2=0.1)
-    assert np.array_equal(a, fit_bt(phi, x, c, r, None, 0.0, None, 0.1, 100))
+    assert np.array_equal(a, fit_bt(phi, x, c, r, margin=None, center=0.0, weights=None, l2=0.1, iters=100))
     b = fit_outcome(phi, x, c, y, l2=0.1)
-    assert np.array_equal(b, fit_outcome(phi, x, c, y, "bce", None, 0.1, 100))
+    assert np.array_equal(b, fit_outcome(phi, x, c, y, kind="bce", weights=None, l2=0.1, iters=100))
     R = np.array([[0.0, 1.0], [2.0, 0.0]])
     mu = np.array([[0.5, 0.5], [0.2, 0.8]])
     assert np.array_equal(bt_pair_law(R, mu)[3], bt_pair_law(R, mu, np.array([0.5, 0.5]))[3])
@@ -280,7 +286,7 @@ def test_linear_losses_add_the_ridge_term_exactly():
     bt = bt_margin_loss(phi[x, c] @ w, phi[x, r] @ w, margin=np.full(9, 0.3), center=0.2)[0]
     assert linear_bt_loss(w, phi, x, c, r, margin=np.full(9, 0.3), center=0.2)[0] == pytest.approx(bt, rel=1e-14)
     out = outcome_loss(phi[x, c] @ w, y, "squared")[0]
-    assert linear_outcome_loss(w, phi, x, c, y, "squared", l2=2.0)[0] == pytest.approx(
+    assert linear_outcome_loss(w, phi, x, c, y, kind="squared", l2=2.0)[0] == pytest.approx(
         out + float(w @ w), rel=1e-14
     )
 
@@ -291,11 +297,11 @@ def test_fits_are_stationary_and_merge_repeated_rows():
     rng, phi, x, c, r = _linear_case(11)
     m = rng.uniform(0, 1, 9)
     w = fit_bt(phi * 3.0, x, c, r, margin=m, center=0.1, l2=1e-3)  # steep: the line search acts
-    assert np.abs(linear_bt_loss(w, phi * 3.0, x, c, r, m, 0.1, None, 1e-3)[1]).max() < 1e-10
+    assert np.abs(linear_bt_loss(w, phi * 3.0, x, c, r, margin=m, center=0.1, l2=1e-3)[1]).max() < 1e-10
     y = rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         w = fit_outcome(phi * 3.0, x, c, y, kind=kind, l2=1e-3)
-        assert np.abs(linear_outcome_loss(w, phi * 3.0, x, c, y, kind, None, 1e-3)[1]).max() < 1e-10
+        assert np.abs(linear_outcome_loss(w, phi * 3.0, x, c, y, kind=kind, l2=1e-3)[1]).max() < 1e-10
     # repeating every pair twice at half the weight changes nothing
     x2, c2, r2 = np.tile(x, 2), np.tile(c, 2), np.tile(r, 2)
     a = fit_bt(phi, x, c, r, l2=0.1)
@@ -329,7 +335,7 @@ def test_overflow_messages_and_zero_weights():
     msg = overflows(
         "linear_outcome_loss",
         "loss",
-        lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], "squared", weights=[0.0]),
+        lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared", weights=[0.0]),
     )
     assert "got NaN" in msg
     overflows("error_off_constant", "error", lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]]))
@@ -355,14 +361,14 @@ def test_weights_enter_every_loss():
     rr = phi[x, c] @ w  # (P,)
     bce = float(wt @ (np.logaddexp(0.0, rr) - y * rr))
     assert outcome_loss(rr, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
-    assert linear_outcome_loss(w, phi, x, c, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
+    assert linear_outcome_loss(w, phi, x, c, y, kind="bce", weights=wt)[0] == pytest.approx(bce, rel=1e-14)
     z = rr - phi[x, r] @ w
     assert linear_bt_loss(w, phi, x, c, r, weights=wt)[0] == pytest.approx(
         float(wt @ np.logaddexp(0.0, -z)), rel=1e-14
     )
-    a = fit_outcome(phi, x, c, y, "squared", wt, 0.1)
-    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", wt, 0.1)[1]).max() < 1e-12
-    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", None, 0.1)[1]).max() > 1e-6
+    a = fit_outcome(phi, x, c, y, kind="squared", weights=wt, l2=0.1)
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, kind="squared", weights=wt, l2=0.1)[1]).max() < 1e-12
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, kind="squared", l2=0.1)[1]).max() > 1e-6
 
 
 def test_the_relations_read_alone():
