@@ -115,6 +115,7 @@ __all__ = [
 ]
 
 FEATURES_MAX = 1000  # F of a fit: Newton solves an F x F system each step
+SOLVES_MAX = 10**11  # iters * F**3: the work of a fit's Newton steps (100 steps at F = 1000)
 ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit_bt, fit_outcome)
 PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
 
@@ -132,10 +133,13 @@ def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
             return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
 
 
-def few_features(phi):
-    """A fit's features: `F <= FEATURES_MAX` (Newton's F x F solve)."""
-    if phi.shape[2] > FEATURES_MAX:
-        return f"phi: expected at most {FEATURES_MAX} features (F x F Newton solves), got F = {phi.shape[2]}"
+def few_features(phi, iters):
+    """A fit's features, `F <= FEATURES_MAX`, and its work, `iters * F**3 <= SOLVES_MAX`."""
+    F = phi.shape[2]
+    if F > FEATURES_MAX:
+        return f"phi: expected at most {FEATURES_MAX} features (F x F Newton solves), got F = {F}"
+    if iters * F**3 > SOLVES_MAX:
+        return f"iters: expected iters * F**3 <= {SOLVES_MAX:.0e} (F x F Newton solves), got {iters} * {F}**3"
 
 
 def few_pairs(reward):
@@ -335,8 +339,9 @@ def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=No
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
     Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
-    bounds the Newton steps. On one-hot features with `center = l2 = 0` the per-prompt constants are free: the
-    fit has mean 0 over each prompt's responses (see eq. (rm_identify)).
+    bounds the Newton steps, with `iters * F**3 <= 1e11`. On one-hot features with
+    `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each prompt's
+    responses (see eq. (rm_identify)).
 
     Returns:
         `(F,)` weights `w`.
@@ -612,7 +617,7 @@ WEIGHTS = optional(array("P", low=0.0))  # nonnegative weights; None: 1/P each, 
 MARGIN = dict(margin=optional(array("P")), center=NONNEGATIVE, weights=WEIGHTS)  # eq. (rm_center)'s knobs
 OUTCOME = dict(label=array("P", low=0.0, high=1.0), kind=one_of(("bce", "squared")), weights=WEIGHTS)
 IDS = array("P", integer=True, low=0)  # a prompt's or a response's row of phi
-LINEAR = dict(phi=array("N Y F"), prompt=IDS, l2=NONNEGATIVE)  # w before the ids: declared where used
+LINEAR = dict(phi=array("N Y F"), prompt=IDS, l2=NONNEGATIVE)  # phi first: it binds N, Y and F
 ITERS = number(1, 10000, integer=True)  # Newton steps
 TABLE = array("N Y")
 

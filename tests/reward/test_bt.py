@@ -380,10 +380,12 @@ def test_the_relations_read_alone():
     assert ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
     assert ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
     assert one_hot_size(10, 100) is None and one_hot_size(10, 101).startswith("Y: expected N * Y <= 1000")
-    assert few_features(np.zeros((1, 1, 1000))) is None
-    assert (
-        few_features(np.zeros((1, 1, 1001)))
-        == "phi: expected at most 1000 features (F x F Newton solves), got F = 1001"
+    assert few_features(np.zeros((1, 1, 1000)), 100) is None and few_features(np.zeros((1, 1, 10)), 10000) is None
+    assert few_features(np.zeros((1, 1, 1001)), 1) == (
+        "phi: expected at most 1000 features (F x F Newton solves), got F = 1001"
+    )
+    assert few_features(np.zeros((1, 1, 1000)), 101) == (
+        "iters: expected iters * F**3 <= 1e+11 (F x F Newton solves), got 101 * 1000**3"
     )
     assert few_pairs(np.zeros((10, 1000))) is None
     assert (
