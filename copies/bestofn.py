@@ -170,11 +170,7 @@ def best_of_n_reward(pi, reward, N, weights=None):
 def win_rate(pi, reward, N, weights=None):
     """The win rate of best-of-N against one draw of `pi`, ties counted half, eq. (bon_win).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float `P(R(y_N) > R(y')) + P(R(y_N) = R(y')) / 2`, averaged over `mu_0`.
@@ -186,11 +182,7 @@ def win_rate(pi, reward, N, weights=None):
 def best_of_n_kl(pi, reward, N, weights=None):
     """The exact `sum_x mu_0(x) KL(pi_N(.|x) || pi(.|x))`, eq. (bon_kl).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float KL, at most `log N - (N - 1)/N`.
@@ -471,14 +463,15 @@ NONNEGATIVE = number(0.0)
 TABLES = dict(pi=simplex("P Y"), reward=array("P Y"))  # a base policy, rewards of its shape
 PROMPTS = optional(simplex("P"))  # the prompt law mu_0; None: uniform
 DRAWS = number(1, N_MAX, integer=True)  # N
+BON = dict(**TABLES, N=DRAWS, weights=PROMPTS)  # the law of best-of-N, averaged over the prompts
 
 best_of_n = boundary(**TABLES, N=DRAWS, returns="pi_N")(best_of_n)
 
-best_of_n_reward = boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="reward")(best_of_n_reward)
+best_of_n_reward = boundary(**BON, returns="reward")(best_of_n_reward)
 
-win_rate = boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="win_rate")(win_rate)
+win_rate = boundary(**BON, returns="win_rate")(win_rate)
 
-best_of_n_kl = boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="kl")(best_of_n_kl)
+best_of_n_kl = boundary(**BON, returns="kl")(best_of_n_kl)
 
 kl_bound = boundary(N=DRAWS, returns="bound")(kl_bound)
 

@@ -141,14 +141,7 @@ def forward_kl(student_logits, teacher_logits, mask, temperature=1.0):
 def reverse_kl(student_logits, teacher_logits, mask, temperature=1.0):
     """Token-mean reverse KL(p || t), eq. (distill_reverse), and its gradient in the logits.
 
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    Arguments and result as `forward_kl`.
     """
     tau = temperature
     return _reverse(log_softmax(student_logits / tau), log_softmax(teacher_logits / tau), _weights(mask), tau)
@@ -158,17 +151,8 @@ def generalized_jsd(student_logits, teacher_logits, mask, beta=0.5, temperature=
     """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL's convention.
 
     `beta = 0` is the forward KL, `beta = 1` the reverse KL (exactly those functions), inside
-    the mixture `m = (1 - beta) p + beta t`.
-
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        beta: in `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    the mixture `m = (1 - beta) p + beta t`. Arguments and result as `forward_kl`, and `beta` in
+    `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
     """
     tau = temperature
     ls, lt = log_softmax(student_logits / tau), log_softmax(teacher_logits / tau)  # (B, T, V)

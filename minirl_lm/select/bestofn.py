@@ -66,6 +66,7 @@ N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any ro
 TABLES = dict(pi=simplex("P Y"), reward=array("P Y"))  # a base policy, rewards of its shape
 PROMPTS = optional(simplex("P"))  # the prompt law mu_0; None: uniform
 DRAWS = number(1, N_MAX, integer=True)  # N
+BON = dict(**TABLES, N=DRAWS, weights=PROMPTS)  # the law of best-of-N, averaged over the prompts
 
 
 def _prompt_law(weights, P):
@@ -125,7 +126,7 @@ def best_of_n(pi, reward, N):
     return _bon(pi, reward, N)[0]
 
 
-@boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="reward")
+@boundary(**BON, returns="reward")
 def best_of_n_reward(pi, reward, N, weights=None):
     """The expected reward of best-of-N, `sum_x mu_0(x) sum_y pi_N(y|x) R(x, y)`.
 
@@ -142,15 +143,11 @@ def best_of_n_reward(pi, reward, N, weights=None):
     return float(_prompt_law(weights, pi.shape[0]) @ (q * reward).sum(axis=1))
 
 
-@boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="win_rate")
+@boundary(**BON, returns="win_rate")
 def win_rate(pi, reward, N, weights=None):
     """The win rate of best-of-N against one draw of `pi`, ties counted half, eq. (bon_win).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float `P(R(y_N) > R(y')) + P(R(y_N) = R(y')) / 2`, averaged over `mu_0`.
@@ -159,15 +156,11 @@ def win_rate(pi, reward, N, weights=None):
     return float(_prompt_law(weights, pi.shape[0]) @ (q * (F_minus + 0.5 * p_level)).sum(axis=1))  # eq. (bon_win)
 
 
-@boundary(**TABLES, N=DRAWS, weights=PROMPTS, returns="kl")
+@boundary(**BON, returns="kl")
 def best_of_n_kl(pi, reward, N, weights=None):
     """The exact `sum_x mu_0(x) KL(pi_N(.|x) || pi(.|x))`, eq. (bon_kl).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float KL, at most `log N - (N - 1)/N`.
