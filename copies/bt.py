@@ -120,7 +120,7 @@ ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit
 PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
 
 
-def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
+def _ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
     """Every id is a row of `phi`: prompts below N, responses below Y."""
     N, Y, _ = phi.shape
     for name, ids, n, what in (
@@ -133,7 +133,7 @@ def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
             return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
 
 
-def few_features(phi, iters):
+def _few_features(phi, iters):
     """A fit's features, `F <= FEATURES_MAX`, and its work, `iters * F**3 <= SOLVES_MAX`."""
     F = phi.shape[2]
     if F > FEATURES_MAX:
@@ -142,14 +142,14 @@ def few_features(phi, iters):
         return f"iters: expected iters * F**3 <= {SOLVES_MAX:.0e} (F x F Newton solves), got {iters} * {F}**3"
 
 
-def few_pairs(reward):
+def _few_pairs(reward):
     """`N * Y * Y <= PAIRS_MAX` ordered pairs."""
     N, Y = reward.shape
     if N * Y * Y > PAIRS_MAX:
         return f"reward: expected N * Y * Y <= {PAIRS_MAX} ordered pairs, got {N} * {Y} * {Y} = {N * Y * Y}"
 
 
-def one_hot_size(N, Y):
+def _one_hot_size(N, Y):
     """The one-hot table has `N * Y <= ONE_HOT_MAX` features (as many as a fit takes)."""
     if N * Y > ONE_HOT_MAX:
         return f"Y: expected N * Y <= {ONE_HOT_MAX} features (Y <= {ONE_HOT_MAX // N} at N = {N}), got Y = {Y}"
@@ -626,30 +626,30 @@ bt_margin_loss = boundary(r_chosen=SCORES, r_rejected=SCORES, **MARGIN, returns=
 outcome_loss = boundary(r=SCORES, **OUTCOME, returns="loss dr")(outcome_loss)
 
 one_hot_features = boundary(
-    N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[one_hot_size]
+    N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[_one_hot_size]
 )(one_hot_features)
 
 linear_bt_loss = boundary(
-    **LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[ids_in_phi], returns="loss dw"
+    **LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[_ids_in_phi], returns="loss dw"
 )(linear_bt_loss)
 
 linear_outcome_loss = boundary(
-    **LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[ids_in_phi], returns="loss dw"
+    **LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[_ids_in_phi], returns="loss dw"
 )(linear_outcome_loss)
 
 fit_bt = boundary(
-    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[few_features, ids_in_phi], returns="w"
+    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
 )(fit_bt)
 
 fit_outcome = boundary(
-    **LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[few_features, ids_in_phi], returns="w"
+    **LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
 )(fit_outcome)
 
 bt_pair_law = boundary(
     reward=TABLE,
     mu=simplex("N Y"),
     mu0=optional(simplex("N")),
-    where=[few_pairs],
+    where=[_few_pairs],
     returns="prompt chosen rejected weights",
 )(bt_pair_law)
 

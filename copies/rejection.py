@@ -100,14 +100,14 @@ GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets pe
 CELLS_MAX = 2 * 10**7  # and holds their (M, K, Y) scores at once: 160 MB
 
 
-def groups_of_k(K, reward=None, mask=None):
+def _groups_of_k(K, reward=None, mask=None):
     """`K` divides the rows (of `reward`, or of `mask`): whole groups of K draws."""
     name, B = ("reward", reward.shape[0]) if reward is not None else ("mask", mask.shape[0])
     if B % K:
         return f"K: expected a group size dividing the {B} rows of {name}, got {K}"
 
 
-def few_multisets(pi, K):
+def _few_multisets(pi, K):
     """The exact update enumerates a prompt's multisets, `M = C(Y + K - 1, K) <= GROUPS_MAX`, and
     holds `M * K * Y <= CELLS_MAX` scores at once (counted without building the big integer)."""
     Y = pi.shape[1]
@@ -518,7 +518,7 @@ UPDATE = dict(
 )
 
 accepted = boundary(
-    reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[groups_of_k], returns="accepted"
+    reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[_groups_of_k], returns="accepted"
 )(accepted)
 
 rejection_loss = boundary(
@@ -527,11 +527,11 @@ rejection_loss = boundary(
     accept=array("B", values=(0.0, 1.0)),
     K=COUNT,
     norm=NORM,
-    where=[groups_of_k],
+    where=[_groups_of_k],
     returns="loss dloss_dlogp",
 )(rejection_loss)
 
-expected_update = boundary(**UPDATE, where=[few_multisets], returns="update")(expected_update)
+expected_update = boundary(**UPDATE, where=[_few_multisets], returns="update")(expected_update)
 
 closed_form_update = boundary(**UPDATE, returns="update")(closed_form_update)
 

@@ -52,7 +52,7 @@ OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
 TIE = array("S", integer=True, low=0)  # the group of each state
 
 
-def enumerated_mdp(mdp, name, dims):
+def _enumerated_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed); its `S` and `V` bind the letters."""
     mdp = has("a TokenMDP", "S", "V", "N", "ids", "all_responses()")(mdp, name, dims)
     if mdp.ids != "enumerate":
@@ -61,20 +61,20 @@ def enumerated_mdp(mdp, name, dims):
     return mdp
 
 
-def tie_in_groups(tie, theta=None, G=None):
+def _tie_in_groups(tie, theta=None, G=None):
     """Every group id names a row of `theta` (or is below `G`)."""
     n, what = (G, "G") if G is not None else (theta.shape[0], "theta's rows")
     if tie.max() >= n:
         return f"tie: expected group ids < {n} ({what}), got max {int(tie.max())}"
 
 
-def few_entries(dlogits, G):
+def _few_entries(dlogits, G):
     """The `(G, V)` gradient holds at most `10**8` entries."""
     if G * dlogits.shape[1] > 10**8:
         return f"G: expected G * V <= 10**8 entries of the (G, V) gradient, got {G} * {dlogits.shape[1]}"
 
 
-def positive_teacher(teacher):
+def _positive_teacher(teacher):
     """Every teacher probability is positive: every KL is finite."""
     if (teacher <= 0).any():
         return f"teacher: expected probabilities > 0 (every KL finite), got min {teacher.min()}"
@@ -82,16 +82,16 @@ def positive_teacher(teacher):
 
 EXACT = dict(
     objective=one_of(OBJECTIVES),
-    mdp=enumerated_mdp,
+    mdp=_enumerated_mdp,
     theta=array("G V"),
     tie=TIE,
     teacher=simplex("S V"),
     beta=number(0.0, 1.0),
-    where=[tie_in_groups, positive_teacher],
+    where=[_tie_in_groups, _positive_teacher],
 )
 
 
-@boundary(theta=array("G V"), tie=TIE, where=[tie_in_groups], returns="probs")
+@boundary(theta=array("G V"), tie=TIE, where=[_tie_in_groups], returns="probs")
 def tied_probs(theta, tie):
     """The tied student's table, eq. (distill_tied).
 
@@ -110,7 +110,7 @@ def tied_probs(theta, tie):
     dlogits=array("S V"),
     tie=TIE,
     G=number(1, 10**7, integer=True),
-    where=[few_entries, tie_in_groups],
+    where=[_few_entries, _tie_in_groups],
     returns="dtheta",
 )
 def tied_backward(dlogits, tie, G):

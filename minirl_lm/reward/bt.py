@@ -98,7 +98,7 @@ ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit
 PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
 
 
-def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
+def _ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
     """Every id is a row of `phi`: prompts below N, responses below Y."""
     N, Y, _ = phi.shape
     for name, ids, n, what in (
@@ -111,7 +111,7 @@ def ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
             return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
 
 
-def few_features(phi, iters):
+def _few_features(phi, iters):
     """A fit's features, `F <= FEATURES_MAX`, and its work, `iters * F**3 <= SOLVES_MAX`."""
     F = phi.shape[2]
     if F > FEATURES_MAX:
@@ -120,14 +120,14 @@ def few_features(phi, iters):
         return f"iters: expected iters * F**3 <= {SOLVES_MAX:.0e} (F x F Newton solves), got {iters} * {F}**3"
 
 
-def few_pairs(reward):
+def _few_pairs(reward):
     """`N * Y * Y <= PAIRS_MAX` ordered pairs."""
     N, Y = reward.shape
     if N * Y * Y > PAIRS_MAX:
         return f"reward: expected N * Y * Y <= {PAIRS_MAX} ordered pairs, got {N} * {Y} * {Y} = {N * Y * Y}"
 
 
-def one_hot_size(N, Y):
+def _one_hot_size(N, Y):
     """The one-hot table has `N * Y <= ONE_HOT_MAX` features (as many as a fit takes)."""
     if N * Y > ONE_HOT_MAX:
         return f"Y: expected N * Y <= {ONE_HOT_MAX} features (Y <= {ONE_HOT_MAX // N} at N = {N}), got Y = {Y}"
@@ -193,7 +193,7 @@ def outcome_loss(r, label, kind="bce", weights=None):
 # ---------------------------------------------------------------- linear reward models
 
 
-@boundary(N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[one_hot_size])
+@boundary(N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[_one_hot_size])
 def one_hot_features(N, Y):
     """The tabular model as a linear one: `phi[x, y]` is the one-hot vector of cell `(x, y)`.
 
@@ -233,7 +233,7 @@ def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
     return loss, dw, (f * h[:, None]).T @ f + l2 * np.eye(w.size)
 
 
-@boundary(**LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[ids_in_phi], returns="loss dw")
+@boundary(**LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[_ids_in_phi], returns="loss dw")
 def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0):
     """eq. (rm_center) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
@@ -259,7 +259,7 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0,
     return loss, dw
 
 
-@boundary(**LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[ids_in_phi], returns="loss dw")
+@boundary(**LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[_ids_in_phi], returns="loss dw")
 def linear_outcome_loss(w, phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0):
     """eq. (rm_outcome) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
@@ -318,7 +318,9 @@ def _merge(cols, wt):
     return [u.astype(c.dtype) for u, c in zip(uniq.T, cols)], w
 
 
-@boundary(**LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[few_features, ids_in_phi], returns="w")
+@boundary(
+    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
+)
 def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
@@ -341,7 +343,7 @@ def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=No
     return _newton(lambda v: _bt_newton(v, f_c, f_r, m, center, wt, l2), phi.shape[2], iters)
 
 
-@boundary(**LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[few_features, ids_in_phi], returns="w")
+@boundary(**LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w")
 def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
@@ -367,7 +369,7 @@ def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.
     reward=TABLE,
     mu=simplex("N Y"),
     mu0=optional(simplex("N")),
-    where=[few_pairs],
+    where=[_few_pairs],
     returns="prompt chosen rejected weights",
 )
 def bt_pair_law(reward, mu, mu0=None):

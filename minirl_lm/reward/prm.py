@@ -54,7 +54,7 @@ from minirl_lm.core.ops import sigmoid
 __all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
 
 
-def multiturn_env(env, name, dims):
+def _multiturn_env(env, name, dims):
     """A `MultiTurnMDP` (what is read of it); its table shape `(S, V)` binds the letters S, V."""
     env = has("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "S", "V", "W", "check()")(
         env, name, dims
@@ -71,24 +71,24 @@ STEPS = dict(
     labels=array("B T", low=0.0, high=1.0),
     weights=optional(array("B", low=0.0)),  # episode weights; None: 1/B each
 )
-P_STEP = dict(env=multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
+P_STEP = dict(env=_multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
 
 
 EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
 
 
-def episodes_of_env(env, ep):
+def _episodes_of_env(env, ep):
     """`ep` is a batch of `env`'s episodes: `MultiTurnMDP.check` raises naming what is not."""
     env.check(ep)
 
 
-def one_outcome_per_episode(ep, outcome):
+def _one_outcome_per_episode(ep, outcome):
     """One outcome label per episode of `ep`."""
     if outcome.shape[0] != ep.mask.shape[0]:
         return f"outcome: expected shape ({ep.mask.shape[0]},), one label per episode of ep, got {outcome.shape}"
 
 
-def steps_in_table(states, tokens, r_phi=None, env=None):
+def _steps_in_table(states, tokens, r_phi=None, env=None):
     """Every step `(s, a)` is a cell of the `(S, V)` table (`r_phi`'s, or the environment's)."""
     S, V = r_phi.shape if r_phi is not None else (env.S, env.V)
     for name, ids, n, what in (("states", states, S, "states"), ("tokens", tokens, V, "tokens")):
@@ -103,10 +103,10 @@ def _ends_turn(env, s, a):
 
 
 @boundary(
-    env=multiturn_env,
+    env=_multiturn_env,
     ep=EPISODES,
     outcome=array("B", low=0.0, high=1.0),
-    where=[episodes_of_env, one_outcome_per_episode],
+    where=[_episodes_of_env, _one_outcome_per_episode],
     returns="steps labels",
 )
 def prm_data(env, ep, outcome):
@@ -134,7 +134,7 @@ def _step_weights(steps, weights):
     return w[:, None] * steps  # (B, T) each step's weight
 
 
-@boundary(r_phi=array("S V"), **STEPS, where=[steps_in_table], returns="loss dr_phi")
+@boundary(r_phi=array("S V"), **STEPS, where=[_steps_in_table], returns="loss dr_phi")
 def prm_loss(r_phi, states, tokens, steps, labels, weights=None):
     """The PRM's cross-entropy on the steps, eq. (prm_loss) at `l2 = 0`, and dloss/dr_phi.
 
@@ -158,7 +158,7 @@ def prm_loss(r_phi, states, tokens, steps, labels, weights=None):
     return loss, dr_phi
 
 
-@boundary(env=multiturn_env, **STEPS, l2=NONNEGATIVE, where=[steps_in_table], returns="p_step")
+@boundary(env=_multiturn_env, **STEPS, l2=NONNEGATIVE, where=[_steps_in_table], returns="p_step")
 def fit_prm(env, states, tokens, steps, labels, weights=None, l2=0.0):
     """The minimizer of eq. (prm_loss) over the table, eq. (prm_fit), as probabilities.
 

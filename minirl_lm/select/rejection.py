@@ -80,14 +80,14 @@ UPDATE = dict(
 )
 
 
-def groups_of_k(K, reward=None, mask=None):
+def _groups_of_k(K, reward=None, mask=None):
     """`K` divides the rows (of `reward`, or of `mask`): whole groups of K draws."""
     name, B = ("reward", reward.shape[0]) if reward is not None else ("mask", mask.shape[0])
     if B % K:
         return f"K: expected a group size dividing the {B} rows of {name}, got {K}"
 
 
-def few_multisets(pi, K):
+def _few_multisets(pi, K):
     """The exact update enumerates a prompt's multisets, `M = C(Y + K - 1, K) <= GROUPS_MAX`, and
     holds `M * K * Y <= CELLS_MAX` scores at once (counted without building the big integer)."""
     Y = pi.shape[1]
@@ -105,7 +105,7 @@ def few_multisets(pi, K):
         )
 
 
-@boundary(reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[groups_of_k], returns="accepted")
+@boundary(reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[_groups_of_k], returns="accepted")
 def accepted(reward, K, rule="verified", threshold=1.0):
     """Which responses a rejection-sampling step keeps, eq. (rft_accept).
 
@@ -133,7 +133,7 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     accept=array("B", values=(0.0, 1.0)),
     K=COUNT,
     norm=NORM,
-    where=[groups_of_k],
+    where=[_groups_of_k],
     returns="loss dloss_dlogp",
 )
 def rejection_loss(logp, mask, accept, K, norm="accepted"):
@@ -176,7 +176,7 @@ def _slot_coefs(rv, K, rule, norm, threshold):
     return np.divide(a, n_kept, out=np.zeros_like(a), where=np.broadcast_to(n_kept, a.shape) > 0)
 
 
-@boundary(**UPDATE, where=[few_multisets], returns="update")
+@boundary(**UPDATE, where=[_few_multisets], returns="update")
 def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
     """The exact `E[-grad_theta L]` of eq. (rft_loss) on softmax logits over a finite response set.
 

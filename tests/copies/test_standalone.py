@@ -36,8 +36,7 @@ NEEDS_PACKAGE = {
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
     "preferences": {"online_dpo_step"},
     "oracle": {"compare"},  # its arguments are functions: yours and ours
-    "prm": {"prm_data", "multiturn_env", "episodes_of_env", "one_outcome_per_episode"},  # the package's Episodes
-    "student": {"enumerated_mdp"},  # the kind of its mdp, read alone on a TokenMDP
+    "prm": {"prm_data"},  # its episodes are the package's Episodes
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of

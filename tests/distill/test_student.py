@@ -238,21 +238,21 @@ def test_overflow_names_the_function():
 
 
 def test_the_declared_boundary_reads_alone():
-    from minirl_lm.distill.student import enumerated_mdp, few_entries, positive_teacher, tie_in_groups
+    from minirl_lm.distill.student import _enumerated_mdp, _few_entries, _positive_teacher, _tie_in_groups
 
-    assert few_entries(np.zeros((1, 10)), 10**7) is None
+    assert _few_entries(np.zeros((1, 10)), 10**7) is None
     assert (
-        few_entries(np.zeros((1, 11)), 10**7)
+        _few_entries(np.zeros((1, 11)), 10**7)
         == "G: expected G * V <= 10**8 entries of the (G, V) gradient, got 10000000 * 11"
     )
 
     dims = {}
-    assert enumerated_mdp(MDP, "mdp", dims) is MDP and dims == {"S": MDP.S, "V": MDP.V}
-    assert tie_in_groups(np.array([0, 2]), G=3) is None
-    assert tie_in_groups(np.array([0, 2]), G=2) == "tie: expected group ids < 2 (G), got max 2"
-    assert tie_in_groups(np.array([0, 1]), theta=np.zeros((1, 3))).startswith("tie: expected group ids < 1")
-    assert positive_teacher(np.full((1, 2), 0.5)) is None
+    assert _enumerated_mdp(MDP, "mdp", dims) is MDP and dims == {"S": MDP.S, "V": MDP.V}
+    assert _tie_in_groups(np.array([0, 2]), G=3) is None
+    assert _tie_in_groups(np.array([0, 2]), G=2) == "tie: expected group ids < 2 (G), got max 2"
+    assert _tie_in_groups(np.array([0, 1]), theta=np.zeros((1, 3))).startswith("tie: expected group ids < 1")
+    assert _positive_teacher(np.full((1, 2), 0.5)) is None
     assert (
-        positive_teacher(np.array([[1.0, 0.0]]))
+        _positive_teacher(np.array([[1.0, 0.0]]))
         == "teacher: expected probabilities > 0 (every KL finite), got min 0.0"
     )

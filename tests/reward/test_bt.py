@@ -372,24 +372,26 @@ def test_weights_enter_every_loss():
 
 
 def test_the_relations_read_alone():
-    from minirl_lm.reward.bt import few_features, few_pairs, ids_in_phi, one_hot_size
+    from minirl_lm.reward.bt import _few_features, _few_pairs, _ids_in_phi, _one_hot_size
 
     phi, ids = np.zeros((2, 3, 1)), np.array([0, 1])
-    assert ids_in_phi(phi, ids, chosen=ids + 1, rejected=ids, response=ids + 1) is None  # ids 2 < Y = 3
-    assert ids_in_phi(phi, ids + 1) == "prompt: expected ids < 2 (phi's prompts), got max 2"
-    assert ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
-    assert ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
-    assert one_hot_size(10, 100) is None and one_hot_size(10, 101).startswith("Y: expected N * Y <= 1000")
-    assert few_features(np.zeros((1, 1, 1000)), 100) is None and few_features(np.zeros((1, 1, 10)), 10000) is None
-    assert few_features(np.zeros((1, 1, 1001)), 1) == (
+    assert _ids_in_phi(phi, ids, chosen=ids + 1, rejected=ids, response=ids + 1) is None  # ids 2 < Y = 3
+    assert _ids_in_phi(phi, ids + 1) == "prompt: expected ids < 2 (phi's prompts), got max 2"
+    assert _ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
+    assert _ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
+    assert _one_hot_size(10, 100) is None and _one_hot_size(10, 101).startswith("Y: expected N * Y <= 1000")
+    assert (
+        _few_features(np.zeros((1, 1, 1000)), 100) is None and _few_features(np.zeros((1, 1, 10)), 10000) is None
+    )
+    assert _few_features(np.zeros((1, 1, 1001)), 1) == (
         "phi: expected at most 1000 features (F x F Newton solves), got F = 1001"
     )
-    assert few_features(np.zeros((1, 1, 1000)), 101) == (
+    assert _few_features(np.zeros((1, 1, 1000)), 101) == (
         "iters: expected iters * F**3 <= 1e+11 (F x F Newton solves), got 101 * 1000**3"
     )
-    assert few_pairs(np.zeros((10, 1000))) is None
+    assert _few_pairs(np.zeros((10, 1000))) is None
     assert (
-        few_pairs(np.zeros((11, 1000)))
+        _few_pairs(np.zeros((11, 1000)))
         == "reward: expected N * Y * Y <= 10000000 ordered pairs, got 11 * 1000 * 1000 = 11000000"
     )
     # the losses build no Hessian: 10**5 features are a gradient, not a 80 GB matrix

@@ -106,23 +106,23 @@ def test_progress_rewards_keep_the_outcome_optimum_and_direct_rewards_move_it():
 
 
 def test_the_declared_boundary():
-    from minirl_lm.reward.prm import episodes_of_env, multiturn_env, one_outcome_per_episode, steps_in_table
+    from minirl_lm.reward.prm import _episodes_of_env, _multiturn_env, _one_outcome_per_episode, _steps_in_table
 
     env, _, ep, _, _ = _setup(1)
     dims = {}
-    assert multiturn_env(env, "env", dims) is env and dims == {"S": env.S, "V": env.V}
-    assert episodes_of_env(env, ep) is None
+    assert _multiturn_env(env, "env", dims) is env and dims == {"S": env.S, "V": env.V}
+    assert _episodes_of_env(env, ep) is None
     B = ep.mask.shape[0]
-    assert one_outcome_per_episode(ep, np.zeros(B)) is None
-    assert one_outcome_per_episode(ep, np.zeros(B + 1)) == (
+    assert _one_outcome_per_episode(ep, np.zeros(B)) is None
+    assert _one_outcome_per_episode(ep, np.zeros(B + 1)) == (
         f"outcome: expected shape ({B},), one label per episode of ep, got ({B + 1},)"
     )
     ids = np.array([[0, 1]])
-    assert steps_in_table(ids, ids, r_phi=np.zeros((2, 2))) is None
-    assert steps_in_table(ids, ids + 1, r_phi=np.zeros((2, 2))) == (
+    assert _steps_in_table(ids, ids, r_phi=np.zeros((2, 2))) is None
+    assert _steps_in_table(ids, ids + 1, r_phi=np.zeros((2, 2))) == (
         "tokens: expected ids < 2 (the table's tokens), got max 2"
     )
-    assert steps_in_table(ids + env.S - 1, ids, env=env).startswith(f"states: expected ids < {env.S}")
+    assert _steps_in_table(ids + env.S - 1, ids, env=env).startswith(f"states: expected ids < {env.S}")
     names("outcome", "one label per episode", lambda: prm_data(env, ep, np.zeros(B + 1)))
     names("states", "ids <", lambda: prm_loss(np.zeros((2, 2)), ids + 1, ids, ids * 0 + 1.0, ids * 0.0))
     names("env", "MultiTurnMDP", lambda: process_rewards(object(), np.zeros((1, 1))), TypeError)

@@ -131,20 +131,20 @@ def test_errors_name_the_argument():
 
 
 def test_the_relations_read_alone():
-    from minirl_lm.select.rejection import few_multisets, groups_of_k
+    from minirl_lm.select.rejection import _few_multisets, _groups_of_k
 
-    assert groups_of_k(2, reward=np.zeros((4,))) is None and groups_of_k(4, mask=np.zeros((4, 1))) is None
-    assert groups_of_k(3, mask=np.zeros((4, 1))) == "K: expected a group size dividing the 4 rows of mask, got 3"
-    assert groups_of_k(3, reward=np.zeros((5,))).endswith("the 5 rows of reward, got 3")
-    assert few_multisets(np.zeros((1, 9)), 12) is None  # C(20, 12) = 125970
-    assert few_multisets(np.zeros((1, 9)), 13).endswith("C(9 + 13 - 1, 13) = 203490")
+    assert _groups_of_k(2, reward=np.zeros((4,))) is None and _groups_of_k(4, mask=np.zeros((4, 1))) is None
+    assert _groups_of_k(3, mask=np.zeros((4, 1))) == "K: expected a group size dividing the 4 rows of mask, got 3"
+    assert _groups_of_k(3, reward=np.zeros((5,))).endswith("the 5 rows of reward, got 3")
+    assert _few_multisets(np.zeros((1, 9)), 12) is None  # C(20, 12) = 125970
+    assert _few_multisets(np.zeros((1, 9)), 13).endswith("C(9 + 13 - 1, 13) = 203490")
     # exactly GROUPS_MAX multisets (the one such group) hold 4e10 scores: the second bound refuses it
-    assert few_multisets(np.zeros((1, 200_000)), 1).startswith("K: expected at most 20000000 scores")
-    assert few_multisets(np.zeros((1, 200_001)), 1).endswith("C(200001 + 1 - 1, 1) = 200001")
-    assert few_multisets(np.zeros((1, 10**6)), 10**6).endswith(">= 1000001")  # stopped early: no big integer
+    assert _few_multisets(np.zeros((1, 200_000)), 1).startswith("K: expected at most 20000000 scores")
+    assert _few_multisets(np.zeros((1, 200_001)), 1).endswith("C(200001 + 1 - 1, 1) = 200001")
+    assert _few_multisets(np.zeros((1, 10**6)), 10**6).endswith(">= 1000001")  # stopped early: no big integer
     # the memory of the enumeration: Y = 10**4 responses, K = 1: 10**4 multisets, but 10**8 scores
-    assert few_multisets(np.zeros((1, 10**4)), 1) == (
+    assert _few_multisets(np.zeros((1, 10**4)), 1) == (
         "K: expected at most 20000000 scores of a prompt's groups at once (M * K * Y, "
         "M = C(10000 + 1 - 1, 1)), got 10000 * 1 * 10000 = 100000000"
     )
-    assert few_multisets(np.zeros((1, 9)), 12) is None  # 125970 * 12 * 9 = 13.6e6
+    assert _few_multisets(np.zeros((1, 9)), 12) is None  # 125970 * 12 * 9 = 13.6e6
