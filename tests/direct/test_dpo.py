@@ -616,7 +616,8 @@ def test_message_samples_one_per_template():
     assert raises(ValueError, MESSAGES[3][1]) == (
         "r_chosen: expected a non-empty array (every axis of length >= 1), got shape (0,)"
     )
-    assert raises(ValueError, MESSAGES[-1][1]) == "n_pairs: expected an integer >= 1 and <= 1152921504606846975, got 0"
+    want = "n_pairs: expected an integer >= 1 and <= 1152921504606846975, got 0"
+    assert raises(ValueError, MESSAGES[-1][1]) == want
     assert raises(ValueError, MESSAGES[-3][1]) == "mu: expected shape (1, 2), got (1, 3)"
     # the overflow template: m = -1e308 - 1e308 = -inf, softplus(-m) = inf
     assert raises(ValueError, lambda: bradley_terry_loss([-1e308], [1e308])) == (
