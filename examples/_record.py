@@ -19,14 +19,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # How closely a fresh run reproduces a record. Times are measured, never tested (a timed test
 # fails on a loaded machine and passes on a fast one); computed numbers are tested.
 TIMING = (
-    "times move with the machine and its load; the ratios side by side in one run are what reproduce, "
-    "to within a factor of 1.5 on a 2-core machine at low load (the figures are medians, not tested)"
+    "times are measurements of the machine and load named above, not reproduced by the tests (a timed "
+    "test fails on a loaded machine): another CPU or load moves them, the ratios within one run less; a "
+    "fresh run prints its own"
 )
 NUMBERS = (
-    "float64 and seeded: the same commit, versions and CPU kind print the same digits; the tests run "
-    "the quick form fresh and compare every number with the record's to one unit of its last printed "
-    "digit; another BLAS or CPU sums in another order, which moves a full run's figures in the third decimal"
+    "float64 and seeded: the same commit, versions and CPU kind print the same digits, and the tests run "
+    "the quick form fresh and compare every number with the record's to one unit of its last printed digit; "
+    "another BLAS or CPU, or a change in the order of a sum, moves a full run's figures beyond its printed "
+    "digits (record again after such a change)"
 )
+
+
+KEYS = ("date", "commit", "cpu", "cores", "load average", "platform", "python", "numpy", "numba")
 
 
 def stamp():
@@ -61,7 +66,9 @@ def stamp():
 
 
 def describe(m):
-    """One line: when, at which commit, on what, with which versions."""
+    """One line: when, at which commit, on what, with which versions ("not recorded" for a field an
+    older record lacks)."""
+    m = {k: m.get(k, "not recorded") for k in KEYS}
     return (
         f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, {m['cores']} cores (load average "
         f"{m['load average']} at the start), {m['platform']}, Python {m['python']}, NumPy {m['numpy']}, "

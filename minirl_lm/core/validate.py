@@ -134,20 +134,15 @@ def culprit(*stages):
     return last
 
 
+def finite_stages(*stages):
+    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
+    computed in, so the first to overflow is named); returns the last stage's value."""
+    for value, name, what in stages:
+        finite_result(value, name, what)
+    return stages[-1][0]
+
+
 def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
     return [value]
-
-
-def finite_loss(loss, grads, name):
-    """The preference losses' guard: a log-prob argument `name` gets the log-prob message, any
-    other (a coefficient, the weights) `finite_result`'s."""
-    if not name.startswith("logp"):
-        return finite_result((loss, grads), name, "the loss")
-    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(
-            f"{name}: expected log-probs for which the loss is finite, got a "
-            f"non-finite loss or gradient (loss {loss})"
-        )
-    return loss, grads
