@@ -526,6 +526,7 @@ CRITIC = dict(mask=MASK, values=array("S"), states=STATES)  # the mask first: it
 REWARDS = dict(mask=MASK, terminal_reward=array("B"), logp=TOKENS, logp_ref=TOKENS, beta=NONNEGATIVE)
 FIT = dict(rewards=TOKENS, gamma=UNIT, lr=POSITIVE, target=one_of(("mc", "td0")))
 VALUE_CLIP = dict(mask=MASK, vpreds=TOKENS, values_old=TOKENS, clip=POSITIVE)
+clipped_value_loss.kinds["returns"] = TOKENS  # declared here, read by _returns_read (see there)
 
 per_token_rewards = boundary(**REWARDS, where=[_LAST_TOKEN], returns="rewards")(per_token_rewards)
 

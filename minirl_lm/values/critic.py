@@ -320,3 +320,6 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
     dloss = np.where(l1 >= l2, vpreds - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
+
+
+clipped_value_loss.kinds["returns"] = TOKENS  # declared here, read by _returns_read (see there)

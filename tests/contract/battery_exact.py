@@ -1,9 +1,47 @@
 """The bad-input battery's table, part exact: the engine (minirl_lm/exact/). See battery.py."""
 
 import numpy as np
-from battery_data import IDS, LOGP, MASK, MDP, PROBS, F, V, const
+from battery_data import IDS, LOGP, MASK, MDP, PROBS, F, const
+from battery_kinds import BAD, bad_float
 
 from minirl_lm.exact import batch, groups, scores, tree
+
+
+def _in_list(bad):
+    """A list of arrays: not a list, empty, and each bad array of `bad` in its first place."""
+    return lambda v: (
+        [("str", "x"), ("None", None), ("empty list", [])]
+        + [(f"first {label}", [x, *v[1:]]) for label, x in bad(v[0]) if x is not None and not isinstance(x, str)]
+    )
+
+
+def _bad_parts(v):
+    first = [(label, [(x, *v[0][1:]), *v[1:]]) for label, x in bad_float(v[0][0]) if isinstance(x, np.ndarray)]
+    return [("str", "x"), ("None", None), ("empty list", []), ("a pair", [v[0][:2], *v[1:]])] + first
+
+
+def _bad_child(v):
+    cycle = np.array(v)
+    cycle[1, 0] = 0  # 0 -> 1 -> 0: the root a child
+    shared = np.array(v)
+    shared[1, 0] = 2  # state 2 the child of 0 and of 1
+    return [
+        ("str", "x"),
+        ("None", None),
+        ("float", np.asarray(v) + 0.5),
+        ("-2", np.where(np.asarray(v) == -1, -2, v)),
+        ("high", np.where(np.asarray(v) == 1, 6, v)),
+        ("extra axis", np.asarray(v)[..., None]),
+        ("a cycle", cycle),
+        ("two parents", shared),
+    ]
+
+
+BAD["arrays"] = _in_list(bad_float)
+BAD["prompt_probs"] = _in_list(BAD["prob"])
+BAD["prompt_stats"] = _in_list(bad_float)
+BAD["prompt_parts"] = _bad_parts
+BAD["child"] = _bad_child
 
 PROBS6 = lambda: np.full((6, 3), 1.0 / 3.0)  # noqa: E731 (S = 6 states, V = 3)
 Q2 = lambda: np.array([0.25, 0.75])  # noqa: E731 (B,) one draw over the rows
@@ -11,18 +49,19 @@ CHILD = lambda: np.array([[-1, 1, 2], [-1, -1, -1], [-1, -1, -1], [-1, 4, 5], [-
 ROOTS = lambda: np.array([0, 3])  # noqa: E731
 GROUP = dict(
     Y=("ids3", IDS(3)),  # (M, K) = (2, 3)
-    coefs=V(lambda: [np.ones((2, 3, 1))]),
-    bases=V(lambda: [np.arange(6.0).reshape(3, 1, 2)]),
+    coefs=("arrays", lambda: [np.ones((2, 3, 1))]),
+    bases=("arrays", lambda: [np.arange(6.0).reshape(3, 1, 2)]),
 )
 BATCH = dict(
-    P=V(lambda: [np.array([0.5, 0.5]), np.array([1.0])]),
-    stats=V(
+    P=("prompt_probs", lambda: [np.array([0.5, 0.5]), np.array([1.0])]),
+    stats=(
+        "prompt_stats",
         lambda: [
             np.array([[2.0, 2.0], [1.0, 0.0], [1.0, 0.0], [3.0, 2.0]]),
             np.array([[2.0], [1.0], [1.0], [1.0]]),
-        ]
+        ],
     ),
-    parts=V(lambda: [(np.eye(2), np.eye(2), np.eye(2)), (np.ones((1, 2)),) * 3]),
+    parts=("prompt_parts", lambda: [(np.eye(2), np.eye(2), np.eye(2)), (np.ones((1, 2)),) * 3]),
 )
 
 TABLE = [
@@ -59,7 +98,7 @@ TABLE = [
     F(
         groups.ordered_groups,
         logq=("float_neginf", lambda: np.log([0.5, 0.5, 0.25, 0.75])),
-        prompt=V(lambda: np.array([0, 0, 1, 1])),
+        prompt=("tokids", lambda: np.array([0, 0, 1, 1])),
         K=("int1", const(2)),
     ),
     F(
@@ -83,14 +122,14 @@ TABLE = [
     F(tree.children, mdp=("tree_mdp", MDP)),
     F(
         tree.tree_sum,
-        child=V(CHILD),
+        child=("child", CHILD),
         roots=("ids6", lambda: np.array([0, 3])),
         q=("prob", PROBS6),
         f=("float", PROBS6),
     ),
     F(
         tree.tree_product,
-        child=V(CHILD),
+        child=("child", CHILD),
         roots=("ids6", lambda: np.array([0, 3])),
         q=("prob", PROBS6),
         h=("float", PROBS6),

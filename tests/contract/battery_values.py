@@ -58,6 +58,12 @@ TABLE = [
     ),
     # optimum.py
     F(
+        optimum.tilt,
+        pi_ref=("prob", lambda: np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])),
+        q=("float", lambda: np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]])),
+        beta=("pos", const(0.5)),
+    ),
+    F(
         optimum.tilted_optimum,
         pi_ref=("prob", PROBS),
         reward=("float", lambda: PROBS2() * 3),
