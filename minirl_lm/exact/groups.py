@@ -58,16 +58,21 @@ def _arrays(shape):
     return read
 
 
+def _count(n):
+    """A count for a message, however large (no float overflow, no giant decimal string)."""
+    return f"{n:.3g}" if n < 10**300 else f"~1e{int(n.bit_length() * 0.30103)}"
+
+
 def _listing_size(R, K, N=1):
     """None if the multisets of K out of R (and their probabilities under N laws) fit in
     `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
     with K ids, R counts and N probabilities."""
-    M = math.comb(R + K - 1, K)
+    M = math.comb(R + K - 1, K) if R <= MAX_ENTRIES else R  # C(R + K - 1, K) >= R: a huge R unread
     if M * (K + R + N * K) > MAX_ENTRIES:
         return (
             f"K: expected at most {MAX_ENTRIES:.0e} entries in the multisets of K out of R "
-            f"(C(R + K - 1, K) of them, times K + R + N K), got C({R + K - 1}, {K}) = {M:.3g} multisets "
-            f"(R = {R}, K = {K}, N = {N})"
+            f"(C(R + K - 1, K) of them, times K + R + N K), got {'>= ' * (M == R > K)}{_count(M)} multisets "
+            f"(R = {_count(R)}, K = {K}, N = {N})"
         )
 
 
