@@ -334,7 +334,7 @@ def test_variance_ordering_gae_per_turn_loo(q, seed, K):
         (dict(spans=[(True, 3), (2, 4)]), TypeError, "spans: expected integer token ids, got True in (True, 3)"),
         (dict(spans=[(2, np.bool_(True)), (2, 4)]), TypeError, "spans: expected integer token ids"),
         (dict(calls=(2, True)), TypeError, "calls: expected integer token ids, got True in (2, True)"),
-        (dict(calls=np.array([True])), TypeError, "calls: expected an integer array of ids"),
+        (dict(calls=np.array([True])), TypeError, "calls: expected integer token ids, got np.True_"),
     ],
 )
 def test_bool_token_ids_are_refused(kw, exc, msg):
