@@ -170,7 +170,12 @@ BAD = [
     (dict(loss_fn=lambda lp, rows: (lp.sum(), lp[:-1])), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (np.nan, lp)), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, np.inf))), ValueError, "loss_fn:"),
-    (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, 1e308))), ValueError, "loss_fn:"),
+    # a finite gradient whose dh overflows: the one overflow error, naming the function
+    (
+        dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, 1e308))),
+        ValueError,
+        "chunked_loss_grad: expected a finite dh",
+    ),
     # what loss_fn returns: a real loss (no string, None, bool, array), finite, a real gradient
     (dict(loss_fn=lambda lp, rows: ("1.0", lp)), TypeError, "loss_fn: expected a real loss"),
     (dict(loss_fn=lambda lp, rows: (None, lp)), TypeError, "loss_fn: expected a real loss"),
