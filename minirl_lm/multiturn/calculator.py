@@ -23,7 +23,7 @@ EOS, CALL, EQ, D0, D1 = range(5)  # V = 5
 TOKENS = ("<eos>", "<call>", "=", "0", "1")
 
 
-def calculator_env(env, name, dims):
+def _calculator_env(env, name, dims):
     """The calculator's environment: a `MultiTurnMDP` of its five tokens."""
     if not isinstance(env, MultiTurnMDP) or env.V != 5:
         raise TypeError(f"{name}: expected the calculator's MultiTurnMDP, got {type(env).__name__}")
@@ -58,7 +58,7 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward, max_turns, turn_len)
 
 
-@boundary(env=calculator_env, eq=number(), stop=number(), returns="theta")
+@boundary(env=_calculator_env, eq=number(), stop=number(), returns="theta")
 def calculator_reference(env, eq=-3.0, stop=3.0):
     """Reference logits `(S, V)` for the calculator, a stand-in for a pretrained model.
 

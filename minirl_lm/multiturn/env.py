@@ -90,7 +90,7 @@ TRAJECTORY = right_padded(
 ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
 
 
-def env_kind(what, *members):
+def _env_kind(what, *members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
     read = has(what, *members)
@@ -103,24 +103,24 @@ def env_kind(what, *members):
     return kind
 
 
-MULTITURN_MDP = env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
 EPISODES = has(
     "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
 )
 
 
-def vocabulary(x, name, dims):
+def _vocabulary(x, name, dims):
     """The vocabulary size, an integer >= 2; it fixes the letter V for the later arguments."""
     dims["V"] = number(2, integer=True)(x, name, dims)
     return dims["V"]
 
 
-def token(x, name, dims):
+def _token(x, name, dims):
     """One token id in [0, V)."""
     return number(0, dims["V"] - 1, integer=True)(x, name, dims)
 
 
-def token_ids(x, name, V, what="token ids"):
+def _token_ids(x, name, V, what="token ids"):
     """A sequence of integer token ids in [0, V) as a tuple of ints (a bool is not an id)."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
         raise TypeError(f"{name}: expected a sequence of integer {what}, got {type(x).__name__}")
@@ -133,12 +133,12 @@ def token_ids(x, name, V, what="token ids"):
     return tuple(int(y) for y in x)
 
 
-def call_tokens(x, name, dims):
+def _call_tokens(x, name, dims):
     """The call tokens: integer ids in [0, V)."""
-    return token_ids(x, name, dims["V"])
+    return _token_ids(x, name, dims["V"])
 
 
-def observation_spans(x, name, dims):
+def _observation_spans(x, name, dims):
     """The environment's replies: non-empty tuples of ids in [0, V), none a prefix of another (a
     trajectory then parses one way); their number fixes the letter M."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
@@ -147,7 +147,7 @@ def observation_spans(x, name, dims):
     for span in x:
         if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
             raise TypeError(f"{name}: expected each span a tuple of token ids, got {span!r}"[:200])
-        out.append(token_ids(span, name, dims["V"], what))
+        out.append(_token_ids(span, name, dims["V"], what))
         if not out[-1]:
             raise ValueError(f"{name}: expected {what} in [0, {dims['V']}), got an empty span")
     for i, a in enumerate(out):
@@ -161,13 +161,13 @@ def observation_spans(x, name, dims):
 TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
 
-def calls_other_than_eos(eos, calls):
+def _calls_other_than_eos(eos, calls):
     """The call tokens and EOS are different tokens."""
     if eos in calls:
         return f"calls: expected call tokens other than eos={eos}, got {calls}"
 
 
-def tree_size(c, calls, M, L, max_turns, turn_len, cap):
+def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
     """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
     tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
     P, level, j = 0, 1, 0  # policy prefixes within one turn
@@ -180,7 +180,7 @@ def tree_size(c, calls, M, L, max_turns, turn_len, cap):
     return size if size <= cap else None
 
 
-def enumerable(V, calls, spans, max_turns, turn_len):
+def _enumerable(V, calls, spans, max_turns, turn_len):
     """The tree is grown recursively and in full: at most 900 tokens per episode and 2**24
     states; `turn_len` is blamed if it alone is too much, else `max_turns`."""
     L, M = max(map(len, spans), default=0), len(spans)
@@ -190,14 +190,14 @@ def enumerable(V, calls, spans, max_turns, turn_len):
                 f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
                 f"tokens per episode, got {turns} * ({turn_len} + {L})"
             )
-        if tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
+        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
             return (
                 f"{name}: expected a tree of at most 2**24 states, got a bound above "
                 f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is enumerated in full"
             )
 
 
-def trajectory_row(env, b, tokens, states, n):
+def _trajectory_row(env, b, tokens, states, n):
     """Row `b` (its `n` real tokens) parsed as a trajectory of `env`: the `(T,)` policy-token
     mask, or the message naming the field that does not parse."""
     want, s, t = np.zeros(tokens.size), 0, 0
@@ -241,7 +241,7 @@ def episodes_of(env, ep):
         n = int(mask[b].sum())
         if n == 0:
             return f"mask: row {b} is empty; every episode has at least one token"
-        want = trajectory_row(env, b, tokens[b], states[b], n)
+        want = _trajectory_row(env, b, tokens[b], states[b], n)
         if isinstance(want, str):
             return want
         if (bad := np.flatnonzero(act[b] != want)).size:
@@ -256,7 +256,7 @@ def episodes_of(env, ep):
             return f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
 
 
-def policy_table(self, policy):
+def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
     shape = getattr(policy.theta, "shape", None)
     if shape != (self.S, self.V):
@@ -266,25 +266,25 @@ def policy_table(self, policy):
         )
 
 
-def rollout_cells(self, K):
+def _rollout_cells(self, K):
     """The `(K, T)` arrays of a rollout stay within 2**31 entries (refused before any draw)."""
     if K * self.T > 2**31:
         return f"K: expected episodes whose (K, T) arrays are of at most 2**31 entries, got {K * self.T}"
 
 
-def output_cells(x, T):
+def _output_cells(x, T):
     """`scatter`'s `(B, T)` output stays within 2**31 entries (refused before allocating)."""
     if x.shape[0] * T > 2**31:
         return f"T: expected a width whose (B, T) output is of at most 2**31 entries, got {x.shape[0] * T}"
 
 
-def positions_within(pos, T):
+def _positions_within(pos, T):
     """Every position is a column of the full row: `pos < T`."""
     if pos.max() >= T:
         return f"pos: expected positions < T={T}, got max {pos.max()}"
 
 
-def own_episodes(self, ep):
+def _own_episodes(self, ep):
     """`episodes_of` for a method: `self` is the environment."""
     return episodes_of(self, ep)
 
@@ -343,16 +343,16 @@ class MultiTurnMDP:
     """
 
     @boundary(
-        V=vocabulary,
-        eos=token,
-        calls=call_tokens,
-        spans=observation_spans,
+        V=_vocabulary,
+        eos=_token,
+        calls=_call_tokens,
+        spans=_observation_spans,
         prior=simplex("W"),
         p_obs=simplex("W M"),
         turn_reward=function("turn_reward(w, turns, done)", 3),
         max_turns=COUNT,
         turn_len=COUNT,
-        where=[calls_other_than_eos, enumerable],
+        where=[_calls_other_than_eos, _enumerable],
         returns=None,
     )
     def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3, turn_len=2):
@@ -461,7 +461,7 @@ class MultiTurnMDP:
         policy=has("a policy", "sample()", "theta"),
         K=COUNT,
         rng=generator,
-        where=[policy_table, rollout_cells],
+        where=[_policy_table, _rollout_cells],
         returns=None,
     )
     def rollout(self, policy, K, rng):
@@ -493,7 +493,7 @@ class MultiTurnMDP:
         return self._pack(rows)
 
     # ---- the action mask ---------------------------------------------------------------------
-    @boundary(ep=EPISODES, where=[own_episodes], returns=None)
+    @boundary(ep=EPISODES, where=[_own_episodes], returns=None)
     def check(self, ep):
         """Validate a batch of episodes against the environment; returns it unchanged.
 
@@ -529,7 +529,7 @@ def action_view(env, ep):
     pos=array("B J", integer=True, low=0),
     mask=right_padded("B J", "the compact rows of action_view", "the mask action_view returns"),
     T=COUNT,
-    where=[output_cells, positions_within],
+    where=[_output_cells, _positions_within],
     returns="full",
 )
 def scatter(x, pos, mask, T):

@@ -51,19 +51,19 @@ UNIT = number(0.0, 1.0)  # gamma, lam
 TABLE = simplex("S V")  # a policy's probabilities, a row per state of the environment
 
 
-def rewards_on_actions(rewards, action_mask):
+def _rewards_on_actions(rewards, action_mask):
     """Rewards sit on the policy's tokens: 0 where `action_mask` is 0."""
     if (rewards * (1 - action_mask) != 0).any():
         return "rewards: expected rewards on policy tokens only (0 where action_mask is 0)"
 
 
-def states_within(values, states):
+def _states_within(values, states):
     """Every state id indexes `values`."""
     if states.max() >= values.size:
         return f"states: expected ids < {values.size} (the states of values), got max {states.max()}"
 
 
-ACTIONS = [actions_on_the_trajectory, rewards_on_actions]  # returns' and GAE's relations
+ACTIONS = [actions_on_the_trajectory, _rewards_on_actions]  # returns' and GAE's relations
 
 
 def _posterior(loglik):
@@ -144,7 +144,7 @@ def kl_objective(env, probs, pi_ref, beta):
 
 
 # ---- returns and GAE over the action mask -------------------------------------------------------
-def recursion(values, rewards, action_mask, c_next, c_acc, carry):
+def _recursion(values, rewards, action_mask, c_next, c_acc, carry):
     """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
     B, T = action_mask.shape
     out = np.zeros((B, T))
@@ -183,7 +183,7 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """
-    return recursion(values, rewards, action_mask, gamma, gamma * lam, carry)
+    return _recursion(values, rewards, action_mask, gamma, gamma * lam, carry)
 
 
 @boundary(
@@ -191,7 +191,7 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
 )
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
-    return recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
+    return _recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
 
 
 @boundary(
@@ -199,7 +199,7 @@ def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     states=array("B T", integer=True, low=0),
     mask=TRAJECTORY,
     action_mask=ACTION_MASK,
-    where=[states_within, actions_on_the_trajectory],
+    where=[_states_within, actions_on_the_trajectory],
     returns="turn_values",
 )
 def turn_values(values, states, mask, action_mask):

@@ -63,7 +63,7 @@ __all__ = ["chunked_logp", "chunked_loss_grad", "add_outer", "VBLOCK"]
 VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
 
 
-def float_matrix(rows, cols, min_rows=0, dtype_of=None):
+def _float_matrix(rows, cols, min_rows=0, dtype_of=None):
     """A 2-D float32 or float64 NumPy array (no list form, no cast: these are the big arrays),
     finite, of shape `(rows, cols)` (letters; `rows` at least `min_rows` long), in the dtype of
     the argument `dtype_of` if given; C order (a copy only if it is not). Read with max and min:
@@ -97,31 +97,31 @@ def float_matrix(rows, cols, min_rows=0, dtype_of=None):
     return read
 
 
-def vocabulary_ids(x, name, dims):
+def _vocabulary_ids(x, name, dims):
     """`(N,)` integer token ids in `[0, V)`, V the rows of `W`."""
     return array("N", integer=True, low=0, high=dims["V"] - 1, empty=True)(x, name, dims)
 
 
-def abs_max(x):
+def _abs_max(x):
     return max(float(x.max()), -float(x.min())) if x.size else 0.0
 
 
-def logits_bounded(h, W):
+def _logits_bounded(h, W):
     """Every logit is finite: `d * max|h| * max|W|` (a bound on every `|h_n . W_v|`) is at most
     half the dtype's largest value."""
-    bound, top = h.shape[1] * abs_max(h) * abs_max(W), np.finfo(h.dtype).max / 2
+    bound, top = h.shape[1] * _abs_max(h) * _abs_max(W), np.finfo(h.dtype).max / 2
     if bound > top:
         return f"h: expected d * max|h| * max|W| <= {top:.3g} (no logit overflows {h.dtype}), got {bound:.3g}"
 
 
-def buffer_fits(h, W, mask, chunk):
+def _buffer_fits(h, W, mask, chunk):
     """The one `(chunk, V)` buffer stays within 2**31 entries (refused before allocating)."""
     n = min(chunk, h.shape[0] if mask is None else int(mask.sum())) * W.shape[0]
     if n > 2**31:
         return f"chunk: expected a (chunk, V) buffer of at most 2**31 entries, got {n}"
 
 
-def chunk_result(out, rows):
+def _chunk_result(out, rows):
     """What `loss_fn` returned for a chunk, read like an argument: `(loss, dloss_dlogp)` as a
     float and a finite `(R,)` float64 C-order array; anything else is an error naming `loss_fn`."""
     if not (isinstance(out, tuple) and len(out) == 2):
@@ -158,16 +158,16 @@ def chunk_result(out, rows):
 
 
 HEAD = dict(
-    h=float_matrix("N", "D"),
-    W=float_matrix("V", "D", min_rows=1, dtype_of="h"),
-    tokens=vocabulary_ids,
+    h=_float_matrix("N", "D"),
+    W=_float_matrix("V", "D", min_rows=1, dtype_of="h"),
+    tokens=_vocabulary_ids,
     mask=optional(array("N", values=(0.0, 1.0), empty=True)),
     chunk=COUNT,
 )  # both functions' arguments but loss_fn
 LOSS_FN = function("loss_fn(logp, rows) -> (loss, dloss_dlogp)", 2)
 
 
-@boundary(**HEAD, where=[logits_bounded, buffer_fits], returns="logp")
+@boundary(**HEAD, where=[_logits_bounded, _buffer_fits], returns="logp")
 def chunked_logp(h, W, tokens, mask=None, chunk=256):
     """Token log-probs ``log softmax(W h_n)[y_n]`` without the (N, V) logits.
 
@@ -200,7 +200,7 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
     return logp
 
 
-@boundary(loss_fn=LOSS_FN, **HEAD, where=[logits_bounded, buffer_fits], returns=None)  # checked below
+@boundary(loss_fn=LOSS_FN, **HEAD, where=[_logits_bounded, _buffer_fits], returns=None)  # checked below
 def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
     """Forward and backward of a per-token loss, fused: each chunk's logits computed once.
 
@@ -253,7 +253,7 @@ def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
         np.matmul(hr, W.T, out=zr)  # eq. (unembed): product 1
         lp = _chunk_logp_exp(zr, yr, np.empty(R), s[:R])  # (R,) eq. (log_softmax); zr := exp(z - m)
         logp[rows] = lp
-        part, g = chunk_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
+        part, g = _chunk_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
         loss += part
         _chunk_grad_from_exp(zr, yr, g, s[:R])  # zr := G_c, eq. (logit_grad)
         dh[rows] = np.matmul(zr, W, out=dhr[:R])  # eq. (dh_chunk): product 2

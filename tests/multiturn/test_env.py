@@ -389,3 +389,36 @@ def test_episodes_R_is_the_sum_of_the_turn_rewards():
     env, pol, ep, *_ = setup()
     assert np.array_equal(ep.R, ep.rewards.sum(axis=1))
     assert env.S == len(env.prefixes) and env.T == ep.mask.shape[1]
+
+
+# ---- the part's kinds and relations (what values.py and the process rewards read arguments with)
+def test_the_kinds_and_relations_of_the_part():
+    from minirl_lm.multiturn.env import (
+        ACTION_MASK,
+        EPISODES,
+        MULTITURN_MDP,
+        TRAJECTORY,
+        actions_on_the_trajectory,
+        episodes_of,
+        right_padded,
+    )
+
+    env, pol, ep, *_ = setup()
+    dims = {}
+    assert MULTITURN_MDP(env, "env", dims) is env and dims == {"S": env.S, "V": env.V}
+    assert EPISODES(ep, "ep", {}) is ep and episodes_of(env, ep) is None
+    m = TRAJECTORY(ep.mask, "mask", {})
+    assert m.dtype == np.float64 and m is not ep.mask and np.array_equal(m, ep.mask)
+    holes = [[1.0, 0.0, 1.0]]
+    assert ACTION_MASK(holes, "action_mask", {}).tolist() == holes  # the action mask has holes
+    msg = raises(ValueError, lambda: right_padded("B T", "the rows", "elsewhere")(holes, "mask", {}))
+    assert msg == (
+        "mask: expected right padding (1s then 0s in each row) for the rows, row 0 is [1, 0, 1]; "
+        "a mask with holes (tool outputs) is accepted by the token-level objectives; here use elsewhere"
+    )
+    one, act = np.array([[1.0, 1.0, 0.0]]), np.array([[1.0, 0.0, 0.0]])
+    assert actions_on_the_trajectory(one, act) is None
+    assert actions_on_the_trajectory(act, one).startswith("action_mask: expected 1 only where mask is 1")
+    bad = Episodes(ep.states, ep.tokens, ep.mask, ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
+    bad.action_mask[0, 0] = 0.0
+    assert episodes_of(env, bad).startswith("action_mask: row 0, position 0 holds a policy token")
