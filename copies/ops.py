@@ -103,15 +103,20 @@ def log_softmax(z):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
-    `(low, high]` with `low_open`."""
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -122,7 +127,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             v = np.inf
         if not np.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
-        if (v <= low if low_open else v < low) or v > high:
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 
@@ -162,8 +167,8 @@ MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
