@@ -236,29 +236,46 @@ def sigmoid(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/multiturn/checks.py
-#   The boundary of the multi-turn part: one bundle call per public function of
+# part 2: from minirl_lm/multiturn/env.py
+#   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
 # ----------------------------------------------------------------------------------------------
 
 
-# -- multi-turn episodes (minirl_lm/multiturn/)
-# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
-TRAJECTORY = (
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
+    is refused, and the message says `what` needs right padding and `where` holes go."""
+
+    def kind(x, name, dims):
+        m = array(shape, values=(0.0, 1.0))(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+                f"is accepted by the token-level objectives; here use {where}"
+            )
+        return m
+
+    return kind
+
+
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
     "the trajectory mask (every token of the episode)",
     "action_mask for the policy's tokens (0 where the environment wrote)",
 )
 
 
-MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
-
-
-def _episode_row(env, b, tokens, states, n):
-    """Parse row b (its n real tokens) as a trajectory of env: the (T,) policy-token mask."""
+def _trajectory_row(env, b, tokens, states, n):
+    """Row `b` (its `n` real tokens) parsed as a trajectory of `env`: the `(T,)` policy-token
+    mask, or the message naming the field that does not parse."""
     want, s, t = np.zeros(tokens.size), 0, 0
     while t < n:
         a = int(tokens[t])
         if states[t] != s:
-            raise ValueError(f"states: row {b}, position {t}: expected state {s}, got {states[t]}")
+            return f"states: row {b}, position {t}: expected state {s}, got {states[t]}"
         want[t] = 1.0
         _, kind, nxt = env.children[s][a]
         t += 1
@@ -269,38 +286,36 @@ def _episode_row(env, b, tokens, states, n):
             continue
         hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
         if not hit or t + len(hit[0][0]) > n:
-            raise ValueError(
+            return (
                 f"tokens: row {b}, position {t}: expected an observation "
                 f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
             )
         (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
         for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
-            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}")
+            return f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}"
         t += len(chance)
     if t != n:
-        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens")
+        return f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens"
     return want
 
 
-def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
-    """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
-    parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens."""
-    if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
-        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
-    B, T = mask.shape
-    tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
-    states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
-    act = float_array(ep.action_mask, "action_mask", shape=(B, T))
-    float_array(ep.rewards, "rewards", shape=(B, T))
-    for b in range(B):
+def episodes_of(env, ep):
+    """Every row of `ep` parses as a trajectory of `env` (tokens and states, chance nodes
+    included), and `action_mask` is 1 exactly on the policy's tokens."""
+    dims = {}
+    mask = TRAJECTORY(ep.mask, "mask", dims)
+    tokens = array("B T", integer=True, low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
+    states = array("B T", integer=True, low=0, high=env.S - 1)(ep.states, "states", dims)
+    act = array("B T")(ep.action_mask, "action_mask", dims)
+    array("B T")(ep.rewards, "rewards", dims)
+    for b in range(mask.shape[0]):
         n = int(mask[b].sum())
         if n == 0:
-            raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
-        want = _episode_row(env, b, tokens[b], states[b], n)
-        bad = np.flatnonzero(act[b] != want)
-        if bad.size:
+            return f"mask: row {b} is empty; every episode has at least one token"
+        want = _trajectory_row(env, b, tokens[b], states[b], n)
+        if isinstance(want, str):
+            return want
+        if (bad := np.flatnonzero(act[b] != want)).size:
             t = int(bad[0])
             what = (
                 "holds an observation token (written by the environment)"
@@ -309,9 +324,23 @@ def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards
                 if want[t]
                 else "is padding"
             )
-            raise ValueError(
-                f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
-            )
+            return f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/multiturn/checks.py
+#   What `minirl_lm.reward.checks` still imports from the multi-turn part, until it reads its
+# ----------------------------------------------------------------------------------------------
+
+
+MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
+
+
+def episodes(env, ep):
+    """`ep` if it is a batch of episodes of `env` (`episodes_of`), else the error naming the field."""
+    EPISODES(ep, "ep", {})
+    if (msg := episodes_of(env, ep)) is not None:
+        raise ValueError(msg)
     return ep
 
 
@@ -560,3 +589,96 @@ def _duck(obj, name, attrs, what):
     if not all(hasattr(obj, a) for a in attrs):
         raise TypeError(f"{name}: expected {what}, got {type(obj).__name__}")
     return obj
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+EPISODES = has(
+    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
+)

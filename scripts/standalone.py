@@ -162,8 +162,13 @@ class Module:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        d = self.declared().get(getattr(node, "name", None))  # a declaration: emitted on its own
-        skip = range(d.lineno - 1, d.end_lineno) if d else ()
+        name = getattr(node, "name", None)  # a declaration (its methods' too): emitted on its own
+        skip = {
+            i
+            for f, d in self.declared().items()
+            if f == name or f.startswith(f"{name}.")
+            for i in range(d.lineno - 1, d.end_lineno)
+        }
         return [self.lines[i] for i in range(start, node.end_lineno) if i not in skip]
 
     def imports_ext(self):
@@ -184,10 +189,21 @@ class Module:
         whose decorator is the engine's `boundary` (imported from boundary.py)."""
         if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
             return {}
-        return {
-            node.name: d
+        funcs = [
+            (node.name, node)
             for node in self.tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        funcs += [  # a class's declared methods, as `Class.method`
+            (f"{node.name}.{sub.name}", sub)
+            for node in self.tree.body
+            if isinstance(node, ast.ClassDef)
+            for sub in node.body
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        return {
+            name: d
+            for name, node in funcs
             for d in node.decorator_list
             if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
         }
@@ -208,7 +224,8 @@ class Module:
         d = self.declared()[name]
         lines = self.lines[d.lineno - 1 : d.end_lineno]
         lines[-1], comment = lines[-1][: d.end_col_offset], lines[-1][d.end_col_offset :]  # a trailing comment
-        lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
+        lines = [line[d.col_offset - 1 :] if line[: d.col_offset - 1].isspace() else line for line in lines]
+        lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)  # a method: Class.method = ...
         if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
             head, inner = lines[0].split("(", 1)
             return [f"{head}(", f"    {inner[:-1]}", f")({name}){comment}"]
@@ -498,8 +515,9 @@ def _build(name, pkg_dir):
             together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
             block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
             prev = node
-            if getattr(node, "name", None) in declared:  # its declaration goes after the engine
-                declarations.extend(["", *_rename(mod.declaration(node.name), renames.get(m, {}))])
+            for f in declared:  # its declaration (a class: its methods') goes after the engine
+                if f == getattr(node, "name", None) or f.startswith(f"{getattr(node, 'name', None)}."):
+                    declarations.extend(["", *_rename(mod.declaration(f), renames.get(m, {}))])
         return block
 
     own = _rename(target.own_code(), renames.get(name, {}))

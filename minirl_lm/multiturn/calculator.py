@@ -14,7 +14,7 @@ minirl_lm.multiturn.env.
 
 import numpy as np
 
-from minirl_lm.boundary import NONNEGATIVE, boundary, number
+from minirl_lm.boundary import COUNT, NONNEGATIVE, boundary, number
 from minirl_lm.multiturn.env import MultiTurnMDP
 
 __all__ = ["EOS", "CALL", "EQ", "D0", "D1", "TOKENS", "calculator", "calculator_reference"]
@@ -30,7 +30,7 @@ def _calculator_env(env, name, dims):
     return env
 
 
-@boundary(q=number(0.0, 1.0), cost=NONNEGATIVE, returns=None)  # max_turns, turn_len: MultiTurnMDP's
+@boundary(q=number(0.0, 1.0), cost=NONNEGATIVE, max_turns=COUNT, turn_len=COUNT, returns=None)
 def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     """The calculator task: answer a binary question, optionally after asking a noisy tool.
 
@@ -43,7 +43,7 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     Args:
         q: probability the tool is right, in [0, 1].
         cost: reward charged for each call turn, >= 0.
-        max_turns: as in `MultiTurnMDP`.
+        max_turns: as in `MultiTurnMDP` (which bounds the tree it grows).
         turn_len: see `max_turns`.
     """
 

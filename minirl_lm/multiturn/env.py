@@ -64,10 +64,9 @@ __all__ = [
 def right_padded(shape, what, where):
     """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
     is refused, and the message says `what` needs right padding and `where` holes go."""
-    read = array(shape, values=(0.0, 1.0))
 
     def kind(x, name, dims):
-        m = read(x, name, dims)
+        m = array(shape, values=(0.0, 1.0))(x, name, dims)
         rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
         if rises.any():
             row = int(np.flatnonzero(rises)[0])
@@ -93,10 +92,9 @@ ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes
 def _env_kind(what, *members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
-    read = has(what, *members)
 
     def kind(x, name, dims):
-        env = read(x, name, dims)
+        env = has(what, *members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 

@@ -37,6 +37,7 @@ NEEDS_PACKAGE = {
     "preferences": {"online_dpo_step"},
     "oracle": {"compare"},  # its arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
+    "env": {"right_padded", "episodes_of"},  # a kind (a closure) and a relation reading a MultiTurnMDP
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
@@ -44,7 +45,7 @@ NEEDS_PACKAGE = {
 RESULT_NEEDS_PACKAGE = {
     "calculator": {"calculator", "calculator_reference"},
     "preferences": {"bradley_terry_judge"},
-    "env": {"action_view"},
+    "env": {"action_view", "MULTITURN_MDP"},  # the kind returns the environment it reads
     "values": {"policy_values", "soft_optimum", "kl_objective"},
     "tree": {"children"},  # its argument is a TokenMDP
     "student": {"expected_gradient", "fixed_point"},  # distill: their mdp is a TokenMDP
