@@ -377,6 +377,11 @@ def test_scatter_refuses_a_width_beyond_memory_before_allocating():
         (dict(turn_len=2000), "turn_len"),
         (dict(max_turns=9), "max_turns"),
         (dict(turn_len=40, V=8), "turn_len"),
+        (dict(V=2**40, turn_len=1, max_turns=1), "V"),  # a small tree, each state with 2**40 children
+        (
+            dict(V=1000, prior=np.full(2**20, 2.0**-20), p_obs=np.full((2**20, 2), 0.5), turn_len=1, max_turns=1),
+            "prior",
+        ),
     ],
 )
 def test_trees_too_large_to_enumerate_are_refused_at_once(kw, name):
@@ -422,3 +427,11 @@ def test_the_kinds_and_relations_of_the_part():
     bad = Episodes(ep.states, ep.tokens, ep.mask, ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
     bad.action_mask[0, 0] = 0.0
     assert episodes_of(env, bad).startswith("action_mask: row 0, position 0 holds a policy token")
+
+
+def test_many_spans_are_checked_for_prefixes_at_once():
+    spans = [(2, i) for i in range(3, 20003)]  # 20000 spans: no pair is compared twice
+    t0 = time.perf_counter()
+    msg = raises(ValueError, lambda: _env(V=20003, spans=spans + [(2,)], p_obs=np.full((2, 20001), 1 / 20001)))
+    assert msg == "spans: expected no span to be a prefix of another, got (2,) and (2, 3)"
+    assert time.perf_counter() - t0 < 1.0
