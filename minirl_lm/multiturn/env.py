@@ -341,9 +341,10 @@ class MultiTurnMDP:
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
             or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
-            states (it is enumerated in full, recursively: refused before it is grown);
-            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
-            `turn_reward` returning NaN or inf.
+            states, or `V` or the worlds of `prior` so many that the tree holds more than 2**28
+            (state, token, world) rewards (it is enumerated in full, recursively: refused before
+            it is grown); probability tables that are negative or whose rows do not sum to 1
+            within 1e-9; `turn_reward` returning NaN or inf.
         TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
             `turn_reward` not a callable of
             three arguments, or returning something else than a real number (a bool included).
@@ -367,8 +368,7 @@ class MultiTurnMDP:
         self.turn_reward, self.max_turns, self.turn_len = turn_reward, max_turns, turn_len
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
-        with np.errstate(divide="ignore"):
-            self._grow((), 0, (), (), np.log(self.prior))
+        self._grow((), 0, (), (), np.log(self.prior))  # log 0 = -inf: a world the prior excludes
         self.S = len(self.prefixes)
         self.is_policy = np.array(self._kinds)  # (S,) True: the policy writes next
         self.T = max(len(p) for p in self.prefixes) + 1
