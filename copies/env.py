@@ -178,10 +178,10 @@ def _observation_spans(x, name, dims):
         out.append(_token_ids(span, name, dims["V"], what))
         if not out[-1]:
             raise ValueError(f"{name}: expected {what} in [0, {dims['V']}), got an empty span")
-    for i, a in enumerate(out):
-        for j, b in enumerate(out):
-            if i != j and b[: len(a)] == a:
-                raise ValueError(f"{name}: expected no span to be a prefix of another, got {a} and {b}")
+    ordered = sorted(out)  # a prefix sorts right before the spans it starts (or a copy of itself)
+    for a, b in zip(ordered, ordered[1:]):
+        if b[: len(a)] == a:
+            raise ValueError(f"{name}: expected no span to be a prefix of another, got {a} and {b}")
     dims["M"] = len(out)
     return out
 
@@ -205,9 +205,11 @@ def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
     return size if size <= cap else None
 
 
-def _enumerable(V, calls, spans, max_turns, turn_len):
+def _enumerable(V, calls, spans, prior, max_turns, turn_len):
     """The tree is grown recursively and in full: at most 900 tokens per episode and 2**24
-    states; `turn_len` is blamed if it alone is too much, else `max_turns`."""
+    states (`turn_len` is blamed if it alone is too much, else `max_turns`), and at most 2**28
+    (state, token, world) rewards (a state has V children, each a reward per world: `V`, then
+    `prior` blamed)."""
     L, M = max(map(len, spans), default=0), len(spans)
     for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
         if turns * (turn_len + L) > 900:
@@ -219,6 +221,13 @@ def _enumerable(V, calls, spans, max_turns, turn_len):
             return (
                 f"{name}: expected a tree of at most 2**24 states, got a bound above "
                 f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is enumerated in full"
+            )
+    size = _tree_size(V - 1 - len(calls), len(calls), M, L, max_turns, turn_len, 2**24)
+    for name, n in (("V", V), ("prior", V * prior.size)):
+        if size * n > 2**28:
+            return (
+                f"{name}: expected at most 2**28 (state, token, world) rewards in the tree, got a "
+                f"bound of {size} states x {V} tokens x {prior.size} worlds; the tree is enumerated in full"
             )
 
 
@@ -359,9 +368,10 @@ class MultiTurnMDP:
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
             or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
-            states (it is enumerated in full, recursively: refused before it is grown);
-            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
-            `turn_reward` returning NaN or inf.
+            states, or `V` or the worlds of `prior` so many that the tree holds more than 2**28
+            (state, token, world) rewards (it is enumerated in full, recursively: refused before
+            it is grown); probability tables that are negative or whose rows do not sum to 1
+            within 1e-9; `turn_reward` returning NaN or inf.
         TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
             `turn_reward` not a callable of
             three arguments, or returning something else than a real number (a bool included).
@@ -372,8 +382,7 @@ class MultiTurnMDP:
         self.turn_reward, self.max_turns, self.turn_len = turn_reward, max_turns, turn_len
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
-        with np.errstate(divide="ignore"):
-            self._grow((), 0, (), (), np.log(self.prior))
+        self._grow((), 0, (), (), np.log(self.prior))  # log 0 = -inf: a world the prior excludes
         self.S = len(self.prefixes)
         self.is_policy = np.array(self._kinds)  # (S,) True: the policy writes next
         self.T = max(len(p) for p in self.prefixes) + 1
