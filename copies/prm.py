@@ -268,6 +268,18 @@ TRAJECTORY = right_padded(
 )
 
 
+def ids(shape, **bounds):
+    """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
+    a bool array is not one (NumPy would read True as 1)."""
+
+    def kind(x, name, dims):
+        if getattr(x, "dtype", None) == np.bool_:
+            raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+        return array(shape, integer=True, **bounds)(x, name, dims)
+
+    return kind
+
+
 def _trajectory_row(env, b, tokens, states, n):
     """Row `b` (its `n` real tokens) parsed as a trajectory of `env`: the `(T,)` policy-token
     mask, or the message naming the field that does not parse."""
@@ -304,8 +316,8 @@ def episodes_of(env, ep):
     included), and `action_mask` is 1 exactly on the policy's tokens."""
     dims = {}
     mask = TRAJECTORY(ep.mask, "mask", dims)
-    tokens = array("B T", integer=True, low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
-    states = array("B T", integer=True, low=0, high=env.S - 1)(ep.states, "states", dims)
+    tokens = ids("B T", low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
+    states = ids("B T", low=0, high=env.S - 1)(ep.states, "states", dims)
     act = array("B T")(ep.action_mask, "action_mask", dims)
     array("B T")(ep.rewards, "rewards", dims)
     for b in range(mask.shape[0]):

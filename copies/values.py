@@ -107,6 +107,18 @@ TRAJECTORY = right_padded(
 )
 
 
+def ids(shape, **bounds):
+    """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
+    a bool array is not one (NumPy would read True as 1)."""
+
+    def kind(x, name, dims):
+        if getattr(x, "dtype", None) == np.bool_:
+            raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+        return array(shape, integer=True, **bounds)(x, name, dims)
+
+    return kind
+
+
 def _env_kind(what, *members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
@@ -523,7 +535,7 @@ returns_actions = boundary(
 
 turn_values = boundary(
     values=array("S"),
-    states=array("B T", integer=True, low=0),
+    states=ids("B T", low=0),
     mask=TRAJECTORY,
     action_mask=ACTION_MASK,
     where=[_states_within, actions_on_the_trajectory],

@@ -54,6 +54,7 @@ __all__ = [
     "TRAJECTORY",
     "ACTION_MASK",
     "right_padded",
+    "ids",
     "episodes_of",
     "actions_on_the_trajectory",
 ]
@@ -87,6 +88,18 @@ TRAJECTORY = right_padded(
     "action_mask for the policy's tokens (0 where the environment wrote)",
 )
 ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
+
+
+def ids(shape, **bounds):
+    """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
+    a bool array is not one (NumPy would read True as 1)."""
+
+    def kind(x, name, dims):
+        if getattr(x, "dtype", None) == np.bool_:
+            raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+        return array(shape, integer=True, **bounds)(x, name, dims)
+
+    return kind
 
 
 def _env_kind(what, *members):
@@ -148,6 +161,8 @@ def _observation_spans(x, name, dims):
         out.append(_token_ids(span, name, dims["V"], what))
         if not out[-1]:
             raise ValueError(f"{name}: expected {what} in [0, {dims['V']}), got an empty span")
+    if not out:
+        raise ValueError(f"{name}: expected at least one span (the environment's replies), got none")
     ordered = sorted(out)  # a prefix sorts right before the spans it starts (or a copy of itself)
     for a, b in zip(ordered, ordered[1:]):
         if b[: len(a)] == a:
@@ -240,8 +255,8 @@ def episodes_of(env, ep):
     included), and `action_mask` is 1 exactly on the policy's tokens. Names the field."""
     dims = {}
     mask = TRAJECTORY(ep.mask, "mask", dims)
-    tokens = array("B T", integer=True, low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
-    states = array("B T", integer=True, low=0, high=env.S - 1)(ep.states, "states", dims)
+    tokens = ids("B T", low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
+    states = ids("B T", low=0, high=env.S - 1)(ep.states, "states", dims)
     act = array("B T")(ep.action_mask, "action_mask", dims)
     array("B T")(ep.rewards, "rewards", dims)
     for b in range(mask.shape[0]):
@@ -533,7 +548,7 @@ def action_view(env, ep):
 
 @boundary(
     x=array("B J"),
-    pos=array("B J", integer=True, low=0),
+    pos=ids("B J", low=0),
     mask=right_padded("B J", "the compact rows of action_view", "the mask action_view returns"),
     T=COUNT,
     where=[_output_cells, _positions_within],

@@ -42,7 +42,7 @@ minirl_lm.values.optimum (the tilt of one state's row).
 import numpy as np
 
 from minirl_lm.boundary import NONNEGATIVE, POSITIVE, TOKENS, array, boundary, finite, flag, number, simplex
-from minirl_lm.multiturn.env import ACTION_MASK, MULTITURN_MDP, TRAJECTORY, actions_on_the_trajectory
+from minirl_lm.multiturn.env import ACTION_MASK, MULTITURN_MDP, TRAJECTORY, actions_on_the_trajectory, ids
 from minirl_lm.values.optimum import _tilt
 
 __all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions", "turn_values"]
@@ -196,7 +196,7 @@ def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
 
 @boundary(
     values=array("S"),
-    states=array("B T", integer=True, low=0),
+    states=ids("B T", low=0),
     mask=TRAJECTORY,
     action_mask=ACTION_MASK,
     where=[_states_within, actions_on_the_trajectory],

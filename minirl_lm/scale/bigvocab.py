@@ -98,7 +98,9 @@ def _float_matrix(rows, cols, min_rows=0, dtype_of=None):
 
 
 def _vocabulary_ids(x, name, dims):
-    """`(N,)` integer token ids in `[0, V)`, V the rows of `W`."""
+    """`(N,)` integer token ids in `[0, V)`, V the rows of `W` (a bool array is not one)."""
+    if getattr(x, "dtype", None) == np.bool_:
+        raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
     return array("N", integer=True, low=0, high=dims["V"] - 1, empty=True)(x, name, dims)
 
 

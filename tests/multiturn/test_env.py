@@ -435,3 +435,13 @@ def test_many_spans_are_checked_for_prefixes_at_once():
     msg = raises(ValueError, lambda: _env(V=20003, spans=spans + [(2,)], p_obs=np.full((2, 20001), 1 / 20001)))
     assert msg == "spans: expected no span to be a prefix of another, got (2,) and (2, 3)"
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_no_spans_and_bool_ids_are_named():
+    from minirl_lm.multiturn.env import ids
+
+    assert raises(ValueError, lambda: _env(spans=[])).startswith("spans: expected at least one span")
+    assert raises(TypeError, lambda: scatter([[1.0]], np.array([[True]]), [[1.0]], 2)) == (
+        "pos: expected an integer array of ids, got an array of dtype bool"
+    )
+    assert ids("B T", low=0)([[1, 2]], "pos", {}).dtype == np.int64

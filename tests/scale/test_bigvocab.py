@@ -372,3 +372,12 @@ def test_add_outer_is_the_block_by_block_product():
     assert rel(dW, G.T @ hr) <= 1e-15
     add_outer(dW, G, hr, scratch, first=False)
     assert rel(dW, 2 * G.T @ hr) <= 1e-15
+
+
+def test_bool_tokens_are_not_ids():
+    h, W = np.ones((3, 2)), np.ones((4, 2))
+    for call in (lambda t: chunked_logp(h, W, t), lambda t: chunked_loss_grad(h, W, t, lambda lp, r: (0.0, lp))):
+        with pytest.raises(
+            TypeError, match=r"^tokens: expected an integer array of ids, got an array of dtype bool"
+        ):
+            call(np.array([True, False, True]))
