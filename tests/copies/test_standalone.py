@@ -37,7 +37,7 @@ NEEDS_PACKAGE = {
     "preferences": {"online_dpo_step"},
     "oracle": {"compare"},  # its arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
-    "env": {"right_padded", "episodes_of"},  # a kind (a closure) and a relation reading a MultiTurnMDP
+    "env": {"right_padded", "ids", "episodes_of"},  # kinds (closures) and a relation reading a MultiTurnMDP
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
