@@ -231,7 +231,7 @@ def _clip_fraction(d, eps, eps_high=None):
 @_register
 def _corrected_pg(d, agg, level, mode, c_max):
     """verl's REINFORCE with truncated token IS weights pi_old / mu (rollout_is_weights)."""
-    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level, mode, c_max)
+    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level=level, mode=mode, c_max=c_max)
     return _vg(corrected_pg_loss(d["logp"], d["adv"], d["mask"], w, agg))
 
 
@@ -267,7 +267,14 @@ def _bradley_terry(d):
 @_register
 def _kto(d, beta, lambda_d, lambda_u):
     loss, g = kto_loss(
-        d["logp"], d["mask"], d["seq_ref"], d["desirable"] > 0, beta, float(d["z0"]), lambda_d, lambda_u
+        d["logp"],
+        d["mask"],
+        d["seq_ref"],
+        d["desirable"] > 0,
+        beta,
+        z0=float(d["z0"]),
+        lambda_d=lambda_d,
+        lambda_u=lambda_u,
     )
     return {"value": loss, "grad": g}
 
@@ -282,7 +289,7 @@ def _online_dpo(d, variant, beta):
     r = np.where(first, np.arange(P) + P, np.arange(P))
     s = np.where(d["mask"] > 0, d["logp"], 0.0).sum(1)
     s_ref = np.where(d["mask"] > 0, d["logp_ref"], 0.0).sum(1)
-    loss, (gc, gr) = dpo_loss(s[c], s[r], s_ref[c], s_ref[r], beta, variant)
+    loss, (gc, gr) = dpo_loss(s[c], s[r], s_ref[c], s_ref[r], beta, variant=variant)
     dseq = np.zeros(2 * P)
     dseq[c], dseq[r] = gc, gr
     return {"value": loss, "grad": token_grad(dseq, d["mask"])}
@@ -335,7 +342,7 @@ def _entropy(d):
 @_register
 def _clipped_is(d, eps, level, mode, c_max, c_min=None):
     """OpenRLHF's train/rollout correction: the weight multiplies the per-token PPO loss, i.e. the advantage."""
-    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level, mode, c_max, c_min)
+    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level=level, mode=mode, c_max=c_max, c_min=c_min)
     return _vg(clipped_surrogate(d["logp"], d["logp_old"], d["adv"][:, None] * w, d["mask"], eps))
 
 
@@ -343,8 +350,8 @@ def _clipped_is(d, eps, level, mode, c_max, c_min=None):
 def _clipped_seqmask(d, eps, hi, lo):
     """OpenRLHF's sequence gate: keep a row whose geometric-mean ratio is in [0.9, 1.1], i.e. whose mean of
     log mu - log pi_old is in [log(1/1.1), log(1/0.9)]; survivors keep their token ratio."""
-    keep = rejection_mask(d["logp_old"], d["logp_mu"], d["mask"], "seq_mean_k1", hi, lo)
-    w = keep * is_weights(d["logp_old"], d["logp_mu"], d["mask"], "token", "truncate")
+    keep = rejection_mask(d["logp_old"], d["logp_mu"], d["mask"], option="seq_mean_k1", hi=hi, lo=lo)
+    w = keep * is_weights(d["logp_old"], d["logp_mu"], d["mask"], level="token", mode="truncate")
     return _vg(clipped_surrogate(d["logp"], d["logp_old"], d["adv"][:, None] * w, d["mask"], eps))
 
 
@@ -364,14 +371,14 @@ def _clipped_kl_is(d, eps, agg, beta):
 
 @_register
 def _gspo_kl_is(d, eps, beta):
-    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
+    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps=eps)
     kl, gk = kl_penalty_is(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
     return {"value": loss + beta * kl, "grad": g + beta * gk}
 
 
 @_register
 def _gspo_kl_is_seq(d, eps, beta):
-    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
+    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps=eps)
     kl, gk = kl_penalty_is_sequence(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
     return {"value": loss + beta * kl, "grad": g + beta * gk}
 
@@ -433,7 +440,13 @@ def _rloo_kl(d, beta):
 @_register
 def _dpo(d, variant, beta, label_smoothing=0.0):
     loss, (gc, gr) = dpo_loss(
-        d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant, label_smoothing
+        d["seq_c"],
+        d["seq_r"],
+        d["seq_ref_c"],
+        d["seq_ref_r"],
+        beta,
+        variant=variant,
+        label_smoothing=label_smoothing,
     )
     return {"value": loss, "grad": gc, "grad1": gr}
 
@@ -441,7 +454,7 @@ def _dpo(d, variant, beta, label_smoothing=0.0):
 @_register
 def _dpo_tokens(d, variant, beta):
     """DPO on the masked sums of the token log-probs, the gradient spread back over each response's tokens."""
-    loss, (gc, gr) = dpo_loss(d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant)
+    loss, (gc, gr) = dpo_loss(d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant=variant)
     return {"value": loss, "grad": token_grad(gc, d["mask_c"]), "grad1": token_grad(gr, d["mask_r"])}
 
 
@@ -450,7 +463,7 @@ def _reference_free(d, beta, variant, label_smoothing=0.0):
     s_c = np.where(d["mask_c"] > 0, d["logp_c"], 0.0).sum(1)
     s_r = np.where(d["mask_r"] > 0, d["logp_r"], 0.0).sum(1)
     zero = np.zeros_like(s_c)
-    loss, (gc, gr) = dpo_loss(s_c, s_r, zero, zero, beta, variant, label_smoothing)
+    loss, (gc, gr) = dpo_loss(s_c, s_r, zero, zero, beta, variant=variant, label_smoothing=label_smoothing)
     return {"value": loss, "grad": token_grad(gc, d["mask_c"]), "grad1": token_grad(gr, d["mask_r"])}
 
 
@@ -466,13 +479,13 @@ def _cpo_ipo(d, beta):
 
 @_register
 def _simpo(d, beta, gamma):
-    loss, (gc, gr) = simpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], beta, gamma)
+    loss, (gc, gr) = simpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], beta, gamma=gamma)
     return {"value": loss, "grad": gc, "grad1": gr}
 
 
 @_register
 def _orpo(d, lam):
-    loss, (gc, gr) = orpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], lam)
+    loss, (gc, gr) = orpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], lam=lam)
     return {"value": loss, "grad": gc, "grad1": gr}
 
 
@@ -492,7 +505,7 @@ def _kl_cov(d, **c):
 def _gdpo_verl(d, weights):
     """verl's GDPO: each reward's GRPO advantage (Bessel std + 1e-6), weighted, then whitened over the batch's
     tokens, which is reinforce_pp_baseline's whitening (the summed advantages are already centred per group)."""
-    A = gdpo(d["rewards3"], weights, std_eps=1e-6, ddof=1)
+    A = gdpo(d["rewards3"], weights=weights, std_eps=1e-6, ddof=1)
     return {"value": adv_mod.reinforce_pp_baseline(A, _len_mask(d["lengths"].ravel()))}
 
 
