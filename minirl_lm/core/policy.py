@@ -39,6 +39,7 @@ import importlib.util
 
 import numpy as np
 
+from minirl_lm.boundary import MASK, TOKENS, boundary, finite, generator
 from minirl_lm.core._tabular import (  # the NumPy path: the kernels' twins, bound below on first use
     _abs_sum,
     _dead_row,
@@ -48,7 +49,6 @@ from minirl_lm.core._tabular import (  # the NumPy path: the kernels' twins, bou
     policy_batch_fast,
     weights_fast,
 )
-from minirl_lm.boundary import MASK, TOKENS, boundary, finite, generator
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.core.validate import id_array, logits
 
@@ -97,6 +97,7 @@ def rows_of_table(self, states):
         bad = states.min() if states.min() < 0 else states.max()
         return f"states: expected ids in [0, {self.S}), got {bad}"
     return None
+
 
 # ---- the Numba kernels, imported on first use
 #
@@ -348,7 +349,12 @@ class TabularPolicy:
                     "theta: expected rows with a finite entry and no NaN or +inf at the visited states "
                     "(the table was changed after construction), got a non-finite dtheta"
                 )
-            finite(dtheta, "TabularPolicy.backward", ["dtheta (sums of dlogp per state)"], {"dlogp": dlogp[mask != 0.0]})
+            finite(
+                dtheta,
+                "TabularPolicy.backward",
+                ["dtheta (sums of dlogp per state)"],
+                {"dlogp": dlogp[mask != 0.0]},
+            )
         return dtheta
 
     def _backward(self, states, tokens, mask, w):

@@ -55,8 +55,8 @@ def id_array(*shapes, empty=False):
                 if len(s) == x.ndim and all(dims.get(k, n) == n for k, n in zip(s, x.shape)):
                     dims.update(zip(s, x.shape))
                     return x
-        if np.asarray(x).dtype == bool if _regular(x) else False:  # True is not an id
-            raise TypeError(f"{name}: expected an integer array (ids), got a bool array")
+        if _regular(x) and (np.asarray(x).dtype == bool or _holds_bool(x)):  # True is not an id
+            raise TypeError(f"{name}: expected integer ids, got a bool in {_show(x)}"[:200])
         return array(*(" ".join(s) for s in want), integer=True, empty=empty)(x, name, dims)
 
     return read
@@ -68,6 +68,17 @@ def _regular(x):
     except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
         return False
     return True
+
+
+def _holds_bool(x):
+    """A sequence (not an array) holding a bool among numbers (NumPy reads True as 1)."""
+    if isinstance(x, (np.ndarray, str, bytes)):
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel())
+
+
+def _show(x):
+    return f"array of dtype {x.dtype}" if isinstance(x, np.ndarray) else repr(x)
 
 
 def _expand(shape, ndim):

@@ -252,7 +252,9 @@ def exact(shape, dtypes):
         if 0 in x.shape:
             raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
         if not x.flags.c_contiguous:
-            raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), got strides {x.strides}")
+            raise ValueError(
+                f"{name}: expected a C-contiguous array (np.ascontiguousarray), got strides {x.strides}"
+            )
         dims.update(zip(letters, x.shape))
         return x
 

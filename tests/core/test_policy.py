@@ -293,7 +293,9 @@ def test_backward_guard_catches_an_overflow_in_one_gathered_entry():
     sums of finite dlogp."""
     pol = TabularPolicy(np.zeros((1, 3)))
     dlogp = np.array([[0.0, 1e308, -1e308, 1e308, -1e308]])
-    with pytest.raises(ValueError, match=r"^TabularPolicy.backward: expected a finite dtheta .* dlogp in \[-1e\+308"):
+    with pytest.raises(
+        ValueError, match=r"^TabularPolicy.backward: expected a finite dtheta .* dlogp in \[-1e\+308"
+    ):
         pol.backward(np.zeros((1, 5), np.int64), np.array([[0, 1, 2, 1, 2]]), np.ones((1, 5)), dlogp)
 
 
