@@ -127,21 +127,21 @@ def _classes(kw, shape):
     return cls
 
 
-def case_list(x, name, dims):
+def _case_list(x, name, dims):
     """A list or tuple of dicts (the cases' keyword arguments), as a list."""
     if not isinstance(x, (list, tuple)) or not all(isinstance(kw, dict) for kw in x):
         raise TypeError(f"{name}: expected a list of dicts (each case's arguments), got {type(x).__name__}")
     return list(x)
 
 
-def one_kwargs_per_row(rows, kwargs):
+def _one_kwargs_per_row(rows, kwargs):
     """One case's arguments per row."""
     if len(kwargs) != len(rows):
         return f"kwargs: expected one dict per row ({len(rows)}), got {len(kwargs)}"
     return None
 
 
-def an_exercise(x, name, dims):
+def _an_exercise(x, name, dims):
     """An exercise's name (`EXERCISES`), as its reference function, or a function."""
     if isinstance(x, str):
         if x not in EXERCISES:
@@ -154,10 +154,10 @@ def an_exercise(x, name, dims):
 
 @boundary(
     rows=oracle.rows_of,
-    kwargs=case_list,
+    kwargs=_case_list,
     reference=oracle.REFERENCE,
     rtol=NONNEGATIVE,
-    where=[one_kwargs_per_row],
+    where=[_one_kwargs_per_row],
     returns=None,
 )
 def patterns(rows, kwargs, reference, rtol=1e-6):
@@ -341,7 +341,7 @@ def _specific(fn, reference, flagged, rtol):
     return out
 
 
-@boundary(fn=oracle.FN, reference=an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
+@boundary(fn=oracle.FN, reference=_an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
 def grade(fn, reference, seed=0, only=None, rtol=1e-6):
     """`(text, agrees)`: the oracle's report of `fn` against `reference` (an exercise's name or a
     function), with the patterns and the known bugs the flagged cases show."""

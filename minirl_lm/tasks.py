@@ -77,12 +77,12 @@ HEDGE_LOGIT = -4.0
 # ---- the toy's kinds (minirl_lm.boundary)
 
 PROMPT = one_of(PROMPTS)
-TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `toy_shape`
+TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `_toy_shape`
 BASELINE = one_of(("standardized", "mean", "loo"))
 SEED = number(0, integer=True)
 
 
-def one_token(x, name, dims):
+def _one_token(x, name, dims):
     """A one-token response: a tuple holding one token id in [0, 9); the id."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) != 1:
         raise ValueError(
@@ -96,7 +96,7 @@ def one_token(x, name, dims):
     return int(y)
 
 
-def a_grader(x, name, dims):
+def _a_grader(x, name, dims):
     """ "gold", "sloppy" (a grader of `GRADERS`) or a callable `grader(prompt, response)`; the
     callable."""
     if isinstance(x, str):
@@ -108,14 +108,14 @@ def a_grader(x, name, dims):
     return function("grader(prompt, response)", 2)(x, name, dims)
 
 
-def step_counts(x, name, dims):
+def _step_counts(x, name, dims):
     """A collection of step counts (ints >= 1; their upper end is `within_steps`'), as a set."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
         raise TypeError(f"{name}: expected a collection of step counts, got {type(x).__name__}")
     return {number(1, integer=True)(v, name, dims) for v in x}
 
 
-def toy_shape(policy):
+def _toy_shape(policy):
     """The policy's table is the toy's, (4, 9)."""
     got = getattr(policy.theta, "shape", None)
     if got != (len(PROMPTS), len(RESPONSES)):
@@ -126,7 +126,7 @@ def toy_shape(policy):
     return None
 
 
-def a_budget(K, n_responses, baseline, record_at):
+def _a_budget(K, n_responses, baseline, record_at):
     """At least one step (`n_responses >= K`), recorded steps among them, two responses per
     group for leave-one-out."""
     if n_responses < K:
@@ -138,7 +138,7 @@ def a_budget(K, n_responses, baseline, record_at):
     return None
 
 
-@boundary(prompt=PROMPT, response=one_token, returns=None)
+@boundary(prompt=PROMPT, response=_one_token, returns=None)
 def gold_grader(prompt, response):
     """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
 
@@ -152,7 +152,7 @@ def gold_grader(prompt, response):
     return float(RESPONSES[response] == ANSWERS[PROMPTS.index(prompt)])
 
 
-@boundary(prompt=PROMPT, response=one_token, returns=None)
+@boundary(prompt=PROMPT, response=_one_token, returns=None)
 def sloppy_grader(prompt, response):
     """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
 
@@ -171,7 +171,7 @@ def sloppy_grader(prompt, response):
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
 
 
-@boundary(grader=a_grader, returns=None)
+@boundary(grader=_a_grader, returns=None)
 def reward_table(grader):
     """The reward `R(x, y)` of every prompt and response.
 
@@ -204,7 +204,7 @@ def reference_theta():
     return theta
 
 
-@boundary(policy=TOY_POLICY, where=[toy_shape], returns=None)
+@boundary(policy=TOY_POLICY, where=[_toy_shape], returns=None)
 def evaluate(policy):
     """Exact scores of a policy on the toy (no sampling).
 
@@ -285,12 +285,12 @@ def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
     K=COUNT,
     n_responses=COUNT,
     seed=SEED,
-    grader=a_grader,
+    grader=_a_grader,
     beta=NONNEGATIVE,
     lr=NONNEGATIVE,
     baseline=BASELINE,
-    record_at=step_counts,
-    where=[a_budget],
+    record_at=_step_counts,
+    where=[_a_budget],
     returns=None,
 )
 def train(K, n_responses, seed, *, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):

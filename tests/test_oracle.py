@@ -242,3 +242,17 @@ def test_every_public_estimator_has_cases(line):
     for name in names.split():
         got = oracle.cases(getattr(mod, name))
         assert got, name
+
+
+def test_the_kinds_grade_shares_read_what_they_say():
+    assert oracle.a_function("a function")(len, "f", {}) is len
+    assert (
+        raises(TypeError, lambda: oracle.a_function("a function")(int, "f", {}))
+        == "f: expected a function, got type"
+    )
+    row = oracle.Row("c", 0.0, "returns")
+    assert oracle.rows_of((row,), "rows", {}) == [row]
+    assert oracle.lines_of(("a", "b"), "notes", {}) == ["a", "b"]
+    assert raises(TypeError, lambda: oracle.lines_of(["a", 1], "notes", {})).startswith(
+        "notes: expected a list of lines"
+    )

@@ -51,10 +51,10 @@ from minirl_lm.core.validate import logits
 __all__ = ["log_softmax", "masked_sum", "masked_mean", "token_logp", "token_logp_backward"]
 
 VALUES = logits("B T")  # (B, T) values; -inf allowed (a log-prob of an impossible token)
-TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) token ids, below V: `in_vocab`
+TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) token ids, below V: `_in_vocab`
 
 
-def in_vocab(logits, tokens):
+def _in_vocab(logits, tokens):
     """Every token id (padding too) is a column of the logits: `tokens < V`."""
     if (tokens >= logits.shape[-1]).any():
         return f"tokens: expected ids in [0, {logits.shape[-1]}) (V, the logits' last axis), got {tokens.max()}"
@@ -106,7 +106,7 @@ def masked_mean(x, mask):
     return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
 
 
-@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, where=[in_vocab], returns=None)  # -inf: see below
+@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, where=[_in_vocab], returns=None)  # -inf: see below
 def token_logp(logits, tokens, mask):
     """Token log-probs and sequence log-probs of the sampled tokens.
 
@@ -127,7 +127,7 @@ def token_logp(logits, tokens, mask):
     return logp, seq_logp
 
 
-@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, dlogp=TOKENS, where=[in_vocab], returns="dlogits")
+@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, dlogp=TOKENS, where=[_in_vocab], returns="dlogits")
 def token_logp_backward(logits, tokens, mask, dlogp):
     """The backward of `token_logp`'s `logp`, eq. (logsoftmax_grad).
 

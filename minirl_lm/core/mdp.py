@@ -60,7 +60,7 @@ __all__ = ["Rollout", "TokenMDP"]
 INDEX = number(0, integer=True)  # an index >= 0; its upper end is a relation's (N, V, S)
 
 
-def prompt_list(x, name, dims):
+def _prompt_list(x, name, dims):
     """A non-empty sequence of prompts (any objects; not a string), as a list."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
         raise TypeError(f"{name}: expected a sequence of prompts, got {type(x).__name__}")
@@ -69,9 +69,9 @@ def prompt_list(x, name, dims):
     return list(x)
 
 
-def token_tuple(x, name, dims):
+def _token_tuple(x, name, dims):
     """A sequence of integer token ids (not a string, no bool), as a tuple of Python ints; its
-    range and shape in the tree are `a_prefix`'s."""
+    range and shape in the tree are `_a_prefix`'s."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
         raise TypeError(f"{name}: expected a tuple of token ids, got {type(x).__name__}")
     for y in x:
@@ -80,7 +80,7 @@ def token_tuple(x, name, dims):
     return tuple(int(y) for y in x)
 
 
-def a_tree(V, eos, capacity, ids, prompts):
+def _a_tree(V, eos, capacity, ids, prompts):
     """`eos` is a token of a vocabulary of `V >= 2`; a lazy MDP has a `capacity` for at least
     the prompts' roots (checked whatever the mode when given)."""
     if eos is not None and eos >= V:
@@ -94,7 +94,7 @@ def a_tree(V, eos, capacity, ids, prompts):
     return None
 
 
-def a_prefix(self, prefix):
+def _a_prefix(self, prefix):
     """A prefix of this tree: ids in [0, V), at most max_len long, no token after EOS."""
     if len(prefix) > self.max_len:
         return f"prefix: expected at most max_len={self.max_len} tokens, got {len(prefix)}"
@@ -105,31 +105,31 @@ def a_prefix(self, prefix):
     return None
 
 
-def non_terminal(self, prefix):
+def _non_terminal(self, prefix):
     """A prefix that has a next token (and a row): not ended by EOS nor at max_len."""
-    if a_prefix(self, prefix) is None and self._terminal(prefix):
+    if _a_prefix(self, prefix) is None and self._terminal(prefix):
         return f"prefix: expected a non-terminal prefix, got {prefix} (eos={self.eos}, max_len={self.max_len})"[
             :200
         ]
     return None
 
 
-def a_prompt(self, n):
+def _a_prompt(self, n):
     """`n` indexes a prompt: `n < N`."""
     return None if n < self.N else f"n: expected an integer <= {self.N - 1}, got {n}"
 
 
-def a_token(self, y):
+def _a_token(self, y):
     """`y` is a token id: `y < V`."""
     return None if y < self.V else f"y: expected an integer <= {self.V - 1}, got {y}"
 
 
-def a_state(self, s):
+def _a_state(self, s):
     """`s` is a state id: `s < S`."""
     return None if s < self.S else f"s: expected an integer <= {self.S - 1}, got {s}"
 
 
-def a_checkpoint(self, cp):
+def _a_checkpoint(self, cp):
     """`cp` is what `checkpoint()` returned: None in enumerate mode; in lazy mode a count of ids
     between the prompts' roots (never taken back) and the ids handed out now."""
     if self._ids.enumerates:
@@ -142,7 +142,7 @@ def a_checkpoint(self, cp):
     return None
 
 
-def a_policy_of(self, policy):
+def _a_policy_of(self, policy):
     """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
     shape = getattr(policy.theta, "shape", None)
     if shape != (self.S, self.V):
@@ -161,7 +161,7 @@ def a_policy_of(self, policy):
     return None
 
 
-def a_rollout_of(self, rollout):
+def _a_rollout_of(self, rollout):
     """A `Rollout` of this MDP: (B,) prompt indices in [0, N), (B, T) token ids in [0, V), (B,)
     lengths in [0, max_len]."""
     if not isinstance(rollout, Rollout):
@@ -180,7 +180,7 @@ def a_rollout_of(self, rollout):
     return None
 
 
-def rollout_size(self, K, prompts):
+def _rollout_size(self, K, prompts):
     """Prompt indices in [0, N); the (B, T) arrays (B = n K, T = max_len) within 2**31 entries,
     before any allocation."""
     n = self.N if prompts is None else prompts.size
@@ -245,14 +245,14 @@ class TokenMDP:
     """
 
     @boundary(
-        prompts=prompt_list,
+        prompts=_prompt_list,
         V=COUNT,
         eos=optional(INDEX),
         max_len=COUNT,
         ids=one_of(("enumerate", "lazy")),
         capacity=optional(COUNT),
         max_states=COUNT,
-        where=[a_tree],
+        where=[_a_tree],
         returns=None,
     )
     def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", *, capacity=None, max_states=2**22):
@@ -276,7 +276,7 @@ class TokenMDP:
         """
         return self._ids.checkpoint()
 
-    @boundary(cp=optional(INDEX), where=[a_checkpoint], returns=None)
+    @boundary(cp=optional(INDEX), where=[_a_checkpoint], returns=None)
     def rollback(self, cp):
         """Take back every lazy id handed out since `checkpoint()` returned `cp` (what
         `grpo_step` does when a step raises).
@@ -292,7 +292,7 @@ class TokenMDP:
         """
         self._ids.rollback(cp)
 
-    @boundary(prefix=token_tuple, where=[a_prefix], returns=None)
+    @boundary(prefix=_token_tuple, where=[_a_prefix], returns=None)
     def is_terminal(self, prefix):
         """Whether a prefix is terminal: it ends in EOS or has reached the length cap.
 
@@ -307,7 +307,7 @@ class TokenMDP:
     def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
 
-    @boundary(prefix=token_tuple, y=INDEX, where=[a_prefix, non_terminal, a_token], returns=None)
+    @boundary(prefix=_token_tuple, y=INDEX, where=[_a_prefix, _non_terminal, _a_token], returns=None)
     def step(self, prefix, y):
         """The transition `s_{t+1} = s_t ∘ y_t`: concatenation, deterministic, probability one.
 
@@ -321,7 +321,7 @@ class TokenMDP:
         """
         return prefix + (y,)
 
-    @boundary(n=INDEX, prefix=token_tuple, where=[a_prompt, a_prefix, non_terminal], returns=None)
+    @boundary(n=INDEX, prefix=_token_tuple, where=[_a_prompt, _a_prefix, _non_terminal], returns=None)
     def state_id(self, n, prefix):
         """The row of the policy table for the state (prompt `n`, prefix).
 
@@ -337,7 +337,7 @@ class TokenMDP:
         """
         return self._ids.id(n, prefix)
 
-    @boundary(s=INDEX, where=[a_state], returns=None)
+    @boundary(s=INDEX, where=[_a_state], returns=None)
     def prefix_of(self, s):
         """The inverse of `state_id`.
 
@@ -398,7 +398,7 @@ class TokenMDP:
         K=COUNT,
         rng=generator,
         prompts=optional(id_array("n")),
-        where=[a_policy_of, rollout_size],
+        where=[_a_policy_of, _rollout_size],
         returns=None,
     )
     def rollout(self, policy, K, rng, prompts=None):
@@ -458,7 +458,7 @@ class TokenMDP:
     @boundary(
         grader=function("grader(prompt, response)", 2),
         rollout=has("a Rollout", "prompt", "tokens", "lengths"),
-        where=[a_rollout_of],
+        where=[_a_rollout_of],
         returns=None,
     )
     def score(self, grader, rollout):

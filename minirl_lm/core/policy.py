@@ -55,19 +55,19 @@ from minirl_lm.core.validate import id_array, logits
 __all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
 
 THETA = logits("S V")  # (S, V) logits, -inf allowed, a finite entry per row
-STATES = id_array("...")  # state ids of any shape, in [0, S): `in_table`
-BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `in_table`
+STATES = id_array("...")  # state ids of any shape, in [0, S): `_in_table`
+BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `_in_table`
 
 
-def batch_mask(x, name, dims):
+def _batch_mask(x, name, dims):
     """A (B, T) float64 C-contiguous mask returned as it is (its 0/1 values are read by
-    `in_table`'s one pass), else `boundary.MASK` (a checked copy)."""
+    `_in_table`'s one pass), else `boundary.MASK` (a checked copy)."""
     if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == _bt(dims):
         return x
     return np.ascontiguousarray(MASK(x, name, dims))
 
 
-def upstream(x, name, dims):
+def _upstream(x, name, dims):
     """dloss/dlogp: a finite (B, T) float64 array, as it is when it already is one, else
     `boundary.TOKENS` (a checked copy)."""
     return x if weights_fast(x, _bt(dims)) else np.ascontiguousarray(TOKENS(x, name, dims))
@@ -77,7 +77,7 @@ def _bt(dims):
     return (dims.get("B"), dims.get("T"))
 
 
-def in_table(self, states, tokens, mask):
+def _in_table(self, states, tokens, mask):
     """Ids of the table's rows and columns at every position (padding too), a 0/1 mask (holes
     allowed): one jitted pass with Numba, else NumPy's."""
     if policy_batch_fast(states, tokens, mask, self.S, self.V):
@@ -91,7 +91,7 @@ def in_table(self, states, tokens, mask):
     return None
 
 
-def rows_of_table(self, states):
+def _rows_of_table(self, states):
     """State ids in [0, S)."""
     if states.size and (states.min() < 0 or states.max() >= self.S):
         bad = states.min() if states.min() < 0 else states.max()
@@ -251,7 +251,7 @@ class TabularPolicy:
         return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
-    @boundary(states=STATES, rng=generator, where=[rows_of_table], returns=None)
+    @boundary(states=STATES, rng=generator, where=[_rows_of_table], returns=None)
     def sample(self, states, rng):
         """One token per entry of `states`, drawn with `rng`.
 
@@ -291,7 +291,7 @@ class TabularPolicy:
         return out.reshape(states.shape)
 
     # ---- forward: token log-probs ---------------------------------------
-    @boundary(states=BATCH_IDS, tokens=BATCH_IDS, mask=batch_mask, where=[in_table], returns=None)
+    @boundary(states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, where=[_in_table], returns=None)
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
 
@@ -320,7 +320,7 @@ class TabularPolicy:
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     @boundary(
-        states=BATCH_IDS, tokens=BATCH_IDS, mask=batch_mask, dlogp=upstream, where=[in_table], returns=None
+        states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, dlogp=_upstream, where=[_in_table], returns=None
     )  # an overflow: checked below, in O(S + B T)
     def backward(self, states, tokens, mask, dlogp):
         """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward).
