@@ -184,8 +184,9 @@ def _rollout_size(self, K, prompts):
     """Prompt indices in [0, N); the (B, T) arrays (B = n K, T = max_len) within 2**31 entries,
     before any allocation."""
     n = self.N if prompts is None else prompts.size
-    if prompts is not None and prompts.max() >= self.N:
-        return f"prompts: expected prompt indices in [0, {self.N}), got {prompts.max()}"
+    if prompts is not None and (prompts.min() < 0 or prompts.max() >= self.N):
+        bad = prompts.min() if prompts.min() < 0 else prompts.max()
+        return f"prompts: expected prompt indices in [0, {self.N}), got {bad}"
     for name, cells, what in (
         ("max_len", n * self.max_len, "a length cap"),
         ("K", n * K * self.max_len, "responses per prompt"),

@@ -20,11 +20,9 @@ def logits(*shapes):
     with a finite entry (a row of `-inf` only has no softmax)."""
 
     def read(x, name, dims):
-        try:
-            neg = np.asarray(x, dtype=np.float64) == -np.inf  # where the -inf entries are
-        except (TypeError, ValueError, OverflowError):  # the array kind says what came
-            neg = np.zeros((), bool)
-        want = [_expand(s, neg.ndim) for s in shapes]
+        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
+        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
+        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
         z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
         z[neg] = -np.inf
         dead = ~np.isfinite(z).any(axis=-1)
