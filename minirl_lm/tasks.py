@@ -83,7 +83,7 @@ SEED = number(0, integer=True)
 
 
 def _one_token(x, name, dims):
-    """A one-token response: a tuple holding one token id in [0, 9); the id."""
+    """A one-token response: a tuple holding one token id in [0, 9), as a tuple of an int."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) != 1:
         raise ValueError(
             f"{name}: expected a tuple of one token id (the toy's responses are one token), got {x!r}"[:200]
@@ -93,7 +93,7 @@ def _one_token(x, name, dims):
         raise TypeError(f"{name}: expected an integer token id, got {y!r}"[:200])
     if not 0 <= y < len(RESPONSES):
         raise ValueError(f"{name}: expected a token id in [0, {len(RESPONSES)}), got {y}")
-    return int(y)
+    return (int(y),)
 
 
 def _a_grader(x, name, dims):
@@ -149,7 +149,7 @@ def gold_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    return float(RESPONSES[response] == ANSWERS[PROMPTS.index(prompt)])
+    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
 
 
 @boundary(prompt=PROMPT, response=_one_token, returns=None)
@@ -165,7 +165,7 @@ def sloppy_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response])
+    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
 
 
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}

@@ -45,7 +45,7 @@ Demonstration: `python examples/logprob.py`.
 import numpy as np
 
 from minirl_lm.boundary import MASK, TOKENS, array, boundary
-from minirl_lm.core import ops
+from minirl_lm.core.ops import log_softmax as _log_softmax
 from minirl_lm.core.validate import logits
 
 __all__ = ["log_softmax", "masked_sum", "masked_mean", "token_logp", "token_logp_backward"]
@@ -71,7 +71,7 @@ def log_softmax(logits):
     Returns:
         `(..., V)` log-probabilities.
     """
-    return ops.log_softmax(logits)
+    return _log_softmax(logits)
 
 
 @boundary(x=VALUES, mask=MASK, returns=None)  # -inf where a real entry is -inf
@@ -120,7 +120,7 @@ def token_logp(logits, tokens, mask):
         `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding, `-inf` at a real token
         whose logit is `-inf`; `seq_logp` `(B,)`, the masked sum over `t`.
     """
-    logp_all = ops.log_softmax(logits)  # (B, T, V)
+    logp_all = _log_softmax(logits)  # (B, T, V)
     logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
     logp = np.where(mask > 0, logp, 0.0)  # (B, T), 0.0 at padding
     seq_logp = logp.sum(axis=-1)  # (B,)  eq. (factorization)
@@ -143,7 +143,7 @@ def token_logp_backward(logits, tokens, mask, dlogp):
         `(B, T, V)` `dlogits`, finite.
     """
     w = np.where(mask > 0, dlogp, 0.0)  # (B, T)
-    p = np.exp(ops.log_softmax(logits))  # (B, T, V), exp(-inf) = 0
+    p = np.exp(_log_softmax(logits))  # (B, T, V), exp(-inf) = 0
     dlogits = -w[..., None] * p  # (B, T, V) eq. (logsoftmax_grad): -w p_v
     np.put_along_axis(
         dlogits, tokens[..., None], np.take_along_axis(dlogits, tokens[..., None], axis=-1) + w[..., None], axis=-1
