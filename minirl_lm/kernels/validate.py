@@ -183,8 +183,8 @@ def _dead_row(theta, ids):
 
 @njit(cache=True)
 def _policy_batch_ok(states, S, tokens, V, mask):
-    """True iff a (B, T) batch meets the policy's rules (those of `checks.int_array` and
-    `checks.mask_array`): ids in range at every position, padding too; a 0/1 mask (holes
+    """True iff a (B, T) batch meets the policy's rules (its relation `_in_table`): ids in
+    range at every position, padding too; a 0/1 mask (holes
     allowed). One branch-free pass; NaN fails every comparison."""
     ok = True
     for b in range(mask.shape[0]):
