@@ -109,12 +109,12 @@ def _tabular_backward(theta, states, tokens, mask, w):
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    """False: the policy's relation `_in_table` reads the batch's values with NumPy."""
     return False
 
 
 def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
+    """False: the policy reads `dlogp` with `boundary.TOKENS` (a checked copy)."""
     return False
 
 
@@ -464,8 +464,8 @@ class TabularPolicy:
 
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
-    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last axis)
-    with a finite entry (a row of `-inf` only has no softmax)."""
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
+    axis) with a finite entry (a row of `-inf` only has no softmax)."""
 
     def read(x, name, dims):
         a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
@@ -487,8 +487,7 @@ def logits(*shapes):
 
 def id_array(*shapes, empty=False):
     """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
-    axes). One that already is, of a fitting shape, is returned as it is, not copied: the body
-    only reads it. Its range is a relation's (it depends on a table)."""
+    axes)."""
 
     def read(x, name, dims):
         try:
@@ -536,7 +535,11 @@ def _expand(shape, ndim):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -565,7 +568,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -573,7 +576,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -591,8 +595,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):

@@ -373,12 +373,12 @@ def _tabular_backward(theta, states, tokens, mask, w):
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    """False: the policy's relation `_in_table` reads the batch's values with NumPy."""
     return False
 
 
 def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
+    """False: the policy reads `dlogp` with `boundary.TOKENS` (a checked copy)."""
     return False
 
 
@@ -508,44 +508,20 @@ class TabularPolicy:
         self.S, self.V = theta.shape
 
     def copy(self):
-        """An independent copy: use it as the frozen reference `pi_ref`.
-
-        Returns:
-            A `TabularPolicy` with its own copy of `theta`.
-        """
+        """An independent copy: use it as the frozen reference `pi_ref`."""
         return TabularPolicy(self.theta)
 
     def probs(self):
-        """The probabilities `pi(. | s)` of every state.
-
-        Returns:
-            `(S, V)` probabilities.
-        """
+        """The probabilities `pi(. | s)` of every state."""
         return _softmax(self.theta)
 
     def log_probs(self):
-        """The log-probabilities `log pi(. | s)` of every state.
-
-        Returns:
-            `(S, V)` log-probabilities.
-        """
+        """The log-probabilities `log pi(. | s)` of every state."""
         return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
-        """One token per entry of `states`, drawn with `rng`.
-
-        Inverse CDF, as `rng.choice` does it: `cdf = cumsum(p) / cdf[-1]`, the token is the
-        number of `cdf` entries `<= u`, `u ~ U[0, 1)`. Draws are made in the order of
-        `states.ravel()`.
-
-        Args:
-            states: int state ids in `[0, S)`, any shape.
-            rng: the `np.random.Generator` to draw from.
-
-        Returns:
-            int64 token ids, the shape of `states`.
-        """
+        """One token per entry of `states`, drawn with `rng`."""
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError(
                 "theta: expected rows with a finite entry and no NaN (the table was changed after construction)"
@@ -572,19 +548,7 @@ class TabularPolicy:
 
     # ---- forward: token log-probs ---------------------------------------
     def logp(self, states, tokens, mask):
-        """Token log-probs and sequence log-probs, eq. (factorization).
-
-        A token whose logit is `-inf` has log-prob `-inf` (only where it is gathered).
-
-        Args:
-            states: `(B, T)` int state ids `s_t` in `[0, S)`.
-            tokens: `(B, T)` int token ids `y_t` in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask; holes allowed.
-
-        Returns:
-            `(logp, seq_logp)`: `logp` `(B, T)` the token log-probs `log pi(y_t | s_t)`, 0.0 at
-            padding; `seq_logp` `(B,)` their masked sums `log pi(y | x)`.
-        """
+        """Token log-probs and sequence log-probs, eq. (factorization)."""
         logp, seq = self._logp(states, tokens, mask)
         if np.isnan(logp).any():  # theta edited into NaN / +inf rows
             raise ValueError(
@@ -599,25 +563,7 @@ class TabularPolicy:
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     def backward(self, states, tokens, mask, dlogp):
-        """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward).
-
-        Padding contributes nothing whatever `dlogp` holds there. A real token of probability
-        zero (logit `-inf`) gets the limit of its derivative, `g (1 - 0)`, in its own entry:
-        finite, and `-inf` minus a finite step stays `-inf`.
-
-        Args:
-            states: `(B, T)` int state ids in `[0, S)`.
-            tokens: `(B, T)` int token ids in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask; holes allowed.
-            dlogp: `(B, T)` finite `dloss/dlogp`, as returned by an objective.
-
-        Returns:
-            `(S, V)` float64 `dtheta`; rows of unvisited states are 0.
-
-        Raises:
-            ValueError: a bad argument (named); a non-finite `dtheta` from finite `dlogp` (its
-                sums per state overflow), named after the method with the range of `dlogp`.
-        """
+        """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward)."""
         dtheta = self._backward(states, tokens, mask, dlogp)
         if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(dlogp, mask)):  # O(S + B T), see there
             if _dead_row(self.theta, states[mask != 0.0]) != -1:
@@ -634,8 +580,8 @@ class TabularPolicy:
         return dtheta
 
     def _backward(self, states, tokens, mask, w):
-        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1
-        float64 mask, finite float64 w of the same shape): no re-checking."""
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 float64 mask,
+        finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
         return _tabular_backward(self.theta, states, tokens, mask, w)
 
@@ -676,17 +622,7 @@ def _group_mean(r):
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
-    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        std_eps: the stabilizer `xi >= 0`.
-        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
-            `K = 1`).
-
-    Returns:
-        `(N, K)` advantages; exactly 0 for a group of equal rewards.
-    """
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
     c = rewards - _group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
@@ -706,20 +642,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
 
 
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
-    """Group advantages with the chosen baseline.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        std_eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
-        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
-
-    Returns:
-        `(N, K)` advantages.
-
-    Raises:
-        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
-    """
+    """Group advantages with the chosen baseline."""
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
@@ -736,20 +659,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
-    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
-
-    Data, not an objective: no gradient flows through the shaping.
-
-    Args:
-        rewards: `(B,)` sequence rewards `R(x, y)`.
-        logp: `(B, T)` token log-probs under `pi`.
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask.
-        beta: the KL coefficient, `>= 0`.
-
-    Returns:
-        `(B,)` shaped rewards.
-    """
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed)."""
     return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
@@ -761,8 +671,8 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
-    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last axis)
-    with a finite entry (a row of `-inf` only has no softmax)."""
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
+    axis) with a finite entry (a row of `-inf` only has no softmax)."""
 
     def read(x, name, dims):
         a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
@@ -784,8 +694,7 @@ def logits(*shapes):
 
 def id_array(*shapes, empty=False):
     """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
-    axes). One that already is, of a fitting shape, is returned as it is, not copied: the body
-    only reads it. Its range is a relation's (it depends on a table)."""
+    axes)."""
 
     def read(x, name, dims):
         try:
@@ -866,7 +775,11 @@ def _float(x, name, expected):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -895,7 +808,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -903,7 +816,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -921,8 +835,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -969,8 +882,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)

@@ -11,7 +11,7 @@ import numpy as np
 from minirl_lm.boundary import array
 from minirl_lm.core.checks import _describe, finite_result
 
-__all__ = ["logits", "id_array", "MAX_DRAWS", "largest", "culprit", "finite_stages", "finite_loss", "flag"]
+__all__ = ["logits", "id_array", "MAX_DRAWS", "largest", "culprit", "finite_stages", "flag"]
 
 
 def logits(*shapes):
@@ -126,19 +126,6 @@ def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
     return [value]
-
-
-def finite_loss(loss, grads, name):
-    """The preference losses' guard: a log-prob argument `name` gets the log-prob message, any
-    other (a coefficient, the weights) `finite_result`'s."""
-    if not name.startswith("logp"):
-        return finite_result((loss, grads), name, "the loss")
-    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(
-            f"{name}: expected log-probs for which the loss is finite, got a "
-            f"non-finite loss or gradient (loss {loss})"
-        )
-    return loss, grads
 
 
 def flag(x, name):
