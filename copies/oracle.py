@@ -122,7 +122,7 @@ RATIOS = ("geometric", "product")
 # ----------------------------------------------------------------------------------------------
 
 
-__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED", "REFERENCE", "FN"]
+__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
 
 _OPTIONS = (AGGS, ESTIMATORS, BASELINES, LEVELS, MODES, ACCUM, RATIOS)
 _B, _T, _S, _V = 6, 5, 7, 4  # rows, padded width, states of a table, vocabulary
@@ -171,8 +171,8 @@ def lines_of(x, name, dims):
     return list(x)
 
 
-REFERENCE = a_function("a function of minirl_lm")
-FN = a_function("a function (your implementation)")
+_REFERENCE = a_function("a function of minirl_lm")
+_FN = a_function("a function (your implementation)")
 
 
 @dataclass(frozen=True)
@@ -599,9 +599,9 @@ NONNEGATIVE = number(0.0)
 
 SEED = number(0, integer=True)
 
-cases = boundary(reference=REFERENCE, seed=SEED, returns=None)(cases)
+cases = boundary(reference=_REFERENCE, seed=SEED, returns=None)(cases)
 
-compare = boundary(fn=FN, reference=REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)(compare)
+compare = boundary(fn=_FN, reference=_REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)(compare)
 
 report = boundary(rows=rows_of, rtol=NONNEGATIVE, notes=lines_of, returns=None)(report)
 

@@ -127,6 +127,10 @@ def _classes(kw, shape):
     return cls
 
 
+_FN = oracle.a_function("a function (your implementation)")
+_REFERENCE = oracle.a_function("a function of minirl_lm")
+
+
 def _case_list(x, name, dims):
     """A list or tuple of dicts (the cases' keyword arguments), as a list."""
     if not isinstance(x, (list, tuple)) or not all(isinstance(kw, dict) for kw in x):
@@ -149,13 +153,13 @@ def _an_exercise(x, name, dims):
                 f"{name}: expected an exercise ({', '.join(EXERCISES)}) or a function, got {x!r}"[:200]
             )
         return EXERCISES[x][0]
-    return oracle.REFERENCE(x, name, dims)
+    return _REFERENCE(x, name, dims)
 
 
 @boundary(
     rows=oracle.rows_of,
     kwargs=_case_list,
-    reference=oracle.REFERENCE,
+    reference=_REFERENCE,
     rtol=NONNEGATIVE,
     where=[_one_kwargs_per_row],
     returns=None,
@@ -341,7 +345,7 @@ def _specific(fn, reference, flagged, rtol):
     return out
 
 
-@boundary(fn=oracle.FN, reference=_an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
+@boundary(fn=_FN, reference=_an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
 def grade(fn, reference, seed=0, only=None, rtol=1e-6):
     """`(text, agrees)`: the oracle's report of `fn` against `reference` (an exercise's name or a
     function), with the patterns and the known bugs the flagged cases show."""

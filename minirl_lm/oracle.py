@@ -46,7 +46,7 @@ from minirl_lm.pg.kl import ESTIMATORS
 from minirl_lm.pg.offpolicy import ACCUM, LEVELS, MODES
 from minirl_lm.pg.seqclip import RATIOS
 
-__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED", "REFERENCE", "FN"]
+__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
 
 _OPTIONS = (AGGS, ESTIMATORS, BASELINES, LEVELS, MODES, ACCUM, RATIOS)
 _B, _T, _S, _V = 6, 5, 7, 4  # rows, padded width, states of a table, vocabulary
@@ -96,8 +96,8 @@ def lines_of(x, name, dims):
 
 
 SEED = number(0, integer=True)
-REFERENCE = a_function("a function of minirl_lm")
-FN = a_function("a function (your implementation)")
+_REFERENCE = a_function("a function of minirl_lm")
+_FN = a_function("a function (your implementation)")
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ def _garnish(kwargs, rng_garbage):
     return out
 
 
-@boundary(reference=REFERENCE, seed=SEED, returns=None)
+@boundary(reference=_REFERENCE, seed=SEED, returns=None)
 def cases(reference, seed=0, only=None):
     """The seeded cases of `reference`: a list of `(name, kwargs)`. Every combination of its arrays'
     and options' variants with the knobs at their defaults, then each knob's other values one at a
@@ -380,7 +380,7 @@ def _says(error):
     return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else '(no message)'}"
 
 
-@boundary(fn=FN, reference=REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)
+@boundary(fn=_FN, reference=_REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)
 def compare(fn, reference, seed=0, only=None, rtol=1e-6):
     """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
     case (`rtol` only decides which positions count as differing, for `Row.where`)."""
