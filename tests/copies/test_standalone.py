@@ -35,7 +35,7 @@ NEEDS_PACKAGE = {
     "grpo": {"grpo_step"},
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
     "preferences": {"online_dpo_step"},
-    "oracle": {"compare"},  # its arguments are functions: yours and ours
+    "oracle": {"compare", "a_function"},  # their arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
     "env": {"right_padded", "ids", "episodes_of"},  # kinds (closures) and a relation reading a MultiTurnMDP
 }
