@@ -108,11 +108,13 @@ def test_logits_beyond_float64_apart_are_a_zero_probability_silently():
 
 
 def test_entropy_bad_input_named():
-    names("theta", "expected 2 dimensions", lambda: entropy_table(np.zeros(3)))
+    names("theta", "expected shape (S, V), got (3,)", lambda: entropy_table(np.zeros(3)))
     names("theta", "expected a non-empty array", lambda: entropy_grad_table(np.zeros((2, 0))))
     names("theta", "expected a finite entry in every row", lambda: entropy_grad_table([[0.0], [-np.inf]]))
-    names("theta", "expected finite values (no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
-    names("states", "expected the shape of mask", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0, 1.0]]))
+    names("theta", "(no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
+    names(
+        "states", "expected shape (1, 2), got (1, 1)", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0, 1.0]])
+    )
     names("agg", "expected one of", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0]], "mean"))
     names(
         "max_len",
