@@ -1,7 +1,6 @@
 """The boundary of the policy-gradient part, token level: one bundle call per public function
-of `pg/seqclip.py`, `offpolicy.py`, `trust.py`, `klsequence.py`, `entropy.py`, `entropy_knobs.py`
-and the exact KL of `kl.py` (`reinforce.py`, `clip.py`, `grpo.py`, the token-level KL and the
-group baselines declare theirs with `boundary.py`), checking the whole
+of `pg/seqclip.py`, `offpolicy.py`, `trust.py` and `klsequence.py` (the other modules of the
+part declare theirs with `boundary.py`), checking the whole
 argument set once (in the order a reader passes it) and returning the arrays the math trusts.
 Built on `core/checks.py`; NumPy only."""
 
@@ -12,10 +11,8 @@ from minirl_lm.core.checks import (
     finite_result,
     float_array,
     float_scalar,
-    int_array,
     int_scalar,
     mask_array,
-    nonempty,
     same_shape,
 )
 
@@ -78,49 +75,8 @@ def finite_among(value, what, arrays):
     return finite_result(value, max(big, key=big.get), what)
 
 
-def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
-    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
-    max_len)``."""
-    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
-    eps, eps_high = clip_range(eps, eps_high)
-    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
-
-
-def kl_tables(theta, theta_ref, weights, support):
-    """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's
-    spread finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names
-    the table that must have a finite logit wherever the other has one."""
-    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
-    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
-    same_shape("theta", theta, "theta_ref", theta_ref)
-    nonempty(theta, "theta")
-    d = (
-        np.ones(theta.shape[0])
-        if weights is None
-        else float_array(weights, "weights", ndim=1, shape=(theta.shape[0],))
-    )
-    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
-        m = t.max(axis=1, keepdims=True)  # (S, 1)
-        if not np.isfinite(m).all():
-            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-        with np.errstate(over="ignore"):
-            z = t - m  # (S, V), <= 0
-        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
-    if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
-        raise ValueError(
-            "theta_ref: expected a finite logit wherever theta has one "
-            "(pi_ref > 0 wherever pi > 0, else the KL is infinite)"
-        )
-    if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
-        raise ValueError(
-            "theta: expected a finite logit wherever theta_ref has one "
-            "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
-        )
-    return theta, theta_ref, d
-
-
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
-    """The arguments of the dual-clip surrogate: clip_objective's and a finite ``c`` (its domain
+    """The arguments of the dual-clip surrogate: the clipped surrogate's and a finite ``c`` (its domain
     ``c > 1`` is the estimator's own rule, checked in seqclip.py)."""
     logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
     eps, eps_high = clip_range(eps, eps_high)
@@ -226,23 +182,6 @@ def accumulation_args(mask, G, mode, max_len, modes):
     if L < mask.sum(axis=1).max():
         raise ValueError(f"max_len: expected >= the longest response (its trained tokens), got {L}")
     return mask, G, L
-
-
-def logit_table(theta, name="theta"):
-    """``(S, V)`` logits, non-empty, -inf allowed, a finite entry in every row."""
-    theta = nonempty(float_array(theta, name, ndim=2, allow_neginf=True), name)
-    if not np.isfinite(theta.max(axis=1)).all():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return theta
-
-
-def entropy_args(theta, states, mask, agg, max_len, aggs):
-    """The arguments of the entropy bonus: ``(theta, states (B, T), mask, max_len)``."""
-    theta = logit_table(theta)
-    mask = mask_array(mask, "mask")
-    states = int_array(states, "states", ndim=2, low=0, high=theta.shape[0])
-    same_shape("mask", mask, "states", states)
-    return theta, states, mask, aggregation(mask, agg, max_len, aggs)
 
 
 def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):

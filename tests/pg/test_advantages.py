@@ -732,3 +732,20 @@ def test_opo_lengths_beyond_float64_are_named_and_silent():
     assert "expected a finite A" in msg
     # large but finite lengths: the same baseline as their scaled-down version
     np.testing.assert_allclose(silent(lambda: opo([[1.0, 3.0]], [[1e300, 3e300]])), [[-1.5, 0.5]], rtol=1e-15)
+
+
+# ---- the shared pieces: the group mean and the relations -------------------------------------
+
+
+def test_group_mean_bounded_rewards_and_right_padded():
+    r = np.array([[0.1] * 7, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]])
+    assert adv_mod.group_mean(r).tolist() == [[0.1], [4.0]]  # the common value itself, not 0.1 + 1e-17
+    assert adv_mod.bounded_rewards(r) is None
+    assert adv_mod.bounded_rewards(r, np.array([1e150, 0.0])) is None
+    assert adv_mod.bounded_rewards(np.array([[2e150]])).startswith("rewards: expected |r| <= 1e+150")
+    assert adv_mod.bounded_rewards(r, np.array([2e150, 0.0])).startswith("greedy_rewards: expected |r| <= 1e+150")
+    rule = adv_mod.right_padded("a sum over the later tokens", "elsewhere")
+    assert rule(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])) is None
+    msg = rule(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+    assert msg.startswith("mask: expected right padding") and "row 1 is [1, 0, 1]" in msg and "elsewhere" in msg
+    names("mask", "right padding", lambda: reinforce_pp(np.ones((1, 3)), [[1.0, 0.0, 1.0]]))
