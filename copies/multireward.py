@@ -112,7 +112,7 @@ def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _in_domain(rewards, greedy_rewards=None):
+def bounded_rewards(rewards, greedy_rewards=None):
     """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
     spread); ReMax's greedy rewards too."""
     if (m := np.abs(rewards).max()) > REWARD_MAX:
@@ -124,8 +124,9 @@ def _in_domain(rewards, greedy_rewards=None):
         return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when
+    a group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
@@ -143,7 +144,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    c = rewards - _group_mean(rewards)  # (N, K)
+    c = rewards - group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
@@ -163,7 +164,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
+#   The bundles still in use outside the declared boundary: GDPO's (`pg/multireward.py`) and
 # ----------------------------------------------------------------------------------------------
 
 
@@ -347,47 +348,62 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def array(*shapes, values=None):
-    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
-    entries finite (and among `values` if given)."""
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
+    floats are refused. With `empty`, an axis may have length 0."""
     shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
 
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
         except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
             a = None
-        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
-            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
-        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
-        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
-        if not fits:
-            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
-            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
-        if 0 in a.shape:
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
             raise ValueError(
                 f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-        dims.update(zip(fits[0], a.shape))
-        if np.isnan(a).any():
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if np.isinf(a).any():
+        if not integer and np.isinf(a).any():
             raise ValueError(
                 f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
-            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
         return a
 
     return read
 
 
-def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
-    `(low, high]` with `low_open`."""
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
+    is excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -398,7 +414,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             v = np.inf
         if not np.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
-        if (v <= low if low_open else v < low) or v > high:
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 
@@ -423,4 +439,6 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+standardized = boundary(
+    rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards]
+)(standardized)

@@ -413,7 +413,7 @@ def finite_among(value, what, arrays):
 
 
 def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
-    """The arguments of the dual-clip surrogate: clip_objective's and a finite ``c`` (its domain
+    """The arguments of the dual-clip surrogate: the clipped surrogate's and a finite ``c`` (its domain
     ``c > 1`` is the estimator's own rule, checked in seqclip.py)."""
     logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
     eps, eps_high = clip_range(eps, eps_high)

@@ -101,21 +101,17 @@ def _others(rewards, baseline="loo"):
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
-def right_padded(what, where):
-    """The relation "`mask` is right-padded (1s then 0s in each row)" of a function that reads
-    the rows as prefixes (`what`); its message says `where` a mask with holes goes."""
-
-    def right_padded(mask):
-        rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
-        if rises.any():
-            row = int(np.nonzero(rises.any(axis=1))[0][0])
-            return (
-                f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
-                f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
-                f"by the token-level objectives; here use {where}"
-            )
-
-    return right_padded
+def right_padded(mask, what, where):
+    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of
+    a function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
+    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        return (
+            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
+            f"by the token-level objectives; here use {where}"
+        )
 
 
 def group_mean(r):
@@ -285,10 +281,13 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # var / s^2
 
 
-RETURNS = right_padded(
-    "REINFORCE++'s returns to go (a sum over the later tokens)",
-    "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
-)
+def _returns_to_go(mask):
+    """The returns to go sum over the later tokens of a row: a right-padded mask."""
+    return right_padded(
+        mask,
+        "REINFORCE++'s returns to go (a sum over the later tokens)",
+        "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
+    )
 
 
 def _one_row_per_response(rewards, mask):
@@ -303,7 +302,7 @@ def _one_row_per_response(rewards, mask):
     gamma=number(0.0, 1.0),
     std_eps=NONNEGATIVE,
     ddof=DDOF,
-    where=[RETURNS],
+    where=[_returns_to_go],
     returns="A",
 )
 def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):

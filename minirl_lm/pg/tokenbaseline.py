@@ -47,10 +47,14 @@ from minirl_lm.pg.advantages import right_padded
 
 __all__ = ["otb_advantages"]
 
-POSITIONS = right_padded(
-    "the optimal token baseline (a position is a column: a baseline per column of the group)",
-    "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
-)
+
+def _columns(mask):
+    """A position is a column (a baseline per column of the group): a right-padded mask."""
+    return right_padded(
+        mask,
+        "the optimal token baseline (a position is a column: a baseline per column of the group)",
+        "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
+    )
 
 
 def _groups_of_K(mask, K):
@@ -80,7 +84,7 @@ def _sums_of_squares(logp_old, sum_pi_sq, mask):
     K=COUNT,
     w_eps=NONNEGATIVE,
     zero_tail=flag,
-    where=[POSITIONS, _groups_of_K, _log_probs, _sums_of_squares],
+    where=[_columns, _groups_of_K, _log_probs, _sums_of_squares],
 )
 def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
     """Advantages (B, T) with the optimal token baseline of each group, eq. (otb_group).

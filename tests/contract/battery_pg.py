@@ -81,12 +81,12 @@ TABLE = [
     F(
         tokenbaseline.otb_advantages,
         rewards=("float", ADV),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         logp_old=("float", LOGP),
         sum_pi_sq=("float", lambda: np.ones((B, T))),
         K=("int1", const(2)),
         w_eps=("nonneg", const(1e-8)),
-        zero_tail=(None, const(True)),
+        zero_tail=("flag", const(True)),
     ),
     # clip.py
     F(clip.clipped_surrogate, **LOSS_ARGS),

@@ -744,8 +744,7 @@ def test_group_mean_bounded_rewards_and_right_padded():
     assert adv_mod.bounded_rewards(r, np.array([1e150, 0.0])) is None
     assert adv_mod.bounded_rewards(np.array([[2e150]])).startswith("rewards: expected |r| <= 1e+150")
     assert adv_mod.bounded_rewards(r, np.array([2e150, 0.0])).startswith("greedy_rewards: expected |r| <= 1e+150")
-    rule = adv_mod.right_padded("a sum over the later tokens", "elsewhere")
-    assert rule(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])) is None
-    msg = rule(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+    assert adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]), "a sum", "elsewhere") is None
+    msg = adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]), "a sum", "elsewhere")
     assert msg.startswith("mask: expected right padding") and "row 1 is [1, 0, 1]" in msg and "elsewhere" in msg
     names("mask", "right padding", lambda: reinforce_pp(np.ones((1, 3)), [[1.0, 0.0, 1.0]]))
