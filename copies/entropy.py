@@ -54,9 +54,8 @@ A response of length 0 visits no state and contributes nothing. tests/pg/test_en
 the gradient by finite differences. `LOGITS` is the declaration of a logit table (`-inf` allowed),
 shared with `entropy_knobs.py` and `kl.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0); OpenRLHF

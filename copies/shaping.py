@@ -56,9 +56,8 @@ a token count that normalizes it). An empty response (length 0) is not truncated
 
 Each function declares its arguments with `boundary`; its body is the math.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 filter_groups     verl algorithm.filter_groups.enable; OpenRLHF --algo.dynamic_filtering_enable,

@@ -73,15 +73,15 @@ the max). `std_eps` (verl's default normalization) divides by the Bessel std of 
 
 Demonstrated on the baselines page (docs/baselines.md, sections "MaxRL" and "pass@k").
 
-Read from the released code (defaults in parentheses are theirs):
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults:
 
 ```text
-maxrl               prime-rl src/prime_rl/orchestrator/algo/max_rl.py (MaxRLAlgorithm.score_group,
-                    mean <= 0: zeros) at commit 559b44772e (2026-08-21); TRL 1.16.0 MaxRLTrainer
+maxrl               prime-rl MaxRLAlgorithm.score_group (mean <= 0: zeros); TRL MaxRLTrainer
                     (experimental): unverified
-passk_advantages    verl 0.9.1 algorithm.adv_estimator="grpo_passk" (verl/trainer/ppo/core_algos.py
-  k = K, std_eps    :472-536: r_max - r_second_max on the best response, divided by torch.std + 1e-6
-                    when algorithm.norm_adv_by_std_in_grpo (True)); k < K: none
+passk_advantages    verl algorithm.adv_estimator="grpo_passk" (r_max - r_second_max on the best
+  k = K, std_eps    response, divided by torch.std + 1e-6 when algorithm.norm_adv_by_std_in_grpo
+                    (True)); k < K: none
 ```
 """
 

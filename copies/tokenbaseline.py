@@ -63,9 +63,13 @@ policy: `(probs ** 2).sum(-1)` at each visited state), `logp_old` the sampled to
 
 Demonstrated on the baselines page (docs/baselines.md, section "The optimal token baseline").
 
-Read from verl 0.9.1 `algorithm.adv_estimator="optimal_token_baseline"`
-(verl/trainer/ppo/core_algos.py:872-988, `compute_optimal_token_baseline_advantage`;
-`handle_zero_tail` True, epsilon 1e-8; the rollout IS weights `rho^2` on `W`: not here).
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository):
+
+```text
+otb_advantages   verl algorithm.adv_estimator="optimal_token_baseline" (handle_zero_tail True,
+                 epsilon 1e-8; its rollout IS weights rho^2 on W: not here)
+```
 """
 
 import functools

@@ -34,11 +34,9 @@ Defined edge cases (no gradient here: rewards are data):
 Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
 same number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
-`trl/trainer/utils.py` `nanstd`, TRL 1.16.0 as at commit `f2cd57710a` (2026-07-24); verl
-`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` (`torch.std`), verl 0.9.1 as at
-commit `1dda039b9c` (2026-08-22); the page "Where to go next" maps the rest). `ddof` is the int 0
-or 1 (not a bool, not a float).
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL's `nanstd`,
+verl's `torch.std` in `compute_grpo_outcome_advantage`). `ddof` is the int 0 or 1 (not a bool,
+not a float).
 
 Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
 baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
@@ -50,9 +48,8 @@ so) has its std computed on the rescaled deviations, so a tiny spread with `std_
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF

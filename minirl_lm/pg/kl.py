@@ -50,13 +50,12 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
+`scripts/standalone.py`, inlines it). Every public function declares its arguments with
 `boundary` (the engine checks them, and the result, once); their bodies are the math, and
 GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 beta              TRL beta (0.0); verl actor.kl_loss_coef (0.001), algorithm.kl_ctrl.kl_coef

@@ -249,7 +249,8 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
     """Per-token weight in the gradient summed over G micro-batches, eq. (accum).
 
     Args:
-        mask: (B, T) the whole generation batch, right-padded; B divisible by G.
+        mask: (B, T) 0/1, the whole generation batch, B divisible by G; holes allowed (a row
+            with holes gets the weights of its compacted row).
         G: number of micro-batches (consecutive blocks of B/G rows).
         mode: one of ACCUM ("dapo", "bnpo", "grpo", "dr_grpo", "sum").
         max_len: the constant L of "dr_grpo" (default T).

@@ -9,6 +9,7 @@ test per class of failure the battery was built against, and the overflow cases 
 """
 
 import copy
+import inspect
 import time
 
 import numpy as np
@@ -111,6 +112,16 @@ def test_every_token_level_mask_takes_holes(func, args):
     leaves = list(out) if isinstance(out, tuple) else [out]
     leaves = [x for o in leaves for x in (o if isinstance(o, tuple) else (o,))]  # (loss, (dc, dr))
     assert all(np.isfinite(np.asarray(x, dtype=np.float64)).all() for x in leaves)
+
+
+PG_MASKS = [(f, a) for f, a in _rows("mask") if f.__module__.startswith("minirl_lm.pg.")]
+
+
+@pytest.mark.parametrize("func, args", PG_MASKS, ids=[fname(f) for f, _ in PG_MASKS])
+def test_a_docstring_says_holes_where_holes_are_accepted(func, args):
+    """A pg function whose mask takes holes does not tell its reader the mask is right-padded."""
+    doc = inspect.getdoc(func) or ""
+    assert "right-padded" not in doc and "right padded" not in doc, fname(func)
 
 
 @pytest.mark.parametrize("func, args", _rows("pmask"), ids=[fname(f) for f, _ in _rows("pmask")])
