@@ -262,7 +262,7 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     """(x - mean) / sqrt(var + std_eps) over the real tokens of a (B, T) array; 0 at padding.
 
     No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof). A
-    variance beyond float64 (a spread past ~1e154) is taken on the scale of the largest
+    `var + std_eps` beyond float64 (a spread past ~1e154) is taken on the scale of the largest
     deviation, where it is finite: the whitened values are at most sqrt(M) in size.
     """
     real = mask > 0  # (B, T)
@@ -273,9 +273,9 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     c = np.where(real, x - m, 0.0)  # (B, T)
     s = np.abs(c).max()  # scale: c*c cannot overflow
     var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
-    if np.isfinite(var):
+    if np.isfinite(var + std_eps):
         return c / np.sqrt(var + std_eps)  # (B, T)
-    return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # var / s^2
+    return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # on the scale s
 
 
 def _returns_to_go(mask):

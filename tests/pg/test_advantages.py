@@ -717,6 +717,10 @@ def test_whitening_a_spread_beyond_float64_is_finite_not_an_error():
     np.testing.assert_allclose(
         reinforce_pp(np.array([[1e300, -1e300]]), np.ones((1, 2))), reinforce_pp([[1.0, -1.0]], np.ones((1, 2)))
     )
+    # var + std_eps beyond float64 with a finite variance: c / sqrt(var + std_eps), not 0
+    c = np.array([[5e153, -5e153]])  # returns to go with gamma = 0: var = 2 * 2.5e307 / 1 = 5e307
+    a = reinforce_pp(c, np.ones((1, 2)), gamma=0.0, std_eps=1.7e308)
+    np.testing.assert_allclose(a, c / np.sqrt(5e307) / np.sqrt(1 + 1.7e308 / 5e307), rtol=1e-14)
     A = batch_std(np.array([[1e150, -1e150]] * 40))  # squares of the spread stay finite
     assert np.isfinite(A).all()
 
