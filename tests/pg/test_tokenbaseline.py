@@ -124,3 +124,36 @@ def test_otb_refuses_a_mask_with_holes():
     mask = np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])  # row 0 has a hole
     z = np.zeros((2, 3))
     names("mask", "right padding", lambda: otb_advantages([1.0, 0.0], mask, z, np.ones((2, 3)), 2))
+
+
+def test_otb_domain_edges_and_messages():
+    """The relations at their edges: logp_old = 0 and sum_pi_sq at p^2 or 1 (to 1e-12) are
+    accepted, beyond them refused; garbage at padding is never read."""
+    mask = np.array([[1.0, 0.0], [1.0, 1.0]])
+    lp = np.log(np.array([[0.5, 1.0], [1.0, 0.25]]))  # logp_old = 0 on the trained (1, 0)
+    lp[0, 1] = 5.0  # > 0 at padding: not read
+    p2 = np.exp(np.minimum(lp, 0.0)) ** 2
+    call = lambda s2, lp=lp, K=2: otb_advantages([1.0, 0.0], mask, lp, s2, K)  # noqa: E731
+    for s2 in (p2, np.ones((2, 2)), p2 * (1 - 0.5e-12), np.full((2, 2), 1 + 0.5e-12)):
+        assert np.isfinite(call(s2)).all()
+    bad = "sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens"
+    for s2 in (p2 * (1 - 2e-12), np.full((2, 2), 1 + 2e-12)):
+        with pytest.raises(ValueError) as e:
+            call(s2)
+        assert str(e.value) == bad
+    s2 = np.where(mask > 0, p2, 7.0)  # garbage at padding
+    assert np.isfinite(call(s2)).all()
+    with pytest.raises(ValueError) as e:
+        call(np.ones((2, 2)), np.where(mask > 0, 1e-3, 0.0))
+    assert str(e.value) == "logp_old: expected log-probs <= 0 on the trained tokens, got max 0.001"
+    with pytest.raises(ValueError) as e:  # B = 2 rows, T = 3 columns: K = 3 divides T, not B
+        otb_advantages([1.0, 0.0], np.ones((2, 3)), np.zeros((2, 3)), np.ones((2, 3)), 3)
+    assert str(e.value) == "K: expected a divisor of the batch size B = 2 (groups of K rows), got 3"
+    with pytest.raises(ValueError) as e:
+        otb_advantages([1.0, 0.0], [[0.0, 1.0], [1.0, 1.0]], np.zeros((2, 2)), np.ones((2, 2)), 2)
+    assert str(e.value) == (
+        "mask: expected right padding (1s then 0s in each row) for the optimal token baseline (a position "
+        "is a column: a baseline per column of the group), row 0 is [0, 1]; a mask with holes (tool "
+        "outputs) is accepted by the token-level objectives; here use minirl_lm.multiturn.env.action_view "
+        "to compact the rows (scatter puts results back)"
+    )
