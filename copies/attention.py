@@ -172,28 +172,12 @@ def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
 
 
 def matmul(x, W):
-    """(..., k) @ (k, n) as one 2-D product.
-
-    Args:
-        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
-        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
-
-    Returns:
-        (..., n).
-    """
+    """(..., k) @ (k, n) as one 2-D product."""
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
 def weight_grad(x, dy):
-    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
-
-    Args:
-        x: (..., k) the product's input.
-        dy: (..., n) the gradient in its output.
-
-    Returns:
-        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
-    """
+    """The weight's gradient of `matmul`: x^T dy summed over every leading axis."""
     x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
@@ -247,13 +231,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
