@@ -1,7 +1,7 @@
 """The bad-input battery's table, part pg: policy gradient (minirl_lm/pg/). See battery.py."""
 
 import numpy as np
-from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, V, const
+from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, const
 
 from minirl_lm.pg import advantages as adv_mod
 from minirl_lm.pg import (
@@ -345,7 +345,7 @@ TABLE = [
         ratio=("eps", const(0.3)),
         cov_lb=("real", const(-0.5)),
         cov_ub=("real", const(5.0)),
-        rng=V(lambda: np.random.default_rng(0)),
+        rng=("generator", lambda: np.random.default_rng(0)),
     ),
     F(entropy_knobs.kl_cov_loss, **TOKEN, ratio=("eps", const(0.3)), kl_coef=("nonneg", const(1.0)), **AGG),
     F(
