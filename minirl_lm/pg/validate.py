@@ -1,6 +1,6 @@
-"""The bundles still in use outside the declared boundary: GDPO's (`pg/multireward.py`) and
-those of the chapter's toy, `tasks.py`; each goes when its caller declares its arguments with
-`boundary`. Built on `core/checks.py`; NumPy only."""
+"""The bundles still in use outside the declared boundary: those of the chapter's toy,
+`tasks.py`; they go when it declares its arguments with `boundary`. Built on `core/checks.py`;
+NumPy only."""
 
 import numbers
 
@@ -9,45 +9,10 @@ import numpy as np
 from minirl_lm.core.checks import (
     callable_check,
     choice,
-    float_array,
     float_scalar,
     int_scalar,
     real_result,
 )
-
-
-def whitening(std_eps, ddof):
-    """``(std_eps, ddof)`` of a std or variance: the stabilizer std_eps >= 0, ddof the int 0 or 1."""
-    return float_scalar(std_eps, "std_eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
-
-
-def group_rewards(rewards, bound, name="rewards"):
-    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
-    r = float_array(rewards, name, ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
-    if r.shape[0] < 1:
-        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
-    if np.abs(r).max() > bound:
-        raise ValueError(
-            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
-            f"squares the spread, which overflows float64 beyond ~1e154), got max "
-            f"|r| = {np.abs(r).max():g}"
-        )
-    return r
-
-
-def gdpo_args(rewards, weights, std_eps, ddof, batch_eps, bound):
-    """``(r (N, K, M), weights (M,), std_eps, ddof, batch_eps)`` of GDPO: M >= 1 rewards per
-    response, each within the advantages' domain; batch_eps None (no batch whitening) or >= 0."""
-    r = float_array(rewards, "rewards", ndim=3)
-    if min(r.shape) < 1:
-        raise ValueError(f"rewards: expected shape (N, K, M) with N, K, M >= 1, got {r.shape}")
-    group_rewards(r.reshape(r.shape[0], -1), bound)  # the bound on |R|
-    M = r.shape[2]
-    w = np.ones(M) if weights is None else float_array(weights, "weights", ndim=1, shape=(M,))
-    std_eps, ddof = whitening(std_eps, ddof)
-    return r, w, std_eps, ddof, None if batch_eps is None else float_scalar(batch_eps, "batch_eps", low=0.0)
 
 
 def toy_response(prompt, response, prompts, V):
