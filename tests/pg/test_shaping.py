@@ -79,7 +79,9 @@ def test_overlong_penalty_far_below_the_buffer_is_silent():
     # -(|y| - (L_max - L_buf)) / L_buf * f = 1e18 * 1e300 overflowed before the min (a warning)
     assert silent(lambda: overlong_penalty([0, 10**18], 10**18, 1, 1e300)).tolist() == [0.0, -1e300]
     # L_max beyond int64 arithmetic is named (it was a raw OverflowError or a silent 0)
-    names("max_len", "expected an integer >= 1 and <= 4.61169e+18", lambda: overlong_penalty([0], 2**63, 1))
+    names(
+        "max_len", "expected an integer >= 1 and <= 4611686018427387904", lambda: overlong_penalty([0], 2**63, 1)
+    )
 
 
 def test_filter_and_acceptance_bad_input_named():
