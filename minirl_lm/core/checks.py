@@ -297,24 +297,4 @@ def _duck(obj, name, attrs, what):
     return obj
 
 
-def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-            f"{what}, got {type(policy).__name__} with shape {shape}"
-        )
-    th = np.asarray(policy.theta)
-    if finite_rows and (
-        th.dtype.kind != "f"
-        or np.isnan(th).any()
-        or np.isposinf(th).any()
-        or not np.isfinite(th).any(axis=1).all()
-    ):
-        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
-    return policy
-
-
 _NOT_GIVEN = object()  # an argument the bundle's caller does not take
