@@ -172,24 +172,6 @@ def test_cells_bounds_an_allocation_before_it_happens():
     )
 
 
-def test_table_policy():
-    class P:
-        theta = np.zeros((2, 3))
-
-        def sample(self, s, rng):
-            return s
-
-    assert isinstance(C.table_policy(P(), 2, 3, finite_rows=True), P)
-    assert raises(ValueError, lambda: C.table_policy(P(), 3, 3)).startswith(
-        "policy: expected a policy with a table of shape (S, V) = (3, 3), got P with shape (2, 3)"
-    )
-    bad = P()
-    bad.theta = np.full((2, 3), -np.inf)
-    assert raises(ValueError, lambda: C.table_policy(bad, 2, 3, finite_rows=True)).startswith(
-        "policy: expected a table theta with a finite entry in every row"
-    )
-
-
 # ---- core checks: the bundles of core, multiturn and scale (one call per public function)
 def test_float_array_rejects_strings_and_none_by_describing_them():
     assert _message(TypeError, C.float_array, "abc", "x") == "x: expected a real-valued array, got str 'abc'"
