@@ -49,20 +49,20 @@ def test_cached_step_equals_the_full_forward():
     x, Wqkv, Wo, _ = _args(L=5)
     y, _ = attention_forward(x, Wqkv, Wo, 2)
     kv = np.zeros((2, 2, 2, 5, 3))
-    parts = [attention.step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
-    parts += [attention.step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
+    parts = [attention.attention_step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
+    parts += [attention.attention_step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
     assert np.allclose(np.concatenate(parts, axis=1), y, atol=1e-12)
 
 
 def test_forward_from_start_is_the_last_rows_and_its_backward_the_same_gradient():
     x, Wqkv, Wo, C = _args(L=5)
-    y, cache = attention.forward(x, Wqkv, Wo, 2)
+    y, cache = attention.attention_forward.core(x, Wqkv, Wo, 2)
     assert np.array_equal(y, attention_forward(x, Wqkv, Wo, 2)[0])  # the checked entry runs the core
     C[:, :3] = 0.0  # the loss reads positions 3 and 4 only
-    full = attention.backward(C, cache)
-    ys, cs = attention.forward(x, Wqkv, Wo, 2, start=3)
+    full = attention.attention_backward.core(C, cache)
+    ys, cs = attention.attention_forward.core(x, Wqkv, Wo, 2, start=3)
     assert ys.shape == (2, 2, 6) and np.allclose(ys, y[:, 3:], rtol=0, atol=1e-14)
-    for g, want in zip(attention.backward(C[:, 3:], cs), full):
+    for g, want in zip(attention.attention_backward.core(C[:, 3:], cs), full):
         assert np.allclose(g, want, rtol=0, atol=1e-13)
 
 
