@@ -70,3 +70,24 @@ def test_attention_errors():
     x, Wqkv, Wo, _ = _args()
     assert raises(ValueError, lambda: attention_forward(x, Wqkv, Wo, 4)).startswith("n_head: expected a divisor")
     assert raises(ValueError, lambda: attention_forward(x, Wqkv[:, :6], Wo, 2)).startswith("Wqkv:")
+
+
+def test_attention_matches_a_loop_over_heads_and_positions():
+    x, Wqkv, Wo, _ = _args(B=2, L=4, d=6)
+    y, _ = attention_forward(x, Wqkv, Wo, 3)
+    e, want = 2, np.zeros((2, 4, 6))
+    for b in range(2):
+        q, k, v = np.split(x[b] @ Wqkv, 3, axis=1)  # (L, d) each
+        for h in range(3):
+            c = slice(h * e, (h + 1) * e)
+            for i in range(4):
+                s = np.array([q[i, c] @ k[j, c] / np.sqrt(e) for j in range(i + 1)])
+                a = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+                want[b, i, c] = a @ v[: i + 1, c]
+    assert np.allclose(y, want @ Wo, rtol=0, atol=1e-12)
+
+
+def test_overflow_names_the_function():
+    x, Wqkv, Wo, _ = _args()
+    msg = raises(ValueError, lambda: attention_forward(x * 1e200, Wqkv, Wo, 2))
+    assert msg.startswith("attention_forward: expected a finite y, got") and "x in [" in msg

@@ -42,7 +42,9 @@ def test_block_errors():
         "p: expected a dict"
     )
     bad = {**p, "out": np.ones((7, 4))}
-    assert raises(ValueError, lambda: block_forward(np.ones((1, 2, 4)), bad, 2)).startswith("p: out: expected shape (8, 4)")
+    assert raises(ValueError, lambda: block_forward(np.ones((1, 2, 4)), bad, 2)).startswith(
+        "p: out: expected shape (8, 4)"
+    )
 
 
 def test_forward_from_start_and_the_step_give_the_last_rows_with_the_same_gradient():
