@@ -25,7 +25,7 @@ __all__ = ["AdamW"]
 UNIT = number(0.0, 1.0)  # a moment's decay in [0, 1]
 
 
-def parameters(params, name, dims):
+def _parameters(params, name, dims):
     """A non-empty dict of writable, finite float64 arrays: updated in place, so not copied."""
     if not isinstance(params, dict) or not params:
         got = "an empty dict" if isinstance(params, dict) else type(params).__name__
@@ -41,7 +41,7 @@ def parameters(params, name, dims):
     return params
 
 
-def gradients(grads, name, dims):
+def _gradients(grads, name, dims):
     """A dict of finite real arrays of any shape (float64 copies)."""
     if not isinstance(grads, dict):
         raise TypeError(f"{name}: expected a dict of arrays with the keys of params, got {type(grads).__name__}")
@@ -81,7 +81,7 @@ class AdamW:
     """
 
     @boundary(
-        params=parameters,
+        params=_parameters,
         lr=NONNEGATIVE,
         beta1=UNIT,
         beta2=UNIT,
@@ -96,7 +96,7 @@ class AdamW:
         self.u = {k: np.zeros_like(v) for k, v in params.items()}
         self.n = 0
 
-    @boundary(grads=gradients, where=[_fit], returns=None)  # checked before it commits
+    @boundary(grads=_gradients, where=[_fit], returns=None)  # checked before it commits
     def step(self, grads):
         """One AdamW step.
 

@@ -38,7 +38,7 @@ BLOCK_KEYS = ("ln1", "qkv", "proj", "ln2", "fc", "out")  # one block's parameter
 _KINDS = {"ln1": array("D"), "proj": array("D D"), "ln2": array("D"), "fc": array("D M"), "out": array("M D")}
 
 
-def block_params(p, name, dims):
+def _block_params(p, name, dims):
     """A block's parameter dict (float64 copies): ``ln1`` (d,), ``qkv`` (d, 3d), ``proj``
     (d, d), ``ln2`` (d,), ``fc`` (d, m), ``out`` (m, d), with d the width already read."""
     if not isinstance(p, dict) or set(p) != set(BLOCK_KEYS):
@@ -50,7 +50,7 @@ def block_params(p, name, dims):
 
 @boundary(
     x=ACTS,
-    p=block_params,
+    p=_block_params,
     n_head=COUNT,
     start=START,
     where=[heads_divide_width, start_before_end],
@@ -103,7 +103,7 @@ def block_backward(dy, cache):
 
 @boundary(
     x=ACTS,
-    p=block_params,
+    p=_block_params,
     n_head=COUNT,
     kv=KV,
     pos=number(0, integer=True),

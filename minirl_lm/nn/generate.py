@@ -29,7 +29,7 @@ from minirl_lm.nn.norm import rmsnorm_forward
 __all__ = ["generate", "generate_recompute"]
 
 
-def transformer(model, name, dims):
+def _transformer(model, name, dims):
     """A `Transformer` (its blocks are read through their declared bodies)."""
     if not isinstance(model, Transformer):
         raise TypeError(f"{name}: expected a minirl_lm.nn.model.Transformer, got {type(model).__name__}")
@@ -46,7 +46,7 @@ def _fits(model, prompt, T, eos):
 
 
 DRAW = dict(
-    model=transformer,
+    model=_transformer,
     prompt=array("B P", integer=True, low=0),
     T=COUNT,
     rng=generator,
