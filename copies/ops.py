@@ -107,11 +107,12 @@ def log_softmax(z):
 # ----------------------------------------------------------------------------------------------
 
 
-def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
-    `(low, high]` with `low_open`."""
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
+    is excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -122,7 +123,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             v = np.inf
         if not np.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
-        if (v <= low if low_open else v < low) or v > high:
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 

@@ -1041,47 +1041,62 @@ def finite(out, fname, names, inputs):
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def array(*shapes, values=None):
-    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T"), its
-    entries finite (and among `values` if given)."""
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
+    floats are refused. With `empty`, an axis may have length 0."""
     shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
 
     def read(x, name, dims):
         try:
             a = None if isinstance(x, (str, bytes)) else np.asarray(x)
         except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
             a = None
-        if a is None or a.dtype.kind not in "fiub":  # float, int, uint, bool
-            raise TypeError(f"{name}: expected a real-valued array, got {_show(x)}")
-        a = np.array(a, dtype=np.float64)  # a copy: the caller's array is never written
-        fits = [s for s in shapes if len(s) == a.ndim and all(dims.get(k, n) == n for k, n in zip(s, a.shape))]
-        if not fits:
-            want = " or ".join(str(tuple(dims.get(k, k) for k in s)).replace("'", "") for s in shapes)
-            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
-        if 0 in a.shape:
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
             raise ValueError(
                 f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-        dims.update(zip(fits[0], a.shape))
-        if np.isnan(a).any():
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if np.isinf(a).any():
+        if not integer and np.isinf(a).any():
             raise ValueError(
                 f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
-            raise ValueError(f"{name}: expected only {want}, got value {float(a[~np.isin(a, values)][0])!r}")
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
         return a
 
     return read
 
 
-def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`, or
-    `(low, high]` with `low_open`."""
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
+    is excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf) + [f"<= {high:g}"] * (high < np.inf)
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -1092,7 +1107,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False):
             v = np.inf
         if not np.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
-        if (v <= low if low_open else v < low) or v > high:
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
         return v
 

@@ -160,8 +160,13 @@ class Module:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        d = self.declared().get(getattr(node, "name", None))  # a declaration: emitted on its own
-        skip = range(d.lineno - 1, d.end_lineno) if d else ()
+        name = getattr(node, "name", None)  # a declaration (a class's too): emitted on its own
+        skip = {
+            i
+            for f, d in self.declared().items()
+            if f == name or f.startswith(f"{name}.")
+            for i in range(d.lineno - 1, d.end_lineno)
+        }
         return [self.lines[i] for i in range(start, node.end_lineno) if i not in skip]
 
     def imports_ext(self):
@@ -179,12 +184,20 @@ class Module:
 
     def declared(self):
         """{function name: its `@boundary(...)` decorator node} of the file's top-level functions
-        whose decorator is the engine's `boundary` (imported from boundary.py)."""
+        and its top-level classes' methods (named `Class.method`) whose decorator is the engine's
+        `boundary` (imported from boundary.py)."""
         if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
             return {}
+        funcs = [(getattr(node, "name", None), node) for node in self.tree.body]
+        funcs += [
+            (f"{c.name}.{getattr(n, 'name', '')}", n)
+            for c in self.tree.body
+            if isinstance(c, ast.ClassDef)
+            for n in c.body
+        ]
         return {
-            node.name: d
-            for node in self.tree.body
+            name: d
+            for name, node in funcs
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             for d in node.decorator_list
             if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
@@ -204,8 +217,10 @@ class Module:
     def declaration(self, name):
         """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
         d = self.declared()[name]
-        lines = self.lines[d.lineno - 1 : d.end_lineno]
-        lines[-1], comment = lines[-1][: d.end_col_offset], lines[-1][d.end_col_offset :]  # a trailing comment
+        shift = d.col_offset - 1  # a method's declaration, unindented
+        lines = [line[shift:] for line in self.lines[d.lineno - 1 : d.end_lineno]]
+        end = d.end_col_offset - shift
+        lines[-1], comment = lines[-1][:end], lines[-1][end:]  # a trailing comment
         lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
         if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
             head, inner = lines[0].split("(", 1)
@@ -492,8 +507,9 @@ def _build(name, pkg_dir):
             together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
             block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
             prev = node
-            if getattr(node, "name", None) in declared:  # its declaration goes after the engine
-                declarations.extend(["", *_rename(mod.declaration(node.name), renames.get(m, {}))])
+            for f in declared:  # its declarations (a class's methods') go after the engine
+                if f == getattr(node, "name", None) or f.startswith(f"{getattr(node, 'name', None)}."):
+                    declarations.extend(["", *_rename(mod.declaration(f), renames.get(m, {}))])
         return block
 
     own = _rename(target.own_code(), renames.get(name, {}))

@@ -37,6 +37,7 @@ NEEDS_PACKAGE = {
     "preferences": {"online_dpo_step"},
     "oracle": {"compare"},  # its arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
+    "layer": {"cache_of"},  # it returns a kind (a closure), which no record holds
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
