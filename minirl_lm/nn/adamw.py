@@ -23,22 +23,29 @@ from minirl_lm.nn.layer import Arrays
 __all__ = ["AdamW"]
 
 UNIT = number(0.0, 1.0)  # a moment's decay in [0, 1]
+OPTIONS = dict(lr=NONNEGATIVE, beta1=UNIT, beta2=UNIT, eps=POSITIVE, weight_decay=NONNEGATIVE)
 
 
 def _parameters(params, name, dims):
-    """A non-empty dict of writable, finite float64 arrays: updated in place, so not copied."""
+    """A non-empty dict of float64 arrays, finite and writable: updated in place, so not copied."""
     if not isinstance(params, dict) or not params:
         got = "an empty dict" if isinstance(params, dict) else type(params).__name__
         raise TypeError(f"{name}: expected a non-empty dict of float64 arrays, got {got}")
     for k, v in params.items():
-        if not (isinstance(v, np.ndarray) and v.dtype == np.float64):
-            got = f"dtype {v.dtype}" if isinstance(v, np.ndarray) else type(v).__name__
-            raise TypeError(f"{name}: expected float64 arrays (updated in place), got {got} at {k!r}")
-        if not v.flags.writeable:
-            raise ValueError(f"{name}: expected writable arrays (updated in place), got a read-only one at {k!r}")
-        if not np.isfinite(v).all():
-            raise ValueError(f"{name}: expected finite values, got NaN or inf at {k!r}")
+        if (bad := _unfit(v)) is not None:
+            kind = TypeError if bad.startswith("a ") else ValueError
+            raise kind(f"{name}: expected finite, writable float64 arrays (updated in place), got {bad} at {k!r}")
     return params
+
+
+def _unfit(v):
+    """What makes `v` no parameter array, or None."""
+    if not (isinstance(v, np.ndarray) and v.dtype == np.float64):
+        return f"a {v.dtype} array" if isinstance(v, np.ndarray) else f"a {type(v).__name__}"
+    if not v.flags.writeable:
+        return "read-only values"
+    if not np.isfinite(v).all():
+        return "NaN or inf"
 
 
 def _gradients(grads, name, dims):
@@ -65,7 +72,7 @@ def _fit(self, grads):
         if grads[k].shape != p.shape:
             return f"grads: expected shape {p.shape} at {k!r}, got {grads[k].shape}"
         if not p.flags.writeable:
-            return f"params: expected writable arrays (updated in place), got a read-only one at {k!r}"
+            return f"params: expected finite, writable float64 arrays, got read-only values at {k!r}"
 
 
 class AdamW:
@@ -80,15 +87,7 @@ class AdamW:
         weight_decay: >= 0, decoupled.
     """
 
-    @boundary(
-        params=_parameters,
-        lr=NONNEGATIVE,
-        beta1=UNIT,
-        beta2=UNIT,
-        eps=POSITIVE,
-        weight_decay=NONNEGATIVE,
-        returns=None,
-    )
+    @boundary(params=_parameters, **OPTIONS, returns=None)
     def __init__(self, params, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
         self.lr, self.beta1, self.beta2, self.eps, self.weight_decay = lr, beta1, beta2, eps, weight_decay
         self.params = params

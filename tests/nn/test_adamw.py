@@ -42,7 +42,7 @@ def test_a_step_that_raises_writes_nothing():
     before = ({k: v.copy() for k, v in p.items()}, {k: v.copy() for k, v in opt.m.items()}, opt.n)
     p["b"].flags.writeable = False  # made read-only after the optimizer was built
     assert raises(ValueError, lambda: opt.step({"a": np.ones(3), "b": np.ones(2)})).startswith(
-        "params: expected writable"
+        "params: expected finite, writable"
     )
     p["b"].flags.writeable = True
     # a square beyond float64 would freeze the second moment at inf: an error, nothing written
@@ -58,6 +58,6 @@ def test_parameters_are_finite_writable_float64():
     for bad, start in [
         (np.array([0.0, np.nan]), "params: expected finite"),
         (np.array([np.inf]), "params: expected finite"),
-        (ro, "params: expected writable"),
+        (ro, "params: expected finite, writable"),
     ]:
         assert raises(ValueError, lambda bad=bad: AdamW({"a": bad})).startswith(start)
