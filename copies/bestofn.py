@@ -273,12 +273,7 @@ def matched_optimum(pi, reward, kl, weights=None):
 
 
 def _tilt(pi_ref, q, beta):
-    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably.
-
-    For a finite `q` (rewards; the tree's `q` once checked) `log pi*` is in `[-inf, 0]`: on the
-    support `a = log pi_ref + (q - m) / beta <= a_max`, finite at the best reward, and
-    `log_z >= a_max`; off it `-inf`. So `pi* = exp(log pi*)` is always in `[0, 1]`.
-    """
+    """Row-wise log of pi_ref * exp(q / beta) and its log-normalizer times beta, stably."""
     support = pi_ref > 0  # (.., Y)
     m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
     # Overflow: q - m, (q - m) / beta, beta * log_z. inf - inf: q holding overflowed soft values
@@ -355,13 +350,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -431,13 +423,8 @@ def prob_table(p, name, shape=None, ndim=None):
 
 
 def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
+    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
     if not (isinstance(name, str) and isinstance(what, str)):
         raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
     parts = [value]

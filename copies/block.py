@@ -171,19 +171,7 @@ def _attend(q, K, V, start, out):
 
 
 def attention_forward(x, Wqkv, Wo, n_head, *, start=0):
-    """Causal multi-head self-attention (no biases).
-
-    Args:
-        x: (B, L, d) input.
-        Wqkv: (d, 3d) the query, key and value projections side by side.
-        Wo: (d, d) output projection.
-        n_head: number of heads, a divisor of d.
-        start: the first position whose output is computed (every position's key and value is).
-
-    Returns:
-        ``(y, cache)``: y (B, L - start, d), the outputs of positions start..L-1, and the cache
-        `attention_backward` reads.
-    """
+    """Causal multi-head self-attention (no biases)."""
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # (B, L, 3d) eq. (qkv): one product for q, k and v
     q, k, v = (_heads(qkv[:, :, i * d : (i + 1) * d], n_head) for i in range(3))  # (B, H, L, e) views
@@ -196,16 +184,7 @@ def attention_forward(x, Wqkv, Wo, n_head, *, start=0):
 
 
 def attention_backward(dy, cache):
-    """Gradients of causal self-attention.
-
-    Args:
-        dy: (B, L - start, d) gradient of the loss in the output.
-        cache: from `attention_forward` (any `start`).
-
-    Returns:
-        ``(dx, dWqkv, dWo)``: dx (B, L, d) at every position (those before `start` through
-        their keys and values).
-    """
+    """Gradients of causal self-attention."""
     _, _, x, q, k, v, a, o, Wqkv, Wo, start = cache
     (B, L, d), n_head = x.shape, q.shape[1]
     dWo = weight_grad(o, dy)  # (d, d) eq. (attn_out_grad)
@@ -227,21 +206,7 @@ def attention_backward(dy, cache):
 
 
 def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
-    """The attention of new positions over a key/value cache of the earlier ones (generation).
-
-    Args:
-        x: (B, L, d) the positions pos .. pos + L - 1.
-        Wqkv: (d, 3d) as in `attention_forward`.
-        Wo: (d, d) as in `attention_forward`.
-        n_head: as in `attention_forward`.
-        kv: (2, B, H, max_len, e) the keys and values: positions 0 .. pos - 1 hold the earlier
-            ones, and this call writes its own at pos .. pos + L - 1 (even when it then raises).
-        pos: the position of x's first row.
-        start: the first row of x whose output is computed.
-
-    Returns:
-        y (B, L - start, d), the outputs of positions pos + start .. pos + L - 1.
-    """
+    """The attention of new positions over a key/value cache of the earlier ones (generation)."""
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # eq. (qkv)
     kv[0][:, :, pos : pos + L] = _heads(qkv[:, :, d : 2 * d], n_head)
@@ -334,16 +299,7 @@ def _blocks(n_rows, width):
 
 
 def mlp_forward(x, W1, W2):
-    """The block's MLP.
-
-    Args:
-        x: (B, L, d) input.
-        W1: (d, m) up projection.
-        W2: (m, d) down projection.
-
-    Returns:
-        ``(y, cache)``: y (B, L, d) and the cache `mlp_backward` reads.
-    """
+    """The block's MLP."""
     u = matmul(x, W1)  # (B, L, m)
     t, a = np.empty_like(u), np.empty_like(u)
     u2, t2, a2 = (z.reshape(-1, z.shape[-1]) for z in (u, t, a))
@@ -362,15 +318,7 @@ def mlp_forward(x, W1, W2):
 
 
 def mlp_backward(dy, cache):
-    """Gradients of the MLP.
-
-    Args:
-        dy: (B, L, d) gradient of the loss in the output.
-        cache: from `mlp_forward`.
-
-    Returns:
-        ``(dx, dW1, dW2)``.
-    """
+    """Gradients of the MLP."""
     _, _, x, u, t, a, W1, W2 = cache
     dW2 = weight_grad(a, dy)  # (m, d) eq. (mlp_grad)
     du = matmul(dy, W2.T)  # (B, L, m): da, then du in place
@@ -399,16 +347,7 @@ def mlp_backward(dy, cache):
 
 
 def rmsnorm_forward(x, g, eps=1e-5):
-    """RMSNorm over the last axis.
-
-    Args:
-        x: (B, L, d) input.
-        g: (d,) gain.
-        eps: > 0, added to the mean square.
-
-    Returns:
-        ``(y, cache)``: y (B, L, d) and the cache `rmsnorm_backward` reads.
-    """
+    """RMSNorm over the last axis."""
     y = x * x  # (B, L, d) a work buffer, then the output
     r = 1.0 / np.sqrt(y.mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
     xhat = x * r  # (B, L, d)
@@ -416,15 +355,7 @@ def rmsnorm_forward(x, g, eps=1e-5):
 
 
 def rmsnorm_backward(dy, cache):
-    """Gradients of RMSNorm.
-
-    Args:
-        dy: (B, L, d) gradient of the loss in the output.
-        cache: from `rmsnorm_forward`.
-
-    Returns:
-        ``(dx, dg)``: (B, L, d) and (d,).
-    """
+    """Gradients of RMSNorm."""
     _, _, xhat, r, g = cache
     work = dy * xhat  # (B, L, d)
     dg = work.sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)
@@ -442,35 +373,23 @@ def rmsnorm_backward(dy, cache):
 
 
 def matmul(x, W):
-    """(..., k) @ (k, n) as one 2-D product.
-
-    Args:
-        x: (..., k), C-contiguous in its leading axes (else the reshape copies).
-        W: (k, n), any strides BLAS takes (a transposed view is read as such, not copied).
-
-    Returns:
-        (..., n).
-    """
+    """(..., k) @ (k, n) as one 2-D product."""
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
 def weight_grad(x, dy):
-    """The weight's gradient of `matmul`: x^T dy summed over every leading axis.
-
-    Args:
-        x: (..., k) the product's input.
-        dy: (..., n) the gradient in its output.
-
-    Returns:
-        (k, n): C-contiguous when k <= n, otherwise a transposed (Fortran-order) view.
-    """
+    """The weight's gradient of `matmul`: x^T dy summed over every leading axis."""
     x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -499,7 +418,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -507,7 +426,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -525,8 +445,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -573,8 +492,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)

@@ -159,11 +159,7 @@ class MultiTurnMDP:
 
     # ---- every trajectory, with its environment probability ----------------------------------
     def all_episodes(self):
-        """Every (world, trajectory) of positive environment probability as one padded batch.
-
-        Exact expectations: `E f = sum_b exp(log_env_b + seq_logp_b) f_b`, with `seq_logp` the
-        policy's log-prob summed over the action tokens, eq. (traj_prob).
-        """
+        """Every (world, trajectory) of positive environment probability as one padded batch."""
         rows = []
 
         def walk(s, toks, sts, act, rew):
@@ -212,12 +208,7 @@ class MultiTurnMDP:
 
     # ---- sampling ----------------------------------------------------------------------------
     def rollout(self, policy, K, rng):
-        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`.
-
-        Per episode, in order: the world w ~ prior, then token by token the policy's draws at
-        policy states and one span o ~ P(o | w) after every call that does not end the episode.
-        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
-        """
+        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`."""
         K = multiturn_rollout_args(self, policy, K, rng)
         rows = []
         for _ in range(K):
@@ -242,13 +233,7 @@ class MultiTurnMDP:
 
     # ---- the action mask ---------------------------------------------------------------------
     def check(self, ep):
-        """Validate a batch of episodes against the environment; returns it unchanged.
-
-        Every row must parse as a trajectory of this environment (its tokens and states, the
-        chance nodes' ids at observation positions included), and
-        `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
-        marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
-        """
+        """Validate a batch of episodes against the environment; returns it unchanged."""
         return episodes(self, ep)  # the parse, in the checks module
 
 
@@ -321,8 +306,8 @@ TRAJECTORY = (
 
 
 def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
-    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
-    tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
+    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call tokens,
+    M spans of at most L tokens), or None above cap: O(log cap) steps."""
     P, level, j = 0, 1, 0  # policy prefixes within one turn
     while j < turn_len and P <= cap:
         P, level, j = P + level, level * c, j + 1
@@ -334,8 +319,8 @@ def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
 
 
 def _mt_spans(spans, V):
-    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix
-    of another."""
+    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix of
+    another."""
     if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
         raise TypeError(f"spans: expected a sequence of tuples of token ids, got {type(spans).__name__}")
     out = []
@@ -386,8 +371,8 @@ def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, t
 
 
 def multiturn_rollout_args(env, policy, K, rng):
-    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay
-    within MAX_CELLS (a clear error before the first episode, not a loop without end)."""
+    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay within
+    MAX_CELLS (a clear error before the first episode, not a loop without end)."""
     K = int_scalar(K, "K", low=1)
     rng_check(rng, "rng")
     table_policy(policy, env.S, env.V)
@@ -428,7 +413,7 @@ def _episode_row(env, b, tokens, states, n):
 def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
     """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
     parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens. Returns ep unchanged."""
+    exactly on the policy's tokens."""
     if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
         raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
     mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
@@ -481,13 +466,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -521,14 +503,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
@@ -685,8 +660,8 @@ def _no_bool_ids(x, name, what="token ids"):
 
 
 def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
+    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V) (with
+    ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if not hasattr(policy, "sample") or shape != (S, V):
         raise ValueError(

@@ -71,13 +71,12 @@ Stability: `-log sigma(z) = logaddexp(0, -z)` and `sigma(z) = exp(-logaddexp(0, 
 saturate at exactly 0 or `+-beta w_p`: `+-beta / P` with the default weights (the mean over `P`
 pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so a population
 loss is the same function with weights; label smoothing is accepted by the conservative variant
-only. Demonstrated by `pytest tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
+only. A loss or gradient beyond float64 is one ValueError
+naming the function and the range of its inputs. Demonstrated by `pytest
+tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
 
-Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
-
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (defaults in parentheses; `docs/next.md` in the minirl_lm repository
+keeps the versions and maps the rest, file by file):
 
 ```text
 beta                    TRL DPOConfig.beta (0.1); OpenRLHF train_dpo --model.beta (0.1); verl:
@@ -91,14 +90,25 @@ variant="conservative"  OpenRLHF --model.label_smoothing (0.0); TRL CPOTrainer "
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["bradley_terry_loss", "reward_table_loss", "dpo_loss", "token_grad",
-    "bt_sample_preferences"]
+__all__ = [
+    "SEQ",
+    "WEIGHTS",
+    "PAIRS",
+    "bradley_terry_loss",
+    "reward_table_loss",
+    "dpo_loss",
+    "token_grad",
+    "bt_sample_preferences",
+]
 
+VARIANTS = ("dpo", "ipo", "conservative")
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
 
@@ -112,22 +122,27 @@ def bradley_terry_loss(r_chosen, r_rejected):
 
     Returns:
         `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss beyond float64 (named after the function).
     """
-    r_c, r_r = bt_pairs(r_chosen, r_rejected)
-    # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
-    # no invalid operation can occur here, only overflow
-    with np.errstate(over="ignore"):
-        loss, dm = _bt(r_c - r_r)  # (P,) reward margin
-    return finite_result(
-        (loss, (dm, -dm)), largest(r_chosen=r_c, r_rejected=r_r), "the margin r_chosen - r_rejected"
-    )  # dm/dr_c = 1, dm/dr_r = -1
+    loss, dm = _bt(r_chosen - r_rejected)  # (P,) reward margin
+    return loss, (dm, -dm)  # dm/dr_c = 1, dm/dr_r = -1
 
 
 def _bt(m):
-    """Trusted core: the mean of softplus(-m) over the margins m (P,) and its gradient in m."""
+    """The mean of softplus(-m) over the margins m (P,) and its gradient in m."""
     loss = np.logaddexp(0.0, -m).mean()  # eq. (bradley_terry): mean softplus(-m)
     dm = -sigmoid(-m) / m.size  # (P,) d softplus(-m)/dm = -sigma(-m)
     return float(loss), dm
+
+
+def _ids_in_table(r_phi, prompt, chosen, rejected):
+    """Every pair's ids address an entry of the `(N, Y)` table."""
+    for name, ids, axis in (("prompt", prompt, 0), ("chosen", chosen, 1), ("rejected", rejected, 1)):
+        if ids.max() >= r_phi.shape[axis]:
+            n = r_phi.shape[axis]
+            return f"{name}: expected ids < {n} ({'rows' if axis == 0 else 'columns'} of r_phi), got {ids.max()}"
 
 
 def reward_table_loss(r_phi, prompt, chosen, rejected):
@@ -143,13 +158,12 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 
     Returns:
         `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss beyond float64 (named after the function).
     """
-    r_phi, prompt, chosen, rejected = reward_table_pairs(r_phi, prompt, chosen, rejected)
-    with np.errstate(over="ignore"):  # a difference of finite entries: no NaN
-        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
-        loss, dm = _bt(m)
-    finite_result(m, "r_phi", "the reward margins")
-    finite_result(loss, "r_phi", "the mean loss")  # P margins near -1e308 overflow their sum
+    m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
+    loss, dm = _bt(m)
     dr_phi = np.zeros_like(r_phi)  # (N, Y)
     np.add.at(dr_phi, (prompt, chosen), dm)  # scatter: repeated pairs accumulate
     np.add.at(dr_phi, (prompt, rejected), -dm)  # dm/dr_r = -1
@@ -159,8 +173,22 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 # ---------------------------------------------------------------- DPO and variants, eq. (dpo)
 
 
+def _smoothing_variant(label_smoothing, variant):
+    """Label smoothing belongs to the conservative variant."""
+    if label_smoothing != 0.0 and variant != "conservative":
+        return f"label_smoothing: expected 0 unless variant='conservative', got {label_smoothing} with {variant=}"
+
+
 def dpo_loss(
-    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo", label_smoothing=0.0, weights=None
+    seq_logp_c,
+    seq_logp_r,
+    seq_logp_ref_c,
+    seq_logp_ref_r,
+    beta,
+    *,
+    variant="dpo",
+    label_smoothing=0.0,
+    weights=None,
 ):
     """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 
@@ -178,30 +206,16 @@ def dpo_loss(
         `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
 
     Raises:
-        ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
-            `"conservative"`, or a non-finite result (named after the argument that drove it).
+        ValueError: a bad argument (named; `label_smoothing` with a variant other than
+            `"conservative"` too), or a loss or gradient beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    lc, lr, lrc, lrr, beta, ls, w = dpo_args(
-        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights
-    )
-    with np.errstate(over="ignore", invalid="ignore"):
-        h = (lc - lrc) - (lr - lrr)  # (P,) log-ratio margin
-    logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
-    finite_result(h, logps, "the log-ratio margin h")
-    loss, dseq_c = _dpo(h, beta, w, logps, variant, ls)
-    return loss, (dseq_c, -dseq_c)  # dh/dlogp_r = -1
-
-
-def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
-    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
-    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
-    larger against the other, or the weights if every pair's term is finite."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        l, dh = _dpo_terms(h, beta, variant, ls)
-        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
-    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
-    drove = "beta" if scale >= np.abs(h).max() else h_name
-    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
+    P = seq_logp_c.size
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
+    h = (seq_logp_c - seq_logp_ref_c) - (seq_logp_r - seq_logp_ref_r)  # (P,) log-ratio margin
+    l, dh = _dpo_terms(h, beta, variant, label_smoothing)
+    dseq_c = w * dh  # (P,) dh/dlogp_c = 1
+    return float(np.sum(w * l)), (dseq_c, -dseq_c)  # dh/dlogp_r = -1
 
 
 def _dpo_terms(h, beta, variant, ls):
@@ -225,12 +239,11 @@ def token_grad(dseq, mask):
 
     Args:
         dseq: `(B,)` gradient with respect to the sequence log-probs.
-        mask: `(B, T)` 0/1 float mask.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
         `(B, T)` `dloss_dlogp`, 0 at padding.
     """
-    dseq, mask = token_grad_args(dseq, mask)
     return dseq[:, None] * mask  # (B, T), finite: mask is 0/1
 
 
@@ -257,15 +270,15 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         reward: `(N, Y)` the reward `R(x, y)`.
         mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
             `pi_ref`'s probabilities, rows summing to 1).
-        n_pairs: the number of pairs, `1 <= P <= checks.MAX_DRAWS` (an addressable array).
+        n_pairs: the number of pairs, `1 <= P <= core.validate.MAX_DRAWS` (an addressable array).
         rng: the `np.random.Generator` to draw from.
         mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
 
     Returns:
         `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
     """
-    reward, mu, n_pairs, rng, mu0 = bt_sample_args(reward, mu, n_pairs, rng, mu0)
     N, Y = reward.shape
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else mu0  # (N,)
 
     x = rng.choice(N, size=n_pairs, p=mu0)  # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
@@ -274,8 +287,7 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         at = np.flatnonzero(x == n)
         a[at] = rng.choice(Y, size=at.size, p=mu[n])
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
-    with np.errstate(over="ignore"):  # a margin beyond float64: sigma(+-inf) = 1 or 0
-        a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry)
+    a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry); sigma(+-inf) = 1, 0
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)
 
 
@@ -301,333 +313,227 @@ def sigmoid(z):
 MAX_DRAWS = np.iinfo(np.intp).max // 8
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
-
-
-def culprit(*stages):
-    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
-    array or a tuple of them); the last argument, a bare name, when every stage is."""
-    *pairs, last = stages
-    for name, value in pairs:
-        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
-            return name
-    return last
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/direct/checks.py
-#   The boundary of the direct-alignment part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def bt_pairs(r_chosen, r_rejected):
-    """`(P,)` rewards of the chosen and the rejected responses, `P >= 1`."""
-    r_c = float_array(r_chosen, "r_chosen", ndim=1)
-    r_r = float_array(r_rejected, "r_rejected", ndim=1)
-    same_shape("r_chosen", r_c, "r_rejected", r_r)
-    if r_c.size == 0:
-        raise ValueError("r_chosen: expected at least one pair, got shape (0,)")
-    return r_c, r_r
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def reward_table_pairs(r_phi, prompt, chosen, rejected):
-    """An `(N, Y)` reward table and `P >= 1` pairs of ids into it."""
-    r_phi = float_array(r_phi, "r_phi", ndim=2)
-    N, Y = r_phi.shape
-    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
-    chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
-    rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
-    if prompt.size == 0:
-        raise ValueError("prompt: expected at least one pair, got shape (0,)")
-    return r_phi, prompt, chosen, rejected
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def pair_weights(weights, P, what="pair weights"):
-    """`(P,)` nonnegative weights, `1/P` each (the mean) by default."""
-    if weights is None:
-        return np.full(P, 1.0 / P)
-    w = float_array(weights, "weights", shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"weights: expected nonnegative {what}, got min {w.min()}")
-    return w
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-def dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights):
-    """`dpo_loss`'s arguments: four `(P,)` sequence log-probs, beta, the variant, alpha, w."""
-    lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
-    lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
-    lrc = float_array(seq_logp_ref_c, "seq_logp_ref_c", ndim=1)
-    lrr = float_array(seq_logp_ref_r, "seq_logp_ref_r", ndim=1)
-    for name, a in (("seq_logp_r", lr), ("seq_logp_ref_c", lrc), ("seq_logp_ref_r", lrr)):
-        same_shape("seq_logp_c", lc, name, a)
-    if lc.size == 0:
-        raise ValueError("seq_logp_c: expected at least one pair, got shape (0,)")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    choice(variant, "variant", {"dpo", "ipo", "conservative"})
-    ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
-    if ls != 0.0 and variant != "conservative":
-        raise ValueError(
-            f"label_smoothing: expected 0 unless variant='conservative', got {ls} with variant={variant!r}"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return lc, lr, lrc, lrr, beta, ls, pair_weights(weights, lc.size)
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def token_grad_args(dseq, mask):
-    """A `(B,)` sequence gradient and its `(B, T)` mask."""
-    dseq = float_array(dseq, "dseq", ndim=1)
-    return dseq, mask_array(mask, "mask", shape=(dseq.size, None))
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
 
 
-def bt_sample_args(reward, mu, n_pairs, rng, mu0):
-    """`bt_sample_preferences`' arguments; `n_pairs` bounded before anything is allocated."""
-    reward = float_array(reward, "reward", ndim=2)
-    mu = prob_table(mu, "mu", shape=reward.shape)
-    N = reward.shape[0]
-    n_pairs = int_scalar(n_pairs, "n_pairs", low=1, high=MAX_DRAWS)
-    rng = rng_check(rng, "rng")
-    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
-    return reward, mu, n_pairs, rng, mu0
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
         )
     return rng
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+POSITIVE = number(0.0, low_open=True)
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+SEQ = array("P")  # one number per pair: a sequence log-prob, a reward
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative pair weights; None: 1/P each, the mean
+PAIRS = dict(seq_logp_c=SEQ, seq_logp_r=SEQ, seq_logp_ref_c=SEQ, seq_logp_ref_r=SEQ, beta=POSITIVE)  # family's too
+IDS = array("P", integer=True, low=0)
 
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
+bradley_terry_loss = boundary(r_chosen=SEQ, r_rejected=SEQ, returns="loss gradient")(bradley_terry_loss)
 
+reward_table_loss = boundary(
+    r_phi=array("N Y"), prompt=IDS, chosen=IDS, rejected=IDS, where=[_ids_in_table], returns="loss dr_phi"
+)(reward_table_loss)
 
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
+dpo_loss = boundary(
+    **PAIRS,
+    variant=one_of(VARIANTS),
+    label_smoothing=number(0.0, 0.5),
+    weights=WEIGHTS,
+    where=[_smoothing_variant],
+    returns="loss gradient",
+)(dpo_loss)
 
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
+token_grad = boundary(dseq=array("B"), mask=MASK, returns="dloss_dlogp")(token_grad)
 
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+bt_sample_preferences = boundary(
+    reward=array("N Y"),
+    mu=simplex("N Y"),
+    n_pairs=number(1, MAX_DRAWS, integer=True),
+    rng=generator,
+    mu0=optional(simplex("N")),
+    returns=None,  # ids
+)(bt_sample_preferences)

@@ -123,7 +123,11 @@ def ids_in(name, ids, V):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -152,7 +156,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -160,7 +164,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -178,8 +183,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):

@@ -327,8 +327,8 @@ MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a Mult
 
 
 def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
-    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
-    tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
+    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call tokens,
+    M spans of at most L tokens), or None above cap: O(log cap) steps."""
     P, level, j = 0, 1, 0  # policy prefixes within one turn
     while j < turn_len and P <= cap:
         P, level, j = P + level, level * c, j + 1
@@ -340,8 +340,8 @@ def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
 
 
 def _mt_spans(spans, V):
-    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix
-    of another."""
+    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix of
+    another."""
     if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
         raise TypeError(f"spans: expected a sequence of tuples of token ids, got {type(spans).__name__}")
     out = []
@@ -392,8 +392,8 @@ def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, t
 
 
 def multiturn_rollout_args(env, policy, K, rng):
-    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay
-    within MAX_CELLS (a clear error before the first episode, not a loop without end)."""
+    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay within
+    MAX_CELLS (a clear error before the first episode, not a loop without end)."""
     K = int_scalar(K, "K", low=1)
     rng_check(rng, "rng")
     table_policy(policy, env.S, env.V)
@@ -434,7 +434,7 @@ def _episode_row(env, b, tokens, states, n):
 def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
     """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
     parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens. Returns ep unchanged."""
+    exactly on the policy's tokens."""
     if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
         raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
     mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
@@ -471,8 +471,8 @@ def action_view_args(env, ep):
 
 
 def scatter_args(x, pos, mask, T):
-    """scatter's arguments: x (B, Ta), pos and mask of its shape, T >= 1 with (B, T) cells
-    within MAX_CELLS. Returns (x, pos, mask, T)."""
+    """scatter's arguments: x (B, Ta), pos and mask of its shape, T >= 1 with (B, T) cells within
+    MAX_CELLS."""
     x = float_array(x, "x", ndim=2)
     T = int_scalar(T, "T", low=1)
     cells(x.shape[0] * T, "T", "a width whose (B, T) output is")
@@ -494,13 +494,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -534,14 +531,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
@@ -692,8 +682,8 @@ def _duck(obj, name, attrs, what):
 
 
 def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
+    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V) (with
+    ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if not hasattr(policy, "sample") or shape != (S, V):
         raise ValueError(

@@ -71,7 +71,8 @@ apo_down   dl/dh_c = beta (sigma'(u_c) - sigma'(z));  dl/dh_r = beta sigma'(z), 
 and `dh/dlogp = 1` for the policy's sequence log-probs (the reference's are data): `dpo.token_grad`
 spreads each over its response's tokens. The loss is the weighted sum over pairs (the mean by
 default). DiscoPOP's `e^(-z) m` is computed as `exp(-z - softplus(-z/tau))`, finite where the
-product is. A loss or gradient beyond float64 is a ValueError naming the argument that drove it.
+product is. A loss or gradient beyond float64 is one ValueError naming the function and the range
+of its inputs.
 
 Where each lands (population pairs from `pi_ref`, Bradley-Terry labels; derived on the page
 "Preferences beyond DPO", computed by `python examples/preferences.py`): sigmoid with an
@@ -82,23 +83,42 @@ constant per prompt; APO-zero has no interior optimum (nor, on the page's task, 
 is a linear program (its vertex is found exactly there); EXO and DiscoPOP land elsewhere, with no
 closed form.
 
-Names in TRL 1.16.0 (`DPOConfig.loss_type`, `trl/trainer/dpo_trainer.py`; defaults in
-parentheses, not results of this library): `loss_type` is TRL's name; `label_smoothing` (0.0),
-`tau` is `discopop_tau` (0.05), `divergence` is `f_divergence_type` ("reverse_kl"), `alpha` is
-`f_alpha_divergence_coef` (0.5). Imports NumPy, the checks, `core.ops` and `family_div`.
+Names in TRL (`DPOConfig`; defaults in parentheses, `docs/next.md` keeps the version and the
+files): `loss_type` is TRL's name; `label_smoothing` (0.0), `tau` is `discopop_tau` (0.05),
+`divergence` is `f_divergence_type` ("reverse_kl"), `alpha` is `f_alpha_divergence_coef` (0.5).
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["dpo_family_loss"]
-
+__all__ = ["MARGIN", "RESPONSE", "LOSS_TYPES", "dpo_family_loss"]
 
 MARGIN = ("sigmoid", "hinge", "robust", "exo_pair", "discopop")  # TRL allows an f-divergence
 RESPONSE = ("bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")  # reverse_kl only
 LOSS_TYPES = MARGIN + RESPONSE
+
+
+def _smoothing_of_loss(label_smoothing, loss_type):
+    """`eps` in `[0, 0.5)` for robust, `(0, 0.5]` for exo_pair, 0 for every other loss."""
+    ok = {"robust": label_smoothing < 0.5, "exo_pair": label_smoothing > 0.0}.get(
+        loss_type, label_smoothing == 0.0
+    )
+    if not ok:
+        want = {"robust": "in [0, 0.5)", "exo_pair": "in (0, 0.5]"}.get(loss_type, "0")
+        return f"label_smoothing: expected {want} with loss_type={loss_type!r}, got {label_smoothing}"
+
+
+def _divergence_of_loss(divergence, loss_type):
+    """An f-divergence only with a margin loss."""
+    if divergence != "reverse_kl" and loss_type not in MARGIN:
+        return (
+            f"divergence: expected 'reverse_kl' with loss_type={loss_type!r} (an f-divergence only with "
+            f"{', '.join(MARGIN)}), got {divergence!r}"
+        )
 
 
 def dpo_family_loss(
@@ -108,6 +128,7 @@ def dpo_family_loss(
     seq_logp_ref_r,
     beta,
     loss_type,
+    *,
     label_smoothing=0.0,
     tau=0.05,
     divergence="reverse_kl",
@@ -134,32 +155,22 @@ def dpo_family_loss(
         `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
 
     Raises:
-        ValueError: no pairs, mismatched shapes, an option outside its loss, or a non-finite
-            result (named after the argument that drove it).
+        ValueError: a bad argument (named; an option outside its loss too), or a loss or
+            gradient beyond float64 (named after the function, with the range of its inputs).
     """
-    lc, lr, lrc, lrr, beta, ls, tau, alpha, w = family_args(
-        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, loss_type, label_smoothing, tau, divergence,
-        alpha, weights, LOSS_TYPES, MARGIN,
-    )  # fmt: skip
-    with np.errstate(over="ignore", invalid="ignore"):
-        h_c, h_r = lc - lrc, lr - lrr  # (P,) sequence log-ratios
-        l, d_c, d_r = _family_terms(h_c, h_r, beta, loss_type, ls, tau, divergence, alpha)
-        loss = float(np.sum(w * l))
-        d_c, d_r = w * d_c, w * d_r  # (P,)
-    logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
-    finite_result((h_c, h_r), logps, "the log-ratios h_c, h_r")
-    # past the log-ratios, an overflow comes from beta (or 1/beta) or from the log-ratios' size
-    drove = "beta" if max(beta, 1.0 / beta) >= max(np.abs(h_c).max(), np.abs(h_r).max()) else logps
-    finite_result((loss, (d_c, d_r)), culprit((drove, (l, d_c, d_r)), "weights"), "the loss")
-    return loss, (d_c, d_r)
+    P = seq_logp_c.size
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
+    h_c, h_r = seq_logp_c - seq_logp_ref_c, seq_logp_r - seq_logp_ref_r  # (P,) sequence log-ratios
+    l, d_c, d_r = _family_terms(h_c, h_r, beta, loss_type, label_smoothing, tau, divergence, alpha)
+    return float(np.sum(w * l)), (w * d_c, w * d_r)  # (P,)
 
 
 def _family_terms(h_c, h_r, beta, loss_type, ls, tau, divergence, alpha):
-    """Trusted core: per pair (l, dl/dh_c, dl/dh_r) (P,) of eq. (slic) ... (apo_down)."""
+    """Per pair (l, dl/dh_c, dl/dh_r) (P,) of eq. (slic) ... (apo_down)."""
     if loss_type in RESPONSE:
         return _response_terms(h_c, h_r, beta, loss_type)
-    s_c, ds_c = _f_score(h_c, divergence, alpha)  # eq. (f_score)
-    s_r, ds_r = _f_score(h_r, divergence, alpha)
+    s_c, ds_c = f_score.core(h_c, divergence, alpha)  # eq. (f_score)
+    s_r, ds_r = f_score.core(h_r, divergence, alpha)
     z = beta * (s_c - s_r)  # (P,) the implicit reward margin
     l, dz = _margin_terms(z, loss_type, ls, tau)
     return l, dz * beta * ds_c, -dz * beta * ds_r  # dz/dh_c = beta s'(h_c), dz/dh_r = -beta s'(h_r)
@@ -220,17 +231,24 @@ def sigmoid(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/family_div.py
+# part 2: from minirl_lm/direct/dpo.py
+#   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
+# ----------------------------------------------------------------------------------------------
+
+
+# ----------------------------------------------------------------------------------------------
+# part 3: from minirl_lm/direct/family_div.py
 #   The f-divergence scores of f-DPO and TR-DPO's soft reference update, gradients by hand.
 # ----------------------------------------------------------------------------------------------
 
 
-def _f_score(h, divergence, alpha):
-    """Trusted core: the score s(h) and ds/dh, eq. (f_score), of log-ratios h (P,). Overflow of
-    exp is left to the caller's finite guard (errstate ignored there)."""
+DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
+
+
+def f_score(h, divergence, alpha=0.5):
+    """The score `s(h)` of an f-divergence and `ds/dh`, eq. (f_score), at the log-ratios `h`."""
     if divergence == "forward_kl":
-        e = np.exp(-h)  # (P,) 1/t
-        return -np.expm1(-h), e  # s = 1 - 1/t;  ds/dh = e^(-h)
+        return -np.expm1(-h), np.exp(-h)  # s = 1 - 1/t;  ds/dh = e^(-h) = 1/t
     if divergence == "js_divergence":
         return np.log(2.0) - np.logaddexp(0.0, -h), sigmoid(-h)  # log 2 + log sigma(h)
     if divergence == "alpha_divergence" and abs(alpha - 1.0) >= 1e-6:
@@ -240,232 +258,184 @@ def _f_score(h, divergence, alpha):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def culprit(*stages):
-    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
-    array or a tuple of them); the last argument, a bare name, when every stage is."""
-    *pairs, last = stages
-    for name, value in pairs:
-        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
-            return name
-    return last
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/direct/checks.py
-#   The boundary of the direct-alignment part: one bundle call per public function of
-# ----------------------------------------------------------------------------------------------
-
-
-def pair_weights(weights, P, what="pair weights"):
-    """`(P,)` nonnegative weights, `1/P` each (the mean) by default."""
-    if weights is None:
-        return np.full(P, 1.0 / P)
-    w = float_array(weights, "weights", shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"weights: expected nonnegative {what}, got min {w.min()}")
-    return w
-
-
-def dpo_args(seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights):
-    """`dpo_loss`'s arguments: four `(P,)` sequence log-probs, beta, the variant, alpha, w."""
-    lc = float_array(seq_logp_c, "seq_logp_c", ndim=1)
-    lr = float_array(seq_logp_r, "seq_logp_r", ndim=1)
-    lrc = float_array(seq_logp_ref_c, "seq_logp_ref_c", ndim=1)
-    lrr = float_array(seq_logp_ref_r, "seq_logp_ref_r", ndim=1)
-    for name, a in (("seq_logp_r", lr), ("seq_logp_ref_c", lrc), ("seq_logp_ref_r", lrr)):
-        same_shape("seq_logp_c", lc, name, a)
-    if lc.size == 0:
-        raise ValueError("seq_logp_c: expected at least one pair, got shape (0,)")
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    choice(variant, "variant", {"dpo", "ipo", "conservative"})
-    ls = float_scalar(label_smoothing, "label_smoothing", low=0.0, high=0.5)
-    if ls != 0.0 and variant != "conservative":
-        raise ValueError(
-            f"label_smoothing: expected 0 unless variant='conservative', got {ls} with variant={variant!r}"
-        )
-    return lc, lr, lrc, lrr, beta, ls, pair_weights(weights, lc.size)
-
-
-def family_args(
-    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, loss_type, ls, tau, divergence, alpha, weights,
-    loss_types, margin,
-):  # fmt: skip
-    """`dpo_family_loss`'s arguments: `dpo_args`' pairs and beta, the loss type and its options."""
-    lc, lr, lrc, lrr, beta, _, w = dpo_args(
-        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, "dpo", 0.0, weights
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
     )
-    choice(loss_type, "loss_type", set(loss_types))
-    ls = float_scalar(ls, "label_smoothing", low=0.0, high=0.5)
-    tau = float_scalar(tau, "tau", low=0.0, low_open=True)
-    choice(divergence, "divergence", {"reverse_kl", "forward_kl", "js_divergence", "alpha_divergence"})
-    alpha = float_scalar(alpha, "alpha")
-    ok = {"robust": 0.0 <= ls < 0.5, "exo_pair": ls > 0.0}.get(loss_type, ls == 0.0)
-    if not ok:
-        want = {"robust": "in [0, 0.5)", "exo_pair": "in (0, 0.5]"}.get(loss_type, "0")
-        raise ValueError(f"label_smoothing: expected {want} with loss_type={loss_type!r}, got {ls}")
-    if divergence != "reverse_kl" and loss_type not in margin:
-        raise ValueError(
-            f"divergence: expected 'reverse_kl' with loss_type={loss_type!r} (an f-divergence only with "
-            f"{', '.join(margin)}), got {divergence!r}"
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return lc, lr, lrc, lrr, beta, ls, tau, alpha, w
 
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+POSITIVE = number(0.0, low_open=True)
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+SEQ = array("P")  # one number per pair: a sequence log-prob, a reward
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative pair weights; None: 1/P each, the mean
+PAIRS = dict(seq_logp_c=SEQ, seq_logp_r=SEQ, seq_logp_ref_c=SEQ, seq_logp_ref_r=SEQ, beta=POSITIVE)  # family's too
+
+dpo_family_loss = boundary(
+    **PAIRS,
+    loss_type=one_of(LOSS_TYPES),
+    label_smoothing=number(0.0, 0.5),
+    tau=POSITIVE,
+    divergence=one_of(DIVERGENCES),
+    alpha=number(),
+    weights=WEIGHTS,
+    where=[_smoothing_of_loss, _divergence_of_loss],
+    returns="loss gradient",
+)(dpo_family_loss)
+
+f_score = boundary(h=array("P"), divergence=one_of(DIVERGENCES), alpha=number(), returns="s ds_dh")(f_score)

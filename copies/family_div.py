@@ -45,7 +45,7 @@ alpha_divergence  f'(t) = (t^(a-1) - 1) / (a - 1)     s = (e^((a-1) h) - 1)/(a-1
 `h`, as TRL falls back to reverse_kl.) The margin of a pair is `s(h_c) - s(h_r)`; `family.py`
 puts it into the losses that TRL allows an f-divergence for. Deviation from TRL: the exponent of
 the alpha score is not clamped at 80 (TRL clamps it so that float32 stays finite); float64 only
-fails beyond about 709, and then the finite guard names the log-probs.
+fails beyond about 709, and then the loss that uses the score raises (its one finite check).
 
 **TR-DPO.** The reference is not frozen: every `tau` optimizer steps it is pulled towards the
 policy, in parameters, `theta_ref <- (1 - alpha) theta_ref + alpha theta`, eq. (tr_dpo_sync). On
@@ -53,8 +53,7 @@ a tabular softmax that is a per-state geometric mixture of the two next-token di
 An entry that is `-inf` (an impossible token) in either table stays `-inf` unless its weight is
 0.
 
-Names in the frameworks (TRL 1.16.0, `trl/trainer/dpo_trainer.py`, `trl/trainer/callbacks.py`;
-defaults in parentheses, not results of this library):
+Names in TRL (defaults in parentheses; `docs/next.md` keeps the version and the files):
 
 ```text
 divergence          TRL DPOConfig.f_divergence_type ("reverse_kl")
@@ -63,27 +62,58 @@ sync_reference      TRL DPOConfig.sync_ref_model (False), ref_model_mixup_alpha 
                     ref_model_sync_steps (512): SyncRefModelCallback._sync_target_model
 ```
 
-Demonstrated by `python examples/preferences.py` (the rows fdpo_* and tr_dpo). Imports NumPy and
-the checks only.
+Demonstrated by `python examples/preferences.py` (the rows fdpo_* and tr_dpo).
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["sync_reference"]
-
+__all__ = ["DIVERGENCES", "f_score", "sync_reference"]
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 
 
-def _f_score(h, divergence, alpha):
-    """Trusted core: the score s(h) and ds/dh, eq. (f_score), of log-ratios h (P,). Overflow of
-    exp is left to the caller's finite guard (errstate ignored there)."""
+def _logits(*shapes):
+    """A kind: a float64 table of one of `shapes` whose entries are finite or `-inf` (an
+    impossible token); NaN and `+inf` are refused, as `array` refuses them."""
+    finite = array(*shapes)
+
+    def read(x, name, dims):
+        try:
+            raw = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting: refused by `finite`
+            raw = None
+        if raw is None or raw.dtype.kind != "f" or not np.isneginf(raw).any():
+            return finite(x, name, dims)
+        impossible = np.isneginf(raw)
+        table = finite(np.where(impossible, 0.0, raw), name, dims)
+        table[impossible] = -np.inf
+        return table
+
+    return read
+
+
+def f_score(h, divergence, alpha=0.5):
+    """The score `s(h)` of an f-divergence and `ds/dh`, eq. (f_score), at the log-ratios `h`.
+
+    Args:
+        h: `(P,)` sequence log-ratios `log pi(y|x) - log pi_ref(y|x)`.
+        divergence: one of `DIVERGENCES`.
+        alpha: the alpha-divergence's coefficient (a real number; `|alpha - 1| < 1e-6` is
+            reverse_kl).
+
+    Returns:
+        `(s, ds_dh)`: two `(P,)` arrays.
+
+    Raises:
+        ValueError: a bad argument (named), or a score beyond float64 (named after the function).
+    """
     if divergence == "forward_kl":
-        e = np.exp(-h)  # (P,) 1/t
-        return -np.expm1(-h), e  # s = 1 - 1/t;  ds/dh = e^(-h)
+        return -np.expm1(-h), np.exp(-h)  # s = 1 - 1/t;  ds/dh = e^(-h) = 1/t
     if divergence == "js_divergence":
         return np.log(2.0) - np.logaddexp(0.0, -h), sigmoid(-h)  # log 2 + log sigma(h)
     if divergence == "alpha_divergence" and abs(alpha - 1.0) >= 1e-6:
@@ -97,16 +127,17 @@ def sync_reference(theta_ref, theta, mixup):
 
     Args:
         theta_ref: `(S, V)` the reference's logits (`-inf` for an impossible token allowed).
-        theta: `(S, V)` the policy's logits.
+        theta: `(S, V)` the policy's logits (`-inf` allowed).
         mixup: `alpha` in `[0, 1]` (TRL's `ref_model_mixup_alpha`); 0 keeps the reference,
             1 copies the policy.
 
     Returns:
-        `(S, V)` the new reference logits (a new array; the inputs are not written).
+        `(S, V)` the new reference logits (a new array; the inputs are not written). An entry
+        is `-inf` where a table with a positive weight has `-inf` (its result may hold `-inf`:
+        not checked for finiteness); never NaN or `+inf`.
     """
-    theta_ref, theta, alpha = sync_args(theta_ref, theta, mixup)
-    a = (1.0 - alpha) * theta_ref if alpha < 1.0 else np.zeros_like(theta)  # (S, V) a weight 0 drops -inf
-    b = alpha * theta if alpha > 0.0 else np.zeros_like(theta)  # (S, V)
+    a = (1.0 - mixup) * theta_ref if mixup < 1.0 else np.zeros_like(theta)  # (S, V) a weight 0 drops -inf
+    b = mixup * theta if mixup > 0.0 else np.zeros_like(theta)  # (S, V)
     return a + b  # eq. (tr_dpo_sync); -inf + finite = -inf, -inf + -inf = -inf: no NaN
 
 
@@ -122,93 +153,165 @@ def sigmoid(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/direct/checks.py
-#   The boundary of the direct-alignment part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def sync_args(theta_ref, theta, mixup):
-    """`sync_reference`'s arguments: two `(S, V)` logit tables (`-inf` allowed) and alpha in [0, 1]."""
-    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
-    theta = float_array(theta, "theta", shape=theta_ref.shape, allow_neginf=True)
-    return theta_ref, theta, float_scalar(mixup, "mixup", low=0.0, high=1.0)
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
         if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+
+f_score = boundary(h=array("P"), divergence=one_of(DIVERGENCES), alpha=number(), returns="s ds_dh")(f_score)
+
+sync_reference = boundary(
+    theta_ref=_logits("S V"), theta=_logits("S V"), mixup=number(0.0, 1.0), returns=None
+)(sync_reference)

@@ -279,8 +279,8 @@ def law_args(p, K, probs=False):
 
 
 def group_args(P, Y, coefs, bases, second=True):
-    """`(M,)` multiset probabilities (sum <= 1; `_NONE`: no law), `(M, K)` response ids, F `(M, K, T)` coefficient
-    and F `(R, T, D)` basis arrays."""
+    """`(M,)` multiset probabilities (sum <= 1; `_NONE`: no law), `(M, K)` response ids, F `(M,
+    K, T)` coefficient and F `(R, T, D)` basis arrays."""
     if P is not _NONE:  # group_updates: no law
         P = float_array(P, "P", ndim=1)
         nonempty(P, "P")
@@ -307,8 +307,8 @@ def group_args(P, Y, coefs, bases, second=True):
 
 
 def ordered_args(logq, prompt, K):
-    """`(B,)` log-probabilities (-inf allowed), `(B,)` prompt ids whose probabilities each sum
-    to 1, K >= 1."""
+    """`(B,)` log-probabilities (-inf allowed), `(B,)` prompt ids whose probabilities each sum to
+    1, K >= 1."""
     logq = float_array(logq, "logq", ndim=1, allow_neginf=True)
     nonempty(logq, "logq")
     prompt = int_array(prompt, "prompt", shape=logq.shape, low=0)
@@ -337,13 +337,10 @@ def iid_args(p, R, Sc, c):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)

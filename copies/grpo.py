@@ -303,14 +303,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -373,17 +366,7 @@ def _group_mean(r):
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
-    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        std_eps: the stabilizer `xi >= 0`.
-        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
-            `K = 1`).
-
-    Returns:
-        `(N, K)` advantages; exactly 0 for a group of equal rewards.
-    """
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
     c = rewards - _group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
@@ -403,20 +386,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
 
 
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
-    """Group advantages with the chosen baseline.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        std_eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
-        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
-
-    Returns:
-        `(N, K)` advantages.
-
-    Raises:
-        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
-    """
+    """Group advantages with the chosen baseline."""
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
@@ -444,26 +414,7 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
 
 
 def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
-    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`.
-
-    Args:
-        logp: `(B, T)` token log-probs under the policy being trained, `pi`.
-        logp_old: `(B, T)` token log-probs under `pi_old`, the policy that sampled.
-        adv: `(B,)` one advantage per response, or `(B, T)`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        eps: the clip range `epsilon`, in `(0, 1]`.
-        eps_high: the upper clip range `epsilon_high` (default `eps`).
-        agg: the aggregation of `reinforce.token_weights`.
-        max_len: the constant `T_max` of `agg="constant"`.
-
-    Returns:
-        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient, `-w rho A` on unclipped real
-        tokens, 0 elsewhere.
-
-    Raises:
-        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
-            function, with the range of its inputs).
-    """
+    """PPO clipped surrogate loss, eq. (ppo_clip): `loss = -sum_{b,t} w[b,t] f[b,t]`."""
     A = adv_tokens(adv, mask)  # (B, T)
     eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
@@ -477,21 +428,8 @@ def clipped_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="to
 
 
 def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
-    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly smaller).
-
-    A token with `A = 0` is never counted.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi`.
-        logp_old: `(B, T)` token log-probs under `pi_old`.
-        adv: `(B,)` or `(B, T)` advantages.
-        mask: `(B, T)` 0/1 float mask.
-        eps: the clip range `epsilon`.
-        eps_high: the upper clip range (default `eps`).
-
-    Returns:
-        A float in `[0, 1]`; 0.0 for a batch without real tokens.
-    """
+    """The fraction of real tokens whose gradient the clip zeroes (clipped branch strictly
+    smaller)."""
     A = adv_tokens(adv, mask)  # (B, T)
     eps_high = eps if eps_high is None else eps_high  # symmetric by default
     _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
@@ -510,21 +448,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
-    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        estimator: `"k1"`, `"k2"` or `"k3"`.
-
-    Returns:
-        `(k, dk)`: both `(B, T)`, 0 at padding.
-
-    Raises:
-        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
-            with the range of its inputs).
-    """
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`."""
     u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
     if estimator == "k1":
         return u, mask.copy()  # eq. (kl_k1); dk1 = 1
@@ -534,8 +458,8 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 
 
 def _k3(u):
-    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
-    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two cancel)
+    its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
     small = np.abs(u) < 0.05  # (B, T) each branch only where used
     k = np.empty_like(u)  # (B, T)
     us = u[small]
@@ -549,24 +473,7 @@ def _k3(u):
 
 
 def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=None):
-    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`.
-
-    The caller multiplies by `beta`.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi`.
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        estimator: `"k1"`, `"k2"` or `"k3"`.
-        agg: the aggregation of `reinforce.token_weights`.
-        max_len: the constant `T_max` of `agg="constant"`.
-
-    Returns:
-        `(loss, dloss_dlogp)`: a float and the `(B, T)` gradient `w dk`.
-
-    Raises:
-        ValueError: a bad argument (named), or a non-finite loss (named after the function).
-    """
+    """The KL penalty as a separate loss term, eq. (kl_objective): `loss = sum_{b,t} w k`."""
     k, dk = kl_per_token.core(logp, logp_ref, mask, estimator)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     return float((w * k).sum()), w * dk  # eq. (kl_objective); d loss / d logp = w dk
@@ -574,7 +481,11 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -603,7 +514,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -611,7 +522,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -629,8 +541,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -677,8 +588,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
@@ -789,8 +700,8 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"

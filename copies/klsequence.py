@@ -107,14 +107,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -143,21 +136,7 @@ ESTIMATORS = ("k1", "k2", "k3")
 
 
 def kl_per_token(logp, logp_ref, mask, estimator="k3"):
-    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`.
-
-    Args:
-        logp: `(B, T)` token log-probs under `pi` (the sampling policy).
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask; holes allowed (untrained positions inside a row).
-        estimator: `"k1"`, `"k2"` or `"k3"`.
-
-    Returns:
-        `(k, dk)`: both `(B, T)`, 0 at padding.
-
-    Raises:
-        ValueError: a bad argument (named), or a non-finite estimate (named after the function,
-            with the range of its inputs).
-    """
+    """The per-token estimate `k` of `KL(pi || pi_ref)` and its derivative `dk/dlogp`."""
     u = log_ratio(logp, logp_ref, mask)  # (B, T) 0 at padding
     if estimator == "k1":
         return u, mask.copy()  # eq. (kl_k1); dk1 = 1
@@ -167,8 +146,8 @@ def kl_per_token(logp, logp_ref, mask, estimator="k3"):
 
 
 def _k3(u):
-    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two
-    cancel) its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
+    """exp(-u) - 1 + u to ~1e-14 relative error: expm1(-u) + u, and near 0 (where the two cancel)
+    its Taylor series u^2/2 - u^3/6 + ... to u^8 (truncation below 1e-17 relative)."""
     small = np.abs(u) < 0.05  # (B, T) each branch only where used
     k = np.empty_like(u)  # (B, T)
     us = u[small]
@@ -206,14 +185,12 @@ _UNSET = object()  # an argument the bundle was not given (None is an input to r
 
 
 def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
-
-    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 ``mask`` (holes allowed) must have;
-    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
-    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response (the most trained tokens in a row).
-    """
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
+    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
+    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
+    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
+    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
+    response (the most trained tokens in a row)."""
     names = list(logps)
     arrays = [float_array(logps[n], n, ndim=2) for n in names]
     mask = mask_array(mask, "mask")
@@ -276,13 +253,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -301,14 +275,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
@@ -373,13 +340,8 @@ def nonempty(arr, name):
 
 
 def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
+    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
     if not (isinstance(name, str) and isinstance(what, str)):
         raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
     parts = [value]
@@ -428,7 +390,11 @@ def _check_shape(arr, name, ndim, shape):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -457,7 +423,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -465,7 +431,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -483,8 +450,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):

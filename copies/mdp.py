@@ -633,8 +633,8 @@ def _id_tuple(x, name, V, what="token ids"):
 
 
 def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
+    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V) (with
+    ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
     shape = getattr(getattr(policy, "theta", None), "shape", None)
     if not hasattr(policy, "sample") or shape != (S, V):
         raise ValueError(
@@ -675,9 +675,9 @@ def token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states):
 
 
 def token_prefix(mdp, prefix, terminal_ok=True, n=_NOT_GIVEN, y=_NOT_GIVEN):
-    """A prefix of ``mdp`` as a tuple of ints: ids in [0, V), no EOS before its last position,
-    at most max_len long, non-terminal unless ``terminal_ok``; with ``n`` a prompt index in
-    [0, N) and with ``y`` a next token in [0, V) (both checked too). Returns (n, prefix, y)."""
+    """A prefix of ``mdp`` as a tuple of ints: ids in [0, V), no EOS before its last position, at
+    most max_len long, non-terminal unless ``terminal_ok``; with ``n`` a prompt index in [0,
+    N) and with ``y`` a next token in [0, V) (both checked too)."""
     n = n if n is _NOT_GIVEN else int_scalar(n, "n", low=0, high=mdp.N - 1)
     if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
         raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
@@ -695,8 +695,8 @@ def token_prefix(mdp, prefix, terminal_ok=True, n=_NOT_GIVEN, y=_NOT_GIVEN):
 
 
 def token_rollout_args(mdp, policy, K, rng, prompts):
-    """TokenMDP.rollout's arguments: returns (K, prompt indices (n,) int64); the (B, T) arrays
-    (B = n K, T = max_len) within MAX_CELLS."""
+    """TokenMDP.rollout's arguments: returns (K, prompt indices (n,) int64); the (B, T) arrays (B
+    = n K, T = max_len) within MAX_CELLS."""
     K = int_scalar(K, "K", low=1)
     rng_check(rng, "rng")
     table_policy(policy, mdp.S, mdp.V, finite_rows=True, what=" for this MDP")

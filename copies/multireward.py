@@ -132,17 +132,7 @@ def _group_mean(r):
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
-    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        std_eps: the stabilizer `xi >= 0`.
-        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
-            `K = 1`).
-
-    Returns:
-        `(N, K)` advantages; exactly 0 for a group of equal rewards.
-    """
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
     c = rewards - _group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
@@ -214,13 +204,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -295,7 +282,11 @@ def _float(x, name, expected):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -324,7 +315,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -332,7 +323,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -350,8 +342,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -398,8 +389,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)

@@ -129,14 +129,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 def agg_weights(mask, agg, max_len=None):
     """Per-token weights `w` (B, T) of aggregation `agg` over a checked 0/1 `mask` (B, T), eq.
-    (pg_agg).
-
-    Any 0/1 mask: a row's length `|y_b| = sum_t mask[b, t]` counts its trained tokens wherever
-    they sit, so a row with holes (untrained positions inside it) gets the weights of its
-    compacted row (holes removed, the trained tokens moved left in order), scattered back.
-    `max_len` is the `T_max` of `"constant"` (default: the padded width `T`), already checked to
-    be at least the largest `|y_b|`; compaction invariance holds at a given `max_len` (the
-    default is the same for the compacted rows when they keep the width `T`)."""
+    (pg_agg)."""
     B, T = mask.shape
     if agg == "token_sum":
         return mask.copy()  # (B, T) no normalizer at all
@@ -363,14 +356,12 @@ _UNSET = object()  # an argument the bundle was not given (None is an input to r
 
 
 def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``.
-
-    logps: ``{name: array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the
-        shape the others and the 0/1 ``mask`` (holes allowed) must have;
-    adv: ``(B,)``, or ``(B, T)`` too if ``per_token`` (returned as given, None if not passed);
-    agg: one of ``aggs`` (unchecked if not passed); max_len: None or an int >= 1, and for
-        ``"constant"`` at least the longest response (the most trained tokens in a row).
-    """
+    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
+    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
+    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
+    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
+    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
+    response (the most trained tokens in a row)."""
     names = list(logps)
     arrays = [float_array(logps[n], n, ndim=2) for n in names]
     mask = mask_array(mask, "mask")
@@ -477,13 +468,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -502,14 +490,7 @@ def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False)
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)

@@ -103,13 +103,17 @@ def log_softmax(z):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
@@ -163,8 +167,8 @@ MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
 def longest_response(mask, agg, max_len):
-    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its
-    trained tokens, holes not counted)."""
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
     n = int(mask.sum(axis=1).max())
     if agg == "constant" and max_len is not None and max_len < n:
         return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"

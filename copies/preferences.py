@@ -72,20 +72,18 @@ chosen tokens of the batch, which is the same when the chosen responses have equ
 needs `a < 0`: a response of probability 1 has infinite odds, and an empty response has
 probability 1; both raise. A tie (the same response as chosen and rejected) gives a constant
 margin and no gradient through the margin (ORPO's NLL still pulls on it). Every loss rejects a
-non-finite result with a ValueError naming the argument that drove it (the log-probs, a
-coefficient or the weights).
+non-finite result with one ValueError naming the function and the range of its inputs.
 
 Online DPO (`online_dpo_step`): two responses per prompt from the current policy, a label drawn
 with the probability a judge gives (`bradley_terry_judge` of a known reward:
 `sigma(r(x, y_a) - r(x, y_b))`, eq. (bradley_terry)), one DPO step, eq. (dpo). A call that
-raises leaves `policy.theta` and the generator as they were.
+raises leaves `policy.theta`, the generator and the environment's ids as they were.
 
 Demonstrated by `python examples/preferences.py` (where each loss lands against the tilted
-optimum). Imports NumPy, minirl_lm.core.checks, minirl_lm.core.ops and minirl_lm.direct.dpo.
+optimum).
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (defaults in parentheses; `docs/next.md` in the minirl_lm repository
+keeps the versions and maps the rest, file by file):
 
 ```text
 ipo_loss average        TRL DPOTrainer loss_type="ipo" (average=True); OnlineDPOTrainer "ipo"
@@ -98,31 +96,101 @@ online_dpo_step         TRL OnlineDPOTrainer (hard labels); verl and OpenRLHF: n
 ```
 """
 
+import functools
 import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["ipo_loss", "simpo_loss", "orpo_loss", "kto_loss", "bradley_terry_judge",
-    "online_dpo_step"]
+__all__ = ["ipo_loss", "simpo_loss", "orpo_loss", "kto_loss", "bradley_terry_judge", "online_dpo_step"]
+
+# the chosen and the rejected responses of P pairs, each side its own width
+
+
+def _log_probs(logp, mask, name):
+    if (logp[mask > 0] > 0).any():
+        return f"{name}: expected log-probs <= 0 on real tokens, got max {logp[mask > 0].max()}"
+
+
+def _chosen_log_probs(logp_c, mask_c):
+    """The chosen responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp_c, mask_c, "logp_c")
+
+
+def _rejected_log_probs(logp_r, mask_r):
+    """The rejected responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp_r, mask_r, "logp_r")
+
+
+def _response_log_probs(logp, mask):
+    """The responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp, mask, "logp")
+
+
+def _finite_odds(logp, mask, name):
+    n = mask.sum(axis=1)  # (P,)
+    if (n == 0).any():
+        return (
+            f"{name}: expected nonempty responses for ORPO (an empty response has probability 1), "
+            f"got an empty one at pair {int(np.argmin(n))}"
+        )
+    one = ((logp == 0) | (mask == 0)).all(axis=1)  # (P,) log pi(y) = 0: s >= 0
+    if one.any():
+        return (
+            f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has infinite odds), "
+            f"got 0 at pair {int(np.argmax(one))}"
+        )
+
+
+def _chosen_odds(logp_c, mask_c):
+    """ORPO's chosen responses are nonempty, of mean log-prob < 0 (finite odds)."""
+    return _finite_odds(logp_c, mask_c, "logp_c")
+
+
+def _rejected_odds(logp_r, mask_r):
+    """ORPO's rejected responses are nonempty, of mean log-prob < 0 (finite odds)."""
+    return _finite_odds(logp_r, mask_r, "logp_r")
+
+
+def _bools(*shapes):
+    """A kind: a bool array of one of `shapes` (not 0/1 numbers)."""
+    shaped = array(*shapes, integer=True)
+
+    def read(x, name, dims):
+        try:
+            dtype = None if isinstance(x, (str, bytes)) else np.asarray(x).dtype
+        except (ValueError, TypeError, OverflowError):  # ragged nesting
+            dtype = None
+        if dtype != np.bool_:
+            got = type(x).__name__ + ("" if dtype is None else f" of dtype {dtype}")
+            raise TypeError(f"{name}: expected a bool array, got {got}")
+        return shaped(x, name, dims).astype(bool)
+
+    return read
+
+
+def _pair_result(fname, loss, d_c, d_r, **inputs):
+    """`(loss, (d_c, d_r))`, checked as the engine checks a result (`returns=None` in the
+    declaration: the two gradients may differ in width, which the engine's check cannot stack)."""
+    finite((loss, d_c, d_r), fname, ["loss", "dloss_dlogp_c", "dloss_dlogp_r"], inputs)
+    return loss, (d_c, d_r)
 
 
 def _seq(logp, mask):
-    """Masked sums s (B,) and lengths n (B,) of checked log-probs; padding ignored. A sum beyond
-    float64 is -inf, named by the caller's guard."""
-    with np.errstate(over="ignore"):
-        return np.where(mask > 0, logp, 0.0).sum(axis=1), mask.sum(axis=1)
+    """Masked sums s (B,) and lengths n (B,) of read log-probs; padding ignored."""
+    return np.where(mask > 0, logp, 0.0).sum(axis=1), mask.sum(axis=1)
 
 
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
 
 
-def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
+def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, *, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta.
+        logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta (<= 0 on
+            trained tokens).
         mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed: `s` and `n` count
             the trained tokens).
         logp_r: (P, T_r) token log-probs of the rejected responses.
@@ -137,35 +205,32 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`, zero at padding.
 
     Raises:
-        ValueError: bad shapes, masks, beta, weights, or a non-finite result (named after the
-            log-probs, beta or the weights, whichever drove it).
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, ref_c, ref_r, beta, w = ipo_args(
-        logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights
-    )
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)  # (P,) divisor of s and s_ref
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
-    with np.errstate(over="ignore", invalid="ignore"):
-        h = (s_c / k_c - ref_c / k_c) - (s_r / k_r - ref_r / k_r)  # (P,) log-ratio margin
-    logps = largest(logp_c=s_c, logp_r=s_r, seq_logp_ref_c=ref_c, seq_logp_ref_r=ref_r)
-    finite_result(h, logps, "the log-ratio margin h")
-    loss, dx_c = _dpo(h, beta, w, logps, "ipo")
+    x_c, x_r, ref_c, ref_r = s_c / k_c, s_r / k_r, seq_logp_ref_c / k_c, seq_logp_ref_r / k_r  # (P,)
+    loss, (dx_c, dx_r) = dpo_loss.core(
+        x_c, x_r, ref_c, ref_r, beta, variant="ipo", label_smoothing=0.0, weights=weights
+    )
     d_c = (dx_c / k_c)[:, None] * mask_c  # (P, T_c) da/dlogp_t = mask_t / n
-    d_r = (-dx_c / k_r)[:, None] * mask_r  # (P, T_r) dh/dx_r = -1
-    return loss, (d_c, d_r)
+    d_r = (dx_r / k_r)[:, None] * mask_r  # (P, T_r)
+    inputs = dict(logp_c=logp_c, logp_r=logp_r, seq_logp_ref_c=seq_logp_ref_c, seq_logp_ref_r=seq_logp_ref_r)
+    return _pair_result("ipo_loss", loss, d_c, d_r, **inputs, beta=beta, weights=weights)
 
 
 # ---------------------------------------------------------------- SimPO, eq. (simpo)
 
 
-def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
+def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, *, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses.
-        mask_c: (P, T_c) mask of the chosen responses.
+        logp_c: (P, T_c) token log-probs of the chosen responses (<= 0 on trained tokens).
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed).
         logp_r: (P, T_r) token log-probs of the rejected responses.
         mask_r: (P, T_r) mask of the rejected responses.
         beta: scale of the implicit reward `beta * a`, > 0.
@@ -174,24 +239,23 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
 
     Returns:
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, w, beta, gamma = simpo_args(
-        logp_c, mask_c, logp_r, mask_r, beta, gamma, weights
-    )
+    P = logp_c.shape[0]
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)  # (P,) an empty response has a = 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = s_c / k_c - s_r / k_r  # (P,) a_c - a_r
-        z = beta * m - gamma  # (P,) reward margin minus gamma
-        loss = float(np.sum(w * np.logaddexp(0.0, -z)))  # eq. (simpo): -log sigma(z)
-        da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
-        d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
-        d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
-    logps = largest(logp_c=s_c, logp_r=s_r)
-    finite_loss(
-        loss, (d_c, d_r), culprit((logps, m), (largest(beta=beta, gamma=gamma, **{logps: m}), z), "weights")
+    z = beta * (s_c / k_c - s_r / k_r) - gamma  # (P,) beta (a_c - a_r) - gamma
+    loss = float(np.sum(w * np.logaddexp(0.0, -z)))  # eq. (simpo): -log sigma(z)
+    da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
+    d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
+    d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
+    return _pair_result(
+        "simpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, beta=beta, gamma=gamma, weights=weights
     )
-    return loss, (d_c, d_r)
 
 
 # ---------------------------------------------------------------- ORPO, eq. (orpo)
@@ -206,14 +270,15 @@ def _log1mexp(a):
     )
 
 
-def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
+def orpo_loss(logp_c, mask_c, logp_r, mask_r, *, lam=0.1, weights=None):
     """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
 
     Log-probs are length-averaged, `a = s / n`; the odds of a response are `e^a / (1 - e^a)`.
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses (each nonempty).
-        mask_c: (P, T_c) mask of the chosen responses.
+        logp_c: (P, T_c) token log-probs of the chosen responses (each nonempty, <= 0 on
+            trained tokens, not all 0).
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed).
         logp_r: (P, T_r) token log-probs of the rejected responses (each nonempty).
         mask_r: (P, T_r) mask of the rejected responses.
         lam: weight of the odds-ratio term, >= 0 (TRL's `beta`, default 0.1).
@@ -223,45 +288,34 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
 
     Raises:
-        ValueError: an empty response, or a mean log-prob of 0 (probability 1: infinite odds).
+        ValueError: a bad argument (named): an empty response, or a mean log-prob of 0
+            (probability 1: infinite odds); or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, w, lam = orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights)
+    P = logp_c.shape[0]
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
-    with np.errstate(over="ignore", invalid="ignore"):  # -inf - -inf, 0 * inf: NaN
-        a_c, a_r = s_c / n_c, s_r / n_r  # (P,) averaged log-probs
-        z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))  # (P,) log odds-ratio, eq. (orpo)
-        term = lam * np.logaddexp(0.0, -z)  # (P,) lam softplus(-z)
-        loss = float(np.sum(w * (-a_c + term)))  # eq. (orpo)
-        dz = lam * -sigmoid(-z)  # (P,) d[lam softplus(-z)]/dz
-        do_c = -1.0 / np.expm1(a_c)  # (P,) do/da = 1 / (1 - e^a)
-        do_r = -1.0 / np.expm1(a_r)
-        g_c, g_r = dz * do_c, dz * do_r  # (P,) chain rule through o(a)
-        da_c = w * (-1.0 + g_c)  # NLL: d(-a_c)/da_c = -1
-        da_r = w * -g_r  # dz/da_r = -do/da_r
-        d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
-        d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
-    # odds 1/(1 - e^a) beyond float64 (a near 0) enter through g: they name their side
-    finite_loss(
-        loss,
-        (d_c, d_r),
-        culprit(
-            (largest(logp_c=s_c, logp_r=s_r), z),
-            (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)),
-            "weights",
-        ),
-    )
-    return loss, (d_c, d_r)
+    a_c, a_r = s_c / n_c, s_r / n_r  # (P,) averaged log-probs
+    z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))  # (P,) log odds-ratio, eq. (orpo)
+    loss = float(np.sum(w * (-a_c + lam * np.logaddexp(0.0, -z))))  # eq. (orpo): lam softplus(-z)
+    dz = lam * -sigmoid(-z)  # (P,) d[lam softplus(-z)]/dz
+    do_c, do_r = -1.0 / np.expm1(a_c), -1.0 / np.expm1(a_r)  # (P,) do/da = 1 / (1 - e^a)
+    da_c = w * (-1.0 + dz * do_c)  # NLL: d(-a_c)/da_c = -1; chain rule through o(a)
+    da_r = w * -dz * do_r  # dz/da_r = -do/da_r
+    d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
+    d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
+    return _pair_result("orpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, lam=lam, weights=weights)
 
 
 # ---------------------------------------------------------------- KTO, eq. (kto)
 
 
-def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
+def kto_loss(logp, mask, seq_logp_ref, desirable, beta, *, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
     """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
 
     Args:
-        logp: (B, T) token log-probs of the responses under pi_theta.
-        mask: (B, T) mask of the responses.
+        logp: (B, T) token log-probs of the responses under pi_theta (<= 0 on trained tokens).
+        mask: (B, T) 0/1 mask of the responses (holes allowed).
         seq_logp_ref: (B,) `log pi_ref(y | x)` (data, no gradient).
         desirable: (B,) bool, True for a desirable example.
         beta: > 0.
@@ -273,22 +327,20 @@ def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, la
 
     Returns:
         `(loss, dloss_dlogp (B, T))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp, mask, ref, d, beta, z0, lam_d, lam_u, w = kto_args(
-        logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights
-    )
+    B = logp.shape[0]
+    w = np.full(B, 1.0 / B) if weights is None else weights  # (B,)
     s, _ = _seq(logp, mask)
-    lam = np.where(d, lam_d, lam_u)  # (B,)
-    with np.errstate(over="ignore", invalid="ignore"):  # s, h may be -inf: u = +-inf
-        h = s - ref  # (B,) log-ratio
-        sign = np.where(d, 1.0, -1.0)  # (B,) du/dh = sign * beta
-        u = sign * beta * (h - z0)  # (B,) eq. (kto)
-        loss = float(np.sum(w * lam * sigmoid(-u)))  # 1 - sigma(u) = sigma(-u)
-        dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta  # (B,) d sigma(-u)/du
-        d_logp = dh[:, None] * mask  # (B, T)
-    # sigma is bounded: only the coefficients' products can overflow
-    finite_loss(loss, (d_logp,), largest(weights=w, lambda_d=lam_d, lambda_u=lam_u, beta=beta))
-    return loss, d_logp
+    lam = np.where(desirable, lambda_d, lambda_u)  # (B,)
+    sign = np.where(desirable, 1.0, -1.0)  # (B,) du/dh = sign * beta
+    u = sign * beta * (s - seq_logp_ref - z0)  # (B,) eq. (kto), h = s - s_ref
+    loss = float(np.sum(w * lam * sigmoid(-u)))  # 1 - sigma(u) = sigma(-u)
+    dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta  # (B,) d sigma(-u)/du
+    return loss, dh[:, None] * mask  # (B, T)
 
 
 # ---------------------------------------------------------------- online DPO
@@ -304,15 +356,36 @@ def bradley_terry_judge(grader):
     Returns:
         A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
     """
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
+
+    def reward(prompt, y):
+        try:
+            return REWARD(grader(prompt, y), "grader", {})
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (the reward of response {y})") from None
 
     def judge(prompt, y_a, y_b):
-        r_a, r_b = (
-            real_result(grader(prompt, y), "grader", f" (a finite reward) for response {y}") for y in (y_a, y_b)
-        )
-        return float(sigmoid(r_a - r_b))  # Python floats: +-inf, no warning
+        return float(sigmoid(reward(prompt, y_a) - reward(prompt, y_b)))  # Python floats: +-inf, no warning
 
     return judge
+
+
+def _table_shapes(mdp, policy, ref):
+    """Both policies hold a table of the environment's shape `(S, V)`."""
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
+        return (
+            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {np.shape(policy.theta)}"
+        )
+    if np.shape(ref.theta) != np.shape(policy.theta):
+        return f"ref: expected a table of the policy's shape {np.shape(policy.theta)}, got {np.shape(ref.theta)}"
+
+
+def _addressable_draws(mdp, pairs_per_prompt):
+    """The `2 N k` responses fit an addressable array."""
+    most = MAX_DRAWS // (2 * max(len(mdp.prompts), 1))
+    if pairs_per_prompt > most:
+        return (
+            f"pairs_per_prompt: expected an integer <= {most} (2 N k responses are drawn), got {pairs_per_prompt}"
+        )
 
 
 def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
@@ -339,45 +412,43 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
         `prompt` (P,) of the pairs.
 
     Raises:
-        ValueError, TypeError: bad arguments, a judge returning something else than a
-            probability, or a non-finite update; then theta and rng are as before the call.
+        ValueError, TypeError: a bad argument (named), a judge returning something else than a
+            probability (named), a reference that forbids a sampled response (`ref`), or a
+            non-finite step (named after the function); then theta, rng and the environment's
+            ids are as before the call.
     """
-    beta, lr, k = online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt)
-    state = rng.bit_generator.state  # a snapshot, restored on failure
+    rng_state = rng.bit_generator.state  # a snapshot, restored on failure
+    mdp_state = mdp.checkpoint() if hasattr(mdp, "checkpoint") else None  # a TokenMDP's lazy ids
     try:
-        prompts = np.repeat(np.arange(mdp.N), k)  # (P,)
+        prompts = np.repeat(np.arange(mdp.N), pairs_per_prompt)  # (P,)
         ro = mdp.rollout(policy, 2, rng, prompts=prompts)  # eq. (online_dpo); rows 2i, 2i+1
         resp = ro.responses()
-        p = np.array(
-            [
-                probability_result(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]), "judge")
-                for i, n in enumerate(prompts)
-            ]
-        )  # (P,)
-        a_wins = rng.random(prompts.size) < p  # eq. (bradley_terry) with a judge
+        p = [
+            PROBABILITY(float(q) if isinstance(q, bool) else q, "judge", {})
+            for q in (judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts))
+        ]  # (P,) a bool counts: True = 1.0
+        a_wins = rng.random(prompts.size) < np.array(p)  # eq. (bradley_terry) with a judge
         a, b = 2 * np.arange(prompts.size), 2 * np.arange(prompts.size) + 1
         c, r = np.where(a_wins, a, b), np.where(a_wins, b, a)  # (P,) rows of chosen, rejected
         _, seq = policy.logp(ro.states, ro.tokens, ro.mask)  # (2P,)
         _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)  # (2P,) data
-        # the policy's own samples have log-probs >= log(tiniest float) per token: only the
-        # reference's can be -inf (a token it forbids) or beyond float64 together (inf - inf)
-        with np.errstate(invalid="ignore"):
-            h = (seq[c] - seq_ref[c]) - (seq[r] - seq_ref[r])  # (P,) log-ratio margin
-        finite_result(h, "ref", "the log-ratio margin h")
-        loss, d_c = _dpo(h, beta, np.full(c.size, 1.0 / c.size), "ref")  # eq. (dpo)
+        if not np.isfinite(seq_ref).all():  # the policy's own samples have finite log-probs
+            raise ValueError(
+                "ref: expected finite log-probs of the sampled responses, got -inf (a token it forbids)"
+            )
+        loss, (d_c, d_r) = dpo_loss.core(seq[c], seq[r], seq_ref[c], seq_ref[r], beta)  # eq. (dpo)
         dseq = np.zeros(seq.size)  # (2P,)
-        dseq[c], dseq[r] = d_c, -d_c
-        dlogp = dseq[:, None] * ro.mask  # (2P, T) ds/dlogp_t = mask_t
-        with np.errstate(over="ignore"):
-            # |dtheta| <= 2 sum |dlogp|: a bound beyond float64 is beta's (dlogp scales with it)
-            finite_result(2.0 * np.abs(dlogp).sum(), "beta", "the gradient on theta")
-        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)
-        with np.errstate(over="ignore"):
-            new = policy.theta - lr * dtheta  # (S, V); -inf entries stay -inf
-        if not np.isfinite(new[np.isfinite(policy.theta)]).all():
-            raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite update with lr={lr}")
+        dseq[c], dseq[r] = d_c, d_r
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dseq[:, None] * ro.mask)  # ds/dlogp_t = mask_t
+        new = policy.theta - lr * dtheta  # (S, V); -inf entries stay -inf
+        inputs = dict(beta=beta, lr=lr)
+        finite(
+            (loss, dtheta, new[np.isfinite(policy.theta)]), "online_dpo_step", ["loss", "dtheta", "theta"], inputs
+        )
     except BaseException:
-        rng.bit_generator.state = state
+        rng.bit_generator.state = rng_state
+        if hasattr(mdp, "rollback"):
+            mdp.rollback(mdp_state)
         raise
     policy.theta[...] = new  # the only write, after every check
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}
@@ -400,16 +471,33 @@ def sigmoid(z):
 # ----------------------------------------------------------------------------------------------
 
 
-def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
-    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
-    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
-    larger against the other, or the weights if every pair's term is finite."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        l, dh = _dpo_terms(h, beta, variant, ls)
-        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
-    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
-    drove = "beta" if scale >= np.abs(h).max() else h_name
-    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
+VARIANTS = ("dpo", "ipo", "conservative")
+
+
+def _smoothing_variant(label_smoothing, variant):
+    """Label smoothing belongs to the conservative variant."""
+    if label_smoothing != 0.0 and variant != "conservative":
+        return f"label_smoothing: expected 0 unless variant='conservative', got {label_smoothing} with {variant=}"
+
+
+def dpo_loss(
+    seq_logp_c,
+    seq_logp_r,
+    seq_logp_ref_c,
+    seq_logp_ref_r,
+    beta,
+    *,
+    variant="dpo",
+    label_smoothing=0.0,
+    weights=None,
+):
+    """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient."""
+    P = seq_logp_c.size
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
+    h = (seq_logp_c - seq_logp_ref_c) - (seq_logp_r - seq_logp_ref_r)  # (P,) log-ratio margin
+    l, dh = _dpo_terms(h, beta, variant, label_smoothing)
+    dseq_c = w * dh  # (P,) dh/dlogp_c = 1
+    return float(np.sum(w * l)), (dseq_c, -dseq_c)  # dh/dlogp_r = -1
 
 
 def _dpo_terms(h, beta, variant, ls):
@@ -437,367 +525,310 @@ def _dpo_terms(h, beta, variant, ls):
 MAX_DRAWS = np.iinfo(np.intp).max // 8
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
 
 
-def culprit(*stages):
-    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
-    array or a tuple of them); the last argument, a bare name, when every stage is."""
-    *pairs, last = stages
-    for name, value in pairs:
-        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
-            return name
-    return last
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def finite_loss(loss, grads, name):
-    """The preference losses' guard: a log-prob argument `name` gets the log-prob message, any
-    other (a coefficient, the weights) `finite_result`'s."""
-    if not name.startswith("logp"):
-        return finite_result((loss, grads), name, "the loss")
-    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(
-            f"{name}: expected log-probs for which the loss is finite, got a "
-            f"non-finite loss or gradient (loss {loss})"
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return loss, grads
 
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/direct/checks.py
-#   The boundary of the direct-alignment part: one bundle call per public function of
-# ----------------------------------------------------------------------------------------------
-
-
-def pair_weights(weights, P, what="pair weights"):
-    """`(P,)` nonnegative weights, `1/P` each (the mean) by default."""
-    if weights is None:
-        return np.full(P, 1.0 / P)
-    w = float_array(weights, "weights", shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"weights: expected nonnegative {what}, got min {w.min()}")
-    return w
-
-
-def response_batch(logp, mask, lname, mname, rows=None):
-    """`(B, T)` token log-probs (`<= 0` on real tokens) and their 0/1 mask (holes allowed)."""
-    logp = float_array(logp, lname, ndim=2)
-    if rows is not None and logp.shape[0] != rows:
-        raise ValueError(f"{lname}: expected {rows} rows (one per pair), got shape {logp.shape}")
-    mask = mask_array(mask, mname, shape=logp.shape)
-    real = mask > 0  # (B, T)
-    if (logp[real] > 0).any():
-        raise ValueError(f"{lname}: expected log-probs <= 0 on real tokens, got max {logp[real].max()}")
-    return logp, mask
-
-
-def pair_batch(logp_c, mask_c, logp_r, mask_r, weights):
-    """Chosen and rejected token log-probs and masks of `P` pairs, and the pair weights."""
-    logp_c, mask_c = response_batch(logp_c, mask_c, "logp_c", "mask_c")
-    P = logp_c.shape[0]
-    logp_r, mask_r = response_batch(logp_r, mask_r, "logp_r", "mask_r", rows=P)
-    return logp_c, mask_c, logp_r, mask_r, pair_weights(weights, P, "weights")
-
-
-def ipo_args(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights):
-    """`ipo_loss`'s arguments."""
-    logp_c, mask_c, logp_r, mask_r, w = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
-    P = (logp_c.shape[0],)
-    ref_c = float_array(seq_logp_ref_c, "seq_logp_ref_c", shape=P)
-    ref_r = float_array(seq_logp_ref_r, "seq_logp_ref_r", shape=P)
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    if not isinstance(average, (bool, np.bool_)):
-        raise TypeError(f"average: expected True or False, got {average!r}")
-    return logp_c, mask_c, logp_r, mask_r, ref_c, ref_r, beta, w
-
-
-def simpo_args(logp_c, mask_c, logp_r, mask_r, beta, gamma, weights):
-    """`simpo_loss`'s arguments."""
-    batch = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
-    return (*batch, float_scalar(beta, "beta", low=0.0, low_open=True), float_scalar(gamma, "gamma", low=0.0))
-
-
-def orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights):
-    """`orpo_loss`'s arguments; each response nonempty, of mean log-prob < 0 (finite odds)."""
-    batch = pair_batch(logp_c, mask_c, logp_r, mask_r, weights)
-    lam = float_scalar(lam, "lam", low=0.0)
-    for name, logp, mask in (("logp_c", batch[0], batch[1]), ("logp_r", batch[2], batch[3])):
-        n = mask.sum(axis=1)  # (P,)
-        if (n == 0).any():
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
             raise ValueError(
-                f"{name}: expected nonempty responses for ORPO (an empty response "
-                f"has probability 1), got an empty one at pair {int(np.argmin(n))}"
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
-        one = ((logp == 0) | (mask == 0)).all(axis=1)  # (P,) log pi(y) = 0: s >= 0
-        if one.any():
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
             raise ValueError(
-                f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has "
-                f"infinite odds), got 0 at pair {int(np.argmax(one))}"
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
             )
-    return (*batch, lam)
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def kto_args(logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights):
-    """`kto_loss`'s arguments; the weights lambda_D / lambda_U as one `(B,)` array."""
-    logp, mask = response_batch(logp, mask, "logp", "mask")
-    B = logp.shape[0]
-    ref = float_array(seq_logp_ref, "seq_logp_ref", shape=(B,))
-    d = _asarray(desirable, "desirable")  # ragged nesting: a TypeError naming it
-    if d.dtype != np.bool_ or d.shape != (B,):
-        raise TypeError(
-            f"desirable: expected a bool array of shape ({B},), got {d.dtype} array of shape {d.shape}"
-        )
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    z0 = float_scalar(z0, "z0", low=0.0)
-    lam_d = float_scalar(lambda_d, "lambda_d", low=0.0)
-    lam_u = float_scalar(lambda_u, "lambda_u", low=0.0)
-    return logp, mask, ref, d, beta, z0, lam_d, lam_u, pair_weights(weights, B, "weights")
+def flag(x, name, dims):
+    """True or False (a NumPy bool too; not 0 or 1)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {_show(x)}")
+    return bool(x)
 
 
-def probability_result(p, name):
-    """A judge's answer as a float probability in [0, 1] (a bool counts: True = 1.0)."""
-    if not isinstance(p, numbers.Real):
-        raise TypeError(f"{name}: expected a probability (a real number), got {p!r}")
-    if not 0.0 <= float(p) <= 1.0:
-        raise ValueError(f"{name}: expected a probability in [0, 1], got {p}")
-    return float(p)
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
+    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt):
-    """`online_dpo_step`'s arguments: a TokenMDP, two policies of its table shape, a judge."""
-    if not (hasattr(mdp, "rollout") and hasattr(mdp, "prompts")):
-        raise TypeError(f"mdp: expected a TokenMDP, got {type(mdp).__name__}")
-    callable_check(judge, "judge", 3, "judge(prompt, y_a, y_b)")
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if shape != (getattr(mdp, "S", None), getattr(mdp, "V", None)) or not all(
-        hasattr(policy, m) for m in ("logp", "backward", "sample")
-    ):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = "
-            f"({getattr(mdp, 'S', None)}, {getattr(mdp, 'V', None)}), got "
-            f"{type(policy).__name__} with shape {shape}"
-        )
-    if getattr(getattr(ref, "theta", None), "shape", None) != shape or not hasattr(ref, "logp"):
-        raise ValueError(
-            f"ref: expected a policy with the table shape of policy {shape}, got {type(ref).__name__}"
-        )
-    beta = float_scalar(beta, "beta", low=0.0, low_open=True)
-    lr = float_scalar(lr, "lr", low=0.0, low_open=True)
-    rng_check(rng, "rng")
-    N = max(len(mdp.prompts), 1)  # 2 N k responses are drawn
-    k = int_scalar(pairs_per_prompt, "pairs_per_prompt", low=1, high=MAX_DRAWS // (2 * N))
-    return beta, lr, k
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
 
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
         )
     return rng
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+def _show(x):
+    return (
+        f"array of shape {x.shape} and dtype {x.dtype}"
+        if isinstance(x, np.ndarray)
+        else f"{type(x).__name__} {x!r}"[:120]
+    )
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def real_result(value, name, context=""):
-    """A callable's return value (a grader's reward) as a finite Python float, else an error
-    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
-    return _float(value, name, f"a finite number{context}")
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+SEQ = array("P")  # one number per pair: a sequence log-prob, a reward
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative pair weights; None: 1/P each, the mean
+PAIRS = dict(seq_logp_c=SEQ, seq_logp_r=SEQ, seq_logp_ref_c=SEQ, seq_logp_ref_r=SEQ, beta=POSITIVE)  # family's too
+# the chosen and the rejected responses of P pairs, each side its own width
+PAIR_TOKENS = dict(
+    logp_c=array("P Tc"),
+    mask_c=array("P Tc", values=(0.0, 1.0)),
+    logp_r=array("P Tr"),
+    mask_r=array("P Tr", values=(0.0, 1.0)),
+)
+REWARD = number()  # what a grader returns: a finite real number
+PROBABILITY = number(0.0, 1.0)  # what a judge returns
 
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
+ipo_loss = boundary(
+    **PAIR_TOKENS,
+    seq_logp_ref_c=SEQ,
+    seq_logp_ref_r=SEQ,
+    beta=POSITIVE,
+    average=flag,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
+)(ipo_loss)
 
+simpo_loss = boundary(
+    **PAIR_TOKENS,
+    beta=POSITIVE,
+    gamma=NONNEGATIVE,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
+)(simpo_loss)
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+orpo_loss = boundary(
+    **PAIR_TOKENS,
+    lam=NONNEGATIVE,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs, _chosen_odds, _rejected_odds],
+    returns=None,  # checked by _pair_result
+)(orpo_loss)
 
+kto_loss = boundary(
+    logp=TOKENS,
+    mask=MASK,
+    seq_logp_ref=array("B"),
+    desirable=_bools("B"),
+    beta=POSITIVE,
+    z0=NONNEGATIVE,
+    lambda_d=NONNEGATIVE,
+    lambda_u=NONNEGATIVE,
+    weights=optional(array("B", low=0.0)),
+    where=[_response_log_probs],
+    returns="loss dloss_dlogp",
+)(kto_loss)
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+bradley_terry_judge = boundary(grader=function("grader(prompt, response)", 2), returns=None)(bradley_terry_judge)
 
+online_dpo_step = boundary(
+    mdp=has("a TokenMDP", "rollout()", "prompts", "N", "S", "V"),
+    policy=has("a TabularPolicy", "logp()", "backward()", "sample()", "theta"),
+    ref=has("a TabularPolicy", "logp()", "theta"),
+    judge=function("judge(prompt, y_a, y_b)", 3),
+    beta=POSITIVE,
+    lr=POSITIVE,
+    rng=generator,
+    pairs_per_prompt=COUNT,
+    where=[_table_shapes, _addressable_draws],
+    returns=None,  # a step: checked before it commits
+)(online_dpo_step)
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+dpo_loss = boundary(
+    **PAIRS,
+    variant=one_of(VARIANTS),
+    label_smoothing=number(0.0, 0.5),
+    weights=WEIGHTS,
+    where=[_smoothing_variant],
+    returns="loss gradient",
+)(dpo_loss)

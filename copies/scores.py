@@ -203,13 +203,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -243,14 +240,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)

@@ -301,8 +301,8 @@ def backward_args(dlogits, tie, G):
 
 
 def exact_args(objective, theta, tie, teacher, mdp, beta, objectives):
-    """The exact run: an objective's name, the tied student `(theta, tie)`, the teacher's
-    `(S, V)` table, an enumerated `TokenMDP` with `S` states and `V` tokens, GKD's beta."""
+    """The exact run: an objective's name, the tied student `(theta, tie)`, the teacher's `(S,
+    V)` table, an enumerated `TokenMDP` with `S` states and `V` tokens, GKD's beta."""
     objective = choice(objective, "objective", objectives)
     theta, tie = tied_args(theta, tie)
     mdp = children_args(mdp)
@@ -358,13 +358,10 @@ def children_args(mdp):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -462,13 +459,8 @@ def prob_table(p, name, shape=None, ndim=None):
 
 
 def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
+    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
     if not (isinstance(name, str) and isinstance(what, str)):
         raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
     parts = [value]

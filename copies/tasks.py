@@ -394,44 +394,20 @@ class TabularPolicy:
         self.S, self.V = value.shape
 
     def copy(self):
-        """An independent copy: use it as the frozen reference `pi_ref`.
-
-        Returns:
-            A `TabularPolicy` with its own copy of `theta`.
-        """
+        """An independent copy: use it as the frozen reference `pi_ref`."""
         return TabularPolicy(self.theta)
 
     def probs(self):
-        """The probabilities `pi(. | s)` of every state.
-
-        Returns:
-            `(S, V)` probabilities.
-        """
+        """The probabilities `pi(. | s)` of every state."""
         return _softmax(self.theta)
 
     def log_probs(self):
-        """The log-probabilities `log pi(. | s)` of every state.
-
-        Returns:
-            `(S, V)` log-probabilities.
-        """
+        """The log-probabilities `log pi(. | s)` of every state."""
         return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
-        """One token per entry of `states`, drawn with `rng`.
-
-        Inverse CDF, as `rng.choice` does it: `cdf = cumsum(p) / cdf[-1]`, the token is the
-        number of `cdf` entries `<= u`, `u ~ U[0, 1)`. Draws are made in the order of
-        `states.ravel()`.
-
-        Args:
-            states: int state ids in `[0, S)`, any shape.
-            rng: the `np.random.Generator` to draw from.
-
-        Returns:
-            int64 token ids, the shape of `states`.
-        """
+        """One token per entry of `states`, drawn with `rng`."""
         rng_check(rng, "rng")
         states = int_array(states, "states", low=0, high=self.S)
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
@@ -465,19 +441,7 @@ class TabularPolicy:
         return policy_batch(states, tokens, mask, self.S, self.V)  # converts, or raises
 
     def logp(self, states, tokens, mask):
-        """Token log-probs and sequence log-probs, eq. (factorization).
-
-        A token whose logit is `-inf` has log-prob `-inf` (only where it is gathered).
-
-        Args:
-            states: `(B, T)` int state ids `s_t` in `[0, S)`.
-            tokens: `(B, T)` int token ids `y_t` in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
-
-        Returns:
-            `(logp, seq_logp)`: `logp` `(B, T)` the token log-probs `log pi(y_t | s_t)`, 0.0 at
-            padding; `seq_logp` `(B,)` their masked sums `log pi(y | x)`.
-        """
+        """Token log-probs and sequence log-probs, eq. (factorization)."""
         states, tokens, mask = self._check_batch(states, tokens, mask)
         logp, seq = self._logp(states, tokens, mask)
         if np.isnan(logp).any():  # theta edited into NaN / +inf rows
@@ -493,25 +457,7 @@ class TabularPolicy:
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     def backward(self, states, tokens, mask, dlogp):
-        """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward).
-
-        Padding contributes nothing whatever `dlogp` holds there. A real token of probability
-        zero (logit `-inf`) gets the limit of its derivative, `g (1 - 0)`, in its own entry:
-        finite, and `-inf` minus a finite step stays `-inf`.
-
-        Args:
-            states: `(B, T)` int state ids in `[0, S)`.
-            tokens: `(B, T)` int token ids in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
-            dlogp: `(B, T)` finite `dloss/dlogp`, as returned by an objective.
-
-        Returns:
-            `(S, V)` float64 `dtheta`; rows of unvisited states are 0.
-
-        Raises:
-            ValueError: a non-finite `dtheta` (sums of `dlogp` per state overflow), named
-                after `dlogp`; or a bad argument.
-        """
+        """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward)."""
         states, tokens, mask = self._check_batch(states, tokens, mask)
         w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp", shape=states.shape)
         dtheta = self._backward(states, tokens, mask, w)
@@ -562,17 +508,7 @@ def _group_mean(r):
 
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
-    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        std_eps: the stabilizer `xi >= 0`.
-        ddof: 0 for the population std (default), 1 for the Bessel std (defined as 0 at
-            `K = 1`).
-
-    Returns:
-        `(N, K)` advantages; exactly 0 for a group of equal rewards.
-    """
+    """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
     c = rewards - _group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
@@ -592,20 +528,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
 
 
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
-    """Group advantages with the chosen baseline.
-
-    Args:
-        rewards: `(N, K)` rewards.
-        baseline: `"none"`, `"mean"`, `"standardized"` or `"loo"`.
-        std_eps: the stabilizer `xi` of `"standardized"` (checked whatever the baseline).
-        ddof: 0 or 1, the std of `"standardized"` (checked whatever the baseline).
-
-    Returns:
-        `(N, K)` advantages.
-
-    Raises:
-        ValueError: an unknown baseline, `"loo"` with `K = 1`, or bad rewards.
-    """
+    """Group advantages with the chosen baseline."""
     if baseline == "none":
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
@@ -622,20 +545,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
-    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed).
-
-    Data, not an objective: no gradient flows through the shaping.
-
-    Args:
-        rewards: `(B,)` sequence rewards `R(x, y)`.
-        logp: `(B, T)` token log-probs under `pi`.
-        logp_ref: `(B, T)` token log-probs under `pi_ref`.
-        mask: `(B, T)` 0/1 float mask.
-        beta: the KL coefficient, `>= 0`.
-
-    Returns:
-        `(B,)` shaped rewards.
-    """
+    """The KL folded into the reward, eq. (kl_reward): `R~ = R - beta sum_t u_t` (k1 summed)."""
     return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
@@ -646,8 +556,8 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 
 
 def policy_batch(states, tokens, mask, S, V):
-    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and
-    [0, V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
+    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and [0,
+    V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
     token is gathered on its own); returned as C-contiguous int64, int64, float64 (the kernels
     read them by pointer)."""
     states = int_array(states, "states", ndim=2, low=0, high=S)
@@ -763,13 +673,10 @@ def _describe(x):
 
 
 def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it.
-
-    ndim:  required number of dimensions (None: any).
-    shape: required shape; a None entry matches any length.
-    finite: reject NaN and +-inf; with ``allow_neginf`` a -inf entry is allowed
-        (log-probabilities of impossible tokens), NaN and +inf never are.
-    """
+    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
+    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
+    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
+    tokens), NaN and +inf never are."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
     arr = _asarray(x, name)
@@ -803,14 +710,7 @@ def int_array(x, name, ndim=None, shape=None, low=None, high=None):
 
 
 def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted).
-
-    Any 0/1 pattern by default: a 0 between 1s is a hole, a position the token-level objectives
-    do not train (a tool output; TRL's ``tool_mask``, verl's multi-turn ``response_mask``); on
-    such a row they give the loss and gradient of the compacted row (holes removed).
-    prefix: ``(what, where)`` for a caller that reads the rows as prefixes (GAE, returns, the
-    critic): right padding is required, and the error names ``what`` and ``where`` holes go.
-    """
+    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
     arr = float_array(x, name, ndim=2, shape=shape)
     nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
     binary = (arr == 0.0) | (arr == 1.0)
@@ -896,13 +796,8 @@ def nonempty(arr, name):
 
 
 def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is finite;
-    else raise a ValueError naming ``name``, the argument that drove the overflow.
-
-    Call it on what a public function is about to return, computed under
-    ``np.errstate(over="ignore", invalid="ignore", divide="ignore")``: an overflow is never
-    returned as inf or NaN. ``name`` and ``what`` are strings (a programming error otherwise).
-    """
+    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
+    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
     if not (isinstance(name, str) and isinstance(what, str)):
         raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
     parts = [value]
@@ -989,7 +884,11 @@ def _float(x, name, expected):
 
 # ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
-#   The declared boundary: a public function states its arguments' contracts beside its signature,
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -1018,7 +917,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare
@@ -1026,7 +925,8 @@ def boundary(where=(), returns="", **kinds):
 
 def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
-    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of `inputs`."""
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
     leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
@@ -1044,8 +944,7 @@ def finite(out, fname, names, inputs):
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
-    `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    `(low, high]` with `low_open`)."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -1092,8 +991,8 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
-    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end
-    is excluded with `low_open` or `high_open`."""
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
     bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
     bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)

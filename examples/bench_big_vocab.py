@@ -36,6 +36,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # examples/_cli.py, beside this file
+import _record  # noqa: E402
 from _cli import integer, plot_path, quiet_pipe, seed  # noqa: E402
 
 ONE_THREAD = {
@@ -419,36 +420,11 @@ RECORD = os.path.join(os.path.dirname(HERE), "docs", "records", "big_vocab.json"
 
 
 def machine():
-    """What the record was measured on: date, CPU, cores, memory, versions, commit."""
-    import datetime
-    import platform
-
-    import numba
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=os.path.dirname(HERE), capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        commit = ""
+    """What the record was measured on (examples/_record.py), with the memory and PyTorch's version."""
     ram = ram_bytes()
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
+    return _record.stamp() | {
         "memory_gib": None if ram is None else round(ram / 2**30, 1),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
         "torch": torch_version(),
-        "commit": commit or None,
     }
 
 
@@ -466,6 +442,7 @@ def record(path=RECORD, dtype="float32", seed=0, out=print):
         "command": "python scripts/record_big_vocab.py"
         + ("" if TORCH_PYTHON[0] == sys.executable else " --torch-python PYTHON"),
         "machine": meta,
+        "reproduces": _record.TIMING,
         "cfg": {k: cfg[k] for k in ("V", "d", "N")} | {"chunks": list(cfg["chunks"])},
         "dtype": dtype,
         "seed": seed,
@@ -517,11 +494,11 @@ def show(path=RECORD, out=print):
     rec, cfg, fig, points = load_record(path)
     m = rec["machine"]
     out(
-        f"recorded {m['date']} by `{rec['command']}` at commit {m['commit']}: {m['cpu']}, "
-        f"{m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, NumPy {m['numpy']}, "
-        f"Numba {m['numba']}, "
+        f"{_record.describe(m)}, {m['memory_gib']} GiB, "
         + (f"PyTorch {m['torch']}" if m["torch"] else "PyTorch not installed (its row is not measured)")
+        + f"; by `{rec['command']}`"
     )
+    out(f"reproduces: {rec.get('reproduces', _record.TIMING)}")
     goals = {c: (peak, slow) for c, peak, slow in report(cfg, rec["dtype"], fig, out)}
     for c, pk, sl in points:
         out(f"sweep chunk={c:<5d} peak {pk:.3f} of logits, time {sl:.2f}x floor")

@@ -28,8 +28,6 @@ response length T.
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -38,6 +36,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import _before  # noqa: E402
+import _record  # noqa: E402
 import atlas  # noqa: E402
 import off_policy  # noqa: E402
 from _cli import quiet_pipe  # noqa: E402
@@ -137,35 +136,11 @@ def run_section(args):
         off_policy_line(T, old_lab)
 
 
-def machine():
-    """Where and when a run was taken: date, CPU, cores, versions, commit."""
-    import numba
-
-    cpu = platform.processor() or platform.machine()
-    if os.path.exists("/proc/cpuinfo"):
-        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "load average": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "commit": commit.stdout.strip(),
-    }
-
-
 def show(path):
     with open(path) as f:
         rec = json.load(f)
-    m = rec["machine"]
-    print(
-        f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, {m['cores']} cores (load average "
-        f"{m['load average']} at the start), Python {m['python']}, NumPy {m['numpy']}, Numba {m['numba']}"
-    )
+    print(_record.describe(rec["machine"]))
+    print(f"reproduces: {rec.get('reproduces', _record.TIMING)}")
     print(f"$ {rec['command']}")
     print("\n".join(rec["lines"]))
 
@@ -183,12 +158,12 @@ def main(argv=None):
         return show(RECORD)
     if args.record and not os.path.isdir(os.path.dirname(os.path.abspath(args.record))):
         p.error(f"--record: expected a file in an existing folder, got {args.record!r}")
-    info = machine() if args.record else None
+    info = _record.stamp() if args.record else None
     run_section(args)
     if args.record:
         cmd = "python examples/bench_exact.py" + (" --quick" if args.quick else "")
         with open(args.record, "w") as f:
-            json.dump({"command": cmd, "machine": info, "lines": LINES}, f, indent=1)
+            json.dump({"command": cmd, "machine": info, "reproduces": _record.TIMING, "lines": LINES}, f, indent=1)
             f.write("\n")
 
 

@@ -50,6 +50,7 @@ from minirl_lm.nn.generate import generate  # noqa: E402
 from minirl_lm.nn.model import Transformer  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
+import _record  # noqa: E402
 from _cli import quiet_pipe  # noqa: E402
 
 try:
@@ -297,28 +298,11 @@ def run(quick):
         say(f"  {label:<45}" + "".join(f"{shares[d][label]:>10.1%}" for d in WIDTHS))
 
 
-def machine():
-    """Where and when a run was taken: date, CPU, load, commit."""
-    cpu = "unknown"
-    if os.path.exists("/proc/cpuinfo"):
-        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu,
-        "load average": round(os.getloadavg()[0], 2),
-        "commit": commit.stdout.strip(),
-    }
-
-
 def show(path):
     with open(path) as f:
         rec = json.load(f)
-    m = rec["machine"]
-    print(
-        f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, load average {m['load average']} at the start"
-    )
+    print(_record.describe(rec["machine"]))
+    print(f"reproduces: {rec.get('reproduces', _record.TIMING)}")
     print(f"$ {rec['command']}")
     print("\n".join(rec["lines"]))
 
@@ -340,12 +324,12 @@ def main(argv=None):
         env = {k: v for k, v in os.environ.items() if k not in PINNED}
         argv = sys.argv[1:] if argv is None else list(argv)
         raise SystemExit(subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode)
-    info = machine() if args.record else None
+    info = _record.stamp() if args.record else None
     run(args.quick)
     if args.record:
         cmd = "python examples/bench_network.py" + (" --quick" if args.quick else "")
         with open(args.record, "w") as f:
-            json.dump({"command": cmd, "machine": info, "lines": LINES}, f, indent=1)
+            json.dump({"command": cmd, "machine": info, "reproduces": _record.TIMING, "lines": LINES}, f, indent=1)
             f.write("\n")
 
 

@@ -1062,8 +1062,10 @@ def show(path, plot_to=None):
     """Print a kept run: where and when it was taken, its command, its output; draw its V sweep."""
     with open(path) as f:
         rec = json.load(f)
-    m = rec["machine"]
-    print(f"recorded {m['date']} at commit {m['commit']}: {m['cpu']}, {m['cores']} cores")
+    import _record
+
+    print(_record.describe(rec["machine"]))
+    print(f"reproduces: {rec.get('reproduces', _record.TIMING)}")
     print(f"$ {rec['command']}")
     print(rec["stdout"], end="")
     if plot_to:
@@ -1091,6 +1093,7 @@ def main(argv=None):
         rec = {
             "command": " ".join(["python examples/benchmark.py", *shown]),
             "machine": info,
+            "reproduces": bench_big_vocab._record.TIMING,
             "stdout": "".join(tee.parts),
             "sweep": sweep,
         }

@@ -267,7 +267,14 @@ def _bradley_terry(d):
 @_register
 def _kto(d, beta, lambda_d, lambda_u):
     loss, g = kto_loss(
-        d["logp"], d["mask"], d["seq_ref"], d["desirable"] > 0, beta, float(d["z0"]), lambda_d, lambda_u
+        d["logp"],
+        d["mask"],
+        d["seq_ref"],
+        d["desirable"] > 0,
+        beta,
+        z0=float(d["z0"]),
+        lambda_d=lambda_d,
+        lambda_u=lambda_u,
     )
     return {"value": loss, "grad": g}
 
@@ -282,7 +289,7 @@ def _online_dpo(d, variant, beta):
     r = np.where(first, np.arange(P) + P, np.arange(P))
     s = np.where(d["mask"] > 0, d["logp"], 0.0).sum(1)
     s_ref = np.where(d["mask"] > 0, d["logp_ref"], 0.0).sum(1)
-    loss, (gc, gr) = dpo_loss(s[c], s[r], s_ref[c], s_ref[r], beta, variant)
+    loss, (gc, gr) = dpo_loss(s[c], s[r], s_ref[c], s_ref[r], beta, variant=variant)
     dseq = np.zeros(2 * P)
     dseq[c], dseq[r] = gc, gr
     return {"value": loss, "grad": token_grad(dseq, d["mask"])}
@@ -433,7 +440,13 @@ def _rloo_kl(d, beta):
 @_register
 def _dpo(d, variant, beta, label_smoothing=0.0):
     loss, (gc, gr) = dpo_loss(
-        d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant, label_smoothing
+        d["seq_c"],
+        d["seq_r"],
+        d["seq_ref_c"],
+        d["seq_ref_r"],
+        beta,
+        variant=variant,
+        label_smoothing=label_smoothing,
     )
     return {"value": loss, "grad": gc, "grad1": gr}
 
@@ -441,7 +454,7 @@ def _dpo(d, variant, beta, label_smoothing=0.0):
 @_register
 def _dpo_tokens(d, variant, beta):
     """DPO on the masked sums of the token log-probs, the gradient spread back over each response's tokens."""
-    loss, (gc, gr) = dpo_loss(d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant)
+    loss, (gc, gr) = dpo_loss(d["seq_c"], d["seq_r"], d["seq_ref_c"], d["seq_ref_r"], beta, variant=variant)
     return {"value": loss, "grad": token_grad(gc, d["mask_c"]), "grad1": token_grad(gr, d["mask_r"])}
 
 
@@ -450,7 +463,7 @@ def _reference_free(d, beta, variant, label_smoothing=0.0):
     s_c = np.where(d["mask_c"] > 0, d["logp_c"], 0.0).sum(1)
     s_r = np.where(d["mask_r"] > 0, d["logp_r"], 0.0).sum(1)
     zero = np.zeros_like(s_c)
-    loss, (gc, gr) = dpo_loss(s_c, s_r, zero, zero, beta, variant, label_smoothing)
+    loss, (gc, gr) = dpo_loss(s_c, s_r, zero, zero, beta, variant=variant, label_smoothing=label_smoothing)
     return {"value": loss, "grad": token_grad(gc, d["mask_c"]), "grad1": token_grad(gr, d["mask_r"])}
 
 
@@ -466,13 +479,13 @@ def _cpo_ipo(d, beta):
 
 @_register
 def _simpo(d, beta, gamma):
-    loss, (gc, gr) = simpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], beta, gamma)
+    loss, (gc, gr) = simpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], beta, gamma=gamma)
     return {"value": loss, "grad": gc, "grad1": gr}
 
 
 @_register
 def _orpo(d, lam):
-    loss, (gc, gr) = orpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], lam)
+    loss, (gc, gr) = orpo_loss(d["logp_c"], d["mask_c"], d["logp_r"], d["mask_r"], lam=lam)
     return {"value": loss, "grad": gc, "grad1": gr}
 
 

@@ -29,6 +29,7 @@ one sampled response per held-out problem: mean of sum_t (logp - logp_ref), and 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -43,6 +44,7 @@ import _network_rl  # noqa: E402
 from _claims import stated  # noqa: E402
 from _cli import integer, plot_path, quiet_pipe, real, record_path  # noqa: E402
 from _network_task import EQ, PLUS, P, T, V, accuracy, answers, digits, kl_entropy, prompts, split, verifier  # noqa: E402, F401
+from _record import NUMBERS, describe, stamp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD = "docs/records/network.txt"  # the full run, written by --record docs/records/network.txt
@@ -157,8 +159,9 @@ def full_run_summary(path=RECORD):
             text = f.read().splitlines()
     except OSError:
         return [f"(no record of the full run at {path})"]
-    cmd, _, when = (text[0].lstrip("$ ").strip() if text else path).partition("  (")
-    head = f"{cmd}, {when.rstrip(')')}" if when else cmd
+    cmd = text[0].lstrip("$ ").strip() if text else path
+    when = text[1].split(":")[0] if len(text) > 1 and text[1].startswith("recorded ") else ""  # date, commit
+    head = f"{cmd}, {when}" if when else cmd
     block = next((i for i, line in enumerate(text) if line.startswith("mean over ")), None)
     if block is None:
         return [f"(the record {path} has no mean over seeds)"]
@@ -209,6 +212,7 @@ def main(argv=None):
     if args.quick:
         args.seeds, args.sft_steps, args.rl_steps = 1, 100, 5
     label = run_label(args)
+    meta = stamp() if args.record else None  # the machine at the start of the run
     lines = []
 
     def emit(line):
@@ -273,10 +277,15 @@ def main(argv=None):
                 )
             )
     curves = {est: [r[est + " curve"] for r in runs] for est in args.estimators}
-    if args.record:
+    if args.record:  # the run, where it ran, how closely it reproduces, and the quick form's lines
+        quick = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--quick"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        quick = quick[quick.index("this quick run:") + 1 :]
         with open(args.record, "w") as f:
-            f.write(f"$ python examples/network.py  (recorded {time.strftime('%Y-%m-%d', time.gmtime())})\n")
-            f.write("\n".join(lines) + "\n")
+            f.write(f"$ python examples/network.py\n{describe(meta)}\nreproduces: {NUMBERS}\n")
+            f.write("\n".join(lines) + "\n$ python examples/network.py --quick  (this quick run:)\n")
+            f.write("\n".join(quick) + "\n")
         with open(os.path.splitext(args.record)[0] + "_curves.json", "w") as f:
             json.dump(curves, f)
     if args.plot:

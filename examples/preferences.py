@@ -141,10 +141,10 @@ class Population:
                 self.seq_ref[r],
                 beta,
                 loss_type,
-                eps,
-                fam.tau,
-                div,
-                fam.alpha,
+                label_smoothing=eps,
+                tau=fam.tau,
+                divergence=div,
+                alpha=fam.alpha,
                 weights=(1.0 - eps) * w + eps * self.w_rev if flip else w,
             )
             dseq = np.bincount(c, d_c, minlength=self.M) + np.bincount(r, d_r, minlength=self.M)  # (M,)
@@ -156,8 +156,8 @@ class Population:
                 self.seq_ref[c],
                 self.seq_ref[r],
                 beta,
-                "dpo" if name == "dpo" else "conservative",
-                0.0 if name == "dpo" else ls,
+                variant="dpo" if name == "dpo" else "conservative",
+                label_smoothing=0.0 if name == "dpo" else ls,
                 weights=w,
             )
             np.add.at(G, c, d_c[:, None] * R.mask[c])  # eq. (dpo): ds/dlogp_t = mask_t
@@ -171,7 +171,7 @@ class Population:
                 self.seq_ref[both],
                 desirable,
                 beta,
-                z0,
+                z0=z0,
                 weights=np.concatenate([w, w]) / 2,
             )
             np.add.at(G, both, d)
@@ -182,9 +182,9 @@ class Population:
                     *args, self.seq_ref[c], self.seq_ref[r], beta, average=name == "ipo_avg", weights=w
                 )
             elif name == "simpo":
-                loss, (d_c, d_r) = simpo_loss(*args, beta, gamma, weights=w)
+                loss, (d_c, d_r) = simpo_loss(*args, beta, gamma=gamma, weights=w)
             else:
-                loss, (d_c, d_r) = orpo_loss(*args, lam, weights=w)
+                loss, (d_c, d_r) = orpo_loss(*args, lam=lam, weights=w)
             np.add.at(G, c, d_c)
             np.add.at(G, r, d_r)
         return loss, policy.backward(R.states, R.tokens, R.mask, G)

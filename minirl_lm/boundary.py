@@ -1,5 +1,7 @@
-"""The declared boundary: a public function states its arguments' contracts beside its signature,
-and this one engine applies them. The function's body is then the math alone.
+"""The declared boundary: one engine applies the contracts each function declares beside it.
+
+A public function states its arguments' contracts beside its signature, and this engine applies
+them. The function's body is then the math alone.
 
     @boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, agg=one_of(AGGS), max_len=MAX_LEN,
               where=[longest_response], returns="loss dloss_dlogp")
@@ -62,7 +64,7 @@ def boundary(where=(), returns="", **kinds):
             numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
             return finite(out, f.__name__, returns.split(), numeric)
 
-        checked.core = f
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
         return checked
 
     return declare

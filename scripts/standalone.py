@@ -33,8 +33,10 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
+import textwrap
 import tokenize
 from pathlib import Path
 
@@ -494,6 +496,8 @@ def _build(name, pkg_dir):
         if mod.doc:
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
+        if m == ENGINE:
+            block += [f"#   {line}" for line in ENGINE_NOTE]
         block.append(f"# {'-' * 94}")
         declared, consts, prev = mod.declared(), mod.constants(), None
         for node in sorted(picked[m].values(), key=lambda n: n.lineno):
@@ -503,6 +507,8 @@ def _build(name, pkg_dir):
                 constants.extend(_rename(mod.segment(node), renames.get(m, {})))
                 continue
             lines = _rename(mod.segment(node), renames.get(m, {}))
+            if m != name:  # a part's or the engine's functions keep their first sentence; the rest of
+                lines = _summarized(mod, node, lines)  # their documentation is in the package's file
             # assignments on consecutive lines of the file stay together, as they are there
             together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
             block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
@@ -547,6 +553,40 @@ def _build(name, pkg_dir):
     text = text.rstrip() + "\n"
     compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
+
+
+# What a copy says of the engine in place of its docstrings (they are in the package's file).
+ENGINE_NOTE = (
+    "A declared function binds its arguments by keyword, reads each with its kind (a valid form",
+    "comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or",
+    "ValueError starting with the argument's name), checks the relations, runs the body, and",
+    "refuses a non-finite result with one ValueError naming the function. `f.core` is the body.",
+)
+
+
+def _summarized(mod, node, lines):
+    """The source `lines` of `node` (a segment of `mod`) with each function's docstring cut to its
+    first sentence."""
+    out = list(lines)
+    at = 0  # the docstrings come in order: each is looked up after the previous one
+    for sub in sorted(ast.walk(node), key=lambda n: getattr(n, "lineno", 0)):
+        body = getattr(sub, "body", None)
+        if not (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and body and _is_docstring(body[0])):
+            continue
+        doc = body[0]
+        if doc.lineno == doc.end_lineno:
+            continue  # one line already
+        text = " ".join(ast.get_docstring(sub).split())
+        cut = re.search(r"(?<!\beq)(?<!e\.g)(?<!i\.e)\.(\s+[A-Z]|$)", text)  # a sentence's end
+        first = text[: cut.start() + 1] if cut else text
+        indent = " " * doc.col_offset
+        wrapped = textwrap.wrap(first, 100 - len(indent) - 6) or [""]
+        wrapped[0] = '"""' + wrapped[0]
+        wrapped[-1] += '"""'
+        i = out.index(mod.lines[doc.lineno - 1], at)
+        out[i : i + doc.end_lineno - doc.lineno + 1] = [indent + w for w in wrapped]
+        at = i + len(wrapped)
+    return out
 
 
 def _adjacent(mod, a, b):

@@ -146,16 +146,3 @@ def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
     return [value]
-
-
-def finite_loss(loss, grads, name):
-    """The preference losses' guard: a log-prob argument `name` gets the log-prob message, any
-    other (a coefficient, the weights) `finite_result`'s."""
-    if not name.startswith("logp"):
-        return finite_result((loss, grads), name, "the loss")
-    if not (np.isfinite(loss) and all(np.isfinite(g).all() for g in grads)):
-        raise ValueError(
-            f"{name}: expected log-probs for which the loss is finite, got a "
-            f"non-finite loss or gradient (loss {loss})"
-        )
-    return loss, grads

@@ -43,13 +43,12 @@ Stability: `-log sigma(z) = logaddexp(0, -z)` and `sigma(z) = exp(-logaddexp(0, 
 saturate at exactly 0 or `+-beta w_p`: `+-beta / P` with the default weights (the mean over `P`
 pairs). Deviations: the loss is a weighted sum over pairs (mean by default), so a population
 loss is the same function with weights; label smoothing is accepted by the conservative variant
-only. Demonstrated by `pytest tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
+only. A loss or gradient beyond float64 is one ValueError
+naming the function and the range of its inputs. Demonstrated by `pytest
+tests/direct/test_dpo.py` (the stationarity of the tilted optimum).
 
-Imports NumPy, `minirl_lm.core.checks` and `minirl_lm.core.ops` only.
-
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (defaults in parentheses; `docs/next.md` in the minirl_lm repository
+keeps the versions and maps the rest, file by file):
 
 ```text
 beta                    TRL DPOConfig.beta (0.1); OpenRLHF train_dpo --model.beta (0.1); verl:
@@ -65,14 +64,31 @@ variant="conservative"  OpenRLHF --model.label_smoothing (0.0); TRL CPOTrainer "
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import MASK, POSITIVE, array, boundary, generator, number, one_of, optional, simplex
 from minirl_lm.core.ops import sigmoid
-from minirl_lm.core.validate import culprit, largest
-from minirl_lm.direct.checks import bt_pairs, bt_sample_args, dpo_args, reward_table_pairs, token_grad_args
+from minirl_lm.core.validate import MAX_DRAWS
+
+__all__ = [
+    "SEQ",
+    "WEIGHTS",
+    "PAIRS",
+    "bradley_terry_loss",
+    "reward_table_loss",
+    "dpo_loss",
+    "token_grad",
+    "bt_sample_preferences",
+]
+
+SEQ = array("P")  # one number per pair: a sequence log-prob, a reward
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative pair weights; None: 1/P each, the mean
+PAIRS = dict(seq_logp_c=SEQ, seq_logp_r=SEQ, seq_logp_ref_c=SEQ, seq_logp_ref_r=SEQ, beta=POSITIVE)  # family's too
+IDS = array("P", integer=True, low=0)
+VARIANTS = ("dpo", "ipo", "conservative")
 
 # ---------------------------------------------------------------- Bradley-Terry, eq. (bradley_terry)
 
 
+@boundary(r_chosen=SEQ, r_rejected=SEQ, returns="loss gradient")
 def bradley_terry_loss(r_chosen, r_rejected):
     """Mean Bradley-Terry negative log-likelihood of `P` pairs and its gradient, eq. (bradley_terry).
 
@@ -82,24 +98,30 @@ def bradley_terry_loss(r_chosen, r_rejected):
 
     Returns:
         `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss beyond float64 (named after the function).
     """
-    r_c, r_r = bt_pairs(r_chosen, r_rejected)
-    # m is finite or +-inf (finite inputs), never NaN, and so are softplus(-m) and sigma(-m):
-    # no invalid operation can occur here, only overflow
-    with np.errstate(over="ignore"):
-        loss, dm = _bt(r_c - r_r)  # (P,) reward margin
-    return finite_result(
-        (loss, (dm, -dm)), largest(r_chosen=r_c, r_rejected=r_r), "the margin r_chosen - r_rejected"
-    )  # dm/dr_c = 1, dm/dr_r = -1
+    loss, dm = _bt(r_chosen - r_rejected)  # (P,) reward margin
+    return loss, (dm, -dm)  # dm/dr_c = 1, dm/dr_r = -1
 
 
 def _bt(m):
-    """Trusted core: the mean of softplus(-m) over the margins m (P,) and its gradient in m."""
+    """The mean of softplus(-m) over the margins m (P,) and its gradient in m."""
     loss = np.logaddexp(0.0, -m).mean()  # eq. (bradley_terry): mean softplus(-m)
     dm = -sigmoid(-m) / m.size  # (P,) d softplus(-m)/dm = -sigma(-m)
     return float(loss), dm
 
 
+def _ids_in_table(r_phi, prompt, chosen, rejected):
+    """Every pair's ids address an entry of the `(N, Y)` table."""
+    for name, ids, axis in (("prompt", prompt, 0), ("chosen", chosen, 1), ("rejected", rejected, 1)):
+        if ids.max() >= r_phi.shape[axis]:
+            n = r_phi.shape[axis]
+            return f"{name}: expected ids < {n} ({'rows' if axis == 0 else 'columns'} of r_phi), got {ids.max()}"
+
+
+@boundary(r_phi=array("N Y"), prompt=IDS, chosen=IDS, rejected=IDS, where=[_ids_in_table], returns="loss dr_phi")
 def reward_table_loss(r_phi, prompt, chosen, rejected):
     """Bradley-Terry loss of a tabular reward model `R_phi` and its gradient on the table.
 
@@ -113,13 +135,12 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 
     Returns:
         `(loss, dr_phi)`: a float and the `(N, Y)` gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss beyond float64 (named after the function).
     """
-    r_phi, prompt, chosen, rejected = reward_table_pairs(r_phi, prompt, chosen, rejected)
-    with np.errstate(over="ignore"):  # a difference of finite entries: no NaN
-        m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
-        loss, dm = _bt(m)
-    finite_result(m, "r_phi", "the reward margins")
-    finite_result(loss, "r_phi", "the mean loss")  # P margins near -1e308 overflow their sum
+    m = r_phi[prompt, chosen] - r_phi[prompt, rejected]  # (P,)
+    loss, dm = _bt(m)
     dr_phi = np.zeros_like(r_phi)  # (N, Y)
     np.add.at(dr_phi, (prompt, chosen), dm)  # scatter: repeated pairs accumulate
     np.add.at(dr_phi, (prompt, rejected), -dm)  # dm/dr_r = -1
@@ -129,8 +150,30 @@ def reward_table_loss(r_phi, prompt, chosen, rejected):
 # ---------------------------------------------------------------- DPO and variants, eq. (dpo)
 
 
+def _smoothing_variant(label_smoothing, variant):
+    """Label smoothing belongs to the conservative variant."""
+    if label_smoothing != 0.0 and variant != "conservative":
+        return f"label_smoothing: expected 0 unless variant='conservative', got {label_smoothing} with {variant=}"
+
+
+@boundary(
+    **PAIRS,
+    variant=one_of(VARIANTS),
+    label_smoothing=number(0.0, 0.5),
+    weights=WEIGHTS,
+    where=[_smoothing_variant],
+    returns="loss gradient",
+)
 def dpo_loss(
-    seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant="dpo", label_smoothing=0.0, weights=None
+    seq_logp_c,
+    seq_logp_r,
+    seq_logp_ref_c,
+    seq_logp_ref_r,
+    beta,
+    *,
+    variant="dpo",
+    label_smoothing=0.0,
+    weights=None,
 ):
     """DPO, IPO or conservative DPO on the sequence log-probs of `P` pairs, and its gradient.
 
@@ -148,30 +191,16 @@ def dpo_loss(
         `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
 
     Raises:
-        ValueError: no pairs, mismatched shapes, `label_smoothing` with a variant other than
-            `"conservative"`, or a non-finite result (named after the argument that drove it).
+        ValueError: a bad argument (named; `label_smoothing` with a variant other than
+            `"conservative"` too), or a loss or gradient beyond float64 (named after the
+            function, with the range of its inputs).
     """
-    lc, lr, lrc, lrr, beta, ls, w = dpo_args(
-        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, variant, label_smoothing, weights
-    )
-    with np.errstate(over="ignore", invalid="ignore"):
-        h = (lc - lrc) - (lr - lrr)  # (P,) log-ratio margin
-    logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
-    finite_result(h, logps, "the log-ratio margin h")
-    loss, dseq_c = _dpo(h, beta, w, logps, variant, ls)
-    return loss, (dseq_c, -dseq_c)  # dh/dlogp_r = -1
-
-
-def _dpo(h, beta, w, h_name, variant="dpo", ls=0.0):
-    """Trusted core: the weighted loss of eq. (dpo) / (ipo) / (cdpo) and dloss/dh (P,) from finite
-    margins h (P,). An overflow names beta or `h_name` (the log-probs behind h), whichever is the
-    larger against the other, or the weights if every pair's term is finite."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        l, dh = _dpo_terms(h, beta, variant, ls)
-        loss, dseq_c = float(np.sum(w * l)), w * dh  # (P,) dh/dlogp_c = 1
-    scale = 1.0 / (2.0 * beta) if variant == "ipo" else beta  # beta's size in e or in z
-    drove = "beta" if scale >= np.abs(h).max() else h_name
-    return finite_result((loss, dseq_c), culprit((drove, (l, dh)), "weights"), "the loss")
+    P = seq_logp_c.size
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
+    h = (seq_logp_c - seq_logp_ref_c) - (seq_logp_r - seq_logp_ref_r)  # (P,) log-ratio margin
+    l, dh = _dpo_terms(h, beta, variant, label_smoothing)
+    dseq_c = w * dh  # (P,) dh/dlogp_c = 1
+    return float(np.sum(w * l)), (dseq_c, -dseq_c)  # dh/dlogp_r = -1
 
 
 def _dpo_terms(h, beta, variant, ls):
@@ -188,6 +217,7 @@ def _dpo_terms(h, beta, variant, ls):
     return l, beta * dl  # dz/dh = beta
 
 
+@boundary(dseq=array("B"), mask=MASK, returns="dloss_dlogp")
 def token_grad(dseq, mask):
     """Spread a sequence-log-prob gradient over tokens: `dloss/dlogp[b, t] = dseq[b] mask[b, t]`.
 
@@ -195,18 +225,25 @@ def token_grad(dseq, mask):
 
     Args:
         dseq: `(B,)` gradient with respect to the sequence log-probs.
-        mask: `(B, T)` 0/1 float mask.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
         `(B, T)` `dloss_dlogp`, 0 at padding.
     """
-    dseq, mask = token_grad_args(dseq, mask)
     return dseq[:, None] * mask  # (B, T), finite: mask is 0/1
 
 
 # ---------------------------------------------------------------- preference data
 
 
+@boundary(
+    reward=array("N Y"),
+    mu=simplex("N Y"),
+    n_pairs=number(1, MAX_DRAWS, integer=True),
+    rng=generator,
+    mu0=optional(simplex("N")),
+    returns=None,  # ids
+)
 def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
     """Sample preference pairs from a Bradley-Terry model of a known reward.
 
@@ -227,15 +264,15 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         reward: `(N, Y)` the reward `R(x, y)`.
         mu: `(N, Y)` the distribution `q` the two responses are drawn from (a policy's or
             `pi_ref`'s probabilities, rows summing to 1).
-        n_pairs: the number of pairs, `1 <= P <= checks.MAX_DRAWS` (an addressable array).
+        n_pairs: the number of pairs, `1 <= P <= core.validate.MAX_DRAWS` (an addressable array).
         rng: the `np.random.Generator` to draw from.
         mu0: `(N,)` the prompt distribution `mu_0`, uniform by default.
 
     Returns:
         `(prompt, chosen, rejected)`, each `(n_pairs,)` int64.
     """
-    reward, mu, n_pairs, rng, mu0 = bt_sample_args(reward, mu, n_pairs, rng, mu0)
     N, Y = reward.shape
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else mu0  # (N,)
 
     x = rng.choice(N, size=n_pairs, p=mu0)  # (P,)
     a = np.empty(n_pairs, dtype=np.int64)
@@ -244,6 +281,5 @@ def bt_sample_preferences(reward, mu, n_pairs, rng, mu0=None):
         at = np.flatnonzero(x == n)
         a[at] = rng.choice(Y, size=at.size, p=mu[n])
         b[at] = rng.choice(Y, size=at.size, p=mu[n])
-    with np.errstate(over="ignore"):  # a margin beyond float64: sigma(+-inf) = 1 or 0
-        a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry)
+    a_wins = rng.random(n_pairs) < sigmoid(reward[x, a] - reward[x, b])  # eq. (bradley_terry); sigma(+-inf) = 1, 0
     return x, np.where(a_wins, a, b), np.where(a_wins, b, a)

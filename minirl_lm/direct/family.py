@@ -43,7 +43,8 @@ apo_down   dl/dh_c = beta (sigma'(u_c) - sigma'(z));  dl/dh_r = beta sigma'(z), 
 and `dh/dlogp = 1` for the policy's sequence log-probs (the reference's are data): `dpo.token_grad`
 spreads each over its response's tokens. The loss is the weighted sum over pairs (the mean by
 default). DiscoPOP's `e^(-z) m` is computed as `exp(-z - softplus(-z/tau))`, finite where the
-product is. A loss or gradient beyond float64 is a ValueError naming the argument that drove it.
+product is. A loss or gradient beyond float64 is one ValueError naming the function and the range
+of its inputs.
 
 Where each lands (population pairs from `pi_ref`, Bradley-Terry labels; derived on the page
 "Preferences beyond DPO", computed by `python examples/preferences.py`): sigmoid with an
@@ -54,25 +55,55 @@ constant per prompt; APO-zero has no interior optimum (nor, on the page's task, 
 is a linear program (its vertex is found exactly there); EXO and DiscoPOP land elsewhere, with no
 closed form.
 
-Names in TRL 1.16.0 (`DPOConfig.loss_type`, `trl/trainer/dpo_trainer.py`; defaults in
-parentheses, not results of this library): `loss_type` is TRL's name; `label_smoothing` (0.0),
-`tau` is `discopop_tau` (0.05), `divergence` is `f_divergence_type` ("reverse_kl"), `alpha` is
-`f_alpha_divergence_coef` (0.5). Imports NumPy, the checks, `core.ops` and `family_div`.
+Names in TRL (`DPOConfig`; defaults in parentheses, `docs/next.md` keeps the version and the
+files): `loss_type` is TRL's name; `label_smoothing` (0.0), `tau` is `discopop_tau` (0.05),
+`divergence` is `f_divergence_type` ("reverse_kl"), `alpha` is `f_alpha_divergence_coef` (0.5).
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import POSITIVE, boundary, number, one_of
 from minirl_lm.core.ops import sigmoid
-from minirl_lm.core.validate import culprit, largest
-from minirl_lm.direct.checks import family_args
-from minirl_lm.direct.family_div import _f_score
+from minirl_lm.direct.dpo import PAIRS, WEIGHTS
+from minirl_lm.direct.family_div import DIVERGENCES, f_score
+
+__all__ = ["MARGIN", "RESPONSE", "LOSS_TYPES", "dpo_family_loss"]
 
 MARGIN = ("sigmoid", "hinge", "robust", "exo_pair", "discopop")  # TRL allows an f-divergence
 RESPONSE = ("bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")  # reverse_kl only
 LOSS_TYPES = MARGIN + RESPONSE
 
 
+def _smoothing_of_loss(label_smoothing, loss_type):
+    """`eps` in `[0, 0.5)` for robust, `(0, 0.5]` for exo_pair, 0 for every other loss."""
+    ok = {"robust": label_smoothing < 0.5, "exo_pair": label_smoothing > 0.0}.get(
+        loss_type, label_smoothing == 0.0
+    )
+    if not ok:
+        want = {"robust": "in [0, 0.5)", "exo_pair": "in (0, 0.5]"}.get(loss_type, "0")
+        return f"label_smoothing: expected {want} with loss_type={loss_type!r}, got {label_smoothing}"
+
+
+def _divergence_of_loss(divergence, loss_type):
+    """An f-divergence only with a margin loss."""
+    if divergence != "reverse_kl" and loss_type not in MARGIN:
+        return (
+            f"divergence: expected 'reverse_kl' with loss_type={loss_type!r} (an f-divergence only with "
+            f"{', '.join(MARGIN)}), got {divergence!r}"
+        )
+
+
+@boundary(
+    **PAIRS,
+    loss_type=one_of(LOSS_TYPES),
+    label_smoothing=number(0.0, 0.5),
+    tau=POSITIVE,
+    divergence=one_of(DIVERGENCES),
+    alpha=number(),
+    weights=WEIGHTS,
+    where=[_smoothing_of_loss, _divergence_of_loss],
+    returns="loss gradient",
+)
 def dpo_family_loss(
     seq_logp_c,
     seq_logp_r,
@@ -80,6 +111,7 @@ def dpo_family_loss(
     seq_logp_ref_r,
     beta,
     loss_type,
+    *,
     label_smoothing=0.0,
     tau=0.05,
     divergence="reverse_kl",
@@ -106,32 +138,22 @@ def dpo_family_loss(
         `(loss, (dloss_dseq_c, dloss_dseq_r))`: a float and two `(P,)` gradients.
 
     Raises:
-        ValueError: no pairs, mismatched shapes, an option outside its loss, or a non-finite
-            result (named after the argument that drove it).
+        ValueError: a bad argument (named; an option outside its loss too), or a loss or
+            gradient beyond float64 (named after the function, with the range of its inputs).
     """
-    lc, lr, lrc, lrr, beta, ls, tau, alpha, w = family_args(
-        seq_logp_c, seq_logp_r, seq_logp_ref_c, seq_logp_ref_r, beta, loss_type, label_smoothing, tau, divergence,
-        alpha, weights, LOSS_TYPES, MARGIN,
-    )  # fmt: skip
-    with np.errstate(over="ignore", invalid="ignore"):
-        h_c, h_r = lc - lrc, lr - lrr  # (P,) sequence log-ratios
-        l, d_c, d_r = _family_terms(h_c, h_r, beta, loss_type, ls, tau, divergence, alpha)
-        loss = float(np.sum(w * l))
-        d_c, d_r = w * d_c, w * d_r  # (P,)
-    logps = largest(seq_logp_c=lc, seq_logp_r=lr, seq_logp_ref_c=lrc, seq_logp_ref_r=lrr)
-    finite_result((h_c, h_r), logps, "the log-ratios h_c, h_r")
-    # past the log-ratios, an overflow comes from beta (or 1/beta) or from the log-ratios' size
-    drove = "beta" if max(beta, 1.0 / beta) >= max(np.abs(h_c).max(), np.abs(h_r).max()) else logps
-    finite_result((loss, (d_c, d_r)), culprit((drove, (l, d_c, d_r)), "weights"), "the loss")
-    return loss, (d_c, d_r)
+    P = seq_logp_c.size
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
+    h_c, h_r = seq_logp_c - seq_logp_ref_c, seq_logp_r - seq_logp_ref_r  # (P,) sequence log-ratios
+    l, d_c, d_r = _family_terms(h_c, h_r, beta, loss_type, label_smoothing, tau, divergence, alpha)
+    return float(np.sum(w * l)), (w * d_c, w * d_r)  # (P,)
 
 
 def _family_terms(h_c, h_r, beta, loss_type, ls, tau, divergence, alpha):
-    """Trusted core: per pair (l, dl/dh_c, dl/dh_r) (P,) of eq. (slic) ... (apo_down)."""
+    """Per pair (l, dl/dh_c, dl/dh_r) (P,) of eq. (slic) ... (apo_down)."""
     if loss_type in RESPONSE:
         return _response_terms(h_c, h_r, beta, loss_type)
-    s_c, ds_c = _f_score(h_c, divergence, alpha)  # eq. (f_score)
-    s_r, ds_r = _f_score(h_r, divergence, alpha)
+    s_c, ds_c = f_score.core(h_c, divergence, alpha)  # eq. (f_score)
+    s_r, ds_r = f_score.core(h_r, divergence, alpha)
     z = beta * (s_c - s_r)  # (P,) the implicit reward margin
     l, dz = _margin_terms(z, loss_type, ls, tau)
     return l, dz * beta * ds_c, -dz * beta * ds_r  # dz/dh_c = beta s'(h_c), dz/dh_r = -beta s'(h_r)

@@ -17,7 +17,7 @@ alpha_divergence  f'(t) = (t^(a-1) - 1) / (a - 1)     s = (e^((a-1) h) - 1)/(a-1
 `h`, as TRL falls back to reverse_kl.) The margin of a pair is `s(h_c) - s(h_r)`; `family.py`
 puts it into the losses that TRL allows an f-divergence for. Deviation from TRL: the exponent of
 the alpha score is not clamped at 80 (TRL clamps it so that float32 stays finite); float64 only
-fails beyond about 709, and then the finite guard names the log-probs.
+fails beyond about 709, and then the loss that uses the score raises (its one finite check).
 
 **TR-DPO.** The reference is not frozen: every `tau` optimizer steps it is pulled towards the
 policy, in parameters, `theta_ref <- (1 - alpha) theta_ref + alpha theta`, eq. (tr_dpo_sync). On
@@ -25,8 +25,7 @@ a tabular softmax that is a per-state geometric mixture of the two next-token di
 An entry that is `-inf` (an impossible token) in either table stays `-inf` unless its weight is
 0.
 
-Names in the frameworks (TRL 1.16.0, `trl/trainer/dpo_trainer.py`, `trl/trainer/callbacks.py`;
-defaults in parentheses, not results of this library):
+Names in TRL (defaults in parentheses; `docs/next.md` keeps the version and the files):
 
 ```text
 divergence          TRL DPOConfig.f_divergence_type ("reverse_kl")
@@ -35,24 +34,57 @@ sync_reference      TRL DPOConfig.sync_ref_model (False), ref_model_mixup_alpha 
                     ref_model_sync_steps (512): SyncRefModelCallback._sync_target_model
 ```
 
-Demonstrated by `python examples/preferences.py` (the rows fdpo_* and tr_dpo). Imports NumPy and
-the checks only.
+Demonstrated by `python examples/preferences.py` (the rows fdpo_* and tr_dpo).
 """
 
 import numpy as np
 
+from minirl_lm.boundary import array, boundary, number, one_of
 from minirl_lm.core.ops import sigmoid
-from minirl_lm.direct.checks import sync_args
+
+__all__ = ["DIVERGENCES", "f_score", "sync_reference"]
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 
 
-def _f_score(h, divergence, alpha):
-    """Trusted core: the score s(h) and ds/dh, eq. (f_score), of log-ratios h (P,). Overflow of
-    exp is left to the caller's finite guard (errstate ignored there)."""
+def _logits(*shapes):
+    """A kind: a float64 table of one of `shapes` whose entries are finite or `-inf` (an
+    impossible token); NaN and `+inf` are refused, as `array` refuses them."""
+    finite = array(*shapes)
+
+    def read(x, name, dims):
+        try:
+            raw = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting: refused by `finite`
+            raw = None
+        if raw is None or raw.dtype.kind != "f" or not np.isneginf(raw).any():
+            return finite(x, name, dims)
+        impossible = np.isneginf(raw)
+        table = finite(np.where(impossible, 0.0, raw), name, dims)
+        table[impossible] = -np.inf
+        return table
+
+    return read
+
+
+@boundary(h=array("P"), divergence=one_of(DIVERGENCES), alpha=number(), returns="s ds_dh")
+def f_score(h, divergence, alpha=0.5):
+    """The score `s(h)` of an f-divergence and `ds/dh`, eq. (f_score), at the log-ratios `h`.
+
+    Args:
+        h: `(P,)` sequence log-ratios `log pi(y|x) - log pi_ref(y|x)`.
+        divergence: one of `DIVERGENCES`.
+        alpha: the alpha-divergence's coefficient (a real number; `|alpha - 1| < 1e-6` is
+            reverse_kl).
+
+    Returns:
+        `(s, ds_dh)`: two `(P,)` arrays.
+
+    Raises:
+        ValueError: a bad argument (named), or a score beyond float64 (named after the function).
+    """
     if divergence == "forward_kl":
-        e = np.exp(-h)  # (P,) 1/t
-        return -np.expm1(-h), e  # s = 1 - 1/t;  ds/dh = e^(-h)
+        return -np.expm1(-h), np.exp(-h)  # s = 1 - 1/t;  ds/dh = e^(-h) = 1/t
     if divergence == "js_divergence":
         return np.log(2.0) - np.logaddexp(0.0, -h), sigmoid(-h)  # log 2 + log sigma(h)
     if divergence == "alpha_divergence" and abs(alpha - 1.0) >= 1e-6:
@@ -61,19 +93,21 @@ def _f_score(h, divergence, alpha):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
+@boundary(theta_ref=_logits("S V"), theta=_logits("S V"), mixup=number(0.0, 1.0), returns=None)
 def sync_reference(theta_ref, theta, mixup):
     """TR-DPO's soft update of the reference, eq. (tr_dpo_sync): `(1 - alpha) theta_ref + alpha theta`.
 
     Args:
         theta_ref: `(S, V)` the reference's logits (`-inf` for an impossible token allowed).
-        theta: `(S, V)` the policy's logits.
+        theta: `(S, V)` the policy's logits (`-inf` allowed).
         mixup: `alpha` in `[0, 1]` (TRL's `ref_model_mixup_alpha`); 0 keeps the reference,
             1 copies the policy.
 
     Returns:
-        `(S, V)` the new reference logits (a new array; the inputs are not written).
+        `(S, V)` the new reference logits (a new array; the inputs are not written). An entry
+        is `-inf` where a table with a positive weight has `-inf` (its result may hold `-inf`:
+        not checked for finiteness); never NaN or `+inf`.
     """
-    theta_ref, theta, alpha = sync_args(theta_ref, theta, mixup)
-    a = (1.0 - alpha) * theta_ref if alpha < 1.0 else np.zeros_like(theta)  # (S, V) a weight 0 drops -inf
-    b = alpha * theta if alpha > 0.0 else np.zeros_like(theta)  # (S, V)
+    a = (1.0 - mixup) * theta_ref if mixup < 1.0 else np.zeros_like(theta)  # (S, V) a weight 0 drops -inf
+    b = mixup * theta if mixup > 0.0 else np.zeros_like(theta)  # (S, V)
     return a + b  # eq. (tr_dpo_sync); -inf + finite = -inf, -inf + -inf = -inf: no NaN

@@ -44,20 +44,18 @@ chosen tokens of the batch, which is the same when the chosen responses have equ
 needs `a < 0`: a response of probability 1 has infinite odds, and an empty response has
 probability 1; both raise. A tie (the same response as chosen and rejected) gives a constant
 margin and no gradient through the margin (ORPO's NLL still pulls on it). Every loss rejects a
-non-finite result with a ValueError naming the argument that drove it (the log-probs, a
-coefficient or the weights).
+non-finite result with one ValueError naming the function and the range of its inputs.
 
 Online DPO (`online_dpo_step`): two responses per prompt from the current policy, a label drawn
 with the probability a judge gives (`bradley_terry_judge` of a known reward:
 `sigma(r(x, y_a) - r(x, y_b))`, eq. (bradley_terry)), one DPO step, eq. (dpo). A call that
-raises leaves `policy.theta` and the generator as they were.
+raises leaves `policy.theta`, the generator and the environment's ids as they were.
 
 Demonstrated by `python examples/preferences.py` (where each loss lands against the tilted
-optimum). Imports NumPy, minirl_lm.core.checks, minirl_lm.core.ops and minirl_lm.direct.dpo.
+optimum).
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (defaults in parentheses; `docs/next.md` in the minirl_lm repository
+keeps the versions and maps the rest, file by file):
 
 ```text
 ipo_loss average        TRL DPOTrainer loss_type="ipo" (average=True); OnlineDPOTrainer "ipo"
@@ -72,35 +70,132 @@ online_dpo_step         TRL OnlineDPOTrainer (hard labels); verl and OpenRLHF: n
 
 import numpy as np
 
-from minirl_lm.core.checks import callable_check, finite_result, real_result
-from minirl_lm.core.ops import sigmoid
-from minirl_lm.core.validate import culprit, finite_loss, largest
-from minirl_lm.direct.checks import (
-    ipo_args,
-    kto_args,
-    online_dpo_args,
-    orpo_args,
-    probability_result,
-    simpo_args,
+from minirl_lm.boundary import (
+    COUNT,
+    MASK,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
+    array,
+    boundary,
+    finite,
+    flag,
+    function,
+    generator,
+    has,
+    number,
+    optional,
 )
-from minirl_lm.direct.dpo import _dpo
+from minirl_lm.core.ops import sigmoid
+from minirl_lm.core.validate import MAX_DRAWS
+from minirl_lm.direct.dpo import SEQ, WEIGHTS, dpo_loss
+
+__all__ = ["ipo_loss", "simpo_loss", "orpo_loss", "kto_loss", "bradley_terry_judge", "online_dpo_step"]
+
+# the chosen and the rejected responses of P pairs, each side its own width
+PAIR_TOKENS = dict(
+    logp_c=array("P Tc"),
+    mask_c=array("P Tc", values=(0.0, 1.0)),
+    logp_r=array("P Tr"),
+    mask_r=array("P Tr", values=(0.0, 1.0)),
+)
+REWARD = number()  # what a grader returns: a finite real number
+PROBABILITY = number(0.0, 1.0)  # what a judge returns
+
+
+def _log_probs(logp, mask, name):
+    if (logp[mask > 0] > 0).any():
+        return f"{name}: expected log-probs <= 0 on real tokens, got max {logp[mask > 0].max()}"
+
+
+def _chosen_log_probs(logp_c, mask_c):
+    """The chosen responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp_c, mask_c, "logp_c")
+
+
+def _rejected_log_probs(logp_r, mask_r):
+    """The rejected responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp_r, mask_r, "logp_r")
+
+
+def _response_log_probs(logp, mask):
+    """The responses' trained tokens have log-probs <= 0."""
+    return _log_probs(logp, mask, "logp")
+
+
+def _finite_odds(logp, mask, name):
+    n = mask.sum(axis=1)  # (P,)
+    if (n == 0).any():
+        return (
+            f"{name}: expected nonempty responses for ORPO (an empty response has probability 1), "
+            f"got an empty one at pair {int(np.argmin(n))}"
+        )
+    one = ((logp == 0) | (mask == 0)).all(axis=1)  # (P,) log pi(y) = 0: s >= 0
+    if one.any():
+        return (
+            f"{name}: expected a mean log-prob < 0 for ORPO (probability 1 has infinite odds), "
+            f"got 0 at pair {int(np.argmax(one))}"
+        )
+
+
+def _chosen_odds(logp_c, mask_c):
+    """ORPO's chosen responses are nonempty, of mean log-prob < 0 (finite odds)."""
+    return _finite_odds(logp_c, mask_c, "logp_c")
+
+
+def _rejected_odds(logp_r, mask_r):
+    """ORPO's rejected responses are nonempty, of mean log-prob < 0 (finite odds)."""
+    return _finite_odds(logp_r, mask_r, "logp_r")
+
+
+def _bools(*shapes):
+    """A kind: a bool array of one of `shapes` (not 0/1 numbers)."""
+    shaped = array(*shapes, integer=True)
+
+    def read(x, name, dims):
+        try:
+            dtype = None if isinstance(x, (str, bytes)) else np.asarray(x).dtype
+        except (ValueError, TypeError, OverflowError):  # ragged nesting
+            dtype = None
+        if dtype != np.bool_:
+            got = type(x).__name__ + ("" if dtype is None else f" of dtype {dtype}")
+            raise TypeError(f"{name}: expected a bool array, got {got}")
+        return shaped(x, name, dims).astype(bool)
+
+    return read
+
+
+def _pair_result(fname, loss, d_c, d_r, **inputs):
+    """`(loss, (d_c, d_r))`, checked as the engine checks a result (`returns=None` in the
+    declaration: the two gradients may differ in width, which the engine's check cannot stack)."""
+    finite((loss, d_c, d_r), fname, ["loss", "dloss_dlogp_c", "dloss_dlogp_r"], inputs)
+    return loss, (d_c, d_r)
 
 
 def _seq(logp, mask):
-    """Masked sums s (B,) and lengths n (B,) of checked log-probs; padding ignored. A sum beyond
-    float64 is -inf, named by the caller's guard."""
-    with np.errstate(over="ignore"):
-        return np.where(mask > 0, logp, 0.0).sum(axis=1), mask.sum(axis=1)
+    """Masked sums s (B,) and lengths n (B,) of read log-probs; padding ignored."""
+    return np.where(mask > 0, logp, 0.0).sum(axis=1), mask.sum(axis=1)
 
 
 # ---------------------------------------------------------------- IPO, eq. (ipo) and eq. (ipo_avg)
 
 
-def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average=False, weights=None):
+@boundary(
+    **PAIR_TOKENS,
+    seq_logp_ref_c=SEQ,
+    seq_logp_ref_r=SEQ,
+    beta=POSITIVE,
+    average=flag,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
+)
+def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, *, average=False, weights=None):
     """IPO on summed log-ratios, eq. (ipo), or on length-averaged ones (TRL's), eq. (ipo_avg).
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta.
+        logp_c: (P, T_c) token log-probs of the chosen responses under pi_theta (<= 0 on
+            trained tokens).
         mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed: `s` and `n` count
             the trained tokens).
         logp_r: (P, T_r) token log-probs of the rejected responses.
@@ -115,35 +210,40 @@ def ipo_loss(logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, bet
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`, zero at padding.
 
     Raises:
-        ValueError: bad shapes, masks, beta, weights, or a non-finite result (named after the
-            log-probs, beta or the weights, whichever drove it).
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, ref_c, ref_r, beta, w = ipo_args(
-        logp_c, mask_c, logp_r, mask_r, seq_logp_ref_c, seq_logp_ref_r, beta, average, weights
-    )
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c = np.maximum(n_c, 1.0) if average else np.ones_like(n_c)  # (P,) divisor of s and s_ref
     k_r = np.maximum(n_r, 1.0) if average else np.ones_like(n_r)
     # eq. (ipo) / eq. (ipo_avg): the same regression, on summed or averaged log-ratios
-    with np.errstate(over="ignore", invalid="ignore"):
-        h = (s_c / k_c - ref_c / k_c) - (s_r / k_r - ref_r / k_r)  # (P,) log-ratio margin
-    logps = largest(logp_c=s_c, logp_r=s_r, seq_logp_ref_c=ref_c, seq_logp_ref_r=ref_r)
-    finite_result(h, logps, "the log-ratio margin h")
-    loss, dx_c = _dpo(h, beta, w, logps, "ipo")
+    x_c, x_r, ref_c, ref_r = s_c / k_c, s_r / k_r, seq_logp_ref_c / k_c, seq_logp_ref_r / k_r  # (P,)
+    loss, (dx_c, dx_r) = dpo_loss.core(
+        x_c, x_r, ref_c, ref_r, beta, variant="ipo", label_smoothing=0.0, weights=weights
+    )
     d_c = (dx_c / k_c)[:, None] * mask_c  # (P, T_c) da/dlogp_t = mask_t / n
-    d_r = (-dx_c / k_r)[:, None] * mask_r  # (P, T_r) dh/dx_r = -1
-    return loss, (d_c, d_r)
+    d_r = (dx_r / k_r)[:, None] * mask_r  # (P, T_r)
+    inputs = dict(logp_c=logp_c, logp_r=logp_r, seq_logp_ref_c=seq_logp_ref_c, seq_logp_ref_r=seq_logp_ref_r)
+    return _pair_result("ipo_loss", loss, d_c, d_r, **inputs, beta=beta, weights=weights)
 
 
 # ---------------------------------------------------------------- SimPO, eq. (simpo)
 
 
-def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
+@boundary(
+    **PAIR_TOKENS,
+    beta=POSITIVE,
+    gamma=NONNEGATIVE,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs],
+    returns=None,  # checked by _pair_result
+)
+def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, *, gamma=0.5, weights=None):
     """SimPO: reference-free, length-normalized, with a target margin gamma, eq. (simpo).
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses.
-        mask_c: (P, T_c) mask of the chosen responses.
+        logp_c: (P, T_c) token log-probs of the chosen responses (<= 0 on trained tokens).
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed).
         logp_r: (P, T_r) token log-probs of the rejected responses.
         mask_r: (P, T_r) mask of the rejected responses.
         beta: scale of the implicit reward `beta * a`, > 0.
@@ -152,24 +252,23 @@ def simpo_loss(logp_c, mask_c, logp_r, mask_r, beta, gamma=0.5, weights=None):
 
     Returns:
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, w, beta, gamma = simpo_args(
-        logp_c, mask_c, logp_r, mask_r, beta, gamma, weights
-    )
+    P = logp_c.shape[0]
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
     k_c, k_r = np.maximum(n_c, 1.0), np.maximum(n_r, 1.0)  # (P,) an empty response has a = 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = s_c / k_c - s_r / k_r  # (P,) a_c - a_r
-        z = beta * m - gamma  # (P,) reward margin minus gamma
-        loss = float(np.sum(w * np.logaddexp(0.0, -z)))  # eq. (simpo): -log sigma(z)
-        da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
-        d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
-        d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
-    logps = largest(logp_c=s_c, logp_r=s_r)
-    finite_loss(
-        loss, (d_c, d_r), culprit((logps, m), (largest(beta=beta, gamma=gamma, **{logps: m}), z), "weights")
+    z = beta * (s_c / k_c - s_r / k_r) - gamma  # (P,) beta (a_c - a_r) - gamma
+    loss = float(np.sum(w * np.logaddexp(0.0, -z)))  # eq. (simpo): -log sigma(z)
+    da_c = w * beta * -sigmoid(-z)  # (P,) -sigma(-z) * dz/da_c
+    d_c = (da_c / k_c)[:, None] * mask_c  # (P, T_c)
+    d_r = (-da_c / k_r)[:, None] * mask_r  # (P, T_r) dz/da_r = -beta
+    return _pair_result(
+        "simpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, beta=beta, gamma=gamma, weights=weights
     )
-    return loss, (d_c, d_r)
 
 
 # ---------------------------------------------------------------- ORPO, eq. (orpo)
@@ -184,14 +283,22 @@ def _log1mexp(a):
     )
 
 
-def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
+@boundary(
+    **PAIR_TOKENS,
+    lam=NONNEGATIVE,
+    weights=WEIGHTS,
+    where=[_chosen_log_probs, _rejected_log_probs, _chosen_odds, _rejected_odds],
+    returns=None,  # checked by _pair_result
+)
+def orpo_loss(logp_c, mask_c, logp_r, mask_r, *, lam=0.1, weights=None):
     """ORPO: the chosen response's NLL plus lam times the log odds-ratio loss, eq. (orpo).
 
     Log-probs are length-averaged, `a = s / n`; the odds of a response are `e^a / (1 - e^a)`.
 
     Args:
-        logp_c: (P, T_c) token log-probs of the chosen responses (each nonempty).
-        mask_c: (P, T_c) mask of the chosen responses.
+        logp_c: (P, T_c) token log-probs of the chosen responses (each nonempty, <= 0 on
+            trained tokens, not all 0).
+        mask_c: (P, T_c) 0/1 mask of the chosen responses (holes allowed).
         logp_r: (P, T_r) token log-probs of the rejected responses (each nonempty).
         mask_r: (P, T_r) mask of the rejected responses.
         lam: weight of the odds-ratio term, >= 0 (TRL's `beta`, default 0.1).
@@ -201,45 +308,47 @@ def orpo_loss(logp_c, mask_c, logp_r, mask_r, lam=0.1, weights=None):
         `(loss, (dloss_dlogp_c (P, T_c), dloss_dlogp_r (P, T_r)))`.
 
     Raises:
-        ValueError: an empty response, or a mean log-prob of 0 (probability 1: infinite odds).
+        ValueError: a bad argument (named): an empty response, or a mean log-prob of 0
+            (probability 1: infinite odds); or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp_c, mask_c, logp_r, mask_r, w, lam = orpo_args(logp_c, mask_c, logp_r, mask_r, lam, weights)
+    P = logp_c.shape[0]
+    w = np.full(P, 1.0 / P) if weights is None else weights  # (P,)
     (s_c, n_c), (s_r, n_r) = _seq(logp_c, mask_c), _seq(logp_r, mask_r)
-    with np.errstate(over="ignore", invalid="ignore"):  # -inf - -inf, 0 * inf: NaN
-        a_c, a_r = s_c / n_c, s_r / n_r  # (P,) averaged log-probs
-        z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))  # (P,) log odds-ratio, eq. (orpo)
-        term = lam * np.logaddexp(0.0, -z)  # (P,) lam softplus(-z)
-        loss = float(np.sum(w * (-a_c + term)))  # eq. (orpo)
-        dz = lam * -sigmoid(-z)  # (P,) d[lam softplus(-z)]/dz
-        do_c = -1.0 / np.expm1(a_c)  # (P,) do/da = 1 / (1 - e^a)
-        do_r = -1.0 / np.expm1(a_r)
-        g_c, g_r = dz * do_c, dz * do_r  # (P,) chain rule through o(a)
-        da_c = w * (-1.0 + g_c)  # NLL: d(-a_c)/da_c = -1
-        da_r = w * -g_r  # dz/da_r = -do/da_r
-        d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
-        d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
-    # odds 1/(1 - e^a) beyond float64 (a near 0) enter through g: they name their side
-    finite_loss(
-        loss,
-        (d_c, d_r),
-        culprit(
-            (largest(logp_c=s_c, logp_r=s_r), z),
-            (largest(lam=lam, logp_c=do_c, logp_r=do_r), (term, g_c, g_r)),
-            "weights",
-        ),
-    )
-    return loss, (d_c, d_r)
+    a_c, a_r = s_c / n_c, s_r / n_r  # (P,) averaged log-probs
+    z = (a_c - _log1mexp(a_c)) - (a_r - _log1mexp(a_r))  # (P,) log odds-ratio, eq. (orpo)
+    loss = float(np.sum(w * (-a_c + lam * np.logaddexp(0.0, -z))))  # eq. (orpo): lam softplus(-z)
+    dz = lam * -sigmoid(-z)  # (P,) d[lam softplus(-z)]/dz
+    do_c, do_r = -1.0 / np.expm1(a_c), -1.0 / np.expm1(a_r)  # (P,) do/da = 1 / (1 - e^a)
+    da_c = w * (-1.0 + dz * do_c)  # NLL: d(-a_c)/da_c = -1; chain rule through o(a)
+    da_r = w * -dz * do_r  # dz/da_r = -do/da_r
+    d_c = (da_c / n_c)[:, None] * mask_c  # (P, T_c)
+    d_r = (da_r / n_r)[:, None] * mask_r  # (P, T_r)
+    return _pair_result("orpo_loss", loss, d_c, d_r, logp_c=logp_c, logp_r=logp_r, lam=lam, weights=weights)
 
 
 # ---------------------------------------------------------------- KTO, eq. (kto)
 
 
-def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
+@boundary(
+    logp=TOKENS,
+    mask=MASK,
+    seq_logp_ref=array("B"),
+    desirable=_bools("B"),
+    beta=POSITIVE,
+    z0=NONNEGATIVE,
+    lambda_d=NONNEGATIVE,
+    lambda_u=NONNEGATIVE,
+    weights=optional(array("B", low=0.0)),
+    where=[_response_log_probs],
+    returns="loss dloss_dlogp",
+)
+def kto_loss(logp, mask, seq_logp_ref, desirable, beta, *, z0=0.0, lambda_d=1.0, lambda_u=1.0, weights=None):
     """KTO on single examples, desirable or undesirable, reference point z0 fixed, eq. (kto).
 
     Args:
-        logp: (B, T) token log-probs of the responses under pi_theta.
-        mask: (B, T) mask of the responses.
+        logp: (B, T) token log-probs of the responses under pi_theta (<= 0 on trained tokens).
+        mask: (B, T) 0/1 mask of the responses (holes allowed).
         seq_logp_ref: (B,) `log pi_ref(y | x)` (data, no gradient).
         desirable: (B,) bool, True for a desirable example.
         beta: > 0.
@@ -251,27 +360,26 @@ def kto_loss(logp, mask, seq_logp_ref, desirable, beta, z0=0.0, lambda_d=1.0, la
 
     Returns:
         `(loss, dloss_dlogp (B, T))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    logp, mask, ref, d, beta, z0, lam_d, lam_u, w = kto_args(
-        logp, mask, seq_logp_ref, desirable, beta, z0, lambda_d, lambda_u, weights
-    )
+    B = logp.shape[0]
+    w = np.full(B, 1.0 / B) if weights is None else weights  # (B,)
     s, _ = _seq(logp, mask)
-    lam = np.where(d, lam_d, lam_u)  # (B,)
-    with np.errstate(over="ignore", invalid="ignore"):  # s, h may be -inf: u = +-inf
-        h = s - ref  # (B,) log-ratio
-        sign = np.where(d, 1.0, -1.0)  # (B,) du/dh = sign * beta
-        u = sign * beta * (h - z0)  # (B,) eq. (kto)
-        loss = float(np.sum(w * lam * sigmoid(-u)))  # 1 - sigma(u) = sigma(-u)
-        dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta  # (B,) d sigma(-u)/du
-        d_logp = dh[:, None] * mask  # (B, T)
-    # sigma is bounded: only the coefficients' products can overflow
-    finite_loss(loss, (d_logp,), largest(weights=w, lambda_d=lam_d, lambda_u=lam_u, beta=beta))
-    return loss, d_logp
+    lam = np.where(desirable, lambda_d, lambda_u)  # (B,)
+    sign = np.where(desirable, 1.0, -1.0)  # (B,) du/dh = sign * beta
+    u = sign * beta * (s - seq_logp_ref - z0)  # (B,) eq. (kto), h = s - s_ref
+    loss = float(np.sum(w * lam * sigmoid(-u)))  # 1 - sigma(u) = sigma(-u)
+    dh = w * lam * -(sigmoid(u) * sigmoid(-u)) * sign * beta  # (B,) d sigma(-u)/du
+    return loss, dh[:, None] * mask  # (B, T)
 
 
 # ---------------------------------------------------------------- online DPO
 
 
+@boundary(grader=function("grader(prompt, response)", 2), returns=None)
 def bradley_terry_judge(grader):
     """A judge from a known reward: `judge(prompt, y_a, y_b) = sigma(r(x, y_a) - r(x, y_b))`.
 
@@ -282,17 +390,50 @@ def bradley_terry_judge(grader):
     Returns:
         A callable `judge(prompt, y_a, y_b) -> P(y_a preferred)`.
     """
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
+
+    def reward(prompt, y):
+        try:
+            return REWARD(grader(prompt, y), "grader", {})
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (the reward of response {y})") from None
 
     def judge(prompt, y_a, y_b):
-        r_a, r_b = (
-            real_result(grader(prompt, y), "grader", f" (a finite reward) for response {y}") for y in (y_a, y_b)
-        )
-        return float(sigmoid(r_a - r_b))  # Python floats: +-inf, no warning
+        return float(sigmoid(reward(prompt, y_a) - reward(prompt, y_b)))  # Python floats: +-inf, no warning
 
     return judge
 
 
+def _table_shapes(mdp, policy, ref):
+    """Both policies hold a table of the environment's shape `(S, V)`."""
+    if np.shape(policy.theta) != (mdp.S, mdp.V):
+        return (
+            f"policy: expected a table of shape (S, V) = ({mdp.S}, {mdp.V}) for mdp, got {np.shape(policy.theta)}"
+        )
+    if np.shape(ref.theta) != np.shape(policy.theta):
+        return f"ref: expected a table of the policy's shape {np.shape(policy.theta)}, got {np.shape(ref.theta)}"
+
+
+def _addressable_draws(mdp, pairs_per_prompt):
+    """The `2 N k` responses fit an addressable array."""
+    most = MAX_DRAWS // (2 * max(len(mdp.prompts), 1))
+    if pairs_per_prompt > most:
+        return (
+            f"pairs_per_prompt: expected an integer <= {most} (2 N k responses are drawn), got {pairs_per_prompt}"
+        )
+
+
+@boundary(
+    mdp=has("a TokenMDP", "rollout()", "prompts", "N", "S", "V"),
+    policy=has("a TabularPolicy", "logp()", "backward()", "sample()", "theta"),
+    ref=has("a TabularPolicy", "logp()", "theta"),
+    judge=function("judge(prompt, y_a, y_b)", 3),
+    beta=POSITIVE,
+    lr=POSITIVE,
+    rng=generator,
+    pairs_per_prompt=COUNT,
+    where=[_table_shapes, _addressable_draws],
+    returns=None,  # a step: checked before it commits
+)
 def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     """One online DPO step: sample two responses per prompt from the current policy, label, step.
 
@@ -317,45 +458,43 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
         `prompt` (P,) of the pairs.
 
     Raises:
-        ValueError, TypeError: bad arguments, a judge returning something else than a
-            probability, or a non-finite update; then theta and rng are as before the call.
+        ValueError, TypeError: a bad argument (named), a judge returning something else than a
+            probability (named), a reference that forbids a sampled response (`ref`), or a
+            non-finite step (named after the function); then theta, rng and the environment's
+            ids are as before the call.
     """
-    beta, lr, k = online_dpo_args(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt)
-    state = rng.bit_generator.state  # a snapshot, restored on failure
+    rng_state = rng.bit_generator.state  # a snapshot, restored on failure
+    mdp_state = mdp.checkpoint() if hasattr(mdp, "checkpoint") else None  # a TokenMDP's lazy ids
     try:
-        prompts = np.repeat(np.arange(mdp.N), k)  # (P,)
+        prompts = np.repeat(np.arange(mdp.N), pairs_per_prompt)  # (P,)
         ro = mdp.rollout(policy, 2, rng, prompts=prompts)  # eq. (online_dpo); rows 2i, 2i+1
         resp = ro.responses()
-        p = np.array(
-            [
-                probability_result(judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]), "judge")
-                for i, n in enumerate(prompts)
-            ]
-        )  # (P,)
-        a_wins = rng.random(prompts.size) < p  # eq. (bradley_terry) with a judge
+        p = [
+            PROBABILITY(float(q) if isinstance(q, bool) else q, "judge", {})
+            for q in (judge(mdp.prompts[n], resp[2 * i], resp[2 * i + 1]) for i, n in enumerate(prompts))
+        ]  # (P,) a bool counts: True = 1.0
+        a_wins = rng.random(prompts.size) < np.array(p)  # eq. (bradley_terry) with a judge
         a, b = 2 * np.arange(prompts.size), 2 * np.arange(prompts.size) + 1
         c, r = np.where(a_wins, a, b), np.where(a_wins, b, a)  # (P,) rows of chosen, rejected
         _, seq = policy.logp(ro.states, ro.tokens, ro.mask)  # (2P,)
         _, seq_ref = ref.logp(ro.states, ro.tokens, ro.mask)  # (2P,) data
-        # the policy's own samples have log-probs >= log(tiniest float) per token: only the
-        # reference's can be -inf (a token it forbids) or beyond float64 together (inf - inf)
-        with np.errstate(invalid="ignore"):
-            h = (seq[c] - seq_ref[c]) - (seq[r] - seq_ref[r])  # (P,) log-ratio margin
-        finite_result(h, "ref", "the log-ratio margin h")
-        loss, d_c = _dpo(h, beta, np.full(c.size, 1.0 / c.size), "ref")  # eq. (dpo)
+        if not np.isfinite(seq_ref).all():  # the policy's own samples have finite log-probs
+            raise ValueError(
+                "ref: expected finite log-probs of the sampled responses, got -inf (a token it forbids)"
+            )
+        loss, (d_c, d_r) = dpo_loss.core(seq[c], seq[r], seq_ref[c], seq_ref[r], beta)  # eq. (dpo)
         dseq = np.zeros(seq.size)  # (2P,)
-        dseq[c], dseq[r] = d_c, -d_c
-        dlogp = dseq[:, None] * ro.mask  # (2P, T) ds/dlogp_t = mask_t
-        with np.errstate(over="ignore"):
-            # |dtheta| <= 2 sum |dlogp|: a bound beyond float64 is beta's (dlogp scales with it)
-            finite_result(2.0 * np.abs(dlogp).sum(), "beta", "the gradient on theta")
-        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dlogp)
-        with np.errstate(over="ignore"):
-            new = policy.theta - lr * dtheta  # (S, V); -inf entries stay -inf
-        if not np.isfinite(new[np.isfinite(policy.theta)]).all():
-            raise ValueError(f"lr: expected a step that keeps theta finite, got a non-finite update with lr={lr}")
+        dseq[c], dseq[r] = d_c, d_r
+        dtheta = policy.backward(ro.states, ro.tokens, ro.mask, dseq[:, None] * ro.mask)  # ds/dlogp_t = mask_t
+        new = policy.theta - lr * dtheta  # (S, V); -inf entries stay -inf
+        inputs = dict(beta=beta, lr=lr)
+        finite(
+            (loss, dtheta, new[np.isfinite(policy.theta)]), "online_dpo_step", ["loss", "dtheta", "theta"], inputs
+        )
     except BaseException:
-        rng.bit_generator.state = state
+        rng.bit_generator.state = rng_state
+        if hasattr(mdp, "rollback"):
+            mdp.rollback(mdp_state)
         raise
     policy.theta[...] = new  # the only write, after every check
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}

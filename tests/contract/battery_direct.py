@@ -107,6 +107,12 @@ TABLE = [
         weights=("float", lambda: np.array([0.5, 0.5])),
     ),
     F(
+        family_div.f_score,
+        h=("float", ADV),
+        divergence=("option", const("alpha_divergence")),
+        alpha=("real", const(0.5)),
+    ),
+    F(
         family_div.sync_reference,
         theta_ref=("float_neginf", THETA),
         theta=("float_neginf", lambda: THETA() + 1.0),

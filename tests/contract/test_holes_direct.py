@@ -48,11 +48,16 @@ def test_ipo_simpo_orpo_sum_over_the_trained_tokens(s):
         check(
             pc,
             pr,
-            ipo_loss(lc_h, pc.mask, lr_h, pr.mask, ref_c, ref_r, 0.5, average),
-            ipo_loss(lc_c, pc.packed, lr_c, pr.packed, ref_c, ref_r, 0.5, average),
+            ipo_loss(lc_h, pc.mask, lr_h, pr.mask, ref_c, ref_r, 0.5, average=average),
+            ipo_loss(lc_c, pc.packed, lr_c, pr.packed, ref_c, ref_r, 0.5, average=average),
         )
     check(pc, pr, simpo_loss(lc_h, pc.mask, lr_h, pr.mask, 2.0), simpo_loss(lc_c, pc.packed, lr_c, pr.packed, 2.0))
-    check(pc, pr, orpo_loss(lc_h, pc.mask, lr_h, pr.mask, 0.3), orpo_loss(lc_c, pc.packed, lr_c, pr.packed, 0.3))
+    check(
+        pc,
+        pr,
+        orpo_loss(lc_h, pc.mask, lr_h, pr.mask, lam=0.3),
+        orpo_loss(lc_c, pc.packed, lr_c, pr.packed, lam=0.3),
+    )
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -60,8 +65,8 @@ def test_ipo_simpo_orpo_sum_over_the_trained_tokens(s):
 def test_kto_sums_over_the_trained_tokens(s):
     pc, _, (l_h, l_c), _, ref, _ = draw(*s)
     desirable = np.random.default_rng(s[0] + 1).random(pc.B) < 0.5
-    loss_h, d_h = kto_loss(l_h, pc.mask, ref, desirable, 0.5, 0.1, 1.0, 1.5)
-    loss_c, d_c = kto_loss(l_c, pc.packed, ref, desirable, 0.5, 0.1, 1.0, 1.5)
+    loss_h, d_h = kto_loss(l_h, pc.mask, ref, desirable, 0.5, z0=0.1, lambda_d=1.0, lambda_u=1.5)
+    loss_c, d_c = kto_loss(l_c, pc.packed, ref, desirable, 0.5, z0=0.1, lambda_d=1.0, lambda_u=1.5)
     assert close(loss_h, loss_c)
     same_token_grad(pc, d_h, d_c, exact=False)
 

@@ -27,19 +27,6 @@ def test_finite_stages_names_the_first_stage_to_overflow_and_returns_the_last_va
     assert msg.startswith("a: expected a value for which f is finite")
 
 
-def test_finite_loss_tells_log_probs_from_coefficients():
-    g = (np.zeros(2),)
-    assert CV.finite_loss(0.5, g, "logp_c") == (0.5, g)
-    msg = raises(ValueError, lambda: CV.finite_loss(np.inf, g, "logp_c"))
-    assert (
-        msg
-        == "logp_c: expected log-probs for which the loss is finite, got a non-finite loss or gradient (loss inf)"
-    )
-    assert raises(ValueError, lambda: CV.finite_loss(np.inf, g, "beta")).startswith(
-        "beta: expected a value for which the loss"
-    )
-
-
 def test_max_draws_is_addressable():
     assert CV.MAX_DRAWS * 8 <= np.iinfo(np.intp).max
 

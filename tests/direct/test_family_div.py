@@ -1,4 +1,4 @@
-"""f-DPO's scores (`family_div._f_score`) and TR-DPO's reference update (`sync_reference`): the
+"""f-DPO's scores (`family_div.f_score`) and TR-DPO's reference update (`sync_reference`): the
 scores' derivatives and limits, the update against TRL's callback, impossible tokens, the errors."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from gradcheck import fd_grad
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.direct.family_div import DIVERGENCES, _f_score, sync_reference
+from minirl_lm.direct.family_div import DIVERGENCES, f_score, sync_reference
 from quiet import raises
 
 FD_TOL = 1e-8  # central differences in float64 (tests/gradcheck.py)
@@ -16,10 +16,8 @@ FD_TOL = 1e-8  # central differences in float64 (tests/gradcheck.py)
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 1.7])
 def test_score_derivative_matches_finite_differences(div, alpha):
     h = np.linspace(-3.0, 2.0, 11)
-    s, ds = _f_score(h, div, alpha)
-    fd = np.array(
-        [fd_grad(lambda x: float(_f_score(x, div, alpha)[0][0]), h[i : i + 1])[0] for i in range(h.size)]
-    )
+    s, ds = f_score(h, div, alpha)
+    fd = np.array([fd_grad(lambda x: float(f_score(x, div, alpha)[0][0]), h[i : i + 1])[0] for i in range(h.size)])
     assert np.abs(ds - fd).max() < FD_TOL
 
 
@@ -27,11 +25,11 @@ def test_scores_are_f_prime_of_the_ratio():
     # eq. (f_score): s(h) = f'(t), t = e^h, with each divergence's f'
     h = np.array([-1.2, 0.0, 0.4])
     t = np.exp(h)
-    assert np.allclose(_f_score(h, "reverse_kl", 0.5)[0], h, rtol=0, atol=0)
-    assert np.abs(_f_score(h, "forward_kl", 0.5)[0] - (1 - 1 / t)).max() < 1e-15
-    assert np.abs(_f_score(h, "js_divergence", 0.5)[0] - np.log(2 * t / (t + 1))).max() < 1e-15
-    assert np.abs(_f_score(h, "alpha_divergence", 0.3)[0] - (t**-0.7 - 1) / -0.7).max() < 1e-15
-    assert (_f_score(h, "alpha_divergence", 1.0 + 1e-7)[0] == h).all()  # TRL's fallback to reverse_kl
+    assert np.allclose(f_score(h, "reverse_kl", 0.5)[0], h, rtol=0, atol=0)
+    assert np.abs(f_score(h, "forward_kl", 0.5)[0] - (1 - 1 / t)).max() < 1e-15
+    assert np.abs(f_score(h, "js_divergence", 0.5)[0] - np.log(2 * t / (t + 1))).max() < 1e-15
+    assert np.abs(f_score(h, "alpha_divergence", 0.3)[0] - (t**-0.7 - 1) / -0.7).max() < 1e-15
+    assert (f_score(h, "alpha_divergence", 1.0 + 1e-7)[0] == h).all()  # TRL's fallback to reverse_kl
 
 
 def test_sync_reference_is_trl_soft_update():
@@ -66,5 +64,40 @@ def test_sync_reference_is_a_geometric_mixture_per_state_and_keeps_impossible_to
 def test_sync_reference_errors():
     ref = np.zeros((2, 3))
     assert raises(ValueError, lambda: sync_reference(ref, np.zeros((3, 2)), 0.5)).startswith("theta:")
-    assert raises(ValueError, lambda: sync_reference(ref, ref, 1.5)) == "mixup: expected a number <= 1.0, got 1.5"
+    assert (
+        raises(ValueError, lambda: sync_reference(ref, ref, 1.5))
+        == "mixup: expected a number >= 0 and <= 1, got 1.5"
+    )
     assert raises(ValueError, lambda: sync_reference(ref + np.inf, ref, 0.5)).startswith("theta_ref:")
+
+
+def test_the_alpha_score_falls_back_to_reverse_kl_only_within_1e_6_of_alpha_1():
+    h = np.array([-10.0, 3.0])
+    a1 = 2e-6  # alpha - 1 beyond the fallback: the alpha score itself, not h
+    s, ds = f_score(h, "alpha_divergence", 1.0 + a1)
+    assert np.abs(s - np.expm1(a1 * h) / a1).max() < 1e-12 and not np.array_equal(s, h)
+    assert np.abs(ds - np.exp(a1 * h)).max() < 1e-15 and not (ds == 1.0).all()
+
+
+def test_f_score_declares_its_arguments_and_names_itself_for_an_overflow():
+    assert raises(ValueError, lambda: f_score([0.0], "kl", 0.5)).startswith("divergence: expected one of ")
+    assert raises(ValueError, lambda: f_score([[0.0]], "forward_kl")).startswith("h: expected shape ")
+    msg = raises(ValueError, lambda: f_score([-800.0], "forward_kl"))  # e^800
+    assert msg.startswith(
+        "f_score: expected a finite s and ds_dh, got inf (beyond float64) from h in [-800, -800]"
+    )
+
+
+def test_sync_reference_reads_minus_inf_as_an_impossible_token_and_refuses_nan():
+    ref = np.array([[0.0, -np.inf]])
+    np.testing.assert_array_equal(sync_reference(ref, [[1.0, 2.0]], 0.5), [[0.5, -np.inf]])
+    np.testing.assert_array_equal(sync_reference(ref, [[1.0, 2.0]], 1.0), [[1.0, 2.0]])  # weight 0 drops -inf
+    assert raises(ValueError, lambda: sync_reference([[np.nan, 0.0]], ref, 0.5)).startswith(
+        "theta_ref: expected no NaN"
+    )
+    assert raises(ValueError, lambda: sync_reference(ref, [[0.0, -np.inf, 0.0]], 0.5)) == (
+        "theta: expected shape (1, 2), got (1, 3)"
+    )
+    assert raises(TypeError, lambda: sync_reference("x", ref, 0.5)).startswith(
+        "theta_ref: expected a real-valued array"
+    )

@@ -180,7 +180,8 @@ def test_group_kernels_equal_rewards_exactly_zero(value):
 def test_show_prints_the_kept_record_and_measures_nothing():
     out = run("--show")
     lines = out.splitlines()
-    assert lines[0].startswith("recorded ") and lines[1].startswith("$ python examples/benchmark.py --quick")
+    assert lines[0].startswith("recorded ") and lines[1].startswith("reproduces: times are measurements")
+    assert lines[2].startswith("$ python examples/benchmark.py --quick")
     assert "main job k_sweep: library" in out and "Dense forward, token log-probs, float64" in out
     bad = example_runs.run([sys.executable, SCRIPT, "--show", "--quick"], cwd=ROOT)
     assert bad.returncode == 2 and "--show: prints the kept record and measures nothing, got --quick" in bad.stderr

@@ -34,7 +34,8 @@ def test_show_prints_the_kept_record():
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("recorded ") and lines[1] == "$ python examples/bench_network.py"
+    assert lines[0].startswith("recorded ") and lines[1].startswith("reproduces: times are measurements")
+    assert lines[2] == "$ python examples/bench_network.py"
     for d in bench_network.WIDTHS:
         assert any(line.startswith(f"d = {d}: ours and PyTorch agree") for line in lines)
         assert sum(line.startswith(f"d = {d} ") and "PyTorch / ours" in line for line in lines) == 2

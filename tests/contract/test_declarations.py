@@ -1,0 +1,50 @@
+"""The bad-input battery and the declarations agree: every argument a public function declares
+(`@boundary`) has its row in the battery (so its bad inputs are tried), and every argument the
+battery tries is declared (so no check hides in a body)."""
+
+import importlib
+import inspect
+import pkgutil
+
+import minirl_lm
+from battery import TABLE, fname
+
+
+def _declared():
+    """Every declared public function and method of the package: {name: function}."""
+    out = {}
+    for info in pkgutil.walk_packages(minirl_lm.__path__, "minirl_lm."):
+        if info.name.endswith("__main__"):
+            continue
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            members = [obj] + (
+                [m for n, m in vars(obj).items() if not n.startswith("_")] if inspect.isclass(obj) else []
+            )
+            for f in members:
+                if hasattr(f, "kinds") and hasattr(f, "core"):
+                    out[f"{mod.__name__}.{f.__qualname__}"] = f
+    return out
+
+
+def test_every_declared_argument_is_tried_and_every_tried_one_declared():
+    rows = {}
+    for func, args in TABLE:
+        rows.setdefault(func, set()).update(a for a, (kind, _) in args.items() if kind is not None)
+    gaps = []
+    for func, tried in rows.items():
+        if hasattr(func, "kinds"):
+            declared = set(func.kinds)
+            if declared - tried:
+                gaps.append(f"{fname(func)}: declared, never tried: {sorted(declared - tried)}")
+            if tried - declared:
+                gaps.append(f"{fname(func)}: tried, not declared: {sorted(tried - declared)}")
+    assert not gaps, "\n".join(gaps)
+
+
+def test_every_declared_function_is_in_the_battery():
+    listed = {func for func, _ in TABLE}
+    missing = [name for name, f in _declared().items() if f not in listed]
+    assert not missing, "declared but not in the battery: " + ", ".join(sorted(missing))
