@@ -49,10 +49,16 @@ def _unfit(v):
 
 
 def _gradients(grads, name, dims):
-    """A dict of finite real arrays of any shape (float64 copies)."""
+    """A dict of finite real arrays of any shape. A finite float64 array is taken as it is (the
+    step only reads it: no copy on the training loop's path); anything else is read by `array`."""
     if not isinstance(grads, dict):
         raise TypeError(f"{name}: expected a dict of arrays with the keys of params, got {type(grads).__name__}")
-    return {k: array(_any_shape(g), empty=True)(g, f"{name}: {k!r}", {}) for k, g in grads.items()}
+    return {
+        k: g
+        if isinstance(g, np.ndarray) and g.dtype == np.float64 and np.isfinite(g).all()
+        else array(_any_shape(g), empty=True)(g, f"{name}: {k!r}", {})
+        for k, g in grads.items()
+    }
 
 
 def _any_shape(g):
@@ -109,15 +115,17 @@ class AdamW:
         """
         b1, b2, n = self.beta1, self.beta2, self.n + 1
         c1, c2 = 1.0 - b1**n, 1.0 - b2**n
-        m, u, new = {}, {}, {}
+        m, u, delta = {}, {}, {}
         for k, p in self.params.items():
             g = grads[k]
             m[k] = b1 * self.m[k] + (1.0 - b1) * g  # eq. (adam_moments)
             u[k] = b2 * self.u[k] + (1.0 - b2) * g * g  # eq. (adam_moments)
             step = (m[k] / c1) / (np.sqrt(u[k] / c2) + self.eps)  # eq. (adam_bias)
-            new[k] = p - self.lr * (step + self.weight_decay * p)  # eq. (adamw)
+            delta[k] = self.lr * (step + self.weight_decay * p)  # eq. (adamw): p <- p - delta
         ranges = {"grads": Arrays(grads), "params": Arrays(self.params)}  # read only for a message
-        finite(tuple(u.values()) + tuple(new.values()), "AdamW.step", [f"u[{k!r}]" for k in u] + list(new), ranges)
+        finite(
+            tuple(u.values()) + tuple(delta.values()), "AdamW.step", [f"u[{k!r}]" for k in u] + list(delta), ranges
+        )
         for k, p in self.params.items():
-            p[...] = new[k]  # in place: the caller's arrays
+            p -= delta[k]  # in place: the caller's arrays
         self.m, self.u, self.n = m, u, n
