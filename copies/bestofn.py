@@ -74,13 +74,29 @@ Names in the frameworks: best-of-N is a sampling procedure around a generator an
 model, not a loss; see the page "Best-of-N and rejection sampling" for which settings produce it.
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["best_of_n", "best_of_n_reward", "win_rate", "best_of_n_kl", "kl_bound", "kl_ceiling",
-    "matched_optimum"]
+__all__ = [
+    "N_MAX",
+    "best_of_n",
+    "best_of_n_reward",
+    "win_rate",
+    "best_of_n_kl",
+    "kl_bound",
+    "kl_ceiling",
+    "matched_optimum",
+]
+
+N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
+
+
+def _prompt_law(weights, P):
+    return np.full(P, 1.0 / P) if weights is None else weights  # (P,) uniform by default
 
 
 def _levels(pi, reward):
@@ -132,7 +148,6 @@ def best_of_n(pi, reward, N):
     Returns:
         `(P, Y)` probabilities `pi_N(y|x)`, 0 off the support of `pi`.
     """
-    pi, reward, N, _ = bon_args(pi, reward, N)
     return _bon(pi, reward, N)[0]
 
 
@@ -148,44 +163,33 @@ def best_of_n_reward(pi, reward, N, weights=None):
     Returns:
         The float expected reward.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
-    q = _bon(pi, reward, N)[0]
-    return float(w @ (q * reward).sum(axis=1))
+    q = _bon(pi, reward, N)[0]  # (P, Y)
+    return float(_prompt_law(weights, pi.shape[0]) @ (q * reward).sum(axis=1))
 
 
 def win_rate(pi, reward, N, weights=None):
     """The win rate of best-of-N against one draw of `pi`, ties counted half, eq. (bon_win).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float `P(R(y_N) > R(y')) + P(R(y_N) = R(y')) / 2`, averaged over `mu_0`.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
     q, _, F_minus, p_level = _bon(pi, reward, N)
-    return float(w @ (q * (F_minus + 0.5 * p_level)).sum(axis=1))  # eq. (bon_win)
+    return float(_prompt_law(weights, pi.shape[0]) @ (q * (F_minus + 0.5 * p_level)).sum(axis=1))  # eq. (bon_win)
 
 
 def best_of_n_kl(pi, reward, N, weights=None):
     """The exact `sum_x mu_0(x) KL(pi_N(.|x) || pi(.|x))`, eq. (bon_kl).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float KL, at most `log N - (N - 1)/N`.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
     q, log_ratio, _, _ = _bon(pi, reward, N)
     per_x = (q * np.where(q > 0, log_ratio, 0.0)).sum(axis=1)  # (P,) eq. (bon_kl)
-    return float(w @ per_x)
+    return float(_prompt_law(weights, pi.shape[0]) @ per_x)
 
 
 def kl_bound(N):
@@ -197,7 +201,6 @@ def kl_bound(N):
     Returns:
         The float bound.
     """
-    N = bound_args(N)
     return float(np.log(N) - (N - 1) / N)
 
 
@@ -223,9 +226,8 @@ def kl_ceiling(pi, reward, weights=None):
     Returns:
         The float ceiling.
     """
-    pi, reward, w = table_args(pi, reward, weights)
     top = np.where(pi > 0, reward, -np.inf).max(axis=1, keepdims=True)  # (P, 1)
-    return float(w @ -np.log(np.where(reward == top, pi, 0.0).sum(axis=1)))
+    return float(_prompt_law(weights, pi.shape[0]) @ -np.log(np.where(reward == top, pi, 0.0).sum(axis=1)))
 
 
 def matched_optimum(pi, reward, kl, weights=None):
@@ -240,15 +242,15 @@ def matched_optimum(pi, reward, kl, weights=None):
         weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
 
     Returns:
-        `(beta, pi_star)`: the float `beta` (`inf` at `kl = 0`, where `pi* = pi`) and the
-        `(P, Y)` table.
+        `(beta, pi_star)`: the float `beta` (`inf` at `kl = 0`, where `pi* = pi`; else in
+        `[e^-60, e^60]`) and the `(P, Y)` table.
 
     Raises:
         ValueError: `kl` at or above the ceiling (no `beta > 0` spends it).
     """
-    pi, reward, kl, w = match_args(pi, reward, kl, weights)
+    w = _prompt_law(weights, pi.shape[0])  # (P,)
     if kl == 0.0:
-        return float("inf"), pi.copy()
+        return float("inf"), pi  # the boundary's copy
     lo, hi = -60.0, 60.0  # beta from e^60 (the KL ~ e^-120 Var R) down to e^-60
     kl_hi, _ = _kl_at(pi, reward, w, hi)
     if not kl < kl_hi:
@@ -263,7 +265,7 @@ def matched_optimum(pi, reward, kl, weights=None):
         lo, hi = (mid, hi) if _kl_at(pi, reward, w, mid)[0] < kl else (lo, mid)
     s = 0.5 * (lo + hi)
     _, star = _kl_at(pi, reward, w, s)
-    return finite_result(float(np.exp(-s)), "kl", "beta"), star
+    return float(np.exp(-s)), star  # beta in [e^-60, e^60]: finite
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,193 +294,194 @@ def _tilt(pi_ref, q, beta):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/select/checks.py
-#   The boundary of the select part: the bundles of `select/bestofn.py` (best-of-N over a finite
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def table_args(pi, reward, weights=None):
-    """An `(P, Y)` probability table, rewards of its shape, the prompt weights `mu_0`."""
-    pi = prob_table(pi, "pi", ndim=2)
-    reward = float_array(reward, "reward", shape=pi.shape)
-    return pi, reward, mu0_weights(weights, pi.shape[0])
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def bon_args(pi, reward, N, weights=None):
-    """`table_args` and the number of draws `N` in `[1, N_MAX]`."""
-    pi, reward, w = table_args(pi, reward, weights)
-    return pi, reward, int_scalar(N, "N", low=1, high=N_MAX), w
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def bound_args(N):
-    """The number of draws `N` in `[1, N_MAX]`."""
-    return int_scalar(N, "N", low=1, high=N_MAX)
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def match_args(pi, reward, kl, weights=None):
-    """`table_args` and a target KL `>= 0`."""
-    pi, reward, w = table_args(pi, reward, weights)
-    return pi, reward, float_scalar(kl, "kl", low=0.0), w
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/values/checks.py
-#   The boundary of the values part: the bundles of `values/critic.py` (values over prefixes,
-# ----------------------------------------------------------------------------------------------
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def mu0_weights(weights, N):
-    """`(N,)` prompt weights mu_0, rows of a distribution, uniform by default."""
-    if weights is None:
-        return np.full(N, 1.0 / N)
-    return prob_table(weights, "weights", shape=(N,), ndim=1)
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+NONNEGATIVE = number(0.0)
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+TABLES = dict(pi=simplex("P Y"), reward=array("P Y"))  # a base policy, rewards of its shape
+PROMPTS = optional(simplex("P"))  # the prompt law mu_0; None: uniform
+DRAWS = number(1, N_MAX, integer=True)  # N
+BON = dict(**TABLES, N=DRAWS, weights=PROMPTS)  # the law of best-of-N, averaged over the prompts
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+best_of_n = boundary(**TABLES, N=DRAWS, returns="pi_N")(best_of_n)
 
+best_of_n_reward = boundary(**BON, returns="reward")(best_of_n_reward)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+win_rate = boundary(**BON, returns="win_rate")(win_rate)
 
+best_of_n_kl = boundary(**BON, returns="kl")(best_of_n_kl)
 
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
+kl_bound = boundary(N=DRAWS, returns="bound")(kl_bound)
 
+kl_ceiling = boundary(**TABLES, weights=PROMPTS, returns="ceiling")(kl_ceiling)
 
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+matched_optimum = boundary(**TABLES, kl=NONNEGATIVE, weights=PROMPTS, returns=None)(matched_optimum)  # beta = inf at kl = 0, documented

@@ -45,8 +45,8 @@ At `m = 0`, `c = 0` eq. (rm_margin) is the Bradley-Terry loss of `direct/dpo.py`
 (bradley_terry). The margin `m_p >= 0` is Llama 2's (Touvron et al. 2023, Sec. 3.2.2): a pair
 rated "significantly better" must be won by at least `m_p`. The centering term with
 coefficient `c` is TRL's `center_rewards_coefficient` (Eisenstein et al. 2023, Eq. 2): BT sees
-only differences `r_c - r_r`, so a constant per prompt is free; the term pins it near 0. Read
-from TRL 1.16.0, `trl/trainer/reward_trainer.py` lines 789-795:
+only differences `r_c - r_r`, so a constant per prompt is free; the term pins it near 0. TRL's
+reward trainer computes
 
 ```text
 loss = -nn.functional.logsigmoid(rewards_chosen - rewards_rejected - inputs["margin"]).mean()
@@ -81,24 +81,82 @@ has mean 0 over each prompt's responses. On the expected loss under a pair law o
 min_c max_y |r_hat(x, y) - R(x, y) - c| = 0    for every x          (error_off_constant)
 ```
 
-Demonstrated by `python examples/reward_models.py`. Imports NumPy, `minirl_lm.core` and the
-part's checks only.
+Newton's step solves through LAPACK; a Hessian or gradient beyond float64 (features near
+1e154 and up) gives NaN weights instead of a LAPACK call on inf, and the boundary reports them.
 
-Names in the frameworks (TRL 1.16.0, read from its released code): `center` is
-`RewardConfig.center_rewards_coefficient` (default `None`: off); `margin` is the dataset
-column `"margin"` (absent: 0). OpenRLHF 0.11.2: `PairWiseLoss` (`openrlhf/models/loss.py`
-lines 301-313) is eq. (rm_margin) with the mean, the margin read only under
-`--model.margin_loss_enable` (`openrlhf/trainer/rm_trainer.py` lines 71, 156-159); no
-centering term. verl 0.9.1: not mapped here (unverified).
+Demonstrated by `python examples/reward_models.py`.
+
+Names in the frameworks (`docs/next.md` maps them, file by file):
+
+```text
+center   TRL RewardConfig.center_rewards_coefficient (None: off); OpenRLHF: no centering term
+margin   TRL the dataset column "margin" (absent: 0); OpenRLHF PairWiseLoss's margin, read
+         only under --model.margin_loss_enable
+```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["bt_margin_loss", "outcome_loss", "one_hot_features", "linear_bt_loss",
-    "linear_outcome_loss", "fit_bt", "fit_outcome", "bt_pair_law", "error_off_constant"]
+__all__ = [
+    "bt_margin_loss",
+    "outcome_loss",
+    "one_hot_features",
+    "linear_bt_loss",
+    "linear_outcome_loss",
+    "fit_bt",
+    "fit_outcome",
+    "bt_pair_law",
+    "error_off_constant",
+]
+
+FEATURES_MAX = 1000  # F of a fit: Newton solves an F x F system each step
+SOLVES_MAX = 10**11  # iters * F**3: the work of a fit's Newton steps (100 steps at F = 1000)
+ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit_bt, fit_outcome)
+PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
+
+
+def _ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
+    """Every id is a row of `phi`: prompts below N, responses below Y."""
+    N, Y, _ = phi.shape
+    for name, ids, n, what in (
+        ("prompt", prompt, N, "prompts"),
+        ("chosen", chosen, Y, "responses"),
+        ("rejected", rejected, Y, "responses"),
+        ("response", response, Y, "responses"),
+    ):
+        if ids is not None and ids.max() >= n:
+            return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
+
+
+def _few_features(phi, iters):
+    """A fit's features, `F <= FEATURES_MAX`, and its work, `iters * F**3 <= SOLVES_MAX`."""
+    F = phi.shape[2]
+    if F > FEATURES_MAX:
+        return f"phi: expected at most {FEATURES_MAX} features (F x F Newton solves), got F = {F}"
+    if iters * F**3 > SOLVES_MAX:
+        return f"iters: expected iters * F**3 <= {SOLVES_MAX:.0e} (F x F Newton solves), got {iters} * {F}**3"
+
+
+def _few_pairs(reward):
+    """`N * Y * Y <= PAIRS_MAX` ordered pairs."""
+    N, Y = reward.shape
+    if N * Y * Y > PAIRS_MAX:
+        return f"reward: expected N * Y * Y <= {PAIRS_MAX} ordered pairs, got {N} * {Y} * {Y} = {N * Y * Y}"
+
+
+def _one_hot_size(N, Y):
+    """The one-hot table has `N * Y <= ONE_HOT_MAX` features (as many as a fit takes)."""
+    if N * Y > ONE_HOT_MAX:
+        return f"Y: expected N * Y <= {ONE_HOT_MAX} features (Y <= {ONE_HOT_MAX // N} at N = {N}), got Y = {Y}"
+
+
+def _mean(weights, P):
+    return np.full(P, 1.0 / P) if weights is None else weights  # (P,) the mean by default
 
 
 # ---------------------------------------------------------------- objectives on scores
@@ -116,21 +174,20 @@ def bt_margin_loss(r_chosen, r_rejected, margin=None, center=0.0, weights=None):
 
     Returns:
         `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    r_c, r_r, m, c, w = margin_args(r_chosen, r_rejected, margin, center, weights)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, d_c, d_r = _bt_terms(r_c, r_r, m, c, w)
-    return finite_result((loss, (d_c, d_r)), "r_chosen", "the loss")
-
-
-def _bt_terms(r_c, r_r, m, c, w):
-    """Trusted core: the loss of eq. (rm_center) and its gradients in r_c, r_r (P,)."""
-    z = r_c - r_r - m  # (P,) eq. (rm_margin)
-    s = r_c + r_r  # (P,) what the centering term squares
-    loss = float(w @ np.logaddexp(0.0, -z) + c * (w @ (s * s)))  # eq. (rm_center)
+    P = r_chosen.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    w = _mean(weights, P)  # (P,)
+    z = r_chosen - r_rejected - m  # (P,) eq. (rm_margin)
+    s = r_chosen + r_rejected  # (P,) what the centering term squares
+    loss = float(w @ np.logaddexp(0.0, -z) + center * (w @ (s * s)))  # eq. (rm_center)
     dz = -sigmoid(-z)  # (P,) d softplus(-z)/dz
-    ds = 2.0 * c * s  # (P,) d c s^2/ds
-    return loss, w * (dz + ds), w * (-dz + ds)  # dz/dr_c = 1, dz/dr_r = -1, ds/dr = 1
+    ds = 2.0 * center * s  # (P,) d c s^2/ds
+    return loss, (w * (dz + ds), w * (-dz + ds))  # dz/dr_c = 1, dz/dr_r = -1, ds/dr = 1
 
 
 def outcome_loss(r, label, kind="bce", weights=None):
@@ -145,19 +202,12 @@ def outcome_loss(r, label, kind="bce", weights=None):
     Returns:
         `(loss, dr)`: a float and the `(P,)` gradient.
     """
-    r, y, w = outcome_args(r, label, kind, weights)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dr = _outcome_terms(r, y, kind, w)
-    return finite_result((loss, dr), "r", "the loss")
-
-
-def _outcome_terms(r, y, kind, w):
-    """Trusted core: eq. (rm_outcome)'s loss and dloss/dr (P,)."""
+    w = _mean(weights, r.size)  # (P,)
     if kind == "squared":
-        e = r - y  # (P,)
+        e = r - label  # (P,)
         return float(w @ (e * e) / 2.0), w * e  # d (r - l)^2/2 / dr = r - l
-    loss = float(w @ (np.logaddexp(0.0, r) - y * r))  # softplus(r) - l r
-    return loss, w * (sigmoid(r) - y)  # d/dr = sigma(r) - l
+    loss = float(w @ (np.logaddexp(0.0, r) - label * r))  # softplus(r) - l r
+    return loss, w * (sigmoid(r) - label)  # d/dr = sigma(r) - l
 
 
 # ---------------------------------------------------------------- linear reward models
@@ -168,16 +218,41 @@ def one_hot_features(N, Y):
 
     Args:
         N: prompts.
-        Y: responses per prompt.
+        Y: responses per prompt; `N * Y <= 1000` features (what `fit_bt` and `fit_outcome` take).
 
     Returns:
         `(N, Y, N * Y)` features; `phi @ w` is `w.reshape(N, Y)`.
     """
-    N, Y = features_args(N, Y)
     return np.eye(N * Y).reshape(N, Y, N * Y)
 
 
-def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0):
+def _bt_newton(w, f_c, f_r, m, c, wt, l2, hessian=True):
+    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F));
+    the Hessian None unless asked (an F x F matrix)."""
+    loss, (d_c, d_r) = bt_margin_loss.core(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
+    loss += 0.5 * l2 * float(w @ w)  # the ridge
+    dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
+    if not hessian:
+        return loss, dw, None
+    z = (f_c - f_r) @ w - m  # (P,)
+    d, e = f_c - f_r, f_c + f_r  # (P, F)
+    h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
+    H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
+    return loss, dw, H
+
+
+def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
+    """Loss, gradient and Hessian (None unless asked) of the linear outcome model (f: (P, F))."""
+    r = f @ w  # (P,)
+    loss, dr = outcome_loss.core(r, lab, kind, wt)
+    loss, dw = loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w  # the ridge; dr/dw = phi
+    if not hessian:
+        return loss, dw, None
+    h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
+    return loss, dw, (f * h[:, None]).T @ f + l2 * np.eye(w.size)
+
+
+def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0):
     """eq. (rm_center) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -194,24 +269,15 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, we
     Returns:
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
-    w, phi, x, yc, yr, m, c, wt, l2 = linear_bt_args(w, phi, prompt, chosen, rejected, margin, center, weights, l2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dw, _ = _bt_newton(w, phi[x, yc], phi[x, yr], m, c, wt, l2)
-    return finite_result((loss, dw), "w", "the loss")
+    P = prompt.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    loss, dw, _ = _bt_newton(
+        w, phi[prompt, chosen], phi[prompt, rejected], m, center, _mean(weights, P), l2, False
+    )
+    return loss, dw
 
 
-def _bt_newton(w, f_c, f_r, m, c, wt, l2):
-    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F))."""
-    loss, d_c, d_r = _bt_terms(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
-    dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
-    z = (f_c - f_r) @ w - m  # (P,)
-    d, e = f_c - f_r, f_c + f_r  # (P, F)
-    h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
-    H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
-    return loss + 0.5 * l2 * float(w @ w), dw, H
-
-
-def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=None, l2=0.0):
+def linear_outcome_loss(w, phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0):
     """eq. (rm_outcome) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -227,29 +293,21 @@ def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=Non
     Returns:
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
-    w, phi, x, y, lab, wt, l2 = linear_outcome_args(w, phi, prompt, response, label, kind, weights, l2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dw, _ = _outcome_newton(w, phi[x, y], lab, kind, wt, l2)
-    return finite_result((loss, dw), "w", "the loss")
-
-
-def _outcome_newton(w, f, lab, kind, wt, l2):
-    """Loss, gradient and Hessian of the linear outcome model (f: (P, F))."""
-    r = f @ w  # (P,)
-    loss, dr = _outcome_terms(r, lab, kind, wt)
-    h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
-    H = (f * h[:, None]).T @ f + l2 * np.eye(w.size)
-    return loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w, H
+    loss, dw, _ = _outcome_newton(w, phi[prompt, response], label, kind, _mean(weights, prompt.size), l2, False)
+    return loss, dw
 
 
 # ---------------------------------------------------------------- fitting (Newton's method)
 
 
 def _newton(terms, F, iters):
-    """Damped Newton from w = 0 through the pseudo-inverse of H (no step along its null space)."""
+    """Damped Newton from w = 0 through the pseudo-inverse of H (no step along its null space);
+    NaN weights where H or the gradient is beyond float64 (LAPACK is never given inf)."""
     w = np.zeros(F)
     loss, g, H = terms(w)
     for _ in range(iters):
+        if not (np.isfinite(H).all() and np.isfinite(g).all()):
+            return np.full(F, np.nan)  # no Newton step in float64: the boundary reports it
         step = -np.linalg.lstsq(H, g, rcond=1e-13)[0]  # (F,) min-norm Newton step
         t, slope = 1.0, float(g @ step)
         if slope >= 0:  # no descent left: converged to rounding
@@ -277,41 +335,44 @@ def _merge(cols, wt):
     return [u.astype(c.dtype) for u, c in zip(uniq.T, cols)], w
 
 
-def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
+def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_bt_loss` (without `w`); `iters` bounds the Newton steps. On one-hot
-    features with `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over
-    each prompt's responses (see eq. (rm_identify)).
+    Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
+    bounds the Newton steps, with `iters * F**3 <= 1e11`. On one-hot features with
+    `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each prompt's
+    responses (see eq. (rm_identify)).
 
     Returns:
         `(F,)` weights `w`.
+
+    Raises:
+        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
+            after the function, with the range of its inputs).
     """
-    phi, x, yc, yr, m, c, wt, l2, iters = fit_bt_args(
-        phi, prompt, chosen, rejected, margin, center, weights, l2, iters
-    )
-    (x, yc, yr, m), wt = _merge((x, yc, yr, m), wt)  # repeated pairs: one row, summed weight
+    P = prompt.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    (x, yc, yr, m), wt = _merge((prompt, chosen, rejected, m), _mean(weights, P))  # one row per pair
     f_c, f_r = phi[x, yc], phi[x, yr]  # (U, F)
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = _newton(lambda v: _bt_newton(v, f_c, f_r, m, c, wt, l2), phi.shape[2], iters)
-    return finite_result(w, "phi", "the fitted weights")
+    return _newton(lambda v: _bt_newton(v, f_c, f_r, m, center, wt, l2), phi.shape[2], iters)
 
 
-def fit_outcome(phi, prompt, response, label, kind="bce", weights=None, l2=0.0, iters=100):
+def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_outcome_loss` (without `w`). With `"bce"` and labels of 0 or 1 only,
-    the unregularized optimum may lie at infinity: give `l2 > 0`.
+    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and
+    labels of 0 or 1 only, the unregularized optimum may lie at infinity: give `l2 > 0`.
 
     Returns:
         `(F,)` weights `w`.
+
+    Raises:
+        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
+            after the function, with the range of its inputs).
     """
-    phi, x, y, lab, wt, l2, iters = fit_outcome_args(phi, prompt, response, label, kind, weights, l2, iters)
-    (x, y, lab), wt = _merge((x, y, lab), wt)  # repeated responses: one row, summed weight
+    (x, y, lab), wt = _merge((prompt, response, label), _mean(weights, prompt.size))  # one row per response
     f = phi[x, y]  # (U, F)
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = _newton(lambda v: _outcome_newton(v, f, lab, kind, wt, l2), phi.shape[2], iters)
-    return finite_result(w, "phi", "the fitted weights")
+    return _newton(lambda v: _outcome_newton(v, f, lab, kind, wt, l2), phi.shape[2], iters)
 
 
 # ---------------------------------------------------------------- the law of the data, the error
@@ -329,14 +390,17 @@ def bt_pair_law(reward, mu, mu0=None):
         mu: `(N, Y)` the response law, rows summing to 1.
         mu0: `(N,)` the prompt law, uniform by default.
 
+    `N * Y * Y <= 10**7` pairs.
+
     Returns:
         `(prompt, chosen, rejected, weights)`, each `(N * Y * Y,)`; the weights sum to 1.
     """
-    reward, mu, mu0 = pair_law_args(reward, mu, mu0)
     N, Y = reward.shape
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else mu0  # (N,)
     x, i, j = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij"))
-    with np.errstate(over="ignore"):  # a difference of finite rewards: +-inf, never NaN
-        p = 2.0 * mu0[x] * mu[x, i] * mu[x, j] * sigmoid(reward[x, i] - reward[x, j])  # eq. (bradley_terry)
+    p = (
+        2.0 * mu0[x] * mu[x, i] * mu[x, j] * sigmoid(reward[x, i] - reward[x, j])
+    )  # eq. (bradley_terry); +-inf: 0, 1
     return x, i, j, p
 
 
@@ -351,11 +415,8 @@ def error_off_constant(r_hat, reward):
     Returns:
         a float `>= 0`.
     """
-    r_hat, reward = error_args(r_hat, reward)
-    with np.errstate(over="ignore", invalid="ignore"):
-        d = r_hat - reward  # (N, Y)
-        err = float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange
-    return finite_result(err, "r_hat", "the error")
+    d = r_hat - reward  # (N, Y)
+    return float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange
 
 
 # ----------------------------------------------------------------------------------------------
@@ -370,307 +431,233 @@ def sigmoid(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/reward/checks.py
-#   The boundary of the reward-model part: one bundle call per public function of `reward/bt.py`
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _weights(weights, P):
-    """`(P,)` nonnegative weights, `1/P` each (the mean) by default."""
-    if weights is None:
-        return np.full(P, 1.0 / P)
-    w = float_array(weights, "weights", shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"weights: expected nonnegative weights, got min {w.min()}")
-    return w
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _rewards(r, name, P=None):
-    """`(P,)` rewards, `P >= 1`."""
-    r = float_array(r, name, ndim=1, shape=None if P is None else (P,))
-    if r.size == 0:
-        raise ValueError(f"{name}: expected at least one entry, got shape (0,)")
-    return r
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def margin_args(r_chosen, r_rejected, margin, center, weights):
-    """`bt_margin_loss`'s arguments: two `(P,)` rewards, the margins, the centering, weights."""
-    r_c = _rewards(r_chosen, "r_chosen")
-    r_r = _rewards(r_rejected, "r_rejected", r_c.size)
-    m = np.zeros(r_c.size) if margin is None else float_array(margin, "margin", shape=r_c.shape)
-    center = float_scalar(center, "center", low=0.0)
-    return r_c, r_r, m, center, _weights(weights, r_c.size)
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def _labels(label, P):
-    y = float_array(label, "label", shape=(P,))
-    if ((y < 0) | (y > 1)).any():
-        raise ValueError(f"label: expected labels in [0, 1], got min {y.min()}, max {y.max()}")
-    return y
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def outcome_args(r, label, kind, weights):
-    """`outcome_loss`'s arguments: `(P,)` scores, `(P,)` labels in [0, 1], the kind, weights."""
-    r = _rewards(r, "r")
-    y = _labels(label, r.size)
-    choice(kind, "kind", {"bce", "squared"})
-    return r, y, _weights(weights, r.size)
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
 
 
-def _features(phi):
-    phi = float_array(phi, "phi", ndim=3)
-    if phi.size == 0:
-        raise ValueError(f"phi: expected a non-empty (N, Y, F) feature array, got shape {phi.shape}")
-    return phi
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-FIT = object()  # the `w` a fit passes: no weights yet
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-def _pairs(phi, prompt, chosen, rejected):
-    N, Y, _ = phi.shape
-    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
-    chosen = int_array(chosen, "chosen", shape=prompt.shape, low=0, high=Y)
-    rejected = int_array(rejected, "rejected", shape=prompt.shape, low=0, high=Y)
-    if prompt.size == 0:
-        raise ValueError("prompt: expected at least one pair, got shape (0,)")
-    return prompt, chosen, rejected
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def linear_bt_args(w, phi, prompt, chosen, rejected, margin, center, weights, l2):
-    """`linear_bt_loss`'s (and `fit_bt`'s, `w=FIT`) arguments."""
-    phi = _features(phi)
-    if w is not FIT:
-        w = float_array(w, "w", shape=(phi.shape[2],))
-    prompt, chosen, rejected = _pairs(phi, prompt, chosen, rejected)
-    P = prompt.size
-    m = np.zeros(P) if margin is None else float_array(margin, "margin", shape=(P,))
-    center = float_scalar(center, "center", low=0.0)
-    l2 = float_scalar(l2, "l2", low=0.0)
-    return w, phi, prompt, chosen, rejected, m, center, _weights(weights, P), l2
-
-
-def linear_outcome_args(w, phi, prompt, response, label, kind, weights, l2):
-    """`linear_outcome_loss`'s (and `fit_outcome`'s, `w=FIT`) arguments."""
-    phi = _features(phi)
-    if w is not FIT:
-        w = float_array(w, "w", shape=(phi.shape[2],))
-    N, Y, _ = phi.shape
-    prompt = int_array(prompt, "prompt", ndim=1, low=0, high=N)
-    response = int_array(response, "response", shape=prompt.shape, low=0, high=Y)
-    if prompt.size == 0:
-        raise ValueError("prompt: expected at least one response, got shape (0,)")
-    y = _labels(label, prompt.size)
-    choice(kind, "kind", {"bce", "squared"})
-    l2 = float_scalar(l2, "l2", low=0.0)
-    return w, phi, prompt, response, y, _weights(weights, prompt.size), l2
-
-
-def fit_bt_args(phi, prompt, chosen, rejected, margin, center, weights, l2, iters):
-    """`fit_bt`'s arguments: `linear_bt_loss`'s without `w`, and 1..10000 Newton steps."""
-    out = linear_bt_args(FIT, phi, prompt, chosen, rejected, margin, center, weights, l2)[1:]
-    return (*out, int_scalar(iters, "iters", low=1, high=10000))
-
-
-def fit_outcome_args(phi, prompt, response, label, kind, weights, l2, iters):
-    """`fit_outcome`'s arguments: `linear_outcome_loss`'s without `w`, and the Newton steps."""
-    out = linear_outcome_args(FIT, phi, prompt, response, label, kind, weights, l2)[1:]
-    return (*out, int_scalar(iters, "iters", low=1, high=10000))
-
-
-def pair_law_args(reward, mu, mu0):
-    """`bt_pair_law`'s arguments: `(N, Y)` rewards, `(N, Y)` response law, `(N,)` prompt law."""
-    reward = float_array(reward, "reward", ndim=2)
-    mu = prob_table(mu, "mu", shape=reward.shape)
-    N = reward.shape[0]
-    mu0 = np.full(N, 1.0 / N) if mu0 is None else prob_table(mu0, "mu0", shape=(N,))
-    return reward, mu, mu0
-
-
-def error_args(r_hat, reward):
-    """Two `(N, Y)` reward tables of one shape."""
-    reward = float_array(reward, "reward", ndim=2)
-    if reward.size == 0:
-        raise ValueError(f"reward: expected a non-empty (N, Y) table, got shape {reward.shape}")
-    return float_array(r_hat, "r_hat", shape=reward.shape), reward
-
-
-def features_args(N, Y):
-    """Table sizes: `N * Y` features at most 10**6."""
-    N = int_scalar(N, "N", low=1, high=10**6)
-    return N, int_scalar(Y, "Y", low=1, high=10**6 // N)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+NONNEGATIVE = number(0.0)
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+SCORES = array("P")  # one score per pair (or per labelled response)
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative weights; None: 1/P each, the mean
+MARGIN = dict(margin=optional(array("P")), center=NONNEGATIVE, weights=WEIGHTS)  # eq. (rm_center)'s knobs
+OUTCOME = dict(label=array("P", low=0.0, high=1.0), kind=one_of(("bce", "squared")), weights=WEIGHTS)
+IDS = array("P", integer=True, low=0)  # a prompt's or a response's row of phi
+LINEAR = dict(phi=array("N Y F"), prompt=IDS, l2=NONNEGATIVE)  # phi first: it binds N, Y and F
+ITERS = number(1, 10000, integer=True)  # Newton steps
+TABLE = array("N Y")
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+bt_margin_loss = boundary(r_chosen=SCORES, r_rejected=SCORES, **MARGIN, returns="loss gradients")(bt_margin_loss)
 
+outcome_loss = boundary(r=SCORES, **OUTCOME, returns="loss dr")(outcome_loss)
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+one_hot_features = boundary(
+    N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[_one_hot_size]
+)(one_hot_features)
 
+linear_bt_loss = boundary(
+    **LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[_ids_in_phi], returns="loss dw"
+)(linear_bt_loss)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+linear_outcome_loss = boundary(
+    **LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[_ids_in_phi], returns="loss dw"
+)(linear_outcome_loss)
 
+fit_bt = boundary(
+    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
+)(fit_bt)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+fit_outcome = boundary(
+    **LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
+)(fit_outcome)
 
+bt_pair_law = boundary(
+    reward=TABLE,
+    mu=simplex("N Y"),
+    mu0=optional(simplex("N")),
+    where=[_few_pairs],
+    returns="prompt chosen rejected weights",
+)(bt_pair_law)
 
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+error_off_constant = boundary(reward=TABLE, r_hat=TABLE, returns="error")(error_off_constant)  # r_hat is read against reward

@@ -49,13 +49,17 @@ broadcast penalty estimates neither `KL(pi || pi_ref)` nor its gradient without 
 plus the term above (`(1/|y_b|) sum w k3`, which the per-token version does not have: the
 gradient of `rho_t` at `rho_t = 1` is `k3_t` on its own token only).
 
-A response of length 0 contributes nothing. Non-finite results raise ValueError naming the
-log-prob array of largest magnitude. Demonstrated on the KL page (docs/kl.md, section "The
-sequence-level ratio in the bias-corrected KL").
+A response of length 0 contributes nothing. A non-finite result from finite input is a
+ValueError naming the function and the range of its inputs. Demonstrated on the KL page
+(docs/kl.md, section "The sequence-level ratio in the bias-corrected KL").
 
-Read from TRL 1.16.0 `use_bias_correction_kl=True` with `importance_sampling_level="sequence"`
-(trl/trainer/grpo_trainer.py:3085-3095, the ratio `coef_1` of shape (B, 1); :3097-3105, `per_token_kl
-* coef_1`, not detached); verl, OpenRLHF: none.
+Names in the frameworks (`docs/next.md` has the versions and files):
+
+```text
+kl_penalty_is_sequence  TRL use_bias_correction_kl=True with importance_sampling_level="sequence"
+                        (the ratio coef_1 of shape (B, 1), per_token_kl * coef_1, not detached);
+                        verl, OpenRLHF: none
+```
 """
 
 import functools
@@ -82,18 +86,19 @@ def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max
 
     Returns:
         `(loss, dloss_dlogp (B, T))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
+    s = sequence_ratio.core(logp, logp_old, mask, "geometric")  # (B,) eq. (gspo_ratio)
+    scale = ratio_scale(mask, "geometric")  # (B,) 1/|y_b|
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
-        loss = (s * row).sum()  # eq. (kl_is_seq)
-        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
-        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
+    k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    row = (w * k).sum(axis=1)  # (B,) sum_t w k3
+    loss = (s * row).sum()  # eq. (kl_is_seq)
+    # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
+    return float(loss), s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -166,226 +171,19 @@ def _k3(u):
 # ----------------------------------------------------------------------------------------------
 
 
-def _seq_ratio(logp, logp_old, mask, ratio):
-    """(s (B,), ds/dlogp per real token (B, 1)) on checked inputs."""
-    with np.errstate(over="ignore", invalid="ignore"):  # +-inf, NaN: callers reject them
-        u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
-        scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
-        s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
-    return s, scale
+RATIOS = ("geometric", "product")
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
-# ----------------------------------------------------------------------------------------------
+def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
+    """Per-response ratio `s` (B,), eq. (gspo_ratio): the geometric mean or the product."""
+    u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
+    return np.exp(u * ratio_scale(mask, ratio))  # (B,) eq. (gspo_ratio)
 
 
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
-    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
-    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
-    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
-    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
-    response (the most trained tokens in a row)."""
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def finite_among(value, what, arrays):
-    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
-    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
-    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
-    was subtracted from; the first name on a tie)."""
-    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
-        return value
-    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
-    return finite_result(value, max(big, key=big.get), what)
-
-
-def kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, aggs):
-    """The arguments of the importance-weighted k3 (logp_ref checked before logp_old)."""
-    logp, logp_ref, logp_old, mask, _, max_len = token_batch(
-        {"logp": logp, "logp_ref": logp_ref, "logp_old": logp_old}, mask, agg=agg, max_len=max_len, aggs=aggs
-    )
-    return logp, logp_old, logp_ref, mask, max_len
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+def ratio_scale(mask, ratio):
+    """`(1/s) d s_b / d logp[b, t]` on a trained token: `1/|y_b|` (B,) for the geometric mean (1
+    for an empty row), 1.0 for the product."""
+    return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -433,7 +231,7 @@ def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
     `inputs`."""
-    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
@@ -445,6 +243,13 @@ def finite(out, fname, names, inputs):
         if v is not None
     )
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
@@ -496,6 +301,30 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
     return read
 
 
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
 def one_of(options):
     """One of `options` (compared by equality; True is not 1)."""
 
@@ -511,12 +340,16 @@ def one_of(options):
     return read
 
 
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 TOKENS = array("B T")  # one number per position of each response (log-probs)
@@ -525,10 +358,30 @@ TOKENS = array("B T")  # one number per position of each response (log-probs)
 MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
+
+
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
 ESTIMATOR = one_of(ESTIMATORS)
 KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
+RATIO = dict(logp=TOKENS, logp_old=TOKENS, mask=MASK)  # the arrays of a sequence ratio
+
+kl_penalty_is_sequence = boundary(
+    logp=TOKENS, logp_old=TOKENS, logp_ref=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp"
+)(kl_penalty_is_sequence)
 
 kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
+
+sequence_ratio = boundary(**RATIO, ratio=one_of(RATIOS), returns="s")(sequence_ratio)

@@ -55,18 +55,19 @@ A group with every reward constant has `A = 0`. No gradient flows through the re
 
 Demonstrated on the baselines page (docs/baselines.md, section "Several rewards: GDPO").
 
-Read from the released code (defaults in parentheses are theirs):
+Every `|R| <= 1e150` (`advantages.REWARD_MAX`: a std squares the spread); a weighted sum beyond
+float64 is a ValueError naming `gdpo` and the range of its inputs.
+
+Names in the frameworks (`docs/next.md` has their versions, files and defaults):
 
 ```text
-gdpo weights, std_eps,    TRL 1.16.0 multi_objective_aggregation="normalize_then_sum"
-ddof 1, batch_eps         (trl/trainer/grpo_trainer.py:2790-2799: nanstd (Bessel) + 1e-4 per
-                          reward, reward_weights, then the batch: (A - mean) / (nanstd + 1e-4));
-                          verl 0.9.1 algorithm.adv_estimator="gdpo" (verl/trainer/ppo/core_algos.py
-                          :361-468: GRPO's advantage per reward key (torch.std + 1e-6), weighted
-                          sum, then masked_whiten over the batch's tokens); NeMo-RL
-                          GDPOAdvantageEstimator (nemo_rl/algorithms/advantage_estimator.py @
-                          7ea279abfb (2026-08-22): an optional leave-one-out baseline per reward,
-                          / (std + 1e-6) where std > 0, then the batch's (A - mean) / std)
+gdpo weights, std_eps,    TRL multi_objective_aggregation="normalize_then_sum" (nanstd (Bessel)
+ddof 1, batch_eps         + 1e-4 per reward, reward_weights, then the batch: (A - mean) /
+                          (nanstd + 1e-4)); verl algorithm.adv_estimator="gdpo" (GRPO's
+                          advantage per reward key (torch.std + 1e-6), weighted sum, then
+                          masked_whiten over the batch's tokens); NeMo-RL GDPOAdvantageEstimator
+                          (an optional leave-one-out baseline per reward, / (std + 1e-6) where
+                          std > 0, then the batch's (A - mean) / std)
 ```
 """
 
@@ -80,23 +81,27 @@ import numpy as np
 __all__ = ["gdpo"]
 
 
-def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
+def gdpo(rewards, *, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     """GDPO advantages (N, K), eq. (gdpo): each reward standardized in its group, then summed.
 
     Args:
-        rewards: `(N, K, M)` rewards, `M >= 1` per response.
+        rewards: `(N, K, M)` rewards, `M >= 1` per response, every `|R| <= 1e150`.
         weights: `(M,)` weights `c_m` of the sum (default ones).
-        std_eps: the stabilizer `xi` of each group's std.
+        std_eps: the stabilizer `xi >= 0` of each group's std.
         ddof: 0 (population std) or 1 (Bessel, the frameworks').
-        batch_eps: None (no batch step), or the stabilizer of eq. (gdpo_batch): the summed
-            advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
+        batch_eps: None (no batch step), or the stabilizer `>= 0` of eq. (gdpo_batch): the
+            summed advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
 
     Returns:
         `(N, K)` advantages; a reward constant in a group adds exactly 0 there.
+
+    Raises:
+        ValueError: a bad argument (named), or advantages beyond float64 (large weights; named
+            after the function, with the range of its inputs).
     """
-    r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
-    N, K, M = r.shape
-    Z = np.stack([standardized.core(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
+    N, K, M = rewards.shape
+    c = np.ones(M) if weights is None else weights  # (M,)
+    Z = np.stack([standardized.core(rewards[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
     A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
     if batch_eps is not None:
         A = standardized.core(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)
@@ -152,135 +157,6 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-# ----------------------------------------------------------------------------------------------
-
-
-def whitening(std_eps, ddof):
-    """``(std_eps, ddof)`` of a std or variance: the stabilizer std_eps >= 0, ddof the int 0 or 1."""
-    return float_scalar(std_eps, "std_eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
-
-
-def group_rewards(rewards, bound, name="rewards"):
-    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
-    r = float_array(rewards, name, ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
-    if r.shape[0] < 1:
-        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
-    if np.abs(r).max() > bound:
-        raise ValueError(
-            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
-            f"squares the spread, which overflows float64 beyond ~1e154), got max "
-            f"|r| = {np.abs(r).max():g}"
-        )
-    return r
-
-
-def gdpo_args(rewards, weights, std_eps, ddof, batch_eps, bound):
-    """``(r (N, K, M), weights (M,), std_eps, ddof, batch_eps)`` of GDPO: M >= 1 rewards per
-    response, each within the advantages' domain; batch_eps None (no batch whitening) or >= 0."""
-    r = float_array(rewards, "rewards", ndim=3)
-    if min(r.shape) < 1:
-        raise ValueError(f"rewards: expected shape (N, K, M) with N, K, M >= 1, got {r.shape}")
-    group_rewards(r.reshape(r.shape[0], -1), bound)  # the bound on |R|
-    M = r.shape[2]
-    w = np.ones(M) if weights is None else float_array(weights, "weights", ndim=1, shape=(M,))
-    std_eps, ddof = whitening(std_eps, ddof)
-    return r, w, std_eps, ddof, None if batch_eps is None else float_scalar(batch_eps, "batch_eps", low=0.0)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
-
-
-# ----------------------------------------------------------------------------------------------
 # the declared boundary: from minirl_lm/boundary.py
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
@@ -325,7 +201,7 @@ def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
     `inputs`."""
-    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
@@ -337,6 +213,13 @@ def finite(out, fname, names, inputs):
         if v is not None
     )
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
@@ -392,8 +275,9 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
-    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -402,7 +286,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
             v = int(x) if integer else float(x)
         except OverflowError:  # an int beyond float64
             v = np.inf
-        if not np.isfinite(v):
+        if not integer and not np.isfinite(v):  # an int is finite however large
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
         if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
@@ -411,12 +295,16 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 NONNEGATIVE = number(0.0)
@@ -428,5 +316,14 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+
+gdpo = boundary(
+    rewards=array("N K M", low=-REWARD_MAX, high=REWARD_MAX),
+    weights=optional(array("M")),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    batch_eps=optional(NONNEGATIVE),
+    returns="A",
+)(gdpo)
 
 standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)

@@ -40,15 +40,14 @@ D_jsd = beta KL(t || m) + (1 - beta) KL(p || m),   0 < beta < 1               eq
 ```
 
 and GKD's generalized Jensen-Shannon divergence (Agarwal et al. 2024, eq. 1) takes `beta = 0`
-as the forward KL and `beta = 1` as the reverse KL, as TRL 1.16.0 does
-(`trl/experimental/gkd/gkd_trainer.py:278-281`: `F.kl_div(input, target)` is
-`target (log target - input)`, so `kl_div(student, teacher)` is KL(t || p)). Inside (0, 1) the
+as the forward KL and `beta = 1` as the reverse KL, as TRL's GKD trainer does (`F.kl_div(input,
+target)` is `target (log target - input)`, so `kl_div(student, teacher)` is KL(t || p)). Inside (0, 1) the
 divergence vanishes at both ends, like `beta KL(t || p)` near 0 and `(1 - beta) KL(p || t)` near
 1: the endpoints are the limits of `D_jsd / beta` and `D_jsd / (1 - beta)`, not of `D_jsd`.
 
-The loss is the mean over real tokens (TRL's `reduction="batchmean"` with labels, line 315: the
-sum over tokens and vocabulary over the number of unmasked tokens, clamped at 1, so an all-zero
-mask gives 0):
+The loss is the mean over real tokens (TRL's `reduction="batchmean"` with labels: the sum over
+tokens and vocabulary over the number of unmasked tokens, clamped at 1, so an all-zero mask
+gives 0):
 
 ```text
 loss = sum_{b,t} mask D / max(1, sum mask)                                   eq. (distill_mean)
@@ -67,17 +66,22 @@ d D_jsd / d z_v = (1 - beta) p_v (r_v - KL(p || m)) / tau                     eq
 / m_v) = (1 - beta) r_v`, then the softmax's Jacobian `p_v (a_v - sum_u p_u a_u)`). Each is a
 vector summing to 0 over the vocabulary, so it equals `sum_v G_v (e_v - p)`: a weight
 `G_v / p_v` on the score of token `v`, which is how the exact engine takes it
-(`distill/student.py`).
+(`distill/student.py`, through `jsd_terms`, the divergence on log-probabilities).
 
     $ python examples/distill.py
+
+Names in the frameworks (`docs/next.md` maps them): `beta` is TRL `GKDConfig.beta` (0.5),
+`temperature` TRL `GKDConfig.temperature`.
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["forward_kl", "reverse_kl", "generalized_jsd"]
+__all__ = ["forward_kl", "reverse_kl", "generalized_jsd", "jsd_terms"]
 
 
 def _weights(mask):
@@ -99,11 +103,15 @@ def _reverse(ls, lt, w, tau):
     return float((w * D).sum()), w[..., None] * G
 
 
-def _jsd(ls, lt, w, tau, beta):
+def jsd_terms(ls, lt, w, tau, beta):
+    """eq. (distill_gkd) on log-probabilities: `(sum w D_jsd, w dD_jsd/dz)` for the student's
+    `ls` and the teacher's `lt` `(..., V)`, position weights `w` `(...)`, the temperature `tau`
+    that divided the logits and `beta` in [0, 1] (0: the forward KL, 1: the reverse KL).
+    What `generalized_jsd` computes after the log-softmax, and the exact engine at each state."""
     if beta == 0.0:
-        return _forward(ls, lt, w, tau)  # TRL line 278: beta = 0 is KL(t || p)
+        return _forward(ls, lt, w, tau)  # TRL: beta = 0 is KL(t || p)
     if beta == 1.0:
-        return _reverse(ls, lt, w, tau)  # TRL line 280: beta = 1 is KL(p || t)
+        return _reverse(ls, lt, w, tau)  # TRL: beta = 1 is KL(p || t)
     p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
     lm = np.logaddexp(ls + np.log1p(-beta), lt + np.log(beta))  # (B, T, V) log m
     r = ls - lm  # (B, T, V) log p - log m
@@ -126,50 +134,29 @@ def forward_kl(student_logits, teacher_logits, mask, temperature=1.0):
     Returns:
         `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _forward(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
-    return finite_result(out, "student_logits", "the forward KL")
+    tau = temperature
+    return _forward(log_softmax(student_logits / tau), log_softmax(teacher_logits / tau), _weights(mask), tau)
 
 
 def reverse_kl(student_logits, teacher_logits, mask, temperature=1.0):
     """Token-mean reverse KL(p || t), eq. (distill_reverse), and its gradient in the logits.
 
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    Arguments and result as `forward_kl`.
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _reverse(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
-    return finite_result(out, "student_logits", "the reverse KL")
+    tau = temperature
+    return _reverse(log_softmax(student_logits / tau), log_softmax(teacher_logits / tau), _weights(mask), tau)
 
 
 def generalized_jsd(student_logits, teacher_logits, mask, beta=0.5, temperature=1.0):
-    """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL 1.16.0's convention.
+    """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL's convention.
 
     `beta = 0` is the forward KL, `beta = 1` the reverse KL (exactly those functions), inside
-    the mixture `m = (1 - beta) p + beta t`.
-
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        beta: in `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    the mixture `m = (1 - beta) p + beta t`. Arguments and result as `forward_kl`, and `beta` in
+    `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
     """
-    zs, zt, mask, beta, tau = logits_args(student_logits, teacher_logits, mask, beta, temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _jsd(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau, beta)
-    return finite_result(out, "student_logits", "the generalized JSD")
+    tau = temperature
+    ls, lt = log_softmax(student_logits / tau), log_softmax(teacher_logits / tau)  # (B, T, V)
+    return jsd_terms(ls, lt, _weights(mask), tau, beta)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -186,174 +173,164 @@ def log_softmax(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/distill/checks.py
-#   The boundary of the distillation part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _logits(x, name):
-    z = float_array(x, name, ndim=3)  # (B, T, V), finite: every token has some probability
-    return nonempty(z, name)
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-_NO_BETA = object()  # forward_kl and reverse_kl take no beta
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def logits_args(student_logits, teacher_logits, mask, beta=_NO_BETA, temperature=1.0):
-    """`(B, T, V)` student and teacher logits, a `(B, T)` mask, `beta` in [0, 1] (None when the
-    caller takes none), temperature > 0."""
-    zs = _logits(student_logits, "student_logits")
-    zt = _logits(teacher_logits, "teacher_logits")
-    same_shape("student_logits", zs, "teacher_logits", zt)
-    mask = mask_array(mask, "mask", shape=zs.shape[:2])
-    beta = None if beta is _NO_BETA else float_scalar(beta, "beta", low=0.0, high=1.0)
-    temperature = float_scalar(temperature, "temperature", low=0.0, low_open=True)
-    return zs, zt, mask, beta, temperature
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _describe(x):
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+POSITIVE = number(0.0, low_open=True)
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+LOGITS = dict(student_logits=array("B T V"), teacher_logits=array("B T V"), mask=MASK, temperature=POSITIVE)
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+forward_kl = boundary(**LOGITS, returns="loss dloss_dlogits")(forward_kl)
 
+reverse_kl = boundary(**LOGITS, returns="loss dloss_dlogits")(reverse_kl)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+generalized_jsd = boundary(**LOGITS, beta=number(0.0, 1.0), returns="loss dloss_dlogits")(generalized_jsd)

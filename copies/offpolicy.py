@@ -89,9 +89,12 @@ Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reprod
 M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
 accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Each public function declares its arguments with `boundary`; a non-finite result from finite
+input (an untruncated weight beyond float64, say) is a ValueError naming the function and the
+range of its inputs.
+
+Names in the frameworks (`docs/next.md` in the minirl_lm repository has their versions, files
+and defaults); the values in parentheses are their defaults, not results of this library.
 
 ```text
 is_weights                   TRL vllm_importance_sampling_correction (True), _mode, _clip_max
@@ -109,13 +112,11 @@ corrected_pg_loss agg        as in reinforce.py
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
-
-
-__all__ = ["is_weights", "off_policy_sequence_mask", "rejection_mask", "corrected_pg_loss",
-    "minibatch_rows", "accumulation_weights"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -161,6 +162,19 @@ def log_ratio(logp, logp_other, mask):
 # ----------------------------------------------------------------------------------------------
 
 
+__all__ = [
+    "LEVELS",
+    "MODES",
+    "REJECTION",
+    "ACCUM",
+    "is_weights",
+    "off_policy_sequence_mask",
+    "rejection_mask",
+    "corrected_pg_loss",
+    "minibatch_rows",
+    "accumulation_weights",
+]
+
 LEVELS = ("token", "sequence")
 MODES = ("truncate", "mask")
 REJECTION = tuple(
@@ -170,15 +184,51 @@ REJECTION = tuple(
     if (a, k) != ("seq_max", "k1")
 )
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
+ROWS_MAX = 2**20  # a batch beyond is no batch: 2**31 rows exhausted memory (and np.arange(2**63) is empty)
 
 
-def _log_ratio(a, b, mask):
-    """a - b (B, T), exactly 0 at padding; +-inf where the difference overflows float64."""
-    with np.errstate(over="ignore"):
-        return log_ratio(a, b, mask)
+def _generator_or_none(rng, name, dims):
+    """None, or a `np.random.Generator`; a wrong one is named by its type alone (the engine's
+    `generator` shows its repr, which for a `RandomState` holds a memory address: a message that
+    differs from run to run)."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name}: expected a numpy.random.Generator or None, got {type(rng).__name__}")
+    return rng
 
 
-def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
+def _floor_of_a_mask(mode, c_min):
+    """`mode="mask"` drops the tokens below `c_min`: a floor of 0 drops none, so it is > 0."""
+    if mode == "mask" and c_min == 0.0:
+        return "c_min: expected a number > 0 and <= 1 for mode='mask' (None: no floor), got 0.0"
+
+
+def _ratio_bounds(option, hi, lo):
+    """k1 bounds are ratio bounds `lo <= 1 <= hi` (lo default 1/hi); k2, k3 an upper bound alone."""
+    if option.endswith("k1") and hi < 1.0:
+        return f"hi: expected a number >= 1 (a ratio bound of {option}), got {hi}"
+    if not option.endswith("k1") and lo is not None:
+        return f"lo: expected None for a k2/k3 option (upper bound only), got {lo}"
+
+
+def _rows_to_split(B, M):
+    """`M <= B <= 2**20` rows."""
+    if B > ROWS_MAX:
+        return f"B: expected an integer <= {ROWS_MAX} (2**20 rows), got {B}"
+    if M > B:
+        return f"M: expected an integer <= {B} (B, the rows to split), got {M}"
+
+
+def _micro_batches(mask, G, max_len):
+    """`G` divides the batch's `B` rows; `max_len` (the `L` of dr_grpo) covers every response."""
+    B = mask.shape[0]
+    if B % G:
+        return f"G: expected a divisor of the batch size B = {B}, got {G}"
+    n = int(mask.sum(axis=1).max())
+    if max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+def is_weights(logp_old, logp_mu, mask, *, level="sequence", mode="truncate", c_max=None, c_min=None):
     """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
 
     Args:
@@ -195,16 +245,13 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
         (B, T) weights, 0 at padding, exactly 1.0 on every real token when logp_old == logp_mu.
 
     Raises:
-        ValueError: bad shapes, a bound excluding 1, or an untruncated weight that overflows.
+        ValueError: a bad argument (named; a bound excluding 1), or a weight beyond float64
+            (named after the function: truncate it with `c_max`).
     """
-    logp_old, logp_mu, mask, c_max, c_min = is_weight_args(
-        logp_old, logp_mu, mask, level, mode, c_max, c_min, LEVELS, MODES
-    )
-    u = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r_t, 0 at padding
-    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected below
-        if level == "sequence":
-            u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
-        r = np.exp(u)  # (B, T) eq. (is_token); inf if huge
+    u = log_ratio(logp_old, logp_mu, mask)  # (B, T) log r_t, 0 at padding
+    if level == "sequence":
+        u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
+    r = np.exp(u)  # (B, T) eq. (is_token); inf if huge
     if mode == "truncate":
         w = r if c_max is None else np.minimum(r, c_max)  # eq. (tis)
         w = w if c_min is None else np.maximum(w, c_min)
@@ -212,11 +259,6 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
         keep = np.ones(r.shape, bool) if c_max is None else r <= c_max
         keep = keep if c_min is None else keep & (r >= c_min)
         w = np.where(keep, r, 0.0)  # eq. (mis)
-    if not np.isfinite(w).all():
-        raise ValueError(
-            f"logp_mu: expected log(pi_old / mu) small enough for a finite "
-            f"{level} weight, got one beyond exp(~709.78); truncate it (c_max)"
-        )
     return w * mask  # (B, T)
 
 
@@ -231,46 +273,50 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
         delta: the threshold `>= 0` on the mean of `logp_mu - logp` over the response.
 
     Returns:
-        (B, T) 0/1 weights (the kept sequences' real tokens).
+        (B, T) 0/1 weights (the kept sequences' real tokens); an infinite or NaN mean log-ratio
+        (beyond float64) is not `<= delta`.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
-    logp, logp_mu, mask, A, delta = opsm_args(logp, logp_mu, adv, mask, delta)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN kl: not <= delta
-        kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
-    keep = (A >= 0) | (kl <= delta)  # (B,) eq. (opsm)
+    kl = log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
+    keep = (adv >= 0) | (kl <= delta)  # (B,) eq. (opsm)
     return keep[:, None] * mask  # (B, T)
 
 
-def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
+def rejection_mask(logp_old, logp_mu, mask, *, option="seq_mean_k1", hi=2.0, lo=None):
     """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
 
     Args:
-        logp_old: (B, T) log-probs under pi_old and the sampler.
-        logp_mu: see `logp_old`.
+        logp_old: (B, T) log-probs under pi_old.
+        logp_mu: (B, T) log-probs under the sampler.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
         hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
         lo: k1 only, the lower ratio bound in `(0, 1]` (default 1/hi).
 
     Returns:
-        (B, T) 0/1 weights, a sequence option keeping or dropping whole rows.
+        (B, T) 0/1 weights, a sequence option keeping or dropping whole rows; a statistic beyond
+        float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped.
+
+    Raises:
+        ValueError: a bad argument (named): `hi < 1` for k1, a `lo` for k2/k3.
     """
-    logp_old, logp_mu, mask, hi, lo = rejection_args(logp_old, logp_mu, mask, option, hi, lo, REJECTION)
     k1 = option.endswith("k1")
-    lr = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r
-    # a statistic beyond float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped
-    with np.errstate(over="ignore", invalid="ignore"):
-        stat = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
-        agg = option[:-3]
-        n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # (B, 1)
-        if agg == "seq_sum":
-            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
-        elif agg == "seq_mean":
-            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
-        elif agg == "seq_max":
-            stat = np.broadcast_to(
-                np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True, initial=-np.inf), mask.shape
-            )
-        keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
+    lo = 1.0 / hi if lo is None else lo
+    lr = log_ratio(logp_old, logp_mu, mask)  # (B, T) log r
+    stat = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
+    agg = option[:-3]
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # (B, 1)
+    if agg == "seq_sum":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
+    elif agg == "seq_mean":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
+    elif agg == "seq_max":
+        stat = np.broadcast_to(
+            np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True, initial=-np.inf), mask.shape
+        )
+    keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
     return keep * mask  # (B, T)
 
 
@@ -288,27 +334,33 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     Returns:
         `(loss, dloss_dlogp)`; with weights equal to 1.0 on real tokens, bitwise the values of
         `reinforce.reinforce_loss`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, mask, W, adv, max_len = corrected_pg_args(logp, adv, mask, weights, agg, max_len, AGGS)
     A = adv_tokens(adv, mask)  # (B, T)
-    w = agg_weights(mask, agg, max_len) * W  # (B, T) w_agg w
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected below
-        loss = -(w * A * logp).sum()  # eq. (pg_is)
-        dloss_dlogp = -w * A  # (B, T) weights are data
-    if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
-        raise ValueError(
-            "weights: expected weights small enough for a finite loss, got a non-finite loss or gradient"
-        )
-    return float(loss), dloss_dlogp
+    w = agg_weights(mask, agg, max_len) * weights  # (B, T) w_agg w
+    loss = -(w * A * logp).sum()  # eq. (pg_is)
+    return float(loss), -w * A  # (B, T) weights are data
 
 
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
-    2**31 >= B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
-    one, the rows are permuted first (one draw of `rng.permutation`).
+    Args:
+        B: the rows, `1 <= B <= 2**20` (a million rows split in about a second).
+        M: the mini-batches, `1 <= M <= B`; their sizes differ by at most one (np.array_split).
+        rng: None (in order), or a Generator: the rows are permuted first (one draw of
+            `rng.permutation`; a call that raises draws nothing).
+
+    Returns:
+        A list of `M` int64 arrays.
+
+    Raises:
+        ValueError: `B` or `M` out of range (named).
+        TypeError: an `rng` that is not a Generator.
     """
-    B, M, rng = minibatch_args(B, M, rng)
     rows = np.arange(B) if rng is None else rng.permutation(B)
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
 
@@ -317,16 +369,21 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
     """Per-token weight in the gradient summed over G micro-batches, eq. (accum).
 
     Args:
-        mask: (B, T) the whole generation batch, right-padded; B divisible by G.
-        G: number of micro-batches (consecutive blocks of B/G rows).
+        mask: (B, T) the whole generation batch; holes allowed (a row's `|y_b|` counts its
+            trained tokens, so a row with holes weighs as its compacted row).
+        G: number of micro-batches (consecutive blocks of B/G rows), a divisor of B.
         mode: one of ACCUM ("dapo", "bnpo", "grpo", "dr_grpo", "sum").
-        max_len: the constant L of "dr_grpo" (default T).
+        max_len: the constant L of "dr_grpo" (default T), at least the longest response.
 
     Returns:
         (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
+
+    Raises:
+        ValueError: a bad argument (named): a `G` not dividing B, a `max_len` shorter than a
+            response.
     """
-    mask, G, L = accumulation_args(mask, G, mode, max_len, ACCUM)
-    B = mask.shape[0]
+    B, T = mask.shape
+    L = T if max_len is None else max_len
     N = max(mask.sum(), 1.0)
     out = np.zeros_like(mask)
     for g in range(G):  # one backward per micro-batch
@@ -347,251 +404,235 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
-    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
-    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
-    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
-    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
-    response (the most trained tokens in a row)."""
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def is_weight_args(logp_old, logp_mu, mask, level, mode, c_max, c_min, levels, modes):
-    """The arguments of the importance weights: ``(logp_old, logp_mu, mask, c_max, c_min)``."""
-    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
-    choice(level, "level", levels)
-    choice(mode, "mode", modes)
-    c_max = None if c_max is None else float_scalar(c_max, "c_max", low=1.0)
-    c_min = None if c_min is None else float_scalar(c_min, "c_min", low=0.0, high=1.0, low_open=mode == "mask")
-    return logp_old, logp_mu, mask, c_max, c_min
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def opsm_args(logp, logp_mu, adv, mask, delta):
-    """The arguments of the off-policy sequence mask: ``(logp, logp_mu, mask, adv (B,), delta)``."""
-    logp, logp_mu, mask, A, _ = token_batch({"logp": logp, "logp_mu": logp_mu}, mask, adv, per_token=False)
-    return logp, logp_mu, mask, A, float_scalar(delta, "delta", low=0.0)
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-def rejection_args(logp_old, logp_mu, mask, option, hi, lo, options):
-    """The arguments of the rejection mask: ``(logp_old, logp_mu, mask, hi, lo)``; k1 bounds are
-    ratio bounds ``lo <= 1 <= hi`` (lo default 1/hi), k2/k3 an upper bound ``hi > 0`` alone."""
-    logp_old, logp_mu, mask, _, _ = token_batch({"logp_old": logp_old, "logp_mu": logp_mu}, mask)
-    choice(option, "option", options)
-    k1 = option.endswith("k1")
-    hi = float_scalar(hi, "hi", low=1.0 if k1 else 0.0, low_open=not k1)
-    if lo is not None and not k1:
-        raise ValueError(f"lo: expected None for a k2/k3 option (upper bound only), got {lo}")
-    lo = 1.0 / hi if lo is None else float_scalar(lo, "lo", low=0.0, low_open=True, high=1.0)
-    return logp_old, logp_mu, mask, hi, lo
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def corrected_pg_args(logp, adv, mask, weights, agg, max_len, aggs):
-    """The arguments of REINFORCE with weights on data: ``(logp, mask, W, adv, max_len)``."""
-    logp, mask, _, _ = token_batch({"logp": logp}, mask)
-    W = float_array(weights, "weights", shape=mask.shape)
-    if (W < 0).any():
-        raise ValueError(f"weights: expected values >= 0, got min {W.min()}")
-    return logp, mask, W, advantage(adv, mask), aggregation(mask, agg, max_len, aggs)
-
-
-def minibatch_args(B, M, rng):
-    """``(B, M, rng)``: 2**31 >= B >= M >= 1 ints (np.arange(2**63) is silently empty), rng a
-    Generator or None."""
-    B = int_scalar(B, "B", low=1, high=2**31)
-    M = int_scalar(M, "M", low=1, high=B)
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator or None, got {type(rng).__name__}")
-    return B, M, rng
-
-
-def accumulation_args(mask, G, mode, max_len, modes):
-    """The arguments of the accumulation weights: ``(mask, G, L)``, G dividing B, L >= every
-    response (default T)."""
-    mask = mask_array(mask, "mask")
-    B, T = mask.shape
-    G = int_scalar(G, "G", low=1)
-    if B == 0 or B % G:
-        raise ValueError(f"G: expected a divisor of the batch size B = {B}, got {G}")
-    choice(mode, "mode", modes)
-    L = T if max_len is None else int_scalar(max_len, "max_len", low=1)
-    if L < mask.sum(axis=1).max():
-        raise ValueError(f"max_len: expected >= the longest response (its trained tokens), got {L}")
-    return mask, G, L
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+is_weights = boundary(
+    logp_old=TOKENS,
+    logp_mu=TOKENS,
+    mask=MASK,
+    level=one_of(LEVELS),
+    mode=one_of(MODES),
+    c_max=optional(number(1.0)),
+    c_min=optional(number(0.0, 1.0)),
+    where=[_floor_of_a_mask],
+    returns="weight",
+)(is_weights)
 
+off_policy_sequence_mask = boundary(
+    logp=TOKENS, logp_mu=TOKENS, adv=array("B"), mask=MASK, delta=NONNEGATIVE, returns="keep"
+)(off_policy_sequence_mask)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+rejection_mask = boundary(
+    logp_old=TOKENS,
+    logp_mu=TOKENS,
+    mask=MASK,
+    option=one_of(REJECTION),
+    hi=POSITIVE,
+    lo=optional(number(0.0, 1.0, low_open=True)),
+    where=[_ratio_bounds],
+    returns="keep",
+)(rejection_mask)
 
+corrected_pg_loss = boundary(
+    logp=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    weights=array("B T", low=0.0),
+    **AGGREGATION,
+    returns="loss dloss_dlogp",
+)(corrected_pg_loss)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+minibatch_rows = boundary(
+    B=COUNT, M=COUNT, rng=_generator_or_none, where=[_rows_to_split], returns=None
+)(minibatch_rows)  # ints
 
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+accumulation_weights = boundary(
+    mask=MASK, G=COUNT, mode=one_of(ACCUM), max_len=MAX_LEN, where=[_micro_batches], returns="weight"
+)(accumulation_weights)

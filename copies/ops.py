@@ -115,8 +115,9 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
-    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -125,7 +126,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
             v = int(x) if integer else float(x)
         except OverflowError:  # an int beyond float64
             v = np.inf
-        if not np.isfinite(v):
+        if not integer and not np.isfinite(v):  # an int is finite however large
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
         if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
@@ -155,11 +156,10 @@ def optional(of):
 
 
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 COUNT = number(1, integer=True)  # an integer >= 1

@@ -66,21 +66,49 @@ the outcome (the rewards differ by a potential, Ng et al. 1999). Direct rewards 
 turn and move the optimum toward more turns. `process_env` builds the environment whose turn
 rewards are these, so `multiturn/values.py` (`soft_optimum`, `policy_values`) runs on them.
 
-Demonstrated by `python examples/reward_models.py`. Imports NumPy, `minirl_lm.core` and the
-part's checks (which read the multi-turn environment's duck type).
+Demonstrated by `python examples/reward_models.py`.
 
-Names in the frameworks: none. TRL 1.16.0's wheel has no process-reward trainer (its
-`trl/trainer/` holds `reward_trainer.py` only), and OpenRLHF 0.11.2's wheel has no PRM trainer
-(`openrlhf/trainer/rm_trainer.py` only); verl 0.9.1 not read for this (unverified).
+Names in the frameworks: none (TRL's and OpenRLHF's released wheels have outcome reward trainers
+only; `docs/next.md`).
 """
 
 import copy
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
 __all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
+
+
+def _multiturn_env(env, name, dims):
+    """A `MultiTurnMDP` (what is read of it); its table shape `(S, V)` binds the letters S, V."""
+    env = has("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "S", "V", "W", "check()")(
+        env, name, dims
+    )
+    dims.update(S=env.S, V=env.V)
+    return env
+
+
+def _episodes_of_env(env, ep):
+    """`ep` is a batch of `env`'s episodes: `MultiTurnMDP.check` raises naming what is not."""
+    env.check(ep)
+
+
+def _one_outcome_per_episode(ep, outcome):
+    """One outcome label per episode of `ep`."""
+    if outcome.shape[0] != ep.mask.shape[0]:
+        return f"outcome: expected shape ({ep.mask.shape[0]},), one label per episode of ep, got {outcome.shape}"
+
+
+def _steps_in_table(states, tokens, r_phi=None, env=None):
+    """Every step `(s, a)` is a cell of the `(S, V)` table (`r_phi`'s, or the environment's)."""
+    S, V = r_phi.shape if r_phi is not None else (env.S, env.V)
+    for name, ids, n, what in (("states", states, S, "states"), ("tokens", tokens, V, "tokens")):
+        if ids.max() >= n:
+            return f"{name}: expected ids < {n} (the table's {what}), got max {int(ids.max())}"
 
 
 def _ends_turn(env, s, a):
@@ -94,19 +122,24 @@ def prm_data(env, ep, outcome):
 
     Args:
         env: a `MultiTurnMDP`.
-        ep: `Episodes` of `env` (`rollout` or `all_episodes`).
+        ep: `Episodes` of `env` (`rollout` or `all_episodes`); `env.check(ep)` must pass.
         outcome: `(B,)` each episode's outcome label in [0, 1].
 
     Returns:
         `(steps, labels)`, both `(B, T)`: 1.0 at the last policy token of each turn, and
         `outcome[b]` there (0 elsewhere).
     """
-    env, ep, o = prm_data_args(env, ep, outcome)
     on = ep.action_mask > 0  # (B, T)
     steps = np.zeros(ep.mask.shape)  # (B, T)
     for b, t in zip(*np.nonzero(on)):
         steps[b, t] = float(_ends_turn(env, int(ep.states[b, t]), int(ep.tokens[b, t])))
-    return steps, steps * o[:, None]  # (B, T) eq. (prm_loss): every step gets the outcome
+    return steps, steps * outcome[:, None]  # (B, T) eq. (prm_loss): every step gets the outcome
+
+
+def _step_weights(steps, weights):
+    B = steps.shape[0]
+    w = np.full(B, 1.0 / B) if weights is None else weights  # (B,) the mean by default
+    return w[:, None] * steps  # (B, T) each step's weight
 
 
 def prm_loss(r_phi, states, tokens, steps, labels, weights=None):
@@ -118,20 +151,18 @@ def prm_loss(r_phi, states, tokens, steps, labels, weights=None):
         tokens: `(B, T)` token ids.
         steps: `(B, T)` 0/1, 1 at the steps (`prm_data`).
         labels: `(B, T)` labels in [0, 1] (read at the steps).
-        weights: `(B,)` episode weights, default `1/B`.
+        weights: `(B,)` nonnegative episode weights, default `1/B`.
 
     Returns:
         `(loss, dr_phi)`: a float and the `(S, V)` gradient.
     """
-    r_phi, s, a, steps, lab, w = prm_loss_args(r_phi, states, tokens, steps, labels, weights)
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = r_phi[s, a]  # (B, T)
-        c = w[:, None] * steps  # (B, T) each step's weight
-        loss = float((c * (np.logaddexp(0.0, r) - lab * r)).sum())  # eq. (prm_loss)
-        g = c * (sigmoid(r) - lab)  # (B, T) d/dr = sigma(r) - o
+    r = r_phi[states, tokens]  # (B, T)
+    c = _step_weights(steps, weights)  # (B, T)
+    loss = float((c * (np.logaddexp(0.0, r) - labels * r)).sum())  # eq. (prm_loss)
+    g = c * (sigmoid(r) - labels)  # (B, T) d/dr = sigma(r) - o
     dr_phi = np.zeros_like(r_phi)  # (S, V)
-    np.add.at(dr_phi, (s, a), g)  # scatter: a step taken twice accumulates
-    return finite_result((loss, dr_phi), "r_phi", "the loss")
+    np.add.at(dr_phi, (states, tokens), g)  # scatter: a step taken twice accumulates
+    return loss, dr_phi
 
 
 def fit_prm(env, states, tokens, steps, labels, weights=None, l2=0.0):
@@ -142,27 +173,25 @@ def fit_prm(env, states, tokens, steps, labels, weights=None, l2=0.0):
         states: `(B, T)` state ids.
         tokens: `(B, T)` token ids.
         steps: `(B, T)` 0/1 steps (`prm_data`).
-        labels: `(B, T)` labels.
-        weights: `(B,)` episode weights, default `1/B` (the law of the episodes: exact).
+        labels: `(B, T)` labels in [0, 1].
+        weights: `(B,)` nonnegative episode weights, default `1/B` (the law of the episodes: exact).
         l2: the ridge coefficient `>= 0` on the logits.
 
     Returns:
         `(S, V)` `p(s, a) = sigma(r_phi(s, a))`; `1/2` where no step was taken.
     """
-    env, s, a, steps, lab, w, l2 = fit_prm_args(env, states, tokens, steps, labels, weights, l2)
-    c = w[:, None] * steps  # (B, T)
+    c = _step_weights(steps, weights)  # (B, T)
     n, k = np.zeros((env.S, env.V)), np.zeros((env.S, env.V))
-    np.add.at(n, (s, a), c)  # (S, V) eq. (prm_fit): the weight of each step
-    np.add.at(k, (s, a), c * lab)  # (S, V) and of its right outcomes
+    np.add.at(n, (states, tokens), c)  # (S, V) eq. (prm_fit): the weight of each step
+    np.add.at(k, (states, tokens), c * labels)  # (S, V) and of its right outcomes
     if l2 == 0.0:
         return np.where(n > 0, k / np.where(n > 0, n, 1.0), 0.5)  # eq. (prm_fit) at l2 = 0
     lo, hi = -n / l2, n / l2  # f(lo) <= 0 <= f(hi) for f(r) = n sigma(r) - k + l2 r
-    with np.errstate(over="ignore"):
-        for _ in range(200):  # bisection: f increases; halving 2 n / l2 to below rounding
-            mid = (lo + hi) / 2
-            up = n * sigmoid(mid) - k + l2 * mid > 0
-            lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
-    return finite_result(sigmoid((lo + hi) / 2), "l2", "the fitted PRM")
+    for _ in range(200):  # bisection: f increases; halving 2 n / l2 to below rounding
+        mid = (lo + hi) / 2
+        up = n * sigmoid(mid) - k + l2 * mid > 0
+        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+    return sigmoid((lo + hi) / 2)  # n / l2 beyond float64: NaN, reported by the boundary
 
 
 def process_rewards(env, p_step, mode="progress"):
@@ -174,13 +203,8 @@ def process_rewards(env, p_step, mode="progress"):
         mode: `"direct"` or `"progress"`.
 
     Returns:
-        `(S, V)` rewards, nonzero only at the steps `(s, a)` that end a turn.
+        `(S, V)` rewards in `[-1, 1]`, nonzero only at the steps `(s, a)` that end a turn.
     """
-    env, p, _ = process_args(env, p_step, mode, None)
-    return _step_rewards(env, p, mode)
-
-
-def _step_rewards(env, p, mode):
     prev = np.zeros(env.S)  # p of the step before each policy state, 0 at the root
     out = np.zeros((env.S, env.V))  # (S, V)
     for s in np.flatnonzero(env.is_policy):  # ids: a parent before its children
@@ -188,10 +212,10 @@ def _step_rewards(env, p, mode):
             if kind == "turn":
                 prev[nxt] = prev[s]
                 continue
-            out[s, a] = p[s, a] - (prev[s] if mode == "progress" else 0.0)  # eq. (prm_reward)
+            out[s, a] = p_step[s, a] - (prev[s] if mode == "progress" else 0.0)  # eq. (prm_reward)
             if kind == "env":
                 for _, _, s2 in nxt:
-                    prev[s2] = p[s, a]
+                    prev[s2] = p_step[s, a]
     return out
 
 
@@ -200,7 +224,8 @@ def process_env(env, p_step, mode="progress", extra=None):
 
     The PRM sees the observable prefix, not the hidden world: each turn's reward is the same in
     every world. The copy's `children` (what `rollout`, `all_episodes` and `multiturn/values.py`
-    read) carry the new rewards; `env` is not changed.
+    read) carry the new rewards; `env` is not changed. The rewards are finite: `extra` plus a
+    number in `[-1, 1]`.
 
     Args:
         env: a `MultiTurnMDP`.
@@ -211,8 +236,7 @@ def process_env(env, p_step, mode="progress", extra=None):
     Returns:
         a `MultiTurnMDP`.
     """
-    env, p, extra = process_args(env, p_step, mode, extra)
-    r = _step_rewards(env, p, mode) + extra  # (S, V)
+    r = process_rewards.core(env, p_step, mode) + (0.0 if extra is None else extra)  # (S, V)
     new = copy.copy(env)
     new.children = {
         s: [
@@ -236,327 +260,221 @@ def sigmoid(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/multiturn/checks.py
-#   The boundary of the multi-turn part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-# -- multi-turn episodes (minirl_lm/multiturn/)
-# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
-TRAJECTORY = (
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
-
-
-def _episode_row(env, b, tokens, states, n):
-    """Parse row b (its n real tokens) as a trajectory of env: the (T,) policy-token mask."""
-    want, s, t = np.zeros(tokens.size), 0, 0
-    while t < n:
-        a = int(tokens[t])
-        if states[t] != s:
-            raise ValueError(f"states: row {b}, position {t}: expected state {s}, got {states[t]}")
-        want[t] = 1.0
-        _, kind, nxt = env.children[s][a]
-        t += 1
-        if kind == "end":
-            break
-        if kind == "turn":
-            s = nxt
-            continue
-        hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
-        if not hit or t + len(hit[0][0]) > n:
-            raise ValueError(
-                f"tokens: row {b}, position {t}: expected an observation "
-                f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
-            )
-        (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
-        for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
-            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}")
-        t += len(chance)
-    if t != n:
-        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens")
-    return want
-
-
-def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
-    """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
-    parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens."""
-    if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
-        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
-    B, T = mask.shape
-    tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
-    states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
-    act = float_array(ep.action_mask, "action_mask", shape=(B, T))
-    float_array(ep.rewards, "rewards", shape=(B, T))
-    for b in range(B):
-        n = int(mask[b].sum())
-        if n == 0:
-            raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
-        want = _episode_row(env, b, tokens[b], states[b], n)
-        bad = np.flatnonzero(act[b] != want)
-        if bad.size:
-            t = int(bad[0])
-            what = (
-                "holds an observation token (written by the environment)"
-                if mask[b, t] and not want[t]
-                else "holds a policy token"
-                if want[t]
-                else "is padding"
-            )
-            raise ValueError(
-                f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
-            )
-    return ep
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/reward/checks.py
-#   The boundary of the reward-model part: one bundle call per public function of `reward/bt.py`
-# ----------------------------------------------------------------------------------------------
-
-
-def _weights(weights, P):
-    """`(P,)` nonnegative weights, `1/P` each (the mean) by default."""
-    if weights is None:
-        return np.full(P, 1.0 / P)
-    w = float_array(weights, "weights", shape=(P,))
-    if (w < 0).any():
-        raise ValueError(f"weights: expected nonnegative weights, got min {w.min()}")
-    return w
-
-
-def _env(env):
-    _duck(env, "env", MT_ATTRS, "a MultiTurnMDP")
-    return env
-
-
-def step_args(env, ep):
-    """A `MultiTurnMDP` and a batch of its episodes."""
-    return _env(env), episodes(_env(env), ep)
-
-
-def prm_data_args(env, ep, outcome):
-    """`prm_data`'s arguments: the episodes and one outcome label in [0, 1] per episode."""
-    env, ep = step_args(env, ep)
-    return env, ep, _labels_named(outcome, "outcome", ep.mask.shape[0])
-
-
-def _labels_named(y, name, B):
-    y = float_array(y, name, shape=(B,))
-    if ((y < 0) | (y > 1)).any():
-        raise ValueError(f"{name}: expected labels in [0, 1], got min {y.min()}, max {y.max()}")
-    return y
-
-
-def prm_loss_args(r_phi, states, tokens, steps, labels, weights):
-    """`prm_loss`'s arguments: an `(S, V)` logit table and `(B, T)` steps with their labels."""
-    r_phi = float_array(r_phi, "r_phi", ndim=2)
-    S, V = r_phi.shape
-    steps = mask_array(steps, "steps")
-    states = int_array(states, "states", shape=steps.shape, low=0, high=S)
-    tokens = int_array(tokens, "tokens", shape=steps.shape, low=0, high=V)
-    labels = float_array(labels, "labels", shape=steps.shape)
-    if ((labels < 0) | (labels > 1)).any():
-        raise ValueError(f"labels: expected labels in [0, 1], got min {labels.min()}, max {labels.max()}")
-    if steps.shape[0] == 0:
-        raise ValueError("steps: expected at least one episode, got 0 rows")
-    return r_phi, states, tokens, steps, labels, _weights(weights, steps.shape[0])
-
-
-def fit_prm_args(env, states, tokens, steps, labels, weights, l2):
-    """`fit_prm`'s arguments: the table is the environment's `(S, V)`; `l2 >= 0`."""
-    env = _env(env)
-    _, states, tokens, steps, labels, w = prm_loss_args(
-        np.zeros((env.S, env.V)), states, tokens, steps, labels, weights
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
     )
-    return env, states, tokens, steps, labels, w, float_scalar(l2, "l2", low=0.0)
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def process_args(env, p_step, mode, extra):
-    """`process_env`'s arguments: `(S, V)` step scores in [0, 1], the mode, `(S, V)` extras."""
-    env = _env(env)
-    p = float_array(p_step, "p_step", shape=(env.S, env.V))
-    if ((p < 0) | (p > 1)).any():
-        raise ValueError(f"p_step: expected probabilities in [0, 1], got min {p.min()}, max {p.max()}")
-    choice(mode, "mode", {"direct", "progress"})
-    extra = np.zeros((env.S, env.V)) if extra is None else float_array(extra, "extra", shape=(env.S, env.V))
-    return env, p, extra
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _describe(x):
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+NONNEGATIVE = number(0.0)
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+IDS = array("B T", integer=True, low=0)  # a state's or a token's id at each position
+STEPS = dict(
+    steps=MASK,  # 1 at the steps (prm_data)
+    states=IDS,
+    tokens=IDS,
+    labels=array("B T", low=0.0, high=1.0),
+    weights=optional(array("B", low=0.0)),  # episode weights; None: 1/B each
+)
+P_STEP = dict(env=_multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+prm_data = boundary(
+    env=_multiturn_env,
+    ep=EPISODES,
+    outcome=array("B", low=0.0, high=1.0),
+    where=[_episodes_of_env, _one_outcome_per_episode],
+    returns="steps labels",
+)(prm_data)
 
+prm_loss = boundary(r_phi=array("S V"), **STEPS, where=[_steps_in_table], returns="loss dr_phi")(prm_loss)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+fit_prm = boundary(env=_multiturn_env, **STEPS, l2=NONNEGATIVE, where=[_steps_in_table], returns="p_step")(fit_prm)
 
+process_rewards = boundary(**P_STEP, returns="rewards")(process_rewards)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
-
-
-def _duck(obj, name, attrs, what):
-    if not all(hasattr(obj, a) for a in attrs):
-        raise TypeError(f"{name}: expected {what}, got {type(obj).__name__}")
-    return obj
+process_env = boundary(**P_STEP, extra=optional(array("S V")), returns=None)(process_env)  # returns an environment

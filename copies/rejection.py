@@ -86,6 +86,7 @@ Names in the frameworks: see the page "Best-of-N and rejection sampling".
 """
 
 import functools
+import inspect
 import itertools
 import math
 import numbers
@@ -93,7 +94,35 @@ import numbers
 import numpy as np
 
 
-__all__ = ["accepted", "rejection_loss", "expected_update", "closed_form_update"]
+__all__ = ["GROUPS_MAX", "accepted", "rejection_loss", "expected_update", "closed_form_update"]
+
+GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
+CELLS_MAX = 2 * 10**7  # and holds their (M, K, Y) scores at once: 160 MB
+
+
+def _groups_of_k(K, reward=None, mask=None):
+    """`K` divides the rows (of `reward`, or of `mask`): whole groups of K draws."""
+    name, B = ("reward", reward.shape[0]) if reward is not None else ("mask", mask.shape[0])
+    if B % K:
+        return f"K: expected a group size dividing the {B} rows of {name}, got {K}"
+
+
+def _few_multisets(pi, K):
+    """The exact update enumerates a prompt's multisets, `M = C(Y + K - 1, K) <= GROUPS_MAX`, and
+    holds `M * K * Y <= CELLS_MAX` scores at once (counted without building the big integer)."""
+    Y = pi.shape[1]
+    n, r = Y + K - 1, min(K, Y - 1)
+    M = 1
+    for j in range(1, r + 1):  # M = C(n - r + j, j), rising to C(n, r) = C(Y + K - 1, K)
+        M = M * (n - r + j) // j
+        if M > GROUPS_MAX:
+            sign = "=" if j == r else ">="
+            return f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({Y} + {K} - 1, {K}) {sign} {M}"
+    if M * K * Y > CELLS_MAX:
+        return (
+            f"K: expected at most {CELLS_MAX} scores of a prompt's groups at once (M * K * Y, "
+            f"M = C({Y} + {K} - 1, {K})), got {M} * {K} * {Y} = {M * K * Y}"
+        )
 
 
 def accepted(reward, K, rule="verified", threshold=1.0):
@@ -109,7 +138,6 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     Returns:
         `(B,)` float64 0/1.
     """
-    reward, K, rule, threshold = accept_args(reward, K, rule, threshold)
     if rule == "verified":
         return (reward >= threshold).astype(np.float64)
     r = reward.reshape(-1, K)  # (N, K)
@@ -132,7 +160,6 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     Returns:
         `(loss, dloss_dlogp)`: the float loss and its `(B, T)` gradient.
     """
-    logp, mask, accept, K, norm = rejection_args(logp, mask, accept, K, norm)
     a = accept.reshape(-1, K)  # (N, K)
     N = a.shape[0]
     if norm == "accepted":
@@ -143,7 +170,7 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     w = (c * a).reshape(-1, 1) / N  # (B, 1) (1/N) c_n a_k
     dlogp = -w * mask  # (B, T) eq. (rft_loss): dL/dlogp = -(1/N) c_n a_k mask
     loss = float((dlogp * logp).sum())  # L = sum dL/dlogp * logp: the loss is linear in logp
-    return finite_result((loss, dlogp), "logp", "the loss")
+    return loss, dlogp
 
 
 def _slot_coefs(rv, K, rule, norm, threshold):
@@ -168,7 +195,8 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Args:
         pi: `(N, Y)` the policy, rows summing to 1.
         reward: `(N, Y)` rewards `R(x, y)`.
-        K: responses per prompt, `C(Y + K - 1, K) <= 200000`.
+        K: responses per prompt, `M = C(Y + K - 1, K) <= 200000` multisets with
+            `M * K * Y <= 2 * 10**7` (the scores the enumeration holds at once).
         rule: `"verified"` or `"best"`, as in `accepted`.
         norm: `"accepted"` or `"group"`, as in `rejection_loss`.
         threshold: the verifier's pass mark.
@@ -176,7 +204,6 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Returns:
         `(N, Y)` the expected ascent direction on `theta`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold)
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
@@ -185,7 +212,7 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
         scores = (np.eye(Y) - pi[n])[:, None, :]  # (Y, 1, Y) grad log pi(y) = e_y - pi, T = 1
         g = _group_updates(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
         out[n] = P @ g / N  # (Y,)
-    return finite_result(out, "reward", "the expected update")
+    return out
 
 
 def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
@@ -206,10 +233,9 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
     Returns:
         `(N, Y)` the expected ascent direction on `theta`, equal to `expected_update`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold, False)
     N = pi.shape[0]
     if rule == "best":
-        q = _bon(pi, reward, K)[0]  # (N, Y) eq. (bon_law) at N = K
+        q = best_of_n.core(pi, reward, K)  # (N, Y) eq. (bon_law) at N = K
         return (q - pi) / (N * (K if norm == "group" else 1))  # eq. (raft_top1)
     s = (reward >= threshold).astype(np.float64)  # (N, Y)
     p = (pi * s).sum(axis=1, keepdims=True)  # (N, 1) success
@@ -251,6 +277,9 @@ def _group_updates(Y, coefs, bases):
 # ----------------------------------------------------------------------------------------------
 
 
+N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
+
+
 def _levels(pi, reward):
     """F(y), F(y-) and p(y) = F(y) - F(y-) of every response, row-wise: (P, Y) each."""
     F_minus, p_level = np.empty(pi.shape), np.empty(pi.shape)  # (P, Y)
@@ -286,259 +315,231 @@ def _bon(pi, reward, N):
     return q, log_ratio, F_minus, p_level
 
 
+def best_of_n(pi, reward, N):
+    """The law of best-of-N, ties broken uniformly at random, eq. (bon_law)."""
+    return _bon(pi, reward, N)[0]
+
+
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/select/checks.py
-#   The boundary of the select part: the bundles of `select/bestofn.py` (best-of-N over a finite
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
-GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
-RULES = {"verified", "best"}
-NORMS = {"accepted", "group"}
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def table_args(pi, reward, weights=None):
-    """An `(P, Y)` probability table, rewards of its shape, the prompt weights `mu_0`."""
-    pi = prob_table(pi, "pi", ndim=2)
-    reward = float_array(reward, "reward", shape=pi.shape)
-    return pi, reward, mu0_weights(weights, pi.shape[0])
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def accept_args(reward, K, rule, threshold):
-    """`(B,)` rewards in groups of K (B a multiple of K), the rule, the verifier's threshold."""
-    reward = float_array(reward, "reward", ndim=1)
-    nonempty(reward, "reward")
-    K = _group_size(K, reward.size, "reward")
-    return reward, K, choice(rule, "rule", RULES), float_scalar(threshold, "threshold")
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def rejection_args(logp, mask, accept, K, norm):
-    """`(B, T)` token log-probs and their 0/1 mask (holes allowed), `(B,)` 0/1 acceptances,
-    groups of K, the normalization."""
-    mask = mask_array(mask, "mask")
-    logp = float_array(logp, "logp", shape=mask.shape)
-    nonempty(logp, "logp")
-    accept = float_array(accept, "accept", shape=(mask.shape[0],))
-    if not np.isin(accept, (0.0, 1.0)).all():
-        bad = float(accept[~np.isin(accept, (0.0, 1.0))][0])
-        raise ValueError(f"accept: expected 0/1 acceptances, got {bad!r}")
-    K = _group_size(K, mask.shape[0], "mask")
-    return logp, mask, accept, K, choice(norm, "norm", NORMS)
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-def update_args(pi, reward, K, rule, norm, threshold, enumerate_groups=True):
-    """`table_args`, a group size K (whose multisets stay below `GROUPS_MAX` a prompt when they
-    are enumerated; else `K <= N_MAX`), the rule, the normalization, the threshold."""
-    pi, reward, _ = table_args(pi, reward)
-    K = int_scalar(K, "K", low=1, high=N_MAX)
-    M = math.comb(pi.shape[1] + K - 1, K) if enumerate_groups else 0  # the multisets of a group
-    if M > GROUPS_MAX:
-        raise ValueError(
-            f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({pi.shape[1]} + {K} - 1, {K}) = {M}"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    rule = choice(rule, "rule", RULES)
-    norm = choice(norm, "norm", NORMS)
-    return pi, reward, K, rule, norm, float_scalar(threshold, "threshold")
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _group_size(K, B, what):
-    K = int_scalar(K, "K", low=1)
-    if B % K:
-        raise ValueError(f"K: expected a group size dividing the {B} rows of {what}, got {K}")
-    return K
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/values/checks.py
-#   The boundary of the values part: the bundles of `values/critic.py` (values over prefixes,
-# ----------------------------------------------------------------------------------------------
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def mu0_weights(weights, N):
-    """`(N,)` prompt weights mu_0, rows of a distribution, uniform by default."""
-    if weights is None:
-        return np.full(N, 1.0 / N)
-    return prob_table(weights, "weights", shape=(N,), ndim=1)
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+TABLES = dict(pi=simplex("P Y"), reward=array("P Y"))  # a base policy, rewards of its shape
+DRAWS = number(1, N_MAX, integer=True)  # N
+RULE = one_of(("verified", "best"))
+NORM = one_of(("accepted", "group"))
+THRESHOLD = number()  # the verifier's pass mark: any finite number
+UPDATE = dict(
+    pi=simplex("N Y"),
+    reward=array("N Y"),
+    K=number(1, N_MAX, integer=True),
+    rule=RULE,
+    norm=NORM,
+    threshold=THRESHOLD,
+)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+accepted = boundary(
+    reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[_groups_of_k], returns="accepted"
+)(accepted)
 
+rejection_loss = boundary(
+    logp=TOKENS,
+    mask=MASK,
+    accept=array("B", values=(0.0, 1.0)),
+    K=COUNT,
+    norm=NORM,
+    where=[_groups_of_k],
+    returns="loss dloss_dlogp",
+)(rejection_loss)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+expected_update = boundary(**UPDATE, where=[_few_multisets], returns="update")(expected_update)
 
+closed_form_update = boundary(**UPDATE, returns="update")(closed_form_update)
 
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+best_of_n = boundary(**TABLES, N=DRAWS, returns="pi_N")(best_of_n)

@@ -43,11 +43,10 @@ the teacher's states: `sum_s d_T(s) (pi(.|s) - t(.|s))` in row `s`.
 
 On-policy, the student writes the responses and each token earns the reward
 `r_t = log t(y_t|s_t) - log pi(y_t|s_t)` (minus the per-token reverse KL), used as that token's
-advantage with no sum over later tokens: prime-rl (commit 559b447,
-`src/prime_rl/trainer/rl/loss.py:225-232`, `ref_kl = ref_logprobs - trainer_logprobs`,
+advantage with no sum over later tokens: prime-rl (`ref_kl = ref_logprobs - trainer_logprobs`,
 `pg_loss = keep_mask * ref_kl.detach() * importance_ratio`, `loss = (-pg_loss + ...).sum()`)
-and slime (commit 624b824, `slime/backends/megatron_utils/loss.py:696-697`,
-`advantages = adv - opd_kl_coef * (student_log_probs - teacher_log_probs)`). As a
+and slime (`advantages = adv - opd_kl_coef * (student_log_probs - teacher_log_probs)`); the
+commits and lines read are in `docs/next.md`. As a
 stop-gradient surrogate, with `k_t = log pi(y_t|s_t) - log t(y_t|s_t)` held:
 
 ```text
@@ -72,19 +71,23 @@ term `E[sum_t grad k_t] = E[sum_t score_t] = 0`). On one-token responses the two
     $ python examples/distill.py
 """
 
-import numbers
+import functools
+import inspect
 
 import numpy as np
 
 
-__all__ = ["teacher_nll", "reverse_kl_reward"]
+__all__ = ["teacher_nll", "reverse_kl_reward", "nll_coef", "reward_coef"]
 
 
-def _nll_coef(mask):
-    return -mask  # (B, T) dloss/dlogp of one response's summed NLL, eq. (distill_nll)
+def nll_coef(mask):
+    """`(B, T)` dloss/dlogp of each response's summed NLL, eq. (distill_nll): `-mask`."""
+    return -mask
 
 
-def _reward_coef(logp, logp_teacher, mask, to_go):
+def reward_coef(logp, logp_teacher, mask, to_go):
+    """`(B, T)` each response's coefficients `mask c_t`, eq. (distill_reward) (with `to_go`,
+    eq. (distill_to_go)), of read `(B, T)` arrays."""
     k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
     c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
@@ -101,12 +104,9 @@ def teacher_nll(logp, mask):
         `(loss, dloss_dlogp)`: a float (the mean over responses of the summed negative
         log-likelihood) and a `(B, T)` array (0 at padding).
     """
-    logp, mask = nll_args(logp, mask)
     B = logp.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(mask * logp).sum() / B  # eq. (distill_nll)
-    dloss_dlogp = _nll_coef(mask) / B  # (B, T)
-    return finite_result((float(loss), dloss_dlogp), "logp", "the teacher NLL")
+    loss = -(mask * logp).sum() / B  # eq. (distill_nll)
+    return float(loss), nll_coef(mask) / B  # (B, T)
 
 
 def reverse_kl_reward(logp, logp_teacher, mask, to_go=False):
@@ -123,167 +123,151 @@ def reverse_kl_reward(logp, logp_teacher, mask, to_go=False):
         `(loss, dloss_dlogp)`: the surrogate's value `(1/B) sum mask sg[c] logp` and its
         gradient `mask c / B`, `(B, T)` (0 at padding).
     """
-    logp, logp_teacher, mask, to_go = reward_args(logp, logp_teacher, mask, to_go)
-    B = logp.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        dloss_dlogp = _reward_coef(logp, logp_teacher, mask, to_go) / B  # (B, T) eq. (distill_reward)
-        loss = (dloss_dlogp * logp).sum()
-    return finite_result((float(loss), dloss_dlogp), "logp", "the reverse-KL reward")
+    dloss_dlogp = reward_coef(logp, logp_teacher, mask, to_go) / logp.shape[0]  # (B, T) eq. (distill_reward)
+    return float((dloss_dlogp * logp).sum()), dloss_dlogp
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def flag(x, name):
-    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def flag(x, name, dims):
+    """True or False (a NumPy bool too; not 0 or 1)."""
     if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
+        raise TypeError(f"{name}: expected True or False, got {_show(x)}")
     return bool(x)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/distill/checks.py
-#   The boundary of the distillation part: one bundle call per public function of
-# ----------------------------------------------------------------------------------------------
-
-
-def nll_args(logp, mask):
-    """`(B, T)` token log-probs of the teacher's samples under the student, and their mask."""
-    logp = float_array(logp, "logp", ndim=2)
-    mask = mask_array(mask, "mask", shape=logp.shape)
-    return logp, mask
-
-
-def reward_args(logp, logp_teacher, mask, to_go):
-    """`(B, T)` student and teacher log-probs of the student's samples, a mask, the to-go flag."""
-    logp = float_array(logp, "logp", ndim=2)
-    logp_teacher = float_array(logp_teacher, "logp_teacher", ndim=2)
-    same_shape("logp", logp, "logp_teacher", logp_teacher)
-    mask = mask_array(mask, "mask", shape=logp.shape)
-    return logp, logp_teacher, mask, flag(to_go, "to_go")
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+teacher_nll = boundary(logp=TOKENS, mask=MASK, returns="loss dloss_dlogp")(teacher_nll)
 
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+reverse_kl_reward = boundary(
+    logp=TOKENS, logp_teacher=TOKENS, mask=MASK, to_go=flag, returns="loss dloss_dlogp"
+)(reverse_kl_reward)

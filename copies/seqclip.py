@@ -28,9 +28,8 @@
 
 """The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
 
-Why a file of its own: `clip.py` is the token-level PPO surrogate and its page; these three
-variants, with their hand-derived gradients, would take it well past ~300 lines, and each is
-read beside the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
+`clip.py` is the token-level PPO surrogate and its page; these three variants are read beside
+the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
 objective of token log-probs returning `(loss, dloss_dlogp)`, with `rho_t = exp(logp - logp_old)`
 (masked before the exp, so padding has rho = 1 and gradient 0) and the aggregation weights `w`
 of eq. (pg_agg) (`core.ops.agg_weights`; `reinforce.token_weights` is its checked entry).
@@ -86,63 +85,69 @@ TRL (`loss_type="cispo"`): rho_min = None (no lower bound), rho_max = `epsilon_h
 rho_max = 1 + clip_ratio_high. rho_max < 1 (or rho_min > 1) is rejected: the weight at rho = 1
 would no longer be 1 and the first epoch would not be REINFORCE.
 
-Non-finite results (the product ratio overflowing with A < 0, say) raise ValueError naming
-logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypass rows).
+A non-finite result from finite input (the product ratio overflowing with A < 0, say) is a
+ValueError naming the function and the range of its inputs, as in `clip.py`; each public function
+declares its arguments with `boundary`. Demonstrated by `python examples/off_policy.py` (the
+bypass rows).
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (`docs/next.md` in the minirl_lm repository has their versions, files
+and defaults); the values in parentheses are their defaults, not results of this library.
 
 ```text
 dual_clip_surrogate c (3.0)  TRL delta (None); verl actor.clip_ratio_c (3.0); OpenRLHF
                              --actor.dual_clip (None: off)
 gspo_surrogate               TRL importance_sampling_level="sequence"; verl
                              policy_loss.loss_mode="gspo" with loss_agg_mode="seq-mean-token-mean"
-                             (at 0.9.1 GSPO follows loss_agg_mode, default token-mean; at commit
-                             1dda039b9c it used seq-mean-token-mean whatever loss_agg_mode said);
+                             (GSPO follows loss_agg_mode in the released code; an earlier
+                             commit used seq-mean-token-mean whatever loss_agg_mode said);
                              OpenRLHF --actor.policy_loss_type gspo (the ratio is the exp of the
                              mean token log-ratio; each sequence's token mean, whatever
                              --actor.loss_agg_mode)
 sequence_ratio "product"     TRL loss_type="vespo" (in a detached weight, not a clip)
 luspo_surrogate              TRL loss_type="luspo" with importance_sampling_level="sequence"
-                             (trl/trainer/grpo_trainer.py:3112-3119, 3175-3182: the (B, 1)
-                             loss summed over the mask, then the batch mean); verl, OpenRLHF:
-                             none
+                             (the (B, 1) loss summed over the mask, then the batch mean); verl,
+                             OpenRLHF: none
 cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); verl
                              policy_loss.loss_mode="cispo" ([1 - clip_ratio_low, 1 +
                              clip_ratio_high], [0.8, 1.2] at the defaults); OpenRLHF: none
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["dual_clip_surrogate", "sequence_ratio", "gspo_surrogate", "luspo_surrogate",
-    "cispo_loss"]
-
+__all__ = [
+    "RATIOS",
+    "dual_clip_surrogate",
+    "sequence_ratio",
+    "ratio_scale",
+    "gspo_surrogate",
+    "luspo_surrogate",
+    "cispo_loss",
+]
 
 RATIOS = ("geometric", "product")
 
 
-def _finite(loss, grad, what):
-    """The finite guard of the three losses: a non-finite loss or gradient names logp."""
-    if not (np.isfinite(loss) and np.isfinite(grad).all()):
+def _dual_clip_bound(c, name, dims):
+    """The dual-clip bound `c > 1`, a kind: with `c <= 1` the cap would already act at `rho = 1`."""
+    c = number()(c, name, dims)
+    if c <= 1.0:
         raise ValueError(
-            f"logp: expected logp - logp_old small enough that the {what} is "
-            f"finite, got a non-finite loss or gradient (the ratio overflows "
-            f"float64 beyond exp(~709.78))"
+            f"{name}: expected a number > 1 (the dual clip caps the loss of an A < 0 "
+            f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
+            f"at rho = 1, where nothing has moved, and zero their gradient), got {c}"
         )
+    return c
 
 
-def _rho(logp, logp_old, mask):
-    """rho_t = exp(logp - logp_old) (B, T), 1 at padding, inf where it overflows."""
-    with np.errstate(over="ignore"):
-        return np.exp(log_ratio(logp, logp_old, mask))  # (B, T) eq. (ratio)
-
-
-def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None):
+def dual_clip_surrogate(
+    logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None
+):
     """Dual-clip PPO loss, eq. (dual_clip).
 
     Args:
@@ -150,8 +155,8 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
-        eps: the PPO clip range `[1 - eps, 1 + eps_high]` (eps_high defaults to eps).
-        eps_high: see `eps`.
+        eps: the PPO clip range `[1 - eps, 1 + eps_high]`, `eps` in `(0, 1]`.
+        eps_high: see `eps` (default `eps`).
         c: the dual-clip bound, `c > 1` (verl's `clip_ratio_c`, default 3.0).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
@@ -160,65 +165,76 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
 
     Raises:
-        ValueError: `c <= 1` (the cap would act at rho = 1, before anything moved), bad
-            shapes or values, or a non-finite result.
+        ValueError: a bad argument (named; `c <= 1` says why), or a non-finite loss or gradient
+            (named after the function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, eps, eps_high, c, max_len = dual_clip_args(
-        logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS
-    )
-    if c <= 1.0:
-        raise ValueError(
-            f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
-            f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
-            f"at rho = 1, where nothing has moved, and zero their gradient), got {c}"
-        )
     A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)  # (B, T) eq. (ratio)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
-        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T)
-        f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
-        dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
-        f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
-        loss = -(w * f).sum()
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)  # (B, T) rho A, clip(rho) A
+    f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
+    f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
+    loss = -(w * f).sum()
     # backward: rho A on the unclipped branch (ties: unclipped), 0 where either clip is active
     active = (surr1 <= surr2) & ~dual  # (B, T)
-    dloss_dlogp = -w * np.where(active, surr1, 0.0)  # (B, T)
-    _finite(loss, dloss_dlogp, "dual-clip surrogate")
-    return float(loss), dloss_dlogp
+    return float(loss), -w * np.where(active, surr1, 0.0)  # (B, T)
 
 
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
-    """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
+    """Per-response ratio `s` (B,), eq. (gspo_ratio): the geometric mean or the product.
 
-    logp, logp_old, mask are (B, T). The sum and the length `|y_b|` run over the trained tokens
-    of a row (holes skipped), so a row with holes has its compacted row's ratio. A response of
-    length 0 has ratio 1. A ratio beyond float64
-    (the product of long responses, or a mean log-ratio beyond ~709.78) is a ValueError naming the
-    log-prob of largest magnitude, never inf or NaN (`gspo_surrogate` clips an infinite ratio
-    with A > 0 to a finite loss).
+    The sum and the length `|y_b|` run over the trained tokens of a row (holes skipped), so a
+    row with holes has its compacted row's ratio. A response of length 0 has ratio 1.
+    `d s_b / d logp[b, t]` is `s_b / |y_b|` (geometric) or `s_b` (product) on every trained token.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        mask: (B, T) 0/1; holes allowed.
+        ratio: "geometric" (GSPO) or "product".
+
+    Returns:
+        `(B,)` ratios.
+
+    Raises:
+        ValueError: a bad argument (named), or a ratio beyond float64 (the product of long
+            responses, or a mean log-ratio beyond ~709.78), named after the function, never inf
+            or NaN (`gspo_surrogate` clips an infinite ratio with A > 0 to a finite loss).
     """
-    logp, logp_old, mask = ratio_args(logp, logp_old, mask, ratio, RATIOS)
-    s = _seq_ratio(logp, logp_old, mask, ratio)[0]  # (B,)
-    return finite_among(s, f"the {ratio} sequence ratio", {"logp": logp, "logp_old": logp_old})
+    u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
+    return np.exp(u * ratio_scale(mask, ratio))  # (B,) eq. (gspo_ratio)
 
 
-def _seq_ratio(logp, logp_old, mask, ratio):
-    """(s (B,), ds/dlogp per real token (B, 1)) on checked inputs."""
-    with np.errstate(over="ignore", invalid="ignore"):  # +-inf, NaN: callers reject them
-        u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
-        scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
-        s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
-    return s, scale
+def ratio_scale(mask, ratio):
+    """`(1/s) d s_b / d logp[b, t]` on a trained token: `1/|y_b|` (B,) for the geometric mean
+    (1 for an empty row), 1.0 for the product."""
+    return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
-def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geometric"):
+def _sequence_surrogate(logp, logp_old, A, mask, eps, eps_high, ratio, length):
+    """The clipped sequence-ratio term of read arguments, each response's term weighted by
+    `length` (B,): GSPO's (ones) and LUSPO's (`|y_b|`)."""
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    B = mask.shape[0]
+    s = sequence_ratio.core(logp, logp_old, mask, ratio)  # (B,) eq. (gspo_ratio)
+    scale = ratio_scale(mask, ratio)  # (B,) or 1.0
+    real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
+    surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
+    surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
+    f = np.minimum(surr1, surr2) * length  # (B,) eq. (gspo), eq. (luspo)
+    loss = -f.sum() / B
+    # backward: d f_b / d logp[b, t] = length_b s_b A_b * scale_b on every real token, if unclipped
+    df = np.where(surr1 <= surr2, surr1 * scale * length, 0.0)  # (B,)
+    return float(loss), -(df / B)[:, None] * mask  # (B, T)
+
+
+def gspo_surrogate(logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, ratio="geometric"):
     """GSPO loss, eq. (gspo): the clipped surrogate on one ratio per response.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) one advantage per response.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         eps: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
@@ -229,34 +245,20 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
 
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, RATIOS)
-    return _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, np.ones(len(A)))
-
-
-def _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, length):
-    """`gspo_surrogate` on checked arguments, each response's term weighted by `length` (B,)."""
-    B = max(mask.shape[0], 1)
-    s, scale = _seq_ratio(logp, logp_old, mask, ratio)  # (B,), (B,)
-    real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
-    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected by _finite
-        surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
-        surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
-        f = np.minimum(surr1, surr2) * length  # (B,) eq. (gspo), eq. (luspo)
-        loss = -f.sum() / B
-        # backward: d f_b / d logp[b, t] = length_b s_b A_b * scale_b on every real token, if unclipped
-        df = np.where(surr1 <= surr2, surr1 * scale * length, 0.0)  # (B,)
-        dloss_dlogp = -(df / B)[:, None] * mask  # (B, T)
-    _finite(loss, dloss_dlogp, f"{ratio} sequence-ratio surrogate")
-    return float(loss), dloss_dlogp
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, ratio, np.ones(len(adv)))
 
 
 def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """LUSPO loss, eq. (luspo): GSPO's clipped term of each response times its length `|y_b|`.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) one advantage per response.
         mask: (B, T) 0/1; holes allowed (`|y_b|` counts the trained tokens).
         eps: clip range `[1 - eps, 1 + eps_high]` of the geometric-mean ratio.
@@ -264,42 +266,41 @@ def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
 
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b |y_b| f_b`, gradient (B, T), 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, eps, eps_high = gspo_args(
-        logp, logp_old, adv, mask, eps, eps_high, "geometric", RATIOS
-    )
-    return _gspo(logp, logp_old, A, mask, eps, eps_high, "geometric", mask.sum(axis=1))
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, "geometric", mask.sum(axis=1))
 
 
-def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
+def cispo_loss(logp, logp_old, adv, mask, *, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
     """CISPO loss, eq. (cispo): REINFORCE weighted by the stop-gradient clipped ratio.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
-        rho_min: lower bound of the weight, `<= 1`, or None for none (TRL).
+        rho_min: lower bound of the weight, in `[0, 1]`, or None for none (TRL).
         rho_max: upper bound, `>= 1` (TRL: `epsilon_high`; verl: `1 + clip_ratio_high`).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
 
     Returns:
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, rho_min, rho_max, max_len = cispo_args(
-        logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, AGGS
-    )
     A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)  # (B, T) may be inf: clipped next
+    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) may be inf: clipped next
     wclip = np.minimum(rho, rho_max) if rho_min is None else np.clip(rho, rho_min, rho_max)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
-        coef = w * wclip * A  # (B, T) sg[clip(rho)] A w
-        loss = -(coef * logp).sum()  # eq. (cispo)
-        dloss_dlogp = -coef  # (B, T) the weight is data
-    _finite(loss, dloss_dlogp, "CISPO loss")
-    return float(loss), dloss_dlogp
+    coef = w * wclip * A  # (B, T) sg[clip(rho)] A w
+    loss = -(coef * logp).sum()  # eq. (cispo)
+    return float(loss), -coef  # (B, T) the weight is data
 
 
 # ----------------------------------------------------------------------------------------------
@@ -341,268 +342,232 @@ def log_ratio(logp, logp_other, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# part 2: from minirl_lm/pg/clip.py
+#   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
 # ----------------------------------------------------------------------------------------------
 
 
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
-    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
-    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
-    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
-    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
-    response (the most trained tokens in a row)."""
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def clip_range(eps, eps_high):
-    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
-    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0, low_open=True))
-
-
-def finite_among(value, what, arrays):
-    """``finite_result(value, name, what)`` for a value (or a flat tuple) computed from several
-    ``arrays`` (``{name: array}``), the ``name`` picked only on failure: the array of largest
-    magnitude, the input that drove the overflow (a log-prob of 1e308, not the ordinary one it
-    was subtracted from; the first name on a tie)."""
-    if all(np.isfinite(v).all() for v in (value if isinstance(value, tuple) else (value,))):
-        return value
-    big = {n: float(np.abs(a).max(initial=0.0)) for n, a in arrays.items()}
-    return finite_result(value, max(big, key=big.get), what)
-
-
-def dual_clip_args(logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, aggs):
-    """The arguments of the dual-clip surrogate: clip_objective's and a finite ``c`` (its domain
-    ``c > 1`` is the estimator's own rule, checked in seqclip.py)."""
-    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
-    eps, eps_high = clip_range(eps, eps_high)
-    c = float_scalar(c, "c")
-    return logp, logp_old, mask, adv, eps, eps_high, c, aggregation(mask, agg, max_len, aggs)
-
-
-def ratio_args(logp, logp_old, mask, ratio, ratios):
-    """The arguments of a sequence ratio: ``(logp, logp_old, mask)``."""
-    logp, logp_old, mask, _, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask)
-    choice(ratio, "ratio", ratios)
-    return logp, logp_old, mask
-
-
-def gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, ratios):
-    """The arguments of GSPO: ``(logp, logp_old, mask, adv (B,), eps, eps_high)``."""
-    logp, logp_old, mask, A, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv, per_token=False)
-    eps, eps_high = clip_range(eps, eps_high)
-    choice(ratio, "ratio", ratios)
-    return logp, logp_old, mask, A, eps, eps_high
-
-
-def cispo_args(logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, aggs):
-    """The arguments of CISPO: ``(logp, logp_old, mask, adv, rho_min, rho_max, max_len)``."""
-    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
-    rho_max = float_scalar(rho_max, "rho_max", low=1.0)
-    rho_min = None if rho_min is None else float_scalar(rho_min, "rho_min", low=0.0, high=1.0)
-    return logp, logp_old, mask, adv, rho_min, rho_max, aggregation(mask, agg, max_len, aggs)
+def branches(logp, logp_old, A, mask, eps, eps_high):
+    """rho, the unclipped and the clipped branch (B, T) of read arguments, A (B, T); rho = 1 at
+    padding, both branches 0 where A = 0 (no 0 * inf), rho = inf where it overflows."""
+    with np.errstate(over="ignore"):  # overflow to inf is handled
+        u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+        rho = np.exp(u)  # (B, T) rho_t; inf if u > ~709.78
+        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) unclipped
+        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T) clipped
+    return rho, surr1, surr2
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _describe(x):
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
+RATIO = dict(logp=TOKENS, logp_old=TOKENS, mask=MASK)  # the arrays of a sequence ratio
+SEQUENCE = dict(logp=TOKENS, logp_old=TOKENS, adv=array("B"), mask=MASK, eps=EPS, eps_high=EPS_HIGH)
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+dual_clip_surrogate = boundary(
+    **CLIP, c=_dual_clip_bound, **AGGREGATION, returns="loss dloss_dlogp"
+)(dual_clip_surrogate)
 
+sequence_ratio = boundary(**RATIO, ratio=one_of(RATIOS), returns="s")(sequence_ratio)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+gspo_surrogate = boundary(**SEQUENCE, ratio=one_of(RATIOS), returns="loss dloss_dlogp")(gspo_surrogate)
 
+luspo_surrogate = boundary(**SEQUENCE, returns="loss dloss_dlogp")(luspo_surrogate)
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+cispo_loss = boundary(
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    rho_min=optional(number(0.0, 1.0)),
+    rho_max=number(1.0),
+    **AGGREGATION,
+    returns="loss dloss_dlogp",
+)(cispo_loss)

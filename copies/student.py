@@ -66,15 +66,44 @@ the row, which the softmax ignores). For `0 < beta < 1` the JSD's curvature at t
     $ python examples/distill.py
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["tied_probs", "tied_backward", "expected_gradient", "fixed_point"]
-
+__all__ = ["OBJECTIVES", "tied_probs", "tied_backward", "expected_gradient", "fixed_point"]
 
 OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
+
+
+def _enumerated_mdp(mdp, name, dims):
+    """A `TokenMDP` with `ids="enumerate"` (every state listed); its `S` and `V` bind the letters."""
+    mdp = has("a TokenMDP", "S", "V", "N", "ids", "all_responses()")(mdp, name, dims)
+    if mdp.ids != "enumerate":
+        raise ValueError(f"{name}: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
+    dims.update(S=mdp.S, V=mdp.V)
+    return mdp
+
+
+def _tie_in_groups(tie, theta=None, G=None):
+    """Every group id names a row of `theta` (or is below `G`)."""
+    n, what = (G, "G") if G is not None else (theta.shape[0], "theta's rows")
+    if tie.max() >= n:
+        return f"tie: expected group ids < {n} ({what}), got max {int(tie.max())}"
+
+
+def _few_entries(dlogits, G):
+    """The `(G, V)` gradient holds at most `10**8` entries."""
+    if G * dlogits.shape[1] > 10**8:
+        return f"G: expected G * V <= 10**8 entries of the (G, V) gradient, got {G} * {dlogits.shape[1]}"
+
+
+def _positive_teacher(teacher):
+    """Every teacher probability is positive: every KL is finite."""
+    if (teacher <= 0).any():
+        return f"teacher: expected probabilities > 0 (every KL finite), got min {teacher.min()}"
 
 
 def tied_probs(theta, tie):
@@ -85,11 +114,10 @@ def tied_probs(theta, tie):
         tie: `(S,)` int group of each state, in `[0, G)`.
 
     Returns:
-        `(S, V)` float64 probabilities `pi(.|s) = softmax(theta[tie[s]])`.
+        `(S, V)` float64 probabilities `pi(.|s) = softmax(theta[tie[s]])` (a row spanning over
+        1.8e308 gives probability 0 to its lowest logits).
     """
-    theta, tie = tied_args(theta, tie)
-    with np.errstate(over="ignore"):  # a row spanning over 1.8e308 gives -inf, probability 0
-        return np.exp(log_softmax(theta))[tie]  # (S, V)
+    return np.exp(log_softmax(theta))[tie]  # (S, V)
 
 
 def tied_backward(dlogits, tie, G):
@@ -98,16 +126,11 @@ def tied_backward(dlogits, tie, G):
     Args:
         dlogits: `(S, V)` the gradient with respect to each state's logits.
         tie: `(S,)` int group of each state, in `[0, G)`.
-        G: the number of groups, `>= 1`.
+        G: the number of groups, in `[1, 10**7]`, with `G * V <= 10**8`.
 
     Returns:
         `(G, V)` float64, the gradient with respect to `theta`.
     """
-    dlogits, tie, G = backward_args(dlogits, tie, G)
-    return _tied_backward(dlogits, tie, G)
-
-
-def _tied_backward(dlogits, tie, G):
     out = np.zeros((G, dlogits.shape[1]))  # (G, V)
     np.add.at(out, tie, dlogits)  # eq. (distill_tied_grad)
     return out
@@ -121,21 +144,21 @@ def _terms(objective, theta, tie, teacher, ro, N, beta):
     lsampler = lt if objective == "forward_kl" else lpi  # (S, V)
     q = np.exp((mask * lsampler[st, tk]).sum(axis=1)) / N  # (B,) mu_0(x) sampler(y|x)
     if objective == "forward_kl":
-        coef = _nll_coef(mask)  # (B, T) eq. (distill_nll)
+        coef = nll_coef(mask)  # (B, T) eq. (distill_nll)
     elif objective == "gkd":
         ones = np.ones((lpi.shape[0], 1))  # (S, 1): each state once, weight 1
-        _, G = _jsd(lpi[:, None], lt[:, None], ones, 1.0, beta)  # (S, 1, V) eq. (distill_gkd_grad)
+        _, G = jsd_terms(lpi[:, None], lt[:, None], ones, 1.0, beta)  # (S, 1, V) eq. (distill_gkd_grad)
         G = G[:, 0]  # (S, V) d D_jsd / dz at every state
         coef = G[st, tk] * np.exp(-lpi[st, tk])  # (B, T) G_y / pi_y
     else:
-        coef = _reward_coef(lpi[st, tk], lt[st, tk], mask, objective == "reverse_kl_to_go")  # (B, T)
+        coef = reward_coef(lpi[st, tk], lt[st, tk], mask, objective == "reverse_kl_to_go")  # (B, T)
     mean, _ = _draw_moments(q, coef, np.exp(lpi), st, tk, mask)  # (S, V) eq. (exact_moments)
-    grad = _tied_backward(mean, tie, theta.shape[0])  # (G, V)
+    grad = tied_backward.core(mean, tie, theta.shape[0])  # (G, V)
     visits = np.bincount(tie[st].ravel(), (q[:, None] * mask).ravel(), minlength=theta.shape[0])  # (G,)
     return grad, visits
 
 
-def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
+def expected_gradient(objective, theta, tie, teacher, mdp, *, beta=0.5):
     """A distiller's exact expected gradient in the tied student's `theta` (see the module).
 
     Args:
@@ -149,18 +172,16 @@ def expected_gradient(objective, theta, tie, teacher, mdp, beta=0.5):
     Returns:
         `(G, V)` float64 `E[dloss/dtheta]`, prompts uniform, one response each.
     """
-    objective, theta, tie, teacher, mdp, beta = exact_args(objective, theta, tie, teacher, mdp, beta, OBJECTIVES)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        grad, _ = _terms(objective, theta, tie, teacher, mdp.all_responses(), mdp.N, beta)
-    return finite_result(grad, "theta", "the expected gradient")
+    grad, _ = _terms(objective, theta, tie, teacher, mdp.all_responses(), mdp.N, beta)
+    return grad
 
 
-def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
+def fixed_point(objective, theta, tie, teacher, mdp, *, beta=0.5, lr=0.5, max_steps=10000, tol=1e-12):
     """Run a distiller's exact expected gradient to its fixed point (natural-gradient steps).
 
     Args:
         objective: one of `OBJECTIVES`.
-        theta: `(G, V)` finite starting logits of the student (not modified).
+        theta: `(G, V)` finite starting logits of the student.
         tie: `(S,)` group of each state of `mdp`, in `[0, G)`.
         teacher: `(S, V)` the teacher's probabilities, all `> 0`.
         mdp: a `TokenMDP` with `ids="enumerate"`.
@@ -173,26 +194,22 @@ def fixed_point(objective, theta, tie, teacher, mdp, beta=0.5, lr=0.5, max_steps
         `(theta, steps)`: the `(G, V)` logits reached (each row's max 0) and the steps taken;
         `steps == max_steps` means the tolerance was not met.
     """
-    objective, theta, tie, teacher, mdp, beta, lr, max_steps, tol = fixed_args(
-        objective, theta, tie, teacher, mdp, beta, lr, max_steps, tol, OBJECTIVES
-    )
     ro, N = mdp.all_responses(), mdp.N
     curv = beta * (1.0 - beta) if objective == "gkd" and 0.0 < beta < 1.0 else 1.0
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        theta = theta - theta.max(axis=1, keepdims=True)  # (G, V) a copy, each row's max 0
-        step = 0
-        while step < max_steps:
-            step += 1
-            grad, visits = _terms(objective, theta, tie, teacher, ro, N, beta)
-            pi = np.exp(log_softmax(theta))  # (G, V)
-            seen = visits > 0
-            delta = np.zeros_like(theta)  # (G, V) the Fisher's solve, row by row
-            delta[seen] = -(lr / curv) * grad[seen] / (pi[seen] * visits[seen, None])
-            theta = theta + delta
-            theta -= theta.max(axis=1, keepdims=True)  # a shift the softmax ignores
-            if np.ptp(delta, axis=1).max() <= tol:
-                break
-    return finite_result(theta, "theta", "the fixed point"), step
+    theta = theta - theta.max(axis=1, keepdims=True)  # (G, V) each row's max 0
+    step = 0
+    while step < max_steps:
+        step += 1
+        grad, visits = _terms(objective, theta, tie, teacher, ro, N, beta)
+        pi = np.exp(log_softmax(theta))  # (G, V)
+        seen = visits > 0
+        delta = np.zeros_like(theta)  # (G, V) the Fisher's solve, row by row
+        delta[seen] = -(lr / curv) * grad[seen] / (pi[seen] * visits[seen, None])
+        theta = theta + delta
+        theta -= theta.max(axis=1, keepdims=True)  # a shift the softmax ignores
+        if not np.ptp(delta, axis=1).max() > tol:  # converged, or beyond float64 (reported)
+            break
+    return theta, step
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,11 +246,14 @@ def _reverse(ls, lt, w, tau):
     return float((w * D).sum()), w[..., None] * G
 
 
-def _jsd(ls, lt, w, tau, beta):
+def jsd_terms(ls, lt, w, tau, beta):
+    """eq. (distill_gkd) on log-probabilities: `(sum w D_jsd, w dD_jsd/dz)` for the student's
+    `ls` and the teacher's `lt` `(..., V)`, position weights `w` `(...)`, the temperature
+    `tau` that divided the logits and `beta` in [0, 1] (0: the forward KL, 1: the reverse KL)."""
     if beta == 0.0:
-        return _forward(ls, lt, w, tau)  # TRL line 278: beta = 0 is KL(t || p)
+        return _forward(ls, lt, w, tau)  # TRL: beta = 0 is KL(t || p)
     if beta == 1.0:
-        return _reverse(ls, lt, w, tau)  # TRL line 280: beta = 1 is KL(p || t)
+        return _reverse(ls, lt, w, tau)  # TRL: beta = 1 is KL(p || t)
     p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
     lm = np.logaddexp(ls + np.log1p(-beta), lt + np.log(beta))  # (B, T, V) log m
     r = ls - lm  # (B, T, V) log p - log m
@@ -250,11 +270,14 @@ def _jsd(ls, lt, w, tau, beta):
 # ----------------------------------------------------------------------------------------------
 
 
-def _nll_coef(mask):
-    return -mask  # (B, T) dloss/dlogp of one response's summed NLL, eq. (distill_nll)
+def nll_coef(mask):
+    """`(B, T)` dloss/dlogp of each response's summed NLL, eq. (distill_nll): `-mask`."""
+    return -mask
 
 
-def _reward_coef(logp, logp_teacher, mask, to_go):
+def reward_coef(logp, logp_teacher, mask, to_go):
+    """`(B, T)` each response's coefficients `mask c_t`, eq. (distill_reward) (with `to_go`, eq.
+    (distill_to_go)), of read `(B, T)` arrays."""
     k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
     c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
@@ -279,242 +302,234 @@ def _draw_moments(q, coef, probs, states, tokens, mask):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/distill/checks.py
-#   The boundary of the distillation part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def tied_args(theta, tie):
-    """A `(G, V)` finite table and `(S,)` group ids in `[0, G)`, every group used."""
-    theta = nonempty(float_array(theta, "theta", ndim=2), "theta")
-    tie = int_array(tie, "tie", ndim=1, low=0, high=theta.shape[0])
-    nonempty(tie, "tie")
-    return theta, tie
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def backward_args(dlogits, tie, G):
-    """`(S, V)` per-state gradients, `(S,)` group ids, the number of groups `G >= 1`."""
-    dlogits = nonempty(float_array(dlogits, "dlogits", ndim=2), "dlogits")
-    G = int_scalar(G, "G", low=1, high=10**7)
-    tie = int_array(tie, "tie", shape=(dlogits.shape[0],), low=0, high=G)
-    return dlogits, tie, G
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def exact_args(objective, theta, tie, teacher, mdp, beta, objectives):
-    """The exact run: an objective's name, the tied student `(theta, tie)`, the teacher's `(S,
-    V)` table, an enumerated `TokenMDP` with `S` states and `V` tokens, GKD's beta."""
-    objective = choice(objective, "objective", objectives)
-    theta, tie = tied_args(theta, tie)
-    mdp = children_args(mdp)
-    S, V = mdp.S, mdp.V
-    if tie.shape != (S,):
-        raise ValueError(f"tie: expected one group id per state of mdp, shape ({S},), got {tie.shape}")
-    if theta.shape[1] != V:
-        raise ValueError(f"theta: expected V = {V} columns (the mdp's tokens), got {theta.shape[1]}")
-    teacher = prob_table(teacher, "teacher", shape=(S, V))
-    if (teacher <= 0).any():
-        raise ValueError(f"teacher: expected probabilities > 0 (every KL finite), got min {teacher.min()}")
-    beta = float_scalar(beta, "beta", low=0.0, high=1.0)
-    return objective, theta, tie, teacher, mdp, beta
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def fixed_args(objective, theta, tie, teacher, mdp, beta, lr, max_steps, tol, objectives):
-    """`exact_args`, then the run's step size `lr` in (0, 1], `max_steps >= 1` and `tol > 0`."""
-    out = exact_args(objective, theta, tie, teacher, mdp, beta, objectives)
-    lr = float_scalar(lr, "lr", low=0.0, high=1.0, low_open=True)
-    max_steps = int_scalar(max_steps, "max_steps", low=1, high=10**7)
-    tol = float_scalar(tol, "tol", low=0.0, low_open=True)
-    return out + (lr, max_steps, tol)
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/exact/checks.py
-#   The boundary of the exact engine: one bundle call per public function of `minirl_lm/exact/`.
-# ----------------------------------------------------------------------------------------------
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
 
 
-def _describe(x):
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def children_args(mdp):
-    """A token MDP whose states are enumerated (a tree table needs every state); by the names
-    `children` calls, so a copy's TokenMDP and the package's both pass."""
-    need = ("S", "V", "N", "ids", "all_states", "is_terminal", "state_id")
-    missing = [a for a in need if not hasattr(mdp, a)]
-    if missing:
-        raise TypeError(f"mdp: expected a TokenMDP, got {_describe(mdp)} without {', '.join(missing)}")
-    if mdp.ids != "enumerate":
-        raise ValueError(f"mdp: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
-    return mdp
+POSITIVE = number(0.0, low_open=True)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+TIE = array("S", integer=True, low=0)  # the group of each state
+EXACT = dict(
+    objective=one_of(OBJECTIVES),
+    mdp=_enumerated_mdp,
+    theta=array("G V"),
+    tie=TIE,
+    teacher=simplex("S V"),
+    beta=number(0.0, 1.0),
+    where=[_tie_in_groups, _positive_teacher],
+)
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+tied_probs = boundary(theta=array("G V"), tie=TIE, where=[_tie_in_groups], returns="probs")(tied_probs)
 
+tied_backward = boundary(
+    dlogits=array("S V"),
+    tie=TIE,
+    G=number(1, 10**7, integer=True),
+    where=[_few_entries, _tie_in_groups],
+    returns="dtheta",
+)(tied_backward)
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+expected_gradient = boundary(**EXACT, returns="gradient")(expected_gradient)
 
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+fixed_point = boundary(
+    **EXACT,
+    lr=number(0.0, 1.0, low_open=True),
+    max_steps=number(1, 10**7, integer=True),
+    tol=POSITIVE,
+    returns="theta steps",
+)(fixed_point)

@@ -355,7 +355,7 @@ def _first_epoch(m, b, c):
     p = softmax(b.theta)
     A = b.r - p @ b.r
     lp = b.logp()
-    _, d = m.dual_clip_surrogate(lp, lp, A, b.mask, 0.2, c=c, agg="seq_sum")  # rho = 1
+    _, d = m.dual_clip_surrogate(lp, lp, A, b.mask, eps=0.2, c=c, agg="seq_sum")  # rho = 1
     return b.expected_grad(d), d[:, 0], A
 
 

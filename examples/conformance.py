@@ -231,7 +231,7 @@ def _clip_fraction(d, eps, eps_high=None):
 @_register
 def _corrected_pg(d, agg, level, mode, c_max):
     """verl's REINFORCE with truncated token IS weights pi_old / mu (rollout_is_weights)."""
-    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level, mode, c_max)
+    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level=level, mode=mode, c_max=c_max)
     return _vg(corrected_pg_loss(d["logp"], d["adv"], d["mask"], w, agg))
 
 
@@ -342,7 +342,7 @@ def _entropy(d):
 @_register
 def _clipped_is(d, eps, level, mode, c_max, c_min=None):
     """OpenRLHF's train/rollout correction: the weight multiplies the per-token PPO loss, i.e. the advantage."""
-    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level, mode, c_max, c_min)
+    w = is_weights(d["logp_old"], d["logp_mu"], d["mask"], level=level, mode=mode, c_max=c_max, c_min=c_min)
     return _vg(clipped_surrogate(d["logp"], d["logp_old"], d["adv"][:, None] * w, d["mask"], eps))
 
 
@@ -350,8 +350,8 @@ def _clipped_is(d, eps, level, mode, c_max, c_min=None):
 def _clipped_seqmask(d, eps, hi, lo):
     """OpenRLHF's sequence gate: keep a row whose geometric-mean ratio is in [0.9, 1.1], i.e. whose mean of
     log mu - log pi_old is in [log(1/1.1), log(1/0.9)]; survivors keep their token ratio."""
-    keep = rejection_mask(d["logp_old"], d["logp_mu"], d["mask"], "seq_mean_k1", hi, lo)
-    w = keep * is_weights(d["logp_old"], d["logp_mu"], d["mask"], "token", "truncate")
+    keep = rejection_mask(d["logp_old"], d["logp_mu"], d["mask"], option="seq_mean_k1", hi=hi, lo=lo)
+    w = keep * is_weights(d["logp_old"], d["logp_mu"], d["mask"], level="token", mode="truncate")
     return _vg(clipped_surrogate(d["logp"], d["logp_old"], d["adv"][:, None] * w, d["mask"], eps))
 
 
@@ -371,14 +371,14 @@ def _clipped_kl_is(d, eps, agg, beta):
 
 @_register
 def _gspo_kl_is(d, eps, beta):
-    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
+    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps=eps)
     kl, gk = kl_penalty_is(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
     return {"value": loss + beta * kl, "grad": g + beta * gk}
 
 
 @_register
 def _gspo_kl_is_seq(d, eps, beta):
-    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps)
+    loss, g = gspo_surrogate(d["logp"], d["logp_old"], d["adv"], d["mask"], eps=eps)
     kl, gk = kl_penalty_is_sequence(d["logp"], d["logp_old"], d["logp_ref"], d["mask"], "seq_mean_token_mean")
     return {"value": loss + beta * kl, "grad": g + beta * gk}
 
@@ -505,7 +505,7 @@ def _kl_cov(d, **c):
 def _gdpo_verl(d, weights):
     """verl's GDPO: each reward's GRPO advantage (Bessel std + 1e-6), weighted, then whitened over the batch's
     tokens, which is reinforce_pp_baseline's whitening (the summed advantages are already centred per group)."""
-    A = gdpo(d["rewards3"], weights, std_eps=1e-6, ddof=1)
+    A = gdpo(d["rewards3"], weights=weights, std_eps=1e-6, ddof=1)
     return {"value": adv_mod.reinforce_pp_baseline(A, _len_mask(d["lengths"].ravel()))}
 
 

@@ -258,23 +258,23 @@ def estimators(ex, logp_mu, args):
     def pg(w):
         return corrected_pg_loss(lo, A, m, w, agg="seq_sum")[1]  # eq. (pg_is)
 
-    trl = is_weights(lo, logp_mu, m, "sequence", "mask", c_max=3.0)  # TRL's default mode
+    trl = is_weights(lo, logp_mu, m, level="sequence", mode="mask", c_max=3.0)  # TRL's default mode
     return {
         "none": pg(m),
-        "tok_is": pg(is_weights(lo, logp_mu, m, "token")),  # eq. (is_token)
-        "seq_is": pg(is_weights(lo, logp_mu, m, "sequence")),  # eq. (is_seq)
-        "tok_tis": pg(is_weights(lo, logp_mu, m, "token", c_max=C)),  # eq. (tis)
-        "seq_tis": pg(is_weights(lo, logp_mu, m, "sequence", c_max=C)),
-        "tok_mis": pg(is_weights(lo, logp_mu, m, "token", "mask", C, 1 / C)),  # eq. (mis)
-        "seq_mis": pg(is_weights(lo, logp_mu, m, "sequence", "mask", C, 1 / C)),
+        "tok_is": pg(is_weights(lo, logp_mu, m, level="token")),  # eq. (is_token)
+        "seq_is": pg(is_weights(lo, logp_mu, m, level="sequence")),  # eq. (is_seq)
+        "tok_tis": pg(is_weights(lo, logp_mu, m, level="token", c_max=C)),  # eq. (tis)
+        "seq_tis": pg(is_weights(lo, logp_mu, m, level="sequence", c_max=C)),
+        "tok_mis": pg(is_weights(lo, logp_mu, m, level="token", mode="mask", c_max=C, c_min=1 / C)),  # eq. (mis)
+        "seq_mis": pg(is_weights(lo, logp_mu, m, level="sequence", mode="mask", c_max=C, c_min=1 / C)),
         "seq_mis_trl": pg(trl),
         "opsm_trl": pg(trl * off_policy_sequence_mask(lo, logp_mu, A, m, args.delta)),  # eq. (opsm)
-        "rs_geo_verl": pg(rejection_mask(lo, logp_mu, m, "seq_mean_k1", args.geo)),  # eq. (rejection)
+        "rs_geo_verl": pg(rejection_mask(lo, logp_mu, m, option="seq_mean_k1", hi=args.geo)),  # eq. (rejection)
         # verl's bypass mode: the ratio is taken against the sampler (logp_old := logp_mu)
         "ppo_bypass": clipped_surrogate(lo, logp_mu, A, m, EPS, agg="seq_sum")[1],
-        "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, EPS, c=DUAL_C, agg="seq_sum")[1],
-        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, EPS)[1],  # 1/(B |y|): seq_mean_token_mean
-        "cispo_bypass": cispo_loss(lo, logp_mu, A, m, 0.8, 1.28, agg="seq_sum")[1],
+        "dual_bypass": dual_clip_surrogate(lo, logp_mu, A, m, eps=EPS, c=DUAL_C, agg="seq_sum")[1],
+        "gspo_bypass": gspo_surrogate(lo, logp_mu, A, m, eps=EPS)[1],  # 1/(B |y|): seq_mean_token_mean
+        "cispo_bypass": cispo_loss(lo, logp_mu, A, m, rho_min=0.8, rho_max=1.28, agg="seq_sum")[1],
         # the trust regions without the clip, at the frameworks' defaults, the same bypass
         **trust_losses(lo, logp_mu, A, m, exact=True),  # named without "_bypass", to keep the column
     }
@@ -320,8 +320,8 @@ def trust_losses(logp, logp_old, A, m, exact=False):
     agg = {k: "seq_sum" if exact and a == "token_mean" else a for k, (a, _) in SHIPPED.items()}
     return {
         "sapo": sapo_loss(logp, logp_old, A, m, agg=agg["sapo"])[1],  # eq. (sapo)
-        "dppo_tv": dppo_loss(logp, logp_old, A, m, "tv", c=DPPO_C, agg=agg["dppo_tv"])[1],  # eq. (dppo)
-        "dppo_kl": dppo_loss(logp, logp_old, A, m, "kl", c=DPPO_C, agg=agg["dppo_kl"])[1],
+        "dppo_tv": dppo_loss(logp, logp_old, A, m, divergence="tv", c=DPPO_C, agg=agg["dppo_tv"])[1],  # eq. (dppo)
+        "dppo_kl": dppo_loss(logp, logp_old, A, m, divergence="kl", c=DPPO_C, agg=agg["dppo_kl"])[1],
         "gmpo": gmpo_loss(logp, logp_old, A, m)[1],  # eq. (gmpo)
         "vespo": vespo_loss(logp, logp_old, A, m, agg=agg["vespo"])[1],  # eq. (vespo)
     }
@@ -333,9 +333,9 @@ def references(ex, logp_mu):
     out = {}
     for name, agg in REFERENCES:
         if name == "gspo_bypass":  # GSPO-token form: each token's gradient is A s_b, not A s_b / |y_b|
-            d = gspo_surrogate(lo, logp_mu, A, m, EPS)[1] * m.sum(axis=1, keepdims=True)  # seq_sum
+            d = gspo_surrogate(lo, logp_mu, A, m, eps=EPS)[1] * m.sum(axis=1, keepdims=True)  # seq_sum
         else:
-            w = is_weights(lo, logp_mu, m, "token" if name == "tok_is" else "sequence")
+            w = is_weights(lo, logp_mu, m, level="token" if name == "tok_is" else "sequence")
             d = corrected_pg_loss(lo, A, m, w, agg="seq_sum" if agg == "token_mean" else agg)[1]
         out[name, agg] = d
     return out
@@ -441,8 +441,8 @@ def length_sweep(seed_, kl_token, n, lengths, V=3):
         row = {"L": L, "kl": float((q * np.log(q / p)).sum()), "var_W": float(np.prod((p**2 / q).sum(axis=1)) - 1)}
         for name, w in (
             ("none", mask),
-            ("tok_is", is_weights(lp_old, lp_mu, mask, "token")),  # eq. (is_token)
-            ("seq_is", is_weights(lp_old, lp_mu, mask, "sequence")),  # eq. (is_seq)
+            ("tok_is", is_weights(lp_old, lp_mu, mask, level="token")),  # eq. (is_token)
+            ("seq_is", is_weights(lp_old, lp_mu, mask, level="sequence")),  # eq. (is_seq)
         ):
             c = -n * corrected_pg_loss(lp_old, A, mask, w, agg="seq_sum")[1]  # (n, L) w A
             g = per_sample_updates(p, y, c)  # (n, L*V) one update per response

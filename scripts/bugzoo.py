@@ -131,7 +131,7 @@ def apply(mutant, text):
 
 # seqclip's check of the dual-clip constant, whole: an edit replaces whole statements
 _C_RAISE = (
-    '        raise ValueError(f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "\n'
+    '        raise ValueError(f"{name}: expected a number > 1 (the dual clip caps the loss of an A < 0 "\n'
     '                         f"token at c |A| once rho > c; with c <= 1 it would already cap '
     'tokens "\n'
     '                         f"at rho = 1, where nothing has moved, and zero their gradient), '
@@ -280,7 +280,7 @@ MUTANTS = (
         "minirl_lm/pg/seqclip.py",
         (("    if c <= 1.0:\n" + _C_RAISE, "    if c <= 0.0:\n" + _C_RAISE),),
         ("tests/pg/test_seqclip.py",),
-        function="dual_clip_surrogate",
+        function="_dual_clip_bound",
     ),
     Mutant(
         "accumulation_divides_twice",

@@ -255,3 +255,24 @@ def test_simplex_and_flag():
     half = number(0.0, 1.0, high_open=True)
     with pytest.raises(ValueError, match=r"^x: expected a number >= 0 and < 1, got 1.0"):
         half(1.0, "x", {})
+
+
+def test_huge_integers_nested_results_and_objects_without_addresses():
+    count = number(1, 10**6, integer=True)
+    with pytest.raises(ValueError, match=r"^G: expected an integer >= 1 and <= 1000000, got 10{30}"):
+        count(10**30, "G", {})
+    assert number(1, integer=True)(10**30, "G", {}) == 10**30  # an int is finite however large
+
+    @boundary(x=array("N"), returns="loss grads")
+    def nested(x):
+        return float(x.sum()), (x * 0.0, np.full(3, x[0] * 1e308))
+
+    assert nested([1e-308])[0] == 1e-308
+    with pytest.raises(ValueError, match=r"^nested: expected a finite grads, got inf"):
+        nested([10.0])
+
+    class Thing:
+        pass
+
+    with pytest.raises(TypeError, match=r"^rng: expected a numpy.random.Generator .*, got a Thing object$"):
+        generator(Thing(), "rng", {})

@@ -12,15 +12,14 @@ D_jsd = beta KL(t || m) + (1 - beta) KL(p || m),   0 < beta < 1               eq
 ```
 
 and GKD's generalized Jensen-Shannon divergence (Agarwal et al. 2024, eq. 1) takes `beta = 0`
-as the forward KL and `beta = 1` as the reverse KL, as TRL 1.16.0 does
-(`trl/experimental/gkd/gkd_trainer.py:278-281`: `F.kl_div(input, target)` is
-`target (log target - input)`, so `kl_div(student, teacher)` is KL(t || p)). Inside (0, 1) the
+as the forward KL and `beta = 1` as the reverse KL, as TRL's GKD trainer does (`F.kl_div(input,
+target)` is `target (log target - input)`, so `kl_div(student, teacher)` is KL(t || p)). Inside (0, 1) the
 divergence vanishes at both ends, like `beta KL(t || p)` near 0 and `(1 - beta) KL(p || t)` near
 1: the endpoints are the limits of `D_jsd / beta` and `D_jsd / (1 - beta)`, not of `D_jsd`.
 
-The loss is the mean over real tokens (TRL's `reduction="batchmean"` with labels, line 315: the
-sum over tokens and vocabulary over the number of unmasked tokens, clamped at 1, so an all-zero
-mask gives 0):
+The loss is the mean over real tokens (TRL's `reduction="batchmean"` with labels: the sum over
+tokens and vocabulary over the number of unmasked tokens, clamped at 1, so an all-zero mask
+gives 0):
 
 ```text
 loss = sum_{b,t} mask D / max(1, sum mask)                                   eq. (distill_mean)
@@ -39,16 +38,22 @@ d D_jsd / d z_v = (1 - beta) p_v (r_v - KL(p || m)) / tau                     eq
 / m_v) = (1 - beta) r_v`, then the softmax's Jacobian `p_v (a_v - sum_u p_u a_u)`). Each is a
 vector summing to 0 over the vocabulary, so it equals `sum_v G_v (e_v - p)`: a weight
 `G_v / p_v` on the score of token `v`, which is how the exact engine takes it
-(`distill/student.py`).
+(`distill/student.py`, through `jsd_terms`, the divergence on log-probabilities).
 
     $ python examples/distill.py
+
+Names in the frameworks (`docs/next.md` maps them): `beta` is TRL `GKDConfig.beta` (0.5),
+`temperature` TRL `GKDConfig.temperature`.
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import MASK, POSITIVE, array, boundary, number
 from minirl_lm.core.ops import log_softmax
-from minirl_lm.distill.checks import logits_args
+
+__all__ = ["forward_kl", "reverse_kl", "generalized_jsd", "jsd_terms"]
+
+LOGITS = dict(student_logits=array("B T V"), teacher_logits=array("B T V"), mask=MASK, temperature=POSITIVE)
 
 
 def _weights(mask):
@@ -70,11 +75,15 @@ def _reverse(ls, lt, w, tau):
     return float((w * D).sum()), w[..., None] * G
 
 
-def _jsd(ls, lt, w, tau, beta):
+def jsd_terms(ls, lt, w, tau, beta):
+    """eq. (distill_gkd) on log-probabilities: `(sum w D_jsd, w dD_jsd/dz)` for the student's
+    `ls` and the teacher's `lt` `(..., V)`, position weights `w` `(...)`, the temperature `tau`
+    that divided the logits and `beta` in [0, 1] (0: the forward KL, 1: the reverse KL).
+    What `generalized_jsd` computes after the log-softmax, and the exact engine at each state."""
     if beta == 0.0:
-        return _forward(ls, lt, w, tau)  # TRL line 278: beta = 0 is KL(t || p)
+        return _forward(ls, lt, w, tau)  # TRL: beta = 0 is KL(t || p)
     if beta == 1.0:
-        return _reverse(ls, lt, w, tau)  # TRL line 280: beta = 1 is KL(p || t)
+        return _reverse(ls, lt, w, tau)  # TRL: beta = 1 is KL(p || t)
     p, t = np.exp(ls), np.exp(lt)  # (B, T, V)
     lm = np.logaddexp(ls + np.log1p(-beta), lt + np.log(beta))  # (B, T, V) log m
     r = ls - lm  # (B, T, V) log p - log m
@@ -85,6 +94,7 @@ def _jsd(ls, lt, w, tau, beta):
     return float((w * D).sum()), w[..., None] * G
 
 
+@boundary(**LOGITS, returns="loss dloss_dlogits")
 def forward_kl(student_logits, teacher_logits, mask, temperature=1.0):
     """Token-mean forward KL(t || p), eq. (distill_forward), and its gradient in the logits.
 
@@ -97,47 +107,28 @@ def forward_kl(student_logits, teacher_logits, mask, temperature=1.0):
     Returns:
         `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _forward(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
-    return finite_result(out, "student_logits", "the forward KL")
+    tau = temperature
+    return _forward(log_softmax(student_logits / tau), log_softmax(teacher_logits / tau), _weights(mask), tau)
 
 
+@boundary(**LOGITS, returns="loss dloss_dlogits")
 def reverse_kl(student_logits, teacher_logits, mask, temperature=1.0):
     """Token-mean reverse KL(p || t), eq. (distill_reverse), and its gradient in the logits.
 
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    Arguments and result as `forward_kl`.
     """
-    zs, zt, mask, _, tau = logits_args(student_logits, teacher_logits, mask, temperature=temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _reverse(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau)
-    return finite_result(out, "student_logits", "the reverse KL")
+    tau = temperature
+    return _reverse(log_softmax(student_logits / tau), log_softmax(teacher_logits / tau), _weights(mask), tau)
 
 
+@boundary(**LOGITS, beta=number(0.0, 1.0), returns="loss dloss_dlogits")
 def generalized_jsd(student_logits, teacher_logits, mask, beta=0.5, temperature=1.0):
-    """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL 1.16.0's convention.
+    """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL's convention.
 
     `beta = 0` is the forward KL, `beta = 1` the reverse KL (exactly those functions), inside
-    the mixture `m = (1 - beta) p + beta t`.
-
-    Args:
-        student_logits: `(B, T, V)` finite logits of the student at each position.
-        teacher_logits: `(B, T, V)` finite logits of the teacher at the same positions.
-        mask: `(B, T)` 0/1 (holes allowed); the loss is the mean over its ones, eq. (distill_mean).
-        beta: in `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
-        temperature: `> 0`, divides both logits.
-
-    Returns:
-        `(loss, dloss_dlogits)`: a float and a `(B, T, V)` array (0 at padding).
+    the mixture `m = (1 - beta) p + beta t`. Arguments and result as `forward_kl`, and `beta` in
+    `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
     """
-    zs, zt, mask, beta, tau = logits_args(student_logits, teacher_logits, mask, beta, temperature)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        out = _jsd(log_softmax(zs / tau), log_softmax(zt / tau), _weights(mask), tau, beta)
-    return finite_result(out, "student_logits", "the generalized JSD")
+    tau = temperature
+    ls, lt = log_softmax(student_logits / tau), log_softmax(teacher_logits / tau)  # (B, T, V)
+    return jsd_terms(ls, lt, _weights(mask), tau, beta)

@@ -15,11 +15,10 @@ the teacher's states: `sum_s d_T(s) (pi(.|s) - t(.|s))` in row `s`.
 
 On-policy, the student writes the responses and each token earns the reward
 `r_t = log t(y_t|s_t) - log pi(y_t|s_t)` (minus the per-token reverse KL), used as that token's
-advantage with no sum over later tokens: prime-rl (commit 559b447,
-`src/prime_rl/trainer/rl/loss.py:225-232`, `ref_kl = ref_logprobs - trainer_logprobs`,
+advantage with no sum over later tokens: prime-rl (`ref_kl = ref_logprobs - trainer_logprobs`,
 `pg_loss = keep_mask * ref_kl.detach() * importance_ratio`, `loss = (-pg_loss + ...).sum()`)
-and slime (commit 624b824, `slime/backends/megatron_utils/loss.py:696-697`,
-`advantages = adv - opd_kl_coef * (student_log_probs - teacher_log_probs)`). As a
+and slime (`advantages = adv - opd_kl_coef * (student_log_probs - teacher_log_probs)`); the
+commits and lines read are in `docs/next.md`. As a
 stop-gradient surrogate, with `k_t = log pi(y_t|s_t) - log t(y_t|s_t)` held:
 
 ```text
@@ -46,20 +45,25 @@ term `E[sum_t grad k_t] = E[sum_t score_t] = 0`). On one-token responses the two
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.distill.checks import nll_args, reward_args
+from minirl_lm.boundary import MASK, TOKENS, boundary, flag
+
+__all__ = ["teacher_nll", "reverse_kl_reward", "nll_coef", "reward_coef"]
 
 
-def _nll_coef(mask):
-    return -mask  # (B, T) dloss/dlogp of one response's summed NLL, eq. (distill_nll)
+def nll_coef(mask):
+    """`(B, T)` dloss/dlogp of each response's summed NLL, eq. (distill_nll): `-mask`."""
+    return -mask
 
 
-def _reward_coef(logp, logp_teacher, mask, to_go):
+def reward_coef(logp, logp_teacher, mask, to_go):
+    """`(B, T)` each response's coefficients `mask c_t`, eq. (distill_reward) (with `to_go`,
+    eq. (distill_to_go)), of read `(B, T)` arrays."""
     k = mask * (logp - logp_teacher)  # (B, T) -r_t, the sampled reverse KL per token
     c = np.cumsum(k[:, ::-1], axis=1)[:, ::-1] if to_go else k  # (B, T) eq. (distill_to_go)
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
 
 
+@boundary(logp=TOKENS, mask=MASK, returns="loss dloss_dlogp")
 def teacher_nll(logp, mask):
     """Maximum likelihood on the teacher's samples, eq. (distill_nll): the off-policy distiller.
 
@@ -71,14 +75,12 @@ def teacher_nll(logp, mask):
         `(loss, dloss_dlogp)`: a float (the mean over responses of the summed negative
         log-likelihood) and a `(B, T)` array (0 at padding).
     """
-    logp, mask = nll_args(logp, mask)
     B = logp.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(mask * logp).sum() / B  # eq. (distill_nll)
-    dloss_dlogp = _nll_coef(mask) / B  # (B, T)
-    return finite_result((float(loss), dloss_dlogp), "logp", "the teacher NLL")
+    loss = -(mask * logp).sum() / B  # eq. (distill_nll)
+    return float(loss), nll_coef(mask) / B  # (B, T)
 
 
+@boundary(logp=TOKENS, logp_teacher=TOKENS, mask=MASK, to_go=flag, returns="loss dloss_dlogp")
 def reverse_kl_reward(logp, logp_teacher, mask, to_go=False):
     """The per-token reverse KL as a reward, eq. (distill_reward): the on-policy distiller.
 
@@ -93,9 +95,5 @@ def reverse_kl_reward(logp, logp_teacher, mask, to_go=False):
         `(loss, dloss_dlogp)`: the surrogate's value `(1/B) sum mask sg[c] logp` and its
         gradient `mask c / B`, `(B, T)` (0 at padding).
     """
-    logp, logp_teacher, mask, to_go = reward_args(logp, logp_teacher, mask, to_go)
-    B = logp.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        dloss_dlogp = _reward_coef(logp, logp_teacher, mask, to_go) / B  # (B, T) eq. (distill_reward)
-        loss = (dloss_dlogp * logp).sum()
-    return finite_result((float(loss), dloss_dlogp), "logp", "the reverse-KL reward")
+    dloss_dlogp = reward_coef(logp, logp_teacher, mask, to_go) / logp.shape[0]  # (B, T) eq. (distill_reward)
+    return float((dloss_dlogp * logp).sum()), dloss_dlogp

@@ -21,23 +21,28 @@ broadcast penalty estimates neither `KL(pi || pi_ref)` nor its gradient without 
 plus the term above (`(1/|y_b|) sum w k3`, which the per-token version does not have: the
 gradient of `rho_t` at `rho_t = 1` is `k3_t` on its own token only).
 
-A response of length 0 contributes nothing. Non-finite results raise ValueError naming the
-log-prob array of largest magnitude. Demonstrated on the KL page (docs/kl.md, section "The
-sequence-level ratio in the bias-corrected KL").
+A response of length 0 contributes nothing. A non-finite result from finite input is a
+ValueError naming the function and the range of its inputs. Demonstrated on the KL page
+(docs/kl.md, section "The sequence-level ratio in the bias-corrected KL").
 
-Read from TRL 1.16.0 `use_bias_correction_kl=True` with `importance_sampling_level="sequence"`
-(trl/trainer/grpo_trainer.py:3085-3095, the ratio `coef_1` of shape (B, 1); :3097-3105, `per_token_kl
-* coef_1`, not detached); verl, OpenRLHF: none.
+Names in the frameworks (`docs/next.md` has the versions and files):
+
+```text
+kl_penalty_is_sequence  TRL use_bias_correction_kl=True with importance_sampling_level="sequence"
+                        (the ratio coef_1 of shape (B, 1), per_token_kl * coef_1, not detached);
+                        verl, OpenRLHF: none
+```
 """
 
-import numpy as np
-
-from minirl_lm.core.ops import AGGS, agg_weights
-from minirl_lm.pg.checks import finite_among, kl_is_args
+from minirl_lm.boundary import MASK, TOKENS, boundary
+from minirl_lm.core.ops import AGGREGATION, agg_weights
 from minirl_lm.pg.kl import kl_per_token
-from minirl_lm.pg.seqclip import _seq_ratio
+from minirl_lm.pg.seqclip import ratio_scale, sequence_ratio
+
+__all__ = ["kl_penalty_is_sequence"]
 
 
+@boundary(logp=TOKENS, logp_old=TOKENS, logp_ref=TOKENS, mask=MASK, **AGGREGATION, returns="loss dloss_dlogp")
 def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None):
     """k3 weighted by the broadcast geometric-mean sequence ratio, eq. (kl_is_seq) (TRL).
 
@@ -52,15 +57,16 @@ def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max
 
     Returns:
         `(loss, dloss_dlogp (B, T))`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, logp_ref, mask, max_len = kl_is_args(logp, logp_old, logp_ref, mask, agg, max_len, AGGS)
-    s, scale = _seq_ratio(logp, logp_old, mask, "geometric")  # (B,), (B,) 1/|y_b|
+    s = sequence_ratio.core(logp, logp_old, mask, "geometric")  # (B,) eq. (gspo_ratio)
+    scale = ratio_scale(mask, "geometric")  # (B,) 1/|y_b|
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: rejected below
-        k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
-        row = (w * k).sum(axis=1)  # (B,) sum_t w k3
-        loss = (s * row).sum()  # eq. (kl_is_seq)
-        # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
-        dloss_dlogp = s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
-    named = {"logp": logp, "logp_old": logp_old, "logp_ref": logp_ref}
-    return finite_among((float(loss), dloss_dlogp), "s k3 (s the sequence ratio)", named)
+    k, dk = kl_per_token.core(logp, logp_ref, mask, "k3")  # (B, T) eq. (kl_k3)
+    row = (w * k).sum(axis=1)  # (B,) sum_t w k3
+    loss = (s * row).sum()  # eq. (kl_is_seq)
+    # backward: the k3 of the token, then the ratio's: d s_b / d logp[b, t] = s_b / |y_b|
+    return float(loss), s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)

@@ -27,44 +27,59 @@ A group with every reward constant has `A = 0`. No gradient flows through the re
 
 Demonstrated on the baselines page (docs/baselines.md, section "Several rewards: GDPO").
 
-Read from the released code (defaults in parentheses are theirs):
+Every `|R| <= 1e150` (`advantages.REWARD_MAX`: a std squares the spread); a weighted sum beyond
+float64 is a ValueError naming `gdpo` and the range of its inputs.
+
+Names in the frameworks (`docs/next.md` has their versions, files and defaults):
 
 ```text
-gdpo weights, std_eps,    TRL 1.16.0 multi_objective_aggregation="normalize_then_sum"
-ddof 1, batch_eps         (trl/trainer/grpo_trainer.py:2790-2799: nanstd (Bessel) + 1e-4 per
-                          reward, reward_weights, then the batch: (A - mean) / (nanstd + 1e-4));
-                          verl 0.9.1 algorithm.adv_estimator="gdpo" (verl/trainer/ppo/core_algos.py
-                          :361-468: GRPO's advantage per reward key (torch.std + 1e-6), weighted
-                          sum, then masked_whiten over the batch's tokens); NeMo-RL
-                          GDPOAdvantageEstimator (nemo_rl/algorithms/advantage_estimator.py @
-                          7ea279abfb (2026-08-22): an optional leave-one-out baseline per reward,
-                          / (std + 1e-6) where std > 0, then the batch's (A - mean) / std)
+gdpo weights, std_eps,    TRL multi_objective_aggregation="normalize_then_sum" (nanstd (Bessel)
+ddof 1, batch_eps         + 1e-4 per reward, reward_weights, then the batch: (A - mean) /
+                          (nanstd + 1e-4)); verl algorithm.adv_estimator="gdpo" (GRPO's
+                          advantage per reward key (torch.std + 1e-6), weighted sum, then
+                          masked_whiten over the batch's tokens); NeMo-RL GDPOAdvantageEstimator
+                          (an optional leave-one-out baseline per reward, / (std + 1e-6) where
+                          std > 0, then the batch's (A - mean) / std)
 ```
 """
 
 import numpy as np
 
+from minirl_lm.boundary import DDOF, NONNEGATIVE, array, boundary, optional
 from minirl_lm.pg.advantages import REWARD_MAX, standardized
-from minirl_lm.pg.validate import gdpo_args
+
+__all__ = ["gdpo"]
 
 
-def gdpo(rewards, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
+@boundary(
+    rewards=array("N K M", low=-REWARD_MAX, high=REWARD_MAX),
+    weights=optional(array("M")),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    batch_eps=optional(NONNEGATIVE),
+    returns="A",
+)
+def gdpo(rewards, *, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     """GDPO advantages (N, K), eq. (gdpo): each reward standardized in its group, then summed.
 
     Args:
-        rewards: `(N, K, M)` rewards, `M >= 1` per response.
+        rewards: `(N, K, M)` rewards, `M >= 1` per response, every `|R| <= 1e150`.
         weights: `(M,)` weights `c_m` of the sum (default ones).
-        std_eps: the stabilizer `xi` of each group's std.
+        std_eps: the stabilizer `xi >= 0` of each group's std.
         ddof: 0 (population std) or 1 (Bessel, the frameworks').
-        batch_eps: None (no batch step), or the stabilizer of eq. (gdpo_batch): the summed
-            advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
+        batch_eps: None (no batch step), or the stabilizer `>= 0` of eq. (gdpo_batch): the
+            summed advantages whitened over all `N*K` responses (TRL: 1e-4 with `ddof=1`).
 
     Returns:
         `(N, K)` advantages; a reward constant in a group adds exactly 0 there.
+
+    Raises:
+        ValueError: a bad argument (named), or advantages beyond float64 (large weights; named
+            after the function, with the range of its inputs).
     """
-    r, c, std_eps, ddof, batch_eps = gdpo_args(rewards, weights, std_eps, ddof, batch_eps, REWARD_MAX)
-    N, K, M = r.shape
-    Z = np.stack([standardized.core(r[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
+    N, K, M = rewards.shape
+    c = np.ones(M) if weights is None else weights  # (M,)
+    Z = np.stack([standardized.core(rewards[:, :, m], std_eps, ddof) for m in range(M)], axis=2)  # (N, K, M)
     A = (Z * c).sum(axis=2)  # (N, K) eq. (gdpo)
     if batch_eps is not None:
         A = standardized.core(A.reshape(1, N * K), batch_eps, ddof).reshape(N, K)  # eq. (gdpo_batch)

@@ -61,9 +61,12 @@ Each mode is compared with its own big-batch loss: dapo, grpo and dr_grpo reprod
 M/(G M_g), a factor that differs between micro-batches, and the dropped 1/G are artefacts of
 accumulation. Demonstrated by `python examples/off_policy.py` and `examples/confusions.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Each public function declares its arguments with `boundary`; a non-finite result from finite
+input (an untruncated weight beyond float64, say) is a ValueError naming the function and the
+range of its inputs.
+
+Names in the frameworks (`docs/next.md` in the minirl_lm repository has their versions, files
+and defaults); the values in parentheses are their defaults, not results of this library.
 
 ```text
 is_weights                   TRL vllm_importance_sampling_correction (True), _mode, _clip_max
@@ -83,15 +86,34 @@ corrected_pg_loss agg        as in reinforce.py
 
 import numpy as np
 
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
-from minirl_lm.pg.checks import (
-    accumulation_args,
-    corrected_pg_args,
-    is_weight_args,
-    minibatch_args,
-    opsm_args,
-    rejection_args,
+from minirl_lm.boundary import (
+    ADVANTAGE,
+    COUNT,
+    MASK,
+    MAX_LEN,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
+    array,
+    boundary,
+    number,
+    one_of,
+    optional,
 )
+from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
+
+__all__ = [
+    "LEVELS",
+    "MODES",
+    "REJECTION",
+    "ACCUM",
+    "is_weights",
+    "off_policy_sequence_mask",
+    "rejection_mask",
+    "corrected_pg_loss",
+    "minibatch_rows",
+    "accumulation_weights",
+]
 
 LEVELS = ("token", "sequence")
 MODES = ("truncate", "mask")
@@ -102,15 +124,62 @@ REJECTION = tuple(
     if (a, k) != ("seq_max", "k1")
 )
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
+ROWS_MAX = 2**20  # a batch beyond is no batch: 2**31 rows exhausted memory (and np.arange(2**63) is empty)
 
 
-def _log_ratio(a, b, mask):
-    """a - b (B, T), exactly 0 at padding; +-inf where the difference overflows float64."""
-    with np.errstate(over="ignore"):
-        return log_ratio(a, b, mask)
+def _generator_or_none(rng, name, dims):
+    """None, or a `np.random.Generator`; a wrong one is named by its type alone (the engine's
+    `generator` shows its repr, which for a `RandomState` holds a memory address: a message that
+    differs from run to run)."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name}: expected a numpy.random.Generator or None, got {type(rng).__name__}")
+    return rng
 
 
-def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None):
+def _floor_of_a_mask(mode, c_min):
+    """`mode="mask"` drops the tokens below `c_min`: a floor of 0 drops none, so it is > 0."""
+    if mode == "mask" and c_min == 0.0:
+        return "c_min: expected a number > 0 and <= 1 for mode='mask' (None: no floor), got 0.0"
+
+
+def _ratio_bounds(option, hi, lo):
+    """k1 bounds are ratio bounds `lo <= 1 <= hi` (lo default 1/hi); k2, k3 an upper bound alone."""
+    if option.endswith("k1") and hi < 1.0:
+        return f"hi: expected a number >= 1 (a ratio bound of {option}), got {hi}"
+    if not option.endswith("k1") and lo is not None:
+        return f"lo: expected None for a k2/k3 option (upper bound only), got {lo}"
+
+
+def _rows_to_split(B, M):
+    """`M <= B <= 2**20` rows."""
+    if B > ROWS_MAX:
+        return f"B: expected an integer <= {ROWS_MAX} (2**20 rows), got {B}"
+    if M > B:
+        return f"M: expected an integer <= {B} (B, the rows to split), got {M}"
+
+
+def _micro_batches(mask, G, max_len):
+    """`G` divides the batch's `B` rows; `max_len` (the `L` of dr_grpo) covers every response."""
+    B = mask.shape[0]
+    if B % G:
+        return f"G: expected a divisor of the batch size B = {B}, got {G}"
+    n = int(mask.sum(axis=1).max())
+    if max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
+
+
+@boundary(
+    logp_old=TOKENS,
+    logp_mu=TOKENS,
+    mask=MASK,
+    level=one_of(LEVELS),
+    mode=one_of(MODES),
+    c_max=optional(number(1.0)),
+    c_min=optional(number(0.0, 1.0)),
+    where=[_floor_of_a_mask],
+    returns="weight",
+)
+def is_weights(logp_old, logp_mu, mask, *, level="sequence", mode="truncate", c_max=None, c_min=None):
     """Importance weights pi_old/mu on data, eqs. (is_token), (is_seq), (tis), (mis).
 
     Args:
@@ -127,16 +196,13 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
         (B, T) weights, 0 at padding, exactly 1.0 on every real token when logp_old == logp_mu.
 
     Raises:
-        ValueError: bad shapes, a bound excluding 1, or an untruncated weight that overflows.
+        ValueError: a bad argument (named; a bound excluding 1), or a weight beyond float64
+            (named after the function: truncate it with `c_max`).
     """
-    logp_old, logp_mu, mask, c_max, c_min = is_weight_args(
-        logp_old, logp_mu, mask, level, mode, c_max, c_min, LEVELS, MODES
-    )
-    u = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r_t, 0 at padding
-    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected below
-        if level == "sequence":
-            u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
-        r = np.exp(u)  # (B, T) eq. (is_token); inf if huge
+    u = log_ratio(logp_old, logp_mu, mask)  # (B, T) log r_t, 0 at padding
+    if level == "sequence":
+        u = np.broadcast_to(u.sum(axis=1, keepdims=True), u.shape)  # (B, T) eq. (is_seq)
+    r = np.exp(u)  # (B, T) eq. (is_token); inf if huge
     if mode == "truncate":
         w = r if c_max is None else np.minimum(r, c_max)  # eq. (tis)
         w = w if c_min is None else np.maximum(w, c_min)
@@ -144,14 +210,10 @@ def is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max
         keep = np.ones(r.shape, bool) if c_max is None else r <= c_max
         keep = keep if c_min is None else keep & (r >= c_min)
         w = np.where(keep, r, 0.0)  # eq. (mis)
-    if not np.isfinite(w).all():
-        raise ValueError(
-            f"logp_mu: expected log(pi_old / mu) small enough for a finite "
-            f"{level} weight, got one beyond exp(~709.78); truncate it (c_max)"
-        )
     return w * mask  # (B, T)
 
 
+@boundary(logp=TOKENS, logp_mu=TOKENS, adv=array("B"), mask=MASK, delta=NONNEGATIVE, returns="keep")
 def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
     """TRL's off-policy sequence mask, eq. (opsm): 0 on sequences with A < 0 and a large KL.
 
@@ -163,49 +225,71 @@ def off_policy_sequence_mask(logp, logp_mu, adv, mask, delta):
         delta: the threshold `>= 0` on the mean of `logp_mu - logp` over the response.
 
     Returns:
-        (B, T) 0/1 weights (the kept sequences' real tokens).
+        (B, T) 0/1 weights (the kept sequences' real tokens); an infinite or NaN mean log-ratio
+        (beyond float64) is not `<= delta`.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
-    logp, logp_mu, mask, A, delta = opsm_args(logp, logp_mu, adv, mask, delta)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN kl: not <= delta
-        kl = _log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
-    keep = (A >= 0) | (kl <= delta)  # (B,) eq. (opsm)
+    kl = log_ratio(logp_mu, logp, mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)  # (B,)
+    keep = (adv >= 0) | (kl <= delta)  # (B,) eq. (opsm)
     return keep[:, None] * mask  # (B, T)
 
 
-def rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=None):
+@boundary(
+    logp_old=TOKENS,
+    logp_mu=TOKENS,
+    mask=MASK,
+    option=one_of(REJECTION),
+    hi=POSITIVE,
+    lo=optional(number(0.0, 1.0, low_open=True)),
+    where=[_ratio_bounds],
+    returns="keep",
+)
+def rejection_mask(logp_old, logp_mu, mask, *, option="seq_mean_k1", hi=2.0, lo=None):
     """verl's rollout rejection mask, eq. (rejection): 0 where the statistic is out of bounds.
 
     Args:
-        logp_old: (B, T) log-probs under pi_old and the sampler.
-        logp_mu: see `logp_old`.
+        logp_old: (B, T) log-probs under pi_old.
+        logp_mu: (B, T) log-probs under the sampler.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         option: one of REJECTION, e.g. "token_k1", "seq_sum_k3", "seq_mean_k1", "seq_max_k2".
         hi: upper bound `> 0` (a ratio bound for k1, `>= 1`; a divergence bound for k2, k3).
         lo: k1 only, the lower ratio bound in `(0, 1]` (default 1/hi).
 
     Returns:
-        (B, T) 0/1 weights, a sequence option keeping or dropping whole rows.
+        (B, T) 0/1 weights, a sequence option keeping or dropping whole rows; a statistic beyond
+        float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped.
+
+    Raises:
+        ValueError: a bad argument (named): `hi < 1` for k1, a `lo` for k2/k3.
     """
-    logp_old, logp_mu, mask, hi, lo = rejection_args(logp_old, logp_mu, mask, option, hi, lo, REJECTION)
     k1 = option.endswith("k1")
-    lr = _log_ratio(logp_old, logp_mu, mask)  # (B, T) log r
-    # a statistic beyond float64 (inf, or NaN from inf - inf) is out of bounds: the row is dropped
-    with np.errstate(over="ignore", invalid="ignore"):
-        stat = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
-        agg = option[:-3]
-        n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # (B, 1)
-        if agg == "seq_sum":
-            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
-        elif agg == "seq_mean":
-            stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
-        elif agg == "seq_max":
-            stat = np.broadcast_to(
-                np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True, initial=-np.inf), mask.shape
-            )
-        keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
+    lo = 1.0 / hi if lo is None else lo
+    lr = log_ratio(logp_old, logp_mu, mask)  # (B, T) log r
+    stat = {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.expm1(lr) - lr}[option[-2:]]  # (B, T)
+    agg = option[:-3]
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # (B, 1)
+    if agg == "seq_sum":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True), mask.shape)
+    elif agg == "seq_mean":
+        stat = np.broadcast_to((stat * mask).sum(axis=1, keepdims=True) / n, mask.shape)
+    elif agg == "seq_max":
+        stat = np.broadcast_to(
+            np.where(mask > 0, stat, -np.inf).max(axis=1, keepdims=True, initial=-np.inf), mask.shape
+        )
+    keep = (stat >= np.log(lo)) & (stat <= np.log(hi)) if k1 else stat <= hi  # eq. (rejection)
     return keep * mask  # (B, T)
 
 
+@boundary(
+    logp=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    weights=array("B T", low=0.0),
+    **AGGREGATION,
+    returns="loss dloss_dlogp",
+)
 def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     """REINFORCE with importance weights on data, eq. (pg_is).
 
@@ -220,45 +304,58 @@ def corrected_pg_loss(logp, adv, mask, weights, agg="token_mean", max_len=None):
     Returns:
         `(loss, dloss_dlogp)`; with weights equal to 1.0 on real tokens, bitwise the values of
         `reinforce.reinforce_loss`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, mask, W, adv, max_len = corrected_pg_args(logp, adv, mask, weights, agg, max_len, AGGS)
     A = adv_tokens(adv, mask)  # (B, T)
-    w = agg_weights(mask, agg, max_len) * W  # (B, T) w_agg w
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected below
-        loss = -(w * A * logp).sum()  # eq. (pg_is)
-        dloss_dlogp = -w * A  # (B, T) weights are data
-    if not (np.isfinite(loss) and np.isfinite(dloss_dlogp).all()):
-        raise ValueError(
-            "weights: expected weights small enough for a finite loss, got a non-finite loss or gradient"
-        )
-    return float(loss), dloss_dlogp
+    w = agg_weights(mask, agg, max_len) * weights  # (B, T) w_agg w
+    loss = -(w * A * logp).sum()  # eq. (pg_is)
+    return float(loss), -w * A  # (B, T) weights are data
 
 
+@boundary(B=COUNT, M=COUNT, rng=_generator_or_none, where=[_rows_to_split], returns=None)  # ints
 def minibatch_rows(B, M, rng=None):
     """Split rows 0..B-1 into M mini-batches (a list of int64 arrays), in order or shuffled.
 
-    2**31 >= B >= M >= 1; sizes differ by at most one (np.array_split). rng: optional Generator; with
-    one, the rows are permuted first (one draw of `rng.permutation`).
+    Args:
+        B: the rows, `1 <= B <= 2**20` (a million rows split in about a second).
+        M: the mini-batches, `1 <= M <= B`; their sizes differ by at most one (np.array_split).
+        rng: None (in order), or a Generator: the rows are permuted first (one draw of
+            `rng.permutation`; a call that raises draws nothing).
+
+    Returns:
+        A list of `M` int64 arrays.
+
+    Raises:
+        ValueError: `B` or `M` out of range (named).
+        TypeError: an `rng` that is not a Generator.
     """
-    B, M, rng = minibatch_args(B, M, rng)
     rows = np.arange(B) if rng is None else rng.permutation(B)
     return [r.astype(np.int64) for r in np.array_split(rows, M)]
 
 
+@boundary(mask=MASK, G=COUNT, mode=one_of(ACCUM), max_len=MAX_LEN, where=[_micro_batches], returns="weight")
 def accumulation_weights(mask, G, mode="dapo", max_len=None):
     """Per-token weight in the gradient summed over G micro-batches, eq. (accum).
 
     Args:
-        mask: (B, T) the whole generation batch, right-padded; B divisible by G.
-        G: number of micro-batches (consecutive blocks of B/G rows).
+        mask: (B, T) the whole generation batch; holes allowed (a row's `|y_b|` counts its
+            trained tokens, so a row with holes weighs as its compacted row).
+        G: number of micro-batches (consecutive blocks of B/G rows), a divisor of B.
         mode: one of ACCUM ("dapo", "bnpo", "grpo", "dr_grpo", "sum").
-        max_len: the constant L of "dr_grpo" (default T).
+        max_len: the constant L of "dr_grpo" (default T), at least the longest response.
 
     Returns:
         (B, T) weights; a big batch's token mean is `mask / mask.sum()`.
+
+    Raises:
+        ValueError: a bad argument (named): a `G` not dividing B, a `max_len` shorter than a
+            response.
     """
-    mask, G, L = accumulation_args(mask, G, mode, max_len, ACCUM)
-    B = mask.shape[0]
+    B, T = mask.shape
+    L = T if max_len is None else max_len
     N = max(mask.sum(), 1.0)
     out = np.zeros_like(mask)
     for g in range(G):  # one backward per micro-batch

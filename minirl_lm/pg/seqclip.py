@@ -1,8 +1,7 @@
 """The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
 
-Why a file of its own: `clip.py` is the token-level PPO surrogate and its page; these three
-variants, with their hand-derived gradients, would take it well past ~300 lines, and each is
-read beside the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
+`clip.py` is the token-level PPO surrogate and its page; these three variants are read beside
+the off-policy page rather than the PPO one. Same conventions as `clip.py`: an
 objective of token log-probs returning `(loss, dloss_dlogp)`, with `rho_t = exp(logp - logp_old)`
 (masked before the exp, so padding has rho = 1 and gradient 0) and the aggregation weights `w`
 of eq. (pg_agg) (`core.ops.agg_weights`; `reinforce.token_weights` is its checked entry).
@@ -58,28 +57,28 @@ TRL (`loss_type="cispo"`): rho_min = None (no lower bound), rho_max = `epsilon_h
 rho_max = 1 + clip_ratio_high. rho_max < 1 (or rho_min > 1) is rejected: the weight at rho = 1
 would no longer be 1 and the first epoch would not be REINFORCE.
 
-Non-finite results (the product ratio overflowing with A < 0, say) raise ValueError naming
-logp, as in `clip.py`. Demonstrated by `python examples/off_policy.py` (the bypass rows).
+A non-finite result from finite input (the product ratio overflowing with A < 0, say) is a
+ValueError naming the function and the range of its inputs, as in `clip.py`; each public function
+declares its arguments with `boundary`. Demonstrated by `python examples/off_policy.py` (the
+bypass rows).
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (`docs/next.md` in the minirl_lm repository has their versions, files
+and defaults); the values in parentheses are their defaults, not results of this library.
 
 ```text
 dual_clip_surrogate c (3.0)  TRL delta (None); verl actor.clip_ratio_c (3.0); OpenRLHF
                              --actor.dual_clip (None: off)
 gspo_surrogate               TRL importance_sampling_level="sequence"; verl
                              policy_loss.loss_mode="gspo" with loss_agg_mode="seq-mean-token-mean"
-                             (at 0.9.1 GSPO follows loss_agg_mode, default token-mean; at commit
-                             1dda039b9c it used seq-mean-token-mean whatever loss_agg_mode said);
+                             (GSPO follows loss_agg_mode in the released code; an earlier
+                             commit used seq-mean-token-mean whatever loss_agg_mode said);
                              OpenRLHF --actor.policy_loss_type gspo (the ratio is the exp of the
                              mean token log-ratio; each sequence's token mean, whatever
                              --actor.loss_agg_mode)
 sequence_ratio "product"     TRL loss_type="vespo" (in a detached weight, not a clip)
 luspo_surrogate              TRL loss_type="luspo" with importance_sampling_level="sequence"
-                             (trl/trainer/grpo_trainer.py:3112-3119, 3175-3182: the (B, 1)
-                             loss summed over the mask, then the batch mean); verl, OpenRLHF:
-                             none
+                             (the (B, 1) loss summed over the mask, then the batch mean); verl,
+                             OpenRLHF: none
 cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); verl
                              policy_loss.loss_mode="cispo" ([1 - clip_ratio_low, 1 +
                              clip_ratio_high], [0.8, 1.2] at the defaults); OpenRLHF: none
@@ -88,29 +87,41 @@ cispo_loss rho_max (5.0)     TRL loss_type="cispo" (the cap is epsilon_high); ve
 
 import numpy as np
 
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio
-from minirl_lm.pg.checks import cispo_args, dual_clip_args, finite_among, gspo_args, ratio_args
+from minirl_lm.boundary import ADVANTAGE, EPS, EPS_HIGH, MASK, TOKENS, array, boundary, number, one_of, optional
+from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio
+from minirl_lm.pg.clip import CLIP, branches
+
+__all__ = [
+    "RATIOS",
+    "dual_clip_surrogate",
+    "sequence_ratio",
+    "ratio_scale",
+    "gspo_surrogate",
+    "luspo_surrogate",
+    "cispo_loss",
+]
 
 RATIOS = ("geometric", "product")
+RATIO = dict(logp=TOKENS, logp_old=TOKENS, mask=MASK)  # the arrays of a sequence ratio
+SEQUENCE = dict(logp=TOKENS, logp_old=TOKENS, adv=array("B"), mask=MASK, eps=EPS, eps_high=EPS_HIGH)
 
 
-def _finite(loss, grad, what):
-    """The finite guard of the three losses: a non-finite loss or gradient names logp."""
-    if not (np.isfinite(loss) and np.isfinite(grad).all()):
+def _dual_clip_bound(c, name, dims):
+    """The dual-clip bound `c > 1`, a kind: with `c <= 1` the cap would already act at `rho = 1`."""
+    c = number()(c, name, dims)
+    if c <= 1.0:
         raise ValueError(
-            f"logp: expected logp - logp_old small enough that the {what} is "
-            f"finite, got a non-finite loss or gradient (the ratio overflows "
-            f"float64 beyond exp(~709.78))"
+            f"{name}: expected a number > 1 (the dual clip caps the loss of an A < 0 "
+            f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
+            f"at rho = 1, where nothing has moved, and zero their gradient), got {c}"
         )
+    return c
 
 
-def _rho(logp, logp_old, mask):
-    """rho_t = exp(logp - logp_old) (B, T), 1 at padding, inf where it overflows."""
-    with np.errstate(over="ignore"):
-        return np.exp(log_ratio(logp, logp_old, mask))  # (B, T) eq. (ratio)
-
-
-def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None):
+@boundary(**CLIP, c=_dual_clip_bound, **AGGREGATION, returns="loss dloss_dlogp")
+def dual_clip_surrogate(
+    logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, c=3.0, agg="token_mean", max_len=None
+):
     """Dual-clip PPO loss, eq. (dual_clip).
 
     Args:
@@ -118,8 +129,8 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
-        eps: the PPO clip range `[1 - eps, 1 + eps_high]` (eps_high defaults to eps).
-        eps_high: see `eps`.
+        eps: the PPO clip range `[1 - eps, 1 + eps_high]`, `eps` in `(0, 1]`.
+        eps_high: see `eps` (default `eps`).
         c: the dual-clip bound, `c > 1` (verl's `clip_ratio_c`, default 3.0).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
@@ -128,65 +139,78 @@ def dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, c=3.0
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
 
     Raises:
-        ValueError: `c <= 1` (the cap would act at rho = 1, before anything moved), bad
-            shapes or values, or a non-finite result.
+        ValueError: a bad argument (named; `c <= 1` says why), or a non-finite loss or gradient
+            (named after the function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, eps, eps_high, c, max_len = dual_clip_args(
-        logp, logp_old, adv, mask, eps, eps_high, c, agg, max_len, AGGS
-    )
-    if c <= 1.0:
-        raise ValueError(
-            f"c: expected a number > 1 (the dual clip caps the loss of an A < 0 "
-            f"token at c |A| once rho > c; with c <= 1 it would already cap tokens "
-            f"at rho = 1, where nothing has moved, and zero their gradient), got {c}"
-        )
     A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)  # (B, T) eq. (ratio)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
-        surr1 = np.multiply(rho, A, out=np.zeros_like(rho), where=A != 0)  # (B, T) rho A
-        surr2 = np.clip(rho, 1.0 - eps, 1.0 + eps_high) * A  # (B, T)
-        f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
-        dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
-        f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
-        loss = -(w * f).sum()
+    _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)  # (B, T) rho A, clip(rho) A
+    f1 = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
+    dual = (A < 0) & (c * A > f1)  # (B, T) the cap is active
+    f = np.where(dual, c * A, f1)  # (B, T) eq. (dual_clip)
+    loss = -(w * f).sum()
     # backward: rho A on the unclipped branch (ties: unclipped), 0 where either clip is active
     active = (surr1 <= surr2) & ~dual  # (B, T)
-    dloss_dlogp = -w * np.where(active, surr1, 0.0)  # (B, T)
-    _finite(loss, dloss_dlogp, "dual-clip surrogate")
-    return float(loss), dloss_dlogp
+    return float(loss), -w * np.where(active, surr1, 0.0)  # (B, T)
 
 
+@boundary(**RATIO, ratio=one_of(RATIOS), returns="s")
 def sequence_ratio(logp, logp_old, mask, ratio="geometric"):
-    """Per-response ratio (B,), eq. (gspo_ratio): the geometric mean or the product.
+    """Per-response ratio `s` (B,), eq. (gspo_ratio): the geometric mean or the product.
 
-    logp, logp_old, mask are (B, T). The sum and the length `|y_b|` run over the trained tokens
-    of a row (holes skipped), so a row with holes has its compacted row's ratio. A response of
-    length 0 has ratio 1. A ratio beyond float64
-    (the product of long responses, or a mean log-ratio beyond ~709.78) is a ValueError naming the
-    log-prob of largest magnitude, never inf or NaN (`gspo_surrogate` clips an infinite ratio
-    with A > 0 to a finite loss).
+    The sum and the length `|y_b|` run over the trained tokens of a row (holes skipped), so a
+    row with holes has its compacted row's ratio. A response of length 0 has ratio 1.
+    `d s_b / d logp[b, t]` is `s_b / |y_b|` (geometric) or `s_b` (product) on every trained token.
+
+    Args:
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
+        mask: (B, T) 0/1; holes allowed.
+        ratio: "geometric" (GSPO) or "product".
+
+    Returns:
+        `(B,)` ratios.
+
+    Raises:
+        ValueError: a bad argument (named), or a ratio beyond float64 (the product of long
+            responses, or a mean log-ratio beyond ~709.78), named after the function, never inf
+            or NaN (`gspo_surrogate` clips an infinite ratio with A > 0 to a finite loss).
     """
-    logp, logp_old, mask = ratio_args(logp, logp_old, mask, ratio, RATIOS)
-    s = _seq_ratio(logp, logp_old, mask, ratio)[0]  # (B,)
-    return finite_among(s, f"the {ratio} sequence ratio", {"logp": logp, "logp_old": logp_old})
+    u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
+    return np.exp(u * ratio_scale(mask, ratio))  # (B,) eq. (gspo_ratio)
 
 
-def _seq_ratio(logp, logp_old, mask, ratio):
-    """(s (B,), ds/dlogp per real token (B, 1)) on checked inputs."""
-    with np.errstate(over="ignore", invalid="ignore"):  # +-inf, NaN: callers reject them
-        u = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
-        scale = 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else np.ones(len(u))
-        s = np.exp(u * scale)  # (B,) eq. (gspo_ratio)
-    return s, scale
+def ratio_scale(mask, ratio):
+    """`(1/s) d s_b / d logp[b, t]` on a trained token: `1/|y_b|` (B,) for the geometric mean
+    (1 for an empty row), 1.0 for the product."""
+    return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
-def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geometric"):
+def _sequence_surrogate(logp, logp_old, A, mask, eps, eps_high, ratio, length):
+    """The clipped sequence-ratio term of read arguments, each response's term weighted by
+    `length` (B,): GSPO's (ones) and LUSPO's (`|y_b|`)."""
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
+    B = mask.shape[0]
+    s = sequence_ratio.core(logp, logp_old, mask, ratio)  # (B,) eq. (gspo_ratio)
+    scale = ratio_scale(mask, ratio)  # (B,) or 1.0
+    real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
+    surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
+    surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
+    f = np.minimum(surr1, surr2) * length  # (B,) eq. (gspo), eq. (luspo)
+    loss = -f.sum() / B
+    # backward: d f_b / d logp[b, t] = length_b s_b A_b * scale_b on every real token, if unclipped
+    df = np.where(surr1 <= surr2, surr1 * scale * length, 0.0)  # (B,)
+    return float(loss), -(df / B)[:, None] * mask  # (B, T)
+
+
+@boundary(**SEQUENCE, ratio=one_of(RATIOS), returns="loss dloss_dlogp")
+def gspo_surrogate(logp, logp_old, adv, mask, *, eps=0.2, eps_high=None, ratio="geometric"):
     """GSPO loss, eq. (gspo): the clipped surrogate on one ratio per response.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) one advantage per response.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
         eps: clip range `[1 - eps, 1 + eps_high]` of the sequence ratio (defaults as
@@ -197,34 +221,21 @@ def gspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None, ratio="geo
 
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b f_b`, gradient (B, T), 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, eps, eps_high = gspo_args(logp, logp_old, adv, mask, eps, eps_high, ratio, RATIOS)
-    return _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, np.ones(len(A)))
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, ratio, np.ones(len(adv)))
 
 
-def _gspo(logp, logp_old, A, mask, eps, eps_high, ratio, length):
-    """`gspo_surrogate` on checked arguments, each response's term weighted by `length` (B,)."""
-    B = max(mask.shape[0], 1)
-    s, scale = _seq_ratio(logp, logp_old, mask, ratio)  # (B,), (B,)
-    real = mask.sum(axis=1) > 0  # (B,) empty responses add 0
-    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: rejected by _finite
-        surr1 = np.multiply(s, A, out=np.zeros_like(s), where=(A != 0) & real)  # (B,)
-        surr2 = np.clip(s, 1.0 - eps, 1.0 + eps_high) * A * real  # (B,)
-        f = np.minimum(surr1, surr2) * length  # (B,) eq. (gspo), eq. (luspo)
-        loss = -f.sum() / B
-        # backward: d f_b / d logp[b, t] = length_b s_b A_b * scale_b on every real token, if unclipped
-        df = np.where(surr1 <= surr2, surr1 * scale * length, 0.0)  # (B,)
-        dloss_dlogp = -(df / B)[:, None] * mask  # (B, T)
-    _finite(loss, dloss_dlogp, f"{ratio} sequence-ratio surrogate")
-    return float(loss), dloss_dlogp
-
-
+@boundary(**SEQUENCE, returns="loss dloss_dlogp")
 def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """LUSPO loss, eq. (luspo): GSPO's clipped term of each response times its length `|y_b|`.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) one advantage per response.
         mask: (B, T) 0/1; holes allowed (`|y_b|` counts the trained tokens).
         eps: clip range `[1 - eps, 1 + eps_high]` of the geometric-mean ratio.
@@ -232,39 +243,48 @@ def luspo_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
 
     Returns:
         `(loss, dloss_dlogp)`: loss `-(1/B) sum_b |y_b| f_b`, gradient (B, T), 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, eps, eps_high = gspo_args(
-        logp, logp_old, adv, mask, eps, eps_high, "geometric", RATIOS
-    )
-    return _gspo(logp, logp_old, A, mask, eps, eps_high, "geometric", mask.sum(axis=1))
+    return _sequence_surrogate(logp, logp_old, adv, mask, eps, eps_high, "geometric", mask.sum(axis=1))
 
 
-def cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
+@boundary(
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    rho_min=optional(number(0.0, 1.0)),
+    rho_max=number(1.0),
+    **AGGREGATION,
+    returns="loss dloss_dlogp",
+)
+def cispo_loss(logp, logp_old, adv, mask, *, rho_min=None, rho_max=5.0, agg="token_mean", max_len=None):
     """CISPO loss, eq. (cispo): REINFORCE weighted by the stop-gradient clipped ratio.
 
     Args:
-        logp: (B, T) token log-probs under pi_theta and pi_old.
-        logp_old: see `logp`.
+        logp: (B, T) token log-probs under pi_theta.
+        logp_old: (B, T) token log-probs under pi_old.
         adv: (B,) or (B, T) advantages.
         mask: (B, T) 0/1; holes allowed (untrained positions inside a row).
-        rho_min: lower bound of the weight, `<= 1`, or None for none (TRL).
+        rho_min: lower bound of the weight, in `[0, 1]`, or None for none (TRL).
         rho_max: upper bound, `>= 1` (TRL: `epsilon_high`; verl: `1 + clip_ratio_high`).
         agg: the aggregation of eq. (pg_agg).
         max_len: see `agg`.
 
     Returns:
         `(loss, dloss_dlogp)`, a float and a (B, T) array (0 at padding).
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, rho_min, rho_max, max_len = cispo_args(
-        logp, logp_old, adv, mask, rho_min, rho_max, agg, max_len, AGGS
-    )
     A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)  # (B, T) may be inf: clipped next
+    rho = np.exp(log_ratio(logp, logp_old, mask))  # (B, T) may be inf: clipped next
     wclip = np.minimum(rho, rho_max) if rho_min is None else np.clip(rho, rho_min, rho_max)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf: rejected by _finite
-        coef = w * wclip * A  # (B, T) sg[clip(rho)] A w
-        loss = -(coef * logp).sum()  # eq. (cispo)
-        dloss_dlogp = -coef  # (B, T) the weight is data
-    _finite(loss, dloss_dlogp, "CISPO loss")
-    return float(loss), dloss_dlogp
+    coef = w * wclip * A  # (B, T) sg[clip(rho)] A w
+    loss = -(coef * logp).sum()  # eq. (cispo)
+    return float(loss), -coef  # (B, T) the weight is data

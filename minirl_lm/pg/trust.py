@@ -1,9 +1,8 @@
 """Trust regions without the hard clip: SAPO's soft gate, DPPO's divergence masks, GMPO's
 geometric mean, VESPO's Gamma weight.
 
-Why a file of its own: `clip.py` and `seqclip.py` hold the clipped ratio and its family (dual
-clip, GSPO, CISPO); the four objectives here keep the update near `pi_old` by other means, and
-with their hand-derived gradients would take `seqclip.py` past 400 lines. Same conventions: an
+`clip.py` and `seqclip.py` hold the clipped ratio and its family (dual clip, GSPO, CISPO); the
+four objectives here keep the update near `pi_old` by other means. Same conventions: an
 objective of token log-probs returning `(loss, dloss_dlogp)`, `rho_t = exp(logp - logp_old)`
 masked before the exp, `w` the aggregation weights of eq. (pg_agg), `|y_b|` the trained tokens of
 row `b` (holes skipped), `sg[.]` a stop-gradient (a weight on data).
@@ -66,10 +65,14 @@ dloss/dlogp = -w phi_b A_b
 moved far from `pi_old` either way stops pulling. TRL clamps each `u_t` to [-20, 20], `log W` to
 [log 1e-8, 20] and `lam` to at least 1e-4; here `phi` is computed without them. The clamps change
 `phi` wherever a token's `|u_t|` passes 20 (one response with log-ratios -25 and +15: TRL's `W` is
-`e^-5`, ours `e^-10`), whatever the size of `phi`.
+`e^-5`, ours `e^-10`), whatever the size of `phi`. Where `lam` or `k` are near float64's
+largest number the three terms of `log phi` overflow one by one; their sum is then taken scaled
+by `max(lam, k)`, so `phi` is 0 where it underflows and an overflow is reported, never NaN.
 
-Non-finite results raise ValueError naming logp. Demonstrated on the clip page (docs/clip.md,
-section "Trust regions without the clip").
+A non-finite result from finite input (a gate `4 / tau` beyond float64, a `phi` beyond it) is a
+ValueError naming the function and the range of its inputs; each public function declares its
+arguments with `boundary`. Demonstrated on the clip page (docs/clip.md, section "Trust regions
+without the clip").
 
 Names in the frameworks (`docs/next.md` has their defaults, file and line, and the runs against
 the released code; `docs/conformance.md` the documented differences):
@@ -84,35 +87,34 @@ vespo_loss  TRL loss_type="vespo"
 
 import numpy as np
 
-from minirl_lm.core.checks import choice
-from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio, sigmoid
-from minirl_lm.pg.checks import finite_among, trust_args
+from minirl_lm.boundary import (
+    ADVANTAGE,
+    MASK,
+    NONNEGATIVE,
+    POSITIVE,
+    TOKENS,
+    array,
+    boundary,
+    number,
+    one_of,
+    optional,
+)
+from minirl_lm.core.ops import AGGREGATION, adv_tokens, agg_weights, log_ratio, sigmoid
+
+__all__ = ["DIVERGENCES", "sapo_loss", "dppo_mask", "dppo_loss", "gmpo_loss", "vespo_weight", "vespo_loss"]
 
 DIVERGENCES = ("tv", "kl")
-# the domains of the numbers, (low, low_open, None allowed): tau, delta, lam > 0; c >= 1; k >= 0
-SAPO = {"tau_pos": (0.0, True, False), "tau_neg": (0.0, True, False)}
-DPPO_MASK = {"delta": (0.0, True, False), "delta_high": (0.0, True, True)}
-DPPO = {**DPPO_MASK, "c": (1.0, False, False)}
-GMPO = {"eps": (0.0, True, False), "eps_high": (0.0, True, True)}
-VESPO = {k: (0.0, k[0] == "l", False) for k in ("k_pos", "lam_pos", "k_neg", "lam_neg")}
-
-
-def _rho(logp, logp_old, mask):
-    """(u, rho) (B, T): the masked log-ratio and its exp (inf where it overflows)."""
-    u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-    with np.errstate(over="ignore"):
-        return u, np.exp(u)  # (B, T) eq. (ratio)
-
-
-def _finite(loss, grad, what, logp, logp_old):
-    """The finite guard: names the log-prob array of largest magnitude."""
-    return finite_among((float(loss), grad), what, {"logp": logp, "logp_old": logp_old})
+TOKEN = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK)  # one advantage per token or row
+SEQUENCE = dict(logp=TOKENS, logp_old=TOKENS, adv=array("B"), mask=MASK)  # one advantage per row
+DPPO_MASK = dict(divergence=one_of(DIVERGENCES), delta=POSITIVE, delta_high=optional(POSITIVE))
+VESPO = dict(k_pos=NONNEGATIVE, lam_pos=POSITIVE, k_neg=NONNEGATIVE, lam_neg=POSITIVE)  # shapes, rates
 
 
 # ---- SAPO: the soft gate
 
 
-def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
+@boundary(**TOKEN, tau_pos=POSITIVE, tau_neg=POSITIVE, **AGGREGATION, returns="loss dloss_dlogp")
+def sapo_loss(logp, logp_old, adv, mask, *, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None):
     """SAPO loss, eq. (sapo): the smooth gate `(4/tau) sigmoid(tau (rho - 1))` times `A`.
 
     Args:
@@ -127,28 +129,28 @@ def sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mea
 
     Returns:
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w 4 sigmoid(z) sigmoid(-z) rho A`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs: a `tau` so small that `4 / tau` overflows).
     """
-    logp, logp_old, mask, adv, max_len, tau_pos, tau_neg = trust_args(
-        logp, logp_old, adv, mask, agg, max_len, AGGS, SAPO, (tau_pos, tau_neg)
-    )
     A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     tau = np.where(A > 0, tau_pos, tau_neg)  # (B, T)
-    u, rho = _rho(logp, logp_old, mask)
-    with np.errstate(over="ignore", invalid="ignore"):  # rho = inf: z = inf, the gate is 4 / tau
-        z = tau * (rho - 1.0)  # (B, T)
-        gate = 4.0 / tau * sigmoid(z)  # (B, T) eq. (sapo)
-        loss = -(w * gate * A).sum()
-        # backward: d gate / d logp = (4/tau) sigma'(z) tau rho, in logs so rho = inf gives 0
-        dgate = 4.0 * np.exp(-np.logaddexp(0.0, -z) - np.logaddexp(0.0, z) + u)  # (B, T)
-        dloss_dlogp = -w * dgate * A  # (B, T)
-    return _finite(loss, dloss_dlogp, "SAPO loss", logp, logp_old)
+    u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
+    z = tau * (np.exp(u) - 1.0)  # (B, T); rho = inf: z = inf, the gate is 4 / tau
+    gate = 4.0 / tau * sigmoid(z)  # (B, T) eq. (sapo)
+    loss = -(w * gate * A).sum()
+    # backward: d gate / d logp = (4/tau) sigma'(z) tau rho, in logs so rho = inf gives 0
+    dgate = 4.0 * np.exp(-np.logaddexp(0.0, -z) - np.logaddexp(0.0, z) + u)  # (B, T)
+    return float(loss), -w * dgate * A  # (B, T)
 
 
 # ---- DPPO: the divergence masks
 
 
-def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None):
+@boundary(**TOKEN, **DPPO_MASK, returns="keep")
+def dppo_mask(logp, logp_old, adv, mask, *, divergence="tv", delta=0.2, delta_high=None):
     """The tokens DPPO keeps, eq. (dppo_mask): (B, T) of 1.0 (kept) and 0.0 (masked or padding).
 
     Args:
@@ -160,30 +162,37 @@ def dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=
             the two Bernoulli distributions `(p_old, 1 - p_old)` and `(p, 1 - p)`).
         delta: the bound for `A <= 0`, `> 0`.
         delta_high: the bound for `A > 0` (default `delta`).
+
+    Returns:
+        (B, T) 0/1 weights: 1.0 on the kept trained tokens.
+
+    Raises:
+        ValueError: a bad argument (named).
     """
-    logp, logp_old, mask, adv, _, delta, delta_high = trust_args(
-        logp, logp_old, adv, mask, None, None, (), DPPO_MASK, (delta, delta_high)
-    )
-    choice(divergence, "divergence", DIVERGENCES)
-    return _keep(
-        logp, logp_old, adv_tokens(adv, mask), mask, divergence, delta, delta if delta_high is None else delta_high
-    )
-
-
-def _keep(logp, logp_old, A, mask, divergence, delta, delta_high):
-    """`dppo_mask` on checked arguments (B, T)."""
+    A = adv_tokens(adv, mask)  # (B, T)
+    delta_high = delta if delta_high is None else delta_high
     p, p_old = np.exp(logp), np.exp(logp_old)  # (B, T) probabilities, in [0, 1] for log-probs <= 0
     if divergence == "tv":
         up, down = p - p_old <= delta_high, p - p_old >= -delta  # (B, T)
     else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            D = p_old * (logp_old - logp) + (1.0 - p_old) * np.log((1.0 - p_old + 1e-8) / (1.0 - p + 1e-8))
+        D = p_old * (logp_old - logp) + (1.0 - p_old) * np.log((1.0 - p_old + 1e-8) / (1.0 - p + 1e-8))
         up, down = (D <= delta_high) | (p <= p_old), (D <= delta) | (p >= p_old)  # (B, T)
     return np.where(A > 0, up, down) * mask  # (B, T) eq. (dppo_mask)
 
 
+@boundary(**TOKEN, **DPPO_MASK, c=number(1.0), **AGGREGATION, returns="loss dloss_dlogp")
 def dppo_loss(
-    logp, logp_old, adv, mask, divergence="tv", delta=0.2, delta_high=None, c=3.0, agg="token_mean", max_len=None
+    logp,
+    logp_old,
+    adv,
+    mask,
+    *,
+    divergence="tv",
+    delta=0.2,
+    delta_high=None,
+    c=3.0,
+    agg="token_mean",
+    max_len=None,
 ):
     """DPPO loss, eq. (dppo): the detached truncated ratio on the tokens of eq. (dppo_mask).
 
@@ -201,25 +210,26 @@ def dppo_loss(
 
     Returns:
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w keep min(rho, c) A`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, adv, max_len, delta, delta_high, c = trust_args(
-        logp, logp_old, adv, mask, agg, max_len, AGGS, DPPO, (delta, delta_high, c)
-    )
-    choice(divergence, "divergence", DIVERGENCES)
     A = adv_tokens(adv, mask)  # (B, T)
-    keep = _keep(logp, logp_old, A, mask, divergence, delta, delta if delta_high is None else delta_high)
+    keep = dppo_mask.core(
+        logp, logp_old, A, mask, divergence=divergence, delta=delta, delta_high=delta_high
+    )  # (B, T) eq. (dppo_mask)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    rho = _rho(logp, logp_old, mask)[1]  # (B, T) data
-    wt = np.minimum(rho, c)  # (B, T) sg[min(rho, c)]
-    with np.errstate(over="ignore", invalid="ignore"):
-        coef = np.multiply(w * wt * A, keep, out=np.zeros_like(rho), where=keep > 0)  # (B, T)
-        loss = -(coef * logp).sum()  # eq. (dppo)
-    return _finite(loss, -coef, "DPPO loss", logp, logp_old)
+    wt = np.minimum(np.exp(log_ratio(logp, logp_old, mask)), c)  # (B, T) sg[min(rho, c)], data
+    coef = np.multiply(w * wt * A, keep, out=np.zeros_like(wt), where=keep > 0)  # (B, T)
+    loss = -(coef * logp).sum()  # eq. (dppo)
+    return float(loss), -coef
 
 
 # ---- GMPO: the geometric mean, clipped in log space
 
 
+@boundary(**SEQUENCE, eps=POSITIVE, eps_high=optional(POSITIVE), returns="loss dloss_dlogp")
 def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     """GMPO loss, eq. (gmpo): `-(1/B) sum_b A_b exp(mean_t ubar_t)`.
 
@@ -233,30 +243,30 @@ def gmpo_loss(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
 
     Returns:
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient; a row of length 0 adds 0.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite loss or gradient (named after the
+            function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, _, eps, eps_high = trust_args(
-        logp, logp_old, adv, mask, None, None, (), GMPO, (eps, eps_high), False
-    )
     eps_high = eps if eps_high is None else eps_high
     B = mask.shape[0]
     n = mask.sum(axis=1)  # (B,) |y_b|
-    u = _rho(logp, logp_old, mask)[0]  # (B, T)
-    sgn = np.sign(A)[:, None]  # (B, 1)
+    u = log_ratio(logp, logp_old, mask)  # (B, T)
+    sgn = np.sign(adv)[:, None]  # (B, 1)
     clipped = ((sgn > 0) & (u > eps_high)) | ((sgn < 0) & (u < -eps))  # (B, T) against A's push
     ubar = np.where(clipped, np.clip(u, -eps, eps_high), u) * (sgn != 0) * mask  # (B, T)
-    with np.errstate(over="ignore", invalid="ignore"):
-        g = np.exp(ubar.sum(axis=1) / np.maximum(n, 1.0))  # (B,) the geometric mean
-        f = np.multiply(g, A, out=np.zeros_like(g), where=(A != 0) & (n > 0))  # (B,)
-        loss = -f.sum() / max(B, 1)  # eq. (gmpo)
-        # backward: d g_b / d logp[b, t] = g_b / |y_b| on the unclipped tokens
-        dloss_dlogp = -(f / (max(B, 1) * np.maximum(n, 1.0)))[:, None] * (mask * ~clipped)  # (B, T)
-    return _finite(loss, dloss_dlogp, "GMPO loss", logp, logp_old)
+    g = np.exp(ubar.sum(axis=1) / np.maximum(n, 1.0))  # (B,) the geometric mean
+    f = np.multiply(g, adv, out=np.zeros_like(g), where=(adv != 0) & (n > 0))  # (B,)
+    loss = -f.sum() / B  # eq. (gmpo)
+    # backward: d g_b / d logp[b, t] = g_b / |y_b| on the unclipped tokens
+    return float(loss), -(f / (B * np.maximum(n, 1.0)))[:, None] * (mask * ~clipped)  # (B, T)
 
 
 # ---- VESPO: the Gamma weight of the product ratio
 
 
-def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
+@boundary(**SEQUENCE, **VESPO, returns="phi")
+def vespo_weight(logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0):
     """The weight `phi_b` (B,) of eq. (vespo_weight), `phi = 1` at `W = 1`.
 
     Args:
@@ -268,25 +278,29 @@ def vespo_weight(logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, l
         lam_pos: the rate `lam > 0` for `A >= 0`.
         k_neg: `k` for `A < 0`.
         lam_neg: `lam` for `A < 0`.
+
+    Returns:
+        `(B,)` weights in `[0, max phi]`: 0 where `W` or `phi` underflows.
+
+    Raises:
+        ValueError: a bad argument (named), or a `phi` beyond float64 (named after the function,
+            with the range of its inputs), never inf or NaN.
     """
-    logp, logp_old, mask, A, _, *kl = trust_args(
-        logp, logp_old, adv, mask, None, None, (), VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
-    )
-    return _phi(logp, logp_old, A, mask, *kl)
+    logW = log_ratio(logp, logp_old, mask).sum(axis=1)  # (B,) log prod_t rho_t
+    W = np.exp(logW)  # (B,) eq. (gspo_ratio), product; inf beyond ~709.78
+    k = np.where(adv >= 0, k_pos, k_neg)  # (B,)
+    lam = np.where(adv >= 0, lam_pos, lam_neg)  # (B,)
+    log_phi = lam + np.where(k > 0, k * logW, 0.0) - lam * W  # (B,) eq. (vespo_weight)
+    # lam, k near float64's max: the terms overflow one by one; the same sum scaled by s
+    s = np.maximum(np.maximum(lam, k), 1.0)  # (B,)
+    scaled = s * ((lam / s) * (1.0 - W) + np.where(k > 0, (k / s) * logW, 0.0))  # (B,)
+    log_phi = np.where(np.isfinite(log_phi), log_phi, scaled)  # (B,)
+    return np.exp(np.nan_to_num(log_phi, nan=-np.inf))  # (B,) NaN only from W = inf: phi = 0
 
 
-def _phi(logp, logp_old, A, mask, k_pos, lam_pos, k_neg, lam_neg):
-    """`vespo_weight` on checked arguments (B,); 0 where `W` under- or overflows."""
-    logW = _rho(logp, logp_old, mask)[0].sum(axis=1)  # (B,) log prod_t rho_t
-    k = np.where(A >= 0, k_pos, k_neg)  # (B,)
-    lam = np.where(A >= 0, lam_pos, lam_neg)  # (B,)
-    with np.errstate(over="ignore", invalid="ignore"):
-        log_phi = lam + np.where(k > 0, k * logW, 0.0) - lam * np.exp(logW)  # (B,) eq. (vespo_weight)
-        return np.exp(np.nan_to_num(log_phi, nan=-np.inf))  # (B,) in [0, max phi]
-
-
+@boundary(**SEQUENCE, **VESPO, **AGGREGATION, returns="loss dloss_dlogp")
 def vespo_loss(
-    logp, logp_old, adv, mask, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
+    logp, logp_old, adv, mask, *, k_pos=2.0, lam_pos=3.0, k_neg=3.0, lam_neg=2.0, agg="token_mean", max_len=None
 ):
     """VESPO loss, eq. (vespo): REINFORCE weighted by the detached `phi_b` of `vespo_weight`.
 
@@ -304,12 +318,15 @@ def vespo_loss(
 
     Returns:
         `(loss, dloss_dlogp)`: a float and the (B, T) gradient `-w phi_b A_b`.
+
+    Raises:
+        ValueError: a bad argument (named), or a non-finite `phi`, loss or gradient (named after
+            the function, with the range of its inputs).
     """
-    logp, logp_old, mask, A, max_len, *kl = trust_args(
-        logp, logp_old, adv, mask, agg, max_len, AGGS, VESPO, (k_pos, lam_pos, k_neg, lam_neg), False
-    )
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
-    coef = w * (_phi(logp, logp_old, A, mask, *kl) * A)[:, None]  # (B, T) sg[phi] A w
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss = -(coef * logp).sum()  # eq. (vespo)
-    return _finite(loss, -coef, "VESPO loss", logp, logp_old)
+    phi = vespo_weight.core(
+        logp, logp_old, adv, mask, k_pos=k_pos, lam_pos=lam_pos, k_neg=k_neg, lam_neg=lam_neg
+    )  # (B,) data
+    coef = w * (phi * adv)[:, None]  # (B, T) sg[phi] A w
+    loss = -(coef * logp).sum()  # eq. (vespo)
+    return float(loss), -coef

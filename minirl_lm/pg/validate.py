@@ -1,6 +1,6 @@
 """The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
 yet declared with `boundary.py` (REINFORCE++, OPO), `pg/targets.py` (MaxRL,
-pass@k), `pg/multireward.py` (GDPO), `pg/tokenbaseline.py` (the optimal token baseline),
+pass@k), `pg/tokenbaseline.py` (the optimal token baseline),
 `pg/shaping.py` (dynamic sampling, overlong shaping) and of the chapter's toy, `tasks.py`.
 Built on `core/checks.py`; NumPy only."""
 
@@ -60,19 +60,6 @@ def passk_args(rewards, k, std_eps, bound):
     r = group_rewards(rewards, bound)
     k = int_scalar(k, "k", low=1, high=r.shape[1])
     return r, k, None if std_eps is None else float_scalar(std_eps, "std_eps", low=0.0)
-
-
-def gdpo_args(rewards, weights, std_eps, ddof, batch_eps, bound):
-    """``(r (N, K, M), weights (M,), std_eps, ddof, batch_eps)`` of GDPO: M >= 1 rewards per
-    response, each within the advantages' domain; batch_eps None (no batch whitening) or >= 0."""
-    r = float_array(rewards, "rewards", ndim=3)
-    if min(r.shape) < 1:
-        raise ValueError(f"rewards: expected shape (N, K, M) with N, K, M >= 1, got {r.shape}")
-    group_rewards(r.reshape(r.shape[0], -1), bound)  # the bound on |R|
-    M = r.shape[2]
-    w = np.ones(M) if weights is None else float_array(weights, "weights", ndim=1, shape=(M,))
-    std_eps, ddof = whitening(std_eps, ddof)
-    return r, w, std_eps, ddof, None if batch_eps is None else float_scalar(batch_eps, "batch_eps", low=0.0)
 
 
 def otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps):

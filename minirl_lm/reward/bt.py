@@ -17,8 +17,8 @@ At `m = 0`, `c = 0` eq. (rm_margin) is the Bradley-Terry loss of `direct/dpo.py`
 (bradley_terry). The margin `m_p >= 0` is Llama 2's (Touvron et al. 2023, Sec. 3.2.2): a pair
 rated "significantly better" must be won by at least `m_p`. The centering term with
 coefficient `c` is TRL's `center_rewards_coefficient` (Eisenstein et al. 2023, Eq. 2): BT sees
-only differences `r_c - r_r`, so a constant per prompt is free; the term pins it near 0. Read
-from TRL 1.16.0, `trl/trainer/reward_trainer.py` lines 789-795:
+only differences `r_c - r_r`, so a constant per prompt is free; the term pins it near 0. TRL's
+reward trainer computes
 
 ```text
 loss = -nn.functional.logsigmoid(rewards_chosen - rewards_rejected - inputs["margin"]).mean()
@@ -53,36 +53,94 @@ has mean 0 over each prompt's responses. On the expected loss under a pair law o
 min_c max_y |r_hat(x, y) - R(x, y) - c| = 0    for every x          (error_off_constant)
 ```
 
-Demonstrated by `python examples/reward_models.py`. Imports NumPy, `minirl_lm.core` and the
-part's checks only.
+Newton's step solves through LAPACK; a Hessian or gradient beyond float64 (features near
+1e154 and up) gives NaN weights instead of a LAPACK call on inf, and the boundary reports them.
 
-Names in the frameworks (TRL 1.16.0, read from its released code): `center` is
-`RewardConfig.center_rewards_coefficient` (default `None`: off); `margin` is the dataset
-column `"margin"` (absent: 0). OpenRLHF 0.11.2: `PairWiseLoss` (`openrlhf/models/loss.py`
-lines 301-313) is eq. (rm_margin) with the mean, the margin read only under
-`--model.margin_loss_enable` (`openrlhf/trainer/rm_trainer.py` lines 71, 156-159); no
-centering term. verl 0.9.1: not mapped here (unverified).
+Demonstrated by `python examples/reward_models.py`.
+
+Names in the frameworks (`docs/next.md` maps them, file by file):
+
+```text
+center   TRL RewardConfig.center_rewards_coefficient (None: off); OpenRLHF: no centering term
+margin   TRL the dataset column "margin" (absent: 0); OpenRLHF PairWiseLoss's margin, read
+         only under --model.margin_loss_enable
+```
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import NONNEGATIVE, array, boundary, number, one_of, optional, simplex
 from minirl_lm.core.ops import sigmoid
-from minirl_lm.reward.checks import (
-    error_args,
-    features_args,
-    fit_bt_args,
-    fit_outcome_args,
-    linear_bt_args,
-    linear_outcome_args,
-    margin_args,
-    outcome_args,
-    pair_law_args,
-)
+
+__all__ = [
+    "bt_margin_loss",
+    "outcome_loss",
+    "one_hot_features",
+    "linear_bt_loss",
+    "linear_outcome_loss",
+    "fit_bt",
+    "fit_outcome",
+    "bt_pair_law",
+    "error_off_constant",
+]
+
+SCORES = array("P")  # one score per pair (or per labelled response)
+WEIGHTS = optional(array("P", low=0.0))  # nonnegative weights; None: 1/P each, the mean
+MARGIN = dict(margin=optional(array("P")), center=NONNEGATIVE, weights=WEIGHTS)  # eq. (rm_center)'s knobs
+OUTCOME = dict(label=array("P", low=0.0, high=1.0), kind=one_of(("bce", "squared")), weights=WEIGHTS)
+IDS = array("P", integer=True, low=0)  # a prompt's or a response's row of phi
+LINEAR = dict(phi=array("N Y F"), prompt=IDS, l2=NONNEGATIVE)  # phi first: it binds N, Y and F
+ITERS = number(1, 10000, integer=True)  # Newton steps
+TABLE = array("N Y")
+FEATURES_MAX = 1000  # F of a fit: Newton solves an F x F system each step
+SOLVES_MAX = 10**11  # iters * F**3: the work of a fit's Newton steps (100 steps at F = 1000)
+ONE_HOT_MAX = FEATURES_MAX  # N * Y features of the one-hot table (fitted by fit_bt, fit_outcome)
+PAIRS_MAX = 10**7  # N * Y * Y ordered pairs of bt_pair_law
+
+
+def _ids_in_phi(phi, prompt, chosen=None, rejected=None, response=None):
+    """Every id is a row of `phi`: prompts below N, responses below Y."""
+    N, Y, _ = phi.shape
+    for name, ids, n, what in (
+        ("prompt", prompt, N, "prompts"),
+        ("chosen", chosen, Y, "responses"),
+        ("rejected", rejected, Y, "responses"),
+        ("response", response, Y, "responses"),
+    ):
+        if ids is not None and ids.max() >= n:
+            return f"{name}: expected ids < {n} (phi's {what}), got max {int(ids.max())}"
+
+
+def _few_features(phi, iters):
+    """A fit's features, `F <= FEATURES_MAX`, and its work, `iters * F**3 <= SOLVES_MAX`."""
+    F = phi.shape[2]
+    if F > FEATURES_MAX:
+        return f"phi: expected at most {FEATURES_MAX} features (F x F Newton solves), got F = {F}"
+    if iters * F**3 > SOLVES_MAX:
+        return f"iters: expected iters * F**3 <= {SOLVES_MAX:.0e} (F x F Newton solves), got {iters} * {F}**3"
+
+
+def _few_pairs(reward):
+    """`N * Y * Y <= PAIRS_MAX` ordered pairs."""
+    N, Y = reward.shape
+    if N * Y * Y > PAIRS_MAX:
+        return f"reward: expected N * Y * Y <= {PAIRS_MAX} ordered pairs, got {N} * {Y} * {Y} = {N * Y * Y}"
+
+
+def _one_hot_size(N, Y):
+    """The one-hot table has `N * Y <= ONE_HOT_MAX` features (as many as a fit takes)."""
+    if N * Y > ONE_HOT_MAX:
+        return f"Y: expected N * Y <= {ONE_HOT_MAX} features (Y <= {ONE_HOT_MAX // N} at N = {N}), got Y = {Y}"
+
+
+def _mean(weights, P):
+    return np.full(P, 1.0 / P) if weights is None else weights  # (P,) the mean by default
+
 
 # ---------------------------------------------------------------- objectives on scores
 
 
+@boundary(r_chosen=SCORES, r_rejected=SCORES, **MARGIN, returns="loss gradients")
 def bt_margin_loss(r_chosen, r_rejected, margin=None, center=0.0, weights=None):
     """Bradley-Terry loss with margins and centering, eq. (rm_margin) and (rm_center).
 
@@ -95,23 +153,23 @@ def bt_margin_loss(r_chosen, r_rejected, margin=None, center=0.0, weights=None):
 
     Returns:
         `(loss, (d_chosen, d_rejected))`: a float and two `(P,)` gradients.
+
+    Raises:
+        ValueError: a bad argument (named), or a loss or gradient beyond float64 (named after
+            the function, with the range of its inputs).
     """
-    r_c, r_r, m, c, w = margin_args(r_chosen, r_rejected, margin, center, weights)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, d_c, d_r = _bt_terms(r_c, r_r, m, c, w)
-    return finite_result((loss, (d_c, d_r)), "r_chosen", "the loss")
-
-
-def _bt_terms(r_c, r_r, m, c, w):
-    """Trusted core: the loss of eq. (rm_center) and its gradients in r_c, r_r (P,)."""
-    z = r_c - r_r - m  # (P,) eq. (rm_margin)
-    s = r_c + r_r  # (P,) what the centering term squares
-    loss = float(w @ np.logaddexp(0.0, -z) + c * (w @ (s * s)))  # eq. (rm_center)
+    P = r_chosen.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    w = _mean(weights, P)  # (P,)
+    z = r_chosen - r_rejected - m  # (P,) eq. (rm_margin)
+    s = r_chosen + r_rejected  # (P,) what the centering term squares
+    loss = float(w @ np.logaddexp(0.0, -z) + center * (w @ (s * s)))  # eq. (rm_center)
     dz = -sigmoid(-z)  # (P,) d softplus(-z)/dz
-    ds = 2.0 * c * s  # (P,) d c s^2/ds
-    return loss, w * (dz + ds), w * (-dz + ds)  # dz/dr_c = 1, dz/dr_r = -1, ds/dr = 1
+    ds = 2.0 * center * s  # (P,) d c s^2/ds
+    return loss, (w * (dz + ds), w * (-dz + ds))  # dz/dr_c = 1, dz/dr_r = -1, ds/dr = 1
 
 
+@boundary(r=SCORES, **OUTCOME, returns="loss dr")
 def outcome_loss(r, label, kind="bce", weights=None):
     """Outcome reward model against verifier labels, eq. (rm_outcome).
 
@@ -124,39 +182,59 @@ def outcome_loss(r, label, kind="bce", weights=None):
     Returns:
         `(loss, dr)`: a float and the `(P,)` gradient.
     """
-    r, y, w = outcome_args(r, label, kind, weights)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dr = _outcome_terms(r, y, kind, w)
-    return finite_result((loss, dr), "r", "the loss")
-
-
-def _outcome_terms(r, y, kind, w):
-    """Trusted core: eq. (rm_outcome)'s loss and dloss/dr (P,)."""
+    w = _mean(weights, r.size)  # (P,)
     if kind == "squared":
-        e = r - y  # (P,)
+        e = r - label  # (P,)
         return float(w @ (e * e) / 2.0), w * e  # d (r - l)^2/2 / dr = r - l
-    loss = float(w @ (np.logaddexp(0.0, r) - y * r))  # softplus(r) - l r
-    return loss, w * (sigmoid(r) - y)  # d/dr = sigma(r) - l
+    loss = float(w @ (np.logaddexp(0.0, r) - label * r))  # softplus(r) - l r
+    return loss, w * (sigmoid(r) - label)  # d/dr = sigma(r) - l
 
 
 # ---------------------------------------------------------------- linear reward models
 
 
+@boundary(N=number(1, ONE_HOT_MAX, integer=True), Y=number(1, ONE_HOT_MAX, integer=True), where=[_one_hot_size])
 def one_hot_features(N, Y):
     """The tabular model as a linear one: `phi[x, y]` is the one-hot vector of cell `(x, y)`.
 
     Args:
         N: prompts.
-        Y: responses per prompt.
+        Y: responses per prompt; `N * Y <= 1000` features (what `fit_bt` and `fit_outcome` take).
 
     Returns:
         `(N, Y, N * Y)` features; `phi @ w` is `w.reshape(N, Y)`.
     """
-    N, Y = features_args(N, Y)
     return np.eye(N * Y).reshape(N, Y, N * Y)
 
 
-def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0):
+def _bt_newton(w, f_c, f_r, m, c, wt, l2, hessian=True):
+    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F));
+    the Hessian None unless asked (an F x F matrix)."""
+    loss, (d_c, d_r) = bt_margin_loss.core(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
+    loss += 0.5 * l2 * float(w @ w)  # the ridge
+    dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
+    if not hessian:
+        return loss, dw, None
+    z = (f_c - f_r) @ w - m  # (P,)
+    d, e = f_c - f_r, f_c + f_r  # (P, F)
+    h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
+    H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
+    return loss, dw, H
+
+
+def _outcome_newton(w, f, lab, kind, wt, l2, hessian=True):
+    """Loss, gradient and Hessian (None unless asked) of the linear outcome model (f: (P, F))."""
+    r = f @ w  # (P,)
+    loss, dr = outcome_loss.core(r, lab, kind, wt)
+    loss, dw = loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w  # the ridge; dr/dw = phi
+    if not hessian:
+        return loss, dw, None
+    h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
+    return loss, dw, (f * h[:, None]).T @ f + l2 * np.eye(w.size)
+
+
+@boundary(**LINEAR, w=array("F"), chosen=IDS, rejected=IDS, **MARGIN, where=[_ids_in_phi], returns="loss dw")
+def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0):
     """eq. (rm_center) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -173,24 +251,16 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, margin=None, center=0.0, we
     Returns:
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
-    w, phi, x, yc, yr, m, c, wt, l2 = linear_bt_args(w, phi, prompt, chosen, rejected, margin, center, weights, l2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dw, _ = _bt_newton(w, phi[x, yc], phi[x, yr], m, c, wt, l2)
-    return finite_result((loss, dw), "w", "the loss")
+    P = prompt.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    loss, dw, _ = _bt_newton(
+        w, phi[prompt, chosen], phi[prompt, rejected], m, center, _mean(weights, P), l2, False
+    )
+    return loss, dw
 
 
-def _bt_newton(w, f_c, f_r, m, c, wt, l2):
-    """Loss, gradient and Hessian, eq. (rm_hessian), of the linear BT model (f_c, f_r: (P, F))."""
-    loss, d_c, d_r = _bt_terms(f_c @ w, f_r @ w, m, c, wt)  # (P,) each
-    dw = f_c.T @ d_c + f_r.T @ d_r + l2 * w  # (F,) chain rule: dr_c/dw = phi_c
-    z = (f_c - f_r) @ w - m  # (P,)
-    d, e = f_c - f_r, f_c + f_r  # (P, F)
-    h = wt * sigmoid(z) * sigmoid(-z)  # (P,) d^2 softplus(-z)/dz^2
-    H = (d * h[:, None]).T @ d + 2.0 * c * (e * wt[:, None]).T @ e + l2 * np.eye(w.size)  # eq. (rm_hessian)
-    return loss + 0.5 * l2 * float(w @ w), dw, H
-
-
-def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=None, l2=0.0):
+@boundary(**LINEAR, w=array("F"), response=IDS, **OUTCOME, where=[_ids_in_phi], returns="loss dw")
+def linear_outcome_loss(w, phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0):
     """eq. (rm_outcome) of the linear model `r = phi . w`, plus `l2 |w|^2 / 2`, and dloss/dw.
 
     Args:
@@ -206,29 +276,21 @@ def linear_outcome_loss(w, phi, prompt, response, label, kind="bce", weights=Non
     Returns:
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
-    w, phi, x, y, lab, wt, l2 = linear_outcome_args(w, phi, prompt, response, label, kind, weights, l2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, dw, _ = _outcome_newton(w, phi[x, y], lab, kind, wt, l2)
-    return finite_result((loss, dw), "w", "the loss")
-
-
-def _outcome_newton(w, f, lab, kind, wt, l2):
-    """Loss, gradient and Hessian of the linear outcome model (f: (P, F))."""
-    r = f @ w  # (P,)
-    loss, dr = _outcome_terms(r, lab, kind, wt)
-    h = wt if kind == "squared" else wt * sigmoid(r) * sigmoid(-r)  # (P,) d^2 loss/dr^2
-    H = (f * h[:, None]).T @ f + l2 * np.eye(w.size)
-    return loss + 0.5 * l2 * float(w @ w), f.T @ dr + l2 * w, H
+    loss, dw, _ = _outcome_newton(w, phi[prompt, response], label, kind, _mean(weights, prompt.size), l2, False)
+    return loss, dw
 
 
 # ---------------------------------------------------------------- fitting (Newton's method)
 
 
 def _newton(terms, F, iters):
-    """Damped Newton from w = 0 through the pseudo-inverse of H (no step along its null space)."""
+    """Damped Newton from w = 0 through the pseudo-inverse of H (no step along its null space);
+    NaN weights where H or the gradient is beyond float64 (LAPACK is never given inf)."""
     w = np.zeros(F)
     loss, g, H = terms(w)
     for _ in range(iters):
+        if not (np.isfinite(H).all() and np.isfinite(g).all()):
+            return np.full(F, np.nan)  # no Newton step in float64: the boundary reports it
         step = -np.linalg.lstsq(H, g, rcond=1e-13)[0]  # (F,) min-norm Newton step
         t, slope = 1.0, float(g @ step)
         if slope >= 0:  # no descent left: converged to rounding
@@ -256,46 +318,60 @@ def _merge(cols, wt):
     return [u.astype(c.dtype) for u, c in zip(uniq.T, cols)], w
 
 
-def fit_bt(phi, prompt, chosen, rejected, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
+@boundary(
+    **LINEAR, chosen=IDS, rejected=IDS, **MARGIN, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w"
+)
+def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_bt_loss` (without `w`); `iters` bounds the Newton steps. On one-hot
-    features with `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over
-    each prompt's responses (see eq. (rm_identify)).
+    Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
+    bounds the Newton steps, with `iters * F**3 <= 1e11`. On one-hot features with
+    `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each prompt's
+    responses (see eq. (rm_identify)).
 
     Returns:
         `(F,)` weights `w`.
+
+    Raises:
+        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
+            after the function, with the range of its inputs).
     """
-    phi, x, yc, yr, m, c, wt, l2, iters = fit_bt_args(
-        phi, prompt, chosen, rejected, margin, center, weights, l2, iters
-    )
-    (x, yc, yr, m), wt = _merge((x, yc, yr, m), wt)  # repeated pairs: one row, summed weight
+    P = prompt.size
+    m = np.zeros(P) if margin is None else margin  # (P,)
+    (x, yc, yr, m), wt = _merge((prompt, chosen, rejected, m), _mean(weights, P))  # one row per pair
     f_c, f_r = phi[x, yc], phi[x, yr]  # (U, F)
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = _newton(lambda v: _bt_newton(v, f_c, f_r, m, c, wt, l2), phi.shape[2], iters)
-    return finite_result(w, "phi", "the fitted weights")
+    return _newton(lambda v: _bt_newton(v, f_c, f_r, m, center, wt, l2), phi.shape[2], iters)
 
 
-def fit_outcome(phi, prompt, response, label, kind="bce", weights=None, l2=0.0, iters=100):
+@boundary(**LINEAR, response=IDS, **OUTCOME, iters=ITERS, where=[_few_features, _ids_in_phi], returns="w")
+def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_outcome_loss` (without `w`). With `"bce"` and labels of 0 or 1 only,
-    the unregularized optimum may lie at infinity: give `l2 > 0`.
+    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and
+    labels of 0 or 1 only, the unregularized optimum may lie at infinity: give `l2 > 0`.
 
     Returns:
         `(F,)` weights `w`.
+
+    Raises:
+        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
+            after the function, with the range of its inputs).
     """
-    phi, x, y, lab, wt, l2, iters = fit_outcome_args(phi, prompt, response, label, kind, weights, l2, iters)
-    (x, y, lab), wt = _merge((x, y, lab), wt)  # repeated responses: one row, summed weight
+    (x, y, lab), wt = _merge((prompt, response, label), _mean(weights, prompt.size))  # one row per response
     f = phi[x, y]  # (U, F)
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = _newton(lambda v: _outcome_newton(v, f, lab, kind, wt, l2), phi.shape[2], iters)
-    return finite_result(w, "phi", "the fitted weights")
+    return _newton(lambda v: _outcome_newton(v, f, lab, kind, wt, l2), phi.shape[2], iters)
 
 
 # ---------------------------------------------------------------- the law of the data, the error
 
 
+@boundary(
+    reward=TABLE,
+    mu=simplex("N Y"),
+    mu0=optional(simplex("N")),
+    where=[_few_pairs],
+    returns="prompt chosen rejected weights",
+)
 def bt_pair_law(reward, mu, mu0=None):
     """Every ordered pair `(x, y_c, y_r)` with its probability under `bt_sample_preferences`.
 
@@ -308,17 +384,21 @@ def bt_pair_law(reward, mu, mu0=None):
         mu: `(N, Y)` the response law, rows summing to 1.
         mu0: `(N,)` the prompt law, uniform by default.
 
+    `N * Y * Y <= 10**7` pairs.
+
     Returns:
         `(prompt, chosen, rejected, weights)`, each `(N * Y * Y,)`; the weights sum to 1.
     """
-    reward, mu, mu0 = pair_law_args(reward, mu, mu0)
     N, Y = reward.shape
+    mu0 = np.full(N, 1.0 / N) if mu0 is None else mu0  # (N,)
     x, i, j = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(Y), np.arange(Y), indexing="ij"))
-    with np.errstate(over="ignore"):  # a difference of finite rewards: +-inf, never NaN
-        p = 2.0 * mu0[x] * mu[x, i] * mu[x, j] * sigmoid(reward[x, i] - reward[x, j])  # eq. (bradley_terry)
+    p = (
+        2.0 * mu0[x] * mu[x, i] * mu[x, j] * sigmoid(reward[x, i] - reward[x, j])
+    )  # eq. (bradley_terry); +-inf: 0, 1
     return x, i, j, p
 
 
+@boundary(reward=TABLE, r_hat=TABLE, returns="error")  # r_hat is read against reward
 def error_off_constant(r_hat, reward):
     """`max_x min_c max_y |r_hat(x, y) - R(x, y) - c|`, eq. (rm_identify): 0 iff equal up to a
     constant per prompt.
@@ -330,8 +410,5 @@ def error_off_constant(r_hat, reward):
     Returns:
         a float `>= 0`.
     """
-    r_hat, reward = error_args(r_hat, reward)
-    with np.errstate(over="ignore", invalid="ignore"):
-        d = r_hat - reward  # (N, Y)
-        err = float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange
-    return finite_result(err, "r_hat", "the error")
+    d = r_hat - reward  # (N, Y)
+    return float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange

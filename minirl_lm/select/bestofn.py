@@ -48,9 +48,29 @@ model, not a loss; see the page "Best-of-N and rejection sampling" for which set
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.select.checks import bon_args, bound_args, match_args, table_args
+from minirl_lm.boundary import NONNEGATIVE, array, boundary, number, optional, simplex
 from minirl_lm.values.optimum import _tilt
+
+__all__ = [
+    "N_MAX",
+    "best_of_n",
+    "best_of_n_reward",
+    "win_rate",
+    "best_of_n_kl",
+    "kl_bound",
+    "kl_ceiling",
+    "matched_optimum",
+]
+
+N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
+TABLES = dict(pi=simplex("P Y"), reward=array("P Y"))  # a base policy, rewards of its shape
+PROMPTS = optional(simplex("P"))  # the prompt law mu_0; None: uniform
+DRAWS = number(1, N_MAX, integer=True)  # N
+BON = dict(**TABLES, N=DRAWS, weights=PROMPTS)  # the law of best-of-N, averaged over the prompts
+
+
+def _prompt_law(weights, P):
+    return np.full(P, 1.0 / P) if weights is None else weights  # (P,) uniform by default
 
 
 def _levels(pi, reward):
@@ -91,6 +111,7 @@ def _bon(pi, reward, N):
     return q, log_ratio, F_minus, p_level
 
 
+@boundary(**TABLES, N=DRAWS, returns="pi_N")
 def best_of_n(pi, reward, N):
     """The law of best-of-N, ties broken uniformly at random, eq. (bon_law).
 
@@ -102,10 +123,10 @@ def best_of_n(pi, reward, N):
     Returns:
         `(P, Y)` probabilities `pi_N(y|x)`, 0 off the support of `pi`.
     """
-    pi, reward, N, _ = bon_args(pi, reward, N)
     return _bon(pi, reward, N)[0]
 
 
+@boundary(**BON, returns="reward")
 def best_of_n_reward(pi, reward, N, weights=None):
     """The expected reward of best-of-N, `sum_x mu_0(x) sum_y pi_N(y|x) R(x, y)`.
 
@@ -118,46 +139,38 @@ def best_of_n_reward(pi, reward, N, weights=None):
     Returns:
         The float expected reward.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
-    q = _bon(pi, reward, N)[0]
-    return float(w @ (q * reward).sum(axis=1))
+    q = _bon(pi, reward, N)[0]  # (P, Y)
+    return float(_prompt_law(weights, pi.shape[0]) @ (q * reward).sum(axis=1))
 
 
+@boundary(**BON, returns="win_rate")
 def win_rate(pi, reward, N, weights=None):
     """The win rate of best-of-N against one draw of `pi`, ties counted half, eq. (bon_win).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float `P(R(y_N) > R(y')) + P(R(y_N) = R(y')) / 2`, averaged over `mu_0`.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
     q, _, F_minus, p_level = _bon(pi, reward, N)
-    return float(w @ (q * (F_minus + 0.5 * p_level)).sum(axis=1))  # eq. (bon_win)
+    return float(_prompt_law(weights, pi.shape[0]) @ (q * (F_minus + 0.5 * p_level)).sum(axis=1))  # eq. (bon_win)
 
 
+@boundary(**BON, returns="kl")
 def best_of_n_kl(pi, reward, N, weights=None):
     """The exact `sum_x mu_0(x) KL(pi_N(.|x) || pi(.|x))`, eq. (bon_kl).
 
-    Args:
-        pi: `(P, Y)` the base policy, rows summing to 1.
-        reward: `(P, Y)` rewards.
-        N: the number of draws, in `[1, 10**6]`.
-        weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
+    Arguments as `best_of_n_reward`.
 
     Returns:
         The float KL, at most `log N - (N - 1)/N`.
     """
-    pi, reward, N, w = bon_args(pi, reward, N, weights)
     q, log_ratio, _, _ = _bon(pi, reward, N)
     per_x = (q * np.where(q > 0, log_ratio, 0.0)).sum(axis=1)  # (P,) eq. (bon_kl)
-    return float(w @ per_x)
+    return float(_prompt_law(weights, pi.shape[0]) @ per_x)
 
 
+@boundary(N=DRAWS, returns="bound")
 def kl_bound(N):
     """The widely quoted best-of-N KL, `log N - (N - 1)/N`: an upper bound, eq. (bon_kl_bound).
 
@@ -167,7 +180,6 @@ def kl_bound(N):
     Returns:
         The float bound.
     """
-    N = bound_args(N)
     return float(np.log(N) - (N - 1) / N)
 
 
@@ -181,6 +193,7 @@ def _kl_at(pi, reward, w, s):
     return float(w @ d.sum(axis=1)), star
 
 
+@boundary(**TABLES, weights=PROMPTS, returns="ceiling")
 def kl_ceiling(pi, reward, weights=None):
     """The KL of `pi` restricted to each prompt's best reward level: the supremum of the KL of
     best-of-N (as N grows) and of the tilted optimum (as beta -> 0), `E_x -log P_pi(R = max R)`.
@@ -193,11 +206,11 @@ def kl_ceiling(pi, reward, weights=None):
     Returns:
         The float ceiling.
     """
-    pi, reward, w = table_args(pi, reward, weights)
     top = np.where(pi > 0, reward, -np.inf).max(axis=1, keepdims=True)  # (P, 1)
-    return float(w @ -np.log(np.where(reward == top, pi, 0.0).sum(axis=1)))
+    return float(_prompt_law(weights, pi.shape[0]) @ -np.log(np.where(reward == top, pi, 0.0).sum(axis=1)))
 
 
+@boundary(**TABLES, kl=NONNEGATIVE, weights=PROMPTS, returns=None)  # beta = inf at kl = 0, documented
 def matched_optimum(pi, reward, kl, weights=None):
     """The tilted optimum `pi*` whose KL from `pi` equals `kl`, eq. (kl_match).
 
@@ -210,15 +223,15 @@ def matched_optimum(pi, reward, kl, weights=None):
         weights: `(P,)` the prompt distribution `mu_0`, uniform by default.
 
     Returns:
-        `(beta, pi_star)`: the float `beta` (`inf` at `kl = 0`, where `pi* = pi`) and the
-        `(P, Y)` table.
+        `(beta, pi_star)`: the float `beta` (`inf` at `kl = 0`, where `pi* = pi`; else in
+        `[e^-60, e^60]`) and the `(P, Y)` table.
 
     Raises:
         ValueError: `kl` at or above the ceiling (no `beta > 0` spends it).
     """
-    pi, reward, kl, w = match_args(pi, reward, kl, weights)
+    w = _prompt_law(weights, pi.shape[0])  # (P,)
     if kl == 0.0:
-        return float("inf"), pi.copy()
+        return float("inf"), pi  # the boundary's copy
     lo, hi = -60.0, 60.0  # beta from e^60 (the KL ~ e^-120 Var R) down to e^-60
     kl_hi, _ = _kl_at(pi, reward, w, hi)
     if not kl < kl_hi:
@@ -233,4 +246,4 @@ def matched_optimum(pi, reward, kl, weights=None):
         lo, hi = (mid, hi) if _kl_at(pi, reward, w, mid)[0] < kl else (lo, mid)
     s = 0.5 * (lo + hi)
     _, star = _kl_at(pi, reward, w, s)
-    return finite_result(float(np.exp(-s)), "kl", "beta"), star
+    return float(np.exp(-s)), star  # beta in [e^-60, e^60]: finite

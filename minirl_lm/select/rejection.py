@@ -59,12 +59,53 @@ Names in the frameworks: see the page "Best-of-N and rejection sampling".
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import COUNT, MASK, TOKENS, array, boundary, number, one_of, simplex
 from minirl_lm.exact.groups import _group_law, _group_updates
-from minirl_lm.select.bestofn import _bon
-from minirl_lm.select.checks import accept_args, rejection_args, update_args
+from minirl_lm.select.bestofn import N_MAX, best_of_n
+
+__all__ = ["GROUPS_MAX", "accepted", "rejection_loss", "expected_update", "closed_form_update"]
+
+GROUPS_MAX = 200_000  # the exact update enumerates C(Y + K - 1, K) multisets per prompt
+CELLS_MAX = 2 * 10**7  # and holds their (M, K, Y) scores at once: 160 MB
+RULE = one_of(("verified", "best"))
+NORM = one_of(("accepted", "group"))
+THRESHOLD = number()  # the verifier's pass mark: any finite number
+UPDATE = dict(
+    pi=simplex("N Y"),
+    reward=array("N Y"),
+    K=number(1, N_MAX, integer=True),
+    rule=RULE,
+    norm=NORM,
+    threshold=THRESHOLD,
+)
 
 
+def _groups_of_k(K, reward=None, mask=None):
+    """`K` divides the rows (of `reward`, or of `mask`): whole groups of K draws."""
+    name, B = ("reward", reward.shape[0]) if reward is not None else ("mask", mask.shape[0])
+    if B % K:
+        return f"K: expected a group size dividing the {B} rows of {name}, got {K}"
+
+
+def _few_multisets(pi, K):
+    """The exact update enumerates a prompt's multisets, `M = C(Y + K - 1, K) <= GROUPS_MAX`, and
+    holds `M * K * Y <= CELLS_MAX` scores at once (counted without building the big integer)."""
+    Y = pi.shape[1]
+    n, r = Y + K - 1, min(K, Y - 1)
+    M = 1
+    for j in range(1, r + 1):  # M = C(n - r + j, j), rising to C(n, r) = C(Y + K - 1, K)
+        M = M * (n - r + j) // j
+        if M > GROUPS_MAX:
+            sign = "=" if j == r else ">="
+            return f"K: expected at most {GROUPS_MAX} groups of K a prompt, got C({Y} + {K} - 1, {K}) {sign} {M}"
+    if M * K * Y > CELLS_MAX:
+        return (
+            f"K: expected at most {CELLS_MAX} scores of a prompt's groups at once (M * K * Y, "
+            f"M = C({Y} + {K} - 1, {K})), got {M} * {K} * {Y} = {M * K * Y}"
+        )
+
+
+@boundary(reward=array("B"), K=COUNT, rule=RULE, threshold=THRESHOLD, where=[_groups_of_k], returns="accepted")
 def accepted(reward, K, rule="verified", threshold=1.0):
     """Which responses a rejection-sampling step keeps, eq. (rft_accept).
 
@@ -78,7 +119,6 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     Returns:
         `(B,)` float64 0/1.
     """
-    reward, K, rule, threshold = accept_args(reward, K, rule, threshold)
     if rule == "verified":
         return (reward >= threshold).astype(np.float64)
     r = reward.reshape(-1, K)  # (N, K)
@@ -87,6 +127,15 @@ def accepted(reward, K, rule="verified", threshold=1.0):
     return a.ravel()
 
 
+@boundary(
+    logp=TOKENS,
+    mask=MASK,
+    accept=array("B", values=(0.0, 1.0)),
+    K=COUNT,
+    norm=NORM,
+    where=[_groups_of_k],
+    returns="loss dloss_dlogp",
+)
 def rejection_loss(logp, mask, accept, K, norm="accepted"):
     """The maximum-likelihood loss on the kept responses and its gradient, eq. (rft_loss).
 
@@ -101,7 +150,6 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     Returns:
         `(loss, dloss_dlogp)`: the float loss and its `(B, T)` gradient.
     """
-    logp, mask, accept, K, norm = rejection_args(logp, mask, accept, K, norm)
     a = accept.reshape(-1, K)  # (N, K)
     N = a.shape[0]
     if norm == "accepted":
@@ -112,7 +160,7 @@ def rejection_loss(logp, mask, accept, K, norm="accepted"):
     w = (c * a).reshape(-1, 1) / N  # (B, 1) (1/N) c_n a_k
     dlogp = -w * mask  # (B, T) eq. (rft_loss): dL/dlogp = -(1/N) c_n a_k mask
     loss = float((dlogp * logp).sum())  # L = sum dL/dlogp * logp: the loss is linear in logp
-    return finite_result((loss, dlogp), "logp", "the loss")
+    return loss, dlogp
 
 
 def _slot_coefs(rv, K, rule, norm, threshold):
@@ -128,6 +176,7 @@ def _slot_coefs(rv, K, rule, norm, threshold):
     return np.divide(a, n_kept, out=np.zeros_like(a), where=np.broadcast_to(n_kept, a.shape) > 0)
 
 
+@boundary(**UPDATE, where=[_few_multisets], returns="update")
 def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
     """The exact `E[-grad_theta L]` of eq. (rft_loss) on softmax logits over a finite response set.
 
@@ -137,7 +186,8 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Args:
         pi: `(N, Y)` the policy, rows summing to 1.
         reward: `(N, Y)` rewards `R(x, y)`.
-        K: responses per prompt, `C(Y + K - 1, K) <= 200000`.
+        K: responses per prompt, `M = C(Y + K - 1, K) <= 200000` multisets with
+            `M * K * Y <= 2 * 10**7` (the scores the enumeration holds at once).
         rule: `"verified"` or `"best"`, as in `accepted`.
         norm: `"accepted"` or `"group"`, as in `rejection_loss`.
         threshold: the verifier's pass mark.
@@ -145,7 +195,6 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
     Returns:
         `(N, Y)` the expected ascent direction on `theta`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold)
     N, Y = pi.shape
     out = np.zeros((N, Y))
     for n in range(N):
@@ -154,9 +203,10 @@ def expected_update(pi, reward, K, rule="verified", norm="accepted", threshold=1
         scores = (np.eye(Y) - pi[n])[:, None, :]  # (Y, 1, Y) grad log pi(y) = e_y - pi, T = 1
         g = _group_updates(Yg, [coef], [scores])[0]  # (M, Y) each multiset's update
         out[n] = P @ g / N  # (Y,)
-    return finite_result(out, "reward", "the expected update")
+    return out
 
 
+@boundary(**UPDATE, returns="update")
 def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshold=1.0):
     """Eqs. (rft_finite_k), (rft_group), (raft_top1): the exact expected update in closed form.
 
@@ -175,10 +225,9 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
     Returns:
         `(N, Y)` the expected ascent direction on `theta`, equal to `expected_update`.
     """
-    pi, reward, K, rule, norm, threshold = update_args(pi, reward, K, rule, norm, threshold, False)
     N = pi.shape[0]
     if rule == "best":
-        q = _bon(pi, reward, K)[0]  # (N, Y) eq. (bon_law) at N = K
+        q = best_of_n.core(pi, reward, K)  # (N, Y) eq. (bon_law) at N = K
         return (q - pi) / (N * (K if norm == "group" else 1))  # eq. (raft_top1)
     s = (reward >= threshold).astype(np.float64)  # (N, Y)
     p = (pi * s).sum(axis=1, keepdims=True)  # (N, 1) success

@@ -110,14 +110,16 @@ def test_clipped_dual_clip_and_cispo(s, per_token):
             )
             check(
                 pair,
-                seqclip.dual_clip_surrogate(*args_h, pair.mask, 0.2, None, 1.5, agg, max_len),
-                seqclip.dual_clip_surrogate(*args_c, pair.packed, 0.2, None, 1.5, agg, max_len),
+                seqclip.dual_clip_surrogate(*args_h, pair.mask, eps=0.2, c=1.5, agg=agg, max_len=max_len),
+                seqclip.dual_clip_surrogate(*args_c, pair.packed, eps=0.2, c=1.5, agg=agg, max_len=max_len),
             )
             for rho_min in (None, 0.8):
                 check(
                     pair,
-                    seqclip.cispo_loss(*args_h, pair.mask, rho_min, 1.3, agg, max_len),
-                    seqclip.cispo_loss(*args_c, pair.packed, rho_min, 1.3, agg, max_len),
+                    seqclip.cispo_loss(*args_h, pair.mask, rho_min=rho_min, rho_max=1.3, agg=agg, max_len=max_len),
+                    seqclip.cispo_loss(
+                        *args_c, pair.packed, rho_min=rho_min, rho_max=1.3, agg=agg, max_len=max_len
+                    ),
                 )
     f_h = clip.clip_fraction(*args_h, pair.mask, 0.2)
     assert f_h == clip.clip_fraction(*args_c, pair.packed, 0.2)  # counts: exact
@@ -134,8 +136,10 @@ def test_gspo_sequence_ratio_is_over_the_trained_tokens(s):
         assert close(r_h, seqclip.sequence_ratio(c["logp"], c["logp_old"], pair.packed, ratio))
         check(
             pair,
-            seqclip.gspo_surrogate(h["logp"], h["logp_old"], adv, pair.mask, 0.2, None, ratio),
-            seqclip.gspo_surrogate(c["logp"], c["logp_old"], adv, pair.packed, 0.2, None, ratio),
+            seqclip.gspo_surrogate(h["logp"], h["logp_old"], adv, pair.mask, eps=0.2, eps_high=None, ratio=ratio),
+            seqclip.gspo_surrogate(
+                c["logp"], c["logp_old"], adv, pair.packed, eps=0.2, eps_high=None, ratio=ratio
+            ),
             exact=False,
         )
 
@@ -153,14 +157,36 @@ def test_trust_region_objectives(s, per_token):
         for max_len in max_lens(pair):
             check(
                 pair,
-                trust.sapo_loss(lp_h, lo_h, A_h, pair.mask, 1.0, 1.05, agg, max_len),
-                trust.sapo_loss(lp_c, lo_c, A_c, pair.packed, 1.0, 1.05, agg, max_len),
+                trust.sapo_loss(lp_h, lo_h, A_h, pair.mask, tau_pos=1.0, tau_neg=1.05, agg=agg, max_len=max_len),
+                trust.sapo_loss(lp_c, lo_c, A_c, pair.packed, tau_pos=1.0, tau_neg=1.05, agg=agg, max_len=max_len),
             )
             for d in trust.DIVERGENCES:
                 check(
                     pair,
-                    trust.dppo_loss(lp_h, lo_h, A_h, pair.mask, d, 0.1, 0.2, 2.0, agg, max_len),
-                    trust.dppo_loss(lp_c, lo_c, A_c, pair.packed, d, 0.1, 0.2, 2.0, agg, max_len),
+                    trust.dppo_loss(
+                        lp_h,
+                        lo_h,
+                        A_h,
+                        pair.mask,
+                        divergence=d,
+                        delta=0.1,
+                        delta_high=0.2,
+                        c=2.0,
+                        agg=agg,
+                        max_len=max_len,
+                    ),
+                    trust.dppo_loss(
+                        lp_c,
+                        lo_c,
+                        A_c,
+                        pair.packed,
+                        divergence=d,
+                        delta=0.1,
+                        delta_high=0.2,
+                        c=2.0,
+                        agg=agg,
+                        max_len=max_len,
+                    ),
                 )
             check(
                 pair,
@@ -275,8 +301,12 @@ def test_importance_weights_and_the_sequence_masks(s):
     pair, h, c, adv = draw(*s)
     for level in offpolicy.LEVELS:
         for mode, bounds in (("truncate", (None, None)), ("truncate", (2.0, 0.5)), ("mask", (2.0, 0.5))):
-            w_h = offpolicy.is_weights(h["logp_old"], h["logp_mu"], pair.mask, level, mode, *bounds)
-            w_c = offpolicy.is_weights(c["logp_old"], c["logp_mu"], pair.packed, level, mode, *bounds)
+            w_h = offpolicy.is_weights(
+                h["logp_old"], h["logp_mu"], pair.mask, level=level, mode=mode, c_max=bounds[0], c_min=bounds[1]
+            )
+            w_c = offpolicy.is_weights(
+                c["logp_old"], c["logp_mu"], pair.packed, level=level, mode=mode, c_max=bounds[0], c_min=bounds[1]
+            )
             if level == "token":
                 assert np.array_equal(w_h, pair.back(w_c))
             else:
@@ -286,8 +316,8 @@ def test_importance_weights_and_the_sequence_masks(s):
     assert np.array_equal(m_h, pair.back(m_c))
     for option in offpolicy.REJECTION:
         hi = 1.5 if option.endswith("k1") else 0.3
-        r_h = offpolicy.rejection_mask(h["logp_old"], h["logp_mu"], pair.mask, option, hi)
-        r_c = offpolicy.rejection_mask(c["logp_old"], c["logp_mu"], pair.packed, option, hi)
+        r_h = offpolicy.rejection_mask(h["logp_old"], h["logp_mu"], pair.mask, option=option, hi=hi)
+        r_c = offpolicy.rejection_mask(c["logp_old"], c["logp_mu"], pair.packed, option=option, hi=hi)
         assert np.array_equal(r_h, pair.back(r_c)), option
 
 

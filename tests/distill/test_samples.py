@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
-from minirl_lm.distill.samples import reverse_kl_reward, teacher_nll
-from quiet import overflow, raises
+from minirl_lm.distill.samples import nll_coef, reverse_kl_reward, reward_coef, teacher_nll
+from quiet import raises
 
 LOGP = np.array([[-1.0, -2.0, -0.5], [-0.3, -1.2, -0.7]])  # (B, T)
 LOGP_T = np.array([[-0.4, -2.5, -0.1], [-1.3, -0.2, -0.9]])
@@ -44,6 +44,10 @@ def test_reward_coefficients_by_hand():
     assert a == b and np.array_equal(ga, gb)
     # the reward form is zero where student and teacher agree: no signal
     assert (reverse_kl_reward(LOGP, LOGP, MASK)[1] == 0).all()
+    # the cores, per response (no 1/B): what the exact engine weighs each response by
+    np.testing.assert_array_equal(reward_coef(LOGP, LOGP_T, MASK, True), to_go)
+    np.testing.assert_array_equal(reward_coef(LOGP, LOGP_T, MASK, False), k)
+    np.testing.assert_array_equal(nll_coef(MASK), -MASK)
 
 
 def test_errors_name_the_argument():
@@ -52,11 +56,17 @@ def test_errors_name_the_argument():
     assert raises(ValueError, lambda: teacher_nll(LOGP, MASK * 0.5)).startswith("mask:")
     assert raises(TypeError, lambda: teacher_nll("x", MASK)).startswith("logp:")
     big = np.full((2, 3), -1e308)
-    assert raises(ValueError, lambda: reverse_kl_reward(big, -big, MASK)).startswith("logp:")
+    assert raises(ValueError, lambda: reverse_kl_reward(big, -big, MASK)).startswith("reverse_kl_reward:")
 
 
 def test_overflow_messages():
     big = np.full((2, 3), -1e308)
-    assert raises(ValueError, lambda: teacher_nll(big, MASK)) == overflow("logp", "the teacher NLL", "inf")
+    assert raises(ValueError, lambda: teacher_nll(big, MASK)) == (
+        "teacher_nll: expected a finite loss, got inf (beyond float64) from logp in [-1e+308, -1e+308], "
+        "mask in [0, 1]"
+    )
     msg = raises(ValueError, lambda: reverse_kl_reward(big, -big, MASK))
-    assert msg in [overflow("logp", "the reverse-KL reward", kind) for kind in ("inf", "NaN")]
+    assert msg.startswith("reverse_kl_reward: expected a finite loss and dloss_dlogp, got "), msg
+    assert msg.endswith(
+        " (beyond float64) from logp in [-1e+308, -1e+308], logp_teacher in [1e+308, 1e+308], mask in [0, 1]"
+    )

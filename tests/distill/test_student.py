@@ -20,7 +20,7 @@ from minirl_lm.distill.student import (
     tied_probs,
 )
 from minirl_lm.exact.tree import children, tree_sum
-from quiet import overflow, raises
+from quiet import raises
 
 MDP = TokenMDP(["ab", "b"], V=3, eos=0, max_len=3)  # S = 14, 15 responses per prompt
 
@@ -171,6 +171,19 @@ def test_defaults_and_errors():
     assert raises(ValueError, lambda: fixed_point("gkd", theta, tie, teacher, MDP, lr=2.0)).startswith("lr:")
     assert raises(TypeError, lambda: expected_gradient("gkd", theta, tie, teacher, "mdp")).startswith("mdp:")
     assert raises(ValueError, lambda: tied_backward(np.zeros((2, 2)), np.array([0, 2]), 2)).startswith("tie:")
+    assert raises(ValueError, lambda: tied_backward(np.zeros((2, 2)), [0, 0], 0)).startswith("G: ")
+    assert raises(TypeError, lambda: tied_backward(np.zeros((2, 2)), [0, 0], True)).startswith("G: ")
+    assert raises(ValueError, lambda: tied_probs([[0.0, 1.0]], np.zeros(0, np.int64))).startswith("tie: ")
+    assert raises(ValueError, lambda: tied_probs([[0.0, 1.0]], [0, 1])) == (
+        "tie: expected group ids < 1 (theta's rows), got max 1"
+    )
+    lazy = TokenMDP(["a"], V=2, eos=None, max_len=1, ids="lazy", capacity=4)
+    msg = raises(ValueError, lambda: expected_gradient("gkd", [[0.0, 0.0]], [0], [[0.5, 0.5]], lazy))
+    assert msg == "mdp: expected ids='enumerate' (every state listed), got 'lazy'"
+    for kw in (dict(max_steps=0), dict(tol=0.0)):
+        assert raises(ValueError, lambda: fixed_point("gkd", theta, tie, teacher, MDP, **kw)).startswith(
+            f"{[*kw][0]}: "
+        )
 
 
 def test_one_step_is_the_natural_gradient_step_and_rows_end_at_max_zero():
@@ -208,11 +221,38 @@ def test_steps_to_the_fixed_point_are_pinned():
     assert got == {"forward_kl": 38, "reverse_kl": 37, "reverse_kl_to_go": 37, "gkd": 49}, got
 
 
-def test_overflow_names_theta():
+def test_overflow_names_the_function():
     theta = np.zeros((MDP.S, MDP.V))
     theta[:, 0], theta[:, 1] = 1e308, -1e308  # log pi = -inf on token 1: 1 / pi overflows
     tie = np.arange(MDP.S)
     msg = raises(ValueError, lambda: expected_gradient("gkd", theta, tie, _teacher(), MDP))
-    assert msg in [overflow("theta", "the expected gradient", k) for k in ("inf", "NaN")], msg
+    assert (
+        msg.startswith("expected_gradient: expected a finite gradient, got ")
+        and "theta in [-1e+308, 1e+308]" in msg
+    )
     msg = raises(ValueError, lambda: fixed_point("gkd", theta, tie, _teacher(), MDP, max_steps=1))
-    assert msg in [overflow("theta", "the fixed point", k) for k in ("inf", "NaN")], msg
+    assert msg.startswith("fixed_point: expected a finite theta, got "), msg
+    # a step beyond float64 ends the run at once (not max_steps steps of NaN)
+    msg = raises(ValueError, lambda: fixed_point("gkd", theta, tie, _teacher(), MDP, max_steps=10**7))
+    assert msg.startswith("fixed_point: expected a finite theta"), msg
+
+
+def test_the_declared_boundary_reads_alone():
+    from minirl_lm.distill.student import _enumerated_mdp, _few_entries, _positive_teacher, _tie_in_groups
+
+    assert _few_entries(np.zeros((1, 10)), 10**7) is None
+    assert (
+        _few_entries(np.zeros((1, 11)), 10**7)
+        == "G: expected G * V <= 10**8 entries of the (G, V) gradient, got 10000000 * 11"
+    )
+
+    dims = {}
+    assert _enumerated_mdp(MDP, "mdp", dims) is MDP and dims == {"S": MDP.S, "V": MDP.V}
+    assert _tie_in_groups(np.array([0, 2]), G=3) is None
+    assert _tie_in_groups(np.array([0, 2]), G=2) == "tie: expected group ids < 2 (G), got max 2"
+    assert _tie_in_groups(np.array([0, 1]), theta=np.zeros((1, 3))).startswith("tie: expected group ids < 1")
+    assert _positive_teacher(np.full((1, 2), 0.5)) is None
+    assert (
+        _positive_teacher(np.array([[1.0, 0.0]]))
+        == "teacher: expected probabilities > 0 (every KL finite), got min 0.0"
+    )

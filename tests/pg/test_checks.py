@@ -45,15 +45,3 @@ def test_token_batch_checks_in_order_and_returns_the_trusted_arrays():
         _message(TypeError, PC.token_batch, {"logp": [[0.0]]}, [[1.0]], None)
         == "adv: expected a real-valued array, got NoneType None"
     )
-
-
-def test_finite_among_names_the_input_of_largest_magnitude_only_on_failure():
-    a, b = np.array([1e308]), np.array([-1.0])
-    assert PC.finite_among((1.0, a), "x", {"a": a, "b": b}) == (1.0, a)
-    assert (
-        _message(ValueError, PC.finite_among, np.array([np.inf]), "x", {"b": b, "a": a})
-        == "a: expected a value for which x is finite in float64, got one that makes it inf (overflow)"
-    )
-    assert _message(ValueError, PC.finite_among, np.array([np.nan]), "x", {"b": b, "a": -b}).startswith(
-        "b: "
-    )  # a tie: the first name

@@ -22,12 +22,14 @@ def rewards(seed, N=4, K=6, M=3):
 def test_gdpo_is_invariant_to_a_shift_or_a_positive_scale_of_one_reward(batch_eps):
     r = rewards(0)
     w = np.array([1.0, 0.5, 2.0])
-    A = gdpo(r, w, 0.0, 1, batch_eps)
+    A = gdpo(r, weights=w, std_eps=0.0, ddof=1, batch_eps=batch_eps)
     for m in range(3):
         for shift, scale in ((7.5, 1.0), (0.0, 13.0), (-2.0, 0.01)):
             r2 = r.copy()
             r2[:, :, m] = scale * r2[:, :, m] + shift
-            np.testing.assert_allclose(gdpo(r2, w, 0.0, 1, batch_eps), A, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                gdpo(r2, weights=w, std_eps=0.0, ddof=1, batch_eps=batch_eps), A, rtol=0, atol=1e-12
+            )
     # summed first, scaling one reward changes the advantages
     summed = lambda x: standardized((x * w).sum(axis=2), 0.0, 1)  # noqa: E731
     r2 = r.copy()
@@ -52,9 +54,9 @@ def test_gdpo_a_reward_constant_in_its_group_adds_exactly_zero():
 def test_gdpo_with_one_reward_is_the_standardized_baseline_and_defaults():
     r = rewards(2)
     assert gdpo(r[:, :, 1:2]).tolist() == standardized(r[:, :, 1]).tolist()
-    assert gdpo(r).tolist() == gdpo(r, np.ones(3), 1e-8, 0, None).tolist()
-    names("rewards", "3 dimensions", lambda: gdpo(r[:, :, 0]))
-    names("weights", "shape", lambda: gdpo(r, [1.0, 2.0]))
+    assert gdpo(r).tolist() == gdpo(r, weights=np.ones(3), std_eps=1e-8, ddof=0, batch_eps=None).tolist()
+    names("rewards", "shape (N, K, M)", lambda: gdpo(r[:, :, 0]))
+    names("weights", "shape", lambda: gdpo(r, weights=[1.0, 2.0]))
     names("batch_eps", ">= 0", lambda: gdpo(r, batch_eps=-1.0))
 
 
@@ -74,4 +76,16 @@ def test_gdpo_against_trl():
     r = rewards(3)
     w = np.array([1.0, 0.5, 2.0])
     want = trl_normalize_then_sum(r.reshape(-1, 3), w, r.shape[1])
-    np.testing.assert_allclose(gdpo(r, w, 1e-4, 1, 1e-4).ravel(), want, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(
+        gdpo(r, weights=w, std_eps=1e-4, ddof=1, batch_eps=1e-4).ravel(), want, rtol=0, atol=1e-13
+    )
+
+
+def test_rewards_beyond_the_domain_and_an_overflowing_sum_are_named():
+    r = np.zeros((1, 2, 2))
+    r[0, 0, 0] = 1e151
+    names("rewards", "<= 1e+150", lambda: gdpo(r))
+    r = np.array([[[0.0, 0.0], [1.0, 1.0]]])  # each reward standardized: +-1
+    A = silent(lambda: gdpo(r, weights=[1e308, 1.0]))  # +-1e308 (1 - 1e-8), finite
+    assert np.isfinite(A).all() and A[0, 1] > 9e307
+    names("gdpo", "weights in [1e+308, 1e+308]", lambda: gdpo(r, weights=[1e308, 1e308]))  # the sum: +-2e308

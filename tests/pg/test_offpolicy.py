@@ -79,7 +79,7 @@ def verl_is(log_ratio, mask, level, threshold):
 def test_is_weights_are_trls_vllm_importance_sampling(level):
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(0), spread=1.3)
     for mode, lo, hi in (("truncate", None, 3.0), ("truncate", 0.5, 2.0), ("mask", None, 3.0), ("mask", 0.5, 2.0)):
-        ours = is_weights(logp_old, logp_mu, mask, level, mode, hi, lo)
+        ours = is_weights(logp_old, logp_mu, mask, level=level, mode=mode, c_max=hi, c_min=lo)
         theirs = trl_is(logp_old, logp_mu, mask, f"{level}_{mode}", lo, hi) * mask
         np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
         assert (ours[mask > 0] == 0).any() == (mode == "mask")
@@ -90,10 +90,13 @@ def test_is_weights_are_verls_rollout_correction(level):
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(1))
     lr = logp_old - logp_mu  # verl: old_log_prob - rollout
     np.testing.assert_allclose(
-        is_weights(logp_old, logp_mu, mask, level, c_max=2.0), verl_is(lr, mask, level, 2.0), rtol=1e-14, atol=0
+        is_weights(logp_old, logp_mu, mask, level=level, c_max=2.0),
+        verl_is(lr, mask, level, 2.0),
+        rtol=1e-14,
+        atol=0,
     )
     np.testing.assert_allclose(
-        is_weights(logp_old, logp_mu, mask, level, "mask", 2.0, 0.5),
+        is_weights(logp_old, logp_mu, mask, level=level, mode="mask", c_max=2.0, c_min=0.5),
         verl_is(lr, mask, level, "0.5_2.0"),
         rtol=1e-14,
         atol=0,
@@ -103,7 +106,7 @@ def test_is_weights_are_verls_rollout_correction(level):
 def test_plain_weights_are_the_ratios():
     logp_old, logp_mu, _, mask = batch(np.random.default_rng(2))
     r = np.exp(logp_old - logp_mu) * mask
-    np.testing.assert_allclose(is_weights(logp_old, logp_mu, mask, "token"), r, rtol=1e-15)
+    np.testing.assert_allclose(is_weights(logp_old, logp_mu, mask, level="token"), r, rtol=1e-15)
     W = np.prod(np.where(mask > 0, r, 1.0), axis=1, keepdims=True) * mask
     np.testing.assert_allclose(is_weights(logp_old, logp_mu, mask), W, rtol=1e-13)
 
@@ -149,13 +152,13 @@ def test_rejection_mask_is_verls(option):
     thr = {"k1": 1.15, "k2": 0.01, "k3": 0.01}[option[-2:]]
     if option.startswith("seq_sum"):
         thr = {"k1": 1.4, "k2": 0.03, "k3": 0.03}[option[-2:]]
-    ours = rejection_mask(logp_old, logp_mu, mask, option, thr)
+    ours = rejection_mask(logp_old, logp_mu, mask, option=option, hi=thr)
     theirs = verl_rs(logp_old - logp_mu, mask, option, thr)
     assert np.array_equal(ours, theirs)
     real = mask.sum(1) > 0
     assert 0 < ours[real, 0].sum() < real.sum()  # the bound is exercised
     if option.endswith("k1"):  # explicit "lo_hi" bounds
-        ours = rejection_mask(logp_old, logp_mu, mask, option, 1.2, 0.9)
+        ours = rejection_mask(logp_old, logp_mu, mask, option=option, hi=1.2, lo=0.9)
         assert np.array_equal(ours, verl_rs(logp_old - logp_mu, mask, option, "0.9_1.2"))
 
 
@@ -167,14 +170,15 @@ def test_every_correction_is_the_identity_at_mu_equal_pi_old(agg):
     ref_loss, ref_grad = reinforce_loss(logp, adv, mask, agg)
     ref_clip = clipped_surrogate(logp, logp_old, adv[:, None] * mask, mask, agg=agg)
     weights = [
-        is_weights(logp_old, logp_old, mask, lv, md, c, lo)
+        is_weights(logp_old, logp_old, mask, level=lv, mode=md, c_max=c, c_min=lo)
         for lv in ("token", "sequence")
         for md in ("truncate", "mask")
         for c, lo in ((None, None), (2.0, None), (2.0, 0.5), (1.0, 1.0))
     ]
     weights.append(off_policy_sequence_mask(logp, logp_old, adv, mask, 0.0))
     weights += [
-        rejection_mask(logp_old, logp_old, mask, o, 1.0 if o.endswith("k1") else 1e-300) for o in REJECTION
+        rejection_mask(logp_old, logp_old, mask, option=o, hi=1.0 if o.endswith("k1") else 1e-300)
+        for o in REJECTION
     ]
     for w in weights:
         assert np.array_equal(w, mask)  # exactly 1.0 on real tokens
@@ -188,7 +192,7 @@ def test_weights_enter_the_clipped_surrogate_as_a_factor():
     logp_old, logp_mu, adv, mask = batch(np.random.default_rng(6))
     rng = np.random.default_rng(7)
     logp = (logp_old + rng.uniform(-0.4, 0.4, size=logp_old.shape)) * mask
-    w = is_weights(logp_old, logp_mu, mask, "token", c_max=2.0)
+    w = is_weights(logp_old, logp_mu, mask, level="token", c_max=2.0)
     A = adv[:, None] * mask
     ours, d = clipped_surrogate(logp, logp_old, w * A, mask, agg="seq_sum")
     # verl/TRL: per-token PPO loss times the weight
@@ -200,7 +204,7 @@ def test_weights_enter_the_clipped_surrogate_as_a_factor():
 @pytest.mark.parametrize("agg", AGGS)
 def test_corrected_pg_gradient_matches_finite_differences(agg):
     logp_old, logp_mu, adv, mask = batch(np.random.default_rng(8))
-    w = is_weights(logp_old, logp_mu, mask, "sequence", c_max=1.5)
+    w = is_weights(logp_old, logp_mu, mask, level="sequence", c_max=1.5)
     logp = logp_old + 0.1
     f = lambda x: corrected_pg_loss(x, adv, mask, w, agg)[0]
     _, d = corrected_pg_loss(logp, adv, mask, w, agg)
@@ -208,7 +212,7 @@ def test_corrected_pg_gradient_matches_finite_differences(agg):
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert offpolicy.agg_weights is ops.agg_weights and offpolicy.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert offpolicy.agg_weights is ops.agg_weights  # eq. (pg_agg), once
     assert offpolicy.log_ratio is ops.log_ratio
 
 
@@ -217,7 +221,7 @@ def test_aggregation_weights_and_shared_pieces_are_core_ops():
     "kw, msg",
     [
         ({"c_max": 0.9}, r"^c_max: expected a number >= 1"),
-        ({"c_min": 1.5}, r"^c_min: expected a number <= 1"),
+        ({"c_min": 1.5}, r"^c_min: expected a number >= 0 and <= 1"),
         ({"c_min": 0.0, "mode": "mask"}, r"^c_min: expected a number > 0"),
         ({"level": "tok"}, r"^level: expected one of"),
         ({"mode": "clip"}, r"^mode: expected one of"),
@@ -233,7 +237,7 @@ def test_untruncated_overflow_raises_truncated_does_not():
     logp_old = np.zeros((1, 3))
     logp_mu = np.full((1, 3), -300.0)  # W = e^900
     mask = np.ones((1, 3))
-    with pytest.raises(ValueError, match="^logp_mu:"):
+    with pytest.raises(ValueError, match="^is_weights: expected a finite weight, got inf"):
         is_weights(logp_old, logp_mu, mask)
     assert np.array_equal(is_weights(logp_old, logp_mu, mask, c_max=2.0), np.full((1, 3), 2.0))
     assert np.array_equal(is_weights(logp_old, logp_mu, mask, mode="mask", c_max=2.0), np.zeros((1, 3)))
@@ -241,22 +245,22 @@ def test_untruncated_overflow_raises_truncated_does_not():
 
 def test_shapes_and_values_are_checked():
     logp_old, logp_mu, adv, mask = batch(np.random.default_rng(11))
-    with pytest.raises(ValueError, match="^logp_mu: expected the shape"):
+    with pytest.raises(ValueError, match=r"^logp_mu: expected shape \(12, 5\), got \(12, 4\)"):
         is_weights(logp_old, logp_mu[:, :-1], mask)
     with pytest.raises(ValueError, match=r"^adv: expected shape \(12,\), got \(11,\)$"):
         off_policy_sequence_mask(logp_old, logp_mu, adv[:-1], mask, 0.1)
     with pytest.raises(ValueError, match="^delta: expected a number >= 0"):
         off_policy_sequence_mask(logp_old, logp_mu, adv, mask, -0.1)
-    with pytest.raises(ValueError, match="^weights: expected values >= 0"):
+    with pytest.raises(ValueError, match="^weights: expected entries >= 0"):
         corrected_pg_loss(logp_old, adv, mask, -mask)
     with pytest.raises(ValueError, match="^weights: expected shape"):
         corrected_pg_loss(logp_old, adv, mask, mask[:, :-1])
     with pytest.raises(ValueError, match="^option: expected one of"):
-        rejection_mask(logp_old, logp_mu, mask, "seq_max_k1")
+        rejection_mask(logp_old, logp_mu, mask, option="seq_max_k1")
     with pytest.raises(ValueError, match="^hi: expected a number >= 1"):
-        rejection_mask(logp_old, logp_mu, mask, "seq_mean_k1", 0.5)
+        rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=0.5)
     with pytest.raises(ValueError, match="^lo: expected None"):
-        rejection_mask(logp_old, logp_mu, mask, "token_k3", 0.5, 0.1)
+        rejection_mask(logp_old, logp_mu, mask, option="token_k3", hi=0.5, lo=0.1)
 
 
 # ---- mini-batches and normalizers ---------------------------------------------------------------
@@ -439,33 +443,35 @@ def test_bad_arguments_exit_2_without_traceback(bad):
 def test_rejection_mask_beyond_float64_drops_the_row_silently():
     m = np.ones((1, 2))
     # logp_old = 800, token_k3: r - 1 - log r = expm1(800) - 800 overflows (a RuntimeWarning escaped)
-    assert silent(lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m, "token_k3")).tolist() == [
-        [0.0, 0.0]
-    ]
+    assert silent(
+        lambda: rejection_mask(np.full((1, 2), 800.0), np.zeros((1, 2)), m, option="token_k3")
+    ).tolist() == [[0.0, 0.0]]
     # the log-ratio itself overflows (inf, and inf - inf = NaN in a sequence statistic): dropped
     a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     for option in REJECTION:
-        assert silent(lambda: rejection_mask(a, b, m, option)).tolist() == [[0.0, 0.0]], option
+        assert silent(lambda: rejection_mask(a, b, m, option=option)).tolist() == [[0.0, 0.0]], option
 
 
 def test_weights_and_masks_beyond_float64_are_named_and_silent():
     m = np.ones((1, 2))
     a, b = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
     for level in ("token", "sequence"):
-        names("logp_mu", f"small enough for a finite {level} weight", lambda: is_weights(a, b, m, level))
+        names("is_weights", "logp_mu in [-1e+308, 1e+308]", lambda: is_weights(a, b, m, level=level))
     # an infinite or NaN mean log-ratio is not <= delta: the A < 0 row is dropped, silently
     assert silent(lambda: off_policy_sequence_mask(a, b, [-1.0], m, 0.1)).tolist() == [[0.0, 0.0]]
     assert silent(lambda: off_policy_sequence_mask(a, b, [1.0], m, 0.1)).tolist() == [[1.0, 1.0]]
     names(
-        "weights",
-        "small enough for a finite loss",
+        "corrected_pg_loss",
+        "weights in [1e+308, 1e+308]",
         lambda: corrected_pg_loss(np.full((1, 2), -1e308), [1.0], m, np.full((1, 2), 1e308), agg="seq_sum"),
     )
 
 
-def test_minibatch_rows_rejects_a_batch_beyond_2_to_31():
-    # np.arange(2**63) is silently empty: the split was [array([])]
-    names("B", "expected an integer <= 2147483648", lambda: minibatch_rows(2**63, 1))
+def test_minibatch_rows_rejects_a_batch_beyond_2_to_20():
+    # np.arange(2**63) is silently empty: the split was [array([])]; 2**31 rows exhausted memory
+    names("B", "expected an integer <= 1048576", lambda: minibatch_rows(2**63, 1))
+    names("B", "expected an integer <= 1048576", lambda: minibatch_rows(2**31, 1))
+    assert len(minibatch_rows(2**20, 2)) == 2
 
 
 # ---- public defaults, pinned -------------------------------------------------------------------
@@ -478,11 +484,13 @@ def test_offpolicy_defaults_are_the_documented_values():
     logp_old = -rng.uniform(0.5, 2.0, (B, T))
     logp_mu = logp_old + rng.uniform(-1.0, 1.0, (B, T))
     w = is_weights(logp_old, logp_mu, mask)
-    assert np.array_equal(w, is_weights(logp_old, logp_mu, mask, "sequence", "truncate", None, None))
+    assert np.array_equal(
+        w, is_weights(logp_old, logp_mu, mask, level="sequence", mode="truncate", c_max=None, c_min=None)
+    )
     for kw in (dict(level="token"), dict(mode="mask", c_max=1.5), dict(c_max=1.5)):
         assert not np.array_equal(w, is_weights(logp_old, logp_mu, mask, **kw)), kw
     keep = rejection_mask(logp_old, logp_mu, mask)
-    assert np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, "seq_mean_k1", 2.0, 0.5))
+    assert np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, option="seq_mean_k1", hi=2.0, lo=0.5))
     for kw in (dict(option="token_k1"), dict(hi=1.2)):
         assert not np.array_equal(keep, rejection_mask(logp_old, logp_mu, mask, **kw)), kw
     adv = rng.normal(size=B)
@@ -493,3 +501,15 @@ def test_offpolicy_defaults_are_the_documented_values():
     assert np.array_equal(acc, accumulation_weights(mask, 2, "dapo", None))
     assert np.array_equal(acc, mask / mask.sum())  # dapo: the global token mean
     assert np.array_equal(minibatch_rows(5, 2)[0], [0, 1, 2])  # rng None: in order
+
+
+@pytest.mark.parametrize("mode", ACCUM)
+def test_accumulation_weights_of_rows_with_holes_are_their_compacted_rows(mode):
+    # the docstring says holes are allowed: a row's weights are its compacted row's, scattered back
+    holes = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0]])
+    packed = -np.sort(-holes, axis=1)  # the trained tokens moved left, in order
+    w_h, w_c = accumulation_weights(holes, 2, mode), accumulation_weights(packed, 2, mode)
+    for b in range(4):
+        assert np.array_equal(w_h[b][holes[b] > 0], w_c[b][packed[b] > 0])
+    assert (w_h[holes == 0] == 0).all()
+    names("max_len", "longest response (4 trained tokens)", lambda: accumulation_weights(holes, 2, max_len=3))

@@ -17,10 +17,12 @@ from minirl_lm.core import ops
 from minirl_lm.pg import seqclip
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
 from minirl_lm.pg.seqclip import (
+    RATIOS,
     cispo_loss,
     dual_clip_surrogate,
     gspo_surrogate,
     luspo_surrogate,
+    ratio_scale,
     sequence_ratio,
 )
 from quiet import names, silent
@@ -45,8 +47,8 @@ def batch(rng, B=10, T=5, spread=0.8, edges=(0.8, 1.2, 1.28, 3.0)):
 def test_dual_clip_gradient_matches_finite_differences(agg):
     rng = np.random.default_rng(0)
     logp, logp_old, adv, mask = batch(rng, spread=1.6, edges=(0.8, 1.2, 2.0))
-    f = lambda x: dual_clip_surrogate(x, logp_old, adv, mask, 0.2, c=2.0, agg=agg)[0]
-    _, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, c=2.0, agg=agg)
+    f = lambda x: dual_clip_surrogate(x, logp_old, adv, mask, eps=0.2, c=2.0, agg=agg)[0]
+    _, d = dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, c=2.0, agg=agg)
     rho = np.exp(logp - logp_old)
     assert ((adv < 0) & (rho > 2.0) & (mask > 0)).sum() >= 2  # the dual clip is exercised
     np.testing.assert_allclose(d, fd_grad(f, logp), atol=ATOL, rtol=0)
@@ -76,7 +78,7 @@ def trl_delta(logp, logp_old, adv, mask, eps, eps_high, delta):
 def test_dual_clip_is_verls_clip_ratio_c_and_trls_delta():
     rng = np.random.default_rng(1)
     logp, logp_old, adv, mask = batch(rng, spread=1.6, edges=(0.8, 1.2, 1.28, 2.5))
-    ours, d = dual_clip_surrogate(logp, logp_old, adv, mask, 0.2, 0.28, c=2.5)
+    ours, d = dual_clip_surrogate(logp, logp_old, adv, mask, eps=0.2, eps_high=0.28, c=2.5)
     assert np.isclose(ours, verl_dual_clip(logp, logp_old, adv, mask, 0.2, 0.28, 2.5), rtol=1e-13, atol=0)
     g_verl = fd_grad(lambda x: verl_dual_clip(x, logp_old, adv, mask, 0.2, 0.28, 2.5), logp)
     np.testing.assert_allclose(d, g_verl, atol=ATOL, rtol=0)
@@ -107,8 +109,8 @@ def test_gspo_gradient_matches_finite_differences(ratio):
     logp, logp_old, _, mask = batch(rng, spread=0.3)
     A = rng.normal(size=len(mask))
     eps = 0.05
-    f = lambda x: gspo_surrogate(x, logp_old, A, mask, eps, ratio=ratio)[0]
-    _, d = gspo_surrogate(logp, logp_old, A, mask, eps, ratio=ratio)
+    f = lambda x: gspo_surrogate(x, logp_old, A, mask, eps=eps, ratio=ratio)[0]
+    _, d = gspo_surrogate(logp, logp_old, A, mask, eps=eps, ratio=ratio)
     s = sequence_ratio(logp, logp_old, mask, ratio)
     inside = (s > 1 - eps) & (s < 1 + eps)
     assert inside.any() and (~inside & (mask.sum(1) > 0)).any()  # clipped and unclipped rows
@@ -152,7 +154,7 @@ def test_gspo_is_verls_and_trls_sequence_level_loss():
     logp, logp_old, _, mask = batch(rng, spread=0.3)
     mask[0, 0] = 1.0  # verl's mean needs no empty rows
     A = rng.normal(size=len(mask))
-    ours, d = gspo_surrogate(logp, logp_old, A, mask, 0.2, 0.28)
+    ours, d = gspo_surrogate(logp, logp_old, A, mask, eps=0.2, eps_high=0.28)
     assert np.isclose(ours, verl_gspo(logp, logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     assert np.isclose(ours, trl_gspo(logp, logp_old, A, mask, 0.2, 0.28), rtol=1e-13)
     g_verl = fd_grad(lambda x: verl_gspo(x, logp, logp_old, A, mask, 0.2, 0.28), logp)
@@ -173,9 +175,9 @@ def test_product_ratio_clips_long_responses_the_geometric_mean_does_not():
     assert out(geo) == 0.0 and out(prod) > 0.5
 
 
-def test_gspo_overflow_raises_naming_logp():
+def test_gspo_overflow_raises_naming_the_function():
     logp_old = np.full((1, 2), -400.0)
-    with pytest.raises(ValueError, match="^logp:"):
+    with pytest.raises(ValueError, match="^gspo_surrogate: expected a finite loss"):
         gspo_surrogate(np.zeros((1, 2)), logp_old, np.array([-1.0]), np.ones((1, 2)), ratio="product")
 
 
@@ -196,8 +198,8 @@ def held(f, logp, logp_old):
 def test_cispo_gradient_is_the_stop_gradient_one(bounds, agg):
     rng = np.random.default_rng(8)
     logp, logp_old, adv, mask = batch(rng)
-    f = lambda x, lo: cispo_loss(x, lo, adv, mask, *bounds, agg=agg)[0]
-    _, d = cispo_loss(logp, logp_old, adv, mask, *bounds, agg=agg)
+    f = lambda x, lo: cispo_loss(x, lo, adv, mask, rho_min=bounds[0], rho_max=bounds[1], agg=agg)[0]
+    _, d = cispo_loss(logp, logp_old, adv, mask, rho_min=bounds[0], rho_max=bounds[1], agg=agg)
     np.testing.assert_allclose(d, held(f, logp, logp_old), atol=ATOL, rtol=0)
     rho = np.exp(logp - logp_old)
     assert np.all(d[(mask > 0) & (rho > 1.28) & (adv != 0)] != 0)  # no token loses its gradient
@@ -219,12 +221,12 @@ def verl_cispo(x, frozen, logp_old, adv, mask, lo, hi):
 def test_cispo_is_trls_and_verls():
     rng = np.random.default_rng(9)
     logp, logp_old, adv, mask = batch(rng)
-    ours, d = cispo_loss(logp, logp_old, adv, mask, None, 5.0)
+    ours, d = cispo_loss(logp, logp_old, adv, mask, rho_min=None, rho_max=5.0)
     assert np.isclose(ours, trl_cispo(logp, logp, logp_old, adv, mask, 5.0), rtol=1e-13)
     np.testing.assert_allclose(
         d, fd_grad(lambda x: trl_cispo(x, logp, logp_old, adv, mask, 5.0), logp), atol=ATOL, rtol=0
     )
-    ours, d = cispo_loss(logp, logp_old, adv, mask, 0.8, 1.28)
+    ours, d = cispo_loss(logp, logp_old, adv, mask, rho_min=0.8, rho_max=1.28)
     assert np.isclose(ours, verl_cispo(logp, logp, logp_old, adv, mask, 0.2, 0.28), rtol=1e-13)
     np.testing.assert_allclose(
         d, fd_grad(lambda x: verl_cispo(x, logp, logp_old, adv, mask, 0.2, 0.28), logp), atol=ATOL, rtol=0
@@ -235,7 +237,7 @@ def test_cispo_is_trls_and_verls():
     "kw, msg",
     [
         ({"rho_max": 0.2}, "^rho_max: expected a number >= 1"),
-        ({"rho_min": 1.2}, "^rho_min: expected a number <= 1"),
+        ({"rho_min": 1.2}, "^rho_min: expected a number >= 0 and <= 1"),
         ({"rho_min": -0.1}, "^rho_min"),
         ({"agg": "x"}, "^agg"),
     ],
@@ -255,7 +257,7 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
     for _loss, d in (
         dual_clip_surrogate(logp, logp, adv, mask, agg=agg),
         cispo_loss(logp, logp, adv, mask, agg=agg),
-        cispo_loss(logp, logp, adv, mask, 0.8, 1.28, agg=agg),
+        cispo_loss(logp, logp, adv, mask, rho_min=0.8, rho_max=1.28, agg=agg),
     ):
         assert np.array_equal(d, ref[1])
     assert cispo_loss(logp, logp, adv, mask, agg=agg)[0] == ref[0]
@@ -265,14 +267,14 @@ def test_at_rho_one_dual_clip_and_cispo_are_reinforce_bitwise(agg):
 
 
 def test_aggregation_weights_and_shared_pieces_are_core_ops():
-    assert seqclip.agg_weights is ops.agg_weights and seqclip.AGGS is ops.AGGS  # eq. (pg_agg), once
+    assert seqclip.agg_weights is ops.agg_weights  # eq. (pg_agg), once
     assert seqclip.log_ratio is ops.log_ratio
 
 
 @pytest.mark.parametrize("fn", [dual_clip_surrogate, cispo_loss])
 def test_bad_inputs(fn):
     logp, logp_old, adv, mask = batch(np.random.default_rng(13))
-    with pytest.raises(ValueError, match="^logp_old: expected the shape"):
+    with pytest.raises(ValueError, match=r"^logp_old: expected shape \(10, 5\), got \(10, 4\)"):
         fn(logp, logp_old[:, :-1], adv, mask)
     bad = logp.copy()
     bad[1, 0] = np.nan
@@ -291,25 +293,25 @@ def test_sequence_ratio_beyond_float64_is_an_error_not_inf():
     m = np.ones((1, 2))
     # the geometric mean of two log-ratios of 800: exp(800) (it returned inf)
     names(
-        "logp", "the geometric sequence ratio", lambda: sequence_ratio(np.full((1, 2), 800.0), np.zeros((1, 2)), m)
+        "sequence_ratio", "finite s, got inf", lambda: sequence_ratio(np.full((1, 2), 800.0), np.zeros((1, 2)), m)
     )
     names(
-        "logp",
-        "the product sequence ratio",
+        "sequence_ratio",
+        "finite s, got inf",
         lambda: sequence_ratio(np.full((1, 2), 400.0), np.zeros((1, 2)), m, "product"),
     )
     # a log-ratio of 1e308 - (-1e308) overflows the subtraction; inf - inf is NaN (it warned)
     lp, old = np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])
-    assert "NaN" in names("logp", "sequence ratio", lambda: sequence_ratio(lp, old, m))
+    assert "NaN" in names("sequence_ratio", "logp in [-1e+308, 1e+308]", lambda: sequence_ratio(lp, old, m))
     # the same ratio inside GSPO: an A > 0 clips it to a finite loss, silently
     loss, d = silent(lambda: gspo_surrogate(np.full((1, 2), 800.0), np.zeros((1, 2)), [1.0], m))
     assert loss == -1.2 and (d == 0).all()
-    names("logp", "geometric sequence-ratio surrogate", lambda: gspo_surrogate(lp, old, np.ones(1), m))
+    names("gspo_surrogate", "finite loss", lambda: gspo_surrogate(lp, old, np.ones(1), m))
 
 
 def test_dual_clip_and_cispo_overflow_are_named_and_silent():
     m, big = np.ones((1, 2)), np.full((1, 2), 1e308)
-    names("logp", "CISPO loss", lambda: cispo_loss(big, np.zeros((1, 2)), [1e308], m, agg="seq_sum"))
+    names("cispo_loss", "finite loss", lambda: cispo_loss(big, np.zeros((1, 2)), [1e308], m, agg="seq_sum"))
     # rho = inf with A > 0 is clipped, and the dual clip never acts on A > 0: finite, silent
     loss, d = silent(lambda: dual_clip_surrogate(big, -big, np.ones(1), m))
     assert loss == -1.2 and (d == 0).all()
@@ -339,16 +341,16 @@ def _same(a, b):
 def test_seqclip_defaults_are_the_documented_values():
     logp, old, adv, mask = _wide_batch()
     base = dual_clip_surrogate(logp, old, adv, mask)
-    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, 0.2, None, 3.0, "token_mean"))
+    assert _same(base, dual_clip_surrogate(logp, old, adv, mask, eps=0.2, eps_high=None, c=3.0, agg="token_mean"))
     for kw in (dict(eps=0.3), dict(eps_high=0.3), dict(c=2.0), dict(agg="seq_sum")):
         assert not _same(base, dual_clip_surrogate(logp, old, adv, mask, **kw)), kw
     base = gspo_surrogate(logp, old, adv, mask)
-    assert _same(base, gspo_surrogate(logp, old, adv, mask, 0.2, None, "geometric"))
+    assert _same(base, gspo_surrogate(logp, old, adv, mask, eps=0.2, eps_high=None, ratio="geometric"))
     for kw in (dict(eps=0.5), dict(eps_high=0.6), dict(ratio="product")):
         assert not _same(base, gspo_surrogate(logp, old, adv, mask, **kw)), kw
     assert np.array_equal(sequence_ratio(logp, old, mask), sequence_ratio(logp, old, mask, "geometric"))
     base = cispo_loss(logp, old, adv, mask)
-    assert _same(base, cispo_loss(logp, old, adv, mask, None, 5.0, "token_mean"))
+    assert _same(base, cispo_loss(logp, old, adv, mask, rho_min=None, rho_max=5.0, agg="token_mean"))
     for kw in (dict(rho_min=0.5), dict(rho_max=2.0), dict(agg="seq_sum")):
         assert not _same(base, cispo_loss(logp, old, adv, mask, **kw)), kw
 
@@ -379,11 +381,11 @@ def test_zero_advantage_and_overflowing_products_stay_finite_and_silent():
         assert loss == -1.2e10 and (d == 0).all()
     # an unbounded clip range lets the clipped branch overflow: named, with the loss's name
     names(
-        "logp",
-        "the dual-clip surrogate is finite",
+        "dual_clip_surrogate",
+        "eps_high = 1e+308",
         lambda: dual_clip_surrogate(far, np.zeros((1, 1)), [1e10], m, eps_high=1e308),
     )
-    names("logp_old", "the geometric sequence ratio", lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
+    names("sequence_ratio", "logp_old in [-800, -800]", lambda: sequence_ratio(np.zeros((1, 1)), -far, m))
 
 
 def test_dual_clip_tie_at_c_keeps_the_gradient():
@@ -407,14 +409,14 @@ def test_gspo_empty_responses_add_nothing_and_the_lower_clip_acts():
 def test_inf_minus_inf_in_the_sums_is_named_and_silent():
     # two tokens whose terms are +inf and -inf: the sum is NaN (an invalid operation), silently
     names(
-        "logp",
-        "the CISPO loss is finite",
+        "cispo_loss",
+        "got NaN",
         lambda: cispo_loss([[4.0, 4.0]], [[4.0, 4.0]], [[1e308, -1e308]], np.ones((1, 2))),
     )
     far = np.full((2, 1), 800.0)  # s = inf for both responses
     names(
-        "logp",
-        "the geometric sequence-ratio surrogate is finite",
+        "gspo_surrogate",
+        "finite loss",
         lambda: gspo_surrogate(far, np.zeros((2, 1)), [-1.0, 1e10], np.ones((2, 1)), eps_high=1e308),
     )
 
@@ -457,3 +459,14 @@ def test_luspo_against_trl():
     assert abs(loss - trl_luspo(logp, logp_old, adv, mask, 0.2, 0.28)) < 1e-13
     fd = fd_grad(lambda x: trl_luspo(x, logp_old, adv, mask, 0.2, 0.28), logp)  # autograd's, by FD
     np.testing.assert_allclose(g, fd, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("ratio", RATIOS)
+def test_ratio_scale_is_the_derivative_of_the_log_sequence_ratio(ratio):
+    rng = np.random.default_rng(23)
+    logp, logp_old, _, mask = batch(rng, spread=0.3)
+    mask[2, 1] = 0.0  # a hole: not counted in |y_b|
+    g = fd_grad(lambda x: np.log(sequence_ratio(x, logp_old, mask, ratio)).sum(), logp)  # d log s_b / d logp
+    np.testing.assert_allclose(
+        g, np.broadcast_to(np.reshape(ratio_scale(mask, ratio), (-1, 1)), mask.shape) * mask, atol=ATOL
+    )

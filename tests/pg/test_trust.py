@@ -42,9 +42,11 @@ def test_sapo_gradient_matches_finite_differences(agg):
     rng = np.random.default_rng(1)
     logp, logp_old, adv, mask = batch(rng, spread=1.5)
     A = rng.normal(size=logp.shape)  # per-token advantages
-    _, g = sapo_loss(logp, logp_old, A, mask, 1.0, 1.05, agg, 9)
+    _, g = sapo_loss(logp, logp_old, A, mask, tau_pos=1.0, tau_neg=1.05, agg=agg, max_len=9)
     np.testing.assert_allclose(
-        g, fd_grad(lambda x: sapo_loss(x, logp_old, A, mask, 1.0, 1.05, agg, 9)[0], logp), atol=ATOL
+        g,
+        fd_grad(lambda x: sapo_loss(x, logp_old, A, mask, tau_pos=1.0, tau_neg=1.05, agg=agg, max_len=9)[0], logp),
+        atol=ATOL,
     )
     assert (g[mask == 0] == 0).all()
 
@@ -56,12 +58,14 @@ def test_sapo_is_reinforce_at_rho_one_and_its_gate_never_zero():
     w = agg_weights(mask, "seq_mean_token_mean")
     np.testing.assert_allclose(g, -w * adv[:, None], rtol=1e-15, atol=0)  # slope 4 (1/4) 1 = 1
     # far moves: the slope decays but stays positive (no token loses its gradient exactly)
-    _, g2 = sapo_loss(logp, logp - 2.0 * mask, adv, mask, 1.0, 1.05, "token_mean")
+    _, g2 = sapo_loss(logp, logp - 2.0 * mask, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="token_mean")
     assert (np.abs(g2[mask > 0]) > 0).all() and (
         np.abs(g2[mask > 0]) < np.abs(adv[:, None] * mask)[mask > 0]
     ).all()
     # an overflowing ratio: the gate saturates at 4 / tau, the gradient is exactly 0
-    loss, g3 = silent(lambda: sapo_loss([[0.0]], [[-800.0]], [2.0], [[1.0]], 1.0, 1.05, "seq_sum"))
+    loss, g3 = silent(
+        lambda: sapo_loss([[0.0]], [[-800.0]], [2.0], [[1.0]], tau_pos=1.0, tau_neg=1.05, agg="seq_sum")
+    )
     assert loss == -2.0 * 4.0 and g3[0, 0] == 0.0
 
 
@@ -79,7 +83,7 @@ def test_sapo_against_trl():
     rng = np.random.default_rng(3)
     logp, logp_old, adv, mask = batch(rng, spread=1.0)
     A = np.broadcast_to(adv[:, None], logp.shape)
-    loss, g = sapo_loss(logp, logp_old, adv, mask, 1.0, 1.05)
+    loss, g = sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05)
     assert abs(loss - trl_sapo(logp, logp_old, A, mask, 1.0, 1.05)) < 1e-14
     fd = fd_grad(lambda x: trl_sapo(x, logp_old, A, mask, 1.0, 1.05), logp)  # autograd's, by FD
     np.testing.assert_allclose(g, fd, atol=ATOL)
@@ -98,13 +102,13 @@ def dppo_batch(rng, B=12, T=6):
 def test_dppo_gradient_holds_the_mask_and_the_ratio(divergence, agg):
     rng = np.random.default_rng(4)
     logp, logp_old, adv, mask = dppo_batch(rng)
-    args = (divergence, 0.05, 0.1, 2.0, agg)
-    _, g = dppo_loss(logp, logp_old, adv, mask, *args)
-    keep = dppo_mask(logp, logp_old, adv, mask, divergence, 0.05, 0.1)
+    args = dict(divergence=divergence, delta=0.05, delta_high=0.1, c=2.0, agg=agg)
+    _, g = dppo_loss(logp, logp_old, adv, mask, **args)
+    keep = dppo_mask(logp, logp_old, adv, mask, divergence=divergence, delta=0.05, delta_high=0.1)
     assert 0 < keep[mask > 0].sum() < (mask > 0).sum()  # both sides of the gate present
     rho = np.exp(logp - logp_old)
     assert ((rho > 2.0) & (keep > 0)).any()  # the truncation acts
-    fd = held(lambda x, xo: dppo_loss(x, xo, adv, mask, *args)[0], logp, logp_old)
+    fd = held(lambda x, xo: dppo_loss(x, xo, adv, mask, **args)[0], logp, logp_old)
     np.testing.assert_allclose(g, fd, atol=ATOL)
     np.testing.assert_array_equal(g == 0, (keep == 0) | (mask == 0) | (adv[:, None] == 0))
 
@@ -114,16 +118,16 @@ def test_dppo_is_reinforce_at_rho_one_and_masks_by_probability_not_ratio():
     logp, _, adv, mask = batch(rng)
     for d in ("tv", "kl"):
         assert (
-            dppo_loss(logp, logp, adv, mask, d)[1].tolist()
+            dppo_loss(logp, logp, adv, mask, divergence=d)[1].tolist()
             == (-agg_weights(mask, "token_mean") * adv[:, None]).tolist()
         )
     # a ratio of 10 on a rare token moves its probability by 9e-4: kept; a move of 0.3: masked
     lp_old = np.log([[1e-4, 0.3]])
     lp = np.log([[1e-3, 0.6]])
-    assert dppo_mask(lp, lp_old, [1.0], [[1.0, 1.0]], "tv", 0.2).tolist() == [[1.0, 0.0]]
+    assert dppo_mask(lp, lp_old, [1.0], [[1.0, 1.0]], divergence="tv", delta=0.2).tolist() == [[1.0, 0.0]]
     # the other side of the advantage is never masked by a move in its own direction
-    assert dppo_mask(lp, lp_old, [-1.0], [[1.0, 1.0]], "tv", 0.2).tolist() == [[1.0, 1.0]]
-    assert dppo_mask(lp, lp_old, [-1.0], [[1.0, 1.0]], "kl", 0.01).tolist() == [[1.0, 1.0]]
+    assert dppo_mask(lp, lp_old, [-1.0], [[1.0, 1.0]], divergence="tv", delta=0.2).tolist() == [[1.0, 1.0]]
+    assert dppo_mask(lp, lp_old, [-1.0], [[1.0, 1.0]], divergence="kl", delta=0.01).tolist() == [[1.0, 1.0]]
 
 
 def verl_dppo(logp, logp_old, A, mask, divergence, low, high, c):
@@ -150,7 +154,7 @@ def test_dppo_against_verl(divergence):
     rng = np.random.default_rng(6)
     logp, logp_old, adv, mask = dppo_batch(rng)
     A = np.broadcast_to(adv[:, None], logp.shape)
-    loss, g = dppo_loss(logp, logp_old, adv, mask, divergence, 0.05, 0.1, 2.0)
+    loss, g = dppo_loss(logp, logp_old, adv, mask, divergence=divergence, delta=0.05, delta_high=0.1, c=2.0)
     want, gw = verl_dppo(logp, logp_old, A, mask, divergence, 0.05, 0.1, 2.0)
     assert abs(loss - want) < 1e-14
     np.testing.assert_allclose(g, gw, rtol=1e-14, atol=1e-17)
@@ -161,7 +165,18 @@ def test_dppo_defaults_and_errors():
     logp, logp_old, adv, mask = dppo_batch(rng)
     assert (
         dppo_loss(logp, logp_old, adv, mask)[0]
-        == dppo_loss(logp, logp_old, adv, mask, "tv", 0.2, 0.2, 3.0, "token_mean", None)[0]
+        == dppo_loss(
+            logp,
+            logp_old,
+            adv,
+            mask,
+            divergence="tv",
+            delta=0.2,
+            delta_high=0.2,
+            c=3.0,
+            agg="token_mean",
+            max_len=None,
+        )[0]
     )
     assert (
         dppo_loss(logp, logp_old, adv, mask, c=1e300)[1].tolist()
@@ -172,9 +187,9 @@ def test_dppo_defaults_and_errors():
             * dppo_mask(logp, logp_old, adv, mask)
         ).tolist()
     )
-    names("divergence", "'kl', 'tv'", lambda: dppo_loss(logp, logp_old, adv, mask, "js"))
+    names("divergence", "'tv', 'kl'", lambda: dppo_loss(logp, logp_old, adv, mask, divergence="js"))
     names("c", ">= 1", lambda: dppo_loss(logp, logp_old, adv, mask, c=0.5))
-    names("delta", "> 0", lambda: dppo_mask(logp, logp_old, adv, mask, "tv", 0.0))
+    names("delta", "> 0", lambda: dppo_mask(logp, logp_old, adv, mask, divergence="tv", delta=0.0))
 
 
 # ---- GMPO --------------------------------------------------------------------------------------
@@ -267,7 +282,18 @@ def test_vespo_against_trl_and_defaults():
     np.testing.assert_allclose(g, gw, rtol=1e-13, atol=1e-17)
     assert (
         vespo_loss(logp, logp_old, adv, mask)[0]
-        == vespo_loss(logp, logp_old, adv, mask, 2.0, 3.0, 3.0, 2.0, "token_mean", None)[0]
+        == vespo_loss(
+            logp,
+            logp_old,
+            adv,
+            mask,
+            k_pos=2.0,
+            lam_pos=3.0,
+            k_neg=3.0,
+            lam_neg=2.0,
+            agg="token_mean",
+            max_len=None,
+        )[0]
     )
     names("lam_pos", "> 0", lambda: vespo_weight(logp, logp_old, adv, mask, lam_pos=0.0))
     names("adv", "shape", lambda: vespo_loss(logp, logp_old, A, mask))  # one advantage per response
@@ -277,8 +303,41 @@ def test_sapo_and_gmpo_defaults_and_errors():
     rng = np.random.default_rng(13)
     logp, logp_old, adv, mask = batch(rng)
     a = sapo_loss(logp, logp_old, adv, mask)
-    b = sapo_loss(logp, logp_old, adv, mask, 1.0, 1.05, "seq_mean_token_mean", None)
+    b = sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=1.05, agg="seq_mean_token_mean", max_len=None)
     assert a[0] == b[0]
-    names("tau_neg", "> 0", lambda: sapo_loss(logp, logp_old, adv, mask, 1.0, -1.0))
+    names("tau_neg", "> 0", lambda: sapo_loss(logp, logp_old, adv, mask, tau_pos=1.0, tau_neg=-1.0))
     names("eps_high", "> 0", lambda: gmpo_loss(logp, logp_old, adv, mask, 0.2, 0.0))
-    names("logp", "finite", lambda: gmpo_loss([[800.0]], [[0.0]], [1.0], [[1.0]], 1e6))
+    names("gmpo_loss", "eps = 1e+06", lambda: gmpo_loss([[800.0]], [[0.0]], [1.0], [[1.0]], 1e6))
+
+
+def test_an_overflow_names_the_function_not_a_neighbouring_argument():
+    # 4 / tau beyond float64: the gate is inf; the error names sapo_loss and shows tau_pos
+    msg = names("sapo_loss", "finite loss", lambda: sapo_loss([[0.0]], [[0.0]], [1.0], [[1.0]], tau_pos=5e-324))
+    assert "tau_pos = 4.94066e-324" in msg
+
+
+@pytest.mark.parametrize(
+    "lp, k, lam",
+    [
+        (1.0, 1000.0, 1.0),  # log phi = 1 + 1000 - e 1 (the peak of a large k): phi beyond float64
+        (-1.0, 0.0, 1e308),  # log phi = lam (1 - 1/e), finite, its exp is not
+        (1.0, 1.79e308, 0.9e308),  # k log W and lam W both overflow; their true sum is +0.24e308
+    ],
+)
+def test_vespo_weight_beyond_float64_is_an_error_never_inf_or_nan(lp, k, lam):
+    m = np.ones((1, 1))
+    names(
+        "vespo_weight",
+        "finite phi, got inf",
+        lambda: vespo_weight([[lp]], [[0.0]], [1.0], m, k_pos=k, lam_pos=lam),
+    )
+    names("vespo_loss", "finite loss", lambda: vespo_loss([[lp]], [[0.0]], [1.0], m, k_pos=k, lam_pos=lam))
+
+
+def test_vespo_weight_underflows_to_zero_where_its_terms_overflow():
+    # log phi = 1e308 (1 - e^2) + 2e308 < 0: the terms k log W and lam W overflow, phi is 0
+    m = np.ones((1, 1))
+    phi = silent(lambda: vespo_weight([[2.0]], [[0.0]], [1.0], m, k_pos=1e308, lam_pos=1e308))
+    assert phi[0] == 0.0
+    # W beyond float64 (log W = 800): phi = 0 whatever k
+    assert silent(lambda: vespo_weight([[800.0]], [[0.0]], [1.0], m, k_pos=5.0))[0] == 0.0

@@ -18,7 +18,15 @@ from minirl_lm.reward.bt import (
     one_hot_features,
     outcome_loss,
 )
-from quiet import names, overflow, raises, silent
+from quiet import names, raises, silent
+
+
+def overflows(fname, what, call):
+    """The message of the result check: it names the function, the results and the inputs' ranges."""
+    msg = raises(ValueError, call)
+    assert msg.startswith(f"{fname}: expected a finite {what}") and " from " in msg, msg
+    return msg
+
 
 # Central differences at h = 1e-6 on losses of size ~1: truncation ~1e-12, rounding ~1e-10.
 TOL = 1e-8
@@ -73,12 +81,10 @@ def test_bt_margin_loss_saturates_without_overflow_and_refuses_bad_input():
     assert bt_margin_loss([-1e3], [0.0])[0] == pytest.approx(1e3)
     names("r_rejected", "shape", lambda: bt_margin_loss([1.0, 2.0], [1.0]))
     names("margin", "shape", lambda: bt_margin_loss([1.0], [0.0], margin=[1.0, 2.0]))
-    names("center", ">= 0.0", lambda: bt_margin_loss([1.0], [0.0], center=-1.0))
-    names("weights", "nonnegative", lambda: bt_margin_loss([1.0], [0.0], weights=[-1.0]))
-    assert raises(ValueError, lambda: bt_margin_loss([], [])) == (
-        "r_chosen: expected at least one entry, got shape (0,)"
-    )
-    names("r_chosen", "finite", lambda: bt_margin_loss([1e308], [1e308], center=1.0))
+    names("center", ">= 0", lambda: bt_margin_loss([1.0], [0.0], center=-1.0))
+    names("weights", "entries >= 0", lambda: bt_margin_loss([1.0], [0.0], weights=[-1.0]))
+    names("r_chosen", "non-empty", lambda: bt_margin_loss([], []))
+    overflows("bt_margin_loss", "loss and gradients", lambda: bt_margin_loss([1e308], [1e308], center=1.0))
 
 
 def test_outcome_loss_gradients_and_values():
@@ -90,7 +96,7 @@ def test_outcome_loss_gradients_and_values():
     bce = np.mean(-(y * np.log(1 / (1 + np.exp(-r))) + (1 - y) * np.log(1 / (1 + np.exp(r)))))
     assert outcome_loss(r, y)[0] == pytest.approx(bce, rel=1e-13)  # default: bce, the mean
     assert outcome_loss(r, y, "squared")[0] == pytest.approx(np.mean((r - y) ** 2) / 2, rel=1e-14)
-    names("label", "[0, 1]", lambda: outcome_loss([0.0], [2.0]))
+    names("label", "entries <= 1", lambda: outcome_loss([0.0], [2.0]))
     names("kind", "one of", lambda: outcome_loss([0.0], [1.0], kind="hinge"))
 
 
@@ -98,7 +104,9 @@ def test_one_hot_features_is_the_table():
     phi = one_hot_features(2, 3)
     w = np.arange(6.0)
     assert phi.shape == (2, 3, 6) and np.array_equal(phi @ w, w.reshape(2, 3))
-    names("Y", "<=", lambda: one_hot_features(10**6, 2))
+    names("Y", "N * Y <= 1000", lambda: one_hot_features(10, 101))  # as many features as a fit takes
+    names("N", "<= 1000", lambda: one_hot_features(10**6, 2))
+    assert one_hot_features(10, 100).shape == (10, 100, 1000)
 
 
 def _linear_case(seed=4):
@@ -112,7 +120,7 @@ def test_linear_bt_loss_gradient_and_the_tabular_case():
     rng, phi, x, c, r = _linear_case()
     w, m, wt = rng.normal(size=5), rng.uniform(0, 1, 9), rng.uniform(0.1, 1, 9)
     _, dw = linear_bt_loss(w, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)
-    f = lambda v: linear_bt_loss(v, phi, x, c, r, m, 0.2, wt, 0.5)[0]  # noqa: E731
+    f = lambda v: linear_bt_loss(v, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)[0]  # noqa: E731
     assert np.allclose(dw, fd_grad(f, w), atol=TOL)
     # one-hot features, no margin, no centering: dpo.reward_table_loss on the table
     table = rng.normal(size=(3, 4))
@@ -126,7 +134,7 @@ def test_linear_outcome_loss_gradient():
     w, y = rng.normal(size=5), rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         _, dw = linear_outcome_loss(w, phi, x, c, y, kind=kind, weights=None, l2=0.3)
-        f = lambda v, k=kind: linear_outcome_loss(v, phi, x, c, y, k, None, 0.3)[0]  # noqa: E731
+        f = lambda v, k=kind: linear_outcome_loss(v, phi, x, c, y, kind=k, weights=None, l2=0.3)[0]  # noqa: E731
         assert np.allclose(dw, fd_grad(f, w), atol=TOL)
     names("w", "shape", lambda: linear_outcome_loss(np.zeros(4), phi, x, c, y))
 
@@ -137,6 +145,9 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
     rng, phi, x, c, r = _linear_case(6)
     w, m, wt = rng.normal(size=5), rng.uniform(0, 1, 9), rng.uniform(0.1, 1, 9)
     H = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[2]
+    # the fit's loss (its line search) is the public loss, ridge included
+    got = _bt_newton(w, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[0]
+    assert got == linear_bt_loss(w, phi, x, c, r, margin=m, center=0.2, weights=wt, l2=0.5)[0]
     num = np.stack(
         [fd_grad(lambda v, i=i: _bt_newton(v, phi[x, c], phi[x, r], m, 0.2, wt, 0.5)[1][i], w) for i in range(5)]
     )
@@ -144,6 +155,10 @@ def test_newton_hessians_match_finite_differences_of_the_gradient():
     y = rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         H = _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[2]
+        assert (
+            _outcome_newton(w, phi[x, c], y, kind, wt, 0.5)[0]
+            == linear_outcome_loss(w, phi, x, c, y, kind=kind, weights=wt, l2=0.5)[0]
+        )
         num = np.stack(
             [fd_grad(lambda v, i=i: _outcome_newton(v, phi[x, c], y, kind, wt, 0.5)[1][i], w) for i in range(5)]
         )
@@ -200,7 +215,7 @@ def test_fit_bt_with_a_margin_inflates_the_gap_and_fit_outcome_recovers_labels()
     )
     assert np.allclose(w, [0.2, 0.9], atol=1e-14)
     names("iters", ">= 1", lambda: fit_outcome(hot, [0], [0], [1.0], iters=0))
-    names("l2", ">= 0.0", lambda: fit_bt(hot, x, c, r, l2=-1.0))
+    names("l2", ">= 0", lambda: fit_bt(hot, x, c, r, l2=-1.0))
 
 
 def test_error_off_constant():
@@ -212,21 +227,31 @@ def test_error_off_constant():
 
 def test_overflow_is_named_never_warned():
     # a margin beyond float64 saturates the loss at 0 (no warning); a centering term that
-    # overflows (0 * inf included) names r_chosen
+    # overflows (0 * inf included) names the function and the range of every input
     assert silent(lambda: bt_margin_loss([1e308], [-1e308]))[0] == 0.0
-    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308]))
-    names("r_chosen", "the loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5))
-    names("r", "the loss", lambda: outcome_loss([1e200], [0.0], kind="squared"))
+    overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308]))
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5))
+    assert "r_chosen in [1e+308, 1e+308], r_rejected in [1e+308, 1e+308], center = 0.5" in msg
+    # an overflow driven by r_rejected alone is not blamed on r_chosen
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([0.0], [1e308], center=1.0))
+    assert "r_rejected in [1e+308, 1e+308]" in msg and not msg.startswith("r_chosen")
+    overflows("outcome_loss", "loss", lambda: outcome_loss([1e200], [0.0], kind="squared"))
     assert silent(lambda: outcome_loss([-1e308], [0.0]))[0] == 0.0  # softplus(-inf) = 0
     phi = np.ones((1, 2, 1))
-    names(
-        "w", "the loss", lambda: linear_bt_loss([1e308], phi * [[[1.0]], [[-1.0]]][0], [0], [0], [1], center=1.0)
+    overflows(
+        "linear_bt_loss",
+        "loss",
+        lambda: linear_bt_loss([1e308], phi * [[[1.0]], [[-1.0]]][0], [0], [0], [1], center=1.0),
     )
-    names("w", "the loss", lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared"))
+    overflows(
+        "linear_outcome_loss", "loss", lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared")
+    )
     law = silent(lambda: bt_pair_law(np.array([[1e308, -1e308]]), np.array([[0.5, 0.5]])))
     assert law[3].tolist() == [0.25, 0.5, 0.0, 0.25]
-    names(
-        "r_hat", "the error", lambda: error_off_constant(np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]]))
+    overflows(
+        "error_off_constant",
+        "error",
+        lambda: error_off_constant(np.array([[1e308, -1e308]]), np.array([[-1e308, 1e308]])),
     )
 
 
@@ -236,12 +261,18 @@ def test_defaults_are_the_stated_ones():
     r_c, r_r, _, _ = _pairs(9)
     assert bt_margin_loss(r_c, r_r)[0] == bt_margin_loss(r_c, r_r, None, 0.0, np.full(7, 1 / 7))[0]
     assert outcome_loss(r_c, y[:7])[0] == outcome_loss(r_c, y[:7], "bce", np.full(7, 1 / 7))[0]
-    assert linear_bt_loss(w, phi, x, c, r)[0] == linear_bt_loss(w, phi, x, c, r, None, 0.0, None, 0.0)[0]
-    assert linear_outcome_loss(w, phi, x, c, y)[0] == linear_outcome_loss(w, phi, x, c, y, "bce", None, 0.0)[0]
+    assert (
+        linear_bt_loss(w, phi, x, c, r)[0]
+        == linear_bt_loss(w, phi, x, c, r, margin=None, center=0.0, weights=None, l2=0.0)[0]
+    )
+    assert (
+        linear_outcome_loss(w, phi, x, c, y)[0]
+        == linear_outcome_loss(w, phi, x, c, y, kind="bce", weights=None, l2=0.0)[0]
+    )
     a = fit_bt(phi, x, c, r, l2=0.1)
-    assert np.array_equal(a, fit_bt(phi, x, c, r, None, 0.0, None, 0.1, 100))
+    assert np.array_equal(a, fit_bt(phi, x, c, r, margin=None, center=0.0, weights=None, l2=0.1, iters=100))
     b = fit_outcome(phi, x, c, y, l2=0.1)
-    assert np.array_equal(b, fit_outcome(phi, x, c, y, "bce", None, 0.1, 100))
+    assert np.array_equal(b, fit_outcome(phi, x, c, y, kind="bce", weights=None, l2=0.1, iters=100))
     R = np.array([[0.0, 1.0], [2.0, 0.0]])
     mu = np.array([[0.5, 0.5], [0.2, 0.8]])
     assert np.array_equal(bt_pair_law(R, mu)[3], bt_pair_law(R, mu, np.array([0.5, 0.5]))[3])
@@ -255,7 +286,7 @@ def test_linear_losses_add_the_ridge_term_exactly():
     bt = bt_margin_loss(phi[x, c] @ w, phi[x, r] @ w, margin=np.full(9, 0.3), center=0.2)[0]
     assert linear_bt_loss(w, phi, x, c, r, margin=np.full(9, 0.3), center=0.2)[0] == pytest.approx(bt, rel=1e-14)
     out = outcome_loss(phi[x, c] @ w, y, "squared")[0]
-    assert linear_outcome_loss(w, phi, x, c, y, "squared", l2=2.0)[0] == pytest.approx(
+    assert linear_outcome_loss(w, phi, x, c, y, kind="squared", l2=2.0)[0] == pytest.approx(
         out + float(w @ w), rel=1e-14
     )
 
@@ -266,11 +297,11 @@ def test_fits_are_stationary_and_merge_repeated_rows():
     rng, phi, x, c, r = _linear_case(11)
     m = rng.uniform(0, 1, 9)
     w = fit_bt(phi * 3.0, x, c, r, margin=m, center=0.1, l2=1e-3)  # steep: the line search acts
-    assert np.abs(linear_bt_loss(w, phi * 3.0, x, c, r, m, 0.1, None, 1e-3)[1]).max() < 1e-10
+    assert np.abs(linear_bt_loss(w, phi * 3.0, x, c, r, margin=m, center=0.1, l2=1e-3)[1]).max() < 1e-10
     y = rng.uniform(0, 1, 9)
     for kind in ("bce", "squared"):
         w = fit_outcome(phi * 3.0, x, c, y, kind=kind, l2=1e-3)
-        assert np.abs(linear_outcome_loss(w, phi * 3.0, x, c, y, kind, None, 1e-3)[1]).max() < 1e-10
+        assert np.abs(linear_outcome_loss(w, phi * 3.0, x, c, y, kind=kind, l2=1e-3)[1]).max() < 1e-10
     # repeating every pair twice at half the weight changes nothing
     x2, c2, r2 = np.tile(x, 2), np.tile(c, 2), np.tile(r, 2)
     a = fit_bt(phi, x, c, r, l2=0.1)
@@ -295,23 +326,33 @@ def test_error_off_constant_takes_the_worst_prompt():
 
 
 def test_overflow_messages_and_zero_weights():
-    # an overflow times a zero weight is 0 * inf = NaN: still named, never warned
-    assert raises(ValueError, lambda: bt_margin_loss([1e308], [1e308], center=0.5, weights=[0.0])) == overflow(
-        "r_chosen", "the loss", "NaN"
-    )
-    assert raises(ValueError, lambda: outcome_loss([1e200], [0.0], "squared", [0.0])) == overflow(
-        "r", "the loss", "NaN"
-    )
+    # an overflow times a zero weight is 0 * inf = NaN: still reported, never warned
+    msg = overflows("bt_margin_loss", "loss", lambda: bt_margin_loss([1e308], [1e308], center=0.5, weights=[0.0]))
+    assert "got NaN" in msg and msg.endswith("weights in [0, 0]")
+    assert "got NaN" in overflows("outcome_loss", "loss", lambda: outcome_loss([1e200], [0.0], "squared", [0.0]))
     phi = np.ones((1, 1, 1))
-    assert raises(ValueError, lambda: linear_bt_loss([1e308], phi, [0], [0], [0], center=1.0)) == overflow(
-        "w", "the loss"
+    overflows("linear_bt_loss", "loss", lambda: linear_bt_loss([1e308], phi, [0], [0], [0], center=1.0))
+    msg = overflows(
+        "linear_outcome_loss",
+        "loss",
+        lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], kind="squared", weights=[0.0]),
     )
-    assert raises(
-        ValueError, lambda: linear_outcome_loss([1e200], phi, [0], [0], [0.0], "squared", weights=[0.0])
-    ) == overflow("w", "the loss", "NaN")
-    assert raises(ValueError, lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]])) == overflow(
-        "r_hat", "the error", "NaN"
-    )
+    assert "got NaN" in msg
+    overflows("error_off_constant", "error", lambda: error_off_constant([[1e308, 1e308]], [[-1e308, -1e308]]))
+
+
+def test_fits_beyond_float64_are_a_clear_error_not_lapack():
+    # features near 1e160: the Hessian is inf. LAPACK is never called on it (it raised
+    # LinAlgError, or hung, before): NaN weights, which the boundary reports by the function.
+    phi = np.full((1, 2, 2), 1e160)
+    phi[0, 1] = -1e160
+    msg = overflows("fit_bt", "w", lambda: fit_bt(phi, [0], [0], [1]))
+    assert "phi in [-1e+160, 1e+160]" in msg
+    overflows("fit_outcome", "w", lambda: fit_outcome(phi, [0, 0], [0, 1], [1.0, 0.0]))
+    huge = np.full((1, 2, 2), 1e308)
+    overflows("fit_outcome", "w", lambda: fit_outcome(huge, [0, 0], [0, 1], [1.0, 0.0]))
+    overflows("fit_bt", "w", lambda: fit_bt(huge, [0], [0], [1], center=1.0))
+    assert np.isfinite(fit_bt(phi / 1e156, [0], [0], [1], l2=1.0)).all()  # large, in float64: a fit
 
 
 def test_weights_enter_every_loss():
@@ -320,11 +361,41 @@ def test_weights_enter_every_loss():
     rr = phi[x, c] @ w  # (P,)
     bce = float(wt @ (np.logaddexp(0.0, rr) - y * rr))
     assert outcome_loss(rr, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
-    assert linear_outcome_loss(w, phi, x, c, y, "bce", wt)[0] == pytest.approx(bce, rel=1e-14)
+    assert linear_outcome_loss(w, phi, x, c, y, kind="bce", weights=wt)[0] == pytest.approx(bce, rel=1e-14)
     z = rr - phi[x, r] @ w
     assert linear_bt_loss(w, phi, x, c, r, weights=wt)[0] == pytest.approx(
         float(wt @ np.logaddexp(0.0, -z)), rel=1e-14
     )
-    a = fit_outcome(phi, x, c, y, "squared", wt, 0.1)
-    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", wt, 0.1)[1]).max() < 1e-12
-    assert np.abs(linear_outcome_loss(a, phi, x, c, y, "squared", None, 0.1)[1]).max() > 1e-6
+    a = fit_outcome(phi, x, c, y, kind="squared", weights=wt, l2=0.1)
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, kind="squared", weights=wt, l2=0.1)[1]).max() < 1e-12
+    assert np.abs(linear_outcome_loss(a, phi, x, c, y, kind="squared", l2=0.1)[1]).max() > 1e-6
+
+
+def test_the_relations_read_alone():
+    from minirl_lm.reward.bt import _few_features, _few_pairs, _ids_in_phi, _one_hot_size
+
+    phi, ids = np.zeros((2, 3, 1)), np.array([0, 1])
+    assert _ids_in_phi(phi, ids, chosen=ids + 1, rejected=ids, response=ids + 1) is None  # ids 2 < Y = 3
+    assert _ids_in_phi(phi, ids + 1) == "prompt: expected ids < 2 (phi's prompts), got max 2"
+    assert _ids_in_phi(phi, ids, rejected=ids + 2) == "rejected: expected ids < 3 (phi's responses), got max 3"
+    assert _ids_in_phi(phi, ids, response=ids + 2).startswith("response: expected ids < 3")
+    assert _one_hot_size(10, 100) is None and _one_hot_size(10, 101).startswith("Y: expected N * Y <= 1000")
+    assert (
+        _few_features(np.zeros((1, 1, 1000)), 100) is None and _few_features(np.zeros((1, 1, 10)), 10000) is None
+    )
+    assert _few_features(np.zeros((1, 1, 1001)), 1) == (
+        "phi: expected at most 1000 features (F x F Newton solves), got F = 1001"
+    )
+    assert _few_features(np.zeros((1, 1, 1000)), 101) == (
+        "iters: expected iters * F**3 <= 1e+11 (F x F Newton solves), got 101 * 1000**3"
+    )
+    assert _few_pairs(np.zeros((10, 1000))) is None
+    assert (
+        _few_pairs(np.zeros((11, 1000)))
+        == "reward: expected N * Y * Y <= 10000000 ordered pairs, got 11 * 1000 * 1000 = 11000000"
+    )
+    # the losses build no Hessian: 10**5 features are a gradient, not a 80 GB matrix
+    big = np.zeros((1, 2, 10**5))
+    assert linear_bt_loss(np.zeros(10**5), big, [0], [0], [1])[1].shape == (10**5,)
+    assert linear_outcome_loss(np.zeros(10**5), big, [0], [1], [1.0])[1].shape == (10**5,)
+    names("phi", "at most 1000 features", lambda: fit_bt(big, [0], [0], [1]))

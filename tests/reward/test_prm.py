@@ -32,7 +32,7 @@ def test_prm_data_marks_the_last_token_of_each_turn():
     calls = ((ep.tokens == CALL) * ep.action_mask).sum(axis=1)
     assert np.array_equal(steps.sum(axis=1), calls + 1 - (calls == env.max_turns))  # calls + the last turn
     assert np.array_equal(labels, steps * right[:, None])
-    names("outcome", "[0, 1]", lambda: prm_data(env, ep, right + 2))
+    names("outcome", "entries <= 1", lambda: prm_data(env, ep, right + 2))
 
 
 def test_prm_loss_gradient_matches_finite_differences():
@@ -79,7 +79,7 @@ def test_fit_prm_is_the_stationary_point_and_the_conditional_probability():
     never = np.ones((env.S, env.V), bool)
     never[ep.states[steps > 0], ep.tokens[steps > 0]] = False
     assert np.all(p[never] == 0.5)  # no data: the logit stays 0
-    names("l2", ">= 0.0", lambda: fit_prm(env, ep.states, ep.tokens, steps, labels, l2=-1.0))
+    names("l2", ">= 0", lambda: fit_prm(env, ep.states, ep.tokens, steps, labels, l2=-1.0))
 
 
 def test_progress_rewards_keep_the_outcome_optimum_and_direct_rewards_move_it():
@@ -102,4 +102,27 @@ def test_progress_rewards_keep_the_outcome_optimum_and_direct_rewards_move_it():
     assert np.allclose(tot, last, atol=1e-15)
     assert env.children[0][CALL][0].max() == -COST  # process_env left env alone
     names("mode", "one of", lambda: process_env(env, p, "both"))
-    names("p_step", "[0, 1]", lambda: process_rewards(env, p + 1))
+    names("p_step", "entries <= 1", lambda: process_rewards(env, p + 1))
+
+
+def test_the_declared_boundary():
+    from minirl_lm.reward.prm import _episodes_of_env, _multiturn_env, _one_outcome_per_episode, _steps_in_table
+
+    env, _, ep, _, _ = _setup(1)
+    dims = {}
+    assert _multiturn_env(env, "env", dims) is env and dims == {"S": env.S, "V": env.V}
+    assert _episodes_of_env(env, ep) is None
+    B = ep.mask.shape[0]
+    assert _one_outcome_per_episode(ep, np.zeros(B)) is None
+    assert _one_outcome_per_episode(ep, np.zeros(B + 1)) == (
+        f"outcome: expected shape ({B},), one label per episode of ep, got ({B + 1},)"
+    )
+    ids = np.array([[0, 1]])
+    assert _steps_in_table(ids, ids, r_phi=np.zeros((2, 2))) is None
+    assert _steps_in_table(ids, ids + 1, r_phi=np.zeros((2, 2))) == (
+        "tokens: expected ids < 2 (the table's tokens), got max 2"
+    )
+    assert _steps_in_table(ids + env.S - 1, ids, env=env).startswith(f"states: expected ids < {env.S}")
+    names("outcome", "one label per episode", lambda: prm_data(env, ep, np.zeros(B + 1)))
+    names("states", "ids <", lambda: prm_loss(np.zeros((2, 2)), ids + 1, ids, ids * 0 + 1.0, ids * 0.0))
+    names("env", "MultiTurnMDP", lambda: process_rewards(object(), np.zeros((1, 1))), TypeError)

@@ -166,7 +166,14 @@ def test_errors_name_the_argument():
     assert raises(ValueError, lambda: matched_optimum(PI, R, c + 0.1)).startswith(
         "kl: expected a KL below the ceiling"
     )
-    assert raises(ValueError, lambda: best_of_n(PI, R, 0)) == "N: expected an integer >= 1, got 0"
+    assert raises(ValueError, lambda: best_of_n(PI, R, 0)) == "N: expected an integer >= 1 and <= 1000000, got 0"
+    assert raises(TypeError, lambda: best_of_n(PI, R, 2.0)).startswith("N: expected an integer")
+    assert raises(ValueError, lambda: matched_optimum(PI, R, -1.0)) == "kl: expected a number >= 0, got -1.0"
+    assert raises(ValueError, lambda: win_rate(PI, R, 2, weights=np.full(len(PI), 0.3))).startswith(
+        "weights: expected rows summing"
+    )
     assert raises(ValueError, lambda: best_of_n(PI, R[:, :3], 2)).startswith("reward: ")
     assert raises(ValueError, lambda: best_of_n(PI * 2, R, 2)).startswith("pi: expected rows summing to 1")
-    assert raises(ValueError, lambda: kl_bound(10**7)) == "N: expected an integer <= 1000000, got 10000000"
+    assert (
+        raises(ValueError, lambda: kl_bound(10**7)) == "N: expected an integer >= 1 and <= 1000000, got 10000000"
+    )

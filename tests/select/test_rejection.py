@@ -109,9 +109,42 @@ def test_errors_name_the_argument():
         == "K: expected a group size dividing the 5 rows of reward, got 2"
     )
     assert raises(ValueError, lambda: rejection_loss(np.zeros((2, 1)), np.ones((2, 1)), [0.5, 1.0], 2)) == (
-        "accept: expected 0/1 acceptances, got 0.5"
+        "accept: expected only 0 and 1, got value 0.5"
     )
+    assert raises(
+        ValueError, lambda: rejection_loss(np.zeros((4, 2)), np.ones((4, 2)), [1, 0, 0, 1], 3, "group")
+    ) == ("K: expected a group size dividing the 4 rows of mask, got 3")
+    assert raises(ValueError, lambda: accepted([], 1, "best", 1.0)).startswith("reward: expected a non-empty")
+    pi = np.full((1, 9), 1 / 9)
+    assert expected_update(np.full((1, 4), 0.25), np.zeros((1, 4)), 12, "best", "group").shape == (
+        1,
+        4,
+    )  # C(15, 12) = 455
+    assert raises(ValueError, lambda: expected_update(pi, np.zeros((1, 9)), 13, "best", "group")) == (
+        "K: expected at most 200000 groups of K a prompt, got C(9 + 13 - 1, 13) = 203490"
+    )
+    assert closed_form_update(pi, np.zeros((1, 9)), 13, "best", "group").shape == (1, 9)  # nothing enumerated
     assert raises(ValueError, lambda: expected_update(PI, BINARY, 120)).startswith(
         "K: expected at most 200000 groups"
     )
     assert raises(ValueError, lambda: closed_form_update(PI, BINARY, 2, "top")).startswith("rule: expected one of")
+
+
+def test_the_relations_read_alone():
+    from minirl_lm.select.rejection import _few_multisets, _groups_of_k
+
+    assert _groups_of_k(2, reward=np.zeros((4,))) is None and _groups_of_k(4, mask=np.zeros((4, 1))) is None
+    assert _groups_of_k(3, mask=np.zeros((4, 1))) == "K: expected a group size dividing the 4 rows of mask, got 3"
+    assert _groups_of_k(3, reward=np.zeros((5,))).endswith("the 5 rows of reward, got 3")
+    assert _few_multisets(np.zeros((1, 9)), 12) is None  # C(20, 12) = 125970
+    assert _few_multisets(np.zeros((1, 9)), 13).endswith("C(9 + 13 - 1, 13) = 203490")
+    # exactly GROUPS_MAX multisets (the one such group) hold 4e10 scores: the second bound refuses it
+    assert _few_multisets(np.zeros((1, 200_000)), 1).startswith("K: expected at most 20000000 scores")
+    assert _few_multisets(np.zeros((1, 200_001)), 1).endswith("C(200001 + 1 - 1, 1) = 200001")
+    assert _few_multisets(np.zeros((1, 10**6)), 10**6).endswith(">= 1000001")  # stopped early: no big integer
+    # the memory of the enumeration: Y = 10**4 responses, K = 1: 10**4 multisets, but 10**8 scores
+    assert _few_multisets(np.zeros((1, 10**4)), 1) == (
+        "K: expected at most 20000000 scores of a prompt's groups at once (M * K * Y, "
+        "M = C(10000 + 1 - 1, 1)), got 10000 * 1 * 10000 = 100000000"
+    )
+    assert _few_multisets(np.zeros((1, 9)), 12) is None  # 125970 * 12 * 9 = 13.6e6
