@@ -746,7 +746,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    show = (lambda b: f"{int(b)}") if integer else (lambda b: f"{b:g}")  # an integer bound in full
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
     bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
     bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
 

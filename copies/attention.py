@@ -183,8 +183,20 @@ def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
 # ----------------------------------------------------------------------------------------------
 
 
-class Cache(tuple):
-    """What a forward keeps for its backward: `(layer, output shape, arrays...)`."""
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
 
     def __array__(self, dtype=None, copy=None):
         return np.empty(0, dtype=dtype)  # nothing for the result check to read
@@ -296,7 +308,7 @@ def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
     `inputs`."""
-    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
@@ -308,6 +320,13 @@ def finite(out, fname, names, inputs):
         if v is not None
     )
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
@@ -363,8 +382,9 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
-    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -373,7 +393,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
             v = int(x) if integer else float(x)
         except OverflowError:  # an int beyond float64
             v = np.inf
-        if not np.isfinite(v):
+        if not integer and not np.isfinite(v):  # an int is finite however large
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
         if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
@@ -383,11 +403,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
 
 
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 COUNT = number(1, integer=True)  # an integer >= 1

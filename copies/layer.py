@@ -30,7 +30,7 @@
 the relations of widths and positions.
 
 Every layer's `*_forward` returns `(y, cache)` and its `*_backward(dy, cache)` reads the cache,
-as llm.c's layers do. A `Cache` is a tuple `(layer, output shape, arrays...)`; the declared
+as llm.c's layers do. A `Cache` reads as a tuple `(layer, output shape, arrays...)`; the declared
 result check reads the layer's output `y` and passes over the cache (its arrays are the
 intermediates the output was computed from). A dict of gradients is an `Arrays`, which the check
 reads through its extremes. `cache_of(layer)` is the kind of a backward's
@@ -65,8 +65,20 @@ __all__ = [
 ]
 
 
-class Cache(tuple):
-    """What a forward keeps for its backward: `(layer, output shape, arrays...)`."""
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
 
     def __array__(self, dtype=None, copy=None):
         return np.empty(0, dtype=dtype)  # nothing for the result check to read
@@ -193,8 +205,9 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
     noun = "an integer" if integer else "a number"
-    bounds = [f"{'>' if low_open else '>='} {low:g}"] * (low > -np.inf)
-    bounds += [f"{'<' if high_open else '<='} {high:g}"] * (high < np.inf)
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
 
     def read(x, name, dims):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
@@ -203,7 +216,7 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
             v = int(x) if integer else float(x)
         except OverflowError:  # an int beyond float64
             v = np.inf
-        if not np.isfinite(v):
+        if not integer and not np.isfinite(v):  # an int is finite however large
             raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
         if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
             raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
@@ -213,11 +226,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
 
 
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 # the declarations of the functions above (each a decorator in the package; a decorator

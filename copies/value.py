@@ -89,8 +89,20 @@ def value_backward(dy, cache):
 # ----------------------------------------------------------------------------------------------
 
 
-class Cache(tuple):
-    """What a forward keeps for its backward: `(layer, output shape, arrays...)`."""
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
 
     def __array__(self, dtype=None, copy=None):
         return np.empty(0, dtype=dtype)  # nothing for the result check to read
@@ -156,7 +168,7 @@ def finite(out, fname, names, inputs):
     """`out` (a number, an array or a tuple of them) if every entry is finite, else the
     ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
     `inputs`."""
-    leaves = [np.asarray(v, dtype=np.float64) for v in (out if isinstance(out, tuple) else (out,))]
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
     bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
     if not bad:
         return out
@@ -168,6 +180,13 @@ def finite(out, fname, names, inputs):
         if v is not None
     )
     raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
@@ -220,11 +239,10 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
 
 
 def _show(x):
-    return (
-        f"array of shape {x.shape} and dtype {x.dtype}"
-        if isinstance(x, np.ndarray)
-        else f"{type(x).__name__} {x!r}"[:120]
-    )
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
 # the declarations of the functions above (each a decorator in the package; a decorator

@@ -2,7 +2,7 @@
 the relations of widths and positions.
 
 Every layer's `*_forward` returns `(y, cache)` and its `*_backward(dy, cache)` reads the cache,
-as llm.c's layers do. A `Cache` is a tuple `(layer, output shape, arrays...)`; the declared
+as llm.c's layers do. A `Cache` reads as a tuple `(layer, output shape, arrays...)`; the declared
 result check reads the layer's output `y` and passes over the cache (its arrays are the
 intermediates the output was computed from). A dict of gradients is an `Arrays`, which the check
 reads through its extremes. `cache_of(layer)` is the kind of a backward's
@@ -34,8 +34,20 @@ ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input 
 START = number(0, integer=True)  # the first position whose output is computed
 
 
-class Cache(tuple):
-    """What a forward keeps for its backward: `(layer, output shape, arrays...)`."""
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
 
     def __array__(self, dtype=None, copy=None):
         return np.empty(0, dtype=dtype)  # nothing for the result check to read
