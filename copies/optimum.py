@@ -337,7 +337,7 @@ def hedge_odds(gap, log_odds, beta):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
 # ----------------------------------------------------------------------------------------------
 
 

@@ -317,8 +317,8 @@ MUTANTS = (
         "minirl_lm/multiturn/values.py",
         (
             (
-                "    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))",
-                "    return _scan(values, rewards, act, gamma, gamma * lam, False)",
+                "    return _recursion(values, rewards, action_mask, gamma, gamma * lam, carry)",
+                "    return _recursion(values, rewards, action_mask, gamma, gamma * lam, False)",
             ),
         ),
         ("tests/multiturn/test_values.py",),

@@ -162,13 +162,9 @@ class Module:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        name = getattr(node, "name", None)  # a declaration (a class's too): emitted on its own
-        skip = {
-            i
-            for f, d in self.declared().items()
-            if f == name or f.startswith(f"{name}.")
-            for i in range(d.lineno - 1, d.end_lineno)
-        }
+        name = getattr(node, "name", None)  # a declaration (a method's too): emitted on its own
+        ds = [d for k, d in self.declared().items() if k == name or k.startswith(f"{name}.")]
+        skip = {i for d in ds for i in range(d.lineno - 1, d.end_lineno)}
         return [self.lines[i] for i in range(start, node.end_lineno) if i not in skip]
 
     def imports_ext(self):
@@ -186,29 +182,31 @@ class Module:
 
     def declared(self):
         """{function name: its `@boundary(...)` decorator node} of the file's top-level functions
-        and its top-level classes' methods (named `Class.method`) whose decorator is the engine's
+        and its top-level classes' methods (`"Class.method"`) whose decorator is the engine's
         `boundary` (imported from boundary.py)."""
         if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
             return {}
-        funcs = [(getattr(node, "name", None), node) for node in self.tree.body]
-        funcs += [
-            (f"{c.name}.{getattr(n, 'name', '')}", n)
+        funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        defs = [(node.name, node) for node in self.tree.body if isinstance(node, funcs)]
+        defs += [
+            (f"{c.name}.{node.name}", node)
             for c in self.tree.body
             if isinstance(c, ast.ClassDef)
-            for n in c.body
+            for node in c.body
+            if isinstance(node, funcs)
         ]
         return {
             name: d
-            for name, node in funcs
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for name, node in defs
             for d in node.decorator_list
             if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
         }
 
     def constants(self):
-        """The top-level assignments that read the engine's names (directly or through an earlier
-        such assignment): declarations shared by several functions, emitted with them."""
-        names = {k for k, v in self.imports.items() if v[:2] == ("pkg", ENGINE)}
+        """The top-level assignments that read the engine's names or a checking module's (kinds,
+        directly or through an earlier such assignment): declarations shared by several
+        functions, emitted with them."""
+        names = {k for k, v in self.imports.items() if v[0] == "pkg" and (v[1] == ENGINE or _is_support(v[1]))}
         out = []
         for node in self.tree.body:
             if isinstance(node, ast.Assign) and _names(node.value) & names:
@@ -219,9 +217,10 @@ class Module:
     def declaration(self, name):
         """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
         d = self.declared()[name]
-        shift = d.col_offset - 1  # a method's declaration, unindented
-        lines = [line[shift:] for line in self.lines[d.lineno - 1 : d.end_lineno]]
-        end = d.end_col_offset - shift
+        lines = self.lines[d.lineno - 1 : d.end_lineno]
+        indent = d.col_offset - 1  # a method's decorator stands in its class: dedented
+        lines = [line[indent:] if not line[:indent].strip() else line for line in lines]
+        end = d.end_col_offset - indent
         lines[-1], comment = lines[-1][:end], lines[-1][end:]  # a trailing comment
         lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
         if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
@@ -513,9 +512,9 @@ def _build(name, pkg_dir):
             together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
             block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
             prev = node
-            for f in declared:  # its declarations (a class's methods') go after the engine
-                if f == getattr(node, "name", None) or f.startswith(f"{getattr(node, 'name', None)}."):
-                    declarations.extend(["", *_rename(mod.declaration(f), renames.get(m, {}))])
+            defined = getattr(node, "name", None)  # its declarations (its methods') go after the engine
+            for f in [k for k in declared if k == defined or k.startswith(f"{defined}.")]:
+                declarations.extend(["", *_rename(mod.declaration(f), renames.get(m, {}))])
         return block
 
     own = _rename(target.own_code(), renames.get(name, {}))

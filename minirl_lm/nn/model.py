@@ -16,7 +16,7 @@ it unchanged. Only positions P-1.. are read, so the last block runs its queries,
 its second norm on those T rows (`block_forward(..., start=P-1)`; its keys and values on every
 position), and the final norm on the T rows. The backward is the chain rule through the file's
 layers in reverse:
-`bigvocab.chunked_loss_grad` gives `(dh, dhead)` for the token loss `sum g * logp`, then
+`bigvocab.chunked_loss_grad.core` gives `(dh, dhead)` for the token loss `sum g * logp`, then
 `rmsnorm_backward`, each `block_backward`, `embed_backward` (eq. (model_grad)); the layers are
 called through `.core`, on the batch the method's declaration read. The backward is linear in
 `g`: the LM head's runs on `g / 2^k` (entries below 1 in size; a power of 2, so exact) and its
@@ -49,7 +49,7 @@ from minirl_lm.nn.embed import embed_backward, embed_forward
 from minirl_lm.nn.layer import START, Arrays, Cache, ids_in
 from minirl_lm.nn.norm import rmsnorm_backward, rmsnorm_forward
 from minirl_lm.nn.value import value_backward, value_forward
-from minirl_lm.scale import bigvocab
+from minirl_lm.scale.bigvocab import chunked_logp, chunked_loss_grad
 
 __all__ = ["MAX_PARAMS", "Transformer"]
 
@@ -217,7 +217,7 @@ class Transformer:
     def _logp_values(self, prompt, tokens, mask, values=False):
         h, _ = self._hidden(prompt, tokens)
         B, T, d = h.shape
-        lp = bigvocab.chunked_logp(h.reshape(-1, d), self.params["head"], tokens.ravel(), mask.ravel())
+        lp = chunked_logp.core(h.reshape(-1, d), self.params["head"], tokens.ravel(), mask.ravel())
         if not values:
             return lp.reshape(B, T), None  # eq. (unembed)
         v = value_forward.core(h, self.params["vhead"], self.params["vbias"])[0] * mask  # (B, T) eq. (value_head)
@@ -277,7 +277,7 @@ class Transformer:
         def token_loss(lp, rows):  # loss = sum_n g_n logp_n: its derivative is g (its value unused)
             return 0.0, g[rows]
 
-        _, _, dh, dhead = bigvocab.chunked_loss_grad(
+        _, _, dh, dhead = chunked_loss_grad.core(
             h.reshape(-1, d), self.params["head"], tokens.ravel(), token_loss, mask.ravel()
         )  # eq. (unembed): (B T, d) and (V, d), for g / scale
         dh = dh.reshape(B, T, d) * scale

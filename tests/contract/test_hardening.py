@@ -173,7 +173,7 @@ OVERFLOW = [
     (
         "TabularPolicy.backward",
         lambda: TabularPolicy(np.zeros((1, 2))).backward([[0, 0]], [[0, 0]], [[1.0, 1.0]], [[1e308, 1e308]]),
-        "dlogp",
+        "TabularPolicy.backward",
     ),
     (
         "tabular_backward",
@@ -184,7 +184,7 @@ OVERFLOW = [
             np.ones((1, 2)),
             np.full((1, 2), 1e308),
         ),
-        "w",
+        "tabular_backward",
     ),
 ]
 
