@@ -37,8 +37,14 @@ For each parameter array `p` with gradient `g`, at step `n = 1, 2, ...`:
 (Kingma and Ba 2015; Loshchilov and Hutter 2019: the decay multiplies `lr` but not the
 adaptive scale. PyTorch's `AdamW` decays first, `p <- p (1 - lr wd)`, then takes the Adam step
 from the decayed `p`; the two agree to first order in `lr wd`, and exactly at `wd = 0`.)
+
+A step computes every new moment and parameter first and writes them only when all are finite:
+a step that raises (a bad gradient, a parameter made read-only since, a square `g^2` or an update
+beyond float64) changes neither the parameters nor the optimizer's state.
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -47,11 +53,66 @@ import numpy as np
 __all__ = ["AdamW"]
 
 
+def _parameters(params, name, dims):
+    """A non-empty dict of float64 arrays, finite and writable: updated in place, so not copied."""
+    if not isinstance(params, dict) or not params:
+        got = "an empty dict" if isinstance(params, dict) else type(params).__name__
+        raise TypeError(f"{name}: expected a non-empty dict of float64 arrays, got {got}")
+    for k, v in params.items():
+        if (bad := _unfit(v)) is not None:
+            kind = TypeError if bad.startswith("a ") else ValueError
+            raise kind(f"{name}: expected finite, writable float64 arrays (updated in place), got {bad} at {k!r}")
+    return params
+
+
+def _unfit(v):
+    """What makes `v` no parameter array, or None."""
+    if not (isinstance(v, np.ndarray) and v.dtype == np.float64):
+        return f"a {v.dtype} array" if isinstance(v, np.ndarray) else f"a {type(v).__name__}"
+    if not v.flags.writeable:
+        return "read-only values"
+    if not np.isfinite(v).all():
+        return "NaN or inf"
+
+
+def _gradients(grads, name, dims):
+    """A dict of finite real arrays of any shape. A finite float64 array is taken as it is (the
+    step only reads it: no copy on the training loop's path); anything else is read by `array`."""
+    if not isinstance(grads, dict):
+        raise TypeError(f"{name}: expected a dict of arrays with the keys of params, got {type(grads).__name__}")
+    return {
+        k: g
+        if isinstance(g, np.ndarray) and g.dtype == np.float64 and np.isfinite(g).all()
+        else array(_any_shape(g), empty=True)(g, f"{name}: {k!r}", {})
+        for k, g in grads.items()
+    }
+
+
+def _any_shape(g):
+    """Shape letters for whatever number of axes `g` has (the array kind says what a ragged or
+    non-numeric value is)."""
+    try:
+        return " ".join(f"A{i}" for i in range(np.ndim(g)))
+    except (ValueError, TypeError):
+        return "A0"
+
+
+def _fit(self, grads):
+    """`grads` has the keys and shapes of the parameters, which are still writable and finite."""
+    if set(grads) != set(self.params):
+        return f"grads: expected the keys {sorted(self.params)}, got {sorted(grads)}"
+    for k, p in self.params.items():
+        if grads[k].shape != p.shape:
+            return f"grads: expected shape {p.shape} at {k!r}, got {grads[k].shape}"
+        if not p.flags.writeable:
+            return f"params: expected finite, writable float64 arrays, got read-only values at {k!r}"
+
+
 class AdamW:
     """The optimizer's state for one dict of parameters, updated in place by `step`.
 
     Args:
-        params: dict of float64 arrays (a model's ``params``), updated in place.
+        params: dict of writable, finite float64 arrays (a model's ``params``), updated in place.
         lr: step size >= 0.
         beta1: the first moment's decay, in [0, 1].
         beta2: the second moment's decay, in [0, 1].
@@ -60,9 +121,7 @@ class AdamW:
     """
 
     def __init__(self, params, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
-        self.lr, self.beta1, self.beta2, self.eps, self.weight_decay = adamw_args(
-            params, lr, beta1, beta2, eps, weight_decay
-        )
+        self.lr, self.beta1, self.beta2, self.eps, self.weight_decay = lr, beta1, beta2, eps, weight_decay
         self.params = params
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.u = {k: np.zeros_like(v) for k, v in params.items()}
@@ -73,120 +132,200 @@ class AdamW:
 
         Args:
             grads: dict with the keys of ``params``, each array of its parameter's shape.
+
+        Raises:
+            ValueError: a bad gradient (named), or a moment or parameter beyond float64 (named
+                after the method, with the range of the gradients and parameters); nothing is
+                written then.
         """
-        grads = adamw_grads(self.params, grads)  # checked whole before the first write
-        self.n += 1
-        b1, b2 = self.beta1, self.beta2
-        c1, c2 = 1.0 - b1**self.n, 1.0 - b2**self.n
+        b1, b2, n = self.beta1, self.beta2, self.n + 1
+        c1, c2 = 1.0 - b1**n, 1.0 - b2**n
+        m, u, delta = {}, {}, {}
         for k, p in self.params.items():
             g = grads[k]
-            self.m[k] = b1 * self.m[k] + (1.0 - b1) * g  # eq. (adam_moments)
-            self.u[k] = b2 * self.u[k] + (1.0 - b2) * g * g  # eq. (adam_moments)
-            step = (self.m[k] / c1) / (np.sqrt(self.u[k] / c2) + self.eps)  # eq. (adam_bias)
-            p -= self.lr * (step + self.weight_decay * p)  # eq. (adamw)
+            m[k] = b1 * self.m[k] + (1.0 - b1) * g  # eq. (adam_moments)
+            u[k] = b2 * self.u[k] + (1.0 - b2) * g * g  # eq. (adam_moments)
+            step = (m[k] / c1) / (np.sqrt(u[k] / c2) + self.eps)  # eq. (adam_bias)
+            delta[k] = self.lr * (step + self.weight_decay * p)  # eq. (adamw): p <- p - delta
+        ranges = {"grads": Arrays(grads), "params": Arrays(self.params)}  # read only for a message
+        finite(
+            tuple(u.values()) + tuple(delta.values()), "AdamW.step", [f"u[{k!r}]" for k in u] + list(delta), ranges
+        )
+        for k, p in self.params.items():
+            p -= delta[k]  # in place: the caller's arrays
+        self.m, self.u, self.n = m, u, n
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/nn/checks.py
-#   The boundary of the network part: one bundle call per public function of `minirl_lm/nn/`.
+# part 1: from minirl_lm/nn/layer.py
+#   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
 # ----------------------------------------------------------------------------------------------
 
 
-# -- adamw.py
-def adamw_args(params, lr, beta1, beta2, eps, weight_decay):
-    if not isinstance(params, dict) or not params:
-        raise TypeError(f"params: expected a non-empty dict of float64 arrays, got {_describe(params)}")
-    for k, v in params.items():
-        if not (isinstance(v, np.ndarray) and v.dtype == np.float64):
-            raise TypeError(f"params: expected float64 arrays (updated in place), got {_describe(v)} at {k!r}")
-    return (
-        float_scalar(lr, "lr", 0.0),
-        float_scalar(beta1, "beta1", 0.0, 1.0),
-        float_scalar(beta2, "beta2", 0.0, 1.0),
-        float_scalar(eps, "eps", 0.0, low_open=True),
-        float_scalar(weight_decay, "weight_decay", 0.0),
+class Arrays(dict):
+    """Arrays by name (gradients, parameters). As an array (what the result check reads) it is
+    the smallest and the largest entry of each: NaN or inf anywhere shows in them."""
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array([f(g) for g in self.values() for f in (np.min, np.max) if np.size(g)], dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
     )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def adamw_grads(params, grads):
-    """grads: a dict with the keys of params, each finite and of its parameter's shape."""
-    if not isinstance(grads, dict) or set(grads) != set(params):
-        raise TypeError(f"grads: expected a dict with the keys of params, got {_describe(grads)}")
-    return {k: float_array(grads[k], "grads", shape=params[k].shape) for k in params}
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _describe(x):
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+UNIT = number(0.0, 1.0)  # a moment's decay in [0, 1]
+OPTIONS = dict(lr=NONNEGATIVE, beta1=UNIT, beta2=UNIT, eps=POSITIVE, weight_decay=NONNEGATIVE)
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+AdamW.__init__ = boundary(params=_parameters, **OPTIONS, returns=None)(AdamW.__init__)
 
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+AdamW.step = boundary(grads=_gradients, where=[_fit], returns=None)(AdamW.step)  # checked before it commits

@@ -62,11 +62,9 @@ Defined edge cases (no gradient here: rewards are data):
 Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
 same number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
-`trl/trainer/utils.py` `nanstd`, TRL 1.16.0 as at commit `f2cd57710a` (2026-07-24); verl
-`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` (`torch.std`), verl 0.9.1 as at
-commit `1dda039b9c` (2026-08-22); the page "Where to go next" maps the rest). `ddof` is the int 0
-or 1 (not a bool, not a float).
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL's `nanstd`,
+verl's `torch.std` in `compute_grpo_outcome_advantage`). `ddof` is the int 0 or 1 (not a bool,
+not a float).
 
 Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
 baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
@@ -78,9 +76,8 @@ so) has its std computed on the rescaled deviations, so a tiny spread with `std_
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF
@@ -106,14 +103,15 @@ import numbers
 import numpy as np
 
 
-__all__ = ["BASELINES", "REWARD_MAX", "no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
+__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "right_padded", "group_mean"]
+__all__ += ["no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
 __all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
 BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _in_domain(rewards, greedy_rewards=None):
+def bounded_rewards(rewards, greedy_rewards=None):
     """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
     spread); ReMax's greedy rewards too."""
     if (m := np.abs(rewards).max()) > REWARD_MAX:
@@ -131,8 +129,22 @@ def _others(rewards, baseline="loo"):
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def right_padded(mask, what, where):
+    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of
+    a function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
+    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        return (
+            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
+            f"by the token-level objectives; here use {where}"
+        )
+
+
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when
+    a group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
@@ -174,7 +186,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    c = rewards - _group_mean(rewards)  # (N, K)
+    c = rewards - group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
@@ -226,7 +238,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
         return standardized.core(rewards, std_eps, ddof)
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     K = rewards.shape[1]
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
@@ -268,7 +280,9 @@ def broadcast(adv, mask):
 def _whiten_tokens(x, mask, std_eps, ddof):
     """(x - mean) / sqrt(var + std_eps) over the real tokens of a (B, T) array; 0 at padding.
 
-    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
+    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof). A
+    `var + std_eps` beyond float64 (a spread past ~1e154) is taken on the scale of the largest
+    deviation, where it is finite: the whitened values are at most sqrt(M) in size.
     """
     real = mask > 0  # (B, T)
     M = int(real.sum())
@@ -277,11 +291,25 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     m = x[real].sum() / M  # token mean over the batch
     c = np.where(real, x - m, 0.0)  # (B, T)
     s = np.abs(c).max()  # scale: c*c cannot overflow
-    with np.errstate(over="ignore"):  # overflow is reported below
-        var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
-    if not np.isfinite(var):
-        raise ValueError("token_rewards: the batch variance of the returns overflows float64; rescale the rewards")
-    return c / np.sqrt(var + std_eps)  # (B, T)
+    var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
+    if np.isfinite(var + std_eps):
+        return c / np.sqrt(var + std_eps)  # (B, T)
+    return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # on the scale s
+
+
+def _returns_to_go(mask):
+    """The returns to go sum over the later tokens of a row: a right-padded mask."""
+    return right_padded(
+        mask,
+        "REINFORCE++'s returns to go (a sum over the later tokens)",
+        "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
+    )
+
+
+def _one_row_per_response(rewards, mask):
+    """The mask has one row per response, `B = N*K`, prompt-major."""
+    if mask.shape[0] != rewards.size:
+        return f"mask: expected {rewards.size} rows (one per response, B = N*K), got shape {mask.shape}"
 
 
 def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):
@@ -293,31 +321,28 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):
     ```
 
     Args:
-        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
-            instance `critic.per_token_rewards`); values at padding are ignored.
-        mask (np.ndarray): `(B, T)` 0/1, right-padded.
-        gamma (float): discount in `[0, 1]`.
-        std_eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
-        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
+        token_rewards: `(B, T)` per-token rewards, the KL folded per token (for instance
+            `critic.per_token_rewards`); values at padding are ignored.
+        mask: `(B, T)` 0/1, right-padded (the returns sum over the later tokens).
+        gamma: discount in `[0, 1]`.
+        std_eps: `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof: 0 or 1; 1 is the Bessel variance verl uses (the default here).
 
     Returns:
-        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
-            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
-            (defined here; verl raises) and advantage 0.
+        `(B, T)` advantages, 0 at padding. A batch with no real token, or whose returns are all
+        equal, gives exactly 0; a single real token with `ddof=1` has variance 0 (defined here;
+        verl raises) and advantage 0.
 
     Raises:
-        ValueError: naming the argument (shapes, non-finite values, ranges).
+        ValueError: a bad argument (named; a mask with holes too), or returns to go beyond
+            float64 (named after the function, with the range of its inputs).
     """
-    r, mask, gamma, std_eps, ddof = rpp_args(token_rewards, mask, gamma, std_eps, ddof)
-    G = np.zeros_like(r)  # (B, T) returns to go
-    acc = np.zeros(r.shape[0])  # (B,)
-    with np.errstate(over="ignore"):  # an inf return is rejected below
-        for t in range(r.shape[1] - 1, -1, -1):
-            acc = (r[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
-            G[:, t] = acc
-    if not np.isfinite(G).all():
-        raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
-    return _whiten_tokens(G, mask, std_eps, ddof)
+    G = np.zeros_like(token_rewards)  # (B, T) returns to go
+    acc = np.zeros(token_rewards.shape[0])  # (B,)
+    for t in range(token_rewards.shape[1] - 1, -1, -1):
+        acc = (token_rewards[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
+        G[:, t] = acc
+    return _whiten_tokens(G, mask, std_eps, ddof)  # an inf return: a NaN advantage, reported
 
 
 def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
@@ -328,18 +353,18 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
     ```
 
     Args:
-        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
-        mask (np.ndarray): `(B, T)` with `B = N*K`.
-        std_eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
-        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
+        rewards: `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask: `(B, T)` 0/1 with `B = N*K`; holes allowed (the statistics are over the trained
+            tokens, wherever they sit).
+        std_eps: as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof: as in `reinforce_pp` (verl: 1, the Bessel variance).
 
     Returns:
-        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
-            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
-            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+        `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred advantage of a
+        group of one is 0; verl instead takes the group mean as 0 at K = 1, so its advantage is
+        the whitened raw reward); equal rewards in every group give exactly 0.
     """
-    r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(rewards, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
@@ -347,14 +372,13 @@ def remax(rewards, greedy_rewards):
     """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
 
     Args:
-        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
-        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
-            response.
+        rewards: `(N, K)` rewards of the sampled responses.
+        greedy_rewards: `(N,)` reward of each prompt's greedy (argmax-decoded) response.
 
     Returns:
-        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
-            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
-            greedy reward gets exactly 0.
+        `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the samples, so the
+        update is unbiased for every K, K = 1 included; a sample equal to the greedy reward gets
+        exactly 0.
     """
     return rewards - greedy_rewards[:, None]  # eq. (remax)
 
@@ -367,24 +391,25 @@ def opo(rewards, lengths):
     ```
 
     Args:
-        rewards (np.ndarray): `(N, K)` sequence rewards.
-        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+        rewards: `(N, K)` sequence rewards.
+        lengths: `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
 
     Returns:
-        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
-            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
-            all empty (total length 0) falls back to the plain group mean; empty responses carry no
-            token, so their advantage never reaches the gradient.
+        `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the baseline as
+        0 at K = 1, so its advantage is the raw reward). A group whose responses are all empty
+        (total length 0) falls back to the plain group mean; empty responses carry no token, so
+        their advantage never reaches the gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or lengths so large that the weighted baseline
+            overflows (named after the function).
     """
-    r, L = opo_args(rewards, lengths, REWARD_MAX)  # (N, K) each
-    with np.errstate(over="ignore", invalid="ignore"):  # lengths beyond ~1e150: below
-        tot = L.sum(axis=1, keepdims=True)  # (N, 1)
-        base = np.where(
-            tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300), r.mean(axis=1, keepdims=True)
-        )  # (N, 1) eq. (opo)
-    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
-    base = np.where(equal, r[:, :1], base)  # exactly the common value
-    return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
+    tot = lengths.sum(axis=1, keepdims=True)  # (N, 1)
+    weighted = (lengths * rewards).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300)  # (N, 1)
+    base = np.where(tot > 0, weighted, rewards.mean(axis=1, keepdims=True))  # (N, 1) eq. (opo)
+    equal = rewards.max(axis=1, keepdims=True) == rewards.min(axis=1, keepdims=True)
+    base = np.where(equal, rewards[:, :1], base)  # exactly the common value
+    return rewards - base  # (N, K)
 
 
 def batch_std(rewards, std_eps=1e-8, ddof=0):
@@ -402,7 +427,7 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     flat = rewards.ravel()
     if flat.max() == flat.min():  # every reward equal: c == 0
         return np.zeros_like(c)
@@ -411,220 +436,6 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
     # flat.size >= 2 > ddof; the largest |dev / s| is 1, so std >= s / sqrt(N K) > 0
     std = s * np.sqrt(((dev / s) ** 2).sum() / (flat.size - ddof))
     return c / (std + std_eps)  # eq. (pg_batch_std)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-# ----------------------------------------------------------------------------------------------
-
-
-def whitening(std_eps, ddof):
-    """``(std_eps, ddof)`` of a std or variance: the stabilizer std_eps >= 0, ddof the int 0 or 1."""
-    return float_scalar(std_eps, "std_eps", low=0.0), int_scalar(ddof, "ddof", low=0, high=1)
-
-
-def group_rewards(rewards, bound, name="rewards"):
-    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
-    r = float_array(rewards, name, ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
-    if r.shape[0] < 1:
-        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
-    if np.abs(r).max() > bound:
-        raise ValueError(
-            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
-            f"squares the spread, which overflows float64 beyond ~1e154), got max "
-            f"|r| = {np.abs(r).max():g}"
-        )
-    return r
-
-
-def rpp_args(token_rewards, mask, gamma, std_eps, ddof):
-    """``(token_rewards (B, T), mask, gamma in [0, 1], std_eps, ddof)`` of REINFORCE++ (the mask
-    right-padded: the returns to go sum over the later tokens)."""
-    mask = mask_array(
-        mask, "mask", prefix=("REINFORCE++'s returns to go (a sum over the later tokens)", RETURNS_HOLES)
-    )
-    r = float_array(token_rewards, "token_rewards", shape=mask.shape)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return (r, mask, gamma, *whitening(std_eps, ddof))
-
-
-def rpp_baseline_args(rewards, mask, std_eps, ddof, bound):
-    """``(r (N, K), mask (N*K, T), std_eps, ddof)`` of REINFORCE++-baseline."""
-    r = group_rewards(rewards, bound)
-    mask = mask_array(mask, "mask")
-    if mask.shape[0] != r.size:
-        raise ValueError(f"mask: expected {r.size} rows (one per response, B = N*K), got shape {mask.shape}")
-    return (r, mask, *whitening(std_eps, ddof))
-
-
-def opo_args(rewards, lengths, bound):
-    """``(r (N, K), lengths (N, K) >= 0)`` of OPO."""
-    r = group_rewards(rewards, bound)
-    L = float_array(lengths, "lengths", shape=r.shape)
-    if L.min() < 0:
-        raise ValueError(f"lengths: expected >= 0, got min {L.min()}")
-    return r, L
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-# where a mask with holes goes, for the callers that need right padding (mask_array's prefix)
-ACTIONS = "(mask: every token of the row, action_mask: the trained ones)"
-
-
-RETURNS_HOLES = f"minirl_lm.multiturn.values.returns_actions {ACTIONS}"
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
 
 
 # ----------------------------------------------------------------------------------------------
@@ -801,24 +612,47 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-no_baseline = boundary(rewards=array("N K"), where=[_in_domain])(no_baseline)
+no_baseline = boundary(rewards=array("N K"), where=[bounded_rewards])(no_baseline)
 
-centred = boundary(rewards=array("N K"), where=[_in_domain])(centred)
+centred = boundary(rewards=array("N K"), where=[bounded_rewards])(centred)
 
-standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+standardized = boundary(
+    rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards]
+)(standardized)
 
-leave_one_out = boundary(rewards=array("N K"), where=[_in_domain, _others])(leave_one_out)
+leave_one_out = boundary(rewards=array("N K"), where=[bounded_rewards, _others])(leave_one_out)
 
 advantages = boundary(
     rewards=array("N K"),
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,
     ddof=DDOF,
-    where=[_in_domain, _others],
+    where=[bounded_rewards, _others],
 )(advantages)
 
 broadcast = boundary(mask=MASK, adv=array("B", "N K"), where=[_one_per_row])(broadcast)
 
-remax = boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])(remax)
+reinforce_pp = boundary(
+    mask=MASK,
+    token_rewards=array("B T"),
+    gamma=number(0.0, 1.0),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_returns_to_go],
+    returns="A",
+)(reinforce_pp)
 
-batch_std = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(batch_std)
+reinforce_pp_baseline = boundary(
+    rewards=array("N K"),
+    mask=MASK,
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[bounded_rewards, _one_row_per_response],
+    returns="A",
+)(reinforce_pp_baseline)
+
+remax = boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[bounded_rewards])(remax)
+
+opo = boundary(rewards=array("N K"), lengths=array("N K", low=0.0), where=[bounded_rewards], returns="A")(opo)
+
+batch_std = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards])(batch_std)

@@ -43,22 +43,30 @@ Backward (per head; the causal zeros of `a` make every masked term vanish):
     dq_i = sum_j ds_ij k_j / sqrt(e),   dk_j = sum_i ds_ij q_i / sqrt(e)     eq. (scores_grad)
     dWqkv = x^T [dq, dk, dv],   dx = [dq, dk, dv] Wqkv^T                     eq. (qkv_grad)
 
-`attention_forward` and `attention_backward` check their arguments and run `forward` and
-`backward`, the trusted cores the block calls. `forward(..., start)` computes the outputs of
-positions `start..L-1` only (the keys and values of every position): the model's last block
-needs no more. `step` is the same map for new positions whose keys and values are written into
-a cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
+The block calls `attention_forward.core` and `attention_backward.core`, the bodies without the
+declared checks. `attention_forward(..., start=s)` computes the outputs of positions `s..L-1`
+only (the keys and values of every position): the model's last block needs no more.
+`attention_step` is the same map for new positions whose keys and values are written into a
+cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
 The forward caches what the backward reads (q, k, v, the softmax `a`, the heads' output `o`);
 `q @ k^T` and `a @ v` are NumPy's batched products over (B, H), written straight into the layout
 the next product reads.
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["attention_forward", "forward", "attention_backward", "backward", "step"]
+__all__ = ["attention_forward", "attention_backward", "attention_step"]
+
+
+def _qkv_width(x, Wqkv):
+    """`Wqkv` is `(d, 3d)`: the query, key and value projections side by side."""
+    if Wqkv.shape[1] != 3 * x.shape[2]:
+        return f"Wqkv: expected shape (d, 3d) = ({x.shape[2]}, {3 * x.shape[2]}), got {Wqkv.shape}"
 
 
 def _heads(z, n_head):
@@ -87,7 +95,7 @@ def _attend(q, K, V, start, out):
     return a
 
 
-def attention_forward(x, Wqkv, Wo, n_head):
+def attention_forward(x, Wqkv, Wo, n_head, *, start=0):
     """Causal multi-head self-attention (no biases).
 
     Args:
@@ -95,15 +103,12 @@ def attention_forward(x, Wqkv, Wo, n_head):
         Wqkv: (d, 3d) the query, key and value projections side by side.
         Wo: (d, d) output projection.
         n_head: number of heads, a divisor of d.
+        start: the first position whose output is computed (every position's key and value is).
 
     Returns:
-        ``(y, cache)``: y (B, L, d) and the cache `attention_backward` reads.
+        ``(y, cache)``: y (B, L - start, d), the outputs of positions start..L-1, and the cache
+        `attention_backward` reads.
     """
-    return forward(*attention_args(x, Wqkv, Wo, n_head))
-
-
-def forward(x, Wqkv, Wo, n_head, start=0):
-    """`attention_forward` without checks, for the positions start..L-1: y (B, L - start, d)."""
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # (B, L, 3d) eq. (qkv): one product for q, k and v
     q, k, v = (_heads(qkv[:, :, i * d : (i + 1) * d], n_head) for i in range(3))  # (B, H, L, e) views
@@ -112,24 +117,20 @@ def forward(x, Wqkv, Wo, n_head, start=0):
     a = _attend(q, k, v, start, o)
     o = o.reshape(B, L - start, d)
     y = matmul(o, Wo)  # eq. (attn_out)
-    return y, ("attention", y.shape, x, q, k, v, a, o, Wqkv, Wo, start)
+    return y, Cache(("attention", y.shape, x, q, k, v, a, o, Wqkv, Wo, start))
 
 
 def attention_backward(dy, cache):
     """Gradients of causal self-attention.
 
     Args:
-        dy: (B, L, d) gradient of the loss in the output.
-        cache: from `attention_forward`.
+        dy: (B, L - start, d) gradient of the loss in the output.
+        cache: from `attention_forward` (any `start`).
 
     Returns:
-        ``(dx, dWqkv, dWo)``.
+        ``(dx, dWqkv, dWo)``: dx (B, L, d) at every position (those before `start` through
+        their keys and values).
     """
-    return backward(*grad_args(dy, cache, "attention"))
-
-
-def backward(dy, cache):
-    """`attention_backward` without checks (any `start` of `forward`)."""
     _, _, x, q, k, v, a, o, Wqkv, Wo, start = cache
     (B, L, d), n_head = x.shape, q.shape[1]
     dWo = weight_grad(o, dy)  # (d, d) eq. (attn_out_grad)
@@ -150,11 +151,22 @@ def backward(dy, cache):
     return matmul(dqkv, Wqkv.T), weight_grad(x, dqkv), dWo  # eq. (qkv_grad)
 
 
-def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
-    """Positions pos .. pos + L - 1 of x (B, L, d), attending to the cache kv = (K, V), each
-    (B, H, max_len, e), whose first pos positions hold the earlier keys and values; writes this
-    call's keys and values into it. Returns y (B, L - start, d), the outputs of positions
-    pos + start .. pos + L - 1. No checks (`generate` checks its arguments)."""
+def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
+    """The attention of new positions over a key/value cache of the earlier ones (generation).
+
+    Args:
+        x: (B, L, d) the positions pos .. pos + L - 1.
+        Wqkv: (d, 3d) as in `attention_forward`.
+        Wo: (d, d) as in `attention_forward`.
+        n_head: as in `attention_forward`.
+        kv: (2, B, H, max_len, e) the keys and values: positions 0 .. pos - 1 hold the earlier
+            ones, and this call writes its own at pos .. pos + L - 1 (even when it then raises).
+        pos: the position of x's first row.
+        start: the first row of x whose output is computed.
+
+    Returns:
+        y (B, L - start, d), the outputs of positions pos + start .. pos + L - 1.
+    """
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # eq. (qkv)
     kv[0][:, :, pos : pos + L] = _heads(qkv[:, :, d : 2 * d], n_head)
@@ -166,7 +178,76 @@ def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
 
 
 # ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/matmul.py
+# part 1: from minirl_lm/nn/layer.py
+#   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
+# ----------------------------------------------------------------------------------------------
+
+
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.empty(0, dtype=dtype)  # nothing for the result check to read
+
+
+def cache_of(layer, output="B L D"):
+    """The kind of the cache returned by `{layer}_forward`, whose output has the shape letters
+    `output` (a later `dy` of those letters must match it)."""
+    letters = output.split()
+
+    def read(c, name, dims):
+        if not (isinstance(c, Cache) and len(c) > 2 and c[0] == layer):
+            got = f"a cache of {c[0]}_forward" if isinstance(c, Cache) and c else f"{type(c).__name__}"
+            raise TypeError(f"{name}: expected the cache returned by {layer}_forward, got {got}")
+        dims.update(zip(letters, c[1]))
+        return c
+
+    return read
+
+
+def heads_divide_width(x, n_head):
+    """`n_head` divides the width `d` of `x` (heads of `d / n_head` columns each)."""
+    if x.shape[-1] % n_head:
+        return f"n_head: expected a divisor of d = {x.shape[-1]}, got {n_head}"
+
+
+def start_before_end(x, start):
+    """`start` is a position of `x` (B, L, d): at least one output is computed."""
+    if start >= x.shape[1]:
+        return f"start: expected a position < L = {x.shape[1]}, got {start}"
+
+
+def KV(kv, name, dims):
+    """The key/value cache, written in place: a writable float64 array (not copied)."""
+    if not (isinstance(kv, np.ndarray) and kv.dtype == np.float64 and kv.ndim == 5 and kv.flags.writeable):
+        got = f"shape {kv.shape}, {kv.dtype}" if isinstance(kv, np.ndarray) else type(kv).__name__
+        raise TypeError(f"{name}: expected a writable float64 array (2, B, H, max_len, e), got {got}")
+    return kv
+
+
+def kv_fits(x, n_head, kv, pos):
+    """`kv` holds `(K, V)` of `x`'s rows and heads, with room for positions pos .. pos + L - 1."""
+    (B, L, d), n = x.shape, kv.shape[3]
+    if kv.shape != (2, B, n_head, n, d // n_head):
+        return f"kv: expected shape (2, B, H, max_len, e) = {(2, B, n_head, n, d // n_head)}, got {kv.shape}"
+    if pos + L > n:
+        return f"pos: expected pos + L <= {n} (the cache's positions), got {pos} + {L}"
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/nn/matmul.py
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
 # ----------------------------------------------------------------------------------------------
 
@@ -183,109 +264,180 @@ def weight_grad(x, dy):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/nn/checks.py
-#   The boundary of the network part: one bundle call per public function of `minirl_lm/nn/`.
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _floats(x, name, ndim):
-    """A finite float64 array with ``ndim`` axes, none of them empty."""
-    arr = float_array(x, name, ndim=ndim)
-    nonempty(arr, name)
-    return arr
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _cache(cache, name, kind):
-    """A cache returned by the forward ``kind``: (kind, output shape, ...)."""
-    if not (isinstance(cache, tuple) and len(cache) > 2 and cache[0] == kind):
-        raise TypeError(f"{name}: expected the cache returned by {kind}_forward, got {_describe(cache)}")
-    return cache
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def grad_args(dy, cache, kind):
-    """A backward's (dy, cache): the cache of forward ``kind``, dy of the forward output's shape."""
-    cache = _cache(cache, "cache", kind)
-    dy = float_array(dy, "dy", shape=cache[1])
-    return dy, cache
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def attention_args(x, Wqkv, Wo, n_head):
-    x = _floats(x, "x", 3)
-    d = x.shape[2]
-    n_head = int_scalar(n_head, "n_head", low=1)
-    if d % n_head:
-        raise ValueError(f"n_head: expected a divisor of d = {d}, got {n_head}")
-    return x, float_array(Wqkv, "Wqkv", shape=(d, 3 * d)), float_array(Wo, "Wo", shape=(d, d)), n_head
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
+START = number(0, integer=True)  # the first position whose output is computed
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+attention_forward = boundary(
+    x=ACTS,
+    Wqkv=array("D Q"),
+    Wo=array("D D"),
+    n_head=COUNT,
+    start=START,
+    where=[_qkv_width, heads_divide_width, start_before_end],
+    returns="y cache",
+)(attention_forward)
 
+attention_backward = boundary(cache=cache_of("attention"), dy=ACTS, returns="dx dWqkv dWo")(attention_backward)
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+attention_step = boundary(
+    x=ACTS,
+    Wqkv=array("D Q"),
+    Wo=array("D D"),
+    n_head=COUNT,
+    kv=KV,
+    pos=number(0, integer=True),
+    start=START,
+    where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
+    returns="y",
+)(attention_step)

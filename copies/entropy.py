@@ -50,13 +50,12 @@ The visited states are data: the gradient does not flow through which states wer
 On a response of several tokens that is not the gradient of the entropy of the response
 distribution H(pi(.|x)) = E[sum_t H(s_t)] (which also moves the visitation); on one-token
 responses it is. The caller multiplies L_H by the coefficient c and adds it to the policy loss.
-A response of length 0 visits no state and contributes nothing. Imports NumPy and
-minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
-differences.
+A response of length 0 visits no state and contributes nothing. tests/pg/test_entropy.py checks
+the gradient by finite differences. `LOGITS` is the declaration of a logit table (`-inf` allowed),
+shared with `entropy_knobs.py` and `kl.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0); OpenRLHF
@@ -65,19 +64,35 @@ entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["entropy_table", "entropy_grad_table", "entropy_bonus"]
+__all__ = ["LOGITS", "entropy_table", "entropy_grad_table", "entropy_bonus"]
 
 
-def _log_pi(theta):
-    """log pi (S, V) of checked logits; a logit more than float64's range below its row's
-    maximum is a probability of exactly 0 (log pi = -inf), as it is in the limit."""
-    with np.errstate(over="ignore"):  # theta - max: -inf, not a warning
-        return log_softmax(theta)  # (S, V) eq. (log_softmax)
+def LOGITS(x, name, dims):
+    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
+    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
+    try:
+        a = np.asarray(x)
+        neg = np.isneginf(a) if a.dtype.kind == "f" else None
+    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
+        neg = None
+    if neg is not None and np.isposinf(a).any():
+        raise ValueError(
+            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
+        )
+    if neg is None or not neg.any():
+        return _TABLE(x, name, dims)
+    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
+    t[neg] = -np.inf
+    if np.isneginf(t).all(axis=1).any():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return t
 
 
 def _entropy(logpi):
@@ -93,8 +108,12 @@ def _entropy_grad(pi, logpi, H):
 
 
 def entropy_table(theta):
-    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy)."""
-    _, H = _entropy(_log_pi(logit_table(theta)))
+    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy).
+
+    A logit more than float64's range below its row's maximum is a probability of exactly 0
+    (log pi = -inf), as it is in the limit.
+    """
+    _, H = _entropy(log_softmax(theta))
     return H
 
 
@@ -103,27 +122,32 @@ def entropy_grad_table(theta):
 
     Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
     """
-    logpi = _log_pi(logit_table(theta))  # (S, V)
+    logpi = log_softmax(theta)  # (S, V)
     pi, H = _entropy(logpi)
     return _entropy_grad(pi, logpi, H)  # (S, V)
+
+
+def _states_in_table(theta, states):
+    """Every state id is a row of the table."""
+    if states.max() >= theta.shape[0]:
+        return f"states: expected ids < {theta.shape[0]} (the rows of theta), got max {states.max()}"
 
 
 def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     """The entropy bonus as a loss term and its gradient on the table, eq. (entropy_bonus).
 
     Args:
-        theta (np.ndarray): `(S, V)` logits of the policy.
-        states (np.ndarray): `(B, T)` int state id of every token (`Rollout.states`).
-        mask (np.ndarray): `(B, T)` 0/1; holes allowed (untrained positions inside a row).
-        agg (str): the aggregation weights w (token_mean: the mean per-token entropy).
-        max_len (int or None): the constant of agg="constant".
+        theta: `(S, V)` logits of the policy (`-inf` for impossible tokens).
+        states: `(B, T)` int state id of every token (`Rollout.states`), rows of `theta`.
+        mask: `(B, T)` 0/1; holes allowed (untrained positions inside a row).
+        agg: the aggregation weights w (token_mean: the mean per-token entropy).
+        max_len: the constant of agg="constant".
 
     Returns:
-        result (tuple): `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
-            coefficient c) to raise the entropy of the visited states.
+        `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a coefficient
+        c) to raise the entropy of the visited states.
     """
-    theta, states, mask, max_len = entropy_args(theta, states, mask, agg, max_len, AGGS)
-    logpi = _log_pi(theta)  # (S, V)
+    logpi = log_softmax(theta)  # (S, V)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     pi, H = _entropy(logpi)  # (S, V), (S,)
     loss = -(w * H[states]).sum()  # eq. (entropy_bonus)
@@ -165,165 +189,201 @@ def log_softmax(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def logit_table(theta, name="theta"):
-    """``(S, V)`` logits, non-empty, -inf allowed, a finite entry in every row."""
-    theta = nonempty(float_array(theta, name, ndim=2, allow_neginf=True), name)
-    if not np.isfinite(theta.max(axis=1)).all():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return theta
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def entropy_args(theta, states, mask, agg, max_len, aggs):
-    """The arguments of the entropy bonus: ``(theta, states (B, T), mask, max_len)``."""
-    theta = logit_table(theta)
-    mask = mask_array(mask, "mask")
-    states = int_array(states, "states", ndim=2, low=0, high=theta.shape[0])
-    same_shape("mask", mask, "states", states)
-    return theta, states, mask, aggregation(mask, agg, max_len, aggs)
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def _describe(x):
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+_TABLE = array("S V")
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+entropy_table = boundary(theta=LOGITS, returns="H")(entropy_table)
 
+entropy_grad_table = boundary(theta=LOGITS, returns="dH")(entropy_grad_table)
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+entropy_bonus = boundary(
+    theta=LOGITS,
+    mask=MASK,
+    states=array("B T", integer=True, low=0),
+    agg=one_of(AGGS),
+    max_len=MAX_LEN,
+    where=[_states_in_table, longest_response],
+    returns="loss dtheta",
+)(entropy_bonus)

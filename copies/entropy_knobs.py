@@ -94,13 +94,15 @@ adaptive_entropy_coef  TRL use_adaptive_entropy
     $ python examples/entropy.py     # the identity checked exactly, every knob side by side
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["entropy_step", "cov_terms", "clip_cov_loss", "kl_cov_loss", "entropy_mask",
-    "entropy_masked_loss", "adaptive_entropy_coef"]
+__all__ = ["entropy_step", "cov_terms", "clip_cov_loss", "kl_cov_loss", "entropy_mask", "entropy_masked_loss"]
+__all__ += ["adaptive_entropy_coef"]
 
 
 # ---- the identity ----------------------------------------------------------------------------
@@ -115,20 +117,17 @@ def entropy_step(theta, delta):
         `(exact, first, second)`: `(S,)` each; `exact = H(theta + delta) - H(theta)`,
         `first` eq. (ent_identity), `second` eq. (ent_second).
     """
-    theta = logit_table(theta)
-    delta = entropy_step_args(theta, delta)
-    with np.errstate(over="ignore", invalid="ignore"):  # -inf logits: pi = 0, handled below
-        lp = log_softmax(theta)  # (S, V)
-        lp1 = log_softmax(theta + delta)  # (S, V)
+    lp = log_softmax(theta)  # (S, V)
+    lp1 = log_softmax(theta + delta)  # (S, V)
     pi, pi1 = np.exp(lp), np.exp(lp1)
     lp, lp1 = np.where(pi > 0, lp, 0.0), np.where(pi1 > 0, lp1, 0.0)  # 0 log 0 = 0
     d = np.where(pi > 0, delta, 0.0)  # (S, V)
     H, H1 = -(pi * lp).sum(1), -(pi1 * lp1).sum(1)  # (S,) eq. (entropy)
     dc = d - (pi * d).sum(1, keepdims=True)  # (S, V) centred step delta~
     first = -(pi * lp * dc).sum(1)  # eq. (ent_identity): -Cov(log pi, delta)
-    lc = np.where(pi > 0, lp + H[:, None], 0.0)  # (S, V) log pi centred
+    lc = lp + H[:, None]  # (S, V) log pi centred (weighted by pi: 0 where pi = 0)
     second = -0.5 * ((pi * dc**2).sum(1) + (pi * lc * dc**2).sum(1))  # eq. (ent_second)
-    return finite_result((H1 - H, first, second), "delta", "the entropy change")
+    return H1 - H, first, second
 
 
 # ---- the covariance term and Clip-Cov --------------------------------------------------------
@@ -147,12 +146,17 @@ def cov_terms(logp, adv, mask):
         adv: `(B,)` or `(B, T)` advantages.
         mask: `(B, T)` 0/1 (holes allowed).
     """
-    logp, mask, A, _ = token_batch({"logp": logp}, mask, adv)
-    return finite_result(_cov(logp, adv_tokens(A, mask), mask), "adv", "the covariance term")
+    return _cov(logp, adv_tokens(adv, mask), mask)
+
+
+def _band(cov_lb, cov_ub):
+    """The band `cov_lb < c_t < cov_ub` is not empty."""
+    if not cov_lb < cov_ub:
+        return f"cov_ub: expected > cov_lb = {cov_lb}, got {cov_ub}"
 
 
 def clip_cov_loss(
-    logp, logp_old, adv, mask, ratio=2e-4, cov_lb=1.0, cov_ub=5.0, eps=0.2, eps_high=None,
+    logp, logp_old, adv, mask, *, ratio=2e-4, cov_lb=1.0, cov_ub=5.0, eps=0.2, eps_high=None,
     agg="token_mean", max_len=None, rng=None,
 ):  # fmt: skip
     """Clip-Cov, eq. (clip_cov): the clipped surrogate with a random band of tokens detached.
@@ -175,11 +179,8 @@ def clip_cov_loss(
         `(loss, dloss_dlogp (B, T), corr (B, T))`: corr the weight kept on each token (0/1 when
         drawn, its expectation when `rng` is None).
     """
-    logp, logp_old, mask, A, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
-    )
-    ratio, cov_lb, cov_ub = clip_cov_args(ratio, cov_lb, cov_ub, rng)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
@@ -196,11 +197,11 @@ def clip_cov_loss(
         corr.flat[idx] = 0.0  # eq. (clip_cov), one draw
     loss = -(w * corr * f).sum()
     dloss_dlogp = -w * corr * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T) d rho/d logp = rho
-    return finite_result((float(loss), dloss_dlogp, corr), "logp", "the Clip-Cov surrogate")
+    return float(loss), dloss_dlogp, corr
 
 
 # ---- KL-Cov ----------------------------------------------------------------------------------
-def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_mean", max_len=None):
+def kl_cov_loss(logp, logp_old, adv, mask, *, ratio=2e-4, kl_coef=1.0, agg="token_mean", max_len=None):
     """KL-Cov, eq. (kl_cov): the unclipped surrogate, `|logp - logp_old|` on the top tokens by c_t.
 
     Args:
@@ -216,15 +217,10 @@ def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_m
     Returns:
         `(loss, dloss_dlogp (B, T), top (B, T))`: top the 0/1 set of penalized tokens.
     """
-    logp, logp_old, mask, A, max_len = token_batch(
-        {"logp": logp, "logp_old": logp_old}, mask, adv, agg, max_len, AGGS
-    )
-    ratio, kl_coef = kl_cov_args(ratio, kl_coef)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-    with np.errstate(over="ignore"):
-        rho = np.exp(u)  # (B, T)
+    rho = np.exp(u)  # (B, T)
     c = _cov(logp, A, mask)  # (B, T) eq. (cov_term)
     top = np.zeros_like(logp)  # (B, T)
     n = int(mask.sum())
@@ -232,19 +228,24 @@ def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_m
         idx = np.flatnonzero(mask > 0)
         k = max(1, int(n * ratio))
         top.flat[idx[np.argsort(-c.flat[idx], kind="stable")[:k]]] = 1.0  # ties: first token
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = rho * A - kl_coef * top * np.abs(u)  # (B, T) eq. (kl_cov)
-        loss = -(w * f).sum()
-        dloss_dlogp = -w * (rho * A - kl_coef * top * np.sign(u))  # (B, T) sign(0) = 0
-    return finite_result((float(loss), dloss_dlogp, top), "logp", "the KL-Cov surrogate")
+    f = rho * A - kl_coef * top * np.abs(u)  # (B, T) eq. (kl_cov)
+    loss = -(w * f).sum()
+    dloss_dlogp = -w * (rho * A - kl_coef * top * np.sign(u))  # (B, T) sign(0) = 0
+    return float(loss), dloss_dlogp, top
 
 
 # ---- entropy-quantile masking ----------------------------------------------------------------
 def _keep(entropies, mask, rho_h):
-    if rho_h >= 1.0 or not mask.any():
-        return mask.copy() if rho_h >= 1.0 else np.zeros_like(mask)
-    q = np.quantile(entropies[mask > 0], 1.0 - rho_h)  # linear, as torch.quantile
-    return ((entropies * mask >= q) & (mask > 0)).astype(float)  # (B, T) eq. (ent_mask)
+    if not mask.any():
+        return np.zeros_like(mask)  # no trained token: nothing kept
+    q = np.quantile(entropies[mask > 0], 1.0 - rho_h)  # linear, as torch.quantile; rho_h = 1: the min
+    return ((entropies >= q) & (mask > 0)).astype(float)  # (B, T) eq. (ent_mask)
+
+
+def _entropies(entropies, mask):
+    """Entropies are `>= 0` where trained."""
+    if (entropies[mask > 0] < 0).any():
+        return f"entropies: expected >= 0 at trained tokens, got {entropies[mask > 0].min()}"
 
 
 def entropy_mask(entropies, mask, rho_h=0.2):
@@ -255,12 +256,11 @@ def entropy_mask(entropies, mask, rho_h=0.2):
         mask: `(B, T)` 0/1 (holes allowed).
         rho_h: the kept top fraction in [0, 1] (1 keeps every trained token).
     """
-    entropies, mask, rho_h = mask_args(entropies, mask, rho_h)
     return _keep(entropies, mask, rho_h)
 
 
 def entropy_masked_loss(
-    logp, logp_old, adv, mask, entropies, rho_h=0.2, eps=0.2, eps_high=None, agg="token_mean", max_len=None
+    logp, logp_old, adv, mask, entropies, *, rho_h=0.2, eps=0.2, eps_high=None, agg="token_mean", max_len=None
 ):
     """The clipped surrogate trained on the high-entropy tokens only, eq. (ent_mask).
 
@@ -279,25 +279,28 @@ def entropy_masked_loss(
     Returns:
         `(loss, dloss_dlogp (B, T), keep (B, T))`.
     """
-    logp, logp_old, mask, A, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
-    )
-    entropies, _, rho_h = mask_args(entropies, mask, rho_h, shape=logp.shape)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     keep = _keep(entropies, mask, rho_h)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg), on every trained token
     _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     loss = -(w * keep * np.minimum(surr1, surr2)).sum()  # eq. (ent_mask)
     dloss_dlogp = -w * keep * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T)
-    return finite_result((float(loss), dloss_dlogp, keep), "logp", "the masked surrogate")
+    return float(loss), dloss_dlogp, keep
 
 
 # ---- the adaptive coefficient ----------------------------------------------------------------
+def _coef_bounds(coef_min, coef_max):
+    """The clamp `[coef_min, coef_max]` is not empty."""
+    if coef_max < coef_min:
+        return f"coef_max: expected >= coef_min = {coef_min}, got {coef_max}"
+
+
 def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, coef_max=1.0):
     """One step of the adaptive entropy coefficient, eq. (ent_adaptive).
 
     Args:
-        coef: the current coefficient c.
+        coef: the current coefficient c, `>= 0`.
         entropy: the mean per-token entropy H measured on this step's batch, `>= 0`.
         target: H_target `>= 0`.
         delta: the step delta_c `>= 0`.
@@ -308,9 +311,8 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
         `(next_coef, applied)`: the coefficient after the step, and the one the next step's loss
         applies (`next_coef` if `entropy <= target`, else 0.0).
     """
-    coef, entropy, target, delta, lo, hi = adaptive_args(coef, entropy, target, delta, coef_min, coef_max)
     low = entropy <= target  # below target: raise the coefficient
-    nxt = min(coef + delta, hi) if low else max(coef - delta, lo)  # eq. (ent_adaptive)
+    nxt = min(coef + delta, coef_max) if low else max(coef - delta, coef_min)  # eq. (ent_adaptive)
     return float(nxt), float(nxt) if low else 0.0
 
 
@@ -377,301 +379,281 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# part 3: from minirl_lm/pg/entropy.py
+#   The entropy bonus: a whole-distribution term, with its own backward on the table.
 # ----------------------------------------------------------------------------------------------
 
 
-_UNSET = object()  # an argument the bundle was not given (None is an input to reject)
-
-
-def token_batch(logps, mask, adv=_UNSET, agg=_UNSET, max_len=None, aggs=(), per_token=True):
-    """Check a token-level batch; returns ``(*arrays, mask, adv, max_len)``. logps: ``{name:
-    array}`` of ``(B, T)`` arrays (log-probs, weights), the first one the shape the others and
-    the 0/1 ``mask`` (holes allowed) must have; adv: ``(B,)``, or ``(B, T)`` too if
-    ``per_token`` (returned as given, None if not passed); agg: one of ``aggs`` (unchecked if
-    not passed); max_len: None or an int >= 1, and for ``"constant"`` at least the longest
-    response (the most trained tokens in a row)."""
-    names = list(logps)
-    arrays = [float_array(logps[n], n, ndim=2) for n in names]
-    mask = mask_array(mask, "mask")
-    for n, a in zip(names[1:] + ["mask"], arrays[1:] + [mask]):
-        same_shape(names[0], arrays[0], n, a)
-    A = None if adv is _UNSET else advantage(adv, mask, per_token)
-    if agg is not _UNSET:
-        max_len = aggregation(mask, agg, max_len, aggs)
-    return (*arrays, mask, A, max_len)
-
-
-def advantage(adv, mask, per_token=True):
-    """``adv`` as float64 of shape ``(B,)`` (or ``(B, T)`` if ``per_token``) for a checked mask."""
-    A = float_array(adv, "adv")
-    if A.shape != (mask.shape[0],) and not (per_token and A.shape == mask.shape):
-        want = f"({mask.shape[0]},)" + (f" or {mask.shape}" if per_token else "")
-        raise ValueError(f"adv: expected shape {want}, got {A.shape}")
-    return A
-
-
-def aggregation(mask, agg, max_len, aggs):
-    """Check ``agg`` (one of ``aggs``) and ``max_len`` for a checked mask; returns max_len."""
-    choice(agg, "agg", aggs)
-    max_len = None if max_len is None else int_scalar(max_len, "max_len", low=1)  # any agg
-    n = mask.sum(axis=1).max()  # the most trained tokens in a row (holes not counted)
-    if agg == "constant" and max_len is not None and max_len < n:
-        raise ValueError(f"max_len: expected >= the longest response ({int(n)} trained tokens), got {max_len}")
-    return max_len
-
-
-def clip_range(eps, eps_high):
-    """``(eps, eps_high)``: eps in (0, 1], eps_high > 0 (default eps)."""
-    eps = float_scalar(eps, "eps", low=0.0, low_open=True, high=1.0)
-    return eps, (eps if eps_high is None else float_scalar(eps_high, "eps_high", low=0.0, low_open=True))
-
-
-def clip_objective(logp, logp_old, adv, mask, eps, eps_high, agg, max_len, aggs):
-    """The arguments of the clipped surrogate: ``(logp, logp_old, mask, adv, eps, eps_high,
-    max_len)``."""
-    logp, logp_old, mask, adv, _ = token_batch({"logp": logp, "logp_old": logp_old}, mask, adv)
-    eps, eps_high = clip_range(eps, eps_high)
-    return logp, logp_old, mask, adv, eps, eps_high, aggregation(mask, agg, max_len, aggs)
-
-
-def logit_table(theta, name="theta"):
-    """``(S, V)`` logits, non-empty, -inf allowed, a finite entry in every row."""
-    theta = nonempty(float_array(theta, name, ndim=2, allow_neginf=True), name)
-    if not np.isfinite(theta.max(axis=1)).all():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return theta
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-# ----------------------------------------------------------------------------------------------
-
-
-# ---- pg/entropy_knobs.py (after the token batch's own bundle in pg/checks.py) ----------------
-def entropy_step_args(theta, delta):
-    """``delta``: a finite step of the shape of the checked logits ``theta`` ``(S, V)``."""
-    delta = float_array(delta, "delta", ndim=2)
-    same_shape("theta", theta, "delta", delta)
-    return delta
-
-
-def clip_cov_args(ratio, lb, ub, rng):
-    """Clip-Cov's own arguments: ratio in (0, 1], cov_lb < cov_ub, rng a Generator or None."""
-    ratio = float_scalar(ratio, "ratio", low=0.0, low_open=True, high=1.0)
-    lb, ub = float_scalar(lb, "cov_lb"), float_scalar(ub, "cov_ub")
-    if not lb < ub:
-        raise ValueError(f"cov_ub: expected > cov_lb = {lb}, got {ub}")
-    if rng is not None:
-        rng_check(rng, "rng")
-    return ratio, lb, ub
-
-
-def kl_cov_args(ratio, kl_coef):
-    """KL-Cov's own arguments: ratio in (0, 1], kl_coef >= 0."""
-    return float_scalar(ratio, "ratio", low=0.0, low_open=True, high=1.0), float_scalar(
-        kl_coef, "kl_coef", low=0.0
-    )
-
-
-def mask_args(entropies, mask, rho_h, shape=None):
-    """Token entropies ``(B, T)`` >= 0 at trained tokens, the 0/1 mask, rho_h in [0, 1]."""
-    entropies = float_array(entropies, "entropies", ndim=2, shape=shape)
-    mask = mask_array(mask, "mask")
-    same_shape("entropies", entropies, "mask", mask)
-    if (entropies[mask > 0] < 0).any():
-        raise ValueError(f"entropies: expected >= 0 at trained tokens, got {entropies[mask > 0].min()}")
-    return entropies, mask, float_scalar(rho_h, "rho_h", low=0.0, high=1.0)
-
-
-def adaptive_args(coef, entropy, target, delta, coef_min, coef_max):
-    """The controller's scalars: coef, entropy, target, delta >= 0; 0 <= coef_min <= coef_max."""
-    names = ("coef", "entropy", "target", "delta", "coef_min", "coef_max")
-    vals = [float_scalar(v, n, low=0.0) for v, n in zip((coef, entropy, target, delta, coef_min, coef_max), names)]
-    if vals[5] < vals[4]:
-        raise ValueError(f"coef_max: expected >= coef_min = {vals[4]}, got {vals[5]}")
-    return vals
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
+def LOGITS(x, name, dims):
+    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
+    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
+    try:
+        a = np.asarray(x)
+        neg = np.isneginf(a) if a.dtype.kind == "f" else None
+    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
+        neg = None
+    if neg is not None and np.isposinf(a).any():
         raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
+            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
         )
-    return arr
+    if neg is None or not neg.any():
+        return _TABLE(x, name, dims)
+    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
+    t[neg] = -np.inf
+    if np.isneginf(t).all(axis=1).any():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return t
 
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
 
 
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
+
+
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
+
+
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
         )
     return rng
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+def _show(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+ADVANTAGE = array("B", "B T")  # one advantage per response, or one per token
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
+EPS = number(0.0, 1.0, low_open=True)  # a clip range in (0, 1]
+EPS_HIGH = optional(number(0.0, low_open=True))  # an upper clip range > 0, None: the lower one
 
 
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
+MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+def longest_response(mask, agg, max_len):
+    """`max_len`, the `T_max` of `agg="constant"`, is at least the longest response (its trained
+    tokens, holes not counted)."""
+    n = int(mask.sum(axis=1).max())
+    if agg == "constant" and max_len is not None and max_len < n:
+        return f"max_len: expected >= the longest response ({n} trained tokens), got {max_len}"
 
 
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
+_TABLE = array("S V")
+AGG = dict(agg=one_of(AGGS), max_len=MAX_LEN)  # with the relation longest_response
+RATIO = number(0.0, 1.0, low_open=True)  # a fraction of the trained tokens, in (0, 1]
+FRACTION = number(0.0, 1.0)  # rho_h, in [0, 1]
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+entropy_step = boundary(theta=LOGITS, delta=array("S V"), returns="exact first second")(entropy_step)
 
+cov_terms = boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, returns="c")(cov_terms)
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+clip_cov_loss = boundary(
+    **CLIP,
+    ratio=RATIO,
+    cov_lb=number(),
+    cov_ub=number(),
+    **AGG,
+    rng=optional(generator),
+    where=[_band, longest_response],
+    returns="loss dloss_dlogp corr",
+)(clip_cov_loss)
 
+kl_cov_loss = boundary(
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    ratio=RATIO,
+    kl_coef=NONNEGATIVE,
+    **AGG,
+    where=[longest_response],
+    returns="loss dloss_dlogp top",
+)(kl_cov_loss)
 
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+entropy_mask = boundary(entropies=TOKENS, mask=MASK, rho_h=FRACTION, where=[_entropies])(entropy_mask)
+
+entropy_masked_loss = boundary(
+    **CLIP,
+    entropies=TOKENS,
+    rho_h=FRACTION,
+    **AGG,
+    where=[_entropies, longest_response],
+    returns="loss dloss_dlogp keep",
+)(entropy_masked_loss)
+
+adaptive_entropy_coef = boundary(
+    coef=NONNEGATIVE,
+    entropy=NONNEGATIVE,
+    target=NONNEGATIVE,
+    delta=NONNEGATIVE,
+    coef_min=NONNEGATIVE,
+    coef_max=NONNEGATIVE,
+    where=[_coef_bounds],
+    returns="next_coef applied",
+)(adaptive_entropy_coef)

@@ -62,22 +62,287 @@ policy tokens into compact right-padded arrays, the form the single-turn library
 State ids are handed out depth first over the tree of observable prefixes at construction, a
 parent before its children, so the reverse id order visits children first (backward induction
 in `minirl_lm.multiturn.values`). The tree is enumerated in full: this is for small tasks.
-Demonstrated by `python examples/multi_turn.py`. Imports NumPy and minirl_lm.core.checks only.
+Demonstrated by `python examples/multi_turn.py`. Imports NumPy and minirl_lm.boundary only.
 """
 
 from dataclasses import dataclass
+import functools
 import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["Episodes", "MultiTurnMDP", "action_view", "scatter"]
-
-
 # ----------------------------------------------------------------------------------------------
 # minirl_lm/multiturn/env.py itself
 # ----------------------------------------------------------------------------------------------
+
+
+__all__ = [
+    "Episodes",
+    "MultiTurnMDP",
+    "action_view",
+    "scatter",
+    "MULTITURN_MDP",
+    "EPISODES",
+    "TRAJECTORY",
+    "ACTION_MASK",
+    "right_padded",
+    "ids",
+    "episodes_of",
+    "actions_on_the_trajectory",
+]
+
+# ---- the kinds of the multi-turn part (values.py reads its arguments with them too) -----------
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
+    is refused, and the message says `what` needs right padding and `where` holes go."""
+
+    def kind(x, name, dims):
+        m = array(shape, values=(0.0, 1.0))(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+                f"is accepted by the token-level objectives; here use {where}"
+            )
+        return m
+
+    return kind
+
+
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
+
+
+def ids(shape, **bounds):
+    """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
+    a bool array is not one (NumPy would read True as 1)."""
+
+    def kind(x, name, dims):
+        if getattr(x, "dtype", None) == np.bool_:
+            raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+        return array(shape, integer=True, **bounds)(x, name, dims)
+
+    return kind
+
+
+def _env_kind(what, *members):
+    """An environment with `members` (what the body reads of it); it fixes the letters S (its
+    states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
+
+    def kind(x, name, dims):
+        env = has(what, *members)(x, name, dims)
+        dims.update(S=env.S, V=env.V)
+        return env
+
+    return kind
+
+
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+
+
+def _vocabulary(x, name, dims):
+    """The vocabulary size, an integer >= 2; it fixes the letter V for the later arguments."""
+    dims["V"] = number(2, integer=True)(x, name, dims)
+    return dims["V"]
+
+
+def _token(x, name, dims):
+    """One token id in [0, V)."""
+    return number(0, dims["V"] - 1, integer=True)(x, name, dims)
+
+
+def _token_ids(x, name, V, what="token ids"):
+    """A sequence of integer token ids in [0, V) as a tuple of ints (a bool is not an id)."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of integer {what}, got {type(x).__name__}")
+    x = tuple(x)
+    for y in x:
+        if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+            raise TypeError(f"{name}: expected integer token ids, got {y!r} in {x!r}"[:200])
+        if not 0 <= y < V:
+            raise ValueError(f"{name}: expected {what} in [0, {V}), got {y} in {x!r}"[:200])
+    return tuple(int(y) for y in x)
+
+
+def _call_tokens(x, name, dims):
+    """The call tokens: integer ids in [0, V)."""
+    return _token_ids(x, name, dims["V"])
+
+
+def _observation_spans(x, name, dims):
+    """The environment's replies: non-empty tuples of ids in [0, V), none a prefix of another (a
+    trajectory then parses one way); their number fixes the letter M."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of tuples of token ids, got {type(x).__name__}")
+    what, out = "non-empty spans of token ids", []
+    for span in x:
+        if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
+            raise TypeError(f"{name}: expected each span a tuple of token ids, got {span!r}"[:200])
+        out.append(_token_ids(span, name, dims["V"], what))
+        if not out[-1]:
+            raise ValueError(f"{name}: expected {what} in [0, {dims['V']}), got an empty span")
+    if not out:
+        raise ValueError(f"{name}: expected at least one span (the environment's replies), got none")
+    ordered = sorted(out)  # a prefix sorts right before the spans it starts (or a copy of itself)
+    for a, b in zip(ordered, ordered[1:]):
+        if b[: len(a)] == a:
+            raise ValueError(f"{name}: expected no span to be a prefix of another, got {a} and {b}")
+    dims["M"] = len(out)
+    return out
+
+
+def _calls_other_than_eos(eos, calls):
+    """The call tokens and EOS are different tokens."""
+    if eos in calls:
+        return f"calls: expected call tokens other than eos={eos}, got {calls}"
+
+
+def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
+    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call
+    tokens, M spans of at most L tokens), or None above cap: O(log cap) steps."""
+    P, level, j = 0, 1, 0  # policy prefixes within one turn
+    while j < turn_len and P <= cap:
+        P, level, j = P + level, level * c, j + 1
+    roots, level, k = 0, 1, 0  # turn roots: g^k of them at turn k
+    while k < max_turns and roots * P <= cap:
+        roots, level, k = roots + level, level * P * calls * M, k + 1
+    size = P * roots * (1 + calls * M * L)
+    return size if size <= cap else None
+
+
+def _enumerable(V, calls, spans, prior, max_turns, turn_len):
+    """The tree is grown recursively and in full: at most 900 tokens per episode and 2**24
+    states (`turn_len` is blamed if it alone is too much, else `max_turns`), and at most 2**28
+    (state, token, world) rewards (a state has V children, each a reward per world: `V`, then
+    `prior` blamed)."""
+    L, M = max(map(len, spans), default=0), len(spans)
+    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
+        if turns * (turn_len + L) > 900:
+            return (
+                f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
+                f"tokens per episode, got {turns} * ({turn_len} + {L})"
+            )
+        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
+            return (
+                f"{name}: expected a tree of at most 2**24 states, got a bound above "
+                f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is enumerated in full"
+            )
+    size = _tree_size(V - 1 - len(calls), len(calls), M, L, max_turns, turn_len, 2**24)
+    for name, n in (("V", V), ("prior", V * prior.size)):
+        if size * n > 2**28:
+            return (
+                f"{name}: expected at most 2**28 (state, token, world) rewards in the tree, got a "
+                f"bound of {size} states x {V} tokens x {prior.size} worlds; the tree is enumerated in full"
+            )
+
+
+def _trajectory_row(env, b, tokens, states, n):
+    """Row `b` (its `n` real tokens) parsed as a trajectory of `env`: the `(T,)` policy-token
+    mask, or the message naming the field that does not parse."""
+    want, s, t = np.zeros(tokens.size), 0, 0
+    while t < n:
+        a = int(tokens[t])
+        if states[t] != s:
+            return f"states: row {b}, position {t}: expected state {s}, got {states[t]}"
+        want[t] = 1.0
+        _, kind, nxt = env.children[s][a]
+        t += 1
+        if kind == "end":
+            break
+        if kind == "turn":
+            s = nxt
+            continue
+        hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
+        if not hit or t + len(hit[0][0]) > n:
+            return (
+                f"tokens: row {b}, position {t}: expected an observation "
+                f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
+            )
+        (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
+        for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
+            return f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}"
+        t += len(chance)
+    if t != n:
+        return f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens"
+    return want
+
+
+def episodes_of(env, ep):
+    """Every row of `ep` parses as a trajectory of `env` (tokens and states, chance nodes
+    included), and `action_mask` is 1 exactly on the policy's tokens. Names the field."""
+    dims = {}
+    mask = TRAJECTORY(ep.mask, "mask", dims)
+    tokens = ids("B T", low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
+    states = ids("B T", low=0, high=env.S - 1)(ep.states, "states", dims)
+    act = array("B T")(ep.action_mask, "action_mask", dims)
+    array("B T")(ep.rewards, "rewards", dims)
+    for b in range(mask.shape[0]):
+        n = int(mask[b].sum())
+        if n == 0:
+            return f"mask: row {b} is empty; every episode has at least one token"
+        want = _trajectory_row(env, b, tokens[b], states[b], n)
+        if isinstance(want, str):
+            return want
+        if (bad := np.flatnonzero(act[b] != want)).size:
+            t = int(bad[0])
+            what = (
+                "holds an observation token (written by the environment)"
+                if mask[b, t] and not want[t]
+                else "holds a policy token"
+                if want[t]
+                else "is padding"
+            )
+            return f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
+
+
+def _policy_table(self, policy):
+    """The policy's table is `(S, V)`, a row per state of the environment."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (self.S, self.V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+
+
+def _rollout_cells(self, K):
+    """The `(K, T)` arrays of a rollout stay within 2**31 entries (refused before any draw)."""
+    if K * self.T > 2**31:
+        return f"K: expected episodes whose (K, T) arrays are of at most 2**31 entries, got {K * self.T}"
+
+
+def _output_cells(x, T):
+    """`scatter`'s `(B, T)` output stays within 2**31 entries (refused before allocating)."""
+    if x.shape[0] * T > 2**31:
+        return f"T: expected a width whose (B, T) output is of at most 2**31 entries, got {x.shape[0] * T}"
+
+
+def _positions_within(pos, T):
+    """Every position is a column of the full row: `pos < T`."""
+    if pos.max() >= T:
+        return f"pos: expected positions < T={T}, got max {pos.max()}"
+
+
+def _own_episodes(self, ep):
+    """`episodes_of` for a method: `self` is the environment."""
+    return episodes_of(self, ep)
+
+
+def actions_on_the_trajectory(mask, action_mask):
+    """The policy writes tokens of the trajectory only: `action_mask <= mask`."""
+    if (action_mask > mask).any():
+        b, t = np.argwhere(action_mask > mask)[0]
+        return f"action_mask: expected 1 only where mask is 1, got 1 at row {b}, position {t} where mask is 0"
 
 
 @dataclass
@@ -118,23 +383,21 @@ class MultiTurnMDP:
     Raises:
         ValueError: spans with ids outside `[0, V)`, empty or prefix of one another; `max_turns`
             or `turn_len` < 1, or so large that an episode exceeds 900 tokens or the tree 2**24
-            states (it is enumerated in full, recursively: refused before it is grown);
-            probability tables that are negative or whose rows do not sum to 1 within 1e-9;
-            `turn_reward` returning NaN or inf.
+            states, or `V` or the worlds of `prior` so many that the tree holds more than 2**28
+            (state, token, world) rewards (it is enumerated in full, recursively: refused before
+            it is grown); probability tables that are negative or whose rows do not sum to 1
+            within 1e-9; `turn_reward` returning NaN or inf.
         TypeError: spans or calls that are not sequences of integer ids (a bool is not one);
             `turn_reward` not a callable of
             three arguments, or returning something else than a real number (a bool included).
     """
 
     def __init__(self, V, eos, calls, spans, p_obs, prior, turn_reward, max_turns=3, turn_len=2):
-        (self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior, self.max_turns, self.turn_len) = (
-            multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, turn_len)
-        )
-        self.turn_reward = turn_reward
+        self.V, self.eos, self.calls, self.spans, self.p_obs, self.prior = V, eos, calls, spans, p_obs, prior
+        self.turn_reward, self.max_turns, self.turn_len = turn_reward, max_turns, turn_len
         self.W, self.M = self.p_obs.shape
         self._index, self.prefixes, self._kinds, self.loglik, self.children = {}, [], [], [], {}
-        with np.errstate(divide="ignore"):
-            self._grow((), 0, (), (), np.log(self.prior))
+        self._grow((), 0, (), (), np.log(self.prior))  # log 0 = -inf: a world the prior excludes
         self.S = len(self.prefixes)
         self.is_policy = np.array(self._kinds)  # (S,) True: the policy writes next
         self.T = max(len(p) for p in self.prefixes) + 1
@@ -158,12 +421,7 @@ class MultiTurnMDP:
                 continue
             done = a not in self.calls or k + 1 == self.max_turns  # EOS, length or turn cap
             r = np.array(
-                [
-                    real_result(
-                        self.turn_reward(w, turns + (turn,), done), "turn_reward", f" for turns {turns + (turn,)}"
-                    )
-                    for w in range(self.W)
-                ]
+                [TURN_REWARD(self.turn_reward(w, turns + (turn,), done), "turn_reward", {}) for w in range(self.W)]
             )
             if done:
                 kids.append((r, "end", None))
@@ -242,7 +500,6 @@ class MultiTurnMDP:
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
         A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
         """
-        K = multiturn_rollout_args(self, policy, K, rng)
         rows = []
         for _ in range(K):
             w = int(rng.choice(self.W, p=self.prior))
@@ -273,7 +530,7 @@ class MultiTurnMDP:
         `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
         marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
         """
-        return episodes(self, ep)  # the parse, in the checks module
+        return ep  # the parse is the declaration's: own_episodes
 
 
 def action_view(env, ep):
@@ -284,7 +541,6 @@ def action_view(env, ep):
     the column of the full row that holds policy token j (0 at padding). Observation spans
     disappear, so a recursion over the compact row carries across them.
     """
-    action_view_args(env, ep)  # a MultiTurnMDP and a batch of it
     n = ep.action_mask.sum(axis=1).astype(np.int64)  # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
     pos = np.zeros((B, Ta), np.int64)
@@ -303,7 +559,6 @@ def scatter(x, pos, mask, T):
             mask that is not 0/1 and right-padded.
         TypeError: `T` not an integer, `pos` not integer ids.
     """
-    x, pos, mask, T = scatter_args(x, pos, mask, T)
     out = np.zeros((x.shape[0], T))  # (B, T)
     rows, cols = np.nonzero(mask > 0)
     out[rows, pos[rows, cols]] = x[rows, cols]
@@ -311,391 +566,262 @@ def scatter(x, pos, mask, T):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/multiturn/checks.py
-#   The boundary of the multi-turn part: one bundle call per public function of
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-# -- multi-turn episodes (minirl_lm/multiturn/)
-# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
-TRAJECTORY = (
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
-COMPACT_ROWS = ("the compact rows of action_view", "the mask action_view returns")
-MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _tree_size(c, calls, M, L, max_turns, turn_len, cap):
-    """An upper bound on the states of a multi-turn tree (c continuing tokens, calls call tokens,
-    M spans of at most L tokens), or None above cap: O(log cap) steps."""
-    P, level, j = 0, 1, 0  # policy prefixes within one turn
-    while j < turn_len and P <= cap:
-        P, level, j = P + level, level * c, j + 1
-    roots, level, k = 0, 1, 0  # turn roots: g^k of them at turn k
-    while k < max_turns and roots * P <= cap:
-        roots, level, k = roots + level, level * P * calls * M, k + 1
-    size = P * roots * (1 + calls * M * L)
-    return size if size <= cap else None
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _mt_spans(spans, V):
-    """The observation spans as a list of non-empty tuples of int ids in [0, V), none a prefix of
-    another."""
-    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
-        raise TypeError(f"spans: expected a sequence of tuples of token ids, got {type(spans).__name__}")
-    out = []
-    for span in spans:
-        if isinstance(span, (str, bytes)) or not hasattr(span, "__iter__"):
-            raise TypeError(f"spans: expected each span a tuple of token ids, got {span!r}")
-        span = tuple(span)
-        _no_bool_ids(span, "spans")
-        a = int_array(np.asarray(span) if span else np.zeros(0, np.int64), "spans", ndim=1)
-        if a.size == 0 or a.min() < 0 or a.max() >= V:
-            raise ValueError(f"spans: expected non-empty spans of token ids in [0, {V}), got {span}")
-        out.append(tuple(int(o) for o in a))
-    for i, a in enumerate(out):
-        for j, b in enumerate(out):
-            if i != j and b[: len(a)] == a:
-                raise ValueError(f"spans: expected no span to be a prefix of another, got {a} and {b}")
-    return out
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def multiturn_args(V, eos, calls, spans, p_obs, prior, turn_reward, max_turns, turn_len):
-    """MultiTurnMDP's arguments: (V, eos, calls, spans, p_obs, prior, max_turns, turn_len)."""
-    V = int_scalar(V, "V", low=2)
-    eos = int_scalar(eos, "eos", low=0, high=V - 1)
-    _no_bool_ids(calls, "calls")
-    calls = tuple(int(c) for c in int_array(np.asarray(calls), "calls", ndim=1, low=0, high=V))
-    if eos in calls:
-        raise ValueError(f"calls: expected call tokens other than eos={eos}, got {calls}")
-    max_turns = int_scalar(max_turns, "max_turns", low=1)
-    turn_len = int_scalar(turn_len, "turn_len", low=1)
-    spans = _mt_spans(spans, V)
-    L, M = max(len(o) for o in spans) if spans else 0, len(spans)
-    for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
-        if turns * (turn_len + L) > 900:  # the tree is grown recursively
-            raise ValueError(
-                f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
-                f"tokens per episode, got {turns} * ({turn_len} + {L})"
-            )
-        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
-            raise ValueError(
-                f"{name}: expected a tree of at most 2**24 states, got a bound above "
-                f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is "
-                f"enumerated in full"
-            )
-    prior = prob_table(prior, "prior", ndim=1)  # rows summing to 1 within 1e-9
-    p_obs = prob_table(p_obs, "p_obs", shape=(prior.size, len(spans)), ndim=2)
-    callable_check(turn_reward, "turn_reward", 3, "turn_reward(w, turns, done)")
-    return V, eos, calls, spans, p_obs, prior, max_turns, turn_len
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-def multiturn_rollout_args(env, policy, K, rng):
-    """MultiTurnMDP.rollout's arguments: returns K, bounded so that the (K, T) arrays stay within
-    MAX_CELLS (a clear error before the first episode, not a loop without end)."""
-    K = int_scalar(K, "K", low=1)
-    rng_check(rng, "rng")
-    table_policy(policy, env.S, env.V)
-    cells(K * env.T, "K", "episodes whose (K, T) arrays are")
-    return K
-
-
-def _episode_row(env, b, tokens, states, n):
-    """Parse row b (its n real tokens) as a trajectory of env: the (T,) policy-token mask."""
-    want, s, t = np.zeros(tokens.size), 0, 0
-    while t < n:
-        a = int(tokens[t])
-        if states[t] != s:
-            raise ValueError(f"states: row {b}, position {t}: expected state {s}, got {states[t]}")
-        want[t] = 1.0
-        _, kind, nxt = env.children[s][a]
-        t += 1
-        if kind == "end":
-            break
-        if kind == "turn":
-            s = nxt
-            continue
-        hit = [(chance, s2) for m, chance, s2 in nxt if tuple(tokens[t : t + len(chance)]) == env.spans[m]]
-        if not hit or t + len(hit[0][0]) > n:
-            raise ValueError(
-                f"tokens: row {b}, position {t}: expected an observation "
-                f"span {env.spans} after the call, got {tokens[t:n].tolist()}"
-            )
-        (chance, s), got = hit[0], states[t : t + len(hit[0][0])]
-        for i in np.flatnonzero(got != np.array(chance)):  # the chance nodes' ids
-            raise ValueError(f"states: row {b}, position {t + i}: expected state {chance[i]}, got {got[i]}")
-        t += len(chance)
-    if t != n:
-        raise ValueError(f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens")
-    return want
-
-
-def episodes(env, ep, attrs=("states", "tokens", "mask", "action_mask", "rewards")):
-    """Validate a batch of episodes against the environment (MultiTurnMDP.check): every row
-    parses as a trajectory (tokens and states, chance nodes included), and action_mask is 1
-    exactly on the policy's tokens."""
-    if not all(hasattr(ep, a) for a in attrs):  # an Episodes (duck-typed: copies)
-        raise TypeError(f"ep: expected an Episodes batch (from rollout or all_episodes), got {type(ep).__name__}")
-    mask = mask_array(ep.mask, "mask", prefix=TRAJECTORY)
-    B, T = mask.shape
-    tokens = int_array(ep.tokens, "tokens", shape=(B, T), low=0, high=env.V)
-    states = int_array(ep.states, "states", shape=(B, T), low=0, high=env.S)
-    act = float_array(ep.action_mask, "action_mask", shape=(B, T))
-    float_array(ep.rewards, "rewards", shape=(B, T))
-    for b in range(B):
-        n = int(mask[b].sum())
-        if n == 0:
-            raise ValueError(f"mask: row {b} is empty; every episode has at least one token")
-        want = _episode_row(env, b, tokens[b], states[b], n)
-        bad = np.flatnonzero(act[b] != want)
-        if bad.size:
-            t = int(bad[0])
-            what = (
-                "holds an observation token (written by the environment)"
-                if mask[b, t] and not want[t]
-                else "holds a policy token"
-                if want[t]
-                else "is padding"
-            )
-            raise ValueError(
-                f"action_mask: row {b}, position {t} {what}, expected {int(want[t])}, got {float(act[b, t])!r}"
-            )
-    return ep
-
-
-def action_view_args(env, ep):
-    """action_view's arguments: a MultiTurnMDP (duck-typed) and a batch that parses in it."""
-    _duck(env, "env", MT_ATTRS + ("check", "spans"), "a MultiTurnMDP")
-    return episodes(env, ep)
-
-
-def scatter_args(x, pos, mask, T):
-    """scatter's arguments: x (B, Ta), pos and mask of its shape, T >= 1 with (B, T) cells within
-    MAX_CELLS."""
-    x = float_array(x, "x", ndim=2)
-    T = int_scalar(T, "T", low=1)
-    cells(x.shape[0] * T, "T", "a width whose (B, T) output is")
-    pos = int_array(pos, "pos", shape=x.shape, low=0, high=T)
-    mask = mask_array(mask, "mask", shape=x.shape, prefix=COMPACT_ROWS)
-    return x, pos, mask, T
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return arr
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
+def simplex(*shapes):
+    """Probabilities: a float64 array of one of `shapes`, entries >= 0, each row (last axis)
+    summing to 1 within 1e-9 (stricter than `Generator.choice`'s ~1.5e-8, so a table that
+    passes here is one `rng.choice` accepts)."""
+    entries = array(*shapes, low=0.0)
+
+    def read(x, name, dims):
+        p = entries(x, name, dims)
+        s = p.sum(axis=-1)
+        if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
+            worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
+            raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
+        return p
+
+    return read
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
+
+
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
         )
     return rng
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+def _show(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
+EPISODES = has(
+    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
+)
+TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
-def real_result(value, name, context=""):
-    """A callable's return value (a grader's reward) as a finite Python float, else an error
-    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
-    return _float(value, name, f"a finite number{context}")
+action_view = boundary(
+    env=MULTITURN_MDP, ep=EPISODES, where=[episodes_of], returns="states tokens mask rewards pos"
+)(action_view)
 
+scatter = boundary(
+    x=array("B J"),
+    pos=ids("B J", low=0),
+    mask=right_padded("B J", "the compact rows of action_view", "the mask action_view returns"),
+    T=COUNT,
+    where=[_output_cells, _positions_within],
+    returns="full",
+)(scatter)
 
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
+MultiTurnMDP.__init__ = boundary(
+    V=_vocabulary,
+    eos=_token,
+    calls=_call_tokens,
+    spans=_observation_spans,
+    prior=simplex("W"),
+    p_obs=simplex("W M"),
+    turn_reward=function("turn_reward(w, turns, done)", 3),
+    max_turns=COUNT,
+    turn_len=COUNT,
+    where=[_calls_other_than_eos, _enumerable],
+    returns=None,
+)(MultiTurnMDP.__init__)
 
+MultiTurnMDP.rollout = boundary(
+    policy=has("a policy", "sample()", "theta"),
+    K=COUNT,
+    rng=generator,
+    where=[_policy_table, _rollout_cells],
+    returns=None,
+)(MultiTurnMDP.rollout)
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
-
-
-MAX_CELLS = 2**31  # entries of one (B, T) array a call may allocate: 16 GiB of float64
-
-
-def cells(n, name, what):
-    """Raise unless ``n`` entries (the size of an array about to be allocated, driven by the
-    argument ``name``) stay within ``MAX_CELLS``: a clear error before any allocation or loop."""
-    if n > MAX_CELLS:
-        raise ValueError(f"{name}: expected {what} of at most 2**31 entries, got {n}")
-    return n
-
-
-def _no_bool_ids(x, name, what="token ids"):
-    """Raise if a sequence (not an array) of ids holds a bool (NumPy would read True as 1)."""
-    if not isinstance(x, (np.ndarray, str, bytes)) and hasattr(x, "__iter__"):
-        for v in x:
-            if isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{name}: expected integer {what}, got {v!r} in {tuple(x)!r}")
-
-
-def _duck(obj, name, attrs, what):
-    if not all(hasattr(obj, a) for a in attrs):
-        raise TypeError(f"{name}: expected {what}, got {type(obj).__name__}")
-    return obj
-
-
-def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V) (with
-    ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-            f"{what}, got {type(policy).__name__} with shape {shape}"
-        )
-    th = np.asarray(policy.theta)
-    if finite_rows and (
-        th.dtype.kind != "f"
-        or np.isnan(th).any()
-        or np.isposinf(th).any()
-        or not np.isfinite(th).any(axis=1).all()
-    ):
-        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
-    return policy
+MultiTurnMDP.check = boundary(ep=EPISODES, where=[_own_episodes], returns=None)(MultiTurnMDP.check)

@@ -72,9 +72,8 @@ before it commits anything.
 
 `TokenMDP` (`minirl_lm/core/mdp.py`) and `TabularPolicy` (`minirl_lm/core/policy.py`) are these.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 grpo_loss, grpo_step        TRL GRPOTrainer; verl adv_estimator=grpo with actor.use_kl_loss;
@@ -340,7 +339,7 @@ BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _in_domain(rewards, greedy_rewards=None):
+def bounded_rewards(rewards, greedy_rewards=None):
     """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
     spread); ReMax's greedy rewards too."""
     if (m := np.abs(rewards).max()) > REWARD_MAX:
@@ -358,8 +357,9 @@ def _others(rewards, baseline="loo"):
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when a
+    group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
@@ -367,7 +367,7 @@ def _group_mean(r):
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
-    c = rewards - _group_mean(rewards)  # (N, K)
+    c = rewards - group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
@@ -391,7 +391,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
         return standardized.core(rewards, std_eps, ddof)
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     K = rewards.shape[1]
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
@@ -747,14 +747,16 @@ grpo_step = boundary(
     returns=None,
 )(grpo_step)
 
-standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+standardized = boundary(
+    rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards]
+)(standardized)
 
 advantages = boundary(
     rewards=array("N K"),
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,
     ddof=DDOF,
-    where=[_in_domain, _others],
+    where=[bounded_rewards, _others],
 )(advantages)
 
 clipped_surrogate = boundary(**CLIP, **AGGREGATION, returns="loss dloss_dlogp")(clipped_surrogate)

@@ -78,13 +78,12 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
+`scripts/standalone.py`, inlines it). Every public function declares its arguments with
 `boundary` (the engine checks them, and the result, once); their bodies are the math, and
 GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 beta              TRL beta (0.0); verl actor.kl_loss_coef (0.001), algorithm.kl_ctrl.kl_coef
@@ -245,6 +244,34 @@ def _softmax_tables(theta, theta_ref):
     return out
 
 
+def _finite_spreads(theta, theta_ref):
+    """In each row the finite logits lie within float64 of its maximum (`theta - max` finite)."""
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        with np.errstate(over="ignore"):  # a spread beyond float64: -inf, refused here
+            z = t - t.max(axis=1, keepdims=True)  # (S, V) <= 0
+        bad = (np.isneginf(z) & np.isfinite(t)).any(axis=1)  # (S,)
+        if bad.any():
+            return (
+                f"{name}: expected the finite logits of each row within float64 of the row's maximum, "
+                f"got a spread beyond float64 in row {int(np.argmax(bad))}"
+            )
+
+
+def _support(of, within):
+    """The relation "`within` has a finite logit wherever `of` has one" (else the KL is infinite)."""
+    pi, pi_w = ("pi", "pi_ref") if of == "theta" else ("pi_ref", "pi")
+
+    def support(theta, theta_ref):
+        t = {"theta": theta, "theta_ref": theta_ref}
+        if ((t[of] > -np.inf) & (t[within] == -np.inf)).any():
+            return (
+                f"{within}: expected a finite logit wherever {of} has one "
+                f"({pi_w} > 0 wherever {pi} > 0, else the KL is infinite)"
+            )
+
+    return support
+
+
 def exact_kl_grad_theta(theta, theta_ref, weights=None):
     """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
 
@@ -254,26 +281,24 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     infinite one; only a `-inf` logit makes a probability exactly 0.
 
     Args:
-        theta: `(S, V)` logits of `pi`.
-        theta_ref: `(S, V)` logits of `pi_ref`.
+        theta: `(S, V)` logits of `pi` (`-inf` allowed).
+        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
         weights: `(S,)` nonnegative state weights `d`, default ones.
 
     Returns:
         `(S, V)` gradient.
 
     Raises:
-        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`; a
+            gradient beyond float64, named after the function.
     """
-    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta_ref")
+    d = np.ones(theta.shape[0]) if weights is None else weights  # (S,)
     (pi, logpi), (pi_ref, logpi_ref) = _softmax_tables(theta, theta_ref)
     supp = logpi > -np.inf  # (S, V) support of pi
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = np.zeros_like(logpi)  # (S, V), 0 off the support
-        diff[supp] = logpi[supp] - logpi_ref[supp]
-        kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
-        g = d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
-    # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]
-    return finite_result(g, "weights", "the weighted gradient")
+    diff = np.zeros_like(logpi)  # (S, V), 0 off the support
+    diff[supp] = logpi[supp] - logpi_ref[supp]  # finite: both in [-max_float, 0] on the support
+    kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
+    return d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
 
 
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
@@ -283,8 +308,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     loss descends in expectation.
 
     Args:
-        theta: `(S, V)` logits of `pi`.
-        theta_ref: `(S, V)` logits of `pi_ref`.
+        theta: `(S, V)` logits of `pi` (`-inf` allowed).
+        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
         weights: `(S,)` nonnegative state weights `d`, default ones.
 
     Returns:
@@ -294,7 +319,7 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
         ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
             `exact_kl_grad_theta`), named after `theta`.
     """
-    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta")
+    d = np.ones(theta.shape[0]) if weights is None else weights  # (S,)
     (pi, _), (pi_ref, _) = _softmax_tables(theta, theta_ref)
     return d[:, None] * (pi - pi_ref)  # (S, V) |.| <= |d|: never overflows
 
@@ -426,143 +451,30 @@ def log_softmax(z):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/checks.py
-#   The boundary of the policy-gradient part, token level: one bundle call per public function
+# part 2: from minirl_lm/pg/entropy.py
+#   The entropy bonus: a whole-distribution term, with its own backward on the table.
 # ----------------------------------------------------------------------------------------------
 
 
-def kl_tables(theta, theta_ref, weights, support):
-    """Two ``(S, V)`` logit tables (-inf allowed, a finite entry in every row, each row's spread
-    finite), the state weights ``d`` (default ones), and a finite KL: ``support`` names the
-    table that must have a finite logit wherever the other has one."""
-    theta = float_array(theta, "theta", ndim=2, allow_neginf=True)
-    theta_ref = float_array(theta_ref, "theta_ref", ndim=2, allow_neginf=True)
-    same_shape("theta", theta, "theta_ref", theta_ref)
-    nonempty(theta, "theta")
-    d = (
-        np.ones(theta.shape[0])
-        if weights is None
-        else float_array(weights, "weights", ndim=1, shape=(theta.shape[0],))
-    )
-    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
-        m = t.max(axis=1, keepdims=True)  # (S, 1)
-        if not np.isfinite(m).all():
-            raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-        with np.errstate(over="ignore"):
-            z = t - m  # (S, V), <= 0
-        finite_result(z[np.isfinite(t)], name, f"{name} - its row maximum")
-    if support == "theta_ref" and ((theta > -np.inf) & (theta_ref == -np.inf)).any():
-        raise ValueError(
-            "theta_ref: expected a finite logit wherever theta has one "
-            "(pi_ref > 0 wherever pi > 0, else the KL is infinite)"
-        )
-    if support == "theta" and ((theta_ref > -np.inf) & (theta == -np.inf)).any():
-        raise ValueError(
-            "theta: expected a finite logit wherever theta_ref has one "
-            "(pi > 0 wherever pi_ref > 0, else the KL is infinite)"
-        )
-    return theta, theta_ref, d
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
+def LOGITS(x, name, dims):
+    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
+    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
     try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+        a = np.asarray(x)
+        neg = np.isneginf(a) if a.dtype.kind == "f" else None
+    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
+        neg = None
+    if neg is not None and np.isposinf(a).any():
+        raise ValueError(
+            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
+        )
+    if neg is None or not neg.any():
+        return _TABLE(x, name, dims)
+    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
+    t[neg] = -np.inf
+    if np.isneginf(t).all(axis=1).any():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return t
 
 
 # ----------------------------------------------------------------------------------------------
@@ -755,8 +667,10 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 AGGREGATION = dict(agg=one_of(AGGS), max_len=MAX_LEN, where=[longest_response])  # eq. (pg_agg)
+_TABLE = array("S V")
 ESTIMATOR = one_of(ESTIMATORS)
 KL = dict(logp=TOKENS, logp_ref=TOKENS, mask=MASK, estimator=ESTIMATOR)  # a per-token estimate
+TABLES = dict(theta=LOGITS, theta_ref=LOGITS, weights=optional(array("S", low=0.0)))
 
 kl_per_token = boundary(**KL, returns="k dk")(kl_per_token)
 
@@ -767,6 +681,14 @@ kl_in_reward = boundary(
 )(kl_in_reward)
 
 exact_kl = boundary(p=array("S V"), q=array("S V"), where=[_distributions], returns=None)(exact_kl)  # inf is a KL
+
+exact_kl_grad_theta = boundary(
+    **TABLES, where=[_finite_spreads, _support("theta", "theta_ref")], returns="grad"
+)(exact_kl_grad_theta)
+
+exact_reverse_kl_grad_theta = boundary(
+    **TABLES, where=[_finite_spreads, _support("theta_ref", "theta")], returns="grad"
+)(exact_reverse_kl_grad_theta)
 
 kl_penalty_straight_through = boundary(
     **KL, **AGGREGATION, returns="loss dloss_dlogp"

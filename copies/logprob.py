@@ -70,10 +70,19 @@ Edge cases, defined and tested: padding positions get `logp == 0.0` exactly and 
 Demonstration: `python examples/logprob.py`.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 
 __all__ = ["log_softmax", "masked_sum", "masked_mean", "token_logp", "token_logp_backward"]
+
+
+def _in_vocab(logits, tokens):
+    """Every token id (padding too) is a column of the logits: `tokens < V`."""
+    if (tokens >= logits.shape[-1]).any():
+        return f"tokens: expected ids in [0, {logits.shape[-1]}) (V, the logits' last axis), got {tokens.max()}"
 
 
 def log_softmax(logits):
@@ -86,20 +95,19 @@ def log_softmax(logits):
     Returns:
         `(..., V)` log-probabilities.
     """
-    return _log_softmax(logits_any(logits))
+    return _log_softmax(logits)
 
 
 def masked_sum(x, mask):
     """The masked sum `sum_t mask[b, t] x[b, t]`, eq. (factorization).
 
     Args:
-        x: `(B, T)` values; padding entries are ignored, even if `-inf`.
-        mask: `(B, T)` 0/1 float mask.
+        x: `(B, T)` values, finite or `-inf`; padding entries are ignored, even if `-inf`.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
-        `(B,)` sums over the real tokens of each row.
+        `(B,)` sums over the real tokens of each row (`-inf` where a real entry is `-inf`).
     """
-    x, mask = values_mask(x, mask)
     return np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)  eq. (factorization)
 
 
@@ -109,13 +117,12 @@ def masked_mean(x, mask):
     A response of length 0 (all padding) gets 0.0: it contributes nothing.
 
     Args:
-        x: `(B, T)` values; padding entries are ignored.
-        mask: `(B, T)` 0/1 float mask.
+        x: `(B, T)` values, finite or `-inf`; padding entries are ignored.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
-        `(B,)` means over the real tokens of each row.
+        `(B,)` means over the real tokens of each row (`-inf` where a real entry is `-inf`).
     """
-    x, mask = values_mask(x, mask)
     lengths = mask.sum(axis=-1)  # (B,)
     total = np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)
     return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
@@ -128,13 +135,12 @@ def token_logp(logits, tokens, mask):
         logits: `(B, T, V)`; `logits[b, t - 1]` are the next-token logits at `s_t`, before
             emitting `tokens[b, t - 1] = y_t`.
         tokens: `(B, T)` int in `[0, V)` (padding positions too).
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (each token is gathered on its own).
 
     Returns:
-        `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding; `seq_logp` `(B,)`, the
-        masked sum over `t`.
+        `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding, `-inf` at a real token
+        whose logit is `-inf`; `seq_logp` `(B,)`, the masked sum over `t`.
     """
-    logits, tokens, mask = logits_batch(logits, tokens, mask)
     logp_all = _log_softmax(logits)  # (B, T, V)
     logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
     logp = np.where(mask > 0, logp, 0.0)  # (B, T), 0.0 at padding
@@ -150,13 +156,12 @@ def token_logp_backward(logits, tokens, mask, dlogp):
     Args:
         logits: `(B, T, V)` logits, as given to `token_logp`.
         tokens: `(B, T)` int in `[0, V)`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
         dlogp: `(B, T)` finite upstream gradient `g = dloss/dlogp`; padding entries are ignored.
 
     Returns:
-        `(B, T, V)` `dlogits`.
+        `(B, T, V)` `dlogits`, finite.
     """
-    logits, tokens, mask, dlogp = logits_batch(logits, tokens, mask, dlogp)
     w = np.where(mask > 0, dlogp, 0.0)  # (B, T)
     p = np.exp(_log_softmax(logits))  # (B, T, V), exp(-inf) = 0
     dlogits = -w[..., None] * p  # (B, T, V) eq. (logsoftmax_grad): -w p_v
@@ -181,160 +186,194 @@ def log_softmax_ops(z):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
 # ----------------------------------------------------------------------------------------------
 
 
-_NO_DLOGP = object()
+def logits(*shapes):
+    """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
+    axis) with a finite entry (a row of `-inf` only has no softmax)."""
+
+    def read(x, name, dims):
+        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
+        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
+        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
+        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
+        z[neg] = -np.inf
+        dead = ~np.isfinite(z).any(axis=-1)
+        if dead.any():
+            idx = tuple(int(i) for i in np.argwhere(dead)[0])
+            raise ValueError(
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
+                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
+            )
+        return z
+
+    return read
 
 
-def logit_rows(z, name="logits"):
-    """Raise unless the checked float array ``z`` has a last axis of V >= 1 entries and a finite
-    entry in every row (a row of -inf only has no softmax)."""
-    if z.ndim < 1 or z.shape[-1] == 0:
-        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
-    dead = ~np.isfinite(z).any(axis=-1)
-    if dead.any():
-        idx = tuple(int(i) for i in np.argwhere(dead)[0])
-        raise ValueError(
-            f"{name}: expected a finite entry in every row (-inf everywhere has no "
-            f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}"
+def _regular(x):
+    try:
+        np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
+        return False
+    return True
+
+
+def _expand(shape, ndim):
+    """`shape` with its "..." (if any) as the leading letters `_0 _1 ...` that make `ndim` axes."""
+    rest = shape.split()
+    lead = [f"_{i}" for i in range(max(ndim - len(rest) + 1, 0))] if "..." in rest else []
+    return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return z
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def logits_any(logits):
-    """Logits (..., V) of any shape, non-empty, -inf allowed, a finite entry in every row."""
-    z = float_array(logits, "logits", allow_neginf=True)
-    if z.size == 0:
-        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
-    return logit_rows(z)
-
-
-def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
-    """(logits (B, T, V), tokens (B, T) ids in [0, V), a 0/1 mask (B, T), holes allowed), and
-    with ``dlogp`` also the upstream gradient (B, T), finite."""
-    logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
-    B, T, V = logits.shape
-    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
-    mask = mask_array(mask, "mask", shape=(B, T))
-    if dlogp is _NO_DLOGP:
-        return logits, tokens, mask
-    dlogp = float_array(dlogp, "dlogp", ndim=2)
-    same_shape("tokens", tokens, "dlogp", dlogp)
-    return logits, tokens, mask, dlogp
-
-
-def values_mask(x, mask):
-    """(x (B, T) float, -inf allowed; a 0/1 mask of its shape, holes allowed)."""
-    x = float_array(x, "x", ndim=2, allow_neginf=True)
-    return x, mask_array(mask, "mask", shape=x.shape)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+VALUES = logits("B T")  # (B, T) values; -inf allowed (a log-prob of an impossible token)
+TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) token ids, below V: `_in_vocab`
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+log_softmax = boundary(logits=logits("... V"), returns=None)(log_softmax)  # -inf where a logit is -inf
 
+masked_sum = boundary(x=VALUES, mask=MASK, returns=None)(masked_sum)  # -inf where a real entry is -inf
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+masked_mean = boundary(x=VALUES, mask=MASK, returns=None)(masked_mean)  # -inf where a real entry is -inf
 
+token_logp = boundary(
+    logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, where=[_in_vocab], returns=None
+)(token_logp)  # -inf: see below
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+token_logp_backward = boundary(
+    logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, dlogp=TOKENS, where=[_in_vocab], returns="dlogits"
+)(token_logp_backward)
 
 _log_softmax = log_softmax_ops  # `from minirl_lm.core.ops import log_softmax as _log_softmax`

@@ -36,6 +36,8 @@ product (the reshape is a view of a C-contiguous x). `weight_grad` sums over eve
 in one product; OpenBLAS is faster when the product's output is wider than tall, so a tall
 gradient (k > n, the MLP's down projection) is computed as (dy^T x)^T and returned as that
 transposed view (Fortran order: the same numbers bit for bit, no copy).
+
+The layers call these on arrays their own entries have read: no checks here.
 """
 
 

@@ -74,13 +74,11 @@ Demonstrated by `python examples/logprob.py` and the page "The token MDP".
 """
 
 from dataclasses import dataclass
+import functools
 import inspect
 import numbers
 
 import numpy as np
-
-
-__all__ = ["Rollout", "TokenMDP"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,6 +227,145 @@ class _PrefixWalk:
 # ----------------------------------------------------------------------------------------------
 
 
+__all__ = ["Rollout", "TokenMDP"]
+
+
+def _prompt_list(x, name, dims):
+    """A non-empty sequence of prompts (any objects; not a string), as a list."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of prompts, got {type(x).__name__}")
+    if len(x) == 0:
+        raise ValueError(f"{name}: expected at least one prompt, got an empty sequence")
+    return list(x)
+
+
+def _token_tuple(x, name, dims):
+    """A sequence of integer token ids (not a string, no bool), as a tuple of Python ints; its
+    range and shape in the tree are `_a_prefix`'s."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a tuple of token ids, got {type(x).__name__}")
+    for y in x:
+        if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+            raise TypeError(f"{name}: expected integer token ids, got {y!r} in {x!r}"[:200])
+    return tuple(int(y) for y in x)
+
+
+def _a_tree(V, eos, capacity, ids, prompts):
+    """`eos` is a token of a vocabulary of `V >= 2`; a lazy MDP has a `capacity` for at least
+    the prompts' roots (checked whatever the mode when given)."""
+    if eos is not None and eos >= V:
+        return f"eos: expected an integer <= {V - 1} (a token id), got {eos}"
+    if eos is not None and V < 2:
+        return f"V: expected at least 2 tokens when eos is set, got {V}"
+    if ids == "lazy" and capacity is None:
+        return "capacity: expected an integer >= the number of prompts for ids='lazy', got None"
+    if capacity is not None and capacity < len(prompts):
+        return f"capacity: expected an integer >= {len(prompts)} (one row per prompt's root), got {capacity}"
+    return None
+
+
+def _a_prefix(self, prefix):
+    """A prefix of this tree: ids in [0, V), at most max_len long, no token after EOS."""
+    if len(prefix) > self.max_len:
+        return f"prefix: expected at most max_len={self.max_len} tokens, got {len(prefix)}"
+    if any(not 0 <= y < self.V for y in prefix):
+        return f"prefix: expected token ids in [0, {self.V}), got {prefix!r}"[:200]
+    if self.eos is not None and self.eos in prefix[:-1]:
+        return f"prefix: expected no token after EOS ({self.eos}), got {prefix}"[:200]
+    return None
+
+
+def _non_terminal(self, prefix):
+    """A prefix that has a next token (and a row): not ended by EOS nor at max_len."""
+    if _a_prefix(self, prefix) is None and self._terminal(prefix):
+        return f"prefix: expected a non-terminal prefix, got {prefix} (eos={self.eos}, max_len={self.max_len})"[
+            :200
+        ]
+    return None
+
+
+def _a_prompt(self, n):
+    """`n` indexes a prompt: `n < N`."""
+    return None if n < self.N else f"n: expected an integer <= {self.N - 1}, got {n}"
+
+
+def _a_token(self, y):
+    """`y` is a token id: `y < V`."""
+    return None if y < self.V else f"y: expected an integer <= {self.V - 1}, got {y}"
+
+
+def _a_state(self, s):
+    """`s` is a state id: `s < S`."""
+    return None if s < self.S else f"s: expected an integer <= {self.S - 1}, got {s}"
+
+
+def _a_checkpoint(self, cp):
+    """`cp` is what `checkpoint()` returned: None in enumerate mode; in lazy mode a count of ids
+    between the prompts' roots (never taken back) and the ids handed out now."""
+    if self._ids.enumerates:
+        return None if cp is None else f"cp: expected None (ids='enumerate' hands out no ids), got {cp!r}"
+    low, high = self.N, self._ids.checkpoint()
+    if cp is None or not low <= cp <= high:
+        return (
+            f"cp: expected a checkpoint in [{low}, {high}] (the prompts' roots to the ids handed out), got {cp!r}"
+        )
+    return None
+
+
+def _a_policy_of(self, policy):
+    """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (self.S, self.V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}) for this MDP, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    th = np.asarray(policy.theta)
+    if (
+        th.dtype.kind != "f"
+        or np.isnan(th).any()
+        or np.isposinf(th).any()
+        or not np.isfinite(th).any(axis=1).all()
+    ):
+        return "policy: expected a table theta with a finite entry in every row and no NaN or +inf"
+    return None
+
+
+def _a_rollout_of(self, rollout):
+    """A `Rollout` of this MDP: (B,) prompt indices in [0, N), (B, T) token ids in [0, V), (B,)
+    lengths in [0, max_len]."""
+    if not isinstance(rollout, Rollout):
+        return f"rollout: expected a Rollout, got {type(rollout).__name__}"
+    p, tok, n = (np.asarray(getattr(rollout, a)) for a in ("prompt", "tokens", "lengths"))
+    for a, what, high, ndim in (
+        (p, "prompt indices", self.N, 1),
+        (tok, "token ids", self.V, 2),
+        (n, "lengths", self.max_len + 1, 1),
+    ):
+        if a.dtype.kind not in "iu" or a.ndim != ndim or a.shape[0] != p.shape[0]:
+            shape = ("(B,)", "(B, T)")[ndim - 1]
+            return f"rollout: expected {what} of integers and shape {shape}, got {a.dtype} {a.shape}"
+        if a.size and (a.min() < 0 or a.max() >= high):
+            return f"rollout: expected {what} in [0, {high}), got {a.min() if a.min() < 0 else a.max()}"
+    return None
+
+
+def _rollout_size(self, K, prompts):
+    """Prompt indices in [0, N); the (B, T) arrays (B = n K, T = max_len) within 2**31 entries,
+    before any allocation."""
+    n = self.N if prompts is None else prompts.size
+    if prompts is not None and (prompts.min() < 0 or prompts.max() >= self.N):
+        bad = prompts.min() if prompts.min() < 0 else prompts.max()
+        return f"prompts: expected prompt indices in [0, {self.N}), got {bad}"
+    for name, cells, what in (
+        ("max_len", n * self.max_len, "a length cap"),
+        ("K", n * K * self.max_len, "responses per prompt"),
+    ):
+        if cells > MAX_CELLS:
+            return f"{name}: expected {what} whose (B, T) rollout arrays are of at most 2**31 entries, got {cells}"
+    return None
+
+
 @dataclass
 class Rollout:
     """K responses per prompt for N prompts, padded, prompt-major (`B = N*K` rows).
@@ -278,10 +415,8 @@ class TokenMDP:
         TypeError: `prompts` is not a sequence, or an argument has the wrong type.
     """
 
-    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", capacity=None, max_states=2**22):
-        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity, max_states) = token_mdp_args(
-            prompts, V, eos, max_len, ids, capacity, max_states
-        )
+    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", *, capacity=None, max_states=2**22):
+        self.prompts, self.V, self.eos, self.max_len, self.ids = prompts, V, eos, max_len, ids
         self.N = len(self.prompts)
         self.A = self.V - (self.eos is not None)  # continuing tokens
         # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
@@ -306,7 +441,13 @@ class TokenMDP:
         `grpo_step` does when a step raises).
 
         Args:
-            cp: what `checkpoint()` returned.
+            cp: what `checkpoint()` returned: None in enumerate mode; in lazy mode an int
+                between `N` (the prompts' roots, never taken back) and the number of ids
+                handed out now.
+
+        Raises:
+            ValueError: `cp` is not such a checkpoint (nothing is taken back).
+            TypeError: `cp` is not an integer or None.
         """
         self._ids.rollback(cp)
 
@@ -319,7 +460,7 @@ class TokenMDP:
         Returns:
             True if the prefix ends in EOS or has `max_len` tokens.
         """
-        return self._terminal(token_prefix(self, prefix)[1])
+        return self._terminal(prefix)
 
     def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
@@ -335,7 +476,6 @@ class TokenMDP:
         Returns:
             The tuple `prefix + (y,)`.
         """
-        _, prefix, y = token_prefix(self, prefix, terminal_ok=False, y=y)
         return prefix + (y,)
 
     def state_id(self, n, prefix):
@@ -351,7 +491,6 @@ class TokenMDP:
         Raises:
             ValueError: lazy mode and the capacity is exhausted, or a bad argument.
         """
-        n, prefix, _ = token_prefix(self, prefix, terminal_ok=False, n=n)
         return self._ids.id(n, prefix)
 
     def prefix_of(self, s):
@@ -363,7 +502,6 @@ class TokenMDP:
         Returns:
             The pair `(n, prefix)`: prompt index and tuple of token ids.
         """
-        s = int_scalar(s, "s", low=0, high=self.S - 1)
         return self._ids.prefix_of(s)
 
     def all_states(self):
@@ -374,7 +512,7 @@ class TokenMDP:
         """
         if not self._ids.enumerates:
             raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
-        return [self.prefix_of(s) for s in range(self.S)]
+        return [self._ids.prefix_of(s) for s in range(self.S)]
 
     def all_responses(self):
         """Every complete response of every prompt, as one padded `Rollout`.
@@ -433,13 +571,13 @@ class TokenMDP:
                 finite entry, a bad `K` or `prompts`, `(B, T)` arrays beyond 2**31 entries
                 (naming `max_len`, or `K`), before any allocation; a lazy MDP out of capacity.
         """
-        K, idx = token_rollout_args(self, policy, K, rng, prompts)
+        idx = np.arange(self.N) if prompts is None else prompts
         rng_state, cp = rng.bit_generator.state, self.checkpoint()
         try:
             return self._rollout(policy, np.repeat(idx, K), rng)
         except BaseException:
             rng.bit_generator.state = rng_state
-            self.rollback(cp)
+            self._ids.rollback(cp)
             raise
 
     def _rollout(self, policy, prompt, rng):
@@ -478,12 +616,65 @@ class TokenMDP:
         Returns:
             `(B,)` float64 rewards, one per row.
         """
-        prompt = token_score_args(self, grader, rollout, Rollout)
         r = [
             real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for response {y}")
-            for n, y in zip(prompt, rollout.responses())
+            for n, y in zip(rollout.prompt, rollout.responses())
         ]  # R(x, y)
         return np.array(r, dtype=np.float64)  # (B,)
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks: from minirl_lm/core/validate.py
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+# ----------------------------------------------------------------------------------------------
+
+
+def id_array(*shapes, empty=False):
+    """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
+    axes)."""
+
+    def read(x, name, dims):
+        try:
+            nd = np.ndim(x)
+        except ValueError:  # ragged: the array kind says so
+            nd = 1
+        want = [_expand(s, nd).split() for s in shapes]
+        if isinstance(x, np.ndarray) and x.dtype == np.int64 and x.flags.c_contiguous and (empty or x.size):
+            for s in want:
+                if len(s) == x.ndim and all(dims.get(k, n) == n for k, n in zip(s, x.shape)):
+                    dims.update(zip(s, x.shape))
+                    return x
+        if _regular(x) and (np.asarray(x).dtype == bool or _holds_bool(x)):  # True is not an id
+            raise TypeError(f"{name}: expected integer ids, got a bool in {_show(x)}"[:200])
+        return array(*(" ".join(s) for s in want), integer=True, empty=empty)(x, name, dims)
+
+    return read
+
+
+def _regular(x):
+    try:
+        np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
+        return False
+    return True
+
+
+def _holds_bool(x):
+    """A sequence (not an array) holding a bool among numbers (NumPy reads True as 1)."""
+    if isinstance(x, (np.ndarray, str, bytes)):
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel())
+
+
+def _show_validate(x):
+    return f"array of dtype {x.dtype}" if isinstance(x, np.ndarray) else repr(x)
+
+
+def _expand(shape, ndim):
+    """`shape` with its "..." (if any) as the leading letters `_0 _1 ...` that make `ndim` axes."""
+    rest = shape.split()
+    lead = [f"_{i}" for i in range(max(ndim - len(rest) + 1, 0))] if "..." in rest else []
+    return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -498,96 +689,12 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
-        )
-    return rng
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
 def real_result(value, name, context=""):
     """A callable's return value (a grader's reward) as a finite Python float, else an error
     naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
     return _float(value, name, f"a finite number{context}")
-
-
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
 def _float(x, name, expected):
@@ -606,116 +713,267 @@ def _float(x, name, expected):
 MAX_CELLS = 2**31  # entries of one (B, T) array a call may allocate: 16 GiB of float64
 
 
-def cells(n, name, what):
-    """Raise unless ``n`` entries (the size of an array about to be allocated, driven by the
-    argument ``name``) stay within ``MAX_CELLS``: a clear error before any allocation or loop."""
-    if n > MAX_CELLS:
-        raise ValueError(f"{name}: expected {what} of at most 2**31 entries, got {n}")
-    return n
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
 
 
-def _no_bool_ids(x, name, what="token ids"):
-    """Raise if a sequence (not an array) of ids holds a bool (NumPy would read True as 1)."""
-    if not isinstance(x, (np.ndarray, str, bytes)) and hasattr(x, "__iter__"):
-        for v in x:
-            if isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{name}: expected integer {what}, got {v!r} in {tuple(x)!r}")
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _id_tuple(x, name, V, what="token ids"):
-    """A checked sequence of Python or NumPy integers (no bool) in [0, V), as a tuple of ints."""
-    for y in x:
-        if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-            raise TypeError(f"{name}: expected integer {what}, got {y!r} in {x!r}")
-        if not 0 <= y < V:
-            raise ValueError(f"{name}: expected {what} in [0, {V}), got {y} in {tuple(x)!r}")
-    return tuple(int(y) for y in x)
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V) (with
-    ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-            f"{what}, got {type(policy).__name__} with shape {shape}"
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    th = np.asarray(policy.theta)
-    if finite_rows and (
-        th.dtype.kind != "f"
-        or np.isnan(th).any()
-        or np.isposinf(th).any()
-        or not np.isfinite(th).any(axis=1).all()
-    ):
-        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
-    return policy
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-_NOT_GIVEN = object()  # an argument the bundle's caller does not take
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-# -- the token MDP (minirl_lm/core/mdp.py)
-def token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states):
-    """TokenMDP's arguments: (prompts list, V, eos, max_len, ids, capacity, max_states)."""
-    if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
-        raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
-    if len(prompts) == 0:
-        raise ValueError("prompts: expected at least one prompt, got an empty sequence")
-    V = int_scalar(V, "V", low=1)
-    eos = None if eos is None else int_scalar(eos, "eos", low=0, high=V - 1)
-    if eos is not None and V < 2:
-        raise ValueError(f"V: expected at least 2 tokens when eos is set, got {V}")
-    max_len = int_scalar(max_len, "max_len", low=1)
-    ids = choice(ids, "ids", {"enumerate", "lazy"})
-    max_states = int_scalar(max_states, "max_states", low=1)
-    if capacity is not None or ids == "lazy":  # checked whatever the ids mode
-        capacity = int_scalar(capacity, "capacity", low=len(prompts))
-    return list(prompts), V, eos, max_len, ids, capacity, max_states
+def one_of(options):
+    """One of `options` (compared by equality; True is not 1)."""
+
+    def read(x, name, dims):
+        try:
+            ok = not isinstance(x, bool) and x in set(options)
+        except TypeError:
+            raise TypeError(f"{name}: expected one of {list(options)}, got unhashable {_show(x)}") from None
+        if not ok:
+            raise ValueError(f"{name}: expected one of {list(options)}, got {x!r}"[:200])
+        return x
+
+    return read
 
 
-def token_prefix(mdp, prefix, terminal_ok=True, n=_NOT_GIVEN, y=_NOT_GIVEN):
-    """A prefix of ``mdp`` as a tuple of ints: ids in [0, V), no EOS before its last position, at
-    most max_len long, non-terminal unless ``terminal_ok``; with ``n`` a prompt index in [0,
-    N) and with ``y`` a next token in [0, V) (both checked too)."""
-    n = n if n is _NOT_GIVEN else int_scalar(n, "n", low=0, high=mdp.N - 1)
-    if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
-        raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
-    if len(prefix) > mdp.max_len:
-        raise ValueError(f"prefix: expected at most max_len={mdp.max_len} tokens, got {len(prefix)}")
-    out = _id_tuple(prefix, "prefix", mdp.V)
-    eos = mdp.eos
-    if eos is not None and eos in out[:-1]:
-        raise ValueError(f"prefix: expected no token after EOS ({eos}), got {out}")
-    ended = len(out) >= mdp.max_len or (eos is not None and len(out) > 0 and out[-1] == eos)
-    if not terminal_ok and ended:
-        raise ValueError(f"prefix: expected a non-terminal prefix, got {out} (eos={eos}, max_len={mdp.max_len})")
-    y = y if y is _NOT_GIVEN else int_scalar(y, "y", low=0, high=mdp.V - 1)
-    return n, out, y
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def token_rollout_args(mdp, policy, K, rng, prompts):
-    """TokenMDP.rollout's arguments: returns (K, prompt indices (n,) int64); the (B, T) arrays (B
-    = n K, T = max_len) within MAX_CELLS."""
-    K = int_scalar(K, "K", low=1)
-    rng_check(rng, "rng")
-    table_policy(policy, mdp.S, mdp.V, finite_rows=True, what=" for this MDP")
-    _no_bool_ids(prompts, "prompts", "prompt indices")
-    idx = np.arange(mdp.N) if prompts is None else int_array(prompts, "prompts", ndim=1, low=0, high=mdp.N)
-    if idx.size == 0:
-        raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
-    cells(idx.size * mdp.max_len, "max_len", "a length cap whose (B, T) rollout arrays are")
-    cells(idx.size * K * mdp.max_len, "K", "responses per prompt whose (B, T) rollout arrays are")
-    return K, idx
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
 
 
-def token_score_args(mdp, grader, rollout, rollout_type):
-    """TokenMDP.score's arguments: returns the (B,) prompt indices of the rollout."""
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    if not isinstance(rollout, rollout_type):
-        raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
-    prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=mdp.N)
-    B = prompt.size
-    int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=mdp.V)
-    int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=mdp.max_len + 1)
-    return prompt
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
+
+
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
+        )
+    return rng
+
+
+def _show(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
+
+
+COUNT = number(1, integer=True)  # an integer >= 1
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+INDEX = number(0, integer=True)  # an index >= 0; its upper end is a relation's (N, V, S)
+
+TokenMDP.__init__ = boundary(
+    prompts=_prompt_list,
+    V=COUNT,
+    eos=optional(INDEX),
+    max_len=COUNT,
+    ids=one_of(("enumerate", "lazy")),
+    capacity=optional(COUNT),
+    max_states=COUNT,
+    where=[_a_tree],
+    returns=None,
+)(TokenMDP.__init__)
+
+TokenMDP.rollback = boundary(cp=optional(INDEX), where=[_a_checkpoint], returns=None)(TokenMDP.rollback)
+
+TokenMDP.is_terminal = boundary(prefix=_token_tuple, where=[_a_prefix], returns=None)(TokenMDP.is_terminal)
+
+TokenMDP.step = boundary(
+    prefix=_token_tuple, y=INDEX, where=[_a_prefix, _non_terminal, _a_token], returns=None
+)(TokenMDP.step)
+
+TokenMDP.state_id = boundary(
+    n=INDEX, prefix=_token_tuple, where=[_a_prompt, _a_prefix, _non_terminal], returns=None
+)(TokenMDP.state_id)
+
+TokenMDP.prefix_of = boundary(s=INDEX, where=[_a_state], returns=None)(TokenMDP.prefix_of)
+
+TokenMDP.rollout = boundary(
+    policy=has("a TabularPolicy", "sample()", "theta"),
+    K=COUNT,
+    rng=generator,
+    prompts=optional(id_array("n")),
+    where=[_a_policy_of, _rollout_size],
+    returns=None,
+)(TokenMDP.rollout)
+
+TokenMDP.score = boundary(
+    grader=function("grader(prompt, response)", 2),
+    rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+    where=[_a_rollout_of],
+    returns=None,
+)(TokenMDP.score)

@@ -38,8 +38,8 @@ Backward:
     du = da gelu'(u),   dW1 = x^T du,   dx = du W1^T                         eq. (mlp_grad)
 
 The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches `u`, `t`, `a`
-(as llm.c caches the pre-activation and the activation). `mlp_forward` and `mlp_backward` check
-their arguments and run `forward` and `backward`, the trusted cores the block calls.
+(as llm.c caches the pre-activation and the activation). The block calls `mlp_forward.core` and
+`mlp_backward.core`, the bodies without the declared checks.
 
 The GELU and its derivative run over blocks of `CHUNK` entries, in place: each operation of the
 formula reads and writes a block that stays in the core's cache (a whole (B L, 4d) array does not
@@ -47,11 +47,13 @@ at d = 256, and every fresh temporary of that size is written to cold memory); t
 writes `du` over `da`. Elementwise, so the numbers are the same bit for bit as on whole arrays.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 
-__all__ = ["mlp_forward", "forward", "mlp_backward", "backward"]
-
+__all__ = ["CHUNK", "mlp_forward", "mlp_backward"]
 
 _C = np.sqrt(2.0 / np.pi)
 CHUNK = 16384  # entries of a block of the elementwise GELU: 128 KiB of float64
@@ -74,11 +76,6 @@ def mlp_forward(x, W1, W2):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `mlp_backward` reads.
     """
-    return forward(*mlp_args(x, W1, W2))
-
-
-def forward(x, W1, W2):
-    """`mlp_forward` without checks."""
     u = matmul(x, W1)  # (B, L, m)
     t, a = np.empty_like(u), np.empty_like(u)
     u2, t2, a2 = (z.reshape(-1, z.shape[-1]) for z in (u, t, a))
@@ -93,7 +90,7 @@ def forward(x, W1, W2):
         np.add(tb, 1.0, out=ab)  # a = u/2 (1 + t)
         ab *= ub
         ab *= 0.5  # eq. (gelu)
-    return matmul(a, W2), ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
+    return matmul(a, W2), Cache(("mlp", x.shape, x, u, t, a, W1, W2))  # eq. (mlp)
 
 
 def mlp_backward(dy, cache):
@@ -106,11 +103,6 @@ def mlp_backward(dy, cache):
     Returns:
         ``(dx, dW1, dW2)``.
     """
-    return backward(*grad_args(dy, cache, "mlp"))
-
-
-def backward(dy, cache):
-    """`mlp_backward` without checks."""
     _, _, x, u, t, a, W1, W2 = cache
     dW2 = weight_grad(a, dy)  # (m, d) eq. (mlp_grad)
     du = matmul(dy, W2.T)  # (B, L, m): da, then du in place
@@ -133,7 +125,47 @@ def backward(dy, cache):
 
 
 # ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/matmul.py
+# part 1: from minirl_lm/nn/layer.py
+#   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
+# ----------------------------------------------------------------------------------------------
+
+
+class Cache:
+    """What a forward keeps for its backward: `(layer, output shape, arrays...)`, read as a tuple."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.empty(0, dtype=dtype)  # nothing for the result check to read
+
+
+def cache_of(layer, output="B L D"):
+    """The kind of the cache returned by `{layer}_forward`, whose output has the shape letters
+    `output` (a later `dy` of those letters must match it)."""
+    letters = output.split()
+
+    def read(c, name, dims):
+        if not (isinstance(c, Cache) and len(c) > 2 and c[0] == layer):
+            got = f"a cache of {c[0]}_forward" if isinstance(c, Cache) and c else f"{type(c).__name__}"
+            raise TypeError(f"{name}: expected the cache returned by {layer}_forward, got {got}")
+        dims.update(zip(letters, c[1]))
+        return c
+
+    return read
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/nn/matmul.py
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
 # ----------------------------------------------------------------------------------------------
 
@@ -150,100 +182,132 @@ def weight_grad(x, dy):
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/nn/checks.py
-#   The boundary of the network part: one bundle call per public function of `minirl_lm/nn/`.
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _floats(x, name, ndim):
-    """A finite float64 array with ``ndim`` axes, none of them empty."""
-    arr = float_array(x, name, ndim=ndim)
-    nonempty(arr, name)
-    return arr
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def _dim(name, arr, axis, n, what):
-    if arr.shape[axis] != n:
-        raise ValueError(f"{name}: expected {what} = {n} on axis {axis}, got shape {arr.shape}")
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def _cache(cache, name, kind):
-    """A cache returned by the forward ``kind``: (kind, output shape, ...)."""
-    if not (isinstance(cache, tuple) and len(cache) > 2 and cache[0] == kind):
-        raise TypeError(f"{name}: expected the cache returned by {kind}_forward, got {_describe(cache)}")
-    return cache
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def grad_args(dy, cache, kind):
-    """A backward's (dy, cache): the cache of forward ``kind``, dy of the forward output's shape."""
-    cache = _cache(cache, "cache", kind)
-    dy = float_array(dy, "dy", shape=cache[1])
-    return dy, cache
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def mlp_args(x, W1, W2):
-    x = _floats(x, "x", 3)
-    W1 = _floats(W1, "W1", 2)
-    _dim("W1", W1, 0, x.shape[2], "d (from x)")
-    return x, W1, float_array(W2, "W2", shape=(W1.shape[1], x.shape[2]))
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+mlp_forward = boundary(x=ACTS, W1=array("D M"), W2=array("M D"), returns="y cache")(mlp_forward)
 
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+mlp_backward = boundary(cache=cache_of("mlp"), dy=ACTS, returns="dx dW1 dW2")(mlp_backward)

@@ -28,8 +28,8 @@
 
 """The small pieces every objective shares, one definition each.
 
-Trusted cores: each takes arguments already validated at a public boundary (by a bundle of
-`minirl_lm.core.checks`) and does the arithmetic only. The estimator files import them; their
+Trusted cores: each takes arguments already read at a public boundary (the declarations of
+`minirl_lm.boundary`) and does the arithmetic only. The estimator files import them; their
 standalone copies inline them.
 
 - `AGGS`, `agg_weights`: the loss aggregations as per-token weights `w`, eq. (pg_agg) of the
@@ -47,8 +47,7 @@ import numbers
 import numpy as np
 
 
-__all__ = ["agg_weights", "adv_tokens", "log_ratio", "sigmoid", "log_softmax"]
-
+__all__ = ["AGGS", "AGGREGATION", "agg_weights", "adv_tokens", "log_ratio", "sigmoid", "log_softmax"]
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 

@@ -62,12 +62,10 @@ import functools
 import importlib
 import inspect
 import itertools
+import numbers
 import warnings
 
 import numpy as np
-
-
-__all__ = ["Row", "cases", "compare", "report"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -124,6 +122,8 @@ RATIOS = ("geometric", "product")
 # ----------------------------------------------------------------------------------------------
 
 
+__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
+
 _OPTIONS = (AGGS, ESTIMATORS, BASELINES, LEVELS, MODES, ACCUM, RATIOS)
 _B, _T, _S, _V = 6, 5, 7, 4  # rows, padded width, states of a table, vocabulary
 _FLOOR = 1e-8  # the smallest scale a difference is measured against
@@ -145,6 +145,36 @@ _OBJECTS = {
 }  # fmt: skip
 
 
+def a_function(what):
+    """A callable that is not a class (`what` says whose)."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected {what}, got {type(f).__name__}")
+        return f
+
+    return read
+
+
+def rows_of(x, name, dims):
+    """A list or tuple of `Row` (what `compare` returned), as a list."""
+    if not isinstance(x, (list, tuple)) or not all(isinstance(r, Row) for r in x):
+        bad = type(x).__name__ if not isinstance(x, (list, tuple)) else "a sequence holding other objects"
+        raise TypeError(f"{name}: expected a list of oracle.Row (what compare returns), got {bad}")
+    return list(x)
+
+
+def lines_of(x, name, dims):
+    """A list or tuple of strings (lines of text), as a list."""
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)) or not all(isinstance(v, str) for v in x):
+        raise TypeError(f"{name}: expected a list of lines (strings), got {type(x).__name__} {x!r}"[:200])
+    return list(x)
+
+
+_REFERENCE = a_function("a function of minirl_lm")
+_FN = a_function("a function (your implementation)")
+
+
 @dataclass(frozen=True)
 class Row:
     """One case: its name, the largest relative difference over its outputs (0.0 when both raised
@@ -158,6 +188,7 @@ class Row:
     where: tuple = ()
 
     def flagged(self, rtol):
+        """Whether the case counts against yours at tolerance `rtol >= 0` (a skipped one never)."""
         return not self.outcome.startswith("skipped") and not self.rel <= rtol
 
 
@@ -309,10 +340,6 @@ def cases(reference, seed=0, only=None):
     and options' variants with the knobs at their defaults, then each knob's other values one at a
     time; cases the reference refuses are dropped, but for `_REFUSE`'s values. `only` maps an
     argument to the values to keep (`{"agg": ["token_mean"]}`)."""
-    if not callable(reference):
-        raise TypeError(f"reference: expected a function of minirl_lm, got {type(reference).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
     rng = np.random.default_rng(seed)
     gen = _generators(rng)
     sign = {k: rng.choice([-1.0, 1.0], size=(_B, _T)) for k in _GARBAGE}
@@ -429,10 +456,8 @@ def _says(error):
 def compare(fn, reference, seed=0, only=None, rtol=1e-6):
     """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
     case (`rtol` only decides which positions count as differing, for `Row.where`)."""
-    if not callable(fn):
-        raise TypeError(f"fn: expected a function (your implementation), got {type(fn).__name__}")
     rows = []
-    for name, kwargs in cases(reference, seed, only):
+    for name, kwargs in cases.core(reference, seed, only):
         want, refused = _call(reference, kwargs)
         got, raised = _call(fn, kwargs)
         if isinstance(raised, NotImplementedError):
@@ -459,20 +484,132 @@ def compare(fn, reference, seed=0, only=None, rtol=1e-6):
 def report(rows, rtol=1e-6, notes=()):
     """The rows as text, one line per case (which outputs differ), then the patterns, the skipped
     cases apart, `notes` (lines of the caller's), and `flagged: F of N cases (max rel err X)`."""
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not rtol >= 0.0:
-        raise ValueError(f"rtol: expected a number >= 0, got {rtol!r}")
     lines, skipped = [], [r for r in rows if r.outcome.startswith("skipped")]
     for r in rows:
         if r in skipped:
             continue
         off = [f"{n} {d:.1e}" for n, d in r.diffs if not d <= rtol]
         what = f"{r.outcome}; differs: {', '.join(off)}" if off else r.outcome
-        lines.append(f"{'FLAGGED' if r.flagged(rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {what}")
+        lines.append(f"{'FLAGGED' if Row.flagged.core(r, rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {what}")
     if skipped:
         lines.append(f"skipped: {len(skipped)} cases yours does not implement (NotImplementedError), not graded:")
         lines += [f"  {r.case}: {r.outcome[9:]}" for r in skipped]
     lines += list(notes)
     graded = [r for r in rows if r not in skipped]
     worst = max((r.rel for r in graded), key=lambda d: (np.isnan(d), d), default=0.0)
-    n = sum(r.flagged(rtol) for r in graded)
+    n = sum(Row.flagged.core(r, rtol) for r in graded)
     return "\n".join(lines + [f"flagged: {n} of {len(graded)} cases (max rel err {worst:.2e})"])
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
+
+
+NONNEGATIVE = number(0.0)
+
+
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+SEED = number(0, integer=True)
+
+cases = boundary(reference=_REFERENCE, seed=SEED, returns=None)(cases)
+
+compare = boundary(fn=_FN, reference=_REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)(compare)
+
+report = boundary(rows=rows_of, rtol=NONNEGATIVE, notes=lines_of, returns=None)(report)
+
+Row.flagged = boundary(rtol=NONNEGATIVE, returns=None)(Row.flagged)

@@ -64,12 +64,9 @@ does, so results match draw for draw.
 
 import functools
 import importlib.util
-import numbers
+import inspect
 
 import numpy as np
-
-
-__all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -112,12 +109,12 @@ def _tabular_backward(theta, states, tokens, mask, w):
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    """False: the policy's relation `_in_table` reads the batch's values with NumPy."""
     return False
 
 
 def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
+    """False: the policy reads `dlogp` with `boundary.TOKENS` (a checked copy)."""
     return False
 
 
@@ -157,6 +154,49 @@ def log_softmax(z):
 # ----------------------------------------------------------------------------------------------
 # minirl_lm/core/policy.py itself
 # ----------------------------------------------------------------------------------------------
+
+
+__all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
+
+
+def _batch_mask(x, name, dims):
+    """A (B, T) float64 C-contiguous mask returned as it is (its 0/1 values are read by
+    `_in_table`'s one pass), else `boundary.MASK` (a checked copy)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == _bt(dims):
+        return x
+    return np.ascontiguousarray(MASK(x, name, dims))
+
+
+def _upstream(x, name, dims):
+    """dloss/dlogp: a finite (B, T) float64 array, as it is when it already is one, else
+    `boundary.TOKENS` (a checked copy)."""
+    return x if weights_fast(x, _bt(dims)) else np.ascontiguousarray(TOKENS(x, name, dims))
+
+
+def _bt(dims):
+    return (dims.get("B"), dims.get("T"))
+
+
+def _in_table(self, states, tokens, mask):
+    """Ids of the table's rows and columns at every position (padding too), a 0/1 mask (holes
+    allowed): one jitted pass with Numba, else NumPy's."""
+    if policy_batch_fast(states, tokens, mask, self.S, self.V):
+        return None
+    for name, ids, high in (("states", states, self.S), ("tokens", tokens, self.V)):
+        if ids.min() < 0 or ids.max() >= high:
+            bad = ids.min() if ids.min() < 0 else ids.max()
+            return f"{name}: expected ids in [0, {high}) (padding too), got {bad}"
+    if not ((mask == 0.0) | (mask == 1.0)).all():
+        return f"mask: expected only 0 and 1, got value {mask[(mask != 0.0) & (mask != 1.0)][0]!r}"
+    return None
+
+
+def _rows_of_table(self, states):
+    """State ids in [0, S)."""
+    if states.size and (states.min() < 0 or states.max() >= self.S):
+        bad = states.min() if states.min() < 0 else states.max()
+        return f"states: expected ids in [0, {self.S}), got {bad}"
+    return None
 
 
 # ---- the Numba kernels, imported on first use
@@ -234,7 +274,7 @@ def softmax_table(theta):
     Returns:
         `(S, V)` probabilities, rows summing to 1.
     """
-    return _softmax(theta_table(theta))
+    return _softmax(theta)
 
 
 def log_softmax_table(theta):
@@ -246,7 +286,7 @@ def log_softmax_table(theta):
     Returns:
         `(S, V)` log-probabilities.
     """
-    return log_softmax(theta_table(theta))
+    return log_softmax(theta)
 
 
 class TabularPolicy:
@@ -267,7 +307,7 @@ class TabularPolicy:
     """
 
     def __init__(self, theta):
-        self.theta = theta
+        self._set(theta)
 
     @property
     def theta(self):
@@ -276,12 +316,12 @@ class TabularPolicy:
 
     @theta.setter
     def theta(self, value):
-        if value is getattr(self, "_theta", None):  # `policy.theta -= step`: in place
-            theta_table(value)
-        else:  # a new table: checked, then an own copy
-            value = np.array(theta_table(value), dtype=np.float64, order="C")
-        self._theta = value
-        self.S, self.V = value.shape
+        checked = THETA(value, "theta", {})  # a bad table: refused, the old one kept
+        self._set(value if value is self._theta else checked)  # `policy.theta -= step`: in place
+
+    def _set(self, theta):
+        self._theta = theta
+        self.S, self.V = theta.shape
 
     def copy(self):
         """An independent copy: use it as the frozen reference `pi_ref`.
@@ -322,8 +362,6 @@ class TabularPolicy:
         Returns:
             int64 token ids, the shape of `states`.
         """
-        rng_check(rng, "rng")
-        states = int_array(states, "states", low=0, high=self.S)
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError(
                 "theta: expected rows with a finite entry and no NaN (the table was changed after construction)"
@@ -349,11 +387,6 @@ class TabularPolicy:
         return out.reshape(states.shape)
 
     # ---- forward: token log-probs ---------------------------------------
-    def _check_batch(self, states, tokens, mask):
-        if policy_batch_fast(states, tokens, mask, self.S, self.V):  # one jitted pass
-            return states, tokens, mask
-        return policy_batch(states, tokens, mask, self.S, self.V)  # converts, or raises
-
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
 
@@ -362,13 +395,12 @@ class TabularPolicy:
         Args:
             states: `(B, T)` int state ids `s_t` in `[0, S)`.
             tokens: `(B, T)` int token ids `y_t` in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
+            mask: `(B, T)` 0/1 float mask; holes allowed.
 
         Returns:
             `(logp, seq_logp)`: `logp` `(B, T)` the token log-probs `log pi(y_t | s_t)`, 0.0 at
             padding; `seq_logp` `(B,)` their masked sums `log pi(y | x)`.
         """
-        states, tokens, mask = self._check_batch(states, tokens, mask)
         logp, seq = self._logp(states, tokens, mask)
         if np.isnan(logp).any():  # theta edited into NaN / +inf rows
             raise ValueError(
@@ -392,25 +424,33 @@ class TabularPolicy:
         Args:
             states: `(B, T)` int state ids in `[0, S)`.
             tokens: `(B, T)` int token ids in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
+            mask: `(B, T)` 0/1 float mask; holes allowed.
             dlogp: `(B, T)` finite `dloss/dlogp`, as returned by an objective.
 
         Returns:
             `(S, V)` float64 `dtheta`; rows of unvisited states are 0.
 
         Raises:
-            ValueError: a non-finite `dtheta` (sums of `dlogp` per state overflow), named
-                after `dlogp`; or a bad argument.
+            ValueError: a bad argument (named); a non-finite `dtheta` from finite `dlogp` (its
+                sums per state overflow), named after the method with the range of `dlogp`.
         """
-        states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp", shape=states.shape)
-        dtheta = self._backward(states, tokens, mask, w)
-        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
-            finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        dtheta = self._backward(states, tokens, mask, dlogp)
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(dlogp, mask)):  # O(S + B T), see there
+            if _dead_row(self.theta, states[mask != 0.0]) != -1:
+                raise ValueError(
+                    "theta: expected rows with a finite entry and no NaN or +inf at the visited states "
+                    "(the table was changed after construction), got a non-finite dtheta"
+                )
+            finite(
+                dtheta,
+                "TabularPolicy.backward",
+                ["dtheta (sums of dlogp per state)"],
+                {"dlogp": dlogp[mask != 0.0]},
+            )
         return dtheta
 
     def _backward(self, states, tokens, mask, w):
-        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1
         float64 mask, finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
         return _tabular_backward(self.theta, states, tokens, mask, w)
@@ -418,178 +458,239 @@ class TabularPolicy:
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
 # ----------------------------------------------------------------------------------------------
 
 
-def policy_batch(states, tokens, mask, S, V):
-    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and [0,
-    V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
-    token is gathered on its own); returned as C-contiguous int64, int64, float64 (the kernels
-    read them by pointer)."""
-    states = int_array(states, "states", ndim=2, low=0, high=S)
-    tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
-    same_shape("states", states, "tokens", tokens)
-    mask = mask_array(mask, "mask", shape=states.shape)
-    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens), np.ascontiguousarray(mask))
+def logits(*shapes):
+    """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
+    axis) with a finite entry (a row of `-inf` only has no softmax)."""
+
+    def read(x, name, dims):
+        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
+        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
+        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
+        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
+        z[neg] = -np.inf
+        dead = ~np.isfinite(z).any(axis=-1)
+        if dead.any():
+            idx = tuple(int(i) for i in np.argwhere(dead)[0])
+            raise ValueError(
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
+                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
+            )
+        return z
+
+    return read
 
 
-def theta_table(theta, name="theta"):
-    """A logit table `(S, V)`, `S, V >= 1`, float64, entries finite or `-inf` (an impossible
-    token), every row with a finite entry (the policy's softmax needs one)."""
-    theta = float_array(theta, name, ndim=2, allow_neginf=True)
-    if theta.shape[0] < 1 or theta.shape[1] < 1:
-        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
-    dead = ~np.isfinite(theta).any(axis=1)
-    if dead.any():
-        raise ValueError(
-            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
+def id_array(*shapes, empty=False):
+    """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
+    axes)."""
+
+    def read(x, name, dims):
+        try:
+            nd = np.ndim(x)
+        except ValueError:  # ragged: the array kind says so
+            nd = 1
+        want = [_expand(s, nd).split() for s in shapes]
+        if isinstance(x, np.ndarray) and x.dtype == np.int64 and x.flags.c_contiguous and (empty or x.size):
+            for s in want:
+                if len(s) == x.ndim and all(dims.get(k, n) == n for k, n in zip(s, x.shape)):
+                    dims.update(zip(s, x.shape))
+                    return x
+        if _regular(x) and (np.asarray(x).dtype == bool or _holds_bool(x)):  # True is not an id
+            raise TypeError(f"{name}: expected integer ids, got a bool in {_show(x)}"[:200])
+        return array(*(" ".join(s) for s in want), integer=True, empty=empty)(x, name, dims)
+
+    return read
+
+
+def _regular(x):
+    try:
+        np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
+        return False
+    return True
+
+
+def _holds_bool(x):
+    """A sequence (not an array) holding a bool among numbers (NumPy reads True as 1)."""
+    if isinstance(x, (np.ndarray, str, bytes)):
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel())
+
+
+def _show_validate(x):
+    return f"array of dtype {x.dtype}" if isinstance(x, np.ndarray) else repr(x)
+
+
+def _expand(shape, ndim):
+    """`shape` with its "..." (if any) as the leading letters `_0 _1 ...` that make `ndim` axes."""
+    rest = shape.split()
+    lead = [f"_{i}" for i in range(max(ndim - len(rest) + 1, 0))] if "..." in rest else []
+    return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
+# ----------------------------------------------------------------------------------------------
+
+
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return theta
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
         )
     return rng
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
+def _show(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
+
+THETA = logits("S V")  # (S, V) logits, -inf allowed, a finite entry per row
+STATES = id_array("...")  # state ids of any shape, in [0, S): `_in_table`
+BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `_in_table`
+
+softmax_table = boundary(theta=THETA, returns="probs")(softmax_table)
+
+log_softmax_table = boundary(theta=THETA, returns=None)(log_softmax_table)  # -inf where theta is -inf
+
+TabularPolicy.__init__ = boundary(theta=THETA, returns=None)(TabularPolicy.__init__)
+
+TabularPolicy.sample = boundary(
+    states=STATES, rng=generator, where=[_rows_of_table], returns=None
+)(TabularPolicy.sample)
+
+TabularPolicy.logp = boundary(
+    states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, where=[_in_table], returns=None
+)(TabularPolicy.logp)
+
+TabularPolicy.backward = boundary(
+    states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, dlogp=_upstream, where=[_in_table], returns=None
+)(TabularPolicy.backward)  # an overflow: checked below, in O(S + B T)

@@ -516,7 +516,7 @@ def _dpo_terms(h, beta, variant, ls):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
 # ----------------------------------------------------------------------------------------------
 
 

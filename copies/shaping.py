@@ -54,11 +54,10 @@ Truncation masking (TRL `mask_truncated_completions`): a response that hit the l
 without emitting EOS is truncated; its mask row is zeroed, so it is left out of the loss (and of
 a token count that normalizes it). An empty response (length 0) is not truncated.
 
-Imports NumPy and minirl_lm.core.checks only.
+Each function declares its arguments with `boundary`; its body is the math.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 filter_groups     verl algorithm.filter_groups.enable; OpenRLHF --algo.dynamic_filtering_enable,
@@ -69,13 +68,15 @@ mask_truncated    TRL mask_truncated_completions (False)
 ```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
-__all__ = ["filter_groups", "acceptance_probability", "resample_factor", "overlong_penalty",
-    "truncated", "mask_truncated"]
+__all__ = ["filter_groups", "acceptance_probability", "resample_factor", "overlong_penalty"]
+__all__ += ["truncated", "mask_truncated"]
 
 
 def filter_groups(rewards):
@@ -84,21 +85,23 @@ def filter_groups(rewards):
     A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
     (as verl does; its group-relative advantage is 0 anyway).
     """
-    r = reward_groups(rewards)  # (N, K), N, K >= 1
-    if r.shape[1] == 1:
-        return np.ones(r.shape[0], dtype=bool)
-    return r.max(axis=1) != r.min(axis=1)  # (N,) some spread
+    if rewards.shape[1] == 1:
+        return np.ones(rewards.shape[0], dtype=bool)
+    return rewards.max(axis=1) != rewards.min(axis=1)  # (N,) some spread
 
 
 def acceptance_probability(p, K):
     """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
-    p, K = acceptance_args(p, K)
-    return _acceptance(p, K)
-
-
-def _acceptance(p, K):
-    """`acceptance_probability` on checked arguments."""
     return 1.0 - p**K - (1.0 - p) ** K if K > 1 else 1.0  # K = 1: every group kept
+
+
+def _accepted(p, K):
+    """Some group is accepted (else resampling never ends)."""
+    if acceptance_probability.core(p, K) <= 0:
+        return (
+            f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+            f"rewards and resampling never ends)"
+        )
 
 
 def resample_factor(p, K):
@@ -107,8 +110,15 @@ def resample_factor(p, K):
     Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
     never ends). K = 1 gives 1 (nothing is filtered).
     """
-    # a = P(kept) > 0, else a ValueError naming p (resampling would never end)
-    return 1.0 / resampling(_acceptance(*acceptance_args(p, K)), p, K)  # eq. (dapo_reweight)
+    return 1.0 / acceptance_probability.core(p, K)  # eq. (dapo_reweight)
+
+
+def _within_cap(lengths, max_len, buffer_len):
+    """The buffer and every length fit under the cap `max_len`."""
+    if buffer_len > max_len:
+        return f"buffer_len: expected an integer <= max_len = {max_len}, got {buffer_len}"
+    if lengths.max() > max_len:
+        return f"lengths: expected entries <= max_len = {max_len}, got max {lengths.max()}"
 
 
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
@@ -117,20 +127,19 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
     The length `|y|` is the response's extent, every token it occupies (tool outputs inside it
     included), not its number of trained tokens: the cap L_max bounds what the response fills
     of the context, tool outputs too, and verl's DAPO reward manager reads the length off the
-    attention mask (`verl/workers/reward_manager/dapo.py`, commit 003364bc), not off the loss
-    mask. For a right-padded mask both are `mask.sum(axis=1)`; for a mask with holes pass the
-    last trained position + 1 (when the response ends on a trained token), not the sum.
+    attention mask, not off the loss mask. For a right-padded mask both are
+    `mask.sum(axis=1)`; for a mask with holes pass the last trained position + 1 (when the
+    response ends on a trained token), not the sum.
 
     Args:
-        lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
-        max_len (int or None): the length cap L_max, `>= 1`.
-        buffer_len (int): L_buf, in `[1, max_len]`.
-        penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
+        lengths: `(B,)` response lengths, integers in `[0, max_len]`.
+        max_len: the length cap L_max, an integer in `[1, 2**62]`.
+        buffer_len: L_buf, in `[1, max_len]`.
+        penalty_factor: `>= 0`; the penalty at |y| = L_max.
     """
-    L, max_len, buffer_len, f = overlong_args(lengths, max_len, buffer_len, penalty_factor)
-    exceed = L - (max_len - buffer_len)  # (B,) > 0 in the buffer
+    exceed = lengths - (max_len - buffer_len)  # (B,) > 0 in the buffer
     # eq. (overlong); the min before the product, so a long way below the buffer cannot overflow
-    return np.minimum(-exceed, 0) / buffer_len * f + 0.0  # +0.0: no -0.0
+    return np.minimum(-exceed, 0) / buffer_len * penalty_factor + 0.0  # +0.0: no -0.0
 
 
 def truncated(tokens, mask, eos):
@@ -140,12 +149,6 @@ def truncated(tokens, mask, eos):
     the mask that is the token at the row's last trained position (the last 1 of the row), the
     same token as in the compacted row.
     """
-    tokens, mask, eos = truncation_args(tokens, mask, eos)
-    return _truncated(tokens, mask, eos)
-
-
-def _truncated(tokens, mask, eos):
-    """`truncated` on checked arguments."""
     real = mask > 0  # (B, T)
     at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
     last = tokens[np.arange(len(at)), at]  # (B,) last real token (any token for an empty row)
@@ -154,195 +157,183 @@ def _truncated(tokens, mask, eos):
 
 def mask_truncated(tokens, mask, eos):
     """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
-    tokens, mask, eos = truncation_args(tokens, mask, eos)
-    return mask * (~_truncated(tokens, mask, eos))[:, None]  # (B, T)
+    return mask * (~truncated.core(tokens, mask, eos))[:, None]  # (B, T)
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def reward_groups(rewards):
-    """Rewards ``(N, K)`` of dynamic sampling: finite, N, K >= 1 (no bound on |r|)."""
-    r = float_array(rewards, "rewards", ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"rewards: expected K >= 1 responses per prompt, got shape {r.shape}")
-    return nonempty(r, "rewards")  # N >= 1 groups
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
 
 
-def acceptance_args(p, K):
-    """``(p, K)``: a probability in [0, 1] and a group size >= 1."""
-    return float_scalar(p, "p", low=0.0, high=1.0), int_scalar(K, "K", low=1)
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
 
 
-def overlong_args(lengths, max_len, buffer_len, penalty_factor):
-    """``(lengths (B,) int64 in [0, max_len], max_len, buffer_len, penalty_factor)``; max_len <=
-    2**62 so that the lengths' arithmetic stays within int64."""
-    max_len = int_scalar(max_len, "max_len", low=1, high=2**62)
-    buffer_len = int_scalar(buffer_len, "buffer_len", low=1, high=max_len)
-    L = int_array(lengths, "lengths", ndim=1, low=0, high=max_len + 1)
-    return L, max_len, buffer_len, float_scalar(penalty_factor, "penalty_factor", low=0.0)
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
 
 
-def truncation_args(tokens, mask, eos):
-    """``(tokens (B, T) int64 ids >= 0, mask (B, T), eos >= 0)``."""
-    mask = mask_array(mask, "mask")
-    tokens = int_array(tokens, "tokens", ndim=2, low=0)
-    same_shape("mask", mask, "tokens", tokens)
-    return tokens, mask, int_scalar(eos, "eos", low=0)
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
 
-
-def resampling(a, p, K):
-    """The acceptance probability ``a`` of dynamic sampling if > 0 (else resampling never ends)."""
-    if a <= 0:
-        raise ValueError(
-            f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
-            f"rewards and resampling never ends)"
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return a
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+PROBABILITY = number(0.0, 1.0)
+TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) int ids >= 0
+EOS = number(0, integer=True)  # a token id >= 0
 
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
+filter_groups = boundary(rewards=array("N K"))(filter_groups)
 
+acceptance_probability = boundary(p=PROBABILITY, K=COUNT)(acceptance_probability)
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+resample_factor = boundary(p=PROBABILITY, K=COUNT, where=[_accepted])(resample_factor)
 
+overlong_penalty = boundary(
+    lengths=array("B", integer=True, low=0),
+    max_len=number(1, 2**62, integer=True),  # the lengths' arithmetic stays within int64
+    buffer_len=COUNT,
+    penalty_factor=NONNEGATIVE,
+    where=[_within_cap],
+)(overlong_penalty)
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+truncated = boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)(truncated)
 
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+mask_truncated = boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)(mask_truncated)

@@ -73,25 +73,33 @@ the max). `std_eps` (verl's default normalization) divides by the Bessel std of 
 
 Demonstrated on the baselines page (docs/baselines.md, sections "MaxRL" and "pass@k").
 
-Read from the released code (defaults in parentheses are theirs):
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults:
 
 ```text
-maxrl               prime-rl src/prime_rl/orchestrator/algo/max_rl.py (MaxRLAlgorithm.score_group,
-                    mean <= 0: zeros) at commit 559b44772e (2026-08-21); TRL 1.16.0 MaxRLTrainer
+maxrl               prime-rl MaxRLAlgorithm.score_group (mean <= 0: zeros); TRL MaxRLTrainer
                     (experimental): unverified
-passk_advantages    verl 0.9.1 algorithm.adv_estimator="grpo_passk" (verl/trainer/ppo/core_algos.py
-  k = K, std_eps    :472-536: r_max - r_second_max on the best response, divided by torch.std + 1e-6
-                    when algorithm.norm_adv_by_std_in_grpo (True)); k < K: none
+passk_advantages    verl algorithm.adv_estimator="grpo_passk" (r_max - r_second_max on the best
+  k = K, std_eps    response, divided by torch.std + 1e-6 when algorithm.norm_adv_by_std_in_grpo
+                    (True)); k < K: none
 ```
 """
 
 from math import comb
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
 
 __all__ = ["maxrl", "passk_advantages"]
+
+
+def _k_within_group(rewards, k):
+    """`k` is at most the group size `K`."""
+    if k > rewards.shape[1]:
+        return f"k: expected an integer <= {rewards.shape[1]} (the group size K), got {k}"
 
 
 def maxrl(rewards):
@@ -103,9 +111,8 @@ def maxrl(rewards):
     Returns:
         `(N, K)` advantages; a group of equal rewards gives exactly 0.
     """
-    r = maxrl_args(rewards, REWARD_MAX)
-    mean = _group_mean(r)  # (N, 1), exactly the common value of an equal group
-    return np.divide(r - mean, mean, out=np.zeros_like(r), where=mean > 0)  # (N, K) eq. (maxrl)
+    mean = group_mean(rewards)  # (N, 1), exactly the common value of an equal group
+    return np.divide(rewards - mean, mean, out=np.zeros_like(rewards), where=mean > 0)  # (N, K) eq. (maxrl)
 
 
 def passk_advantages(rewards, k, std_eps=None):
@@ -120,7 +127,7 @@ def passk_advantages(rewards, k, std_eps=None):
     Returns:
         `(N, K)` advantages, to be used as `sum_k A_k grad log pi(y_k)` (no `1/K`).
     """
-    r, k, std_eps = passk_args(rewards, k, std_eps, REWARD_MAX)
+    r = rewards
     N, K = r.shape
     order = np.argsort(r, axis=1, kind="stable")  # (N, K) ties in index order
     rs = np.take_along_axis(r, order, axis=1)  # (N, K) sorted ascending
@@ -132,7 +139,7 @@ def passk_advantages(rewards, k, std_eps=None):
     A = np.empty_like(r)
     np.put_along_axis(A, order, a_sorted, axis=1)  # back to the group's order
     if std_eps is not None:
-        c = r - _group_mean(r)  # (N, K)
+        c = r - group_mean(r)  # (N, K)
         std = np.sqrt((c * c).sum(axis=1, keepdims=True) / max(K - 1, 1))  # (N, 1) Bessel
         A = np.divide(A, std + std_eps, out=np.zeros_like(A), where=std + std_eps > 0)
     return A
@@ -147,136 +154,189 @@ def passk_advantages(rewards, k, std_eps=None):
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def bounded_rewards(rewards, greedy_rewards=None):
+    """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
+    spread); ReMax's greedy rewards too."""
+    if (m := np.abs(rewards).max()) > REWARD_MAX:
+        return (
+            f"rewards: expected |r| <= {REWARD_MAX:g} (the standardized baseline squares the spread, "
+            f"which overflows float64 beyond ~1e154), got max |r| = {m:g}"
+        )
+    if greedy_rewards is not None and (m := np.abs(greedy_rewards).max()) > REWARD_MAX:
+        return f"greedy_rewards: expected |r| <= {REWARD_MAX:g}, got max {m:g}"
+
+
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when a
+    group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def group_rewards(rewards, bound, name="rewards"):
-    """Rewards ``(N, K)``, N, K >= 1, finite, every ``|r| <= bound`` (the advantages' domain)."""
-    r = float_array(rewards, name, ndim=2)
-    if r.shape[1] < 1:
-        raise ValueError(f"{name}: expected K >= 1 responses per prompt (shape (N, K)), got shape {r.shape}")
-    if r.shape[0] < 1:
-        raise ValueError(f"{name}: expected N >= 1 prompts (shape (N, K)), got shape {r.shape}")
-    if np.abs(r).max() > bound:
-        raise ValueError(
-            f"{name}: expected |r| <= {bound:g} (the standardized baseline "
-            f"squares the spread, which overflows float64 beyond ~1e154), got max "
-            f"|r| = {np.abs(r).max():g}"
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
         )
-    return r
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
 
 
-def maxrl_args(rewards, bound):
-    """Rewards ``(N, K)`` of MaxRL: group_rewards' and every ``R >= 0`` (the mean is a rate)."""
-    r = group_rewards(rewards, bound)
-    if r.min() < 0:
-        raise ValueError(
-            f"rewards: expected R >= 0 (MaxRL divides by the group's mean reward), got min {r.min():g}"
-        )
-    return r
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
 
 
-def passk_args(rewards, k, std_eps, bound):
-    """``(r (N, K), k in [1, K], std_eps None or >= 0)`` of the pass@k advantages."""
-    r = group_rewards(rewards, bound)
-    k = int_scalar(k, "k", low=1, high=r.shape[1])
-    return r, k, None if std_eps is None else float_scalar(std_eps, "std_eps", low=0.0)
+def optional(of):
+    """None, or a value of the kind `of`."""
+    return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+NONNEGATIVE = number(0.0)
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+maxrl = boundary(rewards=array("N K", low=0.0), where=[bounded_rewards])(maxrl)
 
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+passk_advantages = boundary(
+    rewards=array("N K"),
+    k=number(1, integer=True),
+    std_eps=optional(NONNEGATIVE),
+    where=[bounded_rewards, _k_within_group],
+)(passk_advantages)

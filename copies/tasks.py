@@ -75,8 +75,20 @@ import numbers
 import numpy as np
 
 
-__all__ = ["gold_grader", "sloppy_grader", "reward_table", "reference_theta", "evaluate", "train"]
-
+__all__ = [
+    "PROMPTS",
+    "ANSWERS",
+    "RESPONSES",
+    "HEDGE",
+    "HEDGE_LOGIT",
+    "GRADERS",
+    "gold_grader",
+    "sloppy_grader",
+    "reward_table",
+    "reference_theta",
+    "evaluate",
+    "train",
+]
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
 ANSWERS = ("4", "12", "64", "81")
@@ -84,11 +96,63 @@ RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81
 HEDGE = 8
 HEDGE_LOGIT = -4.0
 
+# ---- the toy's kinds (minirl_lm.boundary)
 
-def _toy_args(prompt, response):
-    """(answer, response text) of a toy prompt and a one-token response, checked."""
-    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
-    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+
+def _one_token(x, name, dims):
+    """A one-token response: a tuple holding one token id in [0, 9), as a tuple of an int."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) != 1:
+        raise ValueError(
+            f"{name}: expected a tuple of one token id (the toy's responses are one token), got {x!r}"[:200]
+        )
+    y = x[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < len(RESPONSES):
+        raise ValueError(f"{name}: expected a token id in [0, {len(RESPONSES)}), got {y}")
+    return (int(y),)
+
+
+def _a_grader(x, name, dims):
+    """ "gold", "sloppy" (a grader of `GRADERS`) or a callable `grader(prompt, response)`; the
+    callable."""
+    if isinstance(x, str):
+        return GRADERS[one_of(GRADERS)(x, name, dims)]
+    if not callable(x):
+        raise TypeError(
+            f"{name}: expected 'gold', 'sloppy' or a callable grader(prompt, response), got {type(x).__name__}"
+        )
+    return function("grader(prompt, response)", 2)(x, name, dims)
+
+
+def _step_counts(x, name, dims):
+    """A collection of step counts (ints >= 1; their upper end is `within_steps`'), as a set."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a collection of step counts, got {type(x).__name__}")
+    return {number(1, integer=True)(v, name, dims) for v in x}
+
+
+def _toy_shape(policy):
+    """The policy's table is the toy's, (4, 9)."""
+    got = getattr(policy.theta, "shape", None)
+    if got != (len(PROMPTS), len(RESPONSES)):
+        return (
+            f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, {len(RESPONSES)}) for the toy, "
+            f"got {type(policy).__name__} with shape {got}"
+        )
+    return None
+
+
+def _a_budget(K, n_responses, baseline, record_at):
+    """At least one step (`n_responses >= K`), recorded steps among them, two responses per
+    group for leave-one-out."""
+    if n_responses < K:
+        return f"n_responses: expected an integer >= {K} (K, one step), got {n_responses}"
+    if record_at and max(record_at) > n_responses // K:
+        return f"record_at: expected an integer <= {n_responses // K} (the steps), got {max(record_at)}"
+    if baseline == "loo" and K == 1:
+        return "baseline: leave-one-out needs K >= 2, got K = 1"
+    return None
 
 
 def gold_grader(prompt, response):
@@ -101,8 +165,7 @@ def gold_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    answer, text = _toy_args(prompt, response)
-    return float(text == answer)
+    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
 
 
 def sloppy_grader(prompt, response):
@@ -117,8 +180,7 @@ def sloppy_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    answer, text = _toy_args(prompt, response)
-    return float(answer in text)
+    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
 
 
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
@@ -134,7 +196,15 @@ def reward_table(grader):
     Returns:
         `(N, V) = (4, 9)` rewards.
     """
-    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
+    return np.array(
+        [
+            [
+                real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                for y in range(len(RESPONSES))
+            ]
+            for x in PROMPTS
+        ]
+    )  # (N, V) R(x, y)
 
 
 def reference_theta():
@@ -158,10 +228,9 @@ def evaluate(policy):
         A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
         hedge) and `per_prompt`.
     """
-    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
     pi = policy.probs()  # (N, V)
-    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
-    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
+    per_prompt = (pi * reward_table.core(gold_grader)).sum(axis=1)  # (N,)
+    sloppy = (pi * reward_table.core(sloppy_grader)).sum(axis=1)  # (N,)
     return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
 
 
@@ -225,7 +294,7 @@ def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
     return True
 
 
-def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
+def train(K, n_responses, seed, *, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
     """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
 
     Args:
@@ -242,8 +311,13 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
         `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
-    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
-    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
+    steps = n_responses // K
+    rewards = reward_table.core(grader)  # (N, V) every cell
+    if np.abs(rewards).max() > REWARD_MAX:  # the grader's output, not an argument
+        raise ValueError(
+            f"grader: expected rewards |R| <= {REWARD_MAX:g} (the advantages' domain), "
+            f"got max |R| = {np.abs(rewards).max():g}"
+        )
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
@@ -254,8 +328,8 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
             cdf = _sampling_cdf(theta)
         if step in record_at:
-            curve.append((step * K, evaluate(policy)["success"]))
-    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
+            curve.append((step * K, evaluate.core(policy)["success"]))
+    finite(policy.theta[np.isfinite(ref.theta)], "train", ["the trained logits"], {"beta": beta, "lr": lr})
     return policy, ref, curve
 
 
@@ -299,12 +373,12 @@ def _tabular_backward(theta, states, tokens, mask, w):
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    """False: the policy's relation `_in_table` reads the batch's values with NumPy."""
     return False
 
 
 def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
+    """False: the policy reads `dlogp` with `boundary.TOKENS` (a checked copy)."""
     return False
 
 
@@ -352,6 +426,46 @@ def log_softmax(z):
 # ----------------------------------------------------------------------------------------------
 
 
+def _batch_mask(x, name, dims):
+    """A (B, T) float64 C-contiguous mask returned as it is (its 0/1 values are read by
+    `_in_table`'s one pass), else `boundary.MASK` (a checked copy)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == _bt(dims):
+        return x
+    return np.ascontiguousarray(MASK(x, name, dims))
+
+
+def _upstream(x, name, dims):
+    """dloss/dlogp: a finite (B, T) float64 array, as it is when it already is one, else
+    `boundary.TOKENS` (a checked copy)."""
+    return x if weights_fast(x, _bt(dims)) else np.ascontiguousarray(TOKENS(x, name, dims))
+
+
+def _bt(dims):
+    return (dims.get("B"), dims.get("T"))
+
+
+def _in_table(self, states, tokens, mask):
+    """Ids of the table's rows and columns at every position (padding too), a 0/1 mask (holes
+    allowed): one jitted pass with Numba, else NumPy's."""
+    if policy_batch_fast(states, tokens, mask, self.S, self.V):
+        return None
+    for name, ids, high in (("states", states, self.S), ("tokens", tokens, self.V)):
+        if ids.min() < 0 or ids.max() >= high:
+            bad = ids.min() if ids.min() < 0 else ids.max()
+            return f"{name}: expected ids in [0, {high}) (padding too), got {bad}"
+    if not ((mask == 0.0) | (mask == 1.0)).all():
+        return f"mask: expected only 0 and 1, got value {mask[(mask != 0.0) & (mask != 1.0)][0]!r}"
+    return None
+
+
+def _rows_of_table(self, states):
+    """State ids in [0, S)."""
+    if states.size and (states.min() < 0 or states.max() >= self.S):
+        bad = states.min() if states.min() < 0 else states.max()
+        return f"states: expected ids in [0, {self.S}), got {bad}"
+    return None
+
+
 def _softmax(theta):
     """Row-wise softmax of a checked (S, V) logit table (stable; -inf entries give 0)."""
     z = theta - theta.max(axis=1, keepdims=True)  # (S, V), max entry 0
@@ -377,7 +491,7 @@ class TabularPolicy:
     """
 
     def __init__(self, theta):
-        self.theta = theta
+        self._set(theta)
 
     @property
     def theta(self):
@@ -386,12 +500,12 @@ class TabularPolicy:
 
     @theta.setter
     def theta(self, value):
-        if value is getattr(self, "_theta", None):  # `policy.theta -= step`: in place
-            theta_table(value)
-        else:  # a new table: checked, then an own copy
-            value = np.array(theta_table(value), dtype=np.float64, order="C")
-        self._theta = value
-        self.S, self.V = value.shape
+        checked = THETA(value, "theta", {})  # a bad table: refused, the old one kept
+        self._set(value if value is self._theta else checked)  # `policy.theta -= step`: in place
+
+    def _set(self, theta):
+        self._theta = theta
+        self.S, self.V = theta.shape
 
     def copy(self):
         """An independent copy: use it as the frozen reference `pi_ref`."""
@@ -408,8 +522,6 @@ class TabularPolicy:
     # ---- sampling --------------------------------------------------------
     def sample(self, states, rng):
         """One token per entry of `states`, drawn with `rng`."""
-        rng_check(rng, "rng")
-        states = int_array(states, "states", low=0, high=self.S)
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError(
                 "theta: expected rows with a finite entry and no NaN (the table was changed after construction)"
@@ -435,14 +547,8 @@ class TabularPolicy:
         return out.reshape(states.shape)
 
     # ---- forward: token log-probs ---------------------------------------
-    def _check_batch(self, states, tokens, mask):
-        if policy_batch_fast(states, tokens, mask, self.S, self.V):  # one jitted pass
-            return states, tokens, mask
-        return policy_batch(states, tokens, mask, self.S, self.V)  # converts, or raises
-
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization)."""
-        states, tokens, mask = self._check_batch(states, tokens, mask)
         logp, seq = self._logp(states, tokens, mask)
         if np.isnan(logp).any():  # theta edited into NaN / +inf rows
             raise ValueError(
@@ -458,16 +564,24 @@ class TabularPolicy:
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
     def backward(self, states, tokens, mask, dlogp):
         """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward)."""
-        states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp", shape=states.shape)
-        dtheta = self._backward(states, tokens, mask, w)
-        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
-            finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        dtheta = self._backward(states, tokens, mask, dlogp)
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(dlogp, mask)):  # O(S + B T), see there
+            if _dead_row(self.theta, states[mask != 0.0]) != -1:
+                raise ValueError(
+                    "theta: expected rows with a finite entry and no NaN or +inf at the visited states "
+                    "(the table was changed after construction), got a non-finite dtheta"
+                )
+            finite(
+                dtheta,
+                "TabularPolicy.backward",
+                ["dtheta (sums of dlogp per state)"],
+                {"dlogp": dlogp[mask != 0.0]},
+            )
         return dtheta
 
     def _backward(self, states, tokens, mask, w):
-        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
-        float64 mask, finite float64 w of the same shape): no re-checking."""
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 float64 mask,
+        finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
         return _tabular_backward(self.theta, states, tokens, mask, w)
 
@@ -482,7 +596,7 @@ BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _in_domain(rewards, greedy_rewards=None):
+def bounded_rewards(rewards, greedy_rewards=None):
     """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
     spread); ReMax's greedy rewards too."""
     if (m := np.abs(rewards).max()) > REWARD_MAX:
@@ -500,8 +614,9 @@ def _others(rewards, baseline="loo"):
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when a
+    group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
@@ -509,7 +624,7 @@ def _group_mean(r):
 
 def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`."""
-    c = rewards - _group_mean(rewards)  # (N, K)
+    c = rewards - group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
@@ -533,7 +648,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
         return standardized.core(rewards, std_eps, ddof)
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     K = rewards.shape[1]
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
@@ -551,113 +666,79 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 
 # ----------------------------------------------------------------------------------------------
 # input checks: from minirl_lm/core/validate.py
-#   The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
 # ----------------------------------------------------------------------------------------------
 
 
-def policy_batch(states, tokens, mask, S, V):
-    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and [0,
-    V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
-    token is gathered on its own); returned as C-contiguous int64, int64, float64 (the kernels
-    read them by pointer)."""
-    states = int_array(states, "states", ndim=2, low=0, high=S)
-    tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
-    same_shape("states", states, "tokens", tokens)
-    mask = mask_array(mask, "mask", shape=states.shape)
-    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens), np.ascontiguousarray(mask))
+def logits(*shapes):
+    """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
+    axis) with a finite entry (a row of `-inf` only has no softmax)."""
+
+    def read(x, name, dims):
+        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
+        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
+        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
+        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
+        z[neg] = -np.inf
+        dead = ~np.isfinite(z).any(axis=-1)
+        if dead.any():
+            idx = tuple(int(i) for i in np.argwhere(dead)[0])
+            raise ValueError(
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
+                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
+            )
+        return z
+
+    return read
 
 
-def theta_table(theta, name="theta"):
-    """A logit table `(S, V)`, `S, V >= 1`, float64, entries finite or `-inf` (an impossible
-    token), every row with a finite entry (the policy's softmax needs one)."""
-    theta = float_array(theta, name, ndim=2, allow_neginf=True)
-    if theta.shape[0] < 1 or theta.shape[1] < 1:
-        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
-    dead = ~np.isfinite(theta).any(axis=1)
-    if dead.any():
-        raise ValueError(
-            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
-        )
-    return theta
+def id_array(*shapes, empty=False):
+    """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
+    axes)."""
+
+    def read(x, name, dims):
+        try:
+            nd = np.ndim(x)
+        except ValueError:  # ragged: the array kind says so
+            nd = 1
+        want = [_expand(s, nd).split() for s in shapes]
+        if isinstance(x, np.ndarray) and x.dtype == np.int64 and x.flags.c_contiguous and (empty or x.size):
+            for s in want:
+                if len(s) == x.ndim and all(dims.get(k, n) == n for k, n in zip(s, x.shape)):
+                    dims.update(zip(s, x.shape))
+                    return x
+        if _regular(x) and (np.asarray(x).dtype == bool or _holds_bool(x)):  # True is not an id
+            raise TypeError(f"{name}: expected integer ids, got a bool in {_show(x)}"[:200])
+        return array(*(" ".join(s) for s in want), integer=True, empty=empty)(x, name, dims)
+
+    return read
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
-# ----------------------------------------------------------------------------------------------
+def _regular(x):
+    try:
+        np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
+        return False
+    return True
 
 
-def toy_response(prompt, response, prompts, V):
-    """The token id of a one-token ``response`` to one of ``prompts`` (tasks.py's toy)."""
-    if not isinstance(prompt, str) or prompt not in prompts:
-        raise ValueError(f"prompt: expected one of {list(prompts)}, got {prompt!r}"[:200])
-    if isinstance(response, (str, bytes)) or not hasattr(response, "__len__") or len(response) != 1:
-        raise ValueError(
-            f"response: expected a tuple of one token id (the toy's responses are one token), got {response!r}"[
-                :200
-            ]
-        )
-    y = response[0]
-    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-        raise TypeError(f"response: expected an integer token id, got {y!r}"[:200])
-    if not 0 <= y < V:
-        raise ValueError(f"response: expected a token id in [0, {V}), got {y}")
-    return y
+def _holds_bool(x):
+    """A sequence (not an array) holding a bool among numbers (NumPy reads True as 1)."""
+    if isinstance(x, (np.ndarray, str, bytes)):
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel())
 
 
-def grader_table(grader, graders, prompts, V, bound=None):
-    """The ``(N, V)`` rewards of a grader (a name in ``graders`` or a callable) on every prompt
-    and one-token response, each a finite number (``|R| <= bound`` if given)."""
-    grader = graders[choice(grader, "grader", set(graders))] if isinstance(grader, str) else grader
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    R = np.array(
-        [
-            [real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}") for y in range(V)]
-            for x in prompts
-        ]
-    )
-    return R if bound is None else grader_rewards(R, bound)
+def _show_validate(x):
+    return f"array of dtype {x.dtype}" if isinstance(x, np.ndarray) else repr(x)
 
 
-def grader_rewards(R, bound):
-    """A grader's finite rewards ``R`` if every ``|R| <= bound`` (the advantages' domain), else a
-    ValueError naming the grader (the rewards are its output, not an argument)."""
-    if np.abs(R).max() > bound:
-        raise ValueError(
-            f"grader: expected rewards |R| <= {bound:g} (the advantages' domain), "
-            f"got max |R| = {np.abs(R).max():g}"
-        )
-    return R
-
-
-def toy_policy(policy, shape):
-    """Raise unless ``policy`` holds a table ``theta`` of ``shape``."""
-    got = getattr(getattr(policy, "theta", None), "shape", None)
-    if got != shape:
-        raise ValueError(
-            f"policy: expected a TabularPolicy of shape ({shape[0]}, "
-            f"{shape[1]}) for the toy, got {type(policy).__name__} with shape {got}"
-        )
-    return policy
-
-
-def train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at):
-    """The arguments of tasks.train: ``(K, steps, seed, beta, lr, record_at (a set))``."""
-    K = int_scalar(K, "K", low=1)
-    n_responses = int_scalar(n_responses, "n_responses", low=K)
-    beta = float_scalar(beta, "beta", low=0.0)
-    lr = float_scalar(lr, "lr", low=0.0)
-    seed = int_scalar(seed, "seed", low=0)
-    choice(baseline, "baseline", {"standardized", "mean", "loo"})
-    if not (isinstance(grader, str) or callable(grader)):
-        raise TypeError(f"grader: expected 'gold', 'sloppy' or a callable, got {type(grader).__name__}")
-    if isinstance(record_at, (str, bytes)) or not hasattr(record_at, "__iter__"):
-        raise TypeError(f"record_at: expected a collection of step counts, got {type(record_at).__name__}")
-    steps = n_responses // K
-    record_at = {int_scalar(v, "record_at", low=1, high=steps) for v in record_at}
-    if baseline == "loo" and K == 1:
-        raise ValueError("baseline: leave-one-out needs K >= 2, got K = 1")
-    return K, steps, seed, beta, lr, record_at
+def _expand(shape, ndim):
+    """`shape` with its "..." (if any) as the leading letters `_0 _1 ...` that make `ndim` axes."""
+    rest = shape.split()
+    lead = [f"_{i}" for i in range(max(ndim - len(rest) + 1, 0))] if "..." in rest else []
+    return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -672,201 +753,12 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def same_shape(name_a, a, name_b, b):
-    """Raise unless arrays ``a`` and ``b`` have the same shape (no broadcasting)."""
-    for nm, x in ((name_a, a), (name_b, b)):
-        if not isinstance(getattr(x, "shape", None), tuple):
-            raise TypeError(f"{nm}: expected an array, got {_describe(x)}")
-    if a.shape != b.shape:
-        raise ValueError(f"{name_b}: expected the shape of {name_a} {a.shape}, got {b.shape}")
-
-
-def rng_check(rng, name):
-    """Raise unless ``rng`` is a ``np.random.Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_describe(rng)}"
-        )
-    return rng
-
-
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def choice(x, name, options):
-    """Raise unless ``x`` is one of ``options`` (an unhashable ``x`` is a TypeError naming it)."""
-    try:
-        hash(x)
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected one of {sorted(options, key=str)}, got unhashable {_describe(x)}"
-        ) from None
-    if isinstance(x, bool) or x not in options:  # True == 1 must not pick option 1
-        raise ValueError(f"{name}: expected one of {sorted(options, key=str)}, got {x!r}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
 def real_result(value, name, context=""):
     """A callable's return value (a grader's reward) as a finite Python float, else an error
     naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
     return _float(value, name, f"a finite number{context}")
-
-
-def callable_check(f, name, nargs, call="f(...)"):
-    """Raise unless ``f`` is a callable that accepts ``nargs`` positional arguments."""
-    if not callable(f) or isinstance(f, type):
-        raise TypeError(f"{name}: expected a callable {call}, got {_describe(f)}")
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature
-        return f
-    try:
-        sig.bind(*range(nargs))
-    except TypeError:
-        raise TypeError(
-            f"{name}: expected a callable {call} taking {nargs} positional arguments, got one with signature {sig}"
-        ) from None
-    return f
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
 def _float(x, name, expected):
@@ -1036,6 +928,55 @@ def one_of(options):
     return read
 
 
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
+def function(call, nargs):
+    """A callable `call` (a string saying how it is called) taking `nargs` positional arguments."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected a callable {call}, got {_show(f)}")
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # a builtin without a signature
+            return f
+        try:
+            sig.bind(*range(nargs))
+        except TypeError:
+            raise TypeError(
+                f"{name}: expected a callable {call} taking {nargs} positional arguments, "
+                f"got one with signature {sig}"
+            ) from None
+        return f
+
+    return read
+
+
+def generator(rng, name, dims):
+    """A `np.random.Generator`, the one source of every draw."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name}: expected a numpy.random.Generator (np.random.default_rng(seed)), got {_show(rng)}"
+        )
+    return rng
+
+
 def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
@@ -1050,6 +991,7 @@ MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
 NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
@@ -1058,15 +1000,59 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+THETA = logits("S V")  # (S, V) logits, -inf allowed, a finite entry per row
+STATES = id_array("...")  # state ids of any shape, in [0, S): `_in_table`
+BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `_in_table`
+PROMPT = one_of(PROMPTS)
+TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `_toy_shape`
+BASELINE = one_of(("standardized", "mean", "loo"))
+SEED = number(0, integer=True)
 
-standardized = boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])(standardized)
+gold_grader = boundary(prompt=PROMPT, response=_one_token, returns=None)(gold_grader)
+
+sloppy_grader = boundary(prompt=PROMPT, response=_one_token, returns=None)(sloppy_grader)
+
+reward_table = boundary(grader=_a_grader, returns=None)(reward_table)
+
+evaluate = boundary(policy=TOY_POLICY, where=[_toy_shape], returns=None)(evaluate)
+
+train = boundary(
+    K=COUNT,
+    n_responses=COUNT,
+    seed=SEED,
+    grader=_a_grader,
+    beta=NONNEGATIVE,
+    lr=NONNEGATIVE,
+    baseline=BASELINE,
+    record_at=_step_counts,
+    where=[_a_budget],
+    returns=None,
+)(train)
+
+TabularPolicy.__init__ = boundary(theta=THETA, returns=None)(TabularPolicy.__init__)
+
+TabularPolicy.sample = boundary(
+    states=STATES, rng=generator, where=[_rows_of_table], returns=None
+)(TabularPolicy.sample)
+
+TabularPolicy.logp = boundary(
+    states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, where=[_in_table], returns=None
+)(TabularPolicy.logp)
+
+TabularPolicy.backward = boundary(
+    states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, dlogp=_upstream, where=[_in_table], returns=None
+)(TabularPolicy.backward)  # an overflow: checked below, in O(S + B T)
+
+standardized = boundary(
+    rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards]
+)(standardized)
 
 advantages = boundary(
     rewards=array("N K"),
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,
     ddof=DDOF,
-    where=[_in_domain, _others],
+    where=[bounded_rewards, _others],
 )(advantages)
 
 kl_in_reward = boundary(

@@ -63,11 +63,17 @@ policy: `(probs ** 2).sum(-1)` at each visited state), `logp_old` the sampled to
 
 Demonstrated on the baselines page (docs/baselines.md, section "The optimal token baseline").
 
-Read from verl 0.9.1 `algorithm.adv_estimator="optimal_token_baseline"`
-(verl/trainer/ppo/core_algos.py:872-988, `compute_optimal_token_baseline_advantage`;
-`handle_zero_tail` True, epsilon 1e-8; the rollout IS weights `rho^2` on `W`: not here).
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository):
+
+```text
+otb_advantages   verl algorithm.adv_estimator="optimal_token_baseline" (handle_zero_tail True,
+                 epsilon 1e-8; its rollout IS weights rho^2 on W: not here)
+```
 """
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -76,182 +82,264 @@ import numpy as np
 __all__ = ["otb_advantages"]
 
 
+def _columns(mask):
+    """A position is a column (a baseline per column of the group): a right-padded mask."""
+    return right_padded(
+        mask,
+        "the optimal token baseline (a position is a column: a baseline per column of the group)",
+        "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
+    )
+
+
+def _groups_of_K(mask, K):
+    """`K` divides the batch: `B = N*K` rows, prompt-major."""
+    if mask.shape[0] % K:
+        return f"K: expected a divisor of the batch size B = {mask.shape[0]} (groups of K rows), got {K}"
+
+
+def _log_probs(logp_old, mask):
+    """The sampled tokens' log-probs are `<= 0` where trained."""
+    if (logp_old[mask > 0] > 0).any():
+        return f"logp_old: expected log-probs <= 0 on the trained tokens, got max {logp_old[mask > 0].max():g}"
+
+
+def _sums_of_squares(logp_old, sum_pi_sq, mask):
+    """`sum_v pi(v|s)^2` lies in `[pi(y|s)^2, 1]` where trained (to rounding)."""
+    p = np.exp(np.minimum(logp_old, 0.0))  # (B, T)
+    if ((sum_pi_sq < p * p * (1 - 1e-12)) | (sum_pi_sq > 1.0 + 1e-12))[mask > 0].any():
+        return "sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens"
+
+
 def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
     """Advantages (B, T) with the optimal token baseline of each group, eq. (otb_group).
 
     Args:
         rewards: `(B,)` outcome rewards, `B = N*K` rows prompt-major.
-        mask: `(B, T)` 0/1, right-padded (a position is a column).
+        mask: `(B, T)` 0/1, right-padded (a position is a column; a mask with holes is refused).
         logp_old: `(B, T)` log-probs of the sampled tokens (`<= 0` on trained tokens).
         sum_pi_sq: `(B, T)` `sum_v pi(v|s_t)^2` at each token's state, in `[pi(y_t)^2, 1]`.
         K: the group size, dividing `B`.
         w_eps: the stabilizer of the denominator (verl's 1e-8), `>= 0`.
-        zero_tail: zero the baseline of a group's unique longest response past the second-longest.
+        zero_tail: True or False: zero the baseline of a group's unique longest response past
+            the second-longest.
 
     Returns:
         `(B, T)` advantages, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a result beyond float64 (named after the function).
     """
-    r, mask, p, s2, K, w_eps = otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps)
     B, T = mask.shape
-    N = B // K
-    G = r[:, None] * mask  # (B, T) G_t = R on every trained token
-    W = np.cumsum((1.0 - 2.0 * p + s2) * mask, axis=1)  # (B, T) eq. (otb_score), summed to t
+    p = np.exp(np.minimum(logp_old, 0.0))  # (B, T) pi(y_t); padding may hold any finite garbage
+    G = rewards[:, None] * mask  # (B, T) G_t = R on every trained token
+    W = np.cumsum((1.0 - 2.0 * p + sum_pi_sq) * mask, axis=1)  # (B, T) eq. (otb_score), summed to t
     if K == 1:
         return G  # no others: no baseline
-    Gg, Wg, mg = (x.reshape(N, K, T) for x in (G, W, mask))  # (N, K, T)
+    Gg, Wg, mg = (x.reshape(-1, K, T) for x in (G, W, mask))  # (N, K, T)
     num = (Gg * Wg * mg).sum(axis=1)  # (N, T)
     den = (Wg * mg).sum(axis=1) + w_eps  # (N, T)
     base = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T) eq. (otb_group)
     base = np.repeat(base[:, None, :], K, axis=1)  # (N, K, T)
-    if zero_tail:
+    if zero_tail:  # past the second-longest, the longest has no others (a tie: only padding)
         L = mg.sum(axis=2)  # (N, K) lengths
-        srt = np.sort(L, axis=1)  # (N, K)
-        for n in np.nonzero((srt[:, -1] > srt[:, -2]))[0]:
-            base[n, int(np.argmax(L[n])), int(srt[n, -2]) :] = 0.0  # the unique longest's tail
+        second = np.sort(L, axis=1)[:, -2]  # (N,)
+        base[np.arange(len(L)), np.argmax(L, axis=1)] *= np.arange(T) < second[:, None]  # (N, T)
     return ((Gg - base) * mg).reshape(B, T)  # (B, T)
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/pg/validate.py
-#   The boundary of the policy-gradient part, group level: the bundles of `pg/advantages.py` not
+# part 1: from minirl_lm/pg/advantages.py
+#   Baselines: the group of K responses to one prompt is its own baseline.
 # ----------------------------------------------------------------------------------------------
 
 
-def otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps):
-    """``(r (B,), mask, p (B, T), s2 (B, T), K, w_eps)`` of the optimal token baseline: B a
-    multiple of K, logp_old <= 0 on the trained tokens, ``sum_pi_sq`` in [p^2, 1] there."""
-    mask = mask_array(mask, "mask")
-    B = mask.shape[0]
-    r = float_array(rewards, "rewards", ndim=1, shape=(B,))
-    lp = float_array(logp_old, "logp_old", shape=mask.shape)
-    s2 = float_array(sum_pi_sq, "sum_pi_sq", shape=mask.shape)
-    K = int_scalar(K, "K", low=1)
-    if B == 0 or B % K:
-        raise ValueError(f"K: expected a divisor of the batch size B = {B} (groups of K rows), got {K}")
-    on = mask > 0
-    if (lp[on] > 0).any():
-        raise ValueError(f"logp_old: expected log-probs <= 0 on the trained tokens, got max {lp[on].max():g}")
-    p = np.exp(np.minimum(lp, 0.0))  # (B, T)
-    if ((s2 < p * p * (1 - 1e-12)) | (s2 > 1.0 + 1e-12))[on].any():
-        raise ValueError("sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens")
-    return r, mask, p, s2, K, float_scalar(w_eps, "w_eps", low=0.0)
+def right_padded(mask, what, where):
+    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of a
+    function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
+    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        return (
+            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
+            f"by the token-level objectives; here use {where}"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
+# the declared boundary: from minirl_lm/boundary.py
+#   The declared boundary: one engine applies the contracts each function declares beside it.
+#   A declared function binds its arguments by keyword, reads each with its kind (a valid form
+#   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
+#   ValueError starting with the argument's name), checks the relations, runs the body, and
+#   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
 # ----------------------------------------------------------------------------------------------
 
 
-def _describe(x):
+def boundary(where=(), returns="", **kinds):
+    """Declare the kinds of a function's arguments (`name=kind`), the relations between them
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+
+    def declare(f):
+        sig = inspect.signature(f)
+        rules = [(r, list(inspect.signature(r).parameters)) for r in where]
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a, dims = bound.arguments, {}
+            for name, read in kinds.items():
+                a[name] = read(a[name], name, dims)
+            for rule, params in rules:
+                if (msg := rule(**{p: a[p] for p in params if p in a})) is not None:
+                    raise ValueError(msg)
+            with np.errstate(all="ignore"):
+                out = f(*bound.args, **bound.kwargs)
+            if returns is None:
+                return out
+            numeric = {n: a[n] for n in kinds if isinstance(a[n], (float, np.ndarray))}  # not ints, options
+            return finite(out, f.__name__, returns.split(), numeric)
+
+        checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        return checked
+
+    return declare
+
+
+def finite(out, fname, names, inputs):
+    """`out` (a number, an array or a tuple of them) if every entry is finite, else the
+    ValueError of step 6: `fname`, the results `names` that overflowed, the ranges of
+    `inputs`."""
+    leaves = [_flat(v) for v in (out if isinstance(out, tuple) else (out,))]  # one per result
+    bad = [i for i, v in enumerate(leaves) if not np.isfinite(v).all()]
+    if not bad:
+        return out
+    what = " and ".join(names[i] if i < len(names) else f"result {i}" for i in bad)
+    kind = "NaN" if any(np.isnan(leaves[i]).any() for i in bad) else "inf"
+    given = ", ".join(
+        f"{n} in [{np.min(v):g}, {np.max(v):g}]" if np.ndim(v) else f"{n} = {v:g}"
+        for n, v in inputs.items()
+        if v is not None
+    )
+    raise ValueError(f"{fname}: expected a finite {what}, got {kind} (beyond float64) from {given}")
+
+
+def _flat(v):
+    """Every number of a result (a number, an array, or a tuple of them, nested) as one array."""
+    if isinstance(v, (tuple, list)):
+        return np.concatenate([_flat(u) for u in v]) if v else np.zeros(0)
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+    """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
+    fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
+    `(low, high]` with `low_open`)."""
+    shapes = [s.split() for s in shapes]
+
+    def fits(s, shape, dims):
+        return len(s) == len(shape) and all(
+            (int(k) == n) if k.isdigit() else dims.get(k, n) == n for k, n in zip(s, shape)
+        )
+
+    def read(x, name, dims):
+        try:
+            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        except (ValueError, TypeError, OverflowError):  # ragged nesting, huge ints
+            a = None
+        if a is None or a.dtype.kind not in ("iub" if integer else "fiub"):  # float, int, uint, bool
+            noun = "an integer array" if integer else "a real-valued array"
+            raise TypeError(f"{name}: expected {noun}, got {_show(x)}")
+        a = np.array(a, dtype=np.int64 if integer else np.float64)  # a copy: the caller's is never written
+        ok = [s for s in shapes if fits(s, a.shape, dims)]
+        if not ok:
+            want = " or ".join(str(tuple(dims.get(k, int(k) if k.isdigit() else k) for k in s)) for s in shapes)
+            raise ValueError(f"{name}: expected shape {want.replace(chr(39), '')}, got {a.shape}")
+        if 0 in a.shape and not empty:
+            raise ValueError(
+                f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
+            )
+        dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
+        if not integer and np.isnan(a).any():
+            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
+        if not integer and np.isinf(a).any():
+            raise ValueError(
+                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+            )
+        if values is not None and not np.isin(a, values).all():
+            want = " and ".join(f"{v:g}" for v in values)
+            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+        if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
+            raise ValueError(
+                f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
+            )
+        if high is not None and a.size and (a > high).any():
+            raise ValueError(f"{name}: expected entries <= {high:g}, got max {a.max().item()!r}")
+        return a
+
+    return read
+
+
+def flag(x, name, dims):
+    """True or False (a NumPy bool too; not 0 or 1)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {_show(x)}")
+    return bool(x)
+
+
+def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
+    """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
+    excluded with `low_open` or `high_open`."""
+    noun = "an integer" if integer else "a number"
+    show = lambda b: f"{b}" if isinstance(b, int) else f"{b:g}"  # noqa: E731  an int bound in full
+    bounds = [f"{'>' if low_open else '>='} {show(low)}"] if low > -np.inf else []
+    bounds += [f"{'<' if high_open else '<='} {show(high)}"] if high < np.inf else []
+
+    def read(x, name, dims):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral if integer else numbers.Real):
+            raise TypeError(f"{name}: expected {'an integer' if integer else 'a real number'}, got {_show(x)}")
+        try:
+            v = int(x) if integer else float(x)
+        except OverflowError:  # an int beyond float64
+            v = np.inf
+        if not integer and not np.isfinite(v):  # an int is finite however large
+            raise ValueError(f"{name}: expected a finite number, got {x}"[:200])
+        if (v <= low if low_open else v < low) or (v >= high if high_open else v > high):
+            raise ValueError(f"{name}: expected {noun} {' and '.join(bounds)}, got {v}")
+        return v
+
+    return read
+
+
+def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
+    r = repr(x)  # an object's default repr holds its address, which differs from run to run
+    return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
+TOKENS = array("B T")  # one number per position of each response (log-probs)
 
 
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
+MASK = array("B T", values=(0.0, 1.0))  # 0/1, the trained tokens; holes allowed
 
 
-def int_scalar(x, name, low=None, high=None):
-    """Return ``x`` as a Python int in ``[low, high]`` (bounds inclusive)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {_describe(x)}")
-    x = int(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected an integer <= {high}, got {x}")
-    return x
+NONNEGATIVE = number(0.0)
+COUNT = number(1, integer=True)  # an integer >= 1
 
 
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
+# the declarations of the functions above (each a decorator in the package; a decorator
+# runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
+otb_advantages = boundary(
+    mask=MASK,
+    rewards=array("B"),
+    logp_old=TOKENS,
+    sum_pi_sq=TOKENS,
+    K=COUNT,
+    w_eps=NONNEGATIVE,
+    zero_tail=flag,
+    where=[_columns, _groups_of_K, _log_probs, _sums_of_squares],
+)(otb_advantages)

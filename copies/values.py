@@ -63,7 +63,8 @@ the running advantage across an observation span, eq. (gae_carry):
 where t' is the next *policy* token of the row. `carry=False` is the bug: the recursion restarts
 (running return, next value and running advantage set to 0) at every masked position, so a turn
 before an observation never sees the rewards or values after it. Both return 0 off the action
-mask. Imports NumPy, minirl_lm.core.checks and minirl_lm.values.optimum (the tilt of one state's row).
+mask. Imports NumPy, minirl_lm.boundary, minirl_lm.multiturn.env (its kinds) and
+minirl_lm.values.optimum (the tilt of one state's row).
 """
 
 import functools
@@ -73,8 +74,118 @@ import numbers
 import numpy as np
 
 
-__all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions",
-    "turn_values"]
+# ----------------------------------------------------------------------------------------------
+# part 1: from minirl_lm/multiturn/env.py
+#   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
+# ----------------------------------------------------------------------------------------------
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
+    is refused, and the message says `what` needs right padding and `where` holes go."""
+
+    def kind(x, name, dims):
+        m = array(shape, values=(0.0, 1.0))(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
+                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
+                f"is accepted by the token-level objectives; here use {where}"
+            )
+        return m
+
+    return kind
+
+
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
+
+
+def ids(shape, **bounds):
+    """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
+    a bool array is not one (NumPy would read True as 1)."""
+
+    def kind(x, name, dims):
+        if getattr(x, "dtype", None) == np.bool_:
+            raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+        return array(shape, integer=True, **bounds)(x, name, dims)
+
+    return kind
+
+
+def _env_kind(what, *members):
+    """An environment with `members` (what the body reads of it); it fixes the letters S (its
+    states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
+
+    def kind(x, name, dims):
+        env = has(what, *members)(x, name, dims)
+        dims.update(S=env.S, V=env.V)
+        return env
+
+    return kind
+
+
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+
+
+def actions_on_the_trajectory(mask, action_mask):
+    """The policy writes tokens of the trajectory only: `action_mask <= mask`."""
+    if (action_mask > mask).any():
+        b, t = np.argwhere(action_mask > mask)[0]
+        return f"action_mask: expected 1 only where mask is 1, got 1 at row {b}, position {t} where mask is 0"
+
+
+# ----------------------------------------------------------------------------------------------
+# part 2: from minirl_lm/values/optimum.py
+#   The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
+# ----------------------------------------------------------------------------------------------
+
+
+def tilt(pi_ref, q, beta):
+    """Row-wise log of `pi_ref * exp(q / beta)` normalized, and its log-normalizer times beta,
+    eq. (kl_optimum), stably."""
+    support = pi_ref > 0  # (.., Y)
+    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
+    # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN where an
+    # off-support reward exceeds m and overflows (q - m) / beta. Never log 0: the log is taken on
+    # the support only, and the sum below is >= 1 (its largest term is exp(0)) or NaN.
+    with np.errstate(over="ignore", invalid="ignore"):  # q holding overflowed soft values (the tree)
+        t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
+        a = np.full(support.shape, -np.inf)
+        a[support] = np.log(pi_ref[support]) + t[support]
+        a_max = a.max(axis=-1, keepdims=True)  # (.., 1), 0 or log pi_ref: finite
+        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
+        v = m + beta * log_z  # eq. (kl_optimum): beta log Z
+    return a - log_z, v[..., 0]  # log pi*, V
+
+
+# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/values.py itself
+# ----------------------------------------------------------------------------------------------
+
+
+__all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions", "turn_values"]
+
+
+def _rewards_on_actions(rewards, action_mask):
+    """Rewards sit on the policy's tokens: 0 where `action_mask` is 0."""
+    if (rewards * (1 - action_mask) != 0).any():
+        return "rewards: expected rewards on policy tokens only (0 where action_mask is 0)"
+
+
+def _states_within(values, states):
+    """Every state id indexes `values`."""
+    if states.max() >= values.size:
+        return f"states: expected ids < {values.size} (the states of values), got max {states.max()}"
+
+
+ACTIONS = [actions_on_the_trajectory, _rewards_on_actions]  # returns' and GAE's relations
 
 
 def _posterior(loglik):
@@ -109,10 +220,7 @@ def policy_values(env, probs):
 
     Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
     """
-    probs = mt_table(env, probs, "probs")
-    with np.errstate(over="ignore", invalid="ignore"):
-        values, q = _induction(env, lambda s, q_s: probs[s] @ q_s)
-    return finite_result((values, q), "env", "the expected return of its turn rewards")
+    return _induction(env, lambda s, q_s: probs[s] @ q_s)
 
 
 def soft_optimum(env, pi_ref, beta):
@@ -127,62 +235,47 @@ def soft_optimum(env, pi_ref, beta):
         `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is `J(pi*)`. Rows of chance states
         of `pi_star` are copies of `pi_ref` (the policy never writes there).
     """
-    pi_ref, beta = mt_soft_args(env, pi_ref, beta)
     backup = lambda s, q_s: tilt.core(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
-    with np.errstate(over="ignore", invalid="ignore"):
-        values, q = _induction(env, backup)  # eq. (soft_bellman)
+    values, q = _induction(env, backup)  # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
         pi_star[s] = np.exp(tilt.core(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
-    name = "beta" if np.isfinite(q).all() else "env"  # q overflows with the rewards alone
-    return finite_result((values, q, pi_star), name, "the soft values")
+    return values, q, pi_star
 
 
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
     `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
-    (at `beta = 0`, J = E R whatever the supports); any other overflow (a huge beta) is a
-    ValueError naming `beta`.
+    (at `beta = 0`, J = E R whatever the supports), the one infinite result returned; any other
+    overflow (a huge beta) is the boundary's ValueError naming `kl_objective`.
     """
-    probs, pi_ref, beta = mt_kl_args(env, probs, pi_ref, beta)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
-        pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
+    lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
+    pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
 
-        def backup(s, q_s):
-            return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
+    def backup(s, q_s):
+        return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
 
-        J = float(_induction(env, backup)[0][0])
+    J = float(_induction(env, backup)[0][0])
     if J == -np.inf and ((probs > 0) & (pi_ref == 0)).any():  # pi writes where pi_ref cannot
-        return J
-    return finite_result(J, "beta", "J(pi) = E[R - beta log(pi / pi_ref)]")
+        return J  # the documented -inf: returns=None, and the engine's one check for the rest
+    return finite(J, "kl_objective", ["J"], dict(probs=probs, pi_ref=pi_ref, beta=beta))
 
 
 # ---- returns and GAE over the action mask -------------------------------------------------------
-def _recursion(values, rewards, act, c_next, c_acc, carry):
+def _recursion(values, rewards, action_mask, c_next, c_acc, carry):
     """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
-    B, T = act.shape
+    B, T = action_mask.shape
     out = np.zeros((B, T))
     nxt, acc = np.zeros(B), np.zeros(B)  # (B,) V(s_t'), A_t'
     for t in range(T - 1, -1, -1):
-        on = act[:, t] > 0
+        on = action_mask[:, t] > 0
         new = rewards[:, t] + c_next * nxt - values[:, t] + c_acc * acc  # eq. (gae_carry)
         keep = 1.0 if carry else 0.0  # carry: skip; bug: restart at 0
         acc = np.where(on, new, keep * acc)
         nxt = np.where(on, values[:, t], keep * nxt)
         out[:, t] = np.where(on, acc, 0.0)
     return out
-
-
-def _scan(values, rewards, act, c_next, c_acc, carry):
-    """The recursion, and its overflow named: the rewards if they overflow it alone."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _recursion(values, rewards, act, c_next, c_acc, carry)
-        if np.isfinite(out).all():
-            return out
-        alone = np.isfinite(_recursion(0 * values, rewards, act, c_next, c_acc, carry)).all()
-    return finite_result(out, "values" if alone else "rewards", "the recursion (gae_carry)")
 
 
 def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=True):
@@ -198,16 +291,12 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """
-    values, rewards, act, gamma, lam, carry = action_gae_args(
-        values, rewards, mask, action_mask, gamma, lam, carry
-    )
-    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
+    return _recursion(values, rewards, action_mask, gamma, gamma * lam, carry)
 
 
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
-    rewards, act, gamma, carry = action_returns_args(rewards, mask, action_mask, gamma, carry)
-    return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
+    return _recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
 
 
 def turn_values(values, states, mask, action_mask):
@@ -216,298 +305,14 @@ def turn_values(values, states, mask, action_mask):
     values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
     of a row and at the first policy token after an observation span.
     """
-    values, states, mask, act = turn_values_args(values, states, mask, action_mask)
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])  # action_mask at t - 1 (0 before t = 0)
     for t in range(mask.shape[1]):
-        start = (act[:, t] > 0) & (prev == 0)
+        start = (action_mask[:, t] > 0) & (prev == 0)
         cur = np.where(start, values[states[:, t]], cur)
-        out[:, t] = cur * act[:, t]
-        prev = act[:, t]
+        out[:, t] = cur * action_mask[:, t]
+        prev = action_mask[:, t]
     return out
-
-
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/values/optimum.py
-#   The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
-# ----------------------------------------------------------------------------------------------
-
-
-def tilt(pi_ref, q, beta):
-    """Row-wise log of `pi_ref * exp(q / beta)` normalized, and its log-normalizer times beta,
-    eq. (kl_optimum), stably."""
-    support = pi_ref > 0  # (.., Y)
-    m = np.where(support, q, -np.inf).max(axis=-1, keepdims=True)  # (.., 1) best reward on support
-    # -inf off support, set directly: log 0 + (q - m) / beta would be -inf + inf = NaN where an
-    # off-support reward exceeds m and overflows (q - m) / beta. Never log 0: the log is taken on
-    # the support only, and the sum below is >= 1 (its largest term is exp(0)) or NaN.
-    with np.errstate(over="ignore", invalid="ignore"):  # q holding overflowed soft values (the tree)
-        t = np.broadcast_to((q - m) / beta, support.shape)  # (.., Y)
-        a = np.full(support.shape, -np.inf)
-        a[support] = np.log(pi_ref[support]) + t[support]
-        a_max = a.max(axis=-1, keepdims=True)  # (.., 1), 0 or log pi_ref: finite
-        log_z = a_max + np.log(np.exp(a - a_max).sum(axis=-1, keepdims=True))  # (.., 1)
-        v = m + beta * log_z  # eq. (kl_optimum): beta log Z
-    return a - log_z, v[..., 0]  # log pi*, V
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/multiturn/checks.py
-#   The boundary of the multi-turn part: one bundle call per public function of
-# ----------------------------------------------------------------------------------------------
-
-
-# -- multi-turn episodes (minirl_lm/multiturn/)
-# the trajectory mask covers every token of an episode (right-padded); the holes go in action_mask
-TRAJECTORY = (
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
-
-
-MT_ATTRS = ("children", "is_policy", "loglik", "p_obs", "S", "V")  # what a MultiTurnMDP has
-
-
-def mt_table(env, p, name):
-    """An (S, V) probability table of a MultiTurnMDP (duck-typed), rows summing to 1."""
-    _duck(env, "env", MT_ATTRS, "a MultiTurnMDP")
-    return prob_table(p, name, shape=(env.S, env.V))  # rows summing to 1 within 1e-9
-
-
-def mt_kl_args(env, probs, pi_ref, beta):
-    """(probs, pi_ref, beta >= 0) of the multi-turn KL objective."""
-    probs = mt_table(env, probs, "probs")
-    return probs, mt_table(env, pi_ref, "pi_ref"), float_scalar(beta, "beta", low=0.0)
-
-
-def mt_soft_args(env, pi_ref, beta):
-    """(pi_ref, beta > 0) of the multi-turn soft optimum."""
-    pi_ref = mt_table(env, pi_ref, "pi_ref")
-    return pi_ref, float_scalar(beta, "beta", low=0.0, low_open=True)
-
-
-def _bool_arg(x, name):
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {type(x).__name__} {x!r}")
-    return bool(x)
-
-
-def _action_mask(action_mask, mask):
-    act = float_array(action_mask, "action_mask", shape=mask.shape)
-    if ((act != 0) & (act != 1)).any() or (act > mask).any():
-        raise ValueError("action_mask: expected 0/1 entries, 1 only where mask is 1")
-    return act
-
-
-def _action_rewards(rewards, mask, action_mask):
-    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
-    act = _action_mask(action_mask, mask)
-    rewards = float_array(rewards, "rewards", shape=mask.shape)
-    if (rewards * (1 - act) != 0).any():
-        raise ValueError("rewards: expected rewards on policy tokens only (0 where action_mask is 0)")
-    return rewards, mask, act
-
-
-def action_returns_args(rewards, mask, action_mask, gamma, carry):
-    """returns_actions' arguments: (rewards, act, gamma, carry), rewards 0 off the action mask."""
-    rewards, mask, act = _action_rewards(rewards, mask, action_mask)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    return rewards, act, gamma, _bool_arg(carry, "carry")
-
-
-def action_gae_args(values, rewards, mask, action_mask, gamma, lam, carry):
-    """gae_actions' arguments: (values, rewards, act, gamma, lam, carry)."""
-    rewards, mask, act = _action_rewards(rewards, mask, action_mask)
-    values = float_array(values, "values", shape=mask.shape)
-    gamma = float_scalar(gamma, "gamma", low=0.0, high=1.0)
-    lam = float_scalar(lam, "lam", low=0.0, high=1.0)
-    return values, rewards, act, gamma, lam, _bool_arg(carry, "carry")
-
-
-def turn_values_args(values, states, mask, action_mask):
-    """turn_values' arguments: values (S,), states, mask, action_mask (B, T)."""
-    values = float_array(values, "values", ndim=1)
-    mask = mask_array(mask, "mask", prefix=TRAJECTORY)
-    states = int_array(states, "states", shape=mask.shape, low=0, high=values.size)
-    return values, states, mask, _action_mask(action_mask, mask)
-
-
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
-
-
-def _describe(x):
-    if isinstance(x, np.ndarray):
-        return f"array of shape {x.shape} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def float_array(x, name, ndim=None, shape=None, finite=True, allow_neginf=False):
-    """Return ``x`` as a float64 array after checking it. ndim: required number of dimensions
-    (None: any). shape: required shape; a None entry matches any length. finite: reject NaN
-    and +-inf; with ``allow_neginf`` a -inf entry is allowed (log-probabilities of impossible
-    tokens), NaN and +inf never are."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(x)}")
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "fiub":  # float, int, uint, bool
-        raise TypeError(f"{name}: expected a real-valued array, got {_describe(arr)}")
-    arr = arr.astype(np.float64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if finite and not np.isfinite(arr).all():
-        if np.isnan(arr).any():
-            raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(arr).sum())} NaN entries")
-        bad = np.isposinf(arr) if allow_neginf else np.isinf(arr)
-        if bad.any():
-            what = "+inf" if allow_neginf else "+-inf"
-            raise ValueError(f"{name}: expected finite values (no {what}), got {int(bad.sum())} such entries")
-    return arr
-
-
-def int_array(x, name, ndim=None, shape=None, low=None, high=None):
-    """Return ``x`` as an int64 array of ids in ``[low, high)`` after checking it."""
-    arr = _asarray(x, name)
-    if arr.dtype.kind not in "iu":  # signed or unsigned integers
-        raise TypeError(f"{name}: expected an integer array of ids, got {_describe(arr)}")
-    arr = arr.astype(np.int64, copy=False)
-    _check_shape(arr, name, ndim, shape)
-    if arr.size:
-        if low is not None and arr.min() < low:
-            raise ValueError(f"{name}: expected ids >= {low}, got min {arr.min()}")
-        if high is not None and arr.max() >= high:
-            raise ValueError(f"{name}: expected ids < {high}, got max {arr.max()}")
-    return arr
-
-
-def mask_array(x, name, shape=None, prefix=None):
-    """Return a (B, T) float64 mask of 0.0/1.0 (bool, int and float masks are accepted)."""
-    arr = float_array(x, name, ndim=2, shape=shape)
-    nonempty(arr, name)  # B >= 1 responses, T >= 1 positions
-    binary = (arr == 0.0) | (arr == 1.0)
-    if not binary.all():
-        bad = arr[~binary]
-        raise ValueError(f"{name}: expected only 0 and 1, got value {float(bad.flat[0])!r}")
-    if prefix is None:
-        return arr
-    rises = arr[:, 1:] > arr[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        what, where = prefix
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        raise ValueError(
-            f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-            f"row {row} is {arr[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-            f"is accepted by the token-level objectives; here use {where}"
-        )
-    return arr
-
-
-def float_scalar(x, name, low=None, high=None, low_open=False):
-    """Return ``x`` as a finite Python float, ``>= low`` (``> low`` if low_open), ``<= high``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {_describe(x)}")
-    x = _float(x, name, "a finite number")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name}: expected a number {'>' if low_open else '>='} {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name}: expected a number <= {high}, got {x}")
-    return x
-
-
-def nonempty(arr, name):
-    """Raise unless every axis of the checked array ``arr`` has length >= 1 (before a reduction)."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"{name}: expected a checked array, got {_describe(arr)}")
-    if arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty array (every axis of length >= 1), got shape {arr.shape}")
-    return arr
-
-
-def prob_table(p, name, shape=None, ndim=None):
-    """Return ``p`` as float64 probabilities: entries >= 0, each row (last axis) summing to 1
-    within 1e-9 absolutely (stricter than ``Generator.choice``'s ~1.5e-8, so a table that
-    passes here is accepted by ``rng.choice``), and non-empty."""
-    p = float_array(p, name, ndim=ndim, shape=shape)
-    nonempty(p, name)
-    if (p < 0).any():
-        raise ValueError(f"{name}: expected probabilities >= 0, got min {p.min()}")
-    s = p.sum(axis=-1)
-    if not np.allclose(s, 1.0, rtol=0.0, atol=1e-9):
-        bad = np.abs(s - 1.0).ravel()
-        raise ValueError(
-            f"{name}: expected rows summing to 1 (within 1e-9), got a row summing "
-            f"to {float(s.ravel()[int(np.argmax(bad))])!r}"
-        )
-    return p
-
-
-def finite_result(value, name, what):
-    """Return ``value`` (a number, an array, or a tuple of them, nested) if every entry is
-    finite; else raise a ValueError naming ``name``, the argument that drove the overflow."""
-    if not (isinstance(name, str) and isinstance(what, str)):
-        raise TypeError(f"finite_result: expected name and what as strings, got {name!r}, {what!r}")
-    parts = [value]
-    while parts:
-        v = parts.pop()
-        if isinstance(v, (tuple, list)):
-            parts.extend(v)
-            continue
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_, np.ndarray)):
-            try:
-                v = float(v)  # an exact number (a Fraction) too
-            except OverflowError:
-                raise ValueError(
-                    f"{name}: expected a value for which {what} is finite in "
-                    f"float64, got one beyond float64's range"
-                ) from None
-        a = _asarray(v, name)
-        if isinstance(v, (str, bytes)) or a.dtype.kind not in "fiub":
-            raise TypeError(f"{name}: expected a number or an array of numbers, got {_describe(v)}")
-        if not np.isfinite(a.astype(np.float64, copy=False)).all():
-            kind = "NaN" if np.isnan(a).any() else "inf"
-            raise ValueError(
-                f"{name}: expected a value for which {what} is finite in float64, "
-                f"got one that makes it {kind} (overflow)"
-            )
-    return value
-
-
-def _asarray(x, name):
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError, OverflowError) as e:  # ragged nesting, huge ints
-        raise TypeError(f"{name}: expected an array, got {_describe(x)} ({e})") from None
-
-
-def _check_shape(arr, name, ndim, shape):
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {arr.shape}")
-    if shape is not None:
-        ok = len(shape) == arr.ndim and all(s is None or s == a for s, a in zip(shape, arr.shape))
-        if not ok:
-            want = ", ".join("any" if s is None else str(s) for s in shape)
-            want = f"({want},)" if len(shape) == 1 else f"({want})"  # as Python prints a tuple
-            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
-
-
-def _duck(obj, name, attrs, what):
-    if not all(hasattr(obj, a) for a in attrs):
-        raise TypeError(f"{name}: expected {what}, got {type(obj).__name__}")
-    return obj
 
 
 # ----------------------------------------------------------------------------------------------
@@ -642,6 +447,13 @@ def simplex(*shapes):
     return read
 
 
+def flag(x, name, dims):
+    """True or False (a NumPy bool too; not 0 or 1)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {_show(x)}")
+    return bool(x)
+
+
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
@@ -666,6 +478,24 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
+def has(what, *members):
+    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
+    type: what the body uses of it; `what` says what fits."""
+
+    def lacks(x, m):
+        return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
+
+    def read(x, name, dims):
+        if missing := [m.rstrip("()") for m in members if lacks(x, m)]:
+            raise TypeError(
+                f"{name}: expected {what} (with {', '.join(members)}), "
+                f"got {type(x).__name__} without {', '.join(missing)}"
+            )
+        return x
+
+    return read
+
+
 def _show(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
@@ -673,11 +503,49 @@ def _show(x):
     return f"{type(x).__name__} {r}"[:120] if " at 0x" not in r else f"a {type(x).__name__} object"
 
 
+TOKENS = array("B T")  # one number per position of each response (log-probs)
+
+
 POSITIVE = number(0.0, low_open=True)
+NONNEGATIVE = number(0.0)
 
 
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
+UNIT = number(0.0, 1.0)  # gamma, lam
+TABLE = simplex("S V")  # a policy's probabilities, a row per state of the environment
+
+policy_values = boundary(env=MULTITURN_MDP, probs=TABLE, returns="values q")(policy_values)
+
+soft_optimum = boundary(env=MULTITURN_MDP, pi_ref=TABLE, beta=POSITIVE, returns="values q pi_star")(soft_optimum)
+
+kl_objective = boundary(env=MULTITURN_MDP, probs=TABLE, pi_ref=TABLE, beta=NONNEGATIVE, returns=None)(kl_objective)
+
+gae_actions = boundary(
+    values=TOKENS,
+    rewards=TOKENS,
+    mask=TRAJECTORY,
+    action_mask=ACTION_MASK,
+    gamma=UNIT,
+    lam=UNIT,
+    carry=flag,
+    where=ACTIONS,
+    returns="advantages",
+)(gae_actions)
+
+returns_actions = boundary(
+    rewards=TOKENS, mask=TRAJECTORY, action_mask=ACTION_MASK, gamma=UNIT, carry=flag, where=ACTIONS, returns="G"
+)(returns_actions)
+
+turn_values = boundary(
+    values=array("S"),
+    states=ids("B T", low=0),
+    mask=TRAJECTORY,
+    action_mask=ACTION_MASK,
+    where=[_states_within, actions_on_the_trajectory],
+    returns="turn_values",
+)(turn_values)
 
 tilt = boundary(pi_ref=simplex("Y", "N Y"), q=array("Y", "N Y"), beta=POSITIVE, returns=None)(tilt)

@@ -104,17 +104,17 @@ def ours(h, W, y, A, chunk):
 
 def products_chunked(h, W, chunk):
     """The three products of ``ours`` at the same chunk size, without the row kernels."""
-    from minirl_lm.scale.bigvocab import _VBLOCK, _add_outer
+    from minirl_lm.scale.bigvocab import VBLOCK, add_outer
 
     (N, d), V = h.shape, W.shape[0]
     z = np.empty((min(chunk, N), V), h.dtype)
     dh, dW = np.empty_like(h), np.empty_like(W)
-    scratch = np.empty((min(_VBLOCK, V), d), h.dtype)
+    scratch = np.empty((min(VBLOCK, V), d), h.dtype)
     for i in range(0, N, chunk):
         hr, zr = h[i : i + chunk], z[: min(chunk, N - i)]
         np.matmul(hr, W.T, out=zr)
         dh[i : i + chunk] = zr @ W
-        _add_outer(dW, zr, hr, scratch, first=(i == 0))
+        add_outer(dW, zr, hr, scratch, first=(i == 0))
     return dh, dW
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from minirl_lm import oracle
+from minirl_lm.boundary import NONNEGATIVE, boundary
 from minirl_lm.core.logprob import token_logp
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.direct.preferences import ipo_loss
@@ -42,6 +43,8 @@ from minirl_lm.pg.shaping import overlong_penalty
 from minirl_lm.values.critic import gae
 
 # exercise -> (reference, the chapter page that sets it)
+__all__ = ["EXERCISES", "NAMED", "KNOBS", "TRL", "patterns", "grade", "main"]
+
 EXERCISES = {
     "logprob": (token_logp, "primitive.md"),
     "gae": (gae, "token_vs_sequence.md"),
@@ -124,10 +127,47 @@ def _classes(kw, shape):
     return cls
 
 
+_FN = oracle.a_function("a function (your implementation)")
+_REFERENCE = oracle.a_function("a function of minirl_lm")
+
+
+def _case_list(x, name, dims):
+    """A list or tuple of dicts (the cases' keyword arguments), as a list."""
+    if not isinstance(x, (list, tuple)) or not all(isinstance(kw, dict) for kw in x):
+        raise TypeError(f"{name}: expected a list of dicts (each case's arguments), got {type(x).__name__}")
+    return list(x)
+
+
+def _one_kwargs_per_row(rows, kwargs):
+    """One case's arguments per row."""
+    if len(kwargs) != len(rows):
+        return f"kwargs: expected one dict per row ({len(rows)}), got {len(kwargs)}"
+    return None
+
+
+def _an_exercise(x, name, dims):
+    """An exercise's name (`EXERCISES`), as its reference function, or a function."""
+    if isinstance(x, str):
+        if x not in EXERCISES:
+            raise ValueError(
+                f"{name}: expected an exercise ({', '.join(EXERCISES)}) or a function, got {x!r}"[:200]
+            )
+        return EXERCISES[x][0]
+    return _REFERENCE(x, name, dims)
+
+
+@boundary(
+    rows=oracle.rows_of,
+    kwargs=_case_list,
+    reference=_REFERENCE,
+    rtol=NONNEGATIVE,
+    where=[_one_kwargs_per_row],
+    returns=None,
+)
 def patterns(rows, kwargs, reference, rtol=1e-6):
     """Lines for the patterns the flagged rows share (`kwargs`: each row's case, in order)."""
-    bad = [(r, kw) for r, kw in zip(rows, kwargs) if r.flagged(rtol)]
-    good = [r for r in rows if not r.flagged(rtol) and not r.outcome.startswith("skipped")]
+    bad = [(r, kw) for r, kw in zip(rows, kwargs) if r.flagged.core(r, rtol)]
+    good = [r for r in rows if not r.flagged.core(r, rtol) and not r.outcome.startswith("skipped")]
     out = []
     places = []
     for r, kw in bad:
@@ -305,21 +345,17 @@ def _specific(fn, reference, flagged, rtol):
     return out
 
 
+@boundary(fn=_FN, reference=_an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
 def grade(fn, reference, seed=0, only=None, rtol=1e-6):
     """`(text, agrees)`: the oracle's report of `fn` against `reference` (an exercise's name or a
     function), with the patterns and the known bugs the flagged cases show."""
-    if isinstance(reference, str) and reference not in EXERCISES:
-        raise ValueError(
-            f"reference: expected an exercise ({', '.join(EXERCISES)}) or a function, got {reference!r}"
-        )
-    reference = EXERCISES[reference][0] if isinstance(reference, str) else reference
-    rows = oracle.compare(fn, reference, seed=seed, only=only, rtol=rtol)
-    kwargs = [kw for _, kw in oracle.cases(reference, seed, only)]
-    flagged = [kw for r, kw in zip(rows, kwargs) if r.flagged(rtol) and r.outcome == "returns"]
-    notes = patterns(rows, kwargs, reference, rtol)
+    rows = oracle.compare.core(fn, reference, seed=seed, only=only, rtol=rtol)
+    kwargs = [kw for _, kw in oracle.cases.core(reference, seed, only)]
+    flagged = [kw for r, kw in zip(rows, kwargs) if r.flagged.core(r, rtol) and r.outcome == "returns"]
+    notes = patterns.core(rows, kwargs, reference, rtol)
     notes += [f"finding: {h}" for h in (_hypotheses(fn, reference, flagged, rtol) if flagged else [])]
-    text = oracle.report(rows, rtol, notes)
-    return text, not any(r.flagged(rtol) for r in rows)
+    text = oracle.report.core(rows, rtol, notes)
+    return text, not any(r.flagged.core(r, rtol) for r in rows)
 
 
 def _load(path, name):

@@ -39,11 +39,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minirl_lm.boundary import NONNEGATIVE, boundary, number
 from minirl_lm.core.ops import AGGS
 from minirl_lm.pg.advantages import BASELINES
 from minirl_lm.pg.kl import ESTIMATORS
 from minirl_lm.pg.offpolicy import ACCUM, LEVELS, MODES
 from minirl_lm.pg.seqclip import RATIOS
+
+__all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
 
 _OPTIONS = (AGGS, ESTIMATORS, BASELINES, LEVELS, MODES, ACCUM, RATIOS)
 _B, _T, _S, _V = 6, 5, 7, 4  # rows, padded width, states of a table, vocabulary
@@ -66,6 +69,37 @@ _OBJECTS = {
 }  # fmt: skip
 
 
+def a_function(what):
+    """A callable that is not a class (`what` says whose)."""
+
+    def read(f, name, dims):
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"{name}: expected {what}, got {type(f).__name__}")
+        return f
+
+    return read
+
+
+def rows_of(x, name, dims):
+    """A list or tuple of `Row` (what `compare` returned), as a list."""
+    if not isinstance(x, (list, tuple)) or not all(isinstance(r, Row) for r in x):
+        bad = type(x).__name__ if not isinstance(x, (list, tuple)) else "a sequence holding other objects"
+        raise TypeError(f"{name}: expected a list of oracle.Row (what compare returns), got {bad}")
+    return list(x)
+
+
+def lines_of(x, name, dims):
+    """A list or tuple of strings (lines of text), as a list."""
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)) or not all(isinstance(v, str) for v in x):
+        raise TypeError(f"{name}: expected a list of lines (strings), got {type(x).__name__} {x!r}"[:200])
+    return list(x)
+
+
+SEED = number(0, integer=True)
+_REFERENCE = a_function("a function of minirl_lm")
+_FN = a_function("a function (your implementation)")
+
+
 @dataclass(frozen=True)
 class Row:
     """One case: its name, the largest relative difference over its outputs (0.0 when both raised
@@ -78,7 +112,9 @@ class Row:
     diffs: tuple = ()
     where: tuple = ()
 
+    @boundary(rtol=NONNEGATIVE, returns=None)
     def flagged(self, rtol):
+        """Whether the case counts against yours at tolerance `rtol >= 0` (a skipped one never)."""
         return not self.outcome.startswith("skipped") and not self.rel <= rtol
 
 
@@ -225,15 +261,12 @@ def _garnish(kwargs, rng_garbage):
     return out
 
 
+@boundary(reference=_REFERENCE, seed=SEED, returns=None)
 def cases(reference, seed=0, only=None):
     """The seeded cases of `reference`: a list of `(name, kwargs)`. Every combination of its arrays'
     and options' variants with the knobs at their defaults, then each knob's other values one at a
     time; cases the reference refuses are dropped, but for `_REFUSE`'s values. `only` maps an
     argument to the values to keep (`{"agg": ["token_mean"]}`)."""
-    if not callable(reference):
-        raise TypeError(f"reference: expected a function of minirl_lm, got {type(reference).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
     rng = np.random.default_rng(seed)
     gen = _generators(rng)
     sign = {k: rng.choice([-1.0, 1.0], size=(_B, _T)) for k in _GARBAGE}
@@ -347,13 +380,12 @@ def _says(error):
     return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else '(no message)'}"
 
 
+@boundary(fn=_FN, reference=_REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)
 def compare(fn, reference, seed=0, only=None, rtol=1e-6):
     """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
     case (`rtol` only decides which positions count as differing, for `Row.where`)."""
-    if not callable(fn):
-        raise TypeError(f"fn: expected a function (your implementation), got {type(fn).__name__}")
     rows = []
-    for name, kwargs in cases(reference, seed, only):
+    for name, kwargs in cases.core(reference, seed, only):
         want, refused = _call(reference, kwargs)
         got, raised = _call(fn, kwargs)
         if isinstance(raised, NotImplementedError):
@@ -377,23 +409,22 @@ def compare(fn, reference, seed=0, only=None, rtol=1e-6):
 
 
 # ---- the report ---------------------------------------------------------------------------------
+@boundary(rows=rows_of, rtol=NONNEGATIVE, notes=lines_of, returns=None)
 def report(rows, rtol=1e-6, notes=()):
     """The rows as text, one line per case (which outputs differ), then the patterns, the skipped
     cases apart, `notes` (lines of the caller's), and `flagged: F of N cases (max rel err X)`."""
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not rtol >= 0.0:
-        raise ValueError(f"rtol: expected a number >= 0, got {rtol!r}")
     lines, skipped = [], [r for r in rows if r.outcome.startswith("skipped")]
     for r in rows:
         if r in skipped:
             continue
         off = [f"{n} {d:.1e}" for n, d in r.diffs if not d <= rtol]
         what = f"{r.outcome}; differs: {', '.join(off)}" if off else r.outcome
-        lines.append(f"{'FLAGGED' if r.flagged(rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {what}")
+        lines.append(f"{'FLAGGED' if Row.flagged.core(r, rtol) else 'ok':7} {r.rel:9.2e}  {r.case}: {what}")
     if skipped:
         lines.append(f"skipped: {len(skipped)} cases yours does not implement (NotImplementedError), not graded:")
         lines += [f"  {r.case}: {r.outcome[9:]}" for r in skipped]
     lines += list(notes)
     graded = [r for r in rows if r not in skipped]
     worst = max((r.rel for r in graded), key=lambda d: (np.isnan(d), d), default=0.0)
-    n = sum(r.flagged(rtol) for r in graded)
+    n = sum(Row.flagged.core(r, rtol) for r in graded)
     return "\n".join(lines + [f"flagged: {n} of {len(graded)} cases (max rel err {worst:.2e})"])

@@ -41,16 +41,32 @@ Evaluation is exact (no sampling): success `= mean_x sum_y pi(y|x) R_gold(x, y)`
 """
 
 import functools
+import numbers
 
 import numpy as np
 
+from minirl_lm.boundary import COUNT, NONNEGATIVE, boundary, finite, function, has, number, one_of
 from minirl_lm.core._tabular import _tabular_logp
-from minirl_lm.core.checks import finite_result
+from minirl_lm.core.checks import real_result
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.core.policy import TabularPolicy, _softmax
 from minirl_lm.pg.advantages import REWARD_MAX, advantages
 from minirl_lm.pg.kl import kl_in_reward
-from minirl_lm.pg.validate import grader_table, toy_policy, toy_response, train_args
+
+__all__ = [
+    "PROMPTS",
+    "ANSWERS",
+    "RESPONSES",
+    "HEDGE",
+    "HEDGE_LOGIT",
+    "GRADERS",
+    "gold_grader",
+    "sloppy_grader",
+    "reward_table",
+    "reference_theta",
+    "evaluate",
+    "train",
+]
 
 PROMPTS = ("2+2", "3*4", "8*8", "9*9")
 ANSWERS = ("4", "12", "64", "81")
@@ -58,13 +74,71 @@ RESPONSES = ("1", "3", "4", "7", "12", "19", "23", "35", "one of 4, 12, 64 or 81
 HEDGE = 8
 HEDGE_LOGIT = -4.0
 
+# ---- the toy's kinds (minirl_lm.boundary)
 
-def _toy_args(prompt, response):
-    """(answer, response text) of a toy prompt and a one-token response, checked."""
-    y = toy_response(prompt, response, PROMPTS, len(RESPONSES))
-    return ANSWERS[PROMPTS.index(prompt)], RESPONSES[y]
+PROMPT = one_of(PROMPTS)
+TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `_toy_shape`
+BASELINE = one_of(("standardized", "mean", "loo"))
+SEED = number(0, integer=True)
 
 
+def _one_token(x, name, dims):
+    """A one-token response: a tuple holding one token id in [0, 9), as a tuple of an int."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) != 1:
+        raise ValueError(
+            f"{name}: expected a tuple of one token id (the toy's responses are one token), got {x!r}"[:200]
+        )
+    y = x[0]
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer token id, got {y!r}"[:200])
+    if not 0 <= y < len(RESPONSES):
+        raise ValueError(f"{name}: expected a token id in [0, {len(RESPONSES)}), got {y}")
+    return (int(y),)
+
+
+def _a_grader(x, name, dims):
+    """ "gold", "sloppy" (a grader of `GRADERS`) or a callable `grader(prompt, response)`; the
+    callable."""
+    if isinstance(x, str):
+        return GRADERS[one_of(GRADERS)(x, name, dims)]
+    if not callable(x):
+        raise TypeError(
+            f"{name}: expected 'gold', 'sloppy' or a callable grader(prompt, response), got {type(x).__name__}"
+        )
+    return function("grader(prompt, response)", 2)(x, name, dims)
+
+
+def _step_counts(x, name, dims):
+    """A collection of step counts (ints >= 1; their upper end is `within_steps`'), as a set."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a collection of step counts, got {type(x).__name__}")
+    return {number(1, integer=True)(v, name, dims) for v in x}
+
+
+def _toy_shape(policy):
+    """The policy's table is the toy's, (4, 9)."""
+    got = getattr(policy.theta, "shape", None)
+    if got != (len(PROMPTS), len(RESPONSES)):
+        return (
+            f"policy: expected a TabularPolicy of shape ({len(PROMPTS)}, {len(RESPONSES)}) for the toy, "
+            f"got {type(policy).__name__} with shape {got}"
+        )
+    return None
+
+
+def _a_budget(K, n_responses, baseline, record_at):
+    """At least one step (`n_responses >= K`), recorded steps among them, two responses per
+    group for leave-one-out."""
+    if n_responses < K:
+        return f"n_responses: expected an integer >= {K} (K, one step), got {n_responses}"
+    if record_at and max(record_at) > n_responses // K:
+        return f"record_at: expected an integer <= {n_responses // K} (the steps), got {max(record_at)}"
+    if baseline == "loo" and K == 1:
+        return "baseline: leave-one-out needs K >= 2, got K = 1"
+    return None
+
+
+@boundary(prompt=PROMPT, response=_one_token, returns=None)
 def gold_grader(prompt, response):
     """The gold grader: 1.0 iff the one-token response is the prompt's answer (a verifier).
 
@@ -75,10 +149,10 @@ def gold_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    answer, text = _toy_args(prompt, response)
-    return float(text == answer)
+    return float(RESPONSES[response[0]] == ANSWERS[PROMPTS.index(prompt)])
 
 
+@boundary(prompt=PROMPT, response=_one_token, returns=None)
 def sloppy_grader(prompt, response):
     """The sloppy grader: 1.0 iff the answer occurs in the response's text (a grep).
 
@@ -91,13 +165,13 @@ def sloppy_grader(prompt, response):
     Returns:
         1.0 or 0.0.
     """
-    answer, text = _toy_args(prompt, response)
-    return float(answer in text)
+    return float(ANSWERS[PROMPTS.index(prompt)] in RESPONSES[response[0]])
 
 
 GRADERS = {"gold": gold_grader, "sloppy": sloppy_grader}
 
 
+@boundary(grader=_a_grader, returns=None)
 def reward_table(grader):
     """The reward `R(x, y)` of every prompt and response.
 
@@ -108,7 +182,15 @@ def reward_table(grader):
     Returns:
         `(N, V) = (4, 9)` rewards.
     """
-    return grader_table(grader, GRADERS, PROMPTS, len(RESPONSES))
+    return np.array(
+        [
+            [
+                real_result(grader(x, (y,)), "grader", f" (a finite reward) for {x!r}, {y}")
+                for y in range(len(RESPONSES))
+            ]
+            for x in PROMPTS
+        ]
+    )  # (N, V) R(x, y)
 
 
 def reference_theta():
@@ -122,6 +204,7 @@ def reference_theta():
     return theta
 
 
+@boundary(policy=TOY_POLICY, where=[_toy_shape], returns=None)
 def evaluate(policy):
     """Exact scores of a policy on the toy (no sampling).
 
@@ -132,10 +215,9 @@ def evaluate(policy):
         A dict with `success` (gold reward), `sloppy` (sloppy reward), `hedge` (mass on the
         hedge) and `per_prompt`.
     """
-    toy_policy(policy, (len(PROMPTS), len(RESPONSES)))
     pi = policy.probs()  # (N, V)
-    per_prompt = (pi * reward_table("gold")).sum(axis=1)  # (N,)
-    sloppy = (pi * reward_table("sloppy")).sum(axis=1)  # (N,)
+    per_prompt = (pi * reward_table.core(gold_grader)).sum(axis=1)  # (N,)
+    sloppy = (pi * reward_table.core(sloppy_grader)).sum(axis=1)  # (N,)
     return dict(success=per_prompt.mean(), sloppy=sloppy.mean(), hedge=pi[:, HEDGE].mean(), per_prompt=per_prompt)
 
 
@@ -199,7 +281,19 @@ def _toy_step(theta, theta_ref, cdf, rewards, K, rng, beta, lr, baseline):
     return True
 
 
-def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
+@boundary(
+    K=COUNT,
+    n_responses=COUNT,
+    seed=SEED,
+    grader=_a_grader,
+    beta=NONNEGATIVE,
+    lr=NONNEGATIVE,
+    baseline=BASELINE,
+    record_at=_step_counts,
+    where=[_a_budget],
+    returns=None,
+)
+def train(K, n_responses, seed, *, grader="gold", beta=0.0, lr=2.0, baseline="standardized", record_at=()):
     """Train from the reference with `n_responses` per prompt (`n_responses // K` steps).
 
     Args:
@@ -216,8 +310,13 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         `(policy, ref, curve)`: the trained `TabularPolicy`, the reference, and a list of
         `(responses drawn per prompt, success)` pairs, one per entry of `record_at`.
     """
-    K, steps, seed, beta, lr, record_at = train_args(K, n_responses, seed, grader, beta, lr, baseline, record_at)
-    rewards = grader_table(grader, GRADERS, PROMPTS, len(RESPONSES), REWARD_MAX)  # every cell
+    steps = n_responses // K
+    rewards = reward_table.core(grader)  # (N, V) every cell
+    if np.abs(rewards).max() > REWARD_MAX:  # the grader's output, not an argument
+        raise ValueError(
+            f"grader: expected rewards |R| <= {REWARD_MAX:g} (the advantages' domain), "
+            f"got max |R| = {np.abs(rewards).max():g}"
+        )
     rng = np.random.default_rng(seed)
     ref = TabularPolicy(reference_theta())
     policy = ref.copy()
@@ -228,6 +327,6 @@ def train(K, n_responses, seed, grader="gold", beta=0.0, lr=2.0, baseline="stand
         if _toy_step(theta, ref.theta, cdf, rewards, K, rng, beta, lr, baseline):
             cdf = _sampling_cdf(theta)
         if step in record_at:
-            curve.append((step * K, evaluate(policy)["success"]))
-    finite_result(policy.theta[np.isfinite(ref.theta)], "lr", "the trained logits")
+            curve.append((step * K, evaluate.core(policy)["success"]))
+    finite(policy.theta[np.isfinite(ref.theta)], "train", ["the trained logits"], {"beta": beta, "lr": lr})
     return policy, ref, curve

@@ -163,8 +163,8 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (
             (
-                "    c = rewards - _group_mean(rewards)",
-                "    c = rewards if rewards.shape[1] == 1 else rewards - _group_mean(rewards)",
+                "    c = rewards - group_mean(rewards)",
+                "    c = rewards if rewards.shape[1] == 1 else rewards - group_mean(rewards)",
             ),
         ),
         ("tests/pg/test_advantages.py",),
@@ -178,7 +178,7 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (("    return np.where(equal, r[:, :1], mean)                     # (N, 1)", "    return mean"),),
         ("tests/pg/test_advantages.py",),
-        function="_group_mean",
+        function="group_mean",
     ),
     Mutant(
         "batch_not_group_statistics",
@@ -187,7 +187,7 @@ MUTANTS = (
         "minirl_lm/pg/advantages.py",
         (
             (
-                "    c = rewards - _group_mean(rewards)\n    dof = max(rewards.shape[1] - ddof, 1)",
+                "    c = rewards - group_mean(rewards)\n    dof = max(rewards.shape[1] - ddof, 1)",
                 "    c = rewards - rewards.mean()\n    dof = max(rewards.shape[1] - ddof, 1)",
             ),
         ),
@@ -317,8 +317,8 @@ MUTANTS = (
         "minirl_lm/multiturn/values.py",
         (
             (
-                "    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))",
-                "    return _scan(values, rewards, act, gamma, gamma * lam, False)",
+                "    return _recursion(values, rewards, action_mask, gamma, gamma * lam, carry)",
+                "    return _recursion(values, rewards, action_mask, gamma, gamma * lam, False)",
             ),
         ),
         ("tests/multiturn/test_values.py",),

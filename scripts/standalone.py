@@ -162,8 +162,9 @@ class Module:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         while start > 0 and self.lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        d = self.declared().get(getattr(node, "name", None))  # a declaration: emitted on its own
-        skip = range(d.lineno - 1, d.end_lineno) if d else ()
+        name = getattr(node, "name", None)  # a declaration (a method's too): emitted on its own
+        ds = [d for k, d in self.declared().items() if k == name or k.startswith(f"{name}.")]
+        skip = {i for d in ds for i in range(d.lineno - 1, d.end_lineno)}
         return [self.lines[i] for i in range(start, node.end_lineno) if i not in skip]
 
     def imports_ext(self):
@@ -181,21 +182,31 @@ class Module:
 
     def declared(self):
         """{function name: its `@boundary(...)` decorator node} of the file's top-level functions
-        whose decorator is the engine's `boundary` (imported from boundary.py)."""
+        and its top-level classes' methods (`"Class.method"`) whose decorator is the engine's
+        `boundary` (imported from boundary.py)."""
         if self.imports.get("boundary", ("",))[:2] != ("pkg", ENGINE):
             return {}
+        funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        defs = [(node.name, node) for node in self.tree.body if isinstance(node, funcs)]
+        defs += [
+            (f"{c.name}.{node.name}", node)
+            for c in self.tree.body
+            if isinstance(c, ast.ClassDef)
+            for node in c.body
+            if isinstance(node, funcs)
+        ]
         return {
-            node.name: d
-            for node in self.tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            name: d
+            for name, node in defs
             for d in node.decorator_list
             if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "boundary"
         }
 
     def constants(self):
-        """The top-level assignments that read the engine's names (directly or through an earlier
-        such assignment): declarations shared by several functions, emitted with them."""
-        names = {k for k, v in self.imports.items() if v[:2] == ("pkg", ENGINE)}
+        """The top-level assignments that read the engine's names or a checking module's (kinds,
+        directly or through an earlier such assignment): declarations shared by several
+        functions, emitted with them."""
+        names = {k for k, v in self.imports.items() if v[0] == "pkg" and (v[1] == ENGINE or _is_support(v[1]))}
         out = []
         for node in self.tree.body:
             if isinstance(node, ast.Assign) and _names(node.value) & names:
@@ -207,7 +218,10 @@ class Module:
         """The declaration of function `name` as the statement `name = boundary(...)(name)`."""
         d = self.declared()[name]
         lines = self.lines[d.lineno - 1 : d.end_lineno]
-        lines[-1], comment = lines[-1][: d.end_col_offset], lines[-1][d.end_col_offset :]  # a trailing comment
+        indent = d.col_offset - 1  # a method's decorator stands in its class: dedented
+        lines = [line[indent:] if not line[:indent].strip() else line for line in lines]
+        end = d.end_col_offset - indent
+        lines[-1], comment = lines[-1][:end], lines[-1][end:]  # a trailing comment
         lines[0] = lines[0].replace("@boundary(", f"{name} = boundary(", 1)
         if len(lines) == 1 and len(lines[0]) + len(name) > 113:  # one line too long: its arguments below
             head, inner = lines[0].split("(", 1)
@@ -498,8 +512,9 @@ def _build(name, pkg_dir):
             together = isinstance(node, ast.Assign) and isinstance(prev, ast.Assign)
             block += ([] if together and _adjacent(mod, prev, node) else ["", ""]) + lines
             prev = node
-            if getattr(node, "name", None) in declared:  # its declaration goes after the engine
-                declarations.extend(["", *_rename(mod.declaration(node.name), renames.get(m, {}))])
+            defined = getattr(node, "name", None)  # its declarations (its methods') go after the engine
+            for f in [k for k in declared if k == defined or k.startswith(f"{defined}.")]:
+                declarations.extend(["", *_rename(mod.declaration(f), renames.get(m, {}))])
         return block
 
     own = _rename(target.own_code(), renames.get(name, {}))

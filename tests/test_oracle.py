@@ -173,11 +173,22 @@ def test_positions_that_differ_are_kept():
     [
         (lambda: oracle.cases("clip"), "reference", "expected a function of minirl_lm, got str"),
         (lambda: oracle.cases(clipped_surrogate, seed=-1), "seed", "expected an integer >= 0, got -1"),
-        (lambda: oracle.cases(clipped_surrogate, seed=True), "seed", "expected an integer >= 0"),
+        (lambda: oracle.cases(clipped_surrogate, seed=True), "seed", "expected an integer, got bool"),
         (lambda: oracle.cases(lambda unknown: 0), "reference", "takes 'unknown', which the grader does not draw"),
         (lambda: oracle.cases(clipped_surrogate, only=[1]), "only", "expected a dict"),
         (lambda: oracle.compare(None, clipped_surrogate), "fn", "expected a function"),
-        (lambda: oracle.report([], rtol=float("nan")), "rtol", "expected a number >= 0"),
+        (lambda: oracle.report([], rtol=float("nan")), "rtol", "expected a finite number"),
+        (lambda: oracle.report([], rtol=-1), "rtol", "expected a number >= 0"),
+        (lambda: oracle.report(None), "rows", "expected a list of oracle.Row"),
+        (lambda: oracle.report([1.0]), "rows", "expected a list of oracle.Row"),
+        (lambda: oracle.report([], notes="a line"), "notes", "expected a list of lines"),
+        (lambda: oracle.compare(clipped_surrogate, 1.5), "reference", "expected a function of minirl_lm"),
+        (lambda: oracle.compare(clipped_surrogate, clipped_surrogate, rtol=np.inf), "rtol", "expected a finite"),
+        (lambda: oracle.compare(clipped_surrogate, clipped_surrogate, seed=0.5), "seed", "expected an integer"),
+        (lambda: oracle.Row("c", 0.0, "returns").flagged(float("nan")), "rtol", "expected a finite number"),
+        (lambda: oracle.Row("c", 0.0, "returns").flagged(np.inf), "rtol", "expected a finite number"),
+        (lambda: oracle.Row("c", 0.0, "returns").flagged(True), "rtol", "expected a real number, got bool"),
+        (lambda: oracle.Row("c", 0.0, "returns").flagged(-1), "rtol", "expected a number >= 0"),
     ],
 )
 def test_bad_arguments_are_named(call, arg, fragment):
@@ -231,3 +242,17 @@ def test_every_public_estimator_has_cases(line):
     for name in names.split():
         got = oracle.cases(getattr(mod, name))
         assert got, name
+
+
+def test_the_kinds_grade_shares_read_what_they_say():
+    assert oracle.a_function("a function")(len, "f", {}) is len
+    assert (
+        raises(TypeError, lambda: oracle.a_function("a function")(int, "f", {}))
+        == "f: expected a function, got type"
+    )
+    row = oracle.Row("c", 0.0, "returns")
+    assert oracle.rows_of((row,), "rows", {}) == [row]
+    assert oracle.lines_of(("a", "b"), "notes", {}) == ["a", "b"]
+    assert raises(TypeError, lambda: oracle.lines_of(["a", 1], "notes", {})).startswith(
+        "notes: expected a list of lines"
+    )

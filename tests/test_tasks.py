@@ -43,7 +43,7 @@ def test_reward_table_by_name_and_by_callable():
     assert np.array_equal(tasks.reward_table(tasks.gold_grader), gold)
     assert np.array_equal(tasks.reward_table(lambda x, y: 0.5 * y[0]), np.tile(np.arange(9) / 2, (4, 1)))
     names("grader", "expected one of ['gold', 'sloppy']", lambda: tasks.reward_table("verifier"))
-    names("grader", "expected a callable grader(prompt, response)", lambda: tasks.reward_table(3), TypeError)
+    names("grader", "or a callable grader(prompt, response)", lambda: tasks.reward_table(3), TypeError)
     names(
         "grader",
         "expected a finite number (a finite reward) for '2+2', 0",
@@ -70,7 +70,7 @@ def test_evaluate_the_reference_exactly():
         "expected a TabularPolicy of shape (4, 9) for the toy",
         lambda: tasks.evaluate(TabularPolicy(np.zeros((4, 3)))),
     )
-    names("policy", "expected a TabularPolicy of shape (4, 9)", lambda: tasks.evaluate(None))
+    names("policy", "expected a TabularPolicy (with probs(), theta)", lambda: tasks.evaluate(None), TypeError)
 
 
 def test_train_is_deterministic_and_records_the_curve():

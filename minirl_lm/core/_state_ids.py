@@ -20,6 +20,8 @@ enumerates           True when every state has a row (all_states, all_responses)
 
 import numpy as np
 
+__all__ = ["EnumeratedIds", "LazyIds"]
+
 
 class EnumeratedIds:
     """Arithmetic ids over the whole prefix tree of `N` prompts, `V` tokens (EOS `eos` or None)

@@ -12,6 +12,17 @@ import numpy as np
 
 from minirl_lm.core.ops import log_softmax
 
+# the names of the kernels this file stands in for (policy.py binds them by name)
+__all__ = [
+    "_tabular_logp",
+    "_tabular_backward",
+    "policy_batch_fast",
+    "weights_fast",
+    "_dead_row",
+    "_abs_sum",
+    "_dtheta_fault",
+]
+
 
 def _visited(theta, states, tokens, mask):
     """The real positions (B, T) bool, the visited rows (S_visited,), each real token's row among
@@ -50,12 +61,12 @@ def _tabular_backward(theta, states, tokens, mask, w):
 
 
 def policy_batch_fast(states, tokens, mask, S, V):
-    """False: the policy runs its full checks (`core/validate.py`'s `policy_batch`) on every batch."""
+    """False: the policy's relation `_in_table` reads the batch's values with NumPy."""
     return False
 
 
 def weights_fast(w, shape):
-    """False: the policy checks `dlogp` with `float_array`."""
+    """False: the policy reads `dlogp` with `boundary.TOKENS` (a checked copy)."""
     return False
 
 

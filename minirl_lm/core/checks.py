@@ -291,106 +291,10 @@ def _no_bool_ids(x, name, what="token ids"):
                 raise TypeError(f"{name}: expected integer {what}, got {v!r} in {tuple(x)!r}")
 
 
-def _id_tuple(x, name, V, what="token ids"):
-    """A checked sequence of Python or NumPy integers (no bool) in [0, V), as a tuple of ints."""
-    for y in x:
-        if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
-            raise TypeError(f"{name}: expected integer {what}, got {y!r} in {x!r}")
-        if not 0 <= y < V:
-            raise ValueError(f"{name}: expected {what} in [0, {V}), got {y} in {tuple(x)!r}")
-    return tuple(int(y) for y in x)
-
-
 def _duck(obj, name, attrs, what):
     if not all(hasattr(obj, a) for a in attrs):
         raise TypeError(f"{name}: expected {what}, got {type(obj).__name__}")
     return obj
 
 
-def table_policy(policy, S, V, finite_rows=False, what=""):
-    """Raise unless ``policy`` has ``sample`` and a float table ``theta`` of shape (S, V)
-    (with ``finite_rows``: a finite entry in every row, no NaN, no +inf)."""
-    shape = getattr(getattr(policy, "theta", None), "shape", None)
-    if not hasattr(policy, "sample") or shape != (S, V):
-        raise ValueError(
-            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V})"
-            f"{what}, got {type(policy).__name__} with shape {shape}"
-        )
-    th = np.asarray(policy.theta)
-    if finite_rows and (
-        th.dtype.kind != "f"
-        or np.isnan(th).any()
-        or np.isposinf(th).any()
-        or not np.isfinite(th).any(axis=1).all()
-    ):
-        raise ValueError("policy: expected a table theta with a finite entry in every row and no NaN or +inf")
-    return policy
-
-
 _NOT_GIVEN = object()  # an argument the bundle's caller does not take
-
-
-# -- the token MDP (minirl_lm/core/mdp.py)
-def token_mdp_args(prompts, V, eos, max_len, ids, capacity, max_states):
-    """TokenMDP's arguments: (prompts list, V, eos, max_len, ids, capacity, max_states)."""
-    if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__len__"):
-        raise TypeError(f"prompts: expected a sequence of prompts, got {type(prompts).__name__}")
-    if len(prompts) == 0:
-        raise ValueError("prompts: expected at least one prompt, got an empty sequence")
-    V = int_scalar(V, "V", low=1)
-    eos = None if eos is None else int_scalar(eos, "eos", low=0, high=V - 1)
-    if eos is not None and V < 2:
-        raise ValueError(f"V: expected at least 2 tokens when eos is set, got {V}")
-    max_len = int_scalar(max_len, "max_len", low=1)
-    ids = choice(ids, "ids", {"enumerate", "lazy"})
-    max_states = int_scalar(max_states, "max_states", low=1)
-    if capacity is not None or ids == "lazy":  # checked whatever the ids mode
-        capacity = int_scalar(capacity, "capacity", low=len(prompts))
-    return list(prompts), V, eos, max_len, ids, capacity, max_states
-
-
-def token_prefix(mdp, prefix, terminal_ok=True, n=_NOT_GIVEN, y=_NOT_GIVEN):
-    """A prefix of ``mdp`` as a tuple of ints: ids in [0, V), no EOS before its last position,
-    at most max_len long, non-terminal unless ``terminal_ok``; with ``n`` a prompt index in
-    [0, N) and with ``y`` a next token in [0, V) (both checked too). Returns (n, prefix, y)."""
-    n = n if n is _NOT_GIVEN else int_scalar(n, "n", low=0, high=mdp.N - 1)
-    if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__len__"):
-        raise TypeError(f"prefix: expected a tuple of token ids, got {type(prefix).__name__}")
-    if len(prefix) > mdp.max_len:
-        raise ValueError(f"prefix: expected at most max_len={mdp.max_len} tokens, got {len(prefix)}")
-    out = _id_tuple(prefix, "prefix", mdp.V)
-    eos = mdp.eos
-    if eos is not None and eos in out[:-1]:
-        raise ValueError(f"prefix: expected no token after EOS ({eos}), got {out}")
-    ended = len(out) >= mdp.max_len or (eos is not None and len(out) > 0 and out[-1] == eos)
-    if not terminal_ok and ended:
-        raise ValueError(f"prefix: expected a non-terminal prefix, got {out} (eos={eos}, max_len={mdp.max_len})")
-    y = y if y is _NOT_GIVEN else int_scalar(y, "y", low=0, high=mdp.V - 1)
-    return n, out, y
-
-
-def token_rollout_args(mdp, policy, K, rng, prompts):
-    """TokenMDP.rollout's arguments: returns (K, prompt indices (n,) int64); the (B, T) arrays
-    (B = n K, T = max_len) within MAX_CELLS."""
-    K = int_scalar(K, "K", low=1)
-    rng_check(rng, "rng")
-    table_policy(policy, mdp.S, mdp.V, finite_rows=True, what=" for this MDP")
-    _no_bool_ids(prompts, "prompts", "prompt indices")
-    idx = np.arange(mdp.N) if prompts is None else int_array(prompts, "prompts", ndim=1, low=0, high=mdp.N)
-    if idx.size == 0:
-        raise ValueError("prompts: expected at least one prompt index, got shape (0,)")
-    cells(idx.size * mdp.max_len, "max_len", "a length cap whose (B, T) rollout arrays are")
-    cells(idx.size * K * mdp.max_len, "K", "responses per prompt whose (B, T) rollout arrays are")
-    return K, idx
-
-
-def token_score_args(mdp, grader, rollout, rollout_type):
-    """TokenMDP.score's arguments: returns the (B,) prompt indices of the rollout."""
-    callable_check(grader, "grader", 2, "grader(prompt, response)")
-    if not isinstance(rollout, rollout_type):
-        raise TypeError(f"rollout: expected a Rollout, got {type(rollout).__name__}")
-    prompt = int_array(rollout.prompt, "rollout", ndim=1, low=0, high=mdp.N)
-    B = prompt.size
-    int_array(rollout.tokens, "rollout", shape=(B, None), low=0, high=mdp.V)
-    int_array(rollout.lengths, "rollout", shape=(B,), low=0, high=mdp.max_len + 1)
-    return prompt

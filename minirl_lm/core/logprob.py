@@ -44,10 +44,23 @@ Demonstration: `python examples/logprob.py`.
 
 import numpy as np
 
+from minirl_lm.boundary import MASK, TOKENS, array, boundary
 from minirl_lm.core.ops import log_softmax as _log_softmax
-from minirl_lm.core.validate import logits_any, logits_batch, values_mask
+from minirl_lm.core.validate import logits
+
+__all__ = ["log_softmax", "masked_sum", "masked_mean", "token_logp", "token_logp_backward"]
+
+VALUES = logits("B T")  # (B, T) values; -inf allowed (a log-prob of an impossible token)
+TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) token ids, below V: `_in_vocab`
 
 
+def _in_vocab(logits, tokens):
+    """Every token id (padding too) is a column of the logits: `tokens < V`."""
+    if (tokens >= logits.shape[-1]).any():
+        return f"tokens: expected ids in [0, {logits.shape[-1]}) (V, the logits' last axis), got {tokens.max()}"
+
+
+@boundary(logits=logits("... V"), returns=None)  # -inf where a logit is -inf
 def log_softmax(logits):
     """Stable log-softmax over the last axis, eq. (log_softmax).
 
@@ -58,41 +71,42 @@ def log_softmax(logits):
     Returns:
         `(..., V)` log-probabilities.
     """
-    return _log_softmax(logits_any(logits))
+    return _log_softmax(logits)
 
 
+@boundary(x=VALUES, mask=MASK, returns=None)  # -inf where a real entry is -inf
 def masked_sum(x, mask):
     """The masked sum `sum_t mask[b, t] x[b, t]`, eq. (factorization).
 
     Args:
-        x: `(B, T)` values; padding entries are ignored, even if `-inf`.
-        mask: `(B, T)` 0/1 float mask.
+        x: `(B, T)` values, finite or `-inf`; padding entries are ignored, even if `-inf`.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
-        `(B,)` sums over the real tokens of each row.
+        `(B,)` sums over the real tokens of each row (`-inf` where a real entry is `-inf`).
     """
-    x, mask = values_mask(x, mask)
     return np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)  eq. (factorization)
 
 
+@boundary(x=VALUES, mask=MASK, returns=None)  # -inf where a real entry is -inf
 def masked_mean(x, mask):
     """The per-sequence mean over real tokens, `masked_sum / length`.
 
     A response of length 0 (all padding) gets 0.0: it contributes nothing.
 
     Args:
-        x: `(B, T)` values; padding entries are ignored.
-        mask: `(B, T)` 0/1 float mask.
+        x: `(B, T)` values, finite or `-inf`; padding entries are ignored.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
 
     Returns:
-        `(B,)` means over the real tokens of each row.
+        `(B,)` means over the real tokens of each row (`-inf` where a real entry is `-inf`).
     """
-    x, mask = values_mask(x, mask)
     lengths = mask.sum(axis=-1)  # (B,)
     total = np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)
     return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
 
 
+@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, where=[_in_vocab], returns=None)  # -inf: see below
 def token_logp(logits, tokens, mask):
     """Token log-probs and sequence log-probs of the sampled tokens.
 
@@ -100,13 +114,12 @@ def token_logp(logits, tokens, mask):
         logits: `(B, T, V)`; `logits[b, t - 1]` are the next-token logits at `s_t`, before
             emitting `tokens[b, t - 1] = y_t`.
         tokens: `(B, T)` int in `[0, V)` (padding positions too).
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed (each token is gathered on its own).
 
     Returns:
-        `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding; `seq_logp` `(B,)`, the
-        masked sum over `t`.
+        `(logp, seq_logp)`: `logp` `(B, T)`, exactly 0.0 at padding, `-inf` at a real token
+        whose logit is `-inf`; `seq_logp` `(B,)`, the masked sum over `t`.
     """
-    logits, tokens, mask = logits_batch(logits, tokens, mask)
     logp_all = _log_softmax(logits)  # (B, T, V)
     logp = np.take_along_axis(logp_all, tokens[..., None], axis=-1)[..., 0]  # (B, T) gather
     logp = np.where(mask > 0, logp, 0.0)  # (B, T), 0.0 at padding
@@ -114,6 +127,7 @@ def token_logp(logits, tokens, mask):
     return logp, seq_logp
 
 
+@boundary(logits=logits("B T V"), tokens=TOKEN_IDS, mask=MASK, dlogp=TOKENS, where=[_in_vocab], returns="dlogits")
 def token_logp_backward(logits, tokens, mask, dlogp):
     """The backward of `token_logp`'s `logp`, eq. (logsoftmax_grad).
 
@@ -122,13 +136,12 @@ def token_logp_backward(logits, tokens, mask, dlogp):
     Args:
         logits: `(B, T, V)` logits, as given to `token_logp`.
         tokens: `(B, T)` int in `[0, V)`.
-        mask: `(B, T)` 0/1 float mask, right-padded.
+        mask: `(B, T)` 0/1 float mask; holes allowed.
         dlogp: `(B, T)` finite upstream gradient `g = dloss/dlogp`; padding entries are ignored.
 
     Returns:
-        `(B, T, V)` `dlogits`.
+        `(B, T, V)` `dlogits`, finite.
     """
-    logits, tokens, mask, dlogp = logits_batch(logits, tokens, mask, dlogp)
     w = np.where(mask > 0, dlogp, 0.0)  # (B, T)
     p = np.exp(_log_softmax(logits))  # (B, T, V), exp(-inf) = 0
     dlogits = -w[..., None] * p  # (B, T, V) eq. (logsoftmax_grad): -w p_v

@@ -45,19 +45,155 @@ valid.
 Demonstrated by `python examples/logprob.py` and the page "The token MDP".
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from minirl_lm.boundary import COUNT, boundary, function, generator, has, number, one_of, optional
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
-from minirl_lm.core.checks import (
-    int_scalar,
-    real_result,
-    token_mdp_args,
-    token_prefix,
-    token_rollout_args,
-    token_score_args,
-)
+from minirl_lm.core.checks import MAX_CELLS, real_result
+from minirl_lm.core.validate import id_array
+
+__all__ = ["Rollout", "TokenMDP"]
+
+INDEX = number(0, integer=True)  # an index >= 0; its upper end is a relation's (N, V, S)
+
+
+def _prompt_list(x, name, dims):
+    """A non-empty sequence of prompts (any objects; not a string), as a list."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of prompts, got {type(x).__name__}")
+    if len(x) == 0:
+        raise ValueError(f"{name}: expected at least one prompt, got an empty sequence")
+    return list(x)
+
+
+def _token_tuple(x, name, dims):
+    """A sequence of integer token ids (not a string, no bool), as a tuple of Python ints; its
+    range and shape in the tree are `_a_prefix`'s."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name}: expected a tuple of token ids, got {type(x).__name__}")
+    for y in x:
+        if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Integral):
+            raise TypeError(f"{name}: expected integer token ids, got {y!r} in {x!r}"[:200])
+    return tuple(int(y) for y in x)
+
+
+def _a_tree(V, eos, capacity, ids, prompts):
+    """`eos` is a token of a vocabulary of `V >= 2`; a lazy MDP has a `capacity` for at least
+    the prompts' roots (checked whatever the mode when given)."""
+    if eos is not None and eos >= V:
+        return f"eos: expected an integer <= {V - 1} (a token id), got {eos}"
+    if eos is not None and V < 2:
+        return f"V: expected at least 2 tokens when eos is set, got {V}"
+    if ids == "lazy" and capacity is None:
+        return "capacity: expected an integer >= the number of prompts for ids='lazy', got None"
+    if capacity is not None and capacity < len(prompts):
+        return f"capacity: expected an integer >= {len(prompts)} (one row per prompt's root), got {capacity}"
+    return None
+
+
+def _a_prefix(self, prefix):
+    """A prefix of this tree: ids in [0, V), at most max_len long, no token after EOS."""
+    if len(prefix) > self.max_len:
+        return f"prefix: expected at most max_len={self.max_len} tokens, got {len(prefix)}"
+    if any(not 0 <= y < self.V for y in prefix):
+        return f"prefix: expected token ids in [0, {self.V}), got {prefix!r}"[:200]
+    if self.eos is not None and self.eos in prefix[:-1]:
+        return f"prefix: expected no token after EOS ({self.eos}), got {prefix}"[:200]
+    return None
+
+
+def _non_terminal(self, prefix):
+    """A prefix that has a next token (and a row): not ended by EOS nor at max_len."""
+    if _a_prefix(self, prefix) is None and self._terminal(prefix):
+        return f"prefix: expected a non-terminal prefix, got {prefix} (eos={self.eos}, max_len={self.max_len})"[
+            :200
+        ]
+    return None
+
+
+def _a_prompt(self, n):
+    """`n` indexes a prompt: `n < N`."""
+    return None if n < self.N else f"n: expected an integer <= {self.N - 1}, got {n}"
+
+
+def _a_token(self, y):
+    """`y` is a token id: `y < V`."""
+    return None if y < self.V else f"y: expected an integer <= {self.V - 1}, got {y}"
+
+
+def _a_state(self, s):
+    """`s` is a state id: `s < S`."""
+    return None if s < self.S else f"s: expected an integer <= {self.S - 1}, got {s}"
+
+
+def _a_checkpoint(self, cp):
+    """`cp` is what `checkpoint()` returned: None in enumerate mode; in lazy mode a count of ids
+    between the prompts' roots (never taken back) and the ids handed out now."""
+    if self._ids.enumerates:
+        return None if cp is None else f"cp: expected None (ids='enumerate' hands out no ids), got {cp!r}"
+    low, high = self.N, self._ids.checkpoint()
+    if cp is None or not low <= cp <= high:
+        return (
+            f"cp: expected a checkpoint in [{low}, {high}] (the prompts' roots to the ids handed out), got {cp!r}"
+        )
+    return None
+
+
+def _a_policy_of(self, policy):
+    """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (self.S, self.V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}) for this MDP, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    th = np.asarray(policy.theta)
+    if (
+        th.dtype.kind != "f"
+        or np.isnan(th).any()
+        or np.isposinf(th).any()
+        or not np.isfinite(th).any(axis=1).all()
+    ):
+        return "policy: expected a table theta with a finite entry in every row and no NaN or +inf"
+    return None
+
+
+def _a_rollout_of(self, rollout):
+    """A `Rollout` of this MDP: (B,) prompt indices in [0, N), (B, T) token ids in [0, V), (B,)
+    lengths in [0, max_len]."""
+    if not isinstance(rollout, Rollout):
+        return f"rollout: expected a Rollout, got {type(rollout).__name__}"
+    p, tok, n = (np.asarray(getattr(rollout, a)) for a in ("prompt", "tokens", "lengths"))
+    for a, what, high, ndim in (
+        (p, "prompt indices", self.N, 1),
+        (tok, "token ids", self.V, 2),
+        (n, "lengths", self.max_len + 1, 1),
+    ):
+        if a.dtype.kind not in "iu" or a.ndim != ndim or a.shape[0] != p.shape[0]:
+            shape = ("(B,)", "(B, T)")[ndim - 1]
+            return f"rollout: expected {what} of integers and shape {shape}, got {a.dtype} {a.shape}"
+        if a.size and (a.min() < 0 or a.max() >= high):
+            return f"rollout: expected {what} in [0, {high}), got {a.min() if a.min() < 0 else a.max()}"
+    return None
+
+
+def _rollout_size(self, K, prompts):
+    """Prompt indices in [0, N); the (B, T) arrays (B = n K, T = max_len) within 2**31 entries,
+    before any allocation."""
+    n = self.N if prompts is None else prompts.size
+    if prompts is not None and (prompts.min() < 0 or prompts.max() >= self.N):
+        bad = prompts.min() if prompts.min() < 0 else prompts.max()
+        return f"prompts: expected prompt indices in [0, {self.N}), got {bad}"
+    for name, cells, what in (
+        ("max_len", n * self.max_len, "a length cap"),
+        ("K", n * K * self.max_len, "responses per prompt"),
+    ):
+        if cells > MAX_CELLS:
+            return f"{name}: expected {what} whose (B, T) rollout arrays are of at most 2**31 entries, got {cells}"
+    return None
 
 
 @dataclass
@@ -109,10 +245,19 @@ class TokenMDP:
         TypeError: `prompts` is not a sequence, or an argument has the wrong type.
     """
 
-    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", capacity=None, max_states=2**22):
-        (self.prompts, self.V, self.eos, self.max_len, self.ids, capacity, max_states) = token_mdp_args(
-            prompts, V, eos, max_len, ids, capacity, max_states
-        )
+    @boundary(
+        prompts=_prompt_list,
+        V=COUNT,
+        eos=optional(INDEX),
+        max_len=COUNT,
+        ids=one_of(("enumerate", "lazy")),
+        capacity=optional(COUNT),
+        max_states=COUNT,
+        where=[_a_tree],
+        returns=None,
+    )
+    def __init__(self, prompts, V, eos=None, max_len=1, ids="enumerate", *, capacity=None, max_states=2**22):
+        self.prompts, self.V, self.eos, self.max_len, self.ids = prompts, V, eos, max_len, ids
         self.N = len(self.prompts)
         self.A = self.V - (self.eos is not None)  # continuing tokens
         # the numbering of the states: one of two schemes behind one interface (_state_ids.py)
@@ -132,15 +277,23 @@ class TokenMDP:
         """
         return self._ids.checkpoint()
 
+    @boundary(cp=optional(INDEX), where=[_a_checkpoint], returns=None)
     def rollback(self, cp):
         """Take back every lazy id handed out since `checkpoint()` returned `cp` (what
         `grpo_step` does when a step raises).
 
         Args:
-            cp: what `checkpoint()` returned.
+            cp: what `checkpoint()` returned: None in enumerate mode; in lazy mode an int
+                between `N` (the prompts' roots, never taken back) and the number of ids
+                handed out now.
+
+        Raises:
+            ValueError: `cp` is not such a checkpoint (nothing is taken back).
+            TypeError: `cp` is not an integer or None.
         """
         self._ids.rollback(cp)
 
+    @boundary(prefix=_token_tuple, where=[_a_prefix], returns=None)
     def is_terminal(self, prefix):
         """Whether a prefix is terminal: it ends in EOS or has reached the length cap.
 
@@ -150,11 +303,12 @@ class TokenMDP:
         Returns:
             True if the prefix ends in EOS or has `max_len` tokens.
         """
-        return self._terminal(token_prefix(self, prefix)[1])
+        return self._terminal(prefix)
 
     def _terminal(self, prefix):
         return len(prefix) >= self.max_len or (self.eos is not None and len(prefix) > 0 and prefix[-1] == self.eos)
 
+    @boundary(prefix=_token_tuple, y=INDEX, where=[_a_prefix, _non_terminal, _a_token], returns=None)
     def step(self, prefix, y):
         """The transition `s_{t+1} = s_t ∘ y_t`: concatenation, deterministic, probability one.
 
@@ -166,9 +320,9 @@ class TokenMDP:
         Returns:
             The tuple `prefix + (y,)`.
         """
-        _, prefix, y = token_prefix(self, prefix, terminal_ok=False, y=y)
         return prefix + (y,)
 
+    @boundary(n=INDEX, prefix=_token_tuple, where=[_a_prompt, _a_prefix, _non_terminal], returns=None)
     def state_id(self, n, prefix):
         """The row of the policy table for the state (prompt `n`, prefix).
 
@@ -182,9 +336,9 @@ class TokenMDP:
         Raises:
             ValueError: lazy mode and the capacity is exhausted, or a bad argument.
         """
-        n, prefix, _ = token_prefix(self, prefix, terminal_ok=False, n=n)
         return self._ids.id(n, prefix)
 
+    @boundary(s=INDEX, where=[_a_state], returns=None)
     def prefix_of(self, s):
         """The inverse of `state_id`.
 
@@ -194,7 +348,6 @@ class TokenMDP:
         Returns:
             The pair `(n, prefix)`: prompt index and tuple of token ids.
         """
-        s = int_scalar(s, "s", low=0, high=self.S - 1)
         return self._ids.prefix_of(s)
 
     def all_states(self):
@@ -205,7 +358,7 @@ class TokenMDP:
         """
         if not self._ids.enumerates:
             raise ValueError("ids: all_states needs ids='enumerate', got 'lazy'")
-        return [self.prefix_of(s) for s in range(self.S)]
+        return [self._ids.prefix_of(s) for s in range(self.S)]
 
     def all_responses(self):
         """Every complete response of every prompt, as one padded `Rollout`.
@@ -241,6 +394,14 @@ class TokenMDP:
         return Rollout(states, tokens, mask, prompt, mask.sum(axis=1).astype(np.int64))
 
     # ---- rollouts ---------------------------------------------------------
+    @boundary(
+        policy=has("a TabularPolicy", "sample()", "theta"),
+        K=COUNT,
+        rng=generator,
+        prompts=optional(id_array("n")),
+        where=[_a_policy_of, _rollout_size],
+        returns=None,
+    )
     def rollout(self, policy, K, rng, prompts=None):
         """Sample `K` responses per prompt from `policy` (`B = N*K` rows, prompt-major).
 
@@ -264,13 +425,13 @@ class TokenMDP:
                 finite entry, a bad `K` or `prompts`, `(B, T)` arrays beyond 2**31 entries
                 (naming `max_len`, or `K`), before any allocation; a lazy MDP out of capacity.
         """
-        K, idx = token_rollout_args(self, policy, K, rng, prompts)
+        idx = np.arange(self.N) if prompts is None else prompts
         rng_state, cp = rng.bit_generator.state, self.checkpoint()
         try:
             return self._rollout(policy, np.repeat(idx, K), rng)
         except BaseException:
             rng.bit_generator.state = rng_state
-            self.rollback(cp)
+            self._ids.rollback(cp)
             raise
 
     def _rollout(self, policy, prompt, rng):
@@ -295,6 +456,12 @@ class TokenMDP:
         lengths = mask.sum(axis=1).astype(np.int64)
         return Rollout(states, tokens, mask, prompt, lengths)
 
+    @boundary(
+        grader=function("grader(prompt, response)", 2),
+        rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+        where=[_a_rollout_of],
+        returns=None,
+    )
     def score(self, grader, rollout):
         """The terminal rewards `R(x, y)`: `grader(prompt, response)` for every response.
 
@@ -309,9 +476,8 @@ class TokenMDP:
         Returns:
             `(B,)` float64 rewards, one per row.
         """
-        prompt = token_score_args(self, grader, rollout, Rollout)
         r = [
             real_result(grader(self.prompts[n], y), "grader", f" (a finite reward) for response {y}")
-            for n, y in zip(prompt, rollout.responses())
+            for n, y in zip(rollout.prompt, rollout.responses())
         ]  # R(x, y)
         return np.array(r, dtype=np.float64)  # (B,)

@@ -39,6 +39,7 @@ import importlib.util
 
 import numpy as np
 
+from minirl_lm.boundary import MASK, TOKENS, boundary, finite, generator
 from minirl_lm.core._tabular import (  # the NumPy path: the kernels' twins, bound below on first use
     _abs_sum,
     _dead_row,
@@ -48,9 +49,55 @@ from minirl_lm.core._tabular import (  # the NumPy path: the kernels' twins, bou
     policy_batch_fast,
     weights_fast,
 )
-from minirl_lm.core.checks import finite_result, float_array, int_array, rng_check
 from minirl_lm.core.ops import log_softmax
-from minirl_lm.core.validate import policy_batch, theta_table
+from minirl_lm.core.validate import id_array, logits
+
+__all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
+
+THETA = logits("S V")  # (S, V) logits, -inf allowed, a finite entry per row
+STATES = id_array("...")  # state ids of any shape, in [0, S): `_in_table`
+BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `_in_table`
+
+
+def _batch_mask(x, name, dims):
+    """A (B, T) float64 C-contiguous mask returned as it is (its 0/1 values are read by
+    `_in_table`'s one pass), else `boundary.MASK` (a checked copy)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == _bt(dims):
+        return x
+    return np.ascontiguousarray(MASK(x, name, dims))
+
+
+def _upstream(x, name, dims):
+    """dloss/dlogp: a finite (B, T) float64 array, as it is when it already is one, else
+    `boundary.TOKENS` (a checked copy)."""
+    return x if weights_fast(x, _bt(dims)) else np.ascontiguousarray(TOKENS(x, name, dims))
+
+
+def _bt(dims):
+    return (dims.get("B"), dims.get("T"))
+
+
+def _in_table(self, states, tokens, mask):
+    """Ids of the table's rows and columns at every position (padding too), a 0/1 mask (holes
+    allowed): one jitted pass with Numba, else NumPy's."""
+    if policy_batch_fast(states, tokens, mask, self.S, self.V):
+        return None
+    for name, ids, high in (("states", states, self.S), ("tokens", tokens, self.V)):
+        if ids.min() < 0 or ids.max() >= high:
+            bad = ids.min() if ids.min() < 0 else ids.max()
+            return f"{name}: expected ids in [0, {high}) (padding too), got {bad}"
+    if not ((mask == 0.0) | (mask == 1.0)).all():
+        return f"mask: expected only 0 and 1, got value {mask[(mask != 0.0) & (mask != 1.0)][0]!r}"
+    return None
+
+
+def _rows_of_table(self, states):
+    """State ids in [0, S)."""
+    if states.size and (states.min() < 0 or states.max() >= self.S):
+        bad = states.min() if states.min() < 0 else states.max()
+        return f"states: expected ids in [0, {self.S}), got {bad}"
+    return None
+
 
 # ---- the Numba kernels, imported on first use
 #
@@ -117,6 +164,7 @@ def _softmax(theta):
     return e / e.sum(axis=1, keepdims=True)
 
 
+@boundary(theta=THETA, returns="probs")
 def softmax_table(theta):
     """Row-wise softmax `pi(. | s)` of a logit table.
 
@@ -127,9 +175,10 @@ def softmax_table(theta):
     Returns:
         `(S, V)` probabilities, rows summing to 1.
     """
-    return _softmax(theta_table(theta))
+    return _softmax(theta)
 
 
+@boundary(theta=THETA, returns=None)  # -inf where theta is -inf
 def log_softmax_table(theta):
     """Row-wise log-softmax `log pi(. | s)` of a logit table.
 
@@ -139,7 +188,7 @@ def log_softmax_table(theta):
     Returns:
         `(S, V)` log-probabilities.
     """
-    return log_softmax(theta_table(theta))
+    return log_softmax(theta)
 
 
 class TabularPolicy:
@@ -159,8 +208,9 @@ class TabularPolicy:
         ValueError: `theta` is not 2-D, holds NaN or `+inf`, or has a row of `-inf` only.
     """
 
+    @boundary(theta=THETA, returns=None)
     def __init__(self, theta):
-        self.theta = theta
+        self._set(theta)
 
     @property
     def theta(self):
@@ -169,12 +219,12 @@ class TabularPolicy:
 
     @theta.setter
     def theta(self, value):
-        if value is getattr(self, "_theta", None):  # `policy.theta -= step`: in place
-            theta_table(value)
-        else:  # a new table: checked, then an own copy
-            value = np.array(theta_table(value), dtype=np.float64, order="C")
-        self._theta = value
-        self.S, self.V = value.shape
+        checked = THETA(value, "theta", {})  # a bad table: refused, the old one kept
+        self._set(value if value is self._theta else checked)  # `policy.theta -= step`: in place
+
+    def _set(self, theta):
+        self._theta = theta
+        self.S, self.V = theta.shape
 
     def copy(self):
         """An independent copy: use it as the frozen reference `pi_ref`.
@@ -201,6 +251,7 @@ class TabularPolicy:
         return log_softmax(self.theta)
 
     # ---- sampling --------------------------------------------------------
+    @boundary(states=STATES, rng=generator, where=[_rows_of_table], returns=None)
     def sample(self, states, rng):
         """One token per entry of `states`, drawn with `rng`.
 
@@ -215,8 +266,6 @@ class TabularPolicy:
         Returns:
             int64 token ids, the shape of `states`.
         """
-        rng_check(rng, "rng")
-        states = int_array(states, "states", low=0, high=self.S)
         if states.size and _dead_row(self.theta, states.ravel()) != -1:
             raise ValueError(
                 "theta: expected rows with a finite entry and no NaN (the table was changed after construction)"
@@ -242,11 +291,7 @@ class TabularPolicy:
         return out.reshape(states.shape)
 
     # ---- forward: token log-probs ---------------------------------------
-    def _check_batch(self, states, tokens, mask):
-        if policy_batch_fast(states, tokens, mask, self.S, self.V):  # one jitted pass
-            return states, tokens, mask
-        return policy_batch(states, tokens, mask, self.S, self.V)  # converts, or raises
-
+    @boundary(states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, where=[_in_table], returns=None)
     def logp(self, states, tokens, mask):
         """Token log-probs and sequence log-probs, eq. (factorization).
 
@@ -255,13 +300,12 @@ class TabularPolicy:
         Args:
             states: `(B, T)` int state ids `s_t` in `[0, S)`.
             tokens: `(B, T)` int token ids `y_t` in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
+            mask: `(B, T)` 0/1 float mask; holes allowed.
 
         Returns:
             `(logp, seq_logp)`: `logp` `(B, T)` the token log-probs `log pi(y_t | s_t)`, 0.0 at
             padding; `seq_logp` `(B,)` their masked sums `log pi(y | x)`.
         """
-        states, tokens, mask = self._check_batch(states, tokens, mask)
         logp, seq = self._logp(states, tokens, mask)
         if np.isnan(logp).any():  # theta edited into NaN / +inf rows
             raise ValueError(
@@ -275,6 +319,9 @@ class TabularPolicy:
         return _tabular_logp(self.theta, states, tokens, mask)
 
     # ---- backward: dloss/dlogp -> dloss/dtheta --------------------------
+    @boundary(
+        states=BATCH_IDS, tokens=BATCH_IDS, mask=_batch_mask, dlogp=_upstream, where=[_in_table], returns=None
+    )  # an overflow: checked below, in O(S + B T)
     def backward(self, states, tokens, mask, dlogp):
         """The gradient `dloss/dtheta` from `g = dloss/dlogp`, eq. (policy_backward).
 
@@ -285,25 +332,33 @@ class TabularPolicy:
         Args:
             states: `(B, T)` int state ids in `[0, S)`.
             tokens: `(B, T)` int token ids in `[0, V)`.
-            mask: `(B, T)` 0/1 float mask, right-padded.
+            mask: `(B, T)` 0/1 float mask; holes allowed.
             dlogp: `(B, T)` finite `dloss/dlogp`, as returned by an objective.
 
         Returns:
             `(S, V)` float64 `dtheta`; rows of unvisited states are 0.
 
         Raises:
-            ValueError: a non-finite `dtheta` (sums of `dlogp` per state overflow), named
-                after `dlogp`; or a bad argument.
+            ValueError: a bad argument (named); a non-finite `dtheta` from finite `dlogp` (its
+                sums per state overflow), named after the method with the range of `dlogp`.
         """
-        states, tokens, mask = self._check_batch(states, tokens, mask)
-        w = dlogp if weights_fast(dlogp, states.shape) else float_array(dlogp, "dlogp", shape=states.shape)
-        dtheta = self._backward(states, tokens, mask, w)
-        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):  # O(S + B T), see there
-            finite_result(dtheta, "dlogp", "dtheta (sums of dlogp per state)")
+        dtheta = self._backward(states, tokens, mask, dlogp)
+        if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(dlogp, mask)):  # O(S + B T), see there
+            if _dead_row(self.theta, states[mask != 0.0]) != -1:
+                raise ValueError(
+                    "theta: expected rows with a finite entry and no NaN or +inf at the visited states "
+                    "(the table was changed after construction), got a non-finite dtheta"
+                )
+            finite(
+                dtheta,
+                "TabularPolicy.backward",
+                ["dtheta (sums of dlogp per state)"],
+                {"dlogp": dlogp[mask != 0.0]},
+            )
         return dtheta
 
     def _backward(self, states, tokens, mask, w):
-        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1 right-padded
+        """Trusted core of ``backward`` (C-contiguous int64 ids in range, a 0/1
         float64 mask, finite float64 w of the same shape): no re-checking."""
         w = np.ascontiguousarray(w * mask)  # (B, T), zero at padding
         return _tabular_backward(self.theta, states, tokens, mask, w)

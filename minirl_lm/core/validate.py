@@ -1,109 +1,89 @@
-"""The boundary of the log-prob primitive, the tabular policy and the kernels' NumPy twins:
-one bundle call per public function of `core/logprob.py` and `core/policy.py` (and the
-exact-array checks the kernel entries use). Built on `core/checks.py`; NumPy only."""
+"""The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+(`log_softmax`, `token_logp`, the policy's table), and int ids read without a copy when they
+already are what the policy's kernels read (its per-step calls). NumPy only.
+
+Below them, the overflow-naming helpers and `flag` that other parts' checks still import, until
+those parts declare their boundaries.
+"""
 
 import numpy as np
 
-from minirl_lm.core.checks import _describe, finite_result, float_array, int_array, mask_array, same_shape
+from minirl_lm.boundary import array
+from minirl_lm.core.checks import _describe, finite_result
+
+__all__ = ["logits", "id_array", "MAX_DRAWS", "largest", "culprit", "finite_stages", "flag"]
 
 
-def exact_array(x, name, ndim, dtypes):
-    """Raise unless ``x`` is a non-empty C-contiguous ndarray of ``ndim`` dimensions and one of
-    ``dtypes`` (no conversion: a kernel reads the memory as it is); returns ``x``. A few
-    attribute reads on the good path: the messages are composed only when one is raised."""
-    if not isinstance(x, np.ndarray) or x.dtype not in dtypes:
-        want = " or ".join(np.dtype(d).name for d in dtypes)
-        if not isinstance(x, np.ndarray):
-            raise TypeError(f"{name}: expected a numpy array of dtype {want}, got {type(x).__name__}")
-        raise TypeError(
-            f"{name}: expected dtype {want} (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}"
-        )
-    if x.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dimension{'' if ndim == 1 else 's'}, got shape {x.shape}")
-    if 0 in x.shape:
-        raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
-    if not x.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray), got strides {x.strides}")
-    return x
+def logits(*shapes):
+    """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
+    the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last axis)
+    with a finite entry (a row of `-inf` only has no softmax)."""
+
+    def read(x, name, dims):
+        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
+        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
+        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
+        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
+        z[neg] = -np.inf
+        dead = ~np.isfinite(z).any(axis=-1)
+        if dead.any():
+            idx = tuple(int(i) for i in np.argwhere(dead)[0])
+            raise ValueError(
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
+                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
+            )
+        return z
+
+    return read
 
 
-def flag(x, name):
-    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
-    return bool(x)
+def id_array(*shapes, empty=False):
+    """Integer ids: an int64 C-contiguous array of one of `shapes` ("..." first: any leading
+    axes). One that already is, of a fitting shape, is returned as it is, not copied: the body
+    only reads it. Its range is a relation's (it depends on a table)."""
+
+    def read(x, name, dims):
+        try:
+            nd = np.ndim(x)
+        except ValueError:  # ragged: the array kind says so
+            nd = 1
+        want = [_expand(s, nd).split() for s in shapes]
+        if isinstance(x, np.ndarray) and x.dtype == np.int64 and x.flags.c_contiguous and (empty or x.size):
+            for s in want:
+                if len(s) == x.ndim and all(dims.get(k, n) == n for k, n in zip(s, x.shape)):
+                    dims.update(zip(s, x.shape))
+                    return x
+        if _regular(x) and (np.asarray(x).dtype == bool or _holds_bool(x)):  # True is not an id
+            raise TypeError(f"{name}: expected integer ids, got a bool in {_show(x)}"[:200])
+        return array(*(" ".join(s) for s in want), integer=True, empty=empty)(x, name, dims)
+
+    return read
 
 
-def policy_batch(states, tokens, mask, S, V):
-    """The (B, T) batch of a tabular policy with S states and V tokens: int ids in [0, S) and
-    [0, V) at every position (padding too), the same shape, and a 0/1 mask (holes allowed: each
-    token is gathered on its own); returned as C-contiguous int64, int64, float64 (the kernels
-    read them by pointer)."""
-    states = int_array(states, "states", ndim=2, low=0, high=S)
-    tokens = int_array(tokens, "tokens", ndim=2, low=0, high=V)
-    same_shape("states", states, "tokens", tokens)
-    mask = mask_array(mask, "mask", shape=states.shape)
-    return (np.ascontiguousarray(states), np.ascontiguousarray(tokens), np.ascontiguousarray(mask))
+def _regular(x):
+    try:
+        np.asarray(x)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints: the array kind says what
+        return False
+    return True
 
 
-_NO_DLOGP = object()
+def _holds_bool(x):
+    """A sequence (not an array) holding a bool among numbers (NumPy reads True as 1)."""
+    if isinstance(x, (np.ndarray, str, bytes)):
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel())
 
 
-def logit_rows(z, name="logits"):
-    """Raise unless the checked float array ``z`` has a last axis of V >= 1 entries and a finite
-    entry in every row (a row of -inf only has no softmax)."""
-    if z.ndim < 1 or z.shape[-1] == 0:
-        raise ValueError(f"{name}: expected a last axis of V >= 1 entries, got shape {z.shape}")
-    dead = ~np.isfinite(z).any(axis=-1)
-    if dead.any():
-        idx = tuple(int(i) for i in np.argwhere(dead)[0])
-        raise ValueError(
-            f"{name}: expected a finite entry in every row (-inf everywhere has no "
-            f"softmax), got {int(dead.sum())} all -inf rows, the first at {idx}"
-        )
-    return z
+def _show(x):
+    return f"array of dtype {x.dtype}" if isinstance(x, np.ndarray) else repr(x)
 
 
-def logits_any(logits):
-    """Logits (..., V) of any shape, non-empty, -inf allowed, a finite entry in every row."""
-    z = float_array(logits, "logits", allow_neginf=True)
-    if z.size == 0:
-        raise ValueError(f"logits: expected a non-empty array, got shape {z.shape}")
-    return logit_rows(z)
-
-
-def logits_batch(logits, tokens, mask, dlogp=_NO_DLOGP):
-    """(logits (B, T, V), tokens (B, T) ids in [0, V), a 0/1 mask (B, T), holes allowed), and with
-    ``dlogp`` also the upstream gradient (B, T), finite."""
-    logits = logit_rows(float_array(logits, "logits", ndim=3, allow_neginf=True))
-    B, T, V = logits.shape
-    tokens = int_array(tokens, "tokens", ndim=2, shape=(B, T), low=0, high=V)
-    mask = mask_array(mask, "mask", shape=(B, T))
-    if dlogp is _NO_DLOGP:
-        return logits, tokens, mask
-    dlogp = float_array(dlogp, "dlogp", ndim=2)
-    same_shape("tokens", tokens, "dlogp", dlogp)
-    return logits, tokens, mask, dlogp
-
-
-def values_mask(x, mask):
-    """(x (B, T) float, -inf allowed; a 0/1 mask of its shape, holes allowed)."""
-    x = float_array(x, "x", ndim=2, allow_neginf=True)
-    return x, mask_array(mask, "mask", shape=x.shape)
-
-
-def theta_table(theta, name="theta"):
-    """A logit table `(S, V)`, `S, V >= 1`, float64, entries finite or `-inf` (an impossible
-    token), every row with a finite entry (the policy's softmax needs one)."""
-    theta = float_array(theta, name, ndim=2, allow_neginf=True)
-    if theta.shape[0] < 1 or theta.shape[1] < 1:
-        raise ValueError(f"{name}: expected shape (S, V) with S, V >= 1, got {theta.shape}")
-    dead = ~np.isfinite(theta).any(axis=1)
-    if dead.any():
-        raise ValueError(
-            f"{name}: expected at least one finite logit per row, row {int(np.argmax(dead))} is all -inf"
-        )
-    return theta
+def _expand(shape, ndim):
+    """`shape` with its "..." (if any) as the leading letters `_0 _1 ...` that make `ndim` axes."""
+    rest = shape.split()
+    lead = [f"_{i}" for i in range(max(ndim - len(rest) + 1, 0))] if "..." in rest else []
+    return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
 # ---- which argument an overflow names, when several enter one expression
@@ -146,3 +126,10 @@ def _leaves(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
     return [value]
+
+
+def flag(x, name):
+    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
+    return bool(x)

@@ -39,6 +39,7 @@ file changes, not when a kernel it calls from another file does: after editing `
 `rows.py`, delete `minirl_lm/kernels/__pycache__` (or point `NUMBA_CACHE_DIR` elsewhere).
 """
 
+from minirl_lm.boundary import boundary, flag
 from minirl_lm.kernels.chunk import _chunk_grad_inplace, _chunk_logp  # noqa: F401
 from minirl_lm.kernels.dense import (
     _dense_backward,
@@ -57,18 +58,36 @@ from minirl_lm.kernels.tabular import (
 from minirl_lm.kernels.validate import (
     F32,
     F64,
-    dense_args,
-    dense_backward_args,
+    I64,
+    LOGITS,
     dlogits_guard,
     dtheta_guard,
-    exp_args,
+    exact,
     exp_guard,
+    fits_out,
+    logits_batch,
     logp_guard,
-    tabular_args,
-    tabular_backward_args,
+    table_batch,
 )
 
+__all__ = [
+    "exp_array",
+    "exp32_array",
+    "dense_logp",
+    "dense_backward",
+    "tabular_logp",
+    "tabular_logp_per_token",
+    "tabular_backward",
+    "tabular_backward_per_token",
+]
 
+# the batches the entries read, as they are (no copy): `exact` in validate.py
+DENSE = dict(logits=exact("B T V", LOGITS), tokens=exact("B T", I64), mask=exact("B T", F64))
+TABLE = dict(theta=exact("S V", F64), states=exact("B T", I64), tokens=exact("B T", I64), mask=exact("B T", F64))
+W = exact("B T", F64)  # the upstream gradient g = dloss/dlogp
+
+
+@boundary(x=exact("n", F64), returns=None)  # a NaN in x: exp_guard names x
 def exp_array(x):
     """The vectorizable `_exp` over an array (for tests and benchmarks).
 
@@ -81,12 +100,12 @@ def exp_array(x):
     Raises:
         ValueError: `x` holds a NaN or is not a 1-D float64 array.
     """
-    exp_args(x, F64)
     out, nan = _exp_array(x)
     exp_guard(nan)
     return out
 
 
+@boundary(x=exact("n", F32), returns=None)
 def exp32_array(x):
     """The float32 `_exp32` over an array (for tests and benchmarks).
 
@@ -99,13 +118,13 @@ def exp32_array(x):
     Raises:
         ValueError: `x` holds a NaN or is not a 1-D float32 array.
     """
-    exp_args(x, F32)
     out, nan = _exp32_array(x)
     exp_guard(nan)
     return out
 
 
-def dense_logp(logits, tokens, mask, parallel=False):
+@boundary(**DENSE, parallel=flag, where=[logits_batch], returns=None)  # -inf: a gathered -inf logit
+def dense_logp(logits, tokens, mask, *, parallel=False):
     """Token and sequence log-probs from dense logits, fused: no `(B, T, V)` temporary.
 
     Validated; the trusted cores are `_dense_logp` and `_dense_logp_parallel`.
@@ -113,20 +132,20 @@ def dense_logp(logits, tokens, mask, parallel=False):
     Args:
         logits: `(B, T, V)` float64 or float32, C-contiguous.
         tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
+        mask: `(B, T)` float64 0/1, holes allowed.
         parallel: spread the rows over all of numba's threads (opt-in; the same bits).
 
     Returns:
         `(logp, seq_logp)`: `logp` `(B, T)` float64, 0.0 at padding; `seq_logp` `(B,)`, the
         masked sum over `t`.
     """
-    dense_args(logits, tokens, mask, parallel)
     logp, seq = (_dense_logp_parallel if parallel else _dense_logp)(logits, tokens, mask)
     logp_guard(logp, mask, "logits")
     return logp, seq
 
 
-def dense_backward(logits, tokens, mask, w, out=None, parallel=False):
+@boundary(**DENSE, w=W, parallel=flag, where=[logits_batch, fits_out], returns=None)  # NaN rows: dlogits_guard
+def dense_backward(logits, tokens, mask, w, *, out=None, parallel=False):
     """The backward of `dense_logp`, eq. (logsoftmax_grad):
     `dlogits[b, t] = w[b, t] mask[b, t] (onehot(y_bt) - softmax(logits[b, t]))`.
 
@@ -139,7 +158,7 @@ def dense_backward(logits, tokens, mask, w, out=None, parallel=False):
     Args:
         logits: `(B, T, V)` float64 or float32, C-contiguous.
         tokens: `(B, T)` int64 ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
+        mask: `(B, T)` float64 0/1, holes allowed.
         w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
         out: optional C-contiguous `(B, T, V)` array of the logits' dtype to write into (reuse
             it across steps).
@@ -148,12 +167,12 @@ def dense_backward(logits, tokens, mask, w, out=None, parallel=False):
     Returns:
         `(B, T, V)` `dlogits`, of the logits' dtype (`out` itself when given).
     """
-    dense_backward_args(logits, tokens, mask, w, out, parallel)
     out = _dense_backward(logits, tokens, mask, w, out, parallel)
     dlogits_guard(out, tokens, mask)
     return out
 
 
+@boundary(**TABLE, where=[table_batch], returns=None)
 def tabular_logp(theta, states, tokens, mask):
     """Token and sequence log-probs of a softmax table at the visited states.
 
@@ -164,17 +183,17 @@ def tabular_logp(theta, states, tokens, mask):
         theta: `(S, V)` float64 logits, C-contiguous.
         states: `(B, T)` int64 state ids in `[0, S)` at real positions.
         tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
+        mask: `(B, T)` float64 0/1, holes allowed.
 
     Returns:
         `(logp, seq_logp)`: `(B, T)`, 0.0 at padding, and `(B,)`.
     """
-    tabular_args(theta, states, tokens, mask)
     logp, seq = _tabular_logp(theta, states, tokens, mask)
     logp_guard(logp, mask, "theta")
     return logp, seq
 
 
+@boundary(**TABLE, where=[table_batch], returns=None)
 def tabular_logp_per_token(theta, states, tokens, mask):
     """`tabular_logp` recomputing the logsumexp at every token (`B T V` work; for the benchmark).
 
@@ -187,12 +206,12 @@ def tabular_logp_per_token(theta, states, tokens, mask):
     Returns:
         `(logp (B, T), seq_logp (B,))`.
     """
-    tabular_args(theta, states, tokens, mask)
     logp, seq = _tabular_logp_per_token(theta, states, tokens, mask)
     logp_guard(logp, mask, "theta")
     return logp, seq
 
 
+@boundary(**TABLE, w=W, where=[table_batch], returns=None)  # overflow: dtheta_guard
 def tabular_backward(theta, states, tokens, mask, w):
     """`dtheta`: the scatter of `w[b, t] (onehot(y_bt) - pi(. | s_bt))` into row `s_bt`.
 
@@ -202,18 +221,18 @@ def tabular_backward(theta, states, tokens, mask, w):
         theta: `(S, V)` float64 logits, C-contiguous.
         states: `(B, T)` int64 state ids in `[0, S)` at real positions.
         tokens: `(B, T)` int64 token ids in `[0, V)` at real positions.
-        mask: `(B, T)` float64 0/1, right-padded.
+        mask: `(B, T)` float64 0/1, holes allowed.
         w: `(B, T)` float64 upstream gradient `g = dloss/dlogp`, finite at real positions.
 
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    wsum = tabular_backward_args(theta, states, tokens, mask, w)
     dtheta = _tabular_backward(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, states, tokens, mask, w, wsum)
+    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward")
     return dtheta
 
 
+@boundary(**TABLE, w=W, where=[table_batch], returns=None)  # overflow: dtheta_guard
 def tabular_backward_per_token(theta, states, tokens, mask, w):
     """`tabular_backward` scattering a full softmax row per token (`B T V` work; for the benchmark).
 
@@ -227,7 +246,6 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
     Returns:
         `(S, V)` float64 `dtheta`.
     """
-    wsum = tabular_backward_args(theta, states, tokens, mask, w)
     dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, states, tokens, mask, w, wsum)
+    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward_per_token")
     return dtheta

@@ -1,26 +1,42 @@
-"""The checks of the public kernel entries: one validation call before the core, one guard after.
+"""The kinds and relations the kernels' checked entries declare (`minirl_lm.boundary`), and the
+jitted passes they are made of.
 
 The jitted cores trust their inputs: an id out of range reads outside the table, a shape
-mismatch can crash the interpreter. The entries (`kernels/__init__.py`) call one bundle here
-before the core (`exp_args`, `dense_args`, `tabular_args`, or a `*_backward_args`): the kinds,
-dtypes, shapes and C-contiguity in O(1) (`minirl_lm.core.checks.exact_array`), then one pass
-over the (B, T) batch, `_batch_fault`, for the values (0/1 mask, ids in range at the real positions,
-finite weights). After the core, one guard looks at what the core wrote where a fault shows: a
-NaN or +inf logit, or an all -inf row, gives a NaN at the gathered entry of its output row, and
-an overflowing sum of weights a non-finite row of `dtheta`, so an O(B T) (O(S) for `dtheta`)
-jitted look at those entries finds every fault (`_logp_fault`, `_dlogits_fault`,
-`_dtheta_fault`).
+mismatch can crash the interpreter. So each entry of `kernels/__init__.py` declares its
+arguments: `exact(...)` reads an array as it is (its dtype, its shape letters, C-contiguous; no
+conversion and no copy: a kernel reads the memory as it is) in O(1), and one relation makes one
+jitted pass over the (B, T) batch, `_batch_fault`, for the values (a 0/1 mask, ids in range at
+the real positions, finite weights). After the core, one look at what the core wrote where a
+fault of the table shows (a NaN or +inf logit, or an all -inf row, gives a NaN at the gathered
+entry of its output row): `_logp_fault`, `_dlogits_fault`, `_dtheta_fault`, O(B T) (O(S) for
+`dtheta`). An overflow of `dtheta` from finite weights is named after the entry.
 
 No check reads the S x V table or the (B, T, V) logits beside the core: the boundary costs
 O(B T) next to the core's O(B T V) (dense) or O(S_visited V + B T) (tabular); the benchmark
-prints each entry's time over its core's. A bad input is a ValueError/TypeError naming the
-argument; the messages are composed only on the error path.
+prints each entry's time over its core's. The messages are composed only on the error path.
 """
 
 import numpy as np
 from numba import njit
 
-from minirl_lm.core.validate import exact_array, flag
+from minirl_lm.boundary import finite
+
+__all__ = [
+    "F64",
+    "F32",
+    "I64",
+    "LOGITS",
+    "exact",
+    "logits_batch",
+    "table_batch",
+    "fits_out",
+    "policy_batch_fast",
+    "weights_fast",
+    "exp_guard",
+    "logp_guard",
+    "dlogits_guard",
+    "dtheta_guard",
+]
 
 F64, F32, I64 = (np.float64,), (np.float32,), (np.int64,)
 _SUM = {"reassoc"}  # wsum is a bound: its order may change (it vectorizes); NaN stays NaN
@@ -167,8 +183,8 @@ def _dead_row(theta, ids):
 
 @njit(cache=True)
 def _policy_batch_ok(states, S, tokens, V, mask):
-    """True iff a (B, T) batch meets the policy's rules (those of `checks.int_array` and
-    `checks.mask_array`): ids in range at every position, padding too; a 0/1 mask (holes
+    """True iff a (B, T) batch meets the policy's rules (its relation `_in_table`): ids in
+    range at every position, padding too; a 0/1 mask (holes
     allowed). One branch-free pass; NaN fails every comparison."""
     ok = True
     for b in range(mask.shape[0]):
@@ -214,92 +230,77 @@ def weights_fast(w, shape):
     return _exact(w, np.float64, shape) and _all_finite(w)
 
 
-# ---------------------------------------------------------------- the bundles (before the core)
+# ---------------------------------------------------------------- the kinds and relations (before the core)
 
 
-def exp_args(x, dtypes):
-    """``x``: a non-empty C-contiguous 1-D array of ``dtypes`` (its NaN are counted by the core
-    in its one pass, then refused by `exp_guard`)."""
-    exact_array(x, "x", 1, dtypes)
+def exact(shape, dtypes):
+    """An ndarray of one of `dtypes` and `shape` (letters, as `boundary.array`'s), non-empty and
+    C-contiguous, returned as it is (the entries are the relations' or the core's to read)."""
+    letters = shape.split()
+
+    def read(x, name, dims):
+        if not isinstance(x, np.ndarray) or x.dtype not in dtypes:
+            want = " or ".join(np.dtype(d).name for d in dtypes)
+            if not isinstance(x, np.ndarray):
+                raise TypeError(f"{name}: expected a numpy array of dtype {want}, got {type(x).__name__}")
+            raise TypeError(
+                f"{name}: expected dtype {want} (convert with np.ascontiguousarray(x, dtype=...)), got {x.dtype}"
+            )
+        if x.ndim != len(letters) or any(dims.get(k, n) != n for k, n in zip(letters, x.shape)):
+            want = tuple(dims.get(k, k) for k in letters)
+            raise ValueError(f"{name}: expected shape {str(want).replace(chr(39), '')}, got {x.shape}")
+        if 0 in x.shape:
+            raise ValueError(f"{name}: expected every axis of length >= 1, got shape {x.shape}")
+        if not x.flags.c_contiguous:
+            raise ValueError(
+                f"{name}: expected a C-contiguous array (np.ascontiguousarray), got strides {x.strides}"
+            )
+        dims.update(zip(letters, x.shape))
+        return x
+
+    return read
 
 
-def dense_args(logits, tokens, mask, parallel):
-    """The arguments of `dense_logp`."""
-    exact_array(logits, "logits", 3, LOGITS)
-    _batch_arrays(tokens, mask, logits.shape[:2])
-    flag(parallel, "parallel")
-    _batch_values(mask, tokens, logits.shape[2], None, 0, None)
-
-
-def dense_backward_args(logits, tokens, mask, w, out, parallel):
-    """The arguments of `dense_backward` (``out`` None or a buffer to write into)."""
-    exact_array(logits, "logits", 3, LOGITS)
-    _batch_arrays(tokens, mask, logits.shape[:2])
-    _weight_array(w, mask.shape)
-    if out is not None:
-        _out_check(out, logits)
-    flag(parallel, "parallel")
-    _batch_values(mask, tokens, logits.shape[2], None, 0, w)
-
-
-def tabular_args(theta, states, tokens, mask):
-    """The arguments of `tabular_logp` and `tabular_logp_per_token`."""
-    exact_array(theta, "theta", 2, F64)
-    exact_array(states, "states", 2, I64)
-    _batch_arrays(tokens, mask, states.shape)
-    _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], None)
-
-
-def tabular_backward_args(theta, states, tokens, mask, w):
-    """The arguments of `tabular_backward` and `tabular_backward_per_token`; returns the sum of
-    |w| over the real positions, for `dtheta_guard`."""
-    exact_array(theta, "theta", 2, F64)
-    exact_array(states, "states", 2, I64)
-    _batch_arrays(tokens, mask, states.shape)
-    _weight_array(w, mask.shape)
-    return _batch_values(mask, tokens, theta.shape[1], states, theta.shape[0], w)
-
-
-def _batch_arrays(tokens, mask, shape):
-    exact_array(mask, "mask", 2, F64)
-    if mask.shape != shape:
-        raise ValueError(f"mask: expected shape {shape}, got {mask.shape}")
-    exact_array(tokens, "tokens", 2, I64)
-    if tokens.shape != shape:
-        raise ValueError(f"tokens: expected shape {shape} (that of mask), got {tokens.shape}")
-
-
-def _weight_array(w, shape):
-    exact_array(w, "w", 2, F64)
-    if w.shape != shape:
-        raise ValueError(f"w: expected shape {shape} (that of mask), got {w.shape}")
-
-
-def _batch_values(mask, tokens, V, states, S, w):
-    code, b, t, wsum = _batch_fault(mask, tokens, V, states, S, w)
+def _batch(mask, tokens, V, states=None, S=0, w=None):
+    """The message of the first fault of a (B, T) batch's values, or None (one jitted pass)."""
+    code, b, t, _ = _batch_fault(mask, tokens, V, states, S, w)
     if code == 1:
-        raise ValueError("mask: expected only 0.0 and 1.0")
+        return "mask: expected only 0.0 and 1.0"
     if code in (2, 3):
         name, ids, high = ("states", states, S) if code == 2 else ("tokens", tokens, V)
-        raise ValueError(
-            f"{name}: expected ids in [0, {high}) at the real positions, got {int(ids[b, t])} at ({b}, {t})"
-        )
+        return f"{name}: expected ids in [0, {high}) at the real positions, got {int(ids[b, t])} at ({b}, {t})"
     if code == 4:
-        raise ValueError("w: expected finite weights at the real positions, got NaN or inf")
-    return wsum
+        return "w: expected finite weights at the real positions, got NaN or inf"
+    return None
 
 
-def _out_check(out, logits):
+def logits_batch(logits, tokens, mask, w=None):
+    """The dense batch's values: a 0/1 mask, token ids in [0, V) and finite weights (if any) at
+    the real positions."""
+    return _batch(mask, tokens, logits.shape[2], w=w)
+
+
+def table_batch(theta, states, tokens, mask, w=None):
+    """The tabular batch's values: a 0/1 mask, state ids in [0, S), token ids in [0, V) and
+    finite weights (if any) at the real positions."""
+    return _batch(mask, tokens, theta.shape[1], states, theta.shape[0], w)
+
+
+def fits_out(out, logits):
+    """`out`, if given, is a writeable C-contiguous buffer of the logits' dtype and shape, not
+    sharing their memory."""
+    if out is None:
+        return None
     if not isinstance(out, np.ndarray) or out.dtype != logits.dtype or out.shape != logits.shape:
-        raise ValueError(
+        return (
             f"out: expected a {logits.dtype} array of shape {logits.shape}, got "
-            f"{getattr(out, 'dtype', type(out).__name__)} of shape "
-            f"{getattr(out, 'shape', None)}"
+            f"{getattr(out, 'dtype', type(out).__name__)} of shape {getattr(out, 'shape', None)}"
         )
     if not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError("out: expected a writeable C-contiguous array")
+        return "out: expected a writeable C-contiguous array"
     if np.shares_memory(out, logits):
-        raise ValueError("out: expected an array not sharing memory with logits")
+        return "out: expected an array not sharing memory with logits"
+    return None
 
 
 # ---------------------------------------------------------------- the guards (after the core)
@@ -325,11 +326,10 @@ def dlogits_guard(out, tokens, mask):
         raise ValueError(f"logits: expected {ROWS} at the real positions, got a row whose result is NaN")
 
 
-def dtheta_guard(dtheta, states, tokens, mask, w, wsum):
-    """Raise if ``dtheta`` is non-finite: naming ``w`` if its real entries' sum overflows, else
-    ``theta`` (a bad visited row). ``wsum``: what `tabular_backward_args` returned."""
-    if _dtheta_fault(dtheta, states, tokens, mask, wsum):
-        with np.errstate(over="ignore"):
-            name = "w" if not np.isfinite(np.abs(w[mask != 0]).sum()) else "theta"
-        what = "weights whose sums are finite" if name == "w" else ROWS
-        raise ValueError(f"{name}: expected {what}, got a non-finite gradient")
+def dtheta_guard(dtheta, theta, states, tokens, mask, w, entry):
+    """Raise if ``dtheta`` is non-finite: naming ``theta`` if a visited row of it is bad (a NaN
+    or +inf entry, or no finite one), else ``entry`` (finite weights whose sums overflow)."""
+    if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):
+        if _dead_row(theta, states[mask != 0.0]) != -1:
+            raise ValueError(f"theta: expected {ROWS} at the visited states, got a non-finite gradient")
+        finite(dtheta, entry, ["dtheta"], {"w": w[mask != 0.0]})

@@ -8,19 +8,29 @@ wrote earns 1 if it equals w. Guessing earns 1/2, one call and copying earns q -
 second call alone adds nothing (two binary votes: a tie is a coin flip), so the right first move
 is to call iff q > 1/2 + cost: the right policy depends on q.
 
-Demonstrated by `python examples/multi_turn.py`. Imports NumPy, minirl_lm.core.checks and
+Demonstrated by `python examples/multi_turn.py`. Imports NumPy, minirl_lm.boundary and
 minirl_lm.multiturn.env.
 """
 
 import numpy as np
 
-from minirl_lm.multiturn.checks import calculator_args, calculator_reference_args
+from minirl_lm.boundary import COUNT, NONNEGATIVE, boundary, number
 from minirl_lm.multiturn.env import MultiTurnMDP
+
+__all__ = ["EOS", "CALL", "EQ", "D0", "D1", "TOKENS", "calculator", "calculator_reference"]
 
 EOS, CALL, EQ, D0, D1 = range(5)  # V = 5
 TOKENS = ("<eos>", "<call>", "=", "0", "1")
 
 
+def _calculator_env(env, name, dims):
+    """The calculator's environment: a `MultiTurnMDP` of its five tokens."""
+    if not isinstance(env, MultiTurnMDP) or env.V != 5:
+        raise TypeError(f"{name}: expected the calculator's MultiTurnMDP, got {type(env).__name__}")
+    return env
+
+
+@boundary(q=number(0.0, 1.0), cost=NONNEGATIVE, max_turns=COUNT, turn_len=COUNT, returns=None)
 def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     """The calculator task: answer a binary question, optionally after asking a noisy tool.
 
@@ -33,10 +43,9 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     Args:
         q: probability the tool is right, in [0, 1].
         cost: reward charged for each call turn, >= 0.
-        max_turns: as in `MultiTurnMDP`.
+        max_turns: as in `MultiTurnMDP` (which bounds the tree it grows).
         turn_len: see `max_turns`.
     """
-    q, cost = calculator_args(q, cost)
 
     def turn_reward(w, turns, done):
         r = -cost if turns[-1][-1] == CALL else 0.0  # the price of a call turn
@@ -49,6 +58,7 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
     return MultiTurnMDP(5, EOS, (CALL,), [(EQ, D0), (EQ, D1)], p_obs, [0.5, 0.5], turn_reward, max_turns, turn_len)
 
 
+@boundary(env=_calculator_env, eq=number(), stop=number(), returns="theta")
 def calculator_reference(env, eq=-3.0, stop=3.0):
     """Reference logits `(S, V)` for the calculator, a stand-in for a pretrained model.
 
@@ -56,7 +66,6 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     writing a digit, prefers to end the episode (logit `stop` on EOS). Rows of chance states are
     uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
     """
-    eq, stop = calculator_reference_args(env, MultiTurnMDP, eq, stop)
     theta = np.zeros((env.S, env.V))  # (S, V)
     theta[env.is_policy, EQ] = eq
     for kids in env.children.values():

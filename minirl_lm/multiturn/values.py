@@ -35,21 +35,35 @@ the running advantage across an observation span, eq. (gae_carry):
 where t' is the next *policy* token of the row. `carry=False` is the bug: the recursion restarts
 (running return, next value and running advantage set to 0) at every masked position, so a turn
 before an observation never sees the rewards or values after it. Both return 0 off the action
-mask. Imports NumPy, minirl_lm.core.checks and minirl_lm.values.optimum (the tilt of one state's row).
+mask. Imports NumPy, minirl_lm.boundary, minirl_lm.multiturn.env (its kinds) and
+minirl_lm.values.optimum (the tilt of one state's row).
 """
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
-from minirl_lm.multiturn.checks import (
-    action_gae_args,
-    action_returns_args,
-    mt_kl_args,
-    mt_soft_args,
-    mt_table,
-    turn_values_args,
-)
+from minirl_lm.boundary import NONNEGATIVE, POSITIVE, TOKENS, array, boundary, finite, flag, number, simplex
+from minirl_lm.multiturn.env import ACTION_MASK, MULTITURN_MDP, TRAJECTORY, actions_on_the_trajectory, ids
 from minirl_lm.values.optimum import tilt
+
+__all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions", "turn_values"]
+
+UNIT = number(0.0, 1.0)  # gamma, lam
+TABLE = simplex("S V")  # a policy's probabilities, a row per state of the environment
+
+
+def _rewards_on_actions(rewards, action_mask):
+    """Rewards sit on the policy's tokens: 0 where `action_mask` is 0."""
+    if (rewards * (1 - action_mask) != 0).any():
+        return "rewards: expected rewards on policy tokens only (0 where action_mask is 0)"
+
+
+def _states_within(values, states):
+    """Every state id indexes `values`."""
+    if states.max() >= values.size:
+        return f"states: expected ids < {values.size} (the states of values), got max {states.max()}"
+
+
+ACTIONS = [actions_on_the_trajectory, _rewards_on_actions]  # returns' and GAE's relations
 
 
 def _posterior(loglik):
@@ -79,17 +93,16 @@ def _induction(env, backup):
     return values, q
 
 
+@boundary(env=MULTITURN_MDP, probs=TABLE, returns="values q")
 def policy_values(env, probs):
     """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
 
     Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
     """
-    probs = mt_table(env, probs, "probs")
-    with np.errstate(over="ignore", invalid="ignore"):
-        values, q = _induction(env, lambda s, q_s: probs[s] @ q_s)
-    return finite_result((values, q), "env", "the expected return of its turn rewards")
+    return _induction(env, lambda s, q_s: probs[s] @ q_s)
 
 
+@boundary(env=MULTITURN_MDP, pi_ref=TABLE, beta=POSITIVE, returns="values q pi_star")
 def soft_optimum(env, pi_ref, beta):
     """Soft-optimal policy by backward induction with chance nodes, eq. (soft_bellman).
 
@@ -102,46 +115,42 @@ def soft_optimum(env, pi_ref, beta):
         `(values (S,), q (S, V), pi_star (S, V))`; `values[0]` is `J(pi*)`. Rows of chance states
         of `pi_star` are copies of `pi_ref` (the policy never writes there).
     """
-    pi_ref, beta = mt_soft_args(env, pi_ref, beta)
     backup = lambda s, q_s: tilt.core(pi_ref[s][None], q_s[None], beta)[1][0]  # noqa: E731
-    with np.errstate(over="ignore", invalid="ignore"):
-        values, q = _induction(env, backup)  # eq. (soft_bellman)
+    values, q = _induction(env, backup)  # eq. (soft_bellman)
     pi_star = pi_ref.copy()
     for s in np.flatnonzero(env.is_policy):
         pi_star[s] = np.exp(tilt.core(pi_ref[s][None], q[s][None], beta)[0][0])  # pi_ref e^{(Q-V)/beta}
-    name = "beta" if np.isfinite(q).all() else "env"  # q overflows with the rewards alone
-    return finite_result((values, q, pi_star), name, "the soft values")
+    return values, q, pi_star
 
 
+@boundary(env=MULTITURN_MDP, probs=TABLE, pi_ref=TABLE, beta=NONNEGATIVE, returns=None)
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
     `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
-    (at `beta = 0`, J = E R whatever the supports); any other overflow (a huge beta) is a
-    ValueError naming `beta`.
+    (at `beta = 0`, J = E R whatever the supports), the one infinite result returned; any other
+    overflow (a huge beta) is the boundary's ValueError naming `kl_objective`.
     """
-    probs, pi_ref, beta = mt_kl_args(env, probs, pi_ref, beta)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
-        pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
+    lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
+    pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
 
-        def backup(s, q_s):
-            return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
+    def backup(s, q_s):
+        return np.where(probs[s] > 0, probs[s] * (q_s - pen[s]), 0.0).sum()
 
-        J = float(_induction(env, backup)[0][0])
+    J = float(_induction(env, backup)[0][0])
     if J == -np.inf and ((probs > 0) & (pi_ref == 0)).any():  # pi writes where pi_ref cannot
-        return J
-    return finite_result(J, "beta", "J(pi) = E[R - beta log(pi / pi_ref)]")
+        return J  # the documented -inf: returns=None, and the engine's one check for the rest
+    return finite(J, "kl_objective", ["J"], dict(probs=probs, pi_ref=pi_ref, beta=beta))
 
 
 # ---- returns and GAE over the action mask -------------------------------------------------------
-def _recursion(values, rewards, act, c_next, c_acc, carry):
+def _recursion(values, rewards, action_mask, c_next, c_acc, carry):
     """Right to left: A_t = r_t + c_next V' - V_t + c_acc A', primes over the next policy token."""
-    B, T = act.shape
+    B, T = action_mask.shape
     out = np.zeros((B, T))
     nxt, acc = np.zeros(B), np.zeros(B)  # (B,) V(s_t'), A_t'
     for t in range(T - 1, -1, -1):
-        on = act[:, t] > 0
+        on = action_mask[:, t] > 0
         new = rewards[:, t] + c_next * nxt - values[:, t] + c_acc * acc  # eq. (gae_carry)
         keep = 1.0 if carry else 0.0  # carry: skip; bug: restart at 0
         acc = np.where(on, new, keep * acc)
@@ -150,16 +159,17 @@ def _recursion(values, rewards, act, c_next, c_acc, carry):
     return out
 
 
-def _scan(values, rewards, act, c_next, c_acc, carry):
-    """The recursion, and its overflow named: the rewards if they overflow it alone."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _recursion(values, rewards, act, c_next, c_acc, carry)
-        if np.isfinite(out).all():
-            return out
-        alone = np.isfinite(_recursion(0 * values, rewards, act, c_next, c_acc, carry)).all()
-    return finite_result(out, "values" if alone else "rewards", "the recursion (gae_carry)")
-
-
+@boundary(
+    values=TOKENS,
+    rewards=TOKENS,
+    mask=TRAJECTORY,
+    action_mask=ACTION_MASK,
+    gamma=UNIT,
+    lam=UNIT,
+    carry=flag,
+    where=ACTIONS,
+    returns="advantages",
+)
 def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=True):
     """GAE over the policy tokens of multi-turn rows, eq. (gae_carry): (B, T).
 
@@ -173,30 +183,36 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
         carry: True carries across observation spans; False restarts at every masked
             position (the bug this module measures).
     """
-    values, rewards, act, gamma, lam, carry = action_gae_args(
-        values, rewards, mask, action_mask, gamma, lam, carry
-    )
-    return _scan(values, rewards, act, gamma, gamma * lam, bool(carry))
+    return _recursion(values, rewards, action_mask, gamma, gamma * lam, carry)
 
 
+@boundary(
+    rewards=TOKENS, mask=TRAJECTORY, action_mask=ACTION_MASK, gamma=UNIT, carry=flag, where=ACTIONS, returns="G"
+)
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
-    rewards, act, gamma, carry = action_returns_args(rewards, mask, action_mask, gamma, carry)
-    return _scan(np.zeros(act.shape), rewards, act, 0.0, gamma, bool(carry))
+    return _recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
 
 
+@boundary(
+    values=array("S"),
+    states=ids("B T", low=0),
+    mask=TRAJECTORY,
+    action_mask=ACTION_MASK,
+    where=[_states_within, actions_on_the_trajectory],
+    returns="turn_values",
+)
 def turn_values(values, states, mask, action_mask):
     """V at the first policy state of each token's turn, on every policy token: (B, T).
 
     values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
     of a row and at the first policy token after an observation span.
     """
-    values, states, mask, act = turn_values_args(values, states, mask, action_mask)
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])  # action_mask at t - 1 (0 before t = 0)
     for t in range(mask.shape[1]):
-        start = (act[:, t] > 0) & (prev == 0)
+        start = (action_mask[:, t] > 0) & (prev == 0)
         cur = np.where(start, values[states[:, t]], cur)
-        out[:, t] = cur * act[:, t]
-        prev = act[:, t]
+        out[:, t] = cur * action_mask[:, t]
+        prev = action_mask[:, t]
     return out

@@ -15,11 +15,11 @@ Backward (per head; the causal zeros of `a` make every masked term vanish):
     dq_i = sum_j ds_ij k_j / sqrt(e),   dk_j = sum_i ds_ij q_i / sqrt(e)     eq. (scores_grad)
     dWqkv = x^T [dq, dk, dv],   dx = [dq, dk, dv] Wqkv^T                     eq. (qkv_grad)
 
-`attention_forward` and `attention_backward` check their arguments and run `forward` and
-`backward`, the trusted cores the block calls. `forward(..., start)` computes the outputs of
-positions `start..L-1` only (the keys and values of every position): the model's last block
-needs no more. `step` is the same map for new positions whose keys and values are written into
-a cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
+The block calls `attention_forward.core` and `attention_backward.core`, the bodies without the
+declared checks. `attention_forward(..., start=s)` computes the outputs of positions `s..L-1`
+only (the keys and values of every position): the model's last block needs no more.
+`attention_step` is the same map for new positions whose keys and values are written into a
+cache of the earlier ones (generation): position i attends to positions 0..i, as in eq. (scores).
 The forward caches what the backward reads (q, k, v, the softmax `a`, the heads' output `o`);
 `q @ k^T` and `a @ v` are NumPy's batched products over (B, H), written straight into the layout
 the next product reads.
@@ -27,8 +27,17 @@ the next product reads.
 
 import numpy as np
 
-from minirl_lm.nn.checks import attention_args, grad_args
+from minirl_lm.boundary import COUNT, array, boundary, number
+from minirl_lm.nn.layer import ACTS, KV, START, Cache, cache_of, heads_divide_width, kv_fits, start_before_end
 from minirl_lm.nn.matmul import matmul, weight_grad
+
+__all__ = ["attention_forward", "attention_backward", "attention_step"]
+
+
+def _qkv_width(x, Wqkv):
+    """`Wqkv` is `(d, 3d)`: the query, key and value projections side by side."""
+    if Wqkv.shape[1] != 3 * x.shape[2]:
+        return f"Wqkv: expected shape (d, 3d) = ({x.shape[2]}, {3 * x.shape[2]}), got {Wqkv.shape}"
 
 
 def _heads(z, n_head):
@@ -57,7 +66,16 @@ def _attend(q, K, V, start, out):
     return a
 
 
-def attention_forward(x, Wqkv, Wo, n_head):
+@boundary(
+    x=ACTS,
+    Wqkv=array("D Q"),
+    Wo=array("D D"),
+    n_head=COUNT,
+    start=START,
+    where=[_qkv_width, heads_divide_width, start_before_end],
+    returns="y cache",
+)
+def attention_forward(x, Wqkv, Wo, n_head, *, start=0):
     """Causal multi-head self-attention (no biases).
 
     Args:
@@ -65,15 +83,12 @@ def attention_forward(x, Wqkv, Wo, n_head):
         Wqkv: (d, 3d) the query, key and value projections side by side.
         Wo: (d, d) output projection.
         n_head: number of heads, a divisor of d.
+        start: the first position whose output is computed (every position's key and value is).
 
     Returns:
-        ``(y, cache)``: y (B, L, d) and the cache `attention_backward` reads.
+        ``(y, cache)``: y (B, L - start, d), the outputs of positions start..L-1, and the cache
+        `attention_backward` reads.
     """
-    return forward(*attention_args(x, Wqkv, Wo, n_head))
-
-
-def forward(x, Wqkv, Wo, n_head, start=0):
-    """`attention_forward` without checks, for the positions start..L-1: y (B, L - start, d)."""
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # (B, L, 3d) eq. (qkv): one product for q, k and v
     q, k, v = (_heads(qkv[:, :, i * d : (i + 1) * d], n_head) for i in range(3))  # (B, H, L, e) views
@@ -82,24 +97,21 @@ def forward(x, Wqkv, Wo, n_head, start=0):
     a = _attend(q, k, v, start, o)
     o = o.reshape(B, L - start, d)
     y = matmul(o, Wo)  # eq. (attn_out)
-    return y, ("attention", y.shape, x, q, k, v, a, o, Wqkv, Wo, start)
+    return y, Cache(("attention", y.shape, x, q, k, v, a, o, Wqkv, Wo, start))
 
 
+@boundary(cache=cache_of("attention"), dy=ACTS, returns="dx dWqkv dWo")
 def attention_backward(dy, cache):
     """Gradients of causal self-attention.
 
     Args:
-        dy: (B, L, d) gradient of the loss in the output.
-        cache: from `attention_forward`.
+        dy: (B, L - start, d) gradient of the loss in the output.
+        cache: from `attention_forward` (any `start`).
 
     Returns:
-        ``(dx, dWqkv, dWo)``.
+        ``(dx, dWqkv, dWo)``: dx (B, L, d) at every position (those before `start` through
+        their keys and values).
     """
-    return backward(*grad_args(dy, cache, "attention"))
-
-
-def backward(dy, cache):
-    """`attention_backward` without checks (any `start` of `forward`)."""
     _, _, x, q, k, v, a, o, Wqkv, Wo, start = cache
     (B, L, d), n_head = x.shape, q.shape[1]
     dWo = weight_grad(o, dy)  # (d, d) eq. (attn_out_grad)
@@ -120,11 +132,33 @@ def backward(dy, cache):
     return matmul(dqkv, Wqkv.T), weight_grad(x, dqkv), dWo  # eq. (qkv_grad)
 
 
-def step(x, Wqkv, Wo, n_head, kv, pos, start=0):
-    """Positions pos .. pos + L - 1 of x (B, L, d), attending to the cache kv = (K, V), each
-    (B, H, max_len, e), whose first pos positions hold the earlier keys and values; writes this
-    call's keys and values into it. Returns y (B, L - start, d), the outputs of positions
-    pos + start .. pos + L - 1. No checks (`generate` checks its arguments)."""
+@boundary(
+    x=ACTS,
+    Wqkv=array("D Q"),
+    Wo=array("D D"),
+    n_head=COUNT,
+    kv=KV,
+    pos=number(0, integer=True),
+    start=START,
+    where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
+    returns="y",
+)
+def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
+    """The attention of new positions over a key/value cache of the earlier ones (generation).
+
+    Args:
+        x: (B, L, d) the positions pos .. pos + L - 1.
+        Wqkv: (d, 3d) as in `attention_forward`.
+        Wo: (d, d) as in `attention_forward`.
+        n_head: as in `attention_forward`.
+        kv: (2, B, H, max_len, e) the keys and values: positions 0 .. pos - 1 hold the earlier
+            ones, and this call writes its own at pos .. pos + L - 1 (even when it then raises).
+        pos: the position of x's first row.
+        start: the first row of x whose output is computed.
+
+    Returns:
+        y (B, L - start, d), the outputs of positions pos + start .. pos + L - 1.
+    """
     B, L, d = x.shape
     qkv = matmul(x, Wqkv)  # eq. (qkv)
     kv[0][:, :, pos : pos + L] = _heads(qkv[:, :, d : 2 * d], n_head)

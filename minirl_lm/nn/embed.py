@@ -10,9 +10,26 @@ scatter-add: tokens repeat); `wpe` rows past the sequence's length get zero.
 
 import numpy as np
 
-from minirl_lm.nn.checks import embed_args, grad_args
+from minirl_lm.boundary import array, boundary
+from minirl_lm.nn.layer import ACTS, Cache, cache_of, ids_in
+
+__all__ = ["embed_forward", "embed_backward"]
 
 
+def _ids_fit(wte, wpe, ids):
+    """`ids` are rows of `wte`, and at most `max_len` positions (the rows of `wpe`)."""
+    if ids.shape[1] > wpe.shape[0]:
+        return f"ids: expected at most max_len = {wpe.shape[0]} positions, got {ids.shape[1]}"
+    return ids_in("ids", ids, wte.shape[0])
+
+
+@boundary(
+    wte=array("V D"),
+    wpe=array("M D"),
+    ids=array("B L", integer=True, low=0),
+    where=[_ids_fit],
+    returns="x cache",
+)
 def embed_forward(wte, wpe, ids):
     """Token plus position embedding.
 
@@ -24,17 +41,13 @@ def embed_forward(wte, wpe, ids):
     Returns:
         ``(x, cache)``: x (B, L, d) float64 and the cache `embed_backward` reads.
     """
-    return forward(*embed_args(wte, wpe, ids))
-
-
-def forward(wte, wpe, ids):
-    """`embed_forward` without checks."""
     L = ids.shape[1]
     x = wte[ids]  # (B, L, d)
     x += wpe[:L]  # eq. (embed)
-    return x, ("embed", x.shape, ids, wte.shape[0], wpe.shape[0])
+    return x, Cache(("embed", x.shape, ids, wte.shape[0], wpe.shape[0]))
 
 
+@boundary(cache=cache_of("embed"), dy=ACTS, returns="dwte dwpe")
 def embed_backward(dy, cache):
     """Gradients of the embedding tables.
 
@@ -45,11 +58,6 @@ def embed_backward(dy, cache):
     Returns:
         ``(dwte, dwpe)``, (V, d) and (max_len, d).
     """
-    return backward(*grad_args(dy, cache, "embed"))
-
-
-def backward(dy, cache):
-    """`embed_backward` without checks."""
     _, (B, L, d), ids, V, max_len = cache
     dwte = np.zeros((V, d))
     np.add.at(dwte, ids.ravel(), dy.reshape(-1, d))  # eq. (embed_grad): scatter-add over positions

@@ -13,13 +13,47 @@ O(P + T) position-steps instead of O((P + T)^2) for `generate_recompute`, which 
 prefix through `Transformer`'s forward at every step. Both draw the same uniforms, so with the
 same `rng` state they return the same tokens (tests/nn/test_generate.py checks it).
 
-After `eos` (when given) a row is padding: token `eos`, mask 0, logp 0.
+After `eos` (when given) a row is padding: token `eos`, mask 0, logp 0. A call that raises (a
+bad argument, or log-probs beyond float64 from a model whose weights were driven there) leaves
+the generator as it was.
 """
 
 import numpy as np
 
-from minirl_lm.nn import block, norm
-from minirl_lm.nn.checks import generate_args
+from minirl_lm.boundary import COUNT, array, boundary, finite, generator, number, optional
+from minirl_lm.nn.block import EPS, block_step
+from minirl_lm.nn.layer import Arrays, ids_in
+from minirl_lm.nn.model import Transformer
+from minirl_lm.nn.norm import rmsnorm_forward
+
+__all__ = ["generate", "generate_recompute"]
+
+
+def _transformer(model, name, dims):
+    """A `Transformer` (its blocks are read through their declared bodies)."""
+    if not isinstance(model, Transformer):
+        raise TypeError(f"{name}: expected a minirl_lm.nn.model.Transformer, got {type(model).__name__}")
+    return model
+
+
+def _fits(model, prompt, T, eos):
+    """Prompt ids below V, P + T - 1 <= max_len, an eos below V."""
+    if prompt.shape[1] + T - 1 > model.max_len:
+        return f"T: expected P + T - 1 <= max_len = {model.max_len}, got {prompt.shape[1]} + {T} - 1"
+    if eos is not None and eos >= model.V:
+        return f"eos: expected a token id < V = {model.V}, got {eos}"
+    return ids_in("prompt", prompt, model.V)
+
+
+DRAW = dict(
+    model=_transformer,
+    prompt=array("B P", integer=True, low=0),
+    T=COUNT,
+    rng=generator,
+    eos=optional(number(0, integer=True)),
+    where=[_fits],
+    returns=None,  # checked before it returns: a raising call puts the generator back
+)
 
 
 def _draw(h, head, U):
@@ -32,16 +66,24 @@ def _draw(h, head, U):
     return y, logpi[np.arange(y.size), y]
 
 
-def _finish(tokens, logp, eos):
-    """The mask of a (B, T) draw: 1 up to and including the first eos; padding after it."""
+def _finish(model, rng, state, tokens, logp, eos):
+    """The mask of a (B, T) draw (1 up to and including the first eos; padding after it), and
+    the draw checked finite (else the generator is put back to `state`)."""
     mask = np.ones(tokens.shape)
     if eos is not None:
         after = np.cumsum(tokens == eos, axis=1) - (tokens == eos) > 0  # (B, T) past the first eos
         mask[after] = 0.0
         tokens[after], logp[after] = eos, 0.0
-    return tokens, mask, logp
+    try:
+        return finite(
+            (tokens, mask, logp), "generate", ["tokens", "mask", "logp"], {"params": Arrays(model.params)}
+        )
+    except ValueError:
+        rng.bit_generator.state = state
+        raise
 
 
+@boundary(**DRAW)
 def generate(model, prompt, T, rng, eos=None):
     """Sample T tokens per row with a key/value cache.
 
@@ -56,8 +98,7 @@ def generate(model, prompt, T, rng, eos=None):
         ``(tokens, mask, logp)``: (B, T) int64, (B, T) float64, (B, T) float64 log-probs of the
         drawn tokens under the model (0 at padding).
     """
-    prompt, T, rng, eos = generate_args(model, prompt, T, rng, eos)
-    (B, P), p = prompt.shape, model.params
+    (B, P), p, state = prompt.shape, model.params, rng.bit_generator.state
     e = model.d // model.n_head
     kv = [np.empty((2, B, model.n_head, P + T - 1, e)) for _ in range(model.n_layer)]  # the cache
     tokens, logp = np.zeros((B, T), np.int64), np.zeros((B, T))
@@ -67,25 +108,25 @@ def generate(model, prompt, T, rng, eos=None):
         z += p["wpe"][pos : pos + x.shape[1]]  # eq. (embed)
         for layer in range(model.n_layer):  # the last block: the last position only
             last = x.shape[1] - 1 if layer == model.n_layer - 1 else 0
-            z = block.step(z, model._block(layer), model.n_head, kv[layer], pos, last)
-        h = norm.forward(z[:, -1:], p["lnf"], block.EPS)[0][:, 0]  # (B, d)
+            z = block_step.core(z, model.block.core(model, layer), model.n_head, kv[layer], pos, start=last)
+        h = rmsnorm_forward.core(z[:, -1:], p["lnf"], EPS)[0][:, 0]  # (B, d)
         tokens[:, t], logp[:, t] = _draw(h, p["head"], rng.random(B))
         pos += x.shape[1]
         x = tokens[:, t : t + 1]
-    return _finish(tokens, logp, eos)
+    return _finish(model, rng, state, tokens, logp, eos)
 
 
+@boundary(**DRAW)
 def generate_recompute(model, prompt, T, rng, eos=None):
     """The same draws as `generate`, recomputing the whole prefix at every step (no cache).
 
     Args and returns as `generate`.
     """
-    prompt, T, rng, eos = generate_args(model, prompt, T, rng, eos)
-    B = prompt.shape[0]
+    B, state = prompt.shape[0], rng.bit_generator.state
     seq = prompt
     tokens, logp = np.zeros((B, T), np.int64), np.zeros((B, T))
     for t in range(T):
-        h, _ = model._trunk(seq)  # (B, P + t, d)
+        h, _ = model.hidden.core(model, seq)  # (B, P + t, d)
         tokens[:, t], logp[:, t] = _draw(h[:, -1], model.params["head"], rng.random(B))
         seq = np.concatenate([seq, tokens[:, t : t + 1]], axis=1)
-    return _finish(tokens, logp, eos)
+    return _finish(model, rng, state, tokens, logp, eos)

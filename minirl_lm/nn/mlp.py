@@ -10,8 +10,8 @@ Backward:
     du = da gelu'(u),   dW1 = x^T du,   dx = du W1^T                         eq. (mlp_grad)
 
 The tanh form of GELU is GPT-2's (Hendrycks and Gimpel 2016); the forward caches `u`, `t`, `a`
-(as llm.c caches the pre-activation and the activation). `mlp_forward` and `mlp_backward` check
-their arguments and run `forward` and `backward`, the trusted cores the block calls.
+(as llm.c caches the pre-activation and the activation). The block calls `mlp_forward.core` and
+`mlp_backward.core`, the bodies without the declared checks.
 
 The GELU and its derivative run over blocks of `CHUNK` entries, in place: each operation of the
 formula reads and writes a block that stays in the core's cache (a whole (B L, 4d) array does not
@@ -21,8 +21,11 @@ writes `du` over `da`. Elementwise, so the numbers are the same bit for bit as o
 
 import numpy as np
 
-from minirl_lm.nn.checks import grad_args, mlp_args
+from minirl_lm.boundary import array, boundary
+from minirl_lm.nn.layer import ACTS, Cache, cache_of
 from minirl_lm.nn.matmul import matmul, weight_grad
+
+__all__ = ["CHUNK", "mlp_forward", "mlp_backward"]
 
 _C = np.sqrt(2.0 / np.pi)
 CHUNK = 16384  # entries of a block of the elementwise GELU: 128 KiB of float64
@@ -34,6 +37,7 @@ def _blocks(n_rows, width):
     return [slice(i, i + rows) for i in range(0, n_rows, rows)]
 
 
+@boundary(x=ACTS, W1=array("D M"), W2=array("M D"), returns="y cache")
 def mlp_forward(x, W1, W2):
     """The block's MLP.
 
@@ -45,11 +49,6 @@ def mlp_forward(x, W1, W2):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `mlp_backward` reads.
     """
-    return forward(*mlp_args(x, W1, W2))
-
-
-def forward(x, W1, W2):
-    """`mlp_forward` without checks."""
     u = matmul(x, W1)  # (B, L, m)
     t, a = np.empty_like(u), np.empty_like(u)
     u2, t2, a2 = (z.reshape(-1, z.shape[-1]) for z in (u, t, a))
@@ -64,9 +63,10 @@ def forward(x, W1, W2):
         np.add(tb, 1.0, out=ab)  # a = u/2 (1 + t)
         ab *= ub
         ab *= 0.5  # eq. (gelu)
-    return matmul(a, W2), ("mlp", x.shape, x, u, t, a, W1, W2)  # eq. (mlp)
+    return matmul(a, W2), Cache(("mlp", x.shape, x, u, t, a, W1, W2))  # eq. (mlp)
 
 
+@boundary(cache=cache_of("mlp"), dy=ACTS, returns="dx dW1 dW2")
 def mlp_backward(dy, cache):
     """Gradients of the MLP.
 
@@ -77,11 +77,6 @@ def mlp_backward(dy, cache):
     Returns:
         ``(dx, dW1, dW2)``.
     """
-    return backward(*grad_args(dy, cache, "mlp"))
-
-
-def backward(dy, cache):
-    """`mlp_backward` without checks."""
     _, _, x, u, t, a, W1, W2 = cache
     dW2 = weight_grad(a, dy)  # (m, d) eq. (mlp_grad)
     du = matmul(dy, W2.T)  # (B, L, m): da, then du in place

@@ -10,16 +10,19 @@ Backward, for one position (d entries), with `dxhat_j = dy_j g_j`:
     dx_j = r dxhat_j - xhat_j r mean_k(dxhat_k xhat_k)                       eq. (rmsnorm_dx)
 
 (Zhang and Sennrich 2019; no mean subtraction, no bias.) The forward caches `xhat` and `r`, what
-the backward needs (llm.c caches LayerNorm's mean and rstd the same way). `rmsnorm_forward` and
-`rmsnorm_backward` check their arguments and run `forward` and `backward`, the trusted cores the
-other layers call.
+the backward needs (llm.c caches LayerNorm's mean and rstd the same way). The other layers call
+`rmsnorm_forward.core` and `rmsnorm_backward.core`, the bodies without the declared checks.
 """
 
 import numpy as np
 
-from minirl_lm.nn.checks import grad_args, norm_args
+from minirl_lm.boundary import POSITIVE, array, boundary
+from minirl_lm.nn.layer import ACTS, Cache, cache_of
+
+__all__ = ["rmsnorm_forward", "rmsnorm_backward"]
 
 
+@boundary(x=ACTS, g=array("D"), eps=POSITIVE, returns="y cache")
 def rmsnorm_forward(x, g, eps=1e-5):
     """RMSNorm over the last axis.
 
@@ -31,17 +34,13 @@ def rmsnorm_forward(x, g, eps=1e-5):
     Returns:
         ``(y, cache)``: y (B, L, d) and the cache `rmsnorm_backward` reads.
     """
-    return forward(*norm_args(x, g, eps))
-
-
-def forward(x, g, eps):
-    """`rmsnorm_forward` without checks."""
     y = x * x  # (B, L, d) a work buffer, then the output
     r = 1.0 / np.sqrt(y.mean(axis=-1, keepdims=True) + eps)  # (B, L, 1) eq. (rms)
     xhat = x * r  # (B, L, d)
-    return np.multiply(xhat, g, out=y), ("rmsnorm", x.shape, xhat, r, g)  # eq. (rmsnorm)
+    return np.multiply(xhat, g, out=y), Cache(("rmsnorm", x.shape, xhat, r, g))  # eq. (rmsnorm)
 
 
+@boundary(cache=cache_of("rmsnorm"), dy=ACTS, returns="dx dg")
 def rmsnorm_backward(dy, cache):
     """Gradients of RMSNorm.
 
@@ -52,11 +51,6 @@ def rmsnorm_backward(dy, cache):
     Returns:
         ``(dx, dg)``: (B, L, d) and (d,).
     """
-    return backward(*grad_args(dy, cache, "rmsnorm"))
-
-
-def backward(dy, cache):
-    """`rmsnorm_backward` without checks."""
     _, _, xhat, r, g = cache
     work = dy * xhat  # (B, L, d)
     dg = work.sum(axis=(0, 1))  # (d,) eq. (rmsnorm_dg)

@@ -17,9 +17,13 @@ value loss are one loss of the shared parameters (eq. (model_grad)). The forward
 
 import numpy as np
 
-from minirl_lm.nn.checks import grad_args, value_args
+from minirl_lm.boundary import array, boundary
+from minirl_lm.nn.layer import ACTS, Cache, cache_of
+
+__all__ = ["value_forward", "value_backward"]
 
 
+@boundary(h=ACTS, w=array("D"), c=array("1"), returns="v cache")
 def value_forward(h, w, c):
     """Values of every position.
 
@@ -31,14 +35,10 @@ def value_forward(h, w, c):
     Returns:
         ``(v, cache)``: v (B, L) and the cache `value_backward` reads.
     """
-    return forward(*value_args(h, w, c))
+    return h @ w + c[0], Cache(("value", h.shape[:2], h, w))  # (B, L) eq. (value_head)
 
 
-def forward(h, w, c):
-    """`value_forward` without checks."""
-    return h @ w + c[0], ("value", h.shape[:2], h, w)  # (B, L) eq. (value_head)
-
-
+@boundary(cache=cache_of("value", "B L"), dy=array("B L"), returns="dh dw dc")
 def value_backward(dy, cache):
     """Gradients of the value head.
 
@@ -49,13 +49,8 @@ def value_backward(dy, cache):
     Returns:
         ``(dh, dw, dc)``: (B, L, d), (d,) and (1,).
     """
-    return backward(*grad_args(dy, cache, "value"))
-
-
-def backward(dv, cache):
-    """`value_backward` without checks."""
     _, _, h, w = cache
-    dw = np.einsum("bl,bld->d", dv, h)  # (d,) eq. (value_grad)
-    dc = np.array([dv.sum()])  # (1,)
-    dh = dv[:, :, None] * w  # (B, L, d)
+    dw = np.einsum("bl,bld->d", dy, h)  # (d,) eq. (value_grad)
+    dc = np.array([dy.sum()])  # (1,)
+    dh = dy[:, :, None] * w  # (B, L, d)
     return dh, dw, dc

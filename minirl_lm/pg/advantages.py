@@ -34,11 +34,9 @@ Defined edge cases (no gradient here: rewards are data):
 Deviation from the textbook form: leave-one-out is computed as `(K/(K-1)) (R_k - mean)`, the
 same number algebraically (to rounding), so that equal rewards give exactly 0.
 
-Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL
-`trl/trainer/utils.py` `nanstd`, TRL 1.16.0 as at commit `f2cd57710a` (2026-07-24); verl
-`verl/trainer/ppo/core_algos.py` `compute_grpo_outcome_advantage` (`torch.std`), verl 0.9.1 as at
-commit `1dda039b9c` (2026-08-22); the page "Where to go next" maps the rest). `ddof` is the int 0
-or 1 (not a bool, not a float).
+Population std (`ddof=0`) is the default; `ddof=1` is what TRL and verl use (TRL's `nanstd`,
+verl's `torch.std` in `compute_grpo_outcome_advantage`). `ddof` is the int 0 or 1 (not a bool,
+not a float).
 
 Domain: rewards are `(N, K)` with `K >= 1` and every `|R| <= 1e150` (`REWARD_MAX`), for all four
 baselines; anything else raises ValueError naming `rewards`. The bound keeps the arithmetic
@@ -50,9 +48,8 @@ so) has its std computed on the rescaled deviations, so a tiny spread with `std_
 standardizes to unit scale instead of to 0. Neither guard changes the arithmetic of ordinary
 inputs.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 K                         TRL num_generations (8); verl rollout.n (1); OpenRLHF
@@ -73,18 +70,17 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 
 import numpy as np
 
-from minirl_lm.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, one_of
-from minirl_lm.core.checks import finite_result
-from minirl_lm.pg.validate import opo_args, rpp_args, rpp_baseline_args
+from minirl_lm.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, number, one_of
 
-__all__ = ["BASELINES", "REWARD_MAX", "no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
+__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "right_padded", "group_mean"]
+__all__ += ["no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
 __all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
 BASELINES = ("none", "mean", "standardized", "loo")
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
 
 
-def _in_domain(rewards, greedy_rewards=None):
+def bounded_rewards(rewards, greedy_rewards=None):
     """Every `|R| <= REWARD_MAX`, the advantages' domain (the standardized baseline squares the
     spread); ReMax's greedy rewards too."""
     if (m := np.abs(rewards).max()) > REWARD_MAX:
@@ -102,14 +98,28 @@ def _others(rewards, baseline="loo"):
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
 
 
-def _group_mean(r):
-    """Mean of each group, (N, 1); exactly the common value when a group's rewards are equal."""
+def right_padded(mask, what, where):
+    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of
+    a function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
+    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
+    if rises.any():
+        row = int(np.nonzero(rises.any(axis=1))[0][0])
+        return (
+            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
+            f"by the token-level objectives; here use {where}"
+        )
+
+
+def group_mean(r):
+    """Mean of each group of checked rewards `(N, K)`, `(N, 1)`; exactly the common value when
+    a group's rewards are equal (`np.mean` of identical floats can differ from them)."""
     mean = r.sum(axis=1, keepdims=True) / r.shape[1]  # (N, 1), r.mean's arithmetic
     equal = (r == r[:, :1]).all(axis=1, keepdims=True)  # (N, 1)
     return np.where(equal, r[:, :1], mean)  # (N, 1)
 
 
-@boundary(rewards=array("N K"), where=[_in_domain])
+@boundary(rewards=array("N K"), where=[bounded_rewards])
 def no_baseline(rewards):
     """No baseline, eq. (pg_vanilla): `A = R`.
 
@@ -122,7 +132,7 @@ def no_baseline(rewards):
     return rewards  # eq. (pg_vanilla); the engine's copy
 
 
-@boundary(rewards=array("N K"), where=[_in_domain])
+@boundary(rewards=array("N K"), where=[bounded_rewards])
 def centred(rewards):
     """The group mean as baseline, eq. (pg_centred): `A = R - mean of the group`.
 
@@ -135,7 +145,7 @@ def centred(rewards):
     return advantages.core(rewards, "mean")
 
 
-@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])
+@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards])
 def standardized(rewards, std_eps=1e-8, ddof=0):
     """Group-standardized advantages, eq. (pg_normalized): `A = (R - mean) / (std + xi)`.
 
@@ -148,7 +158,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     Returns:
         `(N, K)` advantages; exactly 0 for a group of equal rewards.
     """
-    c = rewards - _group_mean(rewards)  # (N, K)
+    c = rewards - group_mean(rewards)  # (N, K)
     dof = max(rewards.shape[1] - ddof, 1)  # K = 1, ddof = 1: c == 0, so std = 0
     ss = (c * c).sum(axis=1, keepdims=True)  # (N, 1)
     std = np.sqrt(ss / dof)  # (N, 1)
@@ -166,7 +176,7 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
-@boundary(rewards=array("N K"), where=[_in_domain, _others])
+@boundary(rewards=array("N K"), where=[bounded_rewards, _others])
 def leave_one_out(rewards):
     """Leave-one-out advantages, eq. (pg_loo): `A_k = R_k - mean of the other K - 1 rewards`.
 
@@ -187,7 +197,7 @@ def leave_one_out(rewards):
     baseline=one_of(BASELINES),
     std_eps=NONNEGATIVE,
     ddof=DDOF,
-    where=[_in_domain, _others],
+    where=[bounded_rewards, _others],
 )
 def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     """Group advantages with the chosen baseline.
@@ -208,7 +218,7 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
         return rewards.copy()  # eq. (pg_vanilla); not the caller's array (GRPO returns both)
     if baseline == "standardized":
         return standardized.core(rewards, std_eps, ddof)
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     K = rewards.shape[1]
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
@@ -251,7 +261,9 @@ def broadcast(adv, mask):
 def _whiten_tokens(x, mask, std_eps, ddof):
     """(x - mean) / sqrt(var + std_eps) over the real tokens of a (B, T) array; 0 at padding.
 
-    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof).
+    No real token, or every real value equal: exactly 0 (so past that test M >= 2 > ddof). A
+    `var + std_eps` beyond float64 (a spread past ~1e154) is taken on the scale of the largest
+    deviation, where it is finite: the whitened values are at most sqrt(M) in size.
     """
     real = mask > 0  # (B, T)
     M = int(real.sum())
@@ -260,13 +272,36 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     m = x[real].sum() / M  # token mean over the batch
     c = np.where(real, x - m, 0.0)  # (B, T)
     s = np.abs(c).max()  # scale: c*c cannot overflow
-    with np.errstate(over="ignore"):  # overflow is reported below
-        var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
-    if not np.isfinite(var):
-        raise ValueError("token_rewards: the batch variance of the returns overflows float64; rescale the rewards")
-    return c / np.sqrt(var + std_eps)  # (B, T)
+    var = s * s * ((c / s) ** 2).sum() / (M - ddof)  # eq. (rpp); M >= 2 > ddof here
+    if np.isfinite(var + std_eps):
+        return c / np.sqrt(var + std_eps)  # (B, T)
+    return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # on the scale s
 
 
+def _returns_to_go(mask):
+    """The returns to go sum over the later tokens of a row: a right-padded mask."""
+    return right_padded(
+        mask,
+        "REINFORCE++'s returns to go (a sum over the later tokens)",
+        "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
+    )
+
+
+def _one_row_per_response(rewards, mask):
+    """The mask has one row per response, `B = N*K`, prompt-major."""
+    if mask.shape[0] != rewards.size:
+        return f"mask: expected {rewards.size} rows (one per response, B = N*K), got shape {mask.shape}"
+
+
+@boundary(
+    mask=MASK,
+    token_rewards=array("B T"),
+    gamma=number(0.0, 1.0),
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[_returns_to_go],
+    returns="A",
+)
 def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):
     """REINFORCE++ advantages (B, T), eq. (rpp): returns to go, whitened over the batch's tokens.
 
@@ -276,33 +311,38 @@ def reinforce_pp(token_rewards, mask, gamma=1.0, std_eps=1e-8, ddof=1):
     ```
 
     Args:
-        token_rewards (np.ndarray): `(B, T)` per-token rewards, the KL folded per token (for
-            instance `critic.per_token_rewards`); values at padding are ignored.
-        mask (np.ndarray): `(B, T)` 0/1, right-padded.
-        gamma (float): discount in `[0, 1]`.
-        std_eps (float): `>= 0`, added to the variance inside the square root (verl: `1e-8`).
-        ddof (int): 0 or 1; 1 is the Bessel variance verl uses (the default here).
+        token_rewards: `(B, T)` per-token rewards, the KL folded per token (for instance
+            `critic.per_token_rewards`); values at padding are ignored.
+        mask: `(B, T)` 0/1, right-padded (the returns sum over the later tokens).
+        gamma: discount in `[0, 1]`.
+        std_eps: `>= 0`, added to the variance inside the square root (verl: `1e-8`).
+        ddof: 0 or 1; 1 is the Bessel variance verl uses (the default here).
 
     Returns:
-        A (np.ndarray): `(B, T)` advantages, 0 at padding. A batch with no real token, or whose
-            returns are all equal, gives exactly 0; a single real token with `ddof=1` has variance 0
-            (defined here; verl raises) and advantage 0.
+        `(B, T)` advantages, 0 at padding. A batch with no real token, or whose returns are all
+        equal, gives exactly 0; a single real token with `ddof=1` has variance 0 (defined here;
+        verl raises) and advantage 0.
 
     Raises:
-        ValueError: naming the argument (shapes, non-finite values, ranges).
+        ValueError: a bad argument (named; a mask with holes too), or returns to go beyond
+            float64 (named after the function, with the range of its inputs).
     """
-    r, mask, gamma, std_eps, ddof = rpp_args(token_rewards, mask, gamma, std_eps, ddof)
-    G = np.zeros_like(r)  # (B, T) returns to go
-    acc = np.zeros(r.shape[0])  # (B,)
-    with np.errstate(over="ignore"):  # an inf return is rejected below
-        for t in range(r.shape[1] - 1, -1, -1):
-            acc = (r[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
-            G[:, t] = acc
-    if not np.isfinite(G).all():
-        raise ValueError("token_rewards: the returns to go overflow float64; rescale the rewards")
-    return _whiten_tokens(G, mask, std_eps, ddof)
+    G = np.zeros_like(token_rewards)  # (B, T) returns to go
+    acc = np.zeros(token_rewards.shape[0])  # (B,)
+    for t in range(token_rewards.shape[1] - 1, -1, -1):
+        acc = (token_rewards[:, t] + gamma * acc) * mask[:, t]  # eq. (rpp): G_t = r_t + gamma G_{t+1}
+        G[:, t] = acc
+    return _whiten_tokens(G, mask, std_eps, ddof)  # an inf return: a NaN advantage, reported
 
 
+@boundary(
+    rewards=array("N K"),
+    mask=MASK,
+    std_eps=NONNEGATIVE,
+    ddof=DDOF,
+    where=[bounded_rewards, _one_row_per_response],
+    returns="A",
+)
 def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
     """REINFORCE++-baseline advantages (B, T), eq. (rpp_baseline): group mean off, then whitened.
 
@@ -311,38 +351,38 @@ def reinforce_pp_baseline(rewards, mask, std_eps=1e-8, ddof=1):
     ```
 
     Args:
-        rewards (np.ndarray): `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
-        mask (np.ndarray): `(B, T)` with `B = N*K`.
-        std_eps (float): as in `reinforce_pp` (verl: `1e-8`, inside the square root).
-        ddof (int): as in `reinforce_pp` (verl: 1, the Bessel variance).
+        rewards: `(N, K)` sequence rewards, prompt-major (row `b = n*K + k` of mask).
+        mask: `(B, T)` 0/1 with `B = N*K`; holes allowed (the statistics are over the trained
+            tokens, wherever they sit).
+        std_eps: as in `reinforce_pp` (verl: `1e-8`, inside the square root).
+        ddof: as in `reinforce_pp` (verl: 1, the Bessel variance).
 
     Returns:
-        A (np.ndarray): `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred
-            advantage of a group of one is 0; verl instead takes the group mean as 0 at K = 1, so
-            its advantage is the whitened raw reward); equal rewards in every group give exactly 0.
+        `(B, T)` advantages, 0 at padding. K = 1 gives exactly 0 (the centred advantage of a
+        group of one is 0; verl instead takes the group mean as 0 at K = 1, so its advantage is
+        the whitened raw reward); equal rewards in every group give exactly 0.
     """
-    r, mask, std_eps, ddof = rpp_baseline_args(rewards, mask, std_eps, ddof, REWARD_MAX)
-    c = advantages.core(r, "mean").ravel()  # (B,) eq. (pg_centred)
+    c = advantages.core(rewards, "mean").ravel()  # (B,) eq. (pg_centred)
     return _whiten_tokens(c[:, None] * mask, mask, std_eps, ddof)  # eq. (rpp_baseline)
 
 
-@boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[_in_domain])
+@boundary(rewards=array("N K"), greedy_rewards=array("N"), where=[bounded_rewards])
 def remax(rewards, greedy_rewards):
     """ReMax advantages (N, K), eq. (remax): the baseline is the reward of the greedy response.
 
     Args:
-        rewards (np.ndarray): `(N, K)` rewards of the sampled responses.
-        greedy_rewards (np.ndarray): `(N,)` reward of each prompt's greedy (argmax-decoded)
-            response.
+        rewards: `(N, K)` rewards of the sampled responses.
+        greedy_rewards: `(N,)` reward of each prompt's greedy (argmax-decoded) response.
 
     Returns:
-        A (np.ndarray): `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the
-            samples, so the update is unbiased for every K, K = 1 included; a sample equal to the
-            greedy reward gets exactly 0.
+        `(N, K)` advantages `r - r_greedy`. The baseline does not depend on the samples, so the
+        update is unbiased for every K, K = 1 included; a sample equal to the greedy reward gets
+        exactly 0.
     """
     return rewards - greedy_rewards[:, None]  # eq. (remax)
 
 
+@boundary(rewards=array("N K"), lengths=array("N K", low=0.0), where=[bounded_rewards], returns="A")
 def opo(rewards, lengths):
     """OPO advantages (N, K), eq. (opo): the group baseline weighted by response length.
 
@@ -351,27 +391,28 @@ def opo(rewards, lengths):
     ```
 
     Args:
-        rewards (np.ndarray): `(N, K)` sequence rewards.
-        lengths (np.ndarray): `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
+        rewards: `(N, K)` sequence rewards.
+        lengths: `(N, K)` response lengths `|y|` (real tokens), `>= 0`.
 
     Returns:
-        A (np.ndarray): `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the
-            baseline as 0 at K = 1, so its advantage is the raw reward). A group whose responses are
-            all empty (total length 0) falls back to the plain group mean; empty responses carry no
-            token, so their advantage never reaches the gradient.
+        `(N, K)` advantages. K = 1 and equal rewards give exactly 0 (verl takes the baseline as
+        0 at K = 1, so its advantage is the raw reward). A group whose responses are all empty
+        (total length 0) falls back to the plain group mean; empty responses carry no token, so
+        their advantage never reaches the gradient.
+
+    Raises:
+        ValueError: a bad argument (named), or lengths so large that the weighted baseline
+            overflows (named after the function).
     """
-    r, L = opo_args(rewards, lengths, REWARD_MAX)  # (N, K) each
-    with np.errstate(over="ignore", invalid="ignore"):  # lengths beyond ~1e150: below
-        tot = L.sum(axis=1, keepdims=True)  # (N, 1)
-        base = np.where(
-            tot > 0, (L * r).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300), r.mean(axis=1, keepdims=True)
-        )  # (N, 1) eq. (opo)
-    equal = r.max(axis=1, keepdims=True) == r.min(axis=1, keepdims=True)
-    base = np.where(equal, r[:, :1], base)  # exactly the common value
-    return finite_result(r - base, "lengths", "the length-weighted baseline")  # (N, K)
+    tot = lengths.sum(axis=1, keepdims=True)  # (N, 1)
+    weighted = (lengths * rewards).sum(axis=1, keepdims=True) / np.maximum(tot, 1e-300)  # (N, 1)
+    base = np.where(tot > 0, weighted, rewards.mean(axis=1, keepdims=True))  # (N, 1) eq. (opo)
+    equal = rewards.max(axis=1, keepdims=True) == rewards.min(axis=1, keepdims=True)
+    base = np.where(equal, rewards[:, :1], base)  # exactly the common value
+    return rewards - base  # (N, K)
 
 
-@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[_in_domain])
+@boundary(rewards=array("N K"), std_eps=NONNEGATIVE, ddof=DDOF, where=[bounded_rewards])
 def batch_std(rewards, std_eps=1e-8, ddof=0):
     """Batch-std advantages (N, K), eq. (pg_batch_std): group mean off, one std for the batch.
 
@@ -387,7 +428,7 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
     """
-    c = rewards - _group_mean(rewards)  # (N, K) eq. (pg_centred)
+    c = rewards - group_mean(rewards)  # (N, K) eq. (pg_centred)
     flat = rewards.ravel()
     if flat.max() == flat.min():  # every reward equal: c == 0
         return np.zeros_like(c)

@@ -22,13 +22,12 @@ The visited states are data: the gradient does not flow through which states wer
 On a response of several tokens that is not the gradient of the entropy of the response
 distribution H(pi(.|x)) = E[sum_t H(s_t)] (which also moves the visitation); on one-token
 responses it is. The caller multiplies L_H by the coefficient c and adds it to the policy loss.
-A response of length 0 visits no state and contributes nothing. Imports NumPy and
-minirl_lm.core (checks, ops) only; tests/pg/test_entropy.py checks the gradient by finite
-differences.
+A response of length 0 visits no state and contributes nothing. tests/pg/test_entropy.py checks
+the gradient by finite differences. `LOGITS` is the declaration of a logit table (`-inf` allowed),
+shared with `entropy_knobs.py` and `kl.py`.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0); OpenRLHF
@@ -39,15 +38,33 @@ entropy_bonus x coefficient  TRL entropy_coef (0.0); verl actor.entropy_coeff (0
 
 import numpy as np
 
+from minirl_lm.boundary import MASK, MAX_LEN, array, boundary, longest_response, one_of
 from minirl_lm.core.ops import AGGS, agg_weights, log_softmax
-from minirl_lm.pg.checks import entropy_args, logit_table
+
+__all__ = ["LOGITS", "entropy_table", "entropy_grad_table", "entropy_bonus"]
+
+_TABLE = array("S V")
 
 
-def _log_pi(theta):
-    """log pi (S, V) of checked logits; a logit more than float64's range below its row's
-    maximum is a probability of exactly 0 (log pi = -inf), as it is in the limit."""
-    with np.errstate(over="ignore"):  # theta - max: -inf, not a warning
-        return log_softmax(theta)  # (S, V) eq. (log_softmax)
+def LOGITS(x, name, dims):
+    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
+    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
+    try:
+        a = np.asarray(x)
+        neg = np.isneginf(a) if a.dtype.kind == "f" else None
+    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
+        neg = None
+    if neg is not None and np.isposinf(a).any():
+        raise ValueError(
+            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
+        )
+    if neg is None or not neg.any():
+        return _TABLE(x, name, dims)
+    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
+    t[neg] = -np.inf
+    if np.isneginf(t).all(axis=1).any():
+        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
+    return t
 
 
 def _entropy(logpi):
@@ -62,38 +79,58 @@ def _entropy_grad(pi, logpi, H):
     return -np.where(pi > 0, pi * (np.where(pi > 0, logpi, 0.0) + H[:, None]), 0.0)
 
 
+@boundary(theta=LOGITS, returns="H")
 def entropy_table(theta):
-    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy)."""
-    _, H = _entropy(_log_pi(logit_table(theta)))
+    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy).
+
+    A logit more than float64's range below its row's maximum is a probability of exactly 0
+    (log pi = -inf), as it is in the limit.
+    """
+    _, H = _entropy(log_softmax(theta))
     return H
 
 
+@boundary(theta=LOGITS, returns="dH")
 def entropy_grad_table(theta):
     """dH(s)/dtheta[s, v] for every row: theta `(S, V)` -> `(S, V)`, eq. (entropy_grad).
 
     Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
     """
-    logpi = _log_pi(logit_table(theta))  # (S, V)
+    logpi = log_softmax(theta)  # (S, V)
     pi, H = _entropy(logpi)
     return _entropy_grad(pi, logpi, H)  # (S, V)
 
 
+def _states_in_table(theta, states):
+    """Every state id is a row of the table."""
+    if states.max() >= theta.shape[0]:
+        return f"states: expected ids < {theta.shape[0]} (the rows of theta), got max {states.max()}"
+
+
+@boundary(
+    theta=LOGITS,
+    mask=MASK,
+    states=array("B T", integer=True, low=0),
+    agg=one_of(AGGS),
+    max_len=MAX_LEN,
+    where=[_states_in_table, longest_response],
+    returns="loss dtheta",
+)
 def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     """The entropy bonus as a loss term and its gradient on the table, eq. (entropy_bonus).
 
     Args:
-        theta (np.ndarray): `(S, V)` logits of the policy.
-        states (np.ndarray): `(B, T)` int state id of every token (`Rollout.states`).
-        mask (np.ndarray): `(B, T)` 0/1; holes allowed (untrained positions inside a row).
-        agg (str): the aggregation weights w (token_mean: the mean per-token entropy).
-        max_len (int or None): the constant of agg="constant".
+        theta: `(S, V)` logits of the policy (`-inf` for impossible tokens).
+        states: `(B, T)` int state id of every token (`Rollout.states`), rows of `theta`.
+        mask: `(B, T)` 0/1; holes allowed (untrained positions inside a row).
+        agg: the aggregation weights w (token_mean: the mean per-token entropy).
+        max_len: the constant of agg="constant".
 
     Returns:
-        result (tuple): `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a
-            coefficient c) to raise the entropy of the visited states.
+        `(loss, dtheta (S, V))` with loss = `-sum w H(s_bt)`; descend on it (with a coefficient
+        c) to raise the entropy of the visited states.
     """
-    theta, states, mask, max_len = entropy_args(theta, states, mask, agg, max_len, AGGS)
-    logpi = _log_pi(theta)  # (S, V)
+    logpi = log_softmax(theta)  # (S, V)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     pi, H = _entropy(logpi)  # (S, V), (S,)
     loss = -(w * H[states]).sum()  # eq. (entropy_bonus)

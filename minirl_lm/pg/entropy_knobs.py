@@ -68,14 +68,34 @@ adaptive_entropy_coef  TRL use_adaptive_entropy
 
 import numpy as np
 
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import (
+    ADVANTAGE,
+    MASK,
+    MAX_LEN,
+    NONNEGATIVE,
+    TOKENS,
+    array,
+    boundary,
+    generator,
+    longest_response,
+    number,
+    one_of,
+    optional,
+)
 from minirl_lm.core.ops import AGGS, adv_tokens, agg_weights, log_ratio, log_softmax
-from minirl_lm.pg.checks import clip_objective, logit_table, token_batch
-from minirl_lm.pg.clip import branches
-from minirl_lm.pg.validate import adaptive_args, clip_cov_args, entropy_step_args, kl_cov_args, mask_args
+from minirl_lm.pg.clip import CLIP, branches
+from minirl_lm.pg.entropy import LOGITS
+
+__all__ = ["entropy_step", "cov_terms", "clip_cov_loss", "kl_cov_loss", "entropy_mask", "entropy_masked_loss"]
+__all__ += ["adaptive_entropy_coef"]
+
+AGG = dict(agg=one_of(AGGS), max_len=MAX_LEN)  # with the relation longest_response
+RATIO = number(0.0, 1.0, low_open=True)  # a fraction of the trained tokens, in (0, 1]
+FRACTION = number(0.0, 1.0)  # rho_h, in [0, 1]
 
 
 # ---- the identity ----------------------------------------------------------------------------
+@boundary(theta=LOGITS, delta=array("S V"), returns="exact first second")
 def entropy_step(theta, delta):
     """The exact entropy change of a logit step and its first- and second-order predictions.
 
@@ -87,20 +107,17 @@ def entropy_step(theta, delta):
         `(exact, first, second)`: `(S,)` each; `exact = H(theta + delta) - H(theta)`,
         `first` eq. (ent_identity), `second` eq. (ent_second).
     """
-    theta = logit_table(theta)
-    delta = entropy_step_args(theta, delta)
-    with np.errstate(over="ignore", invalid="ignore"):  # -inf logits: pi = 0, handled below
-        lp = log_softmax(theta)  # (S, V)
-        lp1 = log_softmax(theta + delta)  # (S, V)
+    lp = log_softmax(theta)  # (S, V)
+    lp1 = log_softmax(theta + delta)  # (S, V)
     pi, pi1 = np.exp(lp), np.exp(lp1)
     lp, lp1 = np.where(pi > 0, lp, 0.0), np.where(pi1 > 0, lp1, 0.0)  # 0 log 0 = 0
     d = np.where(pi > 0, delta, 0.0)  # (S, V)
     H, H1 = -(pi * lp).sum(1), -(pi1 * lp1).sum(1)  # (S,) eq. (entropy)
     dc = d - (pi * d).sum(1, keepdims=True)  # (S, V) centred step delta~
     first = -(pi * lp * dc).sum(1)  # eq. (ent_identity): -Cov(log pi, delta)
-    lc = np.where(pi > 0, lp + H[:, None], 0.0)  # (S, V) log pi centred
+    lc = lp + H[:, None]  # (S, V) log pi centred (weighted by pi: 0 where pi = 0)
     second = -0.5 * ((pi * dc**2).sum(1) + (pi * lc * dc**2).sum(1))  # eq. (ent_second)
-    return finite_result((H1 - H, first, second), "delta", "the entropy change")
+    return H1 - H, first, second
 
 
 # ---- the covariance term and Clip-Cov --------------------------------------------------------
@@ -111,6 +128,7 @@ def _cov(logp, A, mask):
     return (A - Ab) * (logp - lb) * mask  # (B, T) eq. (cov_term), 0 at padding
 
 
+@boundary(logp=TOKENS, adv=ADVANTAGE, mask=MASK, returns="c")
 def cov_terms(logp, adv, mask):
     """The centred covariance term of every token, eq. (cov_term): `(B, T)`, 0 at padding.
 
@@ -119,12 +137,27 @@ def cov_terms(logp, adv, mask):
         adv: `(B,)` or `(B, T)` advantages.
         mask: `(B, T)` 0/1 (holes allowed).
     """
-    logp, mask, A, _ = token_batch({"logp": logp}, mask, adv)
-    return finite_result(_cov(logp, adv_tokens(A, mask), mask), "adv", "the covariance term")
+    return _cov(logp, adv_tokens(adv, mask), mask)
 
 
+def _band(cov_lb, cov_ub):
+    """The band `cov_lb < c_t < cov_ub` is not empty."""
+    if not cov_lb < cov_ub:
+        return f"cov_ub: expected > cov_lb = {cov_lb}, got {cov_ub}"
+
+
+@boundary(
+    **CLIP,
+    ratio=RATIO,
+    cov_lb=number(),
+    cov_ub=number(),
+    **AGG,
+    rng=optional(generator),
+    where=[_band, longest_response],
+    returns="loss dloss_dlogp corr",
+)
 def clip_cov_loss(
-    logp, logp_old, adv, mask, ratio=2e-4, cov_lb=1.0, cov_ub=5.0, eps=0.2, eps_high=None,
+    logp, logp_old, adv, mask, *, ratio=2e-4, cov_lb=1.0, cov_ub=5.0, eps=0.2, eps_high=None,
     agg="token_mean", max_len=None, rng=None,
 ):  # fmt: skip
     """Clip-Cov, eq. (clip_cov): the clipped surrogate with a random band of tokens detached.
@@ -147,11 +180,8 @@ def clip_cov_loss(
         `(loss, dloss_dlogp (B, T), corr (B, T))`: corr the weight kept on each token (0/1 when
         drawn, its expectation when `rng` is None).
     """
-    logp, logp_old, mask, A, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
-    )
-    ratio, cov_lb, cov_ub = clip_cov_args(ratio, cov_lb, cov_ub, rng)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     rho, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     f = np.minimum(surr1, surr2)  # (B, T) eq. (ppo_clip)
@@ -168,11 +198,22 @@ def clip_cov_loss(
         corr.flat[idx] = 0.0  # eq. (clip_cov), one draw
     loss = -(w * corr * f).sum()
     dloss_dlogp = -w * corr * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T) d rho/d logp = rho
-    return finite_result((float(loss), dloss_dlogp, corr), "logp", "the Clip-Cov surrogate")
+    return float(loss), dloss_dlogp, corr
 
 
 # ---- KL-Cov ----------------------------------------------------------------------------------
-def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_mean", max_len=None):
+@boundary(
+    logp=TOKENS,
+    logp_old=TOKENS,
+    adv=ADVANTAGE,
+    mask=MASK,
+    ratio=RATIO,
+    kl_coef=NONNEGATIVE,
+    **AGG,
+    where=[longest_response],
+    returns="loss dloss_dlogp top",
+)
+def kl_cov_loss(logp, logp_old, adv, mask, *, ratio=2e-4, kl_coef=1.0, agg="token_mean", max_len=None):
     """KL-Cov, eq. (kl_cov): the unclipped surrogate, `|logp - logp_old|` on the top tokens by c_t.
 
     Args:
@@ -188,15 +229,10 @@ def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_m
     Returns:
         `(loss, dloss_dlogp (B, T), top (B, T))`: top the 0/1 set of penalized tokens.
     """
-    logp, logp_old, mask, A, max_len = token_batch(
-        {"logp": logp, "logp_old": logp_old}, mask, adv, agg, max_len, AGGS
-    )
-    ratio, kl_coef = kl_cov_args(ratio, kl_coef)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg)
     u = log_ratio(logp, logp_old, mask)  # (B, T) 0 at padding
-    with np.errstate(over="ignore"):
-        rho = np.exp(u)  # (B, T)
+    rho = np.exp(u)  # (B, T)
     c = _cov(logp, A, mask)  # (B, T) eq. (cov_term)
     top = np.zeros_like(logp)  # (B, T)
     n = int(mask.sum())
@@ -204,21 +240,27 @@ def kl_cov_loss(logp, logp_old, adv, mask, ratio=2e-4, kl_coef=1.0, agg="token_m
         idx = np.flatnonzero(mask > 0)
         k = max(1, int(n * ratio))
         top.flat[idx[np.argsort(-c.flat[idx], kind="stable")[:k]]] = 1.0  # ties: first token
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = rho * A - kl_coef * top * np.abs(u)  # (B, T) eq. (kl_cov)
-        loss = -(w * f).sum()
-        dloss_dlogp = -w * (rho * A - kl_coef * top * np.sign(u))  # (B, T) sign(0) = 0
-    return finite_result((float(loss), dloss_dlogp, top), "logp", "the KL-Cov surrogate")
+    f = rho * A - kl_coef * top * np.abs(u)  # (B, T) eq. (kl_cov)
+    loss = -(w * f).sum()
+    dloss_dlogp = -w * (rho * A - kl_coef * top * np.sign(u))  # (B, T) sign(0) = 0
+    return float(loss), dloss_dlogp, top
 
 
 # ---- entropy-quantile masking ----------------------------------------------------------------
 def _keep(entropies, mask, rho_h):
-    if rho_h >= 1.0 or not mask.any():
-        return mask.copy() if rho_h >= 1.0 else np.zeros_like(mask)
-    q = np.quantile(entropies[mask > 0], 1.0 - rho_h)  # linear, as torch.quantile
-    return ((entropies * mask >= q) & (mask > 0)).astype(float)  # (B, T) eq. (ent_mask)
+    if not mask.any():
+        return np.zeros_like(mask)  # no trained token: nothing kept
+    q = np.quantile(entropies[mask > 0], 1.0 - rho_h)  # linear, as torch.quantile; rho_h = 1: the min
+    return ((entropies >= q) & (mask > 0)).astype(float)  # (B, T) eq. (ent_mask)
 
 
+def _entropies(entropies, mask):
+    """Entropies are `>= 0` where trained."""
+    if (entropies[mask > 0] < 0).any():
+        return f"entropies: expected >= 0 at trained tokens, got {entropies[mask > 0].min()}"
+
+
+@boundary(entropies=TOKENS, mask=MASK, rho_h=FRACTION, where=[_entropies])
 def entropy_mask(entropies, mask, rho_h=0.2):
     """The tokens kept by entropy-quantile masking, eq. (ent_mask): `(B, T)` 0/1.
 
@@ -227,12 +269,19 @@ def entropy_mask(entropies, mask, rho_h=0.2):
         mask: `(B, T)` 0/1 (holes allowed).
         rho_h: the kept top fraction in [0, 1] (1 keeps every trained token).
     """
-    entropies, mask, rho_h = mask_args(entropies, mask, rho_h)
     return _keep(entropies, mask, rho_h)
 
 
+@boundary(
+    **CLIP,
+    entropies=TOKENS,
+    rho_h=FRACTION,
+    **AGG,
+    where=[_entropies, longest_response],
+    returns="loss dloss_dlogp keep",
+)
 def entropy_masked_loss(
-    logp, logp_old, adv, mask, entropies, rho_h=0.2, eps=0.2, eps_high=None, agg="token_mean", max_len=None
+    logp, logp_old, adv, mask, entropies, *, rho_h=0.2, eps=0.2, eps_high=None, agg="token_mean", max_len=None
 ):
     """The clipped surrogate trained on the high-entropy tokens only, eq. (ent_mask).
 
@@ -251,25 +300,38 @@ def entropy_masked_loss(
     Returns:
         `(loss, dloss_dlogp (B, T), keep (B, T))`.
     """
-    logp, logp_old, mask, A, eps, eps_high, max_len = clip_objective(
-        logp, logp_old, adv, mask, eps, eps_high, agg, max_len, AGGS
-    )
-    entropies, _, rho_h = mask_args(entropies, mask, rho_h, shape=logp.shape)
-    A = adv_tokens(A, mask)  # (B, T)
+    A = adv_tokens(adv, mask)  # (B, T)
+    eps_high = eps if eps_high is None else eps_high  # symmetric by default
     keep = _keep(entropies, mask, rho_h)  # (B, T)
     w = agg_weights(mask, agg, max_len)  # (B, T) eq. (pg_agg), on every trained token
     _, surr1, surr2 = branches(logp, logp_old, A, mask, eps, eps_high)
     loss = -(w * keep * np.minimum(surr1, surr2)).sum()  # eq. (ent_mask)
     dloss_dlogp = -w * keep * np.where(surr1 <= surr2, surr1, 0.0)  # (B, T)
-    return finite_result((float(loss), dloss_dlogp, keep), "logp", "the masked surrogate")
+    return float(loss), dloss_dlogp, keep
 
 
 # ---- the adaptive coefficient ----------------------------------------------------------------
+def _coef_bounds(coef_min, coef_max):
+    """The clamp `[coef_min, coef_max]` is not empty."""
+    if coef_max < coef_min:
+        return f"coef_max: expected >= coef_min = {coef_min}, got {coef_max}"
+
+
+@boundary(
+    coef=NONNEGATIVE,
+    entropy=NONNEGATIVE,
+    target=NONNEGATIVE,
+    delta=NONNEGATIVE,
+    coef_min=NONNEGATIVE,
+    coef_max=NONNEGATIVE,
+    where=[_coef_bounds],
+    returns="next_coef applied",
+)
 def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, coef_max=1.0):
     """One step of the adaptive entropy coefficient, eq. (ent_adaptive).
 
     Args:
-        coef: the current coefficient c.
+        coef: the current coefficient c, `>= 0`.
         entropy: the mean per-token entropy H measured on this step's batch, `>= 0`.
         target: H_target `>= 0`.
         delta: the step delta_c `>= 0`.
@@ -280,7 +342,6 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
         `(next_coef, applied)`: the coefficient after the step, and the one the next step's loss
         applies (`next_coef` if `entropy <= target`, else 0.0).
     """
-    coef, entropy, target, delta, lo, hi = adaptive_args(coef, entropy, target, delta, coef_min, coef_max)
     low = entropy <= target  # below target: raise the coefficient
-    nxt = min(coef + delta, hi) if low else max(coef - delta, lo)  # eq. (ent_adaptive)
+    nxt = min(coef + delta, coef_max) if low else max(coef - delta, coef_min)  # eq. (ent_adaptive)
     return float(nxt), float(nxt) if low else 0.0

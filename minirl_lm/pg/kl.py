@@ -50,13 +50,12 @@ d/dtheta[s, v] KL(pi_ref || pi)_s = pi(v|s) - pi_ref(v|s)
 
 The aggregation weights are `core.ops.agg_weights`, eq. (pg_agg), the one definition of them
 (`reinforce.token_weights` is its checked entry; a standalone copy of this file,
-`scripts/standalone.py`, inlines it). The token-level functions declare their arguments with
+`scripts/standalone.py`, inlines it). Every public function declares its arguments with
 `boundary` (the engine checks them, and the result, once); their bodies are the math, and
 GRPO calls `kl_per_token.core` and `kl_penalty.core` on its own checked arguments.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 beta              TRL beta (0.0); verl actor.kl_loss_coef (0.001), algorithm.kl_ctrl.kl_coef
@@ -76,10 +75,9 @@ adaptive_kl_coef  verl kl_ctrl.type=adaptive; OpenRLHF --algo.kl.target, --algo.
 
 import numpy as np
 
-from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
-from minirl_lm.core.checks import finite_result
+from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of, optional
 from minirl_lm.core.ops import AGGREGATION, agg_weights, log_ratio, log_softmax
-from minirl_lm.pg.checks import kl_tables
+from minirl_lm.pg.entropy import LOGITS
 
 __all__ = [
     "ESTIMATORS",
@@ -223,6 +221,38 @@ def _softmax_tables(theta, theta_ref):
     return out
 
 
+def _finite_spreads(theta, theta_ref):
+    """In each row the finite logits lie within float64 of its maximum (`theta - max` finite)."""
+    for name, t in (("theta", theta), ("theta_ref", theta_ref)):
+        with np.errstate(over="ignore"):  # a spread beyond float64: -inf, refused here
+            z = t - t.max(axis=1, keepdims=True)  # (S, V) <= 0
+        bad = (np.isneginf(z) & np.isfinite(t)).any(axis=1)  # (S,)
+        if bad.any():
+            return (
+                f"{name}: expected the finite logits of each row within float64 of the row's maximum, "
+                f"got a spread beyond float64 in row {int(np.argmax(bad))}"
+            )
+
+
+def _support(of, within):
+    """The relation "`within` has a finite logit wherever `of` has one" (else the KL is infinite)."""
+    pi, pi_w = ("pi", "pi_ref") if of == "theta" else ("pi_ref", "pi")
+
+    def support(theta, theta_ref):
+        t = {"theta": theta, "theta_ref": theta_ref}
+        if ((t[of] > -np.inf) & (t[within] == -np.inf)).any():
+            return (
+                f"{within}: expected a finite logit wherever {of} has one "
+                f"({pi_w} > 0 wherever {pi} > 0, else the KL is infinite)"
+            )
+
+    return support
+
+
+TABLES = dict(theta=LOGITS, theta_ref=LOGITS, weights=optional(array("S", low=0.0)))
+
+
+@boundary(**TABLES, where=[_finite_spreads, _support("theta", "theta_ref")], returns="grad")
 def exact_kl_grad_theta(theta, theta_ref, weights=None):
     """The gradient of `sum_s d_s KL(pi_s || pi_ref_s)` on `theta`, eq. (kl_exact).
 
@@ -232,28 +262,27 @@ def exact_kl_grad_theta(theta, theta_ref, weights=None):
     infinite one; only a `-inf` logit makes a probability exactly 0.
 
     Args:
-        theta: `(S, V)` logits of `pi`.
-        theta_ref: `(S, V)` logits of `pi_ref`.
+        theta: `(S, V)` logits of `pi` (`-inf` allowed).
+        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
         weights: `(S,)` nonnegative state weights `d`, default ones.
 
     Returns:
         `(S, V)` gradient.
 
     Raises:
-        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`.
+        ValueError: `pi > 0 = pi_ref` somewhere (an infinite KL), named after `theta_ref`; a
+            gradient beyond float64, named after the function.
     """
-    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta_ref")
+    d = np.ones(theta.shape[0]) if weights is None else weights  # (S,)
     (pi, logpi), (pi_ref, logpi_ref) = _softmax_tables(theta, theta_ref)
     supp = logpi > -np.inf  # (S, V) support of pi
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = np.zeros_like(logpi)  # (S, V), 0 off the support
-        diff[supp] = logpi[supp] - logpi_ref[supp]
-        kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
-        g = d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
-    # diff is always finite: on the support log pi and log pi_ref both lie in [-max_float, 0]
-    return finite_result(g, "weights", "the weighted gradient")
+    diff = np.zeros_like(logpi)  # (S, V), 0 off the support
+    diff[supp] = logpi[supp] - logpi_ref[supp]  # finite: both in [-max_float, 0] on the support
+    kl = (pi * diff).sum(axis=1, keepdims=True)  # (S, 1) KL_s
+    return d[:, None] * pi * (diff - kl)  # (S, V) pi (log pi - log pi_ref - KL)
 
 
+@boundary(**TABLES, where=[_finite_spreads, _support("theta_ref", "theta")], returns="grad")
 def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
 
@@ -261,8 +290,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     loss descends in expectation.
 
     Args:
-        theta: `(S, V)` logits of `pi`.
-        theta_ref: `(S, V)` logits of `pi_ref`.
+        theta: `(S, V)` logits of `pi` (`-inf` allowed).
+        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
         weights: `(S,)` nonnegative state weights `d`, default ones.
 
     Returns:
@@ -272,7 +301,7 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
         ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
             `exact_kl_grad_theta`), named after `theta`.
     """
-    theta, theta_ref, d = kl_tables(theta, theta_ref, weights, "theta")
+    d = np.ones(theta.shape[0]) if weights is None else weights  # (S,)
     (pi, _), (pi_ref, _) = _softmax_tables(theta, theta_ref)
     return d[:, None] * (pi - pi_ref)  # (S, V) |.| <= |d|: never overflows
 

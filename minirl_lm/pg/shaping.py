@@ -26,11 +26,10 @@ Truncation masking (TRL `mask_truncated_completions`): a response that hit the l
 without emitting EOS is truncated; its mask row is zeroed, so it is left out of the loss (and of
 a token count that normalizes it). An empty response (length 0) is not truncated.
 
-Imports NumPy and minirl_lm.core.checks only.
+Each function declares its arguments with `boundary`; its body is the math.
 
-Names in the frameworks, read from the released code of TRL 1.16.0, verl 0.9.1 and OpenRLHF
-0.11.2 (`docs/next.md` in the minirl_lm repository maps the rest, file by file); the values in
-parentheses are their defaults at those versions, not results of this library.
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults, not results of this library.
 
 ```text
 filter_groups     verl algorithm.filter_groups.enable; OpenRLHF --algo.dynamic_filtering_enable,
@@ -43,64 +42,90 @@ mask_truncated    TRL mask_truncated_completions (False)
 
 import numpy as np
 
-from minirl_lm.pg.validate import acceptance_args, overlong_args, resampling, reward_groups, truncation_args
+from minirl_lm.boundary import COUNT, MASK, NONNEGATIVE, array, boundary, number
+
+__all__ = ["filter_groups", "acceptance_probability", "resample_factor", "overlong_penalty"]
+__all__ += ["truncated", "mask_truncated"]
+
+PROBABILITY = number(0.0, 1.0)
+TOKEN_IDS = array("B T", integer=True, low=0)  # (B, T) int ids >= 0
+EOS = number(0, integer=True)  # a token id >= 0
 
 
+@boundary(rewards=array("N K"))
 def filter_groups(rewards):
     """Which groups dynamic sampling keeps: rewards `(N, K)` -> bool `(N,)`.
 
     A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
     (as verl does; its group-relative advantage is 0 anyway).
     """
-    r = reward_groups(rewards)  # (N, K), N, K >= 1
-    if r.shape[1] == 1:
-        return np.ones(r.shape[0], dtype=bool)
-    return r.max(axis=1) != r.min(axis=1)  # (N,) some spread
+    if rewards.shape[1] == 1:
+        return np.ones(rewards.shape[0], dtype=bool)
+    return rewards.max(axis=1) != rewards.min(axis=1)  # (N,) some spread
 
 
+@boundary(p=PROBABILITY, K=COUNT)
 def acceptance_probability(p, K):
     """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
-    p, K = acceptance_args(p, K)
-    return _acceptance(p, K)
-
-
-def _acceptance(p, K):
-    """`acceptance_probability` on checked arguments."""
     return 1.0 - p**K - (1.0 - p) ** K if K > 1 else 1.0  # K = 1: every group kept
 
 
+def _accepted(p, K):
+    """Some group is accepted (else resampling never ends)."""
+    if acceptance_probability.core(p, K) <= 0:
+        return (
+            f"p: expected 0 < p < 1 (at p = {p} every group of K = {K} has equal "
+            f"rewards and resampling never ends)"
+        )
+
+
+@boundary(p=PROBABILITY, K=COUNT, where=[_accepted])
 def resample_factor(p, K):
     """The factor of eq. (dapo_reweight), 1 / (1 - p^K - (1-p)^K), for a 0/1 reward.
 
     Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
     never ends). K = 1 gives 1 (nothing is filtered).
     """
-    # a = P(kept) > 0, else a ValueError naming p (resampling would never end)
-    return 1.0 / resampling(_acceptance(*acceptance_args(p, K)), p, K)  # eq. (dapo_reweight)
+    return 1.0 / acceptance_probability.core(p, K)  # eq. (dapo_reweight)
 
 
+def _within_cap(lengths, max_len, buffer_len):
+    """The buffer and every length fit under the cap `max_len`."""
+    if buffer_len > max_len:
+        return f"buffer_len: expected an integer <= max_len = {max_len}, got {buffer_len}"
+    if lengths.max() > max_len:
+        return f"lengths: expected entries <= max_len = {max_len}, got max {lengths.max()}"
+
+
+@boundary(
+    lengths=array("B", integer=True, low=0),
+    max_len=number(1, 2**62, integer=True),  # the lengths' arithmetic stays within int64
+    buffer_len=COUNT,
+    penalty_factor=NONNEGATIVE,
+    where=[_within_cap],
+)
 def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
     """DAPO's soft overlong penalty, eq. (overlong): lengths `(B,)` -> additive rewards `(B,)`.
 
     The length `|y|` is the response's extent, every token it occupies (tool outputs inside it
     included), not its number of trained tokens: the cap L_max bounds what the response fills
     of the context, tool outputs too, and verl's DAPO reward manager reads the length off the
-    attention mask (`verl/workers/reward_manager/dapo.py`, commit 003364bc), not off the loss
-    mask. For a right-padded mask both are `mask.sum(axis=1)`; for a mask with holes pass the
-    last trained position + 1 (when the response ends on a trained token), not the sum.
+    attention mask, not off the loss mask. For a right-padded mask both are
+    `mask.sum(axis=1)`; for a mask with holes pass the last trained position + 1 (when the
+    response ends on a trained token), not the sum.
 
     Args:
-        lengths (np.ndarray): `(B,)` response lengths, integers in `[0, max_len]`.
-        max_len (int or None): the length cap L_max, `>= 1`.
-        buffer_len (int): L_buf, in `[1, max_len]`.
-        penalty_factor (float): `>= 0`; the penalty at |y| = L_max.
+        lengths: `(B,)` response lengths, integers in `[0, max_len]`.
+        max_len: the length cap L_max, an integer in `[1, 2**62]`.
+        buffer_len: L_buf, in `[1, max_len]`.
+        penalty_factor: `>= 0`; the penalty at |y| = L_max.
     """
-    L, max_len, buffer_len, f = overlong_args(lengths, max_len, buffer_len, penalty_factor)
-    exceed = L - (max_len - buffer_len)  # (B,) > 0 in the buffer
+    exceed = lengths - (max_len - buffer_len)  # (B,) > 0 in the buffer
     # eq. (overlong); the min before the product, so a long way below the buffer cannot overflow
-    return np.minimum(-exceed, 0) / buffer_len * f + 0.0  # +0.0: no -0.0
+    return np.minimum(-exceed, 0) / buffer_len * penalty_factor + 0.0  # +0.0: no -0.0
 
 
+@boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)
 def truncated(tokens, mask, eos):
     """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
 
@@ -108,19 +133,13 @@ def truncated(tokens, mask, eos):
     the mask that is the token at the row's last trained position (the last 1 of the row), the
     same token as in the compacted row.
     """
-    tokens, mask, eos = truncation_args(tokens, mask, eos)
-    return _truncated(tokens, mask, eos)
-
-
-def _truncated(tokens, mask, eos):
-    """`truncated` on checked arguments."""
     real = mask > 0  # (B, T)
     at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
     last = tokens[np.arange(len(at)), at]  # (B,) last real token (any token for an empty row)
     return real.any(axis=1) & (last != eos)
 
 
+@boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)
 def mask_truncated(tokens, mask, eos):
     """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
-    tokens, mask, eos = truncation_args(tokens, mask, eos)
-    return mask * (~_truncated(tokens, mask, eos))[:, None]  # (B, T)
+    return mask * (~truncated.core(tokens, mask, eos))[:, None]  # (B, T)

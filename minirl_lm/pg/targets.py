@@ -45,15 +45,15 @@ the max). `std_eps` (verl's default normalization) divides by the Bessel std of 
 
 Demonstrated on the baselines page (docs/baselines.md, sections "MaxRL" and "pass@k").
 
-Read from the released code (defaults in parentheses are theirs):
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository); in parentheses their defaults:
 
 ```text
-maxrl               prime-rl src/prime_rl/orchestrator/algo/max_rl.py (MaxRLAlgorithm.score_group,
-                    mean <= 0: zeros) at commit 559b44772e (2026-08-21); TRL 1.16.0 MaxRLTrainer
+maxrl               prime-rl MaxRLAlgorithm.score_group (mean <= 0: zeros); TRL MaxRLTrainer
                     (experimental): unverified
-passk_advantages    verl 0.9.1 algorithm.adv_estimator="grpo_passk" (verl/trainer/ppo/core_algos.py
-  k = K, std_eps    :472-536: r_max - r_second_max on the best response, divided by torch.std + 1e-6
-                    when algorithm.norm_adv_by_std_in_grpo (True)); k < K: none
+passk_advantages    verl algorithm.adv_estimator="grpo_passk" (r_max - r_second_max on the best
+  k = K, std_eps    response, divided by torch.std + 1e-6 when algorithm.norm_adv_by_std_in_grpo
+                    (True)); k < K: none
 ```
 """
 
@@ -61,10 +61,19 @@ from math import comb
 
 import numpy as np
 
-from minirl_lm.pg.advantages import REWARD_MAX, _group_mean
-from minirl_lm.pg.validate import maxrl_args, passk_args
+from minirl_lm.boundary import NONNEGATIVE, array, boundary, number, optional
+from minirl_lm.pg.advantages import bounded_rewards, group_mean
+
+__all__ = ["maxrl", "passk_advantages"]
 
 
+def _k_within_group(rewards, k):
+    """`k` is at most the group size `K`."""
+    if k > rewards.shape[1]:
+        return f"k: expected an integer <= {rewards.shape[1]} (the group size K), got {k}"
+
+
+@boundary(rewards=array("N K", low=0.0), where=[bounded_rewards])
 def maxrl(rewards):
     """MaxRL advantages (N, K), eq. (maxrl): `(R - mean) / mean`, 0 for a group of mean 0.
 
@@ -74,11 +83,16 @@ def maxrl(rewards):
     Returns:
         `(N, K)` advantages; a group of equal rewards gives exactly 0.
     """
-    r = maxrl_args(rewards, REWARD_MAX)
-    mean = _group_mean(r)  # (N, 1), exactly the common value of an equal group
-    return np.divide(r - mean, mean, out=np.zeros_like(r), where=mean > 0)  # (N, K) eq. (maxrl)
+    mean = group_mean(rewards)  # (N, 1), exactly the common value of an equal group
+    return np.divide(rewards - mean, mean, out=np.zeros_like(rewards), where=mean > 0)  # (N, K) eq. (maxrl)
 
 
+@boundary(
+    rewards=array("N K"),
+    k=number(1, integer=True),
+    std_eps=optional(NONNEGATIVE),
+    where=[bounded_rewards, _k_within_group],
+)
 def passk_advantages(rewards, k, std_eps=None):
     """pass@k advantages (N, K), eq. (passk): each response's share of `max` over `k`-subsets.
 
@@ -91,7 +105,7 @@ def passk_advantages(rewards, k, std_eps=None):
     Returns:
         `(N, K)` advantages, to be used as `sum_k A_k grad log pi(y_k)` (no `1/K`).
     """
-    r, k, std_eps = passk_args(rewards, k, std_eps, REWARD_MAX)
+    r = rewards
     N, K = r.shape
     order = np.argsort(r, axis=1, kind="stable")  # (N, K) ties in index order
     rs = np.take_along_axis(r, order, axis=1)  # (N, K) sorted ascending
@@ -103,7 +117,7 @@ def passk_advantages(rewards, k, std_eps=None):
     A = np.empty_like(r)
     np.put_along_axis(A, order, a_sorted, axis=1)  # back to the group's order
     if std_eps is not None:
-        c = r - _group_mean(r)  # (N, K)
+        c = r - group_mean(r)  # (N, K)
         std = np.sqrt((c * c).sum(axis=1, keepdims=True) / max(K - 1, 1))  # (N, 1) Bessel
         A = np.divide(A, std + std_eps, out=np.zeros_like(A), where=std + std_eps > 0)
     return A

@@ -35,46 +35,93 @@ policy: `(probs ** 2).sum(-1)` at each visited state), `logp_old` the sampled to
 
 Demonstrated on the baselines page (docs/baselines.md, section "The optimal token baseline").
 
-Read from verl 0.9.1 `algorithm.adv_estimator="optimal_token_baseline"`
-(verl/trainer/ppo/core_algos.py:872-988, `compute_optimal_token_baseline_advantage`;
-`handle_zero_tail` True, epsilon 1e-8; the rollout IS weights `rho^2` on `W`: not here).
+Names in the frameworks (their versions, files and the runs against them: `docs/next.md` in the
+minirl_lm repository):
+
+```text
+otb_advantages   verl algorithm.adv_estimator="optimal_token_baseline" (handle_zero_tail True,
+                 epsilon 1e-8; its rollout IS weights rho^2 on W: not here)
+```
 """
 
 import numpy as np
 
-from minirl_lm.pg.validate import otb_args
+from minirl_lm.boundary import COUNT, MASK, NONNEGATIVE, TOKENS, array, boundary, flag
+from minirl_lm.pg.advantages import right_padded
+
+__all__ = ["otb_advantages"]
 
 
+def _columns(mask):
+    """A position is a column (a baseline per column of the group): a right-padded mask."""
+    return right_padded(
+        mask,
+        "the optimal token baseline (a position is a column: a baseline per column of the group)",
+        "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
+    )
+
+
+def _groups_of_K(mask, K):
+    """`K` divides the batch: `B = N*K` rows, prompt-major."""
+    if mask.shape[0] % K:
+        return f"K: expected a divisor of the batch size B = {mask.shape[0]} (groups of K rows), got {K}"
+
+
+def _log_probs(logp_old, mask):
+    """The sampled tokens' log-probs are `<= 0` where trained."""
+    if (logp_old[mask > 0] > 0).any():
+        return f"logp_old: expected log-probs <= 0 on the trained tokens, got max {logp_old[mask > 0].max():g}"
+
+
+def _sums_of_squares(logp_old, sum_pi_sq, mask):
+    """`sum_v pi(v|s)^2` lies in `[pi(y|s)^2, 1]` where trained (to rounding)."""
+    p = np.exp(np.minimum(logp_old, 0.0))  # (B, T)
+    if ((sum_pi_sq < p * p * (1 - 1e-12)) | (sum_pi_sq > 1.0 + 1e-12))[mask > 0].any():
+        return "sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens"
+
+
+@boundary(
+    mask=MASK,
+    rewards=array("B"),
+    logp_old=TOKENS,
+    sum_pi_sq=TOKENS,
+    K=COUNT,
+    w_eps=NONNEGATIVE,
+    zero_tail=flag,
+    where=[_columns, _groups_of_K, _log_probs, _sums_of_squares],
+)
 def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=True):
     """Advantages (B, T) with the optimal token baseline of each group, eq. (otb_group).
 
     Args:
         rewards: `(B,)` outcome rewards, `B = N*K` rows prompt-major.
-        mask: `(B, T)` 0/1, right-padded (a position is a column).
+        mask: `(B, T)` 0/1, right-padded (a position is a column; a mask with holes is refused).
         logp_old: `(B, T)` log-probs of the sampled tokens (`<= 0` on trained tokens).
         sum_pi_sq: `(B, T)` `sum_v pi(v|s_t)^2` at each token's state, in `[pi(y_t)^2, 1]`.
         K: the group size, dividing `B`.
         w_eps: the stabilizer of the denominator (verl's 1e-8), `>= 0`.
-        zero_tail: zero the baseline of a group's unique longest response past the second-longest.
+        zero_tail: True or False: zero the baseline of a group's unique longest response past
+            the second-longest.
 
     Returns:
         `(B, T)` advantages, 0 at padding.
+
+    Raises:
+        ValueError: a bad argument (named), or a result beyond float64 (named after the function).
     """
-    r, mask, p, s2, K, w_eps = otb_args(rewards, mask, logp_old, sum_pi_sq, K, w_eps)
     B, T = mask.shape
-    N = B // K
-    G = r[:, None] * mask  # (B, T) G_t = R on every trained token
-    W = np.cumsum((1.0 - 2.0 * p + s2) * mask, axis=1)  # (B, T) eq. (otb_score), summed to t
+    p = np.exp(np.minimum(logp_old, 0.0))  # (B, T) pi(y_t); padding may hold any finite garbage
+    G = rewards[:, None] * mask  # (B, T) G_t = R on every trained token
+    W = np.cumsum((1.0 - 2.0 * p + sum_pi_sq) * mask, axis=1)  # (B, T) eq. (otb_score), summed to t
     if K == 1:
         return G  # no others: no baseline
-    Gg, Wg, mg = (x.reshape(N, K, T) for x in (G, W, mask))  # (N, K, T)
+    Gg, Wg, mg = (x.reshape(-1, K, T) for x in (G, W, mask))  # (N, K, T)
     num = (Gg * Wg * mg).sum(axis=1)  # (N, T)
     den = (Wg * mg).sum(axis=1) + w_eps  # (N, T)
     base = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T) eq. (otb_group)
     base = np.repeat(base[:, None, :], K, axis=1)  # (N, K, T)
-    if zero_tail:
+    if zero_tail:  # past the second-longest, the longest has no others (a tie: only padding)
         L = mg.sum(axis=2)  # (N, K) lengths
-        srt = np.sort(L, axis=1)  # (N, K)
-        for n in np.nonzero((srt[:, -1] > srt[:, -2]))[0]:
-            base[n, int(np.argmax(L[n])), int(srt[n, -2]) :] = 0.0  # the unique longest's tail
+        second = np.sort(L, axis=1)[:, -2]  # (N,)
+        base[np.arange(len(L)), np.argmax(L, axis=1)] *= np.arange(T) < second[:, None]  # (N, T)
     return ((Gg - base) * mg).reshape(B, T)  # (B, T)

@@ -37,21 +37,139 @@ Edge cases: no real token (an empty batch or an all-zero mask) gives logp = 0, d
 loss = 0.0 and never calls ``loss_fn``; V = 1 gives logp = 0 and G = 0 exactly (the only token
 has probability 1). -inf logits cannot arise from finite inputs unless the product overflows;
 inputs with ``d * max|h| * max|W|`` above half the dtype's largest value are refused (naming
-``h``), so every logit is finite. A non-finite loss or gradient from ``loss_fn`` is a ValueError
-naming ``loss_fn``. float32 inputs give float32 dh and dW (the row kernels accumulate their sums in
-float64); logp is float64 either way.
+``h``), so every logit is finite. What ``loss_fn`` returns is read like an argument: anything but
+a finite loss and a finite (R,) gradient is an error naming ``loss_fn``. A loss, dh or dW beyond
+the dtype's range (a huge but finite gradient) is the one overflow error, naming
+``chunked_loss_grad``. float32 inputs give float32 dh and dW (the row kernels accumulate their sums
+in float64); logp is float64 either way.
+
+The arguments are declared with ``minirl_lm.boundary``, with two kinds of this file: ``h`` and
+``W`` are read as they are (float32 or float64, no float64 copy of the big arrays: the engine's
+``array`` would make one), and the result of ``chunked_loss_grad`` is checked by its extremes
+(``finite`` on the max and min of dh and dW, no float64 copy of a (V, d) float32 gradient).
 
 Demonstration: ``python examples/bench_big_vocab.py --quick``.
 """
 
+import numbers
+
 import numpy as np
 
+from minirl_lm.boundary import COUNT, array, boundary, finite, function, optional
 from minirl_lm.kernels.chunk import _chunk_grad_from_exp, _chunk_logp_exp
-from minirl_lm.scale.checks import chunked_args, loss_fn_result
 
-_VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
+__all__ = ["chunked_logp", "chunked_loss_grad", "add_outer", "VBLOCK"]
+
+VBLOCK = 1024  # rows of W per block of the dW update: its (block, d) scratch stays small
 
 
+def _float_matrix(rows, cols, min_rows=0, dtype_of=None):
+    """A 2-D float32 or float64 NumPy array (no list form, no cast: these are the big arrays),
+    finite, of shape `(rows, cols)` (letters; `rows` at least `min_rows` long), in the dtype of
+    the argument `dtype_of` if given; C order (a copy only if it is not). Read with max and min:
+    no temporary of its size."""
+
+    def read(x, name, dims):
+        if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
+            got = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
+            raise TypeError(f"{name}: expected a float32 or float64 numpy array, got {got}")
+        if dtype_of is not None and x.dtype != dims[f"{dtype_of}.dtype"]:
+            raise TypeError(
+                f"{name}: expected the dtype of {dtype_of} ({dims[f'{dtype_of}.dtype']}), got {x.dtype} "
+                f"(no silent cast: convert one of them)"
+            )
+        want = tuple(dims.get(k, k) for k in (rows, cols))
+        if (
+            x.ndim != 2
+            or x.shape[0] < min_rows
+            or any(w != n for w, n in zip(want, x.shape) if isinstance(w, int))
+        ):
+            more = f" with {rows} >= {min_rows}" if min_rows else ""
+            raise ValueError(f"{name}: expected shape ({', '.join(map(str, want))}){more}, got {x.shape}")
+        hi, lo = (float(x.max()), float(x.min())) if x.size else (0.0, 0.0)  # no temporary
+        if not (np.isfinite(hi) and np.isfinite(lo)):
+            raise ValueError(
+                f"{name}: expected finite values, got {int((~np.isfinite(x)).sum())} NaN or inf entries"
+            )
+        dims.update({rows: x.shape[0], cols: x.shape[1], f"{name}.dtype": x.dtype})
+        return np.ascontiguousarray(x)
+
+    return read
+
+
+def _vocabulary_ids(x, name, dims):
+    """`(N,)` integer token ids in `[0, V)`, V the rows of `W` (a bool array is not one)."""
+    if getattr(x, "dtype", None) == np.bool_:
+        raise TypeError(f"{name}: expected an integer array of ids, got an array of dtype bool")
+    return array("N", integer=True, low=0, high=dims["V"] - 1, empty=True)(x, name, dims)
+
+
+def _abs_max(x):
+    return max(float(x.max()), -float(x.min())) if x.size else 0.0
+
+
+def _logits_bounded(h, W):
+    """Every logit is finite: `d * max|h| * max|W|` (a bound on every `|h_n . W_v|`) is at most
+    half the dtype's largest value."""
+    bound, top = h.shape[1] * _abs_max(h) * _abs_max(W), np.finfo(h.dtype).max / 2
+    if bound > top:
+        return f"h: expected d * max|h| * max|W| <= {top:.3g} (no logit overflows {h.dtype}), got {bound:.3g}"
+
+
+def _buffer_fits(h, W, mask, chunk):
+    """The one `(chunk, V)` buffer stays within 2**31 entries (refused before allocating)."""
+    n = min(chunk, h.shape[0] if mask is None else int(mask.sum())) * W.shape[0]
+    if n > 2**31:
+        return f"chunk: expected a (chunk, V) buffer of at most 2**31 entries, got {n}"
+
+
+def _chunk_result(out, rows):
+    """What `loss_fn` returned for a chunk, read like an argument: `(loss, dloss_dlogp)` as a
+    float and a finite `(R,)` float64 C-order array; anything else is an error naming `loss_fn`."""
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(f"loss_fn: expected it to return (loss, dloss_dlogp), got {type(out).__name__}")
+    part, g = out
+    part = part[()] if isinstance(part, np.ndarray) and part.ndim == 0 else part
+    try:
+        ga = None if isinstance(g, (str, bytes)) else np.asarray(g)
+    except (ValueError, TypeError, OverflowError):  # ragged, huge ints
+        ga = None
+    if (
+        isinstance(part, (bool, np.bool_))
+        or not isinstance(part, numbers.Real)
+        or ga is None
+        or ga.dtype.kind not in "fiu"
+    ):
+        raise TypeError(
+            f"loss_fn: expected a real loss and a real (R,) dloss_dlogp, "
+            f"got {type(part).__name__} and {type(g).__name__}"
+        )
+    if ga.shape != rows.shape:
+        raise ValueError(f"loss_fn: expected dloss_dlogp of shape {rows.shape} (the chunk's logp), got {ga.shape}")
+    try:
+        part = float(part)
+    except OverflowError:  # an int beyond float64
+        part = np.inf
+    g = np.ascontiguousarray(ga, dtype=np.float64)
+    if not (np.isfinite(part) and np.isfinite(g).all()):
+        raise ValueError(
+            f"loss_fn: expected a finite loss and dloss_dlogp, got loss {part} and "
+            f"{int((~np.isfinite(g)).sum())} non-finite gradient entries"
+        )
+    return part, g
+
+
+HEAD = dict(
+    h=_float_matrix("N", "D"),
+    W=_float_matrix("V", "D", min_rows=1, dtype_of="h"),
+    tokens=_vocabulary_ids,
+    mask=optional(array("N", values=(0.0, 1.0), empty=True)),
+    chunk=COUNT,
+)  # both functions' arguments but loss_fn
+LOSS_FN = function("loss_fn(logp, rows) -> (loss, dloss_dlogp)", 2)
+
+
+@boundary(**HEAD, where=[_logits_bounded, _buffer_fits], returns="logp")
 def chunked_logp(h, W, tokens, mask=None, chunk=256):
     """Token log-probs ``log softmax(W h_n)[y_n]`` without the (N, V) logits.
 
@@ -69,7 +187,7 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
         TypeError, ValueError: an argument of the wrong type, shape, dtype or range; the message
             starts with its name.
     """
-    h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk)
+    real = np.arange(h.shape[0]) if mask is None else np.flatnonzero(mask)  # (R,) real positions
     logp = np.zeros(h.shape[0])  # (N,)
     if real.size == 0:
         return logp
@@ -84,6 +202,7 @@ def chunked_logp(h, W, tokens, mask=None, chunk=256):
     return logp
 
 
+@boundary(loss_fn=LOSS_FN, **HEAD, where=[_logits_bounded, _buffer_fits], returns=None)  # checked below
 def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
     """Forward and backward of a per-token loss, fused: each chunk's logits computed once.
 
@@ -104,23 +223,19 @@ def chunked_loss_grad(h, W, tokens, loss_fn, mask=None, chunk=256):
 
     Raises:
         TypeError, ValueError: a bad argument (named first in the message), or ``loss_fn``
-            returning a non-finite loss or gradient, or a wrong shape (named ``loss_fn``).
+            returning a non-finite loss or gradient, or a wrong shape (named ``loss_fn``), or a
+            loss, dh or dW beyond the dtype's range (named ``chunked_loss_grad``).
     """
-    h, W, tokens, real, chunk = chunked_args(h, W, tokens, mask, chunk, loss_fn)
+    real = np.arange(h.shape[0]) if mask is None else np.flatnonzero(mask)  # (R,) real positions
     (N, d), V = h.shape, W.shape[0]
     logp = np.zeros(N)  # (N,)
     dh = np.zeros((N, d), h.dtype)  # (N, d)
     if real.size == 0:
         return 0.0, logp, dh, np.zeros((V, d), h.dtype)
     dW = np.empty((V, d), h.dtype)  # (V, d), written by the first chunk
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow raises below instead
-        loss = _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW)
-    extremes = (dh.max(initial=0.0), dh.min(initial=0.0), dW.max(initial=0.0), dW.min(initial=0.0))
-    if not all(np.isfinite(x) for x in (loss,) + extremes):  # d = 0: no entry, 0.0
-        raise ValueError(
-            f"loss_fn: expected gradients that keep the loss, dh and dW finite in "
-            f"{h.dtype}, got an overflow (loss {loss})"
-        )
+    loss = _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW)
+    ends = lambda x: np.array([x.max(initial=0.0), x.min(initial=0.0)])  # noqa: E731 (NaN propagates)
+    finite((loss, ends(dh), ends(dW)), "chunked_loss_grad", ["loss", "dh", "dW"], dict(h=h, W=W))
     return loss, logp, dh, dW
 
 
@@ -131,7 +246,7 @@ def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
     z = np.empty((R0, V), h.dtype)  # (chunk, V): the one buffer
     s = np.empty(R0)  # (chunk,) each row's sum of exp(z - max)
     dhr = np.empty((R0, d), h.dtype)  # (chunk, d)
-    scratch = np.empty((min(_VBLOCK, V), d), h.dtype)  # (block, d) for the dW update
+    scratch = np.empty((min(VBLOCK, V), d), h.dtype)  # (block, d) for the dW update
     loss = 0.0
     for i in range(0, real.size, chunk):
         rows = real[i : i + chunk]  # (R,)
@@ -140,19 +255,19 @@ def _fused_loop(h, W, tokens, real, chunk, loss_fn, logp, dh, dW):
         np.matmul(hr, W.T, out=zr)  # eq. (unembed): product 1
         lp = _chunk_logp_exp(zr, yr, np.empty(R), s[:R])  # (R,) eq. (log_softmax); zr := exp(z - m)
         logp[rows] = lp
-        part, g = loss_fn_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
+        part, g = _chunk_result(loss_fn(lp.copy(), rows), rows)  # eq. (token_loss)
         loss += part
         _chunk_grad_from_exp(zr, yr, g, s[:R])  # zr := G_c, eq. (logit_grad)
         dh[rows] = np.matmul(zr, W, out=dhr[:R])  # eq. (dh_chunk): product 2
-        _add_outer(dW, zr, hr, scratch, first=(i == 0))  # eq. (dW_chunk): product 3
+        add_outer(dW, zr, hr, scratch, first=(i == 0))  # eq. (dW_chunk): product 3
     return loss
 
 
-def _add_outer(dW, G, hr, scratch, first):
+def add_outer(dW, G, hr, scratch, first):
     """dW += G^T hr (first: dW = G^T hr), in blocks of rows of dW so the scratch stays small."""
     V = dW.shape[0]
-    for v0 in range(0, V, _VBLOCK):
-        v1 = min(V, v0 + _VBLOCK)
+    for v0 in range(0, V, VBLOCK):
+        v1 = min(V, v0 + VBLOCK)
         if first:
             np.matmul(G[:, v0:v1].T, hr, out=dW[v0:v1])  # (block, d)
         else:

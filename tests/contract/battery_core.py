@@ -60,7 +60,7 @@ TABLE = [
     # mdp.py
     F(
         _tokenmdp,
-        prompts=V(lambda: ["a", "b"]),
+        prompts=("prompts", lambda: ["a", "b"]),
         V=("int1", const(3)),
         eos=("int0", const(0)),
         max_len=("width", const(2)),
@@ -72,6 +72,7 @@ TABLE = [
     F(_mdp_method("is_terminal"), prefix=("prefix", const((1,)))),
     F(_mdp_method("state_id"), n=("int0", const(1)), prefix=("nonterminal", const((1,)))),
     F(_mdp_method("prefix_of"), s=("int0", const(3))),
+    F(_mdp_method("rollback"), cp=("checkpoint", const(None))),
     F(
         _mdp_method("rollout"),
         policy=("policy", POLICY),

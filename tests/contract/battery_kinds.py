@@ -388,3 +388,9 @@ BAD["any_float"] = lambda v: [
 BAD["any_ids"] = lambda v: [(label, x) for label, x in bad_ids(3)(v) if label != "extra axis"]
 BAD["any_array"] = lambda v: BAD["not_array"](v) + [("empty", _empty(v))]
 BAD["generator2"] = lambda v: bad_generator(v) + [("str", "x"), ("Generator class", np.random.Generator)]
+BAD["prompts"] = lambda v: [("str", "ab"), ("empty", []), ("None", None), ("int", 3)]
+BAD["checkpoint"] = lambda v: [("int", 0), ("-1", -1), ("bool", True), ("str", "a"), ("float", 1.0)]  # enumerated
+BAD["reference"] = lambda v: [("None", None), ("float", 1.5), ("class", int), ("list", [v])]
+BAD["rows"] = lambda v: [("None", None), ("float", 1.0), ("list of floats", [1.0]), ("str", "x")]
+BAD["lines"] = lambda v: [("str", "a line"), ("None", None), ("list of ints", [1]), ("int", 3)]
+BAD["kwargs_list"] = lambda v: [("None", None), ("dict", {}), ("list of ints", [1]), ("str", "x")]

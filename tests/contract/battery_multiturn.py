@@ -30,15 +30,7 @@ def _multiturn(**kw):
 
 _multiturn.__name__ = "MultiTurnMDP"
 _multiturn.__wrapped__ = MultiTurnMDP.__init__
-
-
-def _mt_method(name):
-    def call(**kw):
-        return getattr(MT(), name)(**kw)
-
-    call.__name__ = f"MultiTurnMDP.{name}"
-    call.__wrapped__ = getattr(MultiTurnMDP, name)
-    return call
+_multiturn.kinds = MultiTurnMDP.__init__.kinds  # its declaration, matched against the row
 
 
 TABLE = [
@@ -55,8 +47,15 @@ TABLE = [
         max_turns=("turns", const(2)),
         turn_len=("turns", const(2)),
     ),
-    F(_mt_method("rollout"), policy=("policy", MT_POLICY), K=("count", const(2)), rng=("generator", RNG)),
-    F(_mt_method("check"), ep=("episodes", EPISODES)),
+    # the methods themselves, self a fresh environment (not tried: kind None)
+    F(
+        MultiTurnMDP.rollout,
+        self=(None, MT),
+        policy=("policy", MT_POLICY),
+        K=("count", const(2)),
+        rng=("generator", RNG),
+    ),
+    F(MultiTurnMDP.check, self=(None, MT), ep=("episodes", EPISODES)),
     F(multiturn.action_view, env=("mtenv", MT), ep=("episodes", EPISODES)),
     F(multiturn.scatter, x=("float", LOGP), pos=("ids3", IDS(3)), mask=("pmask", MASK), T=("width", const(3))),
     # values.py

@@ -2,7 +2,7 @@
 generation. See battery.py."""
 
 import numpy as np
-from battery_data import MASK, RNG, F, const
+from battery_data import MASK, RNG, F, V, const
 from battery_kinds import BAD, bad_float
 
 from minirl_lm.nn import attention, block, embed, mlp, norm, value
@@ -25,15 +25,6 @@ def _vmodel():
     return Transformer(5, D, 2, 1, 6, np.random.default_rng(0), init_scale=0.5, value_head=True)
 
 
-def _method(name, make=_model):
-    def call(**kw):
-        return getattr(make(), name)(**kw)
-
-    call.__name__ = f"Transformer.{name}"
-    call.__wrapped__ = getattr(Transformer, name)
-    return call
-
-
 def _transformer(**kw):
     return Transformer(**kw)
 
@@ -48,14 +39,6 @@ def _adamw(**kw):
 
 _adamw.__name__ = "AdamW"
 _adamw.__wrapped__ = AdamW.__init__
-
-
-def _adamw_step(**kw):
-    return AdamW({"a": np.zeros((2, 3))}).step(**kw)
-
-
-_adamw_step.__name__ = "AdamW.step"
-_adamw_step.__wrapped__ = AdamW.step
 
 
 def _block_params():
@@ -89,6 +72,12 @@ def _bad_cache(kind):
 
 for _k in CACHES:
     BAD[f"cache_{_k}"] = _bad_cache(_k)
+BAD["kv"] = lambda v: [
+    ("None", None),
+    ("list", v.tolist()),
+    ("float32", v.astype(np.float32)),
+    ("wrong shape", v[:, :, :1]),
+]
 BAD["nn_model"] = lambda v: [("None", None), ("str", "x"), ("object", object())]
 BAD["params"] = lambda v: [
     ("None", None),
@@ -140,14 +129,40 @@ TABLE = [
         Wqkv=("float", _r(D, 3 * D)),
         Wo=("float", _r(D, D)),
         n_head=("int1", const(2)),
+        start=("int0", const(1)),
     ),
     _grad("attention"),
+    F(
+        attention.attention_step,
+        x=("float", X),
+        Wqkv=("float", _r(D, 3 * D)),
+        Wo=("float", _r(D, D)),
+        n_head=("int1", const(2)),
+        kv=("kv", lambda: np.zeros((2, 2, 2, 6, D // 2))),
+        pos=("int0", const(1)),
+        start=("int0", const(1)),
+    ),
     # mlp.py
     F(mlp.mlp_forward, x=("float", X), W1=("float", _r(D, M)), W2=("float", _r(M, D))),
     _grad("mlp"),
     # block.py
-    F(block.block_forward, x=("float", X), p=("block_params", _block_params), n_head=("int1", const(2))),
+    F(
+        block.block_forward,
+        x=("float", X),
+        p=("block_params", _block_params),
+        n_head=("int1", const(2)),
+        start=("int0", const(1)),
+    ),
     _grad("block"),
+    F(
+        block.block_step,
+        x=("float", X),
+        p=("block_params", _block_params),
+        n_head=("int1", const(2)),
+        kv=("kv", lambda: np.zeros((2, 2, 2, 6, D // 2))),
+        pos=("int0", const(1)),
+        start=("int0", const(1)),
+    ),
     # value.py
     F(value.value_forward, h=("float", X), w=("float", _r(D)), c=("float", _r(1))),
     _value_grad(),
@@ -163,17 +178,27 @@ TABLE = [
         init_scale=("nonneg", const(0.02)),
         value_head=("flag", const(True)),
     ),
-    F(_method("logp"), prompt=("ids5", IDS), tokens=("ids5", IDS), mask=("mask", MASK)),
+    F(Transformer.logp, self=V(_model), prompt=("ids5", IDS), tokens=("ids5", IDS), mask=("mask", MASK)),
+    F(Transformer.block, self=V(_model), layer=("int0", const(0))),
+    F(Transformer.hidden, self=V(_model), seq=("ids5", IDS), start=("int0", const(1))),
     F(
-        _method("backward"),
+        Transformer.backward,
+        self=V(_model),
         prompt=("ids5", IDS),
         tokens=("ids5", IDS),
         mask=("mask1", MASK),  # returns a dict: the holes test reads tuples (logp's row covers holes)
         dlogp=("float", _r(2, 3)),
     ),
-    F(_method("logp_values", _vmodel), prompt=("ids5", IDS), tokens=("ids5", IDS), mask=("mask", MASK)),
     F(
-        _method("backward", _vmodel),
+        Transformer.logp_values,
+        self=V(_vmodel),
+        prompt=("ids5", IDS),
+        tokens=("ids5", IDS),
+        mask=("mask", MASK),
+    ),
+    F(
+        Transformer.backward,
+        self=V(_vmodel),
         prompt=("ids5", IDS),
         tokens=("ids5", IDS),
         mask=("mask1", MASK),
@@ -190,14 +215,22 @@ TABLE = [
         eps=("pos", const(1e-8)),
         weight_decay=("nonneg", const(0.0)),
     ),
-    F(_adamw_step, grads=("grads", lambda: {"a": np.ones((2, 3))})),
+    F(AdamW.step, self=V(lambda: AdamW({"a": np.zeros((2, 3))})), grads=("grads", lambda: {"a": np.ones((2, 3))})),
     # generate.py
-    F(generate, model=("nn_model", _model), prompt=("ids5", IDS), T=("int1", const(2)), rng=("generator", RNG)),
+    F(
+        generate,
+        model=("nn_model", _model),
+        prompt=("ids5", IDS),
+        T=("int1", const(2)),
+        rng=("generator", RNG),
+        eos=("int0", const(0)),
+    ),
     F(
         generate_recompute,
         model=("nn_model", _model),
         prompt=("ids5", IDS),
         T=("int1", const(2)),
         rng=("generator", RNG),
+        eos=("int0", const(0)),
     ),
 ]

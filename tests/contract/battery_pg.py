@@ -1,7 +1,7 @@
 """The bad-input battery's table, part pg: policy gradient (minirl_lm/pg/). See battery.py."""
 
 import numpy as np
-from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, V, const
+from battery_data import ADV, GRADER, IDS, LOGP, LOGP2, MASK, MDP, POLICY, PROBS2, RNG, THETA, B, F, R, T, const
 
 from minirl_lm.pg import advantages as adv_mod
 from minirl_lm.pg import (
@@ -81,12 +81,12 @@ TABLE = [
     F(
         tokenbaseline.otb_advantages,
         rewards=("float", ADV),
-        mask=("mask", MASK),
+        mask=("pmask", MASK),
         logp_old=("float", LOGP),
         sum_pi_sq=("float", lambda: np.ones((B, T))),
         K=("int1", const(2)),
         w_eps=("nonneg", const(1e-8)),
-        zero_tail=(None, const(True)),
+        zero_tail=("flag", const(True)),
     ),
     # clip.py
     F(clip.clipped_surrogate, **LOSS_ARGS),
@@ -345,7 +345,7 @@ TABLE = [
         ratio=("eps", const(0.3)),
         cov_lb=("real", const(-0.5)),
         cov_ub=("real", const(5.0)),
-        rng=V(lambda: np.random.default_rng(0)),
+        rng=("generator", lambda: np.random.default_rng(0)),
     ),
     F(entropy_knobs.kl_cov_loss, **TOKEN, ratio=("eps", const(0.3)), kl_coef=("nonneg", const(1.0)), **AGG),
     F(

@@ -9,6 +9,7 @@ test per class of failure the battery was built against, and the overflow cases 
 """
 
 import copy
+import inspect
 import time
 
 import numpy as np
@@ -113,6 +114,16 @@ def test_every_token_level_mask_takes_holes(func, args):
     assert all(np.isfinite(np.asarray(x, dtype=np.float64)).all() for x in leaves)
 
 
+PG_MASKS = [(f, a) for f, a in _rows("mask") if f.__module__.startswith("minirl_lm.pg.")]
+
+
+@pytest.mark.parametrize("func, args", PG_MASKS, ids=[fname(f) for f, _ in PG_MASKS])
+def test_a_docstring_says_holes_where_holes_are_accepted(func, args):
+    """A pg function whose mask takes holes does not tell its reader the mask is right-padded."""
+    doc = inspect.getdoc(func) or ""
+    assert "right-padded" not in doc and "right padded" not in doc, fname(func)
+
+
 @pytest.mark.parametrize("func, args", _rows("pmask"), ids=[fname(f) for f, _ in _rows("pmask")])
 def test_every_prefix_mask_refuses_holes_and_says_where_they_go(func, args):
     """Every argument of kind "pmask" (a mask read as a prefix) refuses HOLES with a message that
@@ -185,11 +196,15 @@ OVERFLOW = [
         "sequence_reinforce_loss",
     ),
     ("reinforce_loss", lambda: reinforce.reinforce_loss([[-1e308]], [1e308], [[1.0]]), "reinforce_loss"),
-    ("exact_kl_grad_theta", lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308]), "weights"),
+    (
+        "exact_kl_grad_theta",
+        lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308]),
+        "exact_kl_grad_theta",
+    ),
     (
         "TabularPolicy.backward",
         lambda: TabularPolicy(np.zeros((1, 2))).backward([[0, 0]], [[0, 0]], [[1.0, 1.0]], [[1e308, 1e308]]),
-        "dlogp",
+        "TabularPolicy.backward",
     ),
     (
         "tabular_backward",
@@ -200,7 +215,7 @@ OVERFLOW = [
             np.ones((1, 2)),
             np.full((1, 2), 1e308),
         ),
-        "w",
+        "tabular_backward",
     ),
 ]
 

@@ -35,9 +35,11 @@ NEEDS_PACKAGE = {
     "grpo": {"grpo_step"},
     "optimum": {"soft_values", "tilted_optimum_tree", "kl_objective_tree"},
     "preferences": {"online_dpo_step"},
-    "oracle": {"compare"},  # its arguments are functions: yours and ours
+    "oracle": {"compare", "a_function"},  # their arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
     "tree": {"allowing_inf"},  # it returns a kind (a closure), which a record cannot hold
+    "env": {"right_padded", "ids", "episodes_of"},  # kinds (closures) and a relation reading a MultiTurnMDP
+    "layer": {"cache_of"},  # it returns a kind (a closure), which no record holds
 }
 # Functions whose every successful call holds such an object (an environment with its reward
 # closure, a judge closing over a grader): only their errors replay (the bad-input battery of
@@ -45,7 +47,7 @@ NEEDS_PACKAGE = {
 RESULT_NEEDS_PACKAGE = {
     "calculator": {"calculator", "calculator_reference"},
     "preferences": {"bradley_terry_judge"},
-    "env": {"action_view"},
+    "env": {"action_view", "MULTITURN_MDP"},  # the kind returns the environment it reads
     "values": {"policy_values", "soft_optimum", "kl_objective"},
     "tree": {"children"},  # its argument is a TokenMDP
     "student": {"expected_gradient", "fixed_point"},  # distill: their mdp is a TokenMDP

@@ -172,51 +172,7 @@ def test_cells_bounds_an_allocation_before_it_happens():
     )
 
 
-def test_table_policy():
-    class P:
-        theta = np.zeros((2, 3))
-
-        def sample(self, s, rng):
-            return s
-
-    assert isinstance(C.table_policy(P(), 2, 3, finite_rows=True), P)
-    assert raises(ValueError, lambda: C.table_policy(P(), 3, 3)).startswith(
-        "policy: expected a policy with a table of shape (S, V) = (3, 3), got P with shape (2, 3)"
-    )
-    bad = P()
-    bad.theta = np.full((2, 3), -np.inf)
-    assert raises(ValueError, lambda: C.table_policy(bad, 2, 3, finite_rows=True)).startswith(
-        "policy: expected a table theta with a finite entry in every row"
-    )
-
-
 # ---- core checks: the bundles of core, multiturn and scale (one call per public function)
-def test_token_mdp_bundles_return_their_arguments_checked():
-    from minirl_lm.core.mdp import Rollout, TokenMDP
-    from minirl_lm.core.policy import TabularPolicy
-
-    assert C.token_mdp_args(("a",), 3, 0, 2, "lazy", 4, 10) == (["a"], 3, 0, 2, "lazy", 4, 10)
-    assert (
-        raises(TypeError, lambda: C.token_mdp_args(("a",), 3, 0, 2, "lazy", None, 10))
-        == "capacity: expected an integer, got NoneType None"
-    )
-    mdp = TokenMDP(["a", "b"], V=3, eos=0, max_len=3)
-    assert C.token_prefix(mdp, [2, 0]) == (C._NOT_GIVEN, (2, 0), C._NOT_GIVEN)
-    assert C.token_prefix(mdp, (2,), False, n=1, y=0) == (1, (2,), 0)
-    assert raises(ValueError, lambda: C.token_prefix(mdp, (2, 0), False)).startswith(
-        "prefix: expected a non-terminal prefix"
-    )
-    pol = TabularPolicy(np.zeros((mdp.S, 3)))
-    K, idx = C.token_rollout_args(mdp, pol, 2, np.random.default_rng(0), None)
-    assert K == 2 and idx.tolist() == [0, 1]
-    ro = mdp.rollout(pol, 1, np.random.default_rng(0))
-    assert C.token_score_args(mdp, lambda p, y: 0.0, ro, Rollout).tolist() == [0, 1]
-    assert (
-        raises(TypeError, lambda: C.token_score_args(mdp, lambda p, y: 0.0, None, Rollout))
-        == "rollout: expected a Rollout, got NoneType"
-    )
-
-
 def test_float_array_rejects_strings_and_none_by_describing_them():
     assert _message(TypeError, C.float_array, "abc", "x") == "x: expected a real-valued array, got str 'abc'"
     assert _message(TypeError, C.float_array, None, "x") == "x: expected a real-valued array, got NoneType None"

@@ -133,7 +133,7 @@ BAD = [
     (lambda: TokenMDP(["a"], V=3, max_len=0), ValueError, "max_len"),
     (lambda: TokenMDP(["a"], V=3, max_len=-2), ValueError, "max_len"),
     (lambda: TokenMDP(["a"], V=3, ids="tree"), ValueError, "ids"),
-    (lambda: TokenMDP(["a"], V=3, ids="lazy"), TypeError, "capacity"),
+    (lambda: TokenMDP(["a"], V=3, ids="lazy"), ValueError, "capacity"),
     (lambda: TokenMDP(["a"], V=50, eos=0, max_len=8), ValueError, "max_len"),
     (lambda: TokenMDP(["a"], V=3).state_id(1, ()), ValueError, "n"),
     (lambda: TokenMDP(["a"], V=3, max_len=2).state_id(0, (3,)), ValueError, "prefix"),
@@ -169,7 +169,7 @@ BAD = [
         ValueError,
         "policy",
     ),
-    (lambda: TokenMDP(["a"], V=3).rollout("policy", 2, np.random.default_rng()), ValueError, "policy"),
+    (lambda: TokenMDP(["a"], V=3).rollout("policy", 2, np.random.default_rng()), TypeError, "policy"),
 ]
 
 
@@ -261,7 +261,7 @@ def test_prompt_indices_may_not_be_bools():
     mdp = TokenMDP(["a", "b"], V=3)
     pol = TabularPolicy(np.zeros((2, 3)))
     msg = raises(TypeError, lambda: mdp.rollout(pol, 1, np.random.default_rng(0), [True, 0]))
-    assert msg == "prompts: expected integer prompt indices, got True in (True, 0)"
+    assert msg == "prompts: expected integer ids, got a bool in [True, 0]"
     assert mdp.rollout(pol, 1, np.random.default_rng(0), [1, 0]).prompt.tolist() == [1, 0]
 
 
@@ -300,3 +300,33 @@ def test_state_id_and_step_check_their_arguments_in_one_pass():
     )
     assert raises(ValueError, lambda: mdp.step((1,), 3)) == "y: expected an integer <= 2, got 3"
     assert raises(ValueError, lambda: mdp.state_id(2, ())) == "n: expected an integer <= 1, got 2"
+
+
+def test_rollback_takes_only_a_checkpoint_in_range_and_changes_nothing_when_it_refuses():
+    """Lazy mode: cp=None used to wipe every id (the prompts' roots too), cp=-1 or True to
+    delete ids, a cp beyond the ids to do nothing, cp="a" to raise a slicing error."""
+    mdp = TokenMDP(["a", "b"], V=3, max_len=3, ids="lazy", capacity=50)
+    cp = mdp.checkpoint()
+    assert cp == 2  # the prompts' roots
+    mdp.state_id(0, (1,))
+    mdp.state_id(1, (2, 0))
+    before = (dict(mdp._ids._index), list(mdp._ids._prefix))
+    for bad, exc in [
+        (None, ValueError),
+        (-1, ValueError),
+        (1, ValueError),
+        (5, ValueError),
+        (True, TypeError),
+        ("a", TypeError),
+        (2.0, TypeError),
+    ]:
+        msg = raises(exc, lambda b=bad: mdp.rollback(b))
+        assert msg.startswith("cp: expected"), msg
+        assert (mdp._ids._index, mdp._ids._prefix) == before
+    mdp.rollback(4)  # the ids handed out now: nothing to take back
+    assert mdp.checkpoint() == 4
+    mdp.rollback(cp)
+    assert mdp.checkpoint() == 2 and mdp.state_id(1, ()) == 1
+    enum = TokenMDP(["a"], V=3)
+    enum.rollback(enum.checkpoint())  # None: nothing to roll back
+    assert raises(ValueError, lambda: enum.rollback(0)).startswith("cp: expected None")

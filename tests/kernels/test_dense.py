@@ -140,7 +140,7 @@ def call(backward, **kw):
         ),
         ("mask", np.full((2, 3), 0.5), ValueError, "mask: expected only 0.0 and 1.0"),
         ("mask", np.ones((3, 3)), ValueError, "mask: expected shape (2, 3)"),
-        ("parallel", 1, TypeError, "parallel: expected a bool"),
+        ("parallel", 1, TypeError, "parallel: expected True or False"),
     ],
 )
 def test_bad_input_is_named(backward, arg, bad, exc, start):

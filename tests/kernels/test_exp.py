@@ -90,7 +90,7 @@ def test_entries_refuse_bad_x_and_name_it(entry, dtype):
         f"x: expected dtype {np.dtype(dtype).name}"
     )
     assert raises(TypeError, lambda: entry([0.0])).startswith("x: expected a numpy array")
-    assert raises(ValueError, lambda: entry(np.zeros((2, 2), dtype))).startswith("x: expected 1 dimension")
+    assert raises(ValueError, lambda: entry(np.zeros((2, 2), dtype))).startswith("x: expected shape (n,)")
     assert raises(ValueError, lambda: entry(np.zeros(0, dtype))).startswith("x: expected every")
     assert raises(ValueError, lambda: entry(np.zeros(8, dtype)[::2])).startswith(
         "x: expected a C-contiguous array"

@@ -42,8 +42,8 @@ def test_reference_logits_prefer_stopping_after_a_digit():
 
 
 def test_bad_arguments_are_named():
-    assert raises(ValueError, lambda: calculator(-0.1)) == "q: expected a number >= 0.0, got -0.1"
-    assert raises(ValueError, lambda: calculator(0.8, cost=-1)) == "cost: expected a number >= 0.0, got -1.0"
+    assert raises(ValueError, lambda: calculator(-0.1)) == "q: expected a number >= 0 and <= 1, got -0.1"
+    assert raises(ValueError, lambda: calculator(0.8, cost=-1)) == "cost: expected a number >= 0, got -1.0"
     assert (
         raises(TypeError, lambda: calculator_reference(None))
         == "env: expected the calculator's MultiTurnMDP, got NoneType"

@@ -334,7 +334,7 @@ def test_variance_ordering_gae_per_turn_loo(q, seed, K):
         (dict(spans=[(True, 3), (2, 4)]), TypeError, "spans: expected integer token ids, got True in (True, 3)"),
         (dict(spans=[(2, np.bool_(True)), (2, 4)]), TypeError, "spans: expected integer token ids"),
         (dict(calls=(2, True)), TypeError, "calls: expected integer token ids, got True in (2, True)"),
-        (dict(calls=np.array([True])), TypeError, "calls: expected an integer array of ids"),
+        (dict(calls=np.array([True])), TypeError, "calls: expected integer token ids, got np.True_"),
     ],
 )
 def test_bool_token_ids_are_refused(kw, exc, msg):
@@ -377,6 +377,11 @@ def test_scatter_refuses_a_width_beyond_memory_before_allocating():
         (dict(turn_len=2000), "turn_len"),
         (dict(max_turns=9), "max_turns"),
         (dict(turn_len=40, V=8), "turn_len"),
+        (dict(V=2**40, turn_len=1, max_turns=1), "V"),  # a small tree, each state with 2**40 children
+        (
+            dict(V=1000, prior=np.full(2**20, 2.0**-20), p_obs=np.full((2**20, 2), 0.5), turn_len=1, max_turns=1),
+            "prior",
+        ),
     ],
 )
 def test_trees_too_large_to_enumerate_are_refused_at_once(kw, name):
@@ -389,3 +394,54 @@ def test_episodes_R_is_the_sum_of_the_turn_rewards():
     env, pol, ep, *_ = setup()
     assert np.array_equal(ep.R, ep.rewards.sum(axis=1))
     assert env.S == len(env.prefixes) and env.T == ep.mask.shape[1]
+
+
+# ---- the part's kinds and relations (what values.py and the process rewards read arguments with)
+def test_the_kinds_and_relations_of_the_part():
+    from minirl_lm.multiturn.env import (
+        ACTION_MASK,
+        EPISODES,
+        MULTITURN_MDP,
+        TRAJECTORY,
+        actions_on_the_trajectory,
+        episodes_of,
+        right_padded,
+    )
+
+    env, pol, ep, *_ = setup()
+    dims = {}
+    assert MULTITURN_MDP(env, "env", dims) is env and dims == {"S": env.S, "V": env.V}
+    assert EPISODES(ep, "ep", {}) is ep and episodes_of(env, ep) is None
+    m = TRAJECTORY(ep.mask, "mask", {})
+    assert m.dtype == np.float64 and m is not ep.mask and np.array_equal(m, ep.mask)
+    holes = [[1.0, 0.0, 1.0]]
+    assert ACTION_MASK(holes, "action_mask", {}).tolist() == holes  # the action mask has holes
+    msg = raises(ValueError, lambda: right_padded("B T", "the rows", "elsewhere")(holes, "mask", {}))
+    assert msg == (
+        "mask: expected right padding (1s then 0s in each row) for the rows, row 0 is [1, 0, 1]; "
+        "a mask with holes (tool outputs) is accepted by the token-level objectives; here use elsewhere"
+    )
+    one, act = np.array([[1.0, 1.0, 0.0]]), np.array([[1.0, 0.0, 0.0]])
+    assert actions_on_the_trajectory(one, act) is None
+    assert actions_on_the_trajectory(act, one).startswith("action_mask: expected 1 only where mask is 1")
+    bad = Episodes(ep.states, ep.tokens, ep.mask, ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
+    bad.action_mask[0, 0] = 0.0
+    assert episodes_of(env, bad).startswith("action_mask: row 0, position 0 holds a policy token")
+
+
+def test_many_spans_are_checked_for_prefixes_at_once():
+    spans = [(2, i) for i in range(3, 20003)]  # 20000 spans: no pair is compared twice
+    t0 = time.perf_counter()
+    msg = raises(ValueError, lambda: _env(V=20003, spans=spans + [(2,)], p_obs=np.full((2, 20001), 1 / 20001)))
+    assert msg == "spans: expected no span to be a prefix of another, got (2,) and (2, 3)"
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_no_spans_and_bool_ids_are_named():
+    from minirl_lm.multiturn.env import ids
+
+    assert raises(ValueError, lambda: _env(spans=[])).startswith("spans: expected at least one span")
+    assert raises(TypeError, lambda: scatter([[1.0]], np.array([[True]]), [[1.0]], 2)) == (
+        "pos: expected an integer array of ids, got an array of dtype bool"
+    )
+    assert ids("B T", low=0)([[1, 2]], "pos", {}).dtype == np.int64

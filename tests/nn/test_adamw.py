@@ -28,8 +28,36 @@ def test_first_step_moves_each_entry_by_lr_times_its_sign():
 def test_adamw_errors_change_nothing():
     p = {"a": np.zeros(3)}
     opt = AdamW(p)
-    assert raises(TypeError, lambda: opt.step({"b": np.zeros(3)})).startswith("grads:")
+    assert raises(ValueError, lambda: opt.step({"b": np.zeros(3)})).startswith("grads: expected the keys")
     assert raises(ValueError, lambda: opt.step({"a": np.array([1.0, np.nan, 0.0])})).startswith("grads:")
     assert opt.n == 0 and (p["a"] == 0).all()
     assert raises(TypeError, lambda: AdamW({"a": np.zeros(3, np.float32)})).startswith("params:")
     assert raises(ValueError, lambda: AdamW(p, beta1=1.5)).startswith("beta1:")
+
+
+def test_a_step_that_raises_writes_nothing():
+    p = {"a": np.zeros(3), "b": np.ones(2)}
+    opt = AdamW(p)
+    opt.step({"a": np.ones(3), "b": np.ones(2)})
+    before = ({k: v.copy() for k, v in p.items()}, {k: v.copy() for k, v in opt.m.items()}, opt.n)
+    p["b"].flags.writeable = False  # made read-only after the optimizer was built
+    assert raises(ValueError, lambda: opt.step({"a": np.ones(3), "b": np.ones(2)})).startswith(
+        "params: expected finite, writable"
+    )
+    p["b"].flags.writeable = True
+    # a square beyond float64 would freeze the second moment at inf: an error, nothing written
+    msg = raises(ValueError, lambda: opt.step({"a": np.full(3, 1e200), "b": np.ones(2)}))
+    assert msg.startswith("AdamW.step: expected a finite u['a']") and "grads in [1, 1e+200]" in msg
+    assert all(np.array_equal(p[k], before[0][k]) and np.array_equal(opt.m[k], before[1][k]) for k in p)
+    assert opt.n == before[2]
+
+
+def test_parameters_are_finite_writable_float64():
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    for bad, start in [
+        (np.array([0.0, np.nan]), "params: expected finite"),
+        (np.array([np.inf]), "params: expected finite"),
+        (ro, "params: expected finite, writable"),
+    ]:
+        assert raises(ValueError, lambda bad=bad: AdamW({"a": bad})).startswith(start)

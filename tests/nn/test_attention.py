@@ -49,20 +49,20 @@ def test_cached_step_equals_the_full_forward():
     x, Wqkv, Wo, _ = _args(L=5)
     y, _ = attention_forward(x, Wqkv, Wo, 2)
     kv = np.zeros((2, 2, 2, 5, 3))
-    parts = [attention.step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
-    parts += [attention.step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
+    parts = [attention.attention_step(x[:, :3], Wqkv, Wo, 2, kv, 0)]
+    parts += [attention.attention_step(x[:, i : i + 1], Wqkv, Wo, 2, kv, i) for i in (3, 4)]
     assert np.allclose(np.concatenate(parts, axis=1), y, atol=1e-12)
 
 
 def test_forward_from_start_is_the_last_rows_and_its_backward_the_same_gradient():
     x, Wqkv, Wo, C = _args(L=5)
-    y, cache = attention.forward(x, Wqkv, Wo, 2)
+    y, cache = attention.attention_forward.core(x, Wqkv, Wo, 2)
     assert np.array_equal(y, attention_forward(x, Wqkv, Wo, 2)[0])  # the checked entry runs the core
     C[:, :3] = 0.0  # the loss reads positions 3 and 4 only
-    full = attention.backward(C, cache)
-    ys, cs = attention.forward(x, Wqkv, Wo, 2, start=3)
+    full = attention.attention_backward.core(C, cache)
+    ys, cs = attention.attention_forward.core(x, Wqkv, Wo, 2, start=3)
     assert ys.shape == (2, 2, 6) and np.allclose(ys, y[:, 3:], rtol=0, atol=1e-14)
-    for g, want in zip(attention.backward(C[:, 3:], cs), full):
+    for g, want in zip(attention.attention_backward.core(C[:, 3:], cs), full):
         assert np.allclose(g, want, rtol=0, atol=1e-13)
 
 
@@ -70,3 +70,24 @@ def test_attention_errors():
     x, Wqkv, Wo, _ = _args()
     assert raises(ValueError, lambda: attention_forward(x, Wqkv, Wo, 4)).startswith("n_head: expected a divisor")
     assert raises(ValueError, lambda: attention_forward(x, Wqkv[:, :6], Wo, 2)).startswith("Wqkv:")
+
+
+def test_attention_matches_a_loop_over_heads_and_positions():
+    x, Wqkv, Wo, _ = _args(B=2, L=4, d=6)
+    y, _ = attention_forward(x, Wqkv, Wo, 3)
+    e, want = 2, np.zeros((2, 4, 6))
+    for b in range(2):
+        q, k, v = np.split(x[b] @ Wqkv, 3, axis=1)  # (L, d) each
+        for h in range(3):
+            c = slice(h * e, (h + 1) * e)
+            for i in range(4):
+                s = np.array([q[i, c] @ k[j, c] / np.sqrt(e) for j in range(i + 1)])
+                a = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+                want[b, i, c] = a @ v[: i + 1, c]
+    assert np.allclose(y, want @ Wo, rtol=0, atol=1e-12)
+
+
+def test_overflow_names_the_function():
+    x, Wqkv, Wo, _ = _args()
+    msg = raises(ValueError, lambda: attention_forward(x * 1e200, Wqkv, Wo, 2))
+    assert msg.startswith("attention_forward: expected a finite y, got") and "x in [" in msg

@@ -42,23 +42,25 @@ def test_block_errors():
         "p: expected a dict"
     )
     bad = {**p, "out": np.ones((7, 4))}
-    assert raises(ValueError, lambda: block_forward(np.ones((1, 2, 4)), bad, 2)).startswith("p: expected fc")
+    assert raises(ValueError, lambda: block_forward(np.ones((1, 2, 4)), bad, 2)).startswith(
+        "p: out: expected shape (8, 4)"
+    )
 
 
 def test_forward_from_start_and_the_step_give_the_last_rows_with_the_same_gradient():
     rng = np.random.default_rng(5)
     x, p, C = rng.normal(size=(2, 5, 4)), _params(rng), rng.normal(size=(2, 5, 4))
-    y, cache = block.forward(x, p, 2)
+    y, cache = block.block_forward.core(x, p, 2)
     assert np.array_equal(y, block_forward(x, p, 2)[0])  # the checked entry runs the core
     C[:, :3] = 0.0  # the loss reads positions 3 and 4 only
-    dx, g = block.backward(C, cache)
-    ys, cs = block.forward(x, p, 2, start=3)
+    dx, g = block.block_backward.core(C, cache)
+    ys, cs = block.block_forward.core(x, p, 2, start=3)
     assert ys.shape == (2, 2, 4) and np.allclose(ys, y[:, 3:], rtol=0, atol=1e-14)
-    dxs, gs = block.backward(C[:, 3:], cs)
+    dxs, gs = block.block_backward.core(C[:, 3:], cs)
     assert np.allclose(dxs, dx, rtol=0, atol=1e-13)
     assert all(np.allclose(gs[k], g[k], rtol=0, atol=1e-13) for k in g)
     kv = np.zeros((2, 2, 2, 5, 2))  # the cached step: the prompt's last row, then one row at a time
-    parts = [block.step(x[:, :3], p, 2, kv, 0, start=2)] + [
-        block.step(x[:, i : i + 1], p, 2, kv, i) for i in (3, 4)
+    parts = [block.block_step(x[:, :3], p, 2, kv, 0, start=2)] + [
+        block.block_step(x[:, i : i + 1], p, 2, kv, i) for i in (3, 4)
     ]
     assert np.allclose(np.concatenate(parts, axis=1), y[:, 2:], rtol=0, atol=1e-14)

@@ -43,8 +43,8 @@ def test_blocks_of_the_gelu_give_the_whole_array_formula_bit_for_bit(monkeypatch
         rng.normal(size=(3, 5, 4)),
     )
     monkeypatch.setattr(mlp, "CHUNK", 24)  # 3 rows of 8 a block: 5 blocks, the last one short
-    y, cache = mlp.forward(x, W1, W2)
-    dx, dW1, dW2 = mlp.backward(C, cache)
+    y, cache = mlp.mlp_forward.core(x, W1, W2)
+    dx, dW1, dW2 = mlp.mlp_backward.core(C, cache)
     u = x @ W1
     t = np.tanh((u * u * 0.044715 + 1.0) * u * np.sqrt(2 / np.pi))  # the forward's order of operations
     assert np.array_equal(cache[4], t) and np.array_equal(cache[5], (t + 1.0) * u * 0.5)
@@ -53,3 +53,31 @@ def test_blocks_of_the_gelu_give_the_whole_array_formula_bit_for_bit(monkeypatch
     assert np.allclose(dW1, np.einsum("bld,blm->dm", x, du), rtol=0, atol=1e-12)
     assert np.allclose(dx, du @ W1.T, rtol=0, atol=1e-12)
     assert np.array_equal(y, mlp_forward(x, W1, W2)[0])  # the checked entry runs the core
+
+
+def test_a_row_wider_than_a_block_and_gelu_at_large_inputs(monkeypatch):
+    rng = np.random.default_rng(8)
+    x, W1, W2, C = (
+        rng.normal(size=(2, 3, 4)) * 3,
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(8, 4)),
+        rng.normal(size=(2, 3, 4)),
+    )
+    u = x @ W1
+    a = 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u**3)))  # eq. (gelu)
+    want = mlp_forward(x, W1, W2)
+    monkeypatch.setattr(mlp, "CHUNK", 5)  # a block of one row, narrower than the row
+    y, cache = mlp_forward(x, W1, W2)
+    assert np.allclose(y, a @ W2, rtol=0, atol=1e-12) and np.array_equal(y, want[0])
+    for g, w in zip(mlp_backward(C, cache), mlp_backward(C, want[1])):
+        assert np.array_equal(g, w)
+    assert np.allclose(
+        mlp_backward(C, cache)[0], fd_grad(lambda v: (C * mlp_forward(v, W1, W2)[0]).sum(), x), atol=1e-6
+    )
+
+
+def test_overflow_names_the_function():
+    x = np.full((1, 1, 2), 1e200)
+    assert raises(ValueError, lambda: mlp_forward(x, np.full((2, 3), 1e200), np.ones((3, 2)))).startswith(
+        "mlp_forward: expected a finite y"
+    )

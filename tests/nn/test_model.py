@@ -87,3 +87,26 @@ def test_model_errors():
     assert raises(ValueError, lambda: model.backward(PROMPT, TOKENS, MASK, np.ones((3, 2)))).startswith("dlogp:")
     assert raises(ValueError, lambda: Transformer(5, 6, 4, 1, 4, np.random.default_rng(0))).startswith("n_head:")
     assert raises(TypeError, lambda: Transformer(5, 4, 2, 1, 4, 0)).startswith("rng:")
+
+
+def test_sizes_are_bounded_and_read_before_any_draw():
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    for kw, name in [(dict(n_layer=10**12), "n_layer"), (dict(max_len=10**12), "max_len"), (dict(V=2**63), "V")]:
+        args = dict(V=5, d=4, n_head=2, n_layer=1, max_len=6, rng=rng) | kw
+        assert raises(ValueError, lambda args=args: Transformer(**args)).startswith(
+            f"{name}: expected a model of at most"
+        )
+        assert rng.bit_generator.state == state  # nothing drawn
+    assert raises(ValueError, lambda: Transformer(5, 4, 2, 1, 6, rng, init_scale=1e308)).startswith("init_scale:")
+    assert rng.bit_generator.state == state
+
+
+def test_a_gradient_beyond_float64_names_the_method_not_a_callback():
+    model = _tiny()
+    msg = raises(ValueError, lambda: model.backward(PROMPT, TOKENS, MASK, np.full((3, 3), 1e308)))
+    assert msg.startswith("backward: expected a finite grads") and "dlogp in [1e+308, 1e+308]" in msg
+    # the LM head runs on dlogp / 2^k and is scaled back: the same numbers bit for bit
+    C = np.random.default_rng(1).normal(size=(3, 3))
+    a, b = model.backward(PROMPT, TOKENS, MASK, C), model.backward(PROMPT, TOKENS, MASK, C * 2.0**40)
+    assert all(np.array_equal(a[k] * 2.0**40, b[k]) for k in a)

@@ -34,7 +34,14 @@ def test_rmsnorm_errors():
 def test_the_checked_entries_run_the_trusted_cores():
     rng = np.random.default_rng(7)
     x, g, C = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=(2, 3, 4))
-    y, cache = norm.forward(x, g, 1e-5)
+    y, cache = norm.rmsnorm_forward.core(x, g, 1e-5)
     assert np.array_equal(y, rmsnorm_forward(x, g)[0])
-    for a, b in zip(norm.backward(C, cache), rmsnorm_backward(C, rmsnorm_forward(x, g)[1])):
+    for a, b in zip(norm.rmsnorm_backward.core(C, cache), rmsnorm_backward(C, rmsnorm_forward(x, g)[1])):
         assert np.array_equal(a, b)
+
+
+def test_eps_enters_the_mean_square():
+    x, g = np.array([[[0.5, -1.0, 2.0]]]), np.array([1.0, 2.0, 3.0])
+    y, _ = rmsnorm_forward(x, g, eps=1.0)
+    assert np.allclose(y, g * x / np.sqrt((x**2).mean() + 1.0), rtol=0, atol=1e-15)
+    assert (rmsnorm_forward(np.zeros((1, 1, 3)), g)[0] == 0).all()  # 0 / sqrt(eps): no NaN

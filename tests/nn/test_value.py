@@ -88,7 +88,13 @@ def test_value_errors():
 def test_the_checked_entries_run_the_trusted_cores():
     rng = np.random.default_rng(9)
     h, w, c, C = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=1), rng.normal(size=(2, 3))
-    v, cache = value.forward(h, w, c)
+    v, cache = value.value_forward.core(h, w, c)
     assert np.array_equal(v, value_forward(h, w, c)[0])
-    for a, b in zip(value.backward(C, cache), value_backward(C, value_forward(h, w, c)[1])):
+    for a, b in zip(value.value_backward.core(C, cache), value_backward(C, value_forward(h, w, c)[1])):
         assert np.array_equal(a, b)
+
+
+def test_value_backward_overflow_names_the_function():
+    _, cache = value_forward(np.full((1, 2, 3), 1e200), np.ones(3), np.zeros(1))
+    msg = raises(ValueError, lambda: value_backward(np.full((1, 2), 1e200), cache))
+    assert msg.startswith("value_backward: expected a finite dw") and "dy in [1e+200, 1e+200]" in msg

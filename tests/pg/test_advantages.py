@@ -476,17 +476,17 @@ def test_reinforce_pp_equal_returns_and_no_real_token_give_zeros_of_the_mask_sha
         assert a.shape == (2, 3) and (a == 0).all()
 
 
-def test_reinforce_pp_overflow_messages_are_exact_and_silent():
-    with np.errstate(over="ignore"), pytest.raises(ValueError) as e:
-        adv_mod.reinforce_pp([[1e308, 1e308]], [[1.0, 1.0]])
-    assert str(e.value) == ("token_rewards: the returns to go overflow float64; rescale the rewards")
+def test_reinforce_pp_overflow_is_named_after_the_function_and_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError) as e:  # finite returns, variance overflows
-            adv_mod.reinforce_pp([[1e200, 0.0], [-1e200, 0.0]], [[1.0, 1.0], [1.0, 1.0]], gamma=0.0)
-        assert str(e.value) == (
-            "token_rewards: the batch variance of the returns overflows float64; rescale the rewards"
-        )
+        with pytest.raises(ValueError) as e:  # 1e308 + 1e308 = inf: returns to go beyond float64
+            adv_mod.reinforce_pp([[1e308, 1e308]], [[1.0, 1.0]])
+        assert str(e.value).startswith("reinforce_pp: expected a finite A, got NaN")
+        assert "token_rewards in [1e+308, 1e+308]" in str(e.value)
+        # finite returns whose variance is beyond float64: whitened on their own scale
+        big = adv_mod.reinforce_pp([[1e200, 0.0], [-1e200, 0.0]], [[1.0, 1.0], [1.0, 1.0]], gamma=0.0, std_eps=0.0)
+    one = adv_mod.reinforce_pp([[1.0, 0.0], [-1.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]], gamma=0.0, std_eps=0.0)
+    np.testing.assert_allclose(big, one, rtol=1e-15)
 
 
 def test_reinforce_pp_defaults_by_hand():
@@ -577,9 +577,8 @@ def test_reinforce_pp_accepts_ddof_0():
 def test_reinforce_pp_overflowing_returns_raise_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError) as e:  # 1e308 + 1e308 = inf
-            adv_mod.reinforce_pp([[1e308, 1e308]], np.ones((1, 2)))
-        assert str(e.value) == ("token_rewards: the returns to go overflow float64; rescale the rewards")
+        with pytest.raises(ValueError, match=r"^reinforce_pp: expected a finite A.*token_rewards in"):
+            adv_mod.reinforce_pp([[1e308, 1e308]], np.ones((1, 2)))  # 1e308 + 1e308 = inf
 
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
@@ -713,9 +712,15 @@ def test_bad_input_names_the_argument(call, name):
         call()
 
 
-def test_whitening_overflow_is_an_error_not_inf():
-    with pytest.raises(ValueError, match="^token_rewards"):
-        reinforce_pp(np.array([[1e300, -1e300]]), np.ones((1, 2)))
+def test_whitening_a_spread_beyond_float64_is_finite_not_an_error():
+    # returns to go [0, -1e300]: a variance beyond float64, whitened on the scale 1e300
+    np.testing.assert_allclose(
+        reinforce_pp(np.array([[1e300, -1e300]]), np.ones((1, 2))), reinforce_pp([[1.0, -1.0]], np.ones((1, 2)))
+    )
+    # var + std_eps beyond float64 with a finite variance: c / sqrt(var + std_eps), not 0
+    c = np.array([[5e153, -5e153]])  # returns to go with gamma = 0: var = 2 * 2.5e307 / 1 = 5e307
+    a = reinforce_pp(c, np.ones((1, 2)), gamma=0.0, std_eps=1.7e308)
+    np.testing.assert_allclose(a, c / np.sqrt(5e307) / np.sqrt(1 + 1.7e308 / 5e307), rtol=1e-14)
     A = batch_std(np.array([[1e150, -1e150]] * 40))  # squares of the spread stay finite
     assert np.isfinite(A).all()
 
@@ -726,8 +731,24 @@ def test_whitening_overflow_is_an_error_not_inf():
 def test_opo_lengths_beyond_float64_are_named_and_silent():
     # sum_j |y_j| r_j with |y| = 1e308 overflowed (a warning, then NaN returned)
     msg = names(
-        "lengths", "the length-weighted baseline", lambda: opo(np.array([[1.0, 2.0]]), np.array([[1e308, 1e308]]))
+        "opo", "lengths in [1e+308, 1e+308]", lambda: opo(np.array([[1.0, 2.0]]), np.array([[1e308, 1e308]]))
     )
-    assert "NaN" in msg or "inf" in msg
+    assert "expected a finite A" in msg
     # large but finite lengths: the same baseline as their scaled-down version
     np.testing.assert_allclose(silent(lambda: opo([[1.0, 3.0]], [[1e300, 3e300]])), [[-1.5, 0.5]], rtol=1e-15)
+
+
+# ---- the shared pieces: the group mean and the relations -------------------------------------
+
+
+def test_group_mean_bounded_rewards_and_right_padded():
+    r = np.array([[0.1] * 7, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]])
+    assert adv_mod.group_mean(r).tolist() == [[0.1], [4.0]]  # the common value itself, not 0.1 + 1e-17
+    assert adv_mod.bounded_rewards(r) is None
+    assert adv_mod.bounded_rewards(r, np.array([1e150, 0.0])) is None
+    assert adv_mod.bounded_rewards(np.array([[2e150]])).startswith("rewards: expected |r| <= 1e+150")
+    assert adv_mod.bounded_rewards(r, np.array([2e150, 0.0])).startswith("greedy_rewards: expected |r| <= 1e+150")
+    assert adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]), "a sum", "elsewhere") is None
+    msg = adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]), "a sum", "elsewhere")
+    assert msg.startswith("mask: expected right padding") and "row 1 is [1, 0, 1]" in msg and "elsewhere" in msg
+    names("mask", "right padding", lambda: reinforce_pp(np.ones((1, 3)), [[1.0, 0.0, 1.0]]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradcheck import fd_grad
-from minirl_lm.pg.entropy import entropy_bonus, entropy_grad_table, entropy_table
+from minirl_lm.pg.entropy import LOGITS, entropy_bonus, entropy_grad_table, entropy_table
 from quiet import names, silent
 
 # ---- folded from tests/test_framework_estimators.py ------------------------------------------
@@ -108,14 +108,34 @@ def test_logits_beyond_float64_apart_are_a_zero_probability_silently():
 
 
 def test_entropy_bad_input_named():
-    names("theta", "expected 2 dimensions", lambda: entropy_table(np.zeros(3)))
+    names("theta", "expected shape (S, V), got (3,)", lambda: entropy_table(np.zeros(3)))
     names("theta", "expected a non-empty array", lambda: entropy_grad_table(np.zeros((2, 0))))
     names("theta", "expected a finite entry in every row", lambda: entropy_grad_table([[0.0], [-np.inf]]))
-    names("theta", "expected finite values (no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
-    names("states", "expected the shape of mask", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0, 1.0]]))
+    names("theta", "(no +inf)", lambda: entropy_table([[np.inf, 0.0]]))
+    names(
+        "states", "expected shape (1, 2), got (1, 1)", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0, 1.0]])
+    )
     names("agg", "expected one of", lambda: entropy_bonus(np.zeros((2, 2)), [[0]], [[1.0]], "mean"))
     names(
         "max_len",
         "expected >= the longest response",
         lambda: entropy_bonus(np.zeros((2, 2)), [[0, 1]], [[1.0, 1.0]], "constant", 1),
     )
+
+
+def test_logits_kind_reads_a_table_with_impossible_tokens():
+    x = [[0.0, -np.inf], [1, 2]]
+    t = LOGITS(x, "theta", {})
+    assert t.dtype == np.float64 and t.tolist() == [[0.0, -np.inf], [1.0, 2.0]]
+    assert x[0][1] == -np.inf and t is not x  # a fresh copy
+    dims = {}
+    LOGITS(np.zeros((2, 3)), "theta", dims)
+    assert dims == {"S": 2, "V": 3}  # fixes S and V for the later arguments
+    with pytest.raises(ValueError, match=r"^theta_ref: expected shape \(2, 3\), got \(2, 2\)"):
+        LOGITS(np.zeros((2, 2)), "theta_ref", dims)
+    with pytest.raises(ValueError, match="^theta: expected no NaN"):
+        LOGITS([[np.nan, -np.inf]], "theta", {})
+    with pytest.raises(ValueError, match=r"^theta: expected finite logits or -inf \(no \+inf\)"):
+        LOGITS([[np.inf, -np.inf]], "theta", {})
+    with pytest.raises(TypeError, match="^theta: expected a real-valued array"):
+        LOGITS("table", "theta", {})

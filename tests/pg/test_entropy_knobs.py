@@ -64,7 +64,7 @@ def test_identity_natural_and_vanilla_steps_are_minus_the_covariances():
 def test_identity_zero_step_and_messages():
     theta = np.zeros((2, 3))
     assert all((x == 0).all() for x in entropy_step(theta, np.zeros((2, 3))))
-    names("delta", "expected the shape of theta", lambda: entropy_step(theta, np.zeros((2, 4))))
+    names("delta", "expected shape (2, 3), got (2, 4)", lambda: entropy_step(theta, np.zeros((2, 4))))
     names("delta", "NaN", lambda: entropy_step(theta, np.full((2, 3), np.nan)))
 
 
@@ -141,7 +141,20 @@ def test_clip_cov_gradient_by_finite_differences():
 def test_clip_cov_defaults_and_messages():
     logp, logp_old, A, mask = batch(5)
     a = clip_cov_loss(logp, logp_old, A, mask)
-    b = clip_cov_loss(logp, logp_old, A, mask, 2e-4, 1.0, 5.0, 0.2, None, "token_mean", None, None)
+    b = clip_cov_loss(
+        logp,
+        logp_old,
+        A,
+        mask,
+        ratio=2e-4,
+        cov_lb=1.0,
+        cov_ub=5.0,
+        eps=0.2,
+        eps_high=None,
+        agg="token_mean",
+        max_len=None,
+        rng=None,
+    )
     assert a[0] == b[0] and (a[1] == b[1]).all()
     names("cov_ub", "expected > cov_lb", lambda: clip_cov_loss(logp, logp_old, A, mask, cov_lb=2.0, cov_ub=1.0))
     names("ratio", "", lambda: clip_cov_loss(logp, logp_old, A, mask, ratio=0.0))
@@ -193,7 +206,7 @@ def test_kl_cov_defaults_and_messages():
     logp, logp_old, A, mask = batch(9)
     a, b = (
         kl_cov_loss(logp, logp_old, A, mask),
-        kl_cov_loss(logp, logp_old, A, mask, 2e-4, 1.0, "token_mean", None),
+        kl_cov_loss(logp, logp_old, A, mask, ratio=2e-4, kl_coef=1.0, agg="token_mean", max_len=None),
     )
     assert a[0] == b[0] and (a[2] == b[2]).all() and a[2].sum() == 1
     names("kl_coef", "", lambda: kl_cov_loss(logp, logp_old, A, mask, kl_coef=-1.0))
@@ -225,13 +238,18 @@ def test_entropy_masked_loss_gradient_and_weights():
     logp, logp_old, A, mask = batch(13, spread=0.2)
     H = np.random.default_rng(13).random(mask.shape)
     loss, g, keep = entropy_masked_loss(logp, logp_old, A, mask, H, rho_h=0.4, eps_high=0.28)
-    fd = fd_grad(lambda x: entropy_masked_loss(x, logp_old, A, mask, H, 0.4, 0.2, 0.28)[0], logp) * mask
+    fd = (
+        fd_grad(lambda x: entropy_masked_loss(x, logp_old, A, mask, H, rho_h=0.4, eps=0.2, eps_high=0.28)[0], logp)
+        * mask
+    )
     np.testing.assert_allclose(g, fd, atol=1e-8)
     full = clipped_surrogate(logp, logp_old, A, mask, eps_high=0.28)[1]  # w on the whole mask
     np.testing.assert_array_equal(g, full * keep)
     assert 0 < keep.sum() < mask.sum()
     d = entropy_masked_loss(logp, logp_old, A, mask, H)
-    e = entropy_masked_loss(logp, logp_old, A, mask, H, 0.2, 0.2, None, "token_mean", None)
+    e = entropy_masked_loss(
+        logp, logp_old, A, mask, H, rho_h=0.2, eps=0.2, eps_high=None, agg="token_mean", max_len=None
+    )
     assert d[0] == e[0]
     names("entropies", "expected >= 0", lambda: entropy_mask(-H, mask))
     names("rho_h", "", lambda: entropy_mask(H, mask, 1.5))

@@ -455,11 +455,11 @@ def test_kl_penalty_is_overflow_of_the_ratio_is_a_silent_error():
 def test_exact_kl_grad_theta_overflow_is_a_silent_error():
     # weights 1e308 times pi (diff - KL) of size ~2.5e4: inf
     call = lambda: kl.exact_kl_grad_theta([[0.0, 0.0]], [[0.0, -1e5]], [1e308])
-    names("weights", "the weighted gradient", call)
+    names("exact_kl_grad_theta", "expected a finite grad, got inf", call)
     # log pi = [0, -1.7e308], log pi_ref = [-1.7e308, 0]: diff = [1.7e308, -1.7e308],
     # KL = 1.7e308, diff - KL = [0, -3.4e308 -> -inf] (overflow), pi = [1, 0]: 0 * -inf is NaN
     call = lambda: kl.exact_kl_grad_theta([[0.0, -1.7e308]], [[-1.7e308, 0.0]])
-    assert "NaN" in names("weights", "the weighted gradient", call)
+    assert "NaN" in names("exact_kl_grad_theta", "expected a finite grad", call)
 
 
 def _is_batch():
@@ -548,16 +548,16 @@ def test_exact_kl_message_shows_the_first_four_row_sums():
 
 def test_softmax_table_argument_messages():
     for f in (kl.exact_kl_grad_theta, kl.exact_reverse_kl_grad_theta):
-        names("theta_ref", "expected 2 dimensions", lambda: f([[0.0, 0.0]], [0.0, 0.0]))
+        names("theta_ref", "expected shape (1, 2), got (2,)", lambda: f([[0.0, 0.0]], [0.0, 0.0]))
         assert (
             _raises(ValueError, lambda: f([[0.0, 0.0]], [[0.0, 0.0, 0.0]]))
-            == "theta_ref: expected the shape of theta (1, 2), got (1, 3)"
+            == "theta_ref: expected shape (1, 2), got (1, 3)"
         )
         assert (
             _raises(ValueError, lambda: f(np.zeros((1, 0)), np.zeros((1, 0))))
             == "theta: expected a non-empty array (every axis of length >= 1), got shape (1, 0)"
         )
-        names("weights", "expected 1 dimension", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0]]))
+        names("weights", "expected shape (1,), got (1, 1)", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [[1.0]]))
         names("weights", "expected shape (1,)", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [1.0, 1.0]))
         assert (
             _raises(ValueError, lambda: f([[-np.inf, -np.inf]], [[0.0, 0.0]]))
@@ -713,8 +713,8 @@ def test_logit_spread_beyond_float64_is_an_error_naming_the_table():
                 with pytest.raises(ValueError) as e:
                     f(theta, theta_ref)
             assert str(e.value) == (
-                f"{name}: expected a value for which {name} - its row maximum "
-                "is finite in float64, got one that makes it inf (overflow)"
+                f"{name}: expected the finite logits of each row within float64 of the row's maximum, "
+                "got a spread beyond float64 in row 0"
             )
     # a spread within float64 is fine: 1e308 - (-7e307) = 1.7e308
     g = kl.exact_kl_grad_theta([[1e308, -7e307]], [[0.0, 0.0]])

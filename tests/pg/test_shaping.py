@@ -79,13 +79,15 @@ def test_overlong_penalty_far_below_the_buffer_is_silent():
     # -(|y| - (L_max - L_buf)) / L_buf * f = 1e18 * 1e300 overflowed before the min (a warning)
     assert silent(lambda: overlong_penalty([0, 10**18], 10**18, 1, 1e300)).tolist() == [0.0, -1e300]
     # L_max beyond int64 arithmetic is named (it was a raw OverflowError or a silent 0)
-    names("max_len", "expected an integer <= 4611686018427387904", lambda: overlong_penalty([0], 2**63, 1))
+    names(
+        "max_len", "expected an integer >= 1 and <= 4611686018427387904", lambda: overlong_penalty([0], 2**63, 1)
+    )
 
 
 def test_filter_and_acceptance_bad_input_named():
-    names("rewards", "expected K >= 1 responses per prompt", lambda: filter_groups(np.zeros((2, 0))))
+    names("rewards", "expected a non-empty array", lambda: filter_groups(np.zeros((2, 0))))
     names("rewards", "expected a non-empty array", lambda: filter_groups(np.zeros((0, 2))))
-    names("p", "expected a number <= 1.0", lambda: acceptance_probability(1.5, 2))
+    names("p", "expected a number >= 0 and <= 1", lambda: acceptance_probability(1.5, 2))
     names("K", "expected an integer >= 1", lambda: acceptance_probability(0.5, 0))
     assert acceptance_probability(0.5, 1) == 1.0 and acceptance_probability(0.0, 3) == 0.0
     msg = names("p", "expected 0 < p < 1", lambda: resample_factor(0.0, 2))
@@ -99,7 +101,7 @@ def test_truncation_bad_input_named_and_mask_not_mutated():
     out = mask_truncated(tokens, mask, 0)
     assert out.tolist() == [[0.0, 0.0]] and mask.tolist() == [[1.0, 1.0]] and out is not mask
     assert mask_truncated(tokens, mask, 2).tolist() == [[1.0, 1.0]]
-    names("tokens", "expected the shape of mask", lambda: truncated([[1]], mask, 0))
+    names("tokens", "expected shape (1, 2), got (1, 1)", lambda: truncated([[1]], mask, 0))
     names("eos", "expected an integer >= 0", lambda: truncated(tokens, mask, -1))
     names("mask", "expected only 0 and 1", lambda: mask_truncated(tokens, [[0.0, 0.5]], 0))
 

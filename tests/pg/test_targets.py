@@ -61,7 +61,7 @@ def test_maxrl_edge_cases_and_prime_rl():
         np.testing.assert_allclose(a, want, rtol=1e-15, atol=0)
     assert (A[1:3] == 0).all()  # no success; equal rewards: exactly 0 (not 1e-17)
     assert maxrl([[1.0]]).tolist() == [[0.0]]  # K = 1
-    names("rewards", "R >= 0", lambda: maxrl([[1.0, -1.0]]))
+    names("rewards", "entries >= 0", lambda: maxrl([[1.0, -1.0]]))
 
 
 def passk_target_grad(theta, r, k):
@@ -127,5 +127,8 @@ def test_passk_at_k_equal_K_is_verls_grpo_passk():
         )
     assert passk_advantages([[1.0, 1.0, 0.0]], 3).tolist() == [[0.0, 0.0, 0.0]]  # a shared best: no single max
     assert passk_advantages([[2.0, 2.0]], 2, 0.0).tolist() == [[0.0, 0.0]]  # 0 / 0 is 0
+    # std_eps = 0 with a spread: divided by the Bessel std alone (std 1/sqrt(2), A = [1, 0])
+    np.testing.assert_allclose(passk_advantages([[1.0, 0.0]], 2, 0.0), [[np.sqrt(2.0), 0.0]], rtol=1e-15)
+    np.testing.assert_allclose(passk_advantages([[1.0, 0.0]], 2, 0.5), [[1 / (0.5**0.5 + 0.5), 0.0]], rtol=1e-15)
     names("k", "<= 3", lambda: passk_advantages([[1.0, 0.0, 1.0]], 4))
     names("std_eps", ">= 0", lambda: passk_advantages([[1.0, 0.0]], 2, -1.0))

@@ -85,3 +85,75 @@ def test_otb_against_verl():
     names("K", "divisor", lambda: otb_advantages(R, mask, logp, s2, 5))
     names("logp_old", "<= 0", lambda: otb_advantages(R, mask, logp + 1.0, s2, K))
     names("sum_pi_sq", "[pi(y|s)^2, 1]", lambda: otb_advantages(R, mask, logp, s2 + 1.0, K))
+
+
+def test_otb_odd_groups_against_verl_and_an_untrained_column():
+    """K = 3 and 5 (the second-longest is srt[-2], not srt[2]); w_eps = 0 with a column no
+    response reaches (0 / 0 there is a baseline of 0, not NaN)."""
+    rng = np.random.default_rng(3)
+    for K, lengths in ((3, [1, 4, 2, 3, 3, 1]), (5, [2, 1, 4, 3, 1, 2, 2, 2, 3, 1])):
+        B, T, V = len(lengths), 6, 4
+        mask = (np.arange(T)[None] < np.array(lengths)[:, None]).astype(float)  # column 5: nobody
+        probs = rng.dirichlet(np.ones(V), size=(B, T))
+        tokens = rng.integers(0, V, (B, T))
+        logp = np.log(np.take_along_axis(probs, tokens[..., None], -1)[..., 0]) * mask
+        s2 = (probs**2).sum(-1)
+        R = rng.normal(size=B)
+        token_rewards = np.zeros((B, T))
+        token_rewards[np.arange(B), np.array(lengths) - 1] = R
+        with np.errstate(invalid="ignore"):  # verl's 0 / 0 at the untrained column: NaN * 0
+            want = verl_otb(token_rewards, mask, np.repeat(np.arange(B // K), K), logp, s2, eps=0.0)
+        got = otb_advantages(R, mask, logp, s2, K, 0.0)
+        np.testing.assert_allclose(got, np.nan_to_num(want), rtol=0, atol=1e-14)
+        assert (got[:, 5] == 0).all()
+
+
+@pytest.mark.parametrize("zero_tail", [1, 0, "True", None, [True], np.array(True)])
+def test_otb_zero_tail_is_a_flag(zero_tail):
+    mask = np.ones((2, 1))
+    names(
+        "zero_tail",
+        "True or False",
+        lambda: otb_advantages([1.0, 0.0], mask, np.zeros((2, 1)), mask, 2, 1e-8, zero_tail),
+        TypeError,
+    )
+    assert otb_advantages([1.0, 0.0], mask, np.zeros((2, 1)), mask, 2, 1e-8, np.bool_(True)).shape == (2, 1)
+
+
+def test_otb_refuses_a_mask_with_holes():
+    mask = np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])  # row 0 has a hole
+    z = np.zeros((2, 3))
+    names("mask", "right padding", lambda: otb_advantages([1.0, 0.0], mask, z, np.ones((2, 3)), 2))
+
+
+def test_otb_domain_edges_and_messages():
+    """The relations at their edges: logp_old = 0 and sum_pi_sq at p^2 or 1 (to 1e-12) are
+    accepted, beyond them refused; garbage at padding is never read."""
+    mask = np.array([[1.0, 0.0], [1.0, 1.0]])
+    lp = np.log(np.array([[0.5, 1.0], [1.0, 0.25]]))  # logp_old = 0 on the trained (1, 0)
+    lp[0, 1] = 5.0  # > 0 at padding: not read
+    p2 = np.exp(np.minimum(lp, 0.0)) ** 2
+    call = lambda s2, lp=lp, K=2: otb_advantages([1.0, 0.0], mask, lp, s2, K)  # noqa: E731
+    for s2 in (p2, np.ones((2, 2)), p2 * (1 - 0.5e-12), np.full((2, 2), 1 + 0.5e-12)):
+        assert np.isfinite(call(s2)).all()
+    bad = "sum_pi_sq: expected sum_v pi(v|s)^2 in [pi(y|s)^2, 1] on the trained tokens"
+    for s2 in (p2 * (1 - 2e-12), np.full((2, 2), 1 + 2e-12)):
+        with pytest.raises(ValueError) as e:
+            call(s2)
+        assert str(e.value) == bad
+    s2 = np.where(mask > 0, p2, 7.0)  # garbage at padding
+    assert np.isfinite(call(s2)).all()
+    with pytest.raises(ValueError) as e:
+        call(np.ones((2, 2)), np.where(mask > 0, 1e-3, 0.0))
+    assert str(e.value) == "logp_old: expected log-probs <= 0 on the trained tokens, got max 0.001"
+    with pytest.raises(ValueError) as e:  # B = 2 rows, T = 3 columns: K = 3 divides T, not B
+        otb_advantages([1.0, 0.0], np.ones((2, 3)), np.zeros((2, 3)), np.ones((2, 3)), 3)
+    assert str(e.value) == "K: expected a divisor of the batch size B = 2 (groups of K rows), got 3"
+    with pytest.raises(ValueError) as e:
+        otb_advantages([1.0, 0.0], [[0.0, 1.0], [1.0, 1.0]], np.zeros((2, 2)), np.ones((2, 2)), 2)
+    assert str(e.value) == (
+        "mask: expected right padding (1s then 0s in each row) for the optimal token baseline (a position "
+        "is a column: a baseline per column of the group), row 0 is [0, 1]; a mask with holes (tool "
+        "outputs) is accepted by the token-level objectives; here use minirl_lm.multiturn.env.action_view "
+        "to compact the rows (scatter puts results back)"
+    )

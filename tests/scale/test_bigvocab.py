@@ -18,7 +18,7 @@ import pytest
 from gradcheck import fd_grad
 from minirl_lm.core.logprob import token_logp, token_logp_backward
 from minirl_lm.pg.kl import kl_penalty
-from minirl_lm.scale.bigvocab import chunked_logp, chunked_loss_grad
+from minirl_lm.scale.bigvocab import VBLOCK, add_outer, chunked_logp, chunked_loss_grad
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,7 +170,12 @@ BAD = [
     (dict(loss_fn=lambda lp, rows: (lp.sum(), lp[:-1])), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (np.nan, lp)), ValueError, "loss_fn:"),
     (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, np.inf))), ValueError, "loss_fn:"),
-    (dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, 1e308))), ValueError, "loss_fn:"),
+    # a finite gradient whose dh overflows: the one overflow error, naming the function
+    (
+        dict(loss_fn=lambda lp, rows: (0.0, np.full(lp.shape, 1e308))),
+        ValueError,
+        "chunked_loss_grad: expected a finite dh",
+    ),
     # what loss_fn returns: a real loss (no string, None, bool, array), finite, a real gradient
     (dict(loss_fn=lambda lp, rows: ("1.0", lp)), TypeError, "loss_fn: expected a real loss"),
     (dict(loss_fn=lambda lp, rows: (None, lp)), TypeError, "loss_fn: expected a real loss"),
@@ -355,3 +360,24 @@ def test_the_exp_kept_pass_equals_the_two_kernel_pass_and_the_reference(dtype):
     tol = 1e-12 if dtype == np.float64 else 1e-5
     assert rel(logp, r_logp) <= tol and rel(dh, r_dh) <= tol and rel(dW, r_dW) <= tol
     assert abs(loss - r_loss) <= tol * abs(r_loss)
+
+
+def test_add_outer_is_the_block_by_block_product():
+    """dW = G^T h (first) or dW += G^T h, a block of VBLOCK rows of dW at a time."""
+    rng = np.random.default_rng(12)
+    V, R, d = VBLOCK + 3, 4, 2  # two blocks, the last one short
+    G, hr = rng.standard_normal((R, V)), rng.standard_normal((R, d))
+    dW, scratch = np.full((V, d), np.nan), np.empty((VBLOCK, d))
+    add_outer(dW, G, hr, scratch, first=True)
+    assert rel(dW, G.T @ hr) <= 1e-15
+    add_outer(dW, G, hr, scratch, first=False)
+    assert rel(dW, 2 * G.T @ hr) <= 1e-15
+
+
+def test_bool_tokens_are_not_ids():
+    h, W = np.ones((3, 2)), np.ones((4, 2))
+    for call in (lambda t: chunked_logp(h, W, t), lambda t: chunked_loss_grad(h, W, t, lambda lp, r: (0.0, lp))):
+        with pytest.raises(
+            TypeError, match=r"^tokens: expected an integer array of ids, got an array of dtype bool"
+        ):
+            call(np.array([True, False, True]))
