@@ -741,37 +741,24 @@ def _expand(shape, ndim):
     return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/checks.py
-#   Input checks at the public boundary.
-# ----------------------------------------------------------------------------------------------
+def real_result(value, name, context=""):
+    """A callable's return value (a grader's reward) as a finite Python float, else an error
+    naming `name` (the callable): None, a string, a bool, NaN or inf are rejected."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        x = np.inf  # an int beyond float64
+    if not np.isfinite(x):
+        raise ValueError(f"{name}: expected a finite number{context}, got {value}"[:200])
+    return x
 
 
 def _describe(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
     return f"{type(x).__name__} {x!r}"[:120]
-
-
-def real_result(value, name, context=""):
-    """A callable's return value (a grader's reward) as a finite Python float, else an error
-    naming ``name`` (the callable): None, a string, a bool, NaN or inf are rejected."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
-    return _float(value, name, f"a finite number{context}")
-
-
-def _float(x, name, expected):
-    """A checked real number as a finite Python float (an int beyond float64 is not finite)."""
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(
-            f"{name}: expected {expected}, got an integer of {int(x).bit_length()} bits, beyond float64"
-        ) from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: expected {expected}, got {x}")
-    return x
 
 
 # ----------------------------------------------------------------------------------------------

@@ -47,9 +47,9 @@ import numpy as np
 
 from minirl_lm.boundary import COUNT, NONNEGATIVE, boundary, finite, function, has, number, one_of
 from minirl_lm.core._tabular import _tabular_logp
-from minirl_lm.core.checks import real_result
 from minirl_lm.core.ops import log_softmax
 from minirl_lm.core.policy import TabularPolicy, _softmax
+from minirl_lm.core.validate import real_result
 from minirl_lm.pg.advantages import REWARD_MAX, advantages
 from minirl_lm.pg.kl import kl_in_reward
 

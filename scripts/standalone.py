@@ -8,8 +8,9 @@ library; its `__all__` (the file's own, else its public functions and classes); 
 code, verbatim but for its `@boundary(...)` declarations; the parts it is assembled from (for
 GRPO: the advantages, the clipped ratio and the KL penalty), each under a comment naming the file
 it comes from, in the order the file imports them, then any module reached only through them (the
-aggregation weights of `core/ops.py`); the input checks it still calls (a part's `checks.py` or
-`validate.py`, then `core/checks.py`); and last the engine of the declared boundary,
+aggregation weights of `core/ops.py`), a part's functions and the engine's with their docstrings
+cut to the first sentence (the rest is in the package's file); the checking modules it still
+reaches (`core/validate.py`, core's kinds); and last the engine of the declared boundary,
 `boundary.py`, once, with only the kinds and relations the copy uses, followed by the
 declarations themselves, `f = boundary(...)(f)`, one per declared function (a decorator runs when
 its function is defined, so in a copy whose engine comes last the declarations follow it), after
@@ -44,9 +45,8 @@ PKG = "minirl_lm"
 ROOT = Path(__file__).resolve().parent.parent
 PKG_DIR = ROOT / PKG
 ALLOWED = {"numpy"} | set(sys.stdlib_module_names)
-# The boundary modules (core/checks.py, a part's checks.py or validate.py, the engine
-# boundary.py) are inlined after the file's own code and its parts: support, not the concept.
-# core.checks comes after the parts' bundles (they build on it), boundary last.
+# The checking modules (core/validate.py, the engine boundary.py) are inlined after the file's
+# own code and its parts: support, not the concept. The engine comes last.
 SUPPORT_STEMS = ("checks", "validate", "boundary")
 ENGINE = "boundary"
 # A copy whose reader needs other words than the package file's docstring (which speaks of the

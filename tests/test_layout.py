@@ -20,7 +20,7 @@ TESTS = ROOT / "tests"
 
 # The order the imports obey, read off the package with ast (0 imports up on the layout's first
 # commit): boundary (the engine of the declared boundary, which imports only NumPy) at the
-# ground, then core.checks (with core.validate, its bundles); kernels use the checks;
+# ground; kernels declare their entries with it;
 # the rest of core (mdp, policy,
 # logprob, ops) may use the kernels; the objectives (pg, values) use core; direct (DPO and the
 # other preference losses) sits above them; multiturn (its values use values.optimum) and scale
@@ -34,8 +34,7 @@ TESTS = ROOT / "tests"
 # Bradley-Terry data come from direct, its process rewards run on multiturn's environment) sits
 # above multiturn; grade (the grader's command line: the oracle and the chapters' exercises) tops them.
 RANKS = {
-    "boundary": -1,
-    "core.checks": 0,
+    "boundary": 0,
     "kernels": 1,
     "core": 2,
     "pg": 3,
@@ -53,7 +52,8 @@ RANKS = {
     "grade": 7,
 }
 
-# The boundary: core/checks.py (the primitives) and each part's checks.py / validate.py (its
+# The checking modules: kernels/validate.py (the kernels' jitted checks) and core/validate.py
+# (core's kinds); formerly each part's checks.py / validate.py (its
 # bundles, one call per public function). Their functions are tested through the public functions
 # they serve (each estimator's own tests and the bad-input battery); the rule for them is that
 # none is dead (test_every_bundle_serves_its_part).
@@ -75,12 +75,10 @@ def _modules():
 
 
 def _part(module):
-    """The part of a dotted module name: core.checks, kernels, core, pg, ..., tasks (None: the package)."""
+    """The part of a dotted module name: boundary, kernels, core, pg, ..., tasks (None: the package)."""
     p = module.split(".")[1:]
     if not p:
         return None
-    if p[0] == "core" and p[1:2] in (["checks"], ["validate"]):
-        return "core.checks"  # the primitives and core's bundles
     return p[0]
 
 
@@ -148,7 +146,7 @@ def _names_used(tree):
 def test_the_layout_is_found():
     # the rules below would pass vacuously on an empty or moved package
     modules = [name for _, name in _modules()]
-    assert "minirl_lm.core.checks" in modules and "minirl_lm.tasks" in modules
+    assert "minirl_lm.boundary" in modules and "minirl_lm.tasks" in modules
     assert {_part(m) for m in modules} - {None} == set(RANKS), modules
 
 
@@ -199,7 +197,7 @@ def test_every_public_name_is_tested_in_its_module_file():
 
 def test_every_bundle_serves_its_part():
     # a public function of a boundary module is called by some other library module (no dead
-    # check); core/checks.py's primitives may serve any part
+    # check)
     used = set()
     for path, _ in _modules():
         if not _is_boundary(path):
@@ -297,7 +295,7 @@ def test_every_module_is_on_the_api_page():
         for path, name in _listed_modules()
         if name not in documented
         and not (path.relative_to(LIB).parts[0] == "kernels" and "minirl_lm.kernels" in documented)
-        and not (_is_boundary(path) and name != "minirl_lm.core.checks")  # bundles: internal
+        and not _is_boundary(path)  # checking modules: internal
         and not path.stem.startswith("_")  # a private module (core/_state_ids.py)
     ]
     assert not missing, "docs/api.md has no `::: module` for:\n  " + "\n  ".join(missing)
@@ -306,28 +304,28 @@ def test_every_module_is_on_the_api_page():
 # ---- the rules can fail: each one on a made-up case --------------------------------------------
 def test_the_helpers_see_what_the_rules_need():
     tree = ast.parse(
-        "import numpy as np\nfrom minirl_lm.core import checks\n"
+        "import numpy as np\nfrom minirl_lm.core import ops\n"
         "from minirl_lm.pg.reinforce import AGGS\n"
         "def f():\n    from minirl_lm import kernels\n"
         "def _g(): pass\nclass H: pass\n"
     )
     assert _public(tree) == ["f", "H"]
     assert _imports(tree, "minirl_lm.values.critic") == {
-        "minirl_lm.core.checks",
+        "minirl_lm.core.ops",
         "minirl_lm.pg.reinforce",
         "minirl_lm.kernels",
     }
     assert [
         _part(m)
         for m in (
-            "minirl_lm.core.checks",
+            "minirl_lm.core.validate",
             "minirl_lm.boundary",
             "minirl_lm.core.ops",
             "minirl_lm.kernels",
             "minirl_lm.pg.clip",
             "minirl_lm.tasks",
         )
-    ] == ["core.checks", "boundary", "core", "kernels", "pg", "tasks"]
+    ] == ["core", "boundary", "core", "kernels", "pg", "tasks"]
     used = _names_used(
         ast.parse("from minirl_lm.pg.clip import clip_fraction\nx = clip.clipped_surrogate(1)\n# ppo_loss\n")
     )

@@ -52,8 +52,7 @@ import numpy as np
 
 from minirl_lm.boundary import COUNT, boundary, function, generator, has, number, one_of, optional
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
-from minirl_lm.core.checks import MAX_CELLS, real_result
-from minirl_lm.core.validate import id_array
+from minirl_lm.core.validate import MAX_CELLS, id_array, real_result
 
 __all__ = ["Rollout", "TokenMDP"]
 

@@ -2,16 +2,17 @@
 (`log_softmax`, `token_logp`, the policy's table), and int ids read without a copy when they
 already are what the policy's kernels read (its per-step calls). NumPy only.
 
-Below them, the overflow-naming helpers and `flag` that other parts' checks still import, until
-those parts declare their boundaries.
+Below them, the bounds of what a call may allocate, and the reading of a callable's return
+value (a grader's reward).
 """
+
+import numbers
 
 import numpy as np
 
 from minirl_lm.boundary import array
-from minirl_lm.core.checks import _describe, finite_result
 
-__all__ = ["logits", "id_array", "MAX_DRAWS", "largest", "culprit", "finite_stages", "flag"]
+__all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result"]
 
 
 def logits(*shapes):
@@ -86,50 +87,29 @@ def _expand(shape, ndim):
     return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
-# ---- which argument an overflow names, when several enter one expression
+# ---- the bounds of what a call may allocate, and a callable's return value
 
 # the longest draw a sampler allocates: an int64 array of it is addressable (np.empty(2**63)
 # fails inside NumPy with "Maximum allowed dimension exceeded")
 MAX_DRAWS = np.iinfo(np.intp).max // 8
+MAX_CELLS = 2**31  # entries of one (B, T) array a call may allocate: 16 GiB of float64
 
 
-def largest(**named):
-    """The name of the argument of largest magnitude (the first on a tie): the one that drove an
-    overflow of an expression they all enter."""
-    best, size = None, -1.0
-    for name, value in named.items():
-        m = float(np.max(np.abs(value), initial=0.0))
-        if best is None or m > size:
-            best, size = name, m
-    return best
+def real_result(value, name, context=""):
+    """A callable's return value (a grader's reward) as a finite Python float, else an error
+    naming `name` (the callable): None, a string, a bool, NaN or inf are rejected."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number{context}, got {_describe(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        x = np.inf  # an int beyond float64
+    if not np.isfinite(x):
+        raise ValueError(f"{name}: expected a finite number{context}, got {value}"[:200])
+    return x
 
 
-def culprit(*stages):
-    """The name of the first `(name, value)` stage whose value is not all finite (a number, an
-    array or a tuple of them); the last argument, a bare name, when every stage is."""
-    *pairs, last = stages
-    for name, value in pairs:
-        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in _leaves(value)):
-            return name
-    return last
-
-
-def finite_stages(*stages):
-    """`finite_result` on each `(value, name, what)` stage in turn (the order the values were
-    computed in, so the first to overflow is named); returns the last stage's value."""
-    for value, name, what in stages:
-        finite_result(value, name, what)
-    return stages[-1][0]
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
-def flag(x, name):
-    """Return ``x`` if it is a bool (Python or NumPy), else a TypeError naming ``name``."""
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a bool (True or False), got {_describe(x)}")
-    return bool(x)
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]

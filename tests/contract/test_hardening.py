@@ -17,7 +17,7 @@ import pytest
 
 from battery import GRADER, MDP, POLICY, RNG, TABLE, cases, counts, fname
 from minirl_lm import kernels, tasks
-from minirl_lm.core.checks import choice
+from minirl_lm.boundary import one_of
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 from minirl_lm.direct import dpo
@@ -281,7 +281,7 @@ def test_bt_sample_preferences_checks_rows_before_drawing():
 @pytest.mark.parametrize(
     "call, name, exc",
     [
-        (lambda: choice(["mean"], "baseline", {"mean"}), "baseline", TypeError),
+        (lambda: one_of({"mean"})(["mean"], "baseline", {}), "baseline", TypeError),
         (lambda: advantages(np.ones((2, 2)), ["mean"]), "baseline", TypeError),
         (lambda: dpo.dpo_loss([0.0], [0.0], [0.0], [0.0], 1.0, variant=["dpo"]), "variant", TypeError),
         (lambda: TokenMDP(["a"], V=3, ids=["lazy"]), "ids", TypeError),

@@ -92,20 +92,22 @@ def test_dead_row_reads_the_visited_rows_only():
 
 
 def numpy_rules(states, tokens, mask, S, V):
-    """The policy's full checks (checks.int_array, checks.mask_array): True iff they accept."""
-    from minirl_lm.core.checks import int_array, mask_array
+    """The full checks, as the engine's kinds: ids in range, a 0/1 mask of their shape. True iff
+    they accept."""
+    from minirl_lm.boundary import array
 
+    dims = {}
     try:
-        int_array(states, "states", ndim=2, low=0, high=S)
-        int_array(tokens, "tokens", ndim=2, low=0, high=V)
-        mask_array(mask, "mask", shape=states.shape)
+        array("B T", integer=True, low=0, high=S - 1)(states, "states", dims)
+        array("B T", integer=True, low=0, high=V - 1)(tokens, "tokens", dims)
+        array("B T", values=(0.0, 1.0))(mask, "mask", dims)
     except ValueError:
         return False
     return True
 
 
 def test_the_policys_fast_path_accepts_exactly_what_its_full_checks_accept():
-    """policy_batch_fast (one jitted pass) against checks.int_array + checks.mask_array on batches
+    """policy_batch_fast (one jitted pass) against the engine's kinds (ids in range, a 0/1 mask) on batches
     with one random corruption each: never True where the full checks raise."""
     from minirl_lm.kernels.validate import policy_batch_fast
 
