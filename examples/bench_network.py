@@ -211,12 +211,12 @@ def timings(d, rounds, min_time):
 
 # Where a train step's time goes: (label, [(file, function)]) whose cumulative times are summed.
 PARTS = [
-    ("attention forward", [("attention.py", "forward")]),
-    ("attention backward", [("attention.py", "backward")]),
-    ("MLP forward", [("mlp.py", "forward")]),
-    ("MLP backward", [("mlp.py", "backward")]),
-    ("RMSNorm forward and backward", [("norm.py", "forward"), ("norm.py", "backward")]),
-    ("embeddings forward and backward", [("embed.py", "forward"), ("embed.py", "backward")]),
+    ("attention forward", [("attention.py", "attention_forward")]),
+    ("attention backward", [("attention.py", "attention_backward")]),
+    ("MLP forward", [("mlp.py", "mlp_forward")]),
+    ("MLP backward", [("mlp.py", "mlp_backward")]),
+    ("RMSNorm forward and backward", [("norm.py", "rmsnorm_forward"), ("norm.py", "rmsnorm_backward")]),
+    ("embeddings forward and backward", [("embed.py", "embed_forward"), ("embed.py", "embed_backward")]),
     ("LM head (bigvocab)", [("bigvocab.py", "chunked_loss_grad")]),
 ]
 PRODUCTS = [("matmul.py", "matmul"), ("matmul.py", "weight_grad")]  # the (B L, k) x (k, n) products
@@ -239,6 +239,9 @@ def profile(d, reps=30):
         return sum(v[col] for (f, _, n), v in st.items() if (os.path.basename(f), n) in keys) / total
 
     shares = {label: cum(keys) for label, keys in PARTS}
+    missing = [label for label, keys in PARTS if not any((os.path.basename(f), n) in keys for f, _, n in st)]
+    if missing:  # a layer renamed: its row would read 0 % and the rest swallow it
+        raise RuntimeError(f"profile: no function of {missing} ran under cProfile; update PARTS")
     shares["the rest (checks, Python, copies)"] = 1.0 - sum(shares.values())
     shares["of all: the matrix products of nn/matmul.py"] = cum(PRODUCTS, col=2)
     return shares
