@@ -1,12 +1,13 @@
 """The bad-input battery's table, part core (minirl_lm/core/):
-logprob, mdp, policy and the checks themselves. See battery.py."""
+logprob, mdp, policy and the engine's kinds themselves. See battery.py."""
 
 import numpy as np
-from battery_data import GRADER, IDS, LOGITS, LOGP, MASK, MDP, POLICY, PROBS2, RNG, ROLLOUT, THETA, F, V, const
+from battery_data import GRADER, IDS, LOGITS, LOGP, MASK, MDP, POLICY, RNG, ROLLOUT, THETA, F, V, const
 
-from minirl_lm.core import checks as C
+from minirl_lm import boundary as B
 from minirl_lm.core import logprob
 from minirl_lm.core import policy as pol_mod
+from minirl_lm.core import validate as CV
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
 
@@ -43,6 +44,17 @@ def _tabpol(**kw):
 
 _tabpol.__name__ = "TabularPolicy"
 _tabpol.__wrapped__ = TabularPolicy.__init__
+
+
+def _kind(read):
+    """A kind of the engine as a function of (value, name): the rows below try it alone."""
+
+    def kind(x=None, name="x", rng=None):
+        return read(x if rng is None else rng, name, {})
+
+    kind.__name__ = kind.__qualname__ = f"kind_{getattr(read, '__name__', 'read')}"
+    return kind
+
 
 TABLE = [
     # logprob.py
@@ -94,19 +106,11 @@ TABLE = [
         mask=("mask", MASK),
         dlogp=("float", LOGP),
     ),
-    # checks.py (the named argument's name is passed as its name: the message starts with it)
-    F(C.float_array, x=("any_float", LOGP), name=V(const("x"))),
-    F(C.int_array, x=("any_ids", IDS(3)), name=V(const("x")), low=V(const(0)), high=V(const(3))),
-    F(C.mask_array, x=("mask", MASK), name=V(const("x"))),
-    F(C.same_shape, name_a=V(const("a")), a=("not_array", LOGP), name_b=V(const("b")), b=("shaped", LOGP)),
-    F(C.rng_check, rng=("generator2", RNG), name=V(const("rng"))),
-    F(C.int_scalar, x=("int1", const(2)), name=V(const("x")), low=V(const(1))),
-    F(C.float_scalar, x=("pos", const(0.5)), name=V(const("x")), low=V(const(0.0)), low_open=V(const(True))),
-    F(C.choice, x=("option", const("a")), name=V(const("x")), options=V(const({"a", "b"}))),
-    F(C.nonempty, arr=("any_array", LOGP), name=V(const("arr"))),
-    F(C.prob_table, p=("prob", PROBS2), name=V(const("p"))),
-    F(C.finite_result, value=("result", LOGP), name=V(const("value")), what=V(const("the loss"))),
-    F(C.real_result, value=("real_result", const(0.5)), name=V(const("value"))),
-    F(C.callable_check, f=("callable2", const(GRADER)), name=V(const("f")), nargs=V(const(2))),
-    F(C.cells, n=("cells", const(10)), name=V(const("n")), what=V(const("an array"))),
+    # the engine's kinds, read alone (the argument's name is passed as its name: the message starts with it)
+    F(_kind(B.TOKENS), x=("any_float", LOGP), name=V(const("x"))),
+    F(_kind(B.MASK), x=("mask", MASK), name=V(const("x"))),
+    F(_kind(B.POSITIVE), x=("pos", const(0.5)), name=V(const("x"))),
+    F(_kind(B.one_of(("a", "b"))), x=("option", const("a")), name=V(const("x"))),
+    F(_kind(B.generator), rng=("generator2", RNG), name=V(const("rng"))),
+    F(CV.real_result, value=("real_result", const(0.5)), name=V(const("value"))),
 ]

@@ -680,10 +680,10 @@ def test_kl_is_logp_old_shape_messages_are_exact():
 
 
 def test_error_messages_name_the_type_of_a_non_array_argument():
-    from minirl_lm.core.checks import float_scalar
+    from minirl_lm.boundary import number
 
     with pytest.raises(TypeError) as e:
-        float_scalar("abc", "beta")
+        number()("abc", "beta", {})
     assert str(e.value) == "beta: expected a real number, got str 'abc'"
     with pytest.raises(TypeError) as e:
         kl.kl_penalty_is(LOGP, [["a", "b", "c"], ["d", "e", "f"]], LOGP_REF, MASK)
