@@ -175,7 +175,7 @@ def test_the_configured_paths_exist():
         if not (ROOT / p).exists()
     ]
     assert not missing
-    for name in ("seqclip", "offpolicy", "entropy", "shaping", "preferences", "checks"):
+    for name in ("seqclip", "offpolicy", "entropy", "shaping", "preferences", "boundary"):
         assert any(p.endswith(f"/{name}.py") for p in conf["only_mutate"]), name
 
 
