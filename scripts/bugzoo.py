@@ -238,13 +238,13 @@ MUTANTS = (
         "minirl_lm/values/critic.py",
         (
             (
-                "        out = r.copy()\n"
-                "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
-                "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all",
-                "        lengths = mask.sum(axis=1).astype(np.int64)               # (B,)\n"
-                "        rows = np.flatnonzero(lengths > 0)                        # length 0: nothing at all\n"
-                "        out = np.zeros_like(mask)\n"
-                "        out[rows, lengths[rows] - 1] = -beta * u.sum(axis=1)[rows]",
+                "    r = -beta * u  # (B, T) eq. (kl_shaped_reward)\n"
+                "    lengths = mask.sum(axis=1).astype(np.int64)  # (B,)\n"
+                "    rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all",
+                "    lengths = mask.sum(axis=1).astype(np.int64)  # (B,)\n"
+                "    rows = np.flatnonzero(lengths > 0)  # length 0: nothing at all\n"
+                "    r = np.zeros_like(mask)\n"
+                "    r[rows, lengths[rows] - 1] = -beta * u.sum(axis=1)[rows]",
             ),
         ),
         ("tests/values/test_critic.py",),
@@ -257,12 +257,12 @@ MUTANTS = (
         "minirl_lm/values/critic.py",
         (
             (
-                "    v = values[states] * mask                                     # (B, T) V(s_t), 0 at padding",
+                "    v = values[states] * mask  # (B, T) V(s_t), 0 at padding",
                 "    v = values[states]",
             ),
         ),
         ("tests/values/test_critic.py",),
-        function="_td",
+        function="td_errors",
     ),
     Mutant(
         "dual_clip_positive_advantage",
