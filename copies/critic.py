@@ -287,15 +287,6 @@ def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc")
     return values - lr * dvalues, loss
 
 
-def _returns_read(returns, vpreds):
-    """`returns` (the targets G) is a `(B, T)` real array of `vpreds`' shape. Read here, not by
-    a kind: the engine keeps the keyword `returns` for the names of the results."""
-    try:
-        TOKENS(returns, "returns", dict(zip("BT", vpreds.shape)))
-    except (TypeError, ValueError) as e:
-        return str(e)
-
-
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     """PPO's clipped value loss over real tokens and its gradient, eq. (value_clip).
 
@@ -325,7 +316,7 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
         ValueError: a bad argument (named), or a squared error beyond float64 (named after the
             function, with the range of its inputs).
     """
-    G = np.array(returns, dtype=np.float64)  # (B, T) read by _returns_read
+    G = returns  # (B, T) the targets
     M = max(mask.sum(), 1.0)
     v_clip = np.clip(vpreds, values_old - clip, values_old + clip)  # (B, T); a bound may be +-inf
     l1 = (vpreds - G) ** 2  # (B, T) unclipped
@@ -356,9 +347,10 @@ def log_ratio(logp, logp_other, mask):
 # ----------------------------------------------------------------------------------------------
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
     (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)
@@ -526,7 +518,6 @@ CRITIC = dict(mask=MASK, values=array("S"), states=STATES)  # the mask first: it
 REWARDS = dict(mask=MASK, terminal_reward=array("B"), logp=TOKENS, logp_ref=TOKENS, beta=NONNEGATIVE)
 FIT = dict(rewards=TOKENS, gamma=UNIT, lr=POSITIVE, target=one_of(("mc", "td0")))
 VALUE_CLIP = dict(mask=MASK, vpreds=TOKENS, values_old=TOKENS, clip=POSITIVE)
-clipped_value_loss.kinds["returns"] = TOKENS  # declared here, read by _returns_read (see there)
 
 per_token_rewards = boundary(**REWARDS, where=[_LAST_TOKEN], returns="rewards")(per_token_rewards)
 
@@ -543,5 +534,5 @@ value_loss = boundary(**CRITIC, targets=TOKENS, where=ON_PREFIXES, returns="loss
 fit_values = boundary(**CRITIC, **FIT, where=ON_PREFIXES, returns="new_values loss")(fit_values)
 
 clipped_value_loss = boundary(
-    **VALUE_CLIP, where=[_PREFIXES, _returns_read], returns="loss dloss_dvpred"
+    **VALUE_CLIP, args={"returns": TOKENS}, where=[_PREFIXES], returns="loss dloss_dvpred"
 )(clipped_value_loss)

@@ -489,9 +489,10 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
 # ----------------------------------------------------------------------------------------------
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
     (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)

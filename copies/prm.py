@@ -269,9 +269,10 @@ def sigmoid(z):
 # ----------------------------------------------------------------------------------------------
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
     (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)

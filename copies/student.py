@@ -334,9 +334,10 @@ def draw_moments(q, coef, probs, states, tokens, mask):
 # ----------------------------------------------------------------------------------------------
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
     (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)

@@ -201,9 +201,10 @@ def tree_product(child, roots, q, h):
 # ----------------------------------------------------------------------------------------------
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
     (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)
@@ -353,12 +354,12 @@ def _show(x):
 
 TOKEN_MDP = has("a TokenMDP", "S", "V", "N", "ids", "all_states()", "is_terminal()", "state_id()")
 TREE = dict(child=array("S V", integer=True, low=-1), roots=array("N", integer=True, low=0), q=simplex("S V"))
-OFF_SUPPORT = allowing_inf(array("S V"))  # values per (s, y); inf where q = 0 is ignored
+_OFF_SUPPORT = allowing_inf(array("S V"))  # values per (s, y); inf where q = 0 is ignored
 
 children = boundary(mdp=TOKEN_MDP, where=[_enumerated], returns="child roots")(children)
 
-tree_sum = boundary(**TREE, f=OFF_SUPPORT, where=[_a_forest, _f_where_drawn], returns="expectations")(tree_sum)
+tree_sum = boundary(**TREE, f=_OFF_SUPPORT, where=[_a_forest, _f_where_drawn], returns="expectations")(tree_sum)
 
 tree_product = boundary(
-    **TREE, h=OFF_SUPPORT, where=[_a_forest, _h_where_drawn], returns="expectations"
+    **TREE, h=_OFF_SUPPORT, where=[_a_forest, _h_where_drawn], returns="expectations"
 )(tree_product)

@@ -39,9 +39,11 @@ import numbers
 import numpy as np
 
 
-def boundary(where=(), returns="", **kinds):
+def boundary(where=(), returns="", args=None, **kinds):
     """Declare the kinds of a function's arguments (`name=kind`), the relations between them
-    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`)."""
+    (`where=[rule, ...]`) and the names of its results (`returns="loss grad"`). An argument
+    named like one of these keywords is declared in `args={"returns": kind}` (read last)."""
+    kinds = {**kinds, **(args or {})}
 
     def declare(f):
         sig = inspect.signature(f)

@@ -276,3 +276,13 @@ def test_huge_integers_nested_results_and_objects_without_addresses():
 
     with pytest.raises(TypeError, match=r"^rng: expected a numpy.random.Generator .*, got a Thing object$"):
         generator(Thing(), "rng", {})
+
+
+def test_an_argument_named_like_a_keyword_is_declared_in_args():
+    @boundary(x=array("B T"), args={"returns": array("B T")}, returns="loss")
+    def f(x, returns):
+        return float((x - returns).sum())
+
+    assert f([[1.0, 2.0]], [[0.5, 0.5]]) == 2.0 and set(f.kinds) == {"x", "returns"}
+    with pytest.raises(ValueError, match=r"^returns: expected shape \(1, 2\), got \(1, 3\)"):
+        f([[1.0, 2.0]], [[0.5, 0.5, 0.5]])

@@ -110,7 +110,7 @@ def _h_where_drawn(q, h):
 
 
 TREE = dict(child=array("S V", integer=True, low=-1), roots=array("N", integer=True, low=0), q=simplex("S V"))
-OFF_SUPPORT = allowing_inf(array("S V"))  # values per (s, y); inf where q = 0 is ignored
+_OFF_SUPPORT = allowing_inf(array("S V"))  # values per (s, y); inf where q = 0 is ignored
 
 
 def _levels(child, roots):
@@ -123,7 +123,7 @@ def _levels(child, roots):
     return out
 
 
-@boundary(**TREE, f=OFF_SUPPORT, where=[_a_forest, _f_where_drawn], returns="expectations")
+@boundary(**TREE, f=_OFF_SUPPORT, where=[_a_forest, _f_where_drawn], returns="expectations")
 def tree_sum(child, roots, q, f):
     """`E[sum_t f(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_sum).
 
@@ -149,7 +149,7 @@ def tree_sum(child, roots, q, f):
     return d @ qf.sum(axis=1)  # (N,)
 
 
-@boundary(**TREE, h=OFF_SUPPORT, where=[_a_forest, _h_where_drawn], returns="expectations")
+@boundary(**TREE, h=_OFF_SUPPORT, where=[_a_forest, _h_where_drawn], returns="expectations")
 def tree_product(child, roots, q, h):
     """`E[prod_t h(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_product).
 

@@ -270,19 +270,10 @@ def fit_values(values, states, rewards, mask, *, gamma=1.0, lr=0.5, target="mc")
     return values - lr * dvalues, loss
 
 
-def _returns_read(returns, vpreds):
-    """`returns` (the targets G) is a `(B, T)` real array of `vpreds`' shape. Read here, not by
-    a kind: the engine keeps the keyword `returns` for the names of the results."""
-    try:
-        TOKENS(returns, "returns", dict(zip("BT", vpreds.shape)))
-    except (TypeError, ValueError) as e:
-        return str(e)
-
-
 VALUE_CLIP = dict(mask=MASK, vpreds=TOKENS, values_old=TOKENS, clip=POSITIVE)
 
 
-@boundary(**VALUE_CLIP, where=[_PREFIXES, _returns_read], returns="loss dloss_dvpred")
+@boundary(**VALUE_CLIP, args={"returns": TOKENS}, where=[_PREFIXES], returns="loss dloss_dvpred")
 def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     """PPO's clipped value loss over real tokens and its gradient, eq. (value_clip).
 
@@ -312,7 +303,7 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
         ValueError: a bad argument (named), or a squared error beyond float64 (named after the
             function, with the range of its inputs).
     """
-    G = np.array(returns, dtype=np.float64)  # (B, T) read by _returns_read
+    G = returns  # (B, T) the targets
     M = max(mask.sum(), 1.0)
     v_clip = np.clip(vpreds, values_old - clip, values_old + clip)  # (B, T); a bound may be +-inf
     l1 = (vpreds - G) ** 2  # (B, T) unclipped
@@ -320,6 +311,3 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     loss = 0.5 * (np.maximum(l1, l2) * mask).sum() / M  # eq. (value_clip)
     dloss = np.where(l1 >= l2, vpreds - G, 0.0) * mask / M  # (B, T)
     return float(loss), dloss
-
-
-clipped_value_loss.kinds["returns"] = TOKENS  # declared here, read by _returns_read (see there)
