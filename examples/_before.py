@@ -6,7 +6,9 @@ benchmark's section `exact` (engine against before, side by side) and by
 `tests/fixtures/exact/make_before.py` (the fixtures the engine is held to).
 """
 
+import functools
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
@@ -34,4 +36,25 @@ def load(name):
     spec = importlib.util.spec_from_file_location(f"before_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    for k, v in vars(mod).items():  # the library's options became keyword-only since: as then
+        if callable(v) and getattr(v, "__module__", "").startswith("minirl_lm") and _keyword_only(v):
+            setattr(mod, k, _in_order(v))
     return mod
+
+
+def _keyword_only(f):
+    try:
+        return any(p.kind == p.KEYWORD_ONLY for p in inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def _in_order(f):
+    """`f` called as the old code calls it: its options by position, in the signature's order."""
+    names = list(inspect.signature(f).parameters)
+
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        return f(**dict(zip(names, args)), **kwargs)
+
+    return call
