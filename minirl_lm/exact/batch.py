@@ -88,8 +88,8 @@ def _per_prompt(kind, what):
 
 def _triple(x, name, dims):
     """A prompt's update parts `(P_n, Q_n, Rg_n)`, each `(M, D)`."""
-    got = f"{type(x).__name__} {x!r}"[:120]
     if not isinstance(x, (list, tuple)) or len(x) != 3:
+        got = f"{type(x).__name__} {x!r}"[:120]  # only when raising: a repr of big arrays is slow
         raise TypeError(f"{name}: expected a (P_n, Q_n, Rg_n) triple per prompt, got {got}")
     part = array("M D")
     return tuple(part(a, name, dims) for a in x)

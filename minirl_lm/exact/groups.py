@@ -50,8 +50,8 @@ def _arrays(shape):
     each = array(shape)
 
     def read(x, name, dims):
-        got = f"{type(x).__name__} {x!r}"[:120]
         if not isinstance(x, (list, tuple)) or not x:
+            got = f"{type(x).__name__} {x!r}"[:120]  # only when raising: a repr of big arrays is slow
             raise TypeError(f"{name}: expected a non-empty list of arrays, got {got}")
         return [each(a, name, dims) for a in x]
 
