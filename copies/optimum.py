@@ -226,15 +226,18 @@ def optimal_value(pi_ref, reward, beta, weights=None):
 def _graded(grader, prompt, response):
     """`grader(prompt, response)` as a finite float, else an error naming `grader`."""
     r = grader(prompt, response)
-    got = f"for response {response}, got {type(r).__name__} {r!r}"[:160]
+
+    def got():  # built only when raising: this runs once per response
+        return f"for response {response}, got {type(r).__name__} {r!r}"[:160]
+
     if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real):
-        raise TypeError(f"grader: expected a real number (a finite reward) {got}")
+        raise TypeError(f"grader: expected a real number (a finite reward) {got()}")
     try:
         v = float(r)
     except OverflowError:  # an int beyond float64
         v = np.inf
     if not np.isfinite(v):
-        raise ValueError(f"grader: expected a finite number (a finite reward) {got}")
+        raise ValueError(f"grader: expected a finite number (a finite reward) {got()}")
     return v
 
 
