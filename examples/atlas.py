@@ -37,6 +37,7 @@ J with R + F; the pass@k rows are also measured against the gradient of pass@k, 
 """
 
 import argparse
+import functools
 import itertools
 import os
 import sys
@@ -46,7 +47,7 @@ import numpy as np
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy, log_softmax_table
 from minirl_lm.exact.batch import batch_moments
-from minirl_lm.exact.groups import group_law, group_updates, multisets
+from minirl_lm.exact.groups import group_law, multisets
 from minirl_lm.exact.scores import token_scores
 from minirl_lm.pg.advantages import (
     batch_std,
@@ -224,7 +225,7 @@ def passk_target(theta, task, k):
     for n in range(task["N"]):
         Y, p = group_law(tb["py"][n], k)  # (M, k), (M,) eq. (exact_multinomial)
         coef = task["R"][n][Y].max(1)[:, None, None] * task["mask"][n][Y]  # (M, k, T)
-        out = out + p @ group_updates(Y, [coef], [tb["score"][n]])[0]  # (D,)
+        out = out + p @ collapse(Y, [coef], [tb["score"][n]])[0]  # (D,)
     return out / task["N"]
 
 
@@ -237,6 +238,23 @@ def optimum(task, c):
 
 
 # ---- one configuration: the exact first two moments of g --------------------------------------
+def collapse(Y, coefs, bases):
+    """Every multiset's update on each basis family, `(F, M, D)`, eq. (exact_group): the
+    coefficients of a multiset's K slots summed onto its distinct responses first, `C (M, R T)`,
+    then one product with the basis `(R T, D)` (work `M R T D`, not the `M K T D` of gathering
+    the basis slot by slot as `minirl_lm.exact.groups.group_updates` does; the same sums)."""
+    R, T, D = bases[0].shape
+    M, K = Y.shape
+    C = (onehot(R, K) @ np.stack(coefs)).reshape(len(coefs), M, R * T)  # (F, M, R T)
+    return C @ np.stack(bases).reshape(len(bases), R * T, D)  # (F, M, D)
+
+
+@functools.lru_cache(maxsize=16)
+def onehot(R, K):
+    """`(M, R, K)` float: slot k of multiset m holds response r (the multisets of K out of R)."""
+    return (multisets(R, K)[0][:, None, :] == np.arange(R)[:, None]).astype(float)
+
+
 def parts(cfg, theta, task, K):
     """Per prompt: multisets, their probabilities and the pieces of each group's update."""
     adv, agg, kl, samp = cfg
@@ -280,13 +298,13 @@ def parts(cfg, theta, task, K):
         lm = m * (~task["trunc"][n][Y])[..., None] if samp == "trunc" else m
         L = task["lengths"][n][Y][..., None]
         w = {
-            "seq_sum": lm / B,
-            "token_mean": lm,
-            "constant": lm / (B * T),
-            "seq_mean_token_mean": lm / (B * np.maximum(L, 1)),
-            "token_sum": lm,
-            "luspo": lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo) at rho = 1: GSPO's weight times |y|
-        }[agg]  # (M, K, T) eq. (pg_agg)
+            "seq_sum": lambda: lm / B,
+            "token_mean": lambda: lm,
+            "constant": lambda: lm / (B * T),
+            "seq_mean_token_mean": lambda: lm / (B * np.maximum(L, 1)),
+            "token_sum": lambda: lm,
+            "luspo": lambda: lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo) at rho = 1: GSPO's weight times |y|
+        }[agg]()  # (M, K, T) eq. (pg_agg)
         if adv == "reinforce_pp":
             X = G[n][Y]  # (M, K, T)
         elif adv == "otb":
@@ -317,7 +335,7 @@ def parts(cfg, theta, task, K):
         coefs, bases = [w * X, w, -beta_loss * w * d[n][Y]], [sc, sc, sc]
         if c_bonus:  # the entropy's gradient: a second basis
             coefs, bases = coefs + [w], bases + [tb["hg"][n]]
-        parts_n = group_updates(Y, coefs, bases)  # (3 or 4, M, D)
+        parts_n = collapse(Y, coefs, bases)  # (3 or 4, M, D)
         P, Q, Rg = parts_n[0], parts_n[1], parts_n[2]
         if c_bonus:
             Rg = Rg + c_bonus * parts_n[3]
