@@ -66,6 +66,7 @@ COLUMNS = {"none": (), "batch_std": (0, 1, 2), "whiten": (0, 1, 2)}  # the stati
 MAX_STEP = 40  # a grid is at most 2^-40 fine
 MAX_CONV = 10**7  # entries of one convolution before the sum over them is formed
 MAX_JOINT = 1e9  # points of the joint outcome, prod_n M_n
+DENSE = 4  # a convolution counts its keys in an array of up to DENSE x its terms (else sorts them)
 
 
 def _per_prompt(kind, what):
@@ -219,8 +220,12 @@ def _others(laws, cols, cap):
         if len(A[0]) * len(B[0]) > cap:
             return None
         k = (A[0][:, None] + B[0][None, :]).ravel()
+        w = np.outer(A[1], B[1]).ravel()
+        if k.max() < DENSE * len(k) + 2**16:  # keys few enough to count in place: no sort
+            u = np.flatnonzero(np.bincount(k))  # the keys that occur, in order (np.unique's)
+            return u, np.bincount(k, w)[u], A[2] + B[2]  # each sum in the order of k, as below
         u, inv = np.unique(k, return_inverse=True)
-        return u, np.bincount(inv.reshape(-1), np.outer(A[1], B[1]).ravel(), minlength=len(u)), A[2] + B[2]
+        return u, np.bincount(inv.reshape(-1), w, minlength=len(u)), A[2] + B[2]
 
     pre, suf = [one], [one]
     for n in range(N - 1):  # pre[n]: prompts < n; suf[N - 1 - n]: prompts > n

@@ -163,6 +163,19 @@ def test_the_statistics_law_equals_the_joint_walk(N, K, kind, kernel):
         assert a[1] == pytest.approx(b[1], rel=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["batch_std", "whiten"])
+def test_keys_counted_in_place_equal_keys_sorted_bit_for_bit(kind, monkeypatch):
+    P, stats, _, _ = _groups(7, N=3, K=4)
+    cols = batch.COLUMNS[kind] + (3,)
+    laws = [batch._distinct(p, s, cols) for p, s in zip(P, stats)]
+    dense = batch._others(laws, cols, 1e9)
+    monkeypatch.setattr(batch, "DENSE", -(2**40))  # every convolution sorts its keys
+    sorted_ = batch._others(laws, cols, 1e9)
+    for (Z0, p0), (Z1, p1) in zip(dense, sorted_):
+        np.testing.assert_array_equal(Z0, Z1)
+        np.testing.assert_array_equal(p0, p1)
+
+
 def test_the_grid_is_exact_or_absent():
     law = lambda *cols: [(np.ones(len(c[0])), np.array(c, float), None) for c in cols]  # noqa: E731
     halves = law([[2, 2], [0.5, 1.5], [0.25, 2.25], [3, 5]], [[2, 2], [1.0, 0.0], [1.0, 0.0], [1, 2]])
