@@ -259,7 +259,7 @@ def parts(cfg, theta, task, K):
     """Per prompt: multisets, their probabilities and the pieces of each group's update."""
     adv, agg, kl, samp = cfg
     tb = tables(theta, task, entropy=kl == "ent_bonus")
-    N, T, B = task["N"], task["T"], task["N"] * K
+    T = task["T"]
     R_raw = task["R"].copy()
     if samp == "overlen":
         pen = overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG)  # eq. (overlong)
@@ -287,24 +287,14 @@ def parts(cfg, theta, task, K):
         Wm = tb["py"][..., None] * W * task["mask"]  # (N, Rn, T)
         num, den = (Wm * r_fold[..., None]).sum(1), Wm.sum(1)  # (N, T) E over the responses
         b_otb = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T)
+    coupled = adv in COUPLED_ADVS or agg == "token_mean"  # moments reads the batch statistics
     out = []
-    for n in range(N):
+    for n, (m, lm, w) in enumerate(weights(task, K, agg, samp)):
         Y, p = group_law(tb["py"][n], K)  # (M, K), (M,) eq. (exact_multinomial)
         if samp == "dapo":  # eq. (dapo_reweight)
             p = p * filter_groups(R_raw[n][Y])
             p = p / p.sum() if p.sum() > 0 else p  # never accepted: no update
         rs = r_fold[n][Y]  # (M, K)
-        m = task["mask"][n][Y]  # (M, K, T)
-        lm = m * (~task["trunc"][n][Y])[..., None] if samp == "trunc" else m
-        L = task["lengths"][n][Y][..., None]
-        w = {
-            "seq_sum": lambda: lm / B,
-            "token_mean": lambda: lm,
-            "constant": lambda: lm / (B * T),
-            "seq_mean_token_mean": lambda: lm / (B * np.maximum(L, 1)),
-            "token_sum": lambda: lm,
-            "luspo": lambda: lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo) at rho = 1: GSPO's weight times |y|
-        }[agg]()  # (M, K, T) eq. (pg_agg)
         if adv == "reinforce_pp":
             X = G[n][Y]  # (M, K, T)
         elif adv == "otb":
@@ -332,19 +322,48 @@ def parts(cfg, theta, task, K):
             }[adv](rs)  # (M, K)
             X = A[..., None] * m
         sc = tb["score"][n]  # (Rn, T, D) the basis, eq. (exact_group)
-        coefs, bases = [w * X, w, -beta_loss * w * d[n][Y]], [sc, sc, sc]
+        coefs, bases = [w * X, -beta_loss * w * d[n][Y]] + [w] * coupled, [sc, sc] + [sc] * coupled
         if c_bonus:  # the entropy's gradient: a second basis
             coefs, bases = coefs + [w], bases + [tb["hg"][n]]
-        parts_n = collapse(Y, coefs, bases)  # (3 or 4, M, D)
-        P, Q, Rg = parts_n[0], parts_n[1], parts_n[2]
+        parts_n = collapse(Y, coefs, bases)  # (2 to 4, M, D)
+        P, Rg = parts_n[0], parts_n[1]
         if c_bonus:
-            Rg = Rg + c_bonus * parts_n[3]
-        if adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
+            Rg = Rg + c_bonus * parts_n[-1]
+        q = dict(p=p, P=P, Rg=Rg)
+        if not coupled:  # the prompts independent: the plain scores and the statistics unread
+            out.append(q)
+        elif adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
             stats = (m.sum((1, 2)), (X * m).sum((1, 2)), (X * X * m).sum((1, 2)))
+            out.append(dict(q, Q=parts_n[2], ntok=lm.sum((1, 2)), stats=stats))
         else:  # batch std of rewards
             stats = (np.full(len(p), K), rs.sum(1), (rs * rs).sum(1))
-        out.append(dict(p=p, P=P, Q=Q, Rg=Rg, ntok=lm.sum((1, 2)), stats=stats))
+            out.append(dict(q, Q=parts_n[2], ntok=lm.sum((1, 2)), stats=stats))
     return out
+
+
+def weights(task, K, agg, samp):
+    """Per prompt, for every multiset of K: the mask `m`, the loss mask `lm` and the aggregation
+    weight `w`, each `(M, K, T)`, eq. (pg_agg); they do not depend on theta, so a task keeps them
+    (the fixed point asks for them at every step)."""
+    key = ("weights", K, agg, samp)
+    if key not in task:
+        B, T, out = task["N"] * K, task["T"], []
+        Y = multisets(task["Rn"], K)[0]
+        for n in range(task["N"]):
+            m = task["mask"][n][Y]  # (M, K, T)
+            lm = m * (~task["trunc"][n][Y])[..., None] if samp == "trunc" else m
+            L = task["lengths"][n][Y][..., None]
+            w = {
+                "seq_sum": lambda: lm / B,
+                "token_mean": lambda: lm,
+                "constant": lambda: lm / (B * T),
+                "seq_mean_token_mean": lambda: lm / (B * np.maximum(L, 1)),
+                "token_sum": lambda: lm,
+                "luspo": lambda: lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo), rho = 1: GSPO's times |y|
+            }[agg]()  # (M, K, T) eq. (pg_agg)
+            out.append((m, lm, w))
+        task[key] = out
+    return task[key]
 
 
 def moments(cfg, theta, task, K, second=True):
