@@ -80,6 +80,7 @@ AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant")
 KLS = ("kl_reward", "none", "k1", "k2", "k3", "k1+", "k3+", "rho_k3", "ent_bonus", "ent_reward")
 SAMPS = ("all", "dapo", "trunc", "overlen")
 COUPLED_ADVS = ("batch_std", "reinforce_pp", "rpp_baseline")
+FOLDED = ("kl_reward", "ent_bonus", "ent_reward")  # the KL folded into the reward: real-valued rewards
 
 CONFIGS = [  # (advantage, aggregation, KL placement, sampling)
     *[(a, "seq_sum", "kl_reward", "all") for a in ADVS],
@@ -264,7 +265,7 @@ def parts(cfg, theta, task, K):
     if samp == "overlen":
         pen = overlong_penalty(task["lengths"].reshape(-1), T, **OVERLONG)  # eq. (overlong)
         R_raw = R_raw + pen.reshape(R_raw.shape)
-    fold = BETA * tb["u"].sum(-1) if kl in ("kl_reward", "ent_bonus", "ent_reward") else 0.0
+    fold = BETA * tb["u"].sum(-1) if kl in FOLDED else 0.0
     r_fold = R_raw - fold - (C_ENT * tb["seq"] if kl == "ent_reward" else 0.0)  # (N, Rn)
     c_bonus = C_ENT if kl == "ent_bonus" else 0.0
     u = tb["u"]
