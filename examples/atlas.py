@@ -244,10 +244,10 @@ def collapse(Y, coefs, bases):
     coefficients of a multiset's K slots summed onto its distinct responses first, `C (M, R T)`,
     then one product with the basis `(R T, D)` (work `M R T D`, not the `M K T D` of gathering
     the basis slot by slot as `minirl_lm.exact.groups.group_updates` does; the same sums)."""
-    R, T, D = bases[0].shape
+    *lead, R, T, D = bases[0].shape  # lead: () or (N,), prompts side by side
     M, K = Y.shape
-    C = (onehot(R, K) @ np.stack(coefs)).reshape(len(coefs), M, R * T)  # (F, M, R T)
-    return C @ np.stack(bases).reshape(len(bases), R * T, D)  # (F, M, D)
+    C = (onehot(R, K) @ np.stack(coefs)).reshape(len(coefs), *lead, M, R * T)  # (F, ..., M, R T)
+    return C @ np.stack(bases).reshape(len(bases), *lead, R * T, D)  # (F, ..., M, D)
 
 
 @functools.lru_cache(maxsize=16)
@@ -289,62 +289,64 @@ def parts(cfg, theta, task, K):
         num, den = (Wm * r_fold[..., None]).sum(1), Wm.sum(1)  # (N, T) E over the responses
         b_otb = np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # (N, T)
     coupled = adv in COUPLED_ADVS or agg == "token_mean"  # moments reads the batch statistics
+    N = task["N"]
+    m, lm, w = weights(task, K, agg, samp)  # (N, M, K, T) each
+    Y, p = group_law(tb["py"], K)  # (M, K), (N, M) eq. (exact_multinomial), every prompt at once
+    M = len(Y)
+    flat = lambda a: a.reshape((N * M,) + a.shape[2:])  # noqa: E731  (N, M, ...) -> (N M, ...)
+    if samp == "dapo":  # eq. (dapo_reweight)
+        p = p * filter_groups(flat(R_raw[:, Y])).reshape(N, M)
+        mass = p.sum(1, keepdims=True)
+        p = np.divide(p, mass, out=p, where=mass > 0)  # never accepted: no update
+    rs = r_fold[:, Y]  # (N, M, K)
+    if adv == "reinforce_pp":
+        X = G[:, Y]  # (N, M, K, T)
+    elif adv == "otb":
+        X = (rs[..., None] - b_otb[:, None, None, :]) * m  # (N, M, K, T)
+    elif adv == "otb_group":  # eq. (otb_group), each group its own baseline
+        fl = lambda a: a.reshape(N * M * K, T)  # noqa: E731
+        X = otb_advantages(rs.reshape(-1), fl(m), fl(tb["lp"][:, Y]), fl(tb["s2"][:, Y]), K).reshape(m.shape)
+    else:
+        A = {
+            "none": no_baseline,
+            "mean": centred,
+            "loo": leave_one_out,
+            "std": standardized,
+            "batch_std": centred,
+            "rpp_baseline": centred,
+            "remax": lambda r: remax(r, np.repeat(R_raw[np.arange(N), greedy], M)),
+            "opo": lambda r: opo(r, flat(task["lengths"][:, Y])),
+            "maxrl": maxrl,  # eq. (maxrl)
+            "passk": lambda r: K * passk_advantages(r, K),  # eq. (passk): sum_k, not the mean
+            "loo_sum": leave_one_out,
+            "std_sum": standardized,
+            "gdpo": lambda r: gdpo(flat(r_parts[:, Y])),  # eq. (gdpo), (N M, K, 2) -> (N M, K)
+        }[adv](flat(rs)).reshape(rs.shape)  # (N, M, K), one group per row
+        X = A[..., None] * m
+    sc = tb["score"]  # (N, Rn, T, D) the basis, eq. (exact_group)
+    coefs, bases = [w * X, -beta_loss * w * d[:, Y]] + [w] * coupled, [sc, sc] + [sc] * coupled
+    if c_bonus:  # the entropy's gradient: a second basis
+        coefs, bases = coefs + [w], bases + [tb["hg"]]
+    parts_all = collapse(Y, coefs, bases)  # (2 to 4, N, M, D)
+    Rg = parts_all[1] + c_bonus * parts_all[-1] if c_bonus else parts_all[1]
     out = []
-    for n, (m, lm, w) in enumerate(weights(task, K, agg, samp)):
-        Y, p = group_law(tb["py"][n], K)  # (M, K), (M,) eq. (exact_multinomial)
-        if samp == "dapo":  # eq. (dapo_reweight)
-            p = p * filter_groups(R_raw[n][Y])
-            p = p / p.sum() if p.sum() > 0 else p  # never accepted: no update
-        rs = r_fold[n][Y]  # (M, K)
-        if adv == "reinforce_pp":
-            X = G[n][Y]  # (M, K, T)
-        elif adv == "otb":
-            X = (rs[..., None] - b_otb[n]) * m  # (M, K, T)
-        elif adv == "otb_group":  # eq. (otb_group), each group its own baseline
-            M_, T_ = len(p), m.shape[-1]
-            fl = lambda a: a.reshape(M_ * K, T_)  # noqa: E731
-            X = otb_advantages(rs.reshape(-1), fl(m), fl(tb["lp"][n][Y]), fl(tb["s2"][n][Y]), K)
-            X = X.reshape(M_, K, T_)
-        else:
-            A = {
-                "none": no_baseline,
-                "mean": centred,
-                "loo": leave_one_out,
-                "std": standardized,
-                "batch_std": centred,
-                "rpp_baseline": centred,
-                "remax": lambda r: remax(r, np.full(len(r), R_raw[n, greedy[n]])),
-                "opo": lambda r: opo(r, task["lengths"][n][Y]),
-                "maxrl": maxrl,  # eq. (maxrl)
-                "passk": lambda r: K * passk_advantages(r, K),  # eq. (passk): sum_k, not the mean
-                "loo_sum": leave_one_out,
-                "std_sum": standardized,
-                "gdpo": lambda r: gdpo(r_parts[n][Y]),  # eq. (gdpo), (M, K, 2) -> (M, K)
-            }[adv](rs)  # (M, K)
-            X = A[..., None] * m
-        sc = tb["score"][n]  # (Rn, T, D) the basis, eq. (exact_group)
-        coefs, bases = [w * X, -beta_loss * w * d[n][Y]] + [w] * coupled, [sc, sc] + [sc] * coupled
-        if c_bonus:  # the entropy's gradient: a second basis
-            coefs, bases = coefs + [w], bases + [tb["hg"][n]]
-        parts_n = collapse(Y, coefs, bases)  # (2 to 4, M, D)
-        P, Rg = parts_n[0], parts_n[1]
-        if c_bonus:
-            Rg = Rg + c_bonus * parts_n[-1]
-        q = dict(p=p, P=P, Rg=Rg)
+    for n in range(N):
+        q = dict(p=p[n], P=parts_all[0, n], Rg=Rg[n])
         if not coupled:  # the prompts independent: the plain scores and the statistics unread
             out.append(q)
-        elif adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
-            stats = (m.sum((1, 2)), (X * m).sum((1, 2)), (X * X * m).sum((1, 2)))
-            out.append(dict(q, Q=parts_n[2], ntok=lm.sum((1, 2)), stats=stats))
+            continue
+        if adv in ("reinforce_pp", "rpp_baseline"):  # token whitening stats
+            mn, Xn = m[n], X[n]
+            stats = (mn.sum((1, 2)), (Xn * mn).sum((1, 2)), (Xn * Xn * mn).sum((1, 2)))
         else:  # batch std of rewards
-            stats = (np.full(len(p), K), rs.sum(1), (rs * rs).sum(1))
-            out.append(dict(q, Q=parts_n[2], ntok=lm.sum((1, 2)), stats=stats))
+            stats = (np.full(M, K), rs[n].sum(1), (rs[n] * rs[n]).sum(1))
+        out.append(dict(q, Q=parts_all[2, n], ntok=lm[n].sum((1, 2)), stats=stats))
     return out
 
 
 def weights(task, K, agg, samp):
-    """Per prompt, for every multiset of K: the mask `m`, the loss mask `lm` and the aggregation
-    weight `w`, each `(M, K, T)`, eq. (pg_agg); they do not depend on theta, so a task keeps them
+    """For every prompt and multiset of K: the mask `m`, the loss mask `lm` and the aggregation
+    weight `w`, each `(N, M, K, T)`, eq. (pg_agg); they do not depend on theta, so a task keeps them
     (the fixed point asks for them at every step)."""
     key = ("weights", K, agg, samp)
     if key not in task:
@@ -363,7 +365,7 @@ def weights(task, K, agg, samp):
                 "luspo": lambda: lm / (B * np.maximum(L, 1)) * L,  # eq. (luspo), rho = 1: GSPO's times |y|
             }[agg]()  # (M, K, T) eq. (pg_agg)
             out.append((m, lm, w))
-        task[key] = out
+        task[key] = tuple(np.stack(a) for a in zip(*out))  # (N, M, K, T) each
     return task[key]
 
 
