@@ -15,8 +15,9 @@ for f in (a, b, e, a a, b b, e e, a b, a e, b e) (the first 3 only when `nf == 3
   summed statistics, eq. (exact_batch_conv): `h[f, j] = sum_k pz[k] f(V[:, j] + Z[:, k])`
   (NumPy twin: `minirl_lm.exact.batch._grid_numpy`).
 
-Both evaluate the scalars a row at a time (`_scalar_rows`) in branch-free loops that LLVM
-vectorizes, with the formulas of `_scalars` operation for operation. Tested equal to their twins
+Both evaluate the scalars a row at a time (`_scalar_rows`; the walk's first moment fuses them
+with its sums, `_walk_row`) in branch-free loops that LLVM vectorizes, with the formulas of
+`_scalars` operation for operation. Tested equal to their twins
 in tests/kernels/test_batch.py. The cores trust their input (the boundary is
 `minirl_lm.exact.batch.batch_moments`).
 """
@@ -117,6 +118,59 @@ def _accumulate(w, sc, m, nf, row, acc):
         acc[3], acc[4], acc[5], acc[6], acc[7], acc[8] = a3, a4, a5, a6, a7, a8
 
 
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _add(i, w, a, b, e, row):
+    """row[:, i] += w[i] (a, b, e); returns the three terms."""
+    x0, x1, x2 = w[i] * a, w[i] * b, w[i] * e
+    row[0, i] += x0
+    row[1, i] += x1
+    row[2, i] += x2
+    return x0, x1, x2
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _walk_row(kind, token_mean, eps, base, st, m, w, row, acc):
+    """`_scalar_rows` then `_accumulate` with nf = 3, in one pass: the same numbers (a, b, e)
+    by the same operations, added to row[:, i] and summed into acc[:3] without a store between
+    (one loop per kind, so that each vectorizes)."""
+    c0, a0, q0, n0 = base[0], base[1], base[2], base[3]
+    t0 = t1 = t2 = 0.0
+    if kind == 1:
+        for i in range(m):
+            cnt = c0 + st[0, i]
+            S1 = a0 + st[1, i]
+            var = max((q0 + st[2, i]) - S1 * S1 / cnt, 0.0) / cnt
+            s = 1.0 / (np.sqrt(var) + eps)
+            e = 1.0 / max(n0 + st[3, i], 1.0) if token_mean else 1.0
+            a = e * s if token_mean else s
+            x0, x1, x2 = _add(i, w, a, a * 0.0, e, row)
+            t0 += x0
+            t1 += x1
+            t2 += x2
+    elif kind == 2:
+        for i in range(m):
+            cnt = c0 + st[0, i]
+            S1 = a0 + st[1, i]
+            mu = S1 / max(cnt, 1.0)
+            var = max((q0 + st[2, i]) - S1 * mu, 0.0) / max(cnt - 1.0, 1.0)
+            s = 1.0 / np.sqrt(var + eps) if var > 0 else 0.0
+            e = 1.0 / max(n0 + st[3, i], 1.0) if token_mean else 1.0
+            a = e * s if token_mean else s
+            x0, x1, x2 = _add(i, w, a, a * mu, e, row)
+            t0 += x0
+            t1 += x1
+            t2 += x2
+    else:
+        for i in range(m):
+            e = 1.0 / max(n0 + st[3, i], 1.0) if token_mean else 1.0
+            a = e * 1.0 if token_mean else 1.0
+            x0, x1, x2 = _add(i, w, a, a * 0.0, e, row)
+            t0 += x0
+            t1 += x1
+            t2 += x2
+    acc[0], acc[1], acc[2] = t0, t1, t2
+
+
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def _sum_fields(w, sc, m, nf, acc):
     """acc[f] = sum_i w[i] f_i, f_i the fields of sc[:, i] (a, b, e): `_accumulate` without a row."""
@@ -170,8 +224,11 @@ def _batch_marginals(P, stats, sizes, kind, token_mean, eps, nf):
         if pre_p[L] != 0.0:
             for i in range(m):
                 w[i] = pre_p[L] * P[L, i]
-            _scalar_rows(kind, token_mean, eps, pre_s[L], stats[L], m, sc)
-            _accumulate(w, sc, m, nf, W[L], acc)
+            if nf == 3:
+                _walk_row(kind, token_mean, eps, pre_s[L], stats[L], m, w, W[L], acc)
+            else:
+                _scalar_rows(kind, token_mean, eps, pre_s[L], stats[L], m, sc)
+                _accumulate(w, sc, m, nf, W[L], acc)
             for n in range(L):
                 for f in range(nf):
                     W[n, f, idx[n]] += acc[f]

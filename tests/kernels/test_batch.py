@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 
 from minirl_lm.exact.batch import _grid_numpy, _marginals_kernel, _marginals_numpy
-from minirl_lm.kernels.batch import KINDS, _batch_marginals, _grid_marginals, _scalar_rows, _scalars
+from minirl_lm.kernels.batch import (
+    KINDS,
+    _accumulate,
+    _batch_marginals,
+    _grid_marginals,
+    _scalar_rows,
+    _scalars,
+    _walk_row,
+)
 
 
 @pytest.mark.parametrize("N", [1, 2, 3, 4])
@@ -79,3 +87,27 @@ def test_scalar_rows_are_the_scalars_operation_for_operation():
             _scalar_rows(kind, token_mean, 1e-8, base, st, 64, out)
             want = [_scalars(kind, token_mean, 1e-8, *(base + st[:, i])) for i in range(64)]
             np.testing.assert_array_equal(out.T, np.array(want))
+
+
+def test_walk_row_is_scalar_rows_then_accumulate_to_rounding():
+    rng = np.random.default_rng(7)
+    st = np.stack(
+        [
+            rng.integers(1, 9, 64).astype(float),
+            rng.normal(size=64),
+            rng.random(64) * 4,
+            rng.integers(0, 9, 64).astype(float),
+        ]
+    )
+    st[:, 0] = [3.0, 1.5, 0.75, 0.0]  # var = 0: whitening gives 0, the batch std 1 / eps
+    base, w = np.array([2.0, 0.5, 0.25, 1.0]), rng.random(64)
+    for kind in range(3):
+        for token_mean in (False, True):
+            sc, row, acc = np.empty((3, 64)), rng.random((3, 64)), np.zeros(9)
+            row_f, acc_f = row.copy(), np.zeros(9)
+            _scalar_rows(kind, token_mean, 1e-8, base, st, 64, sc)
+            _accumulate(w, sc, 64, 3, row, acc)
+            _walk_row(kind, token_mean, 1e-8, base, st, 64, w, row_f, acc_f)
+            # the same operations; a multiply-add may be fused in one and not the other (one rounding)
+            np.testing.assert_allclose(row_f, row, rtol=1e-15, atol=0)
+            np.testing.assert_allclose(acc_f, acc, rtol=1e-14, atol=0)  # their sums, maybe regrouped
