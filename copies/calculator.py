@@ -48,10 +48,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/multiturn/env.py
+# part 1: from minirl_lm/multiturn/env.py ------------------------------------------------------
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
 
 
 def right_padded(shape, what, where):
@@ -442,9 +440,7 @@ class MultiTurnMDP:
         return ep  # the parse is the declaration's: own_episodes
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/calculator.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/calculator.py itself -----------------------------------------------------
 
 
 __all__ = ["EOS", "CALL", "EQ", "D0", "D1", "TOKENS", "calculator", "calculator_reference"]
@@ -503,14 +499,12 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     return theta
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
