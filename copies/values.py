@@ -78,33 +78,6 @@ import numpy as np
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
 
 
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
-
-
-# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
-TRAJECTORY = right_padded(
-    "B T",
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
-
-
 def ids(shape, **bounds):
     """An int64 array of token or state ids of `shape` (`array(shape, integer=True, **bounds)`);
     a bool array is not one (NumPy would read True as 1)."""
@@ -444,6 +417,26 @@ def simplex(*shapes):
     return read
 
 
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
 def flag(x, name, dims):
     """True or False (a NumPy bool too; not 0 or 1)."""
     if not isinstance(x, (bool, np.bool_)):
@@ -510,6 +503,12 @@ NONNEGATIVE = number(0.0)
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
 ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
 UNIT = number(0.0, 1.0)  # gamma, lam
 TABLE = simplex("S V")  # a policy's probabilities, a row per state of the environment

@@ -171,6 +171,36 @@ def simplex(*shapes):
     return read
 
 
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+def padded(what, where):
+    """The relation form of `right_padded`, on an argument `mask` (B, T) already read."""
+    read = right_padded("B T", what, where)
+
+    def rule(mask):
+        read(mask, "mask", {})  # raises, or the mask is right-padded
+
+    return rule
+
+
 def flag(x, name, dims):
     """True or False (a NumPy bool too; not 0 or 1)."""
     if not isinstance(x, (bool, np.bool_)):
