@@ -52,12 +52,12 @@ def test_every_declared_function_is_in_the_battery():
     assert not missing, "declared but not in the battery: " + ", ".join(sorted(missing))
 
 
-
 def _args_section(doc):
     """The names the `Args:` section of a Google-style docstring documents."""
     args = doc.split("Args:", 1)[1] if "Args:" in doc else ""
     args = re.split(r"\n\S", args, maxsplit=1)[0]  # up to the next section
-    return set(re.findall(r"^    (\w+)(?: \(|:| and )", args, re.M)) | set(re.findall(r"^    \w+, (\w+):", args, re.M))
+    names = set(re.findall(r"^    (\w+)(?: \(|:| and )", args, re.M))
+    return names | set(re.findall(r"^    \w+, (\w+):", args, re.M))  # "a, b: ..." names both
 
 
 def test_every_declared_argument_is_documented():
