@@ -286,7 +286,7 @@ def cases(reference, seed=0, only=None):
 
     Raises:
         TypeError: the reference takes an argument the grader does not draw (an object, a random
-            generator, an unknown name), or refuses every case.
+            generator, an unknown name), or refuses every case; `only` not a dict.
         ValueError: `only` names an argument or a value the cases do not vary.
     """
     rng = np.random.default_rng(seed)
