@@ -195,6 +195,8 @@ def grpo_step(
     environment too when it has `checkpoint()` and `rollback(cp)` (a `TokenMDP` has: its lazy
     ids); an environment without them is taken to keep no state a rollout changes.
 
+    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`.
+
     Args:
         policy: the `TabularPolicy` being trained (or any policy with what the module docstring
             lists).
@@ -206,9 +208,10 @@ def grpo_step(
         K: responses per prompt (`>= 2` for `baseline="loo"`).
         mu: epochs on the sampled batch, one optimizer step each.
         lr: the step size `eta > 0`.
-
-    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`;
-    `baseline`, `std_eps` and `ddof` those of `advantages.advantages`.
+        baseline: the group baseline of `advantages.advantages`: `"none"`, `"mean"`,
+            `"standardized"` (default) or `"loo"`.
+        std_eps: the stabilizer `xi >= 0` of `"standardized"`.
+        ddof: 0 (default) or 1, the population or the Bessel std of `"standardized"`.
 
     Returns:
         A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one

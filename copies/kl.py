@@ -368,7 +368,10 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
         logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
         logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
         logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
-        mask (np.ndarray): `(B, T)`.
+        mask (np.ndarray): `(B, T)` 0/1; holes allowed.
+        agg (str): aggregation weights w, eq. (pg_agg): one of `AGGS` (default "token_mean").
+        max_len (int or None): the constant of agg="constant", an int >= the longest response
+            (None: the padded width T).
 
     Returns:
         result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,

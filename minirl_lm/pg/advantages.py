@@ -408,6 +408,11 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
     the same number, so the direction within a batch is the mean-centred one; over the draws the
     divisor depends on every prompt's rewards.
 
+    Args:
+        rewards: `(N, K)` rewards, `|r| <= REWARD_MAX`.
+        std_eps: the stabilizer `xi >= 0`, added to the batch's std.
+        ddof: 0 for the population std (default), 1 for the Bessel std.
+
     Returns:
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).

@@ -60,10 +60,15 @@ def _entropy_grad(pi, logpi, H):
 
 @boundary(theta=LOGITS, returns="H")
 def entropy_table(theta):
-    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy).
+    """H(s) for every row of a logit table, eq. (entropy).
 
-    A logit more than float64's range below its row's maximum is a probability of exactly 0
-    (log pi = -inf), as it is in the limit.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry. A logit more than float64's range below its row's maximum is a
+            probability of exactly 0 (log pi = -inf), as it is in the limit.
+
+    Returns:
+        H, `(S,)`.
     """
     _, H = _entropy(log_softmax(theta))
     return H
@@ -71,9 +76,15 @@ def entropy_table(theta):
 
 @boundary(theta=LOGITS, returns="dH")
 def entropy_grad_table(theta):
-    """dH(s)/dtheta[s, v] for every row: theta `(S, V)` -> `(S, V)`, eq. (entropy_grad).
+    """dH(s)/dtheta[s, v] for every row, eq. (entropy_grad).
 
-    Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry.
+
+    Returns:
+        dH, `(S, V)`; entries with probability 0 (a -inf logit) get 0, the limit of
+        `-pi_v (log pi_v + H)`.
     """
     logpi = log_softmax(theta)  # (S, V)
     pi, H = _entropy(logpi)
