@@ -14,7 +14,7 @@ One concept a file (the page "Performance" says why each is written the way it i
 
 ```text
 exp.py       _exp, _exp32: the branch-free exponentials that LLVM vectorizes
-rows.py      _row_max, _row_lse, _row_grad, _row_exp, _row_scale: one row of V logits
+rows.py      _row_max, _row_lse, _row_grad, _row_exp, _row_scale: one row of V logits; sequence_logp
 dense.py     logits (B, T, V): _dense_logp, _dense_backward (+ the opt-in threaded variants)
 tabular.py   theta (S, V) at states (B, T): one logsumexp per visited state
 chunk.py     _chunk_logp_exp, _chunk_grad_from_exp (and the older pair): the rows of minirl_lm.scale.bigvocab
