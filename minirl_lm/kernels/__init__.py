@@ -107,16 +107,9 @@ def exp_array(x):
 
 @boundary(x=exact("n", F32), returns=None)
 def exp32_array(x):
-    """The float32 `_exp32` over an array (for tests and benchmarks).
+    """The float32 `_exp32` over an array (for tests and benchmarks): `exp_array` in float32.
 
-    Args:
-        x: `(n,)` float32, C-contiguous, no NaN.
-
-    Returns:
-        `(n,)` float32 `exp(x)`.
-
-    Raises:
-        ValueError: `x` holds a NaN or is not a 1-D float32 array.
+    Its argument, return and errors are those of `exp_array` with float32 for float64.
     """
     out, nan = _exp32_array(x)
     exp_guard(nan)
