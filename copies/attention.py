@@ -177,10 +177,8 @@ def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
     return matmul(o.reshape(B, L - start, d), Wo)  # eq. (attn_out)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/layer.py
+# part 1: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -246,10 +244,8 @@ def kv_fits(x, n_head, kv, pos):
         return f"pos: expected pos + L <= {n} (the cache's positions), got {pos} + {L}"
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/nn/matmul.py
+# part 2: from minirl_lm/nn/matmul.py ----------------------------------------------------------
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
 
 
 def matmul(x, W):
@@ -263,14 +259,12 @@ def weight_grad(x, dy):
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

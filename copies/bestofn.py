@@ -268,10 +268,8 @@ def matched_optimum(pi, reward, kl, weights=None):
     return float(np.exp(-s)), star  # beta in [e^-60, e^60]: finite
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/values/optimum.py
+# part 1: from minirl_lm/values/optimum.py -----------------------------------------------------
 #   The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
-# ----------------------------------------------------------------------------------------------
 
 
 def tilt(pi_ref, q, beta):
@@ -292,14 +290,12 @@ def tilt(pi_ref, q, beta):
     return a - log_z, v[..., 0]  # log pi*, V
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

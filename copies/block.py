@@ -132,10 +132,8 @@ def block_step(x, p, n_head, kv, pos, *, start=0):
     return y
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/attention.py
+# part 1: from minirl_lm/nn/attention.py -------------------------------------------------------
 #   Causal multi-head self-attention, forward and backward, and one cached decoding step.
-# ----------------------------------------------------------------------------------------------
 
 
 def _qkv_width(x, Wqkv):
@@ -217,10 +215,8 @@ def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
     return matmul(o.reshape(B, L - start, d), Wo)  # eq. (attn_out)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/nn/layer.py
+# part 2: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -294,10 +290,8 @@ def kv_fits(x, n_head, kv, pos):
         return f"pos: expected pos + L <= {n} (the cache's positions), got {pos} + {L}"
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/nn/mlp.py
+# part 3: from minirl_lm/nn/mlp.py -------------------------------------------------------------
 #   The MLP of a block: a linear map up, GELU, a linear map down (no biases).
-# ----------------------------------------------------------------------------------------------
 
 
 _C = np.sqrt(2.0 / np.pi)
@@ -352,10 +346,8 @@ def mlp_backward(dy, cache):
     return matmul(du, W1.T), weight_grad(x, du), dW2  # eq. (mlp_grad)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/nn/norm.py
+# part 4: from minirl_lm/nn/norm.py ------------------------------------------------------------
 #   RMSNorm: each position's vector divided by its root mean square, times a learned gain.
-# ----------------------------------------------------------------------------------------------
 
 
 def rmsnorm_forward(x, g, eps=1e-5):
@@ -378,10 +370,8 @@ def rmsnorm_backward(dy, cache):
     return dx, dg
 
 
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/nn/matmul.py
+# part 5: from minirl_lm/nn/matmul.py ----------------------------------------------------------
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
 
 
 def matmul(x, W):
@@ -395,14 +385,12 @@ def weight_grad(x, dy):
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

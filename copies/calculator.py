@@ -48,10 +48,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/multiturn/env.py
+# part 1: from minirl_lm/multiturn/env.py ------------------------------------------------------
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
 
 
 def right_padded(shape, what, where):
@@ -437,9 +435,7 @@ class MultiTurnMDP:
         return ep  # the parse is the declaration's: own_episodes
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/calculator.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/calculator.py itself -----------------------------------------------------
 
 
 __all__ = ["EOS", "CALL", "EQ", "D0", "D1", "TOKENS", "calculator", "calculator_reference"]
@@ -498,10 +494,8 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     return theta
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def policy_table_shape(policy, S, V, context=""):
@@ -515,14 +509,12 @@ def policy_table_shape(policy, S, V, context=""):
     return None
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

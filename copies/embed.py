@@ -87,10 +87,8 @@ def embed_backward(dy, cache):
     return dwte, dwpe
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/layer.py
+# part 1: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -133,14 +131,12 @@ def ids_in(name, ids, V):
         return f"{name}: expected ids < {V}, got max {ids.max()}"
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

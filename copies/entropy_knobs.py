@@ -316,10 +316,8 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
     return float(nxt), float(nxt) if low else 0.0
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -361,10 +359,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/clip.py
+# part 2: from minirl_lm/pg/clip.py ------------------------------------------------------------
 #   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -378,10 +374,8 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
     return rho, surr1, surr2
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/entropy.py
+# part 3: from minirl_lm/pg/entropy.py ---------------------------------------------------------
 #   The entropy bonus: a whole-distribution term, with its own backward on the table.
-# ----------------------------------------------------------------------------------------------
 
 
 def LOGITS(x, name, dims):
@@ -405,14 +399,12 @@ def LOGITS(x, name, dims):
     return t
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -218,10 +218,8 @@ def _response_terms(h_c, h_r, beta, loss_type):
     return sigmoid(u_c) + sigmoid(-z), beta * (dsig_c - dsig_z), beta * dsig_z  # eq. (apo_down)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -229,16 +227,12 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/dpo.py
+# part 2: from minirl_lm/direct/dpo.py ---------------------------------------------------------
 #   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/direct/family_div.py
+# part 3: from minirl_lm/direct/family_div.py --------------------------------------------------
 #   The f-divergence scores of f-DPO and TR-DPO's soft reference update, gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
@@ -256,14 +250,12 @@ def f_score(h, divergence, alpha=0.5):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

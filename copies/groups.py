@@ -327,10 +327,8 @@ def iid_moments(p, R, Sc, c):
     return first, float(second)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/exact/tree.py
+# part 1: from minirl_lm/exact/tree.py ---------------------------------------------------------
 #   Sums and products along a response, by recursion over the prefix tree: no list of responses.
-# ----------------------------------------------------------------------------------------------
 
 
 def allowing_inf(kind, signs=(-1.0, 1.0)):
@@ -352,14 +350,12 @@ def allowing_inf(kind, signs=(-1.0, 1.0)):
     return read
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

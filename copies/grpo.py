@@ -291,10 +291,8 @@ def _scored(mdp, grader, ro, K):
     return R
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -329,10 +327,8 @@ def log_ratio(logp, logp_other, mask):
     return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
+# part 2: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
@@ -396,10 +392,8 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/clip.py
+# part 3: from minirl_lm/pg/clip.py ------------------------------------------------------------
 #   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -438,10 +432,8 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     return float(clipped.sum() / n) if n > 0 else 0.0
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/kl.py
+# part 4: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -479,14 +471,12 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     return float((w * k).sum()), w * dk  # eq. (kl_objective); d loss / d logp = w dk
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

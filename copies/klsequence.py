@@ -101,10 +101,8 @@ def kl_penalty_is_sequence(logp, logp_old, logp_ref, mask, agg="token_mean", max
     return float(loss), s[:, None] * (w * dk) + (s * scale * row)[:, None] * mask  # (B, T)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -131,10 +129,8 @@ def log_ratio(logp, logp_other, mask):
     return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/kl.py
+# part 2: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -165,10 +161,8 @@ def _k3(u):
     return k
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/seqclip.py
+# part 3: from minirl_lm/pg/seqclip.py ---------------------------------------------------------
 #   The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
-# ----------------------------------------------------------------------------------------------
 
 
 RATIOS = ("geometric", "product")
@@ -186,14 +180,12 @@ def ratio_scale(mask, ratio):
     return 1.0 / np.maximum(mask.sum(axis=1), 1.0) if ratio == "geometric" else 1.0
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -46,9 +46,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/nn/layer.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/nn/layer.py itself -----------------------------------------------------------------
 
 
 __all__ = [
@@ -142,14 +140,12 @@ def ids_in(name, ids, V):
         return f"{name}: expected ids < {V}, got max {ids.max()}"
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):

@@ -81,10 +81,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/_state_ids.py
+# part 1: from minirl_lm/core/_state_ids.py ----------------------------------------------------
 #   The two numberings of the token MDP's states, behind one interface (used by `TokenMDP`).
-# ----------------------------------------------------------------------------------------------
 
 
 class EnumeratedIds:
@@ -222,9 +220,7 @@ class _PrefixWalk:
             self.prefixes[b] = self.prefixes[b] + (int(yb),)  # live prefixes are non-terminal
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/core/mdp.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/core/mdp.py itself -----------------------------------------------------------------
 
 
 __all__ = ["Rollout", "TokenMDP"]
@@ -619,10 +615,8 @@ class TokenMDP:
         return np.array(r, dtype=np.float64)  # (B,)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def id_array(*shapes, empty=False):
@@ -707,14 +701,12 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -124,10 +124,8 @@ def mlp_backward(dy, cache):
     return matmul(du, W1.T), weight_grad(x, du), dW2  # eq. (mlp_grad)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/layer.py
+# part 1: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -164,10 +162,8 @@ def cache_of(layer, output="B L D"):
     return read
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/nn/matmul.py
+# part 2: from minirl_lm/nn/matmul.py ----------------------------------------------------------
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
 
 
 def matmul(x, W):
@@ -181,14 +177,12 @@ def weight_grad(x, dy):
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

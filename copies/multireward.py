@@ -108,10 +108,8 @@ def gdpo(rewards, *, weights=None, std_eps=1e-8, ddof=0, batch_eps=None):
     return A
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/pg/advantages.py
+# part 1: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 REWARD_MAX = 1e150  # |rewards| bound: the standardized baseline squares the spread
@@ -157,14 +155,12 @@ def standardized(rewards, std_eps=1e-8, ddof=0):
     return np.divide(c, denom, out=np.zeros_like(c), where=denom > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

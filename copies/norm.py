@@ -89,10 +89,8 @@ def rmsnorm_backward(dy, cache):
     return dx, dg
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/layer.py
+# part 1: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -129,14 +127,12 @@ def cache_of(layer, output="B L D"):
     return read
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -119,10 +119,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -157,9 +155,7 @@ def log_ratio(logp, logp_other, mask):
     return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/pg/offpolicy.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/pg/offpolicy.py itself -------------------------------------------------------------
 
 
 __all__ = [
@@ -403,14 +399,12 @@ def accumulation_weights(mask, G, mode="dapo", max_len=None):
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

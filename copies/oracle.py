@@ -68,37 +68,29 @@ import warnings
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
+# part 2: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/kl.py
+# part 3: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 ESTIMATORS = ("k1", "k2", "k3")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/offpolicy.py
+# part 4: from minirl_lm/pg/offpolicy.py -------------------------------------------------------
 #   Off the policy: importance weights for a sampler mu that is not pi_old, and the normalizers.
-# ----------------------------------------------------------------------------------------------
 
 
 LEVELS = ("token", "sequence")
@@ -108,18 +100,14 @@ MODES = ("truncate", "mask")
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/pg/seqclip.py
+# part 5: from minirl_lm/pg/seqclip.py ---------------------------------------------------------
 #   The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
-# ----------------------------------------------------------------------------------------------
 
 
 RATIOS = ("geometric", "product")
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/oracle.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/oracle.py itself -------------------------------------------------------------------
 
 
 __all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
@@ -501,14 +489,12 @@ def report(rows, rtol=1e-6, notes=()):
     return "\n".join(lines + [f"flagged: {n} of {len(graded)} cases (max rel err {worst:.2e})"])
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

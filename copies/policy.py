@@ -69,10 +69,8 @@ import inspect
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/_tabular.py
+# part 1: from minirl_lm/core/_tabular.py ------------------------------------------------------
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
-# ----------------------------------------------------------------------------------------------
 
 
 def _visited(theta, states, tokens, mask):
@@ -138,10 +136,8 @@ def _dtheta_fault(dtheta, states, tokens, mask, wsum):
     return not np.isfinite(dtheta).all()
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/core/ops.py
+# part 2: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_softmax(z):
@@ -151,9 +147,7 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/core/policy.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/core/policy.py itself --------------------------------------------------------------
 
 
 __all__ = ["softmax_table", "log_softmax_table", "TabularPolicy"]
@@ -456,10 +450,8 @@ class TabularPolicy:
         return _tabular_backward(self.theta, states, tokens, mask, w)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def logits(*shapes):
@@ -533,14 +525,12 @@ def _expand(shape, ndim):
     return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

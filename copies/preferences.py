@@ -454,10 +454,8 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -465,10 +463,8 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/dpo.py
+# part 2: from minirl_lm/direct/dpo.py ---------------------------------------------------------
 #   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
 VARIANTS = ("dpo", "ipo", "conservative")
@@ -514,10 +510,8 @@ def _dpo_terms(h, beta, variant, ls):
     return l, beta * dl  # dz/dh = beta
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 # the longest draw a sampler allocates: an int64 array of it is addressable (np.empty(2**63)
@@ -525,14 +519,12 @@ def _dpo_terms(h, beta, variant, ls):
 MAX_DRAWS = np.iinfo(np.intp).max // 8
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

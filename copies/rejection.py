@@ -246,10 +246,8 @@ def closed_form_update(pi, reward, K, rule="verified", norm="accepted", threshol
     return f * grad_p / N  # eq. (rft_finite_k)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/exact/groups.py
+# part 1: from minirl_lm/exact/groups.py -------------------------------------------------------
 #   Groups of K i.i.d. responses: the multinomial law of a group and the moments of its update.
-# ----------------------------------------------------------------------------------------------
 
 
 MAX_ENTRIES = 10**7  # entries of the _arrays a listing builds: beyond this it would not end soon
@@ -326,10 +324,8 @@ def group_updates(Y, coefs, bases):
     return np.stack([np.einsum("mkt,mktd->md", c, b[Y]) for c, b in zip(coefs, bases)])  # (F, M, D)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/select/bestofn.py
+# part 2: from minirl_lm/select/bestofn.py -----------------------------------------------------
 #   Best-of-N over a finite response set: its exact law, reward, win rate, KL, and the frontier.
-# ----------------------------------------------------------------------------------------------
 
 
 N_MAX = 10**6  # best-of-N: beyond it F^N underflows to the top level for any row worth printing
@@ -375,14 +371,12 @@ def best_of_n(pi, reward, N):
     return _bon(pi, reward, N)[0]
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -212,10 +212,8 @@ def fixed_point(objective, theta, tie, teacher, mdp, *, beta=0.5, lr=0.5, max_st
     return theta, step
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_softmax(z):
@@ -225,10 +223,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/distill/objectives.py
+# part 2: from minirl_lm/distill/objectives.py -------------------------------------------------
 #   Divergences from the student to a teacher, token by token, on whole next-token distributions.
-# ----------------------------------------------------------------------------------------------
 
 
 def _forward(ls, lt, w, tau):
@@ -264,10 +260,8 @@ def jsd_terms(ls, lt, w, tau, beta):
     return float((w * D).sum()), w[..., None] * G
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/distill/samples.py
+# part 3: from minirl_lm/distill/samples.py ----------------------------------------------------
 #   Distillation from sampled tokens: maximum likelihood on the teacher's samples (off-policy) and
-# ----------------------------------------------------------------------------------------------
 
 
 def nll_coef(mask):
@@ -283,10 +277,8 @@ def reward_coef(logp, logp_teacher, mask, to_go):
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/exact/scores.py
+# part 4: from minirl_lm/exact/scores.py -------------------------------------------------------
 #   Updates linear in per-token coefficients, and their exact moments over one draw.
-# ----------------------------------------------------------------------------------------------
 
 
 def _ids_in_table(probs, states, tokens):
@@ -324,14 +316,12 @@ def draw_moments(q, coef, probs, states, tokens, mask):
     return mean, max(second - float((mean * mean).sum()), 0.0)  # eq. (exact_moments)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

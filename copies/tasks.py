@@ -333,10 +333,8 @@ def train(K, n_responses, seed, *, grader="gold", beta=0.0, lr=2.0, baseline="st
     return policy, ref, curve
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/_tabular.py
+# part 1: from minirl_lm/core/_tabular.py ------------------------------------------------------
 #   The NumPy path of `TabularPolicy`: what it runs when Numba cannot be imported.
-# ----------------------------------------------------------------------------------------------
 
 
 def _visited(theta, states, tokens, mask):
@@ -402,10 +400,8 @@ def _dtheta_fault(dtheta, states, tokens, mask, wsum):
     return not np.isfinite(dtheta).all()
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/core/ops.py
+# part 2: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_ratio(logp, logp_other, mask):
@@ -420,10 +416,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/core/policy.py
+# part 3: from minirl_lm/core/policy.py --------------------------------------------------------
 #   The tabular softmax policy `pi_theta(y | s) = softmax(theta[s])_y`.
-# ----------------------------------------------------------------------------------------------
 
 
 def _batch_mask(x, name, dims):
@@ -586,10 +580,8 @@ class TabularPolicy:
         return _tabular_backward(self.theta, states, tokens, mask, w)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/advantages.py
+# part 4: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
@@ -653,10 +645,8 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/pg/kl.py
+# part 5: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 def kl_in_reward(rewards, logp, logp_ref, mask, beta):
@@ -664,10 +654,8 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
     return rewards - beta * log_ratio(logp, logp_ref, mask).sum(axis=1)  # (B,) eq. (kl_reward)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def logits(*shapes):
@@ -761,14 +749,12 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

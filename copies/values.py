@@ -74,10 +74,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/multiturn/env.py
+# part 1: from minirl_lm/multiturn/env.py ------------------------------------------------------
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
 
 
 def right_padded(shape, what, where):
@@ -141,10 +139,8 @@ def actions_on_the_trajectory(mask, action_mask):
         return f"action_mask: expected 1 only where mask is 1, got 1 at row {b}, position {t} where mask is 0"
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/values/optimum.py
+# part 2: from minirl_lm/values/optimum.py -----------------------------------------------------
 #   The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
-# ----------------------------------------------------------------------------------------------
 
 
 def tilt(pi_ref, q, beta):
@@ -165,9 +161,7 @@ def tilt(pi_ref, q, beta):
     return a - log_z, v[..., 0]  # log pi*, V
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/values.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/values.py itself ---------------------------------------------------------
 
 
 __all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions", "turn_values"]
@@ -315,14 +309,12 @@ def turn_values(values, states, mask, action_mask):
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

@@ -54,6 +54,12 @@ def _row_lse(z):
     float64 or float32 row; m and the sum are float64 either way.
     """
     m = _row_max(z)  # finite: every row has a finite entry
+    return m, np.log(_row_sum_exp(z, m))  # the sum >= 1 (the max contributes exp(0))
+
+
+@njit(cache=True, fastmath=_FM)
+def _row_sum_exp(z, m):
+    """sum_v exp(z_v - m) of a row, in float64 (float32 rows: each exponential in float32)."""
     s = 0.0
     if z.itemsize == 4:  # float32: exp in float32, sum in float64
         m32 = np.float32(m)  # exact: m is one of the entries
@@ -62,7 +68,7 @@ def _row_lse(z):
     else:
         for v in range(z.shape[0]):
             s += _exp(z[v] - m)  # -inf - m = -inf -> exactly 0
-    return m, np.log(s)  # s >= 1 (the max contributes exp(0))
+    return s
 
 
 @njit(cache=True, fastmath=_FM)
