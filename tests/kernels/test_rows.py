@@ -1,4 +1,4 @@
-"""kernels/rows.py: the row helpers and `sequence_logp` against NumPy, and the premise of the guards (a bad row,
+"""kernels/rows.py: the row kernels and `sequence_logp` against NumPy, and the premise of the guards (a bad row,
 one with a NaN or +inf entry or no finite entry, has a NaN logsumexp and a NaN gradient row)."""
 
 import numpy as np
