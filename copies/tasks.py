@@ -661,22 +661,11 @@ def kl_in_reward(rewards, logp, logp_ref, mask, beta):
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
     the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
-    axis) with a finite entry (a row of `-inf` only has no softmax)."""
+    axis) with a finite entry (a row of `-inf` only has no softmax): `array`'s `neginf`."""
 
     def read(x, name, dims):
-        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
-        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
-        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
-        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
-        z[neg] = -np.inf
-        dead = ~np.isfinite(z).any(axis=-1)
-        if dead.any():
-            idx = tuple(int(i) for i in np.argwhere(dead)[0])
-            raise ValueError(
-                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
-                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
-            )
-        return z
+        ndim = np.ndim(x) if _regular(x) else 0  # else: the array kind says what came
+        return array(*[_expand(s, ndim) for s in shapes], neginf=True)(x, name, dims)
 
     return read
 
@@ -814,7 +803,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -845,9 +834,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

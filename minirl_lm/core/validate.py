@@ -18,22 +18,11 @@ __all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result", "polic
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
     the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last axis)
-    with a finite entry (a row of `-inf` only has no softmax)."""
+    with a finite entry (a row of `-inf` only has no softmax): `array`'s `neginf`."""
 
     def read(x, name, dims):
-        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
-        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
-        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
-        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
-        z[neg] = -np.inf
-        dead = ~np.isfinite(z).any(axis=-1)
-        if dead.any():
-            idx = tuple(int(i) for i in np.argwhere(dead)[0])
-            raise ValueError(
-                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
-                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
-            )
-        return z
+        ndim = np.ndim(x) if _regular(x) else 0  # else: the array kind says what came
+        return array(*[_expand(s, ndim) for s in shapes], neginf=True)(x, name, dims)
 
     return read
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.boundary import COUNT, array, boundary, function, generator, has, number, simplex
+from minirl_lm.boundary import COUNT, array, boundary, function, generator, has, number, right_padded, simplex
 from minirl_lm.core.validate import policy_table_shape
 
 __all__ = [
@@ -54,32 +54,12 @@ __all__ = [
     "EPISODES",
     "TRAJECTORY",
     "ACTION_MASK",
-    "right_padded",
     "ids",
     "episodes_of",
     "actions_on_the_trajectory",
 ]
 
 # ---- the kinds of the multi-turn part (values.py reads its arguments with them too) -----------
-
-
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
 
 
 # every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask

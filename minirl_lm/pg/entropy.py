@@ -43,28 +43,7 @@ from minirl_lm.core.ops import AGGS, agg_weights, log_softmax
 
 __all__ = ["LOGITS", "entropy_table", "entropy_grad_table", "entropy_bonus"]
 
-_TABLE = array("S V")
-
-
-def LOGITS(x, name, dims):
-    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
-    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
-    try:
-        a = np.asarray(x)
-        neg = np.isneginf(a) if a.dtype.kind == "f" else None
-    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
-        neg = None
-    if neg is not None and np.isposinf(a).any():
-        raise ValueError(
-            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
-        )
-    if neg is None or not neg.any():
-        return _TABLE(x, name, dims)
-    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
-    t[neg] = -np.inf
-    if np.isneginf(t).all(axis=1).any():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return t
+LOGITS = array("S V", neginf=True)  # a logit table: -inf allowed (a token of probability 0)
 
 
 def _entropy(logpi):
