@@ -52,10 +52,11 @@ def _tabular_logp(theta, states, tokens, mask):
     for b in range(B):
         acc = 0.0
         for t in range(T):
-            if mask[b, t] != 0.0:
-                s = states[b, t]
-                logp[b, t] = (theta[s, tokens[b, t]] - m[s]) - lse[s]  # eq. (log_softmax)
-                acc += logp[b, t]  # eq. (factorization)
+            if mask[b, t] == 0.0:
+                continue
+            s = states[b, t]
+            logp[b, t] = (theta[s, tokens[b, t]] - m[s]) - lse[s]  # eq. (log_softmax)
+            acc += logp[b, t]  # eq. (factorization)
         seq_logp[b] = acc
     return logp, seq_logp
 
