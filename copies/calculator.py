@@ -221,12 +221,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):
@@ -480,6 +475,21 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
             if kind == "turn" and a in (D0, D1):  # a digit, and the turn goes on
                 theta[nxt, EOS] += stop
     return theta
+
+
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
 
 
 # the declared boundary: from minirl_lm/boundary.py --------------------------------------------

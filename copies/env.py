@@ -280,12 +280,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):
@@ -572,6 +567,21 @@ def scatter(x, pos, mask, T):
     rows, cols = np.nonzero(mask > 0)
     out[rows, pos[rows, cols]] = x[rows, cols]
     return out
+
+
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
 
 
 # the declared boundary: from minirl_lm/boundary.py --------------------------------------------

@@ -310,12 +310,8 @@ def _a_checkpoint(self, cp):
 
 def _a_policy_of(self, policy):
     """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}) for this MDP, "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    if wrong := policy_table_shape(policy, self.S, self.V, " for this MDP"):
+        return wrong
     th = np.asarray(policy.theta)
     if (
         th.dtype.kind != "f"
@@ -686,6 +682,17 @@ def real_result(value, name, context=""):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected a finite number{context}, got {value}"[:200])
     return x
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
 
 
 def _describe(x):

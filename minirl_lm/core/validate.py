@@ -2,8 +2,8 @@
 (`log_softmax`, `token_logp`, the policy's table), and int ids read without a copy when they
 already are what the policy's kernels read (its per-step calls). NumPy only.
 
-Below them, the bounds of what a call may allocate, and the reading of a callable's return
-value (a grader's reward).
+Below them, the bounds of what a call may allocate, the reading of a callable's return value
+(a grader's reward), and the shape of a policy's table (an MDP's or an environment's rollout).
 """
 
 import numbers
@@ -12,7 +12,7 @@ import numpy as np
 
 from minirl_lm.boundary import array
 
-__all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result"]
+__all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result", "policy_table_shape"]
 
 
 def logits(*shapes):
@@ -96,6 +96,17 @@ def real_result(value, name, context=""):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected a finite number{context}, got {value}"[:200])
     return x
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
 
 
 def _describe(x):

@@ -1,4 +1,5 @@
-"""Row helpers: one row of V logits to its max, its logsumexp, or its softmax gradient.
+"""Row helpers: one row of V logits to its max, its logsumexp, or its softmax gradient; and
+`sequence_logp`, each row of a `(B, T)` logp summed over its real positions.
 
 The dense, tabular and chunk kernels all go through these, so a row is computed the same way
 (and gives the same bits) whichever kernel reads it. `_row_grad` is also split in two for a
@@ -131,3 +132,17 @@ def _row_scale(e, y, wb, s):
     for v in range(e.shape[0]):
         e[v] = e[v] * c
     e[y] = ey * c + wb  # eq. (logsoftmax_grad): +w 1[v = y], in float64
+
+
+@njit(cache=True)
+def sequence_logp(logp, mask):
+    """seq_logp (B,): each row of logp (B, T) summed over its real positions, in order, eq. (factorization)."""
+    B, T = logp.shape
+    seq_logp = np.zeros(B)  # (B,)
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] != 0.0:
+                acc += logp[b, t]
+        seq_logp[b] = acc
+    return seq_logp

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minirl_lm.boundary import COUNT, array, boundary, function, generator, has, number, right_padded, simplex
+from minirl_lm.core.validate import policy_table_shape
 
 __all__ = [
     "Episodes",
@@ -260,12 +261,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):

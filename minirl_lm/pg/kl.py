@@ -287,15 +287,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
 
     The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
-    loss descends in expectation.
-
-    Args:
-        theta: `(S, V)` logits of `pi` (`-inf` allowed).
-        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
-        weights: `(S,)` nonnegative state weights `d`, default ones.
-
-    Returns:
-        `(S, V)` gradient.
+    loss descends in expectation. The arguments and the `(S, V)` gradient returned are those of
+    `exact_kl_grad_theta`.
 
     Raises:
         ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
