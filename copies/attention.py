@@ -60,7 +60,9 @@ import numbers
 import numpy as np
 
 
-__all__ = ["attention_forward", "attention_backward", "attention_step"]
+__all__ = ["LAYER", "attention_forward", "attention_backward", "attention_step"]
+
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
 
 
 def _qkv_width(x, Wqkv):
@@ -416,13 +418,11 @@ COUNT = number(1, integer=True)  # an integer >= 1
 
 ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 START = number(0, integer=True)  # the first position whose output is computed
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 
 attention_forward = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
-    start=START,
+    **LAYER,
     where=[_qkv_width, heads_divide_width, start_before_end],
     returns="y cache",
 )(attention_forward)
@@ -430,13 +430,9 @@ attention_forward = boundary(
 attention_backward = boundary(cache=cache_of("attention"), dy=ACTS, returns="dx dWqkv dWo")(attention_backward)
 
 attention_step = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
+    **LAYER,
     kv=KV,
     pos=number(0, integer=True),
-    start=START,
     where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
     returns="y",
 )(attention_step)

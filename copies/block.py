@@ -543,6 +543,8 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 START = number(0, integer=True)  # the first position whose output is computed
 _KINDS = {"ln1": array("D"), "proj": array("D D"), "ln2": array("D"), "fc": array("D M"), "out": array("M D")}
@@ -570,11 +572,7 @@ block_step = boundary(
 )(block_step)
 
 attention_forward = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
-    start=START,
+    **LAYER,
     where=[_qkv_width, heads_divide_width, start_before_end],
     returns="y cache",
 )(attention_forward)
@@ -582,13 +580,9 @@ attention_forward = boundary(
 attention_backward = boundary(cache=cache_of("attention"), dy=ACTS, returns="dx dWqkv dWo")(attention_backward)
 
 attention_step = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
+    **LAYER,
     kv=KV,
     pos=number(0, integer=True),
-    start=START,
     where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
     returns="y",
 )(attention_step)

@@ -120,7 +120,7 @@ def dpo_family_loss(
 ):
     """One of TRL's DPO loss types on the sequence log-probs of `P` pairs, and its gradient.
 
-    The pairs and `beta` are those of `dpo.dpo_loss` (one declaration, `PAIRS`): `seq_logp_c`,
+    The arguments of the pairs and `beta` are those of `dpo_loss` (one declaration, `PAIRS`): `seq_logp_c`,
     `seq_logp_r` the `(P,)` `log pi_theta(y | x)` of the chosen and the rejected responses,
     `seq_logp_ref_c`, `seq_logp_ref_r` their `log pi_ref(y | x)` (data, no gradient), `beta > 0`.
 

@@ -295,8 +295,8 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
     token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
     it equals the mean of the root soft values. Mass of `pi` where `pi_ref = 0` makes `J = -inf`
-    (the one non-finite result returned). `beta`, `weights`, the float `J(pi)` returned and the
-    errors raised are those of `kl_objective`.
+    (the one non-finite result returned). The arguments `beta` and `weights`, the float `J(pi)`
+    returned and the errors raised are those of `kl_objective`.
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.

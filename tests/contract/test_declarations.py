@@ -57,7 +57,9 @@ def _args_section(doc):
     args = doc.split("Args:", 1)[1] if "Args:" in doc else ""
     args = re.split(r"\n\S", args, maxsplit=1)[0]  # up to the next section
     names = set(re.findall(r"^    (\w+)(?: \(|:| and )", args, re.M))
-    return names | set(re.findall(r"^    \w+, (\w+):", args, re.M))  # "a, b: ..." names both
+    for group in re.findall(r"^    ((?:\w+, )+\w+):", args, re.M):  # "a, b: ..." names both
+        names |= set(group.split(", "))
+    return names
 
 
 def test_every_declared_argument_is_documented():
@@ -70,7 +72,7 @@ def test_every_declared_argument_is_documented():
     for name, f in declared.items():
         doc = inspect.getdoc(f) or ""
         known = _args_section(doc)
-        for ref in re.findall(r"(?:[Aa]rguments|[Aa]rgs|options)[^.]*? (?:as|of) (?:those of )?`(\w+)`", doc):
+        for ref in re.findall(r"(?:[Aa]rguments?|[Aa]rgs|options)[^.]*?\s(?:as|of)\s(?:those\sof\s)?`(\w+)`", doc):
             if ref in by_short:
                 known |= _args_section(inspect.getdoc(by_short[ref]) or "")
         missing = [a for a in f.kinds if a not in known]
