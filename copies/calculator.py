@@ -671,9 +671,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -740,9 +741,7 @@ TRAJECTORY = right_padded(
     "the trajectory mask (every token of the episode)",
     "action_mask for the policy's tokens (0 where the environment wrote)",
 )
-EPISODES = has(
-    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
-)
+EPISODES = has("an Episodes batch (from rollout or all_episodes)", "states tokens mask action_mask rewards")
 TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
 calculator = boundary(
@@ -768,7 +767,7 @@ MultiTurnMDP.__init__ = boundary(
 )(MultiTurnMDP.__init__)
 
 MultiTurnMDP.rollout = boundary(
-    policy=has("a policy", "sample()", "theta"),
+    policy=has("a policy", "sample() theta"),
     K=COUNT,
     rng=generator,
     where=[_policy_table, _rollout_cells],

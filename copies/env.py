@@ -108,19 +108,19 @@ def ids(shape, **bounds):
     return kind
 
 
-def _env_kind(what, *members):
+def _env_kind(what, members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
 
     def kind(x, name, dims):
-        env = has(what, *members)(x, name, dims)
+        env = has(what, members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 
     return kind
 
 
-MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children is_policy loglik p_obs spans S V")
 
 
 def _vocabulary(x, name, dims):
@@ -763,9 +763,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -832,9 +833,7 @@ TRAJECTORY = right_padded(
     "action_mask for the policy's tokens (0 where the environment wrote)",
 )
 ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
-EPISODES = has(
-    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
-)
+EPISODES = has("an Episodes batch (from rollout or all_episodes)", "states tokens mask action_mask rewards")
 TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
 action_view = boundary(
@@ -865,7 +864,7 @@ MultiTurnMDP.__init__ = boundary(
 )(MultiTurnMDP.__init__)
 
 MultiTurnMDP.rollout = boundary(
-    policy=has("a policy", "sample()", "theta"),
+    policy=has("a policy", "sample() theta"),
     K=COUNT,
     rng=generator,
     where=[_policy_table, _rollout_cells],

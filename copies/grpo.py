@@ -278,7 +278,7 @@ def grpo_step(
 def _scored(mdp, grader, ro, K):
     """The `(B,)` rewards of a rollout, each what `mdp` promises: `(B, T)` rows, `B = N*K`,
     finite rewards within the advantages' domain (errors name the environment or the grader)."""
-    has("rollout() to return an object", "states", "tokens", "mask")(ro, "mdp", {})
+    has("rollout() to return an object", "states tokens mask")(ro, "mdp", {})
     B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else 0
     if B < 1 or B % K:
         raise ValueError(
@@ -636,9 +636,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -725,9 +726,9 @@ grpo_loss = boundary(
 )(grpo_loss)
 
 grpo_step = boundary(
-    policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
-    ref_policy=has("a TabularPolicy", "logp()", "theta"),
-    mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
+    policy=has("a TabularPolicy", "logp() backward() copy() theta"),
+    ref_policy=has("a TabularPolicy", "logp() theta"),
+    mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
     K=COUNT,

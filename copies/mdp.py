@@ -863,9 +863,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -954,7 +955,7 @@ TokenMDP.state_id = boundary(
 TokenMDP.prefix_of = boundary(s=INDEX, where=[_a_state], returns=None)(TokenMDP.prefix_of)
 
 TokenMDP.rollout = boundary(
-    policy=has("a TabularPolicy", "sample()", "theta"),
+    policy=has("a TabularPolicy", "sample() theta"),
     K=COUNT,
     rng=generator,
     prompts=optional(id_array("n")),
@@ -964,7 +965,7 @@ TokenMDP.rollout = boundary(
 
 TokenMDP.score = boundary(
     grader=function("grader(prompt, response)", 2),
-    rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+    rollout=has("a Rollout", "prompt tokens lengths"),
     where=[_a_rollout_of],
     returns=None,
 )(TokenMDP.score)

@@ -688,9 +688,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -816,9 +817,9 @@ kto_loss = boundary(
 bradley_terry_judge = boundary(grader=function("grader(prompt, response)", 2), returns=None)(bradley_terry_judge)
 
 online_dpo_step = boundary(
-    mdp=has("a TokenMDP", "rollout()", "prompts", "N", "S", "V"),
-    policy=has("a TabularPolicy", "logp()", "backward()", "sample()", "theta"),
-    ref=has("a TabularPolicy", "logp()", "theta"),
+    mdp=has("a TokenMDP", "rollout() prompts N S V"),
+    policy=has("a TabularPolicy", "logp() backward() sample() theta"),
+    ref=has("a TabularPolicy", "logp() theta"),
     judge=function("judge(prompt, y_a, y_b)", 3),
     beta=POSITIVE,
     lr=POSITIVE,

@@ -85,9 +85,7 @@ __all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
 
 def _multiturn_env(env, name, dims):
     """A `MultiTurnMDP` (what is read of it); its table shape `(S, V)` binds the letters S, V."""
-    env = has("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "S", "V", "W", "check()")(
-        env, name, dims
-    )
+    env = has("a MultiTurnMDP", "children is_policy loglik p_obs S V W check()")(env, name, dims)
     dims.update(S=env.S, V=env.V)
     return env
 
@@ -419,9 +417,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -462,7 +461,7 @@ STEPS = dict(
     weights=optional(array("B", low=0.0)),  # episode weights; None: 1/B each
 )
 P_STEP = dict(env=_multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
-EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states tokens mask action_mask rewards")
 
 prm_data = boundary(
     env=_multiturn_env,

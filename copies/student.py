@@ -80,7 +80,7 @@ OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
 
 def _enumerated_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed); its `S` and `V` bind the letters."""
-    mdp = has("a TokenMDP", "S", "V", "N", "ids", "all_responses()")(mdp, name, dims)
+    mdp = has("a TokenMDP", "S V N ids all_responses()")(mdp, name, dims)
     if mdp.ids != "enumerate":
         raise ValueError(f"{name}: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
     dims.update(S=mdp.S, V=mdp.V)
@@ -490,9 +490,10 @@ def one_of(options):
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)

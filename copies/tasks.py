@@ -895,9 +895,10 @@ def one_of(options):
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -971,7 +972,7 @@ THETA = logits("S V")  # (S, V) logits, -inf allowed, a finite entry per row
 STATES = id_array("...")  # state ids of any shape, in [0, S): `_in_table`
 BATCH_IDS = id_array("B T")  # (B, T) state or token ids, not copied; in range: `_in_table`
 PROMPT = one_of(PROMPTS)
-TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `_toy_shape`
+TOY_POLICY = has("a TabularPolicy", "probs() theta")  # of the toy's shape: `_toy_shape`
 BASELINE = one_of(("standardized", "mean", "loo"))
 SEED = number(0, integer=True)
 

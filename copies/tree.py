@@ -326,9 +326,10 @@ def simplex(*shapes):
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -354,7 +355,7 @@ def _show(x):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-TOKEN_MDP = has("a TokenMDP", "S", "V", "N", "ids", "all_states()", "is_terminal()", "state_id()")
+TOKEN_MDP = has("a TokenMDP", "S V N ids all_states() is_terminal() state_id()")
 TREE = dict(child=array("S V", integer=True, low=-1), roots=array("N", integer=True, low=0), q=simplex("S V"))
 _OFF_SUPPORT = allowing_inf(array("S V"))  # values per (s, y); inf where q = 0 is ignored
 

@@ -90,19 +90,19 @@ def ids(shape, **bounds):
     return kind
 
 
-def _env_kind(what, *members):
+def _env_kind(what, members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
 
     def kind(x, name, dims):
-        env = has(what, *members)(x, name, dims)
+        env = has(what, members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 
     return kind
 
 
-MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children is_policy loglik p_obs spans S V")
 
 
 def actions_on_the_trajectory(mask, action_mask):
@@ -507,9 +507,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)

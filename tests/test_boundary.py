@@ -144,8 +144,8 @@ def test_objects_are_read_by_what_the_body_uses_of_them():
             return 0.0
 
     dims, pol = {}, Policy()
-    assert has("a policy", "logp()", "theta")(pol, "policy", dims) is pol
-    assert _msg(TypeError, lambda: has("a policy", "logp()", "copy()", "theta")(3, "p", dims)) == (
+    assert has("a policy", "logp() theta")(pol, "policy", dims) is pol
+    assert _msg(TypeError, lambda: has("a policy", "logp() copy() theta")(3, "p", dims)) == (
         "p: expected a policy (with logp(), copy(), theta), got int without logp, copy, theta"
     )
     pol.copy = 1  # an attribute that is not callable is not a method

@@ -390,7 +390,7 @@ class TokenMDP:
 
     # ---- rollouts ---------------------------------------------------------
     @boundary(
-        policy=has("a TabularPolicy", "sample()", "theta"),
+        policy=has("a TabularPolicy", "sample() theta"),
         K=COUNT,
         rng=generator,
         prompts=optional(id_array("n")),
@@ -453,7 +453,7 @@ class TokenMDP:
 
     @boundary(
         grader=function("grader(prompt, response)", 2),
-        rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+        rollout=has("a Rollout", "prompt tokens lengths"),
         where=[_a_rollout_of],
         returns=None,
     )

@@ -221,7 +221,7 @@ def tabular_backward(theta, states, tokens, mask, w):
         `(S, V)` float64 `dtheta`.
     """
     dtheta = _tabular_backward(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward")
+    dtheta_guard(dtheta, "tabular_backward", theta=theta, states=states, tokens=tokens, mask=mask, w=w)
     return dtheta
 
 
@@ -240,5 +240,5 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
         `(S, V)` float64 `dtheta`.
     """
     dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward_per_token")
+    dtheta_guard(dtheta, "tabular_backward_per_token", theta=theta, states=states, tokens=tokens, mask=mask, w=w)
     return dtheta

@@ -160,9 +160,9 @@ def _checkpoints(mdp):
 
 
 @boundary(
-    policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
-    ref_policy=has("a TabularPolicy", "logp()", "theta"),
-    mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
+    policy=has("a TabularPolicy", "logp() backward() copy() theta"),
+    ref_policy=has("a TabularPolicy", "logp() theta"),
+    mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
     K=COUNT,
@@ -289,7 +289,7 @@ def grpo_step(
 def _scored(mdp, grader, ro, K):
     """The `(B,)` rewards of a rollout, each what `mdp` promises: `(B, T)` rows, `B = N*K`,
     finite rewards within the advantages' domain (errors name the environment or the grader)."""
-    has("rollout() to return an object", "states", "tokens", "mask")(ro, "mdp", {})
+    has("rollout() to return an object", "states tokens mask")(ro, "mdp", {})
     B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else 0
     if B < 1 or B % K:
         raise ValueError(
