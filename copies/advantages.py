@@ -103,7 +103,7 @@ import numbers
 import numpy as np
 
 
-__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "right_padded", "group_mean"]
+__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "group_mean"]
 __all__ += ["no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
 __all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
@@ -127,19 +127,6 @@ def _others(rewards, baseline="loo"):
     """Leave-one-out has `K >= 2` rewards per group to average."""
     if baseline == "loo" and rewards.shape[1] < 2:
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
-
-
-def right_padded(mask, what, where):
-    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of
-    a function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
-    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        return (
-            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
-            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
-            f"by the token-level objectives; here use {where}"
-        )
 
 
 def group_mean(r):
@@ -297,15 +284,6 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # on the scale s
 
 
-def _returns_to_go(mask):
-    """The returns to go sum over the later tokens of a row: a right-padded mask."""
-    return right_padded(
-        mask,
-        "REINFORCE++'s returns to go (a sum over the later tokens)",
-        "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
-    )
-
-
 def _one_row_per_response(rewards, mask):
     """The mask has one row per response, `B = N*K`, prompt-major."""
     if mask.shape[0] != rewards.size:
@@ -423,6 +401,11 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
     the same number, so the direction within a batch is the mean-centred one; over the draws the
     divisor depends on every prompt's rewards.
 
+    Args:
+        rewards: `(N, K)` rewards, `|r| <= REWARD_MAX`.
+        std_eps: the stabilizer `xi >= 0`, added to the batch's std.
+        ddof: 0 for the population std (default), 1 for the Bessel std.
+
     Returns:
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch
             of one reward with `ddof=1` has std defined as 0 (as TRL does).
@@ -438,14 +421,12 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
     return c / (std + std_eps)  # eq. (pg_batch_std)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -505,7 +486,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -536,9 +517,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -552,6 +537,36 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         return a
 
     return read
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+def padded(what, where):
+    """The relation form of `right_padded`, on an argument `mask` (B, T) already read."""
+    read = right_padded("B T", what, where)
+
+    def rule(mask):
+        read(mask, "mask", {})  # raises, or the mask is right-padded
+
+    return rule
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
@@ -612,6 +627,10 @@ DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: populatio
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+_returns_to_go = padded(  # the returns to go sum over the later tokens of a row
+    "REINFORCE++'s returns to go (a sum over the later tokens)",
+    "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
+)
 
 no_baseline = boundary(rewards=array("N K"), where=[bounded_rewards])(no_baseline)
 

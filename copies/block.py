@@ -132,10 +132,8 @@ def block_step(x, p, n_head, kv, pos, *, start=0):
     return y
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/nn/attention.py
+# part 1: from minirl_lm/nn/attention.py -------------------------------------------------------
 #   Causal multi-head self-attention, forward and backward, and one cached decoding step.
-# ----------------------------------------------------------------------------------------------
 
 
 def _qkv_width(x, Wqkv):
@@ -217,10 +215,8 @@ def attention_step(x, Wqkv, Wo, n_head, kv, pos, *, start=0):
     return matmul(o.reshape(B, L - start, d), Wo)  # eq. (attn_out)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/nn/layer.py
+# part 2: from minirl_lm/nn/layer.py -----------------------------------------------------------
 #   What the layers share: the activations' kind, the cache a forward keeps for its backward, and
-# ----------------------------------------------------------------------------------------------
 
 
 class Cache:
@@ -294,10 +290,8 @@ def kv_fits(x, n_head, kv, pos):
         return f"pos: expected pos + L <= {n} (the cache's positions), got {pos} + {L}"
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/nn/mlp.py
+# part 3: from minirl_lm/nn/mlp.py -------------------------------------------------------------
 #   The MLP of a block: a linear map up, GELU, a linear map down (no biases).
-# ----------------------------------------------------------------------------------------------
 
 
 _C = np.sqrt(2.0 / np.pi)
@@ -352,10 +346,8 @@ def mlp_backward(dy, cache):
     return matmul(du, W1.T), weight_grad(x, du), dW2  # eq. (mlp_grad)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/nn/norm.py
+# part 4: from minirl_lm/nn/norm.py ------------------------------------------------------------
 #   RMSNorm: each position's vector divided by its root mean square, times a learned gain.
-# ----------------------------------------------------------------------------------------------
 
 
 def rmsnorm_forward(x, g, eps=1e-5):
@@ -378,10 +370,8 @@ def rmsnorm_backward(dy, cache):
     return dx, dg
 
 
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/nn/matmul.py
+# part 5: from minirl_lm/nn/matmul.py ----------------------------------------------------------
 #   The two matrix products of every layer, shaped so that each is one BLAS call.
-# ----------------------------------------------------------------------------------------------
 
 
 def matmul(x, W):
@@ -395,14 +385,12 @@ def weight_grad(x, dy):
     return x2.T @ dy2 if x2.shape[1] <= dy2.shape[1] else (dy2.T @ x2).T
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -462,7 +450,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -493,9 +481,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -551,6 +543,8 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 START = number(0, integer=True)  # the first position whose output is computed
 _KINDS = {"ln1": array("D"), "proj": array("D D"), "ln2": array("D"), "fc": array("D M"), "out": array("M D")}
@@ -578,11 +572,7 @@ block_step = boundary(
 )(block_step)
 
 attention_forward = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
-    start=START,
+    **LAYER,
     where=[_qkv_width, heads_divide_width, start_before_end],
     returns="y cache",
 )(attention_forward)
@@ -590,13 +580,9 @@ attention_forward = boundary(
 attention_backward = boundary(cache=cache_of("attention"), dy=ACTS, returns="dx dWqkv dWo")(attention_backward)
 
 attention_step = boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
+    **LAYER,
     kv=KV,
     pos=number(0, integer=True),
-    start=START,
     where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
     returns="y",
 )(attention_step)

@@ -338,10 +338,13 @@ def _merge(cols, wt):
 def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
-    bounds the Newton steps, with `iters * F**3 <= 1e11`. On one-hot features with
-    `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each prompt's
-    responses (see eq. (rm_identify)).
+    Arguments as `linear_bt_loss` (without `w`), at most 1000 features. On one-hot features
+    with `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each
+    prompt's responses (see eq. (rm_identify)).
+
+    Args:
+        iters: the most Newton steps (fewer once no descent is left), an int in `[1, 10000]`
+            with `iters * F**3 <= 1e11`.
 
     Returns:
         `(F,)` weights `w`.
@@ -360,15 +363,10 @@ def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=No
 def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and
-    labels of 0 or 1 only, the unregularized optimum may lie at infinity: give `l2 > 0`.
-
-    Returns:
-        `(F,)` weights `w`.
-
-    Raises:
-        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
-            after the function, with the range of its inputs).
+    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features; the options
+    (`iters`), the result (`(F,)` weights `w`) and the errors are those of `fit_bt`. With
+    `"bce"` and labels of 0 or 1 only, the unregularized optimum may lie at infinity: give
+    `l2 > 0`.
     """
     (x, y, lab), wt = _merge((prompt, response, label), _mean(weights, prompt.size))  # one row per response
     f = phi[x, y]  # (U, F)
@@ -419,10 +417,8 @@ def error_off_constant(r_hat, reward):
     return float(((d.max(axis=1) - d.min(axis=1)) / 2.0).max())  # the best c: the midrange
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -430,14 +426,12 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -497,7 +491,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -528,9 +522,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

@@ -48,37 +48,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/multiturn/env.py
+# part 1: from minirl_lm/multiturn/env.py ------------------------------------------------------
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
-
-
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
-
-
-# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
-TRAJECTORY = right_padded(
-    "B T",
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
 
 
 def ids(shape, **bounds):
@@ -250,12 +221,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):
@@ -414,7 +380,7 @@ class MultiTurnMDP:
 
     # ---- sampling ----------------------------------------------------------------------------
     def rollout(self, policy, K, rng):
-        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`."""
+        """K episodes of `policy`, drawn with `rng`."""
         rows = []
         for _ in range(K):
             w = int(rng.choice(self.W, p=self.prior))
@@ -442,9 +408,7 @@ class MultiTurnMDP:
         return ep  # the parse is the declaration's: own_episodes
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/calculator.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/calculator.py itself -----------------------------------------------------
 
 
 __all__ = ["EOS", "CALL", "EQ", "D0", "D1", "TOKENS", "calculator", "calculator_reference"]
@@ -490,9 +454,19 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
 def calculator_reference(env, eq=-3.0, stop=3.0):
     """Reference logits `(S, V)` for the calculator, a stand-in for a pretrained model.
 
-    Uniform, except that the policy rarely writes the tool's `=` (logit `eq`) and, right after
-    writing a digit, prefers to end the episode (logit `stop` on EOS). Rows of chance states are
-    uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
+    Uniform, except at the two logits below. Rows of chance states are uniform. Pass
+    `softmax_table` of it as pi_ref, or use it as the starting theta.
+
+    Args:
+        env: the calculator's environment, what `calculator` returns (a `MultiTurnMDP` of its
+            five tokens).
+        eq: a float, the logit of the tool's `=` at every policy state (the policy rarely writes
+            it: default -3).
+        stop: a float added to the logit of EOS right after the policy writes a digit and the turn
+            goes on (it prefers to end the episode: default 3).
+
+    Returns:
+        theta, the `(S, V)` logits.
     """
     theta = np.zeros((env.S, env.V))  # (S, V)
     theta[env.is_policy, EQ] = eq
@@ -503,14 +477,27 @@ def calculator_reference(env, eq=-3.0, stop=3.0):
     return theta
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
+
+
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -570,7 +557,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -601,9 +588,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -636,6 +627,26 @@ def simplex(*shapes):
     return read
 
 
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
@@ -660,9 +671,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -723,9 +735,13 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-EPISODES = has(
-    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
 )
+EPISODES = has("an Episodes batch (from rollout or all_episodes)", "states tokens mask action_mask rewards")
 TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
 calculator = boundary(
@@ -751,7 +767,7 @@ MultiTurnMDP.__init__ = boundary(
 )(MultiTurnMDP.__init__)
 
 MultiTurnMDP.rollout = boundary(
-    policy=has("a policy", "sample()", "theta"),
+    policy=has("a policy", "sample() theta"),
     K=COUNT,
     rng=generator,
     where=[_policy_table, _rollout_cells],

@@ -107,36 +107,10 @@ GAE_ACTIONS, RETURNS_ACTIONS = (
 )
 
 
-def _right_padded(what, where):
-    """The relation: `mask` is right-padded (1s then 0s in each row), as `what` needs (the rows
-    read as prefixes); `where` is where a mask with holes goes instead."""
-
-    def rule(mask):
-        rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1) a 1 after a 0
-        row = int(np.argmax(rises.any(axis=1)))
-        if rises.any():
-            return (
-                f"mask: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {mask[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-
-    return rule
-
-
-_PREFIXES = _right_padded("the critic (values over prefixes)", f"{GAE_ACTIONS} {ACTIONS}, or {COMPACT}")
-_GAE = _right_padded("GAE (a sum over the later tokens)", f"{GAE_ACTIONS} {ACTIONS}")
-_RETURNS = _right_padded("the returns to go (a sum over the later tokens)", f"{RETURNS_ACTIONS} {ACTIONS}")
-_LAST_TOKEN = _right_padded("the terminal reward on the last real token", COMPACT)
-
-
 def _states_in_table(states, values):
     """Every state id indexes the `(S,)` table."""
     if states.max() >= values.size:
         return f"states: expected ids < {values.size} (the table's size), got max {states.max()}"
-
-
-ON_PREFIXES = [_PREFIXES, _states_in_table]
 
 
 def per_token_rewards(terminal_reward, logp, logp_ref, mask, beta):
@@ -326,10 +300,8 @@ def clipped_value_loss(vpreds, values_old, returns, mask, clip):
     return float(loss), dloss
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_ratio(logp, logp_other, mask):
@@ -337,14 +309,12 @@ def log_ratio(logp, logp_other, mask):
     return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -404,7 +374,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -435,9 +405,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -451,6 +425,36 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         return a
 
     return read
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+def padded(what, where):
+    """The relation form of `right_padded`, on an argument `mask` (B, T) already read."""
+    read = right_padded("B T", what, where)
+
+    def rule(mask):
+        read(mask, "mask", {})  # raises, or the mask is right-padded
+
+    return rule
 
 
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
@@ -512,9 +516,14 @@ NONNEGATIVE = number(0.0)
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+_PREFIXES = padded("the critic (values over prefixes)", f"{GAE_ACTIONS} {ACTIONS}, or {COMPACT}")
+_GAE = padded("GAE (a sum over the later tokens)", f"{GAE_ACTIONS} {ACTIONS}")
+_RETURNS = padded("the returns to go (a sum over the later tokens)", f"{RETURNS_ACTIONS} {ACTIONS}")
+_LAST_TOKEN = padded("the terminal reward on the last real token", COMPACT)
 UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
 STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
 CRITIC = dict(mask=MASK, values=array("S"), states=STATES)  # the mask first: it fixes (B, T)
+ON_PREFIXES = [_PREFIXES, _states_in_table]
 REWARDS = dict(mask=MASK, terminal_reward=array("B"), logp=TOKENS, logp_ref=TOKENS, beta=NONNEGATIVE)
 FIT = dict(rewards=TOKENS, gamma=UNIT, lr=POSITIVE, target=one_of(("mc", "td0")))
 VALUE_CLIP = dict(mask=MASK, vpreds=TOKENS, values_old=TOKENS, clip=POSITIVE)

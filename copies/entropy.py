@@ -74,27 +74,6 @@ import numpy as np
 __all__ = ["LOGITS", "entropy_table", "entropy_grad_table", "entropy_bonus"]
 
 
-def LOGITS(x, name, dims):
-    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
-    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
-    try:
-        a = np.asarray(x)
-        neg = np.isneginf(a) if a.dtype.kind == "f" else None
-    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
-        neg = None
-    if neg is not None and np.isposinf(a).any():
-        raise ValueError(
-            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
-        )
-    if neg is None or not neg.any():
-        return _TABLE(x, name, dims)
-    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
-    t[neg] = -np.inf
-    if np.isneginf(t).all(axis=1).any():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return t
-
-
 def _entropy(logpi):
     """(pi (S, V), H (S,)) of log pi, 0 log 0 = 0, eq. (entropy)."""
     pi = np.exp(logpi)  # (S, V)
@@ -108,19 +87,30 @@ def _entropy_grad(pi, logpi, H):
 
 
 def entropy_table(theta):
-    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy).
+    """H(s) for every row of a logit table, eq. (entropy).
 
-    A logit more than float64's range below its row's maximum is a probability of exactly 0
-    (log pi = -inf), as it is in the limit.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry. A logit more than float64's range below its row's maximum is a
+            probability of exactly 0 (log pi = -inf), as it is in the limit.
+
+    Returns:
+        H, `(S,)`.
     """
     _, H = _entropy(log_softmax(theta))
     return H
 
 
 def entropy_grad_table(theta):
-    """dH(s)/dtheta[s, v] for every row: theta `(S, V)` -> `(S, V)`, eq. (entropy_grad).
+    """dH(s)/dtheta[s, v] for every row, eq. (entropy_grad).
 
-    Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry.
+
+    Returns:
+        dH, `(S, V)`; entries with probability 0 (a -inf logit) get 0, the limit of
+        `-pi_v (log pi_v + H)`.
     """
     logpi = log_softmax(theta)  # (S, V)
     pi, H = _entropy(logpi)
@@ -156,10 +146,8 @@ def entropy_bonus(theta, states, mask, agg="token_mean", max_len=None):
     return float(loss), -c[:, None] * _entropy_grad(pi, logpi, H)  # (S, V)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -188,14 +176,12 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -255,7 +241,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -286,9 +272,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -373,7 +363,7 @@ def longest_response(mask, agg, max_len):
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-_TABLE = array("S V")
+LOGITS = array("S V", neginf=True)  # a logit table: -inf allowed (a token of probability 0)
 
 entropy_table = boundary(theta=LOGITS, returns="H")(entropy_table)
 

@@ -316,10 +316,8 @@ def adaptive_entropy_coef(coef, entropy, target=0.2, delta=0.005, coef_min=0.0, 
     return float(nxt), float(nxt) if low else 0.0
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -361,10 +359,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/clip.py
+# part 2: from minirl_lm/pg/clip.py ------------------------------------------------------------
 #   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -378,41 +374,16 @@ def branches(logp, logp_old, A, mask, eps, eps_high):
     return rho, surr1, surr2
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/entropy.py
+# part 3: from minirl_lm/pg/entropy.py ---------------------------------------------------------
 #   The entropy bonus: a whole-distribution term, with its own backward on the table.
-# ----------------------------------------------------------------------------------------------
 
 
-def LOGITS(x, name, dims):
-    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
-    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
-    try:
-        a = np.asarray(x)
-        neg = np.isneginf(a) if a.dtype.kind == "f" else None
-    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
-        neg = None
-    if neg is not None and np.isposinf(a).any():
-        raise ValueError(
-            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
-        )
-    if neg is None or not neg.any():
-        return _TABLE(x, name, dims)
-    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
-    t[neg] = -np.inf
-    if np.isneginf(t).all(axis=1).any():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return t
-
-
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -472,7 +443,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -503,9 +474,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -605,7 +580,7 @@ def longest_response(mask, agg, max_len):
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
 CLIP = dict(logp=TOKENS, logp_old=TOKENS, adv=ADVANTAGE, mask=MASK, eps=EPS, eps_high=EPS_HIGH)  # both declare it
-_TABLE = array("S V")
+LOGITS = array("S V", neginf=True)  # a logit table: -inf allowed (a token of probability 0)
 AGG = dict(agg=one_of(AGGS), max_len=MAX_LEN)  # with the relation longest_response
 RATIO = number(0.0, 1.0, low_open=True)  # a fraction of the trained tokens, in (0, 1]
 FRACTION = number(0.0, 1.0)  # rho_h, in [0, 1]

@@ -73,9 +73,7 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/env.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/env.py itself ------------------------------------------------------------
 
 
 __all__ = [
@@ -87,7 +85,6 @@ __all__ = [
     "EPISODES",
     "TRAJECTORY",
     "ACTION_MASK",
-    "right_padded",
     "ids",
     "episodes_of",
     "actions_on_the_trajectory",
@@ -96,31 +93,7 @@ __all__ = [
 # ---- the kinds of the multi-turn part (values.py reads its arguments with them too) -----------
 
 
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
-
-
 # every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
-TRAJECTORY = right_padded(
-    "B T",
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
 
 
 def ids(shape, **bounds):
@@ -135,19 +108,19 @@ def ids(shape, **bounds):
     return kind
 
 
-def _env_kind(what, *members):
+def _env_kind(what, members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
 
     def kind(x, name, dims):
-        env = has(what, *members)(x, name, dims)
+        env = has(what, members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 
     return kind
 
 
-MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children is_policy loglik p_obs spans S V")
 
 
 def _vocabulary(x, name, dims):
@@ -307,12 +280,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):
@@ -494,11 +462,20 @@ class MultiTurnMDP:
 
     # ---- sampling ----------------------------------------------------------------------------
     def rollout(self, policy, K, rng):
-        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`.
+        """K episodes of `policy`, drawn with `rng`.
 
         Per episode, in order: the world w ~ prior, then token by token the policy's draws at
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
-        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
+
+        Args:
+            policy: a policy with a `sample()` method and an `(S, V)` table `theta`, a row per
+                state of the environment (a `TabularPolicy`).
+            K: the number of episodes, an int >= 1 whose `(K, T)` arrays stay within 2**31
+                entries (else a ValueError before the first episode).
+            rng: a `np.random.Generator`, the source of every draw.
+
+        Returns:
+            An `Episodes` batch of K rows padded to `T = env.T`.
         """
         rows = []
         for _ in range(K):
@@ -525,10 +502,19 @@ class MultiTurnMDP:
     def check(self, ep):
         """Validate a batch of episodes against the environment; returns it unchanged.
 
-        Every row must parse as a trajectory of this environment (its tokens and states, the
-        chance nodes' ids at observation positions included), and
-        `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
-        marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
+        Args:
+            ep: an `Episodes` batch (from `rollout` or `all_episodes`, or built by hand). Every
+                row must parse as a trajectory of this environment (its tokens and states, the
+                chance nodes' ids at observation positions included), and its `action_mask` must
+                be 1 exactly on the tokens the policy wrote: an observation token marked as an
+                action, or a policy token marked 0, is a ValueError naming `action_mask`.
+
+        Returns:
+            `ep`, unchanged.
+
+        Raises:
+            ValueError: a row that does not parse, naming the field (`states`, `tokens`, `mask`,
+                `action_mask`) and the position.
         """
         return ep  # the parse is the declaration's: own_episodes
 
@@ -536,10 +522,18 @@ class MultiTurnMDP:
 def action_view(env, ep):
     """The policy's tokens only, gathered into compact right-padded arrays.
 
-    Returns `(states, tokens, mask, rewards, pos)`, each `(B, Ta)` with Ta the most policy tokens
-    in a row: what `TabularPolicy.logp/backward`, `reinforce` and `critic` take. `pos[b, j]` is
-    the column of the full row that holds policy token j (0 at padding). Observation spans
-    disappear, so a recursion over the compact row carries across them.
+    Observation spans disappear, so a recursion over the compact row carries across them.
+
+    Args:
+        env: the `MultiTurnMDP` the episodes come from.
+        ep: an `Episodes` batch `(B, T)` of `env`: every row parses as one of its trajectories,
+            `action_mask` 1 exactly on the policy's tokens (as `MultiTurnMDP.check`).
+
+    Returns:
+        `(states, tokens, mask, rewards, pos)`, each `(B, Ta)` with Ta the most policy tokens in
+        a row (at least 1): what `TabularPolicy.logp/backward`, `reinforce` and `critic` take.
+        `mask` is 0/1, right-padded; `pos[b, j]` is the column of the full row that holds policy
+        token j (0 at padding).
     """
     n = ep.action_mask.sum(axis=1).astype(np.int64)  # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
@@ -554,6 +548,16 @@ def action_view(env, ep):
 def scatter(x, pos, mask, T):
     """Inverse of `action_view` for a per-token array: compact `(B, Ta)` -> full `(B, T)`.
 
+    Args:
+        x: `(B, Ta)` a per-token array on the compact rows (its entries at padding are dropped).
+        pos: `(B, Ta)` integer ids >= 0, the column of the full row of each compact entry, the
+            `pos` that `action_view` returns; each `< T`.
+        mask: `(B, Ta)` 0/1, right-padded: the mask `action_view` returns.
+        T: the width of the full rows, an int >= 1 (`env.T`); `(B, T)` within 2**31 entries.
+
+    Returns:
+        full, `(B, T)`: `x` at the columns `pos` of its real entries, 0 elsewhere.
+
     Raises:
         ValueError: shapes of `x`, `pos`, `mask` differ, `T < 1`, `pos` outside `[0, T)`, or a
             mask that is not 0/1 and right-padded.
@@ -565,14 +569,27 @@ def scatter(x, pos, mask, T):
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
+#   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
+
+
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -632,7 +649,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -663,9 +680,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -698,6 +719,26 @@ def simplex(*shapes):
     return read
 
 
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
 def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=False):
     """A finite real number as a Python float (an int with `integer`) in `[low, high]`; an end is
     excluded with `low_open` or `high_open`."""
@@ -722,9 +763,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -784,10 +826,14 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
-EPISODES = has(
-    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
 )
+ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
+EPISODES = has("an Episodes batch (from rollout or all_episodes)", "states tokens mask action_mask rewards")
 TURN_REWARD = number()  # what turn_reward returns: a finite real number (a bool is not one)
 
 action_view = boundary(
@@ -818,7 +864,7 @@ MultiTurnMDP.__init__ = boundary(
 )(MultiTurnMDP.__init__)
 
 MultiTurnMDP.rollout = boundary(
-    policy=has("a policy", "sample()", "theta"),
+    policy=has("a policy", "sample() theta"),
     K=COUNT,
     rng=generator,
     where=[_policy_table, _rollout_cells],

@@ -137,12 +137,11 @@ def dpo_family_loss(
 ):
     """One of TRL's DPO loss types on the sequence log-probs of `P` pairs, and its gradient.
 
+    The arguments of the pairs and `beta` are those of `dpo_loss` (one declaration, `PAIRS`): `seq_logp_c`,
+    `seq_logp_r` the `(P,)` `log pi_theta(y | x)` of the chosen and the rejected responses,
+    `seq_logp_ref_c`, `seq_logp_ref_r` their `log pi_ref(y | x)` (data, no gradient), `beta > 0`.
+
     Args:
-        seq_logp_c: `(P,)` `log pi_theta(y_c | x)`.
-        seq_logp_r: `(P,)` `log pi_theta(y_r | x)`.
-        seq_logp_ref_c: `(P,)` `log pi_ref(y_c | x)` (data, no gradient).
-        seq_logp_ref_r: `(P,)` `log pi_ref(y_r | x)` (data, no gradient).
-        beta: `> 0`.
         loss_type: one of `LOSS_TYPES` (TRL's names).
         label_smoothing: `eps` in `[0, 0.5]`: `[0, 0.5)` for `"robust"`, `(0, 0.5]` for
             `"exo_pair"`, 0 for every other loss.
@@ -219,10 +218,8 @@ def _response_terms(h_c, h_r, beta, loss_type):
     return sigmoid(u_c) + sigmoid(-z), beta * (dsig_c - dsig_z), beta * dsig_z  # eq. (apo_down)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -230,16 +227,12 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/dpo.py
+# part 2: from minirl_lm/direct/dpo.py ---------------------------------------------------------
 #   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/direct/family_div.py
+# part 3: from minirl_lm/direct/family_div.py --------------------------------------------------
 #   The f-divergence scores of f-DPO and TR-DPO's soft reference update, gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
@@ -257,14 +250,12 @@ def f_score(h, divergence, alpha=0.5):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -324,7 +315,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -355,9 +346,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

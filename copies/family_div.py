@@ -77,26 +77,6 @@ __all__ = ["DIVERGENCES", "f_score", "sync_reference"]
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 
 
-def _logits(*shapes):
-    """A kind: a float64 table of one of `shapes` whose entries are finite or `-inf` (an
-    impossible token); NaN and `+inf` are refused, as `array` refuses them."""
-    finite = array(*shapes)
-
-    def read(x, name, dims):
-        try:
-            raw = None if isinstance(x, (str, bytes)) else np.asarray(x)
-        except (ValueError, TypeError, OverflowError):  # ragged nesting: refused by `finite`
-            raw = None
-        if raw is None or raw.dtype.kind != "f" or not np.isneginf(raw).any():
-            return finite(x, name, dims)
-        impossible = np.isneginf(raw)
-        table = finite(np.where(impossible, 0.0, raw), name, dims)
-        table[impossible] = -np.inf
-        return table
-
-    return read
-
-
 def f_score(h, divergence, alpha=0.5):
     """The score `s(h)` of an f-divergence and `ds/dh`, eq. (f_score), at the log-ratios `h`.
 
@@ -141,10 +121,8 @@ def sync_reference(theta_ref, theta, mixup):
     return a + b  # eq. (tr_dpo_sync); -inf + finite = -inf, -inf + -inf = -inf: no NaN
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -152,14 +130,12 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -219,7 +195,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -250,9 +226,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -321,5 +301,5 @@ def _show(x):
 f_score = boundary(h=array("P"), divergence=one_of(DIVERGENCES), alpha=number(), returns="s ds_dh")(f_score)
 
 sync_reference = boundary(
-    theta_ref=_logits("S V"), theta=_logits("S V"), mixup=number(0.0, 1.0), returns=None
+    theta_ref=array("S V", neginf=True), theta=array("S V", neginf=True), mixup=number(0.0, 1.0), returns=None
 )(sync_reference)

@@ -195,6 +195,8 @@ def grpo_step(
     environment too when it has `checkpoint()` and `rollback(cp)` (a `TokenMDP` has: its lazy
     ids); an environment without them is taken to keep no state a rollout changes.
 
+    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`.
+
     Args:
         policy: the `TabularPolicy` being trained (or any policy with what the module docstring
             lists).
@@ -206,9 +208,10 @@ def grpo_step(
         K: responses per prompt (`>= 2` for `baseline="loo"`).
         mu: epochs on the sampled batch, one optimizer step each.
         lr: the step size `eta > 0`.
-
-    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`;
-    `baseline`, `std_eps` and `ddof` those of `advantages.advantages`.
+        baseline: the group baseline of `advantages.advantages`: `"none"`, `"mean"`,
+            `"standardized"` (default) or `"loo"`.
+        std_eps: the stabilizer `xi >= 0` of `"standardized"`.
+        ddof: 0 (default) or 1, the population or the Bessel std of `"standardized"`.
 
     Returns:
         A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one
@@ -275,7 +278,7 @@ def grpo_step(
 def _scored(mdp, grader, ro, K):
     """The `(B,)` rewards of a rollout, each what `mdp` promises: `(B, T)` rows, `B = N*K`,
     finite rewards within the advantages' domain (errors name the environment or the grader)."""
-    has("rollout() to return an object", "states", "tokens", "mask")(ro, "mdp", {})
+    has("rollout() to return an object", "states tokens mask")(ro, "mdp", {})
     B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else 0
     if B < 1 or B % K:
         raise ValueError(
@@ -291,10 +294,8 @@ def _scored(mdp, grader, ro, K):
     return R
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
@@ -329,10 +330,8 @@ def log_ratio(logp, logp_other, mask):
     return np.subtract(logp, logp_other, out=np.zeros_like(logp), where=mask > 0)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
+# part 2: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
@@ -396,10 +395,8 @@ def advantages(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
     return c if baseline == "mean" else (K / (K - 1)) * c  # eq. (pg_loo)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/clip.py
+# part 3: from minirl_lm/pg/clip.py ------------------------------------------------------------
 #   The token-level clipped ratio (PPO surrogate), as an objective of token log-probs.
-# ----------------------------------------------------------------------------------------------
 
 
 def branches(logp, logp_old, A, mask, eps, eps_high):
@@ -438,10 +435,8 @@ def clip_fraction(logp, logp_old, adv, mask, eps=0.2, eps_high=None):
     return float(clipped.sum() / n) if n > 0 else 0.0
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/kl.py
+# part 4: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -479,14 +474,12 @@ def kl_penalty(logp, logp_ref, mask, estimator="k3", agg="token_mean", max_len=N
     return float((w * k).sum()), w * dk  # eq. (kl_objective); d loss / d logp = w dk
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -546,7 +539,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -577,9 +570,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -639,9 +636,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -728,9 +726,9 @@ grpo_loss = boundary(
 )(grpo_loss)
 
 grpo_step = boundary(
-    policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
-    ref_policy=has("a TabularPolicy", "logp()", "theta"),
-    mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
+    policy=has("a TabularPolicy", "logp() backward() copy() theta"),
+    ref_policy=has("a TabularPolicy", "logp() theta"),
+    mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
     K=COUNT,

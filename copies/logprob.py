@@ -171,10 +171,8 @@ def token_logp_backward(logits, tokens, mask, dlogp):
     return dlogits
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_softmax_ops(z):
@@ -184,31 +182,18 @@ def log_softmax_ops(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
     the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last
-    axis) with a finite entry (a row of `-inf` only has no softmax)."""
+    axis) with a finite entry (a row of `-inf` only has no softmax): `array`'s `neginf`."""
 
     def read(x, name, dims):
-        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
-        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
-        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
-        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
-        z[neg] = -np.inf
-        dead = ~np.isfinite(z).any(axis=-1)
-        if dead.any():
-            idx = tuple(int(i) for i in np.argwhere(dead)[0])
-            raise ValueError(
-                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
-                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
-            )
-        return z
+        ndim = np.ndim(x) if _regular(x) else 0  # else: the array kind says what came
+        return array(*[_expand(s, ndim) for s in shapes], neginf=True)(x, name, dims)
 
     return read
 
@@ -228,14 +213,12 @@ def _expand(shape, ndim):
     return " ".join(a for k in rest for a in (lead if k == "..." else [k]))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -295,7 +278,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -326,9 +309,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

@@ -81,10 +81,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/_state_ids.py
+# part 1: from minirl_lm/core/_state_ids.py ----------------------------------------------------
 #   The two numberings of the token MDP's states, behind one interface (used by `TokenMDP`).
-# ----------------------------------------------------------------------------------------------
 
 
 class EnumeratedIds:
@@ -222,9 +220,7 @@ class _PrefixWalk:
             self.prefixes[b] = self.prefixes[b] + (int(yb),)  # live prefixes are non-terminal
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/core/mdp.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/core/mdp.py itself -----------------------------------------------------------------
 
 
 __all__ = ["Rollout", "TokenMDP"]
@@ -314,12 +310,8 @@ def _a_checkpoint(self, cp):
 
 def _a_policy_of(self, policy):
     """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}) for this MDP, "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    if wrong := policy_table_shape(policy, self.S, self.V, " for this MDP"):
+        return wrong
     th = np.asarray(policy.theta)
     if (
         th.dtype.kind != "f"
@@ -623,10 +615,8 @@ class TokenMDP:
         return np.array(r, dtype=np.float64)  # (B,)
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 def id_array(*shapes, empty=False):
@@ -694,20 +684,29 @@ def real_result(value, name, context=""):
     return x
 
 
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
+
+
 def _describe(x):
     if isinstance(x, np.ndarray):
         return f"array of shape {x.shape} and dtype {x.dtype}"
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -767,7 +766,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -798,9 +797,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -860,9 +863,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -951,7 +955,7 @@ TokenMDP.state_id = boundary(
 TokenMDP.prefix_of = boundary(s=INDEX, where=[_a_state], returns=None)(TokenMDP.prefix_of)
 
 TokenMDP.rollout = boundary(
-    policy=has("a TabularPolicy", "sample()", "theta"),
+    policy=has("a TabularPolicy", "sample() theta"),
     K=COUNT,
     rng=generator,
     prompts=optional(id_array("n")),
@@ -961,7 +965,7 @@ TokenMDP.rollout = boundary(
 
 TokenMDP.score = boundary(
     grader=function("grader(prompt, response)", 2),
-    rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+    rollout=has("a Rollout", "prompt tokens lengths"),
     where=[_a_rollout_of],
     returns=None,
 )(TokenMDP.score)

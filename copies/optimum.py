@@ -302,21 +302,14 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
     token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
     it equals the mean of the root soft values. Mass of `pi` where `pi_ref = 0` makes `J = -inf`
-    (the one non-finite result returned).
+    (the one non-finite result returned). The arguments `beta` and `weights`, the float `J(pi)`
+    returned and the errors raised are those of `kl_objective`.
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
         pi: `(S, V)` per-state probabilities.
         pi_ref: `(S, V)` per-state probabilities.
         grader: `grader(prompt, response) -> R(x, y)`.
-        beta: `>= 0`.
-        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
-
-    Returns:
-        The float `J(pi)`.
-
-    Raises:
-        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
     pos = (pi > 0) & (beta > 0)
     log_ratio = np.zeros_like(pi)  # (S, V), 0 log 0 = 0
@@ -376,14 +369,12 @@ def hedge_odds(gap, log_odds, beta):
     return float(np.exp(-log_odds + gap / beta))  # the exponent is finite or +-inf, never NaN
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -443,7 +434,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -474,9 +465,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

@@ -68,37 +68,29 @@ import warnings
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 AGGS = ("seq_sum", "token_mean", "seq_mean_token_mean", "constant", "token_sum")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/pg/advantages.py
+# part 2: from minirl_lm/pg/advantages.py ------------------------------------------------------
 #   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
 
 
 BASELINES = ("none", "mean", "standardized", "loo")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/pg/kl.py
+# part 3: from minirl_lm/pg/kl.py --------------------------------------------------------------
 #   KL to the frozen reference: per-token estimators, their two placements, and the exact KL.
-# ----------------------------------------------------------------------------------------------
 
 
 ESTIMATORS = ("k1", "k2", "k3")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/pg/offpolicy.py
+# part 4: from minirl_lm/pg/offpolicy.py -------------------------------------------------------
 #   Off the policy: importance weights for a sampler mu that is not pi_old, and the normalizers.
-# ----------------------------------------------------------------------------------------------
 
 
 LEVELS = ("token", "sequence")
@@ -108,18 +100,14 @@ MODES = ("truncate", "mask")
 ACCUM = ("dapo", "bnpo", "grpo", "dr_grpo", "sum")
 
 
-# ----------------------------------------------------------------------------------------------
-# part 5: from minirl_lm/pg/seqclip.py
+# part 5: from minirl_lm/pg/seqclip.py ---------------------------------------------------------
 #   The clip family beyond PPO: dual-clip, sequence-level ratios (GSPO), clipped IS weights (CISPO).
-# ----------------------------------------------------------------------------------------------
 
 
 RATIOS = ("geometric", "product")
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/oracle.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/oracle.py itself -------------------------------------------------------------------
 
 
 __all__ = ["Row", "cases", "compare", "report", "a_function", "rows_of", "lines_of", "SEED"]
@@ -188,7 +176,14 @@ class Row:
     where: tuple = ()
 
     def flagged(self, rtol):
-        """Whether the case counts against yours at tolerance `rtol >= 0` (a skipped one never)."""
+        """Whether the case counts against yours at tolerance `rtol` (a skipped one never).
+
+        Args:
+            rtol: a float `>= 0`; the case counts when its `rel` exceeds it or is NaN.
+
+        Returns:
+            A bool.
+        """
         return not self.outcome.startswith("skipped") and not self.rel <= rtol
 
 
@@ -336,10 +331,25 @@ def _garnish(kwargs, rng_garbage):
 
 
 def cases(reference, seed=0, only=None):
-    """The seeded cases of `reference`: a list of `(name, kwargs)`. Every combination of its arrays'
-    and options' variants with the knobs at their defaults, then each knob's other values one at a
-    time; cases the reference refuses are dropped, but for `_REFUSE`'s values. `only` maps an
-    argument to the values to keep (`{"agg": ["token_mean"]}`)."""
+    """The seeded cases of `reference`: every combination of its arrays' and options' variants
+    with the knobs at their defaults, then each knob's other values one at a time; cases the
+    reference refuses are dropped, but for `_REFUSE`'s values.
+
+    Args:
+        reference: a function of minirl_lm (or a `functools.partial` of one: bound keywords stay
+            as bound) taking arrays by name; not a class.
+        seed: an int `>= 0`, the seed of the inputs.
+        only: None, or a dict mapping an argument the cases vary to the values to keep
+            (`{"agg": ["token_mean"]}`).
+
+    Returns:
+        A list of `(name, kwargs)`.
+
+    Raises:
+        TypeError: the reference takes an argument the grader does not draw (an object, a random
+            generator, an unknown name), or refuses every case; `only` not a dict.
+        ValueError: `only` names an argument or a value the cases do not vary.
+    """
     rng = np.random.default_rng(seed)
     gen = _generators(rng)
     sign = {k: rng.choice([-1.0, 1.0], size=(_B, _T)) for k in _GARBAGE}
@@ -454,8 +464,18 @@ def _says(error):
 
 
 def compare(fn, reference, seed=0, only=None, rtol=1e-6):
-    """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
-    case (`rtol` only decides which positions count as differing, for `Row.where`)."""
+    """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per case.
+
+    Args:
+        fn: your implementation, a function (not a class) taking the reference's arguments by name.
+        reference: the function of minirl_lm it implements, as in `cases`.
+        seed: an int `>= 0`, the seed of the cases.
+        only: None, or the values to keep per argument, as in `cases`.
+        rtol: a float `>= 0`; it only decides which positions count as differing, for `Row.where`.
+
+    Returns:
+        A list of `Row`, one per case, in the order of `cases`.
+    """
     rows = []
     for name, kwargs in cases.core(reference, seed, only):
         want, refused = _call(reference, kwargs)
@@ -482,8 +502,18 @@ def compare(fn, reference, seed=0, only=None, rtol=1e-6):
 
 # ---- the report ---------------------------------------------------------------------------------
 def report(rows, rtol=1e-6, notes=()):
-    """The rows as text, one line per case (which outputs differ), then the patterns, the skipped
-    cases apart, `notes` (lines of the caller's), and `flagged: F of N cases (max rel err X)`."""
+    """The rows as text, one line per case (which outputs differ), then the skipped cases apart,
+    the notes, and `flagged: F of N cases (max rel err X)`.
+
+    Args:
+        rows: a list or tuple of `Row`, what `compare` returned.
+        rtol: a float `>= 0`, the tolerance a case is flagged at (`Row.flagged`).
+        notes: a list or tuple of strings, the caller's lines (the patterns, the findings), printed
+            before the last line.
+
+    Returns:
+        A string, one line per case.
+    """
     lines, skipped = [], [r for r in rows if r.outcome.startswith("skipped")]
     for r in rows:
         if r in skipped:
@@ -501,14 +531,12 @@ def report(rows, rtol=1e-6, notes=()):
     return "\n".join(lines + [f"flagged: {n} of {len(graded)} cases (max rel err {worst:.2e})"])
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):

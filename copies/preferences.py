@@ -454,10 +454,8 @@ def online_dpo_step(mdp, policy, ref, judge, beta, lr, rng, pairs_per_prompt=1):
     return {"loss": loss, "prompt": prompts, "chosen": [resp[i] for i in c], "rejected": [resp[i] for i in r]}
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -465,10 +463,8 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/direct/dpo.py
+# part 2: from minirl_lm/direct/dpo.py ---------------------------------------------------------
 #   Bradley-Terry reward models and DPO (with IPO and conservative DPO), gradients by hand.
-# ----------------------------------------------------------------------------------------------
 
 
 VARIANTS = ("dpo", "ipo", "conservative")
@@ -514,10 +510,8 @@ def _dpo_terms(h, beta, variant, ls):
     return l, beta * dl  # dz/dh = beta
 
 
-# ----------------------------------------------------------------------------------------------
-# input checks: from minirl_lm/core/validate.py
+# input checks: from minirl_lm/core/validate.py ------------------------------------------------
 #   The kinds core's functions share beyond `minirl_lm.boundary`'s: logits that may hold `-inf`
-# ----------------------------------------------------------------------------------------------
 
 
 # the longest draw a sampler allocates: an int64 array of it is addressable (np.empty(2**63)
@@ -525,14 +519,12 @@ def _dpo_terms(h, beta, variant, ls):
 MAX_DRAWS = np.iinfo(np.intp).max // 8
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -592,7 +584,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -623,9 +615,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -692,9 +688,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -820,9 +817,9 @@ kto_loss = boundary(
 bradley_terry_judge = boundary(grader=function("grader(prompt, response)", 2), returns=None)(bradley_terry_judge)
 
 online_dpo_step = boundary(
-    mdp=has("a TokenMDP", "rollout()", "prompts", "N", "S", "V"),
-    policy=has("a TabularPolicy", "logp()", "backward()", "sample()", "theta"),
-    ref=has("a TabularPolicy", "logp()", "theta"),
+    mdp=has("a TokenMDP", "rollout() prompts N S V"),
+    policy=has("a TabularPolicy", "logp() backward() sample() theta"),
+    ref=has("a TabularPolicy", "logp() theta"),
     judge=function("judge(prompt, y_a, y_b)", 3),
     beta=POSITIVE,
     lr=POSITIVE,

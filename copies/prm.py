@@ -85,9 +85,7 @@ __all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
 
 def _multiturn_env(env, name, dims):
     """A `MultiTurnMDP` (what is read of it); its table shape `(S, V)` binds the letters S, V."""
-    env = has("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "S", "V", "W", "check()")(
-        env, name, dims
-    )
+    env = has("a MultiTurnMDP", "children is_policy loglik p_obs S V W check()")(env, name, dims)
     dims.update(S=env.S, V=env.V)
     return env
 
@@ -248,10 +246,8 @@ def process_env(env, p_step, mode="progress", extra=None):
     return new
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def sigmoid(z):
@@ -259,14 +255,12 @@ def sigmoid(z):
     return np.exp(-np.logaddexp(0.0, -z))
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -326,7 +320,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -357,9 +351,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -419,9 +417,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -462,7 +461,7 @@ STEPS = dict(
     weights=optional(array("B", low=0.0)),  # episode weights; None: 1/B each
 )
 P_STEP = dict(env=_multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
-EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states tokens mask action_mask rewards")
 
 prm_data = boundary(
     env=_multiturn_env,

@@ -80,10 +80,15 @@ __all__ += ["truncated", "mask_truncated"]
 
 
 def filter_groups(rewards):
-    """Which groups dynamic sampling keeps: rewards `(N, K)` -> bool `(N,)`.
+    """Which groups dynamic sampling keeps.
 
-    A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
-    (as verl does; its group-relative advantage is 0 anyway).
+    Args:
+        rewards: `(N, K)` finite rewards, a group of K per prompt. A group is dropped when K > 1
+            and all its rewards are equal (std 0); K = 1 keeps every group (as verl does; its
+            group-relative advantage is 0 anyway).
+
+    Returns:
+        A bool array `(N,)`, True where the group is kept.
     """
     if rewards.shape[1] == 1:
         return np.ones(rewards.shape[0], dtype=bool)
@@ -91,7 +96,15 @@ def filter_groups(rewards):
 
 
 def acceptance_probability(p, K):
-    """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
+    """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K.
+
+    Args:
+        p: the success probability P(r = 1 | x), in `[0, 1]`.
+        K: the group size, an int >= 1 (K = 1: every group is kept, 1.0).
+
+    Returns:
+        A float in `[0, 1]`.
+    """
     return 1.0 - p**K - (1.0 - p) ** K if K > 1 else 1.0  # K = 1: every group kept
 
 
@@ -107,8 +120,16 @@ def _accepted(p, K):
 def resample_factor(p, K):
     """The factor of eq. (dapo_reweight), 1 / (1 - p^K - (1-p)^K), for a 0/1 reward.
 
-    Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
-    never ends). K = 1 gives 1 (nothing is filtered).
+    Args:
+        p: the success probability P(r = 1 | x), in `[0, 1]`; in `(0, 1)` when K >= 2.
+        K: the group size, an int >= 1; K = 1 gives 1 (nothing is filtered).
+
+    Returns:
+        A float >= 1.
+
+    Raises:
+        ValueError: no group can be accepted (p = 0 or p = 1 with K >= 2: resampling never
+            ends), or a bad argument (named).
     """
     return 1.0 / acceptance_probability.core(p, K)  # eq. (dapo_reweight)
 
@@ -143,11 +164,19 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
 
 
 def truncated(tokens, mask, eos):
-    """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
+    """Which responses hit the cap without EOS.
 
     A row is truncated when it is non-empty and its last real token is not `eos`. With holes in
     the mask that is the token at the row's last trained position (the last 1 of the row), the
     same token as in the compacted row.
+
+    Args:
+        tokens: `(B, T)` integer token ids >= 0 (read at the last trained position only).
+        mask: `(B, T)` 0/1; holes allowed.
+        eos: the end-of-sequence token id, an int >= 0.
+
+    Returns:
+        A bool array `(B,)`, True where the row is truncated.
     """
     real = mask > 0  # (B, T)
     at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
@@ -156,18 +185,25 @@ def truncated(tokens, mask, eos):
 
 
 def mask_truncated(tokens, mask, eos):
-    """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
+    """The mask with truncated rows zeroed (TRL `mask_truncated_completions`).
+
+    Args:
+        tokens: `(B, T)` integer token ids >= 0.
+        mask: `(B, T)` 0/1; holes allowed.
+        eos: the end-of-sequence token id, an int >= 0.
+
+    Returns:
+        `(B, T)` the mask, its truncated rows (`truncated`) all 0.
+    """
     return mask * (~truncated.core(tokens, mask, eos))[:, None]  # (B, T)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -227,7 +263,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -258,9 +294,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)

@@ -80,7 +80,7 @@ OBJECTIVES = ("forward_kl", "reverse_kl", "reverse_kl_to_go", "gkd")
 
 def _enumerated_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed); its `S` and `V` bind the letters."""
-    mdp = has("a TokenMDP", "S", "V", "N", "ids", "all_responses()")(mdp, name, dims)
+    mdp = has("a TokenMDP", "S V N ids all_responses()")(mdp, name, dims)
     if mdp.ids != "enumerate":
         raise ValueError(f"{name}: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
     dims.update(S=mdp.S, V=mdp.V)
@@ -212,10 +212,8 @@ def fixed_point(objective, theta, tie, teacher, mdp, *, beta=0.5, lr=0.5, max_st
     return theta, step
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/core/ops.py
+# part 1: from minirl_lm/core/ops.py -----------------------------------------------------------
 #   The small pieces every objective shares, one definition each.
-# ----------------------------------------------------------------------------------------------
 
 
 def log_softmax(z):
@@ -225,10 +223,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/distill/objectives.py
+# part 2: from minirl_lm/distill/objectives.py -------------------------------------------------
 #   Divergences from the student to a teacher, token by token, on whole next-token distributions.
-# ----------------------------------------------------------------------------------------------
 
 
 def _forward(ls, lt, w, tau):
@@ -264,10 +260,8 @@ def jsd_terms(ls, lt, w, tau, beta):
     return float((w * D).sum()), w[..., None] * G
 
 
-# ----------------------------------------------------------------------------------------------
-# part 3: from minirl_lm/distill/samples.py
+# part 3: from minirl_lm/distill/samples.py ----------------------------------------------------
 #   Distillation from sampled tokens: maximum likelihood on the teacher's samples (off-policy) and
-# ----------------------------------------------------------------------------------------------
 
 
 def nll_coef(mask):
@@ -283,10 +277,8 @@ def reward_coef(logp, logp_teacher, mask, to_go):
     return mask * c  # (B, T) eq. (distill_reward), one response's coefficients
 
 
-# ----------------------------------------------------------------------------------------------
-# part 4: from minirl_lm/exact/scores.py
+# part 4: from minirl_lm/exact/scores.py -------------------------------------------------------
 #   Updates linear in per-token coefficients, and their exact moments over one draw.
-# ----------------------------------------------------------------------------------------------
 
 
 def _ids_in_table(probs, states, tokens):
@@ -324,14 +316,12 @@ def draw_moments(q, coef, probs, states, tokens, mask):
     return mean, max(second - float((mean * mean).sum()), 0.0)  # eq. (exact_moments)
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -391,7 +381,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -422,9 +412,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -496,9 +490,10 @@ def one_of(options):
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)

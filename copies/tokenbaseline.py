@@ -82,15 +82,6 @@ import numpy as np
 __all__ = ["otb_advantages"]
 
 
-def _columns(mask):
-    """A position is a column (a baseline per column of the group): a right-padded mask."""
-    return right_padded(
-        mask,
-        "the optimal token baseline (a position is a column: a baseline per column of the group)",
-        "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
-    )
-
-
 def _groups_of_K(mask, K):
     """`K` divides the batch: `B = N*K` rows, prompt-major."""
     if mask.shape[0] % K:
@@ -147,33 +138,12 @@ def otb_advantages(rewards, mask, logp_old, sum_pi_sq, K, w_eps=1e-8, zero_tail=
     return ((Gg - base) * mg).reshape(B, T)  # (B, T)
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/pg/advantages.py
-#   Baselines: the group of K responses to one prompt is its own baseline.
-# ----------------------------------------------------------------------------------------------
-
-
-def right_padded(mask, what, where):
-    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of a
-    function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
-    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        return (
-            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
-            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
-            f"by the token-level objectives; here use {where}"
-        )
-
-
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -233,7 +203,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -264,9 +234,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -280,6 +254,36 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         return a
 
     return read
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+def padded(what, where):
+    """The relation form of `right_padded`, on an argument `mask` (B, T) already read."""
+    read = right_padded("B T", what, where)
+
+    def rule(mask):
+        read(mask, "mask", {})  # raises, or the mask is right-padded
+
+    return rule
 
 
 def flag(x, name, dims):
@@ -333,6 +337,10 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+_columns = padded(  # a position is a column (a baseline per column of the group)
+    "the optimal token baseline (a position is a column: a baseline per column of the group)",
+    "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
+)
 
 otb_advantages = boundary(
     mask=MASK,

@@ -74,37 +74,8 @@ import numbers
 import numpy as np
 
 
-# ----------------------------------------------------------------------------------------------
-# part 1: from minirl_lm/multiturn/env.py
+# part 1: from minirl_lm/multiturn/env.py ------------------------------------------------------
 #   Multi-turn episodes: the environment writes tokens too, and the transition becomes stochastic.
-# ----------------------------------------------------------------------------------------------
-
-
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
-
-
-# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
-TRAJECTORY = right_padded(
-    "B T",
-    "the trajectory mask (every token of the episode)",
-    "action_mask for the policy's tokens (0 where the environment wrote)",
-)
 
 
 def ids(shape, **bounds):
@@ -119,19 +90,19 @@ def ids(shape, **bounds):
     return kind
 
 
-def _env_kind(what, *members):
+def _env_kind(what, members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
 
     def kind(x, name, dims):
-        env = has(what, *members)(x, name, dims)
+        env = has(what, members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 
     return kind
 
 
-MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children is_policy loglik p_obs spans S V")
 
 
 def actions_on_the_trajectory(mask, action_mask):
@@ -141,10 +112,8 @@ def actions_on_the_trajectory(mask, action_mask):
         return f"action_mask: expected 1 only where mask is 1, got 1 at row {b}, position {t} where mask is 0"
 
 
-# ----------------------------------------------------------------------------------------------
-# part 2: from minirl_lm/values/optimum.py
+# part 2: from minirl_lm/values/optimum.py -----------------------------------------------------
 #   The KL-regularized (tilted) optimum: closed form, backward _induction, exploit threshold.
-# ----------------------------------------------------------------------------------------------
 
 
 def tilt(pi_ref, q, beta):
@@ -165,9 +134,7 @@ def tilt(pi_ref, q, beta):
     return a - log_z, v[..., 0]  # log pi*, V
 
 
-# ----------------------------------------------------------------------------------------------
-# minirl_lm/multiturn/values.py itself
-# ----------------------------------------------------------------------------------------------
+# minirl_lm/multiturn/values.py itself ---------------------------------------------------------
 
 
 __all__ = ["policy_values", "soft_optimum", "kl_objective", "gae_actions", "returns_actions", "turn_values"]
@@ -216,9 +183,16 @@ def _induction(env, backup):
 
 
 def policy_values(env, probs):
-    """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
+    """v^pi and q^pi of the per-state policy `probs`, eq. (chance_bellman).
 
-    Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
+    Args:
+        env: a `MultiTurnMDP`.
+        probs: `(S, V)` the policy's probabilities, a row per state of `env` (entries >= 0, rows
+            summing to 1 within 1e-9; rows of chance states are not read).
+
+    Returns:
+        `(values (S,), q (S, V))`; values and q at chance states are 0 (unused); `values[0]`
+        is the expected return E R.
     """
     return _induction(env, lambda s, q_s: probs[s] @ q_s)
 
@@ -246,9 +220,20 @@ def soft_optimum(env, pi_ref, beta):
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
-    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
-    (at `beta = 0`, J = E R whatever the supports), the one infinite result returned; any other
-    overflow (a huge beta) is the boundary's ValueError naming `kl_objective`.
+    Args:
+        env: a `MultiTurnMDP`.
+        probs: `(S, V)` the policy pi's probabilities, a row per state of `env` (entries >= 0,
+            rows summing to 1 within 1e-9).
+        pi_ref: `(S, V)` the reference's probabilities, likewise.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        J, a float. A token pi writes where pi_ref is 0 makes J = -inf (at `beta = 0`, J = E R
+        whatever the supports), the one infinite result returned.
+
+    Raises:
+        ValueError: a bad argument (named), or any other overflow (a huge beta), naming
+            `kl_objective`.
     """
     lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
     pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
@@ -295,15 +280,36 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
 
 
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
-    """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
+    """Reward to go G_t over the policy tokens, eq. (gae_carry) with no values and `lam = 1`.
+
+    Args:
+        rewards: `(B, T)` per-token rewards, 0 off the action mask.
+        mask: `(B, T)` 0/1 trajectory tokens, right-padded.
+        action_mask: `(B, T)` 0/1 policy tokens, 1 only where `mask` is 1.
+        gamma: the discount, in [0, 1].
+        carry: True carries across observation spans; False restarts at every masked position
+            (the bug this module measures).
+
+    Returns:
+        G, `(B, T)`: the reward to go on policy tokens, 0 elsewhere.
+    """
     return _recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
 
 
 def turn_values(values, states, mask, action_mask):
-    """V at the first policy state of each token's turn, on every policy token: (B, T).
+    """V at the first policy state of each token's turn, on every policy token.
 
-    values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
-    of a row and at the first policy token after an observation span.
+    A turn starts at the first policy token of a row and at the first policy token after an
+    observation span.
+
+    Args:
+        values: `(S,)` a value per state (as `policy_values` returns).
+        states: `(B, T)` integer state ids before each token, each in `[0, S)`.
+        mask: `(B, T)` 0/1 trajectory tokens, right-padded.
+        action_mask: `(B, T)` 0/1 policy tokens, 1 only where `mask` is 1.
+
+    Returns:
+        turn_values, `(B, T)`: 0 off the policy tokens.
     """
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])  # action_mask at t - 1 (0 before t = 0)
@@ -315,14 +321,12 @@ def turn_values(values, states, mask, action_mask):
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# the declared boundary: from minirl_lm/boundary.py
+# the declared boundary: from minirl_lm/boundary.py --------------------------------------------
 #   The declared boundary: one engine applies the contracts each function declares beside it.
 #   A declared function binds its arguments by keyword, reads each with its kind (a valid form
 #   comes back converted, arrays as fresh float64 copies; anything else raises a TypeError or
 #   ValueError starting with the argument's name), checks the relations, runs the body, and
 #   refuses a non-finite result with one ValueError naming the function. `f.core` is the body.
-# ----------------------------------------------------------------------------------------------
 
 
 def boundary(where=(), returns="", args=None, **kinds):
@@ -382,7 +386,7 @@ def _flat(v):
     return np.asarray(v, dtype=np.float64).ravel()
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`)."""
@@ -413,9 +417,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -444,6 +452,26 @@ def simplex(*shapes):
             worst = float(s.ravel()[int(np.argmax(np.abs(s - 1.0)))])
             raise ValueError(f"{name}: expected rows summing to 1 (within 1e-9), got a row summing to {worst!r}")
         return p
+
+    return read
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
 
     return read
 
@@ -479,9 +507,10 @@ def number(low=-np.inf, high=np.inf, low_open=False, integer=False, high_open=Fa
     return read
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method, `theta`
+    an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)
@@ -514,6 +543,12 @@ NONNEGATIVE = number(0.0)
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
+# every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
+TRAJECTORY = right_padded(
+    "B T",
+    "the trajectory mask (every token of the episode)",
+    "action_mask for the policy's tokens (0 where the environment wrote)",
+)
 ACTION_MASK = array("B T", values=(0.0, 1.0))  # 1 on the policy's tokens: holes where the env wrote
 UNIT = number(0.0, 1.0)  # gamma, lam
 TABLE = simplex("S V")  # a policy's probabilities, a row per state of the environment

@@ -321,6 +321,30 @@ def split_time(fig, c):
     return prod / floor, (t - prod) / floor
 
 
+def both_goals(goals, fig, N):
+    """One line: the chunk sizes of this run that meet both goals, or what stops each one here."""
+    ok = [c for c, peak, slow in goals if meets_both(peak, slow)]
+    if ok:
+        return f"both goals at one chunk size on the machine of this run: chunk={', '.join(map(str, ok))}"
+    why = []
+    for c, peak, slow in goals:
+        prod = split_time(fig, c)[0]
+        if min(c, N) / N > GOAL_PEAK:
+            why.append(f"at chunk={c} the buffer alone is {min(c, N) / N:.3f} of the logits (> 1/8)")
+        elif prod > GOAL_TIME:
+            why.append(f"at chunk={c} the chunked products alone take {prod:.2f}x the floor (> {GOAL_TIME}x)")
+        elif peak > GOAL_PEAK:
+            why.append(f"at chunk={c} the peak is {peak:.3f} of the logits (> 1/8: scratch and slack)")
+        else:
+            why.append(f"at chunk={c} the products ({prod:.2f}x) and the row kernels add up to {slow:.2f}x")
+    return (
+        "both goals at one chunk size: not on the machine of this run: "
+        + "; ".join(why)
+        + " (the chunked products' cost is this machine's BLAS on calls of chunk rows, not the row kernels)"
+        * any(split_time(fig, c)[0] > GOAL_TIME for c, _, _ in goals)
+    )
+
+
 def report(cfg, dtype, fig, out=print):
     """Print one line per method, the goals, and each missed goal's cause, from collect()'s figures."""
     V, d, N = cfg["V"], cfg["d"], cfg["N"]
@@ -378,6 +402,7 @@ def report(cfg, dtype, fig, out=print):
                 )
             )
         goals.append((c, peak, slow))
+    out(both_goals(goals, fig, N))
     for c in cfg["chunks"]:
         prod, rows = split_time(fig, c)
         bigger = "the row kernels" if rows > prod - 1 else "the chunking of the products"

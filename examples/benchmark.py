@@ -48,8 +48,10 @@ import textwrap
 import time
 
 import numpy as np
+from numba import njit
 
 from minirl_lm import kernels
+from minirl_lm.kernels.rows import _row_max, _row_sum_exp
 from minirl_lm.pg.advantages import centred, leave_one_out, standardized
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # examples/_cli.py, beside this file
@@ -235,6 +237,29 @@ def floor_read(logits):
     return logits.sum()  # one streaming (SIMD, pairwise) read
 
 
+@njit(cache=True)
+def max_pass(logits):
+    """The forward kernel's first pass alone: each row's max (`rows._row_max`), read from memory."""
+    rows = logits.reshape(-1, logits.shape[-1])  # (B*T, V)
+    out = np.empty(rows.shape[0])
+    for i in range(rows.shape[0]):
+        out[i] = _row_max(rows[i])
+    return out
+
+
+@njit(cache=True)
+def exps_in_cache(logits, n_rows=4):
+    """The forward kernel's second pass on rows already in cache: as many `exp(z - m)` summed as
+    the logits have entries, but over the same `n_rows` rows (32 KiB at V = 1024 float64), so no
+    byte comes from memory: the cost of the exponentials alone."""
+    rows = logits.reshape(-1, logits.shape[-1])  # (B*T, V)
+    n = min(n_rows, rows.shape[0])
+    out = np.empty(rows.shape[0])
+    for i in range(rows.shape[0]):
+        out[i] = _row_sum_exp(rows[i % n], 0.0)
+    return out
+
+
 def dense_case(rng, BT, V, dtype, T=16):
     T = min(T, BT)
     B = BT // T
@@ -284,6 +309,9 @@ def dense_methods(logits, tokens, mask, w, backward):
             m["torch 1t"] = torch_threads(1, lambda: torch_backward(lt, yt, mt, wt))
             m[f"torch {NCPU}t"] = torch_threads(NCPU, lambda: torch_backward(lt, yt, mt, wt))
     m["floor"] = lambda: floor_read(logits)
+    if not backward:  # the forward's two passes apart: where its time over the floor goes
+        m["max pass"] = lambda: max_pass(logits)
+        m["exps in cache"] = lambda: exps_in_cache(logits)
     return m
 
 
@@ -293,7 +321,7 @@ def check_dense(methods, backward, dtype):
     ref = methods["kernel 1t"]()
     ref = ref if backward else ref[0]
     for name, f in methods.items():
-        if f is None or name in ("kernel 1t", "floor"):
+        if f is None or name in ("kernel 1t", "floor", "max pass", "exps in cache"):
             continue
         got = f()
         got = got if backward else got[0]
@@ -317,7 +345,7 @@ def run_dense(args, rng):
         if backward:
             order.insert(2, "kernel 1t out=")
         for dtype in (np.float64, np.float32):
-            rows = []
+            rows, notes = [], []
             for BT, V in shapes:
                 logits, tokens, mask, w = dense_case(rng, BT, V, dtype)
                 methods = dense_methods(logits, tokens, mask, w, backward)
@@ -337,6 +365,8 @@ def run_dense(args, rng):
                     + [fmt_ratio(k / t["floor"])]
                 )
                 record_dense_targets(t, BT, V, dtype, backward)
+                if not backward and dtype == np.float64 and (BT, V) == (65536, 1024):
+                    notes.append((t, BT, V))
                 del logits, methods
             kind = (
                 "backward, dL/dlogits ('out=': the output buffer reused)"
@@ -349,6 +379,53 @@ def run_dense(args, rng):
                 rows,
                 note,
             )
+            for t, BT, V in notes:
+                floor_note(t, BT, V)
+
+
+def _met(ok):
+    return "met" if ok else "NOT met"
+
+
+def floor_note(t, BT, V):
+    """Where the forward's time over the floor goes, from the two passes timed apart."""
+    r, mx, ex = (t[k] / t["floor"] for k in ("kernel 1t", "max pass", "exps in cache"))
+    asm = "".join(exps_in_cache.inspect_asm().values())  # the compiled loop: how wide its vectors are
+    lanes = 8 if "zmm" in asm else 4 if "ymm" in asm else 2 if "xmm" in asm else 1
+    cpu = f"compiled to {lanes} float64 lanes" + (
+        ", though the CPU has AVX-512" if lanes < 8 and "avx512f" in _cpu_flags() else ""
+    )
+    if ex >= 2:
+        verdict = (
+            f"so here the forward cannot come within 2x of the floor: one exponential per logit is already "
+            f"{ex:.2f}x, and overlapping the passes could hide at most the max pass's {mx:.2f}x"
+        )
+    else:
+        verdict = (
+            f"the two passes add up to {mx + ex:.2f}x (the kernel: {r:.2f}x); within 2x needs them to overlap "
+            f"(the reads of one row behind the exponentials of another), which this kernel does not do"
+        )
+    print(
+        textwrap.fill(
+            f"Why the dense forward {BT, V} float64 stays at {r:.2f}x the floor: it reads each row twice, a max "
+            f"pass (from memory: {mx:.2f}x the floor alone) and a pass of exponentials summed (from L1 cache). "
+            f"The exponentials alone, the same number as the logits but computed on 4 rows that stay in "
+            f"cache (no byte from memory), take {ex:.2f}x the time of one streaming read of the logits "
+            f"(`_exp`, branch-free, {cpu}): {verdict}.",
+            width=100,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
+        + "\n"
+    )
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
 
 
 def record_dense_targets(t, BT, V, dtype, backward):
@@ -359,14 +436,9 @@ def record_dense_targets(t, BT, V, dtype, backward):
         target(f"dense fwd f64 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 2)
         target(f"dense fwd f64 {BT, V}: kernel {NCPU}t vs kernel 1t", ratio(t, "kernel 1t", nt), 1.6)
     if not backward and f64 and (BT, V) == (65536, 1024):
-        TARGETS.append(
-            (
-                f"dense fwd f64 {BT, V}: kernel 1t / floor",
-                fmt_ratio(t["kernel 1t"] / t["floor"]),
-                "<= 4.5x",
-                "met" if t["kernel 1t"] / t["floor"] <= 4.5 else "NOT met",
-            )
-        )
+        r, bound = t["kernel 1t"] / t["floor"], t["exps in cache"] / t["floor"]
+        TARGETS.append((f"dense fwd f64 {BT, V}: kernel 1t / floor", fmt_ratio(r), "<= 2x", _met(r <= 2)))
+        TARGETS.append(("  its exponentials alone (rows in cache) / floor", fmt_ratio(bound), "", "a bound"))
     if not backward and not f64 and (BT, V) == (65536, 1024):
         target(f"dense fwd f32 {BT, V}: kernel 1t vs torch 1t", ratio(t, "torch 1t", "kernel 1t"), 1)
         target(f"dense fwd f32 {BT, V}: kernel {NCPU}t vs torch {NCPU}t", ratio(t, f"torch {NCPU}t", nt), 1)

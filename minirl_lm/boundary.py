@@ -99,11 +99,12 @@ def _flat(v):
 # ---- the kinds --------------------------------------------------------------------------------
 
 
-def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False):
+def array(*shapes, values=None, low=None, high=None, low_open=False, integer=False, empty=False, neginf=False):
     """A float64 array (a fresh copy) of one of `shapes`, each a string of letters ("B T") or
     fixed lengths ("B 2"), its entries finite, among `values` if given, in `[low, high]` (or
     `(low, high]` with `low_open`). With `integer`, an int64 array of integers (ids, counts):
-    floats are refused. With `empty`, an axis may have length 0."""
+    floats are refused. With `empty`, an axis may have length 0. With `neginf`, logits: `-inf`
+    entries are kept (an impossible token), and every row (the last axis) has a finite entry."""
     shapes = [s.split() for s in shapes]
 
     def fits(s, shape, dims):
@@ -131,9 +132,13 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
         if not integer and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and np.isinf(a).any():
+        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+            want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
+            raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
+        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
             raise ValueError(
-                f"{name}: expected finite values (no +-inf), got {int(np.isinf(a).sum())} such entries"
+                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
+                f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
         if values is not None and not np.isin(a, values).all():
             want = " and ".join(f"{v:g}" for v in values)
@@ -164,6 +169,36 @@ def simplex(*shapes):
         return p
 
     return read
+
+
+def right_padded(shape, what, where):
+    """A 0/1 float mask of `shape` whose rows are prefixes (1s then 0s), as `what` reads them; a
+    mask with holes is refused, and the message says `where` such a mask goes."""
+    mask = array(shape, values=(0.0, 1.0))
+
+    def read(x, name, dims):
+        m = mask(x, name, dims)
+        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
+        if rises.any():
+            row = int(np.flatnonzero(rises)[0])
+            raise ValueError(
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
+                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
+                f"the token-level objectives; here use {where}"
+            )
+        return m
+
+    return read
+
+
+def padded(what, where):
+    """The relation form of `right_padded`, on an argument `mask` (B, T) already read."""
+    read = right_padded("B T", what, where)
+
+    def rule(mask):
+        read(mask, "mask", {})  # raises, or the mask is right-padded
+
+    return rule
 
 
 def flag(x, name, dims):
@@ -217,9 +252,10 @@ def optional(of):
     return lambda x, name, dims: None if x is None else of(x, name, dims)
 
 
-def has(what, *members):
-    """Any object with `members` (`"logp()"` a method, `"theta"` an attribute), whatever its
-    type: what the body uses of it; `what` says what fits."""
+def has(what, members):
+    """Any object with `members`, a string of names (`"logp() theta"`: `logp()` a method,
+    `theta` an attribute), whatever its type: what the body uses of it; `what` says what fits."""
+    members = members.split()
 
     def lacks(x, m):
         return not callable(getattr(x, m[:-2], None)) if m.endswith("()") else not hasattr(x, m)

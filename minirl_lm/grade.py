@@ -165,7 +165,17 @@ def _an_exercise(x, name, dims):
     returns=None,
 )
 def patterns(rows, kwargs, reference, rtol=1e-6):
-    """Lines for the patterns the flagged rows share (`kwargs`: each row's case, in order)."""
+    """Lines for the patterns the flagged rows share.
+
+    Args:
+        rows: a list or tuple of `oracle.Row`, what `oracle.compare` returned.
+        kwargs: a list or tuple of dicts, each row's case arguments, in order (one per row).
+        reference: the function of minirl_lm the rows compared against (not a class).
+        rtol: a float `>= 0`, the tolerance a row is flagged at (`Row.flagged`).
+
+    Returns:
+        A list of strings, each naming the known bug or confusion it is when it is one.
+    """
     bad = [(r, kw) for r, kw in zip(rows, kwargs) if r.flagged.core(r, rtol)]
     good = [r for r in rows if not r.flagged.core(r, rtol) and not r.outcome.startswith("skipped")]
     out = []
@@ -347,8 +357,20 @@ def _specific(fn, reference, flagged, rtol):
 
 @boundary(fn=_FN, reference=_an_exercise, seed=oracle.SEED, rtol=NONNEGATIVE, returns=None)
 def grade(fn, reference, seed=0, only=None, rtol=1e-6):
-    """`(text, agrees)`: the oracle's report of `fn` against `reference` (an exercise's name or a
-    function), with the patterns and the known bugs the flagged cases show."""
+    """The oracle's report of `fn` against `reference`, with the patterns and the known bugs the
+    flagged cases show.
+
+    Args:
+        fn: your implementation, a function (not a class) taking the reference's arguments by name.
+        reference: an exercise's name (a key of `EXERCISES`: its reference function) or a function
+            of minirl_lm.
+        seed: an int `>= 0`, the seed of the cases (`oracle.cases`).
+        only: None, or a dict of the values to keep per argument, as in `oracle.cases`.
+        rtol: a float `>= 0`, the tolerance a case is flagged at.
+
+    Returns:
+        `(text, agrees)`: the report, a string, and whether no case is flagged.
+    """
     rows = oracle.compare.core(fn, reference, seed=seed, only=only, rtol=rtol)
     kwargs = [kw for _, kw in oracle.cases.core(reference, seed, only)]
     flagged = [kw for r, kw in zip(rows, kwargs) if r.flagged.core(r, rtol) and r.outcome == "returns"]

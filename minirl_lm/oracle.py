@@ -114,7 +114,14 @@ class Row:
 
     @boundary(rtol=NONNEGATIVE, returns=None)
     def flagged(self, rtol):
-        """Whether the case counts against yours at tolerance `rtol >= 0` (a skipped one never)."""
+        """Whether the case counts against yours at tolerance `rtol` (a skipped one never).
+
+        Args:
+            rtol: a float `>= 0`; the case counts when its `rel` exceeds it or is NaN.
+
+        Returns:
+            A bool.
+        """
         return not self.outcome.startswith("skipped") and not self.rel <= rtol
 
 
@@ -263,10 +270,25 @@ def _garnish(kwargs, rng_garbage):
 
 @boundary(reference=_REFERENCE, seed=SEED, returns=None)
 def cases(reference, seed=0, only=None):
-    """The seeded cases of `reference`: a list of `(name, kwargs)`. Every combination of its arrays'
-    and options' variants with the knobs at their defaults, then each knob's other values one at a
-    time; cases the reference refuses are dropped, but for `_REFUSE`'s values. `only` maps an
-    argument to the values to keep (`{"agg": ["token_mean"]}`)."""
+    """The seeded cases of `reference`: every combination of its arrays' and options' variants
+    with the knobs at their defaults, then each knob's other values one at a time; cases the
+    reference refuses are dropped, but for `_REFUSE`'s values.
+
+    Args:
+        reference: a function of minirl_lm (or a `functools.partial` of one: bound keywords stay
+            as bound) taking arrays by name; not a class.
+        seed: an int `>= 0`, the seed of the inputs.
+        only: None, or a dict mapping an argument the cases vary to the values to keep
+            (`{"agg": ["token_mean"]}`).
+
+    Returns:
+        A list of `(name, kwargs)`.
+
+    Raises:
+        TypeError: the reference takes an argument the grader does not draw (an object, a random
+            generator, an unknown name), or refuses every case; `only` not a dict.
+        ValueError: `only` names an argument or a value the cases do not vary.
+    """
     rng = np.random.default_rng(seed)
     gen = _generators(rng)
     sign = {k: rng.choice([-1.0, 1.0], size=(_B, _T)) for k in _GARBAGE}
@@ -382,8 +404,18 @@ def _says(error):
 
 @boundary(fn=_FN, reference=_REFERENCE, seed=SEED, rtol=NONNEGATIVE, returns=None)
 def compare(fn, reference, seed=0, only=None, rtol=1e-6):
-    """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per
-    case (`rtol` only decides which positions count as differing, for `Row.where`)."""
+    """Run `fn` and `reference` on every case of `cases(reference, seed, only)`; one `Row` per case.
+
+    Args:
+        fn: your implementation, a function (not a class) taking the reference's arguments by name.
+        reference: the function of minirl_lm it implements, as in `cases`.
+        seed: an int `>= 0`, the seed of the cases.
+        only: None, or the values to keep per argument, as in `cases`.
+        rtol: a float `>= 0`; it only decides which positions count as differing, for `Row.where`.
+
+    Returns:
+        A list of `Row`, one per case, in the order of `cases`.
+    """
     rows = []
     for name, kwargs in cases.core(reference, seed, only):
         want, refused = _call(reference, kwargs)
@@ -411,8 +443,18 @@ def compare(fn, reference, seed=0, only=None, rtol=1e-6):
 # ---- the report ---------------------------------------------------------------------------------
 @boundary(rows=rows_of, rtol=NONNEGATIVE, notes=lines_of, returns=None)
 def report(rows, rtol=1e-6, notes=()):
-    """The rows as text, one line per case (which outputs differ), then the patterns, the skipped
-    cases apart, `notes` (lines of the caller's), and `flagged: F of N cases (max rel err X)`."""
+    """The rows as text, one line per case (which outputs differ), then the skipped cases apart,
+    the notes, and `flagged: F of N cases (max rel err X)`.
+
+    Args:
+        rows: a list or tuple of `Row`, what `compare` returned.
+        rtol: a float `>= 0`, the tolerance a case is flagged at (`Row.flagged`).
+        notes: a list or tuple of strings, the caller's lines (the patterns, the findings), printed
+            before the last line.
+
+    Returns:
+        A string, one line per case.
+    """
     lines, skipped = [], [r for r in rows if r.outcome.startswith("skipped")]
     for r in rows:
         if r in skipped:

@@ -77,7 +77,7 @@ HEDGE_LOGIT = -4.0
 # ---- the toy's kinds (minirl_lm.boundary)
 
 PROMPT = one_of(PROMPTS)
-TOY_POLICY = has("a TabularPolicy", "probs()", "theta")  # of the toy's shape: `_toy_shape`
+TOY_POLICY = has("a TabularPolicy", "probs() theta")  # of the toy's shape: `_toy_shape`
 BASELINE = one_of(("standardized", "mean", "loo"))
 SEED = number(0, integer=True)
 

@@ -491,13 +491,12 @@ def _build(name, pkg_dir):
 
     def section(m, title):  # a part's declarations join `declarations`, emitted after the engine
         mod = modules[m]
-        block = ["", "", f"# {'-' * 94}", f"# {title}: from {PKG}/{_rel(m)}.py"]
+        block = ["", "", _rule(f"# {title}: from {PKG}/{_rel(m)}.py")]
         if mod.doc:
             first = ast.get_docstring(mod.tree).strip().splitlines()[0]
             block.append(f"#   {first}")
         if m == ENGINE:
             block += [f"#   {line}" for line in ENGINE_NOTE]
-        block.append(f"# {'-' * 94}")
         declared, consts, prev = mod.declared(), mod.constants(), None
         for node in sorted(picked[m].values(), key=lambda n: n.lineno):
             if (m, id(node)) in skip:
@@ -531,7 +530,7 @@ def _build(name, pkg_dir):
     for i, m in enumerate(parts, 1) if first else ():
         out += section(m, f"part {i}")
     if first:
-        out += ["", "", f"# {'-' * 94}", f"# {PKG}/{_rel(name)}.py itself", f"# {'-' * 94}"]
+        out += ["", "", _rule(f"# {PKG}/{_rel(name)}.py itself")]
     out += ["", ""] + own
     for i, m in enumerate(parts, 1) if not first else ():
         out += section(m, f"part {i}")
@@ -552,6 +551,11 @@ def _build(name, pkg_dir):
     text = text.rstrip() + "\n"
     compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
+
+
+def _rule(title):
+    """A section's title line, ruled out to column 96 (the comments under it say what it holds)."""
+    return f"{title} {'-' * max(96 - len(title) - 1, 4)}"
 
 
 # What a copy says of the engine in place of its docstrings (they are in the package's file).

@@ -26,6 +26,8 @@ from minirl_lm.boundary import (
     number,
     one_of,
     optional,
+    padded,
+    right_padded,
     simplex,
 )
 
@@ -142,8 +144,8 @@ def test_objects_are_read_by_what_the_body_uses_of_them():
             return 0.0
 
     dims, pol = {}, Policy()
-    assert has("a policy", "logp()", "theta")(pol, "policy", dims) is pol
-    assert _msg(TypeError, lambda: has("a policy", "logp()", "copy()", "theta")(3, "p", dims)) == (
+    assert has("a policy", "logp() theta")(pol, "policy", dims) is pol
+    assert _msg(TypeError, lambda: has("a policy", "logp() copy() theta")(3, "p", dims)) == (
         "p: expected a policy (with logp(), copy(), theta), got int without logp, copy, theta"
     )
     pol.copy = 1  # an attribute that is not callable is not a method
@@ -286,3 +288,37 @@ def test_an_argument_named_like_a_keyword_is_declared_in_args():
     assert f([[1.0, 2.0]], [[0.5, 0.5]]) == 2.0 and set(f.kinds) == {"x", "returns"}
     with pytest.raises(ValueError, match=r"^returns: expected shape \(1, 2\), got \(1, 3\)"):
         f([[1.0, 2.0]], [[0.5, 0.5, 0.5]])
+
+
+def test_logits_keep_neginf_and_need_a_finite_entry_per_row():
+    read = array("S V", neginf=True)
+    z = read([[0.0, -np.inf], [1.0, 2.0]], "theta", {})
+    assert z.dtype == np.float64 and z[0, 1] == -np.inf and z[1].tolist() == [1.0, 2.0]
+    assert _msg(ValueError, lambda: read([[0.0, np.inf]], "theta", {})) == (
+        "theta: expected finite values or -inf (no +inf), got 1 such entries"
+    )
+    assert _msg(ValueError, lambda: read([[0.0, 1.0], [-np.inf, -np.inf]], "theta", {})) == (
+        "theta: expected a finite entry in every row (-inf everywhere has no softmax), got 1 all -inf rows, "
+        "the first at (1,)"
+    )
+    assert _msg(ValueError, lambda: read([[np.nan, 0.0]], "theta", {})).startswith("theta: expected no NaN")
+    assert _msg(ValueError, lambda: array("S V")([[0.0, -np.inf]], "x", {})).startswith(
+        "x: expected finite values (no +-inf)"
+    )  # without neginf, -inf is refused
+
+
+def test_right_padded_masks_as_a_kind_and_as_a_relation():
+    read = right_padded("B T", "a sum over the later tokens", "another function")
+    assert read([[1, 1, 0], [0, 0, 0]], "mask", {}).tolist() == [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    msg = _msg(ValueError, lambda: read([[1, 1, 0], [1, 0, 1]], "m", {}))
+    assert msg.startswith("m: expected right padding (1s then 0s in each row) for a sum over the later tokens, ")
+    assert "row 1 is [1, 0, 1]" in msg and msg.endswith("here use another function")
+    assert _msg(ValueError, lambda: read([[1, 2]], "m", {})).startswith("m: expected only 0 and 1")
+    long = np.ones((1, 50))
+    long[0, 10] = 0.0
+    assert "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1];" in _msg(
+        ValueError, lambda: read(long, "m", {})
+    )  # a long row is shown by its first 20 entries
+    rule = padded("a sum", "elsewhere")
+    assert rule(np.array([[1.0, 0.0]])) is None
+    assert _msg(ValueError, lambda: rule(np.array([[0.0, 1.0]]))).startswith("mask: expected right padding")

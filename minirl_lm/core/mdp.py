@@ -52,7 +52,7 @@ import numpy as np
 
 from minirl_lm.boundary import COUNT, boundary, function, generator, has, number, one_of, optional
 from minirl_lm.core._state_ids import EnumeratedIds, LazyIds
-from minirl_lm.core.validate import MAX_CELLS, id_array, real_result
+from minirl_lm.core.validate import MAX_CELLS, id_array, policy_table_shape, real_result
 
 __all__ = ["Rollout", "TokenMDP"]
 
@@ -143,12 +143,8 @@ def _a_checkpoint(self, cp):
 
 def _a_policy_of(self, policy):
     """A policy whose table is this MDP's `(S, V)`, a finite entry in every row, no NaN, no +inf."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}) for this MDP, "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    if wrong := policy_table_shape(policy, self.S, self.V, " for this MDP"):
+        return wrong
     th = np.asarray(policy.theta)
     if (
         th.dtype.kind != "f"
@@ -394,7 +390,7 @@ class TokenMDP:
 
     # ---- rollouts ---------------------------------------------------------
     @boundary(
-        policy=has("a TabularPolicy", "sample()", "theta"),
+        policy=has("a TabularPolicy", "sample() theta"),
         K=COUNT,
         rng=generator,
         prompts=optional(id_array("n")),
@@ -457,7 +453,7 @@ class TokenMDP:
 
     @boundary(
         grader=function("grader(prompt, response)", 2),
-        rollout=has("a Rollout", "prompt", "tokens", "lengths"),
+        rollout=has("a Rollout", "prompt tokens lengths"),
         where=[_a_rollout_of],
         returns=None,
     )

@@ -2,8 +2,8 @@
 (`log_softmax`, `token_logp`, the policy's table), and int ids read without a copy when they
 already are what the policy's kernels read (its per-step calls). NumPy only.
 
-Below them, the bounds of what a call may allocate, and the reading of a callable's return
-value (a grader's reward).
+Below them, the bounds of what a call may allocate, the reading of a callable's return value
+(a grader's reward), and the shape of a policy's table (an MDP's or an environment's rollout).
 """
 
 import numbers
@@ -12,28 +12,17 @@ import numpy as np
 
 from minirl_lm.boundary import array
 
-__all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result"]
+__all__ = ["logits", "id_array", "MAX_DRAWS", "MAX_CELLS", "real_result", "policy_table_shape"]
 
 
 def logits(*shapes):
     """Logits: a float64 array (a fresh copy) of one of `shapes` ("..." first: any leading axes),
     the last axis V >= 1; entries finite or `-inf` (an impossible token), every row (last axis)
-    with a finite entry (a row of `-inf` only has no softmax)."""
+    with a finite entry (a row of `-inf` only has no softmax): `array`'s `neginf`."""
 
     def read(x, name, dims):
-        a = np.asarray(x) if _regular(x) else None  # else: the array kind says what came
-        neg = a == -np.inf if a is not None and a.dtype.kind == "f" else np.zeros((), bool)  # the -inf entries
-        want = [_expand(s, 0 if a is None else a.ndim) for s in shapes]
-        z = array(*want)(np.where(neg, 0.0, x) if neg.any() else x, name, dims)
-        z[neg] = -np.inf
-        dead = ~np.isfinite(z).any(axis=-1)
-        if dead.any():
-            idx = tuple(int(i) for i in np.argwhere(dead)[0])
-            raise ValueError(
-                f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), "
-                f"got {int(dead.sum())} all -inf rows, the first at {idx}"
-            )
-        return z
+        ndim = np.ndim(x) if _regular(x) else 0  # else: the array kind says what came
+        return array(*[_expand(s, ndim) for s in shapes], neginf=True)(x, name, dims)
 
     return read
 
@@ -107,6 +96,17 @@ def real_result(value, name, context=""):
     if not np.isfinite(x):
         raise ValueError(f"{name}: expected a finite number{context}, got {value}"[:200])
     return x
+
+
+def policy_table_shape(policy, S, V, context=""):
+    """The message refusing a policy whose table `theta` is not `(S, V)`, else None."""
+    shape = getattr(policy.theta, "shape", None)
+    if shape != (S, V):
+        return (
+            f"policy: expected a policy with a table of shape (S, V) = ({S}, {V}){context}, "
+            f"got {type(policy).__name__} with shape {shape}"
+        )
+    return None
 
 
 def _describe(x):

@@ -120,12 +120,11 @@ def dpo_family_loss(
 ):
     """One of TRL's DPO loss types on the sequence log-probs of `P` pairs, and its gradient.
 
+    The arguments of the pairs and `beta` are those of `dpo_loss` (one declaration, `PAIRS`): `seq_logp_c`,
+    `seq_logp_r` the `(P,)` `log pi_theta(y | x)` of the chosen and the rejected responses,
+    `seq_logp_ref_c`, `seq_logp_ref_r` their `log pi_ref(y | x)` (data, no gradient), `beta > 0`.
+
     Args:
-        seq_logp_c: `(P,)` `log pi_theta(y_c | x)`.
-        seq_logp_r: `(P,)` `log pi_theta(y_r | x)`.
-        seq_logp_ref_c: `(P,)` `log pi_ref(y_c | x)` (data, no gradient).
-        seq_logp_ref_r: `(P,)` `log pi_ref(y_r | x)` (data, no gradient).
-        beta: `> 0`.
         loss_type: one of `LOSS_TYPES` (TRL's names).
         label_smoothing: `eps` in `[0, 0.5]`: `[0, 0.5)` for `"robust"`, `(0, 0.5]` for
             `"exo_pair"`, 0 for every other loss.

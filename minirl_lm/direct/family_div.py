@@ -47,26 +47,6 @@ __all__ = ["DIVERGENCES", "f_score", "sync_reference"]
 DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 
 
-def _logits(*shapes):
-    """A kind: a float64 table of one of `shapes` whose entries are finite or `-inf` (an
-    impossible token); NaN and `+inf` are refused, as `array` refuses them."""
-    finite = array(*shapes)
-
-    def read(x, name, dims):
-        try:
-            raw = None if isinstance(x, (str, bytes)) else np.asarray(x)
-        except (ValueError, TypeError, OverflowError):  # ragged nesting: refused by `finite`
-            raw = None
-        if raw is None or raw.dtype.kind != "f" or not np.isneginf(raw).any():
-            return finite(x, name, dims)
-        impossible = np.isneginf(raw)
-        table = finite(np.where(impossible, 0.0, raw), name, dims)
-        table[impossible] = -np.inf
-        return table
-
-    return read
-
-
 @boundary(h=array("P"), divergence=one_of(DIVERGENCES), alpha=number(), returns="s ds_dh")
 def f_score(h, divergence, alpha=0.5):
     """The score `s(h)` of an f-divergence and `ds/dh`, eq. (f_score), at the log-ratios `h`.
@@ -93,7 +73,9 @@ def f_score(h, divergence, alpha=0.5):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
-@boundary(theta_ref=_logits("S V"), theta=_logits("S V"), mixup=number(0.0, 1.0), returns=None)
+@boundary(
+    theta_ref=array("S V", neginf=True), theta=array("S V", neginf=True), mixup=number(0.0, 1.0), returns=None
+)
 def sync_reference(theta_ref, theta, mixup):
     """TR-DPO's soft update of the reference, eq. (tr_dpo_sync): `(1 - alpha) theta_ref + alpha theta`.
 

@@ -423,9 +423,9 @@ def _addressable_draws(mdp, pairs_per_prompt):
 
 
 @boundary(
-    mdp=has("a TokenMDP", "rollout()", "prompts", "N", "S", "V"),
-    policy=has("a TabularPolicy", "logp()", "backward()", "sample()", "theta"),
-    ref=has("a TabularPolicy", "logp()", "theta"),
+    mdp=has("a TokenMDP", "rollout() prompts N S V"),
+    policy=has("a TabularPolicy", "logp() backward() sample() theta"),
+    ref=has("a TabularPolicy", "logp() theta"),
     judge=function("judge(prompt, y_a, y_b)", 3),
     beta=POSITIVE,
     lr=POSITIVE,

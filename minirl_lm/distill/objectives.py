@@ -126,8 +126,10 @@ def generalized_jsd(student_logits, teacher_logits, mask, beta=0.5, temperature=
     """GKD's generalized Jensen-Shannon divergence, eq. (distill_gkd), TRL's convention.
 
     `beta = 0` is the forward KL, `beta = 1` the reverse KL (exactly those functions), inside
-    the mixture `m = (1 - beta) p + beta t`. Arguments and result as `forward_kl`, and `beta` in
-    `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
+    the mixture `m = (1 - beta) p + beta t`. The other arguments and the result as `forward_kl`.
+
+    Args:
+        beta: in `[0, 1]`, the teacher's weight in the mixture (TRL's default 0.5).
     """
     tau = temperature
     ls, lt = log_softmax(student_logits / tau), log_softmax(teacher_logits / tau)  # (B, T, V)

@@ -54,7 +54,7 @@ TIE = array("S", integer=True, low=0)  # the group of each state
 
 def _enumerated_mdp(mdp, name, dims):
     """A `TokenMDP` with `ids="enumerate"` (every state listed); its `S` and `V` bind the letters."""
-    mdp = has("a TokenMDP", "S", "V", "N", "ids", "all_responses()")(mdp, name, dims)
+    mdp = has("a TokenMDP", "S V N ids all_responses()")(mdp, name, dims)
     if mdp.ids != "enumerate":
         raise ValueError(f"{name}: expected ids='enumerate' (every state listed), got {mdp.ids!r}")
     dims.update(S=mdp.S, V=mdp.V)

@@ -46,7 +46,7 @@ def allowing_inf(kind, signs=(-1.0, 1.0)):
     return read
 
 
-TOKEN_MDP = has("a TokenMDP", "S", "V", "N", "ids", "all_states()", "is_terminal()", "state_id()")
+TOKEN_MDP = has("a TokenMDP", "S V N ids all_states() is_terminal() state_id()")
 
 
 def _enumerated(mdp):

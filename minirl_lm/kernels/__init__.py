@@ -14,7 +14,7 @@ One concept a file (the page "Performance" says why each is written the way it i
 
 ```text
 exp.py       _exp, _exp32: the branch-free exponentials that LLVM vectorizes
-rows.py      _row_max, _row_lse, _row_grad, _row_exp, _row_scale: one row of V logits
+rows.py      _row_max, _row_lse, _row_grad, _row_exp, _row_scale: one row of V logits; sequence_logp
 dense.py     logits (B, T, V): _dense_logp, _dense_backward (+ the opt-in threaded variants)
 tabular.py   theta (S, V) at states (B, T): one logsumexp per visited state
 chunk.py     _chunk_logp_exp, _chunk_grad_from_exp (and the older pair): the rows of minirl_lm.scale.bigvocab
@@ -107,16 +107,9 @@ def exp_array(x):
 
 @boundary(x=exact("n", F32), returns=None)
 def exp32_array(x):
-    """The float32 `_exp32` over an array (for tests and benchmarks).
+    """The float32 `_exp32` over an array (for tests and benchmarks): `exp_array` in float32.
 
-    Args:
-        x: `(n,)` float32, C-contiguous, no NaN.
-
-    Returns:
-        `(n,)` float32 `exp(x)`.
-
-    Raises:
-        ValueError: `x` holds a NaN or is not a 1-D float32 array.
+    Its argument, return and errors are those of `exp_array` with float32 for float64.
     """
     out, nan = _exp32_array(x)
     exp_guard(nan)
@@ -228,7 +221,7 @@ def tabular_backward(theta, states, tokens, mask, w):
         `(S, V)` float64 `dtheta`.
     """
     dtheta = _tabular_backward(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward")
+    dtheta_guard(dtheta, "tabular_backward", theta=theta, states=states, tokens=tokens, mask=mask, w=w)
     return dtheta
 
 
@@ -247,5 +240,5 @@ def tabular_backward_per_token(theta, states, tokens, mask, w):
         `(S, V)` float64 `dtheta`.
     """
     dtheta = _tabular_backward_per_token(theta, states, tokens, mask, w)
-    dtheta_guard(dtheta, theta, states, tokens, mask, w, "tabular_backward_per_token")
+    dtheta_guard(dtheta, "tabular_backward_per_token", theta=theta, states=states, tokens=tokens, mask=mask, w=w)
     return dtheta

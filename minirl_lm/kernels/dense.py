@@ -21,7 +21,7 @@ read and get `logp == 0.0` and a zero gradient row.
 import numpy as np
 from numba import njit, prange
 
-from minirl_lm.kernels.rows import _row_grad, _row_lse
+from minirl_lm.kernels.rows import _row_grad, _row_lse, sequence_logp
 
 
 @njit(cache=True)
@@ -33,17 +33,12 @@ def _dense_logp(logits, tokens, mask):
     """
     B, T, V = logits.shape
     logp = np.zeros((B, T))  # (B, T)
-    seq_logp = np.zeros(B)  # (B,)
     for b in range(B):
-        acc = 0.0
         for t in range(T):
-            if mask[b, t] == 0.0:
-                continue
-            m, lse = _row_lse(logits[b, t])
-            logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
-            acc += logp[b, t]  # eq. (factorization)
-        seq_logp[b] = acc
-    return logp, seq_logp
+            if mask[b, t] != 0.0:
+                m, lse = _row_lse(logits[b, t])
+                logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
+    return logp, sequence_logp(logp, mask)  # eq. (factorization)
 
 
 @njit(cache=True, parallel=True)
@@ -56,14 +51,7 @@ def _dense_logp_parallel(logits, tokens, mask):
         if mask[b, t] != 0.0:
             m, lse = _row_lse(logits[b, t])
             logp[b, t] = (np.float64(logits[b, t, tokens[b, t]]) - m) - lse  # eq. (log_softmax)
-    seq_logp = np.zeros(B)  # (B,), summed in the serial kernel's order
-    for b in range(B):
-        acc = 0.0
-        for t in range(T):
-            if mask[b, t] != 0.0:
-                acc += logp[b, t]  # eq. (factorization)
-        seq_logp[b] = acc
-    return logp, seq_logp
+    return logp, sequence_logp(logp, mask)  # eq. (factorization), the serial kernel's sums
 
 
 def _dense_backward(logits, tokens, mask, w, out=None, parallel=False):

@@ -1,4 +1,5 @@
-"""Row helpers: one row of V logits to its max, its logsumexp, or its softmax gradient.
+"""Row helpers: one row of V logits to its max, its logsumexp, or its softmax gradient; and
+`sequence_logp`, each row of a `(B, T)` logp summed over its real positions.
 
 The dense, tabular and chunk kernels all go through these, so a row is computed the same way
 (and gives the same bits) whichever kernel reads it. `_row_grad` is also split in two for a
@@ -53,6 +54,12 @@ def _row_lse(z):
     float64 or float32 row; m and the sum are float64 either way.
     """
     m = _row_max(z)  # finite: every row has a finite entry
+    return m, np.log(_row_sum_exp(z, m))  # the sum >= 1 (the max contributes exp(0))
+
+
+@njit(cache=True, fastmath=_FM)
+def _row_sum_exp(z, m):
+    """sum_v exp(z_v - m) of a row, in float64 (float32 rows: each exponential in float32)."""
     s = 0.0
     if z.itemsize == 4:  # float32: exp in float32, sum in float64
         m32 = np.float32(m)  # exact: m is one of the entries
@@ -61,7 +68,7 @@ def _row_lse(z):
     else:
         for v in range(z.shape[0]):
             s += _exp(z[v] - m)  # -inf - m = -inf -> exactly 0
-    return m, np.log(s)  # s >= 1 (the max contributes exp(0))
+    return s
 
 
 @njit(cache=True, fastmath=_FM)
@@ -125,3 +132,17 @@ def _row_scale(e, y, wb, s):
     for v in range(e.shape[0]):
         e[v] = e[v] * c
     e[y] = ey * c + wb  # eq. (logsoftmax_grad): +w 1[v = y], in float64
+
+
+@njit(cache=True)
+def sequence_logp(logp, mask):
+    """seq_logp (B,): each row of logp (B, T) summed over its real positions, in order, eq. (factorization)."""
+    B, T = logp.shape
+    seq_logp = np.zeros(B)  # (B,)
+    for b in range(B):
+        acc = 0.0
+        for t in range(T):
+            if mask[b, t] != 0.0:
+                acc += logp[b, t]
+        seq_logp[b] = acc
+    return seq_logp

@@ -326,7 +326,7 @@ def dlogits_guard(out, tokens, mask):
         raise ValueError(f"logits: expected {ROWS} at the real positions, got a row whose result is NaN")
 
 
-def dtheta_guard(dtheta, theta, states, tokens, mask, w, entry):
+def dtheta_guard(dtheta, entry, *, theta, states, tokens, mask, w):
     """Raise if ``dtheta`` is non-finite: naming ``theta`` if a visited row of it is bad (a NaN
     or +inf entry, or no finite one), else ``entry`` (finite weights whose sums overflow)."""
     if _dtheta_fault(dtheta, states, tokens, mask, _abs_sum(w, mask)):

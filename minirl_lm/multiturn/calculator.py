@@ -62,9 +62,19 @@ def calculator(q, cost=0.1, max_turns=3, turn_len=2):
 def calculator_reference(env, eq=-3.0, stop=3.0):
     """Reference logits `(S, V)` for the calculator, a stand-in for a pretrained model.
 
-    Uniform, except that the policy rarely writes the tool's `=` (logit `eq`) and, right after
-    writing a digit, prefers to end the episode (logit `stop` on EOS). Rows of chance states are
-    uniform. Pass `softmax_table` of it as pi_ref, or use it as the starting theta.
+    Uniform, except at the two logits below. Rows of chance states are uniform. Pass
+    `softmax_table` of it as pi_ref, or use it as the starting theta.
+
+    Args:
+        env: the calculator's environment, what `calculator` returns (a `MultiTurnMDP` of its
+            five tokens).
+        eq: a float, the logit of the tool's `=` at every policy state (the policy rarely writes
+            it: default -3).
+        stop: a float added to the logit of EOS right after the policy writes a digit and the turn
+            goes on (it prefers to end the episode: default 3).
+
+    Returns:
+        theta, the `(S, V)` logits.
     """
     theta = np.zeros((env.S, env.V))  # (S, V)
     theta[env.is_policy, EQ] = eq

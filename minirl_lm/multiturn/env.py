@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minirl_lm.boundary import COUNT, array, boundary, function, generator, has, number, simplex
+from minirl_lm.boundary import COUNT, array, boundary, function, generator, has, number, right_padded, simplex
+from minirl_lm.core.validate import policy_table_shape
 
 __all__ = [
     "Episodes",
@@ -53,32 +54,12 @@ __all__ = [
     "EPISODES",
     "TRAJECTORY",
     "ACTION_MASK",
-    "right_padded",
     "ids",
     "episodes_of",
     "actions_on_the_trajectory",
 ]
 
 # ---- the kinds of the multi-turn part (values.py reads its arguments with them too) -----------
-
-
-def right_padded(shape, what, where):
-    """A 0/1 float mask of `shape` read as prefixes (1s then 0s in each row): a mask with holes
-    is refused, and the message says `what` needs right padding and `where` holes go."""
-
-    def kind(x, name, dims):
-        m = array(shape, values=(0.0, 1.0))(x, name, dims)
-        rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
-        if rises.any():
-            row = int(np.flatnonzero(rises)[0])
-            raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {m[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-        return m
-
-    return kind
 
 
 # every token of an episode, right-padded; the holes (the environment's tokens) go in action_mask
@@ -102,22 +83,20 @@ def ids(shape, **bounds):
     return kind
 
 
-def _env_kind(what, *members):
+def _env_kind(what, members):
     """An environment with `members` (what the body reads of it); it fixes the letters S (its
     states) and V (its vocabulary) for the later arguments: a policy table is `(S, V)`."""
 
     def kind(x, name, dims):
-        env = has(what, *members)(x, name, dims)
+        env = has(what, members)(x, name, dims)
         dims.update(S=env.S, V=env.V)
         return env
 
     return kind
 
 
-MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "spans", "S", "V")
-EPISODES = has(
-    "an Episodes batch (from rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards"
-)
+MULTITURN_MDP = _env_kind("a MultiTurnMDP", "children is_policy loglik p_obs spans S V")
+EPISODES = has("an Episodes batch (from rollout or all_episodes)", "states tokens mask action_mask rewards")
 
 
 def _vocabulary(x, name, dims):
@@ -280,12 +259,7 @@ def episodes_of(env, ep):
 
 def _policy_table(self, policy):
     """The policy's table is `(S, V)`, a row per state of the environment."""
-    shape = getattr(policy.theta, "shape", None)
-    if shape != (self.S, self.V):
-        return (
-            f"policy: expected a policy with a table of shape (S, V) = ({self.S}, {self.V}), "
-            f"got {type(policy).__name__} with shape {shape}"
-        )
+    return policy_table_shape(policy, self.S, self.V)
 
 
 def _rollout_cells(self, K):
@@ -480,18 +454,27 @@ class MultiTurnMDP:
 
     # ---- sampling ----------------------------------------------------------------------------
     @boundary(
-        policy=has("a policy", "sample()", "theta"),
+        policy=has("a policy", "sample() theta"),
         K=COUNT,
         rng=generator,
         where=[_policy_table, _rollout_cells],
         returns=None,
     )
     def rollout(self, policy, K, rng):
-        """K episodes of `policy` (a TabularPolicy with an (S, V) table), drawn with `rng`.
+        """K episodes of `policy`, drawn with `rng`.
 
         Per episode, in order: the world w ~ prior, then token by token the policy's draws at
         policy states and one span o ~ P(o | w) after every call that does not end the episode.
-        A `K` whose (K, T) arrays exceed 2**31 entries is a ValueError before the first episode.
+
+        Args:
+            policy: a policy with a `sample()` method and an `(S, V)` table `theta`, a row per
+                state of the environment (a `TabularPolicy`).
+            K: the number of episodes, an int >= 1 whose `(K, T)` arrays stay within 2**31
+                entries (else a ValueError before the first episode).
+            rng: a `np.random.Generator`, the source of every draw.
+
+        Returns:
+            An `Episodes` batch of K rows padded to `T = env.T`.
         """
         rows = []
         for _ in range(K):
@@ -519,10 +502,19 @@ class MultiTurnMDP:
     def check(self, ep):
         """Validate a batch of episodes against the environment; returns it unchanged.
 
-        Every row must parse as a trajectory of this environment (its tokens and states, the
-        chance nodes' ids at observation positions included), and
-        `action_mask` must be 1 exactly on the tokens the policy wrote: an observation token
-        marked as an action, or a policy token marked 0, is a ValueError naming `action_mask`.
+        Args:
+            ep: an `Episodes` batch (from `rollout` or `all_episodes`, or built by hand). Every
+                row must parse as a trajectory of this environment (its tokens and states, the
+                chance nodes' ids at observation positions included), and its `action_mask` must
+                be 1 exactly on the tokens the policy wrote: an observation token marked as an
+                action, or a policy token marked 0, is a ValueError naming `action_mask`.
+
+        Returns:
+            `ep`, unchanged.
+
+        Raises:
+            ValueError: a row that does not parse, naming the field (`states`, `tokens`, `mask`,
+                `action_mask`) and the position.
         """
         return ep  # the parse is the declaration's: own_episodes
 
@@ -531,10 +523,18 @@ class MultiTurnMDP:
 def action_view(env, ep):
     """The policy's tokens only, gathered into compact right-padded arrays.
 
-    Returns `(states, tokens, mask, rewards, pos)`, each `(B, Ta)` with Ta the most policy tokens
-    in a row: what `TabularPolicy.logp/backward`, `reinforce` and `critic` take. `pos[b, j]` is
-    the column of the full row that holds policy token j (0 at padding). Observation spans
-    disappear, so a recursion over the compact row carries across them.
+    Observation spans disappear, so a recursion over the compact row carries across them.
+
+    Args:
+        env: the `MultiTurnMDP` the episodes come from.
+        ep: an `Episodes` batch `(B, T)` of `env`: every row parses as one of its trajectories,
+            `action_mask` 1 exactly on the policy's tokens (as `MultiTurnMDP.check`).
+
+    Returns:
+        `(states, tokens, mask, rewards, pos)`, each `(B, Ta)` with Ta the most policy tokens in
+        a row (at least 1): what `TabularPolicy.logp/backward`, `reinforce` and `critic` take.
+        `mask` is 0/1, right-padded; `pos[b, j]` is the column of the full row that holds policy
+        token j (0 at padding).
     """
     n = ep.action_mask.sum(axis=1).astype(np.int64)  # (B,) policy tokens per row
     B, Ta = n.size, max(int(n.max(initial=0)), 1)
@@ -556,6 +556,16 @@ def action_view(env, ep):
 )
 def scatter(x, pos, mask, T):
     """Inverse of `action_view` for a per-token array: compact `(B, Ta)` -> full `(B, T)`.
+
+    Args:
+        x: `(B, Ta)` a per-token array on the compact rows (its entries at padding are dropped).
+        pos: `(B, Ta)` integer ids >= 0, the column of the full row of each compact entry, the
+            `pos` that `action_view` returns; each `< T`.
+        mask: `(B, Ta)` 0/1, right-padded: the mask `action_view` returns.
+        T: the width of the full rows, an int >= 1 (`env.T`); `(B, T)` within 2**31 entries.
+
+    Returns:
+        full, `(B, T)`: `x` at the columns `pos` of its real entries, 0 elsewhere.
 
     Raises:
         ValueError: shapes of `x`, `pos`, `mask` differ, `T < 1`, `pos` outside `[0, T)`, or a

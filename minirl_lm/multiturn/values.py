@@ -95,9 +95,16 @@ def _induction(env, backup):
 
 @boundary(env=MULTITURN_MDP, probs=TABLE, returns="values q")
 def policy_values(env, probs):
-    """v^pi (S,) and q^pi (S, V) of the per-state policy `probs` (S, V), eq. (chance_bellman).
+    """v^pi and q^pi of the per-state policy `probs`, eq. (chance_bellman).
 
-    Values at chance states are 0 (unused); v^pi at state 0 is the expected return E R.
+    Args:
+        env: a `MultiTurnMDP`.
+        probs: `(S, V)` the policy's probabilities, a row per state of `env` (entries >= 0, rows
+            summing to 1 within 1e-9; rows of chance states are not read).
+
+    Returns:
+        `(values (S,), q (S, V))`; values and q at chance states are 0 (unused); `values[0]`
+        is the expected return E R.
     """
     return _induction(env, lambda s, q_s: probs[s] @ q_s)
 
@@ -127,9 +134,20 @@ def soft_optimum(env, pi_ref, beta):
 def kl_objective(env, probs, pi_ref, beta):
     """J(pi) = E[R - beta sum over action tokens of log(pi / pi_ref)], by induction.
 
-    `probs`, `pi_ref`: `(S, V)`; `beta >= 0`. A token pi writes where pi_ref is 0 makes J = -inf
-    (at `beta = 0`, J = E R whatever the supports), the one infinite result returned; any other
-    overflow (a huge beta) is the boundary's ValueError naming `kl_objective`.
+    Args:
+        env: a `MultiTurnMDP`.
+        probs: `(S, V)` the policy pi's probabilities, a row per state of `env` (entries >= 0,
+            rows summing to 1 within 1e-9).
+        pi_ref: `(S, V)` the reference's probabilities, likewise.
+        beta: the KL coefficient, `>= 0`.
+
+    Returns:
+        J, a float. A token pi writes where pi_ref is 0 makes J = -inf (at `beta = 0`, J = E R
+        whatever the supports), the one infinite result returned.
+
+    Raises:
+        ValueError: a bad argument (named), or any other overflow (a huge beta), naming
+            `kl_objective`.
     """
     lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
     pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
@@ -190,7 +208,19 @@ def gae_actions(values, rewards, mask, action_mask, gamma=1.0, lam=1.0, carry=Tr
     rewards=TOKENS, mask=TRAJECTORY, action_mask=ACTION_MASK, gamma=UNIT, carry=flag, where=ACTIONS, returns="G"
 )
 def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
-    """Reward to go G_t over the policy tokens, (B, T); carry=False restarts at masked positions."""
+    """Reward to go G_t over the policy tokens, eq. (gae_carry) with no values and `lam = 1`.
+
+    Args:
+        rewards: `(B, T)` per-token rewards, 0 off the action mask.
+        mask: `(B, T)` 0/1 trajectory tokens, right-padded.
+        action_mask: `(B, T)` 0/1 policy tokens, 1 only where `mask` is 1.
+        gamma: the discount, in [0, 1].
+        carry: True carries across observation spans; False restarts at every masked position
+            (the bug this module measures).
+
+    Returns:
+        G, `(B, T)`: the reward to go on policy tokens, 0 elsewhere.
+    """
     return _recursion(np.zeros(action_mask.shape), rewards, action_mask, 0.0, gamma, carry)
 
 
@@ -203,10 +233,19 @@ def returns_actions(rewards, mask, action_mask, gamma=1.0, carry=True):
     returns="turn_values",
 )
 def turn_values(values, states, mask, action_mask):
-    """V at the first policy state of each token's turn, on every policy token: (B, T).
+    """V at the first policy state of each token's turn, on every policy token.
 
-    values: `(S,)`; states, mask, action_mask: `(B, T)`. A turn starts at the first policy token
-    of a row and at the first policy token after an observation span.
+    A turn starts at the first policy token of a row and at the first policy token after an
+    observation span.
+
+    Args:
+        values: `(S,)` a value per state (as `policy_values` returns).
+        states: `(B, T)` integer state ids before each token, each in `[0, S)`.
+        mask: `(B, T)` 0/1 trajectory tokens, right-padded.
+        action_mask: `(B, T)` 0/1 policy tokens, 1 only where `mask` is 1.
+
+    Returns:
+        turn_values, `(B, T)`: 0 off the policy tokens.
     """
     out, cur = np.zeros(mask.shape), np.zeros(mask.shape[0])
     prev = np.zeros(mask.shape[0])  # action_mask at t - 1 (0 before t = 0)

@@ -31,7 +31,10 @@ from minirl_lm.boundary import COUNT, array, boundary, number
 from minirl_lm.nn.layer import ACTS, KV, START, Cache, cache_of, heads_divide_width, kv_fits, start_before_end
 from minirl_lm.nn.matmul import matmul, weight_grad
 
-__all__ = ["attention_forward", "attention_backward", "attention_step"]
+__all__ = ["LAYER", "attention_forward", "attention_backward", "attention_step"]
+
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 
 
 def _qkv_width(x, Wqkv):
@@ -67,11 +70,7 @@ def _attend(q, K, V, start, out):
 
 
 @boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
-    start=START,
+    **LAYER,
     where=[_qkv_width, heads_divide_width, start_before_end],
     returns="y cache",
 )
@@ -133,13 +132,9 @@ def attention_backward(dy, cache):
 
 
 @boundary(
-    x=ACTS,
-    Wqkv=array("D Q"),
-    Wo=array("D D"),
-    n_head=COUNT,
+    **LAYER,
     kv=KV,
     pos=number(0, integer=True),
-    start=START,
     where=[_qkv_width, heads_divide_width, kv_fits, start_before_end],
     returns="y",
 )

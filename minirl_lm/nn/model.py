@@ -167,8 +167,14 @@ class Transformer:
 
     @boundary(layer=number(0, integer=True), where=[_layer], returns=None)
     def block(self, layer):
-        """The parameters of block `layer` (< n_layer): a dict of the model's arrays (views, not
-        copies) with the keys of `block.BLOCK_KEYS`, what `block_forward` takes."""
+        """The parameters of one block, what `block_forward` takes.
+
+        Args:
+            layer: the block's index, an int in `[0, n_layer)`.
+
+        Returns:
+            A dict of the model's arrays (views, not copies) with the keys of `block.BLOCK_KEYS`.
+        """
         return {k: self.params[f"h{layer}.{k}"] for k in BLOCK_KEYS}
 
     @boundary(seq=array("B L", integer=True, low=0), start=START, where=[_seq], returns="h caches")

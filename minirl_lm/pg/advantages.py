@@ -70,9 +70,9 @@ batch_std (1e-4, ddof=1)  TRL scale_rewards="batch"
 
 import numpy as np
 
-from minirl_lm.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, number, one_of
+from minirl_lm.boundary import DDOF, MASK, NONNEGATIVE, array, boundary, number, one_of, padded
 
-__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "right_padded", "group_mean"]
+__all__ = ["BASELINES", "REWARD_MAX", "bounded_rewards", "group_mean"]
 __all__ += ["no_baseline", "centred", "standardized", "leave_one_out", "advantages"]
 __all__ += ["broadcast", "reinforce_pp", "reinforce_pp_baseline", "remax", "opo", "batch_std"]
 
@@ -96,19 +96,6 @@ def _others(rewards, baseline="loo"):
     """Leave-one-out has `K >= 2` rewards per group to average."""
     if baseline == "loo" and rewards.shape[1] < 2:
         return f"rewards: leave-one-out needs K >= 2 responses per prompt (others to average), got {rewards.shape}"
-
-
-def right_padded(mask, what, where):
-    """None if the checked `mask` is right-padded (1s then 0s in each row), else the message of
-    a function that reads the rows as prefixes (`what`), saying `where` a mask with holes goes."""
-    rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1): a 1 after a 0
-    if rises.any():
-        row = int(np.nonzero(rises.any(axis=1))[0][0])
-        return (
-            f"mask: expected right padding (1s then 0s in each row) for {what}, row {row} is "
-            f"{mask[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted "
-            f"by the token-level objectives; here use {where}"
-        )
 
 
 def group_mean(r):
@@ -278,13 +265,10 @@ def _whiten_tokens(x, mask, std_eps, ddof):
     return (c / s) / np.sqrt(((c / s) ** 2).sum() / (M - ddof) + std_eps / s / s)  # on the scale s
 
 
-def _returns_to_go(mask):
-    """The returns to go sum over the later tokens of a row: a right-padded mask."""
-    return right_padded(
-        mask,
-        "REINFORCE++'s returns to go (a sum over the later tokens)",
-        "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
-    )
+_returns_to_go = padded(  # the returns to go sum over the later tokens of a row
+    "REINFORCE++'s returns to go (a sum over the later tokens)",
+    "minirl_lm.multiturn.values.returns_actions (mask: every token of the row, action_mask: the trained ones)",
+)
 
 
 def _one_row_per_response(rewards, mask):
@@ -423,6 +407,11 @@ def batch_std(rewards, std_eps=1e-8, ddof=0):
     TRL `scale_rewards="batch"` is `std_eps=1e-4, ddof=1`. Every prompt's advantage is divided by
     the same number, so the direction within a batch is the mean-centred one; over the draws the
     divisor depends on every prompt's rewards.
+
+    Args:
+        rewards: `(N, K)` rewards, `|r| <= REWARD_MAX`.
+        std_eps: the stabilizer `xi >= 0`, added to the batch's std.
+        ddof: 0 for the population std (default), 1 for the Bessel std.
 
     Returns:
         A (np.ndarray): `(N, K)`; K = 1 and equal rewards within every group give exactly 0. A batch

@@ -43,28 +43,7 @@ from minirl_lm.core.ops import AGGS, agg_weights, log_softmax
 
 __all__ = ["LOGITS", "entropy_table", "entropy_grad_table", "entropy_bonus"]
 
-_TABLE = array("S V")
-
-
-def LOGITS(x, name, dims):
-    """A kind: `(S, V)` logits as a fresh float64 array; `-inf` allowed (a token of probability
-    0), never NaN or `+inf`; every row has a finite entry (a distribution)."""
-    try:
-        a = np.asarray(x)
-        neg = np.isneginf(a) if a.dtype.kind == "f" else None
-    except (ValueError, TypeError, OverflowError):  # ragged nesting: the table's own message
-        neg = None
-    if neg is not None and np.isposinf(a).any():
-        raise ValueError(
-            f"{name}: expected finite logits or -inf (no +inf), got {int(np.isposinf(a).sum())} +inf entries"
-        )
-    if neg is None or not neg.any():
-        return _TABLE(x, name, dims)
-    t = _TABLE(np.where(neg, 0.0, a), name, dims)  # shape, NaN and +inf checked as any table's
-    t[neg] = -np.inf
-    if np.isneginf(t).all(axis=1).any():
-        raise ValueError(f"{name}: expected a finite entry in every row, got an all -inf row")
-    return t
+LOGITS = array("S V", neginf=True)  # a logit table: -inf allowed (a token of probability 0)
 
 
 def _entropy(logpi):
@@ -81,10 +60,15 @@ def _entropy_grad(pi, logpi, H):
 
 @boundary(theta=LOGITS, returns="H")
 def entropy_table(theta):
-    """H(s) for every row of a logit table: theta `(S, V)` -> `(S,)`, eq. (entropy).
+    """H(s) for every row of a logit table, eq. (entropy).
 
-    A logit more than float64's range below its row's maximum is a probability of exactly 0
-    (log pi = -inf), as it is in the limit.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry. A logit more than float64's range below its row's maximum is a
+            probability of exactly 0 (log pi = -inf), as it is in the limit.
+
+    Returns:
+        H, `(S,)`.
     """
     _, H = _entropy(log_softmax(theta))
     return H
@@ -92,9 +76,15 @@ def entropy_table(theta):
 
 @boundary(theta=LOGITS, returns="dH")
 def entropy_grad_table(theta):
-    """dH(s)/dtheta[s, v] for every row: theta `(S, V)` -> `(S, V)`, eq. (entropy_grad).
+    """dH(s)/dtheta[s, v] for every row, eq. (entropy_grad).
 
-    Entries with probability 0 (a -inf logit) get 0, the limit of `-pi_v (log pi_v + H)`.
+    Args:
+        theta: `(S, V)` logits, finite or `-inf` (a token of probability 0), every row with a
+            finite entry.
+
+    Returns:
+        dH, `(S, V)`; entries with probability 0 (a -inf logit) get 0, the limit of
+        `-pi_v (log pi_v + H)`.
     """
     logpi = log_softmax(theta)  # (S, V)
     pi, H = _entropy(logpi)

@@ -160,9 +160,9 @@ def _checkpoints(mdp):
 
 
 @boundary(
-    policy=has("a TabularPolicy", "logp()", "backward()", "copy()", "theta"),
-    ref_policy=has("a TabularPolicy", "logp()", "theta"),
-    mdp=has("a TokenMDP or an environment of your own", "rollout()", "score()", "S", "V"),
+    policy=has("a TabularPolicy", "logp() backward() copy() theta"),
+    ref_policy=has("a TabularPolicy", "logp() theta"),
+    mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
     K=COUNT,
@@ -206,6 +206,8 @@ def grpo_step(
     environment too when it has `checkpoint()` and `rollback(cp)` (a `TokenMDP` has: its lazy
     ids); an environment without them is taken to keep no state a rollout changes.
 
+    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`.
+
     Args:
         policy: the `TabularPolicy` being trained (or any policy with what the module docstring
             lists).
@@ -217,9 +219,10 @@ def grpo_step(
         K: responses per prompt (`>= 2` for `baseline="loo"`).
         mu: epochs on the sampled batch, one optimizer step each.
         lr: the step size `eta > 0`.
-
-    The options `eps`, `eps_high`, `beta`, `kl_estimator` and `agg` are those of `grpo_loss`;
-    `baseline`, `std_eps` and `ddof` those of `advantages.advantages`.
+        baseline: the group baseline of `advantages.advantages`: `"none"`, `"mean"`,
+            `"standardized"` (default) or `"loo"`.
+        std_eps: the stabilizer `xi >= 0` of `"standardized"`.
+        ddof: 0 (default) or 1, the population or the Bessel std of `"standardized"`.
 
     Returns:
         A dict of diagnostics: `mean_reward`; `loss` and `clip_fraction`, lists with one
@@ -286,7 +289,7 @@ def grpo_step(
 def _scored(mdp, grader, ro, K):
     """The `(B,)` rewards of a rollout, each what `mdp` promises: `(B, T)` rows, `B = N*K`,
     finite rewards within the advantages' domain (errors name the environment or the grader)."""
-    has("rollout() to return an object", "states", "tokens", "mask")(ro, "mdp", {})
+    has("rollout() to return an object", "states tokens mask")(ro, "mdp", {})
     B = np.shape(ro.mask)[0] if np.ndim(ro.mask) == 2 else 0
     if B < 1 or B % K:
         raise ValueError(

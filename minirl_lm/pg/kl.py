@@ -287,15 +287,8 @@ def exact_reverse_kl_grad_theta(theta, theta_ref, weights=None):
     """The gradient of `sum_s d_s KL(pi_ref_s || pi_s)` on `theta`: `d_s (pi - pi_ref)`.
 
     The KL with its arguments swapped relative to `exact_kl_grad_theta`: this is what k3 in the
-    loss descends in expectation.
-
-    Args:
-        theta: `(S, V)` logits of `pi` (`-inf` allowed).
-        theta_ref: `(S, V)` logits of `pi_ref` (`-inf` allowed).
-        weights: `(S,)` nonnegative state weights `d`, default ones.
-
-    Returns:
-        `(S, V)` gradient.
+    loss descends in expectation. The arguments and the `(S, V)` gradient returned are those of
+    `exact_kl_grad_theta`.
 
     Raises:
         ValueError: `pi_ref > 0 = pi` somewhere (an infinite KL, read on the log scale as in
@@ -352,7 +345,10 @@ def kl_penalty_is(logp, logp_old, logp_ref, mask, agg="token_mean", max_len=None
         logp (np.ndarray): `(B, T)` log-probs of the policy being trained (carries the gradient).
         logp_old (np.ndarray): `(B, T)` log-probs of the policy that sampled the tokens (data).
         logp_ref (np.ndarray): `(B, T)` reference log-probs (data).
-        mask (np.ndarray): `(B, T)`.
+        mask (np.ndarray): `(B, T)` 0/1; holes allowed.
+        agg (str): aggregation weights w, eq. (pg_agg): one of `AGGS` (default "token_mean").
+        max_len (int or None): the constant of agg="constant", an int >= the longest response
+            (None: the padded width T).
 
     Returns:
         result (tuple): `(loss, dloss_dlogp (B, T))` with loss = `sum w rho k3`,

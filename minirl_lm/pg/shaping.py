@@ -54,10 +54,15 @@ EOS = number(0, integer=True)  # a token id >= 0
 
 @boundary(rewards=array("N K"))
 def filter_groups(rewards):
-    """Which groups dynamic sampling keeps: rewards `(N, K)` -> bool `(N,)`.
+    """Which groups dynamic sampling keeps.
 
-    A group is dropped when K > 1 and all its rewards are equal (std 0); K = 1 keeps every group
-    (as verl does; its group-relative advantage is 0 anyway).
+    Args:
+        rewards: `(N, K)` finite rewards, a group of K per prompt. A group is dropped when K > 1
+            and all its rewards are equal (std 0); K = 1 keeps every group (as verl does; its
+            group-relative advantage is 0 anyway).
+
+    Returns:
+        A bool array `(N,)`, True where the group is kept.
     """
     if rewards.shape[1] == 1:
         return np.ones(rewards.shape[0], dtype=bool)
@@ -66,7 +71,15 @@ def filter_groups(rewards):
 
 @boundary(p=PROBABILITY, K=COUNT)
 def acceptance_probability(p, K):
-    """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K, for p in [0, 1]."""
+    """P(a group of K 0/1 rewards is not all equal) = 1 - p^K - (1-p)^K.
+
+    Args:
+        p: the success probability P(r = 1 | x), in `[0, 1]`.
+        K: the group size, an int >= 1 (K = 1: every group is kept, 1.0).
+
+    Returns:
+        A float in `[0, 1]`.
+    """
     return 1.0 - p**K - (1.0 - p) ** K if K > 1 else 1.0  # K = 1: every group kept
 
 
@@ -83,8 +96,16 @@ def _accepted(p, K):
 def resample_factor(p, K):
     """The factor of eq. (dapo_reweight), 1 / (1 - p^K - (1-p)^K), for a 0/1 reward.
 
-    Raises ValueError when no group can be accepted (p = 0 or p = 1 with K >= 2: resampling
-    never ends). K = 1 gives 1 (nothing is filtered).
+    Args:
+        p: the success probability P(r = 1 | x), in `[0, 1]`; in `(0, 1)` when K >= 2.
+        K: the group size, an int >= 1; K = 1 gives 1 (nothing is filtered).
+
+    Returns:
+        A float >= 1.
+
+    Raises:
+        ValueError: no group can be accepted (p = 0 or p = 1 with K >= 2: resampling never
+            ends), or a bad argument (named).
     """
     return 1.0 / acceptance_probability.core(p, K)  # eq. (dapo_reweight)
 
@@ -127,11 +148,19 @@ def overlong_penalty(lengths, max_len, buffer_len, penalty_factor=1.0):
 
 @boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)
 def truncated(tokens, mask, eos):
-    """Which responses hit the cap without EOS: tokens, mask `(B, T)` -> bool `(B,)`.
+    """Which responses hit the cap without EOS.
 
     A row is truncated when it is non-empty and its last real token is not `eos`. With holes in
     the mask that is the token at the row's last trained position (the last 1 of the row), the
     same token as in the compacted row.
+
+    Args:
+        tokens: `(B, T)` integer token ids >= 0 (read at the last trained position only).
+        mask: `(B, T)` 0/1; holes allowed.
+        eos: the end-of-sequence token id, an int >= 0.
+
+    Returns:
+        A bool array `(B,)`, True where the row is truncated.
     """
     real = mask > 0  # (B, T)
     at = mask.shape[1] - 1 - np.argmax(real[:, ::-1], axis=1)  # (B,) last trained position
@@ -141,5 +170,14 @@ def truncated(tokens, mask, eos):
 
 @boundary(mask=MASK, tokens=TOKEN_IDS, eos=EOS)
 def mask_truncated(tokens, mask, eos):
-    """The mask `(B, T)` with truncated rows zeroed (TRL `mask_truncated_completions`)."""
+    """The mask with truncated rows zeroed (TRL `mask_truncated_completions`).
+
+    Args:
+        tokens: `(B, T)` integer token ids >= 0.
+        mask: `(B, T)` 0/1; holes allowed.
+        eos: the end-of-sequence token id, an int >= 0.
+
+    Returns:
+        `(B, T)` the mask, its truncated rows (`truncated`) all 0.
+    """
     return mask * (~truncated.core(tokens, mask, eos))[:, None]  # (B, T)

@@ -46,19 +46,15 @@ otb_advantages   verl algorithm.adv_estimator="optimal_token_baseline" (handle_z
 
 import numpy as np
 
-from minirl_lm.boundary import COUNT, MASK, NONNEGATIVE, TOKENS, array, boundary, flag
-from minirl_lm.pg.advantages import right_padded
+from minirl_lm.boundary import COUNT, MASK, NONNEGATIVE, TOKENS, array, boundary, flag, padded
 
 __all__ = ["otb_advantages"]
 
 
-def _columns(mask):
-    """A position is a column (a baseline per column of the group): a right-padded mask."""
-    return right_padded(
-        mask,
-        "the optimal token baseline (a position is a column: a baseline per column of the group)",
-        "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
-    )
+_columns = padded(  # a position is a column (a baseline per column of the group)
+    "the optimal token baseline (a position is a column: a baseline per column of the group)",
+    "minirl_lm.multiturn.env.action_view to compact the rows (scatter puts results back)",
+)
 
 
 def _groups_of_K(mask, K):

@@ -324,10 +324,13 @@ def _merge(cols, wt):
 def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_bt_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_bt_loss` (without `w`), at most 1000 features; `iters` in `[1, 10000]`
-    bounds the Newton steps, with `iters * F**3 <= 1e11`. On one-hot features with
-    `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each prompt's
-    responses (see eq. (rm_identify)).
+    Arguments as `linear_bt_loss` (without `w`), at most 1000 features. On one-hot features
+    with `center = l2 = 0` the per-prompt constants are free: the fit has mean 0 over each
+    prompt's responses (see eq. (rm_identify)).
+
+    Args:
+        iters: the most Newton steps (fewer once no descent is left), an int in `[1, 10000]`
+            with `iters * F**3 <= 1e11`.
 
     Returns:
         `(F,)` weights `w`.
@@ -347,15 +350,10 @@ def fit_bt(phi, prompt, chosen, rejected, *, margin=None, center=0.0, weights=No
 def fit_outcome(phi, prompt, response, label, *, kind="bce", weights=None, l2=0.0, iters=100):
     """The minimizer of `linear_outcome_loss` over `w`, by Newton's method from `w = 0`.
 
-    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features. With `"bce"` and
-    labels of 0 or 1 only, the unregularized optimum may lie at infinity: give `l2 > 0`.
-
-    Returns:
-        `(F,)` weights `w`.
-
-    Raises:
-        ValueError: a bad argument (named), or a Hessian, gradient or fit beyond float64 (named
-            after the function, with the range of its inputs).
+    Arguments as `linear_outcome_loss` (without `w`), at most 1000 features; the options
+    (`iters`), the result (`(F,)` weights `w`) and the errors are those of `fit_bt`. With
+    `"bce"` and labels of 0 or 1 only, the unregularized optimum may lie at infinity: give
+    `l2 > 0`.
     """
     (x, y, lab), wt = _merge((prompt, response, label), _mean(weights, prompt.size))  # one row per response
     f = phi[x, y]  # (U, F)

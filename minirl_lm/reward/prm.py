@@ -56,9 +56,7 @@ __all__ = ["prm_data", "prm_loss", "fit_prm", "process_rewards", "process_env"]
 
 def _multiturn_env(env, name, dims):
     """A `MultiTurnMDP` (what is read of it); its table shape `(S, V)` binds the letters S, V."""
-    env = has("a MultiTurnMDP", "children", "is_policy", "loglik", "p_obs", "S", "V", "W", "check()")(
-        env, name, dims
-    )
+    env = has("a MultiTurnMDP", "children is_policy loglik p_obs S V W check()")(env, name, dims)
     dims.update(S=env.S, V=env.V)
     return env
 
@@ -74,7 +72,7 @@ STEPS = dict(
 P_STEP = dict(env=_multiturn_env, p_step=array("S V", low=0.0, high=1.0), mode=one_of(("direct", "progress")))
 
 
-EPISODES = has("an Episodes batch (rollout or all_episodes)", "states", "tokens", "mask", "action_mask", "rewards")
+EPISODES = has("an Episodes batch (rollout or all_episodes)", "states tokens mask action_mask rewards")
 
 
 def _episodes_of_env(env, ep):

@@ -56,7 +56,7 @@ per_token_rewards        verl algorithm.use_kl_in_reward; OpenRLHF the default (
 
 import numpy as np
 
-from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of
+from minirl_lm.boundary import MASK, NONNEGATIVE, POSITIVE, TOKENS, array, boundary, number, one_of, padded
 from minirl_lm.core.ops import log_ratio
 
 __all__ = [
@@ -77,27 +77,10 @@ GAE_ACTIONS, RETURNS_ACTIONS = (
 )
 
 
-def _right_padded(what, where):
-    """The relation: `mask` is right-padded (1s then 0s in each row), as `what` needs (the rows
-    read as prefixes); `where` is where a mask with holes goes instead."""
-
-    def rule(mask):
-        rises = mask[:, 1:] > mask[:, :-1]  # (B, T - 1) a 1 after a 0
-        row = int(np.argmax(rises.any(axis=1)))
-        if rises.any():
-            return (
-                f"mask: expected right padding (1s then 0s in each row) for {what}, "
-                f"row {row} is {mask[row].astype(int).tolist()}; a mask with holes (tool outputs) "
-                f"is accepted by the token-level objectives; here use {where}"
-            )
-
-    return rule
-
-
-_PREFIXES = _right_padded("the critic (values over prefixes)", f"{GAE_ACTIONS} {ACTIONS}, or {COMPACT}")
-_GAE = _right_padded("GAE (a sum over the later tokens)", f"{GAE_ACTIONS} {ACTIONS}")
-_RETURNS = _right_padded("the returns to go (a sum over the later tokens)", f"{RETURNS_ACTIONS} {ACTIONS}")
-_LAST_TOKEN = _right_padded("the terminal reward on the last real token", COMPACT)
+_PREFIXES = padded("the critic (values over prefixes)", f"{GAE_ACTIONS} {ACTIONS}, or {COMPACT}")
+_GAE = padded("GAE (a sum over the later tokens)", f"{GAE_ACTIONS} {ACTIONS}")
+_RETURNS = padded("the returns to go (a sum over the later tokens)", f"{RETURNS_ACTIONS} {ACTIONS}")
+_LAST_TOKEN = padded("the terminal reward on the last real token", COMPACT)
 UNIT = number(0.0, 1.0)  # a discount gamma or GAE's lambda, in [0, 1]
 STATES = array("B T", integer=True, low=0)  # state ids into the critic's table
 

@@ -295,21 +295,14 @@ def kl_objective_tree(mdp, pi, pi_ref, grader, beta, weights=None):
     `v(s) = sum_a pi(a|s) [q(s, a) - beta log(pi(a|s)/pi_ref(a|s))]`, whose root values sum the
     token KLs into `KL(pi(.|x) || pi_ref(.|x))` over whole responses. At `tilted_optimum_tree`
     it equals the mean of the root soft values. Mass of `pi` where `pi_ref = 0` makes `J = -inf`
-    (the one non-finite result returned).
+    (the one non-finite result returned). The arguments `beta` and `weights`, the float `J(pi)`
+    returned and the errors raised are those of `kl_objective`.
 
     Args:
         mdp: a `TokenMDP` with `ids="enumerate"`.
         pi: `(S, V)` per-state probabilities.
         pi_ref: `(S, V)` per-state probabilities.
         grader: `grader(prompt, response) -> R(x, y)`.
-        beta: `>= 0`.
-        weights: `(N,)` the prompt distribution `mu_0`, uniform by default.
-
-    Returns:
-        The float `J(pi)`.
-
-    Raises:
-        ValueError: a bad argument (named), or `J` beyond float64 (named after the function).
     """
     pos = (pi > 0) & (beta > 0)
     log_ratio = np.zeros_like(pi)  # (S, V), 0 log 0 = 0

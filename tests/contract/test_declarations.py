@@ -5,6 +5,7 @@ battery tries is declared (so no check hides in a body)."""
 import importlib
 import inspect
 import pkgutil
+import re
 
 import minirl_lm
 from battery import TABLE, fname
@@ -49,3 +50,32 @@ def test_every_declared_function_is_in_the_battery():
     listed = {getattr(func, "__wrapped__", func) for func, _ in TABLE} | {func for func, _ in TABLE}
     missing = [name for name, f in _declared().items() if f not in listed]
     assert not missing, "declared but not in the battery: " + ", ".join(sorted(missing))
+
+
+def _args_section(doc):
+    """The names the `Args:` section of a Google-style docstring documents."""
+    args = doc.split("Args:", 1)[1] if "Args:" in doc else ""
+    args = re.split(r"\n\S", args, maxsplit=1)[0]  # up to the next section
+    names = set(re.findall(r"^    (\w+)(?: \(|:| and )", args, re.M))
+    for group in re.findall(r"^    ((?:\w+, )+\w+):", args, re.M):  # "a, b: ..." names both
+        names |= set(group.split(", "))
+    return names
+
+
+def test_every_declared_argument_is_documented():
+    """The docstring's `Args:` names every declared argument (the API page renders it), or the
+    docstring says whose arguments it shares ("Arguments as `f`", "as those of `f`"), and `f`'s
+    `Args:` names them."""
+    declared = _declared()
+    by_short = {name.rsplit(".", 1)[1]: f for name, f in declared.items()}
+    gaps = []
+    for name, f in declared.items():
+        doc = inspect.getdoc(f) or ""
+        known = _args_section(doc)
+        for ref in re.findall(r"(?:[Aa]rguments?|[Aa]rgs|options)[^.]*?\s(?:as|of)\s(?:those\sof\s)?`(\w+)`", doc):
+            if ref in by_short:
+                known |= _args_section(inspect.getdoc(by_short[ref]) or "")
+        missing = [a for a in f.kinds if a not in known]
+        if missing:
+            gaps.append(f"{name}: Args does not name {missing}")
+    assert not gaps, "\n".join(gaps)

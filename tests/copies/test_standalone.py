@@ -38,7 +38,7 @@ NEEDS_PACKAGE = {
     "oracle": {"compare", "a_function"},  # their arguments are functions: yours and ours
     "prm": {"prm_data"},  # its episodes are the package's Episodes
     "tree": {"allowing_inf"},  # it returns a kind (a closure), which a record cannot hold
-    "env": {"right_padded", "ids", "episodes_of"},  # kinds (closures) and a relation reading a MultiTurnMDP
+    "env": {"ids", "episodes_of"},  # a kind (a closure) and a relation reading a MultiTurnMDP
     "layer": {"cache_of"},  # it returns a kind (a closure), which no record holds
 }
 # Functions whose every successful call holds such an object (an environment with its reward

@@ -27,3 +27,17 @@ def test_real_result():
         assert raises(exc, lambda bad=bad: CV.real_result(bad, "grader", " (a reward)")).startswith(
             "grader: expected a"
         )
+
+
+def test_policy_table_shape():
+    class Table:
+        theta = np.zeros((3, 4))
+
+    assert CV.policy_table_shape(Table(), 3, 4) is None
+    assert CV.policy_table_shape(Table(), 2, 4, " for this MDP") == (
+        "policy: expected a policy with a table of shape (S, V) = (2, 4) for this MDP, got Table with shape (3, 4)"
+    )
+    Table.theta = [0.0]  # no shape
+    assert CV.policy_table_shape(Table(), 2, 4) == (
+        "policy: expected a policy with a table of shape (S, V) = (2, 4), got Table with shape None"
+    )

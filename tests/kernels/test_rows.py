@@ -1,11 +1,11 @@
-"""kernels/rows.py: the three row helpers against NumPy, and the premise of the guards (a bad row,
+"""kernels/rows.py: the row kernels and `sequence_logp` against NumPy, and the premise of the guards (a bad row,
 one with a NaN or +inf entry or no finite entry, has a NaN logsumexp and a NaN gradient row)."""
 
 import numpy as np
 import pytest
 from kernel_cases import RTOL, RTOL32, rel_err
 
-from minirl_lm.kernels.rows import _row_exp, _row_grad, _row_lse, _row_max, _row_scale
+from minirl_lm.kernels.rows import _row_exp, _row_grad, _row_lse, _row_max, _row_scale, sequence_logp
 
 ROWS = [
     np.array([0.5]),
@@ -75,3 +75,14 @@ def test_a_bad_row_gives_nan_everywhere(bad, dtype):
     out = np.empty_like(z)
     _row_grad(z, 0, 0.0, out)  # even with a zero weight
     assert np.isnan(out).all()
+
+
+def test_sequence_logp_is_the_masked_sum_in_order():
+    rng = np.random.default_rng(0)
+    logp = -rng.random((5, 7)) * 3  # (B, T)
+    mask = (rng.random((5, 7)) < 0.6).astype(float)
+    mask[2] = 0.0  # an empty row sums to 0
+    logp[mask == 0.0] = np.nan  # padding is never read
+    got = sequence_logp(logp, mask)
+    want = [sum(logp[b, t] for t in range(7) if mask[b, t]) for b in range(5)]  # left to right
+    assert got.tolist() == [float(x) for x in want] and got[2] == 0.0

@@ -398,6 +398,7 @@ def test_episodes_R_is_the_sum_of_the_turn_rewards():
 
 # ---- the part's kinds and relations (what values.py and the process rewards read arguments with)
 def test_the_kinds_and_relations_of_the_part():
+    from minirl_lm.boundary import right_padded
     from minirl_lm.multiturn.env import (
         ACTION_MASK,
         EPISODES,
@@ -405,7 +406,6 @@ def test_the_kinds_and_relations_of_the_part():
         TRAJECTORY,
         actions_on_the_trajectory,
         episodes_of,
-        right_padded,
     )
 
     env, pol, ep, *_ = setup()

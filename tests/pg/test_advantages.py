@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minirl_lm.boundary import padded
 from minirl_lm.pg import advantages as adv_mod
 from minirl_lm.pg.advantages import (
     advantages,
@@ -24,7 +25,7 @@ from minirl_lm.pg.advantages import (
     remax,
     standardized,
 )
-from quiet import names, silent
+from quiet import names, raises, silent
 
 # ---- edge cases ------------------------------------------------------------------------------
 
@@ -748,7 +749,8 @@ def test_group_mean_bounded_rewards_and_right_padded():
     assert adv_mod.bounded_rewards(r, np.array([1e150, 0.0])) is None
     assert adv_mod.bounded_rewards(np.array([[2e150]])).startswith("rewards: expected |r| <= 1e+150")
     assert adv_mod.bounded_rewards(r, np.array([2e150, 0.0])).startswith("greedy_rewards: expected |r| <= 1e+150")
-    assert adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]), "a sum", "elsewhere") is None
-    msg = adv_mod.right_padded(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]), "a sum", "elsewhere")
+    rule = padded("a sum", "elsewhere")  # the relation on an argument `mask`
+    assert rule(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])) is None
+    msg = raises(ValueError, lambda: rule(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]])))
     assert msg.startswith("mask: expected right padding") and "row 1 is [1, 0, 1]" in msg and "elsewhere" in msg
     names("mask", "right padding", lambda: reinforce_pp(np.ones((1, 3)), [[1.0, 0.0, 1.0]]))

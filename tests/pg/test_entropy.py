@@ -135,7 +135,7 @@ def test_logits_kind_reads_a_table_with_impossible_tokens():
         LOGITS(np.zeros((2, 2)), "theta_ref", dims)
     with pytest.raises(ValueError, match="^theta: expected no NaN"):
         LOGITS([[np.nan, -np.inf]], "theta", {})
-    with pytest.raises(ValueError, match=r"^theta: expected finite logits or -inf \(no \+inf\)"):
+    with pytest.raises(ValueError, match=r"^theta: expected finite values or -inf \(no \+inf\)"):
         LOGITS([[np.inf, -np.inf]], "theta", {})
     with pytest.raises(TypeError, match="^theta: expected a real-valued array"):
         LOGITS("table", "theta", {})

@@ -561,7 +561,8 @@ def test_softmax_table_argument_messages():
         names("weights", "expected shape (1,)", lambda: f([[0.0, 0.0]], [[0.0, 0.0]], [1.0, 1.0]))
         assert (
             _raises(ValueError, lambda: f([[-np.inf, -np.inf]], [[0.0, 0.0]]))
-            == "theta: expected a finite entry in every row, got an all -inf row"
+            == "theta: expected a finite entry in every row (-inf everywhere has no softmax), got 1 all -inf "
+            "rows, the first at (0,)"
         )
         names("theta_ref", "expected a finite entry in every row", lambda: f([[0.0, 0.0]], [[-np.inf, -np.inf]]))
 
