@@ -543,10 +543,10 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
-LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 START = number(0, integer=True)  # the first position whose output is computed
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 _KINDS = {"ln1": array("D"), "proj": array("D D"), "ln2": array("D"), "fc": array("D M"), "out": array("M D")}
 
 block_forward = boundary(
