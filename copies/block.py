@@ -479,19 +479,20 @@ def array(*shapes, values=None, low=None, high=None, low_open=False, integer=Fal
                 f"{name}: expected a non-empty array (every axis of length >= 1), got shape {a.shape}"
             )
         dims.update((k, n) for k, n in zip(ok[0], a.shape) if not k.isdigit())
-        if not integer and np.isnan(a).any():
+        all_finite = integer or np.isfinite(a).all()  # one pass on the good path
+        if not all_finite and np.isnan(a).any():
             raise ValueError(f"{name}: expected no NaN, got {int(np.isnan(a).sum())} NaN entries")
-        if not integer and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
+        if not all_finite and (inf := np.isposinf(a) if neginf else np.isinf(a)).any():
             want = "finite values or -inf (no +inf)" if neginf else "finite values (no +-inf)"
             raise ValueError(f"{name}: expected {want}, got {int(inf.sum())} such entries")
-        if neginf and a.size and (dead := np.isneginf(a).all(axis=-1)).any():
+        if neginf and not all_finite and (dead := np.isneginf(a).all(axis=-1)).any():  # -inf entries
             raise ValueError(
                 f"{name}: expected a finite entry in every row (-inf everywhere has no softmax), got "
                 f"{int(dead.sum())} all -inf rows, the first at {tuple(int(i) for i in np.argwhere(dead)[0])}"
             )
-        if values is not None and not np.isin(a, values).all():
+        if values is not None and not (among := functools.reduce(np.logical_or, [a == v for v in values])).all():
             want = " and ".join(f"{v:g}" for v in values)
-            raise ValueError(f"{name}: expected only {want}, got value {a[~np.isin(a, values)].flat[0].item()!r}")
+            raise ValueError(f"{name}: expected only {want}, got value {a[~among].flat[0].item()!r}")
         if low is not None and a.size and ((a <= low) if low_open else (a < low)).any():
             raise ValueError(
                 f"{name}: expected entries {'>' if low_open else '>='} {low:g}, got min {a.min().item()!r}"
@@ -543,10 +544,10 @@ COUNT = number(1, integer=True)  # an integer >= 1
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
-# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
-LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 ACTS = array("B L D")  # (B, L, d): the residual stream and every layer's input and output
 START = number(0, integer=True)  # the first position whose output is computed
+# what the forward and the step both read: the layer's input, its weights, its heads, where it starts
+LAYER = dict(x=ACTS, Wqkv=array("D Q"), Wo=array("D D"), n_head=COUNT, start=START)
 _KINDS = {"ln1": array("D"), "proj": array("D D"), "ln2": array("D"), "fc": array("D M"), "out": array("M D")}
 
 block_forward = boundary(

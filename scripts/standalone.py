@@ -502,7 +502,7 @@ def _build(name, pkg_dir):
             if (m, id(node)) in skip:
                 continue
             if node in consts:  # emitted after the engine, before the declarations that read it
-                constants.extend(_rename(mod.segment(node), renames.get(m, {})))
+                constants.append(_rename(mod.segment(node), renames.get(m, {})))
                 continue
             lines = _rename(mod.segment(node), renames.get(m, {}))
             if m != name:  # a part's or the engine's functions keep their first sentence; the rest of
@@ -524,7 +524,7 @@ def _build(name, pkg_dir):
         out += ["", "", *_all(public)]
     declarations = [line for f in target.declared() for line in ["", *target.declaration(f)]]
     constants = []  # the parts' shared declarations, then the file's own
-    own_constants = [line for node in target.constants() for line in target.segment(node)]
+    own_constants = [_rename(target.segment(node), renames.get(name, {})) for node in target.constants()]
     # the file's own code first, unless a statement of it reads a part's definition on import
     first = bool(_eager_names(target) - set(target.defs) - set(target.imports_ext()))
     for i, m in enumerate(parts, 1) if first else ():
@@ -536,7 +536,7 @@ def _build(name, pkg_dir):
         out += section(m, f"part {i}")
     for m in support:
         out += section(m, "the declared boundary" if m == ENGINE else "input checks")
-    constants += _rename(own_constants, renames.get(name, {}))
+    constants = [line for block in _defined_first(constants + own_constants) for line in block]
     if declarations or constants:
         out += ["", "", "# the declarations of the functions above (each a decorator in the package; a decorator"]
         out += ["# runs where its function is defined, so in a copy, whose engine comes last, they follow it)"]
@@ -551,6 +551,25 @@ def _build(name, pkg_dir):
     text = text.rstrip() + "\n"
     compile(text, f"{_stem(name)}.py (standalone)", "exec")  # a broken copy never gets written
     return text
+
+
+def _defined_first(blocks):
+    """The constants' source blocks in their order, except that a block reading a name another
+    block assigns comes after it (a part's constant may read a constant of a part emitted later)."""
+    tree = [ast.parse("\n".join(textwrap.dedent("\n".join(b)).splitlines())) for b in blocks]
+    assigns = [
+        {t.id for n in ast.walk(m) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        for m in tree
+    ]
+    reads = [{n.id for n in ast.walk(m) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for m in tree]
+    out = []
+    pending = list(range(len(blocks)))
+    while pending:
+        ready = [i for i in pending if not any(reads[i] & assigns[j] for j in pending if j != i)]
+        i = ready[0] if ready else pending[0]  # a cycle cannot load anyway: keep the order
+        out.append(blocks[i])
+        pending.remove(i)
+    return out
 
 
 def _rule(title):
