@@ -153,10 +153,9 @@ def tree_sum(child, roots, q, f):
 def tree_product(child, roots, q, h):
     """`E[prod_t h(s_t, y_t)]` per prompt, responses drawn from `q`, eq. (tree_product).
 
+    The arguments `child`, `roots` and `q` are those of `tree_sum`.
+
     Args:
-        child: `(S, V)` int64 child table, as `children` returns it (a forest under the roots).
-        roots: `(N,)` int64 root states, as `children` returns them.
-        q: `(S, V)` probabilities `q(.|s)`, rows summing to 1.
         h: `(S, V)` per-token factors, finite where `q > 0` (entries with `q = 0` are ignored).
 
     Returns:
