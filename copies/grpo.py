@@ -704,6 +704,7 @@ NONNEGATIVE = number(0.0)
 COUNT = number(1, integer=True)  # an integer >= 1
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
+REFERENCE = has("a TabularPolicy", "logp() theta")  # a frozen reference: what a step reads of it
 
 
 def longest_response(mask, agg, max_len):
@@ -728,7 +729,7 @@ grpo_loss = boundary(
 
 grpo_step = boundary(
     policy=has("a TabularPolicy", "logp() backward() copy() theta"),
-    ref_policy=has("a TabularPolicy", "logp() theta"),
+    ref_policy=REFERENCE,
     mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,

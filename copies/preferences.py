@@ -757,6 +757,9 @@ NONNEGATIVE = number(0.0)
 COUNT = number(1, integer=True)  # an integer >= 1
 
 
+REFERENCE = has("a TabularPolicy", "logp() theta")  # a frozen reference: what a step reads of it
+
+
 # the declarations of the functions above (each a decorator in the package; a decorator
 # runs where its function is defined, so in a copy, whose engine comes last, they follow it)
 
@@ -820,7 +823,7 @@ bradley_terry_judge = boundary(grader=function("grader(prompt, response)", 2), r
 online_dpo_step = boundary(
     mdp=has("a TokenMDP", "rollout() prompts N S V"),
     policy=has("a TabularPolicy", "logp() backward() sample() theta"),
-    ref=has("a TabularPolicy", "logp() theta"),
+    ref=REFERENCE,
     judge=function("judge(prompt, y_a, y_b)", 3),
     beta=POSITIVE,
     lr=POSITIVE,

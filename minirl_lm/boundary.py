@@ -322,6 +322,7 @@ NONNEGATIVE = number(0.0)
 COUNT = number(1, integer=True)  # an integer >= 1
 MAX_LEN = optional(COUNT)  # T_max of agg="constant": None or an int >= 1
 DDOF = number(0, 1, integer=True)  # a std's delta degrees of freedom: population 0, Bessel 1
+REFERENCE = has("a TabularPolicy", "logp() theta")  # a frozen reference: what a step reads of it
 
 
 def longest_response(mask, agg, max_len):

@@ -75,6 +75,7 @@ from minirl_lm.boundary import (
     MASK,
     NONNEGATIVE,
     POSITIVE,
+    REFERENCE,
     TOKENS,
     array,
     boundary,
@@ -425,7 +426,7 @@ def _addressable_draws(mdp, pairs_per_prompt):
 @boundary(
     mdp=has("a TokenMDP", "rollout() prompts N S V"),
     policy=has("a TabularPolicy", "logp() backward() sample() theta"),
-    ref=has("a TabularPolicy", "logp() theta"),
+    ref=REFERENCE,
     judge=function("judge(prompt, y_a, y_b)", 3),
     beta=POSITIVE,
     lr=POSITIVE,

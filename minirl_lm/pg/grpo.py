@@ -67,6 +67,7 @@ from minirl_lm.boundary import (
     EPS_HIGH,
     NONNEGATIVE,
     POSITIVE,
+    REFERENCE,
     TOKENS,
     array,
     boundary,
@@ -161,7 +162,7 @@ def _checkpoints(mdp):
 
 @boundary(
     policy=has("a TabularPolicy", "logp() backward() copy() theta"),
-    ref_policy=has("a TabularPolicy", "logp() theta"),
+    ref_policy=REFERENCE,
     mdp=has("a TokenMDP or an environment of your own", "rollout() score() S V"),
     grader=function("grader(prompt, response)", 2),
     rng=generator,
