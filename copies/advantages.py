@@ -550,10 +550,13 @@ def right_padded(shape, what, where):
         rises = (m[:, 1:] > m[:, :-1]).any(axis=1)  # (B,) a 1 after a 0
         if rises.any():
             row = int(np.flatnonzero(rises)[0])
+            col = int(np.flatnonzero(m[row, 1:] > m[row, :-1])[0]) + 1  # its first 1 after a 0
+            shown = (
+                f"is {m[row].astype(int).tolist()}" if m.shape[1] <= 20 else f"has a 1 after a 0 at column {col}"
+            )
             raise ValueError(
-                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} is "
-                f"{m[row].astype(int).tolist()[:20]}; a mask with holes (tool outputs) is accepted by "
-                f"the token-level objectives; here use {where}"
+                f"{name}: expected right padding (1s then 0s in each row) for {what}, row {row} {shown}; a "
+                f"mask with holes (tool outputs) is accepted by the token-level objectives; here use {where}"
             )
         return m
 

@@ -246,6 +246,8 @@ def collapse(Y, coefs, bases):
     the basis slot by slot as `minirl_lm.exact.groups.group_updates` does; the same sums)."""
     *lead, R, T, D = bases[0].shape  # lead: () or (N,), prompts side by side
     M, K = Y.shape
+    if Y is not multisets(R, K)[0] and not np.array_equal(Y, multisets(R, K)[0]):  # onehot's order
+        raise ValueError(f"Y: expected the multisets of {K} out of {R} in multisets' order, got another table")
     C = (onehot(R, K) @ np.stack(coefs)).reshape(len(coefs), *lead, M, R * T)  # (F, ..., M, R T)
     return C @ np.stack(bases).reshape(len(bases), *lead, R * T, D)  # (F, ..., M, D)
 

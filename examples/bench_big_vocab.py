@@ -330,13 +330,15 @@ def both_goals(goals, fig, N):
     for c, peak, slow in goals:
         prod = split_time(fig, c)[0]
         if min(c, N) / N > GOAL_PEAK:
-            why.append(f"at chunk={c} the buffer alone is {min(c, N) / N:.3f} of the logits (> 1/8)")
+            why.append(f"at chunk={c} the buffer alone is {min(c, N) / N:.3f} of the logits (> {GOAL_PEAK:.3f})")
         elif prod > GOAL_TIME:
             why.append(f"at chunk={c} the chunked products alone take {prod:.2f}x the floor (> {GOAL_TIME}x)")
         elif peak > GOAL_PEAK:
-            why.append(f"at chunk={c} the peak is {peak:.3f} of the logits (> 1/8: scratch and slack)")
+            why.append(f"at chunk={c} the peak is {peak:.3f} of the logits (> {GOAL_PEAK:.3f}: scratch and slack)")
         else:
-            why.append(f"at chunk={c} the products ({prod:.2f}x) and the row kernels add up to {slow:.2f}x")
+            why.append(
+                f"at chunk={c} the products ({prod:.2f}x) and the row kernels add up to {slow:.2f}x (> {GOAL_TIME}x)"
+            )
     return (
         "both goals at one chunk size: not on the machine of this run: "
         + "; ".join(why)

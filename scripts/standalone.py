@@ -558,8 +558,7 @@ def _defined_first(blocks):
     block assigns comes after it (a part's constant may read a constant of a part emitted later)."""
     tree = [ast.parse("\n".join(textwrap.dedent("\n".join(b)).splitlines())) for b in blocks]
     assigns = [
-        {t.id for n in ast.walk(m) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-        for m in tree
+        {n.id for n in ast.walk(m) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} for m in tree
     ]
     reads = [{n.id for n in ast.walk(m) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} for m in tree]
     out = []

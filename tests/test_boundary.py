@@ -316,9 +316,7 @@ def test_right_padded_masks_as_a_kind_and_as_a_relation():
     assert _msg(ValueError, lambda: read([[1, 2]], "m", {})).startswith("m: expected only 0 and 1")
     long = np.ones((1, 50))
     long[0, 10] = 0.0
-    assert "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1];" in _msg(
-        ValueError, lambda: read(long, "m", {})
-    )  # a long row is shown by its first 20 entries
+    assert "row 0 has a 1 after a 0 at column 11;" in _msg(ValueError, lambda: read(long, "m", {}))  # a long row
     rule = padded("a sum", "elsewhere")
     assert rule(np.array([[1.0, 0.0]])) is None
     assert _msg(ValueError, lambda: rule(np.array([[0.0, 1.0]]))).startswith("mask: expected right padding")

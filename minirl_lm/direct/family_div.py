@@ -73,15 +73,31 @@ def f_score(h, divergence, alpha=0.5):
     return h, np.ones_like(h)  # reverse_kl (and alpha = 1)
 
 
+def _mix_keeps_a_finite_entry(theta_ref, theta, mixup):
+    """Strictly between 0 and 1 the mix is finite only where both tables are: every row keeps one."""
+    if 0.0 < mixup < 1.0 and (dead := ~(np.isfinite(theta_ref) & np.isfinite(theta)).any(axis=1)).any():
+        row = int(np.flatnonzero(dead)[0])
+        return (
+            f"theta: expected a finite entry where theta_ref has one, in every row (the mix at mixup = {mixup:g} "
+            f"is -inf where either is), got row {row} with none in common"
+        )
+
+
 @boundary(
-    theta_ref=array("S V", neginf=True), theta=array("S V", neginf=True), mixup=number(0.0, 1.0), returns=None
+    theta_ref=array("S V", neginf=True),
+    theta=array("S V", neginf=True),
+    mixup=number(0.0, 1.0),
+    where=[_mix_keeps_a_finite_entry],
+    returns=None,
 )
 def sync_reference(theta_ref, theta, mixup):
     """TR-DPO's soft update of the reference, eq. (tr_dpo_sync): `(1 - alpha) theta_ref + alpha theta`.
 
     Args:
-        theta_ref: `(S, V)` the reference's logits (`-inf` for an impossible token allowed).
-        theta: `(S, V)` the policy's logits (`-inf` allowed).
+        theta_ref: `(S, V)` the reference's logits (`-inf` for an impossible token allowed; every
+            row with a finite entry).
+        theta: `(S, V)` the policy's logits (`-inf` allowed; every row with a finite entry, and for
+            `0 < mixup < 1` one where `theta_ref` is finite too, so that the mix stays a policy).
         mixup: `alpha` in `[0, 1]` (TRL's `ref_model_mixup_alpha`); 0 keeps the reference,
             1 copies the policy.
 

@@ -67,14 +67,18 @@ def test_every_declared_argument_is_documented():
     docstring says whose arguments it shares ("Arguments as `f`", "as those of `f`"), and `f`'s
     `Args:` names them."""
     declared = _declared()
-    by_short = {name.rsplit(".", 1)[1]: f for name, f in declared.items()}
     gaps = []
     for name, f in declared.items():
         doc = inspect.getdoc(f) or ""
         known = _args_section(doc)
         for ref in re.findall(r"(?:[Aa]rguments?|[Aa]rgs|options)[^.]*?\s(?:as|of)\s(?:those\sof\s)?`(\w+)`", doc):
-            if ref in by_short:
-                known |= _args_section(inspect.getdoc(by_short[ref]) or "")
+            anywhere = [g for n, g in declared.items() if n.endswith("." + ref)]
+            here = [g for g in anywhere if g.__module__ == f.__module__]
+            found = here or anywhere  # a name of the same module first; elsewhere only if one has it
+            if len(found) > 1:
+                gaps.append(f"{name}: the reference `{ref}` is ambiguous ({len(found)} declared functions)")
+            elif found:
+                known |= _args_section(inspect.getdoc(found[0]) or "")
         missing = [a for a in f.kinds if a not in known]
         if missing:
             gaps.append(f"{name}: Args does not name {missing}")

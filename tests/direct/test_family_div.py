@@ -69,6 +69,18 @@ def test_sync_reference_errors():
         == "mixup: expected a number >= 0 and <= 1, got 1.5"
     )
     assert raises(ValueError, lambda: sync_reference(ref + np.inf, ref, 0.5)).startswith("theta_ref:")
+    # a row of -inf only is no policy, in an input or in the mix of two whose supports do not meet
+    dead = np.array([[0.0, 0.0, 0.0], [-np.inf, -np.inf, -np.inf]])
+    assert raises(ValueError, lambda: sync_reference(dead, ref, 0.5)).startswith(
+        "theta_ref: expected a finite entry in every row"
+    )
+    a, b = np.array([[0.0, -np.inf]]), np.array([[-np.inf, 0.0]])
+    assert raises(ValueError, lambda: sync_reference(a, b, 0.5)) == (
+        "theta: expected a finite entry where theta_ref has one, in every row (the mix at mixup = 0.5 is -inf "
+        "where either is), got row 0 with none in common"
+    )
+    assert sync_reference(a, b, 1.0).tolist() == [[-np.inf, 0.0]]  # the end points are the tables themselves
+    assert sync_reference(a, b, 0.0).tolist() == [[0.0, -np.inf]]
 
 
 def test_the_alpha_score_falls_back_to_reverse_kl_only_within_1e_6_of_alpha_1():

@@ -79,7 +79,7 @@ def test_scalar_rows_are_the_scalars_operation_for_operation():
             rng.integers(0, 9, 64).astype(float),
         ]
     )
-    st[:, 0] = [3.0, 1.5, 0.75, 0.0]  # var = 0: whitening gives 0, the batch std 1 / eps
+    st[:, 0] = [2.0, 1.5, 0.75, 0.0]  # with base: cnt 4, S1 2, S2 1, var = 0: whitening 0, batch std 1 / eps
     base = np.array([2.0, 0.5, 0.25, 1.0])
     out = np.empty((3, 64))
     for kind in range(3):
@@ -99,7 +99,7 @@ def test_walk_row_is_scalar_rows_then_accumulate_to_rounding():
             rng.integers(0, 9, 64).astype(float),
         ]
     )
-    st[:, 0] = [3.0, 1.5, 0.75, 0.0]  # var = 0: whitening gives 0, the batch std 1 / eps
+    st[:, 0] = [2.0, 1.5, 0.75, 0.0]  # with base: cnt 4, S1 2, S2 1, var = 0: whitening 0, batch std 1 / eps
     base, w = np.array([2.0, 0.5, 0.25, 1.0]), rng.random(64)
     for kind in range(3):
         for token_mean in (False, True):
