@@ -337,7 +337,7 @@ def both_goals(goals, fig, N):
             why.append(f"at chunk={c} the peak is {peak:.3f} of the logits (> {GOAL_PEAK:.3f}: scratch and slack)")
         else:
             why.append(
-                f"at chunk={c} the products ({prod:.2f}x) and the row kernels add up to {slow:.2f}x (> {GOAL_TIME}x)"
+                f"at chunk={c} the products ({prod:.2f}x) and the row kernels come to {slow:.2f}x (> {GOAL_TIME}x)"
             )
     return (
         "both goals at one chunk size: not on the machine of this run: "
