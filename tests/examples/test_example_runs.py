@@ -164,8 +164,9 @@ def test_a_corrupt_entry_is_a_miss(tmp_path, monkeypatch):
     for garbage in ["", "{", "[]", '{"argv": 1}', good.replace('"stdout"', '"stdou"'), good[: len(good) // 2]]:
         entry.write_text(garbage)
         how, r = _how(cmd, tmp_path)
-        assert (how, r.stdout) == ("ran", "ok\n")
-        assert _how(cmd, tmp_path)[0] == "disk"  # and kept again
+        assert (how, r.stdout) == ("ran", "ok\n"), (garbage[:60], how, r.stdout, r.stderr[-500:])
+        again = _how(cmd, tmp_path)[0]  # and kept again
+        assert again == "disk", (garbage[:60], again, [p.name for p in (tmp_path / ".cache").iterdir()])
 
 
 def test_a_run_that_fails_or_writes_a_file_is_not_kept(tmp_path, monkeypatch):
