@@ -556,7 +556,7 @@ def _build(name, pkg_dir):
 def _defined_first(blocks):
     """The constants' source blocks in their order, except that a block reading a name another
     block assigns comes after it (a part's constant may read a constant of a part emitted later)."""
-    tree = [ast.parse("\n".join(textwrap.dedent("\n".join(b)).splitlines())) for b in blocks]
+    tree = [ast.parse(textwrap.dedent("\n".join(b))) for b in blocks]
     assigns = [
         {n.id for n in ast.walk(m) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} for m in tree
     ]
