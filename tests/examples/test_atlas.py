@@ -128,6 +128,33 @@ def test_straight_through_and_importance_weighted_k3_are_k2_in_expectation(main_
         assert np.abs(E - E2).max() < 1e-15 and abs(v - v2) < 1e-15
 
 
+@pytest.mark.slow  # in process, about 1 s per row at K = 5
+@pytest.mark.parametrize("cfg", [c for c in atlas.CONFIGS if atlas.coupled(c)])
+def test_the_continuation_in_k_reaches_the_zero_the_search_from_pi_ref_reaches(cfg, main_task):
+    # above K = 4 a coupled row's fixed point is continued from K = 4 (measure); at K = 5 the
+    # search from pi_ref is still cheap, and both roads end at the same zero, or (no smooth zero:
+    # a standardized advantage) the continuation declines and measure takes the search itself
+    K, c = 5, atlas.C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0
+    found = atlas.continued(cfg, main_task, K)
+    th, res = atlas.fixed_point(cfg, main_task, K)
+    if found is None:
+        assert res > 1e-6 and cfg[0] == "std"
+        return
+    assert found[1] < 1e-9 and res < 1e-6
+    assert abs(atlas.tv_to_optimum(found[0], main_task, c) - atlas.tv_to_optimum(th, main_task, c)) < 1e-7
+
+
+def test_the_atlas_continues_only_the_coupled_rows_and_only_above_k_4(main_task, monkeypatch):
+    calls = []
+    monkeypatch.setattr(atlas, "continued", lambda cfg, task, K: calls.append((cfg, K)))
+    monkeypatch.setattr(atlas, "fixed_point", lambda cfg, task, K: (task["theta_ref"], 0.0))
+    theta = atlas.probe(main_task, 0)
+    for K in (4, 5):
+        for cfg in (("loo", "seq_sum", "kl_reward", "all"), ("batch_std", "seq_sum", "kl_reward", "all")):
+            assert atlas.measure(cfg, main_task, K, theta)["continued"] is False  # None: declined
+    assert calls == [(("batch_std", "seq_sum", "kl_reward", "all"), 5)]
+
+
 # ---- the program ------------------------------------------------------------------------------
 
 
