@@ -30,7 +30,8 @@ must follow the code), and 0 otherwise.
 `--own FILE ...` measures the layout rather than the suite: each file is mutated alone, in a
 scratch copy of the project, and its mutants get only the tests beside it, its own
 `tests/<part>/test_<module>.py` and the test files of the library modules that import it
-(`--own-tests FILE` prints that selection and runs nothing). mutmut still runs, of those, the
+(`--own-tests FILE` prints that selection and runs nothing; `--keep` keeps the scratch copy, where
+`mutmut show NAME` prints a survivor's diff). mutmut still runs, of those, the
 tests that call the mutated function. A mutant that only another module's tests kill counts as
 a survivor here: its test belongs in the module's own file.
 
@@ -175,25 +176,28 @@ def with_selection(pyproject, only, tests):
 
 def run_own(path, max_children=2):
     """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
-    returns (the folder of the .meta files, the scratch folder), or (None, None) with no test file."""
+    returns (the folder of the .meta files, the scratch folder, mutmut's exit code), or
+    (None, None, None) with no test file."""
     tests = own_tests(path)
     if not tests:  # an empty selection would make mutmut run every test
-        return None, None
+        return None, None, None
     work = Path(tempfile.mkdtemp(prefix="mutscore-"))
-    for part in ("minirl_lm", "tests", "examples", "scripts"):  # tests load examples and scripts
+    for part in ("minirl_lm", "tests", "examples", "scripts", "docs"):  # tests load examples, scripts, docs
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (work / "pyproject.toml").write_text(with_selection((ROOT / "pyproject.toml").read_text(), [path], tests))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NUMBA_THREADING_LAYER="workqueue", NUMBA_CACHE_DIR=str(work / ".numba"))
     print(f"{path}: mutants get {', '.join(tests) or 'no test file'}", flush=True)
-    subprocess.run(
+    run = subprocess.run(
         ["mutmut", "run", "--max-children", str(max_children)],
         cwd=work,
         env=env,
         stdout=subprocess.DEVNULL,
         check=False,
     )
-    return work / "mutants" / "minirl_lm", work
+    if run.returncode:  # e.g. a selected test fails before any mutant: every mutant without a verdict
+        print(f"{path}: mutmut run exited with {run.returncode}", flush=True)
+    return work / "mutants" / "minirl_lm", work, run.returncode
 
 
 def main(argv=None):
@@ -212,6 +216,9 @@ def main(argv=None):
     )
     parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
     parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep --own's scratch copy and print its path (for `mutmut show NAME`)"
+    )
     args = parser.parse_args(argv)
     for f in (args.own or []) + ([args.own_tests] if args.own_tests else []):
         if not (f.startswith("minirl_lm/") and f.endswith(".py") and (ROOT / f).is_file()):
@@ -222,15 +229,18 @@ def main(argv=None):
     if args.own:
         status = 0
         for f in args.own:
-            meta, work = run_own(f, args.max_children)
+            meta, work, code = run_own(f, args.max_children)
             if meta is None:
                 print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
                 status = 1
                 continue
             try:
-                status |= report(meta, args.equivalents, parser, only_recorded=True)
+                status |= report(meta, args.equivalents, parser, only_recorded=True) | (code != 0)
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                if args.keep:
+                    print(f"{f}: scratch copy kept in {work} (there: mutmut show NAME)")
+                else:
+                    shutil.rmtree(work, ignore_errors=True)
         return status
     return report(args.meta, args.equivalents, parser)
 
