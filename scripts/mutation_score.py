@@ -174,6 +174,31 @@ def with_selection(pyproject, only, tests):
     return pyproject
 
 
+def undecorated(text):
+    """The source `text` with each decorated top-level function's decorators applied after its
+    `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
+    decorated function whole) then mutates the bodies of the declared public functions too."""
+    lines = text.splitlines(keepends=True)
+    for node in reversed(ast.parse(text).body):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+            continue
+        applied = node.name
+        for d in reversed(node.decorator_list):
+            applied = f"({ast.get_source_segment(text, d)})({applied})"
+        lines.insert(node.end_lineno, f"{node.name} = {applied}\n")
+        del lines[node.decorator_list[0].lineno - 1 : node.lineno - 1]
+    return "".join(lines)
+
+
+# The grader's bug-zoo test executes a library file's text with the zoo's edits: under mutmut that
+# text is the trampolines, where the edits do nothing, and the test fails before any mutant runs.
+ZOO_RELOAD = (
+    'pytest_add_cli_args = ["-m", "not slow"',
+    'pytest_add_cli_args = ["-m", "not slow", "--deselect", '
+    '"tests/test_grade.py::test_every_bug_of_the_zoo_is_flagged_and_named"',
+)
+
+
 def run_own(path, max_children=2):
     """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
     returns (the folder of the .meta files, the scratch folder, mutmut's exit code), or
@@ -184,7 +209,10 @@ def run_own(path, max_children=2):
     work = Path(tempfile.mkdtemp(prefix="mutscore-"))
     for part in ("minirl_lm", "tests", "examples", "scripts", "docs"):  # tests load examples, scripts, docs
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (work / "pyproject.toml").write_text(with_selection((ROOT / "pyproject.toml").read_text(), [path], tests))
+    shutil.copy(ROOT / "README.md", work / "README.md")  # the grader's tests load it as a bad FILE
+    (work / path).write_text(undecorated((ROOT / path).read_text()))  # its declared functions mutated too
+    conf = with_selection((ROOT / "pyproject.toml").read_text(), [path], tests)
+    (work / "pyproject.toml").write_text(conf.replace(*ZOO_RELOAD, 1))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NUMBA_THREADING_LAYER="workqueue", NUMBA_CACHE_DIR=str(work / ".numba"))
     print(f"{path}: mutants get {', '.join(tests) or 'no test file'}", flush=True)
