@@ -177,7 +177,11 @@ def with_selection(pyproject, only, tests):
 def undecorated(text):
     """The source `text` with each decorated top-level function's decorators applied after its
     `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
-    decorated function whole) then mutates the bodies of the declared public functions too."""
+    decorated function whole) then mutates the bodies of the declared public functions too.
+
+    The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
+    defaults from the signature of mutmut's trampoline (the original one) and passes every
+    argument, so a mutated default would never be used here, though in the library it would."""
     lines = text.splitlines(keepends=True)
     for node in reversed(ast.parse(text).body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
@@ -186,6 +190,12 @@ def undecorated(text):
         for d in reversed(node.decorator_list):
             applied = f"({ast.get_source_segment(text, d)})({applied})"
         lines.insert(node.end_lineno, f"{node.name} = {applied}\n")
+        returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+        head = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+        if node.body[0].lineno > node.lineno:  # not `def f(): return x`
+            lines[node.lineno - 1 : node.body[0].lineno - 1] = [
+                f"{head} {node.name}({ast.unparse(node.args)}){returns}:  # pragma: no mutate\n"
+            ]
         del lines[node.decorator_list[0].lineno - 1 : node.lineno - 1]
     return "".join(lines)
 

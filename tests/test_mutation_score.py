@@ -195,3 +195,25 @@ def test_own_mode_rejects_a_file_outside_the_library():
         timeout=60,
     )
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "tests/pg/test_kl.py"
+
+
+def test_own_copy_applies_decorators_after_the_def_and_keeps_the_signature_unmutated():
+    # mutmut skips a decorated function: the scratch copy applies the decorators after the def
+    text = (
+        "import functools\n\n\n"
+        "@functools.lru_cache(maxsize=None)\n"
+        "@functools.wraps(print)\n"
+        "def f(\n    x,\n    y=2,  # why\n) -> int:\n"
+        '    """doc"""\n    return x + y\n\n\n'
+        "def g(x):\n    return x\n"
+    )
+    out = mutation_score.undecorated(text)
+    assert out == (
+        "import functools\n\n\n"
+        "def f(x, y=2) -> int:  # pragma: no mutate\n"
+        '    """doc"""\n    return x + y\n'
+        "f = (functools.lru_cache(maxsize=None))((functools.wraps(print))(f))\n\n\n"
+        "def g(x):\n    return x\n"
+    )
+    assert mutation_score.undecorated("def g(x):\n    return x\n") == "def g(x):\n    return x\n"
+    assert mutation_score.ZOO_RELOAD[0] in (ROOT / "pyproject.toml").read_text()
