@@ -326,3 +326,17 @@ def test_clip_defaults_are_the_documented_values():
     f = clip_fraction(*args)
     assert f == clip_fraction(*args, eps=0.2, eps_high=0.2) > 0
     assert clip_fraction(*args, eps=0.3) < f and clip_fraction(*args, eps_high=0.5) < f
+
+
+def test_the_bodies_overflow_to_inf_without_a_warning():
+    # the boundary rejects a non-finite result; the bodies themselves (GRPO calls them) return it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rho, s1, s2 = clip.branches(
+            np.array([[800.0]]), np.zeros((1, 1)), np.ones((1, 1)), np.ones((1, 1)), 0.2, 0.2
+        )
+        loss, g = clipped_surrogate.core(
+            np.zeros((1, 2)), np.zeros((1, 2)), np.array([1e308]), np.ones((1, 2)), 0.2, 0.2, "token_sum", None
+        )
+    assert rho[0, 0] == np.inf and s1[0, 0] == np.inf and s2[0, 0] == 1.2
+    assert loss == -np.inf and np.array_equal(g, [[-1e308, -1e308]])
