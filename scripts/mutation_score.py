@@ -181,15 +181,31 @@ def undecorated(text):
 
     The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
     defaults from the signature of mutmut's trampoline (the original one) and passes every
-    argument, so a mutated default would never be used here, though in the library it would."""
+    argument, so a mutated default would never be used here, though in the library it would.
+
+    A decorator that calls a function of the file (kl.py's `where=[_support("theta", ...)]`) is
+    applied anew at each call: applied once, at import, it would run before any mutant is active,
+    and the mutants of that function could never be told apart."""
+    tree = ast.parse(text)
+    local = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     lines = text.splitlines(keepends=True)
-    for node in reversed(ast.parse(text).body):
+    for node in reversed(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             continue
-        applied = node.name
+        applied = "f"
         for d in reversed(node.decorator_list):
             applied = f"({ast.get_source_segment(text, d)})({applied})"
-        lines.insert(node.end_lineno, f"{node.name} = {applied}\n")
+        calls = {
+            c.func.id
+            for d in node.decorator_list
+            for c in ast.walk(d)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        }
+        if calls & local - {node.name}:
+            declare = f"lambda: {applied}"  # the declared function, built when called
+            wrapper = "__import__('functools').update_wrapper(lambda *a, **k: declare()(*a, **k), declare())"
+            applied = f"(lambda declare: {wrapper})({declare})"
+        lines.insert(node.end_lineno, f"{node.name} = (lambda f: {applied})({node.name})\n")
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
         head = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         if node.body[0].lineno > node.lineno:  # not `def f(): return x`

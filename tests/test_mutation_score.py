@@ -212,8 +212,20 @@ def test_own_copy_applies_decorators_after_the_def_and_keeps_the_signature_unmut
         "import functools\n\n\n"
         "def f(x, y=2) -> int:  # pragma: no mutate\n"
         '    """doc"""\n    return x + y\n'
-        "f = (functools.lru_cache(maxsize=None))((functools.wraps(print))(f))\n\n\n"
+        "f = (lambda f: (functools.lru_cache(maxsize=None))((functools.wraps(print))(f)))(f)\n\n\n"
         "def g(x):\n    return x\n"
     )
+    # a decorator calling a function of the file is applied at each call, after the mutant is set
+    lazy = mutation_score.undecorated(
+        "def rule(n):\n    return n\n\n\n@declare(rule(1))\ndef h(x):\n    return x\n"
+    )
+    assert lazy.endswith(
+        "h = (lambda f: (lambda declare: __import__('functools').update_wrapper("
+        "lambda *a, **k: declare()(*a, **k), declare()))(lambda: (declare(rule(1)))(f)))(h)\n"
+    )
+    calls = []
+    space = {"declare": lambda n: calls.append(n) or (lambda f: f)}
+    exec(lazy, space)
+    assert space["h"](3) == 3 and space["h"].__name__ == "h" and calls == [1, 1]
     assert mutation_score.undecorated("def g(x):\n    return x\n") == "def g(x):\n    return x\n"
     assert mutation_score.ZOO_RELOAD[0] in (ROOT / "pyproject.toml").read_text()
