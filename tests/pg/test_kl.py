@@ -882,3 +882,29 @@ def test_kl_defaults_are_the_documented_values():
     assert same(st, kl.kl_penalty_straight_through(logp, logp_ref, mask, "k3", "token_mean", None))
     for args in (("k1",), ("k3", "seq_sum")):
         assert not same(st, kl.kl_penalty_straight_through(logp, logp_ref, mask, *args)), args
+
+
+def test_exact_kl_names_q_and_shows_exactly_the_first_four_row_sums():
+    assert _raises(ValueError, lambda: kl.exact_kl([[0.5, 0.5]], [[0.5, 0.6]])).startswith(
+        "q: expected rows of probabilities (>= 0, summing to 1), got row sums"
+    )
+    p = np.array([[0.5, 0.5]] * 4 + [[1.0, 1.0]])  # the fifth row sums to 2: not shown
+    msg = _raises(ValueError, lambda: kl.exact_kl(p, np.full((5, 2), 0.5)))
+    assert (
+        msg
+        == f"p: expected rows of probabilities (>= 0, summing to 1), got row sums {p.sum(axis=1)[:4]} and min 0.5"
+    )
+
+
+def test_logit_spread_is_read_per_row_and_the_message_names_the_row():
+    # each row within float64 of its own maximum, though not of the other row's: accepted
+    theta, theta_ref = [[1e308, 0.0], [-1e308, -1e308]], np.zeros((2, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(kl.exact_kl_grad_theta(theta, theta_ref), np.zeros((2, 2)))
+        assert np.array_equal(kl.exact_reverse_kl_grad_theta(theta, theta_ref), [[0.5, -0.5], [0.0, 0.0]])
+    msg = _raises(ValueError, lambda: kl.exact_kl_grad_theta([[0.0, 0.0], [1e308, -1e308]], theta_ref))
+    assert msg == (
+        "theta: expected the finite logits of each row within float64 of the row's maximum, "
+        "got a spread beyond float64 in row 1"
+    )
