@@ -908,3 +908,11 @@ def test_logit_spread_is_read_per_row_and_the_message_names_the_row():
         "theta: expected the finite logits of each row within float64 of the row's maximum, "
         "got a spread beyond float64 in row 1"
     )
+
+
+def test_a_token_impossible_under_both_tables_is_a_finite_kl():
+    # pi = pi_ref = 0 on the same token (-inf logits in both): 0 log 0 terms, no infinite KL
+    theta = np.array([[0.0, 1.0, -np.inf]])
+    want = exact_kl_grad_theta(theta[:, :2], theta[:, :2] - 1.0)  # the same KL without the token
+    assert np.array_equal(exact_kl_grad_theta(theta, theta - 1.0), np.hstack([want, [[0.0]]]))
+    assert np.array_equal(exact_reverse_kl_grad_theta(theta, theta - 1.0), np.zeros((1, 3)))
