@@ -754,3 +754,10 @@ def test_group_mean_bounded_rewards_and_right_padded():
     msg = raises(ValueError, lambda: rule(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]])))
     assert msg.startswith("mask: expected right padding") and "row 1 is [1, 0, 1]" in msg and "elsewhere" in msg
     names("mask", "right padding", lambda: reinforce_pp(np.ones((1, 3)), [[1.0, 0.0, 1.0]]))
+
+
+def test_reinforce_pp_baseline_body_never_divides_by_padding():
+    # the body (a caller building on it calls .core) is silent at padding and gives the same numbers
+    r, m = np.array([[1.0, 3.0]]), np.array([[1.0, 1.0], [1.0, 0.0]])
+    body = silent(lambda: reinforce_pp_baseline.core(r, m, 1e-8, 1))
+    assert np.array_equal(body, reinforce_pp_baseline(r, m))
