@@ -335,3 +335,9 @@ def test_reinforce_overflow_message_sample():
         "reinforce_loss: expected a finite loss, got inf (beyond float64) from logp in [-1e+308, -1e+308], "
         "adv in [1e+308, 1e+308], mask in [1, 1]"
     )
+
+
+def test_reinforce_loss_uses_max_len_of_the_constant_aggregation():
+    # w = mask / (B max_len) = 1/5 on the real tokens, not 1/T = 1/3
+    loss, g = reinforce_loss([[-1.0, -2.0, 0.0]], [2.0], [[1.0, 1.0, 0.0]], agg="constant", max_len=5)
+    assert loss == pytest.approx(1.2, rel=1e-15) and np.array_equal(g, [[-0.4, -0.4, 0.0]])
