@@ -11,12 +11,12 @@ import pytest
 from gradcheck import fd_grad
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
-from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.advantages import REWARD_MAX, standardized
 from minirl_lm.pg.clip import clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss, grpo_step
 from minirl_lm.pg.kl import ESTIMATORS, kl_penalty
 from minirl_lm.pg.reinforce import AGGS, reinforce_loss
-from quiet import names
+from quiet import names, raises
 
 
 def batch(rng, B=8, T=5, eps=0.2):
@@ -736,3 +736,58 @@ def test_grpo_step_rolls_a_users_environment_back_through_its_public_checkpoint(
     assert env.rollouts == 0
     grpo_step(pol, pol.copy(), env, _grader, rng, K=2)
     assert env.rollouts == 1
+
+
+def test_grpo_step_table_shape_messages_are_exact():
+    theta, ref = _tables()  # (14, 3): the shape of _mdp()
+    rng = np.random.default_rng(0)
+    wide = TabularPolicy(np.zeros((14, 4)))
+    msg = raises(ValueError, lambda: grpo_step(wide, wide.copy(), _mdp(), _grader, rng, K=2))
+    assert msg == "policy: expected a table of shape (S, V) = (14, 3) for mdp, got (14, 4)"
+    msg = raises(ValueError, lambda: grpo_step(TabularPolicy(theta), wide, _mdp(), _grader, rng, K=2))
+    assert msg == "ref_policy: expected a table of the policy's shape (14, 3), got (14, 4)"
+
+
+def test_grpo_step_overflow_message_shows_an_explicit_eps_high():
+    theta, ref = _tables()
+    msg = raises(
+        ValueError,
+        lambda: grpo_step(
+            TabularPolicy(theta),
+            TabularPolicy(ref),
+            _mdp(),
+            lambda x, y: 1e6,
+            np.random.default_rng(0),
+            K=2,
+            baseline="none",
+            lr=1e308,
+            eps_high=0.3,
+        ),
+    )
+    assert msg == (
+        "grpo_step: expected a finite theta after epoch 1, got inf (beyond float64) "
+        "from lr = 1e+308, eps = 0.2, eps_high = 0.3, beta = 0.04, std_eps = 1e-08"
+    )
+
+
+def test_grpo_step_rejects_a_one_dimensional_mask_whatever_K():
+    class FlatMask(UserEnv):
+        def rollout(self, policy, K, rng):
+            ro = super().rollout(policy, K, rng)
+            return SimpleNamespace(states=ro.states, tokens=ro.tokens, mask=np.ones(len(ro.tokens)))
+
+    pol = TabularPolicy(np.zeros((4, 3)))
+    for K in (1, 2):
+        msg = raises(
+            ValueError, lambda: grpo_step(pol, pol.copy(), FlatMask(), _grader, np.random.default_rng(0), K=K)
+        )
+        assert (
+            msg
+            == f"mdp: expected rollout() to return a (B, T) mask with B = N*K rows (K = {K}), got shape ({2 * K},)"
+        )
+
+
+def test_grpo_step_accepts_rewards_at_the_bound_of_the_domain():
+    mdp, pol, _ = _toy(0)
+    out = grpo_step(pol, pol.copy(), mdp, lambda x, y: REWARD_MAX, np.random.default_rng(0), K=2)
+    assert (out["rewards"] == 1e150).all() and (out["advantages"] == 0).all()
