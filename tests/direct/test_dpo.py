@@ -666,3 +666,13 @@ def test_an_overflow_message_gives_the_range_of_every_real_input():
     )
     msg = overflows("dpo_loss", lambda: dpo_loss([-1e308], [0.0], [0.0], [-1.7e308], 1.0))
     assert "seq_logp_ref_r in [-1.7e+308, -1.7e+308]" in msg
+
+
+def test_reward_table_loss_id_messages_are_exact():
+    r_phi = np.zeros((2, 3))  # 2 prompts (rows), 3 responses (columns)
+    for ids, message in (
+        (([2], [0], [1]), "prompt: expected ids < 2 (rows of r_phi), got 2"),
+        (([0], [3], [1]), "chosen: expected ids < 3 (columns of r_phi), got 3"),
+        (([0, 1], [0, 1], [1, 5]), "rejected: expected ids < 3 (columns of r_phi), got 5"),
+    ):
+        assert raises(ValueError, lambda: reward_table_loss(r_phi, *ids)) == message

@@ -127,3 +127,10 @@ def test_truncated_reads_the_last_real_token_only():
     # real non-eos token; row 3: one real eos; row 4: empty (not truncated)
     assert truncated(tokens, mask, eos).tolist() == [True, True, True, False, False]
     assert mask_truncated(tokens, mask, eos).tolist() == [[0, 0], [0, 0], [0, 0], [1, 0], [0, 0]]
+
+
+def test_overlong_buffer_may_fill_the_whole_cap_and_a_zero_factor_gives_plus_zero():
+    # buffer_len = max_len: the buffer starts at length 0
+    assert overlong_penalty([0, 2, 4], 4, 4).tolist() == [0.0, -0.5, -1.0]
+    # in the buffer with penalty_factor 0: -1 * 0.0 is -0.0, returned as +0.0
+    assert not np.signbit(overlong_penalty([8, 10], 10, 4, 0.0)).any()
