@@ -183,21 +183,37 @@ def undecorated(text):
     defaults from the signature of mutmut's trampoline (the original one) and passes every
     argument, so a mutated default would never be used here, though in the library it would.
 
-    A decorator that calls a function of the file (kl.py's `where=[_support("theta", ...)]`) is
-    applied anew at each call: applied once, at import, it would run before any mutant is active,
-    and the mutants of that function could never be told apart."""
+    A decorator that calls a function of the file (kl.py's `where=[_support("theta", ...)]`, or
+    a constant built with one, batch.py's `**PROMPTS`, written out in its place) is applied anew
+    at each call: applied once, at import, it would run before any mutant is active, and the
+    mutants of that function could never be told apart."""
     tree = ast.parse(text)
     local = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    built = {  # constants built by calling a function of the file: `PROMPTS = dict(P=_per_prompt(...))`
+        n.targets[0].id: n.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+        if local
+        & {c.func.id for c in ast.walk(n.value) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    }
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, name):  # such a constant in a declaration is built anew with it
+            return built.get(name.id, name) if isinstance(name.ctx, ast.Load) else name
+
     lines = text.splitlines(keepends=True)
     for node in reversed(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             continue
+        decorators = [
+            Inline().visit(ast.parse(ast.get_source_segment(text, d), mode="eval")) for d in node.decorator_list
+        ]
         applied = "f"
-        for d in reversed(node.decorator_list):
-            applied = f"({ast.get_source_segment(text, d)})({applied})"
+        for d in reversed(decorators):
+            applied = f"({ast.unparse(d)})({applied})"
         calls = {
             c.func.id
-            for d in node.decorator_list
+            for d in decorators
             for c in ast.walk(d)
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
         }
