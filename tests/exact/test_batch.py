@@ -215,3 +215,44 @@ def test_batch_moments_refuses_a_joint_too_large_and_a_bad_triple():
         batch_moments([p], [s], [parts], token_mean=1)
     with pytest.raises(ValueError, match=r"^stats: expected shape \(4, 1001\) for prompt 0"):
         batch_moments([p], [s[:, :3]], [parts])
+
+
+def test_batch_moments_argument_messages_are_exact():
+    P, stats, parts = _case(0)  # M = 3, 4, 2; D = 4
+
+    def message(*args):
+        with pytest.raises((TypeError, ValueError)) as e:
+            batch_moments(*args)
+        return str(e.value)
+
+    assert message("ab", stats, parts) == "P: expected a non-empty list with one law per prompt, got str"
+    wide = tuple(np.zeros((4, 5)) for _ in range(3))  # prompt 1 with D = 5: D is shared by the prompts
+    assert message(P, stats, [parts[0], wide, parts[2]]) == "parts: expected shape (M, 4), got (4, 5)"
+    nan = (parts[0][0], np.full((3, 4), np.nan), parts[0][2])
+    assert message(P, stats, [nan, *parts[1:]]) == "parts: expected no NaN, got 12 NaN entries"
+    short = tuple(np.zeros((2, 4)) for _ in range(3))  # 2 rows for prompt 0's 3 outcomes
+    assert message(P, stats, [short, *parts[1:]]) == "parts: expected 3 rows for prompt 0, got 2"
+    pair = [np.zeros((3, 4)), np.zeros((3, 4))]  # its repr is cut at 120 characters
+    got = f"list {pair!r}"
+    assert len(got) > 121
+    assert (
+        message(P, stats, [pair, *parts[1:]])
+        == f"parts: expected a (P_n, Q_n, Rg_n) triple per prompt, got {got[:120]}"
+    )
+
+
+def test_batch_moments_takes_a_joint_of_exactly_max_joint_points():
+    p = np.full(1000, 1e-3)  # 1000^3 = MAX_JOINT points: allowed
+    ones = np.ones((1000, 1))
+    mean, _ = batch_moments([p] * 3, [np.ones((4, 1000))] * 3, [(ones, 0 * ones, 0 * ones)] * 3, second=False)
+    assert mean == pytest.approx([3.0], rel=1e-13)  # kind "none": g = sum_n P_n = 3 on every outcome
+
+
+def test_the_kernel_flag_chooses_the_kernels_or_their_twins():
+    # the two round differently on this batch: each result is its own path's, bit for bit
+    P, stats, parts = _case(0)
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind="batch_std", token_mean=True, kernel=kernel)
+        want = batch._moments_from(batch._marginals(P, stats, "batch_std", True, 1e-8, 9, kernel), parts)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+    assert not np.array_equal(batch_moments(P, stats, parts, kind="batch_std", token_mean=True)[0], want[0])
