@@ -256,3 +256,67 @@ def test_the_kernel_flag_chooses_the_kernels_or_their_twins():
         want = batch._moments_from(batch._marginals(P, stats, "batch_std", True, 1e-8, 9, kernel), parts)
         assert np.array_equal(got[0], want[0]) and got[1] == want[1]
     assert not np.array_equal(batch_moments(P, stats, parts, kind="batch_std", token_mean=True)[0], want[0])
+
+
+def test_the_kernel_flag_also_chooses_on_the_grid():
+    P, stats, parts, _ = _groups(0)  # dyadic rewards: the law of the sums on a grid
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind="batch_std", token_mean=True, kernel=kernel)
+        want = batch._moments_from(batch._marginals(P, stats, "batch_std", True, 1e-8, 9, kernel), parts)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+    assert not np.array_equal(batch_moments(P, stats, parts, kind="batch_std", token_mean=True)[0], want[0])
+
+
+def test_one_prompt_of_kind_none_is_its_own_expectation():
+    p = np.full(10, 0.1)
+    rng = np.random.default_rng(0)
+    P0, Q0, R0 = (rng.normal(size=(10, 2)) for _ in range(3))
+    s = np.stack([np.full(10, 2.0), np.arange(10.0), np.arange(10.0) ** 2, np.ones(10)])
+    mean, _ = batch_moments([p], [s], [(P0, Q0, R0)])
+    np.testing.assert_allclose(mean, p @ P0 + p @ R0, rtol=1e-14)  # a = e = 1, b = 0 on every outcome
+
+
+@pytest.mark.parametrize("kind", ["batch_std", "whiten"])
+def test_one_prompt_with_statistics_equals_the_walk(kind):
+    P, stats, parts = _case(4, N=1)
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind=kind, token_mean=True, kernel=kernel)
+        walk = batch._moments_from(batch._marginals_kernel(P, stats, kind, True, 1e-8, 9), parts)
+        np.testing.assert_allclose(got[0], walk[0], rtol=1e-13)
+        assert got[1] == pytest.approx(walk[1], rel=1e-13)
+
+
+def test_outcomes_of_probability_zero_that_merge_add_nothing():
+    # outcomes 1 and 2 of prompt 0 share their statistics and have P = 0: their merged value too
+    P = [np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.5])]
+    stats = [
+        np.array([[2.0, 2.0, 2.0], [0.3, 0.7, 0.7], [1.0, 0.5, 0.5], [2.0, 3.0, 3.0]]),
+        np.array([[2.0, 2.0], [0.1, 1.1], [0.5, 1.5], [2.0, 4.0]]),
+    ]
+    rng = np.random.default_rng(1)
+    parts = [tuple(rng.normal(size=(len(p), 3)) for _ in range(3)) for p in P]
+    without = [P[0][:1], P[1]], [stats[0][:, :1], stats[1]], [tuple(x[:1] for x in parts[0]), parts[1]]
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind="whiten", kernel=kernel)
+        want = batch_moments(*without, kind="whiten", kernel=kernel)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
+        assert got[1] == pytest.approx(want[1], rel=1e-14)
+
+
+def test_twins_at_the_smallest_counts():
+    # batch totals of one token, one response (cnt 1) and two (cnt 2): the floors max(ntok, 1),
+    # max(cnt, 1) and max(cnt - 1, 1) of eq. (exact_batch_scalars), the kernels against their twins
+    P = [np.array([0.5, 0.5]), np.array([0.25, 0.75])]
+    stats = [
+        np.array([[1.0, 1.0], [0.3, 0.9], [0.5, 1.3], [1.0, 0.0]]),  # S2 well above S1^2 / cnt
+        np.array([[1.0, 1.0], [0.1, -0.7], [0.3, 0.9], [0.0, 2.0]]),
+    ]
+    rng = np.random.default_rng(2)
+    parts = [tuple(rng.normal(size=(2, 3)) for _ in range(3)) for _ in P]
+    for n in (1, 2):  # one prompt: cnt = 1; two: cnt = 2
+        for kind in ("batch_std", "whiten"):
+            a = batch_moments(P[:n], stats[:n], parts[:n], kind=kind, token_mean=True)
+            b = batch_moments(P[:n], stats[:n], parts[:n], kind=kind, token_mean=True, kernel=False)
+            assert np.abs(a[0]).max() > 0.1
+            np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
+            assert a[1] == pytest.approx(b[1], rel=1e-12)
