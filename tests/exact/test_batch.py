@@ -320,3 +320,18 @@ def test_twins_at_the_smallest_counts():
             assert np.abs(a[0]).max() > 0.1
             np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
             assert a[1] == pytest.approx(b[1], rel=1e-12)
+
+
+def test_the_grid_limits_are_exact():
+    law = lambda *cols: [(np.ones(len(c[0])), np.array(c, float), None) for c in cols]  # noqa: E731
+    one = lambda x, y=0.0: [[1.0, 1.0], [x, 0.0], [y, 0.0], [1.0, 1.0]]  # noqa: E731
+    # a step of 2^-MAX_STEP = 2^-40 at the finest
+    assert batch._grid(law(one(2.0**-40)), (0, 1))[0] == [1.0, 2.0**-40]
+    assert batch._grid(law(one(2.0**-41)), (0, 1)) is None
+    # the largest sum on the grid stays below 2^52 (every partial sum exact)
+    assert batch._grid(law(one(200.0)), (0, 1)) is not None
+    assert batch._grid(law(one(2.0**51), one(2.0**51 - 1)), (0, 1)) is not None
+    assert batch._grid(law(one(2.0**51), one(2.0**51)), (0, 1)) is None
+    # the keys stay below 2^62: two digits of span 2^31 are one too many, 2^31 * (2^31 - 1) fits
+    assert batch._grid(law(one(2.0**31 - 1, 2.0**31 - 1)), (1, 2)) is None
+    assert batch._grid(law(one(2.0**31 - 1, 2.0**31 - 2)), (1, 2))[1] == [1, 2**31, 2**31 * (2**31 - 1)]
