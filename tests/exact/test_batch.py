@@ -258,13 +258,41 @@ def test_the_kernel_flag_chooses_the_kernels_or_their_twins():
     assert not np.array_equal(batch_moments(P, stats, parts, kind="batch_std", token_mean=True)[0], want[0])
 
 
-def test_the_kernel_flag_also_chooses_on_the_grid():
-    P, stats, parts, _ = _groups(0)  # dyadic rewards: the law of the sums on a grid
+def _no(*names):
+    """Replacements of batch's evaluators `names` that fail if called."""
+
+    def fail(*args, **kwargs):
+        raise AssertionError("this evaluation was not the cheaper one")
+
+    return {name: fail for name in names}
+
+
+WALKS = ("_marginals_kernel", "_marginals_numpy")
+GRIDS = ("_grid_marginals", "_grid_numpy")
+
+
+def test_each_batch_takes_the_evaluation_with_fewer_scalars(monkeypatch):
+    # N = 4 groups of K = 2 on a dyadic grid, kind "none" with token_mean: the convolution
+    # evaluates 208 scalars, the merged walk 225; whiten on 3 groups of 3: 552 against 400
+    grid_batch, walk_batch = _groups(2, N=4, K=2)[:3], _groups(0)[:3]
     for kernel in (True, False):
-        got = batch_moments(P, stats, parts, kind="batch_std", token_mean=True, kernel=kernel)
-        want = batch._moments_from(batch._marginals(P, stats, "batch_std", True, 1e-8, 9, kernel), parts)
+        with monkeypatch.context() as m:
+            for name, fail in _no(*WALKS).items():
+                m.setattr(batch, name, fail)
+            batch_moments(*grid_batch, kind="none", token_mean=True, kernel=kernel)
+        with monkeypatch.context() as m:
+            for name, fail in _no(*GRIDS).items():
+                m.setattr(batch, name, fail)
+            batch_moments(*walk_batch, kind="whiten", kernel=kernel)
+
+
+def test_the_kernel_flag_also_chooses_on_the_grid():
+    P, stats, parts = _groups(2, N=4, K=2)[:3]  # the convolution, as above
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind="none", token_mean=True, kernel=kernel)
+        want = batch._moments_from(batch._marginals(P, stats, "none", True, 1e-8, 9, kernel), parts)
         assert np.array_equal(got[0], want[0]) and got[1] == want[1]
-    assert not np.array_equal(batch_moments(P, stats, parts, kind="batch_std", token_mean=True)[0], want[0])
+    assert not np.array_equal(batch_moments(P, stats, parts, kind="none", token_mean=True)[0], want[0])
 
 
 def test_one_prompt_of_kind_none_is_its_own_expectation():
