@@ -297,6 +297,7 @@ def test_the_kernel_flag_also_chooses_on_the_grid():
 
 def test_one_prompt_of_kind_none_is_its_own_expectation():
     p = np.full(10, 0.1)
+    p[0] += 5e-10  # a law summing to 1 + 5e-10 (within the 1e-9 accepted): no factor of its mass enters
     rng = np.random.default_rng(0)
     P0, Q0, R0 = (rng.normal(size=(10, 2)) for _ in range(3))
     s = np.stack([np.full(10, 2.0), np.arange(10.0), np.arange(10.0) ** 2, np.ones(10)])
@@ -363,3 +364,16 @@ def test_the_grid_limits_are_exact():
     # the keys stay below 2^62: two digits of span 2^31 are one too many, 2^31 * (2^31 - 1) fits
     assert batch._grid(law(one(2.0**31 - 1, 2.0**31 - 1)), (1, 2)) is None
     assert batch._grid(law(one(2.0**31 - 1, 2.0**31 - 2)), (1, 2))[1] == [1, 2**31, 2**31 * (2**31 - 1)]
+
+
+@pytest.mark.parametrize("kind", ["batch_std", "whiten"])
+def test_one_prompt_on_the_grid_takes_the_convolution_and_equals_the_walk(kind, monkeypatch):
+    # one prompt: the law of the others' sums is one point, so the convolution ties the walk
+    P, stats, parts = _groups(5, N=1)[:3]
+    walk = batch._moments_from(batch._marginals_kernel(P, stats, kind, True, 1e-8, 9), parts)
+    for name, fail in _no(*WALKS).items():
+        monkeypatch.setattr(batch, name, fail)
+    for kernel in (True, False):
+        got = batch_moments(P, stats, parts, kind=kind, token_mean=True, kernel=kernel)
+        np.testing.assert_allclose(got[0], walk[0], rtol=1e-13)
+        assert got[1] == pytest.approx(walk[1], rel=1e-13)
