@@ -301,8 +301,9 @@ def test_one_prompt_of_kind_none_is_its_own_expectation():
     rng = np.random.default_rng(0)
     P0, Q0, R0 = (rng.normal(size=(10, 2)) for _ in range(3))
     s = np.stack([np.full(10, 2.0), np.arange(10.0), np.arange(10.0) ** 2, np.ones(10)])
-    mean, _ = batch_moments([p], [s], [(P0, Q0, R0)])
-    np.testing.assert_allclose(mean, p @ P0 + p @ R0, rtol=1e-14)  # a = e = 1, b = 0 on every outcome
+    for kernel in (True, False):
+        mean, _ = batch_moments([p], [s], [(P0, Q0, R0)], kernel=kernel)
+        np.testing.assert_allclose(mean, p @ P0 + p @ R0, rtol=1e-14)  # a = e = 1, b = 0 on every outcome
 
 
 @pytest.mark.parametrize("kind", ["batch_std", "whiten"])
