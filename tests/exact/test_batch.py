@@ -378,3 +378,15 @@ def test_one_prompt_on_the_grid_takes_the_convolution_and_equals_the_walk(kind, 
         got = batch_moments(P, stats, parts, kind=kind, token_mean=True, kernel=kernel)
         np.testing.assert_allclose(got[0], walk[0], rtol=1e-13)
         assert got[1] == pytest.approx(walk[1], rel=1e-13)
+
+
+def test_a_convolution_beyond_the_cap_gives_up_at_once():
+    # four groups: the products of support sizes the convolutions meet, in order, are 90 and 27
+    # (prompts 0+1, 2+3), then 540 and 270, then 243 and 180; the cap bounds each of them
+    P, stats, _, _ = _groups(2, N=4, K=2)
+    cols = batch.COLUMNS["whiten"] + (3,)
+    laws = [batch._distinct(p, s, cols) for p, s in zip(P, stats)]
+    assert batch._others(laws, cols, 540) is not None
+    assert batch._others(laws, cols, 539) is None
+    for order in (laws, laws[::-1]):  # the prefix or the suffix over the cap first: no more work
+        assert batch._others(order, cols, 89) is None
