@@ -11,6 +11,7 @@ import pytest
 from gradcheck import fd_grad
 from minirl_lm.core.mdp import TokenMDP
 from minirl_lm.core.policy import TabularPolicy
+from minirl_lm.core.validate import MAX_DRAWS
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.direct.preferences import (
     bradley_terry_judge,
@@ -852,3 +853,79 @@ def test_a_failing_online_step_takes_back_the_lazy_ids_it_handed_out():
     assert mdp.checkpoint() == before and rng.random() == np.random.default_rng(2).random()
     out = online_dpo_step(mdp, policy, ref, lambda x, a, b: 1.0, 1.0, 1.0, np.random.default_rng(2))
     assert mdp.checkpoint() != before and np.isfinite(out["loss"])  # a step that succeeds keeps its ids
+
+
+def test_log_prob_checks_name_the_argument_and_show_the_largest_real_entry():
+    # padding holds 7.0, larger than the offending real token's 0.5: only real tokens are shown
+    lp, m = np.array([[-1.0, 0.5, 7.0]]), np.array([[1.0, 1.0, 0.0]])
+    ok = np.array([[-1.0, -1.0, 0.0]])
+    msg = raises(ValueError, lambda: ipo_loss(ok, m, lp, m, [0.0], [0.0], 1.0))
+    assert msg == "logp_r: expected log-probs <= 0 on real tokens, got max 0.5"
+    msg = raises(ValueError, lambda: kto_loss(lp, m, [0.0], np.array([True]), 1.0))
+    assert msg == "logp: expected log-probs <= 0 on real tokens, got max 0.5"
+
+
+def test_orpo_odds_messages_name_the_side_and_the_pair():
+    lp, m = np.full((3, 2), -0.5), np.ones((3, 2))
+    empty = m.copy()
+    empty[1] = 0.0
+    msg = raises(ValueError, lambda: orpo_loss(lp, m, lp, empty))
+    assert msg == (
+        "logp_r: expected nonempty responses for ORPO (an empty response has probability 1), "
+        "got an empty one at pair 1"
+    )
+    sure = lp.copy()
+    sure[2] = 0.0
+    msg = raises(ValueError, lambda: orpo_loss(lp, m, sure, m))
+    assert (
+        msg == "logp_r: expected a mean log-prob < 0 for ORPO (probability 1 has infinite odds), got 0 at pair 2"
+    )
+
+
+def test_kto_desirable_of_another_type_names_it():
+    for desirable, got in (("abc", "str"), (np.array([1, 0, 1]), "ndarray of dtype int64")):
+        msg = raises(TypeError, lambda: kto_loss(Z, M, np.zeros(3), desirable, 1.0))
+        assert msg == f"desirable: expected a bool array, got {got}"
+
+
+def test_overflow_messages_show_every_input_of_ipo_and_orpo():
+    msg = raises(ValueError, lambda: ipo_loss([[-1e200]], M1, [[-1.0]], M1, [0.0], [0.0], 1.0, weights=[1.0]))
+    assert msg == (
+        "ipo_loss: expected a finite loss, got inf (beyond float64) from logp_c in [-1e+200, -1e+200], "
+        "logp_r in [-1, -1], seq_logp_ref_c in [0, 0], seq_logp_ref_r in [0, 0], beta = 1, weights in [1, 1]"
+    )
+    msg = raises(ValueError, lambda: orpo_loss([[-2.0]], M1, [[-1.0]], M1, lam=1.7e308, weights=[1.0]))
+    assert msg == (
+        "orpo_loss: expected a finite loss and dloss_dlogp_r, got inf (beyond float64) from logp_c in [-2, -2], "
+        "logp_r in [-1, -1], lam = 1.7e+308, weights in [1, 1]"
+    )
+
+
+def test_online_step_table_and_size_messages_are_exact():
+    mdp = TokenMDP(["a"], V=3, eos=0, max_len=3)  # one prompt, S = 7
+    pol, wide = TabularPolicy(np.zeros((7, 3))), TabularPolicy(np.zeros((7, 4)))
+    judge, rng = (lambda x, a, b: 1.0), np.random.default_rng(0)
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, wide, pol, judge, 1.0, 1.0, rng))
+    assert msg == "policy: expected a table of shape (S, V) = (7, 3) for mdp, got (7, 4)"
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, pol, wide, judge, 1.0, 1.0, rng))
+    assert msg == "ref: expected a table of the policy's shape (7, 3), got (7, 4)"
+    most = MAX_DRAWS // 2  # 2 N k responses with N = 1
+    msg = raises(ValueError, lambda: online_dpo_step(mdp, pol, pol.copy(), judge, 1.0, 1.0, rng, most + 1))
+    assert msg == f"pairs_per_prompt: expected an integer <= {most} (2 N k responses are drawn), got {most + 1}"
+
+
+def test_online_step_runs_on_an_environment_without_checkpoints():
+    class Plain:  # what online_dpo_step needs of an environment, and no checkpoint() or rollback()
+        def __init__(self, mdp):
+            self.mdp, self.prompts, self.N, self.S, self.V = mdp, mdp.prompts, mdp.N, mdp.S, mdp.V
+
+        def rollout(self, policy, K, rng, prompts=None):
+            return self.mdp.rollout(policy, K, rng, prompts=prompts)
+
+    mdp, policy, ref, grader = _online_setup()
+    theta = policy.theta.copy()
+    judge = bradley_terry_judge(grader)
+    online_dpo_step(Plain(mdp), policy, ref, judge, 1.0, 1.0, np.random.default_rng(0))
+    again = TabularPolicy(theta)
+    online_dpo_step(_online_setup()[0], again, ref, judge, 1.0, 1.0, np.random.default_rng(0))
+    assert np.array_equal(policy.theta, again.theta) and not np.array_equal(theta, again.theta)
