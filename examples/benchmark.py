@@ -402,7 +402,9 @@ def floor_note(t, BT, V):
     elif mx + ex > FLOOR_GOAL:
         verdict = (
             f"the two passes add up to {mx + ex:.2f}x (the kernel: {r:.2f}x); within {FLOOR_GOAL:g}x needs them "
-            f"to overlap (the reads of one row behind the exponentials of another), which this kernel does not do"
+            f"to overlap, {(mx + ex - FLOOR_GOAL) / mx:.0%} of the max pass hidden behind the exponentials of "
+            f"another row (the exponentials themselves cannot hide: they are {ex:.2f}x with no byte from memory), "
+            f"and this kernel overlaps none of it"
         )
     else:
         verdict = (
