@@ -25,7 +25,8 @@ exactly, with no approximation. Printed per configuration:
     fixed point TV  the exact expected update iterated to convergence (then Newton-polished),
                     mean over prompts of the total-variation distance of its response
                     distribution to pi*; above K = 4 a row a batch statistic couples is
-                    continued from its fixed point at K = 4 (quasi-Newton at K)
+                    continued from its fixed point at K = 4 (quasi-Newton at K), and searched
+                    from pi_ref where that does not converge
 
     $ python examples/atlas.py                 # the table on the page (K = 3)
     $ python examples/atlas.py --K 4 --task binary --plot atlas.svg
@@ -468,20 +469,30 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
 def continued(cfg, task, K, steps=25, tol=1e-12):
     """The fixed point at K continued from the one at K = WARM: (theta, max |E g|), or None.
 
-    Broyden's quasi-Newton method on E[g] = 0 at K, started at the fixed point at K = WARM with
-    the Jacobian there (finite differences at K = WARM, where an update is cheap: every visited
-    entry perturbed alone, so the prompts' coupling through a batch statistic is in it); each step
-    pseudo-inverts the Jacobian (the softmax's shift freedom), moves no logit by more than 0.5 and
-    lowers max |E g|, and the Jacobian takes Broyden's rank-one correction. None unless max |E g|
-    ends below 1e-9, the bar a Newton-polished fixed point meets (a row with no smooth zero never
-    does: its expected update jumps at the zero). `measure` takes this road above K = WARM for the
-    rows a batch statistic couples, whose every update at K = 8 walks up to 495^3 joint outcomes
-    (`fixed_point` asks for one per step); for them the two roads reach the same zero
-    (tests/examples/test_atlas.py, at K = 5).
+    The fixed point moves little with K, so the search starts at the one at K = WARM and takes
+    E[g]'s Jacobian there, by finite differences at K = WARM, where an update is cheap (every
+    visited entry perturbed alone, so the prompts' coupling through a batch statistic is in it).
+    Then Newton steps on E[g] = 0 at K, each through the Jacobian's pseudo-inverse (the softmax's
+    shift freedom; singular values below 1e-6 of the largest, finite-difference noise, dropped),
+    the Jacobian corrected after each step by the rank-one change that makes it reproduce the
+    observed change of E[g] (Broyden's method). The steps stop at max |E g| < tol, or before a
+    step that would move a logit by more than 0.5 or not lower max |E g|.
+
+    None (the caller then searches from pi_ref) when the search at K = WARM overflows, or when
+    max |E g| at K does not end below 1e-9, the bar a Newton-polished fixed point meets (a row
+    with no smooth zero never does: a standardized advantage's update jumps at its zero).
+
+    `measure` takes this road above K = WARM for the rows a batch statistic couples: each of
+    their updates at K = 8 sums over the law of the batch's statistics, or walks up to 495^3
+    joint outcomes where those are real-valued, and `fixed_point` asks for one per step. Where
+    both roads are cheap (K = 5, tests/examples/test_atlas.py) they reach the same zero.
     """
     act = task["active"]
     Eg = lambda th, k: moments(cfg, th, task, k, second=False)[0].reshape(th.shape)[act]  # noqa: E731
-    theta, _ = fixed_point(cfg, task, WARM)
+    try:
+        theta, _ = fixed_point(cfg, task, WARM)
+    except FloatingPointError:  # the search at K = WARM overflowed: none to continue from
+        return None
     x, h = theta[act], 1e-6
     g0 = Eg(theta, WARM)
     J = np.zeros((x.size, x.size))
@@ -493,7 +504,7 @@ def continued(cfg, task, K, steps=25, tol=1e-12):
     for _ in range(steps):
         if np.abs(g).max() < tol:
             break
-        step = -np.linalg.pinv(J, rcond=1e-9) @ g
+        step = -np.linalg.pinv(J, rcond=1e-6) @ g
         if np.abs(step).max() > 0.5:  # trust region: a jump is no continuation
             break
         th = theta.copy()
@@ -521,7 +532,11 @@ def probe(task, seed):
 
 
 def measure(cfg, task, K, theta, fixed=True):
-    """One row of the atlas at the probe theta: scale, cosine, variance, fixed point TV."""
+    """One row of the atlas at the probe theta: scale, cosine, variance, fixed point TV.
+
+    With `fixed`, also `tv` and `residual` (max |E g| where the search stopped) and `continued`:
+    whether the fixed point came from `continued` (above K = WARM, a row a batch statistic
+    couples, where it converges) rather than from `fixed_point`'s search from pi_ref."""
     c = C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0
     Eg, var = moments(cfg, theta, task, K)
     gJ, _ = intended(theta, task, c)

@@ -207,4 +207,7 @@ def test_the_floor_note_says_where_the_time_over_the_floor_goes(capsys):
     assert "cannot come within 2x of the floor: one exponential per logit is already 2.10x" in note(3.0, 1.0, 2.1)
     # 1.14 + 1.84 - 2 = 0.98 of the 1.14 max pass must hide behind the exponentials: 86 %
     assert "needs them to overlap, 86% of the max pass hidden" in note(3.12, 1.14, 1.84)
+    assert "this kernel runs the passes one after the other" in note(3.12, 1.14, 1.84)
+    assert "this kernel's 2.41x hides 50% of it" in note(2.41, 1.14, 1.84)  # (2.98 - 2.41) / 1.14
+    assert "the max pass alone, one read of the logits, is already 2.20x" in note(2.8, 2.2, 0.5)
     assert "the rest of the kernel's 2.50x is its own overhead" in note(2.5, 0.9, 1.0)
