@@ -150,6 +150,16 @@ def test_the_continuation_in_k_reaches_the_zero_the_search_from_pi_ref_reaches(c
     assert np.abs(py(found[0]) - py(th)).max() <= 10 * res + 1e-10
 
 
+@pytest.mark.parametrize("adv", ["batch_std seq_sum", "reinforce_pp seq_sum", "reinforce_pp token_mean"])
+def test_the_search_finds_a_coupled_zero_its_diagonal_blocks_miss(adv, monkeypatch):
+    # on the bandit the prompts' coupling matters: Newton on each prompt's block alone stalls
+    # above 1e-6 for these rows, and the full Jacobian's polish takes them to a smooth zero
+    cfg, task = (*adv.split(), "kl_reward", "all"), atlas.make_task("bandit")
+    assert atlas.fixed_point(cfg, task, 3)[1] < 1e-9
+    monkeypatch.setattr(atlas, "broyden", lambda Eg, theta, act, J, steps, tol: (theta, Eg(theta)))  # no polish
+    assert atlas.fixed_point(cfg, task, 3)[1] > 1e-6
+
+
 def test_the_atlas_continues_only_the_coupled_rows_and_only_above_k_4(main_task, monkeypatch):
     calls, searched = [], []
     decline = lambda cfg, task, K: calls.append((cfg, K))  # noqa: E731  returns None: declined
