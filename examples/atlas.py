@@ -25,7 +25,8 @@ exactly, with no approximation. Printed per configuration:
     fixed point TV  the exact expected update iterated to convergence (then Newton-polished),
                     mean over prompts of the total-variation distance of its response
                     distribution to pi*; above K = 4 a row a batch statistic couples is
-                    continued from its fixed point at K = 4 (quasi-Newton at K)
+                    continued from its fixed point at K = 4 (quasi-Newton at K), and searched
+                    from pi_ref where that does not converge
 
     $ python examples/atlas.py                 # the table on the page (K = 3)
     $ python examples/atlas.py --K 4 --task binary --plot atlas.svg
@@ -416,7 +417,9 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
     freedom), kept while each step moves no logit by more than 0.5 and cuts max |E g| by 10%.
     Where E[g] does not vanish smoothly (a standardized advantage keeps unit size as the spread
     goes to 0, so the field jumps at its zero), a step decaying geometrically to 1e-4 of the
-    first follows instead: the iterate then stops within ~1e-4 steps of the zero.
+    first follows instead: the iterate then stops within ~1e-4 steps of the zero. A row a batch
+    statistic couples that ends there above 1e-6 is polished once more with the full Jacobian
+    (`jacobian`, `broyden`), kept if that reaches 1e-9: the diagonal blocks alone can miss a zero.
     """
     act = task["active"]
     c = C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0
@@ -462,47 +465,73 @@ def fixed_point(cfg, task, K, iters=100, decay=200, newton=25, tol=1e-12):
         g = Eg(theta)
         if not np.isfinite(g).all():
             raise FloatingPointError(f"{cfg}: the expected update overflowed")
+    if coupled(cfg) and np.abs(g).max() > 1e-6:  # the diagonal blocks may have missed a zero
+        th_b, g_b = broyden(Eg, theta, act, jacobian(Eg, theta, act), newton, tol)
+        if np.abs(g_b).max() < 1e-9:
+            return th_b, float(np.abs(g_b).max())
     return theta, float(np.abs(g).max())
+
+
+def jacobian(Eg, theta, act, h=1e-6):
+    """The finite-difference Jacobian of `Eg` (theta -> E[g] over the visited entries `act`) at
+    theta, every visited entry perturbed alone: prompts coupled by a batch statistic included."""
+    x, g0 = theta[act], Eg(theta)
+    J = np.zeros((x.size, x.size))
+    for i in range(x.size):
+        th = theta.copy()
+        th[act] = x + h * (np.arange(x.size) == i)
+        J[:, i] = (Eg(th) - g0) / h
+    return J
+
+
+def broyden(Eg, theta, act, J, steps, tol):
+    """Newton steps on E[g] = 0 from theta: `(theta, E[g])` where they stop.
+
+    Each step goes through J's pseudo-inverse (the softmax's shift freedom; singular values below
+    1e-6 of the largest, finite-difference noise, dropped); after it, J takes the rank-one
+    correction that makes it reproduce the observed change of E[g] (Broyden's method). The steps
+    stop at max |E g| < tol, or before a step that would move a logit by more than 0.5 or not
+    lower max |E g|."""
+    x, g = theta[act], Eg(theta)
+    for _ in range(steps):
+        if np.abs(g).max() < tol:
+            break
+        step = -np.linalg.pinv(J, rcond=1e-6) @ g
+        if np.abs(step).max() > 0.5:  # trust region: a jump is no polish
+            break
+        th = theta.copy()
+        th[act] = x + step
+        g_new = Eg(th)
+        if not np.abs(g_new).max() < np.abs(g).max():
+            break
+        J = J + np.outer(g_new - g - J @ step, step) / (step @ step)  # Broyden: J step = the change of E[g]
+        theta, x, g = th, x + step, g_new
+    return theta, g
 
 
 def continued(cfg, task, K, steps=25, tol=1e-12):
     """The fixed point at K continued from the one at K = WARM: (theta, max |E g|), or None.
 
-    Broyden's quasi-Newton method on E[g] = 0 at K, started at the fixed point at K = WARM with
-    the Jacobian there (finite differences at K = WARM, where an update is cheap: every visited
-    entry perturbed alone, so the prompts' coupling through a batch statistic is in it); each step
-    pseudo-inverts the Jacobian (the softmax's shift freedom), moves no logit by more than 0.5 and
-    lowers max |E g|, and the Jacobian takes Broyden's rank-one correction. None unless max |E g|
-    ends below 1e-9, the bar a Newton-polished fixed point meets (a row with no smooth zero never
-    does: its expected update jumps at the zero). `measure` takes this road above K = WARM for the
-    rows a batch statistic couples, whose every update at K = 8 walks up to 495^3 joint outcomes
-    (`fixed_point` asks for one per step); for them the two roads reach the same zero
-    (tests/examples/test_atlas.py, at K = 5).
+    Newton's method needs a start near the zero: this one starts at the fixed point at K = WARM
+    and takes E[g]'s Jacobian there (`jacobian`, at K = WARM, where an update is cheap), then
+    takes Newton steps at K correcting the Jacobian as it goes (`broyden`).
+
+    None (the caller then searches from pi_ref) when the search at K = WARM overflows, or when
+    max |E g| at K does not end below 1e-9, the bar a Newton-polished fixed point meets (a row
+    with no smooth zero never does: a standardized advantage's update jumps at its zero).
+
+    `measure` takes this road above K = WARM for the rows a batch statistic couples: each of
+    their updates at K = 8 sums over the law of the batch's statistics, or walks up to 495^3
+    joint outcomes where those are real-valued, and `fixed_point` asks for one per step. Where
+    both roads are cheap (K = 5, tests/examples/test_atlas.py) they reach the same zero.
     """
     act = task["active"]
-    Eg = lambda th, k: moments(cfg, th, task, k, second=False)[0].reshape(th.shape)[act]  # noqa: E731
-    theta, _ = fixed_point(cfg, task, WARM)
-    x, h = theta[act], 1e-6
-    g0 = Eg(theta, WARM)
-    J = np.zeros((x.size, x.size))
-    for i in range(x.size):
-        th = theta.copy()
-        th[act] = x + h * (np.arange(x.size) == i)
-        J[:, i] = (Eg(th, WARM) - g0) / h
-    g = Eg(theta, K)
-    for _ in range(steps):
-        if np.abs(g).max() < tol:
-            break
-        step = -np.linalg.pinv(J, rcond=1e-9) @ g
-        if np.abs(step).max() > 0.5:  # trust region: a jump is no continuation
-            break
-        th = theta.copy()
-        th[act] = x + step
-        g_new = Eg(th, K)
-        if not np.abs(g_new).max() < np.abs(g).max():
-            break
-        J += np.outer(g_new - g - J @ step, step) / (step @ step)  # Broyden: J step = the change of E[g]
-        theta, x, g = th, x + step, g_new
+    Eg = lambda k: lambda th: moments(cfg, th, task, k, second=False)[0].reshape(th.shape)[act]  # noqa: E731
+    try:
+        theta, _ = fixed_point(cfg, task, WARM)
+    except FloatingPointError:  # the search at K = WARM overflowed: none to continue from
+        return None
+    theta, g = broyden(Eg(K), theta, act, jacobian(Eg(WARM), theta, act), steps, tol)
     return (theta, float(np.abs(g).max())) if np.abs(g).max() < 1e-9 else None
 
 
@@ -521,7 +550,11 @@ def probe(task, seed):
 
 
 def measure(cfg, task, K, theta, fixed=True):
-    """One row of the atlas at the probe theta: scale, cosine, variance, fixed point TV."""
+    """One row of the atlas at the probe theta: scale, cosine, variance, fixed point TV.
+
+    With `fixed`, also `tv` and `residual` (max |E g| where the search stopped) and `continued`:
+    whether the fixed point came from `continued` (above K = WARM, a row a batch statistic
+    couples, where it converges) rather than from `fixed_point`'s search from pi_ref."""
     c = C_ENT if cfg[2] in ("ent_bonus", "ent_reward") else 0.0
     Eg, var = moments(cfg, theta, task, K)
     gJ, _ = intended(theta, task, c)

@@ -108,7 +108,7 @@ def atlas_k8_line():
     say(f"exact atlas K=8: engine {t:.1f} s ({len(rows)} rows, every number finite: {finite}; K=4 above)")
     cfgs = atlas.CONFIGS[: len(rows)]
     walk = [i for i, c in enumerate(cfgs) if c[0] in atlas.COUPLED_ADVS and c[2] in atlas.FOLDED]
-    coupled = [i for i, c in enumerate(cfgs) if c[0] in atlas.COUPLED_ADVS or c[1] == "token_mean"]
+    coupled = [i for i, c in enumerate(cfgs) if atlas.coupled(c)]
     grid = [i for i in coupled if i not in walk]
     rest = [i for i in range(len(rows)) if i not in walk + grid]
     share = lambda ix: f"{len(ix)} rows {sum(each[i] for i in ix):.1f} s"  # noqa: E731

@@ -394,6 +394,11 @@ def floor_note(t, BT, V):
     r, mx, ex = (t[k] / t["floor"] for k in ("kernel 1t", "max pass", "exps in cache"))
     if r <= FLOOR_GOAL:
         verdict = f"within the {FLOOR_GOAL:g}x goal"
+    elif mx >= FLOOR_GOAL:
+        verdict = (
+            f"so here the forward cannot come within {FLOOR_GOAL:g}x of the floor: the max pass alone, one read "
+            f"of the logits, is already {mx:.2f}x"
+        )
     elif ex >= FLOOR_GOAL:
         verdict = (
             f"so here the forward cannot come within {FLOOR_GOAL:g}x of the floor: one exponential per logit "
@@ -402,7 +407,13 @@ def floor_note(t, BT, V):
     elif mx + ex > FLOOR_GOAL:
         verdict = (
             f"the two passes add up to {mx + ex:.2f}x (the kernel: {r:.2f}x); within {FLOOR_GOAL:g}x needs them "
-            f"to overlap (the reads of one row behind the exponentials of another), which this kernel does not do"
+            f"to overlap, {(mx + ex - FLOOR_GOAL) / mx:.0%} of the max pass hidden behind the exponentials of "
+            f"another row (the exponentials themselves cannot hide: they are {ex:.2f}x with no byte from memory); "
+            + (
+                "this kernel runs the passes one after the other"
+                if r >= mx + ex
+                else f"this kernel's {r:.2f}x hides {(mx + ex - r) / mx:.0%} of it"
+            )
         )
     else:
         verdict = (

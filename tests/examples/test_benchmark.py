@@ -193,3 +193,21 @@ def test_record_keeps_the_output():
     assert kept["stdout"] == run.stdout
     assert kept["command"] == "python examples/benchmark.py --quick --sections main"
     assert kept["sweep"] is None and set(kept["machine"]) >= {"date", "cpu", "cores", "commit"}
+
+
+def test_the_floor_note_says_where_the_time_over_the_floor_goes(capsys):
+    spec = importlib.util.spec_from_file_location("benchmark", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    note = lambda k, mx, ex: (  # noqa: E731  the note of a kernel at k, its passes at mx and ex, x the floor
+        bench.floor_note({"floor": 1.0, "kernel 1t": k, "max pass": mx, "exps in cache": ex}, 65536, 1024),
+        " ".join(capsys.readouterr().out.split()),
+    )[1]
+    assert "within the 2x goal" in note(1.9, 1.0, 0.8)
+    assert "cannot come within 2x of the floor: one exponential per logit is already 2.10x" in note(3.0, 1.0, 2.1)
+    # 1.14 + 1.84 - 2 = 0.98 of the 1.14 max pass must hide behind the exponentials: 86 %
+    assert "needs them to overlap, 86% of the max pass hidden" in note(3.12, 1.14, 1.84)
+    assert "this kernel runs the passes one after the other" in note(3.12, 1.14, 1.84)
+    assert "this kernel's 2.41x hides 50% of it" in note(2.41, 1.14, 1.84)  # (2.98 - 2.41) / 1.14
+    assert "the max pass alone, one read of the logits, is already 2.20x" in note(2.8, 2.2, 0.5)
+    assert "the rest of the kernel's 2.50x is its own overhead" in note(2.5, 0.9, 1.0)
