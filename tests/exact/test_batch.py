@@ -390,3 +390,19 @@ def test_a_convolution_beyond_the_cap_gives_up_at_once():
     assert batch._others(laws, cols, 539) is None
     for order in (laws, laws[::-1]):  # the prefix or the suffix over the cap first: no more work
         assert batch._others(order, cols, 89) is None
+
+
+def test_keys_beyond_2_to_53_give_back_the_sums_exactly():
+    # S1 and S2 near 2^29 on two prompts: the mixed-radix keys reach ~2^60, beyond float64's
+    # integers; the digits are taken back in integer arithmetic, so Z_{-n} is the other prompt's law
+    a = 2.0**29
+    stats = [
+        np.array([[1.0, 1.0], [0.0, a], [0.0, a], [1.0, 1.0]]),
+        np.array([[1.0, 1.0], [3.0, a + 7], [5.0, a + 3], [1.0, 1.0]]),
+    ]
+    P, cols = [np.array([0.5, 0.5]), np.array([0.25, 0.75])], (0, 1, 2)
+    laws = [batch._distinct(p, s, cols) for p, s in zip(P, stats)]
+    assert batch._grid(laws, cols)[1][-1] > 2**53
+    (Z0, p0), (Z1, p1) = batch._others(laws, cols, 1e9)
+    assert np.array_equal(Z0[:3], stats[1][:3]) and p0.tolist() == [0.25, 0.75]
+    assert np.array_equal(Z1[:3], stats[0][:3]) and p1.tolist() == [0.5, 0.5]
