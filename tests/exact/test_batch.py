@@ -406,3 +406,16 @@ def test_keys_beyond_2_to_53_give_back_the_sums_exactly():
     (Z0, p0), (Z1, p1) = batch._others(laws, cols, 1e9)
     assert np.array_equal(Z0[:3], stats[1][:3]) and p0.tolist() == [0.25, 0.75]
     assert np.array_equal(Z1[:3], stats[0][:3]) and p1.tolist() == [0.5, 0.5]
+
+
+def test_outcomes_apart_only_in_a_statistic_not_read_are_walked_once(monkeypatch):
+    # without token_mean the scalars never read ntok: three outcomes apart only in it are one value
+    stats = [np.array([[2.0] * 3, [0.3] * 3, [0.5] * 3, [1.0, 2.0, 3.0]])] * 2
+    P = [np.array([0.2, 0.3, 0.5])] * 2
+    parts = [tuple(np.eye(3)[:, :2] for _ in range(3))] * 2
+    walked, walk = [], batch._marginals_kernel
+    monkeypatch.setattr(
+        batch, "_marginals_kernel", lambda P, *a: walked.append([len(p) for p in P]) or walk(P, *a)
+    )
+    batch_moments(P, stats, parts, kind="whiten")
+    assert walked == [[1, 1]]
