@@ -80,3 +80,10 @@ def test_its_expectation_under_pi_old_is_biased_where_the_per_token_one_is_not()
         target += reach * (np.exp(lp[s]) * (np.exp(-u) + u - 1)).sum()  # E_pi[k3 | s]
     assert abs(e_tok - target) < 1e-14
     assert abs(e_seq - target) > 1e-3
+
+
+def test_max_len_reaches_the_constant_aggregation():
+    # s = 1 (logp = logp_old); k3 = e^-1 on the first token, 0 on the second; w = 1 / (B max_len)
+    logp, mask = np.array([[-1.0, -1.0, 0.0]]), np.array([[1.0, 1.0, 0.0]])
+    loss, _ = kl_penalty_is_sequence(logp, logp, [[-2.0, -1.0, 0.0]], mask, "constant", 5)
+    assert loss == pytest.approx(np.exp(-1.0) / 5, rel=1e-14)
