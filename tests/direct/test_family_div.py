@@ -113,3 +113,12 @@ def test_sync_reference_reads_minus_inf_as_an_impossible_token_and_refuses_nan()
     assert raises(TypeError, lambda: sync_reference("x", ref, 0.5)).startswith(
         "theta_ref: expected a real-valued array"
     )
+
+
+def test_the_mix_names_the_first_row_with_no_finite_entry_in_common():
+    theta_ref = np.array([[0.0, 0.0], [0.0, -np.inf]])
+    theta = np.array([[0.0, 0.0], [-np.inf, 0.0]])  # row 0 shares both entries, row 1 none
+    assert raises(ValueError, lambda: sync_reference(theta_ref, theta, 0.5)) == (
+        "theta: expected a finite entry where theta_ref has one, in every row (the mix at mixup = 0.5 "
+        "is -inf where either is), got row 1 with none in common"
+    )

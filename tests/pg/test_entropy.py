@@ -139,3 +139,10 @@ def test_logits_kind_reads_a_table_with_impossible_tokens():
         LOGITS([[np.inf, -np.inf]], "theta", {})
     with pytest.raises(TypeError, match="^theta: expected a real-valued array"):
         LOGITS("table", "theta", {})
+
+
+def test_a_state_id_equal_to_the_number_of_rows_is_named():
+    theta, mask = np.zeros((3, 2)), np.ones((1, 2))  # S = 3 rows, V = 2
+    with pytest.raises(ValueError) as e:
+        entropy_bonus(theta, [[0, 3]], mask)
+    assert str(e.value) == "states: expected ids < 3 (the rows of theta), got max 3"
