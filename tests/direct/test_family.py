@@ -248,3 +248,16 @@ def test_an_overflow_names_the_function_and_the_range_of_its_inputs():
     assert "beta = 1e-308" in raises(ValueError, calls[1])
     # DiscoPOP at the smallest tau: z / tau = inf, handled (the mixing weight is a step), finite
     assert np.isfinite(silent(lambda: dpo_family_loss(one, 2 * one, one, one, 1.0, "discopop", tau=5e-324))[0])
+
+
+def test_family_weights_reach_the_gradient_and_the_divergence_message_lists_the_margin_losses():
+    a = np.array([-1.0, -2.0])
+    _, (dc, dr) = dpo_family_loss(a, a - 1, a, a, 1.0, "sigmoid", weights=np.array([1.0, 0.0]))
+    _, (uc, _) = dpo_family_loss(a, a - 1, a, a, 1.0, "sigmoid")  # the default: 1/P each
+    assert dc[1] == 0.0 and dc[0] == 2 * uc[0] and np.array_equal(dr, -dc)
+    assert raises(
+        ValueError, lambda: dpo_family_loss(a, a - 1, a, a, 1.0, "bco_pair", divergence="js_divergence")
+    ) == (
+        "divergence: expected 'reverse_kl' with loss_type='bco_pair' (an f-divergence only with "
+        "sigmoid, hinge, robust, exo_pair, discopop), got 'js_divergence'"
+    )

@@ -470,3 +470,13 @@ def test_ratio_scale_is_the_derivative_of_the_log_sequence_ratio(ratio):
     np.testing.assert_allclose(
         g, np.broadcast_to(np.reshape(ratio_scale(mask, ratio), (-1, 1)), mask.shape) * mask, atol=ATOL
     )
+
+
+def test_luspo_reads_eps_high_and_dual_clip_names_c():
+    logp, zero, mask = np.log(np.full((1, 2), 1.5)), np.zeros((1, 2)), np.ones((1, 2))
+    loss, g = seqclip.luspo_surrogate(logp, zero, [1.0], mask, eps=0.2, eps_high=0.6)  # s = 1.5 < 1.6
+    assert loss == pytest.approx(-3.0, rel=1e-14) and np.allclose(g, -1.5, rtol=1e-14)
+    assert seqclip.luspo_surrogate(logp, zero, [1.0], mask, eps=0.2)[0] == pytest.approx(-2.4, rel=1e-14)
+    with pytest.raises(TypeError) as e:
+        seqclip.dual_clip_surrogate(zero - 0.5, zero - 0.5, [-1.0], mask, c="x")
+    assert str(e.value) == "c: expected a real number, got str 'x'"

@@ -157,3 +157,17 @@ def test_otb_domain_edges_and_messages():
         "outputs) is accepted by the token-level objectives; here use minirl_lm.multiturn.env.action_view "
         "to compact the rows (scatter puts results back)"
     )
+
+
+def test_otb_sum_pi_sq_bounds_are_inclusive_to_the_bit():
+    mask = np.ones((2, 1))
+    lp = np.log(np.array([[0.5], [0.8]]))
+    p = np.exp(np.minimum(lp, 0.0))
+    for s2 in (p * p * (1 - 1e-12), np.full((2, 1), 1.0 + 1e-12)):  # exactly at each bound: accepted
+        assert np.isfinite(otb_advantages([1.0, 0.0], mask, lp, s2, 2)).all()
+
+
+def test_otb_a_small_weight_still_gives_a_baseline():
+    # pi(y) = 0.9 and sum pi^2 = 0.81: W = 1 - 2 p + sum pi^2 = 0.01 per token, a group weight below 1
+    lp, s2, mask = np.log(np.full((2, 1), 0.9)), np.full((2, 1), 0.81), np.ones((2, 1))
+    np.testing.assert_allclose(otb_advantages([1.0, 0.0], mask, lp, s2, 2), [[0.5], [-0.5]], rtol=1e-5)
