@@ -171,3 +171,11 @@ def test_otb_a_small_weight_still_gives_a_baseline():
     # pi(y) = 0.9 and sum pi^2 = 0.81: W = 1 - 2 p + sum pi^2 = 0.01 per token, a group weight below 1
     lp, s2, mask = np.log(np.full((2, 1), 0.9)), np.full((2, 1), 0.81), np.ones((2, 1))
     np.testing.assert_allclose(otb_advantages([1.0, 0.0], mask, lp, s2, 2), [[0.5], [-0.5]], rtol=1e-5)
+
+
+def test_otb_log_prob_message_shows_the_largest_trained_entry():
+    mask = np.array([[1.0, 0.0], [1.0, 1.0]])
+    lp = np.where(mask > 0, 1e-3, 5.0)  # padding's 5.0 is larger, and not read
+    with pytest.raises(ValueError) as e:
+        otb_advantages([1.0, 0.0], mask, lp, np.ones((2, 2)), 2)
+    assert str(e.value) == "logp_old: expected log-probs <= 0 on the trained tokens, got max 0.001"
