@@ -132,3 +132,27 @@ def test_passk_at_k_equal_K_is_verls_grpo_passk():
     np.testing.assert_allclose(passk_advantages([[1.0, 0.0]], 2, 0.5), [[1 / (0.5**0.5 + 0.5), 0.0]], rtol=1e-15)
     names("k", "<= 3", lambda: passk_advantages([[1.0, 0.0, 1.0]], 4))
     names("std_eps", ">= 0", lambda: passk_advantages([[1.0, 0.0]], 2, -1.0))
+
+
+def test_passk_breaks_ties_in_index_order_in_a_large_group():
+    # 40 rewards of 0 or 1: many ties, past the sizes a sort keeps in order by accident; breaking
+    # them by a tiny increasing offset ranks them in index order, which the result must match
+    r = np.random.default_rng(0).integers(0, 2, (1, 40)).astype(float)
+    tied = passk_advantages(r, 5)
+    by_index = passk_advantages(r + 1e-13 * np.arange(40), 5)
+    np.testing.assert_allclose(tied, by_index, atol=1e-9)
+
+
+def test_passk_with_binomials_beyond_int64_is_float64():
+    r = np.arange(70.0)[None, :] / 70  # C(69, 34) > 2^63
+    A = passk_advantages(r, 35)
+    assert A.dtype == np.float64 and np.isfinite(A).all()
+
+
+def test_passk_standardizes_each_group_by_its_own_spread():
+    r = np.array([[0.0, 1.0, 0.0, 1.0], [0.0, 4.0, 1.0, 2.0]])
+    both = passk_advantages(r, 2, std_eps=0.0)
+    for n in range(2):
+        assert np.array_equal(both[n], passk_advantages(r[n : n + 1], 2, std_eps=0.0)[0])
+    # a spread below std_eps still divides (by std + std_eps), it does not zero the advantages
+    assert passk_advantages([[0.0, 1e-9, 0.0]], 2, std_eps=1e-8)[0, 1] > 0.06
