@@ -135,8 +135,8 @@ def test_passk_at_k_equal_K_is_verls_grpo_passk():
 
 
 def test_passk_breaks_ties_in_index_order_in_a_large_group():
-    # 40 rewards of 0 or 1: many ties, past the sizes a sort keeps in order by accident; breaking
-    # them by a tiny increasing offset ranks them in index order, which the result must match
+    # 40 rewards of 0 or 1: many ties; breaking them by a tiny increasing offset (index order)
+    # changes the advantages by no more than the offset: tied rewards share one advantage
     r = np.random.default_rng(0).integers(0, 2, (1, 40)).astype(float)
     tied = passk_advantages(r, 5)
     by_index = passk_advantages(r + 1e-13 * np.arange(40), 5)
