@@ -513,3 +513,48 @@ def test_accumulation_weights_of_rows_with_holes_are_their_compacted_rows(mode):
         assert np.array_equal(w_h[b][holes[b] > 0], w_c[b][packed[b] > 0])
     assert (w_h[holes == 0] == 0).all()
     names("max_len", "longest response (4 trained tokens)", lambda: accumulation_weights(holes, 2, max_len=3))
+
+
+def test_minibatch_rows_messages_edges_and_dtype():
+    with pytest.raises(TypeError) as e:
+        minibatch_rows(4, 2, rng=3)
+    assert str(e.value) == "rng: expected a numpy.random.Generator or None, got int"
+    rows = minibatch_rows(4, 4)  # M = B: one row each
+    assert [r.tolist() for r in rows] == [[0], [1], [2], [3]] and all(r.dtype == np.int64 for r in rows)
+
+
+def test_is_weights_mask_floor_alone_and_its_message():
+    # mode="mask" with a floor and no cap: r = pi_old / mu = 1 and e^-1, the floor 0.5 drops the second
+    w = is_weights(
+        np.zeros((1, 2)), np.array([[0.0, 1.0]]), np.ones((1, 2)), level="token", mode="mask", c_min=0.5
+    )
+    assert w.tolist() == [[1.0, 0.0]]
+    with pytest.raises(ValueError) as e:
+        is_weights(np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), mode="mask", c_min=0.0)
+    assert str(e.value) == "c_min: expected a number > 0 and <= 1 for mode='mask' (None: no floor), got 0.0"
+
+
+def test_off_policy_sequence_mask_reads_the_mean_log_ratio_and_keeps_every_nonnegative_advantage():
+    logp = np.full((4, 2), -1.0)
+    mask = np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    # mean log mu/pi: 0.3 (two tokens, sum 0.6), 0.6 (one token), 0.5, 0.5; delta = 0.4
+    logp_mu = logp + np.array([[0.3, 0.3], [0.6, 0.0], [0.5, 0.5], [0.5, 0.5]])
+    keep = off_policy_sequence_mask(logp, logp_mu, np.array([-1.0, -1.0, 0.0, 0.5]), mask, 0.4)
+    assert keep.tolist() == [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
+
+
+def test_rejection_bound_of_k2_is_inclusive():
+    # log r = -1 on the token: k2 = 0.5 exactly, at hi = 0.5: kept
+    assert rejection_mask(
+        np.zeros((1, 1)), -np.ones((1, 1)), np.ones((1, 1)), option="token_k2", hi=0.5
+    ).tolist() == [[1.0]]
+
+
+def test_corrected_pg_loss_and_accumulation_read_max_len_and_their_floors():
+    loss, g = corrected_pg_loss([[-1.0, -2.0, 0.0]], [2.0], [[1.0, 1.0, 0.0]], np.ones((1, 3)), "constant", 5)
+    assert loss == pytest.approx(1.2, rel=1e-15) and np.array_equal(g, [[-0.4, -0.4, 0.0]])  # w = 1/5
+    m = np.array([[1.0, 0.0], [1.0, 1.0]])  # micro-batches of 1 and 2 tokens
+    assert accumulation_weights(m, 2, "dr_grpo", 4).tolist() == [[0.125, 0.0], [0.125, 0.125]]  # 1 / (1 * 4) / 2
+    assert accumulation_weights(m, 2, "bnpo").tolist() == [[0.5, 0.0], [0.25, 0.25]]
+    one = np.array([[1.0, 0.0], [0.0, 0.0]])  # one token in the batch: dapo's weight 1 / 1
+    assert accumulation_weights(one, 2, "dapo").tolist() == [[1.0, 0.0], [0.0, 0.0]]
