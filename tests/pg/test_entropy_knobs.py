@@ -291,3 +291,34 @@ def test_knobs_are_zero_at_padding(agg):
         lambda: entropy_masked_loss(logp, logp_old, A, mask, H, agg=agg),
     ):
         assert (silent(f)[1][mask == 0] == 0).all()
+
+
+def test_max_len_reaches_the_constant_aggregation_of_each_loss():
+    rng = np.random.default_rng(0)
+    lp = -rng.random((3, 4))
+    args = (lp, lp + rng.normal(scale=0.1, size=(3, 4)), rng.normal(size=3), np.ones((3, 4)))
+    for f, more in ((clip_cov_loss, ()), (kl_cov_loss, ()), (entropy_masked_loss, (rng.random((3, 4)),))):
+        half = f(*args, *more, agg="constant", max_len=8)[0]  # T_max = 8 = 2 T: every weight halved
+        assert half == pytest.approx(f(*args, *more, agg="constant")[0] / 2, rel=1e-14), f.__name__
+
+
+def test_the_edges_of_the_knobs_relations():
+    lp, m = -np.ones((1, 2)), np.ones((1, 2))
+    with pytest.raises(ValueError) as e:
+        clip_cov_loss(lp, lp, [1.0], m, cov_lb=1.0, cov_ub=1.0)  # an empty band
+    assert str(e.value) == "cov_ub: expected > cov_lb = 1.0, got 1.0"
+    assert adaptive_entropy_coef(0.5, 0.1, coef_min=0.5, coef_max=0.5)[0] == 0.5  # a clamp of one point
+    # entropies: 0 is allowed where trained, padding is not read, the message shows the trained minimum
+    assert entropy_mask([[0.0, -3.0]], [[1.0, 0.0]]).tolist() == [[1.0, 0.0]]
+    with pytest.raises(ValueError) as e:
+        entropy_mask([[-0.5, -3.0]], [[1.0, 0.0]])
+    assert str(e.value) == "entropies: expected >= 0 at trained tokens, got -0.5"
+
+
+def test_small_batches_of_the_knobs():
+    # one trained token: it is its own mean, so its covariance term is 0
+    assert cov_terms([[-1.0, 0.0]], [2.0], [[1.0, 0.0]]).tolist() == [[0.0, 0.0]]
+    # no trained token: the mask keeps nothing, at the mask's shape
+    assert entropy_mask(np.ones((2, 2)), np.zeros((2, 2))).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    # a kept token whose ratio is clipped (rho = e > 1.2, A > 0) gets no gradient
+    assert entropy_masked_loss([[-0.1]], [[-1.1]], [1.0], [[1.0]], [[1.0]], rho_h=1.0)[1].tolist() == [[0.0]]
