@@ -341,3 +341,30 @@ def test_vespo_weight_underflows_to_zero_where_its_terms_overflow():
     assert phi[0] == 0.0
     # W beyond float64 (log W = 800): phi = 0 whatever k
     assert silent(lambda: vespo_weight([[800.0]], [[0.0]], [1.0], m, k_pos=5.0))[0] == 0.0
+
+
+def test_max_len_reaches_the_constant_aggregation_of_each_loss():
+    rng = np.random.default_rng(0)
+    lp = -rng.random((3, 4))
+    args = (lp, lp + rng.normal(scale=0.1, size=(3, 4)), np.array([1.0, -1.0, 0.5]), np.ones((3, 4)))
+    for f in (sapo_loss, dppo_loss, vespo_loss):
+        half = f(*args, agg="constant", max_len=8)[0]  # T_max = 8 = 2 T: every weight halved
+        assert half == pytest.approx(f(*args, agg="constant")[0] / 2, rel=1e-14), f.__name__
+
+
+def test_vespo_loss_passes_the_negative_side_shape_and_rate():
+    rng = np.random.default_rng(1)
+    lp = -rng.random((2, 3))
+    args = (lp, lp + rng.normal(scale=0.1, size=(2, 3)), np.array([1.0, -1.0]), np.ones((2, 3)))
+    base = vespo_loss(*args)[0]
+    assert vespo_loss(*args, k_neg=5.0)[0] != base and vespo_loss(*args, lam_neg=5.0)[0] != base
+
+
+def test_a_zero_advantage_takes_the_negative_side():
+    # dppo: a token whose probability fell by 0.5 (beyond delta = 0.2) is masked when A <= 0
+    lp = np.log(np.array([[0.4, 0.5], [0.5, 0.5]]))
+    lp_old = np.log(np.array([[0.9, 0.5], [0.5, 0.5]]))
+    assert dppo_mask(lp, lp_old, np.array([0.0, 1.0]), np.ones((2, 2))).tolist() == [[0.0, 1.0], [1.0, 1.0]]
+    # sapo: tau_pos so small that 4 / tau_pos overflows is never used without a positive advantage
+    loss, _ = sapo_loss(lp, lp_old, np.array([0.0, -1.0]), np.ones((2, 2)), tau_pos=1e-310)
+    assert np.isfinite(loss)
