@@ -368,3 +368,10 @@ def test_a_zero_advantage_takes_the_negative_side():
     # sapo: tau_pos so small that 4 / tau_pos overflows is never used without a positive advantage
     loss, _ = sapo_loss(lp, lp_old, np.array([0.0, -1.0]), np.ones((2, 2)), tau_pos=1e-310)
     assert np.isfinite(loss)
+
+
+def test_dppo_tv_bounds_are_inclusive():
+    # p - p_old = +0.25 (A > 0) and -0.25 (A < 0), exactly at delta_high = delta = 0.25: kept
+    lp, lp_old = np.log(np.array([[0.75], [0.25]])), np.log(np.array([[0.5], [0.5]]))
+    keep = dppo_mask(lp, lp_old, np.array([1.0, -1.0]), np.ones((2, 1)), delta=0.25, delta_high=0.25)
+    assert keep.tolist() == [[1.0], [1.0]]
