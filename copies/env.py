@@ -619,6 +619,7 @@ def boundary(where=(), returns="", args=None, **kinds):
             return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        checked.returns = returns.split() if returns else None  # the results' names, if declared
         return checked
 
     return declare

@@ -28,8 +28,9 @@ A call of the decorated function, in order:
    and the range of every numeric input (the arrays and the real numbers, not the integers).
    The engine does not guess which argument to blame.
 
-`f.core` is the body without the boundary, for a caller whose arguments are already read. A
-kind is a function `read(value, name, dims) -> value`. This file needs NumPy only.
+`f.core` is the body without the boundary, for a caller whose arguments are already read;
+`f.kinds` the declared kinds and `f.returns` the declared names of the results (None if not
+declared). A kind is a function `read(value, name, dims) -> value`. This file needs NumPy only.
 """
 
 import functools
@@ -67,6 +68,7 @@ def boundary(where=(), returns="", args=None, **kinds):
             return finite(out, f.__name__, returns.split(), numeric)
 
         checked.core, checked.kinds = f, dict(kinds)  # the body, and what it declares
+        checked.returns = returns.split() if returns else None  # the results' names, if declared
         return checked
 
     return declare

@@ -332,8 +332,11 @@ def _only(only, axes):
 
 # ---- the comparison ----------------------------------------------------------------------------
 def _names(reference, n):
-    """Names of the `n` leaves of the reference's result, read from its docstring's `Returns:`
-    (`(loss, dloss_dlogp)`), else `output 1`, `output 2`, ..."""
+    """Names of the `n` leaves of the reference's result: its declared `returns=` (the boundary),
+    else its docstring's `Returns:` (`(loss, dloss_dlogp)`), else `output 1`, `output 2`, ..."""
+    declared = getattr(getattr(reference, "func", reference), "returns", None)
+    if isinstance(declared, list) and len(declared) == n:
+        return declared
     doc = inspect.getdoc(getattr(reference, "func", reference)) or ""
     tail = doc.split("Returns:", 1)[1] if "Returns:" in doc else ""
     span = tail.split("`")[1] if tail.count("`") >= 2 else ""

@@ -286,6 +286,7 @@ def test_an_argument_named_like_a_keyword_is_declared_in_args():
         return float((x - returns).sum())
 
     assert f([[1.0, 2.0]], [[0.5, 0.5]]) == 2.0 and set(f.kinds) == {"x", "returns"}
+    assert f.returns == ["loss"]  # the results' names, beside the argument named `returns`
     with pytest.raises(ValueError, match=r"^returns: expected shape \(1, 2\), got \(1, 3\)"):
         f([[1.0, 2.0]], [[0.5, 0.5, 0.5]])
 
@@ -320,3 +321,9 @@ def test_right_padded_masks_as_a_kind_and_as_a_relation():
     rule = padded("a sum", "elsewhere")
     assert rule(np.array([[1.0, 0.0]])) is None
     assert _msg(ValueError, lambda: rule(np.array([[0.0, 1.0]]))).startswith("mask: expected right padding")
+
+
+def test_the_declaration_keeps_the_results_names():
+    assert boundary(returns="loss dloss_dlogp")(lambda x: x).returns == ["loss", "dloss_dlogp"]
+    assert boundary(returns=None)(lambda x: x).returns is None  # checked by the body: no names
+    assert boundary()(lambda x: x).returns is None

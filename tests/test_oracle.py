@@ -89,6 +89,19 @@ def test_a_small_error_is_flagged_and_measured_per_output():
     assert "differs: dloss_dlogp 1.0e-04" in oracle.report(rows)
 
 
+def test_the_outputs_are_named_by_the_declaration_before_the_docstring():
+    @functools.wraps(clipped_surrogate)
+    def reference(**kw):  # the library's declaration, a docstring naming the results otherwise
+        return clipped_surrogate(**kw)
+
+    reference.__doc__ = "Returns:\n    `(value, grad)`."
+    off = lambda **kw: (clipped_surrogate(**kw)[0] + 1.0, clipped_surrogate(**kw)[1])  # noqa: E731
+    assert clipped_surrogate.returns == ["loss", "dloss_dlogp"] == reference.returns
+    assert all(dict(r.diffs)["loss"] > 0 for r in oracle.compare(off, reference) if r.outcome == "returns")
+    del reference.returns  # undeclared: the docstring's names
+    assert all(dict(r.diffs)["value"] > 0 for r in oracle.compare(off, reference) if r.outcome == "returns")
+
+
 def test_accepting_what_the_reference_refuses_is_flagged():
     rows = oracle.compare(lambda **kw: (0.0, np.zeros((6, 5))), dual_clip_surrogate)
     refused = [r for r in rows if r.outcome.startswith("accepts what the reference refuses")]
