@@ -134,7 +134,7 @@ def test_passk_at_k_equal_K_is_verls_grpo_passk():
     names("std_eps", ">= 0", lambda: passk_advantages([[1.0, 0.0]], 2, -1.0))
 
 
-def test_passk_breaks_ties_in_index_order_in_a_large_group():
+def test_passk_gives_tied_rewards_one_advantage_in_a_large_group():
     # 40 rewards of 0 or 1: many ties; breaking them by a tiny increasing offset (index order)
     # changes the advantages by no more than the offset: tied rewards share one advantage
     r = np.random.default_rng(0).integers(0, 2, (1, 40)).astype(float)
