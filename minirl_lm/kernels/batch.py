@@ -26,7 +26,9 @@ import numpy as np
 from numba import njit
 
 KINDS = ("none", "batch_std", "whiten")  # the scalar rules, by code 0, 1, 2
-_FM = {"nsz", "contract", "reassoc"}  # sums reassociate (they vectorize); sqrt and division exact
+# sums reassociate (they vectorize); no "contract": an FMA in S2 - S1 mu would keep the rounding of
+# S2's squares, a variance of ~1e-18 (so a scale of ~1/sqrt(eps)) where the twin has exactly 0
+_FM = {"nsz", "reassoc"}
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")

@@ -50,6 +50,17 @@ def test_equal_statistics_whiten_to_zero_exactly():
     np.testing.assert_array_equal(W[0, :, 0], [0.0, 0.0, 1.0])
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_equal_real_values_whiten_as_in_the_twin(n):
+    # n tokens of one real value r: S2 = n r r is rounded, and an FMA in S2 - S1 mu would keep that
+    # rounding as a variance of ~1e-18, a scale of ~1/sqrt(eps) where the twin has var = 0, scale 0
+    for r in (0.1, 0.3, -1.7, 1 / 3):
+        stats = np.array([[[n], [n * r], [n * (r * r)], [n]]], dtype=float)  # (1 prompt, 4, 1 outcome)
+        a = _marginals_kernel([np.ones(1)], [stats[0]], "whiten", False, 1e-8, 9)
+        b = _marginals_numpy([np.ones(1)], [stats[0]], "whiten", False, 1e-8, 9)
+        np.testing.assert_array_equal(a[0], b[0])
+
+
 @pytest.mark.parametrize("kind", range(3))
 @pytest.mark.parametrize("token_mean", [False, True])
 def test_grid_kernel_equals_its_numpy_twin(kind, token_mean):
