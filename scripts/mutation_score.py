@@ -241,6 +241,23 @@ ZOO_RELOAD = (
 )
 
 
+# mutmut forks each mutant's run from the process that ran the clean tests: a cache filled there
+# (`functools.lru_cache` on a mutated function) would answer with the original's results, and
+# those mutants could never be told apart. Each run starts with the library's caches empty.
+FRESH_CACHES = """
+
+@pytest.fixture(autouse=True, scope="session")
+def _mutmut_fresh_caches():
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("minirl_lm"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+"""
+
+
 def run_own(path, max_children=2):
     """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
     returns (the folder of the .meta files, the scratch folder, mutmut's exit code), or
@@ -252,6 +269,8 @@ def run_own(path, max_children=2):
     for part in ("minirl_lm", "tests", "examples", "scripts", "docs"):  # tests load examples, scripts, docs
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy(ROOT / "README.md", work / "README.md")  # the grader's tests load it as a bad FILE
+    conftest = work / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text() + FRESH_CACHES)
     (work / path).write_text(undecorated((ROOT / path).read_text()))  # its declared functions mutated too
     conf = with_selection((ROOT / "pyproject.toml").read_text(), [path], tests)
     (work / "pyproject.toml").write_text(conf.replace(*ZOO_RELOAD, 1))

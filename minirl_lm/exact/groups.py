@@ -210,7 +210,7 @@ def group_updates(Y, coefs, bases):
 def _sums_to_one(logq, prompt):
     """Each prompt's probabilities sum to 1."""
     ids, inv = np.unique(prompt, return_inverse=True)
-    mass = np.bincount(inv.reshape(-1), np.exp(logq), minlength=ids.size)  # (N,)
+    mass = np.bincount(inv.ravel(), np.exp(logq))  # (N,): inv takes every value in [0, N)
     if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
         x = int(np.argmax(np.abs(mass - 1.0)))
         return f"logq: expected probabilities summing to 1 per prompt, got {float(mass[x])!r} for prompt {ids[x]}"

@@ -153,3 +153,76 @@ def test_a_law_may_sum_below_one_by_at_most_rounding_above_and_second_is_optiona
     assert group_moments(np.array([1 + 5e-10]), Y, coefs, bases)[0].tolist() == [2 + 1e-9, 2 + 1e-9]
     with pytest.raises(ValueError, match="^P: expected probabilities >= 0 summing to at most 1"):
         group_moments(np.array([1 + 2e-9]), Y, coefs, bases)
+
+
+def test_a_coefs_that_is_not_a_list_is_named_with_its_repr_cut_at_120_characters():
+    P, Y, bases = np.array([1.0]), np.zeros((1, 1), int), [np.zeros((1, 1, 1))]
+    msg = str(pytest.raises(TypeError, group_moments, P, Y, "abc", bases).value)
+    assert msg == "coefs: expected a non-empty list of arrays, got str 'abc'"
+    msg = str(pytest.raises(TypeError, group_moments, P, Y, "a" * 200, bases).value)
+    assert msg == "coefs: expected a non-empty list of arrays, got " + ("str '" + "a" * 200)[:120]
+
+
+def test_a_refused_listing_names_R_K_and_the_number_of_laws():
+    msg = str(pytest.raises(ValueError, multisets, 10**300, 2).value)  # 10^300 itself is written ~1e300
+    assert msg.endswith("got >= ~1e300 multisets (R = ~1e300, K = 2, N = 1)")
+    assert str(pytest.raises(ValueError, multisets, 50, 50).value).endswith("(R = 50, K = 50, N = 1)")
+    assert str(pytest.raises(ValueError, group_law, np.full(50, 0.02), 50).value).endswith(
+        "(R = 50, K = 50, N = 1)"
+    )
+    msg = str(pytest.raises(ValueError, group_law, np.full((3, 50), 0.02), 50).value)
+    assert msg.endswith("got 5.04e+28 multisets (R = 50, K = 50, N = 3)")
+
+
+def test_a_listing_of_exactly_max_entries_is_made_and_one_more_law_is_refused():
+    # K = 1, R = 3125: M = 3125 multisets of 1 + R + N entries each, 3125 * 3200 = 1e7 at N = 74
+    Y, P = group_law(np.full((74, 3125), 1 / 3125), 1)
+    assert Y.shape == (3125, 1) and P.shape == (74, 3125)
+    msg = str(pytest.raises(ValueError, group_law, np.full((75, 3125), 1 / 3125), 1).value)
+    assert msg.endswith("got >= 3.12e+03 multisets (R = 3.12e+03, K = 1, N = 75)")
+
+
+def test_one_response_and_ten_million_laws_are_refused_as_one_multiset():
+    msg = str(pytest.raises(ValueError, group_law, np.ones((10**7 - 1, 1)), 1).value)  # 1 * (1 + 1 + N) > 1e7
+    assert msg.endswith("got 1 multisets (R = 1, K = 1, N = 9999999)")  # not ">= 1": M is counted, not bounded
+
+
+def test_a_law_summing_to_exactly_one_plus_1e9_is_accepted():
+    mean, second = group_moments(
+        np.array([1.0 + 1e-9]), np.zeros((1, 1), int), [np.ones((1, 1, 1))], [np.ones((1, 1, 1))]
+    )
+    assert mean.tolist() == [1.0 + 1e-9] and second == 1.0 + 1e-9
+
+
+def test_ordered_groups_name_the_prompt_furthest_from_summing_to_one_with_tolerance_1e9():
+    def refused(p, prompt):
+        return str(pytest.raises(ValueError, ordered_groups, np.log(p), np.array(prompt), 1).value)
+
+    head = "logq: expected probabilities summing to 1 per prompt, got "
+    assert refused([0.5, 0.5, 0.9], [0, 0, 1]) == head + "0.9 for prompt 1"
+    assert refused([0.5, 0.5, 0.55, 0.55], [0, 0, 1, 1]) == head + "1.1 for prompt 1"
+    assert refused([1 + 1e-6], [0]) == head + "1.000001 for prompt 0"  # no relative tolerance
+    assert refused([1 + 5e-9], [0]) == head + "1.000000005 for prompt 0"  # absolute tolerance 1e-9
+    assert ordered_groups(np.log([1 + 5e-10]), np.array([0]), 1)[0].tolist() == [[0]]
+
+
+def test_ordered_groups_list_up_to_max_entries_and_refuse_one_prompt_more():
+    # K = 4, 200 prompts of 10 responses: 2e6 tuples of 4 ids and a probability, 1e7 entries exactly
+    logq, prompt = np.full(2000, np.log(0.1)), np.repeat(np.arange(200), 10)
+    idx, prob = ordered_groups(logq, prompt, 4)
+    assert idx.shape == (2 * 10**6, 4) and prob.shape == (2 * 10**6,)
+    msg = str(
+        pytest.raises(
+            ValueError, ordered_groups, np.full(2010, np.log(0.1)), np.repeat(np.arange(201), 10), 4
+        ).value
+    )
+    assert msg == "K: expected at most 1e+07 entries in the ordered K-tuples, got 2.01e+06 tuples (K = 4)"
+
+
+def test_iid_moments_take_a_square_c_of_at_most_16():
+    p, R, Sc = np.array([0.5, 0.5]), np.array([1.0, 2.0]), np.ones((2, 1))
+    for c in (np.ones((2, 3)), np.ones((17, 17))):
+        msg = str(pytest.raises(ValueError, iid_moments, p, R, Sc, c).value)
+        assert msg == f"c: expected a square (K, K) array with 1 <= K <= 16, got shape {c.shape}"
+    first, second = iid_moments(p, R, Sc, np.ones((16, 16)))  # g = 16 (R_1 + ... + R_16) . S, S = 1
+    assert first.tolist() == [384.0] and second == 148480.0  # 16 * 16 * 1.5; 256 (16 * 2.5 + 240 * 2.25)
