@@ -97,3 +97,16 @@ def test_draw_moments_accepts_a_repeat_at_padding_only():
         draw_moments(q, coef, probs, np.array([[0, 1, 1]]), tokens, np.ones((1, 3)))
     with pytest.raises(ValueError, match="^tokens: expected ids < V = 2"):
         draw_moments(q, coef, probs, np.array([[0, 1, 2]]), tokens + 2, np.ones((1, 3)))
+
+
+def test_ids_beyond_the_table_and_the_row_visiting_a_state_twice_are_named():
+    probs, q, coef, mask = np.full((2, 2), 0.5), np.full(2, 0.5), np.ones((2, 2)), np.ones((2, 2))
+    tokens = np.zeros((2, 2), int)
+    msg = str(
+        pytest.raises(ValueError, draw_moments, q, coef, probs, np.array([[0, 1], [2, 0]]), tokens, mask).value
+    )
+    assert msg == "states: expected ids < S = 2 (the shape of probs), got max 2"
+    msg = str(
+        pytest.raises(ValueError, draw_moments, q, coef, probs, np.array([[0, 1], [1, 1]]), tokens, mask).value
+    )
+    assert msg.endswith("row 1 visits state 1 twice")  # the first row is a path, the second is not
