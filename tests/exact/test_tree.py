@@ -62,6 +62,18 @@ def test_children_needs_an_enumerated_mdp():
         children("mdp")
 
 
+def test_a_state_with_two_parents_is_refused_even_without_a_cycle():
+    q, zero = np.full((3, 2), 0.5), np.zeros((3, 2))
+    two = np.array([[1, 2], [-1, -1], [1, -1]])  # 0 -> 1, 0 -> 2 -> 1: no cycle, but 1 has two parents
+    for f in (tree_sum, tree_product):
+        msg = str(pytest.raises(ValueError, f, two, np.array([0]), q, zero).value)
+        assert msg == "child: expected a tree (each state the child of one entry), got state 1 the child of 2"
+    msg = str(
+        pytest.raises(ValueError, tree_sum, np.array([[3, -1], [-1, -1], [-1, -1]]), np.array([0]), q, zero).value
+    )
+    assert msg == "child: expected ids < 3 (the states of q), got max 3"
+
+
 def test_a_child_table_with_a_cycle_is_refused_before_any_walk():
     q, zero = np.full((3, 2), 0.5), np.zeros((3, 2))
     around = np.array([[1, -1], [2, -1], [0, -1]])  # 0 -> 1 -> 2 -> 0: the root is a child
@@ -105,3 +117,35 @@ def test_a_tree_whose_state_0_is_no_root_is_walked_through_it():
     f = np.array([[3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [1.0, 2.0]])
     np.testing.assert_allclose(tree_sum(child, np.array([3]), q, f), [6.02], rtol=1e-14)
     np.testing.assert_allclose(tree_product(child, np.array([3]), q, f), [12.33], rtol=1e-14)
+
+
+def test_the_first_value_not_finite_where_q_is_positive_is_named():
+    child, roots = np.array([[-1, -1]]), np.array([0])
+    msg = str(
+        pytest.raises(ValueError, tree_sum, child, roots, np.array([[0.5, 0.5]]), np.array([[0.0, np.inf]])).value
+    )
+    assert msg == "f: expected finite values wherever q > 0, got inf at (0, 1)"
+    msg = str(
+        pytest.raises(ValueError, tree_product, child, roots, np.array([[0.0, 1.0]]), [[np.inf, -np.inf]]).value
+    )
+    assert msg == "h: expected finite values wherever q > 0, got -inf at (0, 1)"  # the inf at q = 0 is not named
+
+
+def test_tree_product_ignores_infinite_factors_where_q_is_zero():
+    child, roots = np.array([[1, -1], [-1, -1]]), np.array([0])
+    q = np.array([[1.0, 0.0], [0.25, 0.75]])
+    h = np.array([[2.0, np.inf], [4.0, -np.inf]])  # -inf where q > 0 is refused, where q = 0 it is unread
+    assert (
+        pytest.raises(ValueError, tree_product, child, roots, q, h).value.args[0].startswith("h: expected finite")
+    )
+    h[1, 1] = 3.0
+    assert tree_product(child, roots, q, h).tolist() == [2.0 * (0.25 * 4.0 + 0.75 * 3.0)]
+
+
+def test_allowing_inf_gives_other_inputs_to_the_kind_as_they_are():
+    read = allowing_inf(array("B", high=0.5), signs=(-1.0,))
+    assert read([0.2, -np.inf], "logq", {}).tolist() == [0.2, -np.inf]  # the -inf entry is not held to high
+    msg = str(pytest.raises(TypeError, read, [[1.0], [1.0, 2.0]], "logq", {}).value)  # ragged: no array
+    assert msg == "logq: expected a real-valued array, got list [[1.0], [1.0, 2.0]]"
+    msg = str(pytest.raises(ValueError, read, [0, 1], "logq", {"B": 3}).value)  # ints: the kind reads the shape
+    assert msg == "logq: expected shape (3,), got (2,)"
