@@ -68,6 +68,9 @@ def test_a_state_with_two_parents_is_refused_even_without_a_cycle():
     for f in (tree_sum, tree_product):
         msg = str(pytest.raises(ValueError, f, two, np.array([0]), q, zero).value)
         assert msg == "child: expected a tree (each state the child of one entry), got state 1 the child of 2"
+    two = np.array([[-1, -1], [0, 2], [0, -1]])  # root 1: 1 -> 0, 1 -> 2 -> 0: state 0 has two parents
+    msg = str(pytest.raises(ValueError, tree_sum, two, np.array([1]), q, zero).value)
+    assert msg == "child: expected a tree (each state the child of one entry), got state 0 the child of 2"
     msg = str(
         pytest.raises(ValueError, tree_sum, np.array([[3, -1], [-1, -1], [-1, -1]]), np.array([0]), q, zero).value
     )
