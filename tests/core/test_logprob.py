@@ -281,3 +281,10 @@ def test_example_bad_seed_is_a_usage_error():
         timeout=60,
     )
     assert proc.returncode == 2 and "--seed" in proc.stderr
+
+
+def test_a_token_beyond_the_vocabulary_is_named_with_V_not_T():
+    logits, mask = np.zeros((1, 2, 3)), np.ones((1, 2))  # T = 2, V = 3
+    for f, args in ((token_logp, ()), (token_logp_backward, (np.ones((1, 2)),))):
+        msg = str(pytest.raises(ValueError, f, logits, np.array([[0, 3]]), mask, *args).value)
+        assert msg == "tokens: expected ids in [0, 3) (V, the logits' last axis), got 3"
