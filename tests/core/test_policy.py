@@ -370,3 +370,64 @@ sys.stdout.buffer.write(pickle.dumps(out))
     assert rel_err(logp, want[0]) <= RTOL and rel_err(seq, want[1]) <= RTOL
     assert rel_err(dtheta, pol.backward(s, y, m, rng.normal(size=(4, 3)))) <= RTOL
     assert np.array_equal(draws, pol.sample(s, rng))
+
+
+def test_ids_and_mask_values_out_of_range_are_named_with_the_offending_value():
+    pol = TabularPolicy(np.zeros((3, 2)))
+    s, y, one = np.array([[0, 1]]), np.array([[0, 1]]), np.ones((1, 2))
+
+    def refused(*args):
+        return str(pytest.raises(ValueError, pol.logp, *args).value)
+
+    assert refused(np.array([[0, -1]]), y, one) == "states: expected ids in [0, 3) (padding too), got -1"
+    assert refused(np.array([[0, 3]]), y, one) == "states: expected ids in [0, 3) (padding too), got 3"
+    assert refused(s, np.array([[0, 2]]), one) == "tokens: expected ids in [0, 2) (padding too), got 2"
+    three = np.array([[0, 1, 2]])
+    assert refused(three, three % 2, np.array([[1.0, 0.0, 0.5]])) == (
+        "mask: expected only 0 and 1, got value np.float64(0.5)"
+    )
+    rng = np.random.default_rng(0)
+    for states, bad in (([3], 3), ([0, 3], 3), ([-1, 0], -1)):
+        msg = str(pytest.raises(ValueError, pol.sample, np.array(states), rng).value)
+        assert msg == f"states: expected ids in [0, 3), got {bad}"
+
+
+def test_a_mask_given_as_a_list_or_ints_is_read_as_floats():
+    pol = TabularPolicy(np.array([[0.0, np.log(3.0)]]))
+    s, y, g = np.zeros((1, 2), int), np.array([[1, 0]]), np.array([[1.0, 2.0]])
+    want, dtheta = pol.logp(s, y, np.array([[1.0, 0.0]])), pol.backward(s, y, np.array([[1.0, 0.0]]), g)
+    for mask in ([[1, 0]], np.array([[1, 0]]), np.array([[1.0, 0.0]], np.float32)):
+        got = pol.logp(s, y, mask)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        assert pol.backward(s, y, mask, g).tolist() == dtheta.tolist()
+
+
+def test_probs_of_a_row_far_below_the_others_are_its_own_softmax():
+    pol = TabularPolicy(np.array([[0.0, 0.0], [-1000.0, -1000.0]]))  # each row shifted by its own max
+    assert pol.probs().tolist() == [[0.5, 0.5], [0.5, 0.5]]
+    assert softmax_table(np.array([[0.0, 0.0], [-1000.0, -1000.0]])).tolist() == [[0.5, 0.5], [0.5, 0.5]]
+
+
+class _FixedDraws(np.random.Generator):
+    """A Generator whose uniforms are all `u`: where the inverse CDF puts a draw on a boundary."""
+
+    def __init__(self, u):
+        super().__init__(np.random.PCG64(0))
+        self.u = u
+
+    def random(self, size=None):
+        return np.full(size, self.u)
+
+
+def test_a_draw_on_a_cdf_boundary_takes_the_next_token_as_rng_choice_does():
+    pol = TabularPolicy(np.zeros((1, 2)))  # cdf (0.5, 1): u = 0.5 is token 1 (searchsorted 'right')
+    assert pol.sample(np.zeros(2, int), _FixedDraws(0.5)).tolist() == [1, 1]
+    big = pol.sample(np.zeros(2**21 + 1, int), _FixedDraws(0.5))  # 2^22 + 2 entries: one CDF per state
+    assert big.dtype == np.int64 and big.min() == 1 and big.max() == 1
+
+
+def test_the_last_cdf_entry_is_one_so_a_draw_below_one_is_a_token():
+    pol = TabularPolicy(np.array([[0.0, 1.0, 2.0]]))  # its probabilities sum to 1 - 2^-53
+    u = np.nextafter(1.0, 0.0)
+    assert pol.sample(np.zeros(3, int), _FixedDraws(u)).tolist() == [2, 2, 2]
+    assert pol.sample(np.zeros(2**21, int), _FixedDraws(u)).max() == 2
