@@ -431,3 +431,41 @@ def test_the_last_cdf_entry_is_one_so_a_draw_below_one_is_a_token():
     u = np.nextafter(1.0, 0.0)
     assert pol.sample(np.zeros(3, int), _FixedDraws(u)).tolist() == [2, 2, 2]
     assert pol.sample(np.zeros(2**21, int), _FixedDraws(u)).max() == 2
+
+
+def _unbound(monkeypatch):
+    """policy.py as imported in a fresh process: every kernel name held by its stand-in."""
+    if not policy_mod._STAND_INS:
+        pytest.skip("numba is not installed: no stand-ins")
+    for name, stand_in in policy_mod._STAND_INS.items():
+        monkeypatch.setattr(policy_mod, name, stand_in)
+    return TabularPolicy(np.array([[0.0, np.log(3.0)]]))
+
+
+def test_the_first_kernel_call_binds_every_stand_in_but_one_rebound_meanwhile(path, monkeypatch):
+    if path == "numpy":
+        pytest.skip("the stand-ins are the Numba path's")
+    pol = _unbound(monkeypatch)
+    assert sorted(policy_mod._STAND_INS) == sorted(NUMPY_PATH)
+    mine = lambda w, shape: False  # noqa: E731  a name a test rebinds before the first call
+    monkeypatch.setattr(policy_mod, "weights_fast", mine)
+    logp, seq = pol.logp(np.zeros((1, 2), int), np.array([[1, 0]]), np.ones((1, 2)))
+    np.testing.assert_allclose(logp, [[np.log(0.75), np.log(0.25)]], rtol=1e-14)  # the kernels' exp
+    np.testing.assert_allclose(seq, [np.log(0.75 * 0.25)], rtol=1e-14)
+    for name in NUMPY_PATH:
+        where = kernels.tabular if name.startswith("_tabular") else kernels.validate
+        assert getattr(policy_mod, name) is (mine if name == "weights_fast" else getattr(where, name)), name
+
+
+def test_kernels_that_cannot_be_imported_bind_the_numpy_twins(path, monkeypatch):
+    if path == "numpy":
+        pytest.skip("the stand-ins are the Numba path's")
+    pol = _unbound(monkeypatch)
+
+    def blocked(name, package=None):
+        raise ImportError(f"{name} is blocked")
+
+    monkeypatch.setattr(policy_mod.importlib, "import_module", blocked)
+    dtheta = pol.backward(np.zeros((1, 1), int), np.array([[1]]), np.ones((1, 1)), np.array([[2.0]]))
+    assert dtheta.tolist() == [[-0.5, 0.5]]  # 2 (e_1 - (0.25, 0.75))
+    assert all(getattr(policy_mod, name) is getattr(_tabular, name) for name in NUMPY_PATH)
