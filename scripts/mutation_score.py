@@ -75,10 +75,11 @@ def equivalents_from_text(text):
         if heading:
             fname = heading.group(1)
             continue
-        for short in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_\d+)`", line):
+        # a function `x_f__mutmut_1`, or a method `xǁClassǁname__mutmut_1`
+        for short in re.findall(r"`(x[_ǁ][A-Za-z0-9_ǁ]+__mutmut_\d+)`", line):
             names.add((fname, short))
         # "`x_f__mutmut_59`, `_61`": a bare suffix continues the previous name.
-        for base, rest in re.findall(r"`(x_[A-Za-z0-9_]+__mutmut_)\d+`((?:,\s*`_\d+`)+)", line):
+        for base, rest in re.findall(r"`(x[_ǁ][A-Za-z0-9_ǁ]+__mutmut_)\d+`((?:,\s*`_\d+`)+)", line):
             names.update((fname, base + n) for n in re.findall(r"`_(\d+)`", rest))
     return names
 

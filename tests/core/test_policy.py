@@ -469,3 +469,12 @@ def test_kernels_that_cannot_be_imported_bind_the_numpy_twins(path, monkeypatch)
     dtheta = pol.backward(np.zeros((1, 1), int), np.array([[1]]), np.ones((1, 1)), np.array([[2.0]]))
     assert dtheta.tolist() == [[-0.5, 0.5]]  # 2 (e_1 - (0.25, 0.75))
     assert all(getattr(policy_mod, name) is getattr(_tabular, name) for name in NUMPY_PATH)
+
+
+def test_numba_is_looked_for_in_the_package_only_and_without_importing_it(monkeypatch):
+    assert policy_mod._numba_installed() is True  # numba is installed here
+    monkeypatch.setitem(sys.modules, "numba", None)  # blocked: find_spec raises ValueError
+    assert policy_mod._numba_installed() is False
+    monkeypatch.undo()
+    monkeypatch.setattr(policy_mod, "__package__", "")  # a standalone copy: the NumPy path only
+    assert policy_mod._numba_installed() is False
