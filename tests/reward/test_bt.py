@@ -399,3 +399,13 @@ def test_the_relations_read_alone():
     assert linear_bt_loss(np.zeros(10**5), big, [0], [0], [1])[1].shape == (10**5,)
     assert linear_outcome_loss(np.zeros(10**5), big, [0], [1], [1.0])[1].shape == (10**5,)
     names("phi", "at most 1000 features", lambda: fit_bt(big, [0], [0], [1]))
+
+
+def test_response_ids_beyond_phi_are_named_by_their_argument():
+    phi, w, ids = np.zeros((2, 3, 1)), np.zeros(1), np.array([0, 1])
+    msg = raises(ValueError, lambda: linear_bt_loss(w, phi, ids, ids + 2, ids))
+    assert msg == "chosen: expected ids < 3 (phi's responses), got max 3"
+    msg = raises(ValueError, lambda: linear_outcome_loss(w, phi, ids, ids + 2, np.ones(2)))
+    assert msg == "response: expected ids < 3 (phi's responses), got max 3"
+    msg = raises(ValueError, lambda: one_hot_features(3, 334))
+    assert msg == "Y: expected N * Y <= 1000 features (Y <= 333 at N = 3), got Y = 334"
