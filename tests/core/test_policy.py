@@ -473,7 +473,11 @@ def test_kernels_that_cannot_be_imported_bind_the_numpy_twins(path, monkeypatch)
 
 def test_numba_is_looked_for_in_the_package_only_and_without_importing_it(monkeypatch):
     assert policy_mod._numba_installed() is True  # numba is installed here
-    monkeypatch.setitem(sys.modules, "numba", None)  # blocked: find_spec raises ValueError
+    monkeypatch.setitem(sys.modules, "numba", None)  # blocked: find_spec finds nothing
+    assert policy_mod._numba_installed() is False
+    fake = type(sys)("numba")  # a module without a spec: find_spec raises ValueError
+    fake.__spec__ = None
+    monkeypatch.setitem(sys.modules, "numba", fake)
     assert policy_mod._numba_installed() is False
     monkeypatch.undo()
     monkeypatch.setattr(policy_mod, "__package__", "")  # a standalone copy: the NumPy path only
