@@ -126,3 +126,26 @@ def test_the_declared_boundary():
     names("outcome", "one label per episode", lambda: prm_data(env, ep, np.zeros(B + 1)))
     names("states", "ids <", lambda: prm_loss(np.zeros((2, 2)), ids + 1, ids, ids * 0 + 1.0, ids * 0.0))
     names("env", "MultiTurnMDP", lambda: process_rewards(object(), np.zeros((1, 1))), TypeError)
+
+
+def test_direct_rewards_are_the_step_scores_and_process_env_adds_extra_at_the_steps_only():
+    env, pi_ref, ep, pr, right = _setup()
+    steps, labels = prm_data(env, ep, right)
+    p = fit_prm(env, ep.states, ep.tokens, steps, labels, weights=pr)
+    r = process_rewards(env, p, "direct")
+    at_steps = np.zeros((env.S, env.V), bool)
+    at_steps[ep.states[steps > 0], ep.tokens[steps > 0]] = True
+    assert np.array_equal(r[at_steps], p[at_steps]) and not r[~at_steps].any()
+    extra = np.full((env.S, env.V), 0.25)
+    for given, added in ((None, 0.0), (extra, 0.25)):
+        new = process_env(env, p, "direct", given)
+        for s, kids in new.children.items():
+            for a, (reward, kind, _) in enumerate(kids):
+                want = 0.0 if kind == "turn" else r[s, a] + added  # inside a turn: no reward, no extra
+                assert reward.tolist() == [want] * env.W, (s, a, kind)
+    msg = str(pytest.raises(TypeError, process_rewards, object(), np.zeros((1, 1))).value)
+    assert msg.startswith("env: expected a MultiTurnMDP (with children, is_policy")
+    bad = ep.states.copy()
+    bad[0, 0] = env.S
+    msg = str(pytest.raises(ValueError, prm_loss, np.zeros((env.S, env.V)), bad, ep.tokens, steps, labels).value)
+    assert msg == f"states: expected ids < {env.S} (the table's states), got max {env.S}"
