@@ -615,3 +615,11 @@ def test_a_mask_with_a_hole_is_refused_and_told_where_it_goes():
         "here use minirl_lm.multiturn.values.gae_actions (mask: every token of the row, action_mask: the "
         "trained ones)"
     )
+
+
+def test_fit_values_td0_discounts_the_next_value_by_gamma():
+    v, s, r, m = np.array([0.0, 1.0, 2.0]), np.array([[0, 1]]), np.array([[0.0, 1.0]]), np.ones((1, 2))
+    y = np.array([[0.0 + 0.5 * 1.0, 1.0]])  # r_t + gamma v(s_{t+1}), 0 after the last token
+    loss, dv = value_loss(v, s, y, m)
+    new, got = fit_values(v, s, r, m, gamma=0.5, lr=0.5, target="td0")
+    assert got == loss and new.tolist() == (v - 0.5 * dv).tolist()
