@@ -594,3 +594,45 @@ def test_tilt_is_the_closed_form_row_by_row():
     assert log_pi[0, 2] == -np.inf and v[0] == pytest.approx(math.log(2.0), rel=1e-15)  # -inf: off support
     assert raises(ValueError, lambda: tilt([[0.5, 0.5]], [[np.inf, 0.0]], 1.0)).startswith("q: ")
     assert raises(ValueError, lambda: tilt([[0.5, 0.5]], [[0.0, 0.0, 0.0]], 1.0)).startswith("q: expected shape")
+
+
+def test_the_objectives_beyond_float64_name_their_results_and_inputs():
+    msg = raises(ValueError, lambda: kl_objective([[1.0]], [[1.0]], [[MAX]], 1.0, weights=[1 + 5e-10]))
+    assert msg == (
+        "kl_objective: expected a finite J and E_pi R, got inf (beyond float64) from pi in [1, 1], "
+        "pi_ref in [1, 1], reward in [1.79769e+308, 1.79769e+308], beta = 1"
+    )
+    mdp, half = TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]]
+    msg = raises(
+        ValueError, lambda: kl_objective_tree(mdp, half, half, lambda x, y: MAX, 1.0, weights=[1 + 5e-10])
+    )
+    assert msg == (
+        "kl_objective_tree: expected a finite J, got inf (beyond float64) from pi in [0.5, 0.5], "
+        "pi_ref in [0.5, 0.5], beta = 1"
+    )
+
+
+def test_a_tree_mdp_is_named_by_what_it_lacks_or_its_ids():
+    half = [[0.5, 0.5]]
+    msg = raises(TypeError, lambda: kl_objective_tree(object(), half, half, ZERO, 1.0))
+    assert msg == (
+        "mdp: expected a TokenMDP with ids='enumerate', got object without S, V, N, ids, prompts, prefix_of, "
+        "state_id, step, is_terminal"
+    )
+    lazy = TokenMDP(["a"], V=2, eos=0, max_len=3, ids="lazy", capacity=16)
+    msg = raises(TypeError, lambda: kl_objective_tree(lazy, half, half, ZERO, 1.0))
+    assert msg == "mdp: expected a TokenMDP with ids='enumerate', got TokenMDP with ids='lazy'"
+
+
+def test_a_bad_grade_is_named_with_its_repr_cut_at_160_characters_and_weights_take_one_per_prompt():
+    mdp, half = TokenMDP(prompts=[0], V=2, max_len=1), [[0.5, 0.5]]
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, half, half, lambda x, y: 10**400, 1.0))
+    head = "grader: expected a finite number (a finite reward) "
+    assert msg == head + ("for response (0,), got int " + str(10**400))[:160]  # an int beyond float64
+    msg = raises(TypeError, lambda: kl_objective_tree(mdp, half, half, lambda x, y: "a" * 300, 1.0))
+    assert (
+        msg
+        == "grader: expected a real number (a finite reward) " + ("for response (0,), got str '" + "a" * 300)[:160]
+    )
+    msg = raises(ValueError, lambda: kl_objective_tree(mdp, half, half, ZERO, 1.0, weights=[0.5, 0.5]))
+    assert msg == "weights: expected shape (1,), got (2,)"  # N: the tree's prompts
