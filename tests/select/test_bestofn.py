@@ -177,3 +177,17 @@ def test_errors_name_the_argument():
     assert (
         raises(ValueError, lambda: kl_bound(10**7)) == "N: expected an integer >= 1 and <= 1000000, got 10000000"
     )
+
+
+def test_the_prompt_weights_enter_the_reward_the_ceiling_and_the_matched_optimum():
+    pi = np.array([[0.5, 0.25, 0.25], [0.2, 0.3, 0.5]])
+    reward = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0]])
+    w = np.array([0.25, 0.75])
+    for f in (lambda p, r, **k: best_of_n_reward(p, r, 4, **k), kl_ceiling):
+        one, two = f(pi[:1], reward[:1]), f(pi[1:], reward[1:])
+        assert f(pi, reward, weights=w) == pytest.approx(0.25 * one + 0.75 * two, rel=1e-14)
+        assert f(pi, reward, weights=w) != pytest.approx(f(pi, reward), rel=1e-6)  # not the mean
+    kl = 0.5 * kl_ceiling(pi, reward, weights=w)
+    star = matched_optimum(pi, reward, kl, weights=w)[0]
+    unweighted = matched_optimum(pi, reward, kl)[0]
+    assert star != pytest.approx(unweighted, rel=1e-6)
