@@ -229,3 +229,15 @@ def test_own_copy_applies_decorators_after_the_def_and_keeps_the_signature_unmut
     assert space["h"](3) == 3 and space["h"].__name__ == "h" and calls == [1, 1]
     assert mutation_score.undecorated("def g(x):\n    return x\n") == "def g(x):\n    return x\n"
     assert mutation_score.ZOO_RELOAD[0] in (ROOT / "pyproject.toml").read_text()
+
+
+def test_a_method_s_mutants_are_read_as_equivalents_too():
+    text = "## core/policy.py\n\n| `xǁTabularPolicyǁ_sample__mutmut_4`, `_5` | a size | the same tokens |\n"
+    assert mutation_score.equivalents_from_text(text) == {
+        ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_4"),
+        ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_5"),
+    }
+
+
+def test_own_runs_start_with_the_library_caches_empty():
+    assert "cache_clear()" in mutation_score.FRESH_CACHES and "autouse=True" in mutation_score.FRESH_CACHES
