@@ -238,6 +238,3 @@ def test_a_method_s_mutants_are_read_as_equivalents_too():
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_5"),
     }
 
-
-def test_own_runs_start_with_the_library_caches_empty():
-    assert "cache_clear()" in mutation_score.FRESH_CACHES and "autouse=True" in mutation_score.FRESH_CACHES
