@@ -237,4 +237,3 @@ def test_a_method_s_mutants_are_read_as_equivalents_too():
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_4"),
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_5"),
     }
-
