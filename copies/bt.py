@@ -270,9 +270,8 @@ def linear_bt_loss(w, phi, prompt, chosen, rejected, *, margin=None, center=0.0,
         `(loss, dw)`: a float and the `(F,)` gradient.
     """
     P = prompt.size
-    m = np.zeros(P) if margin is None else margin  # (P,)
-    loss, dw, _ = _bt_newton(
-        w, phi[prompt, chosen], phi[prompt, rejected], m, center, _mean(weights, P), l2, False
+    loss, dw, _ = _bt_newton(  # without the Hessian the margin goes to bt_margin_loss, None for 0
+        w, phi[prompt, chosen], phi[prompt, rejected], margin, center, _mean(weights, P), l2, False
     )
     return loss, dw
 

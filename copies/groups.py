@@ -232,7 +232,7 @@ def group_updates(Y, coefs, bases):
 def _sums_to_one(logq, prompt):
     """Each prompt's probabilities sum to 1."""
     ids, inv = np.unique(prompt, return_inverse=True)
-    mass = np.bincount(inv.reshape(-1), np.exp(logq), minlength=ids.size)  # (N,)
+    mass = np.bincount(inv.ravel(), np.exp(logq))  # (N,): inv takes every value in [0, N)
     if not np.allclose(mass, 1.0, rtol=0.0, atol=1e-9):
         x = int(np.argmax(np.abs(mass - 1.0)))
         return f"logq: expected probabilities summing to 1 per prompt, got {float(mass[x])!r} for prompt {ids[x]}"
@@ -337,7 +337,7 @@ def allowing_inf(kind, signs=(-1.0, 1.0)):
 
     def read(x, name, dims):
         try:
-            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+            a = np.asarray(x)  # a str or bytes gives no float array
         except (ValueError, TypeError, OverflowError):
             a = None
         if a is None or a.dtype.kind != "f":

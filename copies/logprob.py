@@ -125,7 +125,7 @@ def masked_mean(x, mask):
     """
     lengths = mask.sum(axis=-1)  # (B,)
     total = np.where(mask > 0, x, 0.0).sum(axis=-1)  # (B,)
-    return np.where(lengths > 0, total / np.maximum(lengths, 1.0), 0.0)
+    return total / np.maximum(lengths, 1.0)  # a row of padding only: 0.0 / 1.0
 
 
 def token_logp(logits, tokens, mask):

@@ -63,7 +63,7 @@ def allowing_inf(kind, signs=(-1.0, 1.0)):
 
     def read(x, name, dims):
         try:
-            a = None if isinstance(x, (str, bytes)) else np.asarray(x)
+            a = np.asarray(x)  # a str or bytes gives no float array
         except (ValueError, TypeError, OverflowError):
             a = None
         if a is None or a.dtype.kind != "f":
@@ -161,7 +161,7 @@ def tree_sum(child, roots, q, f):
     N = roots.size
     d = np.zeros((N, S))  # (N, S) occupancy per prompt
     d[np.arange(N), roots] = 1.0
-    qf = np.where(q > 0, q * np.where(q > 0, f, 0.0), 0.0)  # (S, V) q f, 0 where q = 0
+    qf = q * np.where(q > 0, f, 0.0)  # (S, V) q f, 0 where q = 0
     for level in _levels(child, roots):
         kids = child[level]  # (L, V)
         live = kids >= 0
@@ -182,7 +182,7 @@ def tree_product(child, roots, q, h):
         `(N,)` float64, one expectation per prompt.
     """
     U = np.ones(q.shape[0])  # (S,) U(s), filled from the leaves up
-    qh = np.where(q > 0, q * np.where(q > 0, h, 0.0), 0.0)  # (S, V)
+    qh = q * np.where(q > 0, h, 0.0)  # (S, V) q h, 0 where q = 0
     for level in reversed(_levels(child, roots)):
         kids = child[level]  # (L, V)
         below = np.where(kids >= 0, U[np.maximum(kids, 0)], 1.0)  # U(terminal) = 1
