@@ -179,8 +179,10 @@ def fit_prm(env, states, tokens, steps, labels, weights=None, l2=0.0):
     if l2 == 0.0:
         return np.where(n > 0, k / np.where(n > 0, n, 1.0), 0.5)  # eq. (prm_fit) at l2 = 0
     lo, hi = -n / l2, n / l2  # f(lo) <= 0 <= f(hi) for f(r) = n sigma(r) - k + l2 r
-    for _ in range(200):  # bisection: f increases; halving 2 n / l2 to below rounding
+    for _ in range(2200):  # bisection: f increases; 2 n / l2 < 2^1025 halves to neighbours in < 2200
         mid = (lo + hi) / 2
+        if np.all((mid == lo) | (mid == hi)):  # every lo, hi adjacent doubles: converged
+            break
         up = n * sigmoid(mid) - k + l2 * mid > 0
         lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
     return sigmoid((lo + hi) / 2)  # n / l2 beyond float64: NaN, reported by the boundary

@@ -75,6 +75,9 @@ def test_fit_prm_is_the_stationary_point_and_the_conditional_probability():
         r = np.log(q / (1 - q))
         _, g = prm_loss(r, ep.states, ep.tokens, steps, labels, pr)
         assert np.abs(g + l2 * r).max() < 1e-12  # eq. (prm_loss) stationary with its ridge
+    for l2 in (1e-60, 1e-100, 1e-300):  # 2 n / l2 far beyond 2^200: the bisection still converges
+        q = fit_prm(env, ep.states, ep.tokens, steps, labels, weights=pr, l2=l2)
+        assert np.abs(q - p).max() < 1e-12  # a vanishing ridge: the fit at l2 = 0
     assert inner.shape == (env.S, env.V)
     never = np.ones((env.S, env.V), bool)
     never[ep.states[steps > 0], ep.tokens[steps > 0]] = False
