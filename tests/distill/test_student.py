@@ -286,9 +286,14 @@ def test_fixed_point_ignores_a_shift_of_each_row_even_by_1e308():
 
 
 def test_fixed_point_stops_when_no_logit_moves_by_more_than_tol():
-    teacher, tie = _teacher(3), _depth_tie()
-    zero = np.zeros((tie.max() + 1, MDP.V))
-    first, _ = fixed_point("reverse_kl", zero, tie, teacher, MDP, max_steps=1)
-    move = np.ptp(first, axis=1).max()  # the first step's largest move within a row (a shift is no move)
-    assert fixed_point("reverse_kl", zero, tie, teacher, MDP, tol=move)[1] == 1
-    assert fixed_point("reverse_kl", zero, tie, teacher, MDP, tol=np.nextafter(move, 0.0))[1] == 2
+    # a tabular student from uniform: the first forward-KL step moves row s by lr (V t_s - 1),
+    # [0.9, -0.3, -0.3, -0.3] and [-0.48, 0.16, 0.16, 0.16]: the largest move within a row is 1.2,
+    # though the two rows' steps span 1.38 (a shift of a row is no move)
+    mdp = TokenMDP(["p", "q"], V=4, eos=None, max_len=1)
+    t = np.array([[0.7, 0.1, 0.1, 0.1], [0.01, 0.33, 0.33, 0.33]])
+    zero, tie = np.zeros((2, 4)), np.arange(2)
+    first, _ = fixed_point("forward_kl", zero, tie, t, mdp, max_steps=1)
+    move = np.ptp(first, axis=1).max()
+    assert move == pytest.approx(1.2, rel=1e-12) and np.ptp(first - first.mean(axis=1, keepdims=True)) > 1.2
+    assert fixed_point("forward_kl", zero, tie, t, mdp, tol=move)[1] == 1
+    assert fixed_point("forward_kl", zero, tie, t, mdp, tol=np.nextafter(move, 0.0))[1] == 2
