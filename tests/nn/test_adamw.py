@@ -61,3 +61,40 @@ def test_parameters_are_finite_writable_float64():
         (ro, "params: expected finite, writable"),
     ]:
         assert raises(ValueError, lambda bad=bad: AdamW({"a": bad})).startswith(start)
+
+
+def test_the_parameter_messages_say_what_came():
+    assert (
+        raises(TypeError, lambda: AdamW([1.0])) == "params: expected a non-empty dict of float64 arrays, got list"
+    )
+    assert raises(TypeError, lambda: AdamW({})) == (
+        "params: expected a non-empty dict of float64 arrays, got an empty dict"
+    )
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    for bad, kind, got in [
+        (np.zeros(2, np.float32), TypeError, "a float32 array"),
+        ([0.0, 1.0], TypeError, "a list"),
+        (ro, ValueError, "read-only values"),
+        (np.array([0.0, np.nan]), ValueError, "NaN or inf"),
+    ]:
+        assert raises(kind, lambda bad=bad: AdamW({"a": bad})) == (
+            f"params: expected finite, writable float64 arrays (updated in place), got {got} at 'a'"
+        )
+    opt = AdamW({"a": np.zeros(2)})
+    assert raises(TypeError, lambda: opt.step([1.0, 1.0])) == (
+        "grads: expected a dict of arrays with the keys of params, got list"
+    )
+
+
+def test_gradients_of_any_kind_are_read_as_float64():
+    # lists of any depth, integers (2^32 squared stays exact in float64, not wrapped in int64),
+    # and an empty list for an empty parameter: the same step as float64 arrays of those values
+    def stepped(grads):
+        p = {"w": np.array([[1.0, -2.0]]), "b": np.array([0.5, 0.0]), "e": np.zeros(0)}
+        AdamW(p, lr=0.1, weight_decay=0.01).step(grads)
+        return p
+
+    want = stepped({"w": np.array([[0.5, -1.0]]), "b": np.array([2.0**32, -1.0]), "e": np.zeros(0)})
+    got = stepped({"w": [[0.5, -1.0]], "b": np.array([2**32, -1]), "e": []})
+    assert all(np.array_equal(got[k], want[k]) for k in want)
