@@ -88,13 +88,16 @@ def test_the_parameter_messages_say_what_came():
 
 
 def test_gradients_of_any_kind_are_read_as_float64():
-    # lists of any depth, integers (2^32 squared stays exact in float64, not wrapped in int64),
-    # and an empty list for an empty parameter: the same step as float64 arrays of those values
+    # lists of any depth, integers, float32 (its squares taken in float64, not rounded to
+    # float32) and an empty list for an empty parameter: the same step as float64 arrays
     def stepped(grads):
-        p = {"w": np.array([[1.0, -2.0]]), "b": np.array([0.5, 0.0]), "e": np.zeros(0)}
+        p = {"w": np.array([[1.0, -2.0]]), "b": np.array([0.5, 0.0]), "c": np.zeros(2), "e": np.zeros(0)}
         AdamW(p, lr=0.1, weight_decay=0.01).step(grads)
         return p
 
-    want = stepped({"w": np.array([[0.5, -1.0]]), "b": np.array([2.0**32, -1.0]), "e": np.zeros(0)})
-    got = stepped({"w": [[0.5, -1.0]], "b": np.array([2**32, -1]), "e": []})
+    c = np.array([0.1, -3.7], np.float32)
+    want = stepped(
+        {"w": np.array([[0.5, -1.0]]), "b": np.array([2.0**32, -1.0]), "c": c.astype(float), "e": np.zeros(0)}
+    )
+    got = stepped({"w": [[0.5, -1.0]], "b": np.array([2**32, -1]), "c": c, "e": []})
     assert all(np.array_equal(got[k], want[k]) for k in want)

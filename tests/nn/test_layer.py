@@ -91,3 +91,5 @@ def test_the_kv_messages_say_what_came():
     assert kv_fits(np.zeros((2, 3, 6)), 2, kv, 0) == (
         "kv: expected shape (2, B, H, max_len, e) = (2, 2, 2, 5, 3), got (2, 2, 3, 5, 2)"
     )
+    # the head width is d // n_head, also where n_head does not divide d (heads_divide_width's to say)
+    assert kv_fits(np.zeros((2, 3, 6)), 4, np.zeros((2, 2, 4, 5, 1)), 0) is None
