@@ -48,6 +48,7 @@ def test_a_step_that_raises_writes_nothing():
     # a square beyond float64 would freeze the second moment at inf: an error, nothing written
     msg = raises(ValueError, lambda: opt.step({"a": np.full(3, 1e200), "b": np.ones(2)}))
     assert msg.startswith("AdamW.step: expected a finite u['a']") and "grads in [1, 1e+200]" in msg
+    assert msg.endswith("params in [-0.001, 0.999]")
     assert all(np.array_equal(p[k], before[0][k]) and np.array_equal(opt.m[k], before[1][k]) for k in p)
     assert opt.n == before[2]
 
@@ -101,3 +102,13 @@ def test_gradients_of_any_kind_are_read_as_float64():
     )
     got = stepped({"w": [[0.5, -1.0]], "b": np.array([2**32, -1]), "c": c, "e": []})
     assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_the_moments_start_at_float64_zeros_of_each_shape_and_stay_float64():
+    p = {"w": np.ones((2, 3)), "b": np.ones(1)}
+    opt = AdamW(p)
+    for moments in (opt.m, opt.u):
+        assert all(moments[k].dtype == np.float64 and moments[k].shape == p[k].shape for k in p)
+        assert all((moments[k] == 0).all() for k in p)
+    opt.step({"w": np.ones((2, 3)), "b": np.ones(1)})
+    assert all(opt.m[k].dtype == np.float64 and opt.u[k].dtype == np.float64 for k in p)
