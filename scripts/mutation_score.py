@@ -178,7 +178,9 @@ def with_selection(pyproject, only, tests):
 def undecorated(text):
     """The source `text` with each decorated top-level function's decorators applied after its
     `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
-    decorated function whole) then mutates the bodies of the declared public functions too.
+    decorated function whole) then mutates the bodies of the declared public functions too. A
+    method of a top-level class whose decorators are all calls (`@boundary(...)`) is treated the
+    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay.
 
     The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
     defaults from the signature of mutmut's trampoline (the original one) and passes every
@@ -203,9 +205,13 @@ def undecorated(text):
             return built.get(name.id, name) if isinstance(name.ctx, ast.Load) else name
 
     lines = text.splitlines(keepends=True)
-    for node in reversed(tree.body):
+    methods = [(m, " " * m.col_offset) for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body]
+    nodes = sorted([(n, "") for n in tree.body] + methods, key=lambda pair: pair[0].lineno)
+    for node, indent in reversed(nodes):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             continue
+        if indent and not all(isinstance(d, ast.Call) for d in node.decorator_list):
+            continue  # a method's @property or @staticmethod stays
         decorators = [
             Inline().visit(ast.parse(ast.get_source_segment(text, d), mode="eval")) for d in node.decorator_list
         ]
@@ -222,12 +228,12 @@ def undecorated(text):
             declare = f"lambda: {applied}"  # the declared function, built when called
             wrapper = "__import__('functools').update_wrapper(lambda *a, **k: declare()(*a, **k), declare())"
             applied = f"(lambda declare: {wrapper})({declare})"
-        lines.insert(node.end_lineno, f"{node.name} = (lambda f: {applied})({node.name})\n")
+        lines.insert(node.end_lineno, f"{indent}{node.name} = (lambda f: {applied})({node.name})\n")
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
         head = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         if node.body[0].lineno > node.lineno:  # not `def f(): return x`
             lines[node.lineno - 1 : node.body[0].lineno - 1] = [
-                f"{head} {node.name}({ast.unparse(node.args)}){returns}:  # pragma: no mutate\n"
+                f"{indent}{head} {node.name}({ast.unparse(node.args)}){returns}:  # pragma: no mutate\n"
             ]
         del lines[node.decorator_list[0].lineno - 1 : node.lineno - 1]
     return "".join(lines)
