@@ -43,6 +43,7 @@ import ast
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -265,10 +266,18 @@ def _mutmut_fresh_caches():
 """
 
 
-def run_own(path, max_children=2):
-    """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
-    returns (the folder of the .meta files, the scratch folder, mutmut's exit code), or
-    (None, None, None) with no test file."""
+def address_space_cap(gib):
+    """A function for `preexec_fn` that caps each process of the run (mutmut and every mutant it
+    forks) at `gib` GiB of address space: a mutant that allocates without bound (a loop bound
+    mutated) then fails its tests with a MemoryError, killed, where it would exhaust the machine."""
+    limit = int(gib * 2**30)
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run_own(path, max_children=2, memory=8.0):
+    """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests,
+    each process capped at `memory` GiB; returns (the folder of the .meta files, the scratch
+    folder, mutmut's exit code), or (None, None, None) with no test file."""
     tests = own_tests(path)
     if not tests:  # an empty selection would make mutmut run every test
         return None, None, None
@@ -290,6 +299,7 @@ def run_own(path, max_children=2):
         env=env,
         stdout=subprocess.DEVNULL,
         check=False,
+        preexec_fn=address_space_cap(memory),
     )
     if run.returncode:  # e.g. a selected test fails before any mutant: every mutant without a verdict
         print(f"{path}: mutmut run exited with {run.returncode}", flush=True)
@@ -313,19 +323,28 @@ def main(argv=None):
     parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
     parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
     parser.add_argument(
+        "--memory",
+        type=float,
+        default=8.0,
+        metavar="GIB",
+        help="address space of each process of an --own run, in GiB (default 8; a mutant beyond it is killed)",
+    )
+    parser.add_argument(
         "--keep", action="store_true", help="keep --own's scratch copy and print its path (for `mutmut show NAME`)"
     )
     args = parser.parse_args(argv)
     for f in (args.own or []) + ([args.own_tests] if args.own_tests else []):
         if not (f.startswith("minirl_lm/") and f.endswith(".py") and (ROOT / f).is_file()):
             parser.error(f"--own: expected a library file such as minirl_lm/pg/kl.py, got {f!r}")
+    if not 0.5 <= args.memory <= 1024:
+        parser.error(f"--memory: expected GiB between 0.5 and 1024, got {args.memory:g}")
     if args.own_tests:
         print("\n".join(own_tests(args.own_tests)))
         return 0
     if args.own:
         status = 0
         for f in args.own:
-            meta, work, code = run_own(f, args.max_children)
+            meta, work, code = run_own(f, args.max_children, args.memory)
             if meta is None:
                 print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
                 status = 1

@@ -263,3 +263,29 @@ def test_a_method_s_mutants_are_read_as_equivalents_too():
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_4"),
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_5"),
     }
+
+
+def test_the_memory_cap_turns_an_unbounded_allocation_into_a_memory_error():
+    def run(n):  # allocate n float64 (untouched) under a cap of 2 GiB
+        grab = f"import numpy as np\ntry:\n    np.empty({n})\nexcept MemoryError:\n    print('MemoryError')\n"
+        cap = mutation_score.address_space_cap(2.0)
+        return subprocess.run(
+            [sys.executable, "-c", grab], capture_output=True, text=True, timeout=60, preexec_fn=cap
+        )
+
+    assert run(2**31).stdout == "MemoryError\n"  # 16 GiB asked, 2 allowed
+    assert run(2**24).stdout == ""  # 128 MiB fits
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "mutation_score.py"),
+            "--memory",
+            "0.1",
+            "--own-tests",
+            "minirl_lm/pg/kl.py",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "--memory: expected GiB between 0.5 and 1024, got 0.1" in out.stderr
