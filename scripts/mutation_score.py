@@ -152,8 +152,12 @@ def importers(path, root=ROOT):
 
 
 def own_tests(path, root=ROOT):
-    """The test files of the layout's measure for `path`: its own, then its importers', those that exist."""
+    """The test files of the layout's measure for `path`: its own, then its importers', those that
+    exist. A part's `__init__.py` (the kernels' checked entries) owns every test file of its part."""
     files = [own_test_file(path)] + [own_test_file(f) for f in importers(path, root)]
+    if Path(path).name == "__init__.py":
+        folder = Path(own_test_file(path)).parent
+        files += sorted(p.relative_to(root).as_posix() for p in (Path(root) / folder).glob("test_*.py"))
     return [f for i, f in enumerate(files) if f not in files[:i] and (Path(root) / f).is_file()]
 
 
@@ -176,12 +180,20 @@ def with_selection(pyproject, only, tests):
     return pyproject
 
 
+def _jitted(decorator):
+    """Whether a decorator is Numba's (`@njit`, `@njit(cache=True)`, `@numba.jit(...)`)."""
+    f = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    return name in ("njit", "jit", "vectorize", "guvectorize")
+
+
 def undecorated(text):
     """The source `text` with each decorated top-level function's decorators applied after its
     `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
     decorated function whole) then mutates the bodies of the declared public functions too. A
     method of a top-level class whose decorators are all calls (`@boundary(...)`) is treated the
-    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay.
+    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay, and so
+    does a Numba kernel (`@njit`): mutmut skips it, as Numba cannot compile its trampoline.
 
     The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
     defaults from the signature of mutmut's trampoline (the original one) and passes every
@@ -213,6 +225,8 @@ def undecorated(text):
             continue
         if indent and not all(isinstance(d, ast.Call) for d in node.decorator_list):
             continue  # a method's @property or @staticmethod stays
+        if any(_jitted(d) for d in node.decorator_list):
+            continue  # Numba cannot compile mutmut's trampoline: a kernel stays whole (tested against its twin)
         decorators = [
             Inline().visit(ast.parse(ast.get_source_segment(text, d), mode="eval")) for d in node.decorator_list
         ]
