@@ -251,6 +251,7 @@ def test_a_full_capacity_during_a_rollout_takes_its_ids_back():
     ],
 )
 def test_huge_rollouts_are_refused_before_any_allocation(kw, name):
+    kw = dict(kw)  # a copy: the parameter is shared by every run of the test in one process
     K = kw.pop("K", 2)
     mdp = TokenMDP(["a"], V=3, **kw)
     msg = raises(ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), K, np.random.default_rng(0)))
