@@ -17,7 +17,7 @@ def random_policy(mdp, seed=0, scale=1.0):
     return TabularPolicy(scale * rng.normal(size=(mdp.S, mdp.V)))
 
 
-@pytest.mark.parametrize("V,eos,max_len", [(4, 3, 3), (3, None, 2), (5, 0, 2), (2, 1, 4), (9, None, 1)])
+@pytest.mark.parametrize("V,eos,max_len", [(4, 3, 3), (3, None, 2), (5, 0, 2), (2, 1, 4), (9, None, 1), (3, 0, 3)])
 def test_enumerated_ids_are_a_bijection_onto_0_S(V, eos, max_len):
     mdp = TokenMDP(["p", "q", "r"], V=V, eos=eos, max_len=max_len)
     A = V - (eos is not None)
@@ -331,3 +331,18 @@ def test_rollback_takes_only_a_checkpoint_in_range_and_changes_nothing_when_it_r
     enum = TokenMDP(["a"], V=3)
     enum.rollback(enum.checkpoint())  # None: nothing to roll back
     assert raises(ValueError, lambda: enum.rollback(0)).startswith("cp: expected None")
+
+
+def test_a_tree_of_exactly_max_states_is_accepted_and_a_larger_one_named_with_its_size():
+    assert TokenMDP(["a"], V=3, max_len=3, max_states=13).S == 13  # 1 + 3 + 9
+    tail = "; use ids='lazy' with a capacity"
+    for max_states, max_len, size in ((12, 3, "13"), (4, 3, "13"), (12, 5, "more")):  # 4: 1 + 3 = 4 goes on
+        assert raises(ValueError, lambda: TokenMDP(["a"], V=3, max_len=max_len, max_states=max_states)) == (
+            f"max_len: expected a prefix tree of at most max_states={max_states} states, got {size} "
+            f"(max_len={max_len})" + tail
+        )
+
+
+def test_lazy_prefix_of_the_next_unvisited_id_is_named():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=6, ids="lazy", capacity=5)  # ids 0 and 1 handed out
+    assert raises(ValueError, lambda: mdp.prefix_of(2)) == "s: expected a visited state id < 2, got 2"
