@@ -80,8 +80,7 @@ agg="constant", max_len     TRL "dr_grpo" (T_max = max_completion_length); verl
                             "seq-mean-token-sum-norm" (T_max = loss_scale_factor, or the padded
                             width T when null, the default); OpenRLHF: none
 agg="token_sum"             verl "token-sum" (the masked sum, no normalizer; times the
-                            data-parallel size, verl/trainer/ppo/core_algos.py:1176-1180);
-                            TRL, OpenRLHF: none
+                            data-parallel size); TRL, OpenRLHF: none
 ```
 """
 

@@ -9,8 +9,9 @@ unembedding W (V, d), forward and backward (dh, dW), by three methods:
 
 Each method runs in a fresh subprocess on one thread (OMP/OpenBLAS/MKL/Numba thread variables set
 to 1), after a warm-up on tiny inputs (JIT, PyTorch start-up). Peak = the process's peak resident
-memory during the call minus its resident memory before it (inputs loaded), minus the outputs
-every method returns (logp, dh, dW), as a fraction of the float logits (N V bytes). The floor is
+memory during the call minus its resident memory before it (inputs loaded, the allocator's free
+pages returned to the system first), minus the outputs every method returns (logp, dh, dW), as a
+fraction of the float logits (N V bytes). The floor is
 the three matrix products alone (N x d x V each) as three BLAS calls into pre-touched buffers;
 each method's time is divided by it. Every figure is the faster of two runs: the methods run in
 two rounds, each after a floor, and the floor once more at the end (the fastest of the three
@@ -26,6 +27,7 @@ method's loss and gradient norms are checked against ours before anything is pri
 """
 
 import argparse
+import ctypes
 import json
 import os
 import subprocess
@@ -152,6 +154,16 @@ def rss_kib(field):
     raise OSError(f"{field} not in /proc/self/status")
 
 
+def release_free_heap():
+    """Give the allocator's free pages back to the system (glibc's malloc_trim; nothing elsewhere).
+    Without it the warm-up's freed buffers stay resident, the outputs can be written into them
+    without raising the resident size, and subtracting the outputs would make a peak negative."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the peak may then count less than it should
+        pass
+
+
 def child(method, V, d, N, dtype, seed, chunk):
     """Run one method once (after a tiny warm-up); print its time, peak and a digest as JSON."""
     dtype = np.dtype(dtype).type
@@ -186,6 +198,7 @@ def child(method, V, d, N, dtype, seed, chunk):
         products_chunked(h, W, chunk)
         print(json.dumps({"time": time.process_time() - t0}))
         return
+    release_free_heap()  # freed pages still resident would let the outputs come in unseen
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset the peak (VmHWM) to the current RSS
     base = rss_kib("VmRSS")

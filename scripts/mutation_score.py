@@ -43,6 +43,7 @@ import ast
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -178,7 +179,9 @@ def with_selection(pyproject, only, tests):
 def undecorated(text):
     """The source `text` with each decorated top-level function's decorators applied after its
     `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
-    decorated function whole) then mutates the bodies of the declared public functions too.
+    decorated function whole) then mutates the bodies of the declared public functions too. A
+    method of a top-level class whose decorators are all calls (`@boundary(...)`) is treated the
+    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay.
 
     The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
     defaults from the signature of mutmut's trampoline (the original one) and passes every
@@ -203,9 +206,13 @@ def undecorated(text):
             return built.get(name.id, name) if isinstance(name.ctx, ast.Load) else name
 
     lines = text.splitlines(keepends=True)
-    for node in reversed(tree.body):
+    methods = [(m, " " * m.col_offset) for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body]
+    nodes = sorted([(n, "") for n in tree.body] + methods, key=lambda pair: pair[0].lineno)
+    for node, indent in reversed(nodes):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             continue
+        if indent and not all(isinstance(d, ast.Call) for d in node.decorator_list):
+            continue  # a method's @property or @staticmethod stays
         decorators = [
             Inline().visit(ast.parse(ast.get_source_segment(text, d), mode="eval")) for d in node.decorator_list
         ]
@@ -222,12 +229,12 @@ def undecorated(text):
             declare = f"lambda: {applied}"  # the declared function, built when called
             wrapper = "__import__('functools').update_wrapper(lambda *a, **k: declare()(*a, **k), declare())"
             applied = f"(lambda declare: {wrapper})({declare})"
-        lines.insert(node.end_lineno, f"{node.name} = (lambda f: {applied})({node.name})\n")
+        lines.insert(node.end_lineno, f"{indent}{node.name} = (lambda f: {applied})({node.name})\n")
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
         head = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         if node.body[0].lineno > node.lineno:  # not `def f(): return x`
             lines[node.lineno - 1 : node.body[0].lineno - 1] = [
-                f"{head} {node.name}({ast.unparse(node.args)}){returns}:  # pragma: no mutate\n"
+                f"{indent}{head} {node.name}({ast.unparse(node.args)}){returns}:  # pragma: no mutate\n"
             ]
         del lines[node.decorator_list[0].lineno - 1 : node.lineno - 1]
     return "".join(lines)
@@ -259,10 +266,18 @@ def _mutmut_fresh_caches():
 """
 
 
-def run_own(path, max_children=2):
-    """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests;
-    returns (the folder of the .meta files, the scratch folder, mutmut's exit code), or
-    (None, None, None) with no test file."""
+def address_space_cap(gib):
+    """A function for `preexec_fn` that caps each process of the run (mutmut and every mutant it
+    forks) at `gib` GiB of address space: a mutant that allocates without bound (a loop bound
+    mutated) then fails its tests with a MemoryError, killed, where it would exhaust the machine."""
+    limit = int(gib * 2**30)
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run_own(path, max_children=2, memory=8.0):
+    """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests,
+    each process capped at `memory` GiB; returns (the folder of the .meta files, the scratch
+    folder, mutmut's exit code), or (None, None, None) with no test file."""
     tests = own_tests(path)
     if not tests:  # an empty selection would make mutmut run every test
         return None, None, None
@@ -284,6 +299,7 @@ def run_own(path, max_children=2):
         env=env,
         stdout=subprocess.DEVNULL,
         check=False,
+        preexec_fn=address_space_cap(memory),
     )
     if run.returncode:  # e.g. a selected test fails before any mutant: every mutant without a verdict
         print(f"{path}: mutmut run exited with {run.returncode}", flush=True)
@@ -307,19 +323,28 @@ def main(argv=None):
     parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
     parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
     parser.add_argument(
+        "--memory",
+        type=float,
+        default=8.0,
+        metavar="GIB",
+        help="address space of each process of an --own run, in GiB (default 8; a mutant beyond it is killed)",
+    )
+    parser.add_argument(
         "--keep", action="store_true", help="keep --own's scratch copy and print its path (for `mutmut show NAME`)"
     )
     args = parser.parse_args(argv)
     for f in (args.own or []) + ([args.own_tests] if args.own_tests else []):
         if not (f.startswith("minirl_lm/") and f.endswith(".py") and (ROOT / f).is_file()):
             parser.error(f"--own: expected a library file such as minirl_lm/pg/kl.py, got {f!r}")
+    if not 0.5 <= args.memory <= 1024:
+        parser.error(f"--memory: expected GiB between 0.5 and 1024, got {args.memory:g}")
     if args.own_tests:
         print("\n".join(own_tests(args.own_tests)))
         return 0
     if args.own:
         status = 0
         for f in args.own:
-            meta, work, code = run_own(f, args.max_children)
+            meta, work, code = run_own(f, args.max_children, args.memory)
             if meta is None:
                 print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
                 status = 1

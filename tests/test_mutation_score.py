@@ -231,9 +231,61 @@ def test_own_copy_applies_decorators_after_the_def_and_keeps_the_signature_unmut
     assert mutation_score.ZOO_RELOAD[0] in (ROOT / "pyproject.toml").read_text()
 
 
+def test_own_copy_applies_a_method_s_declaration_after_its_def_inside_the_class():
+    text = (
+        "class A:\n"
+        "    @declare(1)\n"
+        "    def step(self, g=2):\n"
+        "        return g\n\n"
+        "    @property\n"
+        "    def n(self):\n"
+        "        return 0\n"
+    )
+    out = mutation_score.undecorated(text)
+    assert out == (
+        "class A:\n"
+        "    def step(self, g=2):  # pragma: no mutate\n"
+        "        return g\n"
+        "    step = (lambda f: (declare(1))(f))(step)\n\n"
+        "    @property\n"
+        "    def n(self):\n"
+        "        return 0\n"
+    )
+    calls = []
+    space = {"declare": lambda n: lambda f: calls.append(n) or f}
+    exec(out, space)
+    assert space["A"]().step(3) == 3 and space["A"]().n == 0 and calls == [1]
+
+
 def test_a_method_s_mutants_are_read_as_equivalents_too():
     text = "## core/policy.py\n\n| `xǁTabularPolicyǁ_sample__mutmut_4`, `_5` | a size | the same tokens |\n"
     assert mutation_score.equivalents_from_text(text) == {
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_4"),
         ("core/policy.py", "xǁTabularPolicyǁ_sample__mutmut_5"),
     }
+
+
+def test_the_memory_cap_turns_an_unbounded_allocation_into_a_memory_error():
+    def run(n):  # allocate n float64 (untouched) under a cap of 2 GiB
+        grab = f"import numpy as np\ntry:\n    np.empty({n})\nexcept MemoryError:\n    print('MemoryError')\n"
+        cap = mutation_score.address_space_cap(2.0)
+        return subprocess.run(
+            [sys.executable, "-c", grab], capture_output=True, text=True, timeout=60, preexec_fn=cap
+        )
+
+    assert run(2**31).stdout == "MemoryError\n"  # 16 GiB asked, 2 allowed
+    assert run(2**24).stdout == ""  # 128 MiB fits
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "mutation_score.py"),
+            "--memory",
+            "0.1",
+            "--own-tests",
+            "minirl_lm/pg/kl.py",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "--memory: expected GiB between 0.5 and 1024, got 0.1" in out.stderr

@@ -107,18 +107,8 @@ def _rows_of_table(self, states):
 # stand-in to its kernel (to its NumPy twin if the kernels cannot be imported after all). A
 # stand-in is a `functools.partial`, not a function of this module: not one of its public names.
 
-_NUMPY_PATH = {
-    f.__name__: f
-    for f in (
-        _abs_sum,
-        _dead_row,
-        _dtheta_fault,
-        _tabular_backward,
-        _tabular_logp,
-        policy_batch_fast,
-        weights_fast,
-    )
-}
+_TWINS = (_abs_sum, _dead_row, _dtheta_fault, _tabular_backward, _tabular_logp, policy_batch_fast, weights_fast)
+_NUMPY_PATH = {f.__name__: f for f in _TWINS}
 
 
 def _bind_kernels():

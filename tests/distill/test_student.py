@@ -256,3 +256,44 @@ def test_the_declared_boundary_reads_alone():
         _positive_teacher(np.array([[1.0, 0.0]]))
         == "teacher: expected probabilities > 0 (every KL finite), got min 0.0"
     )
+
+
+def test_an_object_without_the_members_is_named_a_token_mdp():
+    msg = raises(
+        TypeError, lambda: expected_gradient("gkd", np.zeros((2, 2)), [0, 1], np.full((2, 2), 0.5), "mdp")
+    )
+    assert msg == (
+        "mdp: expected a TokenMDP (with S, V, N, ids, all_responses()), "
+        "got str without S, V, N, ids, all_responses"
+    )
+
+
+def test_fixed_point_leaves_a_row_no_state_uses_at_max_zero():
+    teacher, tie = _teacher(3), _depth_tie()  # groups 0, 1, 2
+    theta0 = np.random.default_rng(4).standard_normal((tie.max() + 1, MDP.V))
+    want, steps = fixed_point("reverse_kl", theta0, tie, teacher, MDP)
+    got, got_steps = fixed_point("reverse_kl", np.vstack([theta0, [[1.0, 2.0, 3.0]]]), tie, teacher, MDP)
+    assert np.array_equal(got[:-1], want) and got_steps == steps
+    assert got[-1].tolist() == [-2.0, -1.0, 0.0]  # never visited: only shifted to max 0
+
+
+def test_fixed_point_ignores_a_shift_of_each_row_even_by_1e308():
+    teacher, tie = _teacher(3), _depth_tie()
+    zero = np.zeros((tie.max() + 1, MDP.V))
+    want, steps = fixed_point("reverse_kl", zero, tie, teacher, MDP)
+    got, got_steps = fixed_point("reverse_kl", zero + np.array([[1e308], [-1e308], [5.0]]), tie, teacher, MDP)
+    assert np.array_equal(got, want) and got_steps == steps
+
+
+def test_fixed_point_stops_when_no_logit_moves_by_more_than_tol():
+    # a tabular student from uniform: the first forward-KL step moves row s by lr (V t_s - 1),
+    # [0.9, -0.3, -0.3, -0.3] and [-0.48, 0.16, 0.16, 0.16]: the largest move within a row is 1.2,
+    # though the two rows' steps span 1.38 (a shift of a row is no move)
+    mdp = TokenMDP(["p", "q"], V=4, eos=None, max_len=1)
+    t = np.array([[0.7, 0.1, 0.1, 0.1], [0.01, 0.33, 0.33, 0.33]])
+    zero, tie = np.zeros((2, 4)), np.arange(2)
+    first, _ = fixed_point("forward_kl", zero, tie, t, mdp, max_steps=1)
+    move = np.ptp(first, axis=1).max()
+    assert move == pytest.approx(1.2, rel=1e-12) and np.ptp(first - first.mean(axis=1, keepdims=True)) > 1.2
+    assert fixed_point("forward_kl", zero, tie, t, mdp, tol=move)[1] == 1
+    assert fixed_point("forward_kl", zero, tie, t, mdp, tol=np.nextafter(move, 0.0))[1] == 2

@@ -48,6 +48,7 @@ def test_a_step_that_raises_writes_nothing():
     # a square beyond float64 would freeze the second moment at inf: an error, nothing written
     msg = raises(ValueError, lambda: opt.step({"a": np.full(3, 1e200), "b": np.ones(2)}))
     assert msg.startswith("AdamW.step: expected a finite u['a']") and "grads in [1, 1e+200]" in msg
+    assert msg.endswith("params in [-0.001, 0.999]")
     assert all(np.array_equal(p[k], before[0][k]) and np.array_equal(opt.m[k], before[1][k]) for k in p)
     assert opt.n == before[2]
 
@@ -61,3 +62,53 @@ def test_parameters_are_finite_writable_float64():
         (ro, "params: expected finite, writable"),
     ]:
         assert raises(ValueError, lambda bad=bad: AdamW({"a": bad})).startswith(start)
+
+
+def test_the_parameter_messages_say_what_came():
+    assert (
+        raises(TypeError, lambda: AdamW([1.0])) == "params: expected a non-empty dict of float64 arrays, got list"
+    )
+    assert raises(TypeError, lambda: AdamW({})) == (
+        "params: expected a non-empty dict of float64 arrays, got an empty dict"
+    )
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    for bad, kind, got in [
+        (np.zeros(2, np.float32), TypeError, "a float32 array"),
+        ([0.0, 1.0], TypeError, "a list"),
+        (ro, ValueError, "read-only values"),
+        (np.array([0.0, np.nan]), ValueError, "NaN or inf"),
+    ]:
+        assert raises(kind, lambda bad=bad: AdamW({"a": bad})) == (
+            f"params: expected finite, writable float64 arrays (updated in place), got {got} at 'a'"
+        )
+    opt = AdamW({"a": np.zeros(2)})
+    assert raises(TypeError, lambda: opt.step([1.0, 1.0])) == (
+        "grads: expected a dict of arrays with the keys of params, got list"
+    )
+
+
+def test_gradients_of_any_kind_are_read_as_float64():
+    # lists of any depth, integers, float32 (its squares taken in float64, not rounded to
+    # float32) and an empty list for an empty parameter: the same step as float64 arrays
+    def stepped(grads):
+        p = {"w": np.array([[1.0, -2.0]]), "b": np.array([0.5, 0.0]), "c": np.zeros(2), "e": np.zeros(0)}
+        AdamW(p, lr=0.1, weight_decay=0.01).step(grads)
+        return p
+
+    c = np.array([0.1, -3.7], np.float32)
+    want = stepped(
+        {"w": np.array([[0.5, -1.0]]), "b": np.array([2.0**32, -1.0]), "c": c.astype(float), "e": np.zeros(0)}
+    )
+    got = stepped({"w": [[0.5, -1.0]], "b": np.array([2**32, -1]), "c": c, "e": []})
+    assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_the_moments_start_at_float64_zeros_of_each_shape_and_stay_float64():
+    p = {"w": np.ones((2, 3)), "b": np.ones(1)}
+    opt = AdamW(p)
+    for moments in (opt.m, opt.u):
+        assert all(moments[k].dtype == np.float64 and moments[k].shape == p[k].shape for k in p)
+        assert all((moments[k] == 0).all() for k in p)
+    opt.step({"w": np.ones((2, 3)), "b": np.ones(1)})
+    assert all(opt.m[k].dtype == np.float64 and opt.u[k].dtype == np.float64 for k in p)

@@ -3,6 +3,7 @@ float64 (tolerance 1e-7, as in test_norm.py), causality, the cached step equal t
 forward, and the trusted core on the positions start.. equal to those rows of the full map."""
 
 import numpy as np
+import pytest
 
 from gradcheck import fd_grad
 from minirl_lm.nn import attention
@@ -69,11 +70,15 @@ def test_forward_from_start_is_the_last_rows_and_its_backward_the_same_gradient(
 def test_attention_errors():
     x, Wqkv, Wo, _ = _args()
     assert raises(ValueError, lambda: attention_forward(x, Wqkv, Wo, 4)).startswith("n_head: expected a divisor")
-    assert raises(ValueError, lambda: attention_forward(x, Wqkv[:, :6], Wo, 2)).startswith("Wqkv:")
+    assert raises(ValueError, lambda: attention_forward(x, Wqkv[:, :6], Wo, 2)) == (
+        "Wqkv: expected shape (d, 3d) = (6, 18), got (6, 6)"
+    )
 
 
-def test_attention_matches_a_loop_over_heads_and_positions():
+@pytest.mark.parametrize("scale", [1.0, 20.0])  # 20: scores up to 1400, e^1400 beyond float64
+def test_attention_matches_a_loop_over_heads_and_positions(scale):
     x, Wqkv, Wo, _ = _args(B=2, L=4, d=6)
+    x = x * scale
     y, _ = attention_forward(x, Wqkv, Wo, 3)
     e, want = 2, np.zeros((2, 4, 6))
     for b in range(2):
@@ -84,7 +89,7 @@ def test_attention_matches_a_loop_over_heads_and_positions():
                 s = np.array([q[i, c] @ k[j, c] / np.sqrt(e) for j in range(i + 1)])
                 a = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
                 want[b, i, c] = a @ v[: i + 1, c]
-    assert np.allclose(y, want @ Wo, rtol=0, atol=1e-12)
+    assert np.allclose(y, want @ Wo, rtol=0, atol=1e-12 * scale)
 
 
 def test_overflow_names_the_function():

@@ -27,8 +27,12 @@ def test_embed_backward_matches_finite_differences():
 
 def test_embed_errors():
     wte, wpe = np.ones((5, 3)), np.ones((2, 3))
-    assert raises(ValueError, lambda: embed_forward(wte, wpe, np.zeros((1, 3), int))).startswith(
-        "ids: expected at most"
+    assert raises(ValueError, lambda: embed_forward(wte, wpe, np.zeros((1, 3), int))) == (
+        "ids: expected at most max_len = 2 positions, got 3"
+    )
+    assert (
+        raises(ValueError, lambda: embed_forward(wte, wpe, np.array([[0, 5]])))
+        == "ids: expected ids < 5, got max 5"
     )
     assert raises(TypeError, lambda: embed_backward(np.ones((1, 2, 3)), None)).startswith("cache: expected")
     _, cache = embed_forward(wte, wpe, np.zeros((1, 2), int))

@@ -63,3 +63,33 @@ def test_the_relations_name_their_argument():
         assert raises(TypeError, lambda bad=bad: KV(bad, "kv", {})).startswith(
             "kv: expected a writable float64 array"
         )
+
+
+def test_a_cache_needs_its_layer_its_shape_and_an_array():
+    read, dims = cache_of("mlp"), {}
+    three = Cache(("mlp", (1, 2, 3), np.zeros(1)))
+    assert read(three, "cache", dims) is three and dims == {"B": 1, "L": 2, "D": 3}
+    short = Cache(("mlp", (1, 2, 3)))
+    assert raises(TypeError, lambda: read(short, "cache", {})) == (
+        "cache: expected the cache returned by mlp_forward, got a cache of mlp_forward"
+    )
+
+
+def test_arrays_give_their_extremes_in_the_dtype_asked_for():
+    # each extreme converted as it is read: an int beyond int32 is refused, not wrapped
+    a = Arrays(w=np.array([2**40, -3]))
+    assert np.asarray(a, dtype=np.int64).tolist() == [-3, 2**40]
+    raises(OverflowError, lambda: np.asarray(a, dtype=np.int32))
+
+
+def test_the_kv_messages_say_what_came():
+    kv = np.zeros((2, 2, 3, 5, 2))
+    assert raises(TypeError, lambda: KV(kv.astype(np.float32), "kv", {})) == (
+        "kv: expected a writable float64 array (2, B, H, max_len, e), got shape (2, 2, 3, 5, 2), float32"
+    )
+    assert raises(TypeError, lambda: KV([1.0], "kv", {})).endswith("(2, B, H, max_len, e), got list")
+    assert kv_fits(np.zeros((2, 3, 6)), 2, kv, 0) == (
+        "kv: expected shape (2, B, H, max_len, e) = (2, 2, 2, 5, 3), got (2, 2, 3, 5, 2)"
+    )
+    # the head width is d // n_head, also where n_head does not divide d (heads_divide_width's to say)
+    assert kv_fits(np.zeros((2, 3, 6)), 4, np.zeros((2, 2, 4, 5, 1)), 0) is None

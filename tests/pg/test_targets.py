@@ -147,6 +147,13 @@ def test_passk_with_binomials_beyond_int64_is_float64():
     r = np.arange(70.0)[None, :] / 70  # C(69, 34) > 2^63
     A = passk_advantages(r, 35)
     assert A.dtype == np.float64 and np.isfinite(A).all()
+    # the binomials rounded to float64, then divided (not exact quotients of Python integers)
+    assert A[0, [35, 36, 39, 43]].tolist() == [
+        4.584212296678307e-21,
+        8.480792748854815e-20,
+        8.379023235868591e-17,
+        9.027466534066671e-14,
+    ]
 
 
 def test_passk_standardizes_each_group_by_its_own_spread():
@@ -156,3 +163,22 @@ def test_passk_standardizes_each_group_by_its_own_spread():
         assert np.array_equal(both[n], passk_advantages(r[n : n + 1], 2, std_eps=0.0)[0])
     # a spread below std_eps still divides (by std + std_eps), it does not zero the advantages
     assert passk_advantages([[0.0, 1e-9, 0.0]], 2, std_eps=1e-8)[0, 1] > 0.06
+
+
+def test_passk_breaks_ties_in_index_order_the_same_bits_everywhere():
+    # five tied rewards of 1: each shares 3/56 up to rounding, and which rounding goes to which
+    # response follows the index (a stable sort), not the sorting algorithm of the machine
+    A = passk_advantages([[1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]], 3)
+    assert A.tolist() == [
+        [0.05357142857142857, 0.0, 0.05357142857142857, 0.053571428571428575, 0.0]
+        + [0.05357142857142855, 0.0, 0.05357142857142855]
+    ]
+
+
+def test_passk_zero_spread_groups_are_exactly_zero_in_a_large_batch():
+    r = np.random.default_rng(2).integers(0, 2, (32, 8)).astype(float)
+    r[::3] = 1.0  # every third group without spread: 0 / 0 is 0
+    A = passk_advantages(r, 2, std_eps=0.0)
+    assert (A[::3] == 0).all()
+    for n in range(1, 32, 3):
+        assert np.array_equal(A[n], passk_advantages(r[n : n + 1], 2, std_eps=0.0)[0])

@@ -375,3 +375,83 @@ def test_dppo_tv_bounds_are_inclusive():
     lp, lp_old = np.log(np.array([[0.75], [0.25]])), np.log(np.array([[0.5], [0.5]]))
     keep = dppo_mask(lp, lp_old, np.array([1.0, -1.0]), np.ones((2, 1)), delta=0.25, delta_high=0.25)
     assert keep.tolist() == [[1.0], [1.0]]
+
+
+def test_dppo_kl_keeps_a_probability_of_one_finite():
+    # p = 1 (logp = 0) after p_old = 0.99: D = 0.99 log 0.99 + 0.01 log((0.01 + 1e-8) / 1e-8) = 0.128
+    assert dppo_mask([[0.0]], np.log([[0.99]]), [1.0], [[1.0]], divergence="kl", delta=0.2).tolist() == [[1.0]]
+    # p_old = 1 (logp_old = 0), p = e^-0.1: D = 0.1 <= delta, kept on the negative side
+    assert dppo_mask([[-0.1]], [[0.0]], [-1.0], [[1.0]], divergence="kl", delta=0.2).tolist() == [[1.0]]
+
+
+def test_dppo_kl_bounds_are_inclusive():
+    # D exactly at delta_high (p rose, A > 0) and at delta (p fell, A < 0): kept
+    def kl(lp, lp_old):
+        p, p_old = np.exp(lp), np.exp(lp_old)
+        return float(p_old * (lp_old - lp) + (1.0 - p_old) * np.log((1.0 - p_old + 1e-8) / (1.0 - p + 1e-8)))
+
+    lo, hi = np.log(0.3), np.log(0.6)
+    up = dppo_mask([[hi]], [[lo]], [1.0], [[1.0]], divergence="kl", delta=1.0, delta_high=kl(hi, lo))
+    down = dppo_mask([[lo]], [[hi]], [-1.0], [[1.0]], divergence="kl", delta=kl(lo, hi))
+    assert up.tolist() == [[1.0]] and down.tolist() == [[1.0]]
+
+
+def test_dppo_masked_token_adds_exactly_zero_even_where_its_weight_overflows():
+    # p moved from 0.5 to 0.9 (beyond delta = 0.2): masked; min(rho, c) A = 1.8e308 is inf
+    loss, g = silent(lambda: dppo_loss(np.log([[0.9]]), np.log([[0.5]]), [1e308], [[1.0]]))
+    assert loss == 0.0 and g.tolist() == [[0.0]]
+
+
+def test_gmpo_log_clip_ties_are_unclipped():
+    # u = eps_high = 0.25 with A > 0, u = -eps = -0.25 with A < 0: the gradient g A / |y| stays
+    loss, g = gmpo_loss([[-0.5]], [[-0.75]], [1.0], [[1.0]], 0.1, 0.25)
+    assert loss == -np.exp(0.25) and g.tolist() == [[-np.exp(0.25)]]
+    loss, g = gmpo_loss([[-0.75]], [[-0.5]], [-1.0], [[1.0]], 0.25)
+    assert loss == np.exp(-0.25) and g.tolist() == [[np.exp(-0.25)]]
+
+
+def test_gmpo_rows_without_advantage_or_tokens_add_exactly_zero_in_a_large_batch():
+    rng = np.random.default_rng(14)
+    B, T = 256, 4
+    logp = -rng.random((B, T))
+    logp_old = logp + rng.normal(scale=0.1, size=(B, T))
+    adv = rng.normal(size=B)
+    adv[::2] = 0.0
+    mask = np.ones((B, T))
+    mask[1::4] = 0.0  # empty rows
+    loss, g = gmpo_loss(logp, logp_old, adv, mask)
+    dead = (adv == 0) | (mask.sum(axis=1) == 0)
+    assert (g[dead] == 0).all() and (g[~dead] != 0).any()
+    each = [gmpo_loss(logp[b : b + 1], logp_old[b : b + 1], adv[b : b + 1], mask[b : b + 1])[0] for b in range(B)]
+    assert loss == pytest.approx(sum(each) / B, rel=1e-13, abs=0)
+
+
+def test_vespo_weight_is_its_equation_and_a_zero_advantage_takes_the_positive_side():
+    rng = np.random.default_rng(15)
+    logp, logp_old, adv, mask = batch(rng, spread=0.3)
+    phi = vespo_weight(logp, logp_old, adv, mask)
+    logW = ((logp - logp_old) * mask).sum(axis=1)
+    W = np.exp(logW)
+    k, lam = np.where(adv >= 0, 2.0, 3.0), np.where(adv >= 0, 3.0, 2.0)
+    assert phi.tolist() == np.exp(lam + k * logW - lam * W).tolist()  # eq. (vespo_weight) as written
+    zero, pos, neg = (vespo_weight(logp, logp_old, [a] * len(adv), mask) for a in (0.0, 1.0, -1.0))
+    assert zero.tolist() == pos.tolist() and (zero[1:] != neg[1:]).all()  # row 0 is empty: W = 1
+
+
+@pytest.mark.parametrize("k", [0.0, 0.5, 1.0])
+def test_vespo_weight_with_a_shape_at_most_one(k):
+    lp, lo = np.array([[-0.5, -0.2]]), np.array([[-0.25, -0.3]])
+    logW = -0.25 + (-0.2 + 0.3)
+    want = np.exp(3.0 + k * logW - 3.0 * np.exp(logW))
+    assert vespo_weight(lp, lo, [1.0], np.ones((1, 2)), k_pos=k)[0] == pytest.approx(want, rel=1e-14, abs=0)
+
+
+def test_vespo_weight_is_zero_where_w_or_its_log_is_beyond_float64():
+    m = np.ones((1, 2))
+    # log W = +inf (two log-ratios of 1e308): lam W and k log W are both inf, phi = 0
+    assert silent(lambda: vespo_weight([[1e308, 1e308]], [[0.0, 0.0]], [1.0], m))[0] == 0.0
+    # log W = -inf: W = 0, phi = 0 for any k > 0
+    assert silent(lambda: vespo_weight([[-1e308, -1e308]], [[0.0, 0.0]], [1.0], m, k_pos=1.0))[0] == 0.0
+    # lam W overflows (lam = 1.7e308, W = 1.1): log phi = lam (1 - W) = -1.7e307, phi = 0
+    phi = silent(lambda: vespo_weight([[np.log(1.1)]], [[0.0]], [1.0], m[:, :1], k_pos=0.0, lam_pos=1.7e308))
+    assert phi[0] == 0.0
