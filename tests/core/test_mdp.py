@@ -449,7 +449,7 @@ def test_rollout_sizes_and_prompts_are_named_exactly():
     rng = np.random.default_rng(0)
     mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
     pol = TabularPolicy(np.zeros((mdp.S, 3)))
-    for prompts, got in (([-1], -1), ([0, 2], 2)):
+    for prompts, got in (([-1, 1], -1), ([0, 2], 2)):  # the offending end named
         assert raises(ValueError, lambda p=prompts: mdp.rollout(pol, 1, rng, prompts=p)) == (
             f"prompts: expected prompt indices in [0, 2), got {got}"
         )
