@@ -467,3 +467,7 @@ def test_rollout_sizes_and_prompts_are_named_exactly():
     assert raises(ValueError, lambda: small.rollout(TabularPolicy(np.zeros((4, 3))), 10**12, rng)) == (
         "K: expected responses per prompt" + cap + "2000000000000"
     )
+
+
+def test_the_continuing_tokens_are_the_vocabulary_without_eos():
+    assert TokenMDP(["a"], V=4, eos=3).A == 3 and TokenMDP(["a"], V=4).A == 4
