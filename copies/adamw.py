@@ -76,13 +76,14 @@ def _unfit(v):
 
 
 def _gradients(grads, name, dims):
-    """A dict of finite real arrays of any shape. A finite float64 array is taken as it is (the
-    step only reads it: no copy on the training loop's path); anything else is read by `array`."""
+    """A dict of finite real arrays of any shape. A finite float64 ndarray is taken as it is (the
+    step only reads it: no copy on the training loop's path); anything else, a subclass included
+    (an `np.matrix` would turn `g * g` into a matrix product), is read by `array`."""
     if not isinstance(grads, dict):
         raise TypeError(f"{name}: expected a dict of arrays with the keys of params, got {type(grads).__name__}")
     return {
         k: g
-        if isinstance(g, np.ndarray) and g.dtype == np.float64 and np.isfinite(g).all()
+        if type(g) is np.ndarray and g.dtype == np.float64 and np.isfinite(g).all()
         else array(_any_shape(g), empty=True)(g, f"{name}: {k!r}", {})
         for k, g in grads.items()
     }

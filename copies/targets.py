@@ -89,6 +89,7 @@ from math import comb
 import functools
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
@@ -100,6 +101,14 @@ def _k_within_group(rewards, k):
     """`k` is at most the group size `K`."""
     if k > rewards.shape[1]:
         return f"k: expected an integer <= {rewards.shape[1]} (the group size K), got {k}"
+
+
+def _over(counts, total):
+    """`counts / total` (K,) of Python integers, each rounded to float64 and then divided; where
+    `total` is beyond float64 (C(1100, 550) is), the exact quotients, each at most 1, rounded."""
+    if total <= sys.float_info.max:  # an exact comparison of an int with a float
+        return np.array(counts, dtype=float) / total
+    return np.array([c / total for c in counts])
 
 
 def maxrl(rewards):
@@ -131,8 +140,8 @@ def passk_advantages(rewards, k, std_eps=None):
     N, K = r.shape
     order = np.argsort(r, axis=1, kind="stable")  # (N, K) ties in index order
     rs = np.take_along_axis(r, order, axis=1)  # (N, K) sorted ascending
-    c1 = np.array([comb(m, k - 1) for m in range(K)], dtype=float) / comb(K, k)  # (K,)
-    c2 = np.array([comb(j, k - 2) if k >= 2 else 0 for j in range(K)], dtype=float) / comb(K, k)
+    c1 = _over([comb(m, k - 1) for m in range(K)], comb(K, k))  # (K,)
+    c2 = _over([comb(j, k - 2) if k >= 2 else 0 for j in range(K)], comb(K, k))  # (K,)
     below = np.zeros_like(rs)  # (N, K) sum_{j < m} C(j, k-2) R_(j), exclusive prefix sums
     below[:, 1:] = np.cumsum(rs * c2, axis=1)[:, :-1]
     a_sorted = c1 * rs - below  # (N, K) eq. (passk)

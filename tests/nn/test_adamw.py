@@ -112,3 +112,18 @@ def test_the_moments_start_at_float64_zeros_of_each_shape_and_stay_float64():
         assert all((moments[k] == 0).all() for k in p)
     opt.step({"w": np.ones((2, 3)), "b": np.ones(1)})
     assert all(opt.m[k].dtype == np.float64 and opt.u[k].dtype == np.float64 for k in p)
+
+
+def test_a_matrix_gradient_steps_like_its_array():
+    # np.matrix's `*` is the matrix product: taken as it came, `g * g` would be g @ g, not the
+    # entrywise square of the second moment (here a different (2, 2) matrix)
+    g = np.array([[1.0, 2.0], [3.0, 4.0]])
+    stepped = []
+    for grad in (g, np.asmatrix(g)):
+        p = {"w": np.ones((2, 2))}
+        opt = AdamW(p, lr=0.1)
+        opt.step({"w": grad})
+        opt.step({"w": grad})
+        stepped.append((p["w"], opt.u["w"]))
+    assert type(stepped[1][0]) is np.ndarray and type(stepped[1][1]) is np.ndarray
+    assert np.array_equal(stepped[0][0], stepped[1][0]) and np.array_equal(stepped[0][1], stepped[1][1])

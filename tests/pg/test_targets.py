@@ -182,3 +182,18 @@ def test_passk_zero_spread_groups_are_exactly_zero_in_a_large_batch():
     assert (A[::3] == 0).all()
     for n in range(1, 32, 3):
         assert np.array_equal(A[n], passk_advantages(r[n : n + 1], 2, std_eps=0.0)[0])
+
+
+def test_passk_with_binomials_beyond_float64_is_the_exact_share():
+    # C(1100, 550) ~ 1e329 is beyond float64; the coefficients are quotients of at most 1. Two
+    # passing responses among 1100: each gets k (K - k) / (K (K - 1)) (the share of the k-subsets
+    # where it alone is the max, net of those where the other one is), every other response 0
+    K, k = 1100, 550
+    r = np.zeros((1, K))
+    r[0, [7, 900]] = 1.0
+    A = passk_advantages(r, k)
+    want = k * (K - k) / (K * (K - 1))
+    np.testing.assert_allclose(A[0, [7, 900]], want, rtol=1e-14, atol=0)
+    assert np.count_nonzero(A) == 2
+    one = passk_advantages(np.eye(1, K, 3), k)  # one passing response: k / K exactly
+    assert one[0, 3] == 0.5 and np.count_nonzero(one) == 1
