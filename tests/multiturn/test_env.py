@@ -453,3 +453,101 @@ def test_scatter_refuses_a_position_equal_to_the_width_even_at_padding():
         raises(ValueError, lambda: scatter(x, np.array([[0, 3]]), mask, 3))
         == "pos: expected positions < T=3, got max 3"
     )
+
+
+@pytest.mark.parametrize(
+    "field, edit, exc, msg",
+    [
+        (
+            "tokens",
+            lambda ep, env: np.where(ep.mask > 0, ep.tokens, env.V),
+            ValueError,
+            "expected entries <= 4, got max 5",
+        ),
+        (
+            "tokens",
+            lambda ep, env: np.where(ep.mask > 0, ep.tokens, -1),
+            ValueError,
+            "expected entries >= 0, got min -1",
+        ),
+        ("tokens", lambda ep, env: ep.tokens[:, :-1], ValueError, "expected shape (2410, 10), got (2410, 9)"),
+        (
+            "tokens",
+            lambda ep, env: ep.tokens + 0.5,
+            TypeError,
+            "expected an integer array, got array of shape (2410, 10) and dtype float64",
+        ),
+        (
+            "states",
+            lambda ep, env: np.where(ep.mask > 0, ep.states, env.S),
+            ValueError,
+            "expected entries <= 363, got max 364",
+        ),
+        (
+            "states",
+            lambda ep, env: np.where(ep.mask > 0, ep.states, -1),
+            ValueError,
+            "expected entries >= 0, got min -1",
+        ),
+        ("states", lambda ep, env: ep.states[:-1], ValueError, "expected shape (2410, 10), got (2409, 10)"),
+        (
+            "states",
+            lambda ep, env: ep.states > 0,
+            TypeError,
+            "expected an integer array of ids, got an array of dtype bool",
+        ),
+        (
+            "action_mask",
+            lambda ep, env: ep.action_mask[:, :-1],
+            ValueError,
+            "expected shape (2410, 10), got (2410, 9)",
+        ),
+        (
+            "action_mask",
+            lambda ep, env: ep.action_mask[:-1],
+            ValueError,
+            "expected shape (2410, 10), got (2409, 10)",
+        ),
+        ("rewards", lambda ep, env: ep.rewards[:, :-1], ValueError, "expected shape (2410, 10), got (2410, 9)"),
+        ("rewards", lambda ep, env: ep.rewards[:-1], ValueError, "expected shape (2410, 10), got (2409, 10)"),
+    ],
+)
+def test_episodes_of_names_the_field_of_a_bad_range_dtype_or_shape(field, edit, exc, msg):
+    import dataclasses
+
+    from minirl_lm.multiturn.env import episodes_of
+
+    env, pol, ep, *_ = setup()
+    bad = dataclasses.replace(ep, **{field: edit(ep, env)})
+    assert raises(exc, lambda: episodes_of(env, bad)) == f"{field}: {msg}"
+    assert raises(exc, lambda: env.check(bad)) == f"{field}: {msg}"
+
+
+def test_episodes_of_names_the_first_bad_action_mask_position_of_any_row():
+    from minirl_lm.multiturn.env import episodes_of
+
+    env, pol, ep, *_ = setup()
+    B, T = ep.mask.shape
+    assert B > T  # every row is read, not the first T
+    obs = (ep.mask > 0) & (ep.action_mask == 0)
+    b = int(np.flatnonzero(obs.any(1))[-1])  # the last row with a tool reply
+    n = int(ep.mask[b].sum())
+    assert n < T
+    t = int(np.flatnonzero(obs[b])[0])
+
+    def edit(*cells, value):
+        bad = Episodes(ep.states, ep.tokens, ep.mask, ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
+        for c in cells:
+            bad.action_mask[b, c] = value
+        return episodes_of(env, bad)
+
+    assert edit(t, t + 1, value=1.0) == (
+        f"action_mask: row {b}, position {t} holds an observation token (written by the environment), "
+        "expected 0, got 1.0"
+    )
+    assert (
+        edit(t - 1, n - 1, value=0.0)
+        == f"action_mask: row {b}, position {t - 1} holds a policy token, expected 1, got 0.0"
+    )
+    assert edit(n, T - 1, value=0.5) == f"action_mask: row {b}, position {n} is padding, expected 0, got 0.5"
+    assert edit(0, value=1.0) is None
