@@ -551,3 +551,73 @@ def test_episodes_of_names_the_first_bad_action_mask_position_of_any_row():
     )
     assert edit(n, T - 1, value=0.5) == f"action_mask: row {b}, position {n} is padding, expected 0, got 0.5"
     assert edit(0, value=1.0) is None
+
+
+def test_episodes_of_names_a_mask_that_is_not_0_1():
+    import dataclasses
+
+    from minirl_lm.multiturn.env import episodes_of
+
+    env, pol, ep, *_ = setup()
+    bad = dataclasses.replace(ep, mask=ep.mask * 2)
+    assert raises(ValueError, lambda: episodes_of(env, bad)) == "mask: expected only 0 and 1, got value 2.0"
+
+
+def test_the_environment_kind_names_the_argument_and_fixes_S_and_V():
+    env, pol, ep, *_ = setup()
+    assert raises(TypeError, lambda: action_view(object(), ep)) == (
+        "env: expected a MultiTurnMDP (with children, is_policy, loglik, p_obs, spans, S, V), "
+        "got object without children, is_policy, loglik, p_obs, spans, S, V"
+    )
+    # the policy table after it is (S, V) of that environment
+    assert raises(ValueError, lambda: policy_values(env, np.full((env.S, 4), 0.25))) == (
+        "probs: expected shape (364, 5), got (364, 4)"
+    )
+    assert raises(ValueError, lambda: policy_values(env, np.full((env.S + 1, 5), 0.2))) == (
+        "probs: expected shape (364, 5), got (365, 5)"
+    )
+
+
+def test_check_names_the_chance_node_at_each_position_of_a_span():
+    env, pol, ep, *_ = setup()
+    obs = np.argwhere((ep.mask > 0) & (ep.action_mask == 0))
+    b, t = obs[0]
+    assert ep.action_mask[b, t + 1] == 0  # a span of two tokens: its second chance node
+    bad = Episodes(ep.states.copy(), ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world, ep.log_env)
+    bad.states[b, t + 1] = (bad.states[b, t + 1] + 1) % env.S
+    assert raises(ValueError, lambda: env.check(bad)) == (
+        f"states: row {b}, position {t + 1}: expected state {ep.states[b, t + 1]}, got {bad.states[b, t + 1]}"
+    )
+
+
+def test_check_refuses_a_mask_that_ends_inside_an_observation_span():
+    env, pol, ep, *_ = setup()
+    obs = (ep.mask > 0) & (ep.action_mask == 0)
+    b = int(np.flatnonzero(obs.any(1))[0])
+    t = int(np.flatnonzero(obs[b])[0])  # the span's first token
+    cut = Episodes(ep.states, ep.tokens, ep.mask.copy(), ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
+    cut.mask[b, t + 1 :], cut.action_mask[b, t + 1 :] = 0.0, 0.0
+    assert raises(ValueError, lambda: env.check(cut)) == (
+        f"tokens: row {b}, position {t}: expected an observation span [(2, 3), (2, 4)] after the call, "
+        f"got [{ep.tokens[b, t]}]"
+    )
+
+
+def test_rollout_draws_the_world_from_the_prior_and_the_span_from_p_obs():
+    env = _env(prior=[1.0, 0.0], p_obs=[[0.0, 1.0], [1.0, 0.0]], max_turns=3)
+    pol = TabularPolicy(np.zeros((env.S, env.V)))  # uniform: every token, calls included
+    ro = env.rollout(pol, 64, np.random.default_rng(0))
+    assert (ro.world == 0).all() and (ro.log_env == 0.0).all()
+    obs = (ro.mask > 0) & (ro.action_mask == 0)
+    assert obs.sum() > 20 and set(ro.tokens[obs].tolist()) == {2, 4}  # always spans[1] = (2, 4)
+
+
+def test_huge_sizes_are_named_with_their_exact_count():
+    env, pol, *_ = setup()
+    assert raises(ValueError, lambda: env.rollout(pol, 10**12, np.random.default_rng(0))) == (
+        "K: expected episodes whose (K, T) arrays are of at most 2**31 entries, got 10000000000000"
+    )
+    x = np.zeros((2, 1))  # (B, T) = (2, 2**31) is too many entries, though (J, T) would not be
+    assert raises(ValueError, lambda: scatter(x, np.zeros((2, 1), np.int64), np.ones((2, 1)), 2**31)) == (
+        f"T: expected a width whose (B, T) output is of at most 2**31 entries, got {2**32}"
+    )
