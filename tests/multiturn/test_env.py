@@ -621,3 +621,79 @@ def test_huge_sizes_are_named_with_their_exact_count():
     assert raises(ValueError, lambda: scatter(x, np.zeros((2, 1), np.int64), np.ones((2, 1)), 2**31)) == (
         f"T: expected a width whose (B, T) output is of at most 2**31 entries, got {2**32}"
     )
+
+
+LONG_CALLS = tuple(range(1, 5)) * 20 + (True,)  # a message cut at 200 characters
+LONG_SPAN = tuple([2] * 100 + [9])
+
+
+@pytest.mark.parametrize(
+    "kw, exc, msg",
+    [
+        (dict(eos=5), ValueError, "eos: expected an integer >= 0 and <= 4, got 5"),
+        (dict(eos=-1), ValueError, "eos: expected an integer >= 0 and <= 4, got -1"),
+        (dict(eos=1.5), TypeError, "eos: expected an integer, got float 1.5"),
+        (dict(V=1), ValueError, "V: expected an integer >= 2, got 1"),
+        (dict(V=2.5), TypeError, "V: expected an integer, got float 2.5"),
+        (dict(calls=5), TypeError, "calls: expected a sequence of integer token ids, got int"),
+        (dict(calls="ab"), TypeError, "calls: expected a sequence of integer token ids, got str"),
+        (dict(calls=(7,)), ValueError, "calls: expected token ids in [0, 5), got 7 in (7,)"),
+        (dict(calls=(1.5,)), TypeError, "calls: expected integer token ids, got 1.5 in (1.5,)"),
+        (
+            dict(calls=LONG_CALLS),
+            TypeError,
+            f"calls: expected integer token ids, got True in {LONG_CALLS!r}"[:200],
+        ),
+        (
+            dict(spans=[LONG_SPAN], p_obs=[[1.0], [1.0]]),
+            ValueError,
+            f"spans: expected non-empty spans of token ids in [0, 5), got 9 in {LONG_SPAN!r}"[:200],
+        ),
+        (dict(spans=5), TypeError, "spans: expected a sequence of tuples of token ids, got int"),
+        (dict(spans=[5]), TypeError, "spans: expected each span a tuple of token ids, got 5"),
+        (dict(spans=["ab"]), TypeError, "spans: expected each span a tuple of token ids, got 'ab'"),
+        (
+            dict(spans=[(2, 3), ()]),
+            ValueError,
+            "spans: expected non-empty spans of token ids in [0, 5), got an empty span",
+        ),
+        (
+            dict(spans=[(2, 3), (2, 3)]),
+            ValueError,
+            "spans: expected no span to be a prefix of another, got (2, 3) and (2, 3)",
+        ),
+        (dict(p_obs=[[0.5, 0.25, 0.25]] * 2), ValueError, "p_obs: expected shape (2, 2), got (2, 3)"),
+    ],
+)
+def test_bad_tokens_calls_and_spans_are_named_exactly(kw, exc, msg):
+    assert raises(exc, lambda: _env(**kw)) == msg
+
+
+def test_the_edges_of_the_vocabulary_are_accepted():
+    assert _env(eos=4).eos == 4  # the last token can end the episode
+    assert _env(spans=[(0, 3), (2, 4)]).spans == [(0, 3), (2, 4)]  # token 0 in a reply
+    two = _env(V=2, eos=0, calls=(1,), spans=[(0,), (1,)])  # the smallest vocabulary
+    assert (two.V, two.S, two.T) == (2, 4, 3)
+
+
+def test_action_view_gathers_exact_arrays_and_keeps_the_id_dtype():
+    env, pol, ep, *_ = setup()
+    obs = (ep.mask > 0) & (ep.action_mask == 0)
+    b = int(np.flatnonzero(obs.any(1))[0])
+    one = Episodes(
+        *(x[[0]] for x in (ep.states, ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world, ep.log_env))
+    )
+    s, y, m, r, pos = action_view(env, one)  # row 0: EOS at once, one policy token
+    assert [a.shape for a in (s, y, m, r, pos)] == [(1, 1)] * 5
+    sub = Episodes(
+        *(x[[0, b]] for x in (ep.states, ep.tokens, ep.mask, ep.action_mask, ep.rewards, ep.world, ep.log_env))
+    )
+    s, y, m, r, pos = action_view(env, sub)
+    cols = np.flatnonzero(ep.action_mask[b])
+    n = cols.size
+    assert s.dtype == y.dtype == pos.dtype == np.int64 and m.dtype == r.dtype == np.float64
+    assert m.tolist() == [[1.0] + [0.0] * (n - 1), [1.0] * n]
+    assert pos.tolist() == [[0] * n, cols.tolist()]
+    assert s.tolist() == [[0] * n, ep.states[b, cols].tolist()]
+    assert y.tolist() == [[int(ep.tokens[0, 0])] + [0] * (n - 1), ep.tokens[b, cols].tolist()]
+    assert r.tolist() == [[float(ep.rewards[0, 0])] + [0.0] * (n - 1), ep.rewards[b, cols].tolist()]
