@@ -697,3 +697,55 @@ def test_action_view_gathers_exact_arrays_and_keeps_the_id_dtype():
     assert s.tolist() == [[0] * n, ep.states[b, cols].tolist()]
     assert y.tolist() == [[int(ep.tokens[0, 0])] + [0] * (n - 1), ep.tokens[b, cols].tolist()]
     assert r.tolist() == [[float(ep.rewards[0, 0])] + [0.0] * (n - 1), ep.rewards[b, cols].tolist()]
+
+
+def _wide(V, turn_len=1, max_turns=1, calls=(), M=1, W=1):
+    """An environment of V tokens with M one-token replies 2, 3, ...: only the bounds matter."""
+    spans = [(2 + m,) for m in range(M)]
+    return lambda: _env(
+        V=V,
+        calls=calls,
+        spans=spans,
+        p_obs=np.full((W, M), 1 / M),
+        prior=np.full(W, 1 / W),
+        turn_len=turn_len,
+        max_turns=max_turns,
+    )
+
+
+TREE = "expected a tree of at most 2**24 states, got a bound above it (max_turns={}, turn_len={}); " + (
+    "the tree is enumerated in full"
+)
+REWARDS = (
+    "expected at most 2**28 (state, token, world) rewards in the tree, got a bound of {} states x {} tokens x {} "
+    + ("worlds; the tree is enumerated in full")
+)
+EPISODE = "expected max_turns * (turn_len + the longest span) <= 900 tokens per episode, got {} * ({} + {})"
+
+
+@pytest.mark.parametrize(
+    "make, msg",
+    [
+        # one turn of two tokens over 2**24 - 1 continuing tokens: exactly 2**24 prefixes, within the bound
+        (_wide(2**24, turn_len=2), "V: " + REWARDS.format(2**24, 2**24, 1)),
+        (_wide(2**24, turn_len=3), "turn_len: " + TREE.format(1, 3)),
+        (_wide(2**24 + 1, turn_len=2), "turn_len: " + TREE.format(1, 2)),
+        # two turns, 4095 replies to one call: (1 + 4095)**2 = 2**24 states at most, within the bound
+        (_wide(4097, max_turns=2, calls=(1,), M=4095), "V: " + REWARDS.format(2**24, 4097, 1)),
+        (_wide(4098, max_turns=2, calls=(1,), M=4096), "max_turns: " + TREE.format(2, 1)),
+        (_wide(1000, W=2**20), "prior: " + REWARDS.format(1, 1000, 2**20)),
+        (lambda: _env(V=3, turn_len=450, spans=[(2,), (0,)]), "max_turns: " + EPISODE.format(2, 450, 1)),
+        (lambda: _env(V=3, turn_len=1, spans=[(2,) * 450, (0,)]), "max_turns: " + EPISODE.format(2, 1, 450)),
+        (
+            lambda: _env(V=3, turn_len=1, max_turns=1, spans=[(2,) * 900, (0,)]),
+            "turn_len: " + EPISODE.format(1, 1, 900),
+        ),
+    ],
+)
+def test_the_bounds_of_the_tree_are_exact(make, msg):
+    assert raises(ValueError, make) == msg
+
+
+def test_an_episode_of_900_tokens_at_most_is_accepted():
+    env = _env(V=3, turn_len=1, max_turns=2, spans=[(2,) * 449, (0,)])  # 2 * (1 + 449) = 900
+    assert (env.S, env.T) == (452, 451)
