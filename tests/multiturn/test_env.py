@@ -734,6 +734,20 @@ EPISODE = "expected max_turns * (turn_len + the longest span) <= 900 tokens per 
         (_wide(4097, max_turns=2, calls=(1,), M=4095), "V: " + REWARDS.format(2**24, 4097, 1)),
         (_wide(4098, max_turns=2, calls=(1,), M=4096), "max_turns: " + TREE.format(2, 1)),
         (_wide(1000, W=2**20), "prior: " + REWARDS.format(1, 1000, 2**20)),
+        # a call among the tokens: 2**23 - 1 continuing ones, (1 + 2**23) * (1 + 1) = 2**24 states at most
+        (_wide(2**23 + 1, turn_len=2, calls=(1,)), "V: " + REWARDS.format(2**24, 2**23 + 1, 1)),
+        (_wide(2**23 + 2, turn_len=2, calls=(1,)), "turn_len: " + TREE.format(1, 2)),
+        # two calls, two replies of two tokens, two turns of two tokens: 2 * (1 + 8) * (1 + 8) states
+        (
+            lambda: _env(
+                V=4,
+                calls=(1, 2),
+                spans=[(3, 3), (0, 0)],
+                p_obs=np.full((2**19, 2), 0.5),
+                prior=np.full(2**19, 2.0**-19),
+            ),
+            "prior: " + REWARDS.format(162, 4, 2**19),
+        ),
         (lambda: _env(V=3, turn_len=450, spans=[(2,), (0,)]), "max_turns: " + EPISODE.format(2, 450, 1)),
         (lambda: _env(V=3, turn_len=1, spans=[(2,) * 450, (0,)]), "max_turns: " + EPISODE.format(2, 1, 450)),
         (
