@@ -763,3 +763,14 @@ def test_the_bounds_of_the_tree_are_exact(make, msg):
 def test_an_episode_of_900_tokens_at_most_is_accepted():
     env = _env(V=3, turn_len=1, max_turns=2, spans=[(2,) * 449, (0,)])  # 2 * (1 + 449) = 900
     assert (env.S, env.T) == (452, 451)
+
+
+def test_the_environment_kind_fixes_S_and_V_for_the_arguments_after_it():
+    """What `policy_values(env, probs)` relies on to read `probs` as `(S, V)` (values.py builds its
+    declarations with `MULTITURN_MDP` at import, so the kind is made anew here)."""
+    from minirl_lm.multiturn.env import _env_kind
+
+    env, *_ = setup()
+    dims = {"B": 3}
+    assert _env_kind("an environment", "S V")(env, "env", dims) is env
+    assert dims == {"B": 3, "S": 364, "V": 5}
