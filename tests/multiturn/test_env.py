@@ -774,3 +774,20 @@ def test_the_environment_kind_fixes_S_and_V_for_the_arguments_after_it():
     dims = {"B": 3}
     assert _env_kind("an environment", "S V")(env, "env", dims) is env
     assert dims == {"B": 3, "S": 364, "V": 5}
+
+
+def test_a_chance_node_carries_the_loglik_of_the_policy_state_before_the_call():
+    env, pol, ep, *_ = setup()
+    index = {p: s for s, p in enumerate(env.prefixes)}
+    chance = np.flatnonzero(~env.is_policy)
+    assert chance.size == 72
+    for s in chance:
+        parent = index[env.prefixes[s][:-1]]  # the call's state, or the span's chance node before
+        assert np.array_equal(env.loglik[s], env.loglik[parent])
+
+
+def test_the_world_of_an_episode_is_an_integer_id():
+    env, pol, ep, *_ = setup()
+    ro = env.rollout(pol, 4, np.random.default_rng(0))
+    assert ep.world.dtype == ro.world.dtype == np.int64
+    assert ep.tokens.dtype == ep.states.dtype == np.int64 and ep.log_env.dtype == np.float64
