@@ -445,6 +445,7 @@ def test_what_loss_fn_returns_is_named_exactly():
         (lambda lp, rows: ("a", lp), TypeError, f"{real} str and ndarray"),
         (lambda lp, rows: (0.0, "abc"), TypeError, f"{real} float and str"),
         (lambda lp, rows: (0.0, b"abc"), TypeError, f"{real} float and bytes"),
+        (lambda lp, rows: (0.0, [[1.0], [1.0, 2.0], [3.0]]), TypeError, f"{real} float and list"),  # ragged
         (
             lambda lp, rows: (0.0, np.array([1.0, np.nan, np.inf])),
             ValueError,
@@ -477,6 +478,11 @@ def test_an_integer_gradient_is_read_as_float64_and_no_real_token_keeps_the_dtyp
     ints = chunked_loss_grad(h, W, y, lambda lp, rows: (0, [1, -2, 3][: rows.size]), chunk=3)
     floats = chunked_loss_grad(h, W, y, lambda lp, rows: (0.0, np.array([1.0, -2.0, 3.0])[: rows.size]), chunk=3)
     assert all(np.array_equal(a, b) for a, b in zip(ints[1:], floats[1:])) and ints[0] == 0.0
+    for dtype in (np.float16, np.longdouble):  # read as float64 (the row kernel takes neither)
+        other = chunked_loss_grad(
+            h, W, y, lambda lp, rows: (0.0, np.array([1, -2, 3][: rows.size], dtype)), chunk=3
+        )
+        assert all(np.array_equal(a, b) for a, b in zip(other[1:], floats[1:]))
     h32, W32 = h.astype(np.float32), W.astype(np.float32)
     out = chunked_loss_grad(h32, W32, y, lambda lp, rows: (0.0, lp), mask=np.zeros(6))
     assert out[2].dtype == out[3].dtype == np.float32 and out[3].shape == (4, 5) and not out[3].any()
