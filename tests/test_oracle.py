@@ -269,3 +269,64 @@ def test_the_kinds_grade_shares_read_what_they_say():
     assert raises(TypeError, lambda: oracle.lines_of(["a", 1], "notes", {})).startswith(
         "notes: expected a list of lines"
     )
+
+
+def test_the_three_masks_are_the_documented_ones():
+    right = np.array(
+        [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 0], [1, 1, 1, 1, 1]]
+    )
+    holes = right.copy()
+    holes[0, 2] = holes[3, 1] = holes[5, 1] = holes[5, 3] = 0  # tool outputs inside responses
+    empty = right.copy()
+    empty[2] = 0
+    masks = {}
+    for name, kw in oracle.cases(clipped_surrogate):
+        masks.setdefault(name.split(", ")[0], kw["mask"])
+    assert list(masks) == ["right-padded", "holes", "an empty row"]
+    for got, want in zip(masks.values(), (right, holes, empty)):
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+
+
+def test_report_prints_each_row_the_skipped_apart_the_notes_and_the_count_exactly():
+    rows = [
+        oracle.Row("a", 0.5, "returns", (("loss", 0.5), ("g", 1e-9))),
+        oracle.Row("b", 0.0, "returns"),
+        oracle.Row("c", np.nan, "returns", (("loss", np.nan),)),
+        oracle.Row("s", 0.0, "skipped: yours raises NotImplementedError: x"),
+    ]
+    assert oracle.report(rows, rtol=1e-6, notes=["n1"]).splitlines() == [
+        "FLAGGED  5.00e-01  a: returns; differs: loss 5.0e-01",
+        "ok       0.00e+00  b: returns",
+        "FLAGGED       nan  c: returns; differs: loss nan",
+        "skipped: 1 cases yours does not implement (NotImplementedError), not graded:",
+        "  s: yours raises NotImplementedError: x",
+        "n1",
+        "flagged: 2 of 3 cases (max rel err nan)",
+    ]
+    worst = oracle.report([oracle.Row("a", 0.25, "returns"), oracle.Row("b", 0.5, "returns")], rtol=0.5)
+    assert worst.splitlines()[-1] == "flagged: 0 of 2 cases (max rel err 5.00e-01)"
+    assert oracle.report([oracle.Row("a", 0.5, "returns", (("loss", 0.5),))], rtol=0.5).splitlines()[0] == (
+        "ok       5.00e-01  a: returns"
+    )
+
+
+def test_a_wrong_number_of_outputs_is_flagged_on_every_case():
+    rows = oracle.compare(lambda **kw: kl_per_token(**kw)[0], kl_per_token)
+    assert len(rows) == 9 and rows[0] == oracle.Row(
+        "right-padded, estimator k1", np.inf, "returns 1 outputs, the reference 2", (("result", np.inf),)
+    )
+    assert all(r.outcome == "returns 1 outputs, the reference 2" and r.rel == np.inf for r in rows)
+
+
+def test_the_kinds_name_what_they_got_exactly():
+    assert raises(TypeError, lambda: oracle.rows_of(3, "rows", {})) == (
+        "rows: expected a list of oracle.Row (what compare returns), got int"
+    )
+    assert raises(TypeError, lambda: oracle.rows_of([1], "rows", {})) == (
+        "rows: expected a list of oracle.Row (what compare returns), got a sequence holding other objects"
+    )
+    assert raises(TypeError, lambda: oracle.lines_of("ab", "notes", {})) == (
+        "notes: expected a list of lines (strings), got str 'ab'"
+    )
+    long = raises(TypeError, lambda: oracle.lines_of(["x" * 300, 1], "notes", {}))
+    assert len(long) == 200 and long.startswith("notes: expected a list of lines (strings), got list ['xxx")
