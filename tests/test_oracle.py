@@ -330,3 +330,38 @@ def test_the_kinds_name_what_they_got_exactly():
     )
     long = raises(TypeError, lambda: oracle.lines_of(["x" * 300, 1], "notes", {}))
     assert len(long) == 200 and long.startswith("notes: expected a list of lines (strings), got list ['xxx")
+
+
+def test_outputs_without_a_declaration_or_a_docstring_are_numbered_and_a_partial_reads_its_function():
+    def bare(logp, logp_ref, mask, estimator="k1"):
+        return kl_per_token(logp, logp_ref, mask, estimator)
+
+    def one(logp, logp_ref, mask, estimator="k1"):
+        return kl_per_token(logp, logp_ref, mask, estimator)[0]
+
+    def off(**kw):
+        return tuple(x + 1.0 for x in kl_per_token(**kw))
+
+    assert [n for n, _ in oracle.compare(off, bare)[0].diffs] == ["output 1", "output 2"]
+    assert [n for n, _ in oracle.compare(lambda **kw: one(**kw) + 1.0, one)[0].diffs] == ["result"]
+    bound = functools.partial(kl_per_token, estimator="k3")
+    assert [n for n, _ in oracle.compare(off, bound)[0].diffs] == kl_per_token.returns
+
+
+def test_what_yours_raises_is_shown_by_its_first_line_and_a_skipped_case_weighs_nothing():
+    def silent(**kw):
+        raise RuntimeError()
+
+    def long(**kw):
+        raise RuntimeError("x" * 200 + "\nsecond line")
+
+    assert oracle.compare(silent, kl_per_token)[0].outcome == "raises RuntimeError: (no message)"
+    assert oracle.compare(long, kl_per_token)[0].outcome == "raises RuntimeError: " + "x" * 120
+
+    def k3_only(logp, logp_ref, mask, estimator="k3"):
+        raise NotImplementedError("not ported")
+
+    skipped = oracle.compare(k3_only, kl_per_token)[0]
+    assert skipped == oracle.Row(
+        "right-padded, estimator k1", 0.0, "skipped: yours raises NotImplementedError: not ported"
+    )
