@@ -41,8 +41,9 @@ import time
 # 1.7x at d = 256 here), so the run drops them (and checks its results against PyTorch's).
 PINNED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-for _k in ONE_THREAD:
-    os.environ[_k] = "1"  # before NumPy loads (a child of examples/benchmark.py starts fresh)
+if __name__ == "__main__":  # a run of its own, before NumPy loads (a child of benchmark.py starts fresh);
+    for _k in ONE_THREAD:  # imported (by a test), it leaves the importer's threads alone: Numba
+        os.environ[_k] = "1"  # reads NUMBA_NUM_THREADS again at each compile, and refuses a change
 
 import numpy as np  # noqa: E402
 

@@ -33,7 +33,8 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: threads only add overhead at this size
+if __name__ == "__main__":  # a run of its own (imported, it leaves the importer's settings alone)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: threads only add overhead at this size
 import numpy as np  # noqa: E402
 
 from minirl_lm.nn.adamw import AdamW  # noqa: E402

@@ -33,7 +33,8 @@ scratch copy of the project, and its mutants get only the tests beside it, its o
 (`--own-tests FILE` prints that selection and runs nothing; `--keep` keeps the scratch copy, where
 `mutmut show NAME` prints a survivor's diff). mutmut still runs, of those, the
 tests that call the mutated function. A mutant that only another module's tests kill counts as
-a survivor here: its test belongs in the module's own file.
+a survivor here: its test belongs in the module's own file. `--alone` gives the mutants the
+file's own test file only (for `boundary.py`, which every module imports).
 
 Standard library only.
 """
@@ -151,9 +152,14 @@ def importers(path, root=ROOT):
     return out
 
 
-def own_tests(path, root=ROOT):
-    """The test files of the layout's measure for `path`: its own, then its importers', those that exist."""
-    files = [own_test_file(path)] + [own_test_file(f) for f in importers(path, root)]
+def own_tests(path, root=ROOT, alone=False):
+    """The test files of the layout's measure for `path`: its own, then its importers' (not with
+    `alone`), those that exist. A part's `__init__.py` (the kernels' checked entries) owns every
+    test file of its part."""
+    files = [own_test_file(path)] + ([] if alone else [own_test_file(f) for f in importers(path, root)])
+    if Path(path).name == "__init__.py":
+        folder = Path(own_test_file(path)).parent
+        files += sorted(p.relative_to(root).as_posix() for p in (Path(root) / folder).glob("test_*.py"))
     return [f for i, f in enumerate(files) if f not in files[:i] and (Path(root) / f).is_file()]
 
 
@@ -176,12 +182,20 @@ def with_selection(pyproject, only, tests):
     return pyproject
 
 
+def _jitted(decorator):
+    """Whether a decorator is Numba's (`@njit`, `@njit(cache=True)`, `@numba.jit(...)`)."""
+    f = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    return name in ("njit", "jit", "vectorize", "guvectorize")
+
+
 def undecorated(text):
     """The source `text` with each decorated top-level function's decorators applied after its
     `def` (`f = boundary(...)(f)`) instead of above it: the same module, but mutmut (3.x skips a
     decorated function whole) then mutates the bodies of the declared public functions too. A
     method of a top-level class whose decorators are all calls (`@boundary(...)`) is treated the
-    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay.
+    same way inside its class (`step = ...(step)`); `@property` and `@staticmethod` stay, and so
+    does a Numba kernel (`@njit`): mutmut skips it, as Numba cannot compile its trampoline.
 
     The `def` line is written on one line with `# pragma: no mutate`: the decorator reads the
     defaults from the signature of mutmut's trampoline (the original one) and passes every
@@ -213,6 +227,8 @@ def undecorated(text):
             continue
         if indent and not all(isinstance(d, ast.Call) for d in node.decorator_list):
             continue  # a method's @property or @staticmethod stays
+        if any(_jitted(d) for d in node.decorator_list):
+            continue  # Numba cannot compile mutmut's trampoline: a kernel stays whole (tested against its twin)
         decorators = [
             Inline().visit(ast.parse(ast.get_source_segment(text, d), mode="eval")) for d in node.decorator_list
         ]
@@ -274,11 +290,11 @@ def address_space_cap(gib):
     return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_own(path, max_children=2, memory=8.0):
+def run_own(path, max_children=2, memory=8.0, alone=False):
     """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests,
     each process capped at `memory` GiB; returns (the folder of the .meta files, the scratch
     folder, mutmut's exit code), or (None, None, None) with no test file."""
-    tests = own_tests(path)
+    tests = own_tests(path, alone=alone)
     if not tests:  # an empty selection would make mutmut run every test
         return None, None, None
     work = Path(tempfile.mkdtemp(prefix="mutscore-"))
@@ -323,6 +339,11 @@ def main(argv=None):
     parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
     parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
     parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="--own with the file's own test file only, not its importers' (boundary.py: every file imports it)",
+    )
+    parser.add_argument(
         "--memory",
         type=float,
         default=8.0,
@@ -339,12 +360,12 @@ def main(argv=None):
     if not 0.5 <= args.memory <= 1024:
         parser.error(f"--memory: expected GiB between 0.5 and 1024, got {args.memory:g}")
     if args.own_tests:
-        print("\n".join(own_tests(args.own_tests)))
+        print("\n".join(own_tests(args.own_tests, alone=args.alone)))
         return 0
     if args.own:
         status = 0
         for f in args.own:
-            meta, work, code = run_own(f, args.max_children, args.memory)
+            meta, work, code = run_own(f, args.max_children, args.memory, args.alone)
             if meta is None:
                 print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
                 status = 1

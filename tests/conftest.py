@@ -65,6 +65,17 @@ def _docs_extra_missing():
 # pools do not put four threads on two cores.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# The size of Numba's thread pool as the session starts (None: one thread per core). Nothing the
+# session imports may change it: tests/kernels/test_dense.py checks the pool the threaded kernels ran
+# on, tests/examples/test_cli.py that no example sets a variable when imported.
+NUMBA_THREADS_AT_START = os.environ.get("NUMBA_NUM_THREADS")
+
+
+@pytest.fixture
+def numba_threads_at_start():
+    return NUMBA_THREADS_AT_START
+
+
 # the examples' claims bind the page the tests check: one that no longer holds fails its run
 # (examples/_claims.py); a test of the reader's mode sets the variable to "0" in a run's own env
 os.environ.setdefault("MINIRL_CLAIMS_STRICT", "1")

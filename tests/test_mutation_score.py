@@ -289,3 +289,12 @@ def test_the_memory_cap_turns_an_unbounded_allocation_into_a_memory_error():
         timeout=60,
     )
     assert out.returncode == 2 and "--memory: expected GiB between 0.5 and 1024, got 0.1" in out.stderr
+
+
+def test_alone_gives_the_file_its_own_test_file_only():
+    script = [sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--own-tests", "minirl_lm/boundary.py"]
+    every = subprocess.run(script, capture_output=True, text=True, timeout=60).stdout.split()
+    alone = subprocess.run(script + ["--alone"], capture_output=True, text=True, timeout=60).stdout.split()
+    assert alone == ["tests/test_boundary.py"] and every[0] == "tests/test_boundary.py" and len(every) > 40
+    kernels = mutation_score.own_tests("minirl_lm/kernels/__init__.py")  # a part's front door: all its tests
+    assert "tests/kernels/test_dense.py" in kernels and kernels[0] == "tests/kernels/test_kernels.py"

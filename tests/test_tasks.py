@@ -3,13 +3,14 @@ evaluation, and training (deterministic, its defaults pinned, bad input named)."
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from minirl_lm import tasks
 from minirl_lm.core.policy import TabularPolicy
-from quiet import names, silent
+from quiet import names, raises, silent
 
 GOLD_IDS = {"2+2": 2, "3*4": 4}  # RESPONSES[2] = "4", RESPONSES[4] = "12"
 
@@ -186,3 +187,57 @@ def test_train_never_imports_numba():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_long_responses_are_shown_in_messages_of_200_characters():
+    msg = raises(ValueError, lambda: tasks.gold_grader("2+2", tuple(range(100))))
+    assert msg.startswith(
+        "response: expected a tuple of one token id (the toy's responses are one token), got (0, 1,"
+    )
+    assert len(msg) == 200
+    msg = raises(TypeError, lambda: tasks.gold_grader("2+2", ("x" * 300,)))
+    assert msg.startswith("response: expected an integer token id, got 'xxx") and len(msg) == 200
+
+
+def test_bad_graders_and_record_steps_are_named_exactly():
+    assert raises(TypeError, lambda: tasks.reward_table(lambda x: 0.0)) == (
+        "grader: expected a callable grader(prompt, response) taking 2 positional arguments, "
+        "got one with signature (x)"
+    )
+    assert raises(TypeError, lambda: tasks.reward_table(3)) == (
+        "grader: expected 'gold', 'sloppy' or a callable grader(prompt, response), got int"
+    )
+    for record_at, exc, msg in (
+        (3, TypeError, "expected a collection of step counts, got int"),
+        ([0], ValueError, "expected an integer >= 1, got 0"),
+        ([1.5], TypeError, "expected an integer, got float 1.5"),
+        ([3], ValueError, "expected an integer <= 2 (the steps), got 3"),  # 5 // 2 steps
+    ):
+        assert raises(exc, lambda r=record_at: tasks.train(2, 5, 0, record_at=r)) == "record_at: " + msg
+
+
+def test_evaluate_names_a_policy_of_another_shape_exactly():
+    assert raises(ValueError, lambda: tasks.evaluate(TabularPolicy(np.zeros((4, 3))))) == (
+        "policy: expected a TabularPolicy of shape (4, 9) for the toy, got TabularPolicy with shape (4, 3)"
+    )
+    duck = SimpleNamespace(theta=[[0.0] * 9] * 4, probs=lambda: None)  # a theta without a shape
+    assert raises(ValueError, lambda: tasks.evaluate(duck)) == (
+        "policy: expected a TabularPolicy of shape (4, 9) for the toy, got SimpleNamespace with shape None"
+    )
+
+
+def test_one_response_per_step_never_moves_the_reference():
+    policy, _, _ = tasks.train(1, 3, 0)  # K = 1: every group equal, every advantage 0
+    assert np.array_equal(policy.theta, tasks.reference_theta())
+
+
+def test_rewards_at_the_edge_of_the_advantages_domain_are_accepted():
+    policy, _, _ = tasks.train(2, 2, 0, grader=lambda x, y: 1e150, beta=0.1)  # |R| = 1e150 exactly
+    assert np.array_equal(policy.theta, tasks.reference_theta())  # equal rewards: no step
+
+
+def test_trained_logits_beyond_float64_are_named_after_train():
+    assert raises(
+        ValueError,
+        lambda: tasks.train(2, 2, 0, grader=lambda x, y: float(y[0]) * 1e149, baseline="mean", lr=1e200),
+    ) == ("train: expected a finite the trained logits, got inf (beyond float64) from beta = 0, lr = 1e+200")

@@ -447,7 +447,7 @@ class TokenMDP:
             states[rows, t], tokens[rows, t], mask[rows, t] = s, y, 1.0
             walk.grow(rows, y)  # s_{t+1} = s_t . y_t: concatenation
             ended = (y == self.eos) if self.eos is not None else np.zeros(rows.size, bool)
-            alive[rows] = ~ended & (t + 1 < T)
+            alive[rows] = ~ended  # the loop itself stops at T = max_len
         lengths = mask.sum(axis=1).astype(np.int64)
         return Rollout(states, tokens, mask, prompt, lengths)
 

@@ -149,7 +149,7 @@ def kl_objective(env, probs, pi_ref, beta):
         ValueError: a bad argument (named), or any other overflow (a huge beta), naming
             `kl_objective`.
     """
-    lr = np.where(probs > 0, np.log(np.where(probs > 0, probs, 1)) - np.log(pi_ref), 0.0)
+    lr = np.log(probs) - np.log(pi_ref)  # -inf or NaN where probs is 0: the backup reads probs > 0 only
     pen = beta * lr if beta > 0 else np.zeros_like(lr)  # beta = 0: J = E R, supports aside
 
     def backup(s, q_s):

@@ -1,6 +1,7 @@
 """The token MDP: state ids, transitions by concatenation, rollouts, masks, determinism."""
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ def random_policy(mdp, seed=0, scale=1.0):
     return TabularPolicy(scale * rng.normal(size=(mdp.S, mdp.V)))
 
 
-@pytest.mark.parametrize("V,eos,max_len", [(4, 3, 3), (3, None, 2), (5, 0, 2), (2, 1, 4), (9, None, 1)])
+@pytest.mark.parametrize("V,eos,max_len", [(4, 3, 3), (3, None, 2), (5, 0, 2), (2, 1, 4), (9, None, 1), (3, 0, 3)])
 def test_enumerated_ids_are_a_bijection_onto_0_S(V, eos, max_len):
     mdp = TokenMDP(["p", "q", "r"], V=V, eos=eos, max_len=max_len)
     A = V - (eos is not None)
@@ -251,6 +252,7 @@ def test_a_full_capacity_during_a_rollout_takes_its_ids_back():
     ],
 )
 def test_huge_rollouts_are_refused_before_any_allocation(kw, name):
+    kw = dict(kw)  # a copy: the parameter is shared by every run of the test in one process
     K = kw.pop("K", 2)
     mdp = TokenMDP(["a"], V=3, **kw)
     msg = raises(ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), K, np.random.default_rng(0)))
@@ -330,3 +332,142 @@ def test_rollback_takes_only_a_checkpoint_in_range_and_changes_nothing_when_it_r
     enum = TokenMDP(["a"], V=3)
     enum.rollback(enum.checkpoint())  # None: nothing to roll back
     assert raises(ValueError, lambda: enum.rollback(0)).startswith("cp: expected None")
+
+
+def test_a_tree_of_exactly_max_states_is_accepted_and_a_larger_one_named_with_its_size():
+    assert TokenMDP(["a"], V=3, max_len=3, max_states=13).S == 13  # 1 + 3 + 9
+    tail = "; use ids='lazy' with a capacity"
+    for max_states, max_len, size in ((12, 3, "13"), (4, 3, "13"), (12, 5, "more")):  # 4: 1 + 3 = 4 goes on
+        assert raises(ValueError, lambda: TokenMDP(["a"], V=3, max_len=max_len, max_states=max_states)) == (
+            f"max_len: expected a prefix tree of at most max_states={max_states} states, got {size} "
+            f"(max_len={max_len})" + tail
+        )
+
+
+def test_lazy_prefix_of_the_next_unvisited_id_is_named():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=6, ids="lazy", capacity=5)  # ids 0 and 1 handed out
+    assert raises(ValueError, lambda: mdp.prefix_of(2)) == "s: expected a visited state id < 2, got 2"
+
+
+def test_bad_constructions_and_prefixes_are_named_exactly():
+    assert raises(TypeError, lambda: TokenMDP((c for c in "ab"), V=3)) == (
+        "prompts: expected a sequence of prompts, got generator"
+    )
+    assert (
+        raises(ValueError, lambda: TokenMDP(["a"], V=3, eos=3))
+        == "eos: expected an integer <= 2 (a token id), got 3"
+    )
+    assert raises(ValueError, lambda: TokenMDP(["a"], V=3, ids="lazy")) == (
+        "capacity: expected an integer >= the number of prompts for ids='lazy', got None"
+    )
+    assert TokenMDP(["a"], V=1, max_len=2).S == 2  # one token and no EOS: allowed
+    assert TokenMDP(["a", "b"], V=3, ids="lazy", capacity=2).S == 2  # a row per prompt's root: enough
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
+    assert raises(TypeError, lambda: mdp.state_id(0, iter([1]))) == (
+        "prefix: expected a tuple of token ids, got list_iterator"
+    )
+    assert raises(TypeError, lambda: mdp.state_id(0, "ab")) == "prefix: expected a tuple of token ids, got str"
+    for prefix in ((2, 0), (0, 2, 1)):
+        assert raises(ValueError, lambda p=prefix: mdp.state_id(0, p)) == (
+            f"prefix: expected no token after EOS (2), got {prefix}"
+        )
+    assert raises(ValueError, lambda: TokenMDP(["a"], V=3).prefix_of(1)) == "s: expected an integer <= 0, got 1"
+
+
+def test_long_prefixes_are_shown_in_messages_of_200_characters():
+    lazy = TokenMDP(["a"], V=3, eos=2, ids="lazy", capacity=10, max_len=100)
+    for exc, prefix, head in (
+        (TypeError, (True,) + (0,) * 99, "prefix: expected integer token ids, got True in (True, 0, 0,"),
+        (ValueError, (5,) * 100, "prefix: expected token ids in [0, 3), got (5, 5,"),
+        (ValueError, (2,) + (0,) * 99, "prefix: expected no token after EOS (2), got (2, 0, 0,"),
+        (ValueError, (0,) * 100, "prefix: expected a non-terminal prefix, got (0, 0,"),
+    ):
+        msg = raises(exc, lambda p=prefix: lazy.state_id(0, p))
+        assert msg.startswith(head) and len(msg) == 200, msg
+
+
+def test_a_policy_table_for_another_mdp_or_with_bad_entries_is_named():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
+    assert raises(
+        ValueError, lambda: mdp.rollout(TabularPolicy(np.zeros((5, 3))), 1, np.random.default_rng(0))
+    ) == (
+        "policy: expected a policy with a table of shape (S, V) = (30, 3) for this MDP, "
+        "got TabularPolicy with shape (5, 3)"
+    )
+    bad = "policy: expected a table theta with a finite entry in every row and no NaN or +inf"
+    tables = [np.zeros((mdp.S, 3), np.int64)] + [np.zeros((mdp.S, 3)) for _ in range(3)]
+    tables[1][1] = -np.inf  # a row without a finite entry (the other rows fine)
+    tables[2][1, 0] = np.nan  # a NaN in rows that all have a finite entry
+    tables[3][1, 0] = np.inf
+    for theta in tables:  # a policy that is not a TabularPolicy (which refuses these itself)
+        duck = SimpleNamespace(theta=theta, sample=lambda s, rng: np.zeros(len(s), np.int64))
+        assert raises(ValueError, lambda d=duck: mdp.rollout(d, 1, np.random.default_rng(0))) == bad
+
+
+def test_rollout_draws_with_the_policys_trusted_core_when_it_has_one():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
+
+    class Core:
+        theta = np.zeros((mdp.S, 3))
+
+        def _sample(self, states, rng):
+            return np.zeros(len(states), np.int64)
+
+        def sample(self, states, rng):
+            return np.ones(len(states), np.int64)
+
+    assert (mdp.rollout(Core(), 1, np.random.default_rng(0)).tokens == 0).all()
+    duck = SimpleNamespace(theta=np.zeros((mdp.S, 3)), sample=lambda s, rng: np.ones(len(s), np.int64))
+    ro = mdp.rollout(duck, 1, np.random.default_rng(0))  # no core: its sample()
+    assert (ro.tokens == 1).all() and ro.states.dtype == np.int64 and ro.lengths.tolist() == [4, 4]
+
+
+def test_score_names_a_rollout_not_of_this_mdp_exactly():
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
+    ro = mdp.rollout(TabularPolicy(np.zeros((mdp.S, 3))), 2, np.random.default_rng(0))
+    fields = dict(states=ro.states, tokens=ro.tokens, mask=ro.mask, prompt=ro.prompt, lengths=ro.lengths)
+    zero = lambda p, y: 0.0  # noqa: E731
+    duck = SimpleNamespace(prompt=ro.prompt, tokens=ro.tokens, lengths=ro.lengths)
+    assert raises(ValueError, lambda: mdp.score(zero, duck)) == "rollout: expected a Rollout, got SimpleNamespace"
+    head = "rollout: expected "
+    for change, msg in (
+        (dict(prompt=np.array([0, 0, 1, 2])), "prompt indices in [0, 2), got 2"),
+        (dict(prompt=np.array([0, 0, -1, 1])), "prompt indices in [0, 2), got -1"),
+        (dict(prompt=np.array([[0, 0, 1, 1]])), "prompt indices of integers and shape (B,), got int64 (1, 4)"),
+        (dict(tokens=np.full((4, 4), 3)), "token ids in [0, 3), got 3"),
+        (dict(tokens=ro.tokens[:3]), "token ids of integers and shape (B, T), got int64 (3, 4)"),
+        (dict(tokens=ro.tokens.astype(float)), "token ids of integers and shape (B, T), got float64 (4, 4)"),
+        (dict(lengths=np.array([0, 5, 1, 1])), "lengths in [0, 5), got 5"),
+        (dict(lengths=np.array([1, 1, 1, -2])), "lengths in [0, 5), got -2"),
+        (dict(lengths=np.array([[1, 1, 1, 1]])), "lengths of integers and shape (B,), got int64 (1, 4)"),
+    ):
+        bad = Rollout(**{**fields, **change})
+        assert raises(ValueError, lambda b=bad: mdp.score(zero, b)) == head + msg
+
+
+def test_rollout_sizes_and_prompts_are_named_exactly():
+    rng = np.random.default_rng(0)
+    mdp = TokenMDP(["a", "b"], V=3, eos=2, max_len=4)
+    pol = TabularPolicy(np.zeros((mdp.S, 3)))
+    for prompts, got in (([-1, 1], -1), ([0, 2], 2)):  # the offending end named
+        assert raises(ValueError, lambda p=prompts: mdp.rollout(pol, 1, rng, prompts=p)) == (
+            f"prompts: expected prompt indices in [0, 2), got {got}"
+        )
+    cap = " whose (B, T) rollout arrays are of at most 2**31 entries, got "
+    lazy = TokenMDP(["a"], V=3, ids="lazy", capacity=10, max_len=2**31)  # max_len alone: exactly 2**31
+    pol = TabularPolicy(np.zeros((10, 3)))
+    assert raises(ValueError, lambda: lazy.rollout(pol, 2, rng)) == "K: expected responses per prompt" + cap + str(
+        2**32
+    )
+    lazy = TokenMDP(["a"], V=3, ids="lazy", capacity=10, max_len=2**30)  # three rows of the one prompt
+    assert raises(ValueError, lambda: lazy.rollout(pol, 4, rng, prompts=[0, 0, 0])) == (
+        "max_len: expected a length cap" + cap + str(3 * 2**30)
+    )
+    small = TokenMDP(["a"], V=3, max_len=2)
+    assert raises(ValueError, lambda: small.rollout(TabularPolicy(np.zeros((4, 3))), 10**12, rng)) == (
+        "K: expected responses per prompt" + cap + "2000000000000"
+    )
+
+
+def test_the_continuing_tokens_are_the_vocabulary_without_eos():
+    assert TokenMDP(["a"], V=4, eos=3).A == 3 and TokenMDP(["a"], V=4).A == 4

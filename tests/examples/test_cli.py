@@ -2,6 +2,8 @@
 
 import argparse
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -111,3 +113,29 @@ def test_a_type_error_is_an_argparse_usage_error(capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         "x: error: argument --K: expected an integer in [1, 8], got 9"
     )
+
+
+def test_importing_an_example_changes_no_environment_variable():
+    # A test imports an example to call its functions. An example that set NUMBA_NUM_THREADS at
+    # import made the whole session's Numba pool one thread (the threaded kernels' tests then
+    # compared a serial run with itself), and a compile after the pool had started raised
+    # "RuntimeError: Cannot set NUMBA_NUM_THREADS to a different value once the threads have been
+    # launched" (Numba reads the variable again at each compile). Settings of a run of its own go
+    # under `if __name__ == "__main__"`.
+    names = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
+    code = (
+        "import importlib, os, sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
+        "changed = {}\n"
+        f"for name in {names!r}:\n"
+        "    before = dict(os.environ)\n"
+        "    importlib.import_module(name)\n"
+        "    keys = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))\n"
+        "    if keys:\n"
+        "        changed[name] = keys\n"
+        "print(changed)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_NUM", "OMP_", "OPENBLAS_", "MKL_"))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "{}", out.stdout

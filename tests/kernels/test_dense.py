@@ -50,6 +50,18 @@ def test_parallel_equals_serial(kw, dtype):
     assert np.array_equal(got, K.dense_backward(logits, tokens, mask, w))
 
 
+def test_the_threaded_kernels_ran_on_the_sessions_pool(numba_threads_at_start):
+    # the test above compares a run on Numba's pool with the serial one: on one thread it would
+    # compare the serial run with itself (an import that set NUMBA_NUM_THREADS=1 once did that)
+    import numba
+
+    K.dense_logp(np.zeros((1, 1, 2)), np.zeros((1, 1), np.int64), np.ones((1, 1)), parallel=True)
+    want = (
+        numba.config.NUMBA_DEFAULT_NUM_THREADS if numba_threads_at_start is None else int(numba_threads_at_start)
+    )
+    assert numba.config.NUMBA_NUM_THREADS == want and numba.get_num_threads() == want
+
+
 def test_backward_out_is_reused():
     """out= is written in full (padding rows too) and returned: garbage in it never leaks."""
     _, logits, _, tokens, mask, w = case(10)

@@ -52,3 +52,28 @@ def test_bad_arguments_are_named():
         raises(ValueError, lambda: calculator_reference(calculator(0.8), stop=np.inf))
         == "stop: expected a finite number, got inf"
     )
+
+
+def test_a_call_that_closes_the_last_turn_costs_and_the_digit_before_it_still_counts():
+    env = calculator(0.9, cost=0.25, max_turns=1, turn_len=2)
+    pi = np.zeros((env.S, env.V))
+    pi[:, CALL] = 1.0
+    pi[0] = np.eye(5)[D0]  # write 0, then call: the turn cap ends the episode
+    assert policy_values(env, pi)[0][0] == 0.5 - 0.25  # right in world 0, minus the call
+
+
+def test_turn_len_bounds_the_tree():
+    assert [calculator(0.8, max_turns=1, turn_len=n).S for n in (1, 2, 3)] == [1, 4, 13]
+    assert calculator(0.8, max_turns=1, turn_len=3).T == 3
+
+
+def test_reference_logits_at_stop_minus_zero_are_plus_zero():
+    theta = calculator_reference(calculator(0.8, max_turns=1), eq=0.0, stop=-0.0)
+    assert (theta == 0).all() and not np.signbit(theta).any()  # 0 + -0.0 is +0.0
+
+
+def test_an_environment_of_another_type_is_named_by_its_type():
+    assert (
+        raises(TypeError, lambda: calculator_reference("env"))
+        == "env: expected the calculator's MultiTurnMDP, got str"
+    )

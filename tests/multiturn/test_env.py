@@ -445,3 +445,11 @@ def test_no_spans_and_bool_ids_are_named():
         "pos: expected an integer array of ids, got an array of dtype bool"
     )
     assert ids("B T", low=0)([[1, 2]], "pos", {}).dtype == np.int64
+
+
+def test_scatter_refuses_a_position_equal_to_the_width_even_at_padding():
+    x, mask = np.ones((1, 2)), np.array([[1.0, 0.0]])
+    assert (
+        raises(ValueError, lambda: scatter(x, np.array([[0, 3]]), mask, 3))
+        == "pos: expected positions < T=3, got max 3"
+    )

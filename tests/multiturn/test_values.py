@@ -216,3 +216,58 @@ def test_bad_flags_and_action_masks():
     assert raises(TypeError, lambda: policy_values(None, one)).startswith(
         "env: expected a MultiTurnMDP (with children, is_policy, loglik, p_obs, spans, S, V), got NoneType"
     )
+
+
+def test_the_posterior_after_unlikely_spans_is_exact_and_after_impossible_ones_uniform():
+    from minirl_lm.multiturn.env import MultiTurnMDP
+
+    # span (2, 2) has likelihoods 1e-200 and 2e-200 (log-likelihoods near -460: a posterior
+    # taken without subtracting the max would underflow to 0 / 0); span (2, 3) is impossible
+    env = MultiTurnMDP(
+        5,
+        0,
+        (1,),
+        [(2, 2), (2, 3), (2, 4)],
+        [[1e-200, 0.0, 1 - 1e-200], [2e-200, 0.0, 1 - 2e-200]],
+        [0.5, 0.5],
+        lambda w, turns, done: float(w) if len(turns) == 2 else 0.0,  # the second turn earns w
+        max_turns=2,
+        turn_len=1,
+    )
+    pi = np.zeros((env.S, env.V))
+    pi[:, 0] = 1.0  # EOS
+    pi[0] = np.eye(5)[1]  # call first
+    values, q = policy_values(env, pi)
+    assert abs(values[env._index[(1, 2, 2)]] - 2 / 3) < 1e-15  # P(w = 1 | span) = 2e-200 / 3e-200
+    assert values[env._index[(1, 2, 3)]] == 0.5  # never observed: the uniform posterior
+    assert values[env._index[(1, 2, 4)]] == 0.5 and values[0] == 0.5
+
+
+def test_kl_objective_of_a_policy_with_zeros_counts_only_its_tokens():
+    env = calculator(0.9, cost=0.25, max_turns=1, turn_len=1)  # one state: every token ends it
+    pi = np.array([[0.0, 0.0, 0.0, 1.0, 0.0]])  # always the digit 0: right half the time
+    ref = np.full((1, 5), 0.2)
+    assert abs(silent(lambda: kl_objective(env, pi, ref, 0.5)) - (0.5 - 0.5 * np.log(5))) < 1e-15
+    ref = np.array([[0.0, 0.25, 0.25, 0.25, 0.25]])  # pi_ref's zero where pi is 0 too: finite
+    assert abs(silent(lambda: kl_objective(env, pi, ref, 0.5)) - (0.5 - 0.5 * np.log(4))) < 1e-15
+
+
+def test_kl_objective_overflowing_to_minus_inf_is_an_error_when_pi_stays_on_pi_refs_support():
+    env = calculator(0.9, cost=0.25, max_turns=1, turn_len=1)
+    pi = np.array([[0.0, 0.25, 0.25, 0.25, 0.25]])
+    ref = np.array([[0.0, 0.97, 0.01, 0.01, 0.01]])  # a zero, but where pi is 0 too
+    assert raises(ValueError, lambda: kl_objective(env, pi, ref, 1e308)) == (
+        "kl_objective: expected a finite J, got inf (beyond float64) from probs in [0, 0.25], "
+        "pi_ref in [0, 0.97], beta = 1e+308"
+    )
+
+
+def test_turn_values_by_hand_bit_for_bit():
+    values = np.array([-3.0, 4.0, 6.0])
+    states = [[0, 1, 2, 1, 0]]
+    mask = [[1.0, 1.0, 1.0, 1.0, 0.0]]
+    action_mask = [[1.0, 0.0, 0.0, 1.0, 0.0]]  # a turn, a span of two tokens, a turn, padding
+    tv = turn_values(values, states, mask, action_mask)
+    # each turn's first value times the action mask: -3 * 0 is -0.0 until the next turn starts
+    expected = np.array([[-3.0, -0.0, -0.0, 4.0, 0.0]])
+    assert tv.tolist() == expected.tolist() and (np.signbit(tv) == np.signbit(expected)).all()
