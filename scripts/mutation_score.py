@@ -12,9 +12,10 @@ with exit code -15 and no verdict; this script counts them and says so.
 
 For every mutated file mutmut keeps `mutants/minirl_lm/<part>/<file>.py.meta`, a JSON object
 whose `exit_code_by_key` maps each mutant to the exit code of its test run (mutmut 3.x). The codes
-are read as mutmut reads them: 1 or 3 killed, 0 survived, 24, 36, 152, 255 or -24 a timeout
-(counted as killed, as mutmut's own score does), anything else (a run interrupted, or none yet) no
-verdict. A file is named by its path in the package, `pg/kl.py`.
+are read as mutmut reads them: 1 or 3 killed, 0 survived, 33 "no tests" (no selected test
+reaches the mutant: counted as survived, where it would otherwise raise the score), 24, 36, 152,
+255 or -24 a timeout (counted as killed, as mutmut's own score does), anything else (a run
+interrupted, or none yet) no verdict. A file is named by its path in the package, `pg/kl.py`.
 
 A survivor listed in tests/mutation_equivalents.md (its name in backticks, under the heading
 `## <part>/<file>.py` of its file) is equivalent: no input can tell it from the original, and the
@@ -33,7 +34,8 @@ scratch copy of the project, and its mutants get only the tests beside it, its o
 (`--own-tests FILE` prints that selection and runs nothing; `--keep` keeps the scratch copy, where
 `mutmut show NAME` prints a survivor's diff). mutmut still runs, of those, the
 tests that call the mutated function. A mutant that only another module's tests kill counts as
-a survivor here: its test belongs in the module's own file.
+a survivor here: its test belongs in the module's own file. `--alone` gives the mutants the
+file's own test file only (for `boundary.py`, which every module imports).
 
 Standard library only.
 """
@@ -52,7 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 KILLED = {1, 3}
-SURVIVED = {0}
+SURVIVED = {0, 33}  # 33: mutmut found no test that reaches the mutant, which no test then kills
 TIMEOUT = {24, 36, 152, 255, -24}
 
 
@@ -151,10 +153,11 @@ def importers(path, root=ROOT):
     return out
 
 
-def own_tests(path, root=ROOT):
-    """The test files of the layout's measure for `path`: its own, then its importers', those that
-    exist. A part's `__init__.py` (the kernels' checked entries) owns every test file of its part."""
-    files = [own_test_file(path)] + [own_test_file(f) for f in importers(path, root)]
+def own_tests(path, root=ROOT, alone=False):
+    """The test files of the layout's measure for `path`: its own, then its importers' (not with
+    `alone`), those that exist. A part's `__init__.py` (the kernels' checked entries) owns every
+    test file of its part."""
+    files = [own_test_file(path)] + ([] if alone else [own_test_file(f) for f in importers(path, root)])
     if Path(path).name == "__init__.py":
         folder = Path(own_test_file(path)).parent
         files += sorted(p.relative_to(root).as_posix() for p in (Path(root) / folder).glob("test_*.py"))
@@ -288,11 +291,11 @@ def address_space_cap(gib):
     return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_own(path, max_children=2, memory=8.0):
+def run_own(path, max_children=2, memory=8.0, alone=False):
     """Mutate `path` alone in a scratch copy of the project, its mutants given only its own tests,
     each process capped at `memory` GiB; returns (the folder of the .meta files, the scratch
     folder, mutmut's exit code), or (None, None, None) with no test file."""
-    tests = own_tests(path)
+    tests = own_tests(path, alone=alone)
     if not tests:  # an empty selection would make mutmut run every test
         return None, None, None
     work = Path(tempfile.mkdtemp(prefix="mutscore-"))
@@ -337,6 +340,11 @@ def main(argv=None):
     parser.add_argument("--own-tests", metavar="FILE", help="print the test files --own gives FILE, run nothing")
     parser.add_argument("--max-children", type=int, default=2, help="mutmut's parallel workers (--own)")
     parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="--own with the file's own test file only, not its importers' (boundary.py: every file imports it)",
+    )
+    parser.add_argument(
         "--memory",
         type=float,
         default=8.0,
@@ -353,12 +361,12 @@ def main(argv=None):
     if not 0.5 <= args.memory <= 1024:
         parser.error(f"--memory: expected GiB between 0.5 and 1024, got {args.memory:g}")
     if args.own_tests:
-        print("\n".join(own_tests(args.own_tests)))
+        print("\n".join(own_tests(args.own_tests, alone=args.alone)))
         return 0
     if args.own:
         status = 0
         for f in args.own:
-            meta, work, code = run_own(f, args.max_children, args.memory)
+            meta, work, code = run_own(f, args.max_children, args.memory, args.alone)
             if meta is None:
                 print(f"{f}: no test file of its own ({own_test_file(f)}) nor of an importer: 0 killed")
                 status = 1

@@ -327,3 +327,145 @@ def test_the_declaration_keeps_the_results_names():
     assert boundary(returns="loss dloss_dlogp")(lambda x: x).returns == ["loss", "dloss_dlogp"]
     assert boundary(returns=None)(lambda x: x).returns is None  # checked by the body: no names
     assert boundary()(lambda x: x).returns is None
+
+
+def test_number_messages_bounds_and_edges_exactly():
+    assert _msg(TypeError, lambda: number()("a", "z", {})) == "z: expected a real number, got str 'a'"
+    assert _msg(TypeError, lambda: number(integer=True)(1.5, "z", {})) == "z: expected an integer, got float 1.5"
+    assert _msg(TypeError, lambda: number()(True, "z", {})) == "z: expected a real number, got bool True"
+    assert _msg(ValueError, lambda: number()(np.inf, "z", {})) == "z: expected a finite number, got inf"
+    assert (
+        _msg(ValueError, lambda: number()(10**400, "z", {}))
+        == ("z: expected a finite number, got " + "1" + "0" * 400)[:200]
+    )
+    assert number(integer=True)(10**400, "z", {}) == 10**400  # an int is finite however large
+    assert _msg(ValueError, lambda: number(high=1.0)(2.0, "z", {})) == "z: expected a number <= 1, got 2.0"
+    assert _msg(ValueError, lambda: number(0.0)(-1.0, "z", {})) == "z: expected a number >= 0, got -1.0"
+    assert _msg(ValueError, lambda: number(0.0, 1.0, low_open=True, high_open=True)(1.0, "z", {})) == (
+        "z: expected a number > 0 and < 1, got 1.0"
+    )
+    assert _msg(ValueError, lambda: number(1, integer=True)(0, "z", {})) == "z: expected an integer >= 1, got 0"
+    assert number(0.0)(0.0, "z", {}) == 0.0 and number(high=1.0)(1.0, "z", {}) == 1.0  # closed ends
+    assert (
+        _msg(ValueError, lambda: number(0.0, low_open=True)(0.0, "z", {})) == "z: expected a number > 0, got 0.0"
+    )
+
+
+def test_one_of_and_optional_exactly():
+    read = one_of(("a", "b"))
+    assert _msg(TypeError, lambda: read([1], "z", {})) == "z: expected one of ['a', 'b'], got unhashable list [1]"
+    assert (
+        _msg(ValueError, lambda: read("c" * 300, "z", {}))
+        == ("z: expected one of ['a', 'b'], got " + repr("c" * 300))[:200]
+    )
+    maybe = optional(array("B"))
+    dims = {}
+    assert maybe(None, "z", dims) is None and dims == {}
+    assert maybe([1, 2], "z", dims).tolist() == [1.0, 2.0] and dims == {"B": 2}
+    assert _msg(ValueError, lambda: maybe([1, 2, 3], "w", dims)) == "w: expected shape (2,), got (3,)"
+
+
+def test_array_messages_dtypes_and_edges_exactly():
+    assert _msg(TypeError, lambda: array("B")("abc", "z", {})) == "z: expected a real-valued array, got str 'abc'"
+    assert _msg(TypeError, lambda: array("B")([[1], [2, 3]], "z", {})) == (
+        "z: expected a real-valued array, got list [[1], [2, 3]]"
+    )
+    assert _msg(TypeError, lambda: array("B", integer=True)([1.5], "z", {})) == (
+        "z: expected an integer array, got list [1.5]"
+    )
+    for x in ([1, 2], [True, False], np.array([1, 2], np.int8)):
+        assert array("B")(x, "z", {}).dtype == np.float64
+    assert array("B", integer=True)([1, 2], "z", {}).dtype == np.int64
+    assert _msg(ValueError, lambda: array("B", "B T")(np.zeros((2, 3, 4)), "z", {})) == (
+        "z: expected shape (B,) or (B, T), got (2, 3, 4)"
+    )
+    assert (
+        _msg(ValueError, lambda: array("B 2")(np.zeros((3, 3)), "z", {})) == "z: expected shape (B, 2), got (3, 3)"
+    )
+    assert _msg(ValueError, lambda: array("B")([], "z", {})) == (
+        "z: expected a non-empty array (every axis of length >= 1), got shape (0,)"
+    )
+    assert _msg(ValueError, lambda: array("B", values=(0.0, 1.0))([1.0, 0.5, 1.0], "z", {})) == (
+        "z: expected only 0 and 1, got value 0.5"
+    )
+    assert array("B", high=1.0)([1.0], "z", {}).tolist() == [1.0]  # the upper end is closed
+    dead = np.zeros((1, 2, 2))
+    dead[0, 0, :] = -np.inf  # a row of the last axis; no column of axis 1 is -inf everywhere
+    assert _msg(ValueError, lambda: array("B T V", neginf=True)(dead, "z", {})) == (
+        "z: expected a finite entry in every row (-inf everywhere has no softmax), got 1 all -inf rows, the first "
+        "at (0, 0)"
+    )
+    column = np.zeros((1, 2, 2))
+    column[0, :, 0] = -np.inf  # -inf down axis 1 only: every row of the last axis has a finite entry
+    assert np.array_equal(array("B T V", neginf=True)(column, "z", {}), column)
+
+
+def test_simplex_rows_within_1e_9_and_the_worst_row_named():
+    read = simplex("N V")
+    assert read([[0.5, 0.5], [0.25, 0.75]], "p", {}).tolist() == [[0.5, 0.5], [0.25, 0.75]]
+    assert _msg(ValueError, lambda: read([[0.5, 0.5], [0.5, 0.0]], "p", {})) == (
+        "p: expected rows summing to 1 (within 1e-9), got a row summing to 0.5"
+    )
+    assert _msg(ValueError, lambda: read([[0.25, 0.0], [0.75, 1.0]], "p", {})) == (  # columns sum to 1
+        "p: expected rows summing to 1 (within 1e-9), got a row summing to 0.25"
+    )
+    assert _msg(ValueError, lambda: read([[0.5, 1.2], [0.5, 0.0]], "p", {})) == (  # the farther of 1.7 and 0.5
+        "p: expected rows summing to 1 (within 1e-9), got a row summing to 1.7"
+    )
+    for off in (1e-6, 5e-9):  # beyond 1e-9: no relative slack, and not NumPy's default 1e-8 either
+        assert _msg(ValueError, lambda off=off: read([[0.5, 0.5 + off]], "p", {})).startswith("p: expected rows")
+    assert read([[0.5, 0.5 + 5e-10]], "p", {}).shape == (1, 2)
+
+
+def test_right_padded_shows_a_row_of_up_to_20_columns():
+    read = right_padded("B T", "x", "y")
+    for T, shown in ((20, "is [0, 1" + ", 1" * 18 + "]"), (21, "has a 1 after a 0 at column 1")):
+        m = np.ones((1, T))
+        m[0, 0] = 0.0
+        assert f"row 0 {shown};" in _msg(ValueError, lambda m=m: read(m, "m", {}))
+    rule = padded("a sum over the later tokens", "another function")
+    assert _msg(ValueError, lambda: rule(np.array([[0.0, 1.0]]))) == (
+        "mask: expected right padding (1s then 0s in each row) for a sum over the later tokens, row 0 is [0, 1]; "
+        "a mask with holes (tool outputs) is accepted by the token-level objectives; here use another function"
+    )
+
+
+def test_objects_callables_and_results_messages_exactly():
+    read = has("a thing", "fooX() bar")
+    assert (
+        _msg(TypeError, lambda: read(3, "z", {}))
+        == "z: expected a thing (with fooX(), bar), got int without fooX, bar"
+    )
+    call = function("grader(prompt, response)", 2)
+    assert (
+        _msg(TypeError, lambda: call("abc", "g", {}))
+        == "g: expected a callable grader(prompt, response), got str 'abc'"
+    )
+    assert _msg(TypeError, lambda: call(lambda a: a, "g", {})) == (
+        "g: expected a callable grader(prompt, response) taking 2 positional arguments, got one with signature (a)"
+    )
+    long = "x" * 300
+    assert (
+        _msg(TypeError, lambda: flag(long, "f", {}))
+        == "f: expected True or False, got " + ("str " + repr(long))[:120]
+    )
+    names = ["loss"]
+    assert _msg(ValueError, lambda: finite((np.inf, np.nan), "f", names + ["grad"], {})) == (
+        "f: expected a finite loss and grad, got NaN (beyond float64) from "
+    )
+    assert _msg(ValueError, lambda: finite((1.0, np.inf), "f", names, {"x": 2.0})) == (
+        "f: expected a finite result 1, got inf (beyond float64) from x = 2"
+    )
+    assert finite((), "f", [], {}) == () and finite(((), 1.0), "f", [], {}) == ((), 1.0)  # no entry is finite
+    assert finite(2**70, "f", ["n"], {}) == 2**70  # a count beyond int64 is finite too
+    grader = lambda prompt, response: 0.0  # noqa: E731
+    assert call(grader, "g", {}) is grader
+
+
+def test_simplex_rows_are_the_last_axis():
+    p = np.array([[[0.5, 0.5], [0.5, 0.5]]])  # axis 1 sums to (1, 1) too; axis 2 is what counts
+    assert simplex("N K V")(p, "p", {}).shape == (1, 2, 2)
+    q = np.array([[[0.5, 0.5], [0.25, 0.25]]])  # rows (last axis) 1 and 0.5; axis 1: 0.75 and 0.75
+    assert _msg(ValueError, lambda: simplex("N K V")(q, "p", {})) == (
+        "p: expected rows summing to 1 (within 1e-9), got a row summing to 0.5"
+    )

@@ -289,3 +289,21 @@ def test_the_memory_cap_turns_an_unbounded_allocation_into_a_memory_error():
         timeout=60,
     )
     assert out.returncode == 2 and "--memory: expected GiB between 0.5 and 1024, got 0.1" in out.stderr
+
+
+def test_alone_gives_the_file_its_own_test_file_only():
+    script = [sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--own-tests", "minirl_lm/boundary.py"]
+    every = subprocess.run(script, capture_output=True, text=True, timeout=60).stdout.split()
+    alone = subprocess.run(script + ["--alone"], capture_output=True, text=True, timeout=60).stdout.split()
+    assert alone == ["tests/test_boundary.py"] and every[0] == "tests/test_boundary.py" and len(every) > 40
+    kernels = mutation_score.own_tests("minirl_lm/kernels/__init__.py")  # a part's front door: all its tests
+    assert "tests/kernels/test_dense.py" in kernels and kernels[0] == "tests/kernels/test_kernels.py"
+
+
+def test_a_mutant_no_test_reaches_is_a_survivor(tmp_path):
+    # mutmut's exit code 33, "no tests": counted as "no verdict" it would leave the score; it is
+    # a mutant no test kills
+    meta, eq = _write(tmp_path, {"c.py": {"m.c.x_h__mutmut_1": 33, "m.c.x_h__mutmut_2": 1}}, "")
+    rows, unexplained, _ = mutation_score.score(mutation_score.load(meta), mutation_score.equivalents(eq))
+    assert rows == [("c.py", {"mutants": 2, "killed": 1, "survived": 1, "equivalent": 0, "no verdict": 0})]
+    assert unexplained == ["m.c.x_h__mutmut_1"]

@@ -269,3 +269,99 @@ def test_the_kinds_grade_shares_read_what_they_say():
     assert raises(TypeError, lambda: oracle.lines_of(["a", 1], "notes", {})).startswith(
         "notes: expected a list of lines"
     )
+
+
+def test_the_three_masks_are_the_documented_ones():
+    right = np.array(
+        [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 0], [1, 1, 1, 1, 1]]
+    )
+    holes = right.copy()
+    holes[0, 2] = holes[3, 1] = holes[5, 1] = holes[5, 3] = 0  # tool outputs inside responses
+    empty = right.copy()
+    empty[2] = 0
+    masks = {}
+    for name, kw in oracle.cases(clipped_surrogate):
+        masks.setdefault(name.split(", ")[0], kw["mask"])
+    assert list(masks) == ["right-padded", "holes", "an empty row"]
+    for got, want in zip(masks.values(), (right, holes, empty)):
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+
+
+def test_report_prints_each_row_the_skipped_apart_the_notes_and_the_count_exactly():
+    rows = [
+        oracle.Row("a", 0.5, "returns", (("loss", 0.5), ("g", 1e-9))),
+        oracle.Row("b", 0.0, "returns"),
+        oracle.Row("c", np.nan, "returns", (("loss", np.nan),)),
+        oracle.Row("s", 0.0, "skipped: yours raises NotImplementedError: x"),
+    ]
+    assert oracle.report(rows, rtol=1e-6, notes=["n1"]).splitlines() == [
+        "FLAGGED  5.00e-01  a: returns; differs: loss 5.0e-01",
+        "ok       0.00e+00  b: returns",
+        "FLAGGED       nan  c: returns; differs: loss nan",
+        "skipped: 1 cases yours does not implement (NotImplementedError), not graded:",
+        "  s: yours raises NotImplementedError: x",
+        "n1",
+        "flagged: 2 of 3 cases (max rel err nan)",
+    ]
+    worst = oracle.report([oracle.Row("a", 0.25, "returns"), oracle.Row("b", 0.5, "returns")], rtol=0.5)
+    assert worst.splitlines()[-1] == "flagged: 0 of 2 cases (max rel err 5.00e-01)"
+    assert oracle.report([oracle.Row("a", 0.5, "returns", (("loss", 0.5),))], rtol=0.5).splitlines()[0] == (
+        "ok       5.00e-01  a: returns"
+    )
+
+
+def test_a_wrong_number_of_outputs_is_flagged_on_every_case():
+    rows = oracle.compare(lambda **kw: kl_per_token(**kw)[0], kl_per_token)
+    assert len(rows) == 9 and rows[0] == oracle.Row(
+        "right-padded, estimator k1", np.inf, "returns 1 outputs, the reference 2", (("result", np.inf),)
+    )
+    assert all(r.outcome == "returns 1 outputs, the reference 2" and r.rel == np.inf for r in rows)
+
+
+def test_the_kinds_name_what_they_got_exactly():
+    assert raises(TypeError, lambda: oracle.rows_of(3, "rows", {})) == (
+        "rows: expected a list of oracle.Row (what compare returns), got int"
+    )
+    assert raises(TypeError, lambda: oracle.rows_of([1], "rows", {})) == (
+        "rows: expected a list of oracle.Row (what compare returns), got a sequence holding other objects"
+    )
+    assert raises(TypeError, lambda: oracle.lines_of("ab", "notes", {})) == (
+        "notes: expected a list of lines (strings), got str 'ab'"
+    )
+    long = raises(TypeError, lambda: oracle.lines_of(["x" * 300, 1], "notes", {}))
+    assert len(long) == 200 and long.startswith("notes: expected a list of lines (strings), got list ['xxx")
+
+
+def test_outputs_without_a_declaration_or_a_docstring_are_numbered_and_a_partial_reads_its_function():
+    def bare(logp, logp_ref, mask, estimator="k1"):
+        return kl_per_token(logp, logp_ref, mask, estimator)
+
+    def one(logp, logp_ref, mask, estimator="k1"):
+        return kl_per_token(logp, logp_ref, mask, estimator)[0]
+
+    def off(**kw):
+        return tuple(x + 1.0 for x in kl_per_token(**kw))
+
+    assert [n for n, _ in oracle.compare(off, bare)[0].diffs] == ["output 1", "output 2"]
+    assert [n for n, _ in oracle.compare(lambda **kw: one(**kw) + 1.0, one)[0].diffs] == ["result"]
+    bound = functools.partial(kl_per_token, estimator="k3")
+    assert [n for n, _ in oracle.compare(off, bound)[0].diffs] == kl_per_token.returns
+
+
+def test_what_yours_raises_is_shown_by_its_first_line_and_a_skipped_case_weighs_nothing():
+    def silent(**kw):
+        raise RuntimeError()
+
+    def long(**kw):
+        raise RuntimeError("x" * 200 + "\nsecond line")
+
+    assert oracle.compare(silent, kl_per_token)[0].outcome == "raises RuntimeError: (no message)"
+    assert oracle.compare(long, kl_per_token)[0].outcome == "raises RuntimeError: " + "x" * 120
+
+    def k3_only(logp, logp_ref, mask, estimator="k3"):
+        raise NotImplementedError("not ported")
+
+    skipped = oracle.compare(k3_only, kl_per_token)[0]
+    assert skipped == oracle.Row(
+        "right-padded, estimator k1", 0.0, "skipped: yours raises NotImplementedError: not ported"
+    )

@@ -131,7 +131,7 @@ def _chunk_result(out, rows):
     part, g = out
     part = part[()] if isinstance(part, np.ndarray) and part.ndim == 0 else part
     try:
-        ga = None if isinstance(g, (str, bytes)) else np.asarray(g)
+        ga = np.asarray(g)  # a string is an array of kind U or S, refused below
     except (ValueError, TypeError, OverflowError):  # ragged, huge ints
         ga = None
     if (

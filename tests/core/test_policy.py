@@ -7,6 +7,7 @@ then tested equal to the kernels, and picked when `numba` cannot be imported."""
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -340,6 +341,28 @@ def test_numpy_path_reads_nothing_at_the_padding_and_flags_bad_rows(path):
     d = _tabular._tabular_backward(theta, np.array([[1]]), np.array([[1]]), np.ones((1, 1)), np.ones((1, 1)))
     assert _tabular._dtheta_fault(d, None, None, None, 1.0)
     assert not _tabular.policy_batch_fast(states, tokens, mask, 4, 2) and not _tabular.weights_fast(mask, (1, 2))
+
+
+def test_numpy_path_is_silent_where_the_kernels_are(path):
+    # a bad row, a row spanning the float range and sums of weights beyond float64: NaN or inf,
+    # and no NumPy warning (the kernels raise none; the policy's guards name what came)
+    theta = np.array([[np.nan, 0.0], [np.inf, 0.0], [1e308, -1e308]])
+    states, tokens, ones = np.array([[0, 1, 2, 2]]), np.array([[1, 1, 0, 0]]), np.ones((1, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        logp, _ = _tabular._tabular_logp(theta, states, tokens, ones)
+        d = _tabular._tabular_backward(theta, states, tokens, ones, np.full((1, 4), 1e308))
+        assert _tabular._abs_sum(np.full((1, 4), 1e308), ones) == np.inf
+        # weights 1.7e308, -1.7e308, -1.7e308 on tokens 0, 1, 2 of a row with pi = (1, 0, 0): c is
+        # finite (-1.7e308) and the onehot part minus c pi overflows in the subtraction itself
+        big = _tabular._tabular_backward(
+            np.array([[0.0, -np.inf, -np.inf]]), np.zeros((1, 3), np.int64), np.array([[0, 1, 2]]),
+            np.ones((1, 3)), np.array([[1.7e308, -1.7e308, -1.7e308]]),
+        )  # fmt: skip
+    assert big[0, 0] == np.inf and big[0, 1:].tolist() == [-1.7e308, -1.7e308]
+    assert np.isnan(logp[0, :2]).all() and logp[0, 2:].tolist() == [0.0, 0.0]
+    assert np.isnan(d[:2]).any() and not np.isfinite(d[2]).all()  # sums beyond float64
+    assert _tabular._abs_sum(np.array([[1.0, -2.0, 4.0]]), np.array([[1.0, 0.0, 1.0]])) == 5.0  # real positions
 
 
 def test_without_numba_the_policy_takes_the_numpy_path(path):

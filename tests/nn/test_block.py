@@ -64,3 +64,17 @@ def test_forward_from_start_and_the_step_give_the_last_rows_with_the_same_gradie
         block.block_step(x[:, i : i + 1], p, 2, kv, i) for i in (3, 4)
     ]
     assert np.allclose(np.concatenate(parts, axis=1), y[:, 2:], rtol=0, atol=1e-14)
+
+
+def test_a_parameter_dict_is_named_by_its_type_or_its_keys_and_qkv_is_three_widths_wide():
+    rng = np.random.default_rng(4)
+    p, x = _params(rng), np.ones((1, 2, 4))
+    keys = "('ln1', 'qkv', 'proj', 'ln2', 'fc', 'out')"
+    assert raises(TypeError, lambda: block_forward(x, 3, 2)) == f"p: expected a dict with the keys {keys}, got int"
+    assert (
+        raises(TypeError, lambda: block_forward(x, {"ln1": 1, 2: 3}, 2))
+        == f"p: expected a dict with the keys {keys}, got the keys ['2', 'ln1']"
+    )
+    bad, kv = {**p, "qkv": np.ones((4, 5))}, np.zeros((2, 1, 2, 4, 2))
+    msg = raises(ValueError, lambda: block.block_step(x, bad, 2, kv, 0))
+    assert msg == "p: qkv: expected shape (4, 12), got (4, 5)"

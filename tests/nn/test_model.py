@@ -110,3 +110,130 @@ def test_a_gradient_beyond_float64_names_the_method_not_a_callback():
     C = np.random.default_rng(1).normal(size=(3, 3))
     a, b = model.backward(PROMPT, TOKENS, MASK, C), model.backward(PROMPT, TOKENS, MASK, C * 2.0**40)
     assert all(np.array_equal(a[k] * 2.0**40, b[k]) for k in a)
+
+
+def test_the_value_head_reads_the_hidden_states_and_its_gradient_reaches_the_trunk():
+    model = Transformer(5, 4, 2, 1, 6, np.random.default_rng(5), init_scale=0.5, value_head=True)
+    vhead, vbias = model.params["vhead"], model.params["vbias"]
+    assert np.array_equal(vhead, np.zeros(4)) and np.array_equal(vbias, np.zeros(1))
+    rng = np.random.default_rng(7)  # a value head away from its zero start
+    model.params["vhead"][...], model.params["vbias"][...] = rng.normal(size=4), rng.normal(size=1)
+    lp, v = model.logp_values(PROMPT, TOKENS, MASK)
+    h = model.hidden(np.concatenate([PROMPT, TOKENS[:, :-1]], axis=1), start=1)[0]  # (3, 3, 4)
+    assert np.array_equal(lp, model.logp(PROMPT, TOKENS, MASK)[0])
+    assert np.allclose(v, (h @ model.params["vhead"] + model.params["vbias"][0]) * MASK, rtol=0, atol=1e-14)
+    C1, C2 = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    grads = model.backward(PROMPT, TOKENS, MASK, C1, C2)
+    for name in ("vhead", "vbias", "lnf", "h0.qkv", "wte"):
+
+        def f(x, name=name):
+            m = model.copy()
+            m.params[name][...] = x
+            lp, v = m.logp_values(PROMPT, TOKENS, MASK)
+            return float((C1 * lp).sum() + (C2 * v).sum())
+
+        assert np.allclose(grads[name], fd_grad(f, model.params[name].copy()), atol=1e-7), name
+    plain = model.backward(PROMPT, TOKENS, MASK, C1)  # dvalues None: the value head gets 0
+    assert (plain["vhead"] == 0).all() and (plain["vbias"] == 0).all()
+    assert plain["vhead"].shape == (4,) and plain["vbias"].shape == (1,)
+    assert not np.allclose(plain["lnf"], grads["lnf"])
+    no_head = Transformer(5, 4, 2, 1, 6, np.random.default_rng(5), init_scale=0.5)
+    no_head.params.update({k: model.params[k] for k in no_head.params})
+    assert all(np.array_equal(plain[k], no_head.backward(PROMPT, TOKENS, MASK, C1)[k]) for k in no_head.params)
+    msg = raises(ValueError, lambda: no_head.logp_values(PROMPT, TOKENS, MASK))
+    assert msg == "model: expected a Transformer built with value_head=True, got one without a value head"
+    msg = raises(ValueError, lambda: no_head.backward(PROMPT, TOKENS, MASK, C1, C2))
+    assert msg == "dvalues: expected None for a Transformer without a value head, got an array"
+
+
+def test_a_model_without_blocks_has_the_gradient_of_its_logp():
+    model = _tiny(n_layer=0)
+    C = np.random.default_rng(6).normal(size=(3, 3))
+    lp = model.logp(PROMPT, TOKENS, MASK)[0]
+    assert lp.shape == (3, 3) and (lp[MASK == 1] < 0).all()
+    grads = model.backward(PROMPT, TOKENS, MASK, C)
+    for name, p in model.params.items():
+
+        def f(v, name=name):
+            m = model.copy()
+            m.params[name][...] = v
+            return float((C * m.logp(PROMPT, TOKENS, MASK)[0]).sum())
+
+        assert np.allclose(grads[name], fd_grad(f, p.copy()), atol=1e-7), name
+
+
+def test_init_draws_the_documented_normals_in_order():
+    for n_layer in (1, 2):
+        model = Transformer(5, 4, 2, n_layer, 6, np.random.default_rng(3), init_scale=0.5, value_head=True)
+        rng, deep = np.random.default_rng(3), 0.5 / np.sqrt(2 * n_layer)
+        want = {"wte": rng.normal(0, 0.5, (5, 4)), "wpe": rng.normal(0, 0.5, (6, 4))}
+        for layer in range(n_layer):
+            want[f"h{layer}.ln1"] = np.ones(4)
+            want[f"h{layer}.qkv"] = rng.normal(0, 0.5, (4, 12))
+            want[f"h{layer}.proj"] = rng.normal(0, deep, (4, 4))
+            want[f"h{layer}.ln2"] = np.ones(4)
+            want[f"h{layer}.fc"] = rng.normal(0, 0.5, (4, 16))
+            want[f"h{layer}.out"] = rng.normal(0, deep, (16, 4))
+        want.update(lnf=np.ones(4), head=rng.normal(0, 0.5, (5, 4)), vhead=np.zeros(4), vbias=np.zeros(1))
+        assert model.params.keys() == want.keys()
+        assert all(np.array_equal(model.params[k], want[k]) for k in want)
+
+
+def test_the_trunk_and_the_blocks_name_their_bounds():
+    model = _tiny()
+    seq = np.array([[1, 2, 0, 1, 2, 4]])  # max_len = 6 positions: accepted
+    h, cache = model.hidden(seq, start=5)
+    assert h.shape == (1, 1, 4) and cache[0] == "trunk" and cache[1] == (1, 1, 4)
+    assert np.allclose(h, model.hidden(seq)[0][:, 5:], rtol=0, atol=1e-14)
+    assert raises(ValueError, lambda: model.hidden(np.zeros((1, 7), int))) == (
+        "seq: expected at most max_len = 6 positions, got 7"
+    )
+    assert raises(ValueError, lambda: model.hidden(seq, start=6)) == "start: expected a position < L = 6, got 6"
+    assert raises(ValueError, lambda: model.hidden(seq + 1)) == "seq: expected ids < 5, got max 5"
+    assert raises(ValueError, lambda: model.block(2)) == "layer: expected a block index < n_layer = 2, got 2"
+    p = model.block(1)
+    assert list(p) == ["ln1", "qkv", "proj", "ln2", "fc", "out"]
+    assert all(p[k] is model.params[f"h1.{k}"] for k in p)  # views, not copies
+
+
+def test_a_batch_may_fill_max_len_and_its_ids_are_named():
+    model = _tiny()
+    tokens = np.array([[0, 1, 2, 3, 4]] * 3)  # P + T - 1 = 6 = max_len: accepted
+    assert model.logp(PROMPT, tokens, np.ones((3, 5)))[0].shape == (3, 5)
+    msg = raises(ValueError, lambda: model.logp(PROMPT, TOKENS + 1, MASK))
+    assert msg == "tokens: expected ids < 5, got max 5"
+    msg = raises(ValueError, lambda: model.logp(PROMPT, np.ones((3, 6), int), np.ones((3, 6))))
+    assert msg == "tokens: expected P + T - 1 <= max_len = 6, got 2 + 6 - 1"
+
+
+class _Refusing(np.random.Generator):
+    """A generator that stops at its first draw: the sizes were accepted."""
+
+    def normal(self, *args, **kwargs):
+        raise LookupError("drawn")
+
+
+def test_the_size_bound_counts_every_parameter_and_admits_exactly_max_params():
+    rng = np.random.default_rng(0)
+    cases = [
+        (dict(n_layer=10**12), "n_layer", 200000000000080),
+        (dict(max_len=10**12), "max_len", 4000000000256),
+        (dict(V=2**63), "V", 2 * 2**63 * 4 + 24 + 200 + 16),
+    ]
+    for kw, name, total in cases:
+        args = dict(V=5, d=4, n_head=2, n_layer=1, max_len=6, rng=rng) | kw
+        assert raises(ValueError, lambda args=args: Transformer(**args)) == (
+            f"{name}: expected a model of at most 134217728 parameters, got {total} "
+            f"(V = {args['V']}, d = 4, n_layer = {args['n_layer']}, max_len = {args['max_len']})"
+        )
+    # d's own parameters (lnf and the gains) weigh most only at V = 1, max_len = 1, no block
+    assert raises(ValueError, lambda: Transformer(1, 2**25, 1, 0, 1, rng)) == (
+        "d: expected a model of at most 134217728 parameters, got 234881024 "
+        "(V = 1, d = 33554432, n_layer = 0, max_len = 1)"
+    )
+    # 2 V d + max_len d + 4 d = 2 (2^26 - 3) + 2 + 4 = 2^27 exactly: accepted (the first draw is reached)
+    stop = _Refusing(np.random.PCG64(0))
+    assert raises(LookupError, lambda: Transformer(2**26 - 3, 1, 1, 0, 2, stop)) == "drawn"
+    assert raises(ValueError, lambda: Transformer(2**26 - 2, 1, 1, 0, 2, stop)).startswith(
+        "V: expected a model of at most 134217728 parameters, got 134217730 "
+    )

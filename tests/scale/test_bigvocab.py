@@ -381,3 +381,108 @@ def test_bool_tokens_are_not_ids():
             TypeError, match=r"^tokens: expected an integer array of ids, got an array of dtype bool"
         ):
             call(np.array([True, False, True]))
+
+
+def test_the_big_arrays_are_named_by_their_type_shape_and_count_of_bad_entries():
+    h, W, y = np.ones((3, 2)), np.ones((3, 2)), np.array([0, 1, 2])
+    bad = h.copy()
+    bad[0, 0], bad[2, 1] = np.nan, np.inf
+    for change, exc, msg in [
+        (dict(h=[[1.0, 1.0]] * 3), TypeError, "h: expected a float32 or float64 numpy array, got list"),
+        (dict(h=np.ones((3, 2), int)), TypeError, "h: expected a float32 or float64 numpy array, got int64 array"),
+        (dict(h=np.ones(3)), ValueError, "h: expected shape (N, D), got (3,)"),
+        (dict(W=np.ones((0, 2))), ValueError, "W: expected shape (V, 2) with V >= 1, got (0, 2)"),
+        (dict(W=np.ones((3, 3))), ValueError, "W: expected shape (V, 2) with V >= 1, got (3, 3)"),
+        (dict(h=bad), ValueError, "h: expected finite values, got 2 NaN or inf entries"),
+    ]:
+        kw = dict(h=h, W=W, tokens=y) | change
+        with pytest.raises(exc) as err:
+            chunked_logp(**kw)
+        assert str(err.value) == msg
+
+
+def test_the_logit_bound_reads_both_signs_and_the_dtype_and_admits_its_edge():
+    h, W = np.array([[-2e154, 0.5]]), np.array([[3e153, 0.0]])  # max|h| is the negative entry's
+    with pytest.raises(ValueError) as err:
+        chunked_logp(h, W, np.array([0]))
+    assert (
+        str(err.value) == "h: expected d * max|h| * max|W| <= 8.99e+307 (no logit overflows float64), got 1.2e+308"
+    )
+    big = np.finfo(np.float32).max
+    with pytest.raises(ValueError) as err:
+        chunked_logp(np.array([[big]], np.float32), np.ones((1, 1), np.float32), np.array([0]))
+    assert str(err.value) == "h: expected d * max|h| * max|W| <= 1.7e+38 (no logit overflows float32), got 3.4e+38"
+    top = np.finfo(np.float64).max / 2  # d max|h| max|W| = top exactly: accepted, every logit finite
+    assert chunked_logp(np.array([[top]]), np.array([[1.0], [0.5]]), np.array([1]))[0] == -top / 2
+    # no rows: no logit, whatever W holds
+    assert chunked_logp(np.zeros((0, 2)), np.full((3, 2), 1e308), np.zeros(0, int)).shape == (0,)
+
+
+def test_one_real_token_gets_its_log_prob_and_ids_may_be_a_list():
+    h, W, y, _, _ = case(2, N=4, V=6)
+    want = np.log(np.exp(h @ W.T)[np.arange(4), y] / np.exp(h @ W.T).sum(axis=1))
+    one = chunked_logp(h, W, y, mask=np.array([0.0, 0.0, 1.0, 0.0]))
+    assert np.array_equal(one == 0, [True, True, False, True]) and abs(one[2] - want[2]) < 1e-12
+    assert np.array_equal(chunked_logp(h, W, list(y)), chunked_logp(h, W, y))
+
+
+def test_the_buffer_bound_counts_the_real_rows_only():
+    W = np.zeros((2**21, 1))  # a (1025, V) buffer would pass 2**31 entries; the one real row's does not
+    mask = np.zeros(1025)
+    mask[3] = 1.0
+    logp = chunked_logp(np.ones((1025, 1)), W, np.zeros(1025, int), mask=mask, chunk=2048)
+    assert logp[3] == -np.log(2.0**21) and (np.delete(logp, 3) == 0).all()
+    with pytest.raises(ValueError) as err:
+        chunked_logp(np.ones((1025, 1)), W, np.zeros(1025, int), chunk=2048)
+    assert str(err.value) == f"chunk: expected a (chunk, V) buffer of at most 2**31 entries, got {1025 * 2**21}"
+
+
+def test_what_loss_fn_returns_is_named_exactly():
+    h, W, y = np.ones((3, 2)), np.ones((3, 2)), np.array([0, 1, 2])
+    real = "loss_fn: expected a real loss and a real (R,) dloss_dlogp, got"
+    for fn, exc, msg in [
+        (lambda lp, rows: [0.0, lp], TypeError, "loss_fn: expected it to return (loss, dloss_dlogp), got list"),
+        (lambda lp, rows: ("a", lp), TypeError, f"{real} str and ndarray"),
+        (lambda lp, rows: (0.0, "abc"), TypeError, f"{real} float and str"),
+        (lambda lp, rows: (0.0, b"abc"), TypeError, f"{real} float and bytes"),
+        (lambda lp, rows: (0.0, [[1.0], [1.0, 2.0], [3.0]]), TypeError, f"{real} float and list"),  # ragged
+        (
+            lambda lp, rows: (0.0, np.array([1.0, np.nan, np.inf])),
+            ValueError,
+            "loss_fn: expected a finite loss and dloss_dlogp, got loss 0.0 and 2 non-finite gradient entries",
+        ),
+    ]:
+        with pytest.raises(exc) as err:
+            chunked_loss_grad(h, W, y, fn)
+        assert str(err.value) == msg
+
+
+def test_an_overflow_names_the_result_and_the_ranges_of_h_and_w():
+    h, W, y = np.ones((3, 2)), np.ones((3, 2)), np.array([0, 1, 2])
+    with pytest.raises(ValueError) as err:
+        chunked_loss_grad(h, W, y, lambda lp, rows: (1e308, lp), chunk=1)  # three chunks: the loss 3e308
+    assert str(err.value) == (
+        "chunked_loss_grad: expected a finite loss, got inf (beyond float64) from h in [1, 1], W in [1, 1]"
+    )
+    W = np.array([[1e-100], [2e-100], [3e-100]]) * np.ones((1, 2))
+    with pytest.raises(ValueError) as err:
+        chunked_loss_grad(np.full((3, 2), 1e100), W, y, lambda lp, rows: (0.0, np.full(lp.shape, 1e250)), chunk=1)
+    assert str(err.value) == (
+        "chunked_loss_grad: expected a finite dW, got NaN (beyond float64) from h in [1e+100, 1e+100], "
+        "W in [1e-100, 3e-100]"
+    )
+
+
+def test_an_integer_gradient_is_read_as_float64_and_no_real_token_keeps_the_dtype():
+    h, W, y, _, _ = case(3, N=6, V=4)
+    ints = chunked_loss_grad(h, W, y, lambda lp, rows: (0, [1, -2, 3][: rows.size]), chunk=3)
+    floats = chunked_loss_grad(h, W, y, lambda lp, rows: (0.0, np.array([1.0, -2.0, 3.0])[: rows.size]), chunk=3)
+    assert all(np.array_equal(a, b) for a, b in zip(ints[1:], floats[1:])) and ints[0] == 0.0
+    for dtype in (np.float16, np.longdouble):  # read as float64 (the row kernel takes neither)
+        other = chunked_loss_grad(
+            h, W, y, lambda lp, rows: (0.0, np.array([1, -2, 3][: rows.size], dtype)), chunk=3
+        )
+        assert all(np.array_equal(a, b) for a, b in zip(other[1:], floats[1:]))
+    h32, W32 = h.astype(np.float32), W.astype(np.float32)
+    out = chunked_loss_grad(h32, W32, y, lambda lp, rows: (0.0, lp), mask=np.zeros(6))
+    assert out[2].dtype == out[3].dtype == np.float32 and out[3].shape == (4, 5) and not out[3].any()
