@@ -1,6 +1,7 @@
 """adamw.py: the AdamW step against the update written out for scalars, and its edge cases."""
 
 import numpy as np
+import pytest
 
 from minirl_lm.nn.adamw import AdamW
 from quiet import raises
@@ -118,8 +119,10 @@ def test_a_matrix_gradient_steps_like_its_array():
     # np.matrix's `*` is the matrix product: taken as it came, `g * g` would be g @ g, not the
     # entrywise square of the second moment (here a different (2, 2) matrix)
     g = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.warns(PendingDeprecationWarning, match="the matrix subclass"):  # NumPy's, for any matrix
+        matrix = np.asmatrix(g)
     stepped = []
-    for grad in (g, np.asmatrix(g)):
+    for grad in (g, matrix):
         p = {"w": np.ones((2, 2))}
         opt = AdamW(p, lr=0.1)
         opt.step({"w": grad})
