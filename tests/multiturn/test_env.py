@@ -7,6 +7,7 @@ import itertools
 import re
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -354,13 +355,22 @@ def test_check_verifies_the_state_ids_at_observation_positions():
     assert env.check(ep) is ep
 
 
+def _refused(call):
+    """The message of the ValueError `call()` raises, and the peak of memory traced meanwhile."""
+    tracemalloc.start()
+    try:
+        msg = raises(ValueError, call)
+        return msg, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize("K", [10**12, 2**31])
 def test_a_huge_rollout_is_refused_before_the_first_episode(K):
     env, pol, *_ = setup()
-    t0 = time.perf_counter()
-    msg = raises(ValueError, lambda: env.rollout(pol, K, np.random.default_rng(0)))
+    msg, peak = _refused(lambda: env.rollout(pol, K, np.random.default_rng(0)))
     assert msg.startswith("K: expected episodes whose (K, T) arrays are of at most 2**31"), msg
-    assert time.perf_counter() - t0 < 1.0
+    assert peak < 2**26  # refused before any (K, T) array: under 64 MiB traced
 
 
 def test_scatter_refuses_a_width_beyond_memory_before_allocating():
@@ -385,9 +395,8 @@ def test_scatter_refuses_a_width_beyond_memory_before_allocating():
     ],
 )
 def test_trees_too_large_to_enumerate_are_refused_at_once(kw, name):
-    t0 = time.perf_counter()
-    msg = raises(ValueError, lambda: _env(**kw))
-    assert msg.startswith(f"{name}: expected") and time.perf_counter() - t0 < 1.0, msg
+    msg, peak = _refused(lambda: _env(**kw))
+    assert msg.startswith(f"{name}: expected") and peak < 2**26, (msg, peak)  # before the tree is grown
 
 
 def test_episodes_R_is_the_sum_of_the_turn_rewards():
@@ -431,10 +440,12 @@ def test_the_kinds_and_relations_of_the_part():
 
 def test_many_spans_are_checked_for_prefixes_at_once():
     spans = [(2, i) for i in range(3, 20003)]  # 20000 spans: no pair is compared twice
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     msg = raises(ValueError, lambda: _env(V=20003, spans=spans + [(2,)], p_obs=np.full((2, 20001), 1 / 20001)))
     assert msg == "spans: expected no span to be a prefix of another, got (2,) and (2, 3)"
-    assert time.perf_counter() - t0 < 1.0
+    # a hang detector, not a timing: the sorted check takes about 0.1 s of CPU, comparing every
+    # pair (2e8 of them in Python) would take minutes
+    assert time.process_time() - t0 < 30.0
 
 
 def test_no_spans_and_bool_ids_are_named():
