@@ -139,7 +139,7 @@ def _enumerable(V, calls, spans, prior, max_turns, turn_len):
     (`turn_len` is blamed if it alone is too much, else `max_turns`), and at most 2**28
     (state, token, world) rewards (a state has V children, each a reward per world: `V`, then
     `prior` blamed)."""
-    L, M = max(map(len, spans), default=0), len(spans)
+    L, M = max(map(len, spans)), len(spans)  # spans: at least one (the kind refuses none)
     for name, turns in (("turn_len", 1), ("max_turns", max_turns)):  # turn_len alone, then both
         if turns * (turn_len + L) > 900:
             return (
