@@ -36,3 +36,13 @@ def names(arg, fragment, call, exc=ValueError):
     msg = raises(exc, call)
     assert msg.startswith(f"{arg}: ") and fragment in msg, msg
     return msg
+
+
+def kind_message(read, x, dims=None):
+    """`type: message` of the error a kind `read` (of `boundary` or a part's kinds) raises on `x`,
+    read as the argument "z"; an AssertionError if it accepts `x`."""
+    try:
+        read(x, "z", {} if dims is None else dims)
+    except (TypeError, ValueError) as e:
+        return f"{type(e).__name__}: {e}"
+    raise AssertionError(f"accepted {x!r}")

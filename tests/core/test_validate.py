@@ -5,6 +5,7 @@ return value, each exactly."""
 import numpy as np
 
 from minirl_lm.core import validate as CV
+from quiet import kind_message as _message
 from quiet import raises
 
 
@@ -41,15 +42,6 @@ def test_policy_table_shape():
     assert CV.policy_table_shape(Table(), 2, 4) == (
         "policy: expected a policy with a table of shape (S, V) = (2, 4), got Table with shape None"
     )
-
-
-def _message(read, x, dims=None):
-    """`type: message` of the error the kind `read` raises on `x` (argument name "z")."""
-    try:
-        read(x, "z", {} if dims is None else dims)
-    except (TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    raise AssertionError(f"accepted {x!r}")
 
 
 def test_logits_are_a_fresh_float64_copy_that_keeps_minus_inf():

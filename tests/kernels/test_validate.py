@@ -12,6 +12,7 @@ from minirl_lm.kernels.validate import (
     _dtheta_fault,
     _logp_fault,
 )
+from quiet import kind_message as _message
 
 MASK = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
 IDS = np.zeros((2, 3), np.int64)
@@ -136,15 +137,6 @@ def test_the_policys_fast_path_accepts_exactly_what_its_full_checks_accept():
 
 # ------------------------------------------------ the kinds, the relations and the guards, directly
 # (the entries build their kinds at import, before a mutant is active: these call them themselves)
-
-
-def _message(read, x, dims=None):
-    """`type: message` of the error the kind `read` raises on `x` (argument name "z")."""
-    try:
-        read(x, "z", {} if dims is None else dims)
-    except (TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    raise AssertionError(f"accepted {x!r}")
 
 
 def test_exact_returns_the_array_as_it_is_and_binds_its_dims():
