@@ -307,3 +307,12 @@ def test_a_mutant_no_test_reaches_is_a_survivor(tmp_path):
     rows, unexplained, _ = mutation_score.score(mutation_score.load(meta), mutation_score.equivalents(eq))
     assert rows == [("c.py", {"mutants": 2, "killed": 1, "survived": 1, "equivalent": 0, "no verdict": 0})]
     assert unexplained == ["m.c.x_h__mutmut_1"]
+
+
+def test_own_copy_leaves_a_numba_kernel_decorated():
+    # mutmut skips a decorated function, and Numba could not compile its trampoline anyway
+    for deco in ("@njit", "@njit(cache=True)", "@numba.jit(nopython=True)", "@vectorize(['f8(f8)'])"):
+        text = f"{deco}\ndef k(x):\n    return x\n"
+        assert mutation_score.undecorated(text) == text, deco
+    declared = mutation_score.undecorated("@boundary(x=K)\ndef f(x):\n    return x\n")
+    assert declared.startswith("def f(x):  # pragma: no mutate\n")  # a declaration is still moved
