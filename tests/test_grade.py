@@ -184,25 +184,170 @@ def test_each_exercise_grades_a_right_and_a_wrong_solution(name, tmp_path, capsy
     assert f"{name}: flagged" in capsys.readouterr().out
 
 
+PROG = "python -m minirl_lm.grade: error: "
+EXERCISE_NAMES = "logprob, gae, advantages, clip, kl, grpo, overlong, dpo, ipo, is_weights, entropy"
+
+
+def _usage_error(argv, capsys):
+    """The last line `main(argv)` writes to stderr, after checking it exits 2 with no traceback."""
+    with pytest.raises(SystemExit) as e:
+        grade.main(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == "" and "Traceback" not in err, err
+    assert err.startswith("usage: python -m minirl_lm.grade [-h] [--list] [--only ARG=V1,V2]"), err
+    return err.splitlines()[-1]
+
+
 @pytest.mark.parametrize(
-    "argv, fragment",
+    "argv, message",
     [
-        (["nope", "x.py"], "NAME: expected one of"),
-        (["clip", "missing.py"], "FILE: expected a Python file"),
-        (["clip", "README.md"], "FILE: README.md fails to load"),
-        (["clip", "minirl_lm/pg/kl.py"], "defines no function clipped_surrogate"),
-        (["clip", "minirl_lm/pg/clip.py", "--only", "agg"], "--only: expected ARG=V1,V2"),
-        (["clip", "minirl_lm/pg/clip.py", "--rtol", "-1"], "expected numbers >= 0"),
+        (["nope", "x.py"], f"NAME: expected one of {EXERCISE_NAMES}, got 'nope'"),
+        ([], f"NAME: expected one of {EXERCISE_NAMES}, got None"),
+        (["clip", "missing.py"], "FILE: expected a Python file, got 'missing.py'"),
+        (["clip"], "FILE: expected a Python file, got None"),
+        (["clip", "minirl_lm"], "FILE: expected a Python file, got 'minirl_lm'"),
+        (
+            ["clip", "README.md"],
+            "FILE: README.md fails to load: AttributeError: 'NoneType' object has no attribute 'loader'",
+        ),
+        (["clip", "minirl_lm/pg/clip.py", "--only", "agg"], "--only: expected ARG=V1,V2, got 'agg'"),
+        (["clip", "minirl_lm/pg/clip.py", "--only", "=x"], "--only: expected ARG=V1,V2, got '=x'"),
+        (["clip", "minirl_lm/pg/clip.py", "--only", "agg="], "--only: expected ARG=V1,V2, got 'agg='"),
+        (
+            ["clip", "minirl_lm/pg/clip.py", "--rtol", "-1"],
+            "--rtol and --seed: expected numbers >= 0, got -1.0 and 0",
+        ),
+        (
+            ["clip", "minirl_lm/pg/clip.py", "--rtol", "nan"],
+            "--rtol and --seed: expected numbers >= 0, got nan and 0",
+        ),
+        (
+            ["clip", "minirl_lm/pg/clip.py", "--seed", "-1"],
+            "--rtol and --seed: expected numbers >= 0, got 1e-06 and -1",
+        ),
+        (
+            ["clip", "minirl_lm/pg/clip.py", "--only", "nosuch=1"],
+            "only: the reference has no varied argument 'nosuch' (it has "
+            "['adv', 'agg', 'eps', 'eps_high', 'logp', 'logp_old', 'mask', 'max_len'])",
+        ),
     ],
 )
-def test_cli_bad_arguments_are_usage_errors(argv, fragment):
+def test_cli_bad_arguments_are_usage_errors(argv, message, capsys):
+    assert _usage_error(argv, capsys) == PROG + message
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("x = 1\n\n\ndef other():\n    pass\n\n\ndef _private():\n    pass\n", "(it defines: other)"),
+        ("clipped_surrogate = 3\n", "(it defines: none)"),
+        ("", "(it defines: none)"),
+    ],
+)
+def test_cli_a_file_without_the_function_names_what_it_defines(source, message, tmp_path, capsys):
+    mine = tmp_path / "mine.py"
+    mine.write_text(source)
+    expected = f"FILE: {mine} defines no function clipped_surrogate {message}"
+    assert _usage_error(["clip", str(mine)], capsys) == PROG + expected
+
+
+def test_cli_a_file_that_fails_to_run_is_a_usage_error(tmp_path, capsys):
+    mine = tmp_path / "mine.py"
+    mine.write_text("raise RuntimeError('boom')\n")
+    assert _usage_error(["clip", str(mine)], capsys) == PROG + f"FILE: {mine} fails to load: RuntimeError: boom"
+
+
+def test_cli_is_wired_as_a_module():
     out = subprocess.run(
-        [sys.executable, "-m", "minirl_lm.grade", *argv], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "minirl_lm.grade", "clip", "minirl_lm/pg/clip.py", "--only", "agg=token_mean"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
-    assert out.returncode == 2 and "Traceback" not in out.stderr and fragment in out.stderr, out.stderr
+    assert (
+        out.returncode == 0
+        and out.stdout.splitlines()[-1] == "clip: your clipped_surrogate agrees with the reference"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "minirl_lm.grade", "nope"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
 
 
 def test_cli_exits_0_on_agreement_with_rtol_0_and_lists_the_exercises(capsys):
     assert grade.main(["clip", "minirl_lm/pg/clip.py", "--rtol", "0", "--only", "agg=token_mean,seq_sum"]) == 0
     assert "clip: your clipped_surrogate agrees with the reference" in capsys.readouterr().out
     assert grade.main(["--list"]) == 0 and "clipped_surrogate(logp, logp_old" in capsys.readouterr().out
+
+
+WRONG_CLIP = """from minirl_lm.pg.clip import clipped_surrogate as _ref
+
+SEEN = []
+
+
+def clipped_surrogate(**kw):
+    SEEN.append(kw)
+    loss, grad = _ref(**kw)
+    return loss * 1.001, grad
+"""
+
+
+def test_cli_prints_the_report_of_grade_then_the_verdict(tmp_path, capsys):
+    mine = tmp_path / "mine.py"
+    mine.write_text(WRONG_CLIP)
+    assert grade.main(["clip", str(mine), "--only", "agg=token_mean"]) == 1
+    out = capsys.readouterr().out
+    seen = sys.modules["_graded_mine"].SEEN
+    fn = sys.modules["_graded_mine"].clipped_surrogate
+    text, agrees = grade.grade(fn, "clip", seed=0, only={"agg": ["token_mean"]}, rtol=1e-6)
+    assert not agrees and out == text + "\nclip: flagged (see above)\n"
+    assert "flagged: 12 of 12 cases (max rel err 1.00e-03)" in text.splitlines()
+    # the default seed is 0: yours saw the cases of seed 0
+    from minirl_lm import oracle
+
+    cases = [kw for _, kw in oracle.cases(grade.EXERCISES["clip"][0], 0, {"agg": ["token_mean"]})]
+    assert np.array_equal(seen[0]["logp"], cases[0]["logp"])
+    assert grade.main(["clip", str(mine), "--only", "agg=token_mean", "--seed", "3", "--rtol", "0.01"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "flagged: 0 of 12 cases (max rel err 1.00e-03)",
+        "clip: your clipped_surrogate agrees with the reference",
+    ]
+    cases = [kw for _, kw in oracle.cases(grade.EXERCISES["clip"][0], 3, {"agg": ["token_mean"]})]
+    assert np.array_equal(sys.modules["_graded_mine"].SEEN[0]["logp"], cases[0]["logp"])  # loaded anew
+
+
+def test_cli_only_reads_numbers_booleans_and_none(tmp_path, capsys):
+    assert grade.main(["clip", "minirl_lm/pg/clip.py", "--only", "eps=0.1", "--only", "agg=seq_sum"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "ok       0.00e+00  right-padded, eps 0.1, agg seq_sum: returns" and len(lines) == 5
+    assert grade._only(["a=True,False,None,1,2.5,x.y,1.2.3", "b=v"]) == {
+        "a": [True, False, None, 1.0, 2.5, "x.y", "1.2.3"],
+        "b": ["v"],
+    }
+    assert grade._only(None) is None and grade._only([]) is None
+
+
+def test_cli_lists_the_exercises_one_line_each(capsys):
+    assert grade.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 11 and [line[:12] for line in lines] == [f"{n:11} " for n in grade.EXERCISES]
+    assert lines[0] == "logprob     token_logp(logits, tokens, mask)  (docs/primitive.md)"
+    assert lines[1] == "gae         gae(deltas, mask, gamma=1.0, lam=1.0)  (docs/token_vs_sequence.md)"
+
+
+def test_cli_help_names_the_exercises_and_the_options(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as e:
+        grade.main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    assert "Grade your own implementation of an estimator, and name the bug when it is a known one." in out
+    for line in (
+        f"  NAME              an exercise: {EXERCISE_NAMES}",
+        "  FILE              your Python file",
+        "  --list            list the exercises and exit",
+        "  --only ARG=V1,V2  grade these option values only",
+        "  --rtol RTOL       relative tolerance (default 1e-6; 0 allowed)",
+        "  --seed SEED       the cases' seed (default 0)",
+    ):
+        assert line in out.splitlines(), out
