@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirl_lm import grade
+from minirl_lm import grade, oracle
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.grpo import grpo_loss
 
@@ -151,8 +151,6 @@ def test_a_torch_tensor_that_requires_grad_is_accepted():
 
 
 def test_patterns_read_the_flagged_cases():
-    from minirl_lm import oracle
-
     rows = [
         oracle.Row("right-padded", 0.0, "returns"),
         oracle.Row("groups of one", 1.0, "returns", (("result", 1.0),)),
@@ -351,3 +349,76 @@ def test_cli_help_names_the_exercises_and_the_options(capsys, monkeypatch):
         "  --seed SEED       the cases' seed (default 0)",
     ):
         assert line in out.splitlines(), out
+
+
+# ---- patterns: each position's class, as the report names it --------------------------------------
+UP, DOWN, IN = "rho > 1+eps_high, A {}", "rho < 1-eps, A {}", "rho inside the clip range, A {}"
+PAD, LAST, REAL = "padding", "the last real token", "a real token"
+PAD_LINE = ": something computed at padding before the mask (an exp of garbage, a term left unmasked)"
+
+
+def _clip_case(**knobs):
+    """Four rows: A > 0, A < 0, A = 0 and an empty row; ratios 1.3, 0.7 and one inside; garbage at padding."""
+    mask = np.array([[1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]], float)
+    rho = np.array([[1.3, 0.7, 1.1, 1.0], [1.3, 0.7, 1.0, 1.0], [1.3, 0.7, 1.0, 1.0], [1.0] * 4])
+    logp = np.where(mask > 0, np.log(rho), 900.0)  # (B, T)
+    return dict(logp=logp, logp_old=np.zeros((4, 4)), adv=np.array([1.0, -1.0, 0.0, 2.0]), mask=mask, **knobs)
+
+
+def _classes_seen(kw, reference=None):
+    """The class `patterns` names for a difference at each single position of the case `kw`."""
+    out = []
+    for b, t in np.ndindex(kw["mask"].shape):
+        row = oracle.Row("c", 1.0, "returns", (("loss", 1.0),), ((b, t),))
+        lines = grade.patterns([row], [kw], reference or grpo_loss)
+        cls = re.fullmatch(r"pattern: the differences sit only at \[(.+?)\](.*)", lines[0]).group(1)
+        sign = [
+            f"pattern: the differences sit only at tokens with {s}" for s in ("A > 0", "A < 0") if cls.endswith(s)
+        ]
+        tail = {
+            PAD: PAD_LINE,
+            LAST: ": gae reads the critics value at padding (bugs.md#gae-reads-the-critics-value-at-padding)",
+        }
+        assert lines == [f"pattern: the differences sit only at [{cls}]{tail.get(cls, '')}", *sign], lines
+        out.append(cls)
+    return np.array(out, dtype=object).reshape(kw["mask"].shape).tolist()
+
+
+def test_patterns_name_the_clip_region_and_the_sign_of_each_position():
+    P, N = "> 0", "< 0"
+    assert _classes_seen(_clip_case()) == [
+        [UP.format(P), DOWN.format(P), IN.format(P), PAD],
+        [UP.format(N), DOWN.format(N), IN.format(N), PAD],
+        ["A = 0", "A = 0", PAD, PAD],
+        [PAD] * 4,
+    ]
+    assert _classes_seen(_clip_case(eps=0.2, eps_high=None)) == _classes_seen(_clip_case())
+    assert _classes_seen(_clip_case(eps=0.35)) == [  # 0.7 and 1.3 inside [0.65, 1.35]
+        [IN.format(P), IN.format(P), IN.format(P), PAD],
+        [IN.format(N), IN.format(N), IN.format(N), PAD],
+        ["A = 0", "A = 0", PAD, PAD],
+        [PAD] * 4,
+    ]
+    assert _classes_seen(_clip_case(eps=0.35, eps_high=0.25))[:2] == [  # [0.65, 1.25]
+        [UP.format(P), IN.format(P), IN.format(P), PAD],
+        [UP.format(N), IN.format(N), IN.format(N), PAD],
+    ]
+    per_token = _clip_case(eps=0.2)
+    per_token["adv"] = np.array([[1.0, -1.0, 0.0, 5.0], [-1.0, 1.0, 2.0, 0.0], [0.0, 3.0, 1.0, 1.0], [1.0] * 4])
+    assert _classes_seen(per_token)[:3] == [
+        [UP.format(P), DOWN.format(N), "A = 0", PAD],
+        [UP.format(N), DOWN.format(P), IN.format(P), PAD],
+        ["A = 0", DOWN.format(P), PAD, PAD],
+    ]
+
+
+def test_patterns_name_the_last_real_token_without_ratios():
+    mask = np.array([[1, 1, 1, 0], [1, 0, 1, 0], [0, 0, 0, 0], [1, 0, 0, 0]], float)
+    assert _classes_seen({"mask": mask, "deltas": np.zeros((4, 4))}) == [
+        [REAL, REAL, LAST, PAD],
+        [REAL, PAD, LAST, PAD],
+        [PAD] * 4,
+        [LAST, PAD, PAD, PAD],
+    ]
+    no_old = {"mask": mask, "logp": np.zeros((4, 4)), "adv": np.ones(4)}  # a ratio needs logp_old too
+    assert _classes_seen(no_old)[1] == [REAL, PAD, LAST, PAD]
