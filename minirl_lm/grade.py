@@ -104,11 +104,9 @@ def _line(text, key):
 
 
 # ---- patterns: read off the flagged rows and their cases ----------------------------------------
-def _classes(kw, shape):
+def _classes(kw):
     """Each position's class: padding, the last real token, a clip region of its ratio and A."""
-    m = kw.get("mask")
-    if not isinstance(m, np.ndarray) or m.shape != shape:
-        return None
+    m = kw["mask"]
     cls = np.full(m.shape, "a real token", dtype=object)
     for b in np.flatnonzero(m.sum(axis=1) > 0):
         cls[b, np.flatnonzero(m[b])[-1]] = "the last real token"
@@ -181,7 +179,7 @@ def patterns(rows, kwargs, reference, rtol=1e-6):
     out = []
     places = []
     for r, kw in bad:
-        cls = _classes(kw, kw["mask"].shape) if isinstance(kw.get("mask"), np.ndarray) else None
+        cls = _classes(kw) if isinstance(kw.get("mask"), np.ndarray) else None
         places.append({cls[p] for p in r.where} if cls is not None and r.where else None)
     if bad and all(places):
         union = set().union(*places)

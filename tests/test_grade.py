@@ -212,6 +212,11 @@ def _usage_error(argv, capsys):
         (["clip", "minirl_lm/pg/clip.py", "--only", "=x"], "--only: expected ARG=V1,V2, got '=x'"),
         (["clip", "minirl_lm/pg/clip.py", "--only", "agg="], "--only: expected ARG=V1,V2, got 'agg='"),
         (
+            ["clip", "minirl_lm/pg/clip.py", "--only", "agg=seq_sum=x"],
+            "only: agg takes [\"'constant'\", \"'seq_mean_token_mean'\", \"'seq_sum'\", \"'token_mean'\", "
+            "\"'token_sum'\"], got 'seq_sum=x'",
+        ),
+        (
             ["clip", "minirl_lm/pg/clip.py", "--rtol", "-1"],
             "--rtol and --seed: expected numbers >= 0, got -1.0 and 0",
         ),
@@ -238,6 +243,7 @@ def test_cli_bad_arguments_are_usage_errors(argv, message, capsys):
     "source, message",
     [
         ("x = 1\n\n\ndef other():\n    pass\n\n\ndef _private():\n    pass\n", "(it defines: other)"),
+        ("def b():\n    pass\n\n\ndef a():\n    pass\n", "(it defines: a, b)"),
         ("clipped_surrogate = 3\n", "(it defines: none)"),
         ("", "(it defines: none)"),
     ],
@@ -422,3 +428,19 @@ def test_patterns_name_the_last_real_token_without_ratios():
     ]
     no_old = {"mask": mask, "logp": np.zeros((4, 4)), "adv": np.ones(4)}  # a ratio needs logp_old too
     assert _classes_seen(no_old)[1] == [REAL, PAD, LAST, PAD]
+
+
+def test_patterns_read_an_overflowing_ratio_and_garbage_at_padding_without_a_warning():
+    kw = _clip_case()
+    kw["logp"][0, 0] = 800.0  # rho = inf: above the range
+    kw["logp"][1, 3] = kw["logp_old"][1, 3] = np.inf  # inf - inf at padding
+    assert [row[0] for row in _classes_seen(kw)[:2]] == [UP.format("> 0"), UP.format("< 0")]
+    assert _classes_seen(kw)[1][3] == PAD
+
+
+@pytest.mark.parametrize("kwargs, got", [([{}, 1], "list"), ("ab", "str"), ({"a": 1}, "dict")])
+def test_patterns_takes_a_list_of_dicts(kwargs, got):
+    rows = [oracle.Row("a", 0.0, "returns"), oracle.Row("b", 0.0, "returns")]
+    with pytest.raises(TypeError) as e:
+        grade.patterns(rows, kwargs, standardized)
+    assert str(e.value) == f"kwargs: expected a list of dicts (each case's arguments), got {got}"
