@@ -257,8 +257,9 @@ def undecorated(text):
     return "".join(lines)
 
 
-# The grader's bug-zoo test executes a library file's text with the zoo's edits: under mutmut that
-# text is the trampolines, where the edits do nothing, and the test fails before any mutant runs.
+# The grader's bug-zoo test executes a library file's text with the zoo's edits: under mutmut the
+# text of the mutated file is the trampolines, where the edits do nothing, and the test fails before
+# any mutant runs. It is deselected when the mutated file is one the zoo edits (`zoo_files`).
 ZOO_RELOAD = (
     'pytest_add_cli_args = ["-m", "not slow"',
     'pytest_add_cli_args = ["-m", "not slow", "--deselect", '
@@ -281,6 +282,18 @@ def _mutmut_fresh_caches():
                 if callable(getattr(value, "cache_clear", None)):
                     value.cache_clear()
 """
+
+
+def zoo_files(root=ROOT):
+    """The library files the bug zoo edits: the fourth argument of each `Mutant(...)` in
+    scripts/bugzoo.py, read from its syntax tree."""
+    tree = ast.parse((Path(root) / "scripts" / "bugzoo.py").read_text())
+    return {
+        c.args[3].value
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Mutant" and len(c.args) > 3
+        if isinstance(c.args[3], ast.Constant)
+    }
 
 
 def address_space_cap(gib):
@@ -306,7 +319,7 @@ def run_own(path, max_children=2, memory=8.0, alone=False):
     conftest.write_text(conftest.read_text() + FRESH_CACHES)
     (work / path).write_text(undecorated((ROOT / path).read_text()))  # its declared functions mutated too
     conf = with_selection((ROOT / "pyproject.toml").read_text(), [path], tests)
-    (work / "pyproject.toml").write_text(conf.replace(*ZOO_RELOAD, 1))
+    (work / "pyproject.toml").write_text(conf.replace(*ZOO_RELOAD, 1) if path in zoo_files() else conf)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NUMBA_THREADING_LAYER="workqueue", NUMBA_CACHE_DIR=str(work / ".numba"))
     print(f"{path}: mutants get {', '.join(tests) or 'no test file'}", flush=True)

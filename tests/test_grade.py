@@ -444,3 +444,85 @@ def test_patterns_takes_a_list_of_dicts(kwargs, got):
     with pytest.raises(TypeError) as e:
         grade.patterns(rows, kwargs, standardized)
     assert str(e.value) == f"kwargs: expected a list of dicts (each case's arguments), got {got}"
+
+
+def _notes(text):
+    return [line for line in text.splitlines() if line.startswith(("pattern:", "finding:"))]
+
+
+PADDING_NOTE = f"yours is NaN where the reference is finite (0 * inf){PAD_LINE}"
+
+
+@pytest.mark.parametrize(
+    "bug, notes",
+    [
+        ("unmasked KL", [f"pattern: the differences sit only at [padding]{PAD_LINE}", f"pattern: {PADDING_NOTE}"]),
+        ("exp before the mask", [f"pattern: {PADDING_NOTE}"]),
+        (
+            "swapped bounds",
+            [
+                "pattern: the differences sit only at [rho < 1-eps, A < 0]",
+                "pattern: the differences sit only at tokens with A < 0",
+                "pattern: flagged only on cases with [eps_high 0.28]",
+                "finding: yours equals the reference with eps and eps_high swapped: the clip bounds swapped, "
+                "1 - eps_high and 1 + eps (clip.md)",
+            ],
+        ),
+    ],
+)
+def test_the_notes_of_each_planted_grpo_bug_exactly(bug, notes):
+    text, agrees = grade.grade(functools.partial(trl_grpo, bug=bug), grpo_loss)
+    assert not agrees and _notes(text) == notes, _notes(text)
+
+
+def test_the_notes_of_trl_s_advantage_exactly():
+    text, _ = grade.grade(trl_advantage, standardized)
+    assert _notes(text) == [
+        f"finding: {grade.TRL} (on 9 of 15 flagged cases): bessel versus population standard deviation at k 2 "
+        "(confusions.md#bessel-versus-population-standard-deviation-at-k-2)"
+    ]
+    text, _ = grade.grade(trl_advantage, functools.partial(standardized, std_eps=1e-4, ddof=1))
+    assert _notes(text) == [
+        f"pattern: flagged only on cases with [{lab}] or another known input: {title} (bugs.md#{anchor})"
+        for lab, title, anchor in [
+            ("groups of one", "a group of one keeps its raw reward", "a-group-of-one-keeps-its-raw-reward"),
+            (
+                "equal non-dyadic groups",
+                "equal rewards and floating point residue",
+                "equal-rewards-and-floating-point-residue",
+            ),
+        ]
+    ]
+
+
+REAL_AND_LAST = "pattern: the differences sit only at [a real token] and [the last real token]"
+TIMES = "finding: yours is the reference times 1.001 on every flagged case"
+OFF_BY_A_FACTOR = {  # exercise: (flagged, cases, notes)
+    "logprob": (3, 3, [REAL_AND_LAST, TIMES]),
+    "gae": (6, 6, [REAL_AND_LAST, TIMES]),
+    "advantages": (42, 57, [TIMES]),
+    "clip": (60, 60, [TIMES]),
+    "kl": (90, 90, [REAL_AND_LAST, TIMES]),
+    "grpo": (225, 225, [TIMES]),
+    "overlong": (2, 2, [TIMES]),
+    "dpo": (8, 8, []),
+    "ipo": (12, 12, []),
+    "is_weights": (36, 36, [REAL_AND_LAST, TIMES]),
+    "entropy": (30, 30, [TIMES]),
+}
+
+
+@pytest.mark.parametrize("name", list(grade.EXERCISES))
+def test_a_solution_off_by_a_constant_factor_is_named_by_it(name):
+    ref = grade.EXERCISES[name][0]
+
+    def wrong(**kw):
+        out = ref(**kw)
+        return (
+            tuple(x if isinstance(x, tuple) else x * 1.001 for x in out) if isinstance(out, tuple) else out * 1.001
+        )
+
+    text, agrees = grade.grade(wrong, name)
+    flagged, cases, notes = OFF_BY_A_FACTOR[name]
+    assert not agrees and text.splitlines()[-1] == f"flagged: {flagged} of {cases} cases (max rel err 1.00e-03)"
+    assert _notes(text) == notes

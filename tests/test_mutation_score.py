@@ -231,6 +231,12 @@ def test_own_copy_applies_decorators_after_the_def_and_keeps_the_signature_unmut
     assert mutation_score.ZOO_RELOAD[0] in (ROOT / "pyproject.toml").read_text()
 
 
+def test_the_zoo_test_is_deselected_only_when_the_mutated_file_is_one_the_zoo_edits():
+    files = mutation_score.zoo_files()
+    assert "minirl_lm/pg/clip.py" in files and "minirl_lm/multiturn/env.py" in files
+    assert "minirl_lm/grade.py" not in files and all((ROOT / f).is_file() for f in files)
+
+
 def test_own_copy_applies_a_method_s_declaration_after_its_def_inside_the_class():
     text = (
         "class A:\n"
