@@ -13,6 +13,7 @@ import pytest
 from minirl_lm import grade, oracle
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.grpo import grpo_loss
+from minirl_lm.values.critic import gae
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -526,3 +527,27 @@ def test_a_solution_off_by_a_constant_factor_is_named_by_it(name):
     flagged, cases, notes = OFF_BY_A_FACTOR[name]
     assert not agrees and text.splitlines()[-1] == f"flagged: {flagged} of {cases} cases (max rel err 1.00e-03)"
     assert _notes(text) == notes
+
+
+def test_a_knob_flipped_or_ignored_is_named():
+    def flipped(rewards, std_eps=1e-8, ddof=0):
+        return standardized(rewards, std_eps=std_eps, ddof=1 - ddof)
+
+    text, agrees = grade.grade(flipped, standardized)
+    assert not agrees and text.splitlines()[-1] == "flagged: 9 of 15 cases (max rel err 4.14e-01)"
+    assert _notes(text) == [
+        "finding: yours uses ddof=1 (the reference is given ddof=0): bessel versus population standard deviation "
+        "at k 2 (confusions.md#bessel-versus-population-standard-deviation-at-k-2)",
+        "finding: yours ignores ddof: it computes the default ddof=0",
+        "finding: yours uses ddof=0 (the reference is given ddof=1)",
+    ]
+
+    def gamma_ignored(deltas, mask, gamma=1.0, lam=1.0):
+        return gae(deltas, mask, gamma=1.0, lam=lam)
+
+    text, agrees = grade.grade(gamma_ignored, "gae")
+    assert not agrees and _notes(text) == [
+        f"pattern: the differences sit only at [{REAL}]",
+        "pattern: flagged only on cases with [gamma 0.9]",
+        "finding: yours ignores gamma: it computes the default gamma=1.0",
+    ]
