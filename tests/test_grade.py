@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from minirl_lm import grade, oracle
+from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.clip import clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss
 from minirl_lm.values.critic import gae
 
@@ -550,4 +552,67 @@ def test_a_knob_flipped_or_ignored_is_named():
         f"pattern: the differences sit only at [{REAL}]",
         "pattern: flagged only on cases with [gamma 0.9]",
         "finding: yours ignores gamma: it computes the default gamma=1.0",
+    ]
+
+
+def test_a_ratio_at_the_edge_of_the_range_is_inside_it():
+    kw = _clip_case(eps=0.0, eps_high=0.0)  # the range is [1, 1]: rho = 1 exactly sits on both edges
+    assert _classes_seen(kw)[:2] == [
+        [UP.format("> 0"), DOWN.format("> 0"), UP.format("> 0"), PAD],
+        [UP.format("< 0"), DOWN.format("< 0"), IN.format("< 0"), PAD],
+    ]
+
+
+def test_a_hypothesis_holds_at_rtol_0_when_it_is_exact():
+    def gamma_ignored(deltas, mask, gamma=1.0, lam=1.0):
+        return gae(deltas, mask, gamma=1.0, lam=lam)
+
+    text, _ = grade.grade(gamma_ignored, "gae", rtol=0.0)
+    assert _notes(text)[-1] == "finding: yours ignores gamma: it computes the default gamma=1.0"
+
+
+GRPO_K3 = {"kl_estimator": ["k3"], "agg": ["token_mean"]}
+
+
+@pytest.mark.parametrize(
+    "change, note",
+    [
+        (
+            lambda kw: {**kw, "beta": 0.0},
+            "finding: yours equals the reference at beta = 0: beta never reaches the result: the kl coefficient "
+            "silently ignored (bugs.md#the-kl-coefficient-silently-ignored)",
+        ),
+        (
+            lambda kw: {**kw, "beta": -kw.get("beta", 0.04)},
+            "finding: yours equals the reference at -beta: the KL enters with the wrong sign: the kl loss "
+            "maximized (bugs.md#the-kl-loss-maximized)",
+        ),
+    ],
+)
+def test_beta_ignored_or_negated_is_named(change, note):
+    text, agrees = grade.grade(lambda **kw: trl_grpo(**change(kw)), grpo_loss, only=GRPO_K3)
+    assert not agrees and _notes(text) == [note]
+
+
+def test_an_option_computing_another_is_named():
+    def clip_agg(**kw):
+        agg = kw.get("agg", "token_mean")
+        return clipped_surrogate(**{**kw, "agg": "seq_sum" if agg == "token_mean" else agg})
+
+    text, agrees = grade.grade(clip_agg, "clip")
+    assert not agrees and text.splitlines()[-1] == "flagged: 12 of 60 cases (max rel err 2.33e+00)"
+    assert _notes(text) == [
+        "pattern: flagged only on cases with [agg token_mean]: per sequence token mean token mean constant "
+        "normalizer (confusions.md#per-sequence-token-mean-token-mean-constant-normalizer)",
+        "finding: your agg='token_mean' computes the reference's agg='seq_sum'",
+    ]
+
+    def dpo_as_ipo(**kw):  # the variants are a tuple of dpo.py only
+        variant = kw.get("variant", "dpo")
+        return dpo_loss(**{**kw, "variant": "ipo" if variant == "dpo" else variant})
+
+    text, agrees = grade.grade(dpo_as_ipo, "dpo")
+    assert not agrees and _notes(text) == [
+        "pattern: flagged only on cases with [variant dpo]",
+        "finding: your variant='dpo' computes the reference's variant='ipo'",
     ]
