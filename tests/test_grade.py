@@ -616,3 +616,15 @@ def test_an_option_computing_another_is_named():
         "pattern: flagged only on cases with [variant dpo]",
         "finding: your variant='dpo' computes the reference's variant='ipo'",
     ]
+
+
+def test_patterns_core_reads_an_overflowing_ratio_without_a_warning():
+    kw = _clip_case()
+    kw["logp"][0, 0] = 800.0  # rho = inf (overflow)
+    kw["logp"][1, 0] = kw["logp_old"][1, 0] = np.inf  # rho = nan (inf - inf)
+    rows = [oracle.Row("c", 1.0, "returns", (("loss", 1.0),), ((b, 0),)) for b in (0, 1)]
+    lines = [grade.patterns.core([r], [kw], grpo_loss, 1e-6)[0] for r in rows]  # the body, without the boundary
+    assert lines == [
+        "pattern: the differences sit only at [rho > 1+eps_high, A > 0]",
+        "pattern: the differences sit only at [rho inside the clip range, A < 0]",  # nan compares False
+    ]
