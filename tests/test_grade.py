@@ -628,3 +628,18 @@ def test_patterns_core_reads_an_overflowing_ratio_without_a_warning():
         "pattern: the differences sit only at [rho > 1+eps_high, A > 0]",
         "pattern: the differences sit only at [rho inside the clip range, A < 0]",  # nan compares False
     ]
+
+
+def test_the_swap_is_tried_only_on_cases_with_eps_high():
+    def swapped(**kw):  # swapped bounds where eps_high is given, and 0.1 % off elsewhere
+        if kw.get("eps_high") is None:
+            loss, grad = clipped_surrogate(**kw)
+            return loss * 1.001, grad
+        return clipped_surrogate(**{**kw, "eps": kw["eps_high"], "eps_high": kw.get("eps", 0.2)})
+
+    text, agrees = grade.grade(swapped, "clip", only={"agg": ["token_mean"]})
+    assert not agrees and text.splitlines()[-1] == "flagged: 12 of 12 cases (max rel err 1.88e-01)"
+    assert _notes(text) == [
+        "finding: yours equals the reference with eps and eps_high swapped: the clip bounds swapped, "
+        "1 - eps_high and 1 + eps (clip.md)"
+    ]
