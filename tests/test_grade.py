@@ -41,6 +41,164 @@ ZOO = {
 }
 
 
+# what the report says of each bug of the zoo: its last line, then its notes
+ZOO_NOTES = {
+    "clip_fraction_sign": (
+        "flagged: 9 of 9 cases (max rel err 1.75e+00)",
+        [
+            (
+                "finding: yours counts every ratio outside the range, whatever the sign of A: the "
+                "clip fraction counted with the wrong sign "
+                "(bugs.md#the-clip-fraction-counted-with-the-wrong-sign)"
+            ),
+        ],
+    ),
+    "singleton_raw_reward": (
+        "flagged: 3 of 57 cases (max rel err 2.37e+08)",
+        [
+            "pattern: flagged only on cases with [baseline mean]",
+            (
+                "pattern: flagged only on cases with [groups of one]: a group of one keeps its raw "
+                "reward (bugs.md#a-group-of-one-keeps-its-raw-reward)"
+            ),
+            "finding: your baseline='mean' computes the reference's baseline='none'",
+        ],
+    ),
+    "equal_rewards_residue": (
+        "flagged: 2 of 57 cases (max rel err 1.39e-01)",
+        [
+            "pattern: flagged only on cases with [baseline standardized]",
+            (
+                "pattern: flagged only on cases with [equal non-dyadic groups]: equal rewards and "
+                "floating point residue (bugs.md#equal-rewards-and-floating-point-residue)"
+            ),
+        ],
+    ),
+    "batch_not_group_statistics": (
+        "flagged: 14 of 15 cases (max rel err 1.00e+08)",
+        [
+            (
+                "finding: group 0's output moves when only the other groups' rewards move: batch "
+                "statistics instead of group statistics "
+                "(bugs.md#batch-statistics-instead-of-group-statistics)"
+            ),
+        ],
+    ),
+    "kl_estimator_fallthrough": (
+        "flagged: 3 of 9 cases (max rel err 3.33e+00)",
+        [
+            "pattern: the differences sit only at [a real token] and [the last real token]",
+            "pattern: flagged only on cases with [estimator k1]",
+            (
+                "finding: your estimator='k1' computes the reference's estimator='k3': a kl "
+                "estimator falls through to k3 (bugs.md#a-kl-estimator-falls-through-to-k3)"
+            ),
+        ],
+    ),
+    "kl_coefficient_ignored": (
+        "flagged: 225 of 225 cases (max rel err 1.33e+00)",
+        [
+            (
+                "finding: yours equals the reference at beta = 0: beta never reaches the result: the "
+                "kl coefficient silently ignored (bugs.md#the-kl-coefficient-silently-ignored)"
+            ),
+        ],
+    ),
+    "kl_loss_maximized": (
+        "flagged: 225 of 225 cases (max rel err 2.66e+00)",
+        [
+            (
+                "finding: yours equals the reference at -beta: the KL enters with the wrong sign: "
+                "the kl loss maximized (bugs.md#the-kl-loss-maximized)"
+            ),
+        ],
+    ),
+    "token_kl_summed_at_the_end": (
+        "flagged: 4 of 4 cases (max rel err 1.07e+00)",
+        [
+            "pattern: the differences sit only at [a real token] and [the last real token]",
+            (
+                "finding: each row sums to the reference's row sum, spread differently over its "
+                "tokens: the token level kl paid as a sequence kl at the end "
+                "(bugs.md#the-token-level-kl-paid-as-a-sequence-kl-at-the-end)"
+            ),
+        ],
+    ),
+    "gae_reads_masked_values": (
+        "flagged: 4 of 4 cases (max rel err 7.61e-01)",
+        [
+            (
+                "pattern: the differences sit only at [the last real token]: gae reads the critics "
+                "value at padding (bugs.md#gae-reads-the-critics-value-at-padding)"
+            ),
+        ],
+    ),
+    "dual_clip_positive_advantage": (
+        "flagged: 75 of 90 cases (max rel err 3.41e+01)",
+        [
+            ("pattern: the differences sit only at [rho < 1-eps, A > 0] and [rho inside the clip range, A > 0]"),
+            (
+                "pattern: the differences sit only at tokens with A > 0: dual clip on positive "
+                "advantages (bugs.md#dual-clip-on-positive-advantages)"
+            ),
+        ],
+    ),
+    "dual_clip_constant_below_one": (
+        "flagged: 15 of 90 cases (max rel err inf)",
+        [
+            (
+                "pattern: flagged only on cases with [c 0.9]: a dual clip constant below one "
+                "(bugs.md#a-dual-clip-constant-below-one)"
+            ),
+            ("pattern: flagged only where the reference refuses its input: yours must raise there too"),
+        ],
+    ),
+    "accumulation_divides_twice": (
+        "flagged: 12 of 60 cases (max rel err 6.67e-01)",
+        [
+            "pattern: the differences sit only at [a real token] and [the last real token]",
+            "pattern: flagged only on cases with [mode dapo]",
+            (
+                "finding: yours is the reference divided by G once more: the accumulation normalizer "
+                "divided twice (bugs.md#the-accumulation-normalizer-divided-twice)"
+            ),
+        ],
+    ),
+    "ipo_summed_not_averaged": (
+        "flagged: 6 of 12 cases (max rel err 2.07e+00)",
+        [
+            "pattern: flagged only on cases with [average True]",
+            (
+                "finding: your average=True computes the reference's average=False: ipo on summed "
+                "log ratios where averaged ones were meant "
+                "(bugs.md#ipo-on-summed-log-ratios-where-averaged-ones-were-meant)"
+            ),
+        ],
+    ),
+    "gae_reset_at_observations": (
+        "flagged: 3 of 6 cases (max rel err 6.68e-01)",
+        [
+            "pattern: the differences sit only at [a real token]",
+            "pattern: flagged only on cases with [carry True]",
+            (
+                "finding: your carry=True computes the reference's carry=False: returns and gae "
+                "reset at every observation token "
+                "(bugs.md#returns-and-gae-reset-at-every-observation-token)"
+            ),
+        ],
+    ),
+    "observation_tokens_trained": (
+        "flagged: 1 of 1 cases (max rel err inf)",
+        [
+            (
+                "finding: yours keeps every token of the episode, the tool outputs too: observation "
+                "tokens trained on (bugs.md#observation-tokens-trained-on)"
+            ),
+        ],
+    ),
+}
+
+
 def _slugs(page):
     heads = re.findall(r"^#+ (.+)$", (ROOT / "docs" / page).read_text(), re.M)
     return {re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in heads}  # the toc's slugs
@@ -60,6 +218,9 @@ def test_every_bug_of_the_zoo_is_flagged_and_named(mutant):
     ref = getattr(bug_effects.REAL[mutant.file], f)
     text, agrees = grade.grade(getattr(bug_effects.load(mutant), f), ref)
     assert not agrees and f"bugs.md#{anchor}" in text, text[-1500:]
+    last, notes = ZOO_NOTES[mutant.name]
+    assert text.splitlines()[-1] == last
+    assert [line for line in text.splitlines() if line.startswith(("pattern:", "finding:"))] == notes
     clean, agrees = grade.grade(getattr(bug_effects.load(mutant, pristine=True), f), ref)
     assert agrees and "bugs.md#" not in clean
 
