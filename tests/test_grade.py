@@ -804,3 +804,28 @@ def test_the_swap_is_tried_only_on_cases_with_eps_high():
         "finding: yours equals the reference with eps and eps_high swapped: the clip bounds swapped, "
         "1 - eps_high and 1 + eps (clip.md)"
     ]
+
+
+def _flagged_at(*positions):
+    return [oracle.Row("c", 1.0, "returns", (("loss", 1.0),), positions)]
+
+
+def test_patterns_name_two_classes_and_the_swap_of_the_bounds():
+    kw = _clip_case()
+    lines = grade.patterns(_flagged_at((0, 0), (1, 1)), [kw], grpo_loss)
+    assert lines == [
+        "pattern: the differences sit only at [rho < 1-eps, A < 0] and [rho > 1+eps_high, A > 0]: the clip bounds "
+        "swapped, 1 - eps_high and 1 + eps (clip.md)"
+    ]
+    assert grade.patterns(_flagged_at((0, 0), (0, 1)), [kw], grpo_loss) == [
+        "pattern: the differences sit only at [rho < 1-eps, A > 0] and [rho > 1+eps_high, A > 0]",
+        "pattern: the differences sit only at tokens with A > 0",
+    ]
+    assert grade.patterns(_flagged_at((0, 0), (0, 3)), [kw], grpo_loss) == [
+        "pattern: the differences sit only at [padding] and [rho > 1+eps_high, A > 0]",
+        "pattern: the differences sit only at tokens with A > 0",
+    ]
+    assert grade.patterns(_flagged_at((1, 0), (1, 1), (1, 2)), [kw], grpo_loss) == [
+        "pattern: the differences sit only at tokens with A < 0"
+    ]
+    assert grade.patterns(_flagged_at((0, 0), (1, 1), (2, 0)), [kw], grpo_loss) == []
