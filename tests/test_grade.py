@@ -829,3 +829,15 @@ def test_patterns_name_two_classes_and_the_swap_of_the_bounds():
         "pattern: the differences sit only at tokens with A < 0"
     ]
     assert grade.patterns(_flagged_at((0, 0), (1, 1), (2, 0)), [kw], grpo_loss) == []
+
+
+def test_a_bound_knob_is_not_varied_and_the_next_one_still_is():
+    text, agrees = grade.grade(trl_advantage, functools.partial(standardized, std_eps=1e-4))
+    assert not agrees and text.splitlines()[-1] == "flagged: 7 of 10 cases (max rel err nan)"
+    assert _notes(text) == [
+        "finding: yours uses ddof=1 (the reference is given ddof=0) (on 3 of 5 flagged cases): bessel versus "
+        "population standard deviation at k 2 (confusions.md#bessel-versus-population-standard-deviation-at-k-2)"
+    ]
+    text, agrees = grade.grade(trl_advantage, functools.partial(standardized, std_eps=1e-8))
+    assert not agrees and text.splitlines()[-1] == "flagged: 10 of 10 cases (max rel err nan)"
+    assert _notes(text) == []  # std_eps bound: TRL's pair is not tried
