@@ -114,8 +114,8 @@ def _classes(kw):
         eps, hi = kw.get("eps", 0.2), kw.get("eps_high")
         hi = 1.0 + (eps if hi is None else hi)
         A = np.broadcast_to(kw["adv"][:, None] if kw["adv"].ndim == 1 else kw["adv"], m.shape)
-        with np.errstate(over="ignore", invalid="ignore"):
-            rho = np.exp(np.where(m > 0, kw["logp"] - kw["logp_old"], 0.0))
+        with np.errstate(over="ignore", invalid="ignore"):  # garbage at padding: its class is set below
+            rho = np.exp(kw["logp"] - kw["logp_old"])
         cls[:] = np.where(A > 0, "rho inside the clip range, A > 0", "rho inside the clip range, A < 0")
         cls[A == 0] = "A = 0"
         up, down = rho > hi, rho < 1 - eps
