@@ -841,3 +841,18 @@ def test_a_bound_knob_is_not_varied_and_the_next_one_still_is():
     text, agrees = grade.grade(trl_advantage, functools.partial(standardized, std_eps=1e-8))
     assert not agrees and text.splitlines()[-1] == "flagged: 10 of 10 cases (max rel err nan)"
     assert _notes(text) == []  # std_eps bound: TRL's pair is not tried
+
+
+def test_the_swap_reads_eps_bound_by_the_reference_at_its_default():
+    def swapped(**kw):  # no eps: the reference binds it
+        if kw.get("eps_high") is None:
+            return clipped_surrogate(**kw)
+        return clipped_surrogate(**{**kw, "eps": kw["eps_high"], "eps_high": 0.2})
+
+    reference = functools.partial(clipped_surrogate, eps=0.2)
+    text, agrees = grade.grade(swapped, reference, only={"agg": ["token_mean"]})
+    assert not agrees and text.splitlines()[-1] == "flagged: 3 of 9 cases (max rel err 1.88e-01)"
+    assert _notes(text)[-1] == (
+        "finding: yours equals the reference with eps and eps_high swapped: the clip bounds swapped, "
+        "1 - eps_high and 1 + eps (clip.md)"
+    )
