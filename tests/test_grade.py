@@ -856,3 +856,47 @@ def test_the_swap_reads_eps_bound_by_the_reference_at_its_default():
         "finding: yours equals the reference with eps and eps_high swapped: the clip bounds swapped, "
         "1 - eps_high and 1 + eps (clip.md)"
     )
+
+
+def _eps_ignored_on_token_mean(**kw):
+    """eps ignored under agg token_mean, 0.1 % off under the other aggregations (eps off its default only)."""
+    if kw.get("eps", 0.2) == 0.2:
+        return clipped_surrogate(**kw)
+    if kw.get("agg") == "token_mean":
+        return clipped_surrogate(**{**kw, "eps": 0.2})
+    loss, grad = clipped_surrogate(**kw)
+    return loss * 1.001, grad * 1.001
+
+
+def test_a_hypothesis_is_shown_when_it_explains_at_least_half_the_flagged_cases():
+    text, _ = grade.grade(_eps_ignored_on_token_mean, "clip", only={"agg": ["token_mean", "seq_sum"]})
+    assert text.splitlines()[-1] == "flagged: 6 of 24 cases (max rel err 1.54e-01)"
+    assert _notes(text) == [
+        "pattern: flagged only on cases with [eps 0.1]",
+        "finding: yours ignores eps: it computes the default eps=0.2 (on 3 of 6 flagged cases)",
+    ]
+    text, _ = grade.grade(_eps_ignored_on_token_mean, "clip", only={"agg": ["token_mean", "seq_sum", "token_sum"]})
+    assert text.splitlines()[-1] == "flagged: 9 of 36 cases (max rel err 1.54e-01)"
+    assert _notes(text) == ["pattern: flagged only on cases with [eps 0.1]"]  # 3 of 9: not shown
+
+
+def test_a_factor_is_named_only_when_it_is_one_constant():
+    def almost(**kw):  # the loss 0.1 % off, the gradient 0.1 % and 1e-7 off
+        loss, grad = clipped_surrogate(**kw)
+        return loss * 1.001, grad * 1.001 * (1 + 1e-7)
+
+    text, _ = grade.grade(almost, "clip", only={"agg": ["token_mean"]})
+    assert text.splitlines()[-1] == "flagged: 12 of 12 cases (max rel err 1.00e-03)" and _notes(text) == []
+
+    def one_case(**kw):  # 0.1 % off on the case with holes and max_len 8 only
+        loss, grad = clipped_surrogate(**kw)
+        holes = (kw["mask"][:, :-1] < kw["mask"][:, 1:]).any()
+        return (loss * 1.001, grad * 1.001) if holes and kw.get("max_len") == 8 else (loss, grad)
+
+    text, _ = grade.grade(one_case, "clip", only={"agg": ["token_mean"]})
+    assert text.splitlines()[-1] == "flagged: 1 of 12 cases (max rel err 1.00e-03)"
+    assert _notes(text) == [
+        "pattern: flagged only on cases with [holes]",
+        "pattern: flagged only on cases with [max_len 8]",
+        "finding: yours is the reference times 1.001 on every flagged case",
+    ]
