@@ -13,7 +13,7 @@ import pytest
 from minirl_lm import grade, oracle
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.pg.advantages import standardized
-from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss
 from minirl_lm.values.critic import gae
 
@@ -900,3 +900,23 @@ def test_a_factor_is_named_only_when_it_is_one_constant():
         "pattern: flagged only on cases with [max_len 8]",
         "finding: yours is the reference times 1.001 on every flagged case",
     ]
+
+
+def test_the_clip_fraction_sign_bug_is_read_at_the_case_s_eps():
+    def any_side(logp, logp_old, adv, mask, eps=0.2, eps_high=None):  # every ratio outside, whatever A
+        hi = eps if eps_high is None else eps_high
+        rho = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
+        return float((((rho < 1 - eps) | (rho > 1 + hi)) & (mask > 0)).sum() / max(mask.sum(), 1))
+
+    text, agrees = grade.grade(any_side, clip_fraction, only={"eps": [0.1]})
+    assert not agrees and text.splitlines()[-1] == "flagged: 3 of 3 cases (max rel err 1.75e+00)"
+    assert _notes(text) == [
+        "finding: yours counts every ratio outside the range, whatever the sign of A: the clip fraction counted "
+        "with the wrong sign (bugs.md#the-clip-fraction-counted-with-the-wrong-sign)"
+    ]
+
+
+def test_no_leak_is_named_at_rtol_0_when_group_0_does_not_move():
+    text, _ = grade.grade(trl_advantage, standardized, rtol=0.0)
+    assert text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err nan)"
+    assert [line[:40] for line in _notes(text)] == ["finding: yours computes TRL's knobs, std"]
