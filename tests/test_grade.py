@@ -908,12 +908,18 @@ def test_the_clip_fraction_sign_bug_is_read_at_the_case_s_eps():
         rho = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
         return float((((rho < 1 - eps) | (rho > 1 + hi)) & (mask > 0)).sum() / max(mask.sum(), 1))
 
-    text, agrees = grade.grade(any_side, clip_fraction, only={"eps": [0.1]})
-    assert not agrees and text.splitlines()[-1] == "flagged: 3 of 3 cases (max rel err 1.75e+00)"
-    assert _notes(text) == [
+    note = (
         "finding: yours counts every ratio outside the range, whatever the sign of A: the clip fraction counted "
         "with the wrong sign (bugs.md#the-clip-fraction-counted-with-the-wrong-sign)"
-    ]
+    )
+    for reference, only, last in [
+        (clip_fraction, {"eps": [0.1]}, "flagged: 3 of 3 cases (max rel err 1.75e+00)"),
+        (clip_fraction, {"eps_high": [0.28]}, "flagged: 3 of 3 cases (max rel err 7.50e-01)"),
+        (functools.partial(clip_fraction, eps=0.2), None, "flagged: 6 of 6 cases (max rel err 1.25e+00)"),
+    ]:  # the last: eps bound, read at its default
+        text, agrees = grade.grade(any_side, reference, only=only)
+        assert not agrees and text.splitlines()[-1] == last
+        assert _notes(text) == [note]
 
 
 def test_no_leak_is_named_at_rtol_0_when_group_0_does_not_move():
