@@ -926,3 +926,28 @@ def test_no_leak_is_named_at_rtol_0_when_group_0_does_not_move():
     text, _ = grade.grade(trl_advantage, standardized, rtol=0.0)
     assert text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err nan)"
     assert [line[:40] for line in _notes(text)] == ["finding: yours computes TRL's knobs, std"]
+
+
+LEAK = (
+    "finding: group 0's output moves when only the other groups' rewards move: batch statistics instead of "
+    "group statistics (bugs.md#batch-statistics-instead-of-group-statistics)"
+)
+
+
+@pytest.mark.parametrize(
+    "shape, last, leak",
+    [
+        ((2, 3), "flagged: 6 of 15 cases (max rel err 1.00e+07)", True),  # two groups of three
+        ((3, 2), "flagged: 3 of 15 cases (max rel err 3.49e-01)", True),  # three groups of two
+        ((6, 1), "flagged: 3 of 15 cases (max rel err 4.66e+07)", False),  # groups of one: nothing to leak from
+    ],
+)
+def test_a_leak_across_groups_is_named_where_there_are_groups(shape, last, leak):
+    def leaky(rewards, std_eps=1e-8, ddof=0):  # batch statistics on rewards of this shape only
+        r = np.asarray(rewards, float)
+        out = standardized(r, std_eps=std_eps, ddof=ddof)
+        return out + r.mean() if r.shape == shape else out
+
+    text, agrees = grade.grade(leaky, standardized)
+    assert not agrees and text.splitlines()[-1] == last
+    assert (LEAK in _notes(text)) == leak
