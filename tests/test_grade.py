@@ -951,3 +951,13 @@ def test_a_leak_across_groups_is_named_where_there_are_groups(shape, last, leak)
     text, agrees = grade.grade(leaky, standardized)
     assert not agrees and text.splitlines()[-1] == last
     assert (LEAK in _notes(text)) == leak
+
+
+def test_no_leak_is_named_when_group_0_reads_only_the_number_of_groups():
+    def by_rows(rewards, std_eps=1e-8, ddof=0):  # the others' rewards never reach group 0; their count does
+        r = np.asarray(rewards, float)
+        return standardized(r, std_eps=std_eps, ddof=ddof) + 0.001 * len(r)
+
+    text, agrees = grade.grade(by_rows, standardized)
+    assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 6.00e+05)"
+    assert _notes(text) == []
