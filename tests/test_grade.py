@@ -961,3 +961,15 @@ def test_no_leak_is_named_when_group_0_reads_only_the_number_of_groups():
     text, agrees = grade.grade(by_rows, standardized)
     assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 6.00e+05)"
     assert _notes(text) == []
+
+
+def test_the_other_groups_move_by_3r_plus_1():
+    def above(
+        rewards, std_eps=1e-8, ddof=0
+    ):  # reads how many other rewards exceed -1/2, the fixed point of 3r + 1
+        r = np.asarray(rewards, float)
+        return standardized(r, std_eps=std_eps, ddof=ddof) + 0.001 * np.sum(r[1:] > -0.5)
+
+    text, agrees = grade.grade(above, standardized)
+    assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 4.00e+05)"
+    assert _notes(text) == []  # 3r + 1 keeps each reward on its side of -1/2: group 0 does not move
