@@ -12,6 +12,7 @@ import pytest
 
 from minirl_lm import grade, oracle
 from minirl_lm.direct.dpo import dpo_loss
+from minirl_lm.multiturn.env import action_view
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss
@@ -973,3 +974,13 @@ def test_the_other_groups_move_by_3r_plus_1():
     text, agrees = grade.grade(above, standardized)
     assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 4.00e+05)"
     assert _notes(text) == []  # 3r + 1 keeps each reward on its side of -1/2: group 0 does not move
+
+
+def test_a_compact_view_wrong_in_its_values_is_not_called_one_that_keeps_the_tool_tokens():
+    def off_rewards(env, ep):
+        states, tokens, mask, rewards, pos = action_view(env, ep)
+        return states, tokens, mask, rewards * 1.001 + 0.5, pos
+
+    text, agrees = grade.grade(off_rewards, action_view)
+    assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
+    assert _notes(text) == []
