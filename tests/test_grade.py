@@ -984,3 +984,44 @@ def test_a_compact_view_wrong_in_its_values_is_not_called_one_that_keeps_the_too
     text, agrees = grade.grade(off_rewards, action_view)
     assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
     assert _notes(text) == []
+
+
+def _last_real_token(mask):
+    last = np.zeros_like(mask)
+    for b in np.flatnonzero(mask.sum(axis=1) > 0):
+        last[b, np.flatnonzero(mask[b])[-1]] = 1.0
+    return last
+
+
+def test_rtol_decides_the_flagged_cases_and_the_positions_that_differ():
+    text, agrees = grade.grade(lambda **kw: gae(**kw) * 1.001, "gae", rtol=0.01)
+    assert (
+        agrees and text.splitlines()[-1] == "flagged: 0 of 6 cases (max rel err 1.00e-03)" and _notes(text) == []
+    )
+
+    def tiny_and_last(**kw):  # 1e-9 off at every real token, 0.1 off at the last one
+        return gae(**kw) * (1 + 1e-9 * kw["mask"]) + 0.1 * _last_real_token(kw["mask"])
+
+    text, _ = grade.grade(tiny_and_last, "gae")
+    assert _notes(text) == [f"pattern: the differences sit only at [{LAST}]: gae reads the critics value at padding "
+                            "(bugs.md#gae-reads-the-critics-value-at-padding)"]  # fmt: skip
+    text, _ = grade.grade(tiny_and_last, "gae", rtol=0.0)
+    assert _notes(text) == [REAL_AND_LAST]
+
+
+def test_row_sums_kept_exactly_are_named_at_rtol_0():
+    def rolled(**kw):  # each row's values moved one real token on: the same row sums
+        out, m = gae(**kw), kw["mask"]
+        moved = out.copy()
+        for b in range(m.shape[0]):
+            real = np.flatnonzero(m[b])
+            moved[b, real] = out[b, np.roll(real, 1)]
+        return moved
+
+    text, _ = grade.grade(rolled, "gae", rtol=0.0)
+    assert text.splitlines()[-1] == "flagged: 6 of 6 cases (max rel err 6.58e-01)"
+    assert _notes(text) == [
+        REAL_AND_LAST,
+        "finding: each row sums to the reference's row sum, spread differently over its tokens: the token level kl "
+        "paid as a sequence kl at the end (bugs.md#the-token-level-kl-paid-as-a-sequence-kl-at-the-end)",
+    ]
