@@ -1003,8 +1003,10 @@ def test_rtol_decides_the_flagged_cases_and_the_positions_that_differ():
         return gae(**kw) * (1 + 1e-9 * kw["mask"]) + 0.1 * _last_real_token(kw["mask"])
 
     text, _ = grade.grade(tiny_and_last, "gae")
-    assert _notes(text) == [f"pattern: the differences sit only at [{LAST}]: gae reads the critics value at padding "
-                            "(bugs.md#gae-reads-the-critics-value-at-padding)"]  # fmt: skip
+    assert _notes(text) == [
+        f"pattern: the differences sit only at [{LAST}]: gae reads the critics value at padding "
+        "(bugs.md#gae-reads-the-critics-value-at-padding)"
+    ]
     text, _ = grade.grade(tiny_and_last, "gae", rtol=0.0)
     assert _notes(text) == [REAL_AND_LAST]
 
@@ -1022,6 +1024,6 @@ def test_row_sums_kept_exactly_are_named_at_rtol_0():
     assert text.splitlines()[-1] == "flagged: 6 of 6 cases (max rel err 6.58e-01)"
     assert _notes(text) == [
         REAL_AND_LAST,
-        "finding: each row sums to the reference's row sum, spread differently over its tokens: the token level kl "
-        "paid as a sequence kl at the end (bugs.md#the-token-level-kl-paid-as-a-sequence-kl-at-the-end)",
+        "finding: each row sums to the reference's row sum, spread differently over its tokens: the token level "
+        "kl paid as a sequence kl at the end (bugs.md#the-token-level-kl-paid-as-a-sequence-kl-at-the-end)",
     ]
