@@ -1027,3 +1027,15 @@ def test_row_sums_kept_exactly_are_named_at_rtol_0():
         "finding: each row sums to the reference's row sum, spread differently over its tokens: the token level "
         "kl paid as a sequence kl at the end (bugs.md#the-token-level-kl-paid-as-a-sequence-kl-at-the-end)",
     ]
+
+
+def test_the_width_of_the_first_output_tells_the_tool_tokens_kept():
+    def full_states(env, ep):  # the states of every token, the rest compact
+        _, tokens, mask, rewards, pos = action_view(env, ep)
+        return ep.states, tokens, mask, rewards, pos
+
+    text, agrees = grade.grade(full_states, action_view)
+    assert not agrees and _notes(text) == [
+        "finding: yours keeps every token of the episode, the tool outputs too: observation tokens trained on "
+        "(bugs.md#observation-tokens-trained-on)"
+    ]
