@@ -1039,3 +1039,41 @@ def test_the_width_of_the_first_output_tells_the_tool_tokens_kept():
         "finding: yours keeps every token of the episode, the tool outputs too: observation tokens trained on "
         "(bugs.md#observation-tokens-trained-on)"
     ]
+
+
+def test_grade_names_a_bad_reference():
+    with pytest.raises(ValueError) as e:
+        grade.grade(standardized, "nope")
+    assert (
+        str(e.value) == f"reference: expected an exercise ({', '.join(grade.EXERCISES)}) or a function, got 'nope'"
+    )
+    with pytest.raises(ValueError) as e:
+        grade.grade(standardized, "n" * 300)
+    message = f"reference: expected an exercise ({', '.join(grade.EXERCISES)}) or a function, got '{'n' * 300}'"
+    assert str(e.value) == message[:200]
+    with pytest.raises(TypeError) as e:
+        grade.grade(standardized, 3)
+    assert str(e.value) == "reference: expected a function of minirl_lm, got int"
+
+
+def test_patterns_without_a_mask_name_no_position():
+    rows = [oracle.Row("c", 1.0, "returns", (("result", 1.0),), ((0, 0),))]
+    assert grade.patterns(rows, [{"rewards": np.zeros((2, 2))}], standardized) == []
+
+
+def test_patterns_leave_the_default_label_out():
+    rows = [oracle.Row("default", 1.0, "returns", (("result", 1.0),)), oracle.Row("other", 0.0, "returns")]
+    assert grade.patterns(rows, [{}, {}], standardized) == []
+    mask = np.ones((2, 2))
+    rows = [
+        oracle.Row("default, groups of one", 1.0, "returns", (("result", 1.0),), ((0, 0),)),
+        oracle.Row("default, equal non-dyadic groups", 1.0, "returns", (("result", 1.0),), ((1, 0),)),
+        oracle.Row("other", 0.0, "returns"),
+    ]
+    assert grade.patterns(rows, [{"mask": mask}, {"mask": mask}, {}], standardized) == [
+        f"pattern: the differences sit only at [{REAL}]",
+        "pattern: flagged only on cases with [groups of one] or another known input: a group of one keeps its raw "
+        "reward (bugs.md#a-group-of-one-keeps-its-raw-reward)",
+        "pattern: flagged only on cases with [equal non-dyadic groups] or another known input: equal rewards and "
+        "floating point residue (bugs.md#equal-rewards-and-floating-point-residue)",
+    ]
