@@ -975,6 +975,15 @@ def test_the_other_groups_move_by_3r_plus_1():
     assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 4.00e+05)"
     assert _notes(text) == []  # 3r + 1 keeps each reward on its side of -1/2: group 0 does not move
 
+    def scale_free(rewards, std_eps=1e-8, ddof=0):  # reads log_3 |r + 1/2| mod 1 of the others: 3r + 1 keeps it
+        r = np.asarray(rewards, float)
+        phase = np.round(np.log(np.abs(r[1:] + 0.5)) / np.log(3.0) % 1.0, 6)
+        return standardized(r, std_eps=std_eps, ddof=ddof) + 0.001 * phase.sum()
+
+    text, agrees = grade.grade(scale_free, standardized)
+    assert not agrees and text.splitlines()[-1] == "flagged: 15 of 15 cases (max rel err 2.95e+05)"
+    assert _notes(text) == []
+
 
 def test_a_compact_view_wrong_in_its_values_is_not_called_one_that_keeps_the_tool_tokens():
     def off_rewards(env, ep):
