@@ -921,6 +921,10 @@ def test_the_clip_fraction_sign_bug_is_read_at_the_case_s_eps():
         text, agrees = grade.grade(any_side, reference, only=only)
         assert not agrees and text.splitlines()[-1] == last
         assert _notes(text) == [note]
+    text, agrees = grade.grade.core(
+        any_side, clip_fraction, 0, None, 1e-6
+    )  # the body: padding's garbage stays masked
+    assert not agrees and _notes(text) == [note]
 
 
 def test_no_leak_is_named_at_rtol_0_when_group_0_does_not_move():
