@@ -1090,3 +1090,16 @@ def test_patterns_leave_the_default_label_out():
         "pattern: flagged only on cases with [equal non-dyadic groups] or another known input: equal rewards and "
         "floating point residue (bugs.md#equal-rewards-and-floating-point-residue)",
     ]
+
+
+def test_the_tool_token_check_reads_action_view_only():
+    from minirl_lm.reward.prm import prm_data
+
+    ep = oracle.cases(action_view, 0)[0][1]["ep"]  # the episodes the grader draws: rows as wide as the episodes
+    reference = functools.partial(prm_data, outcome=np.ones(ep.mask.shape[0]))
+
+    def off(env, ep, outcome):
+        return tuple(x * 1.001 + 0.5 for x in prm_data(env, ep, outcome))
+
+    text, agrees = grade.grade(off, reference)
+    assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err inf)" and _notes(text) == []
