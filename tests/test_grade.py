@@ -1012,6 +1012,17 @@ def test_rtol_decides_the_flagged_cases_and_the_positions_that_differ():
         agrees and text.splitlines()[-1] == "flagged: 0 of 6 cases (max rel err 1.00e-03)" and _notes(text) == []
     )
 
+    def gamma_ignored_and_off(deltas, mask, gamma=1.0, lam=1.0):  # 0.1 % off everywhere: within rtol 1 %
+        return gae(deltas, mask, gamma=1.0, lam=lam) * 1.001
+
+    text, agrees = grade.grade(gamma_ignored_and_off, "gae", rtol=0.01)
+    assert text.splitlines()[-1] == "flagged: 2 of 6 cases (max rel err 2.13e-01)"
+    assert _notes(text) == [  # the patterns read the flagged cases at rtol 1 % too
+        f"pattern: the differences sit only at [{REAL}]",
+        "pattern: flagged only on cases with [gamma 0.9]",
+        "finding: yours ignores gamma: it computes the default gamma=1.0",
+    ]
+
     def tiny_and_last(**kw):  # 1e-9 off at every real token, 0.1 off at the last one
         return gae(**kw) * (1 + 1e-9 * kw["mask"]) + 0.1 * _last_real_token(kw["mask"])
 
