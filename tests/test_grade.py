@@ -996,7 +996,7 @@ def test_a_compact_view_wrong_in_its_values_is_not_called_one_that_keeps_the_too
 
     text, agrees = grade.grade(off_rewards, action_view)
     assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
-    assert _notes(text) == []
+    assert _notes(text) == ["finding: yours is the reference times 1.501 on every flagged case"]  # no tool tokens
 
 
 def _last_real_token(mask):
@@ -1107,10 +1107,12 @@ def test_the_tool_token_check_reads_action_view_only():
     from minirl_lm.reward.prm import prm_data
 
     ep = oracle.cases(action_view, 0)[0][1]["ep"]  # the episodes the grader draws: rows as wide as the episodes
-    reference = functools.partial(prm_data, outcome=np.ones(ep.mask.shape[0]))
+    outcome = np.ones(ep.mask.shape[0])
+    reference = functools.partial(prm_data, outcome=outcome)
 
-    def off(env, ep, outcome):
+    def off(env, ep):  # full-width rows, 0.1 % and 0.5 off
         return tuple(x * 1.001 + 0.5 for x in prm_data(env, ep, outcome))
 
     text, agrees = grade.grade(off, reference)
-    assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err inf)" and _notes(text) == []
+    assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
+    assert _notes(text) == ["finding: yours is the reference times 1.501 on every flagged case"]  # no tool tokens
