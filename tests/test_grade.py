@@ -996,7 +996,7 @@ def test_a_compact_view_wrong_in_its_values_is_not_called_one_that_keeps_the_too
 
     text, agrees = grade.grade(off_rewards, action_view)
     assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
-    assert _notes(text) == ["finding: yours is the reference times 1.501 on every flagged case"]  # no tool tokens
+    assert _notes(text) == []
 
 
 def _last_real_token(mask):
