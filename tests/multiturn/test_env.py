@@ -373,6 +373,14 @@ def test_a_huge_rollout_is_refused_before_the_first_episode(K):
     assert peak < 2**26  # refused before any (K, T) array: under 64 MiB traced
 
 
+def test_a_rollout_just_beyond_2_31_entries_is_refused():
+    env, pol, *_ = setup()
+    K = 2**31 // env.T + 1  # K * T in (2**31, 2**31 + T]
+    msg, peak = _refused(lambda: env.rollout(pol, K, np.random.default_rng(0)))
+    assert msg == f"K: expected episodes whose (K, T) arrays are of at most 2**31 entries, got {K * env.T}"
+    assert 2**31 < K * env.T <= 2**32 and peak < 2**26
+
+
 def test_scatter_refuses_a_width_beyond_memory_before_allocating():
     x = np.zeros((2, 3))
     msg = raises(ValueError, lambda: scatter(x, np.zeros((2, 3), np.int64), np.ones((2, 3)), 2**63))
