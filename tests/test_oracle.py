@@ -1,15 +1,22 @@
 """The oracle: seeded cases from a reference's signature, outcomes compared case by case."""
 
 import functools
+import hashlib
+import inspect
 
 import numpy as np
 import pytest
 
 from minirl_lm import oracle
 from minirl_lm.core.ops import AGGS
+from minirl_lm.direct.preferences import orpo_loss
+from minirl_lm.distill.samples import reverse_kl_reward
+from minirl_lm.multiturn.env import action_view
 from minirl_lm.pg.advantages import standardized
 from minirl_lm.pg.clip import clipped_surrogate
+from minirl_lm.pg.entropy_knobs import entropy_mask
 from minirl_lm.pg.kl import kl_per_token
+from minirl_lm.pg.offpolicy import is_weights
 from minirl_lm.pg.seqclip import dual_clip_surrogate
 from quiet import raises
 
@@ -365,3 +372,212 @@ def test_what_yours_raises_is_shown_by_its_first_line_and_a_skipped_case_weighs_
     assert skipped == oracle.Row(
         "right-padded, estimator k1", 0.0, "skipped: yours raises NotImplementedError: not ported"
     )
+
+
+# ---- reproducibility: what `cases` draws at a seed is promised -----------------------------------
+def _text(v):
+    """A drawn value as text: a float to 10 significant digits (robust to a last-bit difference),
+    an int, bool, string or None as it is, an array as its dtype, shape and entries, an object (the
+    environment and its episodes) as its type and its number and array fields."""
+    if v is None or isinstance(v, (str, bool, int, np.integer, np.bool_)):
+        return [f"{type(v).__name__}:{v}"]
+    if isinstance(v, (float, np.floating)):
+        return [f"{type(v).__name__}:{float(v):.9e}"]
+    if isinstance(v, np.ndarray):
+        return [f"{v.dtype}{v.shape}"] + [
+            f"{x:.9e}" if isinstance(x, float) else str(x) for x in v.ravel().tolist()
+        ]
+    fields = [(k, x) for k, x in sorted(vars(v).items()) if isinstance(x, (int, float, np.ndarray))]
+    return [type(v).__name__] + [t for k, x in fields for t in (k, *_text(x))]
+
+
+def _digest(drawn):
+    """The first 12 hex digits of the sha256 of cases: each case's label, argument names and values."""
+    text = "\n".join(f"{label}|{k}|{' '.join(_text(v))}" for label, kw in drawn for k, v in kw.items())
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _taking(name):
+    """A reference taking the one argument `name` (no option, no knob) that accepts every input."""
+
+    def reference(**kw):
+        return 0.0
+
+    reference.__signature__ = inspect.Signature([inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)])
+    return reference
+
+
+# every argument name the grader draws: the labels of its variants, the
+# type of the first variant, and the digest of `cases` at seed 0 of a reference taking it alone
+DRAWN = {
+    "deltas": (("default",), "float64(6, 5)", "02e9596bfc65"),
+    "vpreds": (("default",), "float64(6, 5)", "6186c34859fd"),
+    "values_old": (("default",), "float64(6, 5)", "c7a003069772"),
+    "returns": (("default",), "float64(6, 5)", "f3090778b3d9"),
+    "targets": (("default",), "float64(6, 5)", "9ec62b32dad2"),
+    "dlogp": (("default",), "float64(6, 5)", "a525fb68b8d5"),
+    "x": (("default",), "float64(6, 5)", "2cfc6c919b51"),
+    "dseq": (("default",), "float64(6,)", "76089d02c4ce"),
+    "r_chosen": (("default",), "float64(6,)", "8f440601b574"),
+    "r_rejected": (("default",), "float64(6,)", "e910a2419ce9"),
+    "r": (("default",), "float64(6,)", "1bbb7ff7958f"),
+    "terminal_reward": (("default",), "float64(6,)", "f08db152bcce"),
+    "seq_logp": (("default",), "float64(6,)", "ed709cf12643"),
+    "seq_logp_c": (("default",), "float64(6,)", "6af7552cc970"),
+    "seq_logp_r": (("default",), "float64(6,)", "4e94e34c35f0"),
+    "seq_logp_ref": (("default",), "float64(6,)", "f724b764afd4"),
+    "seq_logp_ref_c": (("default",), "float64(6,)", "d5fe483aa60f"),
+    "seq_logp_ref_r": (("default",), "float64(6,)", "9d66d554eb6e"),
+    "student_logits": (("default",), "float64(6, 5, 4)", "ff1119694665"),
+    "teacher_logits": (("default",), "float64(6, 5, 4)", "f3587d3af3a0"),
+    "logits": (("default",), "float64(6, 5, 4)", "660703ca9d40"),
+    "theta": (("default",), "float64(7, 4)", "2e576cca90ad"),
+    "theta_ref": (("default",), "float64(7, 4)", "f352b44c9825"),
+    "p": (("default", "p 0.3"), "float64(7, 4)", "4c77831b211c"),
+    "q": (("default", "q 0.3"), "float64(7, 4)", "fcb40e7cf234"),
+    "pi": (("pi (Y,)", "pi (N, Y)"), "float64(4,)", "cb6de64ffd53"),
+    "pi_ref": (("pi_ref (Y,)", "pi_ref (N, Y)"), "float64(4,)", "ef28852f4a42"),
+    "clip": (("default",), "float", "9427830caaa0"),
+    "delta": (("default",), "float", "05fb0d1df6b7"),
+    "kl": (("default",), "float", "8ffc382ea2da"),
+    "coef": (("default",), "float", "70b266e17886"),
+    "entropy": (("default",), "float", "d149ffa828a5"),
+    "current_kl": (("default",), "float", "bab74fc6b386"),
+    "target_kl": (("default",), "float", "eac1e1a6d373"),
+    "gap": (("default",), "float", "e9cd4792fea3"),
+    "horizon": (("default",), "float", "f6dd043c4917"),
+    "n_steps": (("default",), "float", "4919770e2ec3"),
+    "mixup": (("default",), "float", "2654ac725052"),
+    "max_len": (("default",), "int", "0745629d7aa9"),
+    "buffer_len": (("default",), "int", "eae602945f13"),
+    "eos": (("default",), "int", "51077d04c0c3"),
+    "B": (("default",), "int", "f6113eee0c6c"),
+    "M": (("default",), "int", "6bcb60070ebb"),
+    "loss_type": (("default",), "str", "9d45087fb04a"),
+    "G": (("G 2", "G 3"), "int", "429e58aafc8b"),
+    "K": (("K 2", "K 4"), "int", "4392feb71675"),
+    "N": (("N 1", "N 4"), "int", "6653f01274fd"),
+    "k": (("k 1", "k 2"), "int", "ff827f19691b"),
+    "mask": (("right-padded", "holes", "an empty row"), "float64(6, 5)", "1d16686f9317"),
+    "mask_c": (("chosen right-padded", "chosen holes", "chosen an empty row"), "float64(6, 5)", "be261550b105"),
+    "action_mask": (("default",), "float64(6, 5)", "902ed6a82b34"),
+    "logp": (("default",), "float64(6, 5)", "d4eaa37baf15"),
+    "mask_r": (("rejected right-padded",), "float64(6, 5)", "0564d9042110"),
+    "logp_old": (("default",), "float64(6, 5)", "205f30d3b00f"),
+    "logp_ref": (("default",), "float64(6, 5)", "70bbeaee3a69"),
+    "logp_mu": (("default",), "float64(6, 5)", "4a19f99b9485"),
+    "logp_teacher": (("default",), "float64(6, 5)", "5314f03260b5"),
+    "logp_c": (("default",), "float64(6, 5)", "1a167de5a1f6"),
+    "logp_r": (("default",), "float64(6, 5)", "3b41b9f542b5"),
+    "logp_other": (("default",), "float64(6, 5)", "f6e2ef839711"),
+    "rewards": (
+        (
+            "groups (3, 2)",
+            "groups (2, 3)",
+            "rewards (N, K, R)",
+            "equal non-dyadic groups",
+            "groups of one",
+            "per response (B,)",
+            "per token (B, T)",
+        ),
+        "float64(3, 2)",
+        "567ff988ead2",
+    ),
+    "adv": (("default",), "float64(6,)", "bb0aafd0d2f3"),
+    "token_rewards": (("default",), "float64(6, 5)", "ed8b64d61060"),
+    "greedy_rewards": (("greedy (3,)", "greedy (2,)", "greedy (6,)"), "float64(3,)", "1e1704e0001e"),
+    "lengths": (("lengths (3, 2)", "lengths (2, 3)", "lengths (6,)"), "int64(3, 2)", "25770c0ed2a8"),
+    "values": (("table (S,)", "per position (B, T)"), "float64(7,)", "730615d856b8"),
+    "states": (("default",), "int64(6, 5)", "ba7e2d3f8117"),
+    "entropies": (("default",), "float64(6, 5)", "f3b220b6e564"),
+    "sum_pi_sq": (("default",), "float64(6, 5)", "37a75cdbf36d"),
+    "weights": (("default",), "float64(6, 5)", "40ff83eefd84"),
+    "desirable": (("default",), "bool(6,)", "48f02a0453c2"),
+    "accept": (("default",), "bool(6,)", "626535907513"),
+    "label": (("default",), "float64(6,)", "0546452639ba"),
+    "tokens": (("default",), "int64(6, 5)", "b9480c920b52"),
+    "z": (("default",), "float64(6, 4)", "ad9086de08ce"),
+    "mu": (("default",), "float64(4,)", "06a2dc2818a7"),
+    "r_hat": (("default",), "float64(4,)", "9f083946f954"),
+    "reward": (("reward (Y,)", "reward (N, Y)"), "float64(4,)", "857bcf632cfa"),
+    "log_odds": (("default",), "float", "41e5e7c89f76"),
+    "agg": (
+        ("agg seq_sum", "agg token_mean", "agg seq_mean_token_mean", "agg constant", "agg token_sum"),
+        "str",
+        "c626ce70ef01",
+    ),
+    "beta": (("beta 0.1", "beta 0.5"), "float", "b6b01a8199aa"),
+    "c": (("c 3", "c 0.9"), "float", "a03984a2a901"),
+    "env": (("calculator",), "MultiTurnMDP", "91078c7b7120"),
+    "ep": (("every episode",), "Episodes", "ba674314850f"),
+}
+# the names whose draws do not depend on the seed: the masks, the scalars, the counts, the options,
+# the advantages with both signs and 0, the environment
+FIXED = {
+    "clip", "delta", "kl", "coef", "entropy", "current_kl", "target_kl", "gap", "horizon", "n_steps", "mixup",
+    "max_len", "buffer_len", "eos", "B", "M", "loss_type", "G", "K", "N", "k", "mask", "mask_c", "action_mask",
+    "mask_r", "adv", "desirable", "accept", "log_odds", "agg", "beta", "c", "env", "ep",
+}  # fmt: skip
+
+
+def test_the_inputs_drawn_for_each_argument_name_at_seed_0_are_pinned():
+    """The promise: `cases(reference, seed=0)` gives an argument of a given name the same variants
+    (labels, in order), of the same type, dtype and shape, holding the same values to 10
+    significant digits, in every release, so that a learner's report at a seed (and a report the
+    site quotes) can be reproduced. A change of the generators changes this table on purpose."""
+    for name, (labels, kind, digest) in DRAWN.items():
+        drawn = oracle.cases(_taking(name), seed=0)
+        first = drawn[0][1][name]
+        got = f"{first.dtype}{first.shape}" if isinstance(first, np.ndarray) else type(first).__name__
+        assert tuple(label for label, _ in drawn) == labels, name
+        assert (got, _digest(drawn)) == (kind, digest), name
+
+
+def test_a_few_drawn_entries_at_seed_0_read_as_pinned():
+    """The digests above, in a few numbers one can read: exact inputs, the first log-prob drawn, and
+    the rewards' shapes in their order."""
+    (_, kw), *_ = oracle.cases(_taking("adv"))
+    assert kw["adv"].tolist() == [1.0, -1.0, 0.5, -2.0, 0.0, 1.5]
+    rewards = oracle.cases(_taking("rewards"))
+    assert [kw["rewards"].shape for _, kw in rewards] == [(3, 2), (2, 3), (3, 2, 2), (2, 3), (6, 1), (6,), (6, 5)]
+    assert np.array_equal(rewards[3][1]["rewards"], np.full((2, 3), 0.1))
+    logp = oracle.cases(_taking("logp"))[0][1]["logp"]
+    assert (logp < -0.5).all() and f"{logp[0, 0]:.9e}" == "-2.075438133e+00"
+
+
+# the cases of public references at seed 0 (the garbage at padding, each token array's own mask,
+# string options, bools, int and float knobs, None knobs, the environment): how many, the first
+# and last labels, the digest
+PUBLIC = {
+    clipped_surrogate: (60, "right-padded, agg seq_sum", "an empty row, agg token_sum, max_len 8", "cdf801af6d73"),
+    kl_per_token: (9, "right-padded, estimator k1", "an empty row, estimator k3", "9642ba88e1e2"),
+    is_weights: (
+        36, "right-padded, level token, mode truncate", "an empty row, level sequence, mode mask, c_min 0.5",
+        "54ccf97c4589",
+    ),
+    reverse_kl_reward: (6, "right-padded, to_go False", "an empty row, to_go True", "694a42b2aa5a"),
+    orpo_loss: (
+        4, "chosen right-padded, rejected right-padded", "chosen holes, rejected right-padded, lam 0.8",
+        "93031846d79d",
+    ),
+    entropy_mask: (6, "right-padded", "an empty row, rho_h 0.4", "6911b80be7e5"),
+    standardized: (15, "groups (3, 2)", "per token (B, T), ddof 1", "f9e2f775dfc7"),
+    action_view: (1, "calculator, every episode", "calculator, every episode", "7f48a666be3c"),
+}  # fmt: skip
+
+
+def test_the_cases_of_public_references_at_seed_0_are_pinned():
+    """The same promise for whole references: every token array's garbage where its own mask is 0,
+    the options, the bools and the knobs one at a time, the environment, at seed 0."""
+    for reference, (n, first, last, digest) in PUBLIC.items():
+        drawn = oracle.cases(reference, seed=0)
+        assert (len(drawn), drawn[0][0], drawn[-1][0], _digest(drawn)) == (n, first, last, digest), reference
+
+
+def test_the_same_seed_draws_the_same_cases_and_another_seed_other_ones():
+    for name in DRAWN:
+        at = {seed: _digest(oracle.cases(_taking(name), seed=seed)) for seed in (0, 1)}
+        assert (at[0] == DRAWN[name][2]) and (at[1] == at[0]) == (name in FIXED), name
+    for reference in PUBLIC:
+        again, other = _digest(oracle.cases(reference, seed=0)), _digest(oracle.cases(reference, seed=1))
+        assert again == PUBLIC[reference][3] and (other == again) == (reference is action_view), reference
