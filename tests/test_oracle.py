@@ -3,6 +3,7 @@
 import functools
 import hashlib
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -581,3 +582,50 @@ def test_the_same_seed_draws_the_same_cases_and_another_seed_other_ones():
     for reference in PUBLIC:
         again, other = _digest(oracle.cases(reference, seed=0)), _digest(oracle.cases(reference, seed=1))
         assert again == PUBLIC[reference][3] and (other == again) == (reference is action_view), reference
+
+
+def test_a_partial_is_named_by_its_functions_declaration_then_its_functions_docstring():
+    def kl(logp, logp_ref, mask, estimator="k1"):
+        """Compute `(a, b)` first.
+
+        Returns:
+            `(value, grad)`.
+        """
+        return kl_per_token(logp, logp_ref, mask, estimator)
+
+    def off(**kw):
+        return tuple(x + 1.0 for x in kl_per_token(**kw))
+
+    bound = functools.partial(kl, estimator="k3")
+    assert [n for n, _ in oracle.compare(off, bound)[0].diffs] == ["value", "grad"]  # the span after `Returns:`
+    kl.returns = ["kl", "dkl"]
+    assert [n for n, _ in oracle.compare(off, bound)[0].diffs] == ["kl", "dkl"]
+
+
+def test_the_environment_left_out_of_a_copy_is_refused_with_why(monkeypatch):
+    monkeypatch.setitem(sys.modules, "minirl_lm.multiturn.calculator", None)  # its import fails
+    assert raises(TypeError, lambda: oracle.cases(action_view)) == (
+        "reference: its argument 'env' is the multi-turn environment, which this copy leaves out: "
+        "grade it with the package"
+    )
+
+
+def test_report_keeps_the_rows_after_a_skipped_one_joins_the_outputs_that_differ_and_counts_none():
+    rows = [
+        oracle.Row("s", 0.0, "skipped: yours raises NotImplementedError: x"),
+        oracle.Row("a", 0.5, "returns", (("loss", 0.5), ("g", 0.25))),
+    ]
+    assert oracle.report(rows).splitlines()[:1] == [
+        "FLAGGED  5.00e-01  a: returns; differs: loss 5.0e-01, g 2.5e-01"
+    ]
+    assert oracle.report([]) == "flagged: 0 of 0 cases (max rel err 0.00e+00)"
+    assert oracle.report(rows[:1]).splitlines()[-1] == "flagged: 0 of 0 cases (max rel err 0.00e+00)"
+
+
+def test_lines_of_refuses_what_is_no_list_or_tuple_even_of_strings():
+    assert raises(TypeError, lambda: oracle.lines_of({"a"}, "notes", {})) == (
+        "notes: expected a list of lines (strings), got set {'a'}"
+    )
+    assert raises(TypeError, lambda: oracle.lines_of(3, "notes", {})) == (
+        "notes: expected a list of lines (strings), got int 3"
+    )
