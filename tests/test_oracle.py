@@ -629,3 +629,22 @@ def test_lines_of_refuses_what_is_no_list_or_tuple_even_of_strings():
     assert raises(TypeError, lambda: oracle.lines_of(3, "notes", {})) == (
         "notes: expected a list of lines (strings), got int 3"
     )
+
+
+@pytest.mark.parametrize(
+    "doc, want",
+    [
+        ("Returns:\n    `(value, grad)`; not the later Returns: `(x, y)`.", ["value", "grad"]),
+        ("Returns:\n    the pair (as Returns: `(value, grad)` says).", ["value", "grad"]),
+        ("Returns:\n    `value` and `grad`.", ["output 1", "output 2"]),
+        ("Returns:\n    the pair `(value, grad.", ["output 1", "output 2"]),
+        ("The pair `(value, grad)`.", ["output 1", "output 2"]),
+    ],
+)
+def test_outputs_are_named_by_the_first_span_after_the_first_returns_when_it_is_a_tuple(doc, want):
+    def kl(logp, logp_ref, mask, estimator="k1"):
+        return kl_per_token(logp, logp_ref, mask, estimator)
+
+    kl.__doc__ = doc
+    off = lambda **kw: tuple(x + 1.0 for x in kl_per_token(**kw))  # noqa: E731
+    assert [n for n, _ in oracle.compare(off, kl)[0].diffs] == want
