@@ -374,8 +374,7 @@ def _rel(a, b):
     fa, fb = np.isfinite(a), np.isfinite(b)
     if not (np.array_equal(fa, fb) and np.array_equal(a[~fa], b[~fb], equal_nan=True)):
         return np.nan if np.isnan(a[fb]).any() or np.isnan(a).any() else np.inf
-    with np.errstate(invalid="ignore"):
-        return float(np.abs(a[fa] - b[fa]).max(initial=0.0) / max(np.abs(b[fb]).max(initial=0.0), _FLOOR))
+    return float(np.abs(a[fa] - b[fa]).max(initial=0.0) / max(np.abs(b[fb]).max(initial=0.0), _FLOOR))
 
 
 def _where(got, want, mask, rtol):

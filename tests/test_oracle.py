@@ -19,7 +19,7 @@ from minirl_lm.pg.entropy_knobs import entropy_mask
 from minirl_lm.pg.kl import kl_per_token
 from minirl_lm.pg.offpolicy import is_weights
 from minirl_lm.pg.seqclip import dual_clip_surrogate
-from quiet import raises
+from quiet import raises, silent
 
 
 def test_cases_run_every_option_and_are_seeded():
@@ -196,7 +196,11 @@ def test_positions_that_differ_are_kept():
         (lambda: oracle.cases(clipped_surrogate, seed=-1), "seed", "expected an integer >= 0, got -1"),
         (lambda: oracle.cases(clipped_surrogate, seed=True), "seed", "expected an integer, got bool"),
         (lambda: oracle.cases(lambda unknown: 0), "reference", "takes 'unknown', which the grader does not draw"),
-        (lambda: oracle.cases(clipped_surrogate, only=[1]), "only", "expected a dict"),
+        (
+            lambda: oracle.cases(clipped_surrogate, only=[1]),
+            "only",
+            "expected a dict of argument -> values, got list",
+        ),
         (lambda: oracle.compare(None, clipped_surrogate), "fn", "expected a function"),
         (lambda: oracle.report([], rtol=float("nan")), "rtol", "expected a finite number"),
         (lambda: oracle.report([], rtol=-1), "rtol", "expected a number >= 0"),
@@ -639,6 +643,8 @@ def test_lines_of_refuses_what_is_no_list_or_tuple_even_of_strings():
         ("Returns:\n    `value` and `grad`.", ["output 1", "output 2"]),
         ("Returns:\n    the pair `(value, grad.", ["output 1", "output 2"]),
         ("The pair `(value, grad)`.", ["output 1", "output 2"]),
+        ("Returns:\n    `value, grad`, not a tuple.", ["output 1", "output 2"]),
+        ("Returns:\n    `(value, grad, extra)`: three names for two outputs.", ["output 1", "output 2"]),
     ],
 )
 def test_outputs_are_named_by_the_first_span_after_the_first_returns_when_it_is_a_tuple(doc, want):
@@ -648,3 +654,175 @@ def test_outputs_are_named_by_the_first_span_after_the_first_returns_when_it_is_
     kl.__doc__ = doc
     off = lambda **kw: tuple(x + 1.0 for x in kl_per_token(**kw))  # noqa: E731
     assert [n for n, _ in oracle.compare(off, kl)[0].diffs] == want
+
+
+_SHAPES = ("round", "square")  # a string option's values, in the module of the function that takes it
+
+
+def test_a_string_option_runs_over_the_tuple_of_its_module_then_the_packages_else_keeps_its_default():
+    def shaped(adv, shape="round"):
+        return adv
+
+    def free(adv, note="free"):
+        return adv
+
+    assert [n for n, _ in oracle.cases(shaped)] == ["shape round", "shape square"]
+    assert [n for n, _ in oracle.cases(free)] == ["default"]
+    elsewhere = {"__name__": "a_module_nobody_imported"}  # a function whose module cannot be found
+    exec("def aggregated(adv, agg='token_mean'):\n    return adv", elsewhere)
+    assert [kw["agg"] for _, kw in oracle.cases(elsewhere["aggregated"])] == list(AGGS)
+
+
+def test_a_knob_off_the_grid_takes_twice_its_default_or_half_an_int_knob_none_and_ddof_the_other():
+    def knobs(adv, w=0.0, s=0.25, n=3, ddof=1):
+        return adv
+
+    assert [n for n, _ in oracle.cases(knobs)] == ["default", "w 0.5", "s 0.5", "ddof 0"]
+
+
+def test_compare_names_each_outcome_by_its_case_and_says_what_was_refused():
+    def scaled(adv, c=3.0):
+        if c < 1.0:
+            raise ValueError("c: expected a value >= 1\nsecond line")
+        return adv * c
+
+    def yours(adv, c=3.0):
+        if c == 2.0:
+            raise RuntimeError("no c = 2")
+        return adv * c
+
+    assert [n for n, _ in oracle.cases(scaled)] == ["default", "c 2.0", "c 0.9"]
+    assert oracle.compare(yours, scaled) == [
+        oracle.Row("default", 0.0, "returns", (("result", 0.0),), ()),
+        oracle.Row("c 2.0", np.inf, "raises RuntimeError: no c = 2"),
+        oracle.Row("c 0.9", np.inf, "accepts what the reference refuses (ValueError: c: expected a value >= 1)"),
+    ]
+    rows = oracle.compare(lambda adv, c=3.0: scaled(adv, 2.0 if c == 2.0 else 0.5), scaled)
+    assert [(r.case, r.outcome) for r in rows[1:]] == [
+        ("c 2.0", "returns"),
+        ("c 0.9", "both raise (ours ValueError: c: expected a value >= 1)"),
+    ]
+
+
+def test_compare_is_seeded_by_its_seed():
+    def same(adv, logp, mask):
+        return logp
+
+    drawn = oracle.cases(same, seed=5)
+    at_5 = lambda adv, logp, mask: next(kw["logp"] for _, kw in drawn if np.array_equal(kw["mask"], mask))  # noqa: E731
+    assert all(r.rel == 0.0 for r in oracle.compare(at_5, same, seed=5))
+    assert all(r.rel > 0.0 for r in oracle.compare(at_5, same, seed=6))
+
+
+def test_bool_outputs_are_compared_as_numbers():
+    def signs(adv):
+        return adv, adv > 0
+
+    assert oracle.compare(signs, signs)[0].diffs == (("output 1", 0.0), ("output 2", 0.0))
+    other = oracle.compare(lambda adv: (adv, adv >= 0), signs)[0]
+    assert other.diffs == (("output 1", 0.0), ("output 2", 1.0)) and other.where == ()
+
+
+def test_non_finite_entries_compare_by_position_and_value():
+    def out(x):
+        return lambda adv: np.array(x)
+
+    def rel(got, want):
+        return oracle.compare(out(got), out(want))[0].rel
+
+    nan, inf = np.nan, np.inf
+    assert rel([nan, 1.0], [nan, 1.0]) == 0.0 and rel([inf, 1.5], [inf, 1.0]) == 0.5  # NaN where ours is NaN
+    assert rel([inf], [inf]) == 0.0 and rel([-inf, nan], [-inf, nan]) == 0.0  # nothing finite to measure
+    assert rel([inf, 1.0], [1.0, 1.0]) == inf and rel([-inf], [inf]) == inf
+    assert np.isnan(rel([nan, 1.0], [1.0, 1.0])) and np.isnan(rel([nan], [inf]))
+    assert np.isnan(rel([nan, inf, 1.0], [nan, 1.0, inf]))  # yours has NaN: NaN, whatever the rest
+    assert rel([1.0, 5.0], [1.0, nan]) == inf  # ours is NaN where yours is finite
+
+
+def test_the_largest_difference_of_a_case_is_nan_when_any_output_is_and_zero_without_outputs():
+    def two(adv):
+        return adv, adv
+
+    rows = oracle.compare(lambda adv: (adv * 1.5, adv * np.nan), two)
+    assert [d for _, d in rows[0].diffs][0] == 0.5 and np.isnan(rows[0].rel)
+    assert oracle.compare(lambda adv: (), lambda adv: ())[0] == oracle.Row("default", 0.0, "returns", (), ())
+
+
+def test_leaves_of_a_dict_are_compared_in_the_order_of_its_keys():
+    def ref(adv):
+        return {"b": adv, "a": (adv, {"c": 2.0 * adv})}
+
+    def yours(adv):
+        return {"a": (adv, {"c": 2.0 * adv}), "b": 1.5 * adv}
+
+    assert [d for _, d in oracle.compare(yours, ref)[0].diffs] == [0.0, 0.0, 0.5]
+
+
+def test_a_tensor_is_detached_and_moved_to_the_cpu_before_it_is_read():
+    class Tensor:  # torch's rules: numpy() refuses a tensor that requires grad or lives on a device
+        def __init__(self, x, grad=True, device="cuda"):
+            self.x, self.grad, self.device = np.asarray(x), grad, device
+
+        def __array__(self, dtype=None, copy=None):
+            raise TypeError("use .numpy()")
+
+        def detach(self):
+            return Tensor(self.x, False, self.device)
+
+        def cpu(self):
+            return Tensor(self.x, self.grad, "cpu")
+
+        def numpy(self):
+            if self.grad or self.device != "cpu":
+                raise TypeError("can't convert a tensor that requires grad or lives on cuda")
+            return self.x
+
+    rows = oracle.compare(lambda **kw: tuple(Tensor(x) for x in kl_per_token(**kw)), kl_per_token)
+    assert rows and all(r.outcome == "returns" and r.rel == 0.0 for r in rows)
+
+
+def _token_output(scale, off=()):
+    """A reference of `(adv, mask)` returning `scale * mask` (and yours: `off` added at positions)."""
+
+    def f(adv, mask):
+        out = scale * mask
+        for (i, j), d in off:
+            out[i, j] += d
+        return out
+
+    return f
+
+
+def test_positions_that_differ_are_measured_against_the_largest_finite_magnitude():
+    def at(got, want, rtol=1e-6):
+        return {r.where for r in oracle.compare(got, want, rtol=rtol)}
+
+    assert at(_token_output(0.1, [((0, 0), 5e-7)]), _token_output(0.1)) == {((0, 0),)}  # 5e-7 > 1e-6 * 0.1
+    assert at(_token_output(1.0, [((0, 0), 0.5)]), _token_output(1.0), rtol=0.5) == {()}  # at the tolerance
+    two = lambda adv, mask: (
+        _token_output(1.0, [((0, 0), 1.0)])(adv, mask),
+        _token_output(1.0, [((1, 1), 1.0)])(adv, mask),
+    )  # noqa: E501, E731
+    assert at(two, lambda adv, mask: (mask * 1.0, mask * 1.0)) == {((0, 0), (1, 1))}  # over every output
+    inf = _token_output(np.inf)  # equal infinities (and NaN where ours is NaN) differ nowhere, silently
+    assert silent(lambda: at(inf, inf)) == {()}
+    nan = lambda adv, mask: np.where(mask > 0, np.nan, 1.0)  # noqa: E731
+    assert silent(lambda: at(nan, nan)) == {()}
+
+
+def test_each_side_gets_its_own_copy_of_every_input():
+    def zeroes(**kw):
+        kw["adv"][:] = 0.0  # an input shared by every case
+        return clipped_surrogate(**kw)
+
+    rows = oracle.compare(zeroes, clipped_surrogate)
+    assert rows and all(r.rel > 0 for r in rows)
+
+
+def test_a_callers_numpy_error_state_does_not_reach_either_side():
+    def overflows(adv):
+        return np.exp(adv * 1000.0)
+
+    with np.errstate(all="raise"):
+        rows = oracle.compare(overflows, overflows)
+    assert [(r.outcome, r.rel) for r in rows] == [("returns", 0.0)]
