@@ -402,13 +402,15 @@ def _digest(drawn):
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _taking(name):
-    """A reference taking the one argument `name` (no option, no knob) that accepts every input."""
+def _taking(*names):
+    """A reference taking the arguments `names` (no option, no knob) that accepts every input."""
 
     def reference(**kw):
         return 0.0
 
-    reference.__signature__ = inspect.Signature([inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)])
+    reference.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in names]
+    )
     return reference
 
 
@@ -826,3 +828,12 @@ def test_a_callers_numpy_error_state_does_not_reach_either_side():
     with np.errstate(all="raise"):
         rows = oracle.compare(overflows, overflows)
     assert [(r.outcome, r.rel) for r in rows] == [("returns", 0.0)]
+
+
+def test_old_reference_and_behaviour_log_probs_stay_below_zero_at_every_seed():
+    """Each is `logp - log(ratio)`, capped at -1e-3: a log-prob, never 0 or above (the cap is hit at
+    seed 2)."""
+    names = ("logp_old", "logp_ref", "logp_mu", "logp_teacher", "logp_r")
+    reference = _taking(*names)
+    top = {seed: max(oracle.cases(reference, seed=seed)[0][1][n].max() for n in names) for seed in range(10)}
+    assert all(t <= -1e-3 for t in top.values()) and top[2] == -1e-3
