@@ -614,6 +614,9 @@ def test_the_environment_left_out_of_a_copy_is_refused_with_why(monkeypatch):
         "reference: its argument 'env' is the multi-turn environment, which this copy leaves out: "
         "grade it with the package"
     )
+    assert "takes 'unknown', which the grader does not draw" in raises(
+        TypeError, lambda: oracle.cases(lambda unknown: 0)
+    )
 
 
 def test_report_keeps_the_rows_after_a_skipped_one_joins_the_outputs_that_differ_and_counts_none():
@@ -837,3 +840,40 @@ def test_old_reference_and_behaviour_log_probs_stay_below_zero_at_every_seed():
     reference = _taking(*names)
     top = {seed: max(oracle.cases(reference, seed=seed)[0][1][n].max() for n in names) for seed in range(10)}
     assert all(t <= -1e-3 for t in top.values()) and top[2] == -1e-3
+
+
+def test_a_reference_is_named_in_what_cases_refuses_by_its_function_and_a_sampler_is_refused():
+    def f(unknown, x=1.0):
+        return x
+
+    class Nameless:  # a callable object without a __name__
+        def __call__(self, unknown, x=1.0):
+            return x
+
+    def draw(func, **bound):
+        return raises(TypeError, lambda: oracle.cases(functools.partial(func, **bound)))
+
+    assert draw(f, x=2.0) == (
+        "reference: f takes 'unknown', which the grader does not draw: bind it, functools.partial(f, unknown=...)"
+    )
+    assert draw(Nameless(), x=2.0).startswith("reference: the reference takes 'unknown', which")
+
+    def sampler(adv, rng):
+        return adv
+
+    def seeded(adv, rng=None):
+        return adv
+
+    assert raises(TypeError, lambda: oracle.cases(sampler)) == (
+        "reference: sampler takes 'rng', a random generator driving a sampler: the grader compares functions "
+        "of arrays; check the estimators it is built from"
+    )
+    assert [kw["rng"] for _, kw in oracle.cases(seeded)] == [None]
+
+
+def test_a_keyword_bound_in_the_middle_leaves_the_arguments_after_it_varied():
+    bound = functools.partial(clipped_surrogate, eps=0.2)
+    names = [n for n, _ in oracle.cases(bound)]
+    assert len(names) == 45 and not any("eps 0.1" in n for n in names)
+    assert any("eps_high 0.28" in n for n in names) and any("max_len 8" in n for n in names)
+    assert {kw["agg"] for _, kw in oracle.cases(bound)} == set(AGGS)
