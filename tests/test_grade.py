@@ -206,3 +206,27 @@ def test_cli_exits_0_on_agreement_with_rtol_0_and_lists_the_exercises(capsys):
     assert grade.main(["clip", "minirl_lm/pg/clip.py", "--rtol", "0", "--only", "agg=token_mean,seq_sum"]) == 0
     assert "clip: your clipped_surrogate agrees with the reference" in capsys.readouterr().out
     assert grade.main(["--list"]) == 0 and "clipped_surrogate(logp, logp_old" in capsys.readouterr().out
+
+
+_LEVELS = ("plain", "odd")  # a string option's values, in the module of the reference that takes it
+
+
+class _Same:
+    """Equal to everything, and nothing NumPy reads as a number."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("odd, found", [(_Same(), True), ("odd", False)])
+def test_a_hypothesis_compares_an_output_numpy_cannot_read_by_equality(odd, found):
+    def reference(adv, level="plain"):
+        return float(adv.sum()) if level == "plain" else odd
+
+    def yours(adv, level="plain"):
+        return float(adv.sum()) + 1.0
+
+    text, agrees = grade.grade(yours, reference, only={"level": ["plain"]})
+    assert not agrees and ("finding: your level='plain' computes the reference's level='odd'" in text) == found

@@ -877,3 +877,21 @@ def test_a_keyword_bound_in_the_middle_leaves_the_arguments_after_it_varied():
     assert len(names) == 45 and not any("eps 0.1" in n for n in names)
     assert any("eps_high 0.28" in n for n in names) and any("max_len 8" in n for n in names)
     assert {kw["agg"] for _, kw in oracle.cases(bound)} == set(AGGS)
+
+
+def test_a_reference_that_refuses_garbage_gets_clean_inputs_and_one_that_refuses_all_is_refused():
+    def clean_only(logp, mask):
+        if np.abs(logp).max() > 100.0:
+            raise ValueError("logp: garbage")
+        return logp
+
+    drawn = oracle.cases(clean_only)
+    assert [n for n, _ in drawn] == ["right-padded", "holes", "an empty row"]
+    assert all(np.abs(kw["logp"]).max() < 100.0 for _, kw in drawn)
+
+    def never(adv):
+        raise ValueError("adv: no")
+
+    assert raises(TypeError, lambda: oracle.cases(never)) == (
+        "reference: refuses every case the grader draws for it (bind its arguments: partial)"
+    )
