@@ -188,12 +188,17 @@ def _trajectory_row(env, b, tokens, states, n):
         t += len(chance)
     if t != n:
         return f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens"
+    if kind != "end":  # the mask ends, but the episode goes on
+        return (
+            f"mask: row {b}: expected the whole episode (to its EOS, turn length or turn cap), "
+            f"got a mask that stops at position {n}, mid-episode"
+        )
     return want
 
 
 def episodes_of(env, ep):
-    """Every row of `ep` parses as a trajectory of `env` (tokens and states, chance nodes
-    included), and `action_mask` is 1 exactly on the policy's tokens."""
+    """Every row of `ep` parses as a whole trajectory of `env`, to its end (tokens and states,
+    chance nodes included), and `action_mask` is 1 exactly on the policy's tokens."""
     dims = {}
     mask = TRAJECTORY(ep.mask, "mask", dims)
     tokens = ids("B T", low=0, high=env.V - 1)(ep.tokens, "tokens", dims)

@@ -247,12 +247,17 @@ def _trajectory_row(env, b, tokens, states, n):
         t += len(chance)
     if t != n:
         return f"mask: row {b}: the episode ends at position {t}, but the mask has {n} real tokens"
+    if kind != "end":  # the mask ends, but the episode goes on
+        return (
+            f"mask: row {b}: expected the whole episode (to its EOS, turn length or turn cap), "
+            f"got a mask that stops at position {n}, mid-episode"
+        )
     return want
 
 
 def episodes_of(env, ep):
-    """Every row of `ep` parses as a trajectory of `env` (tokens and states, chance nodes
-    included), and `action_mask` is 1 exactly on the policy's tokens. Names the field."""
+    """Every row of `ep` parses as a whole trajectory of `env`, to its end (tokens and states,
+    chance nodes included), and `action_mask` is 1 exactly on the policy's tokens. Names the field."""
     dims = {}
     mask = TRAJECTORY(ep.mask, "mask", dims)
     tokens = ids("B T", low=0, high=env.V - 1)(ep.tokens, "tokens", dims)
@@ -504,10 +509,12 @@ class MultiTurnMDP:
 
         Args:
             ep: an `Episodes` batch (from `rollout` or `all_episodes`, or built by hand). Every
-                row must parse as a trajectory of this environment (its tokens and states, the
-                chance nodes' ids at observation positions included), and its `action_mask` must
-                be 1 exactly on the tokens the policy wrote: an observation token marked as an
-                action, or a policy token marked 0, is a ValueError naming `action_mask`.
+                row must parse as a whole trajectory of this environment, from its first token to
+                its end (EOS, the turn length or the turn cap: a row cut short is refused), its
+                tokens and states (the chance nodes' ids at observation positions included), and
+                its `action_mask` must be 1 exactly on the tokens the policy wrote: an observation
+                token marked as an action, or a policy token marked 0, is a ValueError naming
+                `action_mask`.
 
         Returns:
             `ep`, unchanged.

@@ -94,11 +94,12 @@ def _listing_size(R, K, N=1):
     """None if the multisets of K out of R (and their probabilities under N laws) fit in
     `MAX_ENTRIES` entries, else the message (blaming K): `M = C(R + K - 1, K)` multisets, each
     with K ids, R counts and N probabilities."""
-    M = math.comb(R + K - 1, K) if R <= MAX_ENTRIES else R  # C(R + K - 1, K) >= R: a huge R unread
+    bounded = R > MAX_ENTRIES and K > 1  # C(R + K - 1, K) > R: a huge R's binomial is not computed
+    M = R if bounded else math.comb(R + K - 1, K)
     if M * (K + R + N * K) > MAX_ENTRIES:
         return (
             f"K: expected at most {MAX_ENTRIES:.0e} entries in the multisets of K out of R "
-            f"(C(R + K - 1, K) of them, times K + R + N K), got {'>= ' * (M == R > K)}{_count(M)} multisets "
+            f"(C(R + K - 1, K) of them, times K + R + N K), got {'>= ' * bounded}{_count(M)} multisets "
             f"(R = {_count(R)}, K = {K}, N = {N})"
         )
 

@@ -283,7 +283,7 @@ def logits_batch(logits, tokens, mask, w=None):
 def table_batch(theta, states, tokens, mask, w=None):
     """The tabular batch's values: a 0/1 mask, state ids in [0, S), token ids in [0, V) and
     finite weights (if any) at the real positions."""
-    return _batch(mask, tokens, theta.shape[1], states, theta.shape[0], w)
+    return _batch(mask, tokens, theta.shape[1], states=states, S=theta.shape[0], w=w)
 
 
 def fits_out(out, logits):

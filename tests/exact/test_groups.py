@@ -168,6 +168,12 @@ def test_a_coefs_that_is_not_a_list_is_named_with_its_repr_cut_at_120_characters
 def test_a_refused_listing_names_R_K_and_the_number_of_laws():
     msg = str(pytest.raises(ValueError, multisets, 10**300, 2).value)  # 10^300 itself is written ~1e300
     assert msg.endswith("got >= ~1e300 multisets (R = ~1e300, K = 2, N = 1)")
+    msg = str(pytest.raises(ValueError, multisets, 10**300, 1).value)  # C(R, 1) = R: counted, not bounded
+    assert msg.endswith("got ~1e300 multisets (R = ~1e300, K = 1, N = 1)")
+    msg = str(pytest.raises(ValueError, multisets, 10**7, 2).value)  # R = 1e7 is counted: C(1e7 + 1, 2)
+    assert msg.endswith("got 5e+13 multisets (R = 1e+07, K = 2, N = 1)")
+    msg = str(pytest.raises(ValueError, multisets, 10**7 + 1, 2).value)  # one more is bounded below by R
+    assert msg.endswith("got >= 1e+07 multisets (R = 1e+07, K = 2, N = 1)")
     assert str(pytest.raises(ValueError, multisets, 50, 50).value).endswith("(R = 50, K = 50, N = 1)")
     assert str(pytest.raises(ValueError, group_law, np.full(50, 0.02), 50).value).endswith(
         "(R = 50, K = 50, N = 1)"
@@ -181,7 +187,7 @@ def test_a_listing_of_exactly_max_entries_is_made_and_one_more_law_is_refused():
     Y, P = group_law(np.full((74, 3125), 1 / 3125), 1)
     assert Y.shape == (3125, 1) and P.shape == (74, 3125)
     msg = str(pytest.raises(ValueError, group_law, np.full((75, 3125), 1 / 3125), 1).value)
-    assert msg.endswith("got >= 3.12e+03 multisets (R = 3.12e+03, K = 1, N = 75)")
+    assert msg.endswith("got 3.12e+03 multisets (R = 3.12e+03, K = 1, N = 75)")  # C(R, 1) = R exactly
 
 
 def test_one_response_and_ten_million_laws_are_refused_as_one_multiset():

@@ -601,17 +601,43 @@ def test_check_names_the_chance_node_at_each_position_of_a_span():
     )
 
 
+def _cut(ep, b, n):
+    """`ep` with row b's mask (and action mask) cut to its first n tokens."""
+    cut = Episodes(ep.states, ep.tokens, ep.mask.copy(), ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
+    cut.mask[b, n:], cut.action_mask[b, n:] = 0.0, 0.0
+    return cut
+
+
 def test_check_refuses_a_mask_that_ends_inside_an_observation_span():
     env, pol, ep, *_ = setup()
     obs = (ep.mask > 0) & (ep.action_mask == 0)
     b = int(np.flatnonzero(obs.any(1))[0])
     t = int(np.flatnonzero(obs[b])[0])  # the span's first token
-    cut = Episodes(ep.states, ep.tokens, ep.mask.copy(), ep.action_mask.copy(), ep.rewards, ep.world, ep.log_env)
-    cut.mask[b, t + 1 :], cut.action_mask[b, t + 1 :] = 0.0, 0.0
-    assert raises(ValueError, lambda: env.check(cut)) == (
+    assert raises(ValueError, lambda: env.check(_cut(ep, b, t + 1))) == (
         f"tokens: row {b}, position {t}: expected an observation span [(2, 3), (2, 4)] after the call, "
         f"got [{ep.tokens[b, t]}]"
     )
+
+
+@pytest.mark.parametrize("where", ["mid-turn", "after a span"])
+def test_check_refuses_a_mask_that_ends_before_the_episode_does(where):
+    """A row is a whole episode: cut after a policy token that is not terminal, or right after an
+    observation span, its turn's reward and the rest are missing, so it is refused, not read."""
+    env, pol, ep, *_ = setup()
+    obs = (ep.mask > 0) & (ep.action_mask == 0)
+    if where == "after a span":
+        b = int(np.flatnonzero(obs.any(1))[0])
+        n = int(np.flatnonzero(obs[b])[-1]) + 1  # the span's last token, then the policy's turn
+    else:
+        long = ep.action_mask[:, 1] > 0  # the first turn has two policy tokens at least
+        b, n = int(np.flatnonzero(long)[0]), 1
+    assert ep.mask[b, n] == 1.0  # the episode goes on after the cut
+    msg = (
+        f"mask: row {b}: expected the whole episode (to its EOS, turn length or turn cap), "
+        f"got a mask that stops at position {n}, mid-episode"
+    )
+    assert raises(ValueError, lambda: env.check(_cut(ep, b, n))) == msg
+    assert raises(ValueError, lambda: action_view(env, _cut(ep, b, n))) == msg
 
 
 def test_rollout_draws_the_world_from_the_prior_and_the_span_from_p_obs():
