@@ -804,10 +804,10 @@ def test_positions_that_differ_are_measured_against_the_largest_finite_magnitude
 
     assert at(_token_output(0.1, [((0, 0), 5e-7)]), _token_output(0.1)) == {((0, 0),)}  # 5e-7 > 1e-6 * 0.1
     assert at(_token_output(1.0, [((0, 0), 0.5)]), _token_output(1.0), rtol=0.5) == {()}  # at the tolerance
-    two = lambda adv, mask: (
-        _token_output(1.0, [((0, 0), 1.0)])(adv, mask),
-        _token_output(1.0, [((1, 1), 1.0)])(adv, mask),
-    )  # noqa: E501, E731
+
+    def two(adv, mask):
+        return _token_output(1.0, [((0, 0), 1.0)])(adv, mask), _token_output(1.0, [((1, 1), 1.0)])(adv, mask)
+
     assert at(two, lambda adv, mask: (mask * 1.0, mask * 1.0)) == {((0, 0), (1, 1))}  # over every output
     inf = _token_output(np.inf)  # equal infinities (and NaN where ours is NaN) differ nowhere, silently
     assert silent(lambda: at(inf, inf)) == {()}
@@ -817,7 +817,7 @@ def test_positions_that_differ_are_measured_against_the_largest_finite_magnitude
 
 def test_each_side_gets_its_own_copy_of_every_input():
     def zeroes(**kw):
-        kw["adv"][:] = 0.0  # an input shared by every case
+        kw["adv"][:] = 0.0  # an input every case holds (the same array)
         return clipped_surrogate(**kw)
 
     rows = oracle.compare(zeroes, clipped_surrogate)
