@@ -857,6 +857,7 @@ def test_a_reference_is_named_in_what_cases_refuses_by_its_function_and_a_sample
         "reference: f takes 'unknown', which the grader does not draw: bind it, functools.partial(f, unknown=...)"
     )
     assert draw(Nameless(), x=2.0).startswith("reference: the reference takes 'unknown', which")
+    assert raises(TypeError, lambda: oracle.cases(Nameless())).startswith("reference: the reference takes")
 
     def sampler(adv, rng):
         return adv
@@ -895,3 +896,15 @@ def test_a_reference_that_refuses_garbage_gets_clean_inputs_and_one_that_refuses
     assert raises(TypeError, lambda: oracle.cases(never)) == (
         "reference: refuses every case the grader draws for it (bind its arguments: partial)"
     )
+
+
+def test_an_output_that_is_not_numbers_is_flagged_not_a_crash():
+    """Yours returning strings where the reference returns arrays: every case differs (inf), none
+    raises, and no position is named (there are no numbers to place)."""
+
+    def words(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+        return "loss", "grad"
+
+    rows = oracle.compare(words, clipped_surrogate, only={"agg": ["token_mean"]})
+    assert rows and all(r.rel == np.inf and r.outcome == "returns" and r.where == () for r in rows)
+    assert rows[0].diffs == (("loss", np.inf), ("dloss_dlogp", np.inf))
