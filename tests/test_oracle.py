@@ -908,3 +908,11 @@ def test_an_output_that_is_not_numbers_is_flagged_not_a_crash():
     rows = oracle.compare(words, clipped_surrogate, only={"agg": ["token_mean"]})
     assert rows and all(r.rel == np.inf and r.outcome == "returns" and r.where == () for r in rows)
     assert rows[0].diffs == (("loss", np.inf), ("dloss_dlogp", np.inf))
+
+    def word_then_zeros(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+        return "loss", np.zeros_like(logp)  # the gradient read after the word: its positions named
+
+    row = oracle.compare(word_then_zeros, clipped_surrogate, only={"agg": ["token_mean"]})[0]
+    case = dict(oracle.cases(clipped_surrogate, only={"agg": ["token_mean"]}))[row.case]
+    grad = clipped_surrogate(**case)[1]
+    assert row.where == tuple((int(b), int(t)) for b, t in zip(*np.nonzero(grad))) != ()
