@@ -229,7 +229,8 @@ def _knob(name, default):
 def _axes(reference, gen):
     """(name, variants, is_knob) per argument of `reference`; a bound keyword stays as bound."""
     bound = reference.keywords if isinstance(reference, functools.partial) else {}
-    name_of = getattr(reference, "__name__", None) or getattr(reference.func, "__name__", "the reference")
+    name_of = getattr(reference, "__name__", None) or getattr(getattr(reference, "func", None), "__name__", None)
+    name_of = name_of or "the reference"  # a callable object has no name
     axes = []
     for name, p in inspect.signature(reference).parameters.items():
         if name in bound:
@@ -367,22 +368,27 @@ def _rel(a, b):
     or a non-finite entry where the reference's is another; NaN when yours has a NaN there."""
     try:
         a, b = _array(a), _array(b)
-    except (TypeError, ValueError):
-        return 0.0 if a == b else np.inf
+    except (TypeError, ValueError):  # not numbers: equal or not
+        try:
+            return 0.0 if bool(a == b) else np.inf
+        except (TypeError, ValueError):  # an array against a string: not equal
+            return np.inf
     if a.shape != b.shape:
         return np.inf
     fa, fb = np.isfinite(a), np.isfinite(b)
     if not (np.array_equal(fa, fb) and np.array_equal(a[~fa], b[~fb], equal_nan=True)):
         return np.nan if np.isnan(a[fb]).any() or np.isnan(a).any() else np.inf
-    with np.errstate(invalid="ignore"):
-        return float(np.abs(a[fa] - b[fa]).max(initial=0.0) / max(np.abs(b[fb]).max(initial=0.0), _FLOOR))
+    return float(np.abs(a[fa] - b[fa]).max(initial=0.0) / max(np.abs(b[fb]).max(initial=0.0), _FLOOR))
 
 
 def _where(got, want, mask, rtol):
     """The `(b, t)` positions where a `(B, T)` output of yours differs from the reference's."""
     out = set()
     for a, b in zip(got, want):
-        a, b = _array(a), _array(b)
+        try:
+            a, b = _array(a), _array(b)
+        except (TypeError, ValueError):  # not numbers: _rel compares them whole
+            continue
         if isinstance(mask, np.ndarray) and a.shape == b.shape == mask.shape:
             scale = max(np.abs(b[np.isfinite(b)]).max(initial=0.0), _FLOOR)
             with np.errstate(invalid="ignore"):

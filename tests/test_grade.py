@@ -1116,3 +1116,27 @@ def test_the_tool_token_check_reads_action_view_only():
     text, agrees = grade.grade(off, reference)
     assert not agrees and text.splitlines()[-1] == "flagged: 1 of 1 cases (max rel err 5.01e-01)"
     assert _notes(text) == ["finding: yours is the reference times 1.501 on every flagged case"]  # no tool tokens
+
+
+_LEVELS = ("plain", "odd")  # a string option's values, in the module of the reference that takes it
+
+
+class _Same:
+    """Equal to everything, and nothing NumPy reads as a number."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("odd, found", [(_Same(), True), ("odd", False)])
+def test_a_hypothesis_compares_an_output_numpy_cannot_read_by_equality(odd, found):
+    def reference(adv, level="plain"):
+        return float(adv.sum()) if level == "plain" else odd
+
+    def yours(adv, level="plain"):
+        return float(adv.sum()) + 1.0
+
+    text, agrees = grade.grade(yours, reference, only={"level": ["plain"]})
+    assert not agrees and ("finding: your level='plain' computes the reference's level='odd'" in text) == found
