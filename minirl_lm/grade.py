@@ -23,6 +23,7 @@ import argparse
 import functools
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -154,6 +155,11 @@ def _an_exercise(x, name, dims):
     return _REFERENCE(x, name, dims)
 
 
+def _labels(case):
+    """A case's name cut into its inputs' labels, at the commas outside parentheses."""
+    return re.split(r", (?![^(]*\))", case)
+
+
 @boundary(
     rows=oracle.rows_of,
     kwargs=_case_list,
@@ -193,9 +199,9 @@ def patterns(rows, kwargs, reference, rtol=1e-6):
                 out.append(
                     _line(f"pattern: the differences sit only at tokens with {sign}", (sign, _name(reference)))
                 )
-    labels = [set(r.case.split(", ")) for r, _ in bad]
+    labels = [set(_labels(r.case)) for r, _ in bad]
     for lab in sorted(set.intersection(*labels) - {"default"} if labels else ()):
-        if good and any(lab not in r.case.split(", ") for r in good):
+        if good and any(lab not in _labels(r.case) for r in good):
             key = ("with", lab) if ("with", lab) in NAMED else ("with", lab.split()[0])
             out.append(_line(f"pattern: flagged only on cases with [{lab}]", key))
     known = [k[1] for k in NAMED if k[0] == "with" and any(k[1] in lab for lab in labels)]
@@ -422,7 +428,7 @@ def main(argv=None):
         return 0
     if args.name not in EXERCISES:
         parser.error(f"NAME: expected one of {', '.join(EXERCISES)}, got {args.name!r}")
-    if not args.file or not Path(args.file).is_file():
+    if not args.file or not Path(args.file).is_file() or Path(args.file).suffix != ".py":
         parser.error(f"FILE: expected a Python file, got {args.file!r}")
     if not args.rtol >= 0 or args.seed < 0:
         parser.error(f"--rtol and --seed: expected numbers >= 0, got {args.rtol} and {args.seed}")

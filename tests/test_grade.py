@@ -13,7 +13,7 @@ import pytest
 from minirl_lm import grade, oracle
 from minirl_lm.direct.dpo import dpo_loss
 from minirl_lm.multiturn.env import action_view
-from minirl_lm.pg.advantages import standardized
+from minirl_lm.pg.advantages import advantages, standardized
 from minirl_lm.pg.clip import clip_fraction, clipped_surrogate
 from minirl_lm.pg.grpo import grpo_loss
 from minirl_lm.values.critic import gae
@@ -369,10 +369,7 @@ def _usage_error(argv, capsys):
         (["clip", "missing.py"], "FILE: expected a Python file, got 'missing.py'"),
         (["clip"], "FILE: expected a Python file, got None"),
         (["clip", "minirl_lm"], "FILE: expected a Python file, got 'minirl_lm'"),
-        (
-            ["clip", "README.md"],
-            "FILE: README.md fails to load: AttributeError: 'NoneType' object has no attribute 'loader'",
-        ),
+        (["clip", "README.md"], "FILE: expected a Python file, got 'README.md'"),  # a file, but not Python
         (["clip", "minirl_lm/pg/clip.py", "--only", "agg"], "--only: expected ARG=V1,V2, got 'agg'"),
         (["clip", "minirl_lm/pg/clip.py", "--only", "=x"], "--only: expected ARG=V1,V2, got '=x'"),
         (["clip", "minirl_lm/pg/clip.py", "--only", "agg="], "--only: expected ARG=V1,V2, got 'agg='"),
@@ -1140,3 +1137,15 @@ def test_a_hypothesis_compares_an_output_numpy_cannot_read_by_equality(odd, foun
 
     text, agrees = grade.grade(yours, reference, only={"level": ["plain"]})
     assert not agrees and ("finding: your level='plain' computes the reference's level='odd'" in text) == found
+
+
+def test_a_label_with_a_comma_inside_parentheses_is_one_input():
+    """`groups (3, 2)` is one input's label: a bug seen only on those rewards is named by it whole."""
+
+    def yours(rewards, baseline="standardized", std_eps=1e-8, ddof=0):
+        out = advantages(rewards, baseline=baseline, std_eps=std_eps, ddof=ddof)
+        return out * 2.0 if rewards.shape == (3, 2) else out
+
+    text, agrees = grade.grade(yours, advantages, only={"baseline": ["mean"], "std_eps": [1e-8], "ddof": [0]})
+    assert not agrees and "pattern: flagged only on cases with [groups (3, 2)]" in text.splitlines()
+    assert grade._labels("groups (3, 2), baseline mean, ddof 1") == ["groups (3, 2)", "baseline mean", "ddof 1"]
