@@ -105,6 +105,12 @@ def _line(text, key):
 
 
 # ---- patterns: read off the flagged rows and their cases ----------------------------------------
+def _defaults(reference):
+    """The reference's defaults by name, a partial's bound values included (its signature's)."""
+    params = inspect.signature(reference).parameters.values()
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
 def _classes(kw):
     """Each position's class: padding, the last real token, a clip region of its ratio and A."""
     m = kw["mask"]
@@ -185,7 +191,7 @@ def patterns(rows, kwargs, reference, rtol=1e-6):
     out = []
     places = []
     for r, kw in bad:
-        cls = _classes(kw) if isinstance(kw.get("mask"), np.ndarray) else None
+        cls = _classes({**_defaults(reference), **kw}) if isinstance(kw.get("mask"), np.ndarray) else None
         places.append({cls[p] for p in r.where} if cls is not None and r.where else None)
     if bad and all(places):
         union = set().union(*places)
@@ -266,8 +272,9 @@ def _alternatives(reference, kw):
                 yield ("knob", "ddof", str(1 - v)), text, call({**kw, "ddof": 1 - v})[0]
     if "std_eps" in params and "std_eps" in kw:
         yield ("trl",), TRL, call({**kw, "std_eps": 1e-4, "ddof": 1})[0]
-    if "eps_high" in kw and kw.get("eps_high") is not None:
-        swap = {**kw, "eps": kw["eps_high"], "eps_high": kw.get("eps", 0.2)}
+    full = {**_defaults(reference), **kw}  # a knob bound by a partial, at its bound value
+    if full.get("eps_high") is not None:
+        swap = {**kw, "eps": full["eps_high"], "eps_high": full.get("eps", 0.2)}
         yield ("swap",), "yours equals the reference with eps and eps_high swapped", call(swap)[0]
 
 
@@ -325,7 +332,7 @@ def _specific(fn, reference, flagged, rtol):
                 out.append(_line("group 0's output moves when only the other groups' rewards move", ("leak",)))
                 break
     if name == "clip_fraction":
-        kw = flagged[0]
+        kw = {**_defaults(reference), **flagged[0]}
         m, eps = kw["mask"], kw.get("eps", 0.2)
         hi = 1 + (eps if kw.get("eps_high") is None else kw["eps_high"])
         rho = np.exp(np.where(m > 0, kw["logp"] - kw["logp_old"], 0.0))

@@ -1149,3 +1149,27 @@ def test_a_label_with_a_comma_inside_parentheses_is_one_input():
     text, agrees = grade.grade(yours, advantages, only={"baseline": ["mean"], "std_eps": [1e-8], "ddof": [0]})
     assert not agrees and "pattern: flagged only on cases with [groups (3, 2)]" in text.splitlines()
     assert grade._labels("groups (3, 2), baseline mean, ddof 1") == ["groups (3, 2)", "baseline mean", "ddof 1"]
+
+
+def test_knobs_a_partial_binds_are_read_at_their_bound_values():
+    """The swap hypothesis and the clip-fraction check read eps and eps_high where the reference's
+    partial binds them (0.3 and 0.1 here), not at 0.2."""
+    ref = functools.partial(clipped_surrogate, eps=0.3, eps_high=0.1)
+
+    def swapped(logp, logp_old, adv, mask, agg="token_mean", max_len=None, eps=0.3, eps_high=0.1):
+        return clipped_surrogate(logp, logp_old, adv, mask, eps=eps_high, eps_high=eps, agg=agg, max_len=max_len)
+
+    text, agrees = grade.grade(swapped, ref, only={"agg": ["token_mean"]})
+    assert not agrees and any(
+        line.startswith("finding: yours equals the reference with eps and eps_high swapped")
+        for line in text.splitlines()
+    )
+
+    def every_outside(logp, logp_old, adv, mask, eps_high=None, eps=0.3):
+        rho = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
+        return (((rho < 1 - eps) | (rho > 1 + eps)) & (mask > 0)).sum() / max(mask.sum(), 1)
+
+    text, agrees = grade.grade(every_outside, functools.partial(clip_fraction, eps=0.3))
+    assert not agrees and any(
+        line.startswith("finding: yours counts every ratio outside the range") for line in text.splitlines()
+    )
