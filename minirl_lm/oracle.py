@@ -370,9 +370,10 @@ def _rel(a, b):
         a, b = _array(a), _array(b)
     except (TypeError, ValueError):  # not numbers: equal or not
         try:
-            return 0.0 if bool(a == b) else np.inf
-        except (TypeError, ValueError):  # an array against a string: not equal
-            return np.inf
+            same = np.array_equal(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else bool(a == b)
+        except Exception:  # an output that cannot be compared is not the reference's
+            same = False
+        return 0.0 if same else np.inf
     if a.shape != b.shape:
         return np.inf
     fa, fb = np.isfinite(a), np.isfinite(b)

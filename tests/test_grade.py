@@ -1173,3 +1173,54 @@ def test_knobs_a_partial_binds_are_read_at_their_bound_values():
     assert not agrees and any(
         line.startswith("finding: yours counts every ratio outside the range") for line in text.splitlines()
     )
+
+
+def test_an_output_that_is_not_numbers_is_flagged_with_no_finding_and_exit_1(tmp_path, capsys):
+    """Yours returning a word where the reference returns the loss: flagged (inf), no hypothesis
+    tried (nothing to compare a variant with), and the command line exits 1, not 2."""
+
+    def words(logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+        return "oops", clipped_surrogate(logp, logp_old, adv, mask, eps, eps_high, agg, max_len)[1]
+
+    text, agrees = grade.grade(words, clipped_surrogate, only={"agg": ["token_mean"]})
+    assert not agrees and not any(line.startswith("finding:") for line in text.splitlines())
+    assert text.splitlines()[-1] == "flagged: 12 of 12 cases (max rel err inf)"
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "from minirl_lm.pg.clip import clipped_surrogate as c\n"
+        "def clipped_surrogate(**kw):\n    return 'oops', c(**kw)[1]\n"
+    )
+    assert grade.main(["clip", str(mine), "--only", "agg=token_mean"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "clip: flagged (see above)"
+
+
+def test_a_callable_object_is_a_reference_and_a_builtin_one_is_read_without_defaults():
+    class Clip:  # no __name__, not a partial
+        def __call__(self, logp, logp_old, adv, mask, eps=0.2, eps_high=None, agg="token_mean", max_len=None):
+            return clipped_surrogate(logp, logp_old, adv, mask, eps, eps_high, agg, max_len)
+
+    def doubled(**kw):
+        return tuple(2 * x for x in clipped_surrogate(**kw))
+
+    text, agrees = grade.grade(doubled, Clip(), only={"agg": ["token_mean"]})
+    assert not agrees and "finding: yours is the reference times 2 on every flagged case" in text.splitlines()
+    row = oracle.Row("c", 1.0, "returns", (("loss", 1.0),), ((0, 0),))
+    kw = dict(logp=np.zeros((2, 3)), logp_old=np.zeros((2, 3)), adv=np.ones(2), mask=np.ones((2, 3)))
+    assert grade.patterns([row], [kw], max) == [
+        "pattern: the differences sit only at [rho inside the clip range, A > 0]",
+        "pattern: the differences sit only at tokens with A > 0",
+    ]
+
+
+def test_the_position_classes_read_the_eps_a_partial_binds():
+    """A ratio of 0.7 with A > 0 is below 1 - eps at the default eps 0.2, inside the range at a
+    bound eps of 0.35."""
+    row = oracle.Row("c", 1.0, "returns", (("loss", 1.0),), ((0, 1),))
+    logp = np.zeros((2, 3))
+    logp[0, 1] = np.log(0.7)
+    kw = dict(logp=logp, logp_old=np.zeros((2, 3)), adv=np.ones(2), mask=np.ones((2, 3)))
+    at = lambda ref: grade.patterns([row], [kw], ref)[0]  # noqa: E731
+    assert at(clipped_surrogate) == "pattern: the differences sit only at [rho < 1-eps, A > 0]"
+    assert at(functools.partial(clipped_surrogate, eps=0.35)) == (
+        "pattern: the differences sit only at [rho inside the clip range, A > 0]"
+    )

@@ -916,3 +916,20 @@ def test_an_output_that_is_not_numbers_is_flagged_not_a_crash():
     case = dict(oracle.cases(clipped_surrogate, only={"agg": ["token_mean"]}))[row.case]
     grad = clipped_surrogate(**case)[1]
     assert row.where == tuple((int(b), int(t)) for b, t in zip(*np.nonzero(grad))) != ()
+
+
+def test_outputs_that_are_not_numbers_are_equal_by_value_and_unequal_when_they_cannot_be_compared():
+    class Touchy:  # comparing it raises
+        def __eq__(self, other):
+            raise RuntimeError("no")
+
+        __hash__ = None
+
+    def words(adv):
+        return np.array(["a", "b"])
+
+    def touchy(adv):
+        return Touchy()
+
+    assert [r.rel for r in oracle.compare(words, words)] == [0.0] * len(oracle.cases(words))
+    assert all(r.rel == np.inf for r in oracle.compare(touchy, touchy))
