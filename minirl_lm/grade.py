@@ -122,8 +122,8 @@ def _classes(kw):
     cls = np.full(m.shape, "a real token", dtype=object)
     for b in np.flatnonzero(m.sum(axis=1) > 0):
         cls[b, np.flatnonzero(m[b])[-1]] = "the last real token"
-    if all(isinstance(kw.get(k), np.ndarray) for k in ("logp", "logp_old", "adv")):
-        eps, hi = kw.get("eps", 0.2), kw.get("eps_high")
+    if "eps" in kw and all(isinstance(kw.get(k), np.ndarray) for k in ("logp", "logp_old", "adv")):
+        eps, hi = kw["eps"], kw.get("eps_high")  # a clipped objective's range
         hi = 1.0 + (eps if hi is None else hi)
         A = np.broadcast_to(kw["adv"][:, None] if kw["adv"].ndim == 1 else kw["adv"], m.shape)
         with np.errstate(over="ignore", invalid="ignore"):  # garbage at padding: its class is set below
@@ -278,8 +278,8 @@ def _alternatives(reference, kw):
     if "std_eps" in params and "std_eps" in kw:
         yield ("trl",), TRL, call({**kw, "std_eps": 1e-4, "ddof": 1})[0]
     full = {**_defaults(reference), **kw}  # a knob bound by a partial, at its bound value
-    if full.get("eps_high") is not None:
-        swap = {**kw, "eps": full["eps_high"], "eps_high": full.get("eps", 0.2)}
+    if full.get("eps_high") is not None and "eps" in full:
+        swap = {**kw, "eps": full["eps_high"], "eps_high": full["eps"]}
         yield ("swap",), "yours equals the reference with eps and eps_high swapped", call(swap)[0]
 
 
@@ -345,9 +345,9 @@ def _specific(fn, reference, flagged, rtol):
             if again is not None and oracle._rel(oracle._leaves(again)[0][:1], oracle._leaves(got)[0][:1]) > rtol:
                 out.append(_line("group 0's output moves when only the other groups' rewards move", ("leak",)))
                 break
-    if name == "clip_fraction":
-        kw = {**_defaults(reference), **flagged[0]}
-        m, eps = kw["mask"], kw.get("eps", 0.2)
+    kw = {**_defaults(reference), **flagged[0]}
+    if name == "clip_fraction" and "eps" in kw:
+        m, eps = kw["mask"], kw["eps"]
         hi = 1 + (eps if kw.get("eps_high") is None else kw["eps_high"])
         rho = np.exp(np.where(m > 0, kw["logp"] - kw["logp_old"], 0.0))
         wrong = (((rho < 1 - eps) | (rho > hi)) & (m > 0)).sum() / max(m.sum(), 1)

@@ -1206,10 +1206,7 @@ def test_a_callable_object_is_a_reference_and_a_builtin_one_is_read_without_defa
     assert not agrees and "finding: yours is the reference times 2 on every flagged case" in text.splitlines()
     row = oracle.Row("c", 1.0, "returns", (("loss", 1.0),), ((0, 0),))
     kw = dict(logp=np.zeros((2, 3)), logp_old=np.zeros((2, 3)), adv=np.ones(2), mask=np.ones((2, 3)))
-    assert grade.patterns([row], [kw], max) == [
-        "pattern: the differences sit only at [rho inside the clip range, A > 0]",
-        "pattern: the differences sit only at tokens with A > 0",
-    ]
+    assert grade.patterns([row], [kw], max) == ["pattern: the differences sit only at [a real token]"]
 
 
 def test_the_position_classes_read_the_eps_a_partial_binds():
@@ -1224,3 +1221,30 @@ def test_the_position_classes_read_the_eps_a_partial_binds():
     assert at(functools.partial(clipped_surrogate, eps=0.35)) == (
         "pattern: the differences sit only at [rho inside the clip range, A > 0]"
     )
+
+    def unclipped(logp, logp_old, adv, mask):  # no clip range: no clip region either
+        return logp
+
+    assert at(unclipped) == "pattern: the differences sit only at [a real token]"
+
+
+def test_the_clip_fraction_check_reads_the_eps_of_a_reference_named_clip_fraction():
+    """Yours counting every ratio outside [1 - eps, 1 + eps] is named against any reference called
+    clip_fraction, at that reference's eps; one without an eps gets no such finding."""
+
+    def every_outside(logp, logp_old, adv, mask, eps=0.3):
+        rho = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
+        return (((rho < 1 - eps) | (rho > 1 + eps)) & (mask > 0)).sum() / max(mask.sum(), 1)
+
+    def clip_fraction(logp, logp_old, adv, mask, eps=0.3):  # noqa: F811 -- a learner's own reference
+        return globals()["clip_fraction"](logp, logp_old, adv, mask, eps=eps)
+
+    def no_eps(logp, logp_old, adv, mask):
+        return every_outside(logp, logp_old, adv, mask) + 0.5
+
+    no_eps.__name__ = "clip_fraction"
+    text = grade.grade(every_outside, clip_fraction)[0]
+    assert "finding: yours counts every ratio outside the range" in text
+    at_02 = functools.partial(every_outside, eps=0.2)  # what the check once assumed without an eps
+    text = grade.grade(lambda logp, logp_old, adv, mask: at_02(logp, logp_old, adv, mask), no_eps)[0]
+    assert "finding: yours counts every ratio" not in text and text.splitlines()[-1].startswith("flagged: 3 of 3 ")
