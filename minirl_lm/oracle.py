@@ -370,10 +370,9 @@ def _rel(a, b):
         a, b = _array(a), _array(b)
     except (TypeError, ValueError):  # not numbers: equal or not
         try:
-            same = np.array_equal(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else bool(a == b)
+            return 0.0 if np.array_equal(a, b) else np.inf
         except Exception:  # an output that cannot be compared is not the reference's
-            same = False
-        return 0.0 if same else np.inf
+            return np.inf
     if a.shape != b.shape:
         return np.inf
     fa, fb = np.isfinite(a), np.isfinite(b)
