@@ -205,13 +205,13 @@ def _enumerable(V, calls, spans, prior, max_turns, turn_len):
                 f"{name}: expected max_turns * (turn_len + the longest span) <= 900 "
                 f"tokens per episode, got {turns} * ({turn_len} + {L})"
             )
-        if _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24) is None:
+        size = _tree_size(V - 1 - len(calls), len(calls), M, L, turns, turn_len, 2**24)
+        if size is None:
             return (
                 f"{name}: expected a tree of at most 2**24 states, got a bound above "
                 f"it (max_turns={max_turns}, turn_len={turn_len}); the tree is enumerated in full"
             )
-    size = _tree_size(V - 1 - len(calls), len(calls), M, L, max_turns, turn_len, 2**24)
-    for name, n in (("V", V), ("prior", V * prior.size)):
+    for name, n in (("V", V), ("prior", V * prior.size)):  # size: the last pass's, turns = max_turns
         if size * n > 2**28:
             return (
                 f"{name}: expected at most 2**28 (state, token, world) rewards in the tree, got a "

@@ -696,6 +696,7 @@ LONG_SPAN = tuple([2] * 100 + [9])
         ),
         (dict(spans=5), TypeError, "spans: expected a sequence of tuples of token ids, got int"),
         (dict(spans=[5]), TypeError, "spans: expected each span a tuple of token ids, got 5"),
+        (dict(spans=[10**300]), TypeError, f"spans: expected each span a tuple of token ids, got {10**300}"[:200]),
         (dict(spans=["ab"]), TypeError, "spans: expected each span a tuple of token ids, got 'ab'"),
         (
             dict(spans=[(2, 3), ()]),
@@ -836,3 +837,15 @@ def test_the_world_of_an_episode_is_an_integer_id():
     ro = env.rollout(pol, 4, np.random.default_rng(0))
     assert ep.world.dtype == ro.world.dtype == np.int64
     assert ep.tokens.dtype == ep.states.dtype == np.int64 and ep.log_env.dtype == np.float64
+
+
+def test_the_rewards_bound_admits_exactly_2_to_the_28():
+    """One turn of two tokens without calls has V states at most, so V**2 (state, token) rewards
+    for one world: V = 2**14 is exactly 2**28 and admitted, one more token is refused. The bound is
+    read without growing the tree (2**28 rewards would take minutes), so `_enumerable` is called
+    directly: no public path reaches this edge in a test's time."""
+    from minirl_lm.multiturn.env import _enumerable
+
+    at = lambda V: _enumerable(V, (), [(2,)], np.ones(1), 3, 2)  # noqa: E731
+    assert at(2**14) is None
+    assert at(2**14 + 1) == "V: " + REWARDS.format(2**14 + 1, 2**14 + 1, 1)
