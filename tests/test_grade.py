@@ -1248,3 +1248,20 @@ def test_the_clip_fraction_check_reads_the_eps_of_a_reference_named_clip_fractio
     at_02 = functools.partial(every_outside, eps=0.2)  # what the check once assumed without an eps
     text = grade.grade(lambda logp, logp_old, adv, mask: at_02(logp, logp_old, adv, mask), no_eps)[0]
     assert "finding: yours counts every ratio" not in text and text.splitlines()[-1].startswith("flagged: 3 of 3 ")
+
+
+@pytest.mark.parametrize("eps, eps_high, edge", [(0.2, 0.25, 1.25), (1 - 0.85, None, 0.85)])
+def test_the_clip_fraction_check_counts_a_ratio_on_an_edge_as_inside(eps, eps_high, edge):
+    """One drawn ratio is exactly 1.25 and one exactly 0.85: with eps_high bound to 0.25 (or eps to
+    1 - 0.85) it sits on the edge, inside the range, for yours and for the check alike."""
+
+    def every_outside(logp, logp_old, adv, mask, eps=eps, eps_high=eps_high):
+        rho = np.exp(np.where(mask > 0, logp - logp_old, 0.0))
+        hi = 1 + (eps if eps_high is None else eps_high)
+        return (((rho < 1 - eps) | (rho > hi)) & (mask > 0)).sum() / max(mask.sum(), 1)
+
+    kw = oracle.cases(clip_fraction)[0][1]
+    assert (np.exp(np.where(kw["mask"] > 0, kw["logp"] - kw["logp_old"], 0.0)) == edge).sum() == 1
+    assert (1 - eps if edge < 1 else 1 + eps_high) == edge
+    text = grade.grade(every_outside, functools.partial(clip_fraction, eps=eps, eps_high=eps_high))[0]
+    assert "finding: yours counts every ratio outside the range" in text
